@@ -1,0 +1,160 @@
+"""The finding: the one record every stage after evaluation works with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SEVERITIES = ("error", "warning", "info")
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    """Identity of a Kubernetes object: what a finding is about."""
+
+    apiVersion: str = ""
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "apiVersion": self.apiVersion,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+        }
+
+    def display(self) -> str:
+        """`Kind/namespace/name`, or as much of it as is known."""
+        parts = [self.kind or "object"]
+        if self.namespace:
+            parts.append(self.namespace)
+        parts.append(self.name or "<unnamed>")
+        return "/".join(parts)
+
+
+@dataclass(slots=True)
+class Finding:
+    rule: str
+    severity: str
+    message: str
+    remediation: str
+    file: str
+    line: int
+    column: int
+    path: str = ""
+    object: ObjectRef | None = None
+    container: str | None = None
+    # Index of the YAML document in its file (0-based); part of identity.
+    document: int = 0
+    # Reason given by the suppression that matched, when suppressed.
+    suppressed: str | None = None
+    # Free-form extra data a rule wants to expose (JSON output only).
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def sort_key(self) -> tuple:
+        obj = self.object
+        return (
+            self.file,
+            self.line,
+            self.column,
+            self.rule,
+            self.path,
+            obj.kind if obj else "",
+            obj.name if obj else "",
+            self.container or "",
+            self.message,
+        )
+
+    def identity(self) -> tuple[str, str, str, str, str, str, str]:
+        """What stays the same when unrelated lines of the file change.
+
+        Used by baselines and SARIF fingerprints: rule, file, object identity
+        and field path -- never the line number.
+        """
+        obj = self.object or ObjectRef()
+        return (
+            self.rule,
+            self.file,
+            obj.apiVersion,
+            obj.kind,
+            obj.namespace,
+            obj.name,
+            self.path,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+            "remediation": self.remediation,
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "object": self.object.to_dict() if self.object else None,
+            "path": self.path,
+        }
+        if self.container is not None:
+            out["container"] = self.container
+        if self.suppressed is not None:
+            out["suppressed"] = self.suppressed
+        if self.data:
+            out["data"] = self.data
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class RuleInfo:
+    """What reporters need to know about a rule (SARIF rules[], docs)."""
+
+    id: str
+    severity: str
+    title: str
+    description: str
+    remediation: str
+    family: str = ""
+    help_uri: str = ""
+
+
+@dataclass(slots=True)
+class RunResult:
+    """Everything a reporter renders."""
+
+    findings: list[Finding]  # sorted, not suppressed, not baselined
+    suppressed: list[Finding]  # sorted
+    rules: dict[str, RuleInfo]  # every rule that was enabled, plus input-problem ids
+    files: int = 0
+    documents: int = 0
+    objects: int = 0
+    baselined: int = 0
+    fail_level: str = "error"
+    root: str = "."  # directory that relative artifact URIs are taken from
+    tool_version: str = ""
+    show_suppressed: bool = False  # list suppressed findings (they are always counted)
+    quiet: bool = False  # text: findings only, no summary line
+
+    def counts(self) -> dict[str, int]:
+        c = {s: 0 for s in SEVERITIES}
+        for f in self.findings:
+            c[f.severity] = c.get(f.severity, 0) + 1
+        return c
+
+    def failed(self) -> bool:
+        threshold = SEVERITY_RANK[self.fail_level]
+        return any(SEVERITY_RANK[f.severity] >= threshold for f in self.findings)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "documents": self.documents,
+            "objects": self.objects,
+            "findings": len(self.findings),
+            "by_severity": self.counts(),
+            "suppressed": len(self.suppressed),
+            "baselined": self.baselined,
+            "fail_level": self.fail_level,
+            "failed": self.failed(),
+        }

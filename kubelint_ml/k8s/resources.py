@@ -1,0 +1,396 @@
+"""Pod resource semantics: defaulting, QoS class, effective pod requests.
+
+Pure functions over raw pod-spec mappings as loaded from YAML. Wrong types
+and invalid quantities are treated as absent here; other code reports them.
+
+Sources followed: ``SetDefaults_Pod`` / ``SetDefaults_ResourceList``
+(pkg/apis/core/v1/defaults.go), ``ComputePodQOS`` (pkg/apis/core/helper/qos),
+``AggregateContainerRequests`` / ``PodRequests`` / ``PodLimits``
+(component-helpers/resource/helpers.go) and the resource-name helpers of
+pkg/apis/core/helper/helpers.go.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from fractions import Fraction
+
+from .quantity import QuantityError, milli_round_up, parse_manifest_quantity
+
+__all__ = [
+    "ACCELERATOR_PATTERNS",
+    "BEST_EFFORT",
+    "BURSTABLE",
+    "GUARANTEED",
+    "accelerator_requests",
+    "container_requests_limits",
+    "defaulted_requests",
+    "effective_pod_limit",
+    "effective_pod_request",
+    "is_accelerator_pod",
+    "is_accelerator_resource",
+    "is_extended_resource",
+    "is_hugepages",
+    "is_native_resource",
+    "is_sidecar",
+    "pod_level_resources",
+    "qos_class",
+]
+
+GUARANTEED = "Guaranteed"
+BURSTABLE = "Burstable"
+BEST_EFFORT = "BestEffort"
+
+ResourceList = dict[str, Fraction]
+
+ACCELERATOR_PATTERNS: tuple[str, ...] = (
+    "nvidia.com/gpu",
+    "nvidia.com/gpu.shared",
+    "nvidia.com/mig-*",
+    "amd.com/gpu",
+    "gpu.intel.com/*",
+    "habana.ai/gaudi",
+    "aws.amazon.com/neuron*",
+    "google.com/tpu",
+)
+_ACCELERATOR_RE = re.compile("|".join(fnmatch.translate(p) for p in ACCELERATOR_PATTERNS))
+
+_QOS_RESOURCES = ("cpu", "memory")
+_HUGEPAGES_PREFIX = "hugepages-"
+
+# validation.IsQualifiedName / IsDNS1123Subdomain
+_QUALIFIED_NAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_DNS1123_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+# --- resource names -------------------------------------------------------
+
+
+def is_native_resource(name: str) -> bool:
+    """No domain, or a ``kubernetes.io/`` one (``IsNativeResource``)."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def is_hugepages(name: str) -> bool:
+    return name.startswith(_HUGEPAGES_PREFIX)
+
+
+def _is_qualified_name(value: str) -> bool:
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
+            return False
+    else:
+        return False
+    return 0 < len(name) <= 63 and _QUALIFIED_NAME_RE.fullmatch(name) is not None
+
+
+def is_extended_resource(name: str) -> bool:
+    """A domain-prefixed, non-native name such as ``nvidia.com/gpu`` (``IsExtendedResourceName``)."""
+    if is_native_resource(name) or name.startswith("requests."):
+        return False
+    return _is_qualified_name("requests." + name)
+
+
+def is_accelerator_resource(name: str) -> bool:
+    """An extended resource from the accelerator list (GPUs, TPUs, Gaudi, Neuron...)."""
+    return _ACCELERATOR_RE.match(name) is not None and is_extended_resource(name)
+
+
+def _is_pod_level_resource(name: str) -> bool:
+    """cpu, memory and hugepages-* (``IsSupportedPodLevelResource``)."""
+    return name in _QOS_RESOURCES or is_hugepages(name)
+
+
+def _overcommit_allowed(name: str) -> bool:
+    return is_native_resource(name) and not is_hugepages(name)
+
+
+# --- raw spec access ------------------------------------------------------
+
+
+def _mapping(value: object) -> Mapping:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _items(value: object) -> Iterator[Mapping]:
+    """The mapping items of a list field; anything else yields nothing."""
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        for item in value:
+            if isinstance(item, Mapping):
+                yield item
+
+
+def _resource_list(raw: object) -> ResourceList:
+    """Valid entries of a ResourceList, rounded up to milli as API defaulting does."""
+    out: ResourceList = {}
+    if not isinstance(raw, Mapping):
+        return out
+    for name, raw_value in raw.items():
+        if not isinstance(name, str):
+            continue
+        try:
+            value = parse_manifest_quantity(raw_value).value
+        except QuantityError:
+            continue
+        if value < 0:
+            continue
+        value = milli_round_up(value)
+        if value.denominator != 1 and is_extended_resource(name):
+            continue  # extended resources must be whole numbers
+        out[name] = value
+    return out
+
+
+def container_requests_limits(container: Mapping) -> tuple[ResourceList, ResourceList]:
+    """(requests, limits) as written, valid non-negative quantities only.
+
+    Values are rounded up to milli precision (``SetDefaults_ResourceList``,
+    which applies to templates too); requests are not defaulted from limits.
+    """
+    resources = _mapping(_mapping(container).get("resources"))
+    return _resource_list(resources.get("requests")), _resource_list(resources.get("limits"))
+
+
+def defaulted_requests(requests: Mapping[str, Fraction], limits: Mapping[str, Fraction]) -> ResourceList:
+    """Requests after ``SetDefaults_Pod``: a missing request takes its limit."""
+    out = dict(requests)
+    for name, value in limits.items():
+        out.setdefault(name, value)
+    return out
+
+
+def is_sidecar(init_container: Mapping) -> bool:
+    """An init container with ``restartPolicy: Always`` (KEP-753 sidecar)."""
+    return isinstance(init_container, Mapping) and init_container.get("restartPolicy") == "Always"
+
+
+class _Container:
+    __slots__ = ("requests", "limits", "sidecar")
+
+    def __init__(self, raw: Mapping, init: bool) -> None:
+        requests, self.limits = container_requests_limits(raw)
+        self.requests = defaulted_requests(requests, self.limits)
+        self.sidecar = init and is_sidecar(raw)
+
+
+def _containers(spec: Mapping) -> tuple[list[_Container], list[_Container]]:
+    """(init containers, app containers), defaulted. Ephemeral ones never have resources."""
+    inits = [_Container(c, True) for c in _items(spec.get("initContainers"))]
+    apps = [_Container(c, False) for c in _items(spec.get("containers"))]
+    return inits, apps
+
+
+def _aggregate(inits: list[_Container], apps: list[_Container], limits: bool) -> ResourceList:
+    """``aggregateContainerResourcesByFn``: max(apps + sidecars, each init + sidecars before it)."""
+
+    def pick(c: _Container) -> ResourceList:
+        return c.limits if limits else c.requests
+
+    def add(into: ResourceList, extra: ResourceList) -> None:
+        for name, value in extra.items():
+            into[name] = into.get(name, 0) + value
+
+    result: ResourceList = {}
+    for c in apps:
+        add(result, pick(c))
+    sidecars: ResourceList = {}
+    init_peak: ResourceList = {}
+    for c in inits:
+        if c.sidecar:
+            add(result, pick(c))
+            add(sidecars, pick(c))
+            during = sidecars
+        else:
+            during = dict(pick(c))
+            add(during, sidecars)
+        for name, value in during.items():
+            if name not in init_peak or value > init_peak[name]:
+                init_peak[name] = value
+    for name, value in init_peak.items():
+        if name not in result or value > result[name]:
+            result[name] = value
+    return result
+
+
+# --- pod-level resources --------------------------------------------------
+
+
+def _defaulted_pod_level(
+    spec: Mapping, inits: list[_Container], apps: list[_Container]
+) -> tuple[ResourceList, ResourceList] | None:
+    """``spec.resources`` after pod-level defaulting, or None when it is absent."""
+    raw = spec.get("resources")
+    if not isinstance(raw, Mapping):
+        return None
+    requests = _resource_list(raw.get("requests"))
+    limits = _resource_list(raw.get("limits"))
+    everyone = inits + apps
+
+    # defaultHugePagePodLimits
+    if requests or limits:
+        for name, value in _aggregate(inits, apps, limits=True).items():
+            if is_hugepages(name) and name not in requests:
+                limits.setdefault(name, value)
+    # defaultPodRequests
+    if limits:
+        for name, value in _aggregate(inits, apps, limits=False).items():
+            if name not in requests and _is_pod_level_resource(name) and _overcommit_allowed(name):
+                requests[name] = value
+        for name, value in limits.items():
+            if name not in requests and _is_pod_level_resource(name):
+                requests[name] = value
+    # defaultPodLimits
+    if not any(map(_is_pod_level_resource, limits)) and any(map(_is_pod_level_resource, requests)):
+        for name, value in _aggregate(inits, apps, limits=True).items():
+            if (
+                name not in limits
+                and _is_pod_level_resource(name)
+                and _overcommit_allowed(name)
+                and all(name in c.limits for c in everyone)
+            ):
+                limits[name] = value
+    return requests, limits
+
+
+def _pod_level_set(requests: ResourceList, limits: ResourceList) -> bool:
+    """``IsPodLevelResourcesSet``: some cpu/memory/hugepages entry exists."""
+    return any(map(_is_pod_level_resource, requests)) or any(map(_is_pod_level_resource, limits))
+
+
+def pod_level_resources(
+    pod_spec: Mapping, *, enabled: bool = True
+) -> tuple[ResourceList, ResourceList] | None:
+    """Pod-level (requests, limits) after pod-level defaulting.
+
+    None when ``spec.resources`` is absent or holds no cpu/memory/hugepages
+    entry (``{}``, ``{requests: {}}`` count as not set), or when the
+    PodLevelResources feature is not ``enabled``.
+    """
+    if not enabled:
+        return None
+    spec = _mapping(pod_spec)
+    inits, apps = _containers(spec)
+    pod_level = _defaulted_pod_level(spec, inits, apps)
+    if pod_level is None or not _pod_level_set(*pod_level):
+        return None
+    return pod_level
+
+
+# --- QoS ------------------------------------------------------------------
+
+
+def _requirements_qos(requests: ResourceList, limits: ResourceList) -> str:
+    """``requirementsQOS``: per-resource shapes of cpu and memory."""
+    if not requests and not limits:
+        return BEST_EFFORT
+    shapes = set()
+    for name in _QOS_RESOURCES:
+        request, limit = requests.get(name, 0), limits.get(name, 0)
+        if request != limit:
+            return BURSTABLE
+        shapes.add(BEST_EFFORT if request == 0 else GUARANTEED)
+    return shapes.pop() if len(shapes) == 1 else BURSTABLE
+
+
+def qos_class(pod_spec: Mapping, *, pod_level_enabled: bool = True, pod_level_qos_fix: bool = True) -> str:
+    """The pod's QoS class, computed as ``ComputePodQOS`` on the defaulted pod.
+
+    ``pod_level_enabled``: the PodLevelResources gate (on from v1.34).
+    ``pod_level_qos_fix``: the PodLevelResourcesFixKubeletQOSClass gate; without
+    it an empty ``spec.resources: {}`` makes the pod BestEffort.
+    """
+    spec = _mapping(pod_spec)
+    inits, apps = _containers(spec)
+    if pod_level_enabled:
+        pod_level = _defaulted_pod_level(spec, inits, apps)
+        if pod_level is not None and (not pod_level_qos_fix or _pod_level_set(*pod_level)):
+            return _requirements_qos(*pod_level)
+    pod_qos = ""
+    for c in inits + apps:
+        container_qos = _requirements_qos(c.requests, c.limits)
+        if container_qos == BURSTABLE:
+            return BURSTABLE
+        if not pod_qos:
+            pod_qos = container_qos
+        elif pod_qos != container_qos:
+            return BURSTABLE
+    return pod_qos or BEST_EFFORT
+
+
+# --- effective pod requests and limits ------------------------------------
+
+
+def effective_pod_request(pod_spec: Mapping, resource: str) -> Fraction:
+    """What the scheduler reserves for the pod (``PodRequests``, overhead excluded).
+
+    max(sum of app containers + all sidecars, max over init containers i of
+    (init_i + sidecars declared before i)), after defaulting; a pod-level
+    request for cpu/memory/hugepages replaces it.
+    """
+    spec = _mapping(pod_spec)
+    inits, apps = _containers(spec)
+    pod_level = _defaulted_pod_level(spec, inits, apps)
+    if pod_level is not None and resource in pod_level[0] and _is_pod_level_resource(resource):
+        return pod_level[0][resource]
+    return Fraction(_aggregate(inits, apps, limits=False).get(resource, 0))
+
+
+def effective_pod_limit(pod_spec: Mapping, resource: str) -> Fraction | None:
+    """The pod's limit for ``resource`` (``PodLimits``), or None when unlimited.
+
+    A positive pod-level limit wins. Otherwise every container (init, sidecar,
+    app) must have a positive limit, as the kubelet requires before it sets a
+    pod cgroup limit; then the aggregate of container limits is returned.
+    """
+    spec = _mapping(pod_spec)
+    inits, apps = _containers(spec)
+    pod_level = _defaulted_pod_level(spec, inits, apps)
+    if pod_level is not None and _pod_level_set(*pod_level) and _is_pod_level_resource(resource):
+        limit = pod_level[1].get(resource, 0)
+        if limit > 0:
+            return limit
+    everyone = inits + apps
+    if not everyone or any(c.limits.get(resource, 0) <= 0 for c in everyone):
+        return None
+    return _aggregate(inits, apps, limits=True)[resource]
+
+
+# --- accelerators ---------------------------------------------------------
+
+
+def accelerator_requests(pod_spec: Mapping) -> dict[str, int]:
+    """Accelerator resource -> devices the pod gets (same aggregation, defaulted); positive only."""
+    spec = _mapping(pod_spec)
+    inits, apps = _containers(spec)
+    totals = _aggregate(inits, apps, limits=False)
+    out = {}
+    for name in sorted(totals):
+        if is_accelerator_resource(name) and totals[name] > 0:
+            out[name] = int(totals[name])
+    return out
+
+
+def _has_claims(value: object) -> bool:
+    return any(True for _ in _items(value))
+
+
+def is_accelerator_pod(pod_spec: Mapping) -> bool:
+    """Some container requests or limits a positive amount of an accelerator
+    resource, or the pod uses DRA (``resources.claims`` / ``resourceClaims``)."""
+    spec = _mapping(pod_spec)
+    if _has_claims(spec.get("resourceClaims")) or _has_claims(_mapping(spec.get("resources")).get("claims")):
+        return True
+    for key in ("initContainers", "containers"):
+        for raw in _items(spec.get(key)):
+            if _has_claims(_mapping(_mapping(raw).get("resources")).get("claims")):
+                return True
+            for values in container_requests_limits(raw):
+                if any(v > 0 and is_accelerator_resource(n) for n, v in values.items()):
+                    return True
+    return False
