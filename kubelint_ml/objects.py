@@ -1,0 +1,141 @@
+"""Kubernetes object identity, and ``List`` unpacking."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from kubelint_ml.findings import ObjectRef
+from kubelint_ml.loader import Document
+
+
+@dataclass(slots=True)
+class K8sObject:
+    data: dict  # the object's mapping
+    root: Any  # the document it sits in (for positions)
+    base: tuple  # path of ``data`` inside ``root``: () or ("items", i)
+    ref: ObjectRef
+    file: str
+    document: int
+
+    @property
+    def kind(self) -> str:
+        return self.ref.kind
+
+    @property
+    def group(self) -> str:
+        api = self.ref.apiVersion
+        return api.split("/", 1)[0] if "/" in api else ""
+
+    @property
+    def metadata(self) -> dict:
+        meta = self.data.get("metadata")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def annotations(self) -> dict:
+        ann = self.metadata.get("annotations")
+        return ann if isinstance(ann, dict) else {}
+
+    @property
+    def labels(self) -> dict:
+        lab = self.metadata.get("labels")
+        return lab if isinstance(lab, dict) else {}
+
+
+@dataclass(slots=True)
+class ObjectProblem:
+    """A document that is not a usable object (reported as parse-error)."""
+
+    message: str
+    path: tuple
+    root: Any
+    ref: ObjectRef | None = None
+
+
+@dataclass(slots=True)
+class Skipped:
+    """A document that is valid YAML but not a Kubernetes object."""
+
+    reason: str
+    line: int
+
+
+@dataclass(slots=True)
+class Unpacked:
+    objects: list[K8sObject] = field(default_factory=list)
+    problems: list[ObjectProblem] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def make_ref(data: dict) -> ObjectRef:
+    meta = data.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    return ObjectRef(
+        _text(data.get("apiVersion")),
+        _text(data.get("kind")),
+        _text(meta.get("namespace")),
+        _text(meta.get("name")) or _text(meta.get("generateName")),
+    )
+
+
+def _one(data: Any, root: Any, base: tuple, file: str, index: int, out: Unpacked, line: int) -> None:
+    if data is None:
+        return
+    if not isinstance(data, dict):
+        what = type(data).__name__
+        out.problems.append(
+            ObjectProblem(f"document is a {what}, not a mapping (a Kubernetes object)", base, root)
+        )
+        return
+    kind = data.get("kind")
+    if kind is None:
+        out.skipped.append(Skipped("no 'kind': not a Kubernetes manifest", line))
+        return
+    if not isinstance(kind, str) or not kind:
+        out.problems.append(ObjectProblem(f"kind must be a string, found {kind!r}"[:200], base + ("kind",), root))
+        return
+    api = data.get("apiVersion")
+    if api is not None and not isinstance(api, str):
+        out.problems.append(ObjectProblem(f"apiVersion must be a string, found {api!r}"[:200], base + ("apiVersion",), root))
+        return
+    meta = data.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        out.problems.append(
+            ObjectProblem(f"metadata must be a mapping, found {type(meta).__name__}", base + ("metadata",), root, make_ref(data))
+        )
+        return
+    items = data.get("items")
+    if kind.endswith("List") and "items" in data:
+        if not isinstance(items, list):
+            out.problems.append(ObjectProblem(f"{kind}.items must be a list", base + ("items",), root, make_ref(data)))
+            return
+        for i, item in enumerate(items):
+            if item is None:
+                continue
+            _one(item, root, base + ("items", i), file, index, out, line)
+        return
+    for key in ("labels", "annotations"):
+        value = (meta or {}).get(key)
+        if value is not None and not isinstance(value, dict):
+            out.problems.append(
+                ObjectProblem(f"metadata.{key} must be a mapping, found {type(value).__name__}",
+                              base + ("metadata", key), root, make_ref(data))
+            )
+            return
+    out.objects.append(K8sObject(data, root, base, make_ref(data), file, index))
+
+
+def unpack(doc: Document, file: str) -> Unpacked:
+    out = Unpacked()
+    _one(doc.data, doc.data, (), file, doc.index, out, doc.line)
+    return out
+
+
+def iter_objects(docs: list[Document], file: str) -> Iterator[K8sObject]:
+    for doc in docs:
+        yield from unpack(doc, file).objects

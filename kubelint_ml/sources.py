@@ -1,0 +1,123 @@
+"""Finding the files to lint.
+
+Directories are walked recursively for ``*.yaml``, ``*.yml`` and ``*.json``;
+hidden directories (``.git`` among them) are skipped. Symlinks are followed
+only when they stay inside the root they were found under, and a directory
+is never entered twice, so a symlink loop ends the walk instead of hanging it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+EXTENSIONS = (".yaml", ".yml", ".json")
+STDIN = "-"
+
+
+class SourceError(Exception):
+    """A path given on the command line that does not exist."""
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    path: str  # as displayed in findings: relative to the cwd when below it
+    real: str  # what to open ("-" for stdin)
+
+
+def display_path(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # other drive on Windows
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def excluded(path: str, patterns: tuple[str, ...]) -> bool:
+    norm = path.replace(os.sep, "/")
+    for pat in patterns:
+        if fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(norm, pat.rstrip("/") + "/*"):
+            return True
+        if pat.startswith("**/") and fnmatch.fnmatch(norm, pat[3:]):
+            return True
+    return False
+
+
+def _walk(root: str, out: list[Source], excludes: tuple[str, ...]) -> None:
+    real_root = os.path.realpath(root)
+    seen: set[str] = set()
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        real = os.path.realpath(current)
+        if real in seen or not _inside(real, real_root):
+            continue
+        seen.add(real)
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError:
+            continue
+        dirs: list[str] = []
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            path = entry.path
+            try:
+                is_dir = entry.is_dir()
+                is_file = entry.is_file()
+                if entry.is_symlink():
+                    target = os.path.realpath(path)
+                    if not _inside(target, real_root):
+                        continue
+            except OSError:
+                continue
+            shown = display_path(path)
+            if excludes and excluded(shown, excludes):
+                continue
+            if is_dir:
+                dirs.append(path)
+            elif is_file and entry.name.lower().endswith(EXTENSIONS):
+                out.append(Source(shown, path))
+        stack.extend(reversed(dirs))
+
+
+def collect(paths: list[str], excludes: tuple[str, ...] = ()) -> list[Source]:
+    """Files to lint, in a stable order, each once."""
+    out: list[Source] = []
+    for p in paths:
+        if p == STDIN:
+            out.append(Source("<stdin>", STDIN))
+            continue
+        if os.path.isdir(p):
+            _walk(p, out, excludes)
+        elif os.path.exists(p):
+            shown = display_path(p)
+            if not (excludes and excluded(shown, excludes)):
+                out.append(Source(shown, p))
+        else:
+            raise SourceError(f"no such file or directory: {p}")
+    unique: dict[str, Source] = {}
+    for s in out:
+        key = s.real if s.real == STDIN else os.path.realpath(s.real)
+        unique.setdefault(key, s)
+    return sorted(unique.values(), key=lambda s: s.path)
+
+
+def read(source: Source, max_bytes: int) -> bytes:
+    """The file's bytes, at most ``max_bytes + 1`` (enough to tell it is too big)."""
+    if source.real == STDIN:
+        import sys
+
+        return sys.stdin.buffer.read(max_bytes + 1)
+    with open(source.real, "rb") as fh:
+        return fh.read(max_bytes + 1)
+
+
+def is_regular(path: str) -> bool:
+    return Path(path).is_file()

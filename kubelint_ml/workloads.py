@@ -1,0 +1,461 @@
+"""Pod templates, found once for every kind, with their path, count and role.
+
+Every rule sees the same view: a :class:`PodTemplate` with its containers and
+volumes. Kinds are looked up by (API group, kind) in one table; objects of
+kinds not in the table are searched for anything shaped like a pod template,
+so a new CRD is not silently skipped.
+
+Wrong types inside a pod spec (``containers: 3``, ``resources: "big"``) are
+found here, once, and reported as ``parse-error``; a template with such a
+problem is not evaluated further, but every other template is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from kubelint_ml.objects import K8sObject
+
+# ----------------------------------------------------------------------------
+# Views
+
+
+@dataclass(slots=True)
+class ContainerView:
+    role: str  # "container" | "initContainer" | "sidecar"
+    index: int
+    data: dict
+    path: tuple  # from the object's root
+    name: str
+
+    @property
+    def resources(self) -> dict:
+        res = self.data.get("resources")
+        return res if isinstance(res, dict) else {}
+
+    def describe(self) -> str:
+        label = {"container": "container", "initContainer": "init container", "sidecar": "sidecar"}[self.role]
+        return f"{label} '{self.name}'"
+
+
+@dataclass(slots=True)
+class VolumeView:
+    index: int
+    data: dict
+    path: tuple
+    name: str
+
+
+@dataclass(slots=True)
+class ShapeProblem:
+    path: tuple  # from the object's root
+    message: str
+
+
+@dataclass(slots=True)
+class PodTemplate:
+    obj: K8sObject
+    path: tuple  # the PodTemplateSpec (metadata + spec); () for a Pod
+    spec_path: tuple
+    spec: dict
+    metadata: dict
+    role: str  # e.g. "Worker", a replicated job's name, "head"; "" for single-template kinds
+    replicas: int | None
+    # The Kubeflow-style replica spec around the template, when there is one.
+    replica_spec: dict | None = None
+    replica_spec_path: tuple | None = None
+    containers: list[ContainerView] = field(default_factory=list)
+    init_containers: list[ContainerView] = field(default_factory=list)
+    volumes: list[VolumeView] = field(default_factory=list)
+    problems: list[ShapeProblem] = field(default_factory=list)
+    cache: dict = field(default_factory=dict)
+
+    @property
+    def broken(self) -> bool:
+        return bool(self.problems)
+
+    @property
+    def all_containers(self) -> list[ContainerView]:
+        """Init containers and sidecars first, in order, then app containers."""
+        return self.init_containers + self.containers
+
+    def describe(self) -> str:
+        text = self.obj.ref.display()
+        if self.role:
+            text += f" ({self.role})"
+        return text
+
+    @property
+    def annotations(self) -> dict:
+        ann = self.metadata.get("annotations")
+        return ann if isinstance(ann, dict) else {}
+
+    @property
+    def labels(self) -> dict:
+        lab = self.metadata.get("labels")
+        return lab if isinstance(lab, dict) else {}
+
+
+# ----------------------------------------------------------------------------
+# Where templates live, per kind (k8s-facts.md section 7)
+
+TemplateSpot = tuple[tuple, str, "int | None", "dict | None", "tuple | None"]
+Finder = Callable[[dict], Iterator[TemplateSpot]]
+
+
+def _get(d: Any, *keys: Any) -> Any:
+    for k in keys:
+        if isinstance(d, dict):
+            d = d.get(k)
+        elif isinstance(d, list) and isinstance(k, int) and 0 <= k < len(d):
+            d = d[k]
+        else:
+            return None
+    return d
+
+
+def _int(value: Any, default: int | None) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return default
+    return value
+
+
+def _at(*path: Any, replicas_key: tuple | None = None, default: int | None = 1) -> Finder:
+    def find(obj: dict) -> Iterator[TemplateSpot]:
+        if _get(obj, *path) is None:
+            return
+        replicas = _int(_get(obj, *replicas_key), default) if replicas_key else default
+        yield tuple(path), "", replicas, None, None
+
+    return find
+
+
+def _replica_specs(field_name: str, worker_default: int = 1) -> Finder:
+    """Kubeflow ``spec.<x>ReplicaSpecs.<Role>.template``."""
+
+    def find(obj: dict) -> Iterator[TemplateSpot]:
+        specs = _get(obj, "spec", field_name)
+        if not isinstance(specs, dict):
+            return
+        for role in sorted(specs, key=str):
+            rs = specs[role]
+            if not isinstance(rs, dict):
+                continue
+            default = 0 if str(role) == "Worker" and worker_default == 0 else 1
+            yield (
+                ("spec", field_name, role, "template"),
+                str(role),
+                _int(rs.get("replicas"), default),
+                rs,
+                ("spec", field_name, role),
+            )
+
+    return find
+
+
+def _jobset_jobs(prefix: tuple) -> Finder:
+    def find(obj: dict) -> Iterator[TemplateSpot]:
+        jobs = _get(obj, *prefix, "replicatedJobs")
+        if not isinstance(jobs, list):
+            return
+        for i, rj in enumerate(jobs):
+            if not isinstance(rj, dict):
+                continue
+            name = rj.get("name") if isinstance(rj.get("name"), str) else f"replicatedJobs[{i}]"
+            reps = _int(rj.get("replicas"), 1) or 0
+            par = _int(_get(rj, "template", "spec", "parallelism"), 1)
+            yield (prefix + ("replicatedJobs", i, "template", "spec", "template"), name,
+                   reps * (par if par is not None else 1), None, None)
+
+    return find
+
+
+def _ray(prefix: tuple) -> Finder:
+    def find(obj: dict) -> Iterator[TemplateSpot]:
+        cluster = _get(obj, *prefix)
+        if not isinstance(cluster, dict):
+            return
+        if isinstance(_get(cluster, "headGroupSpec"), dict):
+            yield prefix + ("headGroupSpec", "template"), "head", 1, None, None
+        groups = cluster.get("workerGroupSpecs")
+        if isinstance(groups, list):
+            for i, g in enumerate(groups):
+                if not isinstance(g, dict):
+                    continue
+                name = g.get("groupName") if isinstance(g.get("groupName"), str) else f"workerGroupSpecs[{i}]"
+                reps = _int(g.get("replicas"), 0)
+                hosts = _int(g.get("numOfHosts"), 1)
+                yield (prefix + ("workerGroupSpecs", i, "template"), name,
+                       None if reps is None or hosts is None else reps * hosts, None, None)
+
+    return find
+
+
+def _volcano_tasks(prefix: tuple) -> Finder:
+    def find(obj: dict) -> Iterator[TemplateSpot]:
+        tasks = _get(obj, *prefix, "tasks")
+        if not isinstance(tasks, list):
+            return
+        for i, t in enumerate(tasks):
+            if not isinstance(t, dict):
+                continue
+            name = t.get("name") if isinstance(t.get("name"), str) else f"tasks[{i}]"
+            yield prefix + ("tasks", i, "template"), name, _int(t.get("replicas"), 1), None, None
+
+    return find
+
+
+def _chain(*finders: Finder) -> Finder:
+    def find(obj: dict) -> Iterator[TemplateSpot]:
+        for f in finders:
+            yield from f(obj)
+
+    return find
+
+
+def _lws(obj: dict) -> Iterator[TemplateSpot]:
+    lwt = _get(obj, "spec", "leaderWorkerTemplate")
+    if not isinstance(lwt, dict):
+        return
+    size = _int(lwt.get("size"), 1)
+    groups = _int(_get(obj, "spec", "replicas"), 1)
+    if isinstance(lwt.get("leaderTemplate"), dict):
+        yield ("spec", "leaderWorkerTemplate", "leaderTemplate"), "leader", groups, None, None
+    if isinstance(lwt.get("workerTemplate"), dict):
+        workers = None if size is None or groups is None else groups * (size - (1 if "leaderTemplate" in lwt else 0))
+        yield ("spec", "leaderWorkerTemplate", "workerTemplate"), "worker", workers, None, None
+
+
+def _pod(obj: dict) -> Iterator[TemplateSpot]:
+    yield (), "", 1, None, None
+
+
+@dataclass(frozen=True, slots=True)
+class KindInfo:
+    finder: Finder
+    training: bool  # a training workload whatever its pods request
+    job_like: bool = False  # batch/v1 Job semantics (restartPolicy, podFailurePolicy)
+
+
+_KUBEFLOW_V1 = {
+    "TFJob": "tfReplicaSpecs",
+    "PyTorchJob": "pytorchReplicaSpecs",
+    "XGBoostJob": "xgbReplicaSpecs",
+    "PaddleJob": "paddleReplicaSpecs",
+    "JAXJob": "jaxReplicaSpecs",
+    "MXJob": "mxReplicaSpecs",
+    "MPIJob": "mpiReplicaSpecs",
+}
+
+KINDS: dict[tuple[str, str], KindInfo] = {
+    ("", "Pod"): KindInfo(_pod, True),
+    ("", "PodTemplate"): KindInfo(_at("template"), False),
+    ("", "ReplicationController"): KindInfo(_at("spec", "template", replicas_key=("spec", "replicas")), False),
+    ("batch", "Job"): KindInfo(_at("spec", "template", replicas_key=("spec", "parallelism")), True, True),
+    ("batch", "CronJob"): KindInfo(
+        _at("spec", "jobTemplate", "spec", "template", replicas_key=("spec", "jobTemplate", "spec", "parallelism")),
+        True, True,
+    ),
+    ("apps", "Deployment"): KindInfo(_at("spec", "template", replicas_key=("spec", "replicas")), False),
+    ("apps", "StatefulSet"): KindInfo(_at("spec", "template", replicas_key=("spec", "replicas")), False),
+    ("apps", "ReplicaSet"): KindInfo(_at("spec", "template", replicas_key=("spec", "replicas")), False),
+    ("apps", "DaemonSet"): KindInfo(_at("spec", "template", default=None), False),
+    ("jobset.x-k8s.io", "JobSet"): KindInfo(_jobset_jobs(("spec",)), True),
+    ("trainer.kubeflow.org", "TrainingRuntime"): KindInfo(_jobset_jobs(("spec", "template", "spec")), True),
+    ("trainer.kubeflow.org", "ClusterTrainingRuntime"): KindInfo(_jobset_jobs(("spec", "template", "spec")), True),
+    ("ray.io", "RayCluster"): KindInfo(_ray(("spec",)), True),
+    ("ray.io", "RayJob"): KindInfo(
+        _chain(_ray(("spec", "rayClusterSpec")), _at("spec", "submitterPodTemplate")), True
+    ),
+    ("ray.io", "RayService"): KindInfo(_ray(("spec", "rayClusterConfig")), False),
+    ("batch.volcano.sh", "Job"): KindInfo(_volcano_tasks(("spec",)), True),
+    ("flow.volcano.sh", "JobTemplate"): KindInfo(_volcano_tasks(("spec",)), True),
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): KindInfo(_lws, False),
+}
+for _kind, _field in _KUBEFLOW_V1.items():
+    KINDS[("kubeflow.org", _kind)] = KindInfo(_replica_specs(_field, 0 if _kind == "MPIJob" else 1), True)
+
+# Kinds that hold no pod template: never searched by the fallback.
+NO_TEMPLATES = {
+    ("", "Service"), ("", "ConfigMap"), ("", "Secret"), ("", "Namespace"), ("", "ServiceAccount"),
+    ("", "PersistentVolumeClaim"), ("", "PersistentVolume"), ("", "LimitRange"), ("", "ResourceQuota"),
+    ("scheduling.k8s.io", "PriorityClass"), ("kubelet.config.k8s.io", "KubeletConfiguration"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+}
+
+
+def _looks_like_template(node: Any) -> bool:
+    spec = node.get("spec") if isinstance(node, dict) else None
+    return isinstance(spec, dict) and isinstance(spec.get("containers"), list)
+
+
+def _fallback(obj: dict, limit_depth: int = 10) -> Iterator[TemplateSpot]:
+    """Anything shaped like a PodTemplateSpec (``spec.containers`` list)."""
+
+    def walk(node: Any, path: tuple, depth: int) -> Iterator[TemplateSpot]:
+        if depth > limit_depth:
+            return
+        if isinstance(node, dict):
+            for key in node:
+                child = node[key]
+                if not isinstance(child, (dict, list)):
+                    continue
+                cpath = path + (key,)
+                if key != "spec" and _looks_like_template(child):
+                    yield cpath, render_role(cpath), _int(node.get("replicas"), None), None, None
+                    continue
+                yield from walk(child, cpath, depth + 1)
+        elif isinstance(node, list):
+            for i, child in enumerate(node):
+                yield from walk(child, path + (i,), depth + 1)
+
+    yield from walk(obj.get("spec"), ("spec",), 0)
+
+
+def render_role(path: tuple) -> str:
+    from kubelint_ml.loader import render_path
+
+    return render_path(path)
+
+
+# ----------------------------------------------------------------------------
+# Building the view, with shape checks
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    for kind, name in ((bool, "boolean"), (dict, "mapping"), (list, "list"), (str, "string"), (int, "integer"), (float, "number")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
+
+
+def _expect(problems: list[ShapeProblem], value: Any, kind: type, path: tuple, what: str) -> bool:
+    """True when ``value`` is absent or of the right type; records a problem otherwise."""
+    if value is None or isinstance(value, kind):
+        return True
+    want = "a mapping" if kind is dict else "a list" if kind is list else f"a {kind.__name__}"
+    problems.append(ShapeProblem(path, f"{what} must be {want}, found {_type_name(value)}"))
+    return False
+
+
+_CONTAINER_LISTS = ("command", "args", "env", "envFrom", "ports", "volumeMounts")
+_SPEC_MAPS = ("nodeSelector", "affinity", "securityContext", "resources")
+_SPEC_LISTS = ("tolerations", "volumes", "imagePullSecrets", "resourceClaims")
+
+
+def _containers(tpl: PodTemplate, key: str, problems: list[ShapeProblem]) -> list[ContainerView]:
+    spec = tpl.spec
+    items = spec.get(key)
+    base = tpl.spec_path + (key,)
+    out: list[ContainerView] = []
+    if not _expect(problems, items, list, base, key) or items is None:
+        return out
+    for i, c in enumerate(items):
+        cpath = base + (i,)
+        if not isinstance(c, dict):
+            problems.append(ShapeProblem(cpath, f"{key}[{i}] must be a mapping, found {_type_name(c)}"))
+            continue
+        name = c.get("name")
+        name = name if isinstance(name, str) else f"{key}[{i}]"
+        res = c.get("resources")
+        if _expect(problems, res, dict, cpath + ("resources",), f"container '{name}' resources") and res:
+            for part in ("requests", "limits"):
+                _expect(problems, res.get(part), dict, cpath + ("resources", part), f"container '{name}' resources.{part}")
+            _expect(problems, res.get("claims"), list, cpath + ("resources", "claims"), f"container '{name}' resources.claims")
+        for lk in _CONTAINER_LISTS:
+            _expect(problems, c.get(lk), list, cpath + (lk,), f"container '{name}' {lk}")
+        env = c.get("env")
+        if isinstance(env, list):
+            for j, e in enumerate(env):
+                if not isinstance(e, dict):
+                    problems.append(ShapeProblem(cpath + ("env", j), f"container '{name}' env[{j}] must be a mapping, found {_type_name(e)}"))
+        mounts = c.get("volumeMounts")
+        if isinstance(mounts, list):
+            for j, m in enumerate(mounts):
+                if not isinstance(m, dict):
+                    problems.append(ShapeProblem(cpath + ("volumeMounts", j), f"container '{name}' volumeMounts[{j}] must be a mapping, found {_type_name(m)}"))
+        role = "container"
+        if key == "initContainers":
+            role = "sidecar" if c.get("restartPolicy") == "Always" else "initContainer"
+        out.append(ContainerView(role, i, c, cpath, name))
+    return out
+
+
+def _volumes(tpl: PodTemplate, problems: list[ShapeProblem]) -> list[VolumeView]:
+    vols = tpl.spec.get("volumes")
+    base = tpl.spec_path + ("volumes",)
+    out: list[VolumeView] = []
+    if not isinstance(vols, list):
+        return out
+    for i, v in enumerate(vols):
+        vpath = base + (i,)
+        if not isinstance(v, dict):
+            problems.append(ShapeProblem(vpath, f"volumes[{i}] must be a mapping, found {_type_name(v)}"))
+            continue
+        name = v.get("name") if isinstance(v.get("name"), str) else f"volumes[{i}]"
+        if "emptyDir" in v and v["emptyDir"] is not None:
+            _expect(problems, v["emptyDir"], dict, vpath + ("emptyDir",), f"volume '{name}' emptyDir")
+        out.append(VolumeView(i, v, vpath, name))
+    return out
+
+
+def _build(obj: K8sObject, spot: TemplateSpot) -> PodTemplate:
+    path, role, replicas, rs, rs_path = spot
+    problems: list[ShapeProblem] = []
+    if path == ():  # a Pod
+        node: Any = obj.data
+    else:
+        node = _get(obj.data, *path)
+    meta: Any = {}
+    spec: Any = {}
+    if not isinstance(node, dict):
+        problems.append(ShapeProblem(path, f"pod template must be a mapping, found {_type_name(node)}"))
+    else:
+        meta = node.get("metadata")
+        if not _expect(problems, meta, dict, path + ("metadata",), "pod template metadata") or meta is None:
+            meta = {}
+        else:
+            for key in ("labels", "annotations"):
+                _expect(problems, meta.get(key), dict, path + ("metadata", key), f"metadata.{key}")
+        spec = node.get("spec")
+        if not _expect(problems, spec, dict, path + ("spec",), "pod spec") or spec is None:
+            spec = {}
+    tpl = PodTemplate(obj, path, path + ("spec",), spec, meta, role, replicas, rs, rs_path)
+    if spec:
+        for key in _SPEC_MAPS:
+            _expect(problems, spec.get(key), dict, tpl.spec_path + (key,), key)
+        for key in _SPEC_LISTS:
+            _expect(problems, spec.get(key), list, tpl.spec_path + (key,), key)
+        pod_res = spec.get("resources")
+        if isinstance(pod_res, dict):
+            for part in ("requests", "limits"):
+                _expect(problems, pod_res.get(part), dict, tpl.spec_path + ("resources", part), f"pod resources.{part}")
+        tpl.init_containers = _containers(tpl, "initContainers", problems)
+        tpl.containers = _containers(tpl, "containers", problems)
+        tpl.volumes = _volumes(tpl, problems)
+    tpl.problems = problems
+    return tpl
+
+
+def kind_info(obj: K8sObject) -> KindInfo | None:
+    return KINDS.get((obj.group, obj.kind))
+
+
+def pod_templates(obj: K8sObject) -> list[PodTemplate]:
+    """Every pod template of ``obj`` (cached on first use per object)."""
+    info = kind_info(obj)
+    if info is not None:
+        spots = info.finder(obj.data)
+    elif (obj.group, obj.kind) in NO_TEMPLATES:
+        return []
+    else:
+        spots = _fallback(obj.data)
+    return [_build(obj, spot) for spot in spots]
+
+
+def is_training_kind(obj: K8sObject) -> bool:
+    info = kind_info(obj)
+    return bool(info and info.training)
