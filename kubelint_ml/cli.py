@@ -1,0 +1,333 @@
+"""The command line: ``kubelint-ml check``, ``rules``, ``init``.
+
+Exit codes: 0 when nothing reaches the fail level; 1 when findings (a
+parse-error included) reach it; 2 when the tool could not do what was asked
+(bad option, missing path, invalid config or rule file).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from kubelint_ml import __version__
+
+FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
+LEVELS = ("error", "warning", "info")
+# Rules that are off unless --verbose or the config turns them on.
+VERBOSE_RULES = {"gpu-node-unresolved"}
+
+
+class UsageFailure(click.ClickException):
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"kubelint-ml: error: {self.format_message()}", err=True)
+
+
+def _fail(message: str) -> "None":
+    raise UsageFailure(message)
+
+
+def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
+                 enable: tuple[str, ...] = (), disable: tuple[str, ...] = ()) -> tuple[list, dict, set]:
+    """Built-in plus user rules, with config and command-line choices applied."""
+    from kubelint_ml.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
+
+    try:
+        rules = load_builtin_rules()
+        user = []
+        for d in list(config.rules_dirs) + list(extra_dirs):
+            user.extend(load_rules_dir(d))
+    except RuleFileError as e:
+        _fail(str(e))
+    by_id = {r.id: r for r in rules}
+    for r in user:
+        if r.id in by_id:
+            _fail(f"{r.source}: id: rule {r.id} is already a built-in rule; choose another id")
+        by_id[r.id] = r
+    all_ids = set(by_id)
+    for rid in list(config.enable) + list(config.disable) + list(config.severity) + list(config.params) + list(enable) + list(disable):
+        if rid not in all_ids:
+            where = config.path or "command line"
+            _fail(f"{where}: unknown rule id {rid!r} (see `kubelint-ml rules list`)")
+    for rid, params in config.params.items():
+        rule = by_id[rid]
+        if rule.template is None or not hasattr(rule.template, "PARAMS"):
+            _fail(f"{config.path}: overrides.{rid}.params: rule {rid} takes no params")
+        merged = dict(rule.params)
+        merged.update(params)
+        from kubelint_ml.rulefile import _validate_params
+
+        try:
+            _validate_params(rid, rule.template, merged, config.path or "config")
+        except RuleFileError as e:
+            _fail(str(e))
+        rule.params = merged
+    chosen = []
+    for rid in sorted(by_id):
+        r = by_id[rid]
+        on = r.enabled or rid in config.enable or rid in enable or (verbose and rid in VERBOSE_RULES)
+        if rid in config.disable or rid in disable:
+            on = False
+        if on:
+            chosen.append(r)
+    return chosen, dict(config.severity), all_ids
+
+
+def _load_config(path: str | None) -> Any:
+    from kubelint_ml.config import ConfigError, find_config, load_config
+
+    try:
+        found = path if path else find_config()
+        return load_config(found)
+    except ConfigError as e:
+        _fail(str(e))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="kubelint-ml")
+def main() -> None:
+    """Lint Kubernetes ML training manifests before `kubectl apply`."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1)
+@click.option("-f", "--format", "formats", multiple=True, type=click.Choice(FORMATS),
+              help="Output format; repeat with --output to write several in one run.")
+@click.option("-o", "--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
+              help="Write the matching --format to FILE (default: stdout).")
+@click.option("--fail-level", type=click.Choice(LEVELS), default=None,
+              help="Lowest severity that makes the exit code 1 [default: error].")
+@click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False),
+              help="Config file [default: .kubelint-ml.yaml found upward from the current directory].")
+@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(), help="Directory of custom rules (repeatable).")
+@click.option("--enable", multiple=True, help="Turn on a rule by id (repeatable).")
+@click.option("--disable", multiple=True, help="Turn off a rule by id (repeatable).")
+@click.option("--schema/--no-schema", "schema_flag", default=None, help="Validate against the Kubernetes OpenAPI schema.")
+@click.option("--kubernetes-version", help="Kubernetes version for --schema [default: the profile's].")
+@click.option("--strict", is_flag=True, default=None, help="With --schema: unknown fields are errors.")
+@click.option("--crd", "crds", multiple=True, type=click.Path(), help="CRD file or directory for --schema (repeatable).")
+@click.option("--baseline", type=click.Path(dir_okay=False), help="Report only findings not in this baseline file.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings as a baseline and exit 0.")
+@click.option("--show-suppressed", is_flag=True, help="Also list suppressed findings.")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes [default: CPU count; 1 = sequential].")
+@click.option("-q", "--quiet", is_flag=True, help="Print only findings (no summary line).")
+@click.option("-v", "--verbose", is_flag=True, help="Remediations, skipped documents and rules, info-level rules.")
+@click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
+def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_level: str | None,
+          config_path: str | None, rules_dirs: tuple[str, ...], enable: tuple[str, ...], disable: tuple[str, ...],
+          schema_flag: bool | None, kubernetes_version: str | None, strict: bool | None, crds: tuple[str, ...],
+          baseline: str | None, write_baseline: str | None, show_suppressed: bool, jobs: int, quiet: bool,
+          verbose: bool, no_color: bool) -> None:
+    """Lint manifests: files, directories (recursive) or - for stdin."""
+    from kubelint_ml.lint import run
+    from kubelint_ml.sources import SourceError
+
+    if not paths:
+        _fail("no paths given (try `kubelint-ml check .`)")
+    if len(outputs) > max(1, len(formats)):
+        _fail("each --output needs a --format before it")
+    formats = formats or ("text",)
+    config = _load_config(config_path)
+    level = fail_level or config.fail_level or "error"
+    rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
+    schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
+    if jobs == 0:
+        jobs = os.cpu_count() or 1
+    try:
+        result, notes = run(list(paths), config, rules, fail_level=level, jobs=jobs, verbose=verbose,
+                            schema=schema, severity=severity, all_rule_ids=all_ids)
+    except SourceError as e:
+        _fail(str(e))
+    except Exception as e:  # config-time problems surfacing late (kubelet config files)
+        from kubelint_ml.config import ConfigError
+
+        if isinstance(e, ConfigError):
+            _fail(str(e))
+        raise
+    if write_baseline:
+        from kubelint_ml.baseline import write_baseline as write
+
+        write(write_baseline, result.findings)
+        if not quiet:
+            click.echo(f"wrote baseline of {len(result.findings)} findings to {write_baseline}", err=True)
+        sys.exit(0)
+    if baseline:
+        from kubelint_ml.baseline import BaselineError, load_baseline
+
+        try:
+            base = load_baseline(baseline)
+        except BaselineError as e:
+            _fail(str(e))
+        result.findings, result.baselined = base.filter(result.findings)
+    color = not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
+    from kubelint_ml.report import render, write_step_summary
+
+    for i, fmt in enumerate(formats):
+        target = outputs[i] if i < len(outputs) else None
+        to_terminal = target is None
+        text = render(fmt, _view(result, show_suppressed, quiet and fmt == "text"), color=color and to_terminal,
+                      verbose=verbose)
+        if target:
+            try:
+                with open(target, "w", encoding="utf-8", newline="\n") as fh:
+                    fh.write(text)
+            except OSError as e:
+                _fail(f"cannot write {target}: {e.strerror}")
+        elif text:
+            click.echo(text, nl=not text.endswith("\n"))
+    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_path and "github" in formats:
+        try:
+            write_step_summary(result, summary_path)
+        except OSError:
+            pass
+    if verbose:
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
+    sys.exit(1 if result.failed() else 0)
+
+
+def _view(result: Any, show_suppressed: bool, quiet: bool) -> Any:
+    from dataclasses import replace
+
+    return replace(result, show_suppressed=show_suppressed, quiet=quiet)
+
+
+def _schema(config: Any, flag: bool | None, version: str | None, strict: bool | None, crds: tuple[str, ...]) -> Any:
+    opts = config.schema
+    enabled = flag if flag is not None else opts.get("enabled", False)
+    if not enabled:
+        if crds:
+            _fail("--crd needs --schema")
+        return None
+    from kubelint_ml.schema import SchemaConfigError, SchemaValidator
+
+    version = version or opts.get("kubernetesVersion") or config.profile.kubernetes_version
+    try:
+        validator = SchemaValidator(version or "latest", strict=bool(strict if strict is not None else opts.get("strict")))
+        for path in list(opts.get("crds", [])) + list(crds):
+            for crd in _crd_objects(path):
+                for problem in validator.add_crd(crd):
+                    click.echo(f"kubelint-ml: warning: {path}: {problem}", err=True)
+    except SchemaConfigError as e:
+        _fail(str(e))
+    return validator
+
+
+def _crd_objects(path: str) -> list[dict]:
+    from kubelint_ml.loader import load
+    from kubelint_ml.objects import unpack
+    from kubelint_ml.sources import SourceError, collect
+
+    try:
+        sources = collect([path])
+    except SourceError as e:
+        _fail(f"--crd: {e}")
+    out = []
+    for s in sources:
+        with open(s.real, "rb") as fh:
+            loaded = load(fh.read())
+        if loaded.problems:
+            p = loaded.problems[0]
+            _fail(f"--crd {s.path}:{p.line}: {p.message}")
+        for doc in loaded.documents:
+            for obj in unpack(doc, s.path).objects:
+                if obj.kind == "CustomResourceDefinition":
+                    out.append(obj.data)
+    return out
+
+
+# ----------------------------------------------------------------------------
+# rules
+
+
+@main.group()
+def rules() -> None:
+    """List, show and verify rules."""
+
+
+@rules.command("list")
+@click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text")
+@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(), help="Also list custom rules from DIR.")
+def rules_list(fmt: str, rules_dirs: tuple[str, ...]) -> None:
+    """A table of every rule: id, severity, family, title."""
+    from kubelint_ml import ruledocs
+
+    config = _load_config(None)
+    chosen, _, _ = select_rules(config, rules_dirs, verbose=True)
+    everything = _all_rules(config, rules_dirs)
+    click.echo(ruledocs.render_list(everything, fmt, enabled={r.id for r in chosen}), nl=False)
+
+
+@rules.command("show")
+@click.argument("rule_id")
+@click.option("--rules", "rules_dirs", multiple=True, type=click.Path())
+def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
+    """Description, remediation and the fail/pass examples of one rule."""
+    from kubelint_ml import ruledocs
+
+    config = _load_config(None)
+    for r in _all_rules(config, rules_dirs):
+        if r.id == rule_id:
+            click.echo(ruledocs.render_rule(r), nl=False)
+            return
+    _fail(f"unknown rule id {rule_id!r} (see `kubelint-ml rules list`)")
+
+
+@rules.command("verify")
+@click.argument("directory", required=False, type=click.Path())
+def rules_verify(directory: str | None) -> None:
+    """Run rules against their own examples (built-in rules when DIR is omitted)."""
+    from kubelint_ml.examples import verify_rules
+    from kubelint_ml.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
+
+    try:
+        rules_ = load_rules_dir(directory) if directory else load_builtin_rules(validate=True)
+    except RuleFileError as e:
+        _fail(str(e))
+    failures = 0
+    for rule, problems in verify_rules(rules_):
+        if problems:
+            failures += 1
+            click.echo(f"FAIL {rule.id} ({rule.source})")
+            for p in problems:
+                click.echo(f"  - {p}")
+        else:
+            click.echo(f"ok   {rule.id}")
+    click.echo(f"{len(rules_) - failures} passed, {failures} failed")
+    sys.exit(1 if failures else 0)
+
+
+def _all_rules(config: Any, rules_dirs: tuple[str, ...]) -> list:
+    from kubelint_ml.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
+
+    try:
+        out = load_builtin_rules()
+        for d in list(config.rules_dirs) + list(rules_dirs):
+            out.extend(load_rules_dir(d))
+    except RuleFileError as e:
+        _fail(str(e))
+    return sorted(out, key=lambda r: r.id)
+
+
+@main.command()
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@click.argument("path", default=".kubelint-ml.yaml", type=click.Path(dir_okay=False))
+def init(force: bool, path: str) -> None:
+    """Write a commented starter config."""
+    from kubelint_ml.config import STARTER
+
+    if os.path.exists(path) and not force:
+        _fail(f"{path} exists; use --force to overwrite")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(STARTER)
+    click.echo(f"wrote {path}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,288 @@
+"""The config file, ``.kubelint-ml.yaml``, and the cluster profile in it."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubelint_ml.loader import Limits
+
+CONFIG_NAMES = (".kubelint-ml.yaml", ".kubelint-ml.yml")
+
+
+class ConfigError(Exception):
+    """An unusable config file; the message names the file and the field."""
+
+
+@dataclass(slots=True)
+class Profile:
+    kubernetes_version: str | None = None
+    kubelet_version: str | None = None
+    os: str | None = None
+    cgroup_version: int | None = None
+    kubelet_config: str | None = None  # path, resolved against the config file
+    node_pools: list = field(default_factory=list)  # kubelint_ml.k8s.nodes.NodePool
+    priority_classes: dict[str, int | None] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict, base: Path) -> "Profile":
+        from kubelint_ml.k8s.nodes import NodePool, catalog, node_pool_from_config
+
+        pools = []
+        for entry in data.get("nodePools", []):
+            pool = node_pool_from_config(entry["name"], entry)
+            itype = entry.get("instanceType")
+            if itype:
+                known = catalog().get(itype)
+                if known is None:
+                    raise ConfigError(f"profile.nodePools[{entry['name']}].instanceType: unknown instance type {itype!r}")
+                labels = dict(pool.labels) or {"node.kubernetes.io/instance-type": itype}
+                pool = NodePool(
+                    name=pool.name,
+                    labels=labels,
+                    gpus=pool.gpus if pool.gpus is not None else known.gpus,
+                    gpu_resource=entry.get("gpuResource", known.gpu_resource),
+                    memory=pool.memory if pool.memory is not None else known.memory,
+                    cpu=pool.cpu if pool.cpu is not None else known.cpu,
+                    ephemeral_storage=pool.ephemeral_storage if pool.ephemeral_storage is not None else known.ephemeral_storage,
+                    kubelet_version=pool.kubelet_version,
+                    cgroup_version=pool.cgroup_version,
+                    os=pool.os,
+                    kubelet_config=pool.kubelet_config,
+                )
+            for attr in ("memory", "cpu", "ephemeralStorage"):
+                if attr in entry:
+                    py = {"ephemeralStorage": "ephemeral_storage"}.get(attr, attr)
+                    if getattr(pool, py) is None:
+                        raise ConfigError(f"profile.nodePools[{entry['name']}].{attr}: {entry[attr]!r} is not a quantity")
+            if pool.kubelet_config:
+                pool = _replace(pool, kubelet_config=str((base / pool.kubelet_config)))
+            pools.append(pool)
+        classes: dict[str, int | None] = {}
+        raw = data.get("priorityClasses", {})
+        if isinstance(raw, dict):
+            classes = {str(k): v for k, v in raw.items()}
+        else:
+            for item in raw:
+                if isinstance(item, str):
+                    classes[item] = None
+                else:
+                    classes[item["name"]] = item.get("value")
+        kcfg = data.get("kubeletConfig")
+        return cls(
+            kubernetes_version=_version(data.get("kubernetesVersion")),
+            kubelet_version=_version(data.get("kubeletVersion")),
+            os=data.get("os"),
+            cgroup_version=data.get("cgroupVersion"),
+            kubelet_config=str(base / kcfg) if kcfg else None,
+            node_pools=pools,
+            priority_classes=classes,
+        )
+
+    def effective_kubelet_version(self, pool: Any = None) -> str | None:
+        if pool is not None and getattr(pool, "kubelet_version", None):
+            return _version(pool.kubelet_version)
+        return self.kubelet_version or self.kubernetes_version
+
+    def to_cel(self) -> dict:
+        """The profile as CEL sees it: plain data."""
+        def num(v: Fraction | None) -> Any:
+            if v is None:
+                return None
+            return int(v) if v.denominator == 1 else float(v)
+
+        return {
+            "kubernetesVersion": self.kubernetes_version or "",
+            "kubeletVersion": self.kubelet_version or "",
+            "os": self.os or "",
+            "cgroupVersion": self.cgroup_version or 0,
+            "nodePools": [
+                {
+                    "name": p.name,
+                    "labels": dict(p.labels),
+                    "gpus": p.gpus if p.gpus is not None else 0,
+                    "gpuResource": p.gpu_resource,
+                    "memory": num(p.memory),
+                    "cpu": num(p.cpu),
+                    "ephemeralStorage": num(p.ephemeral_storage),
+                }
+                for p in self.node_pools
+            ],
+            "priorityClasses": {k: v for k, v in self.priority_classes.items()},
+        }
+
+
+def _replace(pool: Any, **changes: Any) -> Any:
+    from dataclasses import replace
+
+    return replace(pool, **changes)
+
+
+def _version(value: Any) -> str | None:
+    return None if value is None else str(value).lstrip("v")
+
+
+def parse_version(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    parts = str(text).lstrip("v").split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (ValueError, IndexError):
+        return None
+
+
+@dataclass(slots=True)
+class Config:
+    path: str | None = None
+    rules_dirs: list[str] = field(default_factory=list)
+    enable: set[str] = field(default_factory=set)
+    disable: set[str] = field(default_factory=set)
+    severity: dict[str, str] = field(default_factory=dict)
+    params: dict[str, dict] = field(default_factory=dict)
+    exclude: list[dict] = field(default_factory=list)
+    fail_level: str | None = None
+    profile: Profile = field(default_factory=Profile)
+    schema: dict = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
+    cel_cost_limit: int | None = None
+
+
+def find_config(start: str | None = None) -> Path | None:
+    here = Path(start or os.getcwd()).resolve()
+    for directory in (here, *here.parents):
+        for name in CONFIG_NAMES:
+            candidate = directory / name
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _schema_errors(data: Any) -> list[str]:
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parent / "schemas" / "config.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    out = []
+    for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
+        where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+        msg = err.message if len(err.message) < 300 else err.message[:300] + "..."
+        out.append(f"{where}: {msg}")
+    return out
+
+
+def load_config(path: str | os.PathLike | None) -> Config:
+    if path is None:
+        return Config()
+    p = Path(path)
+    try:
+        text = p.read_bytes()
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read config: {e.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        raise ConfigError(f"{p}{where}: invalid YAML: {getattr(e, 'problem', None) or e}") from None
+    if data is None:
+        data = {}
+    errors = _schema_errors(data)
+    if errors:
+        raise ConfigError(f"{p}: {errors[0]}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""))
+    base = p.parent
+    cfg = Config(path=str(p))
+    cfg.rules_dirs = [str(base / d) for d in data.get("rules", [])]
+    cfg.enable = set(data.get("enable", []))
+    cfg.disable = set(data.get("disable", []))
+    for rid, o in (data.get("overrides") or {}).items():
+        if "severity" in o:
+            cfg.severity[rid] = o["severity"]
+        if "params" in o:
+            cfg.params[rid] = o["params"]
+    cfg.exclude = list(data.get("exclude", []))
+    cfg.fail_level = data.get("failLevel")
+    cfg.profile = Profile.from_dict(data.get("profile") or {}, base)
+    schema = dict(data.get("schema") or {})
+    if "crds" in schema:
+        schema["crds"] = [str(base / c) for c in schema["crds"]]
+    cfg.schema = schema
+    lim = data.get("limits") or {}
+    defaults = Limits()
+    cfg.limits = Limits(
+        max_file_bytes=lim.get("maxFileBytes", defaults.max_file_bytes),
+        max_depth=lim.get("maxDepth", defaults.max_depth),
+        max_documents=lim.get("maxDocuments", defaults.max_documents),
+        max_expanded_nodes=lim.get("maxExpandedNodes", defaults.max_expanded_nodes),
+    )
+    cfg.cel_cost_limit = lim.get("celCostLimit")
+    return cfg
+
+
+STARTER = """\
+# kubelint-ml configuration. Every key is optional.
+# Docs: https://github.com/kubelint-ml/kubelint-ml/blob/main/README.md#configuration
+
+# Lowest severity that makes `kubelint-ml check` exit 1: error | warning | info
+failLevel: error
+
+# Directories of your own rules (YAML files: a template + params, or CEL).
+# rules:
+#   - policies/
+
+# Rules that are off by default, to turn on; rules to turn off.
+# enable: [gpu-node-unresolved]
+# disable: [memory-overcommit-ratio]
+
+# Per-rule severity and params.
+# overrides:
+#   memory-overcommit-ratio:
+#     severity: warning
+#     params: {ratio: 3.0}
+#   gpu-memory-share-mismatch:
+#     params: {tolerance: 0.2}
+
+# Findings to drop: by path glob, kind, namespace, name glob, optionally one rule.
+# exclude:
+#   - path: "charts/**"
+#   - kind: ConfigMap
+#   - namespace: kube-system
+#   - name: "smoke-test-*"
+#     rule: missing-priority-class
+#     reason: smoke tests run at default priority
+
+# What kubelint-ml knows about the cluster the manifests run on.
+profile:
+  kubernetesVersion: "1.33"
+  os: linux
+  cgroupVersion: 2
+  # kubeletConfig: nodes/kubelet-config.yaml
+  # nodePools:
+  #   - name: a100
+  #     labels: {node.kubernetes.io/instance-type: p4d.24xlarge}
+  #     instanceType: p4d.24xlarge   # facts from the built-in catalog
+  #   - name: h100-onprem
+  #     labels: {pool: h100}
+  #     gpus: 8
+  #     memory: 1800Gi               # allocatable
+  #     cpu: "190"
+  #     ephemeralStorage: 25Ti
+  #     kubeletVersion: "1.32"
+  #     kubeletConfig: nodes/h100-kubelet.yaml
+  # priorityClasses:
+  #   - {name: training-high, value: 100000}
+  #   - {name: training-low, value: 1000}
+
+# Offline schema validation against Kubernetes' OpenAPI (and your CRDs).
+# schema:
+#   enabled: true
+#   kubernetesVersion: "1.33"
+#   strict: false
+#   crds: [crds/]
+"""

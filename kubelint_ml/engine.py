@@ -1,0 +1,231 @@
+"""Evaluation: every enabled rule on its scope, with a context.
+
+A rule's template yields :class:`Hit` records (a field path from the object's
+root and a message); the engine turns them into findings with positions,
+severity (including the accelerator escalation and user overrides), and
+applies suppressions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from kubelint_ml.findings import Finding, ObjectRef
+from kubelint_ml.loader import locate, render_path, value_position
+from kubelint_ml.objects import K8sObject
+from kubelint_ml.rulefile import Rule
+from kubelint_ml.workloads import ContainerView, PodTemplate, VolumeView, is_training_kind, pod_templates
+
+IGNORE_ANNOTATION = "kubelint-ml.io/ignore"
+PARSE_ERROR = "parse-error"
+UNKNOWN_IGNORE = "unknown-ignore-rule"
+
+
+@dataclass(slots=True)
+class Hit:
+    path: tuple  # from the object's root
+    message: str
+    container: str | None = None
+    at_value: bool = False  # point at the value rather than the key
+    severity: str | None = None  # a template may lower/raise for a specific case
+    data: dict = field(default_factory=dict)
+    rule: str | None = None  # reported under another id (e.g. cel-evaluation-error)
+
+
+@dataclass(slots=True)
+class Unit:
+    obj: K8sObject
+    tpl: PodTemplate | None = None
+    container: ContainerView | None = None
+    volume: VolumeView | None = None
+    ctx: "Context | None" = None
+
+    def templates(self) -> list[PodTemplate]:
+        return self.ctx.templates(self.obj) if self.ctx else pod_templates(self.obj)
+
+
+@dataclass(slots=True)
+class Context:
+    """What a rule may know beyond its unit: the profile and context objects."""
+
+    profile: Any = None  # kubelint_ml.config.Profile
+    facts: Any = None  # kubelint_ml.context.Facts (PriorityClasses, KubeletConfigurations, ...)
+    notes: list[str] = field(default_factory=list)  # "skipped because..." for --verbose
+    _templates: dict[int, list[PodTemplate]] = field(default_factory=dict)
+
+    def templates(self, obj: K8sObject) -> list[PodTemplate]:
+        key = id(obj)
+        found = self._templates.get(key)
+        if found is None:
+            found = pod_templates(obj)
+            self._templates[key] = found
+        return found
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+
+def _kind_matches(rule: Rule, obj: K8sObject) -> bool:
+    if not rule.kinds:
+        return True
+    for k in rule.kinds:
+        if "/" in k:
+            group, kind = k.rsplit("/", 1)
+            if obj.kind == kind and obj.group == group:
+                return True
+        elif obj.kind == k:
+            return True
+    return False
+
+
+def is_accelerator_template(tpl: PodTemplate) -> bool:
+    found = tpl.cache.get("accelerator")
+    if found is None:
+        from kubelint_ml.k8s.resources import is_accelerator_pod
+
+        found = is_accelerator_pod(tpl.spec)
+        tpl.cache["accelerator"] = found
+    return found
+
+
+def is_training_workload(obj: K8sObject, templates: list[PodTemplate]) -> bool:
+    return is_training_kind(obj) or any(is_accelerator_template(t) for t in templates)
+
+
+def parse_ignore(value: Any) -> dict[str, str]:
+    """``"rule-a,rule-b=reason"`` -> ``{"rule-a": "", "rule-b": "reason"}``."""
+    out: dict[str, str] = {}
+    if not isinstance(value, str):
+        return out
+    for part in value.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        rid, _, reason = part.partition("=")
+        out[rid.strip()] = reason.strip()
+    return out
+
+
+class Engine:
+    def __init__(self, rules: list[Rule], *, severity_overrides: dict[str, str] | None = None,
+                 known_rule_ids: Iterable[str] = ()) -> None:
+        self.rules = rules
+        self.overrides = severity_overrides or {}
+        self.known_ids = set(known_rule_ids) | {r.id for r in rules} | {PARSE_ERROR, UNKNOWN_IGNORE, "schema-invalid", "cel-evaluation-error"}
+        self.by_unit: dict[str, list[Rule]] = {"object": [], "podTemplate": [], "container": [], "volume": []}
+        for r in rules:
+            self.by_unit[r.unit].append(r)
+
+    # ------------------------------------------------------------------
+
+    def _units(self, rule: Rule, obj: K8sObject, ctx: Context, templates: list[PodTemplate]) -> Iterator[Unit]:
+        if rule.unit == "object":
+            yield Unit(obj, ctx=ctx)
+            return
+        for tpl in templates:
+            if tpl.broken:
+                continue
+            if rule.workloads == "accelerator" and not is_accelerator_template(tpl):
+                continue
+            if rule.unit == "podTemplate":
+                yield Unit(obj, tpl, ctx=ctx)
+            elif rule.unit == "container":
+                for c in tpl.all_containers:
+                    if rule.containers and c.role not in rule.containers:
+                        continue
+                    yield Unit(obj, tpl, c, ctx=ctx)
+            else:
+                for v in tpl.volumes:
+                    yield Unit(obj, tpl, None, v, ctx=ctx)
+
+    def evaluate(self, obj: K8sObject, ctx: Context) -> list[Finding]:
+        templates = ctx.templates(obj)
+        out: list[Finding] = []
+        for tpl in templates:
+            for problem in tpl.problems:
+                out.append(self.finding_at(obj, problem.path, PARSE_ERROR, "error", problem.message,
+                                           "Fix the field's type; Kubernetes rejects this object.", None))
+        training: bool | None = None
+        obj_ignores = parse_ignore(obj.annotations.get(IGNORE_ANNOTATION))
+        tpl_ignores = {id(t): parse_ignore(t.annotations.get(IGNORE_ANNOTATION)) for t in templates}
+        for rule in self.rules:
+            if not _kind_matches(rule, obj):
+                continue
+            if rule.workloads == "training":
+                if training is None:
+                    training = is_training_workload(obj, templates)
+                if not training:
+                    continue
+            for unit in self._units(rule, obj, ctx, templates):
+                try:
+                    hits = list(rule.template.check(unit, rule.params, ctx))
+                except _SkipUnit as skip:
+                    ctx.note(f"{obj.file}: {obj.ref.display()}: {rule.id} skipped: {skip}")
+                    continue
+                for hit in hits:
+                    severity = hit.severity or self.severity_for(rule, unit)
+                    f = self.finding_at(obj, hit.path, hit.rule or rule.id, severity, hit.message, rule.remediation.strip(),
+                                        hit.container if hit.container is not None else (unit.container.name if unit.container else None),
+                                        at_value=hit.at_value)
+                    if hit.data:
+                        f.data = hit.data
+                    reason = obj_ignores.get(rule.id)
+                    if reason is None and unit.tpl is not None:
+                        reason = tpl_ignores[id(unit.tpl)].get(rule.id)
+                    if reason is not None:
+                        f.suppressed = reason or "kubelint-ml.io/ignore annotation"
+                    out.append(f)
+        out.extend(self._unknown_ignores(obj, obj_ignores, ("metadata", "annotations", IGNORE_ANNOTATION)))
+        for t in templates:
+            out.extend(self._unknown_ignores(obj, tpl_ignores[id(t)], t.path + ("metadata", "annotations", IGNORE_ANNOTATION)))
+        return out
+
+    def _unknown_ignores(self, obj: K8sObject, ignores: dict[str, str], path: tuple) -> Iterator[Finding]:
+        for rid in ignores:
+            if rid not in self.known_ids:
+                yield self.finding_at(
+                    obj, path, UNKNOWN_IGNORE, "info",
+                    f"{obj.ref.display()}: {IGNORE_ANNOTATION} names unknown rule '{rid}'; it suppresses nothing",
+                    "Correct the rule id (see `kubelint-ml rules list`) or remove it.", None, at_value=True,
+                )
+
+    def severity_for(self, rule: Rule, unit: Unit) -> str:
+        override = self.overrides.get(rule.id)
+        if override:
+            return override
+        if rule.accelerator_severity:
+            accel = False
+            if unit.tpl is not None:
+                accel = is_accelerator_template(unit.tpl)
+            else:
+                accel = any(is_accelerator_template(t) for t in unit.templates())
+            if accel:
+                return rule.accelerator_severity
+        return rule.severity
+
+    @staticmethod
+    def finding_at(obj: K8sObject, path: tuple, rule: str, severity: str, message: str, remediation: str,
+                   container: str | None, *, at_value: bool = False) -> Finding:
+        full = obj.base + tuple(path)
+        if at_value:
+            line, col, found = value_position(obj.root, full)
+        else:
+            line, col, found = locate(obj.root, full)
+        rel = found[len(obj.base):] if len(found) >= len(obj.base) else ()
+        return Finding(rule, severity, message, remediation, obj.file, line, col, render_path(rel), obj.ref,
+                       container, obj.document)
+
+
+class _SkipUnit(Exception):
+    """Raised by a template when it lacks facts (profile) to decide."""
+
+
+SkipUnit = _SkipUnit
+
+
+def parse_error(file: str, line: int, column: int, message: str, document: int = 0,
+                ref: ObjectRef | None = None, path: str = "") -> Finding:
+    return Finding(PARSE_ERROR, "error", message,
+                   "Fix the file so it is a valid Kubernetes manifest (or exclude it in the config).",
+                   file, line, column, path, ref, None, document)

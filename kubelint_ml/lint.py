@@ -1,0 +1,289 @@
+"""One run: sources -> documents -> objects -> evaluation -> filtering."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+from typing import Any
+
+from kubelint_ml import __version__
+from kubelint_ml.config import Config
+from kubelint_ml.context import Facts, may_hold_context
+from kubelint_ml.engine import PARSE_ERROR, UNKNOWN_IGNORE, Context, Engine, parse_error
+from kubelint_ml.findings import Finding, RuleInfo, RunResult
+from kubelint_ml.loader import Limits, load, locate, looks_like_template, render_path
+from kubelint_ml.objects import K8sObject, unpack
+from kubelint_ml.rulefile import Rule
+from kubelint_ml.sources import Source, collect, excluded, read
+
+# Below this many files a run stays in one process: forking costs more.
+PARALLEL_MIN_FILES = 48
+
+INPUT_RULES = {
+    PARSE_ERROR: RuleInfo(
+        PARSE_ERROR, "error", "File or document is not a usable manifest",
+        "Invalid YAML or JSON, a document that is not a mapping, duplicate keys, a field of the wrong type, "
+        "a Helm template, binary or non-UTF-8 data, or input over a safety limit (size, depth, alias "
+        "expansion, documents per file). The other documents and files are still linted.",
+        "Fix the file so it is a valid Kubernetes manifest, render templates first, or exclude the path.",
+        "input",
+    ),
+    UNKNOWN_IGNORE: RuleInfo(
+        UNKNOWN_IGNORE, "info", "Suppression annotation names an unknown rule",
+        "A kubelint-ml.io/ignore annotation names a rule id that does not exist, so it suppresses nothing.",
+        "Correct the rule id (see `kubelint-ml rules list`) or remove it.",
+        "input",
+    ),
+}
+
+
+@dataclass(slots=True)
+class FileResult:
+    findings: list[Finding] = field(default_factory=list)
+    documents: int = 0
+    objects: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Runner:
+    engine: Engine
+    config: Config
+    facts: Facts
+    schema: Any = None  # kubelint_ml.schema.SchemaValidator when --schema
+    verbose: bool = False
+
+    def lint_bytes(self, data: bytes, display: str, size: int | None = None) -> FileResult:
+        out = FileResult()
+        limits: Limits = self.config.limits
+        if len(data) > limits.max_file_bytes:
+            real = size if size is not None else len(data)
+            out.findings.append(parse_error(display, 1, 1,
+                                            f"file is {real} bytes, over the {limits.max_file_bytes}-byte limit "
+                                            "(limits.maxFileBytes); not linted"))
+            return out
+        tline = looks_like_template(data)
+        if tline:
+            out.findings.append(parse_error(display, tline, 1,
+                                            "Helm/Go template directive ({{ ... }}): this is a template, not a "
+                                            "manifest; lint the rendered output (helm template ... | kubelint-ml check -)"))
+            return out
+        loaded = load(data, limits)
+        for p in loaded.problems:
+            out.findings.append(parse_error(display, p.line, p.column, p.message, p.document))
+        ctx = Context(profile=self.config.profile, facts=self.facts)
+        for doc in loaded.documents:
+            out.documents += 1
+            unpacked = unpack(doc, display)
+            for prob in unpacked.problems:
+                line, col, found = locate(prob.root, prob.path)
+                out.findings.append(parse_error(display, line, col, prob.message, doc.index, prob.ref,
+                                                render_path(found)))
+            if self.verbose:
+                for s in unpacked.skipped:
+                    out.notes.append(f"{display}:{s.line}: skipped: {s.reason}")
+            for obj in unpacked.objects:
+                out.objects += 1
+                out.findings.extend(self.engine.evaluate(obj, ctx))
+                if self.schema is not None:
+                    out.findings.extend(self._schema(obj))
+        out.notes.extend(ctx.notes)
+        return out
+
+    def _schema(self, obj: K8sObject) -> list[Finding]:
+        problems = self.schema.validate(obj.data)
+        if problems is None:
+            note = self.schema.missing_note(obj)
+            if note:
+                return [self.engine.finding_at(obj, ("kind",), "schema-invalid", "info", note,
+                                               "Pass the CRD with --crd FILE (or schema.crds in the config).", None)]
+            return []
+        return [
+            self.engine.finding_at(obj, p.path, "schema-invalid", "error", p.message,
+                                   "Fix the field so the object matches the API schema.", None)
+            for p in problems
+        ]
+
+    def lint_source(self, source: Source) -> FileResult:
+        try:
+            data = read(source, self.config.limits.max_file_bytes)
+            size = None
+            if len(data) > self.config.limits.max_file_bytes and source.real != "-":
+                size = os.path.getsize(source.real)
+        except OSError as e:
+            return FileResult([parse_error(source.path, 1, 1, f"cannot read file: {e.strerror or e}")])
+        return self.lint_bytes(data, source.path, size)
+
+
+# ----------------------------------------------------------------------------
+# Facts from the inputs and the profile
+
+
+def collect_facts(sources: list[Source], config: Config, stdin_data: bytes | None) -> tuple[Facts, dict[str, bytes]]:
+    """First pass: only files whose bytes mention a context kind are parsed."""
+    facts = Facts()
+    cache: dict[str, bytes] = {}
+    for s in sources:
+        if s.real == "-":
+            data = stdin_data or b""
+        else:
+            try:
+                data = read(s, config.limits.max_file_bytes)
+            except OSError:
+                continue
+        if len(data) > config.limits.max_file_bytes or not may_hold_context(data):
+            continue
+        cache[s.path] = data
+        for doc in load(data, config.limits).documents:
+            for obj in unpack(doc, s.path).objects:
+                facts.add_object(obj)
+    paths = [config.profile.kubelet_config] + [p.kubelet_config for p in config.profile.node_pools]
+    for path in paths:
+        if not path:
+            continue
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(config.limits.max_file_bytes + 1)
+        except OSError as e:
+            from kubelint_ml.config import ConfigError
+
+            raise ConfigError(f"profile kubeletConfig {path}: cannot read: {e.strerror}") from None
+        for doc in load(data, config.limits).documents:
+            for obj in unpack(doc, path).objects:
+                if obj.kind == "KubeletConfiguration" and not any(k.source == path for k in facts.kubelet_configs):
+                    facts.add_object(obj)
+    facts.add_profile(config.profile)
+    return facts, cache
+
+
+# ----------------------------------------------------------------------------
+# Filtering
+
+
+def apply_excludes(findings: list[Finding], config: Config) -> None:
+    rules = config.exclude
+    if not rules:
+        return
+    for f in findings:
+        if f.suppressed is not None:
+            continue
+        obj = f.object
+        for ex in rules:
+            if "rule" in ex and ex["rule"] != f.rule:
+                continue
+            if "path" in ex and not excluded(f.file, (ex["path"],)):
+                continue
+            if "kind" in ex and (obj is None or obj.kind != ex["kind"]):
+                continue
+            if "namespace" in ex and (obj is None or obj.namespace != ex["namespace"]):
+                continue
+            if "name" in ex and (obj is None or not fnmatch(obj.name, ex["name"])):
+                continue
+            f.suppressed = ex.get("reason") or "excluded by config"
+            break
+
+
+_WORKER: Runner | None = None
+_STDIN: bytes | None = None
+
+
+def _work(item: tuple[Source, bytes | None]) -> FileResult:
+    source, cached = item
+    assert _WORKER is not None
+    if cached is not None:
+        return _WORKER.lint_bytes(cached, source.path)
+    return _WORKER.lint_source(source)
+
+
+def run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str = "error", jobs: int = 1,
+        verbose: bool = False, schema: Any = None, severity: dict[str, str] | None = None,
+        all_rule_ids: set[str] | None = None) -> tuple[RunResult, list[str]]:
+    global _WORKER, _STDIN
+    path_excludes = tuple(ex["path"] for ex in config.exclude if set(ex) <= {"path", "reason"} and "path" in ex)
+    sources = collect(paths, path_excludes)
+    stdin_data = None
+    if any(s.real == "-" for s in sources):
+        import sys
+
+        stdin_data = sys.stdin.buffer.read(config.limits.max_file_bytes + 1)
+    facts, cache = collect_facts(sources, config, stdin_data)
+    if stdin_data is not None:
+        cache["<stdin>"] = stdin_data
+    if schema is not None:
+        for crd in facts.crds:
+            schema.add_crd(crd)
+    engine = Engine(rules, severity_overrides=severity, known_rule_ids=all_rule_ids or ())
+    runner = Runner(engine, config, facts, schema, verbose)
+    items = [(s, cache.get(s.path)) for s in sources]
+    results: list[FileResult]
+    if jobs > 1 and len(items) >= PARALLEL_MIN_FILES:
+        import multiprocessing as mp
+
+        _WORKER = runner
+        try:
+            ctx = mp.get_context("fork")
+            chunk = max(1, min(64, len(items) // (jobs * 8)))
+            with ctx.Pool(jobs) as pool:
+                results = pool.map(_work, items, chunksize=chunk)
+        finally:
+            _WORKER = None
+    else:
+        results = [runner.lint_bytes(c, s.path) if c is not None else runner.lint_source(s) for s, c in items]
+    findings: list[Finding] = []
+    notes: list[str] = []
+    docs = objs = 0
+    for r in results:
+        findings.extend(r.findings)
+        notes.extend(r.notes)
+        docs += r.documents
+        objs += r.objects
+    apply_excludes(findings, config)
+    findings.sort(key=Finding.sort_key)
+    active = [f for f in findings if f.suppressed is None]
+    suppressed = [f for f in findings if f.suppressed is not None]
+    infos = {r.id: r.info() for r in rules}
+    infos.update(INPUT_RULES)
+    for rid, sev in (severity or {}).items():
+        if rid in infos:
+            from dataclasses import replace
+
+            infos[rid] = replace(infos[rid], severity=sev)
+    if schema is not None:
+        infos["schema-invalid"] = RuleInfo(
+            "schema-invalid", "error", "Object does not match the Kubernetes API schema",
+            "With schema validation on, the object fails the Kubernetes OpenAPI schema of the configured "
+            "version (or a supplied CRD schema): the API server would reject it.",
+            "Fix the field so the object matches the API schema.", "input")
+    result = RunResult(
+        findings=active,
+        suppressed=suppressed,
+        rules=dict(sorted(infos.items())),
+        files=len(sources),
+        documents=docs,
+        objects=objs,
+        fail_level=fail_level,
+        root=os.getcwd(),
+        tool_version=__version__,
+    )
+    return result, notes
+
+
+def lint_text(data: bytes, rules: list[Rule], config: Config | None = None, display: str = "<input>",
+              severity: dict[str, str] | None = None, schema: Any = None) -> list[Finding]:
+    """Lint one in-memory file with the given rules (examples, tests, embedding)."""
+    config = config or Config()
+    facts = Facts()
+    if may_hold_context(data):
+        for doc in load(data, config.limits).documents:
+            for obj in unpack(doc, display).objects:
+                facts.add_object(obj)
+    facts.add_profile(config.profile)
+    if schema is not None:
+        for crd in facts.crds:
+            schema.add_crd(crd)
+    runner = Runner(Engine(rules, severity_overrides=severity), config, facts, schema)
+    findings = runner.lint_bytes(data, display).findings
+    apply_excludes(findings, config)
+    findings.sort(key=Finding.sort_key)
+    return findings

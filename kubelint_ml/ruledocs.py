@@ -1,0 +1,131 @@
+"""Documentation generated from the rule files: lists, one rule, docs/rules.md."""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+from kubelint_ml.rulefile import Rule
+
+FAMILY_TITLES = {
+    "qos-and-limits": "QoS and limits",
+    "accelerators": "Accelerators and their share of the node",
+    "emptydir": "emptyDir and ephemeral storage",
+    "priority": "Priority and preemption",
+    "kubelet": "OOM kill mode and cgroup configuration",
+    "custom": "Custom rules",
+}
+
+
+def _severity(r: Rule) -> str:
+    return r.severity + (f" ({r.accelerator_severity} for accelerator pods)" if r.accelerator_severity else "")
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_list(rules: Iterable[Rule], fmt: str, enabled: set[str] | None = None) -> str:
+    rules = sorted(rules, key=lambda r: (r.family, r.id))
+    if fmt == "json":
+        return json.dumps([
+            {"id": r.id, "severity": r.severity, "acceleratorSeverity": r.accelerator_severity, "family": r.family,
+             "title": r.title, "enabled": r.id in enabled if enabled is not None else r.enabled,
+             "builtin": r.builtin, "source": r.source}
+            for r in rules
+        ], indent=2) + "\n"
+    if fmt == "markdown":
+        lines = ["| id | severity | family | what it finds |", "|---|---|---|---|"]
+        for r in rules:
+            lines.append(f"| [`{r.id}`](#{r.id}) | {_md_cell(_severity(r))} | {r.family} | {_md_cell(r.title)} |")
+        return "\n".join(lines) + "\n"
+    width = max((len(r.id) for r in rules), default=10)
+    lines = [f"{'ID':<{width}}  {'SEVERITY':<8}  {'FAMILY':<15}  TITLE"]
+    for r in rules:
+        off = "" if enabled is None or r.id in enabled else "  (off by default)"
+        sev = r.severity + ("+" if r.accelerator_severity else "")
+        lines.append(f"{r.id:<{width}}  {sev:<8}  {r.family:<15}  {r.title}{off}")
+    lines.append("")
+    lines.append("+ : raised to the accelerator severity for GPU/accelerator pods. `kubelint-ml rules show ID` for details.")
+    return "\n".join(lines) + "\n"
+
+
+def _examples(r: Rule, heading: str) -> list[str]:
+    out: list[str] = []
+    for kind, label in (("fail", "Fails"), ("pass", "Passes")):
+        for ex in r.examples.get(kind, []):
+            title = f" — {ex['title']}" if ex.get("title") else ""
+            out.append(f"{heading} {label}{title}")
+            out.append("")
+            if ex.get("profile"):
+                out.append("With the profile:")
+                out.append("")
+                out.append("```yaml")
+                import yaml
+
+                out.append(yaml.safe_dump(ex["profile"], sort_keys=False).rstrip())
+                out.append("```")
+                out.append("")
+            out.append("```yaml")
+            out.append(ex["manifest"].rstrip())
+            out.append("```")
+            if kind == "fail":
+                lines = ", ".join(str(f["line"]) for f in ex.get("findings", []))
+                out.append("")
+                out.append(f"Findings at line{'s' if ',' in lines else ''} {lines}.")
+            out.append("")
+    return out
+
+
+def render_rule(r: Rule) -> str:
+    lines = [f"{r.id}  [{_severity(r)}]  family: {r.family or '-'}", "", r.title, "",
+             "Why it matters:", r.description.strip(), "", "Fix:", r.remediation.strip(), "",
+             f"Scope: {r.unit}" + (f", kinds {', '.join(r.kinds)}" if r.kinds else "")
+             + (f", {r.workloads} workloads" if r.workloads != "all" else ""),
+             "Check: " + (f"template {r.check['template']}" if "template" in r.check else "CEL"), ""]
+    if r.params:
+        lines.append("Params: " + ", ".join(f"{k}={v}" for k, v in sorted(r.params.items())))
+        lines.append("")
+    lines += _examples(r, "##")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_docs(rules: Iterable[Rule]) -> str:
+    """docs/rules.md: every rule, grouped by family (kept in sync by a test)."""
+    rules = sorted(rules, key=lambda r: r.id)
+    out = ["# kubelint-ml rules", "",
+           "Generated from `rules/*.yaml` by `python -m kubelint_ml.ruledocs > docs/rules.md`; do not edit by hand.",
+           "", render_list(rules, "markdown")]
+    families: dict[str, list[Rule]] = {}
+    for r in rules:
+        families.setdefault(r.family, []).append(r)
+    order = list(FAMILY_TITLES) + sorted(set(families) - set(FAMILY_TITLES))
+    for fam in order:
+        if fam not in families:
+            continue
+        out.append(f"## {FAMILY_TITLES.get(fam, fam)}")
+        out.append("")
+        for r in families[fam]:
+            out.append(f"### {r.id}")
+            out.append("")
+            out.append(f"**{r.title}.** Default severity: {_severity(r)}."
+                       + (" Off by default." if not r.enabled else ""))
+            out.append("")
+            out.append("**What it does and why it matters.** " + r.description.strip())
+            out.append("")
+            out.append("**Fix.** " + r.remediation.strip())
+            out.append("")
+            if r.params:
+                out.append("**Params** (override in `.kubelint-ml.yaml` under `overrides.<id>.params`): "
+                           + ", ".join(f"`{k}` = `{v}`" for k, v in sorted(r.params.items())))
+                out.append("")
+            out += _examples(r, "####")
+    return "\n".join(out).rstrip() + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    from kubelint_ml.rulefile import load_builtin_rules
+
+    sys.stdout.write(render_docs(load_builtin_rules(validate=True)))

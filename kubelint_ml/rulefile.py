@@ -1,0 +1,226 @@
+"""Rules as data: loading and validating rule files.
+
+A rule file names a check template (code in ``kubelint_ml/templates``) and its
+params, or carries a CEL expression. Built-in rules and user rules share this
+one format.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubelint_ml.findings import RuleInfo
+
+try:
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+DOCS_BASE = "https://github.com/kubelint-ml/kubelint-ml/blob/main/docs/rules.md"
+_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+class RuleFileError(Exception):
+    """A rule file that cannot be used; the message names the file and field."""
+
+
+@dataclass(slots=True)
+class Rule:
+    id: str
+    severity: str
+    title: str
+    description: str
+    remediation: str
+    unit: str
+    check: dict
+    examples: dict
+    family: str = ""
+    accelerator_severity: str | None = None
+    enabled: bool = True
+    kinds: tuple[str, ...] = ()
+    workloads: str = "all"
+    containers: tuple[str, ...] = ()
+    docs: str = ""
+    source: str = ""
+    builtin: bool = False
+    params: dict = field(default_factory=dict)
+    template: Any = None  # the template module, or a CelCheck
+
+    def info(self) -> RuleInfo:
+        return RuleInfo(
+            id=self.id,
+            severity=self.severity,
+            title=self.title,
+            description=self.description.strip(),
+            remediation=self.remediation.strip(),
+            family=self.family,
+            help_uri=self.help_uri(),
+        )
+
+    def help_uri(self) -> str:
+        if self.docs.startswith(("http://", "https://")):
+            return self.docs
+        if self.builtin:
+            return f"{DOCS_BASE}#{self.docs.lstrip('#') or self.id}"
+        return ""
+
+
+# ----------------------------------------------------------------------------
+# Templates
+
+
+@lru_cache(maxsize=None)
+def template_module(name: str) -> Any:
+    """The template module for ``name`` (a fixed package; names are checked)."""
+    if not _NAME.match(name):
+        raise KeyError(name)
+    try:
+        return importlib.import_module("kubelint_ml.templates." + name.replace("-", "_"))
+    except ModuleNotFoundError:
+        raise KeyError(name) from None
+
+
+def available_templates() -> list[str]:
+    here = Path(__file__).parent / "templates"
+    return sorted(p.stem.replace("_", "-") for p in here.glob("*.py") if not p.stem.startswith("_"))
+
+
+@lru_cache(maxsize=1)
+def _rule_validator() -> Any:
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parent / "schemas" / "rule.schema.json").read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _error_text(err: Any) -> str:
+    where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+    msg = err.message
+    if len(msg) > 300:
+        msg = msg[:300] + "..."
+    return f"{where}: {msg}"
+
+
+def _validate_params(rule_id: str, module: Any, params: dict, source: str) -> None:
+    schema = getattr(module, "PARAMS", None)
+    if schema is None:
+        return
+    import jsonschema
+
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(params), key=lambda e: list(e.absolute_path))
+    if errors:
+        raise RuleFileError(f"{source}: rule {rule_id}: check.params {_error_text(errors[0])}")
+
+
+def build_rule(data: Any, source: str, *, builtin: bool = False, validate: bool = True) -> Rule:
+    if not isinstance(data, dict):
+        raise RuleFileError(f"{source}: a rule file must be a mapping")
+    if validate:
+        errors = sorted(_rule_validator().iter_errors(data), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+        if errors:
+            raise RuleFileError(f"{source}: {_error_text(errors[0])}")
+    scope = data["scope"]
+    check = data["check"]
+    rule = Rule(
+        id=data["id"],
+        severity=data["severity"],
+        title=data["title"],
+        description=data["description"],
+        remediation=data["remediation"],
+        unit=scope["unit"],
+        check=check,
+        examples=data["examples"],
+        family=data.get("family", "custom" if not builtin else ""),
+        accelerator_severity=data.get("acceleratorSeverity"),
+        enabled=data.get("enabled", True),
+        kinds=tuple(scope.get("kinds", ())),
+        workloads=scope.get("workloads", "all"),
+        containers=tuple(scope.get("containers", ())),
+        docs=data.get("docs", ""),
+        source=source,
+        builtin=builtin,
+    )
+    if "template" in check:
+        try:
+            module = template_module(check["template"])
+        except KeyError:
+            raise RuleFileError(
+                f"{source}: check.template: unknown template {check['template']!r}; "
+                f"available: {', '.join(available_templates())}"
+            ) from None
+        units = getattr(module, "UNITS", (module.UNIT,))
+        if rule.unit not in units:
+            raise RuleFileError(
+                f"{source}: scope.unit: template {check['template']} works on {', '.join(units)}, not {rule.unit}"
+            )
+        params = dict(getattr(module, "DEFAULTS", {}))
+        params.update(check.get("params") or {})
+        if validate:
+            _validate_params(rule.id, module, params, source)
+        rule.params = params
+        rule.template = module
+    else:
+        from kubelint_ml.celcheck import CelCheck
+
+        rule.template = CelCheck.build(rule, source)
+    return rule
+
+
+def _read(path: Path) -> Any:
+    try:
+        text = path.read_bytes()
+    except OSError as e:
+        raise RuleFileError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        raise RuleFileError(f"{path}{where}: invalid YAML: {getattr(e, 'problem', e)}") from None
+
+
+def builtin_rules_dir() -> Path:
+    """The shipped rules: ``rules/`` beside the package in a checkout, else package data."""
+    here = Path(__file__).resolve().parent
+    source_tree = here.parent / "rules"
+    if source_tree.is_dir() and (source_tree / "__init__.py").exists():
+        return source_tree
+    from importlib import resources
+
+    return Path(str(resources.files("kubelint_ml.builtin_rules")))
+
+
+def rule_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+def load_rules_dir(directory: str | os.PathLike, *, builtin: bool = False, validate: bool = True) -> list[Rule]:
+    path = Path(directory)
+    if not path.is_dir():
+        if path.is_file():
+            files = [path]
+        else:
+            raise RuleFileError(f"{path}: no such rules directory")
+    else:
+        files = rule_files(path)
+    rules = [build_rule(_read(f), str(f), builtin=builtin, validate=validate) for f in files]
+    seen: dict[str, str] = {}
+    for r in rules:
+        if r.id in seen:
+            raise RuleFileError(f"{r.source}: id: rule {r.id} is also defined in {seen[r.id]}")
+        seen[r.id] = r.source
+    return rules
+
+
+def load_builtin_rules(validate: bool = False) -> list[Rule]:
+    """Built-in rules. Their files are validated by the test suite, not at every start."""
+    return load_rules_dir(builtin_rules_dir(), builtin=True, validate=validate)

@@ -1,0 +1,112 @@
+"""Helpers shared by check templates."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Iterator
+
+from kubelint_ml.k8s.quantity import Quantity, QuantityError, format_bytes, format_cpu, parse_manifest_quantity
+from kubelint_ml.workloads import ContainerView, PodTemplate
+
+LIMITRANGE_NOTE = "unless a namespace LimitRange supplies a default"
+
+# Values left for envsubst/sed/kustomize to fill in: $GPUS, ${GPUS}, PLACEHOLDER_GPUS, <gpus>.
+PLACEHOLDER = re.compile(r"^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_][A-Za-z0-9_]*\)|[A-Z][A-Z0-9]*_[A-Z0-9_]+|<[^<>]+>)$")
+
+
+@dataclass(slots=True)
+class QuantityField:
+    path: tuple  # from the object's root
+    resource: str  # "memory", "nvidia.com/gpu", or "sizeLimit"
+    part: str  # "requests" | "limits" | "sizeLimit"
+    raw: Any
+    container: ContainerView | None  # None for pod-level values and volumes
+    where: str  # human description: "container 'trainer'", "pod-level resources", "emptyDir volume 'shm'"
+    parsed: Quantity | None
+    error: str | None
+    placeholder: bool = False  # an unrendered variable ($GPUS): not judged
+    empty: bool = False  # YAML null, which Kubernetes reads as 0
+
+
+_ZERO = Quantity(Fraction(0), "DecimalSI")
+
+
+def _field(path: tuple, resource: str, part: str, raw: Any, container: ContainerView | None, where: str) -> QuantityField:
+    if raw is None:  # JSON null decodes to a zero Quantity
+        return QuantityField(path, resource, part, raw, container, where, _ZERO, None, empty=True)
+    if isinstance(raw, str) and PLACEHOLDER.match(raw.strip()):
+        return QuantityField(path, resource, part, raw, container, where, None, None, placeholder=True)
+    try:
+        return QuantityField(path, resource, part, raw, container, where, parse_manifest_quantity(raw), None)
+    except QuantityError as e:
+        return QuantityField(path, resource, part, raw, container, where, None, str(e))
+
+
+def quantity_fields(tpl: PodTemplate) -> list[QuantityField]:
+    """Every resource quantity of a pod template, parsed once and cached."""
+    found = tpl.cache.get("quantities")
+    if found is not None:
+        return found
+    out: list[QuantityField] = []
+    for c in tpl.all_containers:
+        res = c.resources
+        for part in ("requests", "limits"):
+            values = res.get(part)
+            if not isinstance(values, dict):
+                continue
+            for name, raw in values.items():
+                out.append(_field(c.path + ("resources", part, name), str(name), part, raw, c, c.describe()))
+    pod_res = tpl.spec.get("resources")
+    if isinstance(pod_res, dict):
+        for part in ("requests", "limits"):
+            values = pod_res.get(part)
+            if not isinstance(values, dict):
+                continue
+            for name, raw in values.items():
+                out.append(_field(tpl.spec_path + ("resources", part, name), str(name), part, raw, None,
+                                  "pod-level resources"))
+    for v in tpl.volumes:
+        ed = v.data.get("emptyDir")
+        if isinstance(ed, dict) and "sizeLimit" in ed and ed["sizeLimit"] is not None:
+            out.append(_field(v.path + ("emptyDir", "sizeLimit"), "sizeLimit", "sizeLimit", ed["sizeLimit"], None,
+                              f"emptyDir volume '{v.name}'"))
+    tpl.cache["quantities"] = out
+    return out
+
+
+def has_invalid_quantity(tpl: PodTemplate) -> bool:
+    """Quantities that are invalid or unrendered placeholders: resource rules stay quiet.
+
+    The API server would reject the first kind (invalid-quantity reports
+    it); the second is a template whose real values are unknown.
+    """
+    found = tpl.cache.get("invalid")
+    if found is None:
+        found = any(f.error is not None or f.placeholder or (f.parsed is not None and f.parsed.value < 0)
+                    for f in quantity_fields(tpl))
+        tpl.cache["invalid"] = found
+    return found
+
+
+def show(resource: str, value: Fraction) -> str:
+    if resource == "cpu":
+        return format_cpu(value)
+    if resource in ("memory", "ephemeral-storage", "sizeLimit") or resource.startswith("hugepages-"):
+        return format_bytes(value)
+    return str(value) if value.denominator != 1 else str(value.numerator)
+
+
+def raw_text(raw: Any) -> str:
+    text = repr(raw) if not isinstance(raw, str) else repr(raw)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def where(tpl: PodTemplate) -> str:
+    """``Job/train`` or ``PyTorchJob/ns/bert (Worker)``."""
+    return tpl.describe()
+
+
+def iter_containers(tpl: PodTemplate) -> Iterator[ContainerView]:
+    yield from tpl.all_containers

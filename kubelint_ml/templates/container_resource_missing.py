@@ -1,0 +1,60 @@
+"""A container without a request or limit for a resource."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.k8s.resources import container_requests_limits, pod_level_resources
+from kubelint_ml.templates._common import LIMITRANGE_NOTE, has_invalid_quantity
+
+UNIT = "container"
+DEFAULTS = {"resource": "memory", "missing": "limit"}
+PARAMS = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["resource", "missing"],
+    "properties": {
+        "resource": {"type": "string", "minLength": 1},
+        "missing": {
+            "enum": ["limit", "request", "requestAndLimit"],
+            "description": "limit: no limit; request: no request (after defaulting from the limit); "
+            "requestAndLimit: neither a request nor a limit.",
+        },
+    },
+}
+
+
+def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+    tpl, c = unit.tpl, unit.container
+    if has_invalid_quantity(tpl):
+        return
+    resource, missing = params["resource"], params["missing"]
+    requests, limits = container_requests_limits(c.data)
+    pod = pod_level_resources(tpl.spec)
+    pod_requests, pod_limits = pod if pod else ({}, {})
+    if missing == "limit":
+        if resource in limits or resource in pod_limits:
+            return
+        what = f"no {resource} limit"
+        fix = f"set resources.limits.{resource}"
+        consequence = (
+            "it can use all of the node's memory and is OOM-killed or evicted unpredictably"
+            if resource == "memory" else "its use is unbounded"
+        )
+    elif missing == "request":
+        if resource in requests or resource in limits or resource in pod_requests:
+            return
+        what = f"no {resource} request"
+        fix = f"set resources.requests.{resource}"
+        consequence = "the scheduler reserves nothing for it"
+    else:
+        if resource in requests or resource in limits or resource in pod_requests or resource in pod_limits:
+            return
+        what = f"neither a {resource} request nor a {resource} limit"
+        fix = f"set resources.requests.{resource} (and a limit)"
+        consequence = "the scheduler reserves nothing for it"
+    yield Hit(
+        c.path + ("resources", "limits" if missing == "limit" else "requests", resource),
+        f"{tpl.describe()}: {c.describe()} has {what} ({LIMITRANGE_NOTE}): {consequence}; {fix}",
+    )

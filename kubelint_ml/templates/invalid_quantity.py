@@ -1,0 +1,40 @@
+"""Resource quantities Kubernetes would not accept."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.k8s.resources import is_extended_resource
+from kubelint_ml.templates._common import quantity_fields, raw_text
+
+UNIT = "podTemplate"
+PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
+
+
+def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+    tpl = unit.tpl
+    for f in quantity_fields(tpl):
+        label = f"{f.part}.{f.resource}" if f.part != "sizeLimit" else "sizeLimit"
+        container = f.container.name if f.container else None
+        if f.placeholder or f.empty:
+            continue
+        if f.error is not None:
+            hint = ""
+            if isinstance(f.raw, str):
+                low = f.raw.strip()
+                if low.endswith(("GB", "Gb", "gb")):
+                    hint = f" (write {low[:-2]}G for 10^9 bytes or {low[:-2]}Gi for 2^30)"
+                elif low.endswith(("MB", "Mb", "mb")):
+                    hint = f" (write {low[:-2]}M or {low[:-2]}Mi)"
+                elif low.endswith(("KB", "Kb", "kb", "K")):
+                    hint = f" (write {low.rstrip('BbK').rstrip('k')}k or {low.rstrip('BbK').rstrip('k')}Ki)"
+            yield Hit(f.path, f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is not a valid quantity: "
+                              f"{f.error}{hint}", container=container, at_value=True)
+        elif f.parsed.value < 0:
+            yield Hit(f.path, f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is negative; "
+                              "quantities must be >= 0", container=container, at_value=True)
+        elif f.part != "sizeLimit" and is_extended_resource(f.resource) and not f.parsed.is_integer():
+            yield Hit(f.path, f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is not a whole number; "
+                              f"extended resources such as {f.resource} are counted in whole devices",
+                      container=container, at_value=True)

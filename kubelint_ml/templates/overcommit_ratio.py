@@ -1,0 +1,42 @@
+"""A limit far above the request: Burstable, and first in line for eviction."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Iterator
+
+from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.k8s.resources import container_requests_limits, defaulted_requests
+from kubelint_ml.templates._common import has_invalid_quantity, show
+
+UNIT = "container"
+DEFAULTS = {"resource": "memory", "ratio": 2.0}
+PARAMS = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "resource": {"type": "string"},
+        "ratio": {"type": "number", "exclusiveMinimum": 1},
+    },
+}
+
+
+def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+    tpl, c = unit.tpl, unit.container
+    if has_invalid_quantity(tpl):
+        return
+    resource = params["resource"]
+    ratio = Fraction(str(params["ratio"]))
+    requests, limits = container_requests_limits(c.data)
+    requests = defaulted_requests(requests, limits)
+    lim, req = limits.get(resource), requests.get(resource)
+    if lim is None or req is None or req <= 0 or lim <= req * ratio:
+        return
+    actual = lim / req
+    yield Hit(
+        c.path + ("resources", "limits", resource),
+        f"{tpl.describe()}: {c.describe()} limits {resource} to {show(resource, lim)} but requests only "
+        f"{show(resource, req)} ({float(actual):.1f}x, above {float(ratio):g}x): the node reserves the request, "
+        f"so under memory pressure this pod is among the first evicted. Raise the request closer to the limit",
+        data={"ratio": round(float(actual), 3)},
+    )

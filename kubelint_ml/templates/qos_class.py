@@ -1,0 +1,47 @@
+"""The pod template's QoS class, computed as the kubelet computes it."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.k8s.resources import qos_class
+from kubelint_ml.templates._common import has_invalid_quantity
+
+UNIT = "podTemplate"
+DEFAULTS = {"classes": ["BestEffort"]}
+PARAMS = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "classes": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"enum": ["BestEffort", "Burstable", "Guaranteed"]},
+            "description": "QoS classes that produce a finding.",
+        }
+    },
+}
+
+
+def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+    tpl = unit.tpl
+    if has_invalid_quantity(tpl):
+        return
+    qos = qos_class(tpl.spec)
+    if qos not in params["classes"]:
+        return
+    if qos == "BestEffort":
+        accel = ""
+        names = sorted({str(k) for c in tpl.all_containers for part in ("requests", "limits")
+                        for k in (c.resources.get(part) or {}) if isinstance(c.resources.get(part), dict)})
+        if names:
+            accel = f" (it sets only {', '.join(names)}, which do not count for QoS)"
+        message = (
+            f"{tpl.describe()} is BestEffort: no container requests or limits cpu or memory{accel}; "
+            "its pods are the first evicted and OOM-killed under node memory pressure. "
+            "Set resources.requests and resources.limits for memory (and cpu)"
+        )
+    else:
+        message = f"{tpl.describe()} has QoS class {qos}"
+    yield Hit(tpl.spec_path, message)

@@ -1,0 +1,42 @@
+"""A request larger than its limit: the API server rejects the pod."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.templates._common import quantity_fields, show
+
+UNIT = "podTemplate"
+DEFAULTS = {"resources": ["cpu", "memory", "ephemeral-storage"]}
+PARAMS = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {"resources": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+}
+
+
+def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+    tpl = unit.tpl
+    wanted = set(params["resources"])
+    # (container path or pod) -> resource -> {part: field}
+    groups: dict[tuple, dict[str, dict]] = {}
+    for f in quantity_fields(tpl):
+        if f.part == "sizeLimit" or f.resource not in wanted or f.parsed is None:
+            continue
+        key = f.container.path if f.container else ("pod",)
+        groups.setdefault(key, {}).setdefault(f.resource, {})[f.part] = f
+    for key in groups:
+        for resource in sorted(groups[key]):
+            parts = groups[key][resource]
+            req, lim = parts.get("requests"), parts.get("limits")
+            if req is None or lim is None or req.parsed.value <= lim.parsed.value:
+                continue
+            yield Hit(
+                req.path,
+                f"{tpl.describe()}: {req.where} requests {show(resource, req.parsed.value)} {resource} "
+                f"but limits it to {show(resource, lim.parsed.value)}; the API server rejects a request above "
+                f"its limit. Lower the request to at most the limit (or raise the limit)",
+                container=req.container.name if req.container else None,
+                at_value=True,
+            )

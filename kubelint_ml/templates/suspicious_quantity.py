@@ -1,0 +1,52 @@
+"""Quantities that parse but are almost surely typos."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Iterator
+
+from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.k8s.quantity import parse_quantity
+from kubelint_ml.templates._common import quantity_fields, raw_text, show
+
+UNIT = "podTemplate"
+DEFAULTS = {"minBytes": "1Mi", "maxCpu": 1000, "byteResources": ["memory", "ephemeral-storage", "sizeLimit"]}
+PARAMS = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "minBytes": {"type": "string"},
+        "maxCpu": {"type": "number", "exclusiveMinimum": 0},
+        "byteResources": {"type": "array", "items": {"type": "string"}},
+    },
+}
+
+
+def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+    tpl = unit.tpl
+    min_bytes = parse_quantity(params["minBytes"]).value
+    max_cpu = Fraction(str(params["maxCpu"]))
+    byte_resources = set(params["byteResources"])
+    for f in quantity_fields(tpl):
+        label = f"{f.part}.{f.resource}" if f.part != "sizeLimit" else "sizeLimit"
+        container = f.container.name if f.container else None
+        if f.empty:
+            yield Hit(f.path, f"{tpl.describe()}: {f.where} {label} has no value; Kubernetes reads an empty "
+                              f"quantity as 0, so this asks for no {f.resource}. Write the number, or remove the key",
+                      container=container)
+            continue
+        if f.parsed is None or f.parsed.value <= 0:
+            continue
+        value = f.parsed.value
+        if f.resource in byte_resources and value < min_bytes:
+            hint = ""
+            if isinstance(f.raw, str) and f.raw.strip().endswith("m"):
+                hint = f"; 'm' means milli ({show(f.resource, value)}), did you mean {f.raw.strip()[:-1]}Mi?"
+            elif not isinstance(f.raw, str) or f.raw.strip().isdigit():
+                hint = f"; a bare number is bytes, did you mean {f.raw}Mi or {f.raw}Gi?"
+            yield Hit(f.path, f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is only "
+                              f"{show(f.resource, value)}{hint}", container=container, at_value=True)
+        elif f.resource == "cpu" and value > max_cpu:
+            yield Hit(f.path, f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is {show('cpu', value)} "
+                              f"cores, more than any node has; did you mean {f.raw}m?",
+                      container=container, at_value=True)
