@@ -1,0 +1,358 @@
+"""Custom rules written in CEL, evaluated with the cel-expr-python runtime.
+
+The runtime (Google's C++ CEL behind a Python binding) is imported lazily, on
+the first compile. Expressions are type-checked at compile time against the
+declared variables (all `dyn`), so a typo in a variable or function name fails
+at load. Evaluation follows Kubernetes' CEL: reading a missing map key is an
+error, not false; `has()` is the way to test presence.
+
+Libraries: CEL standard functions and macros, the cel-go `strings` and
+`optional` extensions, the Kubernetes `quantity` library and the Kubernetes
+list functions `isSorted`, `sum`, `min`, `max`.
+
+Cost: expressions are at most MAX_EXPRESSION_LENGTH characters, and the
+runtime ends any evaluation that runs more than MAX_ITERATIONS comprehension
+iterations in total (nested ones included). Activation values are read, never
+changed, and their converted copies are remembered by identity: callers must
+not mutate an object between evaluations.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+DEFAULT_VARIABLES = ("object", "podSpec", "container", "volume", "objects", "profile")
+# Rule id of the finding that reports an evaluation error (see docs/cel.md).
+EVAL_ERROR_RULE = "cel-evaluation-error"
+MAX_EXPRESSION_LENGTH = 10_000
+# The runtime stops an evaluation at this many comprehension iterations in
+# total (a fixed limit of cel-expr-python; observed, not configurable).
+MAX_ITERATIONS = 10_000
+
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+_NANO = 10**9
+_STATUS = re.compile(r"^[A-Z_]+: ")  # status code the runtime puts first
+_STATUS_TAG = re.compile(r" \[[A-Z_]+\]$")  # ... and last
+
+
+class CelCompileError(Exception):
+    """The expression does not parse or type-check; str() is one line."""
+
+
+class CelEvalError(Exception):
+    """Evaluation failed: missing key, type error, bad quantity, cost exceeded."""
+
+
+@functools.lru_cache(maxsize=1)
+def available() -> bool:
+    """True when the CEL runtime can be imported."""
+    try:
+        from cel_expr_python import cel  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# --- Kubernetes quantities ---------------------------------------------------
+
+_QUANTITY = re.compile(
+    r"(?P<sign>[+-]?)(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+    r"(?P<suffix>[KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?"
+)
+_DECIMAL_SUFFIX = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_BINARY_SUFFIX = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+
+
+def parse_quantity_nanos(text: str) -> int:
+    """A Kubernetes quantity as an exact integer count of nano-units.
+
+    Follows resource.ParseQuantity: more precision than 1n rounds away from
+    zero, binary-suffixed values are capped at 2^63-1. Raises ValueError.
+    """
+    from fractions import Fraction
+
+    m = _QUANTITY.fullmatch(text)
+    if m is None:
+        raise ValueError(f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {text!r}")
+    suffix = m["suffix"] or ""
+    value = Fraction(m["num"])
+    binary = suffix in _BINARY_SUFFIX
+    if binary:
+        value *= 1 << _BINARY_SUFFIX[suffix]
+    elif suffix[:1] in ("e", "E") and len(suffix) > 1:
+        exp = int(suffix[1:])
+        if abs(exp) > 1000:
+            raise ValueError(f"quantity exponent out of range: {text!r}")
+        value *= Fraction(10) ** exp
+    else:
+        value *= Fraction(10) ** _DECIMAL_SUFFIX[suffix]
+    nanos = -((-value * _NANO) // 1)  # ceil of the magnitude: round away from zero
+    if binary and nanos > _INT64_MAX * _NANO:
+        nanos = _INT64_MAX * _NANO
+    return -nanos if m["sign"] == "-" else nanos
+
+
+def format_nanos(nanos: int) -> str:
+    """Decimal rendering of a nano count: 1536 -> '0.000001536', 5*10**8 -> '0.5'."""
+    sign = "-" if nanos < 0 else ""
+    whole, frac = divmod(abs(nanos), _NANO)
+    if not frac:
+        return f"{sign}{whole}"
+    return f"{sign}{whole}.{frac:09d}".rstrip("0")
+
+
+# kubernetes.Quantity is a one-field protobuf message (field `nanos`: decimal
+# string), so that CEL sees a distinct type and `==` compares values.
+_QUANTITY_FILE = (
+    b'\n\x17kubelint/quantity.proto\x12\nkubernetes"\x19\n\x08Quantity'
+    b"\x12\r\n\x05nanos\x18\x01 \x01(\tb\x06proto3"
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _quantity_pool() -> tuple[Any, Any]:
+    from google.protobuf import descriptor_pool, message_factory
+
+    pool = descriptor_pool.DescriptorPool()
+    pool.AddSerializedFile(_QUANTITY_FILE)
+    cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("kubernetes.Quantity"))
+    return pool, cls
+
+
+def _quantity_functions() -> list[Any]:
+    from cel_expr_python import cel
+
+    _, qcls = _quantity_pool()
+    Q = cel.Type("kubernetes.Quantity")
+    T = cel.Type
+
+    def make(nanos: int) -> Any:
+        return qcls(nanos=str(nanos))
+
+    def n(q: Any) -> int:
+        return int(q.nanos or "0")
+
+    def quantity(s: str) -> Any:
+        return make(parse_quantity_nanos(s))
+
+    def is_quantity(s: str) -> bool:
+        try:
+            parse_quantity_nanos(s)
+        except ValueError:
+            return False
+        return True
+
+    def cmp(a: Any, b: Any) -> int:
+        x, y = n(a), n(b)
+        return (x > y) - (x < y)
+
+    def sign(q: Any) -> int:
+        v = n(q)
+        return (v > 0) - (v < 0)
+
+    def is_integer(q: Any) -> bool:
+        v = n(q)
+        return v % _NANO == 0 and _INT64_MIN <= v // _NANO <= _INT64_MAX
+
+    def as_integer(q: Any) -> int:
+        if not is_integer(q):
+            raise ValueError("cannot convert value to integer")
+        return n(q) // _NANO
+
+    def member(name: str, oid: str, ret: Any, params: list[Any], impl: Any) -> Any:
+        return cel.FunctionDecl(name, [cel.Overload(oid, ret, params, is_member=True, impl=impl)])
+
+    return [
+        cel.FunctionDecl("quantity", [cel.Overload("string_to_quantity", Q, [T.STRING], impl=quantity)]),
+        cel.FunctionDecl("isQuantity", [cel.Overload("is_quantity_string", T.BOOL, [T.STRING], impl=is_quantity)]),
+        cel.FunctionDecl(
+            "sign",
+            [
+                cel.Overload("quantity_sign", T.INT, [Q], impl=sign),
+                cel.Overload("quantity_sign_member", T.INT, [Q], is_member=True, impl=sign),
+            ],
+        ),
+        member("isGreaterThan", "quantity_is_greater_than", T.BOOL, [Q, Q], lambda a, b: cmp(a, b) == 1),
+        member("isLessThan", "quantity_is_less_than", T.BOOL, [Q, Q], lambda a, b: cmp(a, b) == -1),
+        member("compareTo", "quantity_compare_to", T.INT, [Q, Q], cmp),
+        member("asApproximateFloat", "quantity_get_float", T.DOUBLE, [Q], lambda q: n(q) / _NANO),
+        member("asInteger", "quantity_get_int", T.INT, [Q], as_integer),
+        member("isInteger", "quantity_is_integer", T.BOOL, [Q], is_integer),
+        cel.FunctionDecl(
+            "add",
+            [
+                cel.Overload("quantity_add", Q, [Q, Q], is_member=True, impl=lambda a, b: make(n(a) + n(b))),
+                cel.Overload(
+                    "quantity_add_int", Q, [Q, T.INT], is_member=True, impl=lambda a, i: make(n(a) + i * _NANO)
+                ),
+            ],
+        ),
+        cel.FunctionDecl(
+            "sub",
+            [
+                cel.Overload("quantity_sub", Q, [Q, Q], is_member=True, impl=lambda a, b: make(n(a) - n(b))),
+                cel.Overload(
+                    "quantity_sub_int", Q, [Q, T.INT], is_member=True, impl=lambda a, i: make(n(a) - i * _NANO)
+                ),
+            ],
+        ),
+    ]
+
+
+# --- Kubernetes list functions ----------------------------------------------
+
+
+def _list_functions() -> list[Any]:
+    from cel_expr_python import cel
+
+    L = cel.Type.List(cel.Type.DYN)
+
+    def need(items: list[Any]) -> list[Any]:
+        if not items:
+            raise ValueError("list is empty")
+        return items
+
+    def decl(name: str, ret: Any, impl: Any) -> Any:
+        return cel.FunctionDecl(name, [cel.Overload(f"list_{name}", ret, [L], is_member=True, impl=impl)])
+
+    return [
+        decl("isSorted", cel.Type.BOOL, lambda xs: all(a <= b for a, b in zip(xs, xs[1:]))),
+        decl("sum", cel.Type.DYN, lambda xs: sum(xs)),
+        decl("min", cel.Type.DYN, lambda xs: min(need(xs))),
+        decl("max", cel.Type.DYN, lambda xs: max(need(xs))),
+    ]
+
+
+@functools.lru_cache(maxsize=16)
+def _env(variables: tuple[str, ...], with_quantity: bool) -> Any:
+    from cel_expr_python import cel
+    from cel_expr_python.ext import ext_optional, ext_strings
+
+    functions = _list_functions()
+    pool = None
+    if with_quantity:
+        pool = _quantity_pool()[0]
+        functions += _quantity_functions()
+    return cel.NewEnv(
+        pool,
+        variables={name: cel.Type.DYN for name in variables},
+        extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional()],
+        functions=functions,
+    )
+
+
+# --- activation conversion ----------------------------------------------------
+
+
+def to_cel_value(value: Any) -> Any:
+    """A plain dict/list/str/int/float/bool/None copy the runtime accepts.
+
+    Dict and list subclasses become dict and list, timestamps become ISO
+    strings (as Kubernetes sees them), integers outside int64 become floats.
+    """
+    if value is None or isinstance(value, (bool, str, float)):
+        return value
+    if isinstance(value, int):
+        return value if _INT64_MIN <= value <= _INT64_MAX else float(value)
+    if isinstance(value, Mapping):
+        return {str(k): to_cel_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_cel_value(v) for v in value]
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+_convert_cache: dict[int, tuple[Any, Any]] = {}
+_CONVERT_CACHE_SIZE = 64
+
+
+def _convert(value: Any) -> Any:
+    """to_cel_value, remembered for the same (unchanged) input object."""
+    if not isinstance(value, (Mapping, list, tuple)):
+        return to_cel_value(value)
+    hit = _convert_cache.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    out = to_cel_value(value)
+    if len(_convert_cache) >= _CONVERT_CACHE_SIZE:
+        _convert_cache.pop(next(iter(_convert_cache)))
+    _convert_cache[id(value)] = (value, out)
+    return out
+
+
+def _one_line(message: str) -> str:
+    first = message.strip().splitlines()[0] if message.strip() else "unknown error"
+    first = _STATUS_TAG.sub("", _STATUS.sub("", first)).removeprefix("ERROR: ")
+    if first == "Iteration budget exceeded":
+        return f"iteration budget exceeded: more than {MAX_ITERATIONS} comprehension iterations in one evaluation"
+    return first.replace("<input>:", "", 1)
+
+
+# --- programs ------------------------------------------------------------------
+
+
+class CelProgram:
+    """A compiled expression, ready to evaluate against many activations."""
+
+    __slots__ = ("source", "variables", "_expr")
+
+    def __init__(self, source: str, variables: tuple[str, ...], expr: Any) -> None:
+        self.source = source
+        self.variables = variables
+        self._expr = expr
+
+    def __repr__(self) -> str:
+        return f"CelProgram({self.source!r})"
+
+    def evaluate(self, activation: Mapping[str, object]) -> object:
+        """The expression's value as a plain Python value; raises CelEvalError."""
+        from cel_expr_python import cel
+
+        data = {k: _convert(v) for k, v in activation.items() if k in self.variables}
+        try:
+            result = self._expr.eval(data=data)
+        except Exception as exc:  # the binding raises for bad activations
+            raise CelEvalError(_one_line(str(exc))) from None
+        if result.type() == cel.Type.ERROR:
+            raise CelEvalError(_one_line(str(result.value())))
+        return _to_python(result.plain_value())
+
+
+def _to_python(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_to_python(k): _to_python(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_to_python(v) for v in value]
+    nanos = getattr(value, "nanos", None)
+    if isinstance(nanos, str):  # kubernetes.Quantity
+        return format_nanos(int(nanos or "0"))
+    return value
+
+
+def _uses_quantity(source: str) -> bool:
+    return "uantity" in source
+
+
+def compile_expression(source: str, variables: Sequence[str] = DEFAULT_VARIABLES) -> CelProgram:
+    """Parse and type-check `source`; raises CelCompileError (one line)."""
+    if not isinstance(source, str) or not source.strip():
+        raise CelCompileError("expression is empty")
+    if len(source) > MAX_EXPRESSION_LENGTH:
+        raise CelCompileError(f"expression is {len(source)} characters long, more than {MAX_EXPRESSION_LENGTH}")
+    if not available():
+        raise CelCompileError("CEL runtime not installed (needs Python >= 3.11 and the cel-expr-python package)")
+    names = tuple(variables)
+    env = _env(names, _uses_quantity(source))
+    try:
+        expr = env.compile(source)
+    except Exception as exc:
+        raise CelCompileError(_one_line(str(exc))) from None
+    return CelProgram(source, names, expr)

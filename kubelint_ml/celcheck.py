@@ -1,0 +1,122 @@
+"""Rules written in CEL: the expression must be true for a valid unit.
+
+As in a Kubernetes ValidatingAdmissionPolicy, the expression states what a
+*good* object looks like; a unit for which it evaluates to ``false`` gets a
+finding. An evaluation error (a missing key without ``has()``, a type error,
+the iteration budget exceeded) is reported as ``cel-evaluation-error`` at
+error severity, as a policy with ``failurePolicy: Fail`` would reject the
+object rather than let it through silently.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from kubelint_ml.engine import Hit, Unit
+
+EVAL_ERROR = "cel-evaluation-error"
+_UNIT_VARIABLES = {
+    "object": ("object", "objects", "profile"),
+    "podTemplate": ("object", "podSpec", "objects", "profile"),
+    "container": ("object", "podSpec", "container", "objects", "profile"),
+    "volume": ("object", "podSpec", "volume", "objects", "profile"),
+}
+_SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def parse_field_path(text: str) -> tuple:
+    """``resources.limits`` / ``containers[0].name`` -> a path tuple."""
+    out: list[Any] = []
+    for m in _SEGMENT.finditer(text or ""):
+        out.append(m.group(1) if m.group(1) is not None else int(m.group(2)))
+    return tuple(out)
+
+
+@dataclass(slots=True)
+class CelCheck:
+    rule_id: str
+    program: Any
+    message: str
+    message_program: Any
+    path: tuple
+
+    UNITS = ("object", "podTemplate", "container", "volume")
+
+    @classmethod
+    def build(cls, rule: Any, source: str) -> "CelCheck":
+        from kubelint_ml.cel import CelCompileError, compile_expression
+        from kubelint_ml.rulefile import RuleFileError
+
+        check = rule.check
+        variables = _UNIT_VARIABLES[rule.unit]
+        try:
+            program = compile_expression(check["cel"], variables)
+        except CelCompileError as e:
+            raise RuleFileError(f"{source}: rule {rule.id}: check.cel: {e}") from None
+        message_program = None
+        if check.get("messageExpression"):
+            try:
+                message_program = compile_expression(check["messageExpression"], variables)
+            except CelCompileError as e:
+                raise RuleFileError(f"{source}: rule {rule.id}: check.messageExpression: {e}") from None
+        return cls(rule.id, program, check.get("message") or rule.title, message_program,
+                   parse_field_path(check.get("path", "")))
+
+    def check(self, unit: Unit, params: dict, ctx: Any) -> Iterator[Hit]:
+        from kubelint_ml.cel import CelEvalError
+
+        activation: dict[str, Any] = {"object": unit.obj.data, "objects": _context_objects(ctx),
+                                      "profile": _profile(ctx)}
+        base: tuple = ()
+        what = unit.obj.ref.display()
+        if unit.tpl is not None:
+            activation["podSpec"] = unit.tpl.spec
+            base = unit.tpl.spec_path
+            what = unit.tpl.describe()
+        if unit.container is not None:
+            activation["container"] = unit.container.data
+            base = unit.container.path
+            what += f": {unit.container.describe()}"
+        if unit.volume is not None:
+            activation["volume"] = unit.volume.data
+            base = unit.volume.path
+            what += f": volume '{unit.volume.name}'"
+        try:
+            ok = self.program.evaluate(activation)
+        except CelEvalError as e:
+            yield Hit(base, f"{what}: rule {self.rule_id}: CEL evaluation failed: {e}", severity="error",
+                      rule=EVAL_ERROR)
+            return
+        if ok is True:
+            return
+        if ok is not False:
+            yield Hit(base, f"{what}: rule {self.rule_id}: expression returned {type(ok).__name__}, not a bool",
+                      severity="error", rule=EVAL_ERROR)
+            return
+        message = self.message
+        if self.message_program is not None:
+            try:
+                value = self.message_program.evaluate(activation)
+                if isinstance(value, str) and value.strip():
+                    message = value
+            except CelEvalError:
+                pass  # Kubernetes falls back to the static message too
+        yield Hit(base + self.path, f"{what}: {message}")
+
+
+def _context_objects(ctx: Any) -> list:
+    facts = getattr(ctx, "facts", None)
+    if facts is None:
+        return []
+    cached = getattr(facts, "_cel_objects", None)
+    if cached is None:
+        cached = facts.context_objects()
+        facts._cel_objects = cached
+    return cached
+
+
+def _profile(ctx: Any) -> dict:
+    profile = getattr(ctx, "profile", None)
+    return profile.to_cel() if profile is not None else {}
