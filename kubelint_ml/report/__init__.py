@@ -1,0 +1,37 @@
+"""Reporters: one module per output format, imported only when used."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kubelint_ml.findings import RunResult
+
+FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
+
+_MODULES = {
+    "text": "text",
+    "json": "json_",
+    "sarif": "sarif",
+    "github": "github",
+    "junit": "junit",
+    "markdown": "markdown",
+}
+
+
+def render(fmt: str, result: RunResult, *, color: bool = False, verbose: bool = False) -> str:
+    """Render `result` in format `fmt` (one of FORMATS)."""
+    if fmt not in _MODULES:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    module = import_module(f"{__name__}.{_MODULES[fmt]}")
+    return module.render(result, color=color, verbose=verbose)
+
+
+def write_step_summary(result: RunResult, path: str) -> None:
+    """Append the Markdown report to a GitHub step summary file."""
+    from kubelint_ml.report.markdown import render as render_markdown
+
+    text = render_markdown(result)
+    with open(path, "a", encoding="utf-8", errors="replace") as fh:
+        fh.write(text if text.endswith("\n") else text + "\n")

@@ -1,0 +1,166 @@
+"""SARIF 2.1.0 output, as GitHub code scanning and other SARIF viewers read it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from kubelint_ml.findings import Finding, RuleInfo, RunResult
+from kubelint_ml.report.escape import relative_posix, sanitize_json, uri_path
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+INFORMATION_URI = "https://github.com/kubelint-ml/kubelint-ml"
+SRCROOT = "%SRCROOT%"
+FINGERPRINT_KEY = "kubelintIdentity/v1"
+
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _level(severity: str) -> str:
+    return LEVELS.get(severity, "warning")
+
+
+def _pascal(rule_id: str) -> str:
+    """`gpu-no-limit` -> `GpuNoLimit` (SARIF `name`)."""
+    return "".join(part[:1].upper() + part[1:] for part in rule_id.replace("_", "-").split("-") if part)
+
+
+def _rule_descriptor(info: RuleInfo) -> dict[str, Any]:
+    text = info.description or info.title
+    help_text = text
+    help_md = text
+    if info.remediation:
+        help_text += f"\n\nRemediation: {info.remediation}"
+        help_md += f"\n\n**Remediation:** {info.remediation}"
+    if info.help_uri:
+        help_md += f"\n\n[Documentation]({info.help_uri})"
+    rule: dict[str, Any] = {
+        "id": info.id,
+        "name": _pascal(info.id),
+        "shortDescription": {"text": info.title or info.id},
+        "fullDescription": {"text": text or info.id},
+        "help": {"text": help_text or info.id, "markdown": help_md or info.id},
+    }
+    if info.help_uri:
+        rule["helpUri"] = info.help_uri
+    rule["defaultConfiguration"] = {"level": _level(info.severity)}
+    rule["properties"] = {"tags": [info.family] if info.family else []}
+    return rule
+
+
+def _artifact_location(path: str, inside: bool) -> dict[str, str]:
+    if inside:
+        return {"uri": uri_path(path), "uriBaseId": SRCROOT}
+    return {"uri": "file://" + uri_path(path if path.startswith("/") else "/" + path)}
+
+
+def _fingerprint(f: Finding, rel_file: str) -> str:
+    """Hash of the finding's identity with its file relative to the root."""
+    identity = list(f.identity())
+    identity[1] = rel_file
+    data = "\x00".join(identity).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def _result(f: Finding, rule_index: int, root: str, occurrence: Counter[str]) -> dict[str, Any]:
+    text = f.message
+    if f.remediation:
+        text += f"\n\nRemediation: {f.remediation}"
+    rel, inside = relative_posix(f.file, root)
+    physical: dict[str, Any] = {"artifactLocation": _artifact_location(rel, inside)}
+    if f.line >= 1:
+        region = {"startLine": f.line}
+        if f.column >= 1:
+            region["startColumn"] = f.column
+        physical["region"] = region
+    location: dict[str, Any] = {"physicalLocation": physical}
+    logical = []
+    if f.object is not None:
+        obj = f.object
+        logical.append(
+            {
+                "name": obj.name or "<unnamed>",
+                "fullyQualifiedName": obj.display(),
+                "kind": "resource",
+                "properties": {"apiVersion": obj.apiVersion, "kind": obj.kind, "namespace": obj.namespace},
+            }
+        )
+    if f.path:
+        owner = f.object.display() if f.object is not None else rel
+        logical.append({"name": f.path, "fullyQualifiedName": f"{owner}:{f.path}", "kind": "member"})
+    if logical:
+        location["logicalLocations"] = logical
+
+    fp = _fingerprint(f, rel)
+    occurrence[fp] += 1
+    out: dict[str, Any] = {
+        "ruleId": f.rule,
+        "ruleIndex": rule_index,
+        "level": _level(f.severity),
+        "message": {"text": text},
+        "locations": [location],
+        "partialFingerprints": {FINGERPRINT_KEY: f"{fp}:{occurrence[fp]}"},
+    }
+    props: dict[str, Any] = {"severity": f.severity}
+    if f.container is not None:
+        props["container"] = f.container
+    props["document"] = f.document
+    if f.data:
+        props["data"] = f.data
+    out["properties"] = props
+    if f.suppressed is not None:
+        out["suppressions"] = [{"kind": "inSource", "justification": f.suppressed}]
+    return out
+
+
+def _version(result: RunResult) -> str:
+    if result.tool_version:
+        return result.tool_version
+    from kubelint_ml import __version__
+
+    return __version__
+
+
+def build(result: RunResult) -> dict[str, Any]:
+    """The SARIF log as a dict."""
+    infos = dict(result.rules)
+    for f in (*result.findings, *result.suppressed):
+        if f.rule not in infos:  # a finding whose rule the run did not describe
+            infos[f.rule] = RuleInfo(id=f.rule, severity=f.severity, title=f.rule, description=f.rule, remediation="")
+    ids = sorted(infos)
+    index = {rule_id: i for i, rule_id in enumerate(ids)}
+
+    occurrence: Counter[str] = Counter()
+    everything = sorted((*result.findings, *result.suppressed), key=Finding.sort_key)
+    results = [_result(f, index[f.rule], result.root, occurrence) for f in everything]
+
+    root_uri = Path(os.path.abspath(result.root)).as_uri().rstrip("/") + "/"
+    version = _version(result)
+    driver: dict[str, Any] = {
+        "name": "kubelint-ml",
+        "version": version,
+        "informationUri": INFORMATION_URI,
+        "rules": [_rule_descriptor(infos[i]) for i in ids],
+    }
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": driver},
+                "invocations": [{"executionSuccessful": True}],
+                "originalUriBaseIds": {SRCROOT: {"uri": root_uri}},
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
+    }
+
+
+def render(result: RunResult, *, color: bool = False, verbose: bool = False) -> str:
+    """SARIF 2.1.0 JSON text."""
+    return json.dumps(sanitize_json(build(result)), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
