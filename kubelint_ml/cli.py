@@ -168,7 +168,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     from kubelint_ml.report import render, write_step_summary
 
     for i, fmt in enumerate(formats):
-        target = outputs[i] if i < len(outputs) else None
+        target = outputs[i] if i < len(outputs) and outputs[i] != "-" else None
         to_terminal = target is None
         text = render(fmt, _view(result, show_suppressed, quiet and fmt == "text"), color=color and to_terminal,
                       verbose=verbose)
@@ -205,11 +205,11 @@ def _schema(config: Any, flag: bool | None, version: str | None, strict: bool | 
         if crds:
             _fail("--crd needs --schema")
         return None
-    from kubelint_ml.schema import SchemaConfigError, SchemaValidator
+    from kubelint_ml.schema import SchemaConfigError, SchemaValidator, bundled_versions
 
     version = version or opts.get("kubernetesVersion") or config.profile.kubernetes_version
     try:
-        validator = SchemaValidator(version or "latest", strict=bool(strict if strict is not None else opts.get("strict")))
+        validator = SchemaValidator(version or bundled_versions()[-1], strict=bool(strict if strict is not None else opts.get("strict")))
         for path in list(opts.get("crds", [])) + list(crds):
             for crd in _crd_objects(path):
                 for problem in validator.add_crd(crd):

@@ -94,11 +94,13 @@ class Runner:
     def _schema(self, obj: K8sObject) -> list[Finding]:
         problems = self.schema.validate(obj.data)
         if problems is None:
-            note = self.schema.missing_note(obj)
-            if note:
-                return [self.engine.finding_at(obj, ("kind",), "schema-invalid", "info", note,
-                                               "Pass the CRD with --crd FILE (or schema.crds in the config).", None)]
-            return []
+            ref = obj.ref
+            f = self.engine.finding_at(obj, ("kind",), "schema-invalid", "info",
+                                       f"no schema for {ref.apiVersion} {ref.kind}; pass --crd with its "
+                                       "CustomResourceDefinition to validate it",
+                                       "Pass the CRD with --crd FILE (or schema.crds in the config).", None)
+            f.data = {"noSchema": True}
+            return [f]
         return [
             self.engine.finding_at(obj, p.path, "schema-invalid", "error", p.message,
                                    "Fix the field so the object matches the API schema.", None)
@@ -184,6 +186,20 @@ def apply_excludes(findings: list[Finding], config: Config) -> None:
             break
 
 
+def once_per_kind(findings: list[Finding]) -> list[Finding]:
+    """Keep the first "no schema for <kind>" note of each kind (findings are sorted)."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for f in findings:
+        if f.data.get("noSchema") and f.object is not None:
+            key = (f.object.apiVersion, f.object.kind)
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(f)
+    return out
+
+
 _WORKER: Runner | None = None
 _STDIN: bytes | None = None
 
@@ -240,6 +256,7 @@ def run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str 
         objs += r.objects
     apply_excludes(findings, config)
     findings.sort(key=Finding.sort_key)
+    findings = once_per_kind(findings)
     active = [f for f in findings if f.suppressed is None]
     suppressed = [f for f in findings if f.suppressed is not None]
     infos = {r.id: r.info() for r in rules}
@@ -286,4 +303,4 @@ def lint_text(data: bytes, rules: list[Rule], config: Config | None = None, disp
     findings = runner.lint_bytes(data, display).findings
     apply_excludes(findings, config)
     findings.sort(key=Finding.sort_key)
-    return findings
+    return once_per_kind(findings)
