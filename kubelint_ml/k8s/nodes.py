@@ -1,0 +1,623 @@
+"""GPU node types: the built-in catalog, profile node pools, and resolving
+which node type a pod template is pinned to.
+
+The catalog (``kubelint_ml/data/gpu-catalog.yaml``) holds whole numbers:
+memory in MiB, cpu in millicores, local storage in bytes.  ``NodeType``
+carries them as exact ``Fraction`` bytes / cores.
+
+Resolution reads only hard constraints: ``nodeSelector`` and
+``nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`` (never
+preferred terms).  When several node types remain possible, the *smallest*
+one is taken: the fewest allocatable memory bytes per GPU, then the fewest
+GPUs, then the least allocatable memory, then the name.  A pod that may land
+on a node type the catalog does not know is left unresolved rather than
+guessed at.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from importlib import resources
+from typing import Any
+
+import yaml
+
+MI = 1 << 20
+GI = 1 << 30
+
+# --------------------------------------------------------------------------
+# Public records
+
+
+@dataclass(frozen=True)
+class NodeType:
+    name: str  # "p4d.24xlarge" or profile pool name
+    gpus: int
+    gpu_resource: str  # "nvidia.com/gpu"
+    gpu_model: str
+    memory: Fraction | None  # allocatable memory in bytes
+    cpu: Fraction | None  # allocatable cpu in cores
+    ephemeral_storage: Fraction | None  # local NVMe / SSD bytes
+    source: str  # "catalog" | "profile"
+
+
+@dataclass(frozen=True)
+class NodePool:
+    """A node pool from the user's cluster profile."""
+
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    gpus: int | None = None
+    gpu_resource: str = "nvidia.com/gpu"
+    memory: Fraction | None = None
+    cpu: Fraction | None = None
+    ephemeral_storage: Fraction | None = None
+    kubelet_version: str | None = None
+    cgroup_version: int | None = None
+    os: str | None = None
+    kubelet_config: str | None = None
+
+
+# --------------------------------------------------------------------------
+# Documented reservation formulas (used to produce the catalog numbers for
+# providers that publish only RAM; tests check every row against them).
+
+
+def _tiered(total: Fraction, tiers: Sequence[tuple[Fraction | None, Fraction]]) -> Fraction:
+    """Sum of rate x amount over consecutive tiers (width None = the rest)."""
+    reserved = Fraction(0)
+    left = total
+    for width, rate in tiers:
+        part = left if width is None else min(left, width)
+        if part <= 0:
+            break
+        reserved += part * rate
+        left -= part
+    return reserved
+
+
+_MEMORY_TIERS_GIB = (
+    (Fraction(4), Fraction(25, 100)),
+    (Fraction(4), Fraction(20, 100)),
+    (Fraction(8), Fraction(10, 100)),
+    (Fraction(112), Fraction(6, 100)),
+    (None, Fraction(2, 100)),
+)
+
+_CPU_TIERS_CORES = (
+    (Fraction(1), Fraction(6, 100)),
+    (Fraction(1), Fraction(1, 100)),
+    (Fraction(2), Fraction(5, 1000)),
+    (None, Fraction(25, 10000)),
+)
+
+
+def gke_allocatable_memory_mib(ram_gib: int | Fraction) -> int:
+    """GKE Standard: capacity minus kube-reserved (25% of the first 4 GiB,
+    20% of the next 4, 10% of the next 8, 6% of the next 112, 2% above
+    128 GiB) minus the 100 MiB eviction threshold; floored to whole MiB."""
+    ram = Fraction(ram_gib)
+    if ram < 1:
+        reserved_mib = Fraction(255)
+    else:
+        reserved_mib = _tiered(ram, _MEMORY_TIERS_GIB) * 1024
+    return math.floor(ram * 1024 - reserved_mib - 100)
+
+
+def tiered_reserved_cpu_millicores(vcpu: int) -> Fraction:
+    """kube-reserved cpu documented by GKE and by the EKS AMIs (Karpenter
+    uses the same): 6% of the first core, 1% of the second, 0.5% of the
+    next two, 0.25% of every core above four."""
+    return _tiered(Fraction(vcpu), _CPU_TIERS_CORES) * 1000
+
+
+def aks_reserved_cpu_millicores(vcpu: int) -> int:
+    """AKS kube-reserved cpu.  AKS publishes a table for 1/2/4/8/16/32/64
+    cores (60/100/140/180/260/420/740m); every point above four cores lies
+    on 140m + 10m per core above four, which is used for other sizes."""
+    table = {1: 60, 2: 100, 4: 140}
+    if vcpu in table:
+        return table[vcpu]
+    if vcpu < 4:
+        return 100 if vcpu < 2 else 140
+    return 140 + 10 * (vcpu - 4)
+
+
+AKS_MAX_PODS = 110
+
+
+def aks_allocatable_memory_mib(ram_gib: int | Fraction, max_pods: int = AKS_MAX_PODS) -> int:
+    """AKS >= 1.29: kube-reserved = min(20 MiB x max pods + 50 MiB, 25% of
+    RAM), plus the 100 MiB eviction threshold; floored to whole MiB."""
+    ram_mib = Fraction(ram_gib) * 1024
+    reserved = min(Fraction(20 * max_pods + 50), ram_mib / 4)
+    return math.floor(ram_mib - reserved - 100)
+
+
+# --------------------------------------------------------------------------
+# Catalog
+
+# Labels whose values pick out node types: a constraint term needs at least
+# one of these (with operator In) to resolve through the catalog.
+IDENTIFYING_KEYS = frozenset(
+    {
+        "node.kubernetes.io/instance-type",
+        "beta.kubernetes.io/instance-type",
+        "cloud.google.com/gke-accelerator",
+        "karpenter.k8s.aws/instance-family",
+        "karpenter.k8s.aws/instance-gpu-name",
+        "eks.amazonaws.com/instance-family",
+        "eks.amazonaws.com/instance-gpu-name",
+        "nvidia.com/gpu.product",
+    }
+)
+
+_AWS_LABEL_FIELDS = {
+    "instance-family": "family",
+    "instance-size": "size",
+    "instance-gpu-name": "gpu_name",
+    "instance-gpu-count": "gpus",
+    "instance-gpu-manufacturer": "gpu_manufacturer",
+    "instance-gpu-memory": "gpu_memory_mib",
+    "instance-cpu": "vcpu",
+    "instance-memory": "ram_mib",
+    "instance-local-nvme": "local_nvme_gb",
+}
+
+# Every label key the catalog can answer for; other keys (pool names,
+# capacity type, zone...) are ignored when matching catalog types.
+KNOWN_KEYS = frozenset(
+    {"node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"}
+    | {f"karpenter.k8s.aws/{k}" for k in _AWS_LABEL_FIELDS}
+    | {f"eks.amazonaws.com/{k}" for k in _AWS_LABEL_FIELDS}
+    | {
+        "cloud.google.com/gke-accelerator",
+        "cloud.google.com/gke-accelerator-count",
+        "cloud.google.com/machine-family",
+        "nvidia.com/gpu.product",
+        "nvidia.com/gpu.count",
+        "nvidia.com/gpu.memory",
+    }
+)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    node: NodeType
+    provider: str
+    labels: dict[str, str]
+
+
+_ENTRIES: dict[str, _Entry] | None = None
+_CATALOG: dict[str, NodeType] | None = None
+
+
+def _safe_loader() -> type:
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _load_rows() -> list[dict[str, Any]]:
+    text = resources.files("kubelint_ml").joinpath("data", "gpu-catalog.yaml").read_text("utf-8")
+    data = yaml.load(text, Loader=_safe_loader())  # noqa: S506 - safe loader
+    return list(data["types"])
+
+
+def _entry(row: Mapping[str, Any]) -> _Entry:
+    name = str(row["name"])
+    provider = str(row["provider"])
+    node = NodeType(
+        name=name,
+        gpus=int(row["gpus"]),
+        gpu_resource=str(row.get("gpu_resource", "nvidia.com/gpu")),
+        gpu_model=str(row["gpu_model"]),
+        memory=Fraction(int(row["allocatable_memory_mib"]) * MI),
+        cpu=Fraction(int(row["allocatable_cpu_millicores"]), 1000),
+        ephemeral_storage=(
+            Fraction(int(row["local_storage_bytes"]))
+            if row.get("local_storage_bytes") is not None
+            else None
+        ),
+        source="catalog",
+    )
+    labels = {
+        "node.kubernetes.io/instance-type": name,
+        "beta.kubernetes.io/instance-type": name,
+        "nvidia.com/gpu.count": str(node.gpus),
+        "nvidia.com/gpu.product": str(row["gpu_product"]),
+        "nvidia.com/gpu.memory": str(row["gpu_memory_mib"]),
+    }
+    if provider == "aws":
+        values = dict(row)
+        values["ram_mib"] = int(row["ram_gib"]) * 1024
+        values["gpu_manufacturer"] = "nvidia"
+        for label, key in _AWS_LABEL_FIELDS.items():
+            if values.get(key) is not None:
+                labels[f"karpenter.k8s.aws/{label}"] = str(values[key])
+                labels[f"eks.amazonaws.com/{label}"] = str(values[key])
+    elif provider == "gcp":
+        labels["cloud.google.com/gke-accelerator"] = str(row["gke_accelerator"])
+        labels["cloud.google.com/gke-accelerator-count"] = str(node.gpus)
+        labels["cloud.google.com/machine-family"] = name.split("-", 1)[0]
+    return _Entry(node, provider, labels)
+
+
+def _entries() -> dict[str, _Entry]:
+    global _ENTRIES
+    if _ENTRIES is None:
+        _ENTRIES = {e.node.name: e for e in map(_entry, _load_rows())}
+    return _ENTRIES
+
+
+def catalog() -> dict[str, NodeType]:
+    """Every built-in GPU node type by name (loaded once)."""
+    global _CATALOG
+    if _CATALOG is None:
+        _CATALOG = {name: e.node for name, e in _entries().items()}
+    return dict(_CATALOG)
+
+
+def catalog_labels(name: str) -> dict[str, str]:
+    """The well-known node labels a catalog type carries ({} if unknown)."""
+    entry = _entries().get(name)
+    return dict(entry.labels) if entry else {}
+
+
+# --------------------------------------------------------------------------
+# Profile values
+
+
+_SUFFIXES = {
+    "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60,
+    "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1,
+    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+}
+_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")
+
+
+def profile_quantity(value: Any) -> Fraction | None:
+    """A profile quantity ("640Gi", "96", 1.5, Fraction) as a Fraction, or None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, Fraction)):
+        return Fraction(value)
+    if isinstance(value, float):
+        return Fraction(str(value)) if math.isfinite(value) else None
+    if not isinstance(value, str):
+        return None
+    try:
+        from kubelint_ml.k8s.quantity import parse_manifest_quantity  # type: ignore[import-not-found]
+    except ImportError:
+        parse_manifest_quantity = None
+    if parse_manifest_quantity is not None:
+        try:
+            return Fraction(parse_manifest_quantity(value).value)
+        except Exception:  # noqa: BLE001 - any parse failure means "not a quantity"
+            return None
+    m = _QUANTITY.match(value.strip())
+    if not m:
+        return None
+    return Fraction(m.group(1)) * _SUFFIXES[m.group(2) or ""]
+
+
+def node_pool_from_config(name: str, data: Mapping[str, Any]) -> NodePool:
+    """Build a NodePool from one profile entry; unusable values become None."""
+    labels_raw = data.get("labels")
+    labels = (
+        {str(k): str(v) for k, v in labels_raw.items() if isinstance(v, (str, int)) and not isinstance(v, bool)}
+        if isinstance(labels_raw, Mapping)
+        else {}
+    )
+    gpus = data.get("gpus")
+    cgroup = data.get("cgroupVersion", data.get("cgroup_version"))
+    version = data.get("kubeletVersion", data.get("kubelet_version"))
+    resource = data.get("gpuResource", data.get("gpu_resource"))
+    return NodePool(
+        name=name,
+        labels=labels,
+        gpus=gpus if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus >= 0 else None,
+        gpu_resource=resource if isinstance(resource, str) and resource else "nvidia.com/gpu",
+        memory=profile_quantity(data.get("memory")),
+        cpu=profile_quantity(data.get("cpu")),
+        ephemeral_storage=profile_quantity(data.get("ephemeralStorage", data.get("ephemeral_storage"))),
+        kubelet_version=str(version) if isinstance(version, (str, int, float)) and not isinstance(version, bool) else None,
+        cgroup_version=cgroup if cgroup in (1, 2) and not isinstance(cgroup, bool) else None,
+        os=data.get("os") if isinstance(data.get("os"), str) else None,
+        kubelet_config=(
+            data.get("kubeletConfig", data.get("kubelet_config"))
+            if isinstance(data.get("kubeletConfig", data.get("kubelet_config")), str)
+            else None
+        ),
+    )
+
+
+# --------------------------------------------------------------------------
+# Node constraints of a pod
+
+
+@dataclass(frozen=True)
+class _Req:
+    key: str
+    op: str
+    values: tuple[str, ...]
+    origin: str = "nodeAffinity"  # or "nodeSelector"
+
+    def text(self) -> str:
+        if self.op == "In" and len(self.values) == 1:
+            return f"{self.key}={self.values[0]}"
+        return f"{self.key} {self.op} [{', '.join(self.values)}]"
+
+
+_OPS = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}
+
+
+def _label_value(v: Any) -> str | None:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    return None
+
+
+def _term_reqs(term: Any) -> list[_Req]:
+    reqs: list[_Req] = []
+    if not isinstance(term, Mapping):
+        return reqs
+    exprs = term.get("matchExpressions")
+    if not isinstance(exprs, list):
+        return reqs
+    for expr in exprs:
+        if not isinstance(expr, Mapping):
+            continue
+        key, op = expr.get("key"), expr.get("operator")
+        if not isinstance(key, str) or op not in _OPS:
+            continue
+        raw = expr.get("values")
+        vals = tuple(v for v in map(_label_value, raw) if v is not None) if isinstance(raw, list) else ()
+        reqs.append(_Req(key, op, vals))
+    return reqs
+
+
+def _pod_terms(pod_spec: Any) -> list[list[_Req]] | None:
+    """The pod's hard node constraints as OR-ed terms of AND-ed requirements;
+    None when the pod has none."""
+    if not isinstance(pod_spec, Mapping):
+        return None
+    base: list[_Req] = []
+    selector = pod_spec.get("nodeSelector")
+    if isinstance(selector, Mapping):
+        for k, v in selector.items():
+            value = _label_value(v)
+            if isinstance(k, str) and value is not None:
+                base.append(_Req(k, "In", (value,), "nodeSelector"))
+    terms: list[list[_Req]] = []
+    affinity = pod_spec.get("affinity")
+    node_aff = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
+    required = (
+        node_aff.get("requiredDuringSchedulingIgnoredDuringExecution")
+        if isinstance(node_aff, Mapping)
+        else None
+    )
+    raw_terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
+    if isinstance(raw_terms, list):
+        for term in raw_terms:
+            terms.append(base + _term_reqs(term))
+    if not terms:
+        terms = [base]
+    if all(not t for t in terms):
+        return None
+    return terms
+
+
+def _satisfies(req: _Req, labels: Mapping[str, str]) -> bool:
+    value = labels.get(req.key)
+    if req.op == "In":
+        return value is not None and value in req.values
+    if req.op == "NotIn":
+        return value is None or value not in req.values
+    if req.op == "Exists":
+        return value is not None
+    if req.op == "DoesNotExist":
+        return value is None
+    # Gt / Lt: one integer value, compared with the label as an integer.
+    if value is None or len(req.values) != 1:
+        return False
+    try:
+        have, want = int(value), int(req.values[0])
+    except ValueError:
+        return False
+    return have > want if req.op == "Gt" else have < want
+
+
+def _term_matches(term: Sequence[_Req], labels: Mapping[str, str], known: frozenset[str] | None) -> bool:
+    """All requirements hold; with `known`, keys outside it are ignored."""
+    return all(_satisfies(r, labels) for r in term if known is None or r.key in known)
+
+
+def pools_for_pod(pod_spec: Mapping[str, Any], pools: Sequence[NodePool]) -> list[NodePool]:
+    """Pools whose labels satisfy the pod's node constraints (all pools when
+    the pod has none)."""
+    terms = _pod_terms(pod_spec)
+    if terms is None:
+        return list(pools)
+    return [p for p in pools if any(_term_matches(t, p.labels, None) for t in terms)]
+
+
+# --------------------------------------------------------------------------
+# Resolution
+
+
+def _size_key(node: NodeType) -> tuple:
+    mem = node.memory
+    per_gpu = mem / node.gpus if mem is not None and node.gpus > 0 else None
+    return (
+        per_gpu is None,
+        per_gpu if per_gpu is not None else 0,
+        node.gpus,
+        mem if mem is not None else 0,
+        node.name,
+    )
+
+
+def smallest(nodes: Sequence[NodeType]) -> NodeType:
+    """The smallest node type: fewest allocatable memory bytes per GPU, then
+    fewest GPUs, then least memory, then name (unknown memory sorts last)."""
+    return min(nodes, key=_size_key)
+
+
+def _requested_extended(pod_spec: Mapping[str, Any]) -> set[str]:
+    """Extended resource names any container requests or limits (non-zero)."""
+    names: set[str] = set()
+    for group in ("containers", "initContainers"):
+        containers = pod_spec.get(group)
+        if not isinstance(containers, list):
+            continue
+        for c in containers:
+            res = c.get("resources") if isinstance(c, Mapping) else None
+            if not isinstance(res, Mapping):
+                continue
+            for kind in ("limits", "requests"):
+                values = res.get(kind)
+                if not isinstance(values, Mapping):
+                    continue
+                for k, v in values.items():
+                    if (
+                        isinstance(k, str)
+                        and "/" in k
+                        and "kubernetes.io/" not in k
+                        and v not in (0, "0")
+                    ):
+                        names.add(k)
+    return names
+
+
+def _pool_node_type(pool: NodePool) -> NodeType | None:
+    base: NodeType | None = None
+    for key in ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"):
+        name = pool.labels.get(key)
+        if name and name in _entries():
+            base = _entries()[name].node
+            break
+    gpus = pool.gpus if pool.gpus is not None else (base.gpus if base else None)
+    if not gpus:
+        return None
+    model = base.gpu_model if base else (
+        pool.labels.get("nvidia.com/gpu.product")
+        or pool.labels.get("karpenter.k8s.aws/instance-gpu-name")
+        or pool.labels.get("cloud.google.com/gke-accelerator")
+        or ""
+    )
+    return NodeType(
+        name=pool.name,
+        gpus=gpus,
+        gpu_resource=pool.gpu_resource,
+        gpu_model=model,
+        memory=pool.memory if pool.memory is not None else (base.memory if base else None),
+        cpu=pool.cpu if pool.cpu is not None else (base.cpu if base else None),
+        ephemeral_storage=(
+            pool.ephemeral_storage
+            if pool.ephemeral_storage is not None
+            else (base.ephemeral_storage if base else None)
+        ),
+        source="profile",
+    )
+
+
+def _describe(terms: Sequence[Sequence[_Req]]) -> str:
+    """E.g. "nodeSelector node.kubernetes.io/instance-type=p4d.24xlarge"."""
+    selector = [r.text() for r in terms[0] if r.origin == "nodeSelector" and r.key in KNOWN_KEYS]
+    affinity = [
+        ", ".join(r.text() for r in term if r.origin != "nodeSelector" and r.key in KNOWN_KEYS)
+        for term in terms
+    ]
+    affinity = [a for a in affinity if a]
+    parts = []
+    if selector:
+        parts.append("nodeSelector " + ", ".join(selector))
+    if affinity:
+        parts.append("required node affinity " + " | ".join(affinity))
+    return "; ".join(parts)
+
+
+_INSTANCE_TYPE_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+
+
+def _unalias(req: _Req) -> _Req:
+    """SageMaker HyperPod nodes label instance types "ml.<EC2 type>"; they
+    resolve to the EC2 type."""
+    if req.key not in _INSTANCE_TYPE_KEYS:
+        return req
+    entries = _entries()
+    values = tuple(
+        v[3:] if v.startswith("ml.") and v[3:] in entries and entries[v[3:]].provider == "aws" else v
+        for v in req.values
+    )
+    return _Req(req.key, req.op, values, req.origin)
+
+
+def _resolve_term(term: Sequence[_Req]) -> tuple[list[_Entry], str | None]:
+    """Catalog entries a term allows, or ([], reason) when it cannot say."""
+    term = [_unalias(r) for r in term]
+    identifying = [r for r in term if r.key in IDENTIFYING_KEYS and r.op == "In"]
+    if not identifying:
+        return [], "no node type label (instance type, accelerator or GPU product)"
+    entries = _entries().values()
+    for req in identifying:
+        for value in req.values:
+            if not any(e.labels.get(req.key) == value for e in entries):
+                return [], f"{req.key}={value} is not in the built-in GPU catalog"
+    found = [e for e in entries if _term_matches(term, e.labels, KNOWN_KEYS)]
+    if not found:
+        return [], f"no catalog node type satisfies {_describe([term])}"
+    return found, None
+
+
+def resolve_node_type(
+    pod_spec: Mapping[str, Any], pools: Sequence[NodePool] = ()
+) -> tuple[NodeType | None, str]:
+    """The node type a pod template lands on and how that was decided, or
+    (None, why not).  Profile pools are tried first, then the catalog."""
+    if not isinstance(pod_spec, Mapping):
+        return None, "pod spec is not a mapping"
+    terms = _pod_terms(pod_spec)
+
+    wanted = _requested_extended(pod_spec)
+    pool_types = []
+    for pool in pools_for_pod(pod_spec, pools) if pools else ():
+        if wanted and pool.gpu_resource not in wanted:
+            continue
+        node = _pool_node_type(pool)
+        if node is not None:
+            pool_types.append(node)
+    if pool_types:
+        best = smallest(pool_types)
+        how = f"profile pool {best.name}"
+        if len(pool_types) > 1:
+            names = ", ".join(n.name for n in sorted(pool_types, key=_size_key))
+            how += f" (smallest of {len(pool_types)} matching pools: {names})"
+        return best, how
+
+    if terms is None:
+        return None, "no nodeSelector or required node affinity"
+    found: dict[str, _Entry] = {}
+    for term in terms:
+        entries, reason = _resolve_term(term)
+        if reason is not None:
+            return None, reason
+        for e in entries:
+            found[e.node.name] = e
+    providers = sorted({e.provider for e in found.values()})
+    if len(providers) > 1:
+        return None, f"candidate node types span providers ({', '.join(providers)})"
+    nodes = [e.node for e in found.values()]
+    best = smallest(nodes)
+    how = _describe(terms)
+    if len(nodes) > 1:
+        names = ", ".join(n.name for n in sorted(nodes, key=_size_key))
+        how += f" -> {best.name} (smallest of {len(nodes)} candidates: {names})"
+    elif not how.endswith(f"={best.name}"):
+        how += f" -> {best.name}"
+    return best, how

@@ -1,0 +1,405 @@
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubelint_ml.k8s import nodes
+from kubelint_ml.k8s.nodes import (
+    NodePool,
+    NodeType,
+    aks_allocatable_memory_mib,
+    aks_reserved_cpu_millicores,
+    catalog,
+    catalog_labels,
+    gke_allocatable_memory_mib,
+    node_pool_from_config,
+    pools_for_pod,
+    profile_quantity,
+    resolve_node_type,
+    smallest,
+    tiered_reserved_cpu_millicores,
+)
+
+MI = 1 << 20
+GI = 1 << 30
+CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
+
+
+def affinity(*terms, preferred=None):
+    aff = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}
+    if preferred is not None:
+        aff["preferredDuringSchedulingIgnoredDuringExecution"] = preferred
+    return {"affinity": {"nodeAffinity": aff}}
+
+
+def expr(key, op, *values):
+    e = {"key": key, "operator": op}
+    if values:
+        e["values"] = list(values)
+    return {"matchExpressions": [e]}
+
+
+# ---------------------------------------------------------------- formulas
+
+
+def test_gke_memory_formula():
+    # 16 GiB: 25% of 4 + 20% of 4 + 10% of 8 = 2.6 GiB = 2662.4 MiB, + 100 MiB eviction
+    assert gke_allocatable_memory_mib(16) == 13621
+    # 85 GiB: 2.6 GiB + 6% of 69 GiB = 6.74 GiB = 6901.76 MiB
+    assert gke_allocatable_memory_mib(85) == 80038
+    # 1872 GiB: 2.6 + 6.72 + 2% of 1744 = 44.2 GiB = 45260.8 MiB
+    assert gke_allocatable_memory_mib(1872) == 1871567
+
+
+def test_tiered_cpu_matches_karpenter_values():
+    # Karpenter lists 3920m / 95690m / 191450m for 4 / 96 / 192 vCPU.
+    assert 4000 - tiered_reserved_cpu_millicores(4) == 3920
+    assert 96000 - tiered_reserved_cpu_millicores(96) == 95690
+    assert 192000 - tiered_reserved_cpu_millicores(192) == 191450
+
+
+def test_aks_formulas():
+    assert [aks_reserved_cpu_millicores(n) for n in (1, 2, 4, 8, 16, 32, 64)] == [
+        60, 100, 140, 180, 260, 420, 740,
+    ]
+    assert aks_reserved_cpu_millicores(96) == 1060
+    # 900 GiB: min(20*110+50, 25%) = 2250 MiB, + 100 MiB eviction
+    assert aks_allocatable_memory_mib(900) == 921600 - 2250 - 100
+    # small VM: 25% of RAM is the smaller reservation (documented example: 4 GB, 70 pods)
+    assert aks_allocatable_memory_mib(4, max_pods=70) == 4096 - 1024 - 100
+
+
+# ---------------------------------------------------------------- catalog
+
+
+def test_catalog_rows_exact():
+    c = catalog()
+    assert len(c) == 68
+    p4d = c["p4d.24xlarge"]
+    assert p4d == NodeType(
+        name="p4d.24xlarge",
+        gpus=8,
+        gpu_resource="nvidia.com/gpu",
+        gpu_model="NVIDIA A100 40GB",
+        memory=Fraction(1082712 * MI),
+        cpu=Fraction(9569, 100),
+        ephemeral_storage=Fraction(8000 * 10**9),
+        source="catalog",
+    )
+    assert c["p5en.48xlarge"].memory == 1937332 * MI
+    assert c["g6e.2xlarge"].memory == 59627 * MI
+    assert c["g6e.48xlarge"].gpus == 8
+    assert c["a2-highgpu-1g"].memory == 80038 * MI
+    assert c["a2-highgpu-1g"].ephemeral_storage is None
+    assert c["a3-highgpu-8g"].ephemeral_storage == 6000 * GI
+    assert c["Standard_ND96isr_H100_v5"].memory == (1900 * 1024 - 2250 - 100) * MI
+    assert c["Standard_NC24ads_A100_v4"].ephemeral_storage == (960 + 64) * GI
+    assert c["Standard_NC96ads_A100_v4"].cpu == Fraction(96000 - 1060, 1000)
+
+
+def test_every_row_follows_its_rule():
+    rows = nodes._load_rows()
+    for row in rows:
+        if row["memory_rule"] == "gke-standard":
+            assert row["allocatable_memory_mib"] == gke_allocatable_memory_mib(row["ram_gb_listed"])
+        elif row["memory_rule"] == "aks-1.29":
+            assert row["allocatable_memory_mib"] == aks_allocatable_memory_mib(row["ram_gib"])
+        else:
+            assert row["memory_rule"] == "karpenter" and row["provider"] == "aws"
+            assert row["allocatable_memory_mib"] < row["ram_gib"] * 1024
+        if row["cpu_rule"] == "aks-table":
+            expected = row["vcpu"] * 1000 - aks_reserved_cpu_millicores(row["vcpu"])
+        else:
+            expected = row["vcpu"] * 1000 - tiered_reserved_cpu_millicores(row["vcpu"])
+        assert row["allocatable_cpu_millicores"] == expected, row["name"]
+
+
+def test_catalog_file_documents_rules_and_loads_once():
+    text = (Path(nodes.__file__).parent.parent / "data" / "gpu-catalog.yaml").read_text()
+    data = yaml.safe_load(text)
+    assert set(data["rules"]) == {"karpenter", "eks-tiered", "gke-standard", "gke-tiered", "aks-1.29", "aks-table"}
+    assert nodes._entries() is nodes._entries()
+    c = catalog()
+    c.clear()  # callers get a copy
+    assert len(catalog()) == 68
+
+
+def test_catalog_labels():
+    labels = catalog_labels("p5.48xlarge")
+    assert labels["karpenter.k8s.aws/instance-family"] == "p5"
+    assert labels["eks.amazonaws.com/instance-gpu-name"] == "h100"
+    assert labels["karpenter.k8s.aws/instance-memory"] == str(2048 * 1024)
+    assert labels["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3"
+    assert catalog_labels("a3-megagpu-8g")["cloud.google.com/gke-accelerator"] == "nvidia-h100-mega-80gb"
+    assert catalog_labels("nope") == {}
+
+
+# ---------------------------------------------------------------- resolution
+
+
+def test_node_selector_instance_type():
+    node, how = resolve_node_type({"nodeSelector": {"node.kubernetes.io/instance-type": "p4d.24xlarge"}})
+    assert node.name == "p4d.24xlarge"
+    assert how == "nodeSelector node.kubernetes.io/instance-type=p4d.24xlarge"
+
+
+def test_beta_label_and_hyperpod_alias():
+    node, how = resolve_node_type({"nodeSelector": {"beta.kubernetes.io/instance-type": "g5.12xlarge"}})
+    assert node.name == "g5.12xlarge" and node.gpus == 4
+    node, how = resolve_node_type({"nodeSelector": {"node.kubernetes.io/instance-type": "ml.g5.8xlarge"}})
+    assert node.name == "g5.8xlarge"
+    assert how == "nodeSelector node.kubernetes.io/instance-type=ml.g5.8xlarge -> g5.8xlarge"
+
+
+def test_unknown_instance_type_is_unresolved():
+    assert resolve_node_type({"nodeSelector": {"node.kubernetes.io/instance-type": "m5.large"}}) == (
+        None,
+        "node.kubernetes.io/instance-type=m5.large is not in the built-in GPU catalog",
+    )
+    # one unknown value among In candidates: it might be the smallest
+    pod = affinity(expr("node.kubernetes.io/instance-type", "In", "p5.48xlarge", "p6-b200.48xlarge"))
+    node, how = resolve_node_type(pod)
+    assert node is None and "p6-b200.48xlarge" in how
+
+
+def test_gke_accelerator_with_and_without_count():
+    node, how = resolve_node_type(
+        {"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb", "cloud.google.com/gke-accelerator-count": "2"}}
+    )
+    assert node.name == "a3-highgpu-2g"
+    node, how = resolve_node_type({"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"}})
+    assert node.name == "g2-standard-4"
+    assert how.startswith("nodeSelector cloud.google.com/gke-accelerator=nvidia-l4 -> g2-standard-4 (smallest of 8 candidates: g2-standard-4, g2-standard-8,")
+    node, how = resolve_node_type({"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}})
+    assert node is None
+    assert how == "cloud.google.com/gke-accelerator=nvidia-tesla-t4 is not in the built-in GPU catalog"
+
+
+def test_gke_accelerator_count_as_integer_yaml_value():
+    pod = {"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb", "cloud.google.com/gke-accelerator-count": 8}}
+    assert resolve_node_type(pod)[0].name == "a3-megagpu-8g"
+
+
+def test_karpenter_family_size_and_in_lists():
+    pod = affinity(
+        {
+            "matchExpressions": [
+                {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g6e"]},
+                {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["12xlarge", "48xlarge"]},
+                {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
+            ]
+        }
+    )
+    node, how = resolve_node_type(pod)
+    # 12xlarge: 360157 Mi / 4 GPUs; 48xlarge: 1449132 Mi / 8 GPUs
+    assert node.name == "g6e.12xlarge"
+    assert how == (
+        "required node affinity karpenter.k8s.aws/instance-family=g6e, "
+        "karpenter.k8s.aws/instance-size In [12xlarge, 48xlarge] -> g6e.12xlarge "
+        "(smallest of 2 candidates: g6e.12xlarge, g6e.48xlarge)"
+    )
+
+
+def test_eks_auto_mode_gpu_name_and_count():
+    pod = {"nodeSelector": {"eks.amazonaws.com/instance-gpu-name": "h100", "eks.amazonaws.com/instance-gpu-count": "8"}}
+    assert resolve_node_type(pod)[0].name == "p5.48xlarge"
+
+
+def test_gfd_product_and_count():
+    pod = {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L40S", "nvidia.com/gpu.count": "4"}}
+    node, how = resolve_node_type(pod)
+    assert node.name == "g6e.12xlarge"  # 360157 Mi < 721682 Mi for 4 GPUs
+    # the same product on several clouds: no guess
+    node, how = resolve_node_type({"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}})
+    assert node is None
+    assert how == "candidate node types span providers (aws, azure, gcp)"
+
+
+def test_several_terms_are_a_union_and_preferred_terms_are_ignored():
+    pod = affinity(
+        expr("node.kubernetes.io/instance-type", "In", "p5.48xlarge"),
+        expr("node.kubernetes.io/instance-type", "In", "p4d.24xlarge"),
+        preferred=[{"weight": 1, "preference": expr("node.kubernetes.io/instance-type", "In", "g4dn.xlarge")}],
+    )
+    node, how = resolve_node_type(pod)
+    assert node.name == "p4d.24xlarge"
+    assert "smallest of 2 candidates: p4d.24xlarge, p5.48xlarge" in how
+    only_preferred = {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "preference": expr("node.kubernetes.io/instance-type", "In", "p5.48xlarge")}]}}}
+    assert resolve_node_type(only_preferred) == (None, "no nodeSelector or required node affinity")
+
+
+def test_term_without_node_type_label_makes_pod_unresolved():
+    pod = affinity(
+        expr("node.kubernetes.io/instance-type", "In", "p5.48xlarge"),
+        expr("topology.kubernetes.io/zone", "In", "us-east-1a"),
+    )
+    assert resolve_node_type(pod) == (None, "no node type label (instance type, accelerator or GPU product)")
+
+
+def test_node_selector_and_affinity_combine():
+    pod = {"nodeSelector": {"karpenter.k8s.aws/instance-family": "g5"}}
+    pod.update(affinity(expr("karpenter.k8s.aws/instance-gpu-count", "Gt", "4")))
+    node, how = resolve_node_type(pod)
+    assert node.name == "g5.48xlarge"
+    pod.update(affinity(expr("karpenter.k8s.aws/instance-size", "NotIn", "48xlarge", "12xlarge")))
+    node, how = resolve_node_type(pod)
+    assert node.name == "g5.xlarge"  # 14162 Mi for one GPU
+    conflicting = {"nodeSelector": {"node.kubernetes.io/instance-type": "p5.48xlarge"}}
+    conflicting.update(affinity(expr("node.kubernetes.io/instance-type", "In", "p4d.24xlarge")))
+    node, how = resolve_node_type(conflicting)
+    assert node is None and how.startswith("no catalog node type satisfies")
+
+
+@pytest.mark.parametrize(
+    "pod",
+    [
+        None,
+        "x",
+        {"nodeSelector": "x"},
+        {"nodeSelector": ["a"]},
+        {"nodeSelector": {"node.kubernetes.io/instance-type": ["p5.48xlarge"]}},
+        {"nodeSelector": {1: 2, "node.kubernetes.io/instance-type": None}},
+        {"affinity": 3},
+        {"affinity": {"nodeAffinity": []}},
+        {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": "x"}}},
+        {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": 5}}}},
+        affinity(3, {"matchExpressions": 3}, {"matchExpressions": [3, {"key": 1}, {"key": "a", "operator": "Bogus"}]}),
+        affinity({"matchExpressions": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": "p5.48xlarge"}]}),
+        {"containers": "x", "nodeSelector": {"node.kubernetes.io/instance-type": "p5.48xlarge"}},
+        {"containers": [3, {"resources": 4}, {"resources": {"limits": [1]}}]},
+    ],
+)
+def test_wrong_types_never_crash(pod):
+    node, how = resolve_node_type(pod)
+    assert node is None or node.name == "p5.48xlarge"
+    assert isinstance(how, str) and how
+    assert isinstance(pools_for_pod(pod, [NodePool("a")]), list)
+
+
+def test_corpus_deployment_resolves():
+    path = CORPUS / "GoogleCloudPlatform__kubernetes-engine-samples" / (
+        "ai-ml__nemo-rl-on-gke__nemoRL__gemma3-27b-it__nim-gemma-deployment.yaml"
+    )
+    doc = next(d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == "Deployment")
+    node, how = resolve_node_type(doc["spec"]["template"]["spec"])
+    assert node.name == "a3-megagpu-8g"
+    assert how == "nodeSelector cloud.google.com/gke-accelerator=nvidia-h100-mega-80gb -> a3-megagpu-8g"
+
+
+def test_smallest_definition():
+    a = NodeType("a", 8, "nvidia.com/gpu", "", Fraction(800), None, None, "catalog")
+    b = NodeType("b", 1, "nvidia.com/gpu", "", Fraction(100), None, None, "catalog")
+    c = NodeType("c", 2, "nvidia.com/gpu", "", Fraction(180), None, None, "catalog")
+    unknown = NodeType("u", 1, "nvidia.com/gpu", "", None, None, None, "profile")
+    assert smallest([a, b, c, unknown]).name == "c"  # 90 bytes per GPU
+    assert smallest([a, b]).name == "b"  # tie at 100 per GPU: fewer GPUs
+    assert smallest([unknown, a]).name == "a"
+
+
+# ---------------------------------------------------------------- profile pools
+
+
+def gpu_pod(**spec):
+    spec.setdefault("containers", [{"name": "t", "resources": {"limits": {"nvidia.com/gpu": 1}}}])
+    return spec
+
+
+def test_pool_matches_and_overrides_catalog():
+    pools = [
+        NodePool("cpu", labels={"pool": "cpu"}, gpus=0),
+        NodePool(
+            "h100",
+            labels={"pool": "h100", "node.kubernetes.io/instance-type": "p5.48xlarge"},
+            memory=Fraction(1800 * GI),
+        ),
+    ]
+    pod = gpu_pod(nodeSelector={"node.kubernetes.io/instance-type": "p5.48xlarge"})
+    node, how = resolve_node_type(pod, pools)
+    assert how == "profile pool h100"
+    assert node == NodeType(
+        name="h100",
+        gpus=8,  # from the catalog entry of its instance type
+        gpu_resource="nvidia.com/gpu",
+        gpu_model="NVIDIA H100 80GB",
+        memory=Fraction(1800 * GI),  # from the profile
+        cpu=Fraction(191450, 1000),
+        ephemeral_storage=Fraction(30400 * 10**9),
+        source="profile",
+    )
+
+
+def test_no_matching_pool_falls_back_to_catalog():
+    pools = [NodePool("a100", labels={"pool": "a100"}, gpus=8, memory=Fraction(1000 * GI))]
+    node, how = resolve_node_type(gpu_pod(nodeSelector={"node.kubernetes.io/instance-type": "g5.xlarge"}), pools)
+    assert node.name == "g5.xlarge" and node.source == "catalog"
+
+
+def test_pod_without_constraints_takes_smallest_gpu_pool():
+    pools = [
+        NodePool("big", gpus=8, memory=Fraction(2000 * GI)),
+        NodePool("small", gpus=4, memory=Fraction(400 * GI)),
+        NodePool("cpu", gpus=0, memory=Fraction(64 * GI)),
+        NodePool("amd", gpus=8, gpu_resource="amd.com/gpu", memory=Fraction(100 * GI)),
+        NodePool("unknown-gpus"),
+    ]
+    node, how = resolve_node_type(gpu_pod(), pools)
+    assert node.name == "small"
+    assert how == "profile pool small (smallest of 2 matching pools: small, big)"
+    assert [p.name for p in pools_for_pod(gpu_pod(), pools)] == ["big", "small", "cpu", "amd", "unknown-gpus"]
+
+
+def test_pools_for_pod_operators():
+    pools = [
+        NodePool("a", labels={"tier": "train", "gpus": "8"}),
+        NodePool("b", labels={"tier": "serve", "gpus": "1"}),
+        NodePool("c", labels={}),
+    ]
+
+    def names(pod):
+        return [p.name for p in pools_for_pod(pod, pools)]
+
+    assert names({"nodeSelector": {"tier": "train"}}) == ["a"]
+    assert names(affinity(expr("tier", "NotIn", "train"))) == ["b", "c"]
+    assert names(affinity(expr("tier", "Exists"))) == ["a", "b"]
+    assert names(affinity(expr("tier", "DoesNotExist"))) == ["c"]
+    assert names(affinity(expr("gpus", "Gt", "4"))) == ["a"]
+    assert names(affinity(expr("gpus", "Lt", "4"))) == ["b"]
+    assert names(affinity(expr("tier", "In", "serve"), expr("tier", "In", "train"))) == ["a", "b"]
+    assert names({"nodeSelector": {"tier": "train"}, **affinity(expr("gpus", "In", "1"))}) == []
+
+
+def test_node_pool_from_config_and_quantities():
+    pool = node_pool_from_config(
+        "h100",
+        {
+            "labels": {"pool": "h100", "bad": ["x"]},
+            "gpus": 8,
+            "memory": "1800Gi",
+            "cpu": "190",
+            "ephemeralStorage": "28T",
+            "kubeletVersion": "1.32",
+            "cgroupVersion": 2,
+            "os": "linux",
+            "kubeletConfig": "kubelet.yaml",
+        },
+    )
+    assert pool == NodePool(
+        name="h100",
+        labels={"pool": "h100"},
+        gpus=8,
+        gpu_resource="nvidia.com/gpu",
+        memory=Fraction(1800 * GI),
+        cpu=Fraction(190),
+        ephemeral_storage=Fraction(28 * 10**12),
+        kubelet_version="1.32",
+        cgroup_version=2,
+        os="linux",
+        kubelet_config="kubelet.yaml",
+    )
+    bad = node_pool_from_config("x", {"labels": 3, "gpus": True, "memory": "lots", "cgroupVersion": 3})
+    assert (bad.labels, bad.gpus, bad.memory, bad.cgroup_version) == ({}, None, None, None)
+    assert profile_quantity("500m") == Fraction(1, 2)
+    assert profile_quantity(1.5) == Fraction(3, 2)
+    assert profile_quantity(True) is None

@@ -1,0 +1,339 @@
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubelint_ml.k8s.signals import Signal, container_signals, signals_for_template, workload_signals
+
+CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
+
+
+def sig(text, kind, path, processes=None):
+    return Signal(text, kind, path, processes)
+
+
+# ---------------------------------------------------------------- torchrun
+
+
+def test_torchrun_list_form_equals_sign():
+    c = {"command": ["torchrun"], "args": ["--nnodes=2", "--nproc_per_node=32", "train_torchrun.py"]}
+    assert container_signals(c) == [sig("--nproc_per_node=32", "torchrun", ("args", 1), 32)]
+
+
+def test_torchrun_space_separated_and_dash_spelling():
+    c = {"command": ["/usr/local/bin/torchrun", "--nproc-per-node", "4", "train.py"]}
+    assert container_signals(c) == [sig("--nproc-per-node 4", "torchrun", ("command", 1), 4)]
+
+
+def test_torchrun_single_process_is_not_a_signal():
+    c = {"command": ["bash", "-c"], "args": ["torchrun --rdzv_id=123 --nnodes=4 --nproc_per_node=1 mnist.py"]}
+    assert container_signals(c) == []
+    assert container_signals({"command": ["torchrun", "train.py"]}) == []
+
+
+def test_torchrun_device_words_and_unresolved_variables():
+    assert container_signals({"command": ["torchrun", "--nproc_per_node=gpu", "t.py"]}) == [
+        sig("--nproc_per_node=gpu", "torchrun", ("command", 1))
+    ]
+    assert container_signals({"command": ["torchrun", "--nproc_per_node=auto", "t.py"]}) == [
+        sig("--nproc_per_node=auto", "torchrun", ("command", 1))
+    ]
+    # a template placeholder (envsubst) and an unresolvable $(VAR)
+    assert container_signals({"command": ["/usr/local/bin/torchrun", "--nproc_per_node=$GPU_PER_NODE", "/fsdp/train.py"]}) == [
+        sig("--nproc_per_node=$GPU_PER_NODE", "torchrun", ("command", 1))
+    ]
+    assert container_signals({"args": ["torchrun", "--nproc_per_node", "$(NPROC)", "t.py"]}) == [
+        sig("--nproc_per_node $(NPROC)", "torchrun", ("args", 1))
+    ]
+
+
+def test_variables_resolve_through_literal_env():
+    c = {
+        "command": ["torchrun", "--nproc_per_node=$(NPROC)", "t.py"],
+        "env": [{"name": "NPROC", "value": "8"}, {"name": "ONE", "value": "1"}],
+    }
+    assert container_signals(c) == [sig("--nproc_per_node=$(NPROC)", "torchrun", ("command", 1), 8)]
+    c["command"][1] = "--nproc_per_node=${ONE}"
+    assert container_signals(c) == []
+
+
+def test_python_m_torch_distributed():
+    c = {"command": ["python", "-m", "torch.distributed.launch", "--nproc_per_node=2", "t.py"]}
+    assert container_signals(c) == [sig("--nproc_per_node=2", "torchrun", ("command", 3), 2)]
+    # -m after the script belongs to the script
+    c = {"command": ["python3", "train.py", "-m", "torch.distributed.run", "--nproc_per_node", "1"]}
+    assert container_signals(c) == []
+
+
+def test_pet_nproc_per_node_env():
+    c = {"env": [{"name": "PET_NPROC_PER_NODE", "value": "4"}, {"name": "PET_NNODES", "value": "2"}]}
+    assert container_signals(c) == [sig("PET_NPROC_PER_NODE=4", "torchrun", ("env", 0, "value"), 4)]
+    assert container_signals({"env": [{"name": "PET_NPROC_PER_NODE", "value": "1"}]}) == []
+    assert container_signals({"env": [{"name": "PET_NPROC_PER_NODE", "valueFrom": {"x": 1}}]}) == []
+
+
+# ---------------------------------------------------------------- DataLoader
+
+
+def test_dataloader_flags():
+    c = {"command": ["python", "train.py", "--num_workers=4", "--dataloader_num_workers", "8", "--num-workers", "0"]}
+    assert container_signals(c) == [
+        sig("--num_workers=4", "dataloader", ("command", 2), 4),
+        sig("--dataloader_num_workers 8", "dataloader", ("command", 3), 8),
+    ]
+
+
+def test_workers_flag_only_for_python_commands():
+    # the PyTorch imagenet example's data-loading flag
+    script = "wget main.py; /usr/local/bin/torchrun --nproc_per_node=1 --nnodes=3 imagenet.py --arch=resnet18 --workers=4"
+    assert container_signals({"command": ["/bin/bash", "-c", script]}) == [
+        sig("--workers=4", "dataloader", ("command", 2), 4)
+    ]
+    assert container_signals({"command": ["python", "-m", "torch.distributed.run", "imagenet.py", "--workers=0"]}) == []
+    assert container_signals({"command": ["mytool", "--workers", "4"]}) == []
+
+
+def test_hydra_style_overrides():
+    c = {"args": ["python", "train.py", "data.dataloader.num_workers=6", "trainer.devices=8", "num_workers=0"]}
+    assert container_signals(c) == [sig("data.dataloader.num_workers=6", "dataloader", ("args", 2), 6)]
+
+
+def test_inline_python_dataloader_and_multiprocessing():
+    code = (
+        "import torch\n"
+        "loader = DataLoader(ds, batch_size=32, num_workers=4)\n"
+        "val = DataLoader(ds, num_workers=0)\n"
+        "with multiprocessing.Pool(8) as p:\n    pass\n"
+    )
+    c = {"command": ["python", "-c", code]}
+    assert container_signals(c) == [
+        sig("num_workers=4", "dataloader", ("command", 2), 4),
+        sig("multiprocessing.Pool(", "multiprocessing", ("command", 2)),
+    ]
+
+
+def test_env_num_workers_is_ambiguous_but_dataloader_names_count():
+    c = {
+        "env": [
+            {"name": "NUM_WORKERS", "value": "4"},  # Ray Train / MPI samples: machines
+            {"name": "OMP_NUM_THREADS", "value": "8"},
+            {"name": "DATALOADER_NUM_WORKERS", "value": "6"},
+            {"name": "NUM_DATA_WORKERS", "value": "0"},
+        ]
+    }
+    assert container_signals(c) == [sig("DATALOADER_NUM_WORKERS=6", "dataloader", ("env", 2, "value"), 6)]
+
+
+def test_ray_num_workers_is_not_dataloader():
+    c = {"command": ["bash", "-c", "ray job submit --address $RAY -- python train.py --num-workers 4"]}
+    assert container_signals(c) == []
+    c = {"command": ["bash", "-c", "ray start --head --block"]}
+    assert container_signals(c) == [sig("ray start", "ray", ("command", 2))]
+
+
+# ---------------------------------------------------------------- launchers
+
+
+def test_accelerate_launch_per_machine_count():
+    script = (
+        "accelerate launch \\\n  --config_file fsdp_config.yaml \\\n  --machine_rank ${JOB_COMPLETION_INDEX} \\\n"
+        "  --num_processes 4 \\\n  --num_machines 2 \\\n  fine_tune.py\n"
+    )
+    c = {"command": ["bash", "-c", script]}
+    assert container_signals(c) == [sig("--num_processes 4", "accelerate", ("command", 2), 2)]
+    assert container_signals({"command": ["accelerate", "launch", "--num_processes=1", "t.py"]}) == []
+    assert container_signals({"command": ["accelerate", "launch", "t.py"]}) == [
+        sig("accelerate launch", "accelerate", ("command", 0))
+    ]
+
+
+def test_deepspeed_launcher():
+    assert container_signals({"command": ["deepspeed", "--num_gpus=8", "train.py"]}) == [
+        sig("--num_gpus=8", "deepspeed", ("command", 1), 8)
+    ]
+    assert container_signals({"command": ["deepspeed", "train.py", "--deepspeed", "ds.json"]}) == [
+        sig("deepspeed", "deepspeed", ("command", 0))
+    ]
+    # the word in a path or image name is not the launcher
+    assert container_signals({"command": ["torchrun"], "args": ["train.py", "/root/deepspeed_data"]}) == []
+
+
+def test_mpi_launchers():
+    c = {"command": ["/bin/sh", "-c", "mkdir -p /var/run/sshd; /usr/sbin/sshd; mpiexec --allow-run-as-root --host ${MPI_HOST} -np 2 mpi_hello_world;"]}
+    assert container_signals(c) == [sig("-np 2", "mpi", ("command", 2), 2)]
+    assert container_signals({"command": ["mpirun"], "args": ["-n", "2", "/home/mpiuser/pi"]}) == [
+        sig("-n 2", "mpi", ("args", 0), 2)
+    ]
+    assert container_signals({"args": ["cd bin && mpirun -n $(($NUM_WORKERS * 192)) -ppn 192 ./xhpl"]}) == [
+        sig("-n $(($NUM_WORKERS * 192))", "mpi", ("args", 0))
+    ]
+    assert container_signals({"command": ["horovodrun", "-np", "1", "python", "t.py"]}) == []
+
+
+def test_servers_and_parallel_tools():
+    assert container_signals({"command": ["gunicorn", "-w", "4", "app:app"]}) == [sig("-w 4", "server", ("command", 1), 4)]
+    assert container_signals({"command": ["gunicorn", "--workers=1", "app:app"]}) == []
+    assert container_signals({"command": ["sh", "-c", "make -j8 all && make install"]}) == [sig("-j8", "make", ("command", 2), 8)]
+    assert container_signals({"command": ["make", "-j", "all"]}) == [sig("-j", "make", ("command", 1))]
+    assert container_signals({"command": ["make", "all"]}) == []
+    assert container_signals({"command": ["sh", "-c", "ls | xargs -P 4 -n 1 gzip"]}) == [sig("-P 4", "xargs", ("command", 2), 4)]
+    assert container_signals({"command": ["parallel", "gzip", ":::", "a", "b"]}) == [sig("parallel", "parallel", ("command", 0))]
+    assert container_signals({"command": ["supervisord", "-n"]}) == [sig("supervisord", "supervisor", ("command", 0))]
+
+
+def test_omp_and_thread_counts_are_not_signals():
+    c = {"command": ["python", "t.py", "--threads", "8"], "env": [{"name": "OMP_NUM_THREADS", "value": "16"}]}
+    assert container_signals(c) == []
+
+
+# ---------------------------------------------------------------- shell jobs
+
+
+def test_background_jobs():
+    two = {"command": ["bash", "-c"], "args": ["python server.py & python train.py"]}
+    assert container_signals(two) == [sig("python &", "shell", ("args", 0))]
+    # `job & wait` (graceful-termination idiom) is one job
+    idiom = {"command": ["bash", "-c"], "args": ["trap 'exit 0' TERM; /tmp/sample --benchmark & wait"]}
+    assert container_signals(idiom) == []
+    sleeper = {"command": ["bash", "-c"], "args": ["nvidia-smi; trap 'exit 0' TERM; sleep infinity & wait"]}
+    assert container_signals(sleeper) == []
+    # && is not a background job
+    assert container_signals({"args": ["bash", "-c", "pip install x && python t.py"]}) == []
+
+
+def test_comments_and_quotes_are_not_scanned_as_commands():
+    c = {"command": ["bash", "-c", "# torchrun --nproc_per_node=8 old.py\necho 'mpirun -np 4' && python t.py"]}
+    assert container_signals(c) == []
+
+
+def test_order_and_deduplication():
+    c = {
+        "command": ["bash", "-c"],
+        "args": ["torchrun --nproc_per_node=8 t.py --num_workers 4", "ignored"],
+        "env": [{"name": "PET_NPROC_PER_NODE", "value": "8"}, {"name": "EXTRA", "value": "--nproc_per_node=2"}],
+    }
+    assert container_signals(c) == [
+        sig("--nproc_per_node=8", "torchrun", ("args", 0), 8),
+        sig("--num_workers 4", "dataloader", ("args", 0), 4),
+        sig("PET_NPROC_PER_NODE=8", "torchrun", ("env", 0, "value"), 8),
+        sig("--nproc_per_node=2", "torchrun", ("env", 1, "value"), 2),
+    ]
+    assert container_signals(c) == container_signals(c)
+    dup = {"command": ["torchrun", "--nproc_per_node=8", "t.py"], "args": []}
+    assert len(container_signals(dup)) == 1
+
+
+@pytest.mark.parametrize(
+    "container",
+    [
+        None,
+        3,
+        "x",
+        {"command": 3, "args": {"a": 1}, "env": "x"},
+        {"command": [None, 3, True, ["x"]], "args": [{"a": 1}]},
+        {"env": [3, {"name": 1, "value": 2}, {"name": "X"}, {"value": "y"}]},
+        {"command": ["bash", "-c", "echo 'unterminated"]},
+        {"command": ["bash", "-c", "echo $(( 1 + "]},
+        {"command": ["torchrun", "--nproc_per_node"]},
+        {"command": ["mpirun", "-np"]},
+        {"command": ["bash", "-c"]},
+        {"command": ["sh", "-o"]},
+        {"command": ["env"]},
+        {"command": ["python", "-m"]},
+    ],
+)
+def test_wrong_types_never_crash(container):
+    assert isinstance(container_signals(container), list)
+    assert isinstance(workload_signals(container), list)
+
+
+def test_command_as_string_is_scanned_as_script():
+    assert container_signals({"command": "torchrun --nproc_per_node=4 t.py"}) == [
+        sig("--nproc_per_node=4", "torchrun", ("command",), 4)
+    ]
+
+
+# ---------------------------------------------------------------- workloads
+
+
+def test_pytorchjob_nproc_per_node():
+    obj = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "spec": {"nprocPerNode": "4", "elasticPolicy": {"nProcPerNode": 1}, "pytorchReplicaSpecs": {"Worker": {}}},
+    }
+    assert workload_signals(obj) == [sig("nprocPerNode: 4", "torchrun", ("spec", "nprocPerNode"), 4)]
+    obj["spec"]["nprocPerNode"] = "auto"
+    assert workload_signals(obj) == [sig("nprocPerNode: auto", "torchrun", ("spec", "nprocPerNode"))]
+    assert signals_for_template(obj, ("spec", "pytorchReplicaSpecs", "Worker", "template"))
+    obj["spec"]["elasticPolicy"]["nProcPerNode"] = 8
+    assert workload_signals(obj)[1] == sig("nProcPerNode: 8", "torchrun", ("spec", "elasticPolicy", "nProcPerNode"), 8)
+
+
+def test_mpijob_slots_apply_to_workers():
+    obj = {"kind": "MPIJob", "spec": {"slotsPerWorker": 8, "mpiReplicaSpecs": {"Launcher": {}, "Worker": {}}}}
+    assert workload_signals(obj) == [sig("slotsPerWorker: 8", "mpi", ("spec", "slotsPerWorker"), 8)]
+    assert signals_for_template(obj, ("spec", "mpiReplicaSpecs", "Worker", "template")) == workload_signals(obj)
+    assert signals_for_template(obj, ("spec", "mpiReplicaSpecs", "Launcher", "template")) == []
+    obj["spec"]["runLauncherAsWorker"] = True
+    assert signals_for_template(obj, ("spec", "mpiReplicaSpecs", "Launcher", "template")) == workload_signals(obj)
+    obj["spec"]["slotsPerWorker"] = 1
+    assert workload_signals(obj) == []
+
+
+def test_trainjob_and_training_runtime():
+    tj = {"kind": "TrainJob", "spec": {"trainer": {"numNodes": 2, "numProcPerNode": 4}}}
+    assert workload_signals(tj) == [sig("numProcPerNode: 4", "trainjob", ("spec", "trainer", "numProcPerNode"), 4)]
+    rt = {
+        "kind": "ClusterTrainingRuntime",
+        "spec": {
+            "mlPolicy": {"numNodes": 1, "torch": {"numProcPerNode": "auto"}},
+            "template": {"spec": {"replicatedJobs": [{"name": "initializer"}, {"name": "node"}]}},
+        },
+    }
+    signals = workload_signals(rt)
+    assert signals == [sig("numProcPerNode: auto", "torchrun", ("spec", "mlPolicy", "torch", "numProcPerNode"))]
+    node_tpl = ("spec", "template", "spec", "replicatedJobs", 1, "template", "spec", "template")
+    init_tpl = ("spec", "template", "spec", "replicatedJobs", 0, "template", "spec", "template")
+    assert signals_for_template(rt, node_tpl) == signals
+    assert signals_for_template(rt, init_tpl) == []
+
+
+def test_kuberay_groups():
+    obj = {"kind": "RayJob", "spec": {"rayClusterSpec": {"headGroupSpec": {}, "workerGroupSpecs": [{}, 3]}}}
+    assert workload_signals(obj) == [
+        sig("ray start (KubeRay head)", "ray", ("spec", "rayClusterSpec", "headGroupSpec")),
+        sig("ray start (KubeRay worker)", "ray", ("spec", "rayClusterSpec", "workerGroupSpecs", 0)),
+    ]
+    assert signals_for_template(obj, ("spec", "submitterPodTemplate")) == []
+    assert workload_signals({"kind": "Job", "spec": {"nprocPerNode": 8}}) == []
+
+
+# ---------------------------------------------------------------- corpus
+
+
+def corpus_doc(name, kind):
+    docs = yaml.safe_load_all((CORPUS / name).read_text())
+    return next(d for d in docs if isinstance(d, dict) and d.get("kind") == kind)
+
+
+def test_corpus_trainium_torchrun():
+    job = corpus_doc("awslabs__ai-on-eks/infra__trainium-inferentia__examples__mlp_train__trn1-mlp-karpenter.yaml", "Job")
+    container = job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]  # Volcano Job
+    assert container_signals(container) == [sig("--nproc_per_node=32", "torchrun", ("args", 1), 32)]
+
+
+def test_corpus_bionemo_pytorchjob():
+    obj = corpus_doc("awslabs__ai-on-eks/infra__bionemo__examples__esm2nv__esm2nv-training-job.yaml", "PyTorchJob")
+    assert workload_signals(obj) == [sig("nprocPerNode: 4", "torchrun", ("spec", "nprocPerNode"), 4)]
+
+
+def test_corpus_gke_accelerate_job():
+    job = corpus_doc("GoogleCloudPlatform__kubernetes-engine-samples/ai-ml__mix-train-and-inference__workloads__fine-tune-l4.yaml", "Job")
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    assert container_signals(container) == [sig("--num_processes 4", "accelerate", ("command", 2), 2)]
+
+
+def test_corpus_dra_sleep_idiom_is_quiet():
+    pod = corpus_doc("NVIDIA__KAI-Scheduler/examples__quickstart__pods__gpu-pod.yaml", "Pod")
+    assert container_signals(pod["spec"]["containers"][0]) == []
