@@ -148,7 +148,8 @@ class Engine:
                                            "Fix the field's type; Kubernetes rejects this object.", None))
         training: bool | None = None
         obj_ignores = parse_ignore(obj.annotations.get(IGNORE_ANNOTATION))
-        tpl_ignores = {id(t): parse_ignore(t.annotations.get(IGNORE_ANNOTATION)) for t in templates}
+        # A Pod's template metadata is the object's own: count it once.
+        tpl_ignores = {id(t): parse_ignore(t.annotations.get(IGNORE_ANNOTATION)) if t.path else {} for t in templates}
         for rule in self.rules:
             if not _kind_matches(rule, obj):
                 continue

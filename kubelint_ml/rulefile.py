@@ -192,7 +192,7 @@ def builtin_rules_dir() -> Path:
     """The shipped rules: ``rules/`` beside the package in a checkout, else package data."""
     here = Path(__file__).resolve().parent
     source_tree = here.parent / "rules"
-    if source_tree.is_dir() and (source_tree / "__init__.py").exists():
+    if (here.parent / "pyproject.toml").is_file() and (source_tree / "__init__.py").is_file():
         return source_tree
     from importlib import resources
 

@@ -1,0 +1,295 @@
+"""The command line as a user meets it: formats, exit codes, config, custom rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kubelint_ml import __version__
+from kubelint_ml.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+FAMILY1 = str(ROOT / "fixtures" / "qos" / "family1.yaml")
+GOOD = """apiVersion: v1
+kind: Pod
+metadata: {name: ok}
+spec:
+  containers:
+    - name: c
+      image: busybox
+      resources:
+        limits: {cpu: "1", memory: 1Gi}
+"""
+
+
+def run(args, input=None, cwd=None, env=None):
+    runner = CliRunner()
+    if cwd is not None:
+        with runner.isolated_filesystem(temp_dir=cwd):
+            return runner.invoke(main, args, input=input, env=env)
+    return runner.invoke(main, args, input=input, env=env, catch_exceptions=False)
+
+
+def findings(result):
+    return [(f["rule"], f["line"], f["column"]) for f in json.loads(result.output)["findings"]]
+
+
+def test_version():
+    r = run(["--version"])
+    assert r.exit_code == 0 and __version__ in r.output
+
+
+def test_family1_fixture_json_exact(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    r = run(["check", "fixtures/qos/family1.yaml", "--format", "json"])
+    assert r.exit_code == 1
+    data = json.loads(r.output)
+    got = [(f["rule"], f["line"], f["column"], f["path"]) for f in data["findings"]
+           if f["rule"] in {"besteffort-qos", "missing-memory-request", "missing-memory-limit", "suspicious-quantity",
+                            "request-exceeds-limit", "invalid-quantity", "unknown-ignore-rule",
+                            "memory-overcommit-ratio"}]
+    assert got == [
+        ("besteffort-qos", 8, 5, "spec.template.spec"),
+        ("missing-memory-request", 13, 11, "spec.template.spec.containers[0].resources"),
+        ("missing-memory-limit", 14, 13, "spec.template.spec.containers[0].resources.limits"),
+        ("suspicious-quantity", 42, 20, "spec.template.spec.containers[0].resources.requests.cpu"),
+        ("request-exceeds-limit", 43, 23, "spec.template.spec.containers[0].resources.requests.memory"),
+        ("invalid-quantity", 46, 34, "spec.template.spec.containers[0].resources.limits.ephemeral-storage"),
+        ("unknown-ignore-rule", 53, 28, 'metadata.annotations["kubelint-ml.io/ignore"]'),
+        ("missing-memory-limit", 56, 7, "spec.initContainers[0]"),
+        ("memory-overcommit-ratio", 66, 11, "spec.containers[0].resources.limits.memory"),
+    ]
+    f0 = data["findings"][0]
+    assert f0["object"] == {"apiVersion": "batch/v1", "kind": "Job", "namespace": "", "name": "gpu-only"}
+    assert f0["severity"] == "error"  # accelerator pod escalation
+    assert f0["file"] == "fixtures/qos/family1.yaml"
+    assert f0["remediation"]
+    assert data["summary"]["suppressed"] == 1
+    assert data["suppressed"] == []
+
+
+def test_text_format_and_summary(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    r = run(["check", "fixtures/qos/family1.yaml", "--no-color"])
+    lines = r.output.splitlines()
+    assert lines[0].startswith("fixtures/qos/family1.yaml:8:5: error besteffort-qos Job/gpu-only is BestEffort")
+    assert lines[-1] == "4 errors, 3 warnings, 2 info in 1 file (1 suppressed)"
+    assert "\x1b[" not in r.output
+
+
+def test_show_suppressed_lists_them_with_reason(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    r = run(["check", "fixtures/qos/family1.yaml", "--show-suppressed", "--format", "json"])
+    sup = json.loads(r.output)["suppressed"]
+    assert [(f["rule"], f["line"], f["suppressed"]) for f in sup] == [
+        ("missing-memory-request", 56, "scratch pod reviewed by infra")]
+
+
+def test_fail_levels_and_exit_codes(tmp_path):
+    warn_only = tmp_path / "w.yaml"
+    warn_only.write_text(GOOD.replace('limits: {cpu: "1", memory: 1Gi}', "requests: {memory: 1Gi}"))
+    assert run(["check", str(warn_only)]).exit_code == 0
+    assert run(["check", str(warn_only), "--fail-level", "warning"]).exit_code == 1
+    good = tmp_path / "g.yaml"
+    good.write_text(GOOD)
+    r = run(["check", str(good), "--fail-level", "info"])
+    assert r.exit_code == 0, r.output
+    assert r.output.strip().endswith("no findings in 1 file")
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert run(["check"]).exit_code == 2
+    assert run(["check", str(tmp_path / "missing.yaml")]).exit_code == 2
+    assert run(["check", ".", "--format", "xml"]).exit_code == 2
+    assert run(["check", ".", "--disable", "no-such-rule"]).exit_code == 2
+
+
+def test_parse_errors_exit_1_and_other_documents_still_linted(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(GOOD + "---\n- not a mapping\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers: 3\n")
+    other = tmp_path / "other.yaml"
+    other.write_text("a: [1\n")
+    third = tmp_path / "third.yaml"
+    third.write_text(GOOD.replace("limits", "requests"))
+    r = run(["check", str(tmp_path), "--format", "json"])
+    assert r.exit_code == 1
+    got = [(Path(f["file"]).name, f["rule"], f["line"]) for f in json.loads(r.output)["findings"]
+           if f["rule"] in ("parse-error", "missing-memory-limit")]
+    assert got == [
+        ("bad.yaml", "parse-error", 11),
+        ("bad.yaml", "parse-error", 17),
+        ("other.yaml", "parse-error", 2),
+        ("third.yaml", "missing-memory-limit", 8),
+    ]
+
+
+def test_stdin(tmp_path):
+    r = run(["check", "-", "--format", "json"], input=GOOD.replace("limits", "requests"))
+    assert [(f["file"], f["rule"], f["line"]) for f in json.loads(r.output)["findings"]
+            if f["rule"].startswith("missing-memory")] == [
+        ("<stdin>", "missing-memory-limit", 8)]
+
+
+def test_helm_template_is_a_parse_error(tmp_path):
+    f = tmp_path / "deployment.yaml"
+    f.write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n")
+    r = run(["check", str(f), "--format", "json"])
+    (finding,) = json.loads(r.output)["findings"]
+    assert finding["rule"] == "parse-error" and finding["line"] == 4
+    assert "helm template" in finding["message"]
+
+
+def test_config_overrides_excludes_and_profile(tmp_path, monkeypatch):
+    (tmp_path / "m.yaml").write_text(Path(FAMILY1).read_text())
+    (tmp_path / ".kubelint-ml.yaml").write_text(
+        "overrides:\n  suspicious-quantity: {severity: error}\n  memory-overcommit-ratio: {params: {ratio: 20}}\n"
+        "disable: [missing-memory-request]\n"
+        "exclude:\n  - {kind: Job, rule: besteffort-qos, reason: batch team}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    r = run(["check", "m.yaml", "--format", "json", "--show-suppressed"])
+    data = json.loads(r.output)
+    rules = [(f["rule"], f["severity"]) for f in data["findings"]]
+    assert ("suspicious-quantity", "error") in rules
+    assert not any(rule == "memory-overcommit-ratio" for rule, _ in rules)
+    assert not any(rule == "missing-memory-request" for rule, _ in rules)
+    assert [(f["rule"], f["suppressed"]) for f in data["suppressed"]] == [("besteffort-qos", "batch team")]
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ("failLevel: fatal\n", "failLevel: 'fatal' is not one of"),
+        ("profile: {kubernetesVersion: 1.30}\n", "profile.kubernetesVersion: 1.3 is not of type 'string'"),
+        ("overrides: {memory-overcommit-ratio: {params: {ratio: 0.5}}}\n", "ratio: 0.5 is less than or equal"),
+        ("enable: [no-such-rule]\n", "unknown rule id 'no-such-rule'"),
+        ("exclude: [{}]\n", "exclude.0"),
+        ("a: [1\n", "invalid YAML"),
+    ],
+)
+def test_invalid_config_is_a_clear_error(tmp_path, monkeypatch, config, message):
+    (tmp_path / ".kubelint-ml.yaml").write_text(config)
+    (tmp_path / "m.yaml").write_text(GOOD)
+    monkeypatch.chdir(tmp_path)
+    r = run(["check", "m.yaml"])
+    assert r.exit_code == 2
+    assert message in r.output
+    assert ".kubelint-ml.yaml" in r.output
+    assert "Traceback" not in r.output
+
+
+CEL_RULE = """id: require-team-label
+severity: warning
+title: Training jobs carry a team label
+description: Cost reports group GPU hours by the team label.
+remediation: Add metadata.labels.team.
+scope:
+  unit: object
+  kinds: [Job]
+check:
+  cel: "has(object.metadata.labels) && 'team' in object.metadata.labels"
+  messageExpression: "'Job ' + object.metadata.name + ' has no team label'"
+  path: metadata
+examples:
+  fail:
+    - manifest: |
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          name: train
+        spec: {}
+      findings:
+        - line: 3
+          message: "Job train has no team label"
+  pass:
+    - manifest: |
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          name: train
+          labels: {team: nlp}
+"""
+
+
+def _cel_available():
+    from kubelint_ml.cel import available
+
+    return available()
+
+
+@pytest.mark.skipif(not _cel_available(), reason="CEL runtime needs Python >= 3.11")
+def test_custom_cel_rule_fires_with_line(tmp_path):
+    rules = tmp_path / "policies"
+    rules.mkdir()
+    (rules / "require-team-label.yaml").write_text(CEL_RULE)
+    m = tmp_path / "jobs.yaml"
+    m.write_text("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: a\nspec: {}\n---\n"
+                 "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: b\n  labels: {team: x}\nspec: {}\n")
+    r = run(["check", str(m), "--rules", str(rules), "--format", "json"])
+    got = [(f["rule"], f["line"], f["message"]) for f in json.loads(r.output)["findings"] if f["rule"] == "require-team-label"]
+    assert got == [("require-team-label", 3, "Job/a: Job a has no team label")]
+    v = run(["rules", "verify", str(rules)])
+    assert v.exit_code == 0 and "1 passed, 0 failed" in v.output
+
+
+@pytest.mark.skipif(not _cel_available(), reason="CEL runtime needs Python >= 3.11")
+def test_broken_cel_rule_is_a_one_line_error(tmp_path):
+    rules = tmp_path / "policies"
+    rules.mkdir()
+    (rules / "bad.yaml").write_text(CEL_RULE.replace("'team' in object.metadata.labels", "object.metadata.(labels"))
+    (tmp_path / "m.yaml").write_text(GOOD)
+    r = run(["check", str(tmp_path / "m.yaml"), "--rules", str(rules)])
+    assert r.exit_code == 2
+    (line,) = r.output.strip().splitlines()
+    assert "bad.yaml" in line and "require-team-label" in line and "check.cel" in line
+
+
+def test_malformed_rule_file_names_file_and_field(tmp_path):
+    rules = tmp_path / "policies"
+    rules.mkdir()
+    (rules / "x.yaml").write_text(CEL_RULE.replace("severity: warning", "severity: fatal"))
+    (tmp_path / "m.yaml").write_text(GOOD)
+    r = run(["check", str(tmp_path / "m.yaml"), "--rules", str(rules)])
+    assert r.exit_code == 2
+    assert "x.yaml: severity: 'fatal' is not one of" in r.output
+
+
+def test_rules_list_show_and_verify():
+    r = run(["rules", "list"])
+    assert r.exit_code == 0
+    assert any(line.startswith("besteffort-qos ") for line in r.output.splitlines())
+    j = json.loads(run(["rules", "list", "--format", "json"]).output)
+    assert {"id": "invalid-quantity", "severity": "error"}.items() <= next(x for x in j if x["id"] == "invalid-quantity").items()
+    md = run(["rules", "list", "--format", "markdown"]).output
+    assert md.startswith("| id | severity | family | what it finds |")
+    show = run(["rules", "show", "suspicious-quantity"])
+    assert "memory: 500m" in show.output and "Fails" in show.output and "Passes" in show.output
+    assert run(["rules", "show", "nope"]).exit_code == 2
+    v = run(["rules", "verify"])
+    assert v.exit_code == 0, v.output
+    assert " 0 failed" in v.output
+
+
+def test_init_writes_a_valid_config(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = run(["init"])
+    assert r.exit_code == 0
+    assert Path(".kubelint-ml.yaml").exists()
+    assert run(["init"]).exit_code == 2
+    Path("m.yaml").write_text(GOOD)
+    assert run(["check", "m.yaml"]).exit_code == 0
+
+
+def test_several_outputs_in_one_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    sarif = tmp_path / "out.sarif"
+    r = run(["check", "fixtures/qos/family1.yaml", "--format", "text", "--output", "-", "--format", "sarif",
+             "--output", str(sarif)])
+    assert r.exit_code == 1
+    assert "besteffort-qos" in r.output
+    doc = json.loads(sarif.read_text())
+    assert doc["version"] == "2.1.0"
+    assert doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 8

@@ -1,0 +1,117 @@
+"""Pod templates are found in every kind, with path, role and count."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kubelint_ml.loader import load, render_path
+from kubelint_ml.objects import unpack
+from kubelint_ml.workloads import pod_templates
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "workloads" / "kinds.yaml"
+
+
+def _templates(text: bytes):
+    out = []
+    for doc in load(text).documents:
+        for obj in unpack(doc, "x.yaml").objects:
+            for t in pod_templates(obj):
+                out.append((obj.kind, obj.ref.name, t.role, render_path(t.path), t.replicas, [c.name for c in t.containers], t))
+    return out
+
+
+def test_every_kind_of_the_fixture():
+    got = [row[:6] for row in _templates(FIXTURE.read_bytes())]
+    assert got == [
+        ("Pod", "p", "", "", 1, ["c"]),
+        ("CronJob", "cj", "", "spec.jobTemplate.spec.template", 3, ["c"]),
+        ("TFJob", "tf", "Chief", "spec.tfReplicaSpecs.Chief.template", 1, ["tensorflow"]),
+        ("TFJob", "tf", "PS", "spec.tfReplicaSpecs.PS.template", 2, ["tensorflow"]),
+        ("TFJob", "tf", "Worker", "spec.tfReplicaSpecs.Worker.template", 4, ["tensorflow"]),
+        ("MPIJob", "mpi", "Launcher", "spec.mpiReplicaSpecs.Launcher.template", 1, ["launcher"]),
+        ("MPIJob", "mpi", "Worker", "spec.mpiReplicaSpecs.Worker.template", 0, ["worker"]),
+        ("JobSet", "js", "workers", "spec.replicatedJobs[0].template.spec.template", 8, ["c"]),
+        ("RayJob", "rj", "head", "spec.rayClusterSpec.headGroupSpec.template", 1, ["head"]),
+        ("RayJob", "rj", "gpu", "spec.rayClusterSpec.workerGroupSpecs[0].template", 4, ["w"]),
+        ("RayJob", "rj", "", "spec.submitterPodTemplate", 1, ["submit"]),
+        ("Job", "vj", "ps", "spec.tasks[0].template", 1, ["c"]),
+        ("Job", "vj", "worker", "spec.tasks[1].template", 3, ["c"]),
+        ("ClusterTrainingRuntime", "torch", "node",
+         "spec.template.spec.replicatedJobs[0].template.spec.template", 1, ["node"]),
+        ("LeaderWorkerSet", "lws", "leader", "spec.leaderWorkerTemplate.leaderTemplate", 2, ["leader"]),
+        ("LeaderWorkerSet", "lws", "worker", "spec.leaderWorkerTemplate.workerTemplate", 6, ["worker"]),
+        ("SomethingNew", "crd", "spec.runner.podTemplate", "spec.runner.podTemplate", 5, ["c"]),
+        ("Deployment", "d", "", "spec.template", 3, ["c"]),
+    ]
+
+
+def test_list_items_keep_positions_relative_to_the_document():
+    rows = _templates(FIXTURE.read_bytes())
+    deploy = rows[-1][-1]
+    assert deploy.obj.base == ("items", 0)
+    assert deploy.containers[0].path == ("spec", "template", "spec", "containers", 0)
+
+
+def test_init_containers_and_sidecars_are_told_apart():
+    text = b"""apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  initContainers:
+    - {name: setup, image: x}
+    - {name: proxy, image: x, restartPolicy: Always}
+  containers:
+    - {name: app, image: x}
+"""
+    (tpl,) = [row[-1] for row in _templates(text)]
+    assert [(c.role, c.name) for c in tpl.all_containers] == [
+        ("initContainer", "setup"), ("sidecar", "proxy"), ("container", "app")]
+
+
+@pytest.mark.parametrize(
+    "spec, path, message",
+    [
+        ("containers: 3", "spec.containers", "containers must be a list, found integer"),
+        ("containers: [{name: c, resources: big}]", "spec.containers[0].resources",
+         "container 'c' resources must be a mapping, found string"),
+        ("containers: [{name: c, resources: {limits: [1]}}]", "spec.containers[0].resources.limits",
+         "container 'c' resources.limits must be a mapping, found list"),
+        ("containers: [7]", "spec.containers[0]", "containers[0] must be a mapping, found integer"),
+        ("volumes: {a: 1}\n  containers: []", "spec.volumes", "volumes must be a list, found mapping"),
+        ("nodeSelector: [a]\n  containers: []", "spec.nodeSelector", "nodeSelector must be a mapping, found list"),
+    ],
+)
+def test_wrong_types_are_shape_problems(spec, path, message):
+    text = f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  {spec}\n".encode()
+    (tpl,) = [row[-1] for row in _templates(text)]
+    assert tpl.broken
+    assert [(render_path(p.path), p.message) for p in tpl.problems] == [(path, message)]
+
+
+def test_kinds_without_templates_and_unknown_kinds_without_one():
+    text = b"""apiVersion: v1
+kind: ConfigMap
+metadata: {name: c}
+data: {spec: x}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: q}
+spec: {namespaceSelector: {}}
+"""
+    assert _templates(text) == []
+
+
+def test_corpus_kinds_are_all_found():
+    corpus = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+    kinds = {}
+    for f in sorted(corpus.rglob("*.yaml")):
+        for row in _templates(f.read_bytes()):
+            kinds[row[0]] = kinds.get(row[0], 0) + 1
+            assert not row[-1].broken, (f, row[-1].problems)
+    for kind in ("Pod", "Job", "JobSet", "PyTorchJob", "MPIJob", "RayCluster", "RayJob", "RayService", "TFJob",
+                 "XGBoostJob", "PaddleJob", "JAXJob", "MXJob", "LeaderWorkerSet", "ClusterTrainingRuntime",
+                 "TrainingRuntime", "Deployment", "StatefulSet", "CronJob", "AppWrapper", "JobTemplate"):
+        assert kinds.get(kind), kind
