@@ -60,41 +60,19 @@ def available() -> bool:
 
 # --- Kubernetes quantities ---------------------------------------------------
 
-_QUANTITY = re.compile(
-    r"(?P<sign>[+-]?)(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
-    r"(?P<suffix>[KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?"
-)
-_DECIMAL_SUFFIX = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_BINARY_SUFFIX = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
-
-
 def parse_quantity_nanos(text: str) -> int:
     """A Kubernetes quantity as an exact integer count of nano-units.
 
-    Follows resource.ParseQuantity: more precision than 1n rounds away from
-    zero, binary-suffixed values are capped at 2^63-1. Raises ValueError.
+    The grammar, rounding and caps are those of ``resource.ParseQuantity``
+    (``kubelint_ml.k8s.quantity``). Raises ValueError.
     """
-    from fractions import Fraction
+    from kubelint_ml.k8s.quantity import QuantityError, parse_quantity
 
-    m = _QUANTITY.fullmatch(text)
-    if m is None:
-        raise ValueError(f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {text!r}")
-    suffix = m["suffix"] or ""
-    value = Fraction(m["num"])
-    binary = suffix in _BINARY_SUFFIX
-    if binary:
-        value *= 1 << _BINARY_SUFFIX[suffix]
-    elif suffix[:1] in ("e", "E") and len(suffix) > 1:
-        exp = int(suffix[1:])
-        if abs(exp) > 1000:
-            raise ValueError(f"quantity exponent out of range: {text!r}")
-        value *= Fraction(10) ** exp
-    else:
-        value *= Fraction(10) ** _DECIMAL_SUFFIX[suffix]
-    nanos = -((-value * _NANO) // 1)  # ceil of the magnitude: round away from zero
-    if binary and nanos > _INT64_MAX * _NANO:
-        nanos = _INT64_MAX * _NANO
-    return -nanos if m["sign"] == "-" else nanos
+    try:
+        value = parse_quantity(text).value
+    except QuantityError as e:
+        raise ValueError(f"invalid quantity {text!r}: {e}") from None
+    return int(value * _NANO)  # already a whole number of nano-units
 
 
 def format_nanos(nanos: int) -> str:

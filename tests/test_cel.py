@@ -55,7 +55,7 @@ def test_parse_quantity_nanos(text: str, nanos: int) -> None:
     assert parse_quantity_nanos(text) == nanos
 
 
-@pytest.mark.parametrize("text", ["", "200K", "Mi", "1,3G", "Three", " 1", "1Gi ", "1e", "--1"])
+@pytest.mark.parametrize("text", ["", "200K", "1,3G", "Three", " 1", "1Gi ", "1e", "--1"])
 def test_parse_quantity_rejects(text: str) -> None:
     with pytest.raises(ValueError):
         parse_quantity_nanos(text)
@@ -205,7 +205,7 @@ def test_quantity_library(source: str, result: object) -> None:
 
 @needs_runtime
 def test_quantity_errors() -> None:
-    with pytest.raises(CelEvalError, match=r"^quantities must match the regular expression .*'200K'$"):
+    with pytest.raises(CelEvalError, match=r"^invalid quantity '200K': "):
         ev("quantity('200K').sign() == 1")
     with pytest.raises(CelEvalError, match="^cannot convert value to integer$"):
         ev("quantity('1.5').asInteger()")
