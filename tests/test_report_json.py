@@ -27,9 +27,10 @@ def finding(**kw) -> Finding:
     return Finding(**base)
 
 
-def run(findings, suppressed=()) -> RunResult:
+def run(findings, suppressed=(), show_suppressed=True) -> RunResult:
     return RunResult(
-        findings=list(findings), suppressed=list(suppressed), rules={}, files=2, documents=3, objects=4, baselined=1
+        findings=list(findings), suppressed=list(suppressed), rules={}, files=2, documents=3, objects=4, baselined=1,
+        show_suppressed=show_suppressed,
     )
 
 
@@ -51,6 +52,7 @@ def test_exact_document() -> None:
             "path": "spec.template.spec.containers[0].resources",
         }
     ]
+    assert json.loads(render(run([finding()], [sup], show_suppressed=False)))["suppressed"] == []
     assert doc["suppressed"][0]["suppressed"] == "scratch is tiny"
     assert doc["suppressed"][0]["container"] == "c"
     assert doc["summary"] == {
