@@ -186,6 +186,19 @@ def apply_excludes(findings: list[Finding], config: Config) -> None:
             break
 
 
+def repo_root() -> str:
+    """The repository root (nearest directory with .git), else the cwd: SARIF URIs are relative to it."""
+    here = os.getcwd()
+    probe = here
+    while True:
+        if os.path.exists(os.path.join(probe, ".git")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return here
+        probe = parent
+
+
 def once_per_kind(findings: list[Finding]) -> list[Finding]:
     """Keep the first "no schema for <kind>" note of each kind (findings are sorted)."""
     seen: set[tuple[str, str]] = set()
@@ -280,7 +293,7 @@ def run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str 
         documents=docs,
         objects=objs,
         fail_level=fail_level,
-        root=os.getcwd(),
+        root=repo_root(),
         tool_version=__version__,
     )
     return result, notes

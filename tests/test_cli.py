@@ -293,3 +293,25 @@ def test_several_outputs_in_one_run(tmp_path, monkeypatch):
     doc = json.loads(sarif.read_text())
     assert doc["version"] == "2.1.0"
     assert doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 8
+
+
+def test_baseline_adopts_existing_findings_and_blocks_new_ones(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    manifest = Path("m.yaml")
+    manifest.write_text(Path(FAMILY1).read_text())
+    r = run(["check", "m.yaml", "--write-baseline", "baseline.json"])
+    assert r.exit_code == 0
+    again = run(["check", "m.yaml", "--baseline", "baseline.json", "--format", "json"])
+    assert again.exit_code == 0
+    data = json.loads(again.output)
+    assert data["findings"] == [] and data["summary"]["baselined"] > 0
+    # unrelated edit: lines shift, nothing new
+    manifest.write_text("# a comment\n# another\n" + manifest.read_text())
+    assert json.loads(run(["check", "m.yaml", "--baseline", "baseline.json", "--format", "json"]).output)["findings"] == []
+    # one new bad field: exactly one new finding
+    manifest.write_text(manifest.read_text().replace("memory: 100Mi", "memory: 100MB"))
+    new = json.loads(run(["check", "m.yaml", "--baseline", "baseline.json", "--format", "json"]).output)["findings"]
+    assert [(f["rule"], f["line"]) for f in new] == [("invalid-quantity", 66)]
+    bad = Path("bad.json")
+    bad.write_text("{")
+    assert run(["check", "m.yaml", "--baseline", "bad.json"]).exit_code == 2
