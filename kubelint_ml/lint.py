@@ -186,6 +186,19 @@ def apply_excludes(findings: list[Finding], config: Config) -> None:
             break
 
 
+def with_profile_files(sources: list[Source], config: Config) -> list[Source]:
+    """KubeletConfiguration files named in the profile are linted too, once."""
+    from kubelint_ml.sources import display_path
+
+    seen = {os.path.realpath(s.real) for s in sources if s.real != "-"}
+    extra = []
+    for path in [config.profile.kubelet_config] + [p.kubelet_config for p in config.profile.node_pools]:
+        if path and os.path.realpath(path) not in seen and os.path.isfile(path):
+            seen.add(os.path.realpath(path))
+            extra.append(Source(display_path(path), path))
+    return sources + sorted(extra, key=lambda s: s.path) if extra else sources
+
+
 def repo_root() -> str:
     """The repository root (nearest directory with .git), else the cwd: SARIF URIs are relative to it."""
     here = os.getcwd()
@@ -230,7 +243,7 @@ def run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str 
         all_rule_ids: set[str] | None = None) -> tuple[RunResult, list[str]]:
     global _WORKER, _STDIN
     path_excludes = tuple(ex["path"] for ex in config.exclude if set(ex) <= {"path", "reason"} and "path" in ex)
-    sources = collect(paths, path_excludes)
+    sources = with_profile_files(collect(paths, path_excludes), config)
     stdin_data = None
     if any(s.real == "-" for s in sources):
         import sys
