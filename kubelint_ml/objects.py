@@ -29,18 +29,15 @@ class K8sObject:
 
     @property
     def metadata(self) -> dict:
-        meta = self.data.get("metadata")
-        return meta if isinstance(meta, dict) else {}
+        return submap(self.data, "metadata")
 
     @property
     def annotations(self) -> dict:
-        ann = self.metadata.get("annotations")
-        return ann if isinstance(ann, dict) else {}
+        return submap(self.metadata, "annotations")
 
     @property
     def labels(self) -> dict:
-        lab = self.metadata.get("labels")
-        return lab if isinstance(lab, dict) else {}
+        return submap(self.metadata, "labels")
 
 
 @dataclass(slots=True)
@@ -66,6 +63,12 @@ class Unpacked:
     objects: list[K8sObject] = field(default_factory=list)
     problems: list[ObjectProblem] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+
+
+def submap(mapping: dict, key: str) -> dict:
+    """``mapping[key]`` when it is a mapping, else an empty one (wrong types are reported elsewhere)."""
+    value = mapping.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _text(value: Any) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from kubelint_ml.objects import K8sObject
+from kubelint_ml.objects import K8sObject, submap
 
 # ----------------------------------------------------------------------------
 # Views
@@ -31,8 +31,7 @@ class ContainerView:
 
     @property
     def resources(self) -> dict:
-        res = self.data.get("resources")
-        return res if isinstance(res, dict) else {}
+        return submap(self.data, "resources")
 
     def describe(self) -> str:
         label = {"container": "container", "initContainer": "init container", "sidecar": "sidecar"}[self.role]
@@ -88,13 +87,11 @@ class PodTemplate:
 
     @property
     def annotations(self) -> dict:
-        ann = self.metadata.get("annotations")
-        return ann if isinstance(ann, dict) else {}
+        return submap(self.metadata, "annotations")
 
     @property
     def labels(self) -> dict:
-        lab = self.metadata.get("labels")
-        return lab if isinstance(lab, dict) else {}
+        return submap(self.metadata, "labels")
 
 
 # ----------------------------------------------------------------------------
