@@ -1,0 +1,67 @@
+"""Extended resources (GPUs, EFA, RDMA...) must have request == limit.
+
+``validateResourceRequirements`` rejects, for resources that cannot be
+overcommitted, a request without a limit ("Limit must be set for non
+overcommitable resources") and a request that differs from its limit ("must
+be equal to ... limit of ...").  A limit alone is fine: defaulting copies it
+into the request.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.k8s.resources import is_extended_resource
+from kubelint_ml.templates._common import QuantityField, quantity_fields, show
+
+UNIT = "podTemplate"
+PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
+
+
+def _judged(f: QuantityField | None) -> bool:
+    """A value this rule may compare: parsed, whole, non-negative, not a placeholder."""
+    return (
+        f is not None
+        and f.parsed is not None
+        and not f.placeholder
+        and not f.empty
+        and f.parsed.value >= 0
+        and f.parsed.value.denominator == 1
+    )
+
+
+def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+    tpl = unit.tpl
+    # container path -> resource -> part -> field
+    groups: dict[tuple, dict[str, dict[str, QuantityField]]] = {}
+    for f in quantity_fields(tpl):
+        if f.container is None or f.part == "sizeLimit" or not is_extended_resource(f.resource):
+            continue
+        groups.setdefault(f.container.path, {}).setdefault(f.resource, {})[f.part] = f
+    for by_resource in groups.values():
+        for resource in sorted(by_resource):
+            parts = by_resource[resource]
+            req, lim = parts.get("requests"), parts.get("limits")
+            if req is None or not _judged(req):
+                continue
+            c = req.container
+            amount = show(resource, req.parsed.value)
+            if lim is None:
+                yield Hit(
+                    c.path + ("resources", "limits", resource),
+                    f"{tpl.describe()}: {c.describe()} requests {amount} {resource} but sets no limit for it; "
+                    f"the API server rejects the pod (\"Limit must be set for non overcommitable resources\"). "
+                    f"Set limits.{resource}: {amount} (the request may then be dropped: it defaults to the limit)",
+                    container=c.name,
+                )
+            elif _judged(lim) and lim.parsed.value != req.parsed.value:
+                limit = show(resource, lim.parsed.value)
+                yield Hit(
+                    req.path,
+                    f"{tpl.describe()}: {c.describe()} requests {amount} {resource} but limits it to {limit}; "
+                    f"the API server rejects the pod (\"must be equal to {resource} limit of {limit}\"). "
+                    f"Make the request equal to the limit, or drop the request (it defaults to the limit)",
+                    container=c.name,
+                    at_value=True,
+                )

@@ -1,0 +1,300 @@
+"""A pod's share of a GPU node's memory, cpu or local storage against its
+share of the node's GPUs.
+
+A pod using g of a node's G GPUs and more than g/G of its memory leaves the
+other GPUs without the memory to run anything; one asking for more than the
+node's allocatable, or for more GPUs than the node has, never schedules.
+
+When the node constraints allow several node types, the scheduler or the
+autoscaler picks one the pod fits, so a finding is reported only when it
+holds on every candidate with enough GPUs, and is worded for the one that
+comes closest.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Iterator
+
+from kubelint_ml.engine import Hit, SkipUnit, Unit
+from kubelint_ml.k8s.nodes import GI, MI, NodeType
+from kubelint_ml.k8s.resources import (
+    accelerator_requests,
+    container_requests_limits,
+    defaulted_requests,
+    effective_pod_request,
+    pod_level_resources,
+)
+from kubelint_ml.templates._accel import Placement, devices_label, is_slice, percent, placement
+from kubelint_ml.templates._common import has_invalid_quantity, show
+from kubelint_ml.workloads import ContainerView, PodTemplate
+
+UNIT = "podTemplate"
+RESOURCES = ("memory", "ephemeral-storage", "cpu")
+DEFAULTS = {"tolerance": 0.10, "resources": list(RESOURCES)}
+PARAMS = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "tolerance": {"type": "number", "minimum": 0},
+        "resources": {"type": "array", "items": {"enum": list(RESOURCES)}, "minItems": 1, "uniqueItems": True},
+    },
+}
+
+
+# --------------------------------------------------------------------------
+# Amounts
+
+
+def _node_amount(node: NodeType, resource: str) -> Fraction | None:
+    if resource == "memory":
+        return node.memory
+    if resource == "cpu":
+        return node.cpu
+    return node.ephemeral_storage
+
+
+def _approx(resource: str, value: Fraction) -> str:
+    """Readable text for a computed amount (node allocatable, a share)."""
+    if resource == "cpu":
+        text = f"{float(value):.2f}".rstrip("0").rstrip(".")
+        return text if value >= 1 else f"{math.floor(value * 1000)}m"
+    if value >= 100 * GI:
+        return f"{math.floor(value / GI + Fraction(1, 2))}Gi"
+    if value >= GI:
+        return f"{float(value / GI):.1f}".rstrip("0").rstrip(".") + "Gi"
+    return f"{math.floor(value / MI)}Mi"
+
+
+def _at_most(resource: str, value: Fraction) -> str:
+    """``value`` rounded down to a round amount, for advice: 264Gi, 800Mi, 11, 500m."""
+    if resource == "cpu":
+        return show("cpu", Fraction(math.floor(value)) if value >= 2 else Fraction(math.floor(value * 1000), 1000))
+    if value >= 10 * GI:
+        return f"{math.floor(value / GI)}Gi"
+    return f"{math.floor(value / MI)}Mi"
+
+
+def _exact(resource: str, value: Fraction) -> str:
+    """A request as a person would write it: 1152Gi rather than ~1.13Ti."""
+    if resource != "cpu" and value.denominator == 1:
+        for unit, suffix in ((1024 * GI, "Ti"), (GI, "Gi"), (MI, "Mi")):
+            if value >= unit and value % unit == 0:
+                return f"{value // unit}{suffix}"
+    return show(resource, value)
+
+
+def _of_node(resource: str) -> str:
+    return "local storage" if resource == "ephemeral-storage" else "allocatable"
+
+
+def _node_label(node: NodeType) -> str:
+    return f"node pool {node.name}" if node.source == "profile" else node.name
+
+
+def _choices(place: Placement, among: int, gpus: int = 0, label: str = "GPUs") -> str:
+    """``8 node types nodeSelector ... allows``, ``2 node types with 4 or more GPUs that ... allows``
+    or ``2 matching profile node pools``."""
+    enough = f" with {gpus} or more {label}" if gpus > 1 else ""
+    if place.source == "profile":
+        return f"{among} matching profile node pools{enough}"
+    return f"{among} node types{enough}{' that' if enough else ''} {place.how} allows"
+
+
+def _on(node: NodeType, place: Placement, among: int, gpus: int) -> str:
+    """``p4d.24xlarge``, or ``g2-standard-96 (the closest fit among 2 node types with ...)``."""
+    if among <= 1:
+        return _node_label(node)
+    label = devices_label(node.gpu_resource)
+    return f"{_node_label(node)} (the closest fit among {_choices(place, among, gpus, label)})"
+
+
+# --------------------------------------------------------------------------
+# Where the request comes from
+
+
+@dataclass(slots=True)
+class _Source:
+    path: tuple
+    where: str  # "container 'pytorch'", "pod-level resources"
+    container: str | None
+    value: Fraction
+
+
+def _container_request(c: ContainerView, resource: str) -> _Source:
+    requests, limits = container_requests_limits(c.data)
+    value = defaulted_requests(requests, limits).get(resource, Fraction(0))
+    part = "requests" if resource in requests or resource not in limits else "limits"
+    return _Source(c.path + ("resources", part, resource), c.describe(), c.name, value)
+
+
+def _largest_source(tpl: PodTemplate, resource: str) -> _Source | None:
+    """The field that contributes most to the pod's effective request."""
+    pod_level = pod_level_resources(tpl.spec)
+    if pod_level is not None and resource in pod_level[0] and resource in ("cpu", "memory"):
+        raw = tpl.spec.get("resources") or {}
+        part = "requests" if resource in (raw.get("requests") or {}) else "limits"
+        return _Source(tpl.spec_path + ("resources", part, resource), "pod-level resources", None,
+                       pod_level[0][resource])
+    running = [_container_request(c, resource) for c in tpl.containers]
+    sidecars: list[_Source] = []
+    app_total = sum((s.value for s in running), Fraction(0))
+    peak: tuple[Fraction, _Source] | None = None
+    for c in tpl.init_containers:
+        src = _container_request(c, resource)
+        if c.role == "sidecar":
+            sidecars.append(src)
+            app_total += src.value
+            continue
+        during = src.value + sum((s.value for s in sidecars), Fraction(0))
+        if peak is None or during > peak[0]:
+            peak = (during, max([src, *sidecars], key=lambda s: s.value))
+    if peak is not None and peak[0] > app_total:
+        return peak[1]
+    everyone = running + sidecars
+    best = max(everyone, key=lambda s: s.value, default=None)
+    return best if best is not None and best.value > 0 else None
+
+
+def _gpu_field(tpl: PodTemplate, resource: str) -> _Source | None:
+    """The container field asking for the most devices of ``resource``."""
+    best: _Source | None = None
+    for c in tpl.all_containers:
+        requests, limits = container_requests_limits(c.data)
+        value = limits.get(resource, requests.get(resource, Fraction(0)))
+        if value > 0 and (best is None or value > best.value):
+            part = "limits" if resource in limits else "requests"
+            best = _Source(c.path + ("resources", part, resource), c.describe(), c.name, value)
+    return best
+
+
+# --------------------------------------------------------------------------
+# The check
+
+
+def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+    tpl = unit.tpl
+    if has_invalid_quantity(tpl):
+        raise SkipUnit("invalid or unrendered resource quantities")
+    accel = accelerator_requests(tpl.spec)
+    if not accel:
+        raise SkipUnit("no counted accelerator devices (DRA resource claims only)")
+    place, how = placement(tpl, ctx)
+    if place is None:
+        raise SkipUnit(f"node type not resolved: {how}")
+
+    fits: list[NodeType] = []
+    too_small: list[NodeType] = []
+    wrong: list[NodeType] = []
+    sliced = False
+    for node in place.nodes:
+        others = [r for r in accel if r != node.gpu_resource]
+        if others:
+            if node.gpu_resource == "nvidia.com/gpu" and all(is_slice(r) for r in others):
+                sliced = True
+            else:
+                wrong.append(node)
+        elif accel[node.gpu_resource] > node.gpus:
+            too_small.append(node)
+        else:
+            fits.append(node)
+    if sliced:
+        raise SkipUnit("the pod requests MIG slices or shared GPUs; how many a node offers depends on its partitioning")
+    if not fits:
+        yield from _never_fits(tpl, place, accel, too_small, wrong)
+        return
+
+    tolerance = Fraction(str(params["tolerance"]))
+    for resource in params["resources"]:
+        hit = _share_hit(tpl, place, accel, fits, resource, tolerance)
+        if hit is not None:
+            yield hit
+
+
+def _never_fits(tpl: PodTemplate, place: Placement, accel: dict[str, int],
+                too_small: list[NodeType], wrong: list[NodeType]) -> Iterator[Hit]:
+    if too_small:
+        node = max(too_small, key=lambda n: n.gpus)
+        resource = node.gpu_resource
+        g, label = accel[resource], devices_label(resource)
+        n = len(place.nodes)
+        biggest = "" if n == 1 else f" (the largest of {_choices(place, n)})"
+        src = _gpu_field(tpl, resource)
+        yield Hit(
+            src.path if src else tpl.spec_path,
+            f"{tpl.describe()}: the pod requests {g} {label} but {_node_label(node)}{biggest} has only "
+            f"{node.gpus}: the pod can never be scheduled. Request at most {node.gpus} {label} per pod "
+            f"(and more replicas), or select a node type with {g} or more",
+            container=src.container if src else None,
+            at_value=src is not None,
+        )
+        return
+    node = wrong[0]
+    asked = sorted(r for r in accel if r != node.gpu_resource)
+    src = _gpu_field(tpl, asked[0])
+    names = ", ".join(f"{accel[r]} {r}" for r in asked)
+    n = len(place.nodes)
+    where = _node_label(node) if n == 1 else f"each of the {_choices(place, n)}"
+    yield Hit(
+        src.path if src else tpl.spec_path,
+        f"{tpl.describe()}: the pod requests {names} but {where} offers {node.gpu_resource} only: "
+        f"the pod can never be scheduled there. Request {node.gpu_resource}, or select nodes that "
+        f"offer {asked[0]}",
+        container=src.container if src else None,
+        at_value=src is not None,
+    )
+
+
+def _share_hit(tpl: PodTemplate, place: Placement, accel: dict[str, int], fits: list[NodeType],
+               resource: str, tolerance: Fraction) -> Hit | None:
+    request = effective_pod_request(tpl.spec, resource)
+    if request <= 0:
+        return None
+    # (node, allocatable, fair share) for every node type the pod fits
+    rows: list[tuple[NodeType, Fraction, Fraction]] = []
+    for node in fits:
+        alloc = _node_amount(node, resource)
+        if alloc is None or alloc <= 0:
+            return None  # unknown on some candidate: it may fit there
+        share = alloc * accel[node.gpu_resource] / node.gpus
+        if request <= alloc and request <= share * (1 + tolerance):
+            return None  # fine on this candidate
+        rows.append((node, alloc, share))
+    src = _largest_source(tpl, resource)
+    origin = ""
+    if src is not None:
+        origin = (f", set by {src.where}" if src.value == request
+                  else f", {_exact(resource, src.value)} of it by {src.where}")
+    placeable = [r for r in rows if request <= r[1]]
+    if not placeable:
+        node, alloc, _ = max(rows, key=lambda r: r[1])
+        on = _on(node, place, len(fits), accel[node.gpu_resource])
+        message = (
+            f"{tpl.describe()}: the pod requests {_exact(resource, request)} {resource}{origin}, but {on} has "
+            f"only {_approx(resource, alloc)} {_of_node(resource)}: the pod can never be scheduled. Request at "
+            f"most {_at_most(resource, alloc)} {resource} (less what the node's DaemonSets request), or select "
+            f"a larger node type"
+        )
+    else:
+        node, alloc, share = max(placeable, key=lambda r: r[2])
+        g, big_g = accel[node.gpu_resource], node.gpus
+        label = devices_label(node.gpu_resource)
+        fitting = math.floor(alloc / request)
+        if fitting * g < (big_g // g) * g:
+            effect = (f"at most {fitting} such pod{'s' if fitting != 1 else ''} fit{'s' if fitting == 1 else ''} "
+                      f"on one node, leaving {big_g - fitting * g} of its {big_g} {label} idle")
+        else:
+            effect = (f"the node's other {big_g - g} {label} are left {_approx(resource, alloc - request)} "
+                      f"{resource} between them")
+        message = (
+            f"{tpl.describe()}: uses {g} of {big_g} {label} ({percent(Fraction(g, big_g))}) on "
+            f"{_on(node, place, len(fits), g)} but requests {_exact(resource, request)} {resource} "
+            f"({percent(request / alloc)} of {_approx(resource, alloc)} {_of_node(resource)}){origin}: {effect}. "
+            f"Request at most about {_at_most(resource, share)} {resource} (its GPU share), more {label} per pod, "
+            f"or a node type with more {resource} per GPU"
+        )
+    if src is None:
+        return Hit(tpl.spec_path, message)
+    return Hit(src.path, message, container=src.container, at_value=True)

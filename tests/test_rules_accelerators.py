@@ -1,0 +1,497 @@
+"""Family 2: accelerators and their share of the node."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kubelint_ml.cli import main
+from kubelint_ml.config import Config, Profile
+from kubelint_ml.context import Facts
+from kubelint_ml.engine import Engine
+from kubelint_ml.lint import Runner, lint_text
+from kubelint_ml.rulefile import load_builtin_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures" / "accelerators"
+RULES = {r.id: r for r in load_builtin_rules()}
+MISMATCH = "accelerator-request-limit-mismatch"
+SHARE = "gpu-memory-share-mismatch"
+UNRESOLVED = "gpu-node-unresolved"
+FAMILY = (MISMATCH, SHARE, UNRESOLVED)
+
+
+def _config(profile: dict | None) -> Config:
+    cfg = Config()
+    if profile:
+        cfg.profile = Profile.from_dict(profile, ROOT)
+    return cfg
+
+
+def _rules(ids: tuple[str, ...], params: dict | None) -> list:
+    out = []
+    for rid in ids:
+        rule = RULES[rid]
+        if params:
+            rule = replace(rule, params={**rule.params, **params})
+        out.append(rule)
+    return out
+
+
+def lint(manifest: str, *ids: str, profile: dict | None = None, params: dict | None = None) -> list:
+    ids = ids or FAMILY
+    findings = lint_text(textwrap.dedent(manifest).encode(), _rules(ids, params), _config(profile))
+    return [f for f in findings if f.rule in ids]
+
+
+def notes(manifest: str, rule_id: str, profile: dict | None = None) -> list[str]:
+    cfg = _config(profile)
+    runner = Runner(Engine(_rules((rule_id,), None)), cfg, Facts())
+    return runner.lint_bytes(textwrap.dedent(manifest).encode(), "m.yaml").notes
+
+
+def pod(resources: str, spec_extra: str = "", containers_extra: str = "") -> str:
+    """A Pod with one container whose resources block is ``resources``."""
+    body = textwrap.indent(textwrap.dedent(resources).strip(), " " * 8)
+    extra = textwrap.indent(textwrap.dedent(spec_extra).strip(), "  ") if spec_extra else ""
+    more = textwrap.indent(textwrap.dedent(containers_extra).strip(), "    ") if containers_extra else ""
+    return (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n"
+        + (extra + "\n" if extra else "")
+        + "  containers:\n    - name: main\n      image: busybox\n      resources:\n"
+        + body + "\n"
+        + (more + "\n" if more else "")
+    )
+
+
+P4D = "nodeSelector:\n  node.kubernetes.io/instance-type: p4d.24xlarge"
+
+
+def test_rules_are_registered_with_the_catalog_severities():
+    assert RULES[MISMATCH].severity == "error"
+    assert RULES[SHARE].severity == "warning"
+    assert RULES[UNRESOLVED].severity == "info"
+    assert RULES[UNRESOLVED].enabled is False
+    assert RULES[MISMATCH].enabled and RULES[SHARE].enabled
+    assert {RULES[r].family for r in FAMILY} == {"accelerators"}
+    assert RULES[SHARE].params == {"tolerance": 0.10, "resources": ["memory", "ephemeral-storage", "cpu"]}
+
+
+# --------------------------------------------------------------------------
+# accelerator-request-limit-mismatch
+
+
+def test_request_without_limit_points_where_the_limit_belongs():
+    text = pod("""
+        requests:
+          cpu: "4"
+          nvidia.com/gpu: 2
+        limits:
+          memory: 8Gi
+    """)
+    [f] = lint(text, MISMATCH)
+    assert (f.line, f.severity, f.container) == (13, "error", "main")
+    assert f.path == "spec.containers[0].resources.limits"
+    assert "Pod/p: container 'main' requests 2 nvidia.com/gpu but sets no limit for it" in f.message
+    assert "Limit must be set for non overcommitable resources" in f.message
+    assert "Set limits.nvidia.com/gpu: 2" in f.message
+
+
+def test_request_without_any_limits_block_points_at_resources():
+    [f] = lint(pod("""
+        requests:
+          rdma/hca_shared_devices_a: 1
+    """), MISMATCH)
+    assert f.path == "spec.containers[0].resources"
+    assert "requests 1 rdma/hca_shared_devices_a but sets no limit" in f.message
+
+
+def test_request_different_from_limit_points_at_the_request_value():
+    text = pod("""
+        requests:
+          nvidia.com/gpu: "4"
+          vpc.amazonaws.com/efa: 1
+        limits:
+          nvidia.com/gpu: 8
+          vpc.amazonaws.com/efa: 1
+    """)
+    [f] = lint(text, MISMATCH)
+    assert (f.line, f.column) == (11, 27)
+    assert f.path == 'spec.containers[0].resources.requests["nvidia.com/gpu"]'
+    assert "requests 4 nvidia.com/gpu but limits it to 8" in f.message
+    assert '"must be equal to nvidia.com/gpu limit of 8"' in f.message
+
+
+@pytest.mark.parametrize(
+    "resources",
+    [
+        "limits:\n  nvidia.com/gpu: 8",  # a limit alone: the request defaults to it
+        "requests:\n  nvidia.com/gpu: '1'\nlimits:\n  nvidia.com/gpu: 1",  # equal, written differently
+        "requests:\n  amd.com/gpu: 1k\nlimits:\n  amd.com/gpu: 1000",
+        "requests:\n  nvidia.com/gpu: $GPUS\nlimits:\n  nvidia.com/gpu: 8",  # unrendered placeholder
+        "requests:\n  nvidia.com/gpu: ${NUM_GPUS}",
+        "requests:\n  nvidia.com/gpu: 1\nlimits:\n  nvidia.com/gpu: PLACEHOLDER_GPUS",
+        "requests:\n  nvidia.com/gpu:\nlimits:\n  nvidia.com/gpu: 1",  # null: not judged
+        "requests:\n  nvidia.com/gpu: 0.5\nlimits:\n  nvidia.com/gpu: 1",  # invalid-quantity's finding
+        "requests:\n  nvidia.com/gpu: 1GB",
+        "requests:\n  cpu: '1'\n  memory: 1Gi",  # overcommittable: no limit needed
+        "requests:\n  cpu: '2'\nlimits:\n  cpu: '4'",
+    ],
+)
+def test_valid_or_not_judged(resources):
+    assert lint(pod(resources), MISMATCH) == []
+
+
+def test_every_container_kind_and_replica_is_checked():
+    text = """\
+        apiVersion: kubeflow.org/v1
+        kind: PyTorchJob
+        metadata:
+          name: ft
+        spec:
+          pytorchReplicaSpecs:
+            Master:
+              template:
+                spec:
+                  initContainers:
+                    - name: warmup
+                      image: busybox
+                      resources:
+                        requests: {nvidia.com/gpu: 1}
+                    - name: proxy
+                      image: envoy
+                      restartPolicy: Always
+                      resources:
+                        requests: {vpc.amazonaws.com/efa: 1}
+                        limits: {vpc.amazonaws.com/efa: 2}
+                  containers:
+                    - name: pytorch
+                      image: pytorch
+                      resources:
+                        limits: {nvidia.com/gpu: 1}
+            Worker:
+              template:
+                spec:
+                  containers:
+                    - name: pytorch
+                      image: pytorch
+                      resources:
+                        requests: {nvidia.com/gpu: 2}
+                        limits: {nvidia.com/gpu: 1}
+    """
+    found = lint(text, MISMATCH)
+    assert [(f.line, f.container) for f in found] == [(13, "warmup"), (19, "proxy"), (33, "pytorch")]
+    assert found[0].message.startswith(
+        "PyTorchJob/ft (Master): init container 'warmup' requests 1 nvidia.com/gpu but sets no limit")
+    assert found[1].message.startswith(
+        "PyTorchJob/ft (Master): sidecar 'proxy' requests 1 vpc.amazonaws.com/efa but limits it to 2")
+    assert found[2].message.startswith(
+        "PyTorchJob/ft (Worker): container 'pytorch' requests 2 nvidia.com/gpu but limits it to 1")
+
+
+# --------------------------------------------------------------------------
+# gpu-memory-share-mismatch: the share
+
+
+def test_share_exceeded_on_a_catalog_instance_type():
+    text = pod("""
+        requests: {cpu: "8", memory: 700Gi}
+        limits: {memory: 700Gi, nvidia.com/gpu: 2}
+    """, P4D)
+    [f] = lint(text, SHARE)
+    assert f.severity == "warning"
+    assert (f.line, f.path, f.container) == (12, "spec.containers[0].resources.requests.memory", "main")
+    assert f.message == (
+        "Pod/p: uses 2 of 8 GPUs (25%) on p4d.24xlarge but requests 700Gi memory (66.2% of 1057Gi "
+        "allocatable), set by container 'main': at most 1 such pod fits on one node, leaving 6 of its 8 GPUs "
+        "idle. Request at most about 264Gi memory (its GPU share), more GPUs per pod, or a node type with "
+        "more memory per GPU"
+    )
+
+
+def test_tolerance_boundary():
+    # p4d.24xlarge: 1082712Mi allocatable; one GPU of eight -> 135339Mi, +10% -> 148872.9Mi
+    at = pod("requests: {memory: 148872Mi}\nlimits: {nvidia.com/gpu: 1}", P4D)
+    over = pod("requests: {memory: 148873Mi}\nlimits: {nvidia.com/gpu: 1}", P4D)
+    assert lint(at, SHARE) == []
+    [f] = lint(over, SHARE)
+    assert "uses 1 of 8 GPUs (12.5%) on p4d.24xlarge but requests 148873Mi memory (13.8% of 1057Gi" in f.message
+    assert "at most 7 such pods fit on one node, leaving 1 of its 8 GPUs idle" in f.message
+    assert lint(over, SHARE, params={"tolerance": 0.5}) == []
+
+
+def test_cpu_and_ephemeral_storage_and_the_resources_param():
+    text = pod("""
+        requests: {cpu: "48", memory: 100Gi, ephemeral-storage: 2560Gi}
+        limits: {nvidia.com/gpu: 2}
+    """, P4D)
+    found = {f.path.rsplit(".", 1)[1]: f.message for f in lint(text, SHARE)}
+    assert set(found) == {"cpu", "ephemeral-storage"}
+    assert "uses 2 of 8 GPUs (25%) on p4d.24xlarge but requests 48 cpu (50.2% of 95.69 allocatable)" in found["cpu"]
+    assert "Request at most about 23 cpu (its GPU share)" in found["cpu"]
+    assert "requests 2560Gi ephemeral-storage (34.4% of 7451Gi local storage)" in found["ephemeral-storage"]
+    assert [f.path for f in lint(text, SHARE, params={"resources": ["memory", "cpu"]})] == [
+        "spec.containers[0].resources.requests.cpu"
+    ]
+
+
+def test_whole_node_pod_only_fails_above_allocatable():
+    fits = pod("requests: {cpu: '95', memory: 1050Gi}\nlimits: {nvidia.com/gpu: 8}", P4D)
+    assert lint(fits, SHARE) == []
+    ram = pod("limits: {cpu: '96', memory: 1152Gi, nvidia.com/gpu: 8}", P4D)
+    cpu, mem = lint(ram, SHARE)
+    assert cpu.path == "spec.containers[0].resources.limits.cpu"  # the request defaults from the limit
+    assert cpu.message == (
+        "Pod/p: the pod requests 96 cpu, set by container 'main', but p4d.24xlarge has only 95.69 allocatable: "
+        "the pod can never be scheduled. Request at most 95 cpu (less what the node's DaemonSets request), or "
+        "select a larger node type"
+    )
+    assert "requests 1152Gi memory, set by container 'main', but p4d.24xlarge has only 1057Gi allocatable" in mem.message
+
+
+def test_more_gpus_than_the_node_has():
+    text = pod("limits: {nvidia.com/gpu: 16}", P4D)
+    [f] = lint(text, SHARE)
+    assert f.path == 'spec.containers[0].resources.limits["nvidia.com/gpu"]'
+    assert f.message == (
+        "Pod/p: the pod requests 16 GPUs but p4d.24xlarge has only 8: the pod can never be scheduled. Request "
+        "at most 8 GPUs per pod (and more replicas), or select a node type with 16 or more"
+    )
+
+
+def test_accelerator_the_node_does_not_offer():
+    [f] = lint(pod("requests: {memory: 64Gi}\nlimits: {amd.com/gpu: 1}", P4D), SHARE)
+    assert f.path == 'spec.containers[0].resources.limits["amd.com/gpu"]'
+    assert "the pod requests 1 amd.com/gpu but p4d.24xlarge offers nvidia.com/gpu only" in f.message
+
+
+def test_several_candidate_node_types_the_pod_fits_one():
+    l4 = "nodeSelector:\n  cloud.google.com/gke-accelerator: nvidia-l4"
+    # g2-standard-4 has 13Gi, g2-standard-12 has 43Gi: the autoscaler picks one that fits.
+    assert lint(pod("requests: {cpu: '10', memory: 40Gi}\nlimits: {nvidia.com/gpu: 1}", l4), SHARE) == []
+    # 130Gi fits no one-GPU L4 machine; on the multi-GPU ones it strands GPUs.
+    [f] = lint(pod("requests: {memory: 130Gi}\nlimits: {nvidia.com/gpu: 1}", l4), SHARE)
+    assert ("uses 1 of 8 GPUs (12.5%) on g2-standard-96 (the closest fit among 8 node types nodeSelector "
+            "cloud.google.com/gke-accelerator=nvidia-l4 allows) but requests 130Gi memory (35.2% of 369Gi") in f.message
+    [f] = lint(pod("limits: {nvidia.com/gpu: 12}", l4), SHARE)
+    assert ("the pod requests 12 GPUs but g2-standard-96 (the largest of 8 node types nodeSelector "
+            "cloud.google.com/gke-accelerator=nvidia-l4 allows) has only 8") in f.message
+
+
+def test_required_node_affinity_with_several_instance_types():
+    affinity = """
+        affinity:
+          nodeAffinity:
+            requiredDuringSchedulingIgnoredDuringExecution:
+              nodeSelectorTerms:
+                - matchExpressions:
+                    - key: karpenter.k8s.aws/instance-family
+                      operator: In
+                      values: [p5]
+    """
+    ok = pod("requests: {memory: 200Gi}\nlimits: {nvidia.com/gpu: 1}", affinity)
+    assert lint(ok, SHARE) == []  # p5.4xlarge: one H100 with 235Gi
+    [f] = lint(pod("requests: {memory: 300Gi}\nlimits: {nvidia.com/gpu: 1}", affinity), SHARE)
+    assert "on p5.48xlarge (the closest fit among 2 node types required node affinity" in f.message
+    assert lint(pod("requests: {memory: 300Gi}\nlimits: {nvidia.com/gpu: 4}", affinity), SHARE) == []
+
+
+def test_preferred_affinity_is_ignored():
+    text = pod("requests: {memory: 700Gi}\nlimits: {nvidia.com/gpu: 1}", """
+        affinity:
+          nodeAffinity:
+            preferredDuringSchedulingIgnoredDuringExecution:
+              - weight: 1
+                preference:
+                  matchExpressions:
+                    - {key: node.kubernetes.io/instance-type, operator: In, values: [p4d.24xlarge]}
+    """)
+    assert lint(text, SHARE) == []
+    assert any("node type not resolved: no nodeSelector or required node affinity" in n for n in notes(text, SHARE))
+
+
+INIT_UNPACK = """
+initContainers:
+  - name: unpack
+    image: busybox
+    resources:
+      requests: {memory: 400Gi}
+"""
+
+POD_LEVEL = """
+resources:
+  requests: {memory: 512Gi}
+"""
+
+
+def test_points_at_the_largest_contributor():
+    init_peak = pod("requests: {memory: 10Gi}\nlimits: {nvidia.com/gpu: 1}", P4D + INIT_UNPACK)
+    [f] = lint(init_peak, SHARE)
+    assert (f.path, f.container) == ("spec.initContainers[0].resources.requests.memory", "unpack")
+    assert "requests 400Gi memory (37.8% of 1057Gi allocatable), set by init container 'unpack'" in f.message
+
+    two = pod("requests: {memory: 300Gi}\nlimits: {nvidia.com/gpu: 2}", P4D, """
+        - name: loader
+          image: busybox
+          resources:
+            requests: {memory: 100Gi}
+    """)
+    [f] = lint(two, SHARE)
+    assert (f.path, f.container) == ("spec.containers[0].resources.requests.memory", "main")
+    assert "requests 400Gi memory (37.8% of 1057Gi allocatable), 300Gi of it by container 'main'" in f.message
+
+
+def test_pod_level_request():
+    text = pod("limits: {nvidia.com/gpu: 1}", P4D + POD_LEVEL)
+    [f] = lint(text, SHARE)
+    assert (f.path, f.container) == ("spec.resources.requests.memory", None)
+    assert "requests 512Gi memory (48.4% of 1057Gi allocatable), set by pod-level resources" in f.message
+
+
+def test_profile_pool_without_an_instance_type():
+    profile = {"nodePools": [{"name": "dgx", "labels": {"rack": "dgx"}, "gpus": 8, "memory": "2000Gi",
+                              "cpu": "224"}]}
+    text = pod("requests: {cpu: '56', memory: 500Gi}\nlimits: {nvidia.com/gpu: 1}", "nodeSelector: {rack: dgx}")
+    found = lint(text, SHARE, profile=profile)
+    assert [f.path.rsplit(".", 1)[1] for f in found] == ["cpu", "memory"]
+    assert "uses 1 of 8 GPUs (12.5%) on node pool dgx but requests 56 cpu (25% of 224 allocatable)" in found[0].message
+    assert "requests 500Gi memory (25% of 2000Gi allocatable)" in found[1].message
+
+
+def test_pool_with_unknown_memory_judges_only_what_it_knows():
+    profile = {"nodePools": [{"name": "onprem", "labels": {"rack": "a"}, "gpus": 4, "cpu": "64"}]}
+    text = pod("requests: {cpu: '32', memory: 900Gi}\nlimits: {nvidia.com/gpu: 1}", "nodeSelector: {rack: a}")
+    [f] = lint(text, SHARE, profile=profile)
+    assert "requests 32 cpu (50% of 64 allocatable)" in f.message
+
+
+def test_pod_pinned_to_a_pool_of_another_vendor():
+    profile = {"nodePools": [{"name": "mi300x", "labels": {"pool": "amd"}, "gpus": 8,
+                              "gpuResource": "amd.com/gpu", "memory": "1800Gi"}]}
+    text = pod("limits: {nvidia.com/gpu: 1}", "nodeSelector: {pool: amd}")
+    [f] = lint(text, SHARE, profile=profile)
+    assert "the pod requests 1 nvidia.com/gpu but node pool mi300x offers amd.com/gpu only" in f.message
+    assert lint(text, UNRESOLVED, profile=profile) == []
+    amd = pod("requests: {memory: 200Gi}\nlimits: {amd.com/gpu: 1}", "nodeSelector: {pool: amd}")
+    assert lint(amd, SHARE, profile=profile) == []
+
+
+@pytest.mark.parametrize(
+    "resources, reason",
+    [
+        ("requests: {memory: 900Gi}\nlimits: {nvidia.com/mig-1g.10gb: 1}", "MIG slices or shared GPUs"),
+        ("requests: {memory: 900Gi}\nlimits: {nvidia.com/gpu.shared: 1}", "MIG slices or shared GPUs"),
+        ("requests: {memory: $MEM}\nlimits: {nvidia.com/gpu: 1}", "invalid or unrendered resource quantities"),
+        ("requests: {memory: 900GB}\nlimits: {nvidia.com/gpu: 1}", "invalid or unrendered resource quantities"),
+        ("requests: {memory: 900Gi}\nclaims: [{name: gpu}]", "DRA resource claims only"),
+    ],
+)
+def test_not_judged_and_says_why(resources, reason):
+    text = pod(resources, P4D)
+    assert lint(text, SHARE) == []
+    [note] = notes(text, SHARE)
+    assert note.startswith("m.yaml: Pod/p: gpu-memory-share-mismatch skipped: ")
+    assert reason in note
+
+
+def test_cpu_only_and_zero_gpu_pods_are_out_of_scope():
+    assert lint(pod("requests: {memory: 1000Gi}", P4D), SHARE) == []
+    assert lint(pod("requests: {memory: 1000Gi}\nlimits: {nvidia.com/gpu: 0}", P4D), SHARE) == []
+
+
+def test_unresolved_node_type_is_a_skip_note():
+    text = pod("limits: {nvidia.com/gpu: 1}", "nodeSelector: {eks.amazonaws.com/nodegroup: gpu}")
+    assert lint(text, SHARE) == []
+    assert notes(text, SHARE) == [
+        "m.yaml: Pod/p: gpu-memory-share-mismatch skipped: node type not resolved: no node type label "
+        "(instance type, accelerator or GPU product)"
+    ]
+
+
+# --------------------------------------------------------------------------
+# gpu-node-unresolved
+
+
+def test_unresolved_says_what_was_missing_and_points_at_the_selection():
+    none = pod("limits: {nvidia.com/gpu: 4}")
+    [f] = lint(none, UNRESOLVED)
+    assert (f.severity, f.line, f.path) == ("info", 5, "spec")
+    assert f.message.startswith(
+        "Pod/p: accelerator pod (4 nvidia.com/gpu) on a node type that cannot be resolved: no nodeSelector or "
+        "required node affinity; the GPU-share checks did not run. Pin the node type"
+    )
+    t4 = pod("limits: {nvidia.com/gpu: 1}", "nodeSelector: {cloud.google.com/gke-accelerator: nvidia-tesla-t4}")
+    [f] = lint(t4, UNRESOLVED)
+    assert (f.line, f.path) == (6, "spec.nodeSelector")
+    assert "cloud.google.com/gke-accelerator=nvidia-tesla-t4 is not in the built-in GPU catalog" in f.message
+
+
+def test_unresolved_tpu_pod_is_told_to_describe_its_pool():
+    text = pod("limits: {google.com/tpu: 4}", "nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice}")
+    [f] = lint(text, UNRESOLVED)
+    assert "accelerator pod (4 google.com/tpu)" in f.message
+    assert "The built-in catalog has no node type offering google.com/tpu" in f.message
+    profile = {"nodePools": [{"name": "v5e", "labels": {"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice"},
+                              "gpus": 4, "gpuResource": "google.com/tpu", "memory": "176Gi", "cpu": "110"}]}
+    assert lint(text, UNRESOLVED, profile=profile) == []
+    big = pod("requests: {memory: 100Gi}\nlimits: {google.com/tpu: 1}",
+              "nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice}")
+    [f] = lint(big, SHARE, profile=profile)
+    assert "uses 1 of 4 google.com/tpu (25%) on node pool v5e but requests 100Gi memory (56.8% of 176Gi" in f.message
+
+
+def test_resolved_pods_and_cpu_pods_are_not_reported():
+    assert lint(pod("limits: {nvidia.com/gpu: 1}", P4D), UNRESOLVED) == []
+    assert lint(pod("limits: {cpu: '1'}"), UNRESOLVED) == []
+
+
+# --------------------------------------------------------------------------
+# Fixtures through the CLI
+
+
+def _run(*args: str) -> list[tuple]:
+    result = CliRunner().invoke(main, ["check", *args, "--format", "json"], catch_exceptions=False)
+    data = json.loads(result.stdout)
+    return sorted(
+        (Path(f["file"]).name, f["line"], f["rule"], f["severity"])
+        for f in data["findings"] if f["rule"] in FAMILY
+    )
+
+
+def test_fixtures_with_the_profile(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert _run("fixtures/accelerators", "--config", "fixtures/accelerators/profile.yaml") == [
+        ("llama-pretrain-p4d.yaml", 26, SHARE, "warning"),  # master: 96 cpu > 95.69 allocatable
+        ("llama-pretrain-p4d.yaml", 27, SHARE, "warning"),  # master: 1152Gi > 1057Gi allocatable
+        ("llama-pretrain-p4d.yaml", 47, SHARE, "warning"),  # worker: init container's 3Ti of 7451Gi NVMe
+        ("llama-pretrain-p4d.yaml", 58, SHARE, "warning"),  # worker: 700Gi for 2 of 8 GPUs
+        ("llama-pretrain-p4d.yaml", 60, MISMATCH, "error"),  # worker: efa request 1, limit 4
+        ("pools.yaml", 19, SHARE, "warning"),  # notebook: 640Gi for 1 of 8 H100s
+        ("pools.yaml", 54, SHARE, "warning"),  # nvidia.com/gpu on the AMD pool
+        ("pools.yaml", 120, UNRESOLVED, "info"),  # EKS node group nobody describes
+        ("vllm-gke-l4.yaml", 31, SHARE, "warning"),  # 16 L4s in one pod
+        ("vllm-gke-l4.yaml", 58, SHARE, "warning"),  # 240Gi for 4 L4s
+    ]
+
+
+def test_fixtures_without_the_profile(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    found = _run("fixtures/accelerators", "--config", "fixtures/accelerators/profile.yaml", "--disable", UNRESOLVED)
+    assert ("pools.yaml", 120, UNRESOLVED, "info") not in found
+    bare = _run("fixtures/accelerators/pools.yaml", "-v")
+    # Without the pools, only gpu-node-unresolved (on with -v) speaks about pools.yaml.
+    assert {rule for _, _, rule, _ in bare} == {UNRESOLVED}
+    assert _run("fixtures/accelerators/pools.yaml") == []  # off by default
+
+
+def test_unresolved_skips_dra_only_pods():
+    text = pod("claims: [{name: gpu}]", "resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]")
+    assert lint(text, UNRESOLVED) == []
+    [note] = notes(text, UNRESOLVED)
+    assert note.endswith("gpu-node-unresolved skipped: DRA resource claims only: the share check does not judge "
+                         "them, wherever the pod runs")
