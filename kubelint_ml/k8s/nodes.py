@@ -450,7 +450,7 @@ def pools_for_pod(pod_spec: Mapping[str, Any], pools: Sequence[NodePool]) -> lis
 # Resolution
 
 
-def _size_key(node: NodeType) -> tuple:
+def size_key(node: NodeType) -> tuple:
     mem = node.memory
     per_gpu = mem / node.gpus if mem is not None and node.gpus > 0 else None
     return (
@@ -465,7 +465,7 @@ def _size_key(node: NodeType) -> tuple:
 def smallest(nodes: Sequence[NodeType]) -> NodeType:
     """The smallest node type: fewest allocatable memory bytes per GPU, then
     fewest GPUs, then least memory, then name (unknown memory sorts last)."""
-    return min(nodes, key=_size_key)
+    return min(nodes, key=size_key)
 
 
 def _requested_extended(pod_spec: Mapping[str, Any]) -> set[str]:
@@ -575,11 +575,20 @@ def _resolve_term(term: Sequence[_Req]) -> tuple[list[_Entry], str | None]:
     return found, None
 
 
-def resolve_node_type(
+@dataclass(frozen=True)
+class Candidates:
+    """Every node type a pod's hard node constraints allow, smallest first."""
+
+    nodes: tuple[NodeType, ...]
+    how: str  # the constraints, e.g. "nodeSelector node.kubernetes.io/instance-type=p4d.24xlarge"
+    source: str  # "profile" | "catalog"
+
+
+def node_type_candidates(
     pod_spec: Mapping[str, Any], pools: Sequence[NodePool] = ()
-) -> tuple[NodeType | None, str]:
-    """The node type a pod template lands on and how that was decided, or
-    (None, why not).  Profile pools are tried first, then the catalog."""
+) -> tuple[Candidates | None, str]:
+    """(Candidates, how) or (None, why not). Profile pools are tried first,
+    then the catalog."""
     if not isinstance(pod_spec, Mapping):
         return None, "pod spec is not a mapping"
     terms = _pod_terms(pod_spec)
@@ -593,12 +602,9 @@ def resolve_node_type(
         if node is not None:
             pool_types.append(node)
     if pool_types:
-        best = smallest(pool_types)
-        how = f"profile pool {best.name}"
-        if len(pool_types) > 1:
-            names = ", ".join(n.name for n in sorted(pool_types, key=_size_key))
-            how += f" (smallest of {len(pool_types)} matching pools: {names})"
-        return best, how
+        pool_types.sort(key=size_key)
+        how = f"profile pool {pool_types[0].name}" if len(pool_types) == 1 else "the profile pools the pod can use"
+        return Candidates(tuple(pool_types), how, "profile"), how
 
     if terms is None:
         return None, "no nodeSelector or required node affinity"
@@ -612,12 +618,41 @@ def resolve_node_type(
     providers = sorted({e.provider for e in found.values()})
     if len(providers) > 1:
         return None, f"candidate node types span providers ({', '.join(providers)})"
-    nodes = [e.node for e in found.values()]
-    best = smallest(nodes)
     how = _describe(terms)
-    if len(nodes) > 1:
-        names = ", ".join(n.name for n in sorted(nodes, key=_size_key))
-        how += f" -> {best.name} (smallest of {len(nodes)} candidates: {names})"
+    return Candidates(tuple(sorted((e.node for e in found.values()), key=size_key)), how, "catalog"), how
+
+
+def pinned_pool_types(pod_spec: Mapping[str, Any], pools: Sequence[NodePool]) -> list[NodeType]:
+    """Profile pools with GPUs that the pod's own node constraints select,
+    whatever accelerator they offer (a pod pinned to pools offering another
+    accelerator than it asks for never schedules)."""
+    if not pools or _pod_terms(pod_spec) is None:
+        return []
+    out = []
+    for pool in pools_for_pod(pod_spec, pools):
+        node = _pool_node_type(pool)
+        if node is not None:
+            out.append(node)
+    return out
+
+
+def resolve_node_type(
+    pod_spec: Mapping[str, Any], pools: Sequence[NodePool] = ()
+) -> tuple[NodeType | None, str]:
+    """The node type a pod template lands on (the smallest candidate) and how
+    that was decided, or (None, why not)."""
+    cands, how = node_type_candidates(pod_spec, pools)
+    if cands is None:
+        return None, how
+    best = cands.nodes[0]
+    names = ", ".join(n.name for n in cands.nodes)
+    if cands.source == "profile":
+        how = f"profile pool {best.name}"
+        if len(cands.nodes) > 1:
+            how += f" (smallest of {len(cands.nodes)} matching pools: {names})"
+        return best, how
+    if len(cands.nodes) > 1:
+        how += f" -> {best.name} (smallest of {len(cands.nodes)} candidates: {names})"
     elif not how.endswith(f"={best.name}"):
         how += f" -> {best.name}"
     return best, how

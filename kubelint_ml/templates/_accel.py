@@ -10,12 +10,11 @@ fits, so the candidates are listed here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubelint_ml.k8s import nodes
-from kubelint_ml.k8s.nodes import NodePool, NodeType, pools_for_pod, resolve_node_type
+from kubelint_ml.k8s.nodes import NodePool, NodeType, node_type_candidates, pinned_pool_types
 from kubelint_ml.workloads import PodTemplate
 
 # Accelerator resources that are slices or shares of a node's GPUs: how many
@@ -38,70 +37,25 @@ def pools_of(ctx: Any) -> Sequence[NodePool]:
     return tuple(getattr(profile, "node_pools", None) or ())
 
 
-def _selector_text(how: str) -> str:
-    """``how`` without the resolver's choice of the smallest candidate."""
-    return how.split(" -> ", 1)[0].split(" (smallest of ", 1)[0]
-
-
-def _catalog_candidates(spec: Mapping[str, Any]) -> list[NodeType]:
-    terms = nodes._pod_terms(spec)  # noqa: SLF001 - the resolver's own reading of the constraints
-    found: dict[str, NodeType] = {}
-    for term in terms or ():
-        entries, reason = nodes._resolve_term(term)  # noqa: SLF001
-        if reason is not None:
-            return []
-        for entry in entries:
-            found[entry.node.name] = entry.node
-    return list(found.values())
-
-
-def _pool_candidates(spec: Mapping[str, Any], pools: Sequence[NodePool]) -> list[NodeType]:
-    out = []
-    for pool in pools_for_pod(spec, pools):
-        node, _ = resolve_node_type(spec, [pool])
-        if node is not None and node.source == "profile":
-            out.append(node)
-    return out
-
-
-def _pinned_pools(spec: Mapping[str, Any], pools: Sequence[NodePool]) -> list[NodeType]:
-    """Profile pools with GPUs that the pod's own node constraints select."""
-    if not pools or nodes._pod_terms(spec) is None:  # noqa: SLF001
-        return []
-    out = []
-    for pool in pools_for_pod(spec, pools):
-        node = nodes._pool_node_type(pool)  # noqa: SLF001
-        if node is not None:
-            out.append(node)
-    return out
-
-
 def placement(tpl: PodTemplate, ctx: Any) -> tuple[Placement | None, str]:
-    """(Placement, how) or (None, why not); cached on the template."""
+    """(Placement, how) or (None, why not); cached on the template.
+
+    Every candidate is kept: a selector such as ``gke-accelerator: nvidia-l4``
+    allows machine types from one to eight GPUs.
+    """
     found = tpl.cache.get("accel.placement")
     if found is not None:
         return found
     spec = tpl.spec
     pools = pools_of(ctx)
-    best, how = resolve_node_type(spec, pools)
-    if best is None:
+    cands, how = node_type_candidates(spec, pools)
+    if cands is None:
         result: tuple[Placement | None, str] = (None, how)
-        # The resolver passes over pools that offer another accelerator than
-        # the pod asks for; a pod pinned to such pools never schedules.
-        pinned = _pinned_pools(spec, pools)
+        pinned = pinned_pool_types(spec, pools)
         if pinned:
             result = (Placement(tuple(pinned), "", "profile"), f"profile pool {pinned[0].name}")
     else:
-        if best.source == "profile":
-            candidates = _pool_candidates(spec, pools)
-            text = f"profile pool {best.name}" if len(candidates) <= 1 else "the profile pools the pod can use"
-        else:
-            candidates = _catalog_candidates(spec)
-            text = _selector_text(how)
-        if not candidates or best.name not in {n.name for n in candidates}:
-            candidates = [best]
-        candidates.sort(key=nodes._size_key)  # noqa: SLF001 - same order as the resolver
-        result = (Placement(tuple(candidates), text, best.source), how)
+        result = (Placement(cands.nodes, how, cands.source), how)
     tpl.cache["accel.placement"] = result
     return result
 
