@@ -1,0 +1,259 @@
+"""Volume helpers shared by the emptyDir and /dev/shm rules.
+
+Which containers mount a volume and where, the storage medium of an
+emptyDir, its ``sizeLimit``, per-container memory / ephemeral-storage
+limits, and whether a pod template is a KubeRay head or worker pod.
+
+Decisions:
+
+* medium ``""`` (or absent) is node disk, exactly ``Memory`` is tmpfs,
+  ``HugePages``/``HugePages-<size>`` are huge pages; any other value fails
+  at mount time and is left alone here.
+* A ``sizeLimit`` of 0 sets no limit (the kubelet only acts on a positive
+  one), so it counts as absent; an unparsable one is left to
+  ``invalid-quantity`` (rules skip such templates).
+* An emptyDir that no container mounts cannot be written; the rules ignore it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
+from kubelint_ml.k8s.resources import container_requests_limits, is_sidecar, pod_level_resources
+from kubelint_ml.templates._common import show
+from kubelint_ml.workloads import ContainerView, PodTemplate, VolumeView
+
+DISK = "disk"
+MEMORY = "memory"
+HUGEPAGES = "hugepages"
+OTHER = "other"
+
+SHM_PATH = "/dev/shm"
+
+
+@dataclass(slots=True)
+class Mount:
+    container: ContainerView
+    index: int  # in the container's volumeMounts
+    path: str  # mountPath as written
+
+
+@dataclass(slots=True)
+class EmptyDir:
+    volume: VolumeView
+    medium: str  # DISK | MEMORY | HUGEPAGES | OTHER
+    size_limit: Fraction | None  # positive sizeLimit, else None
+    raw_size: Any  # sizeLimit as written (None when absent)
+    mounts: list[Mount] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.volume.name
+
+    @property
+    def size_path(self) -> tuple:
+        return self.volume.path + ("emptyDir", "sizeLimit")
+
+    def mounted_by(self) -> list[ContainerView]:
+        """Distinct containers that mount it, in pod order."""
+        seen: list[ContainerView] = []
+        for m in self.mounts:
+            if all(c is not m.container for c in seen):
+                seen.append(m.container)
+        return seen
+
+    def describe_mounts(self, limit: int = 3) -> str:
+        """``mounted at /scratch by container 'trainer'``, grouped by path."""
+        by_path: dict[str, list[ContainerView]] = {}
+        for m in self.mounts:
+            seen = by_path.setdefault(m.path, [])
+            if all(c is not m.container for c in seen):
+                seen.append(m.container)
+        parts = []
+        for path, containers in list(by_path.items())[:limit]:
+            if len(containers) == 1:
+                parts.append(f"at {path} by {containers[0].describe()}")
+            else:
+                parts.append(f"at {path} by containers {names([c.name for c in containers])}")
+        more = len(by_path) - limit
+        return "mounted " + ", ".join(parts) + (f" and {more} more paths" if more > 0 else "")
+
+
+def _medium(value: Any) -> str:
+    if value is None or value == "":
+        return DISK
+    if value == "Memory":
+        return MEMORY
+    if isinstance(value, str) and (value == "HugePages" or value.startswith("HugePages-")):
+        return HUGEPAGES
+    return OTHER
+
+
+def _positive_quantity(raw: Any) -> Fraction | None:
+    if raw is None or isinstance(raw, bool):
+        return None
+    try:
+        value = parse_manifest_quantity(raw).value
+    except QuantityError:
+        return None
+    return value if value > 0 else None
+
+
+def normalize_mount_path(path: Any) -> str | None:
+    if not isinstance(path, str) or not path.strip():
+        return None
+    return posixpath.normpath(path.strip())
+
+
+def container_mounts(c: ContainerView) -> list[tuple[int, str, str]]:
+    """(index, volume name, mountPath) of a container's well-formed volumeMounts."""
+    out: list[tuple[int, str, str]] = []
+    mounts = c.data.get("volumeMounts")
+    if not isinstance(mounts, list):
+        return out
+    for i, m in enumerate(mounts):
+        if isinstance(m, dict) and isinstance(m.get("name"), str):
+            path = m.get("mountPath")
+            out.append((i, m["name"], path if isinstance(path, str) else ""))
+    return out
+
+
+def empty_dirs(tpl: PodTemplate) -> list[EmptyDir]:
+    """The template's emptyDir volumes with their mounts (cached)."""
+    found = tpl.cache.get("emptydir:volumes")
+    if found is not None:
+        return found
+    out: list[EmptyDir] = []
+    by_name: dict[str, EmptyDir] = {}
+    for v in tpl.volumes:
+        ed = v.data.get("emptyDir")
+        if not isinstance(ed, dict):
+            continue
+        raw = ed.get("sizeLimit")
+        item = EmptyDir(v, _medium(ed.get("medium")), _positive_quantity(raw), raw)
+        out.append(item)
+        by_name.setdefault(v.name, item)
+    if by_name:
+        for c in tpl.all_containers:
+            for i, name, path in container_mounts(c):
+                item = by_name.get(name)
+                if item is not None:
+                    item.mounts.append(Mount(c, i, path))
+    tpl.cache["emptydir:volumes"] = out
+    return out
+
+
+def volume_named(tpl: PodTemplate, name: str) -> VolumeView | None:
+    for v in tpl.volumes:
+        if v.name == name:
+            return v
+    return None
+
+
+def shm_mount(c: ContainerView) -> tuple[int, str] | None:
+    """(volumeMounts index, volume name) of the container's mount at /dev/shm."""
+    for i, name, path in container_mounts(c):
+        if normalize_mount_path(path) == SHM_PATH:
+            return i, name
+    return None
+
+
+# --------------------------------------------------------------------------
+# Limits
+
+
+def memory_limit(c: ContainerView) -> Fraction | None:
+    """The container's positive memory limit."""
+    value = container_requests_limits(c.data)[1].get("memory")
+    return value if value is not None and value > 0 else None
+
+
+def pod_level_memory_limit(tpl: PodTemplate) -> Fraction | None:
+    """A positive pod-level ``spec.resources.limits.memory`` (after pod-level defaulting)."""
+    pod = pod_level_resources(tpl.spec)
+    if pod is None:
+        return None
+    value = pod[1].get("memory")
+    return value if value is not None and value > 0 else None
+
+
+def pod_ephemeral_storage_limit(tpl: PodTemplate) -> Fraction | None:
+    """What the kubelet's pod-level local-storage eviction compares usage with.
+
+    ``podEphemeralStorageLimitEviction`` takes ``PodLimits``: the sum of the
+    limits of app containers and sidecars, or an init container's (plus the
+    sidecars started before it) when larger. Containers without the limit
+    add nothing, and one container with a limit is enough for the check to
+    run. None when no container has a positive limit.
+    """
+    apps = Fraction(0)
+    sidecars = Fraction(0)
+    init_peak = Fraction(0)
+    found = False
+    for c in tpl.all_containers:
+        lim = container_requests_limits(c.data)[1].get("ephemeral-storage")
+        value = lim if lim is not None and lim > 0 else Fraction(0)
+        found = found or value > 0
+        if c.role == "container":
+            apps += value
+        elif is_sidecar(c.data):
+            apps += value
+            sidecars += value
+            init_peak = max(init_peak, sidecars)
+        else:
+            init_peak = max(init_peak, value + sidecars)
+    return max(apps, init_peak) if found else None
+
+
+def requests_ephemeral_storage(c: ContainerView) -> bool:
+    """A positive ephemeral-storage request, or a limit it defaults from."""
+    requests, limits = container_requests_limits(c.data)
+    value = requests.get("ephemeral-storage", limits.get("ephemeral-storage"))
+    return value is not None and value > 0
+
+
+# --------------------------------------------------------------------------
+# Pods
+
+
+_KUBERAY = {"RayCluster", "RayJob", "RayService"}
+
+
+def is_kuberay_pod(tpl: PodTemplate) -> bool:
+    """A KubeRay head or worker pod (not a RayJob's submitter pod)."""
+    obj = tpl.obj
+    if obj.group != "ray.io" or obj.kind not in _KUBERAY:
+        return False
+    return "headGroupSpec" in tpl.path or "workerGroupSpecs" in tpl.path
+
+
+def names(items: list[str], limit: int = 3) -> str:
+    """``'a'``, ``'a' and 'b'``, ``'a', 'b', 'c' and 2 more``."""
+    quoted = [f"'{x}'" for x in items[:limit]]
+    more = len(items) - limit
+    if more > 0:
+        return ", ".join(quoted) + f" and {more} more"
+    if len(quoted) <= 1:
+        return "".join(quoted)
+    return ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+_BINARY = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+_DECIMAL = (("E", 10**18), ("P", 10**15), ("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3))
+
+
+def size(value: Fraction) -> str:
+    """The shortest exact byte text ("3500Gi", "8T", "1.5Gi"), else an approximation."""
+    text = show("memory", value)
+    candidates = [] if text.startswith("~") else [text]
+    if value.denominator == 1 and value > 0:
+        for table in (_BINARY, _DECIMAL):
+            for suffix, unit in table:
+                if value % unit == 0:
+                    candidates.append(f"{value // unit}{suffix}")
+                    break
+    return min(candidates, key=len) if candidates else text

@@ -1,0 +1,45 @@
+"""A medium: Memory emptyDir that nothing bounds."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.templates._common import has_invalid_quantity
+from kubelint_ml.templates._volumes import MEMORY, empty_dirs, memory_limit, names, pod_level_memory_limit
+
+UNIT = "volume"
+DEFAULTS: dict = {}
+PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
+
+
+def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+    """Fires when the tmpfs has no sizeLimit, no pod-level memory limit
+    applies, and some container that mounts it has no memory limit.
+
+    The kubelet sizes the tmpfs to the smallest of node allocatable memory,
+    the pod's memory limit (which exists only when every container has one,
+    or from pod-level resources) and sizeLimit; pages written there are
+    charged to the writing container's memory limit. When every container
+    that mounts it has a memory limit, its writers are bounded.
+    """
+    tpl, v = unit.tpl, unit.volume
+    ed = next((e for e in empty_dirs(tpl) if e.volume is v), None)
+    if ed is None or ed.medium != MEMORY or ed.size_limit is not None or not ed.mounts:
+        return
+    if has_invalid_quantity(tpl) or pod_level_memory_limit(tpl) is not None:
+        return
+    unlimited = [c for c in ed.mounted_by() if memory_limit(c) is None]
+    if not unlimited:
+        return
+    who = names([c.name for c in unlimited])
+    plural = len(unlimited) > 1
+    size_note = "has sizeLimit 0, which sets no limit" if ed.raw_size is not None else "has no sizeLimit"
+    yield Hit(
+        ed.size_path,
+        f"{tpl.describe()}: medium: Memory emptyDir '{ed.name}' ({ed.describe_mounts()}) {size_note}, and "
+        f"container{'s' if plural else ''} {who} {'have' if plural else 'has'} no memory limit: the tmpfs is sized "
+        f"to the node's allocatable memory (the kubelet caps it at the pod's memory limit only when every "
+        f"container has one), so what is written there is RAM nothing bounds and can exhaust the node. Set "
+        f"emptyDir.sizeLimit, and a memory limit on {who} that leaves room for it",
+    )

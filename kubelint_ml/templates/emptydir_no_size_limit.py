@@ -1,0 +1,36 @@
+"""A disk-backed emptyDir without a sizeLimit."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.templates._common import has_invalid_quantity
+from kubelint_ml.templates._volumes import DISK, empty_dirs, pod_ephemeral_storage_limit
+
+UNIT = "volume"
+DEFAULTS: dict = {}
+PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
+
+
+def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+    tpl, v = unit.tpl, unit.volume
+    ed = next((e for e in empty_dirs(tpl) if e.volume is v), None)
+    if ed is None or ed.medium != DISK or ed.size_limit is not None or not ed.mounts:
+        return
+    if has_invalid_quantity(tpl):
+        return
+    # Any container ephemeral-storage limit makes the kubelet evict the pod
+    # once its total local storage (emptyDirs included) passes their sum:
+    # the volume is bounded even without a sizeLimit.
+    if pod_ephemeral_storage_limit(tpl) is not None:
+        return
+    what = "has sizeLimit 0, which sets no limit" if ed.raw_size is not None else "has no sizeLimit"
+    yield Hit(
+        ed.size_path,
+        f"{tpl.describe()}: emptyDir volume '{ed.name}' ({ed.describe_mounts()}) is on the node's disk and {what}, "
+        f"and no container limits ephemeral-storage: it can grow until the node runs short of disk, and the "
+        f"kubelet then evicts this pod or its neighbours. Set emptyDir.sizeLimit to the most it should hold "
+        f"(and request that much ephemeral-storage)",
+    )
+

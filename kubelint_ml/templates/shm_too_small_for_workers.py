@@ -1,0 +1,133 @@
+"""A multi-process accelerator container left with the runtime's 64Mi /dev/shm."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
+from kubelint_ml.k8s.resources import container_requests_limits, is_accelerator_resource
+from kubelint_ml.k8s.signals import Signal, container_signals, signals_for_template
+from kubelint_ml.templates._volumes import is_kuberay_pod, shm_mount, size, volume_named
+from kubelint_ml.workloads import ContainerView, PodTemplate
+
+UNIT = "container"
+DEFAULTS = {
+    "kinds": ["torchrun", "dataloader", "deepspeed", "accelerate", "mpi", "trainjob", "multiprocessing"],
+    "tooSmall": "64Mi",
+}
+PARAMS = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "kinds": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Signal kinds (kubelint_ml.k8s.signals) that mean shared-memory use.",
+        },
+        "tooSmall": {
+            "type": ["string", "integer"],
+            "description": "A /dev/shm emptyDir whose sizeLimit is at most this is reported as too small "
+            "(the container runtime's default /dev/shm is 64Mi).",
+        },
+    },
+}
+
+
+_RUNTIME_DEFAULT = 64 << 20  # bytes: the /dev/shm containerd, CRI-O and Docker give a container
+
+
+def _wants_accelerator(c: ContainerView) -> bool:
+    for values in container_requests_limits(c.data):
+        if any(v > 0 and is_accelerator_resource(n) for n, v in values.items()):
+            return True
+    return False
+
+
+def _workload_targets(tpl: PodTemplate) -> list[ContainerView]:
+    """Containers a workload-level setting (nprocPerNode, slotsPerWorker...)
+    applies to: the app containers that use accelerators, else all app containers."""
+    found = tpl.cache.get("shm:targets")
+    if found is None:
+        found = [c for c in tpl.containers if _wants_accelerator(c)] or list(tpl.containers)
+        tpl.cache["shm:targets"] = found
+    return found
+
+
+def _signals(unit: Unit, kinds: set[str]) -> list[Signal]:
+    """The container's relevant signals, then the workload's when they apply to it."""
+    tpl, c = unit.tpl, unit.container
+    out = [s for s in container_signals(c.data) if s.kind in kinds]
+    if any(t is c for t in _workload_targets(tpl)):
+        out += [s for s in signals_for_template(tpl.obj.data, tpl.path) if s.kind in kinds]
+    return out
+
+
+def _describe(signals: list[Signal]) -> str:
+    s = signals[0]
+    text = f"'{s.text}'"
+    if s.processes is not None:
+        text += f" ({s.processes} {'workers' if s.kind == 'dataloader' else 'processes'})"
+    if len(signals) > 1:
+        text += f" and {len(signals) - 1} more multi-process setting{'s' if len(signals) > 2 else ''}"
+    return text
+
+
+_BUS_ERROR = "\"Bus error ... insufficient shared memory (shm)\""
+_WHY = {
+    "dataloader": f"DataLoader workers pass batches through it and fail with {_BUS_ERROR}",
+    "mpi": "the ranks in the pod share it for MPI's and NCCL's intra-node shared-memory transports, which fail "
+    "once it is full",
+    "multiprocessing": f"processes that share tensors or arrays through it fail with {_BUS_ERROR} once it is full",
+}
+_LAUNCH = (
+    "the processes it starts share it for intra-node collectives (NCCL's shared-memory transport) and their "
+    f"DataLoader workers, which fail with {_BUS_ERROR} or shared-memory allocation errors once it is full"
+)
+
+
+def _why(signals: list[Signal]) -> str:
+    return _WHY.get(signals[0].kind, _LAUNCH)
+
+
+def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+    tpl, c = unit.tpl, unit.container
+    if is_kuberay_pod(tpl):
+        return  # KubeRay mounts a Memory emptyDir at /dev/shm in the Ray container
+    if tpl.spec.get("hostIPC") is True:
+        return  # the host's IPC namespace, and its /dev/shm
+    signals = _signals(unit, set(params["kinds"]))
+    if not signals:
+        return
+    mount = shm_mount(c)
+    if mount is None:
+        yield Hit(
+            c.path + ("volumeMounts",),
+            f"{tpl.describe()}: {c.describe()} runs {_describe(signals)} on an accelerator pod but mounts nothing "
+            f"at /dev/shm, so it gets the container runtime's 64Mi default: {_why(signals)}. Mount an emptyDir "
+            f"{{medium: Memory, sizeLimit: <size>}} volume at /dev/shm (its pages count against the memory limit)",
+        )
+        return
+    _, name = mount
+    volume = volume_named(tpl, name)
+    ed = volume.data.get("emptyDir") if volume is not None else None
+    if not isinstance(ed, dict) or ed.get("sizeLimit") is None:
+        return  # hostPath /dev/shm, an unbounded emptyDir, or another volume: not the 64Mi default
+    try:
+        limit = parse_manifest_quantity(ed["sizeLimit"]).value
+        floor = parse_manifest_quantity(params["tooSmall"]).value
+    except QuantityError:
+        return
+    if limit <= 0 or limit > floor:
+        return  # 0 sets no limit
+    if limit <= _RUNTIME_DEFAULT:
+        compared = "no more than the container runtime's 64Mi default"
+    else:
+        compared = f"at or below the rule's {size(floor)} threshold"
+    yield Hit(
+        volume.path + ("emptyDir", "sizeLimit"),
+        f"{tpl.describe()}: {c.describe()} runs {_describe(signals)} on an accelerator pod, but the emptyDir "
+        f"'{name}' it mounts at /dev/shm has sizeLimit {size(limit)}, {compared}: {_why(signals)}. Raise "
+        f"sizeLimit (several GiB for multi-GPU training; it counts against the memory limit)",
+        at_value=True,
+    )
