@@ -52,15 +52,16 @@ class Context:
     profile: Any = None  # kubelint_ml.config.Profile
     facts: Any = None  # kubelint_ml.context.Facts (PriorityClasses, KubeletConfigurations, ...)
     notes: list[str] = field(default_factory=list)  # "skipped because..." for --verbose
-    _templates: dict[int, list[PodTemplate]] = field(default_factory=dict)
+    # id(obj) -> (obj, its templates); the object is held so that its id is not reused.
+    _templates: dict[int, tuple[K8sObject, list[PodTemplate]]] = field(default_factory=dict)
 
     def templates(self, obj: K8sObject) -> list[PodTemplate]:
-        key = id(obj)
-        found = self._templates.get(key)
-        if found is None:
-            found = pod_templates(obj)
-            self._templates[key] = found
-        return found
+        found = self._templates.get(id(obj))
+        if found is not None and found[0] is obj:
+            return found[1]
+        templates = pod_templates(obj)
+        self._templates[id(obj)] = (obj, templates)
+        return templates
 
     def note(self, text: str) -> None:
         self.notes.append(text)
