@@ -29,13 +29,40 @@ def may_hold_context(data: bytes) -> bool:
     return _CONTEXT_RE.search(data) is not None
 
 
+# Built-in classes every cluster has (pkg/apis/scheduling/types.go).
+SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
+SYSTEM_PREFIX = "system-"
+HIGHEST_USER_PRIORITY = 1_000_000_000
+
+
+def object_key(obj: K8sObject) -> tuple:
+    """Identity of an object across the two parses of a run (facts, then lint)."""
+    return (obj.file, obj.document, obj.base)
+
+
+def _int_value(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 @dataclass(slots=True)
 class PriorityClassFact:
     name: str
     value: int | None
     global_default: bool
-    source: str  # "file:line" or "profile"
+    source: str  # file path, or "profile"
     obj: K8sObject | None = None
+    preemption_policy: str = "PreemptLowerPriority"  # or "Never": the class never preempts
+
+    @property
+    def key(self) -> tuple | None:
+        return object_key(self.obj) if self.obj is not None else None
+
+    @property
+    def admissible(self) -> bool:
+        """False when the API server would reject the definition (so the class never exists)."""
+        if self.name.startswith(SYSTEM_PREFIX):
+            return False
+        return self.value is None or self.value <= HIGHEST_USER_PRIORITY
 
 
 @dataclass(slots=True)
@@ -65,20 +92,21 @@ class Facts:
         data = obj.data
         name = obj.ref.name
         if kind == "PriorityClass" and group == "scheduling.k8s.io":
-            value = data.get("value")
+            policy = data.get("preemptionPolicy")
             fact = PriorityClassFact(
                 name,
-                value if isinstance(value, int) and not isinstance(value, bool) else None,
+                _int_value(data.get("value")),
                 data.get("globalDefault") is True,
-                f"{obj.file}",
+                obj.file,
                 obj,
+                "Never" if policy == "Never" else "PreemptLowerPriority",
             )
             self.priority_class_objects.append(fact)
             if name:
                 self.priority_classes.setdefault(name, fact)
         elif kind == "WorkloadPriorityClass" and group == "kueue.x-k8s.io":
-            value = data.get("value")
-            self.workload_priority_classes[name] = value if isinstance(value, int) and not isinstance(value, bool) else None
+            if name:
+                self.workload_priority_classes.setdefault(name, _int_value(data.get("value")))
         elif kind == "KubeletConfiguration" and group == "kubelet.config.k8s.io":
             self.kubelet_configs.append(KubeletConfigFact(obj.file, data, obj))
         elif kind == "CustomResourceDefinition" and group == "apiextensions.k8s.io":
@@ -96,17 +124,56 @@ class Facts:
     def defines_priority_classes(self) -> bool:
         return bool(self.priority_classes)
 
+    @property
+    def defines_workload_priority_classes(self) -> bool:
+        return bool(self.workload_priority_classes)
+
+    def knows_priority_class(self, name: str) -> bool:
+        """Defined among the inputs or in the profile, or a ``system-*`` class."""
+        return name in self.priority_classes or name.startswith(SYSTEM_PREFIX)
+
     def priority_value(self, name: str) -> int | None:
-        if name == "system-cluster-critical":
-            return 2_000_000_000
-        if name == "system-node-critical":
-            return 2_000_001_000
+        if name in SYSTEM_PRIORITY_CLASSES:
+            return SYSTEM_PRIORITY_CLASSES[name]
         fact = self.priority_classes.get(name)
         return fact.value if fact else None
 
     def highest_priority(self) -> int | None:
         values = [f.value for f in self.priority_classes.values() if f.value is not None]
         return max(values) if values else None
+
+    def highest_preempting(self) -> PriorityClassFact | None:
+        """The known class with the highest value that may preempt (not ``preemptionPolicy: Never``).
+
+        Only classes from the inputs and the profile count: the built-in
+        ``system-*`` classes outrank every user class by construction, and
+        definitions the API server rejects never exist.
+        """
+        best: PriorityClassFact | None = None
+        for f in self.priority_classes.values():
+            if f.value is None or f.preemption_policy == "Never" or not f.admissible:
+                continue
+            if best is None or f.value > best.value:  # type: ignore[operator]
+                best = f
+        return best
+
+    def global_defaults(self) -> list[PriorityClassFact]:
+        """PriorityClass objects with ``globalDefault: true``, one per name, in input order."""
+        seen: set[str] = set()
+        out: list[PriorityClassFact] = []
+        for f in self.priority_class_objects:
+            if f.global_default and f.name not in seen:
+                seen.add(f.name)
+                out.append(f)
+        return out
+
+    def global_default(self) -> PriorityClassFact | None:
+        """The class pods without a priorityClassName get: with several, the lowest value wins."""
+        found = self.global_defaults()
+        if not found:
+            return None
+        valued = [f for f in found if f.value is not None]
+        return min(valued, key=lambda f: f.value) if valued else found[0]  # type: ignore[arg-type, return-value]
 
     def summary(self) -> dict:
         """Picklable, small: what worker processes need."""

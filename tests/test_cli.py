@@ -17,6 +17,7 @@ GOOD = """apiVersion: v1
 kind: Pod
 metadata: {name: ok}
 spec:
+  priorityClassName: system-cluster-critical
   containers:
     - name: c
       image: busybox
@@ -76,7 +77,7 @@ def test_text_format_and_summary(monkeypatch):
     r = run(["check", "fixtures/qos/family1.yaml", "--no-color"])
     lines = r.output.splitlines()
     assert lines[0].startswith("fixtures/qos/family1.yaml:8:5: error besteffort-qos Job/gpu-only is BestEffort")
-    assert lines[-1] == "4 errors, 3 warnings, 2 info in 1 file (1 suppressed)"
+    assert lines[-1] == "4 errors, 6 warnings, 2 info in 1 file (1 suppressed)"
     assert "\x1b[" not in r.output
 
 
@@ -119,10 +120,10 @@ def test_parse_errors_exit_1_and_other_documents_still_linted(tmp_path):
     got = [(Path(f["file"]).name, f["rule"], f["line"]) for f in json.loads(r.output)["findings"]
            if f["rule"] in ("parse-error", "missing-memory-limit")]
     assert got == [
-        ("bad.yaml", "parse-error", 11),
-        ("bad.yaml", "parse-error", 17),
+        ("bad.yaml", "parse-error", 12),
+        ("bad.yaml", "parse-error", 18),
         ("other.yaml", "parse-error", 2),
-        ("third.yaml", "missing-memory-limit", 8),
+        ("third.yaml", "missing-memory-limit", 9),
     ]
 
 
@@ -130,7 +131,7 @@ def test_stdin(tmp_path):
     r = run(["check", "-", "--format", "json"], input=GOOD.replace("limits", "requests"))
     assert [(f["file"], f["rule"], f["line"]) for f in json.loads(r.output)["findings"]
             if f["rule"].startswith("missing-memory")] == [
-        ("<stdin>", "missing-memory-limit", 8)]
+        ("<stdin>", "missing-memory-limit", 9)]
 
 
 def test_helm_template_is_a_parse_error(tmp_path):

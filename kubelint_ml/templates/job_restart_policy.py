@@ -1,0 +1,55 @@
+"""A Job pod template whose restartPolicy the Job API rejects."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.templates._common import raw_text
+from kubelint_ml.templates._priority import is_batch_job, is_fragment, is_jobset_like, is_placeholder, job_spec
+
+UNIT = "podTemplate"
+DEFAULTS: dict = {}
+PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
+
+_VALID = ("Never", "OnFailure")
+
+
+def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+    obj, tpl = unit.obj, unit.tpl
+    batch = is_batch_job(obj)
+    if not batch and not is_jobset_like(obj):
+        return
+    spec = tpl.spec
+    raw = spec.get("restartPolicy")
+    if isinstance(raw, str) and is_placeholder(raw.strip()):
+        return
+    if raw is None and is_fragment(tpl):
+        return  # a kustomize patch: the base it patches sets restartPolicy
+    has_pfp = job_spec(tpl).get("podFailurePolicy") is not None
+    path = tpl.spec_path + ("restartPolicy",)
+    who = tpl.describe()
+    if batch:
+        rejected = "the API server rejects the Job, so no pod ever runs"
+    else:
+        rejected = "the API server rejects each child Job the JobSet controller creates, so no pod ever runs"
+    fix = "set restartPolicy: Never" + ("" if has_pfp else " (or OnFailure)")
+    if raw is None or raw == "":
+        if batch:
+            yield Hit(path, (
+                f"{who}: pod template has no restartPolicy: a Job requires Never or OnFailure (the pod default, "
+                f"Always, is not allowed), and {rejected}; {fix}"))
+        elif has_pfp:
+            yield Hit(path, (
+                f"{who}: pod template has no restartPolicy, so JobSet defaults it to OnFailure, but the Job's "
+                f"podFailurePolicy requires Never: {rejected}; set restartPolicy: Never"))
+        return
+    if raw not in _VALID:
+        yield Hit(path, (
+            f"{who}: restartPolicy {raw_text(raw)} is not allowed in a Job (only Never or OnFailure): {rejected}; "
+            f"{fix}"), at_value=True)
+        return
+    if raw == "OnFailure" and has_pfp:
+        yield Hit(path, (
+            f"{who}: restartPolicy OnFailure with a podFailurePolicy: a Job with podFailurePolicy requires "
+            f"restartPolicy Never, and {rejected}; set restartPolicy: Never"), at_value=True)

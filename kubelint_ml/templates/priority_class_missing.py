@@ -1,0 +1,89 @@
+"""A training pod template that runs at the default priority."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.loader import render_path
+from kubelint_ml.templates._common import raw_text
+from kubelint_ml.templates._priority import (
+    KAI_LABEL,
+    KUEUE_LABEL,
+    facts_of,
+    is_fragment,
+    is_ray,
+    is_volcano_job,
+    kai_object_ref,
+    named,
+    object_refs,
+    template_refs,
+    uses_kai,
+)
+
+UNIT = "podTemplate"
+DEFAULTS: dict = {}
+PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
+
+# Shared runtimes: the TrainJob that uses one carries its priority (Kueue label or overrides).
+_RUNTIMES = {("trainer.kubeflow.org", "TrainingRuntime"), ("trainer.kubeflow.org", "ClusterTrainingRuntime")}
+# Where an object-level field gives every pod a priority (or, for Kueue, the workload one).
+_COUNTS = ("volcano", "ray", "kai", "kueue")
+
+
+def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+    obj, tpl = unit.obj, unit.tpl
+    if (obj.group, obj.kind) in _RUNTIMES:
+        return
+    if is_ray(obj) and tpl.path[-1:] == ("submitterPodTemplate",):
+        return  # the short-lived `ray job submit` pod, not the cluster that trains
+    spec = tpl.spec
+    if named(spec.get("priorityClassName")) or is_fragment(tpl):
+        return
+    refs = object_refs(obj) + template_refs(tpl)
+    kai = kai_object_ref(obj, tpl)
+    if kai is not None:
+        refs.append(kai)
+    if any(r.source in _COUNTS for r in refs):
+        return
+
+    notes: list[str] = []
+    path = tpl.spec_path + ("priorityClassName",)
+    if "priorityClass" in spec:
+        notes.append(f"spec.priorityClass {raw_text(spec['priorityClass'])} is not a pod field, so it is dropped: "
+                     "the field is priorityClassName")
+        path = tpl.spec_path + ("priorityClass",)
+    for r in refs:
+        if r.source == "kubeflow":
+            notes.append(f"{r.field} '{r.name}' is copied only into the gang-scheduling PodGroup, not into the pods, "
+                         "so kube-scheduler preemption does not see it")
+    if not uses_kai(tpl) and (named(tpl.labels.get(KAI_LABEL)) or named(obj.labels.get(KAI_LABEL))):
+        notes.append(f"the label {KAI_LABEL} is read only by KAI Scheduler, and this template's schedulerName "
+                     "is not kai-scheduler")
+    prio = spec.get("priority")
+    if isinstance(prio, int) and not isinstance(prio, bool):
+        notes.append(f"spec.priority {prio} cannot set it: the Priority admission plugin computes spec.priority "
+                     "from the class and rejects a pod whose value differs")
+
+    default = facts_of(ctx).global_default()
+    if default is not None:
+        value = f", value {default.value}" if default.value is not None else ""
+        runs_at = ("its pods run at the cluster's default priority (the globalDefault PriorityClass among the "
+                   f"linted files: '{default.name}'{value})")
+    else:
+        runs_at = "its pods run at the cluster's default priority (0 unless a globalDefault PriorityClass exists)"
+
+    gang = next((r.name for r in refs if r.source == "kubeflow"), None)
+    target = f"'{gang}' too" if gang else "a PriorityClass for training"
+    alternatives = [f"the Kueue label {KUEUE_LABEL} on the object if Kueue admits it"]
+    if is_volcano_job(obj):
+        alternatives.insert(0, "spec.priorityClassName on the Volcano Job")
+    fix = (f"set {render_path(tpl.spec_path + ('priorityClassName',))} to {target} "
+           f"(or {' or '.join(alternatives)})")
+
+    message = f"{tpl.describe()}: pod template has no priorityClassName"
+    if notes:
+        message += " (" + "; ".join(notes) + ")"
+    message += (f": {runs_at}, so any higher-priority pod can preempt them mid-run and they cannot preempt "
+                f"lower-priority work; {fix}")
+    yield Hit(path, message)
