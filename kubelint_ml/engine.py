@@ -117,28 +117,38 @@ class Engine:
         self.by_unit: dict[str, list[Rule]] = {"object": [], "podTemplate": [], "container": [], "volume": []}
         for r in rules:
             self.by_unit[r.unit].append(r)
+        self.remediation = {r.id: r.remediation.strip() for r in rules}
 
     # ------------------------------------------------------------------
 
-    def _units(self, rule: Rule, obj: K8sObject, ctx: Context, templates: list[PodTemplate]) -> Iterator[Unit]:
+    def _units(self, rule: Rule, obj: K8sObject, ctx: Context, templates: list[PodTemplate],
+               memo: dict[tuple, list[Unit]]) -> list[Unit]:
+        """The units ``rule`` runs on; rules with the same scope share one list (built once per object)."""
+        key = (rule.unit, rule.workloads == "accelerator", rule.containers)
+        found = memo.get(key)
+        if found is not None:
+            return found
+        out: list[Unit] = []
         if rule.unit == "object":
-            yield Unit(obj, ctx=ctx)
-            return
-        for tpl in templates:
-            if tpl.broken:
-                continue
-            if rule.workloads == "accelerator" and not is_accelerator_template(tpl):
-                continue
-            if rule.unit == "podTemplate":
-                yield Unit(obj, tpl, ctx=ctx)
-            elif rule.unit == "container":
-                for c in tpl.all_containers:
-                    if rule.containers and c.role not in rule.containers:
-                        continue
-                    yield Unit(obj, tpl, c, ctx=ctx)
-            else:
-                for v in tpl.volumes:
-                    yield Unit(obj, tpl, None, v, ctx=ctx)
+            out.append(Unit(obj, ctx=ctx))
+        else:
+            for tpl in templates:
+                if tpl.broken:
+                    continue
+                if rule.workloads == "accelerator" and not is_accelerator_template(tpl):
+                    continue
+                if rule.unit == "podTemplate":
+                    out.append(Unit(obj, tpl, ctx=ctx))
+                elif rule.unit == "container":
+                    for c in tpl.all_containers:
+                        if rule.containers and c.role not in rule.containers:
+                            continue
+                        out.append(Unit(obj, tpl, c, ctx=ctx))
+                else:
+                    for v in tpl.volumes:
+                        out.append(Unit(obj, tpl, None, v, ctx=ctx))
+        memo[key] = out
+        return out
 
     def evaluate(self, obj: K8sObject, ctx: Context) -> list[Finding]:
         templates = ctx.templates(obj)
@@ -151,6 +161,7 @@ class Engine:
         obj_ignores = parse_ignore(obj.annotations.get(IGNORE_ANNOTATION))
         # A Pod's template metadata is the object's own: count it once.
         tpl_ignores = {id(t): parse_ignore(t.annotations.get(IGNORE_ANNOTATION)) if t.path else {} for t in templates}
+        memo: dict[tuple, list[Unit]] = {}
         for rule in self.rules:
             if not _kind_matches(rule, obj):
                 continue
@@ -159,7 +170,7 @@ class Engine:
                     training = is_training_workload(obj, templates)
                 if not training:
                     continue
-            for unit in self._units(rule, obj, ctx, templates):
+            for unit in self._units(rule, obj, ctx, templates, memo):
                 try:
                     hits = list(rule.template.check(unit, rule.params, ctx))
                 except _SkipUnit as skip:
@@ -167,7 +178,7 @@ class Engine:
                     continue
                 for hit in hits:
                     severity = hit.severity or self.severity_for(rule, unit)
-                    f = self.finding_at(obj, hit.path, hit.rule or rule.id, severity, hit.message, rule.remediation.strip(),
+                    f = self.finding_at(obj, hit.path, hit.rule or rule.id, severity, hit.message, self.remediation[rule.id],
                                         hit.container if hit.container is not None else (unit.container.name if unit.container else None),
                                         at_value=hit.at_value)
                     if hit.data:
@@ -215,8 +226,24 @@ class Engine:
         else:
             line, col, found = locate(obj.root, full)
         rel = found[len(obj.base):] if len(found) >= len(obj.base) else ()
-        return Finding(rule, severity, message, remediation, obj.file, line, col, render_path(rel), obj.ref,
+        return Finding(rule, severity, message, remediation, obj.file, line, col, _rendered(rel), obj.ref,
                        container, obj.document)
+
+
+_RENDERED: dict[tuple, str] = {}
+
+
+def _rendered(path: tuple) -> str:
+    """``render_path``, remembered: findings point at the same few field paths over and over."""
+    for part in path:
+        if type(part) is not str and type(part) is not int:  # True == 1 == 1.0: not a safe key
+            return render_path(path)
+    text = _RENDERED.get(path)
+    if text is None:
+        if len(_RENDERED) >= 4096:
+            _RENDERED.clear()
+        text = _RENDERED[path] = render_path(path)
+    return text
 
 
 class _SkipUnit(Exception):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from kubelint_ml.objects import K8sObject, submap
+from kubelint_ml.objects import K8sObject, clip, submap
 
 # ----------------------------------------------------------------------------
 # Views
@@ -28,6 +28,8 @@ class ContainerView:
     data: dict
     path: tuple  # from the object's root
     name: str
+    # Per-container results shared by every rule (e.g. templates/_common.py requests_limits).
+    cache: dict = field(default_factory=dict)
 
     @property
     def resources(self) -> dict:
@@ -35,7 +37,7 @@ class ContainerView:
 
     def describe(self) -> str:
         label = {"container": "container", "initContainer": "init container", "sidecar": "sidecar"}[self.role]
-        return f"{label} '{self.name}'"
+        return f"{label} '{clip(self.name)}'"
 
 
 @dataclass(slots=True)
@@ -82,7 +84,7 @@ class PodTemplate:
     def describe(self) -> str:
         text = self.obj.ref.display()
         if self.role:
-            text += f" ({self.role})"
+            text += f" ({clip(self.role)})"
         return text
 
     @property

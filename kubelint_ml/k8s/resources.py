@@ -126,11 +126,28 @@ def _items(value: object) -> Iterator[Mapping]:
                 yield item
 
 
+# id(raw mapping) -> (the mapping, its parsed entries). The mapping is held so
+# that its id cannot be reused while the entry lives; the cache is small.
+_RESOURCE_LISTS: dict[int, tuple[Mapping, ResourceList]] = {}
+_RESOURCE_LISTS_MAX = 4096
+
+
 def _resource_list(raw: object) -> ResourceList:
-    """Valid entries of a ResourceList, rounded up to milli as API defaulting does."""
-    out: ResourceList = {}
+    """Valid entries of a ResourceList, rounded up to milli as API defaulting does (a fresh dict)."""
     if not isinstance(raw, Mapping):
-        return out
+        return {}
+    hit = _RESOURCE_LISTS.get(id(raw))
+    if hit is not None and hit[0] is raw:
+        return dict(hit[1])
+    out = _parse_resource_list(raw)
+    if len(_RESOURCE_LISTS) >= _RESOURCE_LISTS_MAX:
+        _RESOURCE_LISTS.clear()
+    _RESOURCE_LISTS[id(raw)] = (raw, out)
+    return dict(out)
+
+
+def _parse_resource_list(raw: Mapping) -> ResourceList:
+    out: ResourceList = {}
     for name, raw_value in raw.items():
         if not isinstance(name, str):
             continue
@@ -275,6 +292,8 @@ def pod_level_resources(
     if not enabled:
         return None
     spec = _mapping(pod_spec)
+    if not isinstance(spec.get("resources"), Mapping):
+        return None  # the common case: no need to look at every container
     inits, apps = _containers(spec)
     pod_level = _defaulted_pod_level(spec, inits, apps)
     if pod_level is None or not _pod_level_set(*pod_level):

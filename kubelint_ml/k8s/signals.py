@@ -49,6 +49,7 @@ class Signal:
 # Shell tokens
 
 _OPERATORS = ("&&", "||", ";;", ";", "&", "|", "(", ")", "\n")
+_OP_START = frozenset(o[0] for o in _OPERATORS)
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def _shell_words(text: str) -> list[tuple[str, bool]]:
             flush()
             i += 1
             continue
-        op = next((o for o in _OPERATORS if text.startswith(o, i)), None)
+        op = next((o for o in _OPERATORS if text.startswith(o, i)), None) if c in _OP_START else None
         if op is not None:
             flush()
             out.append((op, True))

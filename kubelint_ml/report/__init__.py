@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from kubelint_ml.findings import RunResult
@@ -26,6 +26,17 @@ def render(fmt: str, result: RunResult, *, color: bool = False, verbose: bool = 
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     module = import_module(f"{__name__}.{_MODULES[fmt]}")
     return module.render(result, color=color, verbose=verbose)
+
+
+def write(fmt: str, result: RunResult, out: TextIO, *, color: bool = False, verbose: bool = False) -> None:
+    """Write `result` in format `fmt` to `out`, streaming where the format can."""
+    if fmt not in _MODULES:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    module = import_module(f"{__name__}.{_MODULES[fmt]}")
+    if hasattr(module, "write"):
+        module.write(result, out, color=color, verbose=verbose)
+    else:
+        out.write(module.render(result, color=color, verbose=verbose))
 
 
 def write_step_summary(result: RunResult, path: str) -> None:

@@ -110,3 +110,33 @@ def where(tpl: PodTemplate) -> str:
 
 def iter_containers(tpl: PodTemplate) -> Iterator[ContainerView]:
     yield from tpl.all_containers
+
+
+def requests_limits(c: ContainerView) -> tuple[dict, dict]:
+    """``container_requests_limits(c.data)``, computed once per container for all rules (do not mutate)."""
+    found = c.cache.get("requests_limits")
+    if found is None:
+        from kubelint_ml.k8s.resources import container_requests_limits
+
+        found = c.cache["requests_limits"] = container_requests_limits(c.data)
+    return found
+
+
+def signals_of(c: ContainerView) -> list:
+    """``container_signals(c.data)``, computed once per container for all rules (do not mutate)."""
+    found = c.cache.get("signals")
+    if found is None:
+        from kubelint_ml.k8s.signals import container_signals
+
+        found = c.cache["signals"] = container_signals(c.data)
+    return found
+
+
+def template_signals(tpl: PodTemplate) -> list:
+    """The workload-level signals that apply to ``tpl``, computed once per template."""
+    found = tpl.cache.get("signals")
+    if found is None:
+        from kubelint_ml.k8s.signals import signals_for_template
+
+        found = tpl.cache["signals"] = signals_for_template(tpl.obj.data, tpl.path)
+    return found

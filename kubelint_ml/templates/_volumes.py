@@ -23,8 +23,8 @@ from fractions import Fraction
 from typing import Any
 
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
-from kubelint_ml.k8s.resources import container_requests_limits, is_sidecar, pod_level_resources
-from kubelint_ml.templates._common import show
+from kubelint_ml.k8s.resources import is_sidecar, pod_level_resources
+from kubelint_ml.templates._common import requests_limits, show
 from kubelint_ml.workloads import ContainerView, PodTemplate, VolumeView
 
 DISK = "disk"
@@ -147,6 +147,14 @@ def empty_dirs(tpl: PodTemplate) -> list[EmptyDir]:
     return out
 
 
+def empty_dir_of(tpl: PodTemplate, volume: VolumeView) -> EmptyDir | None:
+    """The :class:`EmptyDir` of ``volume`` (a dict lookup: volume rules run once per volume)."""
+    found = tpl.cache.get("emptydir:by-volume")
+    if found is None:
+        found = tpl.cache["emptydir:by-volume"] = {id(e.volume): e for e in empty_dirs(tpl)}
+    return found.get(id(volume))
+
+
 def volume_named(tpl: PodTemplate, name: str) -> VolumeView | None:
     for v in tpl.volumes:
         if v.name == name:
@@ -168,7 +176,7 @@ def shm_mount(c: ContainerView) -> tuple[int, str] | None:
 
 def memory_limit(c: ContainerView) -> Fraction | None:
     """The container's positive memory limit."""
-    value = container_requests_limits(c.data)[1].get("memory")
+    value = requests_limits(c)[1].get("memory")
     return value if value is not None and value > 0 else None
 
 
@@ -195,7 +203,7 @@ def pod_ephemeral_storage_limit(tpl: PodTemplate) -> Fraction | None:
     init_peak = Fraction(0)
     found = False
     for c in tpl.all_containers:
-        lim = container_requests_limits(c.data)[1].get("ephemeral-storage")
+        lim = requests_limits(c)[1].get("ephemeral-storage")
         value = lim if lim is not None and lim > 0 else Fraction(0)
         found = found or value > 0
         if c.role == "container":
@@ -211,7 +219,7 @@ def pod_ephemeral_storage_limit(tpl: PodTemplate) -> Fraction | None:
 
 def requests_ephemeral_storage(c: ContainerView) -> bool:
     """A positive ephemeral-storage request, or a limit it defaults from."""
-    requests, limits = container_requests_limits(c.data)
+    requests, limits = requests_limits(c)
     value = requests.get("ephemeral-storage", limits.get("ephemeral-storage"))
     return value is not None and value > 0
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from kubelint_ml.engine import Hit, Unit
-from kubelint_ml.k8s.resources import container_requests_limits, pod_level_resources
-from kubelint_ml.templates._common import LIMITRANGE_NOTE, has_invalid_quantity
+from kubelint_ml.k8s.resources import pod_level_resources
+from kubelint_ml.templates._common import LIMITRANGE_NOTE, has_invalid_quantity, requests_limits
 
 UNIT = "container"
 DEFAULTS = {"resource": "memory", "missing": "limit"}
@@ -30,8 +30,10 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     if has_invalid_quantity(tpl):
         return
     resource, missing = params["resource"], params["missing"]
-    requests, limits = container_requests_limits(c.data)
-    pod = pod_level_resources(tpl.spec)
+    requests, limits = requests_limits(c)
+    if "pod_level_resources" not in tpl.cache:  # once per template, not once per container
+        tpl.cache["pod_level_resources"] = pod_level_resources(tpl.spec)
+    pod = tpl.cache["pod_level_resources"]
     pod_requests, pod_limits = pod if pod else ({}, {})
     if missing == "limit":
         if resource in limits or resource in pod_limits:

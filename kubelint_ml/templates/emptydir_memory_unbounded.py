@@ -6,7 +6,7 @@ from typing import Iterator
 
 from kubelint_ml.engine import Hit, Unit
 from kubelint_ml.templates._common import has_invalid_quantity
-from kubelint_ml.templates._volumes import MEMORY, empty_dirs, memory_limit, names, pod_level_memory_limit
+from kubelint_ml.templates._volumes import MEMORY, empty_dir_of, memory_limit, names, pod_level_memory_limit
 
 UNIT = "volume"
 DEFAULTS: dict = {}
@@ -24,7 +24,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     that mounts it has a memory limit, its writers are bounded.
     """
     tpl, v = unit.tpl, unit.volume
-    ed = next((e for e in empty_dirs(tpl) if e.volume is v), None)
+    ed = empty_dir_of(tpl, v)
     if ed is None or ed.medium != MEMORY or ed.size_limit is not None or not ed.mounts:
         return
     if has_invalid_quantity(tpl) or pod_level_memory_limit(tpl) is not None:

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from kubelint_ml.engine import Hit, Unit
 from kubelint_ml.templates._common import has_invalid_quantity
-from kubelint_ml.templates._volumes import DISK, empty_dirs, pod_ephemeral_storage_limit
+from kubelint_ml.templates._volumes import DISK, empty_dir_of, pod_ephemeral_storage_limit
 
 UNIT = "volume"
 DEFAULTS: dict = {}
@@ -15,7 +15,7 @@ PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     tpl, v = unit.tpl, unit.volume
-    ed = next((e for e in empty_dirs(tpl) if e.volume is v), None)
+    ed = empty_dir_of(tpl, v)
     if ed is None or ed.medium != DISK or ed.size_limit is not None or not ed.mounts:
         return
     if has_invalid_quantity(tpl):

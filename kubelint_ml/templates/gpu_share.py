@@ -22,13 +22,12 @@ from kubelint_ml.engine import Hit, SkipUnit, Unit
 from kubelint_ml.k8s.nodes import GI, MI, NodeType
 from kubelint_ml.k8s.resources import (
     accelerator_requests,
-    container_requests_limits,
     defaulted_requests,
     effective_pod_request,
     pod_level_resources,
 )
 from kubelint_ml.templates._accel import Placement, devices_label, is_slice, percent, placement
-from kubelint_ml.templates._common import has_invalid_quantity, show
+from kubelint_ml.templates._common import has_invalid_quantity, requests_limits, show
 from kubelint_ml.workloads import ContainerView, PodTemplate
 
 UNIT = "podTemplate"
@@ -124,7 +123,7 @@ class _Source:
 
 
 def _container_request(c: ContainerView, resource: str) -> _Source:
-    requests, limits = container_requests_limits(c.data)
+    requests, limits = requests_limits(c)
     value = defaulted_requests(requests, limits).get(resource, Fraction(0))
     part = "requests" if resource in requests or resource not in limits else "limits"
     return _Source(c.path + ("resources", part, resource), c.describe(), c.name, value)
@@ -162,7 +161,7 @@ def _gpu_field(tpl: PodTemplate, resource: str) -> _Source | None:
     """The container field asking for the most devices of ``resource``."""
     best: _Source | None = None
     for c in tpl.all_containers:
-        requests, limits = container_requests_limits(c.data)
+        requests, limits = requests_limits(c)
         value = limits.get(resource, requests.get(resource, Fraction(0)))
         if value > 0 and (best is None or value > best.value):
             part = "limits" if resource in limits else "requests"

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from kubelint_ml.engine import Hit, SkipUnit, Unit, is_training_workload
-from kubelint_ml.k8s.signals import Signal, container_signals, signals_for_template
+from kubelint_ml.k8s.signals import Signal
+from kubelint_ml.templates._common import signals_of, template_signals
 from kubelint_ml.templates._kubelet import SINGLE_PROCESS_MIN, Nodes, nodes_for_pod, oom_mode
 from kubelint_ml.workloads import ContainerView, PodTemplate
 
@@ -110,12 +111,12 @@ def _evaluate(tpl: PodTemplate, roles: tuple[str, ...], ctx: Any) -> _Eval:
         return ev
     for c in tpl.all_containers:
         if c.role in roles:
-            sigs = container_signals(c.data)
+            sigs = signals_of(c)
             if any(sig.kind == "mpi" for sig in sigs) and _ranks_remote(c.data):
                 sigs = [sig for sig in sigs if sig.kind != "mpi"]
             if sigs:
                 ev.containers.append((c, sigs))
-    ev.workload = signals_for_template(tpl.obj.data, tpl.path)
+    ev.workload = template_signals(tpl)
     if not ev.containers and not ev.workload:
         return ev
     groups = nodes_for_pod(tpl.spec, ctx)

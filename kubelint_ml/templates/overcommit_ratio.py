@@ -6,10 +6,11 @@ from fractions import Fraction
 from typing import Iterator
 
 from kubelint_ml.engine import Hit, Unit
-from kubelint_ml.k8s.resources import container_requests_limits, defaulted_requests
-from kubelint_ml.templates._common import has_invalid_quantity, show
+from kubelint_ml.k8s.resources import defaulted_requests
+from kubelint_ml.templates._common import has_invalid_quantity, requests_limits, show
 
 UNIT = "container"
+_MAX_SHOWN = Fraction(10**15)
 DEFAULTS = {"resource": "memory", "ratio": 2.0}
 PARAMS = {
     "type": "object",
@@ -27,16 +28,18 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         return
     resource = params["resource"]
     ratio = Fraction(str(params["ratio"]))
-    requests, limits = container_requests_limits(c.data)
+    requests, limits = requests_limits(c)
     requests = defaulted_requests(requests, limits)
     lim, req = limits.get(resource), requests.get(resource)
     if lim is None or req is None or req <= 0 or lim <= req * ratio:
         return
     actual = lim / req
+    # Quantities reach 10^1000: cap before converting to float.
+    shown = float(min(actual, _MAX_SHOWN))
     yield Hit(
         c.path + ("resources", "limits", resource),
         f"{tpl.describe()}: {c.describe()} limits {resource} to {show(resource, lim)} but requests only "
-        f"{show(resource, req)} ({float(actual):.1f}x, above {float(ratio):g}x): the node reserves the request, "
+        f"{show(resource, req)} ({shown:.1f}x, above {float(ratio):g}x): the node reserves the request, "
         f"so under memory pressure this pod is among the first evicted. Raise the request closer to the limit",
-        data={"ratio": round(float(actual), 3)},
+        data={"ratio": round(shown, 3)},
     )

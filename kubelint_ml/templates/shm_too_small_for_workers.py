@@ -6,8 +6,9 @@ from typing import Iterator
 
 from kubelint_ml.engine import Hit, Unit
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
-from kubelint_ml.k8s.resources import container_requests_limits, is_accelerator_resource
-from kubelint_ml.k8s.signals import Signal, container_signals, signals_for_template
+from kubelint_ml.k8s.resources import is_accelerator_resource
+from kubelint_ml.k8s.signals import Signal
+from kubelint_ml.templates._common import requests_limits, signals_of, template_signals
 from kubelint_ml.templates._volumes import is_kuberay_pod, shm_mount, size, volume_named
 from kubelint_ml.workloads import ContainerView, PodTemplate
 
@@ -38,7 +39,7 @@ _RUNTIME_DEFAULT = 64 << 20  # bytes: the /dev/shm containerd, CRI-O and Docker 
 
 
 def _wants_accelerator(c: ContainerView) -> bool:
-    for values in container_requests_limits(c.data):
+    for values in requests_limits(c):
         if any(v > 0 and is_accelerator_resource(n) for n, v in values.items()):
             return True
     return False
@@ -57,9 +58,12 @@ def _workload_targets(tpl: PodTemplate) -> list[ContainerView]:
 def _signals(unit: Unit, kinds: set[str]) -> list[Signal]:
     """The container's relevant signals, then the workload's when they apply to it."""
     tpl, c = unit.tpl, unit.container
-    out = [s for s in container_signals(c.data) if s.kind in kinds]
-    if any(t is c for t in _workload_targets(tpl)):
-        out += [s for s in signals_for_template(tpl.obj.data, tpl.path) if s.kind in kinds]
+    out = [s for s in signals_of(c) if s.kind in kinds]
+    targets = tpl.cache.get("shm:target-ids")
+    if targets is None:  # a set: this runs once per container
+        targets = tpl.cache["shm:target-ids"] = {id(t) for t in _workload_targets(tpl)}
+    if id(c) in targets:
+        out += [s for s in template_signals(tpl) if s.kind in kinds]
     return out
 
 

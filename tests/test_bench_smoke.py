@@ -1,0 +1,161 @@
+"""The benchmark's plumbing (not a timed test), and guards for the run loop's speed-ups."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from kubelint_ml.config import Config
+from kubelint_ml.engine import Context
+from kubelint_ml.findings import ObjectRef
+from kubelint_ml.lint import run
+from kubelint_ml.objects import K8sObject
+from kubelint_ml.rulefile import load_builtin_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+POD = b"""apiVersion: v1
+kind: Pod
+metadata: {name: trainer}
+spec:
+  containers:
+  - name: main
+    image: pytorch
+    resources:
+      requests: {memory: 1Gi}
+"""
+CONFIGMAP = b"""apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {a: b}
+"""
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "bench" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_run"] = module
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules["bench_run"]
+
+
+@pytest.fixture()
+def source(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    (src / "team").mkdir(parents=True)
+    (src / "team" / "pod.yaml").write_bytes(POD)
+    (src / "cm.yml").write_bytes(CONFIGMAP)
+    (src / "notes.tsv").write_text("not a manifest\n")
+    (src / ".hidden").mkdir()
+    (src / ".hidden" / "x.yaml").write_bytes(POD)
+    return src
+
+
+def test_corpus_copies_the_manifests_only(bench, source: Path, tmp_path: Path) -> None:
+    dst = tmp_path / "corpus-x1"
+    corpus = bench.build_corpus(source, dst, 1)
+    files = sorted(str(p.relative_to(dst)) for p in dst.rglob("*") if p.is_file() and p.name != ".stamp")
+    assert files == ["copy000/cm.yml", "copy000/team/pod.yaml"]
+    assert (corpus.files, corpus.bytes) == (2, len(POD) + len(CONFIGMAP))
+    assert (dst / "copy000" / "team" / "pod.yaml").read_bytes() == POD
+
+
+def test_corpus_replicates_and_is_rebuilt_when_the_source_changes(bench, source: Path, tmp_path: Path) -> None:
+    dst = tmp_path / "corpus-x3"
+    assert bench.build_corpus(source, dst, 3).files == 6
+    assert sorted(p.name for p in dst.iterdir() if p.is_dir()) == ["copy000", "copy001", "copy002"]
+    (dst / "copy001" / "cm.yml").write_bytes(b"stale")
+    bench.build_corpus(source, dst, 3)  # unchanged source: reused as it is
+    assert (dst / "copy001" / "cm.yml").read_bytes() == b"stale"
+    (source / "cm.yml").write_bytes(CONFIGMAP + b"# edited\n")
+    bench.build_corpus(source, dst, 3)
+    assert (dst / "copy001" / "cm.yml").read_bytes() == CONFIGMAP + b"# edited\n"
+
+
+def _json_output(paths: list[str], jobs: int, monkeypatch: pytest.MonkeyPatch) -> bytes:
+    import kubelint_ml.lint as lint
+    from kubelint_ml.report import render
+
+    monkeypatch.setattr(lint, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(lint, "PARALLEL_MIN_BYTES", 0)
+    result, _ = run(paths, Config(), load_builtin_rules(), jobs=jobs)
+    return render("json", result).encode()
+
+
+def test_parallel_output_compares_equal_to_sequential(bench, source: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    dst = tmp_path / "corpus-x2"
+    bench.build_corpus(source, dst, 2)
+    seq = _json_output([str(dst)], 1, monkeypatch)
+    par = _json_output([str(dst)], 2, monkeypatch)
+    assert bench.compare_outputs(seq, par) == []
+    found = json.loads(seq)["findings"]
+    assert sorted({(f["file"].split("/")[-3], f["rule"], f["line"]) for f in found if f["rule"] == "missing-memory-limit"}) == [
+        ("copy000", "missing-memory-limit", 8),
+        ("copy001", "missing-memory-limit", 8),
+    ]
+
+
+def test_compare_outputs_names_the_differences(bench) -> None:
+    def doc(findings: list[dict]) -> bytes:
+        return json.dumps({"findings": findings, "summary": {"findings": len(findings)}}).encode()
+
+    a = {"rule": "missing-memory-limit", "file": "x.yaml", "line": 6}
+    b = {"rule": "besteffort-qos", "file": "x.yaml", "line": 1}
+    assert bench.compare_outputs(doc([a]), doc([a])) == []
+    assert bench.compare_outputs(doc([a, b]), doc([a])) == [
+        "summary differs: {'findings': 2} != {'findings': 1}",
+        "2 findings != 1 findings",
+    ]
+    assert bench.compare_outputs(doc([a]), doc([b])) == [
+        "finding 0: x.yaml:6 missing-memory-limit != x.yaml:1 besteffort-qos",
+    ]
+    assert bench.compare_outputs(b"{}", b"not json")[0].startswith("not JSON")
+
+
+def test_template_cache_is_not_fooled_by_a_reused_object_id() -> None:
+    """A dead object's id may be reused by the next one: its (empty) templates must not be served."""
+    ctx = Context()
+    pod = K8sObject({"kind": "Pod", "spec": {"containers": [{"name": "main"}]}}, {}, (), ObjectRef("v1", "Pod"),
+                    "x.yaml", 0)
+    other = K8sObject({"kind": "ConfigMap"}, {}, (), ObjectRef("v1", "ConfigMap"), "x.yaml", 0)
+    ctx._templates[id(pod)] = (other, [])  # as if a ConfigMap had lived at this address
+    assert [c.name for t in ctx.templates(pod) for c in t.containers] == ["main"]
+
+
+def test_remembered_field_paths_keep_bool_and_int_keys_apart() -> None:
+    from kubelint_ml.engine import _rendered
+
+    assert _rendered(("spec", "containers", 1, "resources")) == "spec.containers[1].resources"
+    assert _rendered(("data", 1)) == "data[1]"
+    assert _rendered(("data", True)) != _rendered(("data", 1))
+
+
+def test_findings_cross_the_worker_boundary_unchanged() -> None:
+    import pickle
+
+    from kubelint_ml.findings import Finding
+    from kubelint_ml.lint import _encode, _rebuild
+
+    f = Finding("missing-memory-limit", "warning", "Pod/x: container 'a' has no memory limit", "Set it.", "x.yaml",
+                8, 5, "spec.containers[0].resources", ObjectRef("v1", "Pod", "ns", "x"), "a", 2,
+                suppressed="reviewed", data={"limit": None})
+    bare = Finding("parse-error", "error", "invalid YAML", "Fix it.", "y.yaml", 1, 1)
+    assert _rebuild(pickle.loads(pickle.dumps([_encode(f), _encode(bare)]))) == [f, bare]
+
+
+def test_the_cheap_context_scan_knows_every_kind_the_full_scan_looks_for() -> None:
+    import re
+
+    from kubelint_ml.context import _CONTEXT_RE
+    from kubelint_ml.lint import _CONTEXT_WORDS, _mentions_context
+
+    kinds = re.search(rb"\(([A-Za-z|]+)\)", _CONTEXT_RE.pattern).group(1).split(b"|")
+    assert all(any(word in kind for word in _CONTEXT_WORDS) for kind in kinds)
+    assert _mentions_context(b"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nvalue: 1\n")
+    assert not _mentions_context(b"kind: Pod\nmetadata: {name: PriorityClass}\n")
