@@ -236,7 +236,12 @@ def to_cel_value(value: Any) -> Any:
     if value is None or isinstance(value, (bool, str, float)):
         return value
     if isinstance(value, int):
-        return value if _INT64_MIN <= value <= _INT64_MAX else float(value)
+        if _INT64_MIN <= value <= _INT64_MAX:
+            return value
+        try:
+            return float(value)
+        except OverflowError:  # beyond ~1.8e308
+            return float("inf") if value > 0 else float("-inf")
     if isinstance(value, Mapping):
         return {str(k): to_cel_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

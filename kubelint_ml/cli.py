@@ -165,21 +165,21 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
             _fail(str(e))
         result.findings, result.baselined = base.filter(result.findings)
     color = not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
-    from kubelint_ml.report import render, write_step_summary
+    from kubelint_ml.report import write, write_step_summary
 
     for i, fmt in enumerate(formats):
         target = outputs[i] if i < len(outputs) and outputs[i] != "-" else None
-        to_terminal = target is None
-        text = render(fmt, _view(result, show_suppressed, quiet and fmt == "text"), color=color and to_terminal,
-                      verbose=verbose)
+        view = _view(result, show_suppressed, quiet and fmt == "text")
         if target:
             try:
                 with open(target, "w", encoding="utf-8", newline="\n") as fh:
-                    fh.write(text)
+                    write(fmt, view, fh, color=False, verbose=verbose)
             except OSError as e:
                 _fail(f"cannot write {target}: {e.strerror}")
-        elif text:
-            click.echo(text, nl=not text.endswith("\n"))
+        else:
+            stream = click.get_text_stream("stdout")
+            write(fmt, view, stream, color=color, verbose=verbose)
+            stream.flush()
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path and "github" in formats:
         try:
@@ -187,8 +187,10 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
         except OSError:
             pass
     if verbose:
+        from kubelint_ml.report.escape import neutralise
+
         for note in notes:
-            click.echo(f"note: {note}", err=True)
+            click.echo(f"note: {neutralise(note)}", err=True)
     sys.exit(1 if result.failed() else 0)
 
 

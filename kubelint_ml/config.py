@@ -9,9 +9,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import yaml
 
-from kubelint_ml.loader import Limits
+from kubelint_ml.loader import Limits, LoadError, load_single
 
 CONFIG_NAMES = (".kubelint-ml.yaml", ".kubelint-ml.yml")
 
@@ -185,12 +184,10 @@ def load_config(path: str | os.PathLike | None) -> Config:
         text = p.read_bytes()
     except OSError as e:
         raise ConfigError(f"{p}: cannot read config: {e.strerror}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark else ""
-        raise ConfigError(f"{p}{where}: invalid YAML: {getattr(e, 'problem', None) or e}") from None
+    try:  # the manifest loader's limits: a config from a pull request is untrusted too
+        data = load_single(text)
+    except LoadError as e:
+        raise ConfigError(f"{p}:{e.line}: {e.message}") from None
     if data is None:
         data = {}
     errors = _schema_errors(data)
@@ -220,6 +217,7 @@ def load_config(path: str | os.PathLike | None) -> Config:
         max_depth=lim.get("maxDepth", defaults.max_depth),
         max_documents=lim.get("maxDocuments", defaults.max_documents),
         max_expanded_nodes=lim.get("maxExpandedNodes", defaults.max_expanded_nodes),
+        max_nodes=lim.get("maxNodes", defaults.max_nodes),
     )
     cfg.cel_cost_limit = lim.get("celCostLimit")
     return cfg

@@ -80,6 +80,9 @@ class Facts:
     kubelet_configs: list[KubeletConfigFact] = field(default_factory=list)
     crds: list[dict] = field(default_factory=list)
     _cel_objects: list | None = None
+    # Answers computed from all the facts, asked once per pod template: kept
+    # until the next fact arrives (thousands of classes and pods stay linear).
+    _memo: dict = field(default_factory=dict)
 
     def context_objects(self) -> list[dict]:
         """The context objects themselves (what CEL rules see as ``objects``)."""
@@ -88,6 +91,7 @@ class Facts:
         return out
 
     def add_object(self, obj: K8sObject) -> None:
+        self._memo.clear()
         kind, group = obj.kind, obj.group
         data = obj.data
         name = obj.ref.name
@@ -113,6 +117,7 @@ class Facts:
             self.crds.append(data)
 
     def add_profile(self, profile: Any) -> None:
+        self._memo.clear()
         if profile is None:
             return
         for name, value in profile.priority_classes.items():
@@ -149,6 +154,11 @@ class Facts:
         ``system-*`` classes outrank every user class by construction, and
         definitions the API server rejects never exist.
         """
+        if "highest_preempting" not in self._memo:
+            self._memo["highest_preempting"] = self._highest_preempting()
+        return self._memo["highest_preempting"]
+
+    def _highest_preempting(self) -> PriorityClassFact | None:
         best: PriorityClassFact | None = None
         for f in self.priority_classes.values():
             if f.value is None or f.preemption_policy == "Never" or not f.admissible:
@@ -158,17 +168,32 @@ class Facts:
         return best
 
     def global_defaults(self) -> list[PriorityClassFact]:
-        """PriorityClass objects with ``globalDefault: true``, one per name, in input order."""
-        seen: set[str] = set()
-        out: list[PriorityClassFact] = []
-        for f in self.priority_class_objects:
-            if f.global_default and f.name not in seen:
-                seen.add(f.name)
-                out.append(f)
-        return out
+        """PriorityClass objects with ``globalDefault: true``, one per name, in input order (do not mutate)."""
+        found = self._memo.get("global_defaults")
+        if found is None:
+            seen: set[str] = set()
+            found = []
+            for f in self.priority_class_objects:
+                if f.global_default and f.name not in seen:
+                    seen.add(f.name)
+                    found.append(f)
+            self._memo["global_defaults"] = found
+        return found
+
+    def global_default_keys(self) -> frozenset:
+        """:func:`object_key` of every class in :meth:`global_defaults`."""
+        found = self._memo.get("global_default_keys")
+        if found is None:
+            found = self._memo["global_default_keys"] = frozenset(f.key for f in self.global_defaults())
+        return found
 
     def global_default(self) -> PriorityClassFact | None:
         """The class pods without a priorityClassName get: with several, the lowest value wins."""
+        if "global_default" not in self._memo:
+            self._memo["global_default"] = self._global_default()
+        return self._memo["global_default"]
+
+    def _global_default(self) -> PriorityClassFact | None:
         found = self.global_defaults()
         if not found:
             return None

@@ -3,18 +3,25 @@
 Parsing is the hot path. LibYAML's ``CSafeLoader`` does the scanning and
 composing; the only Python we add is in the two constructors that build
 mappings and sequences, where each key's and item's mark is recorded in a
-``PosDict``/``PosList`` as it is created. Nothing is walked twice.
+``PosDict``/``PosList`` as it is created. Nothing is walked twice, except
+input whose size or bracket count and line length allow nesting or node
+counts beyond the limits: its event stream is scanned first (constant memory).
 
-Safety: only the safe YAML tags are constructed; input is bounded in size,
-nesting depth (checked before LibYAML sees deep input, which it would
-otherwise recurse into until the process crashes), documents per file, and
-alias expansion (a "billion laughs" document is refused, not expanded).
+Safety: only the safe YAML tags are constructed, and only into JSON-shaped
+values (``PosDict``, ``PosList``, ``str``, ``int``, ``float``, ``bool``,
+``None``): ``!!binary`` stays a string, ``!!set`` is a mapping, ``!!omap`` and
+``!!pairs`` are sequences, and any other tag (``!!python/object`` among them)
+is a parse problem, never constructed. Input is bounded in size, nesting
+depth and node count (checked on the event stream before LibYAML composes
+deep or huge input), documents per file, and alias expansion (a "billion
+laughs" document is refused, not expanded). ``load`` never raises: whatever
+goes wrong becomes a :class:`LoadProblem` with a line.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import yaml
@@ -38,6 +45,9 @@ class Limits:
     max_documents: int = 100_000
     # Nodes a document may expand to when aliases are followed.
     max_expanded_nodes: int = 1_000_000
+    # YAML nodes (scalars, mappings, sequences, aliases) in one file, as
+    # written: bounds the memory a file can make the loader use.
+    max_nodes: int = 1_000_000
 
 
 DEFAULT_LIMITS = Limits()
@@ -59,11 +69,16 @@ class PosList(list):
     __slots__ = ("lc", "start")
 
 
-_MERGE_TAG = "tag:yaml.org,2002:merge"
+_YAML_TAG = "tag:yaml.org,2002:"
+_MERGE_TAG = _YAML_TAG + "merge"
 
 
 class _DuplicateKey(ConstructorError):
     pass
+
+
+class _LimitError(ConstructorError):
+    """A safety limit, not a syntax error: reported without "invalid YAML"."""
 
 
 class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
@@ -74,19 +89,16 @@ class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
         mark = node.start_mark
         data.start = (mark.line + 1, mark.column + 1)
         yield data
-        value = node.value
-        explicit = len(value)
-        has_merge = False
-        for key_node, _ in value:
+        if not isinstance(node, yaml.MappingNode):
+            raise ConstructorError(None, None, f"tag {_short_tag(node.tag)} needs a mapping, found a {node.id}", mark)
+        for key_node, _ in node.value:
             if key_node.tag == _MERGE_TAG:
-                has_merge = True
+                self.flatten_mapping(node)
                 break
-        if has_merge:
-            explicit = sum(1 for k, _ in value if k.tag != _MERGE_TAG)
-            self.flatten_mapping(node)
-            value = node.value
-        first_explicit = len(value) - explicit
-        seen: set[Any] | None = set() if has_merge else None
+        value = node.value
+        # Merged pairs come first; only the explicit ones must be unique.
+        first_explicit = self._merged_prefix.get(id(node), 0)
+        seen: set[Any] | None = set() if first_explicit else None
         lc: dict[Any, tuple[int, int, int, int]] = {}
         construct = self.construct_object
         for i, (key_node, value_node) in enumerate(value):
@@ -122,6 +134,8 @@ class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
         mark = node.start_mark
         data.start = (mark.line + 1, mark.column + 1)
         yield data
+        if not isinstance(node, yaml.SequenceNode):
+            raise ConstructorError(None, None, f"tag {_short_tag(node.tag)} needs a sequence, found a {node.id}", mark)
         construct = self.construct_object
         lc = []
         for child in node.value:
@@ -130,11 +144,110 @@ class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
             lc.append((m.line + 1, m.column + 1))
         data.lc = lc
 
+    max_merged = 1_000_000
 
+    def start_document(self) -> None:
+        """Reset the per-document merge bookkeeping."""
+        self._merged = 0
+        # id(mapping node) -> how many of its pairs came from merge keys. A node
+        # is flattened once (in place), and may be constructed again later
+        # through an alias: this keeps its merged pairs apart from its own.
+        self._merged_prefix: dict[int, int] = {}
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """Resolve ``<<`` merge keys, as PyYAML does, without exponential blow-up.
+
+        PyYAML copies every merged pair into the merging mapping, so chains of
+        anchors that merge a list of the previous anchor grow exponentially.
+        Here a pair merged more than once (the same node, reached along
+        several aliases) is kept once -- its last occurrence, which is the one
+        that decides the value -- and the pairs merged in one document are
+        counted against ``max_merged``.
+        """
+        merge: list[tuple[Any, Any]] = []
+        index = 0
+        while index < len(node.value):
+            key_node, value_node = node.value[index]
+            if key_node.tag != _MERGE_TAG:
+                index += 1
+                continue
+            del node.value[index]
+            if isinstance(value_node, yaml.MappingNode):
+                self.flatten_mapping(value_node)
+                merge.extend(value_node.value)
+            elif isinstance(value_node, yaml.SequenceNode):
+                submerge = []
+                for subnode in value_node.value:
+                    if not isinstance(subnode, yaml.MappingNode):
+                        raise ConstructorError("while constructing a mapping", node.start_mark,
+                                               f"expected a mapping for merging, but found {subnode.id}",
+                                               subnode.start_mark)
+                    self.flatten_mapping(subnode)
+                    submerge.append(subnode.value)
+                for value in reversed(submerge):
+                    merge.extend(value)
+            else:
+                raise ConstructorError("while constructing a mapping", node.start_mark,
+                                       f"expected a mapping or list of mappings for merging, but found {value_node.id}",
+                                       value_node.start_mark)
+        if not merge:
+            return
+        self._merged += len(merge)
+        if self._merged > self.max_merged:
+            raise _LimitError(None, None,
+                              f"merge keys (<<) expand to more than {self.max_merged} entries "
+                              "(limits.maxExpandedNodes); refusing to load", node.start_mark)
+        seen: set[int] = set()
+        unique = []
+        for pair in reversed(merge):
+            if id(pair) not in seen:
+                seen.add(id(pair))
+                unique.append(pair)
+        unique.reverse()
+        node.value = unique + node.value
+        self._merged_prefix[id(node)] = len(unique)
+
+    def construct_checked_scalar(self, node: yaml.Node) -> Any:
+        """``!!int``/``!!float``/``!!bool`` whose text does not parse is a problem, not a crash."""
+        builder = _SCALARS[node.tag]
+        try:
+            return builder(self, node)
+        except ConstructorError:
+            raise
+        except (ValueError, KeyError, TypeError, OverflowError) as e:
+            what = node.tag.rsplit(":", 1)[-1]
+            text = node.value if isinstance(node.value, str) else ""
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            why = "more digits than Python allows (4300)" if "digits" in str(e) else "not a valid " + what
+            raise ConstructorError(None, None, f"{what} value {shown!r}: {why}", node.start_mark) from None
+
+    def construct_plain_str(self, node: yaml.Node) -> str:
+        """Scalars kept as their text (timestamps, ``!!binary``), as Kubernetes' JSON sees them."""
+        return str(self.construct_scalar(node))
+
+
+_SCALARS = {
+    "tag:yaml.org,2002:int": SafeConstructor.construct_yaml_int,
+    "tag:yaml.org,2002:float": SafeConstructor.construct_yaml_float,
+    "tag:yaml.org,2002:bool": SafeConstructor.construct_yaml_bool,
+}
+# A fresh table: only these tags are ever constructed. Everything else,
+# including every python/* tag, has no constructor and is a parse problem.
+PositionLoader.yaml_constructors = {}
+PositionLoader.yaml_multi_constructors = {}
+PositionLoader.add_constructor(None, SafeConstructor.construct_undefined)
+PositionLoader.add_constructor("tag:yaml.org,2002:null", SafeConstructor.construct_yaml_null)
+PositionLoader.add_constructor("tag:yaml.org,2002:str", SafeConstructor.construct_yaml_str)
+for _tag in _SCALARS:
+    PositionLoader.add_constructor(_tag, PositionLoader.construct_checked_scalar)
 PositionLoader.add_constructor("tag:yaml.org,2002:map", PositionLoader.construct_pos_map)
+PositionLoader.add_constructor("tag:yaml.org,2002:set", PositionLoader.construct_pos_map)
 PositionLoader.add_constructor("tag:yaml.org,2002:seq", PositionLoader.construct_pos_seq)
-# Kubernetes reads YAML through JSON: timestamps stay strings.
-PositionLoader.add_constructor("tag:yaml.org,2002:timestamp", SafeConstructor.construct_yaml_str)
+PositionLoader.add_constructor("tag:yaml.org,2002:omap", PositionLoader.construct_pos_seq)
+PositionLoader.add_constructor("tag:yaml.org,2002:pairs", PositionLoader.construct_pos_seq)
+# Kubernetes reads YAML through JSON: timestamps and binary stay strings.
+PositionLoader.add_constructor("tag:yaml.org,2002:timestamp", PositionLoader.construct_plain_str)
+PositionLoader.add_constructor("tag:yaml.org,2002:binary", PositionLoader.construct_plain_str)
 
 
 @dataclass(slots=True)
@@ -194,86 +307,138 @@ def decode_problem(data: bytes) -> LoadProblem | None:
 
 
 def _depth_bound(data: bytes) -> int:
-    """A cheap upper bound on nesting depth (flow brackets, or line length)."""
+    """A cheap upper bound on nesting depth.
+
+    Block nesting needs at least one character per level on one line
+    (indentation or ``- ``), and flow nesting one bracket per level; a
+    document can mix both, so the bound is their sum.
+    """
     flow = data.count(b"[") + data.count(b"{")
     longest = max(map(len, data.split(b"\n"))) if data else 0
-    return max(flow, longest)
+    return flow + longest
 
 
-def _deep_nesting(data: bytes, limit: int) -> LoadProblem | None:
-    """Exact depth check from the event stream, for input that might be deep."""
+_START_EVENTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_END_EVENTS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+_NODE_EVENTS = (yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
+# LibYAML's composer recurses in C: far deeper input crashes the process
+# (50,000 levels do). A document deeper than the limit but below this is
+# composed and then dropped; deeper than this, the whole file is refused.
+COMPOSE_SAFE_DEPTH = 5_000
+
+
+@dataclass(slots=True)
+class _Scan:
+    refused: LoadProblem | None = None  # the whole file
+    too_deep: dict[int, LoadProblem] = field(default_factory=dict)  # document index -> problem
+
+
+def _prescan(data: bytes, limits: Limits) -> _Scan:
+    """Depth and node count from the event stream, before anything is composed.
+
+    The event stream costs constant memory, so input that is too deep (which
+    LibYAML's composer would recurse into) or too big (whose node objects
+    would not fit in memory) is found cheaply.
+    """
+    out = _Scan()
     depth = 0
+    nodes = 0
+    document = -1
+    hard_limit = max(COMPOSE_SAFE_DEPTH, limits.max_depth)
     try:
         for event in yaml.parse(data, Loader=_BaseLoader):
-            cls = type(event)
-            if cls is yaml.MappingStartEvent or cls is yaml.SequenceStartEvent:
-                depth += 1
-                if depth > limit:
+            if isinstance(event, _NODE_EVENTS):
+                nodes += 1
+                if nodes > limits.max_nodes:
                     m = event.start_mark
-                    return LoadProblem(
-                        f"nesting deeper than {limit} levels; refusing to load",
-                        m.line + 1,
-                        m.column + 1,
+                    out.refused = LoadProblem(
+                        f"more than {limits.max_nodes} YAML nodes in one file (limits.maxNodes); not linted",
+                        m.line + 1, m.column + 1, max(document, 0),
                     )
-            elif cls is yaml.MappingEndEvent or cls is yaml.SequenceEndEvent:
+                    return out
+                if isinstance(event, _START_EVENTS):
+                    depth += 1
+                    if depth > limits.max_depth and document not in out.too_deep:
+                        m = event.start_mark
+                        out.too_deep[document] = LoadProblem(
+                            f"nesting deeper than {limits.max_depth} levels (limits.maxDepth); document not linted",
+                            m.line + 1, m.column + 1, document,
+                        )
+                    if depth > hard_limit:
+                        m = event.start_mark
+                        out.refused = LoadProblem(
+                            f"nesting deeper than {hard_limit} levels; refusing to load the file",
+                            m.line + 1, m.column + 1, document,
+                        )
+                        return out
+            elif isinstance(event, _END_EVENTS):
                 depth -= 1
+            elif isinstance(event, yaml.DocumentStartEvent):
+                document += 1
+                depth = 0
     except yaml.YAMLError:
-        return None  # the real load reports the syntax error
-    return None
+        pass  # the real load reports the syntax error, with the documents before it
+    return out
 
 
 def _expanded_size(root: Any, limit: int, depth_limit: int) -> str | None:
     """Follow aliases as a consumer would; refuse documents that explode.
 
-    Memoised by object identity, so a shared subtree is measured once and the
-    walk is linear in the number of distinct nodes.
+    Iterative, and memoised by object identity: a shared subtree is measured
+    once (its size and height), so the walk is linear in the number of
+    distinct nodes however often aliases repeat it.
     """
-    sizes: dict[int, int] = {}
-    active: set[int] = set()
+    if not isinstance(root, (dict, list)):
+        return None
+    measured: dict[int, tuple[int, int]] = {}  # id -> (expanded nodes, height)
+    on_path: set[int] = set()
+    # Frames: [id, children iterator, expanded nodes so far, height so far].
+    stack: list[list[Any]] = []
 
-    def size(node: Any, depth: int) -> int:
-        if not isinstance(node, (dict, list)):
-            return 1
-        key = id(node)
-        known = sizes.get(key)
+    def push(node: Any) -> None:
+        on_path.add(id(node))
+        stack.append([id(node), iter(node.values() if isinstance(node, dict) else node), 1, 1])
+
+    too_large = f"aliases expand to more than {limit} nodes (limits.maxExpandedNodes; an alias bomb?); refusing to load"
+    too_deep = f"aliases expand to nesting deeper than {depth_limit} levels (limits.maxDepth); refusing to load"
+    push(root)
+    while stack:
+        frame = stack[-1]
+        child = next(frame[1], _END)
+        if child is _END:
+            stack.pop()
+            on_path.discard(frame[0])
+            measured[frame[0]] = (frame[2], frame[3])
+            if stack:
+                parent = stack[-1]
+                parent[2] += frame[2]
+                parent[3] = max(parent[3], frame[3] + 1)
+                if parent[2] > limit:
+                    return too_large
+            continue
+        if not isinstance(child, (dict, list)):
+            frame[2] += 1
+            if frame[2] > limit:
+                return too_large
+            continue
+        known = measured.get(id(child))
         if known is not None:
-            return known
-        if key in active:
-            raise _Recursive
-        if depth > depth_limit:
-            raise _TooDeep
-        active.add(key)
-        total = 1
-        children = node.values() if isinstance(node, dict) else node
-        for child in children:
-            total += size(child, depth + 1)
-            if total > limit:
-                raise _TooLarge
-        active.discard(key)
-        sizes[key] = total
-        return total
-
-    try:
-        size(root, 0)
-    except _Recursive:
-        return "recursive alias (a node contains itself); refusing to load"
-    except _TooLarge:
-        return f"aliases expand to more than {limit} nodes (alias bomb?); refusing to load"
-    except _TooDeep:
-        return f"nesting deeper than {depth_limit} levels; refusing to load"
+            frame[2] += known[0]
+            frame[3] = max(frame[3], known[1] + 1)
+            if frame[2] > limit:
+                return too_large
+            if len(stack) + known[1] > depth_limit:
+                return too_deep
+            continue
+        if id(child) in on_path:
+            return "recursive alias (a node contains itself); refusing to load"
+        if len(stack) >= depth_limit:
+            return too_deep
+        push(child)
     return None
 
 
-class _Recursive(Exception):
-    pass
-
-
-class _TooLarge(Exception):
-    pass
-
-
-class _TooDeep(Exception):
-    pass
+_END = object()
 
 
 def _mark_of(err: yaml.YAMLError) -> tuple[int, int]:
@@ -283,11 +448,21 @@ def _mark_of(err: yaml.YAMLError) -> tuple[int, int]:
     return mark.line + 1, mark.column + 1
 
 
+def _short_tag(tag: str) -> str:
+    return "!!" + tag[len(_YAML_TAG):] if tag.startswith(_YAML_TAG) else tag
+
+
 def _describe(err: yaml.YAMLError) -> str:
+    if isinstance(err, _LimitError):
+        return str(err.problem)
     if isinstance(err, _DuplicateKey):
         return f"duplicate key: {err.problem[len('found duplicate key '):]} (each key may appear once in a mapping)"
     problem = getattr(err, "problem", None)
     context = getattr(err, "context", None)
+    if isinstance(problem, str) and problem.startswith("could not determine a constructor for the tag"):
+        tag = problem.rsplit(" ", 1)[-1].strip("'")
+        return (f"unsupported YAML tag {_short_tag(tag)[:100]}: only the standard tags are read "
+                "(str, int, float, bool, null, map, seq); no tag is ever executed")
     if problem:
         text = f"{context}: {problem}" if context else str(problem)
     else:
@@ -296,18 +471,21 @@ def _describe(err: yaml.YAMLError) -> str:
 
 
 def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
-    """Parse every document of one file.
+    """Parse every document of one file; never raises.
 
     A broken document is reported and the ones before it are kept. LibYAML
     cannot resynchronise after a syntax error, so the documents after the
-    first broken one are lost; the problem says where it stopped.
+    first broken one are lost; the problem says where it stopped. A document
+    whose values cannot be constructed (a bad tag, a duplicate key, an alias
+    bomb) is reported and the following documents are still loaded.
     """
     docs: list[Document] = []
     problems: list[LoadProblem] = []
     if len(data) > limits.max_file_bytes:
         problems.append(
             LoadProblem(
-                f"file is {len(data)} bytes, over the {limits.max_file_bytes}-byte limit; not linted",
+                f"file is {len(data)} bytes, over the {limits.max_file_bytes}-byte limit (limits.maxFileBytes); "
+                "not linted",
                 1,
             )
         )
@@ -316,21 +494,25 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
     if bad:
         problems.append(bad)
         return LoadResult(docs, problems)
-    if _depth_bound(data) > limits.max_depth:
-        deep = _deep_nesting(data, limits.max_depth)
-        if deep:
-            problems.append(deep)
+    too_deep: dict[int, LoadProblem] = {}
+    if len(data) > limits.max_nodes or _depth_bound(data) > limits.max_depth:
+        scan = _prescan(data, limits)
+        if scan.refused:
+            problems.append(scan.refused)
             return LoadResult(docs, problems)
+        too_deep = scan.too_deep
     check_aliases = _MAYBE_ALIAS.search(data) is not None
 
     loader = PositionLoader(data)
+    loader.max_merged = limits.max_expanded_nodes
     index = 0
     try:
         while loader.check_node():
             if index >= limits.max_documents:
                 problems.append(
                     LoadProblem(
-                        f"more than {limits.max_documents} documents in one file; the rest are not linted",
+                        f"more than {limits.max_documents} documents in one file (limits.maxDocuments); "
+                        "the rest are not linted",
                         docs[-1].line if docs else 1,
                         document=index,
                     )
@@ -338,11 +520,19 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
                 break
             node = loader.get_node()
             line = node.start_mark.line + 1 if node is not None else 1
+            if index in too_deep:
+                problems.append(too_deep[index])
+                index += 1
+                continue
+            loader.start_document()
             try:
                 value = loader.construct_document(node)
-            except ConstructorError as e:
-                line_, col = _mark_of(e)
-                problems.append(LoadProblem(_describe(e), line_, col, index))
+            except (ConstructorError, RecursionError) as e:
+                if isinstance(e, RecursionError):
+                    problems.append(LoadProblem("nesting too deep to load", line, 1, index))
+                else:
+                    line_, col = _mark_of(e)
+                    problems.append(LoadProblem(_describe(e), line_, col, index))
                 # Constructor state may hold half-built objects; reset it.
                 loader.constructed_objects = {}
                 loader.state_generators = []
@@ -362,9 +552,50 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
         problems.append(LoadProblem(_describe(e), line, col, index))
     except RecursionError:
         problems.append(LoadProblem("nesting too deep to load", 1, 1, index))
+    except Exception as e:  # pragma: no cover - a loader bug must not take the run down
+        problems.append(LoadProblem(f"could not load the file ({type(e).__name__}: {e})"[:300], 1, 1, index))
     finally:
         loader.dispose()
+    if problems:
+        _clamp_lines(data, problems)
     return LoadResult(docs, problems)
+
+
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n|\xc2\x85|\xe2\x80[\xa8\xa9]")
+
+
+def _clamp_lines(data: bytes, problems: list[LoadProblem]) -> None:
+    """LibYAML can put an end-of-input error past the end of the input: keep it in the file."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return  # UTF-16: LibYAML's own line count is the reference
+    last = len(_LINE_BREAK.findall(data)) + 1
+    for p in problems:
+        if p.line > last:
+            p.line, p.column = last, 1
+
+
+class LoadError(Exception):
+    """A config or rule file that cannot be loaded; ``line`` is 1-based."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+def load_single(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
+    """The one document of a config or rule file, with the same safety as manifests.
+
+    ``None`` for an empty file. Raises :class:`LoadError` for anything
+    :func:`load` reports, and for a file with more than one document.
+    """
+    result = load(data, limits)
+    if result.problems:
+        p = result.problems[0]
+        raise LoadError(p.line, p.message)
+    if len(result.documents) > 1:
+        raise LoadError(result.documents[1].line, "expected one YAML document, found several")
+    return result.documents[0].data if result.documents else None
 
 
 # ----------------------------------------------------------------------------

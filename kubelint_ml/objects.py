@@ -71,8 +71,22 @@ def submap(mapping: dict, key: str) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+# Kubernetes names are at most 253 characters. Longer text from a manifest is
+# cut where it is used to name things in messages, so a megabyte-long name
+# cannot be repeated into every finding of its object.
+MAX_NAME = 253
+
+
+def clip(text: str, limit: int = MAX_NAME) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+# How a document's type is named in messages (bool before int: it is one).
+_YAML_TYPES = ((list, "a list"), (str, "a string"), (bool, "a boolean"), (int, "an integer"), (float, "a number"))
+
+
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
+    return clip(value) if isinstance(value, str) else ""
 
 
 def make_ref(data: dict) -> ObjectRef:
@@ -90,9 +104,9 @@ def _one(data: Any, root: Any, base: tuple, file: str, index: int, out: Unpacked
     if data is None:
         return
     if not isinstance(data, dict):
-        what = type(data).__name__
+        what = next((name for kind, name in _YAML_TYPES if isinstance(data, kind)), type(data).__name__)
         out.problems.append(
-            ObjectProblem(f"document is a {what}, not a mapping (a Kubernetes object)", base, root)
+            ObjectProblem(f"document is {what}, not a mapping (a Kubernetes object)", base, root)
         )
         return
     kind = data.get("kind")

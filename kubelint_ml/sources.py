@@ -1,15 +1,24 @@
 """Finding the files to lint.
 
 Directories are walked recursively for ``*.yaml``, ``*.yml`` and ``*.json``;
-hidden directories (``.git`` among them) are skipped. Symlinks are followed
-only when they stay inside the root they were found under, and a directory
-is never entered twice, so a symlink loop ends the walk instead of hanging it.
+hidden files and directories (``.git`` among them) are skipped. Symlinks are
+followed only when they stay inside the root they were found under, and a
+directory is never entered twice, so a symlink loop ends the walk instead of
+hanging it. Only regular files are picked up by a walk (no FIFOs, sockets or
+devices, which could block or never end); a path named on the command line is
+read as given, at most ``max_bytes + 1`` bytes of it. A directory that cannot
+be listed is reported (as a source whose read fails), not silently skipped.
+
+The result does not depend on the order of the paths: a file reached along
+several paths is listed once, under the smallest of its displayed names.
 """
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +34,7 @@ class SourceError(Exception):
 class Source:
     path: str  # as displayed in findings: relative to the cwd when below it
     real: str  # what to open ("-" for stdin)
+    error: str = ""  # set when the walk already knows it cannot be read
 
 
 def display_path(path: str) -> str:
@@ -60,8 +70,12 @@ def _walk(root: str, out: list[Source], excludes: tuple[str, ...]) -> None:
             continue
         seen.add(real)
         try:
-            entries = sorted(os.scandir(current), key=lambda e: e.name)
-        except OSError:
+            with os.scandir(current) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as e:
+            if os.path.isdir(current):  # vanished meanwhile: nothing to report
+                reason = e.strerror or str(e)
+                out.append(Source(display_path(current), current, f"cannot list directory: {reason}"))
             continue
         dirs: list[str] = []
         for entry in entries:
@@ -105,18 +119,33 @@ def collect(paths: list[str], excludes: tuple[str, ...] = ()) -> list[Source]:
     unique: dict[str, Source] = {}
     for s in out:
         key = s.real if s.real == STDIN else os.path.realpath(s.real)
-        unique.setdefault(key, s)
+        known = unique.get(key)
+        if known is None or s.path < known.path:
+            unique[key] = s
     return sorted(unique.values(), key=lambda s: s.path)
+
+
+# Bytes of named pipes and devices (``<(helm template ...)``): they can be read
+# only once, so a second read returns what the first one got.
+_READ_ONCE: dict[str, bytes] = {}
 
 
 def read(source: Source, max_bytes: int) -> bytes:
     """The file's bytes, at most ``max_bytes + 1`` (enough to tell it is too big)."""
+    if source.error:
+        raise OSError(errno.EIO, source.error)
     if source.real == STDIN:
         import sys
 
         return sys.stdin.buffer.read(max_bytes + 1)
+    kept = _READ_ONCE.get(source.real)
+    if kept is not None:
+        return kept
     with open(source.real, "rb") as fh:
-        return fh.read(max_bytes + 1)
+        data = fh.read(max_bytes + 1)
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            _READ_ONCE[source.real] = data
+    return data
 
 
 def is_regular(path: str) -> bool:

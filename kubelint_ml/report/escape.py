@@ -64,6 +64,31 @@ def neutralise(text: str, *, keep_newlines: bool = False) -> str:
     return _CONTROL_RE.sub(_visible, text)
 
 
+def line_start(path: str) -> str:
+    """A file path that begins an output line, made safe for a CI log.
+
+    Neutralised like any untrusted text, and never read as a GitHub workflow
+    command: the runner executes any stdout line that starts with ``::``
+    (after leading spaces), so a file named ``::stop-commands::x.yaml`` would
+    otherwise switch off every annotation after it. Such a path is shown as
+    ``./::stop-commands::x.yaml``, the same file.
+    """
+    text = neutralise(path)
+    return "./" + text if text.lstrip().startswith("::") else text
+
+
+def inert(line: str) -> str:
+    """One output line that a CI runner will not read as a workflow command.
+
+    A line whose first non-blank characters are ``::`` gets a backslash
+    before them; anything else is returned unchanged.
+    """
+    stripped = line.lstrip()
+    if not stripped.startswith("::"):
+        return line
+    return line[: len(line) - len(stripped)] + "\\" + stripped
+
+
 def xml_text(text: str) -> str:
     """Drop characters that XML 1.0 forbids; ANSI sequences go too."""
     return _XML_ILLEGAL_RE.sub("", strip_ansi(text))

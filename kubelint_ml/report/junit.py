@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 
 from kubelint_ml.findings import Finding, RunResult
-from kubelint_ml.report.escape import location, xml_text
+from kubelint_ml.report.escape import inert, line_start, location, neutralise, xml_text
 
 
 def _case_name(f: Finding) -> str:
@@ -26,14 +26,15 @@ def _case_name(f: Finding) -> str:
 
 
 def _detail(f: Finding) -> str:
-    lines = [f"{location(f.file, f.line, f.column)}: {f.severity} {f.rule} {f.message}"]
+    """One finding as lines of text; manifest content cannot start a line of its own."""
+    lines = [f"{location(line_start(f.file), f.line, f.column)}: {f.severity} {f.rule} {neutralise(f.message)}"]
     if f.path:
-        lines.append(f"  field: {f.path}")
+        lines.append(f"  field: {neutralise(f.path)}")
     if f.remediation:
         lines.append(f"  remediation: {f.remediation}")
     if f.suppressed is not None:
-        lines.append(f"  suppressed: {f.suppressed}")
-    return "\n".join(lines)
+        lines.append(f"  suppressed: {neutralise(f.suppressed)}")
+    return "\n".join(inert(line) for line in "\n".join(lines).split("\n"))
 
 
 def _set(elem: ET.Element, key: str, value: str) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubelint_ml.findings import Finding, RunResult
-from kubelint_ml.report.escape import location, neutralise
+from kubelint_ml.report.escape import inert, line_start, location, neutralise
 
 _COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[34m", "suppressed": "\x1b[2m"}
 _RESET = "\x1b[0m"
@@ -14,7 +14,7 @@ def _word(word: str, color: bool) -> str:
 
 
 def _line(f: Finding, word: str, color: bool) -> str:
-    where = location(neutralise(f.file), f.line, f.column)
+    where = location(line_start(f.file), f.line, f.column)
     return f"{where}: {_word(word, color)} {neutralise(f.rule)} {neutralise(f.message)}"
 
 
@@ -57,7 +57,7 @@ def render(result: RunResult, *, color: bool = False, verbose: bool = False) -> 
             line += f" ({neutralise(f.suppressed)})"
         lines.append(line)
         if verbose and f.remediation:
-            lines.append(f"    {neutralise(f.remediation)}")
+            lines.append(inert(f"    {neutralise(f.remediation)}"))
     if result.quiet:
         return "\n".join(lines) + "\n" if lines else ""
     if lines:

@@ -47,7 +47,7 @@ def _extra_default(unit: Unit, ctx, label: str) -> Iterator[Hit]:
         return
     key = object_key(unit.obj)
     first = defaults[0]
-    if first.key == key or not any(f.key == key for f in defaults[1:]):
+    if first.key == key or key not in facts_of(ctx).global_default_keys():
         return  # the first one, or a copy of a class already counted under its name
     where = f" ({first.source})" if first.source != unit.obj.file else ""
     yield Hit(("globalDefault",), (

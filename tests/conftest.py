@@ -1,0 +1,23 @@
+"""Hypothesis profiles.
+
+``ci`` (the default) is quick and deterministic: derandomized, no example
+database, no deadline (the fuzz tests assert their own time bound instead of
+failing on a slow machine). ``long`` is the fuzzing run, selected with
+``HYPOTHESIS_PROFILE=long``; see SECURITY.md for the command.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+_SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+
+settings.register_profile("ci", deadline=None, derandomize=True, database=None, suppress_health_check=_SLOW_OK)
+# 20,000 examples for each of the fuzz tests in tests/test_hardening_fuzz.py
+# (more than 100,000 cases in all), random seeds, failures printed as blobs.
+settings.register_profile(
+    "long", max_examples=20_000, deadline=None, print_blob=True, suppress_health_check=_SLOW_OK
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -1,0 +1,367 @@
+"""The loader on hostile input: limits, tags, encodings, and never an exception."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from kubelint_ml.loader import (
+    COMPOSE_SAFE_DEPTH,
+    Limits,
+    LoadError,
+    PosDict,
+    PosList,
+    load,
+    load_single,
+    looks_like_template,
+)
+
+GOOD = b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: good\n"
+
+
+def problems(data: bytes, limits: Limits = Limits()) -> list[tuple[int, int, str]]:
+    return [(p.line, p.column, p.message) for p in load(data, limits).problems]
+
+
+def timed_load(data: bytes, limits: Limits = Limits(), bound: float = 1.0):
+    start = time.perf_counter()
+    result = load(data, limits)
+    took = time.perf_counter() - start
+    assert took < bound, f"took {took:.2f}s"
+    return result
+
+
+def billion_laughs(levels: int = 9, width: int = 9) -> bytes:
+    lines = ['l0: &l0 "lol"']
+    for i in range(1, levels + 1):
+        lines.append(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * width) + "]")
+    return ("\n".join(lines) + "\n").encode()
+
+
+# ----------------------------------------------------------------------------
+# Alias and merge bombs
+
+
+def test_billion_laughs_is_refused_fast_and_the_next_document_is_kept() -> None:
+    result = timed_load(billion_laughs() + b"---\n" + GOOD, bound=0.5)
+    assert [(p.line, p.document, p.message) for p in result.problems] == [
+        (1, 0, "aliases expand to more than 1000000 nodes (limits.maxExpandedNodes; an alias bomb?); refusing to load")
+    ]
+    assert [d.data["metadata"]["name"] for d in result.documents] == ["good"]
+
+
+def test_alias_expansion_limit_is_configurable() -> None:
+    small = billion_laughs(levels=3, width=3)  # 1 + 3 * (1 + 3 * (1 + 3 * 1)) + ... nodes
+    assert load(small).problems == []
+    assert "more than 20 nodes" in problems(small, Limits(max_expanded_nodes=20))[0][2]
+
+
+def test_recursive_alias() -> None:
+    assert problems(b"a: &a [1, *a]\n") == [(1, 1, "recursive alias (a node contains itself); refusing to load")]
+    assert problems(b"&a {x: {y: *a}}\n") == [(1, 1, "recursive alias (a node contains itself); refusing to load")]
+
+
+def test_shared_subtrees_are_fine() -> None:
+    data = b"base: &b {cpu: 1, memory: 1Gi}\nx: *b\ny: *b\nz: [*b, *b]\n"
+    doc = load(data).documents[0].data
+    assert doc["z"][1] == {"cpu": 1, "memory": "1Gi"}
+
+
+def test_aliases_cannot_nest_past_the_depth_limit() -> None:
+    deep = b"[" * 150 + b"]" * 150
+    data = b"a: &a " + deep + b"\nb: " + b"[" * 100 + b"*a" + b"]" * 100 + b"\n"
+    assert problems(data) == [
+        (1, 1, "aliases expand to nesting deeper than 200 levels (limits.maxDepth); refusing to load")
+    ]
+
+
+def merge_bomb(levels: int) -> bytes:
+    lines = ["a0: &a0 {x1: 1, x2: 2, x3: 3, x4: 4, x5: 5, x6: 6, x7: 7, x8: 8, x9: 9}"]
+    for i in range(1, levels):
+        lines.append(f"a{i}: &a{i} {{<<: [" + ", ".join([f"*a{i - 1}"] * 9) + f"], y{i}: {i}}}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_merge_key_chains_do_not_blow_up() -> None:
+    # PyYAML's own merge handling takes minutes and gigabytes on this.
+    result = timed_load(merge_bomb(12), bound=1.0)
+    assert result.problems == []
+    top = result.documents[0].data["a11"]
+    assert top == {**{f"x{i}": i for i in range(1, 10)}, **{f"y{i}": i for i in range(1, 12)}}
+
+
+def test_merge_key_work_is_bounded() -> None:
+    result = timed_load(merge_bomb(3000), bound=2.0)
+    assert [(p.message) for p in result.problems] == [
+        "merge keys (<<) expand to more than 1000000 entries (limits.maxExpandedNodes); refusing to load"
+    ]
+
+
+def test_merge_keys_keep_yaml_semantics() -> None:
+    data = (
+        b"a: &a {x: 1, y: 2}\n"
+        b"b: {<<: *a, y: 3}\n"
+        b"c: {<<: [*a, {x: 9, z: 1}]}\n"
+        b"d: {<<: [{x: 9, z: 1}, *a]}\n"
+        b"e: &e {<<: *a, x: 2}\n"
+        b"f: {<<: [*e, *a]}\n"
+        b"g: {<<: &h {<<: {x: 1}, x: 2}}\n"  # h is flattened before it is first built
+        b"i: *h\n"
+    )
+    doc = load(data).documents[0].data
+    assert doc["b"] == {"x": 1, "y": 3}
+    assert doc["c"] == {"x": 1, "y": 2, "z": 1}
+    assert doc["d"] == {"x": 9, "y": 2, "z": 1}
+    assert doc["f"] == {"x": 2, "y": 2}
+    assert doc["g"] == doc["i"] == {"x": 2}
+    assert problems(b"a: {<<: {x: 1}, x: 2, x: 3}\n")[0][2] == "duplicate key: 'x' (each key may appear once in a mapping)"
+    assert problems(b"a: &a 1\n<<: *a\n")[0][2].startswith("invalid YAML: while constructing a mapping: expected a mapping")
+
+
+# ----------------------------------------------------------------------------
+# Depth, size, nodes, documents
+
+
+def test_deep_flow_nesting_drops_only_that_document() -> None:
+    data = GOOD + b"---\n" + b"[" * 300 + b"]" * 300 + b"\n---\n" + GOOD
+    result = timed_load(data)
+    assert [(p.line, p.column, p.document, p.message) for p in result.problems] == [
+        (6, 201, 1, "nesting deeper than 200 levels (limits.maxDepth); document not linted")
+    ]
+    assert [d.index for d in result.documents] == [0, 2]
+
+
+def test_deep_block_nesting() -> None:
+    data = b"".join(b" " * i + b"a:\n" for i in range(250)) + b"---\n" + GOOD
+    result = timed_load(data)
+    assert [(p.line, p.document) for p in result.problems] == [(201, 0)]
+    assert [d.index for d in result.documents] == [1]
+    seq = b"- " * 250 + b"x\n"
+    assert problems(seq) == [(1, 401, "nesting deeper than 200 levels (limits.maxDepth); document not linted")]
+
+
+def test_nesting_hidden_between_block_and_flow_is_found() -> None:
+    # 150 block levels (short lines) then 100 flow levels on separate lines.
+    block = b"".join(b" " * i + b"k:\n" for i in range(150))
+    flow = b" " * 150 + b"x: " + b"[\n" * 100 + b"]" * 100 + b"\n"
+    assert problems(block + flow)[0][2] == "nesting deeper than 200 levels (limits.maxDepth); document not linted"
+
+
+@pytest.mark.parametrize("opener, closer", [(b"[", b"]"), (b"{a: ", b"}"), (b"- ", b"")])
+def test_nesting_that_would_crash_libyaml_refuses_the_file(opener: bytes, closer: bytes) -> None:
+    # LibYAML's composer recurses in C; 100,000 levels end the process with SIGSEGV.
+    data = GOOD + b"---\n" + opener * 100_000 + b"x" + closer * 100_000 + b"\n---\n" + GOOD
+    result = timed_load(data, bound=2.0)
+    assert result.documents == []
+    assert [p.message for p in result.problems] == [
+        f"nesting deeper than {COMPOSE_SAFE_DEPTH} levels; refusing to load the file"
+    ]
+
+
+def test_depth_limit_is_configurable() -> None:
+    data = b"[" * 30 + b"]" * 30
+    assert load(data).problems == []
+    assert problems(data, Limits(max_depth=20)) == [
+        (1, 21, "nesting deeper than 20 levels (limits.maxDepth); document not linted")
+    ]
+
+
+def test_file_size_limit() -> None:
+    data = GOOD * 10
+    assert problems(data, Limits(max_file_bytes=100)) == [
+        (1, 1, f"file is {len(data)} bytes, over the 100-byte limit (limits.maxFileBytes); not linted")
+    ]
+    assert Limits().max_file_bytes == 20 * 1024 * 1024
+
+
+def test_node_limit_bounds_memory_and_time() -> None:
+    # Two million one-character items: several GB and half a minute without the limit.
+    data = b"[" + b"1," * 2_000_000 + b"1]\n"
+    result = timed_load(data, bound=5.0)
+    assert result.documents == []
+    assert [(p.line, p.message) for p in result.problems] == [
+        (1, "more than 1000000 YAML nodes in one file (limits.maxNodes); not linted")
+    ]
+    assert problems(GOOD * 3, Limits(max_nodes=5)) != []
+    assert load(GOOD, Limits(max_nodes=10)).problems == []
+
+
+def test_documents_limit_keeps_the_first_ones() -> None:
+    data = b"---\n".join([GOOD] * 5)
+    result = load(data, Limits(max_documents=3))
+    assert len(result.documents) == 3
+    assert [(p.document, p.message) for p in result.problems] == [
+        (3, "more than 3 documents in one file (limits.maxDocuments); the rest are not linted")
+    ]
+
+
+def test_many_empty_documents_are_cheap() -> None:
+    result = timed_load(b"---\n" * 200_000, bound=5.0)
+    assert [p.message for p in result.problems] == [
+        "more than 100000 documents in one file (limits.maxDocuments); the rest are not linted"
+    ]
+
+
+# ----------------------------------------------------------------------------
+# Tags: only the safe, JSON-shaped ones
+
+
+@pytest.mark.parametrize(
+    "text, tag",
+    [
+        ("!!python/object/apply:os.system ['touch {marker}']", "!!python/object/apply:os.system"),
+        ("a: !!python/object/apply:subprocess.call [['touch', '{marker}']]", "!!python/object/apply:subprocess.call"),
+        ("!!python/object/new:os.system ['touch {marker}']", "!!python/object/new:os.system"),
+        ("a: !!python/name:os.system", "!!python/name:os.system"),
+        ("a: !!python/module:os", "!!python/module:os"),
+        ("a: !<tag:yaml.org,2002:python/object/apply:os.system> ['touch {marker}']",
+         "!!python/object/apply:os.system"),
+        ("%TAG !p! tag:yaml.org,2002:python/\n---\na: !p!object/apply:os.system ['touch {marker}']",
+         "!!python/object/apply:os.system"),
+        ("a: !Ref something", "!Ref"),
+    ],
+)
+def test_python_and_unknown_tags_are_parse_problems_never_executed(tmp_path: Path, text: str, tag: str) -> None:
+    marker = tmp_path / "executed"
+    data = (text.format(marker=marker) + "\n---\n").encode() + GOOD
+    result = load(data)
+    assert not marker.exists()
+    assert len(result.problems) == 1
+    assert result.problems[0].message.startswith(f"unsupported YAML tag {tag}: only the standard tags are read")
+    assert result.problems[0].message.endswith("no tag is ever executed")
+    assert [d.data["metadata"]["name"] for d in result.documents] == ["good"]
+
+
+def test_standard_tags_give_json_shaped_values() -> None:
+    data = (
+        b"bin: !!binary aGVsbG8=\n"
+        b"set: !!set {a, b}\n"
+        b"omap: !!omap [x: 1, y: 2]\n"
+        b"pairs: !!pairs [x: 1, x: 2]\n"
+        b"ts: 2024-01-02T03:04:05Z\n"
+        b"date: 2024-01-02\n"
+        b"str: !!str 12\n"
+        b"int: !!int '0x1F'\n"
+        b"float: !!float 1\n"
+    )
+    doc = load(data).documents[0].data
+    assert doc == {
+        "bin": "aGVsbG8=",
+        "set": {"a": None, "b": None},
+        "omap": [{"x": 1}, {"y": 2}],
+        "pairs": [{"x": 1}, {"x": 2}],
+        "ts": "2024-01-02T03:04:05Z",
+        "date": "2024-01-02",
+        "str": "12",
+        "int": 31,
+        "float": 1.0,
+    }
+    assert type(doc["set"]) is PosDict and type(doc["omap"]) is PosList
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("a: !!int abc", "invalid YAML: int value 'abc': not a valid int"),
+        ("a: !!float abc", "invalid YAML: float value 'abc': not a valid float"),
+        ("a: !!bool maybe", "invalid YAML: bool value 'maybe': not a valid bool"),
+        ("a: !!map [1, 2]", "invalid YAML: tag !!map needs a mapping, found a sequence"),
+        ("a: !!seq {x: 1}", "invalid YAML: tag !!seq needs a sequence, found a mapping"),
+        ("a: !!set [1]", "invalid YAML: tag !!set needs a mapping, found a sequence"),
+        ("a: !!str [1]", "invalid YAML: expected a scalar node, but found sequence"),
+        ("a: " + "7" * 5000, "invalid YAML: int value '" + "7" * 37 + "...': more digits than Python allows (4300)"),
+    ],
+)
+def test_bad_scalars_and_mismatched_tags(text: str, message: str) -> None:
+    result = load(b"x: 1\n---\n" + text.encode() + b"\n---\n" + GOOD)
+    assert [(p.line, p.column, p.document, p.message) for p in result.problems] == [(3, 4, 1, message)]
+    assert [d.index for d in result.documents] == [0, 2]
+
+
+def test_big_but_allowed_integers() -> None:
+    assert load(b"a: " + b"9" * 4000).documents[0].data["a"] == int("9" * 4000)
+
+
+def test_duplicate_keys() -> None:
+    data = b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  name: b\n"
+    assert problems(data) == [(5, 3, "duplicate key: 'name' (each key may appear once in a mapping)")]
+
+
+# ----------------------------------------------------------------------------
+# Encodings and binary data
+
+
+def test_binary_file() -> None:
+    data = bytes(range(256)) * 4
+    assert problems(data) == [(1, 1, "binary file (contains NUL bytes); not a manifest")]
+
+
+def test_non_utf8_file_points_at_the_byte() -> None:
+    data = b"kind: Pod\nmetadata:\n  name: caf\xe9\n"
+    assert problems(data) == [(3, 1, "file is not valid UTF-8 (byte 0xe9 at offset 31)")]
+
+
+def test_utf16_and_bom_are_decoded() -> None:
+    assert load("\ufeffkind: Pod\n".encode("utf-16-le")).documents[0].data == {"kind": "Pod"}
+    assert load("\ufeffkind: Pod\n".encode("utf-16-be")).documents[0].data == {"kind": "Pod"}
+    assert load(b"\xef\xbb\xbfkind: Pod\n").documents[0].data == {"kind": "Pod"}
+
+
+def test_control_characters_are_kept_as_data_not_interpreted() -> None:
+    doc = load(b'name: "\\e[31mred\\0\\x07"\n').documents[0].data
+    assert doc["name"] == "\x1b[31mred\x00\x07"
+    assert problems(b"name: \x1b[31mred\n")[0][2] == "invalid YAML: unacceptable character #x001b: control characters are not allowed"
+
+
+def test_empty_and_comment_only_files() -> None:
+    for data in (b"", b"\n\n", b"# just a comment\n", b"---\n", b"---\n...\n"):
+        result = load(data)
+        assert result.problems == []
+        assert all(d.data is None for d in result.documents)
+
+
+def test_errors_at_end_of_input_stay_inside_the_file() -> None:
+    assert problems(b"[") == [(1, 1, "invalid YAML: while parsing a flow node: did not find expected node content")]
+    assert problems(b"a: 1\rb: [")[0][0] == 2
+
+
+def test_syntax_error_keeps_the_documents_before_it() -> None:
+    result = load(GOOD + b"---\na: [1\n---\n" + GOOD)
+    assert [d.index for d in result.documents] == [0]
+    assert [(p.line, p.document) for p in result.problems] == [(7, 1)]
+
+
+def test_helm_templates_are_recognised() -> None:
+    assert looks_like_template(b"kind: Pod\nmetadata:\n  name: {{ .Values.name }}\n") == 3
+    assert looks_like_template(b"{{- if .Values.x }}\nkind: Pod\n") == 1
+    assert looks_like_template(b"kind: ConfigMap\ndata:\n  t: 'a {{ b }}'\n") == 0
+
+
+def test_load_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubelint_ml import loader
+
+    def broken(self, node):  # a bug anywhere in construction
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(loader.PositionLoader, "construct_document", broken)
+    assert problems(GOOD) == [(1, 1, "could not load the file (ZeroDivisionError: boom)")]
+
+
+# ----------------------------------------------------------------------------
+# Config and rule files share the loader's safety
+
+
+def test_load_single() -> None:
+    assert load_single(b"") is None
+    assert load_single(b"a: 1\n") == {"a": 1}
+    with pytest.raises(LoadError) as e:
+        load_single(b"a: 1\n---\nb: 2\n")
+    assert (e.value.line, e.value.message) == (3, "expected one YAML document, found several")
+    with pytest.raises(LoadError) as e:
+        load_single(billion_laughs())
+    assert e.value.message.startswith("aliases expand to more than 1000000 nodes")
+    with pytest.raises(LoadError) as e:
+        load_single(b"a: !!python/object/apply:os.system ['true']\n")
+    assert e.value.message.startswith("unsupported YAML tag !!python/object/apply:os.system")
