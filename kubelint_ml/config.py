@@ -150,7 +150,6 @@ class Config:
     profile: Profile = field(default_factory=Profile)
     schema: dict = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
-    cel_cost_limit: int | None = None
 
 
 def find_config(start: str | None = None) -> Path | None:
@@ -219,7 +218,6 @@ def load_config(path: str | os.PathLike | None) -> Config:
         max_expanded_nodes=lim.get("maxExpandedNodes", defaults.max_expanded_nodes),
         max_nodes=lim.get("maxNodes", defaults.max_nodes),
     )
-    cfg.cel_cost_limit = lim.get("celCostLimit")
     return cfg
 
 

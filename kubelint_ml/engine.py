@@ -20,6 +20,7 @@ from kubelint_ml.workloads import ContainerView, PodTemplate, VolumeView, is_tra
 IGNORE_ANNOTATION = "kubelint-ml.io/ignore"
 PARSE_ERROR = "parse-error"
 UNKNOWN_IGNORE = "unknown-ignore-rule"
+RULE_ERROR = "rule-error"
 
 
 @dataclass(slots=True)
@@ -113,7 +114,7 @@ class Engine:
                  known_rule_ids: Iterable[str] = ()) -> None:
         self.rules = rules
         self.overrides = severity_overrides or {}
-        self.known_ids = set(known_rule_ids) | {r.id for r in rules} | {PARSE_ERROR, UNKNOWN_IGNORE, "schema-invalid", "cel-evaluation-error"}
+        self.known_ids = set(known_rule_ids) | {r.id for r in rules} | {PARSE_ERROR, UNKNOWN_IGNORE, RULE_ERROR, "schema-invalid", "cel-evaluation-error"}
         self.by_unit: dict[str, list[Rule]] = {"object": [], "podTemplate": [], "container": [], "volume": []}
         for r in rules:
             self.by_unit[r.unit].append(r)
@@ -175,6 +176,14 @@ class Engine:
                     hits = list(rule.template.check(unit, rule.params, ctx))
                 except _SkipUnit as skip:
                     ctx.note(f"{obj.file}: {obj.ref.display()}: {rule.id} skipped: {skip}")
+                    continue
+                except Exception as exc:  # a bug in one rule must not hide the others' results
+                    out.append(self.finding_at(
+                        obj, _unit_path(unit), RULE_ERROR, "error",
+                        f"{obj.ref.display()}: rule {rule.id} failed here ({type(exc).__name__}: {str(exc)[:200]}); "
+                        "the other rules still ran",
+                        "This is a bug in the rule (for a custom rule, in its template or expression): report it "
+                        "with the manifest, or disable the rule.", None))
                     continue
                 for hit in hits:
                     severity = hit.severity or self.severity_for(rule, unit)
@@ -244,6 +253,16 @@ def _rendered(path: tuple) -> str:
             _RENDERED.clear()
         text = _RENDERED[path] = render_path(path)
     return text
+
+
+def _unit_path(unit: Unit) -> tuple:
+    if unit.container is not None:
+        return unit.container.path
+    if unit.volume is not None:
+        return unit.volume.path
+    if unit.tpl is not None:
+        return unit.tpl.spec_path
+    return ()
 
 
 class _SkipUnit(Exception):

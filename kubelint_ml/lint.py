@@ -12,7 +12,7 @@ from typing import Any
 from kubelint_ml import __version__
 from kubelint_ml.config import Config
 from kubelint_ml.context import CONTEXT_KINDS, Facts, may_hold_context
-from kubelint_ml.engine import PARSE_ERROR, UNKNOWN_IGNORE, Context, Engine, parse_error
+from kubelint_ml.engine import PARSE_ERROR, RULE_ERROR, UNKNOWN_IGNORE, Context, Engine, parse_error
 from kubelint_ml.findings import Finding, ObjectRef, RuleInfo, RunResult
 from kubelint_ml.loader import Limits, load, locate, looks_like_template, render_path
 from kubelint_ml.objects import K8sObject, unpack
@@ -31,6 +31,13 @@ INPUT_RULES = {
         "a Helm template, binary or non-UTF-8 data, or input over a safety limit (size, depth, alias "
         "expansion, documents per file). The other documents and files are still linted.",
         "Fix the file so it is a valid Kubernetes manifest, render templates first, or exclude the path.",
+        "input",
+    ),
+    RULE_ERROR: RuleInfo(
+        RULE_ERROR, "error", "A rule failed on an object",
+        "A rule raised an unexpected error on one object. The other rules still ran on it; this one's verdict "
+        "is unknown.",
+        "Report it with the manifest, or disable the rule.",
         "input",
     ),
     UNKNOWN_IGNORE: RuleInfo(
@@ -62,7 +69,7 @@ class Runner:
         out = FileResult()
         limits: Limits = self.config.limits
         if len(data) > limits.max_file_bytes:
-            real = size if size is not None else len(data)
+            real = max(size or 0, len(data))
             out.findings.append(parse_error(display, 1, 1,
                                             f"file is {real} bytes, over the {limits.max_file_bytes}-byte limit "
                                             "(limits.maxFileBytes); not linted"))
@@ -76,6 +83,8 @@ class Runner:
         loaded = load(data, limits)
         for p in loaded.problems:
             out.findings.append(parse_error(display, p.line, p.column, p.message, p.document))
+        if self.verbose and not loaded.documents and not loaded.problems:
+            out.notes.append(f"{display}: skipped: empty file (no YAML documents)")
         ctx = Context(profile=self.config.profile, facts=self.facts)
         for doc in loaded.documents:
             out.documents += 1
@@ -326,14 +335,16 @@ def _spans(count: int, jobs: int) -> list[tuple[int, int]]:
 
 def _parallel(runner: Runner, inputs: list[tuple[Source, bytes | None]], jobs: int) -> list[FileResult]:
     import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
 
     global _WORKER, _INPUTS
     _WORKER, _INPUTS = runner, inputs
     gc.freeze()  # what the workers inherit is never scanned by their collector (nor copied for it)
     try:
-        with mp.get_context("fork").Pool(jobs) as pool:
+        # A killed worker (e.g. by the OOM killer) raises BrokenProcessPool instead of hanging the run.
+        with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as pool:
             gc.unfreeze()
-            parts = pool.map(_work, _spans(len(inputs), jobs), chunksize=1)
+            parts = list(pool.map(_work, _spans(len(inputs), jobs)))
     finally:
         gc.unfreeze()
         _WORKER, _INPUTS = None, []

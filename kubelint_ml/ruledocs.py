@@ -63,7 +63,7 @@ def _examples(r: Rule, heading: str) -> list[str]:
                 out.append("```yaml")
                 import yaml
 
-                out.append(yaml.safe_dump(ex["profile"], sort_keys=False).rstrip())
+                out.append(yaml.safe_dump(json.loads(json.dumps(ex["profile"])), sort_keys=False).rstrip())
                 out.append("```")
                 out.append("")
             out.append("```yaml")

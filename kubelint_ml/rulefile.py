@@ -16,14 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kubelint_ml.findings import RuleInfo
-
-try:
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 DOCS_BASE = "https://github.com/kubelint-ml/kubelint-ml/blob/main/docs/rules.md"
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -176,16 +169,17 @@ def build_rule(data: Any, source: str, *, builtin: bool = False, validate: bool 
 
 
 def _read(path: Path) -> Any:
+    """A rule file, loaded with the same safety limits as manifests."""
+    from kubelint_ml.loader import LoadError, load_single
+
     try:
         text = path.read_bytes()
     except OSError as e:
         raise RuleFileError(f"{path}: cannot read: {e.strerror}") from None
     try:
-        return yaml.load(text, Loader=_Loader)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark else ""
-        raise RuleFileError(f"{path}{where}: invalid YAML: {getattr(e, 'problem', e)}") from None
+        return load_single(text)
+    except LoadError as e:
+        raise RuleFileError(f"{path}:{e.line}: {e.message}") from None
 
 
 def builtin_rules_dir() -> Path:
