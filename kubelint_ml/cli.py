@@ -177,9 +177,8 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
             except OSError as e:
                 _fail(f"cannot write {target}: {e.strerror}")
         else:
-            stream = click.get_text_stream("stdout")
-            write(fmt, view, stream, color=color, verbose=verbose)
-            stream.flush()
+            write(fmt, view, sys.stdout, color=color, verbose=verbose)
+            sys.stdout.flush()
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path and "github" in formats:
         try:

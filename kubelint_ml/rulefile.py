@@ -168,14 +168,19 @@ def build_rule(data: Any, source: str, *, builtin: bool = False, validate: bool 
     return rule
 
 
-def _read(path: Path) -> Any:
-    """A rule file, loaded with the same safety limits as manifests."""
+def _read(path: Path, *, trusted: bool = False) -> Any:
+    """A rule file. User rule files get the manifest safety limits; the
+    package's own (``trusted``) are read with the plain LibYAML loader."""
     from kubelint_ml.loader import LoadError, load_single
 
     try:
         text = path.read_bytes()
     except OSError as e:
         raise RuleFileError(f"{path}: cannot read: {e.strerror}") from None
+    if trusted:
+        import yaml
+
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     try:
         return load_single(text)
     except LoadError as e:
@@ -206,7 +211,7 @@ def load_rules_dir(directory: str | os.PathLike, *, builtin: bool = False, valid
             raise RuleFileError(f"{path}: no such rules directory")
     else:
         files = rule_files(path)
-    rules = [build_rule(_read(f), str(f), builtin=builtin, validate=validate) for f in files]
+    rules = [build_rule(_read(f, trusted=builtin), str(f), builtin=builtin, validate=validate) for f in files]
     seen: dict[str, str] = {}
     for r in rules:
         if r.id in seen:

@@ -316,3 +316,15 @@ def test_baseline_adopts_existing_findings_and_blocks_new_ones(tmp_path, monkeyp
     bad = Path("bad.json")
     bad.write_text("{")
     assert run(["check", "m.yaml", "--baseline", "bad.json"]).exit_code == 2
+
+
+def test_bundled_example_of_the_readme(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    r = run(["check", "fixtures/examples/", "--format", "json"])
+    assert r.exit_code == 1
+    got = [(f["line"], f["rule"]) for f in json.loads(r.output)["findings"]]
+    assert got == [
+        (17, "missing-priority-class"), (21, "shm-too-small-for-workers"), (26, "invalid-quantity"),
+        (32, "missing-priority-class"), (40, "missing-ephemeral-storage-request"),
+        (42, "gpu-memory-share-mismatch"), (46, "shm-too-small-for-workers"), (51, "emptydir-no-size-limit"),
+    ]

@@ -57,7 +57,7 @@ def render(result: RunResult, *, color: bool = False, verbose: bool = False) -> 
             line += f" ({neutralise(f.suppressed)})"
         lines.append(line)
         if verbose and f.remediation:
-            lines.append(inert(f"    {neutralise(f.remediation)}"))
+            lines.append(inert(f"    {neutralise(' '.join(f.remediation.split()))}"))
     if result.quiet:
         return "\n".join(lines) + "\n" if lines else ""
     if lines:
