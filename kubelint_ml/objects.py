@@ -65,6 +65,18 @@ class Unpacked:
     skipped: list[Skipped] = field(default_factory=list)
 
 
+def dig(node: Any, *keys: Any) -> Any:
+    """``node[k1][k2]...`` through mappings (keys) and lists (indices); None when any step is missing."""
+    for k in keys:
+        if isinstance(node, dict):
+            node = node.get(k)
+        elif isinstance(node, list) and isinstance(k, int) and 0 <= k < len(node):
+            node = node[k]
+        else:
+            return None
+    return node
+
+
 def submap(mapping: dict, key: str) -> dict:
     """``mapping[key]`` when it is a mapping, else an empty one (wrong types are reported elsewhere)."""
     value = mapping.get(key)

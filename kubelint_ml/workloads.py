@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from kubelint_ml.objects import K8sObject, clip, submap
+from kubelint_ml.objects import K8sObject, clip, dig, submap
 
 # ----------------------------------------------------------------------------
 # Views
@@ -103,17 +103,6 @@ TemplateSpot = tuple[tuple, str, "int | None", "dict | None", "tuple | None"]
 Finder = Callable[[dict], Iterator[TemplateSpot]]
 
 
-def _get(d: Any, *keys: Any) -> Any:
-    for k in keys:
-        if isinstance(d, dict):
-            d = d.get(k)
-        elif isinstance(d, list) and isinstance(k, int) and 0 <= k < len(d):
-            d = d[k]
-        else:
-            return None
-    return d
-
-
 def _int(value: Any, default: int | None) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return default
@@ -122,9 +111,9 @@ def _int(value: Any, default: int | None) -> int | None:
 
 def _at(*path: Any, replicas_key: tuple | None = None, default: int | None = 1) -> Finder:
     def find(obj: dict) -> Iterator[TemplateSpot]:
-        if _get(obj, *path) is None:
+        if dig(obj, *path) is None:
             return
-        replicas = _int(_get(obj, *replicas_key), default) if replicas_key else default
+        replicas = _int(dig(obj, *replicas_key), default) if replicas_key else default
         yield tuple(path), "", replicas, None, None
 
     return find
@@ -134,7 +123,7 @@ def _replica_specs(field_name: str, worker_default: int = 1) -> Finder:
     """Kubeflow ``spec.<x>ReplicaSpecs.<Role>.template``."""
 
     def find(obj: dict) -> Iterator[TemplateSpot]:
-        specs = _get(obj, "spec", field_name)
+        specs = dig(obj, "spec", field_name)
         if not isinstance(specs, dict):
             return
         for role in sorted(specs, key=str):
@@ -155,7 +144,7 @@ def _replica_specs(field_name: str, worker_default: int = 1) -> Finder:
 
 def _jobset_jobs(prefix: tuple) -> Finder:
     def find(obj: dict) -> Iterator[TemplateSpot]:
-        jobs = _get(obj, *prefix, "replicatedJobs")
+        jobs = dig(obj, *prefix, "replicatedJobs")
         if not isinstance(jobs, list):
             return
         for i, rj in enumerate(jobs):
@@ -163,7 +152,7 @@ def _jobset_jobs(prefix: tuple) -> Finder:
                 continue
             name = rj.get("name") if isinstance(rj.get("name"), str) else f"replicatedJobs[{i}]"
             reps = _int(rj.get("replicas"), 1) or 0
-            par = _int(_get(rj, "template", "spec", "parallelism"), 1)
+            par = _int(dig(rj, "template", "spec", "parallelism"), 1)
             yield (prefix + ("replicatedJobs", i, "template", "spec", "template"), name,
                    reps * (par if par is not None else 1), None, None)
 
@@ -172,10 +161,10 @@ def _jobset_jobs(prefix: tuple) -> Finder:
 
 def _ray(prefix: tuple) -> Finder:
     def find(obj: dict) -> Iterator[TemplateSpot]:
-        cluster = _get(obj, *prefix)
+        cluster = dig(obj, *prefix)
         if not isinstance(cluster, dict):
             return
-        if isinstance(_get(cluster, "headGroupSpec"), dict):
+        if isinstance(dig(cluster, "headGroupSpec"), dict):
             yield prefix + ("headGroupSpec", "template"), "head", 1, None, None
         groups = cluster.get("workerGroupSpecs")
         if isinstance(groups, list):
@@ -193,7 +182,7 @@ def _ray(prefix: tuple) -> Finder:
 
 def _volcano_tasks(prefix: tuple) -> Finder:
     def find(obj: dict) -> Iterator[TemplateSpot]:
-        tasks = _get(obj, *prefix, "tasks")
+        tasks = dig(obj, *prefix, "tasks")
         if not isinstance(tasks, list):
             return
         for i, t in enumerate(tasks):
@@ -214,11 +203,11 @@ def _chain(*finders: Finder) -> Finder:
 
 
 def _lws(obj: dict) -> Iterator[TemplateSpot]:
-    lwt = _get(obj, "spec", "leaderWorkerTemplate")
+    lwt = dig(obj, "spec", "leaderWorkerTemplate")
     if not isinstance(lwt, dict):
         return
     size = _int(lwt.get("size"), 1)
-    groups = _int(_get(obj, "spec", "replicas"), 1)
+    groups = _int(dig(obj, "spec", "replicas"), 1)
     if isinstance(lwt.get("leaderTemplate"), dict):
         yield ("spec", "leaderWorkerTemplate", "leaderTemplate"), "leader", groups, None, None
     if isinstance(lwt.get("workerTemplate"), dict):
@@ -407,7 +396,7 @@ def _build(obj: K8sObject, spot: TemplateSpot) -> PodTemplate:
     if path == ():  # a Pod
         node: Any = obj.data
     else:
-        node = _get(obj.data, *path)
+        node = dig(obj.data, *path)
     meta: Any = {}
     spec: Any = {}
     if not isinstance(node, dict):

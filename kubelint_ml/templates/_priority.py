@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubelint_ml.context import Facts
-from kubelint_ml.objects import K8sObject
+from kubelint_ml.objects import K8sObject, dig
 from kubelint_ml.templates._common import PLACEHOLDER
 from kubelint_ml.workloads import PodTemplate
 
@@ -52,17 +52,6 @@ def named(value: Any) -> str | None:
 
 def is_placeholder(value: str) -> bool:
     return bool(PLACEHOLDER.match(value))
-
-
-def _get(d: Any, *keys: Any) -> Any:
-    for k in keys:
-        if isinstance(d, dict):
-            d = d.get(k)
-        elif isinstance(d, list) and isinstance(k, int) and 0 <= k < len(d):
-            d = d[k]
-        else:
-            return None
-    return d
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,11 +90,11 @@ def object_refs(obj: K8sObject) -> list[PriorityRef]:
     out: list[PriorityRef] = []
     data = obj.data
     if is_volcano_job(obj):
-        name = named(_get(data, "spec", "priorityClassName"))
+        name = named(dig(data, "spec", "priorityClassName"))
         if name:
             out.append(PriorityRef("volcano", name, ("spec", "priorityClassName"), "spec.priorityClassName"))
     if is_kubeflow_v1(obj):
-        name = named(_get(data, "spec", "runPolicy", "schedulingPolicy", "priorityClass"))
+        name = named(dig(data, "spec", "runPolicy", "schedulingPolicy", "priorityClass"))
         if name:
             out.append(PriorityRef("kubeflow", name, ("spec", "runPolicy", "schedulingPolicy", "priorityClass"),
                                    "spec.runPolicy.schedulingPolicy.priorityClass"))
@@ -118,7 +107,7 @@ def object_refs(obj: K8sObject) -> list[PriorityRef]:
     if name:
         out.append(PriorityRef("kueue", name, ("metadata", "labels", KUEUE_LABEL), f"label {KUEUE_LABEL}"))
     if obj.kind == "CronJob" and obj.group == "batch":
-        jlabels = _get(data, "spec", "jobTemplate", "metadata", "labels")
+        jlabels = dig(data, "spec", "jobTemplate", "metadata", "labels")
         name = named(jlabels.get(KUEUE_LABEL)) if isinstance(jlabels, dict) else None
         if name:
             out.append(PriorityRef("kueue", name, ("spec", "jobTemplate", "metadata", "labels", KUEUE_LABEL),
@@ -186,7 +175,7 @@ def job_spec_path(tpl: PodTemplate) -> tuple:
 
 
 def job_spec(tpl: PodTemplate) -> dict:
-    node = _get(tpl.obj.data, *job_spec_path(tpl))
+    node = dig(tpl.obj.data, *job_spec_path(tpl))
     return node if isinstance(node, dict) else {}
 
 
