@@ -312,17 +312,20 @@ def _encode(f: Finding) -> tuple:
     return tuple(t)
 
 
-def _rebuild(rows: list[tuple]) -> list[Finding]:
-    """Findings from :func:`_work` rows; repeated strings (rule ids, remediations, files) shared."""
-    strings: dict[str, str] = {}
+def _rebuild(rows: list[tuple], shared: dict) -> list[Finding]:
+    """Findings from :func:`_work` rows; repeated strings (rule ids, remediations, files) and
+    object identities are shared across the whole run."""
     out = []
     for row in rows:
         t = list(row)
         for i in _SHARED_AT:
-            t[i] = strings.setdefault(t[i], t[i])
+            t[i] = shared.setdefault(t[i], t[i])
         ref = t[_OBJECT_AT]
         if ref is not None:
-            t[_OBJECT_AT] = ObjectRef(*ref)
+            found = shared.get(ref)
+            if found is None:
+                found = shared[ref] = ObjectRef(*ref)
+            t[_OBJECT_AT] = found
         out.append(Finding(*t))
     return out
 
@@ -344,11 +347,14 @@ def _parallel(runner: Runner, inputs: list[tuple[Source, bytes | None]], jobs: i
         # A killed worker (e.g. by the OOM killer) raises BrokenProcessPool instead of hanging the run.
         with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as pool:
             gc.unfreeze()
-            parts = list(pool.map(_work, _spans(len(inputs), jobs)))
+            shared: dict = {}
+            # Each part is turned back into findings as it arrives, so the pickled rows never pile up.
+            results = [FileResult(_rebuild(rows, shared), docs, objs, notes)
+                       for rows, notes, docs, objs in pool.map(_work, _spans(len(inputs), jobs))]
     finally:
         gc.unfreeze()
         _WORKER, _INPUTS = None, []
-    return [FileResult(_rebuild(rows), docs, objs, notes) for rows, notes, docs, objs in parts]
+    return results
 
 
 def use_parallel(jobs: int, inputs: list[tuple[Source, bytes | None]]) -> bool:

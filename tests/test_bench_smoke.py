@@ -146,7 +146,7 @@ def test_findings_cross_the_worker_boundary_unchanged() -> None:
                 8, 5, "spec.containers[0].resources", ObjectRef("v1", "Pod", "ns", "x"), "a", 2,
                 suppressed="reviewed", data={"limit": None})
     bare = Finding("parse-error", "error", "invalid YAML", "Fix it.", "y.yaml", 1, 1)
-    assert _rebuild(pickle.loads(pickle.dumps([_encode(f), _encode(bare)]))) == [f, bare]
+    assert _rebuild(pickle.loads(pickle.dumps([_encode(f), _encode(bare)])), {}) == [f, bare]
 
 
 def test_the_cheap_context_scan_knows_every_kind_the_full_scan_looks_for() -> None:
