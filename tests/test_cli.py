@@ -328,3 +328,22 @@ def test_bundled_example_of_the_readme(monkeypatch):
         (32, "missing-priority-class"), (40, "missing-ephemeral-storage-request"),
         (42, "gpu-memory-share-mismatch"), (46, "shm-too-small-for-workers"), (51, "emptydir-no-size-limit"),
     ]
+
+
+def test_schema_validation_through_the_cli(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    r = run(["check", "fixtures/schema/tfjob-invalid.yaml", "--schema", "--crd", "fixtures/schema/", "--strict",
+             "--format", "json"])
+    got = [(f["line"], f["path"]) for f in json.loads(r.output)["findings"] if f["rule"] == "schema-invalid"]
+    assert got == [
+        (6, "metadata.labels.version"), (9, "spec.runPolicy.backoffLimit"), (10, "spec.runPolicy.cleanPodPolicy"),
+        (13, "spec.runPolicy.schedulingPolicy.minResources.cpu"),
+        (14, "spec.runPolicy.schedulingPolicy.minResources.memory"),
+        (17, "spec.tfReplicaSpecs.Chief.replicas"), (24, "spec.tfReplicaSpecs.Workers"),
+    ]
+    no_crd = run(["check", "fixtures/schema/tfjob-valid.yaml", "--schema", "--format", "json"])
+    notes = [f for f in json.loads(no_crd.output)["findings"] if f["rule"] == "schema-invalid"]
+    assert [(n["severity"], n["line"]) for n in notes] == [("info", 2)]
+    assert "no schema for kubeflow.org/v1 TFJob" in notes[0]["message"]
+    bad = run(["check", "fixtures/schema/tfjob-valid.yaml", "--schema", "--kubernetes-version", "1.99"])
+    assert bad.exit_code == 2 and "bundled: 1.25" in bad.output
