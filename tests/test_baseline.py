@@ -10,22 +10,11 @@ import pytest
 
 from kubelint_ml.baseline import Baseline, BaselineError, load_baseline, write_baseline
 from kubelint_ml.findings import Finding, ObjectRef
+from factories import make_finding
 
 
 def finding(line: int = 12, **kw) -> Finding:
-    base = dict(
-        rule="gpu-limit-missing",
-        severity="error",
-        message="container trainer: no GPU limit",
-        remediation="set limits",
-        file="jobs/train.yaml",
-        line=line,
-        column=9,
-        path="spec.containers[0].resources",
-        object=ObjectRef("batch/v1", "Job", "ml", "train"),
-    )
-    base.update(kw)
-    return Finding(**base)
+    return make_finding(line=line, **{"path": "spec.containers[0].resources", **kw})
 
 
 def test_round_trip_and_line_changes_ignored(tmp_path: Path) -> None:

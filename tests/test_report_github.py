@@ -7,25 +7,14 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubelint_ml.findings import Finding, ObjectRef, RunResult
+from kubelint_ml.findings import ObjectRef, RunResult
+from factories import make_finding
 from kubelint_ml.report.github import render
 
 LINE_RE = re.compile(r"^::(error|warning|notice) file=[^:,]*(,line=\d+(,col=\d+)?)?,title=[^:,]*::[^\r\n]*$")
 
 
-def finding(**kw) -> Finding:
-    base = dict(
-        rule="gpu-limit-missing",
-        severity="error",
-        message="container trainer: no GPU limit",
-        remediation="set limits",
-        file="jobs/train.yaml",
-        line=12,
-        column=9,
-        object=ObjectRef("batch/v1", "Job", "ml", "train"),
-    )
-    base.update(kw)
-    return Finding(**base)
+finding = make_finding
 
 
 def run(findings, suppressed=()) -> RunResult:

@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import json
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubelint_ml.findings import Finding, ObjectRef, RunResult
+from kubelint_ml.findings import ObjectRef, RunResult
+from factories import make_finding
 from kubelint_ml.report.json_ import render
 
 
-def finding(**kw) -> Finding:
-    base = dict(
-        rule="gpu-limit-missing",
-        severity="error",
-        message="container trainer: no GPU limit",
-        remediation="set resources.limits[\"nvidia.com/gpu\"]",
-        file="jobs/train.yaml",
-        line=12,
-        column=9,
-        path="spec.template.spec.containers[0].resources",
-        object=ObjectRef("batch/v1", "Job", "ml", "train"),
-    )
-    base.update(kw)
-    return Finding(**base)
+finding = partial(make_finding, remediation='set resources.limits["nvidia.com/gpu"]',
+                  path="spec.template.spec.containers[0].resources")
 
 
 def run(findings, suppressed=(), show_suppressed=True) -> RunResult:

@@ -2,29 +2,19 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import xml.etree.ElementTree as ET
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubelint_ml.findings import Finding, ObjectRef, RunResult
+from kubelint_ml.findings import ObjectRef, RunResult
+from factories import make_finding
 from kubelint_ml.report.junit import render
 
 
-def finding(**kw) -> Finding:
-    base = dict(
-        rule="gpu-limit-missing",
-        severity="error",
-        message="container trainer: no GPU limit",
-        remediation="set limits",
-        file="jobs/train.yaml",
-        line=12,
-        column=9,
-        path="spec.containers[0]",
-        object=ObjectRef("batch/v1", "Job", "ml", "train"),
-    )
-    base.update(kw)
-    return Finding(**base)
+finding = partial(make_finding, path="spec.containers[0]")
 
 
 def parse(findings, suppressed=(), files=3) -> ET.Element:

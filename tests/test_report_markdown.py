@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-from kubelint_ml.findings import Finding, ObjectRef, RunResult
+from kubelint_ml.findings import ObjectRef, RunResult
+from factories import make_finding
 from kubelint_ml.report.escape import markdown_cell
 from kubelint_ml.report.markdown import render
 
 
-def finding(**kw) -> Finding:
-    base = dict(
-        rule="gpu-limit-missing",
-        severity="error",
-        message="container trainer: no GPU limit",
-        remediation="set limits",
-        file="jobs/train.yaml",
-        line=12,
-        column=9,
-        object=ObjectRef("batch/v1", "Job", "ml", "train"),
-    )
-    base.update(kw)
-    return Finding(**base)
+finding = make_finding
 
 
 def run(findings, suppressed=(), baselined=0) -> RunResult:

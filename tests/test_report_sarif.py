@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import copy
 import json
 import os
@@ -12,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubelint_ml.findings import Finding, ObjectRef, RuleInfo, RunResult
+from kubelint_ml.findings import ObjectRef, RuleInfo, RunResult
+from factories import make_finding
 from kubelint_ml.report.sarif import FINGERPRINT_KEY, render
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
@@ -42,20 +45,8 @@ RULES = {
 }
 
 
-def finding(**kw) -> Finding:
-    base = dict(
-        rule="gpu-limit-missing",
-        severity="error",
-        message="container trainer requests nvidia.com/gpu without a limit",
-        remediation="add limits",
-        file="jobs/train.yaml",
-        line=12,
-        column=9,
-        path="spec.template.spec.containers[0].resources",
-        object=ObjectRef("batch/v1", "Job", "ml", "train"),
-    )
-    base.update(kw)
-    return Finding(**base)
+finding = partial(make_finding, message="container trainer requests nvidia.com/gpu without a limit",
+                  remediation="add limits", path="spec.template.spec.containers[0].resources")
 
 
 def sarif(findings, suppressed=(), root: str = ".", rules=RULES) -> dict:
