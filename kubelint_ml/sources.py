@@ -35,6 +35,7 @@ class Source:
     path: str  # as displayed in findings: relative to the cwd when below it
     real: str  # what to open ("-" for stdin)
     error: str = ""  # set when the walk already knows it cannot be read
+    identity: str = ""  # the file's real path when the walk already knows it (saves a realpath call)
 
 
 def display_path(path: str) -> str:
@@ -78,6 +79,7 @@ def _walk(root: str, out: list[Source], excludes: tuple[str, ...]) -> None:
                 out.append(Source(display_path(current), current, f"cannot list directory: {reason}"))
             continue
         dirs: list[str] = []
+        shown_dir = display_path(current)
         for entry in entries:
             if entry.name.startswith("."):
                 continue
@@ -85,19 +87,21 @@ def _walk(root: str, out: list[Source], excludes: tuple[str, ...]) -> None:
             try:
                 is_dir = entry.is_dir()
                 is_file = entry.is_file()
-                if entry.is_symlink():
+                link = entry.is_symlink()
+                if link:
                     target = os.path.realpath(path)
                     if not _inside(target, real_root):
                         continue
             except OSError:
                 continue
-            shown = display_path(path)
+            # Same text as display_path(path), without a relpath call per file.
+            shown = entry.name if shown_dir == "." else os.path.join(shown_dir, entry.name)
             if excludes and excluded(shown, excludes):
                 continue
             if is_dir:
                 dirs.append(path)
             elif is_file and entry.name.lower().endswith(EXTENSIONS):
-                out.append(Source(shown, path))
+                out.append(Source(shown, path, identity="" if link else os.path.join(real, entry.name)))
         stack.extend(reversed(dirs))
 
 
@@ -118,7 +122,7 @@ def collect(paths: list[str], excludes: tuple[str, ...] = ()) -> list[Source]:
             raise SourceError(f"no such file or directory: {p}")
     unique: dict[str, Source] = {}
     for s in out:
-        key = s.real if s.real == STDIN else os.path.realpath(s.real)
+        key = s.real if s.real == STDIN else (s.identity or os.path.realpath(s.real))
         known = unique.get(key)
         if known is None or s.path < known.path:
             unique[key] = s
