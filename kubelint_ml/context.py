@@ -199,9 +199,3 @@ class Facts:
             return None
         valued = [f for f in found if f.value is not None]
         return min(valued, key=lambda f: f.value) if valued else found[0]  # type: ignore[arg-type, return-value]
-
-    def summary(self) -> dict:
-        """Picklable, small: what worker processes need."""
-        return {
-            "priority_classes": {k: (v.value, v.global_default, v.source) for k, v in self.priority_classes.items()},
-        }

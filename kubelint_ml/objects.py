@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from kubelint_ml.findings import ObjectRef
 from kubelint_ml.loader import Document
@@ -164,7 +164,3 @@ def unpack(doc: Document, file: str) -> Unpacked:
     _one(doc.data, doc.data, (), file, doc.index, out, doc.line)
     return out
 
-
-def iter_objects(docs: list[Document], file: str) -> Iterator[K8sObject]:
-    for doc in docs:
-        yield from unpack(doc, file).objects

@@ -20,7 +20,6 @@ import fnmatch
 import os
 import stat
 from dataclasses import dataclass
-from pathlib import Path
 
 EXTENSIONS = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -151,6 +150,3 @@ def read(source: Source, max_bytes: int) -> bytes:
             _READ_ONCE[source.real] = data
     return data
 
-
-def is_regular(path: str) -> bool:
-    return Path(path).is_file()

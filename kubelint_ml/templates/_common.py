@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Iterator
+from typing import Any
 
 from kubelint_ml.k8s.quantity import Quantity, QuantityError, format_bytes, format_cpu, parse_manifest_quantity
 from kubelint_ml.workloads import ContainerView, PodTemplate
@@ -103,13 +103,6 @@ def raw_text(raw: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def where(tpl: PodTemplate) -> str:
-    """``Job/train`` or ``PyTorchJob/ns/bert (Worker)``."""
-    return tpl.describe()
-
-
-def iter_containers(tpl: PodTemplate) -> Iterator[ContainerView]:
-    yield from tpl.all_containers
 
 
 def requests_limits(c: ContainerView) -> tuple[dict, dict]:
