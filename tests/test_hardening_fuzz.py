@@ -101,7 +101,9 @@ def all_rules() -> list:
     rules = load_builtin_rules()
     for r in rules:
         r.enabled = True
-    for i, data in enumerate(_CEL_RULES):
+    from kubelint_ml.cel import available
+
+    for i, data in enumerate(_CEL_RULES if available() else []):  # CEL needs Python >= 3.11
         rules.append(build_rule({**data, "examples": {"fail": [], "pass": []}}, f"<fuzz-cel-{i}>", validate=False))
     return rules
 

@@ -93,7 +93,7 @@ def test_merge_key_chains_do_not_blow_up() -> None:
 
 
 def test_merge_key_work_is_bounded() -> None:
-    result = timed_load(merge_bomb(3000), bound=2.0)
+    result = timed_load(merge_bomb(3000), bound=5.0)  # exponential merging took 27 s at 8 levels
     assert [(p.message) for p in result.problems] == [
         "merge keys (<<) expand to more than 1000000 entries (limits.maxExpandedNodes); refusing to load"
     ]
