@@ -9,8 +9,23 @@ from kubelint_ml.findings import ObjectRef
 from kubelint_ml.loader import Document
 
 
+class HasMetadata:
+    """``annotations`` and ``labels`` of whatever ``metadata`` mapping the class has."""
+
+    __slots__ = ()
+    metadata: dict
+
+    @property
+    def annotations(self) -> dict:
+        return submap(self.metadata, "annotations")
+
+    @property
+    def labels(self) -> dict:
+        return submap(self.metadata, "labels")
+
+
 @dataclass(slots=True)
-class K8sObject:
+class K8sObject(HasMetadata):
     data: dict  # the object's mapping
     root: Any  # the document it sits in (for positions)
     base: tuple  # path of ``data`` inside ``root``: () or ("items", i)
@@ -28,16 +43,8 @@ class K8sObject:
         return api.split("/", 1)[0] if "/" in api else ""
 
     @property
-    def metadata(self) -> dict:
+    def metadata(self) -> dict:  # type: ignore[override]
         return submap(self.data, "metadata")
-
-    @property
-    def annotations(self) -> dict:
-        return submap(self.metadata, "annotations")
-
-    @property
-    def labels(self) -> dict:
-        return submap(self.metadata, "labels")
 
 
 @dataclass(slots=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from kubelint_ml.objects import K8sObject, clip, dig, submap
+from kubelint_ml.objects import HasMetadata, K8sObject, clip, dig, submap
 
 # ----------------------------------------------------------------------------
 # Views
@@ -55,7 +55,7 @@ class ShapeProblem:
 
 
 @dataclass(slots=True)
-class PodTemplate:
+class PodTemplate(HasMetadata):
     obj: K8sObject
     path: tuple  # the PodTemplateSpec (metadata + spec); () for a Pod
     spec_path: tuple
@@ -86,14 +86,6 @@ class PodTemplate:
         if self.role:
             text += f" ({clip(self.role)})"
         return text
-
-    @property
-    def annotations(self) -> dict:
-        return submap(self.metadata, "annotations")
-
-    @property
-    def labels(self) -> dict:
-        return submap(self.metadata, "labels")
 
 
 # ----------------------------------------------------------------------------

@@ -171,6 +171,20 @@ def nodes_for_config(fact_obj: Any, ctx: Any) -> list[Nodes]:
     return [n for n, _ in _merge(used)]
 
 
+def cgroup_v1_nodes(fact_obj: Any, ctx: Any) -> tuple[list[Nodes], list[Nodes]]:
+    """(Linux node groups on cgroup v1, Linux node groups whose cgroup version is unknown) running a config."""
+    v1: list[Nodes] = []
+    unknown: list[Nodes] = []
+    for nodes in nodes_for_config(fact_obj, ctx):
+        if not nodes.linux:
+            continue
+        if nodes.cgroup is None:
+            unknown.append(nodes)
+        elif nodes.cgroup == 1:
+            v1.append(nodes)
+    return v1, unknown
+
+
 def nodes_for_pod(pod_spec: Any, ctx: Any) -> list[Nodes]:
     """The node groups a pod may run on, each with its KubeletConfiguration."""
     from kubelint_ml.k8s.nodes import pools_for_pod

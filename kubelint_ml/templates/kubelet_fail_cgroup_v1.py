@@ -9,8 +9,8 @@ from kubelint_ml.engine import Hit, SkipUnit, Unit
 from kubelint_ml.templates._kubelet import (
     FAIL_CGROUP_V1_DEFAULT_TRUE,
     FAIL_CGROUP_V1_MIN,
+    cgroup_v1_nodes,
     config_name,
-    nodes_for_config,
 )
 
 UNIT = "object"
@@ -23,16 +23,10 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     value = obj.data.get("failCgroupV1")
     if value is False:
         return
-    unknown: list[str] = []
+    v1, no_cgroup = cgroup_v1_nodes(obj, ctx)
+    unknown = [f"no cgroup version for {n.label()}" for n in no_cgroup]
     found = False
-    for nodes in nodes_for_config(obj, ctx):
-        if not nodes.linux:
-            continue
-        if nodes.cgroup is None:
-            unknown.append(f"no cgroup version for {nodes.label()}")
-            continue
-        if nodes.cgroup != 1:
-            continue
+    for nodes in v1:
         if value is True:
             # An older kubelet does not know the field (oom-kill-setting-ignored).
             if nodes.version is not None and nodes.version < FAIL_CGROUP_V1_MIN:

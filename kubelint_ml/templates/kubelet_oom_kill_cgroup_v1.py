@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from kubelint_ml.engine import Hit, SkipUnit, Unit
-from kubelint_ml.templates._kubelet import SINGLE_PROCESS_MIN, config_name, nodes_for_config
+from kubelint_ml.templates._kubelet import SINGLE_PROCESS_MIN, cgroup_v1_nodes, config_name
 
 UNIT = "object"
 DEFAULTS: dict = {}
@@ -16,16 +16,11 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     obj = unit.obj
     if obj.data.get("singleProcessOOMKill") is not False:
         return
-    unknown: list[str] = []
+    v1, unknown = cgroup_v1_nodes(obj, ctx)
     found = False
-    for nodes in nodes_for_config(obj, ctx):
-        if not nodes.linux:
-            continue
-        if nodes.cgroup is None:
-            unknown.append(nodes.label())
-            continue
+    for nodes in v1:
         # An older kubelet does not know the field (oom-kill-setting-ignored).
-        if nodes.cgroup != 1 or (nodes.version is not None and nodes.version < SINGLE_PROCESS_MIN):
+        if nodes.version is not None and nodes.version < SINGLE_PROCESS_MIN:
             continue
         found = True
         yield Hit(
@@ -36,4 +31,4 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             at_value=True,
         )
     if not found and unknown:
-        raise SkipUnit(f"no cgroup version for {', '.join(unknown)} in the profile")
+        raise SkipUnit(f"no cgroup version for {', '.join(n.label() for n in unknown)} in the profile")
