@@ -221,13 +221,11 @@ def _never_fits(tpl: PodTemplate, place: Placement, accel: dict[str, int],
         n = len(place.nodes)
         biggest = "" if n == 1 else f" (the largest of {_choices(place, n)})"
         src = _gpu_field(tpl, resource)
-        yield Hit(
-            src.path if src else tpl.spec_path,
+        yield _at_gpu_field(
+            tpl, src,
             f"{tpl.describe()}: the pod requests {g} {label} but {_node_label(node)}{biggest} has only "
             f"{node.gpus}: the pod can never be scheduled. Request at most {node.gpus} {label} per pod "
             f"(and more replicas), or select a node type with {g} or more",
-            container=src.container if src else None,
-            at_value=src is not None,
         )
         return
     node = wrong[0]
@@ -236,14 +234,19 @@ def _never_fits(tpl: PodTemplate, place: Placement, accel: dict[str, int],
     names = ", ".join(f"{accel[r]} {r}" for r in asked)
     n = len(place.nodes)
     where = _node_label(node) if n == 1 else f"each of the {_choices(place, n)}"
-    yield Hit(
-        src.path if src else tpl.spec_path,
+    yield _at_gpu_field(
+        tpl, src,
         f"{tpl.describe()}: the pod requests {names} but {where} offers {node.gpu_resource} only: "
         f"the pod can never be scheduled there. Request {node.gpu_resource}, or select nodes that "
         f"offer {asked[0]}",
-        container=src.container if src else None,
-        at_value=src is not None,
     )
+
+
+def _at_gpu_field(tpl: PodTemplate, src, message: str) -> Hit:
+    """A hit at the GPU request that ``src`` names, else at the pod spec."""
+    if src is None:
+        return Hit(tpl.spec_path, message)
+    return Hit(src.path, message, container=src.container, at_value=True)
 
 
 def _share_hit(tpl: PodTemplate, place: Placement, accel: dict[str, int], fits: list[NodeType],
