@@ -144,9 +144,27 @@ def read(source: Source, max_bytes: int) -> bytes:
     kept = _READ_ONCE.get(source.real)
     if kept is not None:
         return kept
-    with open(source.real, "rb") as fh:
-        data = fh.read(max_bytes + 1)
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+    # Unbuffered: a regular file is read in one call sized by fstat (a buffered
+    # read(max_bytes + 1) allocates, then shrinks, a max_bytes buffer per file).
+    with open(source.real, "rb", buffering=0) as fh:
+        st = os.fstat(fh.fileno())
+        if stat.S_ISREG(st.st_mode) and st.st_size <= max_bytes:
+            return fh.readall()
+        data = _read_stream(fh, max_bytes + 1)
+        if not stat.S_ISREG(st.st_mode):
             _READ_ONCE[source.real] = data
     return data
+
+
+def _read_stream(fh, limit: int) -> bytes:
+    """Up to ``limit`` bytes, however few each read returns (pipes, devices)."""
+    parts: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = fh.read(min(left, 1 << 16))
+        if not chunk:
+            break
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
 

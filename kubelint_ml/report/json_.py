@@ -12,7 +12,7 @@ import json
 from json.encoder import encode_basestring  # the C string encoder, ensure_ascii=False flavour
 from typing import Any, TextIO
 
-from kubelint_ml.findings import RunResult
+from kubelint_ml.findings import Finding, RunResult
 from kubelint_ml.report.escape import sanitize_json
 
 
@@ -38,13 +38,50 @@ def _object(d: dict, pad: str) -> str:
     return "{\n" + body + "\n" + pad + "}"
 
 
-def _finding(d: dict) -> str:
+def _finding(f: Finding, cache: dict) -> str:
+    """One finding as ``_object(f.to_dict(), "    ")`` renders it, without building the dict.
+
+    ``cache`` keeps the rendering of values that repeat across findings (rule
+    ids, severities, remediations, files, objects).
+    """
     try:
-        text = _object(d, "    ")
+        obj = f.object
+        rendered_obj = cache.get(obj)
+        if rendered_obj is None:
+            rendered_obj = cache[obj] = "null" if obj is None else _value(obj.to_dict(), _INNER)
+        parts = [
+            '{\n      "rule": ', _cached(cache, f.rule),
+            ',\n      "severity": ', _cached(cache, f.severity),
+            ',\n      "message": ', encode_basestring(f.message),
+            ',\n      "remediation": ', _cached(cache, f.remediation),
+            ',\n      "file": ', _cached(cache, f.file),
+            ',\n      "line": ', _value(f.line, _INNER),
+            ',\n      "column": ', _value(f.column, _INNER),
+            ',\n      "object": ', rendered_obj,
+            ',\n      "path": ', encode_basestring(f.path),
+        ]
+        if f.container is not None:
+            parts += (',\n      "container": ', encode_basestring(f.container))
+        if f.suppressed is not None:
+            parts += (',\n      "suppressed": ', encode_basestring(f.suppressed))
+        if f.data:
+            parts += (',\n      "data": ', _value(f.data, _INNER))
+        parts.append("\n    }")
+        text = "".join(parts)
         text.encode("utf-8")
-    except (UnicodeEncodeError, ValueError):  # lone surrogates, NaN: the careful path
-        text = _object(sanitize_json(d), "    ")
+    except (UnicodeEncodeError, ValueError, TypeError):  # lone surrogates, NaN, odd data: the careful path
+        text = _object(sanitize_json(f.to_dict()), "    ")
     return text
+
+
+_INNER = "      "
+
+
+def _cached(cache: dict, text: str) -> str:
+    found = cache.get(text)
+    if found is None:
+        found = cache[text] = _value(text, _INNER)
+    return found
 
 
 def write(result: RunResult, out: TextIO, *, color: bool = False, verbose: bool = False) -> None:
@@ -60,8 +97,9 @@ def write(result: RunResult, out: TextIO, *, color: bool = False, verbose: bool 
             out.write("[],\n")
             continue
         out.write("[\n")
+        cache: dict = {}
         for i, f in enumerate(items):
-            out.write(("    " if i == 0 else ",\n    ") + _finding(f.to_dict()))
+            out.write(("    " if i == 0 else ",\n    ") + _finding(f, cache))
         out.write("\n  ],\n")
     summary = json.dumps(sanitize_json(result.summary()), indent=2, ensure_ascii=False, allow_nan=False)
     out.write('  "summary": ' + summary.replace("\n", "\n  ") + "\n}\n")
