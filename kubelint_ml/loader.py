@@ -1,11 +1,13 @@
 """YAML/JSON documents with a position for every key and item.
 
 Parsing is the hot path. LibYAML's ``CSafeLoader`` does the scanning and
-composing; the only Python we add is in the two constructors that build
-mappings and sequences, where each key's and item's mark is recorded in a
-``PosDict``/``PosList`` as it is created. Nothing is walked twice, except
-input whose size or bracket count and line length allow nesting or node
-counts beyond the limits: its event stream is scanned first (constant memory).
+composing; the values are then built in one recursive walk that records each
+key's and item's mark in a ``PosDict``/``PosList`` as it is created. Plain
+strings are taken straight from their nodes and implicit tags are resolved
+from a precomputed table, so reading with positions costs less than PyYAML's
+own ``safe_load`` of the same bytes. Nothing is walked twice, except input
+whose size or bracket count and indentation allow nesting or node counts
+beyond the limits: its event stream is scanned first (constant memory).
 
 Safety: only the safe YAML tags are constructed, and only into JSON-shaped
 values (``PosDict``, ``PosList``, ``str``, ``int``, ``float``, ``bool``,
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 
@@ -81,68 +83,135 @@ class _LimitError(ConstructorError):
     """A safety limit, not a syntax error: reported without "invalid YAML"."""
 
 
-class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """Safe loader whose mappings and sequences carry positions."""
+_STR_TAG = _YAML_TAG + "str"
+_NULL_TAG = _YAML_TAG + "null"
+_INT_TAG = _YAML_TAG + "int"
+_MAP_TAGS = frozenset((_YAML_TAG + "map", _YAML_TAG + "set"))
+_SEQ_TAGS = frozenset((_YAML_TAG + "seq", _YAML_TAG + "omap", _YAML_TAG + "pairs"))
+_ScalarNode, _MappingNode, _SequenceNode = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
 
-    def construct_pos_map(self, node: yaml.MappingNode) -> Iterator[PosDict]:
+
+def _implicit_table(resolver: type) -> dict[str, tuple]:
+    """First character -> the implicit (tag, regexp) pairs tried, as ``BaseResolver.resolve`` orders them."""
+    table = resolver.yaml_implicit_resolvers
+    wildcard = list(table.get(None, []))
+    return {ch: tuple(list(pairs) + wildcard) for ch, pairs in table.items() if ch is not None}
+
+
+class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """Safe loader whose mappings and sequences carry positions.
+
+    LibYAML composes the node graph; :meth:`construct_document` then builds
+    the values in one recursive walk. Plain strings, the bulk of every
+    manifest, are taken straight from their nodes, and collections are built
+    in place; everything unusual (other tags, merge keys, tag/node mismatches)
+    goes through PyYAML's own constructor machinery below, unchanged.
+    """
+
+    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
+        """``BaseResolver.resolve`` for a loader without path resolvers, with the lookups precomputed."""
+        if kind is _ScalarNode:
+            if implicit[0]:
+                for tag, regexp in _IMPLICIT.get(value[:1], ()):
+                    if regexp.match(value):
+                        return tag
+            return _STR_TAG
+        return _YAML_TAG + "seq" if kind is _SequenceNode else _YAML_TAG + "map"
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        self._memo: dict[yaml.Node, Any] = {}
+        try:
+            return self._build(node)
+        finally:
+            self._memo = {}
+            self.constructed_objects = {}
+            self.recursive_objects = {}
+            self.state_generators = []
+            self.deep_construct = False
+
+    def _build(self, node: yaml.Node) -> Any:
+        cls = node.__class__
+        tag = node.tag
+        if cls is _ScalarNode:
+            if tag == _STR_TAG:
+                return node.value
+            if tag == _NULL_TAG:
+                return None
+            if tag == _INT_TAG:
+                text = node.value
+                # Plain decimal (no sign, underscore, base prefix or leading zero): int() is exact.
+                if len(text) < 19 and text.isdigit() and text.isascii() and (text[0] != "0" or text == "0"):
+                    return int(text)
+        else:
+            found = self._memo.get(node)
+            if found is not None:
+                return found
+            if cls is _MappingNode and tag in _MAP_TAGS:
+                return self._build_map(node)
+            if cls is _SequenceNode and tag in _SEQ_TAGS:
+                return self._build_seq(node)
+        return self.construct_object(node, deep=True)
+
+    def _build_map(self, node: yaml.MappingNode) -> PosDict:
         data = PosDict()
         mark = node.start_mark
         data.start = (mark.line + 1, mark.column + 1)
-        yield data
-        if not isinstance(node, yaml.MappingNode):
-            raise ConstructorError(None, None, f"tag {_short_tag(node.tag)} needs a mapping, found a {node.id}", mark)
+        self._memo[node] = data  # before the children: a recursive alias gets this same object
         for key_node, _ in node.value:
             if key_node.tag == _MERGE_TAG:
                 self.flatten_mapping(node)
                 break
-        value = node.value
-        # Merged pairs come first; only the explicit ones must be unique.
         first_explicit = self._merged_prefix.get(id(node), 0)
         seen: set[Any] | None = set() if first_explicit else None
         lc: dict[Any, tuple[int, int, int, int]] = {}
-        construct = self.construct_object
-        for i, (key_node, value_node) in enumerate(value):
-            key = construct(key_node, deep=False)
-            try:
-                hash(key)
-            except TypeError:
-                raise ConstructorError(
-                    "while constructing a mapping",
-                    node.start_mark,
-                    "found an unhashable key",
-                    key_node.start_mark,
-                ) from None
+        build = self._build
+        for i, (key_node, value_node) in enumerate(node.value):
+            if key_node.__class__ is _ScalarNode and key_node.tag == _STR_TAG:
+                key = key_node.value
+            else:
+                key = build(key_node)
+                try:
+                    hash(key)
+                except TypeError:
+                    raise ConstructorError("while constructing a mapping", node.start_mark,
+                                           "found an unhashable key", key_node.start_mark) from None
             if i >= first_explicit:
-                dup = (key in seen) if seen is not None else (key in data)
-                if dup:
-                    raise _DuplicateKey(
-                        "while constructing a mapping",
-                        node.start_mark,
-                        f"found duplicate key {key!r}",
-                        key_node.start_mark,
-                    )
+                if (key in seen) if seen is not None else (key in data):
+                    raise _DuplicateKey("while constructing a mapping", node.start_mark,
+                                        f"found duplicate key {key!r}", key_node.start_mark)
                 if seen is not None:
                     seen.add(key)
-            data[key] = construct(value_node, deep=False)
+            if value_node.__class__ is _ScalarNode and value_node.tag == _STR_TAG:
+                data[key] = value_node.value
+            else:
+                data[key] = build(value_node)
             km = key_node.start_mark
             vm = value_node.start_mark
             lc[key] = (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1)
         data.lc = lc
+        return data
 
-    def construct_pos_seq(self, node: yaml.SequenceNode) -> Iterator[PosList]:
+    def _build_seq(self, node: yaml.SequenceNode) -> PosList:
         data = PosList()
         mark = node.start_mark
         data.start = (mark.line + 1, mark.column + 1)
-        yield data
-        if not isinstance(node, yaml.SequenceNode):
-            raise ConstructorError(None, None, f"tag {_short_tag(node.tag)} needs a sequence, found a {node.id}", mark)
-        construct = self.construct_object
+        self._memo[node] = data
+        build = self._build
         lc = []
         for child in node.value:
-            data.append(construct(child, deep=False))
+            data.append(child.value if child.__class__ is _ScalarNode and child.tag == _STR_TAG else build(child))
             m = child.start_mark
             lc.append((m.line + 1, m.column + 1))
         data.lc = lc
+        return data
+
+    # PyYAML's generic path (construct_object): other scalar tags, unknown tags, and mismatches.
+
+    def construct_mismatch(self, node: yaml.Node) -> Any:
+        """A collection tag on the wrong kind of node (``!!map`` on a scalar): the right ones never get here."""
+        want = "mapping" if node.tag in _MAP_TAGS else "sequence"
+        raise ConstructorError(None, None, f"tag {_short_tag(node.tag)} needs a {want}, found a {node.id}",
+                               node.start_mark)
 
     max_merged = 1_000_000
 
@@ -240,14 +309,12 @@ PositionLoader.add_constructor("tag:yaml.org,2002:null", SafeConstructor.constru
 PositionLoader.add_constructor("tag:yaml.org,2002:str", SafeConstructor.construct_yaml_str)
 for _tag in _SCALARS:
     PositionLoader.add_constructor(_tag, PositionLoader.construct_checked_scalar)
-PositionLoader.add_constructor("tag:yaml.org,2002:map", PositionLoader.construct_pos_map)
-PositionLoader.add_constructor("tag:yaml.org,2002:set", PositionLoader.construct_pos_map)
-PositionLoader.add_constructor("tag:yaml.org,2002:seq", PositionLoader.construct_pos_seq)
-PositionLoader.add_constructor("tag:yaml.org,2002:omap", PositionLoader.construct_pos_seq)
-PositionLoader.add_constructor("tag:yaml.org,2002:pairs", PositionLoader.construct_pos_seq)
+for _tag in sorted(_MAP_TAGS | _SEQ_TAGS):
+    PositionLoader.add_constructor(_tag, PositionLoader.construct_mismatch)
 # Kubernetes reads YAML through JSON: timestamps and binary stay strings.
 PositionLoader.add_constructor("tag:yaml.org,2002:timestamp", PositionLoader.construct_plain_str)
 PositionLoader.add_constructor("tag:yaml.org,2002:binary", PositionLoader.construct_plain_str)
+_IMPLICIT = _implicit_table(PositionLoader)
 
 
 @dataclass(slots=True)
@@ -306,16 +373,28 @@ def decode_problem(data: bytes) -> LoadProblem | None:
     return None
 
 
+_BLOCK_LEAD = re.compile(rb"^[ \t?:-]*", re.M)
+# Line breaks other than LF (CR, NEL, LS, PS), or UTF-16: lines are not what ``^`` sees.
+_ODD_BREAKS = (b"\r", b"\x00", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
 def _depth_bound(data: bytes) -> int:
     """A cheap upper bound on nesting depth.
 
-    Block nesting needs at least one character per level on one line
-    (indentation or ``- ``), and flow nesting one bracket per level; a
-    document can mix both, so the bound is their sum.
+    Flow nesting needs one bracket per level. Block nesting needs, on some
+    line, indentation or indicators before the content: a nested mapping is
+    indented further, and a sequence nested in a mapping at the same
+    indentation is followed by a ``- `` before its own children, so the
+    levels are at most twice the longest run of leading spaces and ``-?:``,
+    plus two. A document can mix both, so the bound is their sum. With
+    unusual line breaks, the longest line stands in for the leading run.
     """
     flow = data.count(b"[") + data.count(b"{")
-    longest = max(map(len, data.split(b"\n"))) if data else 0
-    return flow + longest
+    if not data:
+        return 0
+    if any(b in data for b in _ODD_BREAKS):
+        return flow + max(map(len, data.split(b"\n")))
+    return flow + 2 * max(map(len, _BLOCK_LEAD.findall(data))) + 2
 
 
 _START_EVENTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)

@@ -1,0 +1,147 @@
+"""The position loader reads the same values PyYAML's safe loader reads, with each node's mark.
+
+Differential: every corpus and fixture file, and generated documents in every
+scalar and collection style, are loaded both ways and compared value for
+value (timestamps and ``!!binary`` stay text here, as Kubernetes' JSON sees
+them), and every recorded position is checked against the node LibYAML
+composed.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubelint_ml.loader import PosDict, PosList, load
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus"
+FILES = sorted(
+    p for base in (CORPUS, ROOT / "fixtures") if base.is_dir()
+    for p in base.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
+)
+
+
+def _reference(data: bytes) -> list | None:
+    """PyYAML's safe reading, with timestamps as their text; None when it fails."""
+    try:
+        docs = list(yaml.load_all(data, Loader=yaml.CSafeLoader))
+        nodes = list(yaml.compose_all(data, Loader=yaml.CSafeLoader))
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return None
+    return [_texts(d, n) for d, n in zip(docs, nodes)]
+
+
+def _texts(value, node):
+    """Timestamps and binary back to the text they were written as (what our loader keeps)."""
+    if isinstance(value, (datetime.date, bytes)):
+        return node.value
+    if isinstance(value, dict) and isinstance(node, yaml.MappingNode):
+        by_key = {}
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode):
+                by_key.setdefault(k.value, v)
+        return {k: _texts(v, by_key.get(k if isinstance(k, str) else str(k), v)) for k, v in value.items()}
+    if isinstance(value, list) and isinstance(node, yaml.SequenceNode) and len(node.value) == len(value):
+        return [_texts(v, n) for v, n in zip(value, node.value)]
+    return value
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _check_positions(value, node) -> int:
+    """Every key and item position equals its node's start mark; returns how many were checked."""
+    checked = 0
+    if isinstance(value, PosDict):
+        assert value.start == (node.start_mark.line + 1, node.start_mark.column + 1)
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = key_node.value
+            if key not in value.lc or not isinstance(key, str) or key_node.tag != "tag:yaml.org,2002:str":
+                continue
+            kl, kc, vl, vc = value.lc[key]
+            assert (kl, kc) == (key_node.start_mark.line + 1, key_node.start_mark.column + 1), key
+            assert (vl, vc) == (value_node.start_mark.line + 1, value_node.start_mark.column + 1), key
+            checked += 1 + _check_positions(value[key], value_node)
+    elif isinstance(value, PosList):
+        assert value.start == (node.start_mark.line + 1, node.start_mark.column + 1)
+        for i, child in enumerate(node.value):
+            assert value.lc[i] == (child.start_mark.line + 1, child.start_mark.column + 1)
+            checked += 1 + _check_positions(value[i], child)
+    return checked
+
+
+@pytest.mark.skipif(not FILES, reason="no corpus")
+def test_every_corpus_and_fixture_file_reads_as_pyyaml_reads_it() -> None:
+    compared = positions = 0
+    for path in FILES:
+        data = path.read_bytes()
+        expected = _reference(data)
+        got = load(data)
+        if expected is None or got.problems:
+            continue  # broken or hostile input: covered by the hardening tests
+        assert [_plain(d.data) for d in got.documents] == expected, path
+        nodes = list(yaml.compose_all(data, Loader=yaml.CSafeLoader))
+        for doc, node in zip(got.documents, [n for n in nodes if n is not None]):
+            positions += _check_positions(doc.data, node)
+        compared += 1
+    assert compared > 350
+    assert positions > 20_000
+
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=False), st.text(max_size=20),
+    st.sampled_from(["0", "007", "0x1F", "0o17", "1_000", "+12", "-0", "1:30", "yes", "No", "~", "null", "=", "",
+                     "2024-01-02", "1e3", ".inf", "-.Inf", "12Gi", "500m", "0b101", "١٢"]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8) | st.integers(), inner, max_size=4),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values, st.sampled_from([None, '"', "'", "|", ">"]), st.booleans())
+def test_generated_documents_read_as_pyyaml_reads_them(value, style, flow) -> None:
+    text = yaml.safe_dump({"v": value}, default_style=style, default_flow_style=flow, allow_unicode=True)
+    data = text.encode("utf-8")
+    expected = _reference(data)
+    got = load(data)
+    assert expected is not None and not got.problems, (text, got.problems)
+    assert [_plain(d.data) for d in got.documents] == expected
+    _check_positions(got.documents[0].data, yaml.compose(data, Loader=yaml.CSafeLoader))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("a: &x {b: 1}\nc: *x\nd: {<<: *x, e: 2}\n", {"a": {"b": 1}, "c": {"b": 1}, "d": {"b": 1, "e": 2}}),
+    ("base: &b {x: 1, y: 2}\nover:\n  <<: [*b, {z: 3}]\n  x: 9\n",
+     {"base": {"x": 1, "y": 2}, "over": {"x": 9, "y": 2, "z": 3}}),
+    # Explicit tags; a set is a mapping of nulls, as JSON would carry it.
+    ("a: !!int '12'\nb: !!str 12\nc: !!float 1\nd: !!bool 'true'\ne: !!null ''\nf: !!set {p, q}\n",
+     {"a": 12, "b": "12", "c": 1.0, "d": True, "e": None, "f": {"p": None, "q": None}}),
+    # Ordered maps and pairs stay sequences of one-key mappings.
+    ("a: !!omap [x: 1, y: 2]\nb: !!pairs [x: 1, x: 2]\n", {"a": [{"x": 1}, {"y": 2}], "b": [{"x": 1}, {"x": 2}]}),
+    # YAML 1.1 integers: octal, underscores, sexagesimal.
+    ("list: &l [1, 2]\nagain: *l\nn: 0012\nm: 1_2\nt: 1:30\nh: 0x1f\nz: 0\n",
+     {"list": [1, 2], "again": [1, 2], "n": 10, "m": 12, "t": 90, "h": 31, "z": 0}),
+    ("big: 123456789012345678901234567890\nneg: -5\nplus: +7\n",
+     {"big": 123456789012345678901234567890, "neg": -5, "plus": 7}),
+])
+def test_tags_merges_and_aliases(text: str, expected: dict) -> None:
+    got = load(text.encode())
+    assert not got.problems
+    assert [_plain(d.data) for d in got.documents] == [expected]
