@@ -119,6 +119,15 @@ class Engine:
         for r in rules:
             self.by_unit[r.unit].append(r)
         self.remediation = {r.id: r.remediation.strip() for r in rules}
+        self._for_kind: dict[tuple[str, str], list[Rule]] = {}
+
+    def rules_for(self, obj: K8sObject) -> list[Rule]:
+        """The rules whose ``kinds`` match the object's kind and group (worked out once per kind)."""
+        key = (obj.kind, obj.group)
+        found = self._for_kind.get(key)
+        if found is None:
+            found = self._for_kind[key] = [r for r in self.rules if _kind_matches(r, obj)]
+        return found
 
     # ------------------------------------------------------------------
 
@@ -163,9 +172,7 @@ class Engine:
         # A Pod's template metadata is the object's own: count it once.
         tpl_ignores = {id(t): parse_ignore(t.annotations.get(IGNORE_ANNOTATION)) if t.path else {} for t in templates}
         memo: dict[tuple, list[Unit]] = {}
-        for rule in self.rules:
-            if not _kind_matches(rule, obj):
-                continue
+        for rule in self.rules_for(obj):
             if rule.workloads == "training":
                 if training is None:
                     training = is_training_workload(obj, templates)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -373,13 +374,17 @@ def decode_problem(data: bytes) -> LoadProblem | None:
     return None
 
 
-_BLOCK_LEAD = re.compile(rb"^[ \t?:-]*", re.M)
-# Line breaks other than LF (CR, NEL, LS, PS), or UTF-16: lines are not what ``^`` sees.
+# Line breaks other than LF (CR, NEL, LS, PS), or UTF-16: lines are not what LF splits.
 _ODD_BREAKS = (b"\r", b"\x00", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 
 
-def _depth_bound(data: bytes) -> int:
-    """A cheap upper bound on nesting depth.
+@lru_cache(maxsize=64)
+def _lead_at_least(n: int) -> re.Pattern[bytes]:
+    return re.compile(rb"\n[ \t?:-]{%d}" % n)
+
+
+def _may_nest_deeper(data: bytes, limit: int) -> bool:
+    """False when the text cannot nest deeper than ``limit`` (a cheap, safe test).
 
     Flow nesting needs one bracket per level. Block nesting needs, on some
     line, indentation or indicators before the content: a nested mapping is
@@ -390,11 +395,13 @@ def _depth_bound(data: bytes) -> int:
     unusual line breaks, the longest line stands in for the leading run.
     """
     flow = data.count(b"[") + data.count(b"{")
-    if not data:
-        return 0
+    if flow + 2 > limit:
+        return True
     if any(b in data for b in _ODD_BREAKS):
-        return flow + max(map(len, data.split(b"\n")))
-    return flow + 2 * max(map(len, _BLOCK_LEAD.findall(data))) + 2
+        return flow + max(map(len, data.split(b"\n"))) > limit
+    # A leading run of n characters makes the bound flow + 2n + 2.
+    n = (limit - flow - 2) // 2 + 1
+    return _lead_at_least(n).search(b"\n" + data[:n]) is not None or _lead_at_least(n).search(data) is not None
 
 
 _START_EVENTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
@@ -574,13 +581,13 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
         problems.append(bad)
         return LoadResult(docs, problems)
     too_deep: dict[int, LoadProblem] = {}
-    if len(data) > limits.max_nodes or _depth_bound(data) > limits.max_depth:
+    if len(data) > limits.max_nodes or _may_nest_deeper(data, limits.max_depth):
         scan = _prescan(data, limits)
         if scan.refused:
             problems.append(scan.refused)
             return LoadResult(docs, problems)
         too_deep = scan.too_deep
-    check_aliases = _MAYBE_ALIAS.search(data) is not None
+    check_aliases = b"*" in data and _MAYBE_ALIAS.search(data) is not None
 
     loader = PositionLoader(data)
     loader.max_merged = limits.max_expanded_nodes

@@ -145,3 +145,29 @@ def test_tags_merges_and_aliases(text: str, expected: dict) -> None:
     got = load(text.encode())
     assert not got.problems
     assert [_plain(d.data) for d in got.documents] == [expected]
+
+
+def _depth(value) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+nested = st.recursive(st.just("x"), lambda inner: st.lists(inner, min_size=1, max_size=2)
+                      | st.dictionaries(st.sampled_from(["k", "key", "a-b"]), inner, min_size=1, max_size=2),
+                      max_leaves=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(nested, st.sampled_from([None, True, False]), st.sampled_from([2, 3, 4]), st.sampled_from(["\n", "\r\n", "\r"]),
+       st.integers(min_value=2, max_value=40))
+def test_depth_pre_check_never_misses_deep_input(value, flow, indent, newline, limit) -> None:
+    """The cheap test that decides whether the event pre-scan runs is an upper bound, in every layout."""
+    from kubelint_ml.loader import _may_nest_deeper
+
+    text = yaml.safe_dump(value, default_flow_style=flow, indent=indent).replace("\n", newline)
+    real = _depth(yaml.load(text, Loader=yaml.CSafeLoader))
+    if real > limit:
+        assert _may_nest_deeper(text.encode(), limit)

@@ -4,6 +4,7 @@ import pytest
 import yaml
 
 from kubelint_ml.k8s.signals import Signal, container_signals, signals_for_template, workload_signals
+from kubelint_ml.loader import load
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
 
@@ -337,3 +338,63 @@ def test_corpus_gke_accelerate_job():
 def test_corpus_dra_sleep_idiom_is_quiet():
     pod = corpus_doc("NVIDIA__KAI-Scheduler/examples__quickstart__pods__gpu-pod.yaml", "Pod")
     assert container_signals(pod["spec"]["containers"][0]) == []
+
+
+# ---------------------------------------------------------------- the word pre-filter
+
+
+def _containers_of(value):
+    if isinstance(value, dict):
+        if isinstance(value.get("name"), str) and ("command" in value or "args" in value or "env" in value):
+            yield value
+        for v in value.values():
+            yield from _containers_of(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _containers_of(v)
+
+
+def _unfiltered(container):
+    import re
+
+    import kubelint_ml.k8s.signals as signals
+
+    saved = signals.MAY_SIGNAL
+    signals.MAY_SIGNAL = re.compile("")
+    try:
+        return container_signals(container)
+    finally:
+        signals.MAY_SIGNAL = saved
+
+
+def test_word_prefilter_changes_nothing_on_corpus_and_fixtures():
+    """Skipping the tokenizer for text without a signal word gives the same signals for every real container."""
+    roots = [CORPUS, Path(__file__).resolve().parents[1] / "fixtures"]
+    checked = with_signals = 0
+    for root in roots:
+        for path in sorted(root.rglob("*.y*ml")):
+            for doc in (d.data for d in load(path.read_bytes()).documents):
+                for c in _containers_of(doc):
+                    got = container_signals(c)
+                    assert got == _unfiltered(c), (path, c.get("name"))
+                    checked += 1
+                    with_signals += bool(got)
+    assert checked > 400 and with_signals > 50
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_WORDS = ["torchrun", "tor'ch'run", 'deep"speed"', "mpi\\run", "python", "-m", "torch.distributed.run", "--nproc_per_node",
+          "--nproc-per-node=4", "8", "auto", "$(N)", "&", "&&", ";", "|", "\\\n", "\n", "bash", "-c", "sleep", "10",
+          "--num_workers", "num_workers=4", "--workers", "2", "make", "-j8", "xargs", "-P", "0", "ray", "start",
+          "gunicorn", "-w", "mp.Pool(", "n_jobs=-1", "echo", "'", '"', "#", "accelerate", "launch", "supervisord"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_WORDS), max_size=12), st.lists(st.sampled_from(_WORDS), max_size=6),
+       st.sampled_from([" ", "", "\t"]))
+def test_word_prefilter_changes_nothing_on_generated_commands(args, env_words, sep):
+    container = {"name": "c", "command": ["sh", "-c"], "args": [sep.join(args)],
+                 "env": [{"name": "LAUNCH", "value": " ".join(env_words)}]}
+    assert container_signals(container) == _unfiltered(container)

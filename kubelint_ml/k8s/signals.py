@@ -522,12 +522,44 @@ def _dedupe(found: list[Signal]) -> list[Signal]:
     return out
 
 
+# Every detector above needs one of these words in the shell text (after the
+# shell's quote removal and line joining, which only ever join characters):
+# launcher and tool names, count flags, worker keys, Python multiprocessing
+# calls, and the background operator. Text without any of them has no signal,
+# and the tokenizer is not run on it.
+MAY_SIGNAL = re.compile(
+    r"torch|deepspeed|accelerate|mpirun|mpiexec|orterun|horovodrun|ray|gunicorn|uvicorn|make|parallel|xargs"
+    r"|supervisord|nproc|workers|n_jobs|multiprocessing|mp\.|ProcessPool|spawn|&",
+    re.IGNORECASE,
+)
+
+
+def _may_signal(container: Mapping[str, Any]) -> bool:
+    parts: list[str] = []
+    for key in ("command", "args"):
+        value = container.get(key)
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list):
+            parts.extend(v for v in value if isinstance(v, str))
+    env = container.get("env")
+    if isinstance(env, list):
+        parts.extend(e["value"] for e in env if isinstance(e, Mapping) and isinstance(e.get("value"), str))
+    text = "\n".join(parts)
+    if "\\" in text or "'" in text or '"' in text:
+        text = text.replace("\\\n", "").replace("\\", "").replace("'", "").replace('"', "")
+    return MAY_SIGNAL.search(text) is not None
+
+
 def container_signals(container: Mapping[str, Any]) -> list[Signal]:
     """Signals in a container's command, args and env values, in field order."""
     if not isinstance(container, Mapping):
         return []
     env = _literal_env(container)
     c = _Collector(env)
+    if not _may_signal(container):
+        _env_signals(container, env, c, scan_values=False)
+        return _dedupe(c.found)
     tokens: list[_Tok] = []
     texts: list[tuple[str, tuple]] = []
     for key in ("command", "args"):
@@ -545,7 +577,12 @@ def container_signals(container: Mapping[str, Any]) -> list[Signal]:
     _scan_tokens(tokens, c)
     for text, path in texts:
         _scan_code(text, path, c)
+    _env_signals(container, env, c, scan_values=True)
+    return _dedupe(c.found)
 
+
+def _env_signals(container: Mapping[str, Any], env: Mapping[str, str], c: _Collector, scan_values: bool) -> None:
+    """Process counts named by env variables, and (``scan_values``) commands in env values."""
     raw_env = container.get("env")
     if isinstance(raw_env, list):
         for i, e in enumerate(raw_env):
@@ -563,9 +600,8 @@ def container_signals(container: Mapping[str, Any]) -> list[Signal]:
                 multi, n = _multi(value, env, 0, False)
                 if multi:
                     c.add(f"{name}={value}", "dataloader", path, n)
-            elif any(ch in value for ch in " -"):
+            elif scan_values and any(ch in value for ch in " -"):
                 _scan_tokens(_element_tokens(value, path), c)
-    return _dedupe(c.found)
 
 
 def _get(obj: Any, *keys: Any) -> Any:
