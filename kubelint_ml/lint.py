@@ -347,10 +347,16 @@ def _parallel(runner: Runner, inputs: list[tuple[Source, bytes | None]], jobs: i
         # A killed worker (e.g. by the OOM killer) raises BrokenProcessPool instead of hanging the run.
         with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as pool:
             gc.unfreeze()
+            parts = pool.map(_work, _spans(len(inputs), jobs))
+            # The workers are forked by now (the fork context starts them all at the first
+            # submit) with the bytes in their view of the inputs: the parent lets go of them.
+            # (A worker forked later would read the files again; stdin is kept.)
+            for i, (source, data) in enumerate(inputs):
+                if data is not None and source.real != "-":
+                    inputs[i] = (source, None)
             shared: dict = {}
             # Each part is turned back into findings as it arrives, so the pickled rows never pile up.
-            results = [FileResult(_rebuild(rows, shared), docs, objs, notes)
-                       for rows, notes, docs, objs in pool.map(_work, _spans(len(inputs), jobs))]
+            results = [FileResult(_rebuild(rows, shared), docs, objs, notes) for rows, notes, docs, objs in parts]
     finally:
         gc.unfreeze()
         _WORKER, _INPUTS = None, []

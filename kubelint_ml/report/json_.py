@@ -41,23 +41,25 @@ def _object(d: dict, pad: str) -> str:
 def _finding(f: Finding, cache: dict) -> str:
     """One finding as ``_object(f.to_dict(), "    ")`` renders it, without building the dict.
 
-    ``cache`` keeps the rendering of values that repeat across findings (rule
-    ids, severities, remediations, files, objects).
+    ``cache`` keeps the rendering of the few values that repeat across a whole
+    run (rule ids, severities, remediations), and of the last file and object:
+    findings are sorted by file, so those repeat in runs.
     """
     try:
         obj = f.object
-        rendered_obj = cache.get(obj)
-        if rendered_obj is None:
-            rendered_obj = cache[obj] = "null" if obj is None else _value(obj.to_dict(), _INNER)
+        if cache.get(_LAST_OBJECT, _NONE)[0] is not obj:
+            cache[_LAST_OBJECT] = (obj, "null" if obj is None else _value(obj.to_dict(), _INNER))
+        if cache.get(_LAST_FILE, _NONE)[0] != f.file:
+            cache[_LAST_FILE] = (f.file, encode_basestring(f.file))
         parts = [
             '{\n      "rule": ', _cached(cache, f.rule),
             ',\n      "severity": ', _cached(cache, f.severity),
             ',\n      "message": ', encode_basestring(f.message),
             ',\n      "remediation": ', _cached(cache, f.remediation),
-            ',\n      "file": ', _cached(cache, f.file),
+            ',\n      "file": ', cache[_LAST_FILE][1],
             ',\n      "line": ', _value(f.line, _INNER),
             ',\n      "column": ', _value(f.column, _INNER),
-            ',\n      "object": ', rendered_obj,
+            ',\n      "object": ', cache[_LAST_OBJECT][1],
             ',\n      "path": ', encode_basestring(f.path),
         ]
         if f.container is not None:
@@ -75,6 +77,8 @@ def _finding(f: Finding, cache: dict) -> str:
 
 
 _INNER = "      "
+_LAST_OBJECT, _LAST_FILE = object(), object()  # cache keys no text can equal
+_NONE = (object(), "")
 
 
 def _cached(cache: dict, text: str) -> str:
