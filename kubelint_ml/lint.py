@@ -148,15 +148,18 @@ def _mentions_context(data: bytes) -> bool:
     return False
 
 
-def first_pass(sources: list[Source], config: Config, stdin_data: bytes | None) -> tuple[Facts, list[bytes | None]]:
+def first_pass(sources: list[Source], config: Config, stdin_data: bytes | None,
+               keep: int = MAX_KEPT_BYTES) -> tuple[Facts, list[bytes | None], int]:
     """Read every file once; parse only those whose bytes mention a context kind.
 
-    Returns the facts and, per source, its bytes (``None`` when unreadable,
-    over the size limit, or past :data:`MAX_KEPT_BYTES`: read again later).
+    Returns the facts; per source, its bytes (``None`` when unreadable, over
+    the size limit, or past the ``keep`` budget: read again later); and how
+    many bytes were read in all.
     """
     facts = Facts()
     kept: list[bytes | None] = []
-    budget = MAX_KEPT_BYTES
+    budget = keep
+    total = 0
     max_bytes = config.limits.max_file_bytes
     for s in sources:
         if s.real == "-":
@@ -167,6 +170,7 @@ def first_pass(sources: list[Source], config: Config, stdin_data: bytes | None) 
             except OSError:
                 kept.append(None)
                 continue
+        total += len(data)
         if len(data) > max_bytes:
             kept.append(None)
             continue
@@ -180,12 +184,7 @@ def first_pass(sources: list[Source], config: Config, stdin_data: bytes | None) 
         else:
             kept.append(None)
     _profile_facts(facts, config)
-    return facts, kept
-
-
-def collect_facts(sources: list[Source], config: Config, stdin_data: bytes | None) -> Facts:
-    """The facts of a run (see :func:`first_pass`)."""
-    return first_pass(sources, config, stdin_data)[0]
+    return facts, kept, total
 
 
 def _profile_facts(facts: Facts, config: Config) -> None:
@@ -347,28 +346,19 @@ def _parallel(runner: Runner, inputs: list[tuple[Source, bytes | None]], jobs: i
         # A killed worker (e.g. by the OOM killer) raises BrokenProcessPool instead of hanging the run.
         with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as pool:
             gc.unfreeze()
-            parts = pool.map(_work, _spans(len(inputs), jobs))
-            # The workers are forked by now (the fork context starts them all at the first
-            # submit) with the bytes in their view of the inputs: the parent lets go of them.
-            # (A worker forked later would read the files again; stdin is kept.)
-            for i, (source, data) in enumerate(inputs):
-                if data is not None and source.real != "-":
-                    inputs[i] = (source, None)
             shared: dict = {}
             # Each part is turned back into findings as it arrives, so the pickled rows never pile up.
-            results = [FileResult(_rebuild(rows, shared), docs, objs, notes) for rows, notes, docs, objs in parts]
+            results = [FileResult(_rebuild(rows, shared), docs, objs, notes)
+                       for rows, notes, docs, objs in pool.map(_work, _spans(len(inputs), jobs))]
     finally:
         gc.unfreeze()
         _WORKER, _INPUTS = None, []
     return results
 
 
-def use_parallel(jobs: int, inputs: list[tuple[Source, bytes | None]]) -> bool:
+def use_parallel(jobs: int, files: int, size: int) -> bool:
     """Fork workers only when there is enough input to pay for them."""
-    if jobs <= 1 or len(inputs) < PARALLEL_MIN_FILES:
-        return False
-    known = sum(len(d) for _, d in inputs if d is not None)
-    return known >= PARALLEL_MIN_BYTES or any(d is None for _, d in inputs)
+    return jobs > 1 and files >= PARALLEL_MIN_FILES and size >= PARALLEL_MIN_BYTES
 
 
 def run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str = "error", jobs: int = 1,
@@ -394,7 +384,10 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
         import sys
 
         stdin_data = sys.stdin.buffer.read(config.limits.max_file_bytes + 1)
-    facts, kept = first_pass(sources, config, stdin_data)
+    # A run big enough to go parallel keeps no bytes past the threshold: its workers read
+    # their files again (from the page cache) rather than every process hold the whole input.
+    may_fork = use_parallel(jobs, len(sources), PARALLEL_MIN_BYTES)
+    facts, kept, size = first_pass(sources, config, stdin_data, PARALLEL_MIN_BYTES if may_fork else MAX_KEPT_BYTES)
     if schema is not None:
         for crd in facts.crds:
             schema.add_crd(crd)
@@ -403,7 +396,7 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
     inputs = list(zip(sources, kept))
     del kept
     results: list[FileResult]
-    if use_parallel(jobs, inputs):
+    if use_parallel(jobs, len(inputs), size):
         results = _parallel(runner, inputs, jobs)
     else:
         results = []

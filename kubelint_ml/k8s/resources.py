@@ -127,9 +127,10 @@ def _items(value: object) -> Iterator[Mapping]:
 
 
 # id(raw mapping) -> (the mapping, its parsed entries). The mapping is held so
-# that its id cannot be reused while the entry lives; the cache is small.
+# that its id cannot be reused while the entry lives; the cache is small, so it
+# never keeps more than a few objects' parse trees alive.
 _RESOURCE_LISTS: dict[int, tuple[Mapping, ResourceList]] = {}
-_RESOURCE_LISTS_MAX = 4096
+_RESOURCE_LISTS_MAX = 256  # a few objects' worth: entries are reused within an object
 
 
 def _resource_list(raw: object) -> ResourceList:
