@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gc
 import os
+import pickle
+import select
+import signal
 from dataclasses import dataclass, field, fields
 from fnmatch import fnmatch
 from operator import attrgetter
@@ -329,36 +332,174 @@ def _rebuild(rows: list[tuple], shared: dict) -> list[Finding]:
     return out
 
 
+# The span queue: span numbers as 4-byte records in one pipe, written whole before
+# any worker starts, that the parent and every worker read from (a read of one
+# record is atomic). At most MAX_SPANS records: the queue fits in a pipe's buffer.
+MAX_SPANS = 1024
+_RECORD = 4
+
+
 def _spans(count: int, jobs: int) -> list[tuple[int, int]]:
-    """Contiguous slices: about 32 per worker (the last ones end together), at most 64 files each."""
-    size = max(1, min(64, count // (jobs * 32)))
+    """Contiguous slices: about 32 per process (the last ones end together), at most 64 files each
+    (more only when there would be over :data:`MAX_SPANS`)."""
+    size = max(1, min(64, count // (jobs * 32)), -(-count // MAX_SPANS))
     return [(i, min(count, i + size)) for i in range(0, count, size)]
 
 
-def _parallel(runner: Runner, inputs: list[tuple[Source, bytes | None]], jobs: int) -> list[FileResult]:
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
+def _next_span(queue: int) -> int | None:
+    record = os.read(queue, _RECORD)
+    return int.from_bytes(record, "little") if len(record) == _RECORD else None
 
-    global _WORKER, _INPUTS
-    _WORKER, _INPUTS = runner, inputs
-    gc.freeze()  # what the workers inherit is never scanned by their collector (nor copied for it)
+
+def _child(queue: int, out: int, spans: list[tuple[int, int]]) -> None:
+    """A forked worker: lint spans from the queue, sending each back as a length-prefixed pickle."""
+    code = 0
     try:
-        # A killed worker (e.g. by the OOM killer) raises BrokenProcessPool instead of hanging the run.
-        with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as pool:
-            gc.unfreeze()
-            shared: dict = {}
-            # Each part is turned back into findings as it arrives, so the pickled rows never pile up.
-            results = [FileResult(_rebuild(rows, shared), docs, objs, notes)
-                       for rows, notes, docs, objs in pool.map(_work, _spans(len(inputs), jobs))]
+        while (n := _next_span(queue)) is not None:
+            payload = pickle.dumps((n, _work(spans[n])), pickle.HIGHEST_PROTOCOL)
+            data = memoryview(len(payload).to_bytes(8, "little") + payload)
+            while data:
+                data = data[os.write(out, data):]
+    except BaseException:  # noqa: BLE001 - the parent lints whatever this worker did not return
+        code = 70
     finally:
-        gc.unfreeze()
+        os._exit(code)
+
+
+class _Inbox:
+    """What one worker has sent so far: complete records are taken out as they arrive."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid, self.fd = pid, fd
+        self.buffer = bytearray()
+        self.open = True
+
+    def read(self, block: bool) -> list[tuple[int, tuple]]:
+        """Read what is there (``block``: wait for more, until the worker closes its end)."""
+        while self.open:
+            try:
+                data = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                if not block:
+                    break
+                select.select([self.fd], [], [])
+                continue
+            if not data:
+                self.open = False
+                break
+            self.buffer += data
+        out = []
+        view = memoryview(self.buffer)
+        at = 0
+        while len(view) - at >= 8:
+            size = int.from_bytes(view[at:at + 8], "little")
+            if len(view) - at - 8 < size:
+                break
+            try:
+                out.append(pickle.loads(view[at + 8:at + 8 + size]))
+            except Exception:  # noqa: BLE001 - cannot happen short of a bug; the span is linted again
+                pass
+            at += 8 + size
+        view.release()
+        del self.buffer[:at]
+        return out
+
+
+def _parallel(runner: Runner, inputs: list[tuple[Source, bytes | None]], jobs: int,
+              notes: list[str] | None = None) -> list[FileResult]:
+    """Lint ``inputs`` in this process and ``jobs - 1`` forked workers.
+
+    The parent is one of the workers: it takes spans from the same queue and
+    keeps its own results as they are, so only the other workers' findings
+    travel (as plain tuples). A worker that dies (killed by the OOM killer,
+    say) loses nothing: the spans it did not return are linted here.
+    """
+    global _WORKER, _INPUTS
+    spans = _spans(len(inputs), jobs)
+    _WORKER, _INPUTS = runner, inputs
+    queue, feed = os.pipe()
+    children: list[_Inbox] = []
+    try:
+        records = b"".join(n.to_bytes(_RECORD, "little") for n in range(len(spans)))
+        while records:
+            records = records[os.write(feed, records):]
+        os.close(feed)
+        gc.freeze()  # what the workers inherit is never scanned by their collector (nor copied for it)
+        try:
+            for _ in range(min(jobs, len(spans)) - 1):
+                read_end, write_end = os.pipe()
+                pid = os.fork()
+                if pid == 0:
+                    os.close(read_end)
+                    _child(queue, write_end, spans)
+                os.close(write_end)
+                os.set_blocking(read_end, False)
+                _grow_pipe(read_end)
+                children.append(_Inbox(pid, read_end))
+        finally:
+            gc.unfreeze()
+        results: list[FileResult | None] = [None] * len(spans)
+        shared: dict = {}
+
+        def receive(block: bool) -> None:
+            for inbox in children:
+                for n, (rows, part_notes, docs, objs) in inbox.read(block):
+                    results[n] = FileResult(_rebuild(rows, shared), docs, objs, part_notes)
+
+        # Between its own spans the parent turns what the workers sent into findings,
+        # so that work is shared out by the queue too, not left for the end.
+        while (n := _next_span(queue)) is not None:
+            results[n] = _lint_span(spans[n])
+            receive(block=False)
+        receive(block=True)
+        lost = [n for n, r in enumerate(results) if r is None]
+        if lost and notes is not None:
+            notes.append(f"a worker process exited early; {len(lost)} of {len(spans)} parts were linted again")
+        for n in lost:
+            results[n] = _lint_span(spans[n])
+    except BaseException:
+        for inbox in children:
+            try:
+                os.kill(inbox.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        raise
+    finally:
+        os.close(queue)
+        for inbox in children:
+            os.close(inbox.fd)
+            try:
+                os.waitpid(inbox.pid, 0)
+            except ChildProcessError:
+                pass
         _WORKER, _INPUTS = None, []
-    return results
+    return results  # type: ignore[return-value]
+
+
+def _lint_span(span: tuple[int, int]) -> FileResult:
+    out = FileResult()
+    for source, data in _INPUTS[span[0]:span[1]]:
+        r = _lint_item(_WORKER, source, data)  # type: ignore[arg-type]
+        out.findings.extend(r.findings)
+        out.notes.extend(r.notes)
+        out.documents += r.documents
+        out.objects += r.objects
+    return out
+
+
+def _grow_pipe(fd: int) -> None:
+    """Room for several parts in a result pipe (Linux), so a worker rarely waits for the parent to read."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except (ImportError, OSError):
+        pass
 
 
 def use_parallel(jobs: int, files: int, size: int) -> bool:
-    """Fork workers only when there is enough input to pay for them."""
-    return jobs > 1 and files >= PARALLEL_MIN_FILES and size >= PARALLEL_MIN_BYTES
+    """Fork workers only when there is enough input to pay for them (and the system can fork)."""
+    return jobs > 1 and files >= PARALLEL_MIN_FILES and size >= PARALLEL_MIN_BYTES and hasattr(os, "fork")
 
 
 def run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str = "error", jobs: int = 1,
@@ -396,8 +537,9 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
     inputs = list(zip(sources, kept))
     del kept
     results: list[FileResult]
+    run_notes: list[str] = []
     if use_parallel(jobs, len(inputs), size):
-        results = _parallel(runner, inputs, jobs)
+        results = _parallel(runner, inputs, jobs, run_notes)
     else:
         results = []
         for i, (source, data) in enumerate(inputs):
@@ -411,6 +553,7 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
         notes.extend(r.notes)
         docs += r.documents
         objs += r.objects
+    notes.extend(run_notes)
     apply_excludes(findings, config)
     findings.sort(key=Finding.sort_key)
     findings = once_per_kind(findings)

@@ -1,0 +1,93 @@
+"""--jobs: forked workers sharing a span queue with the parent; same output as one process, whatever happens to them."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+import kubelint_ml.lint as lint
+from kubelint_ml.config import Config
+from kubelint_ml.report import render
+from kubelint_ml.rulefile import load_builtin_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+
+
+def _run(paths: list[str], jobs: int, monkeypatch: pytest.MonkeyPatch, verbose: bool = False):
+    monkeypatch.setattr(lint, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(lint, "PARALLEL_MIN_BYTES", 0)
+    return lint.run(paths, Config(), load_builtin_rules(), jobs=jobs, verbose=verbose)
+
+
+def test_every_job_count_gives_the_sequential_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = [str(FIXTURES)]
+    seq, seq_notes = _run(paths, 1, monkeypatch, verbose=True)
+    expected = render("json", seq)
+    assert seq.findings and seq.files > 50
+    for jobs in (2, 3, 8):
+        par, par_notes = _run(paths, jobs, monkeypatch, verbose=True)
+        assert render("json", par) == expected, jobs
+        assert par_notes == seq_notes
+        assert (par.files, par.documents, par.objects) == (seq.files, seq.documents, seq.objects)
+
+
+def test_a_worker_that_dies_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed mid-run (the OOM killer, say): the parent lints the parts it did not return."""
+    paths = [str(FIXTURES)]
+    expected = render("json", _run(paths, 1, monkeypatch)[0])
+
+    def die(span):  # what a forked worker runs for each span it takes
+        os._exit(9)
+
+    monkeypatch.setattr(lint, "_work", die)
+    own = lint._lint_span
+    waited = []
+
+    def parent_span(span):  # the parent's own spans: let the worker take one first
+        if not waited:
+            waited.append(True)
+            import time
+
+            time.sleep(0.3)
+        return own(span)
+
+    monkeypatch.setattr(lint, "_lint_span", parent_span)
+    result, notes = _run(paths, 2, monkeypatch)
+    assert render("json", result) == expected
+    assert any(n.startswith("a worker process exited early; 1 of ") for n in notes), notes
+
+
+def test_span_queue_stays_within_a_pipe_buffer_and_covers_every_file() -> None:
+    for count, jobs in [(1, 2), (47, 2), (3840, 2), (19_200, 2), (1_000_000, 8), (5, 64)]:
+        spans = lint._spans(count, jobs)
+        assert len(spans) <= lint.MAX_SPANS
+        assert spans[0][0] == 0 and spans[-1][1] == count
+        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+    # About 32 per process, at most 64 files each, for the sizes the benchmark uses.
+    assert len(lint._spans(3840, 2)) == 64 and max(b - a for a, b in lint._spans(19_200, 2)) == 64
+
+
+def test_results_are_taken_out_of_the_pipe_only_when_whole() -> None:
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    inbox = lint._Inbox(0, read_end)
+    first = pickle.dumps((3, ([], ["note"], 1, 2)))
+    second = pickle.dumps((4, ([], [], 5, 6)))
+    data = len(first).to_bytes(8, "little") + first + len(second).to_bytes(8, "little") + second
+    try:
+        os.write(write_end, data[:5])
+        assert inbox.read(block=False) == []
+        os.write(write_end, data[5:len(first) + 12])
+        assert inbox.read(block=False) == [(3, ([], ["note"], 1, 2))]
+        os.write(write_end, data[len(first) + 12:])
+        os.close(write_end)
+        assert inbox.read(block=True) == [(4, ([], [], 5, 6))]
+        assert not inbox.open and not inbox.buffer
+    finally:
+        os.close(read_end)
