@@ -1,4 +1,4 @@
-from kubelint_ml.cli import main
+from kubelint_ml.cli import entry
 
 if __name__ == "__main__":
-    main()
+    entry()
