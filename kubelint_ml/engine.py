@@ -120,6 +120,8 @@ class Engine:
             self.by_unit[r.unit].append(r)
         self.remediation = {r.id: r.remediation.strip() for r in rules}
         self._for_kind: dict[tuple[str, str], list[Rule]] = {}
+        # Rules with the same scope run on the same units.
+        self._scope = {r.id: (r.unit, r.workloads == "accelerator", r.containers) for r in rules}
 
     def rules_for(self, obj: K8sObject) -> list[Rule]:
         """The rules whose ``kinds`` match the object's kind and group (worked out once per kind)."""
@@ -134,7 +136,7 @@ class Engine:
     def _units(self, rule: Rule, obj: K8sObject, ctx: Context, templates: list[PodTemplate],
                memo: dict[tuple, list[Unit]]) -> list[Unit]:
         """The units ``rule`` runs on; rules with the same scope share one list (built once per object)."""
-        key = (rule.unit, rule.workloads == "accelerator", rule.containers)
+        key = self._scope[rule.id]
         found = memo.get(key)
         if found is not None:
             return found

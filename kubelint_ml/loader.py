@@ -119,6 +119,12 @@ class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
             return _STR_TAG
         return _YAML_TAG + "seq" if kind is _SequenceNode else _YAML_TAG + "map"
 
+    # LibYAML's composer calls these two for every node; they only matter with path
+    # resolvers, which this loader has none of. C builtins that accept the same
+    # arguments and do nothing observable are much cheaper calls than Python methods.
+    descend_resolver = staticmethod(slice)  # descend_resolver(parent, index)
+    ascend_resolver = staticmethod(tuple)  # ascend_resolver()
+
     def construct_document(self, node: yaml.Node) -> Any:
         self._memo: dict[yaml.Node, Any] = {}
         try:

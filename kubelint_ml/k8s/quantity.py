@@ -32,6 +32,7 @@ DECIMAL_SI = "DecimalSI"
 DECIMAL_EXPONENT = "DecimalExponent"
 
 _NANO = Fraction(1, 10**9)
+_MILLI = Fraction(1, 1000)
 _MAX_ALLOWED = 2**63 - 1  # BinarySI values are capped here
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # Numbers with more digits, or decimal exponents beyond this, are refused
@@ -99,6 +100,8 @@ def _i32(x: int) -> int:
 
 def _round_up(value: Fraction, unit: Fraction) -> Fraction:
     """Round to a multiple of ``unit``, away from zero."""
+    if unit.numerator == 1 and unit.denominator % value.denominator == 0:
+        return value  # already a multiple (the usual case: whole numbers, millis)
     steps = value / unit
     if steps.denominator == 1:
         return value
@@ -108,7 +111,7 @@ def _round_up(value: Fraction, unit: Fraction) -> Fraction:
 
 def milli_round_up(value: Fraction) -> Fraction:
     """Round up (away from zero) to milli precision, as API defaulting does."""
-    return _round_up(value, Fraction(1, 1000))
+    return _round_up(value, _MILLI)
 
 
 def _pow10(exp: int) -> Fraction:

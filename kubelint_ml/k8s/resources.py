@@ -115,14 +115,14 @@ def _overcommit_allowed(name: str) -> bool:
 
 
 def _mapping(value: object) -> Mapping:
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, dict) else {}
 
 
 def _items(value: object) -> Iterator[Mapping]:
     """The mapping items of a list field; anything else yields nothing."""
-    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+    if isinstance(value, (list, tuple)):
         for item in value:
-            if isinstance(item, Mapping):
+            if isinstance(item, dict):
                 yield item
 
 
@@ -135,7 +135,7 @@ _RESOURCE_LISTS_MAX = 256  # a few objects' worth: entries are reused within an 
 
 def _resource_list(raw: object) -> ResourceList:
     """Valid entries of a ResourceList, rounded up to milli as API defaulting does (a fresh dict)."""
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, dict):
         return {}
     hit = _RESOURCE_LISTS.get(id(raw))
     if hit is not None and hit[0] is raw:
@@ -185,7 +185,7 @@ def defaulted_requests(requests: Mapping[str, Fraction], limits: Mapping[str, Fr
 
 def is_sidecar(init_container: Mapping) -> bool:
     """An init container with ``restartPolicy: Always`` (KEP-753 sidecar)."""
-    return isinstance(init_container, Mapping) and init_container.get("restartPolicy") == "Always"
+    return isinstance(init_container, dict) and init_container.get("restartPolicy") == "Always"
 
 
 class _Container:
@@ -244,7 +244,7 @@ def _defaulted_pod_level(
 ) -> tuple[ResourceList, ResourceList] | None:
     """``spec.resources`` after pod-level defaulting, or None when it is absent."""
     raw = spec.get("resources")
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, dict):
         return None
     requests = _resource_list(raw.get("requests"))
     limits = _resource_list(raw.get("limits"))
@@ -293,7 +293,7 @@ def pod_level_resources(
     if not enabled:
         return None
     spec = _mapping(pod_spec)
-    if not isinstance(spec.get("resources"), Mapping):
+    if not isinstance(spec.get("resources"), dict):
         return None  # the common case: no need to look at every container
     inits, apps = _containers(spec)
     pod_level = _defaulted_pod_level(spec, inits, apps)
