@@ -53,6 +53,9 @@ class Context:
     profile: Any = None  # kubelint_ml.config.Profile
     facts: Any = None  # kubelint_ml.context.Facts (PriorityClasses, KubeletConfigurations, ...)
     notes: list[str] = field(default_factory=list)  # "skipped because..." for --verbose
+    # False when nobody reads the notes (a run without --verbose): a template may then
+    # leave out work whose only outcome would be a note.
+    wants_notes: bool = True
     # id(obj) -> (obj, its templates); the object is held so that its id is not reused.
     _templates: dict[int, tuple[K8sObject, list[PodTemplate]]] = field(default_factory=dict)
 

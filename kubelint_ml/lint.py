@@ -88,7 +88,7 @@ class Runner:
             out.findings.append(parse_error(display, p.line, p.column, p.message, p.document))
         if self.verbose and not loaded.documents and not loaded.problems:
             out.notes.append(f"{display}: skipped: empty file (no YAML documents)")
-        ctx = Context(profile=self.config.profile, facts=self.facts)
+        ctx = Context(profile=self.config.profile, facts=self.facts, wants_notes=self.verbose)
         for doc in loaded.documents:
             out.documents += 1
             unpacked = unpack(doc, display)

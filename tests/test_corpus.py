@@ -84,3 +84,20 @@ def test_findings_name_object_and_container(corpus_run):
         assert obj["kind"] in f["message"] or obj["name"] in f["message"], f
         if f.get("container"):
             assert f["container"] in f["message"], f
+
+
+
+@pytest.mark.parametrize("args", [
+    [str(CORPUS)],
+    [str(ROOT / "fixtures" / "scenario"), "--config", str(ROOT / "fixtures" / "scenario" / "kubelint-ml.yaml")],
+    [str(ROOT / "fixtures" / "kubelet"), "--config", str(ROOT / "fixtures" / "kubelet" / "kubelint-ml.yaml")],
+])
+def test_verbose_changes_the_notes_only(args):
+    """Work a template leaves out when nobody reads its "skipped" notes never changes a finding."""
+    runner = CliRunner()
+    common = ["check", *args, "--format", "json", "--jobs", "1", "--enable", "gpu-node-unresolved"]  # -v turns it on
+    quiet = runner.invoke(main, common, catch_exceptions=False)
+    verbose = runner.invoke(main, common + ["-v"], catch_exceptions=False)
+    assert quiet.exit_code == verbose.exit_code
+    assert json.loads(quiet.stdout) == json.loads(verbose.stdout)
+    assert json.loads(quiet.stdout)["findings"]

@@ -36,7 +36,7 @@ def lint(text: str, profile: dict | None = None, ids: tuple[str, ...] = FAMILY):
         for doc in load(data, config.limits).documents:
             for obj in unpack(doc, FILE).objects:
                 facts.add_object(obj)
-    runner = Runner(Engine([RULES[i] for i in ids]), config, facts)
+    runner = Runner(Engine([RULES[i] for i in ids]), config, facts, verbose=True)  # notes are for --verbose
     result = runner.lint_bytes(data, FILE)
     found = sorted((f.rule, f.line, f.message) for f in result.findings)
     return found, result.notes

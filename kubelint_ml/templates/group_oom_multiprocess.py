@@ -109,6 +109,10 @@ def _evaluate(tpl: PodTemplate, roles: tuple[str, ...], ctx: Any) -> _Eval:
     tpl.cache[key] = ev
     if tpl.broken or _ranks_elsewhere(tpl):
         return ev
+    groups = nodes_for_pod(tpl.spec, ctx)
+    modes = [(nodes, *oom_mode(nodes)) for nodes in groups]
+    if not ctx.wants_notes and not any(mode == "group" for _, mode, _ in modes):
+        return ev  # no finding either way, and the "skipped" note is not wanted: signals are not needed
     for c in tpl.all_containers:
         if c.role in roles:
             sigs = signals_of(c)
@@ -119,13 +123,11 @@ def _evaluate(tpl: PodTemplate, roles: tuple[str, ...], ctx: Any) -> _Eval:
     ev.workload = template_signals(tpl)
     if not ev.containers and not ev.workload:
         return ev
-    groups = nodes_for_pod(tpl.spec, ctx)
     if not groups:
         ev.skip = "the pod matches none of the profile's node pools"
         return ev
     unknown: list[str] = []
-    for nodes in groups:
-        mode, why = oom_mode(nodes)
+    for nodes, mode, why in modes:
         if mode == "group":
             ev.group.append(nodes)
         elif mode is None:
