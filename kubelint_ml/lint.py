@@ -420,7 +420,11 @@ def _parallel(runner: Runner, inputs: list[tuple[Source, bytes | None]], jobs: i
     queue, feed = os.pipe()
     children: list[_Inbox] = []
     try:
-        records = b"".join(n.to_bytes(_RECORD, "little") for n in range(len(spans)))
+        results: list[FileResult | None] = [None] * len(spans)
+        # The first span is linted before forking: lazily built tables, caches and the
+        # interpreter's specialised code are then set up once, and the workers inherit them.
+        results[0] = _lint_span(spans[0])
+        records = b"".join(n.to_bytes(_RECORD, "little") for n in range(1, len(spans)))
         while records:
             records = records[os.write(feed, records):]
         os.close(feed)
@@ -438,7 +442,6 @@ def _parallel(runner: Runner, inputs: list[tuple[Source, bytes | None]], jobs: i
                 children.append(_Inbox(pid, read_end))
         finally:
             gc.unfreeze()
-        results: list[FileResult | None] = [None] * len(spans)
         shared: dict = {}
 
         def receive(block: bool) -> None:

@@ -47,11 +47,11 @@ def test_a_worker_that_dies_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> No
 
     monkeypatch.setattr(lint, "_work", die)
     own = lint._lint_span
-    waited = []
+    calls = []
 
-    def parent_span(span):  # the parent's own spans: let the worker take one first
-        if not waited:
-            waited.append(True)
+    def parent_span(span):  # the parent's own spans (the first before forking): let the worker take one
+        calls.append(span)
+        if len(calls) == 2:
             import time
 
             time.sleep(0.3)
