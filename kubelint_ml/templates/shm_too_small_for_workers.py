@@ -100,17 +100,19 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         return  # KubeRay mounts a Memory emptyDir at /dev/shm in the Ray container
     if tpl.spec.get("hostIPC") is True:
         return  # the host's IPC namespace, and its /dev/shm
-    signals = _signals(unit, set(params["kinds"]))
-    if not signals:
-        return
+    # The volume first: most containers cannot be reported whatever they run, and
+    # reading a container's signals (its shell commands) is the costly part.
     mount = shm_mount(c)
     if mount is None:
-        yield Hit(
-            c.path + ("volumeMounts",),
-            f"{tpl.describe()}: {c.describe()} runs {_describe(signals)} on an accelerator pod but mounts nothing "
-            f"at /dev/shm, so it gets the container runtime's 64Mi default: {_why(signals)}. Mount an emptyDir "
-            f"{{medium: Memory, sizeLimit: <size>}} volume at /dev/shm (its pages count against the memory limit)",
-        )
+        signals = _signals(unit, set(params["kinds"]))
+        if signals:
+            yield Hit(
+                c.path + ("volumeMounts",),
+                f"{tpl.describe()}: {c.describe()} runs {_describe(signals)} on an accelerator pod but mounts "
+                f"nothing at /dev/shm, so it gets the container runtime's 64Mi default: {_why(signals)}. Mount an "
+                f"emptyDir {{medium: Memory, sizeLimit: <size>}} volume at /dev/shm (its pages count against the "
+                f"memory limit)",
+            )
         return
     _, name = mount
     volume = volume_named(tpl, name)
@@ -124,6 +126,9 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         return
     if limit <= 0 or limit > floor:
         return  # 0 sets no limit
+    signals = _signals(unit, set(params["kinds"]))
+    if not signals:
+        return
     if limit <= _RUNTIME_DEFAULT:
         compared = "no more than the container runtime's 64Mi default"
     else:
