@@ -114,7 +114,7 @@ def main() -> None:
 @click.option("--baseline", type=click.Path(dir_okay=False), help="Report only findings not in this baseline file.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings as a baseline and exit 0.")
 @click.option("--show-suppressed", is_flag=True, help="Also list suppressed findings.")
-@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes [default: CPU count; 1 = sequential].")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Processes that lint [default: the CPUs available; 1 = sequential; small inputs use one].")
 @click.option("-q", "--quiet", is_flag=True, help="Print only findings (no summary line).")
 @click.option("-v", "--verbose", is_flag=True, help="Remediations, skipped documents and rules, info-level rules.")
 @click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
@@ -136,8 +136,8 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     level = fail_level or config.fail_level or "error"
     rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
-    if jobs == 0:
-        jobs = os.cpu_count() or 1
+    if jobs == 0:  # the CPUs this process may run on (taskset, cpusets), else all of them
+        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     try:
         result, notes = run(list(paths), config, rules, fail_level=level, jobs=jobs, verbose=verbose,
                             schema=schema, severity=severity, all_rule_ids=all_ids)
