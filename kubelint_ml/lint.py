@@ -10,7 +10,7 @@ import signal
 from dataclasses import dataclass, field, fields
 from fnmatch import fnmatch
 from operator import attrgetter
-from typing import Any
+from typing import Any, Callable
 
 from kubelint_ml import __version__
 from kubelint_ml.config import Config
@@ -151,14 +151,21 @@ def _mentions_context(data: bytes) -> bool:
     return False
 
 
+# From this many files, with more than one job, the first pass is shared by forked workers too.
+PARALLEL_SCAN_MIN_FILES = 512
+
+
 def first_pass(sources: list[Source], config: Config, stdin_data: bytes | None,
-               keep: int = MAX_KEPT_BYTES) -> tuple[Facts, list[bytes | None], int]:
+               keep: int = MAX_KEPT_BYTES, jobs: int = 1) -> tuple[Facts, list[bytes | None], int]:
     """Read every file once; parse only those whose bytes mention a context kind.
 
     Returns the facts; per source, its bytes (``None`` when unreadable, over
     the size limit, or past the ``keep`` budget: read again later); and how
-    many bytes were read in all.
+    many bytes were read in all. With ``jobs > 1`` and many files the reading
+    is shared by forked workers, and no bytes are kept but stdin's.
     """
+    if jobs > 1 and len(sources) >= PARALLEL_SCAN_MIN_FILES and hasattr(os, "fork"):
+        return _first_pass_forked(sources, config, stdin_data, jobs)
     facts = Facts()
     kept: list[bytes | None] = []
     budget = keep
@@ -188,6 +195,42 @@ def first_pass(sources: list[Source], config: Config, stdin_data: bytes | None,
             kept.append(None)
     _profile_facts(facts, config)
     return facts, kept, total
+
+
+def _first_pass_forked(sources: list[Source], config: Config, stdin_data: bytes | None,
+                       jobs: int) -> tuple[Facts, list[bytes | None], int]:
+    """:func:`first_pass` with the reading shared out: the workers tell which files mention a
+    context kind, and this process parses those (in input order, as a sequential pass does)."""
+    max_bytes = config.limits.max_file_bytes
+    kept: list[bytes | None] = [(stdin_data or b"") if s.real == "-" else None for s in sources]
+    spans = _spans(len(sources), jobs)
+
+    def scan(n: int) -> tuple[int, list[int]]:
+        total, context = 0, []
+        for i in range(*spans[n]):
+            data = kept[i]
+            if data is None:
+                try:
+                    data = read(sources[i], max_bytes)
+                except OSError:
+                    continue
+            total += len(data)
+            if len(data) <= max_bytes and _mentions_context(data):
+                context.append(i)
+        return total, context
+
+    parts = _fork_map(len(spans), jobs, scan, scan, lambda part: part)
+    facts = Facts()
+    for i in sorted(i for _, context in parts for i in context):
+        try:
+            data = kept[i] if kept[i] is not None else read(sources[i], max_bytes)
+        except OSError:
+            continue  # gone since: the lint reports it
+        for doc in load(data, config.limits).documents:
+            for obj in unpack(doc, sources[i].path).objects:
+                facts.add_object(obj)
+    _profile_facts(facts, config)
+    return facts, kept, sum(total for total, _ in parts)
 
 
 def _profile_facts(facts: Facts, config: Config) -> None:
@@ -278,32 +321,33 @@ def once_per_kind(findings: list[Finding]) -> list[Finding]:
     return out
 
 
-# Worker state, inherited through fork: the runner and the first pass's inputs.
-_WORKER: Runner | None = None
-_INPUTS: list[tuple[Source, bytes | None]] = []
 _FINDING_FIELDS = tuple(f.name for f in fields(Finding))
 _OBJECT_AT = _FINDING_FIELDS.index("object")
 _SHARED_AT = tuple(_FINDING_FIELDS.index(n) for n in ("rule", "severity", "remediation", "file"))
 _finding_tuple = attrgetter(*_FINDING_FIELDS)
+Inputs = list[tuple[Source, "bytes | None"]]
 
 
 def _lint_item(runner: Runner, source: Source, data: bytes | None) -> FileResult:
     return runner.lint_bytes(data, source.path) if data is not None else runner.lint_source(source)
 
 
-def _work(span: tuple[int, int]) -> tuple[list[tuple], list[str], int, int]:
-    """Lint ``_INPUTS[start:stop]`` in a worker; findings go back as plain tuples (cheap to pickle)."""
-    assert _WORKER is not None
-    out: list[tuple] = []
-    notes: list[str] = []
-    docs = objs = 0
-    for source, data in _INPUTS[span[0]:span[1]]:
-        r = _lint_item(_WORKER, source, data)
-        out.extend(map(_encode, r.findings))
-        notes.extend(r.notes)
-        docs += r.documents
-        objs += r.objects
-    return out, notes, docs, objs
+def _lint_span(runner: Runner, inputs: Inputs, span: tuple[int, int]) -> FileResult:
+    """The files of one span, as one result."""
+    out = FileResult()
+    for source, data in inputs[span[0]:span[1]]:
+        r = _lint_item(runner, source, data)
+        out.findings.extend(r.findings)
+        out.notes.extend(r.notes)
+        out.documents += r.documents
+        out.objects += r.objects
+    return out
+
+
+def _work(runner: Runner, inputs: Inputs, span: tuple[int, int]) -> tuple[list[tuple], list[str], int, int]:
+    """A span linted in a worker; findings go back as plain tuples (cheap to pickle)."""
+    r = _lint_span(runner, inputs, span)
+    return list(map(_encode, r.findings)), r.notes, r.documents, r.objects
 
 
 def _encode(f: Finding) -> tuple:
@@ -340,10 +384,26 @@ _RECORD = 4
 
 
 def _spans(count: int, jobs: int) -> list[tuple[int, int]]:
-    """Contiguous slices: about 32 per process (the last ones end together), at most 64 files each
-    (more only when there would be over :data:`MAX_SPANS`)."""
+    """Contiguous slices of the inputs, in order.
+
+    About 32 per process, at most 64 files each (more only when there would be
+    over :data:`MAX_SPANS`). The first is a few files: the parent lints it
+    before forking, to warm up. The last ``2 * jobs`` spans' worth come in
+    quarter-size spans, so that the processes run out of work together.
+    """
     size = max(1, min(64, count // (jobs * 32)), -(-count // MAX_SPANS))
-    return [(i, min(count, i + size)) for i in range(0, count, size)]
+    out: list[tuple[int, int]] = []
+    i = min(4, size, count)
+    if i:
+        out.append((0, i))
+    tail_start = max(i, count - 2 * jobs * size)
+    for step, end in ((size, tail_start), (max(1, size // 4), count)):
+        while i < end:
+            out.append((i, min(end, i + step)))
+            i = out[-1][1]
+    if len(out) > MAX_SPANS:  # many jobs: no finer tail
+        return [(i, min(count, i + size)) for i in range(0, count, size)]
+    return out
 
 
 def _next_span(queue: int) -> int | None:
@@ -351,16 +411,17 @@ def _next_span(queue: int) -> int | None:
     return int.from_bytes(record, "little") if len(record) == _RECORD else None
 
 
-def _child(queue: int, out: int, spans: list[tuple[int, int]]) -> None:
-    """A forked worker: lint spans from the queue, sending each back as a length-prefixed pickle."""
+def _child(queue: int, out: int, work: Callable[[int], Any]) -> None:
+    """A forked worker: run ``work`` on spans from the queue, sending each result back as a
+    length-prefixed pickle; never returns."""
     code = 0
     try:
         while (n := _next_span(queue)) is not None:
-            payload = pickle.dumps((n, _work(spans[n])), pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps((n, work(n)), pickle.HIGHEST_PROTOCOL)
             data = memoryview(len(payload).to_bytes(8, "little") + payload)
             while data:
                 data = data[os.write(out, data):]
-    except BaseException:  # noqa: BLE001 - the parent lints whatever this worker did not return
+    except BaseException:  # noqa: BLE001 - the parent does whatever this worker did not return
         code = 70
     finally:
         os._exit(code)
@@ -405,61 +466,59 @@ class _Inbox:
         return out
 
 
-def _parallel(runner: Runner, inputs: list[tuple[Source, bytes | None]], jobs: int,
-              notes: list[str] | None = None) -> list[FileResult]:
-    """Lint ``inputs`` in this process and ``jobs - 1`` forked workers.
+def _fork_map(count: int, jobs: int, local: Callable[[int], Any], remote: Callable[[int], Any],
+              decode: Callable[[Any], Any], first: Any = None, notes: list[str] | None = None) -> list[Any]:
+    """Every span's result, computed by this process and ``jobs - 1`` forked workers.
 
-    The parent is one of the workers: it takes spans from the same queue and
-    keeps its own results as they are, so only the other workers' findings
-    travel (as plain tuples). A worker that dies (killed by the OOM killer,
-    say) loses nothing: the spans it did not return are linted here.
+    Spans ``0 .. count - 1`` are taken from one queue: this process runs
+    ``local(n)``, a worker runs ``remote(n)`` (the functions and everything they
+    reach are inherited through fork, never pickled) and sends the result back,
+    which ``decode`` turns into a local one; the parent does that between its
+    own spans, so that work is shared out by the queue too. ``first``: span 0's
+    result, when the caller computed it before the fork (to warm up). A worker
+    that dies (killed by the OOM killer, say) loses nothing: the spans it did
+    not return are computed here.
     """
-    global _WORKER, _INPUTS
-    spans = _spans(len(inputs), jobs)
-    _WORKER, _INPUTS = runner, inputs
+    results: list[Any] = [None] * count
+    start = 0
+    if first is not None:
+        results[0], start = first, 1
     queue, feed = os.pipe()
     children: list[_Inbox] = []
     try:
-        results: list[FileResult | None] = [None] * len(spans)
-        # The first span is linted before forking: lazily built tables, caches and the
-        # interpreter's specialised code are then set up once, and the workers inherit them.
-        results[0] = _lint_span(spans[0])
-        records = b"".join(n.to_bytes(_RECORD, "little") for n in range(1, len(spans)))
+        records = b"".join(n.to_bytes(_RECORD, "little") for n in range(start, count))
         while records:
             records = records[os.write(feed, records):]
         os.close(feed)
         gc.freeze()  # what the workers inherit is never scanned by their collector (nor copied for it)
         try:
-            for _ in range(min(jobs, len(spans)) - 1):
+            for _ in range(min(jobs, count - start) - 1):
                 read_end, write_end = os.pipe()
                 pid = os.fork()
                 if pid == 0:
                     os.close(read_end)
-                    _child(queue, write_end, spans)
+                    _child(queue, write_end, remote)
                 os.close(write_end)
                 os.set_blocking(read_end, False)
                 _grow_pipe(read_end)
                 children.append(_Inbox(pid, read_end))
         finally:
             gc.unfreeze()
-        shared: dict = {}
 
         def receive(block: bool) -> None:
             for inbox in children:
-                for n, (rows, part_notes, docs, objs) in inbox.read(block):
-                    results[n] = FileResult(_rebuild(rows, shared), docs, objs, part_notes)
+                for n, payload in inbox.read(block):
+                    results[n] = decode(payload)
 
-        # Between its own spans the parent turns what the workers sent into findings,
-        # so that work is shared out by the queue too, not left for the end.
         while (n := _next_span(queue)) is not None:
-            results[n] = _lint_span(spans[n])
+            results[n] = local(n)
             receive(block=False)
         receive(block=True)
         lost = [n for n, r in enumerate(results) if r is None]
         if lost and notes is not None:
-            notes.append(f"a worker process exited early; {len(lost)} of {len(spans)} parts were linted again")
+            notes.append(f"a worker process exited early; {len(lost)} of {count} parts were done again")
         for n in lost:
-            results[n] = _lint_span(spans[n])
+            results[n] = local(n)
     except BaseException:
         for inbox in children:
             try:
@@ -475,19 +534,27 @@ def _parallel(runner: Runner, inputs: list[tuple[Source, bytes | None]], jobs: i
                 os.waitpid(inbox.pid, 0)
             except ChildProcessError:
                 pass
-        _WORKER, _INPUTS = None, []
-    return results  # type: ignore[return-value]
+    return results
 
 
-def _lint_span(span: tuple[int, int]) -> FileResult:
-    out = FileResult()
-    for source, data in _INPUTS[span[0]:span[1]]:
-        r = _lint_item(_WORKER, source, data)  # type: ignore[arg-type]
-        out.findings.extend(r.findings)
-        out.notes.extend(r.notes)
-        out.documents += r.documents
-        out.objects += r.objects
-    return out
+def _parallel(runner: Runner, inputs: Inputs, jobs: int, notes: list[str] | None = None) -> list[FileResult]:
+    """Lint ``inputs`` in this process and ``jobs - 1`` forked workers (see :func:`_fork_map`).
+
+    The parent keeps its own findings as they are; only the workers' travel,
+    as plain tuples, and are rebuilt with their repeated strings shared.
+    """
+    spans = _spans(len(inputs), jobs)
+    shared: dict = {}
+
+    def decode(part: tuple) -> FileResult:
+        rows, part_notes, docs, objs = part
+        return FileResult(_rebuild(rows, shared), docs, objs, part_notes)
+
+    # The first span is linted before forking: lazily built tables, caches and the
+    # interpreter's specialised code are then set up once, and the workers inherit them.
+    first = _lint_span(runner, inputs, spans[0])
+    return _fork_map(len(spans), jobs, lambda n: _lint_span(runner, inputs, spans[n]),
+                     lambda n: _work(runner, inputs, spans[n]), decode, first, notes)
 
 
 def _grow_pipe(fd: int) -> None:
@@ -531,7 +598,8 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
     # A run big enough to go parallel keeps no bytes past the threshold: its workers read
     # their files again (from the page cache) rather than every process hold the whole input.
     may_fork = use_parallel(jobs, len(sources), PARALLEL_MIN_BYTES)
-    facts, kept, size = first_pass(sources, config, stdin_data, PARALLEL_MIN_BYTES if may_fork else MAX_KEPT_BYTES)
+    facts, kept, size = first_pass(sources, config, stdin_data, PARALLEL_MIN_BYTES if may_fork else MAX_KEPT_BYTES,
+                                   jobs)
     if schema is not None:
         for crd in facts.crds:
             schema.add_crd(crd)

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def _run(paths: list[str], jobs: int, monkeypatch: pytest.MonkeyPatch, verbose: bool = False):
     monkeypatch.setattr(lint, "PARALLEL_MIN_FILES", 1)
     monkeypatch.setattr(lint, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(lint, "PARALLEL_SCAN_MIN_FILES", 1)
     return lint.run(paths, Config(), load_builtin_rules(), jobs=jobs, verbose=verbose)
 
 
@@ -37,25 +38,51 @@ def test_every_job_count_gives_the_sequential_output(monkeypatch: pytest.MonkeyP
         assert (par.files, par.documents, par.objects) == (seq.files, seq.documents, seq.objects)
 
 
+def test_facts_from_a_shared_first_pass_equal_a_sequential_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first pass read by several processes finds the same PriorityClasses and KubeletConfigurations,
+    stdin's included, in the same order."""
+    import io
+    import sys
+
+    from kubelint_ml.sources import collect
+
+    pc = (FIXTURES / "priority").rglob("*.yaml")
+    stdin = b"".join(p.read_bytes() + b"\n---\n" for p in sorted(pc))
+    sources = collect([str(FIXTURES), "-"], ())
+    monkeypatch.setattr(lint, "PARALLEL_SCAN_MIN_FILES", 1)
+    seq = lint.first_pass(sources, Config(), stdin, jobs=1)
+    par = lint.first_pass(sources, Config(), stdin, jobs=3)
+    assert par[2] == seq[2] > 0
+    assert [(f.name, f.value, f.source) for f in par[0].priority_class_objects] == \
+        [(f.name, f.value, f.source) for f in seq[0].priority_class_objects]
+    assert len(seq[0].priority_class_objects) > 3 and any(f.source == "<stdin>" for f in seq[0].priority_class_objects)
+    assert [k.source for k in par[0].kubelet_configs] == [k.source for k in seq[0].kubelet_configs]
+    assert par[1] == [stdin if s.real == "-" else None for s in sources]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    expected = render("json", _run([str(FIXTURES), "-"], 1, monkeypatch)[0])
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    assert render("json", _run([str(FIXTURES), "-"], 2, monkeypatch)[0]) == expected
+
+
 def test_a_worker_that_dies_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker killed mid-run (the OOM killer, say): the parent lints the parts it did not return."""
     paths = [str(FIXTURES)]
     expected = render("json", _run(paths, 1, monkeypatch)[0])
 
-    def die(span):  # what a forked worker runs for each span it takes
+    def die(*args):  # what a forked worker runs for each span it takes
         os._exit(9)
 
     monkeypatch.setattr(lint, "_work", die)
     own = lint._lint_span
     calls = []
 
-    def parent_span(span):  # the parent's own spans (the first before forking): let the worker take one
-        calls.append(span)
+    def parent_span(*args):  # the parent's own spans (the first before forking): let the worker take one
+        calls.append(args)
         if len(calls) == 2:
             import time
 
             time.sleep(0.3)
-        return own(span)
+        return own(*args)
 
     monkeypatch.setattr(lint, "_lint_span", parent_span)
     result, notes = _run(paths, 2, monkeypatch)
@@ -69,8 +96,12 @@ def test_span_queue_stays_within_a_pipe_buffer_and_covers_every_file() -> None:
         assert len(spans) <= lint.MAX_SPANS
         assert spans[0][0] == 0 and spans[-1][1] == count
         assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
-    # About 32 per process, at most 64 files each, for the sizes the benchmark uses.
-    assert len(lint._spans(3840, 2)) == 64 and max(b - a for a, b in lint._spans(19_200, 2)) == 64
+    # A few files first (the parent's warm-up), then about 32 per process of at most 64 files,
+    # then quarter-size ones so that the processes end together.
+    spans = lint._spans(3840, 2)
+    sizes = [b - a for a, b in spans]
+    assert sizes[0] == 4 and max(sizes) == 60 and sizes[-1] == 15 and sum(s == 15 for s in sizes) == 16
+    assert max(b - a for a, b in lint._spans(19_200, 2)) == 64
 
 
 def test_results_are_taken_out_of_the_pipe_only_when_whole() -> None:
