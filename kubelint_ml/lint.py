@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import gc
 import os
-import pickle
-import select
-import signal
 from dataclasses import dataclass, field, fields
 from fnmatch import fnmatch
 from operator import attrgetter
@@ -414,6 +411,8 @@ def _next_span(queue: int) -> int | None:
 def _child(queue: int, out: int, work: Callable[[int], Any]) -> None:
     """A forked worker: run ``work`` on spans from the queue, sending each result back as a
     length-prefixed pickle; never returns."""
+    import pickle
+
     code = 0
     try:
         while (n := _next_span(queue)) is not None:
@@ -437,6 +436,9 @@ class _Inbox:
 
     def read(self, block: bool) -> list[tuple[int, tuple]]:
         """Read what is there (``block``: wait for more, until the worker closes its end)."""
+        import pickle
+        import select
+
         while self.open:
             try:
                 data = os.read(self.fd, 1 << 20)
@@ -479,6 +481,8 @@ def _fork_map(count: int, jobs: int, local: Callable[[int], Any], remote: Callab
     that dies (killed by the OOM killer, say) loses nothing: the spans it did
     not return are computed here.
     """
+    import signal
+
     results: list[Any] = [None] * count
     start = 0
     if first is not None:
