@@ -498,7 +498,12 @@ def _fork_map(count: int, jobs: int, local: Callable[[int], Any], remote: Callab
         try:
             for _ in range(min(jobs, count - start) - 1):
                 read_end, write_end = os.pipe()
-                pid = os.fork()
+                try:
+                    pid = os.fork()
+                except OSError:  # no more processes or memory: go on with the workers there are
+                    os.close(read_end)
+                    os.close(write_end)
+                    break
                 if pid == 0:
                     os.close(read_end)
                     _child(queue, write_end, remote)

@@ -122,3 +122,15 @@ def test_results_are_taken_out_of_the_pipe_only_when_whole() -> None:
         assert not inbox.open and not inbox.buffer
     finally:
         os.close(read_end)
+
+
+def test_a_fork_that_fails_leaves_the_work_to_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No process left to fork (EAGAIN): the run goes on with the workers there are, the parent at least."""
+    paths = [str(FIXTURES)]
+    expected = render("json", _run(paths, 1, monkeypatch)[0])
+
+    def no_fork():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    assert render("json", _run(paths, 4, monkeypatch)[0]) == expected
