@@ -437,16 +437,14 @@ class _Inbox:
     def read(self, block: bool) -> list[tuple[int, tuple]]:
         """Read what is there (``block``: wait for more, until the worker closes its end)."""
         import pickle
-        import select
 
+        if block:
+            os.set_blocking(self.fd, True)
         while self.open:
             try:
                 data = os.read(self.fd, 1 << 20)
             except BlockingIOError:
-                if not block:
-                    break
-                select.select([self.fd], [], [])
-                continue
+                break
             if not data:
                 self.open = False
                 break
