@@ -134,3 +134,31 @@ def test_a_fork_that_fails_leaves_the_work_to_the_others(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(os, "fork", no_fork)
     assert render("json", _run(paths, 4, monkeypatch)[0]) == expected
+
+
+@pytest.mark.parametrize("extra", [
+    ["--schema"],
+    ["--rules", str(ROOT / "tests" / "data" / "parallel-cel-rules")],
+    ["-v", "--show-suppressed", "--format", "sarif"],
+])
+def test_schema_cel_and_other_outputs_are_the_same_with_workers(extra, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Schema validators, CEL programs and verbose notes live in forked workers too: same output."""
+    from click.testing import CliRunner
+
+    from kubelint_ml import cel
+    from kubelint_ml.cli import main
+
+    if "--rules" in extra and not cel.available():
+        pytest.skip("cel-expr-python not installed")
+    monkeypatch.setattr(lint, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(lint, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(lint, "PARALLEL_SCAN_MIN_FILES", 1)
+    args = ["check", str(FIXTURES), *extra]
+    if "--format" not in extra:
+        args += ["--format", "json"]
+    runner = CliRunner()
+    seq = runner.invoke(main, args + ["-j1"], catch_exceptions=False)
+    par = runner.invoke(main, args + ["-j3"], catch_exceptions=False)
+    assert seq.exit_code == par.exit_code == 1
+    assert par.stdout == seq.stdout and len(seq.stdout) > 10_000
+    assert par.stderr == seq.stderr
