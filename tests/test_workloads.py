@@ -115,3 +115,66 @@ def test_corpus_kinds_are_all_found():
                  "XGBoostJob", "PaddleJob", "JAXJob", "MXJob", "LeaderWorkerSet", "ClusterTrainingRuntime",
                  "TrainingRuntime", "Deployment", "StatefulSet", "CronJob", "AppWrapper", "JobTemplate"):
         assert kinds.get(kind), kind
+
+
+TRAINER_RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-with-init
+spec:
+  template:
+    spec:
+      replicatedJobs:
+        - name: dataset-initializer
+          template:
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: dataset-initializer
+                      image: init
+        - name: node
+          template:
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: torch
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata:
+  name: mpi
+spec:
+  template:
+    spec:
+      replicatedJobs:
+        - name: launcher
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: trainer
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: mpi
+"""
+
+
+def test_trainer_runtime_resources_come_from_the_trainjob():
+    """The trainer job of a Kubeflow Trainer runtime gets its resources from each TrainJob
+    (spec.trainer.resourcesPerNode): only the initializer, which gets none, is judged."""
+    from kubelint_ml.lint import lint_text
+    from kubelint_ml.rulefile import load_builtin_rules
+
+    rules = [r for r in load_builtin_rules() if r.id in ("besteffort-qos", "missing-memory-limit", "missing-memory-request")]
+    found = sorted((f.rule, f.line, f.path) for f in lint_text(TRAINER_RUNTIME.encode(), rules, display="rt.yaml"))
+    assert found == [
+        ("besteffort-qos", 13, "spec.template.spec.replicatedJobs[0].template.spec.template.spec"),
+        ("missing-memory-limit", 15, "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0]"),
+        ("missing-memory-request", 15, "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0]"),
+    ]

@@ -8,6 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from kubelint_ml.k8s.quantity import Quantity, QuantityError, format_bytes, format_cpu, parse_manifest_quantity
+from kubelint_ml.objects import dig
 from kubelint_ml.workloads import ContainerView, PodTemplate
 
 LIMITRANGE_NOTE = "unless a namespace LimitRange supplies a default"
@@ -76,18 +77,38 @@ def quantity_fields(tpl: PodTemplate) -> list[QuantityField]:
     return out
 
 
-def has_invalid_quantity(tpl: PodTemplate) -> bool:
-    """Quantities that are invalid or unrendered placeholders: resource rules stay quiet.
+_TRAINING_RUNTIMES = ("TrainingRuntime", "ClusterTrainingRuntime")
+_ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 
-    The API server would reject the first kind (invalid-quantity reports
-    it); the second is a template whose real values are unknown.
+
+def resources_unknown(tpl: PodTemplate) -> bool:
+    """Resource rules stay quiet on a template whose resources are not known here.
+
+    * Quantities that are invalid or unrendered placeholders: the API server
+      would reject the first kind (invalid-quantity reports it); the second is
+      a template whose real values are unknown.
+    * The trainer job of a Kubeflow Trainer runtime (``TrainingRuntime``,
+      ``ClusterTrainingRuntime``): each TrainJob that uses the runtime sets the
+      ``node`` container's resources with ``spec.trainer.resourcesPerNode``
+      (and may patch the pod template too). The initializer and launcher jobs
+      get no resources from the TrainJob and are judged as written.
     """
-    found = tpl.cache.get("invalid")
+    found = tpl.cache.get("resources-unknown")
     if found is None:
-        found = any(f.error is not None or f.placeholder or (f.parsed is not None and f.parsed.value < 0)
-                    for f in quantity_fields(tpl))
-        tpl.cache["invalid"] = found
+        found = _trainer_job(tpl) or any(
+            f.error is not None or f.placeholder or (f.parsed is not None and f.parsed.value < 0)
+            for f in quantity_fields(tpl))
+        tpl.cache["resources-unknown"] = found
     return found
+
+
+def _trainer_job(tpl: PodTemplate) -> bool:
+    """The replicated job a runtime marks as the trainer (ancestor label), or the one named ``node``."""
+    if tpl.obj.kind not in _TRAINING_RUNTIMES or tpl.obj.group != "trainer.kubeflow.org" or len(tpl.path) < 3:
+        return False
+    labels = dig(tpl.obj.data, *tpl.path[:-2], "metadata", "labels")
+    step = labels.get(_ANCESTOR) if isinstance(labels, dict) else None
+    return step == "trainer" if step is not None else tpl.role == "node"
 
 
 def show(resource: str, value: Fraction) -> str:

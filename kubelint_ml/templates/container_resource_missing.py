@@ -6,7 +6,7 @@ from typing import Iterator
 
 from kubelint_ml.engine import Hit, Unit
 from kubelint_ml.k8s.resources import pod_level_resources
-from kubelint_ml.templates._common import LIMITRANGE_NOTE, has_invalid_quantity, requests_limits
+from kubelint_ml.templates._common import LIMITRANGE_NOTE, resources_unknown, requests_limits
 
 UNIT = "container"
 DEFAULTS = {"resource": "memory", "missing": "limit"}
@@ -27,7 +27,7 @@ PARAMS = {
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     tpl, c = unit.tpl, unit.container
-    if has_invalid_quantity(tpl):
+    if resources_unknown(tpl):
         return
     resource, missing = params["resource"], params["missing"]
     requests, limits = requests_limits(c)

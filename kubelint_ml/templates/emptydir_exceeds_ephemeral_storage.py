@@ -9,7 +9,7 @@ from typing import Iterator
 from kubelint_ml.engine import Hit, SkipUnit, Unit
 from kubelint_ml.k8s.nodes import resolve_node_type
 from kubelint_ml.k8s.resources import accelerator_requests
-from kubelint_ml.templates._common import has_invalid_quantity
+from kubelint_ml.templates._common import resources_unknown
 from kubelint_ml.templates._volumes import DISK, EmptyDir, empty_dirs, pod_ephemeral_storage_limit, size
 
 UNIT = "podTemplate"
@@ -37,7 +37,7 @@ def _listing(sized: list[EmptyDir], total: Fraction) -> str:
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     tpl = unit.tpl
     sized = [e for e in empty_dirs(tpl) if e.medium == DISK and e.size_limit is not None and e.mounts]
-    if not sized or has_invalid_quantity(tpl):
+    if not sized or resources_unknown(tpl):
         return
     total = sum((e.size_limit for e in sized), Fraction(0))
     largest = max(sized, key=lambda e: e.size_limit)

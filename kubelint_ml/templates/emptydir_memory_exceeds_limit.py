@@ -6,7 +6,7 @@ from fractions import Fraction
 from typing import Iterator
 
 from kubelint_ml.engine import Hit, Unit
-from kubelint_ml.templates._common import has_invalid_quantity
+from kubelint_ml.templates._common import resources_unknown
 from kubelint_ml.templates._volumes import MEMORY, EmptyDir, empty_dirs, memory_limit, pod_level_memory_limit, size
 
 UNIT = "container"
@@ -23,7 +23,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         e for e in empty_dirs(tpl)
         if e.medium == MEMORY and e.size_limit is not None and any(m.container is c for m in e.mounts)
     ]
-    if not mine or has_invalid_quantity(tpl):
+    if not mine or resources_unknown(tpl):
         return
     limit = memory_limit(c)
     whose = "its memory limit"

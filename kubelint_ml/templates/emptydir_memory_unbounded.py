@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from kubelint_ml.engine import Hit, Unit
-from kubelint_ml.templates._common import has_invalid_quantity
+from kubelint_ml.templates._common import resources_unknown
 from kubelint_ml.templates._volumes import MEMORY, empty_dir_of, memory_limit, names, pod_level_memory_limit
 
 UNIT = "volume"
@@ -27,7 +27,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     ed = empty_dir_of(tpl, v)
     if ed is None or ed.medium != MEMORY or ed.size_limit is not None or not ed.mounts:
         return
-    if has_invalid_quantity(tpl) or pod_level_memory_limit(tpl) is not None:
+    if resources_unknown(tpl) or pod_level_memory_limit(tpl) is not None:
         return
     unlimited = [c for c in ed.mounted_by() if memory_limit(c) is None]
     if not unlimited:

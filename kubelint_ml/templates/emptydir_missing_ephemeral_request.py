@@ -6,7 +6,7 @@ from fractions import Fraction
 from typing import Iterator
 
 from kubelint_ml.engine import Hit, Unit
-from kubelint_ml.templates._common import has_invalid_quantity
+from kubelint_ml.templates._common import resources_unknown
 from kubelint_ml.templates._volumes import DISK, empty_dirs, names, requests_ephemeral_storage, size
 
 UNIT = "podTemplate"
@@ -17,7 +17,7 @@ PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     tpl = unit.tpl
     disk = [e for e in empty_dirs(tpl) if e.medium == DISK and e.mounts]
-    if not disk or has_invalid_quantity(tpl):
+    if not disk or resources_unknown(tpl):
         return
     if any(requests_ephemeral_storage(c) for c in tpl.all_containers):
         return

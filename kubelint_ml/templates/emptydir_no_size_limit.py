@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from kubelint_ml.engine import Hit, Unit
-from kubelint_ml.templates._common import has_invalid_quantity
+from kubelint_ml.templates._common import resources_unknown
 from kubelint_ml.templates._volumes import DISK, empty_dir_of, pod_ephemeral_storage_limit
 
 UNIT = "volume"
@@ -18,7 +18,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     ed = empty_dir_of(tpl, v)
     if ed is None or ed.medium != DISK or ed.size_limit is not None or not ed.mounts:
         return
-    if has_invalid_quantity(tpl):
+    if resources_unknown(tpl):
         return
     # Any container ephemeral-storage limit makes the kubelet evict the pod
     # once its total local storage (emptyDirs included) passes their sum:

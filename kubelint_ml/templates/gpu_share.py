@@ -27,7 +27,7 @@ from kubelint_ml.k8s.resources import (
     pod_level_resources,
 )
 from kubelint_ml.templates._accel import Placement, devices_label, is_slice, percent, placement
-from kubelint_ml.templates._common import has_invalid_quantity, requests_limits, show
+from kubelint_ml.templates._common import resources_unknown, requests_limits, show
 from kubelint_ml.workloads import ContainerView, PodTemplate
 
 UNIT = "podTemplate"
@@ -175,7 +175,7 @@ def _gpu_field(tpl: PodTemplate, resource: str) -> _Source | None:
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     tpl = unit.tpl
-    if has_invalid_quantity(tpl):
+    if resources_unknown(tpl):
         raise SkipUnit("invalid or unrendered resource quantities")
     accel = accelerator_requests(tpl.spec)
     if not accel:

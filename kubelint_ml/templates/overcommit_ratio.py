@@ -7,7 +7,7 @@ from typing import Iterator
 
 from kubelint_ml.engine import Hit, Unit
 from kubelint_ml.k8s.resources import defaulted_requests
-from kubelint_ml.templates._common import has_invalid_quantity, requests_limits, show
+from kubelint_ml.templates._common import resources_unknown, requests_limits, show
 
 UNIT = "container"
 _MAX_SHOWN = Fraction(10**15)
@@ -24,7 +24,7 @@ PARAMS = {
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     tpl, c = unit.tpl, unit.container
-    if has_invalid_quantity(tpl):
+    if resources_unknown(tpl):
         return
     resource = params["resource"]
     ratio = Fraction(str(params["ratio"]))

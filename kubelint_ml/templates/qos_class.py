@@ -6,7 +6,7 @@ from typing import Iterator
 
 from kubelint_ml.engine import Hit, Unit
 from kubelint_ml.k8s.resources import qos_class
-from kubelint_ml.templates._common import has_invalid_quantity
+from kubelint_ml.templates._common import resources_unknown
 
 UNIT = "podTemplate"
 DEFAULTS = {"classes": ["BestEffort"]}
@@ -26,7 +26,7 @@ PARAMS = {
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     tpl = unit.tpl
-    if has_invalid_quantity(tpl):
+    if resources_unknown(tpl):
         return
     qos = qos_class(tpl.spec)
     if qos not in params["classes"]:
