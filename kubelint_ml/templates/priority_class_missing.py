@@ -7,6 +7,7 @@ from typing import Iterator
 from kubelint_ml.engine import Hit, Unit
 from kubelint_ml.loader import render_path
 from kubelint_ml.templates._common import raw_text
+from kubelint_ml.workloads import is_training_kind
 from kubelint_ml.templates._priority import (
     KAI_LABEL,
     KUEUE_LABEL,
@@ -74,7 +75,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         runs_at = "its pods run at the cluster's default priority (0 unless a globalDefault PriorityClass exists)"
 
     gang = next((r.name for r in refs if r.source == "kubeflow"), None)
-    target = f"'{gang}' too" if gang else "a PriorityClass for training"
+    training = is_training_kind(obj)  # else an accelerator Deployment, Pod, ...: serving or interactive work
+    target = f"'{gang}' too" if gang else f"a PriorityClass for {'training' if training else 'this workload'}"
     alternatives = [f"the Kueue label {KUEUE_LABEL} on the object if Kueue admits it"]
     if is_volcano_job(obj):
         alternatives.insert(0, "spec.priorityClassName on the Volcano Job")
@@ -84,6 +86,6 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     message = f"{tpl.describe()}: pod template has no priorityClassName"
     if notes:
         message += " (" + "; ".join(notes) + ")"
-    message += (f": {runs_at}, so any higher-priority pod can preempt them mid-run and they cannot preempt "
-                f"lower-priority work; {fix}")
+    message += (f": {runs_at}, so any higher-priority pod can preempt them{' mid-run' if training else ''} and they "
+                f"cannot preempt lower-priority work; {fix}")
     yield Hit(path, message)
