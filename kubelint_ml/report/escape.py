@@ -58,6 +58,8 @@ def neutralise(text: str, *, keep_newlines: bool = False) -> str:
     `\\xNN` escapes; tab becomes a space; CR/LF become `\\r`/`\\n` unless
     `keep_newlines`; lone surrogates become U+FFFD.
     """
+    if text.isascii() and text.isprintable():
+        return text  # the usual case: nothing below would change it
     text = fix_surrogates(strip_ansi(text)).replace("\t", " ")
     if not keep_newlines:
         text = text.replace("\r", "\\r").replace("\n", "\\n")
