@@ -162,5 +162,11 @@ def build(result: RunResult) -> dict[str, Any]:
 
 
 def render(result: RunResult, *, color: bool = False, verbose: bool = False) -> str:
-    """SARIF 2.1.0 JSON text."""
-    return json.dumps(sanitize_json(build(result)), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """SARIF 2.1.0 JSON text, always valid UTF-8 (the document is made valid only when it is not)."""
+    doc = build(result)
+    try:
+        text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+    except (UnicodeEncodeError, ValueError, TypeError):  # lone surrogates, NaN, odd data: the careful path
+        text = json.dumps(sanitize_json(doc), indent=2, ensure_ascii=False, allow_nan=False)
+    return text + "\n"
