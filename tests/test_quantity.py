@@ -192,6 +192,8 @@ def test_invalid_quantities(text):
         ("1 Gi", "whitespace is not allowed"),
         ("abc", "not a number"),
         ("", "empty quantity"),
+        ("1e" + "1" * 5000, "exponent out of range"),  # more digits than int() takes: an error, not a crash
+        ("1e-" + "9" * 20, "exponent out of range"),
     ],
 )
 def test_error_messages_say_why(text, message):
@@ -401,3 +403,7 @@ def test_arbitrary_text_only_raises_quantity_error(text):
     except QuantityError:
         return
     assert isinstance(q.value, Fraction)
+
+
+def test_exponent_with_leading_zeros_reads_as_go_does():
+    assert parse_quantity("1e" + "0" * 30 + "3").value == 1000

@@ -165,7 +165,9 @@ def _parse(text: str) -> Quantity:
     if entry is not None:
         base, exponent, fmt = entry
     elif len(suffix) > 1 and suffix[0] in "eE" and _EXPONENT_RE.fullmatch(suffix[1:]):
-        parsed = int(suffix[1:])
+        digits = suffix[1:].lstrip("+-").lstrip("0")
+        # Beyond 19 digits it is out of int64 range anyway (and int() refuses over 4300 digits).
+        parsed = int(suffix[1:]) if len(digits) <= 19 else _INT64_MAX + 1
         if not _INT64_MIN <= parsed <= _INT64_MAX:
             raise QuantityError(f"invalid quantity {text!r}: exponent out of range")
         base, exponent, fmt = 10, _i32(parsed), DECIMAL_EXPONENT
