@@ -70,8 +70,10 @@ class Runner:
         limits: Limits = self.config.limits
         if len(data) > limits.max_file_bytes:
             real = max(size or 0, len(data))
+            # A stream read up to the limit (stdin) says only that it is longer.
+            amount = "" if size is None and real == limits.max_file_bytes + 1 else f"{real} bytes, "
             out.findings.append(parse_error(display, 1, 1,
-                                            f"file is {real} bytes, over the {limits.max_file_bytes}-byte limit "
+                                            f"file is {amount}over the {limits.max_file_bytes}-byte limit "
                                             "(limits.maxFileBytes); not linted"))
             return out
         tline = looks_like_template(data)
@@ -179,7 +181,7 @@ def first_pass(sources: list[Source], config: Config, stdin_data: bytes | None,
                 continue
         total += len(data)
         if len(data) > max_bytes:
-            kept.append(None)
+            kept.append(data if s.real == "-" else None)  # stdin cannot be read again; a file's size is checked
             continue
         if _mentions_context(data):
             for doc in load(data, config.limits).documents:

@@ -134,6 +134,17 @@ def test_stdin(tmp_path):
         ("<stdin>", "missing-memory-limit", 9)]
 
 
+def test_stdin_over_the_size_limit_is_reported_not_read_again(tmp_path, monkeypatch):
+    (tmp_path / ".kubelint-ml.yaml").write_text("limits:\n  maxFileBytes: 1024\n")
+    monkeypatch.chdir(tmp_path)
+    big = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n" + "".join(
+        f"  key{i}: value-{i:04d}\n" for i in range(80))
+    assert 1024 < len(big) < 2048
+    r = run(["check", "-", "--format", "json"], input=big)
+    found = [(f["file"], f["rule"], f["line"], f["message"]) for f in json.loads(r.output)["findings"]]
+    assert found == [("<stdin>", "parse-error", 1, "file is over the 1024-byte limit (limits.maxFileBytes); not linted")]
+
+
 def test_helm_template_is_a_parse_error(tmp_path):
     f = tmp_path / "deployment.yaml"
     f.write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n")
