@@ -29,6 +29,10 @@ class Profile:
     node_pools: list = field(default_factory=list)  # kubelint_ml.k8s.nodes.NodePool
     priority_classes: dict[str, int | None] = field(default_factory=dict)
 
+    def kubelet_config_paths(self) -> list[str]:
+        """The KubeletConfiguration files the profile names (the cluster's, then the pools'), in order."""
+        return [p for p in [self.kubelet_config] + [pool.kubelet_config for pool in self.node_pools] if p]
+
     @classmethod
     def from_dict(cls, data: dict, base: Path) -> "Profile":
         from kubelint_ml.k8s.nodes import NodePool, catalog, node_pool_from_config

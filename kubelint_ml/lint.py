@@ -17,7 +17,7 @@ from kubelint_ml.findings import Finding, ObjectRef, RuleInfo, RunResult
 from kubelint_ml.loader import Limits, load, locate, looks_like_template, render_path
 from kubelint_ml.objects import K8sObject, unpack
 from kubelint_ml.rulefile import Rule
-from kubelint_ml.sources import Source, collect, excluded, read
+from kubelint_ml.sources import Source, collect, display_path, excluded, read
 
 # Below this many files, or this many bytes, a run stays in one process: forking costs more.
 PARALLEL_MIN_FILES = 48
@@ -233,10 +233,12 @@ def _first_pass_forked(sources: list[Source], config: Config, stdin_data: bytes 
 
 
 def _profile_facts(facts: Facts, config: Config) -> None:
-    paths = [config.profile.kubelet_config] + [p.kubelet_config for p in config.profile.node_pools]
-    for path in paths:
-        if not path:
+    # A profile file is among the inputs (see with_profile_files), so the first pass usually has it already.
+    have = {os.path.realpath(k.source) for k in facts.kubelet_configs}
+    for path in config.profile.kubelet_config_paths():
+        if os.path.realpath(path) in have:
             continue
+        have.add(os.path.realpath(path))
         try:
             with open(path, "rb") as fh:
                 data = fh.read(config.limits.max_file_bytes + 1)
@@ -246,7 +248,7 @@ def _profile_facts(facts: Facts, config: Config) -> None:
             raise ConfigError(f"profile kubeletConfig {path}: cannot read: {e.strerror}") from None
         for doc in load(data, config.limits).documents:
             for obj in unpack(doc, path).objects:
-                if obj.kind == "KubeletConfiguration" and not any(k.source == path for k in facts.kubelet_configs):
+                if obj.kind == "KubeletConfiguration":
                     facts.add_object(obj)
     facts.add_profile(config.profile)
 
@@ -280,15 +282,15 @@ def apply_excludes(findings: list[Finding], config: Config) -> None:
 
 def with_profile_files(sources: list[Source], config: Config) -> list[Source]:
     """KubeletConfiguration files named in the profile are linted too, once."""
-    from kubelint_ml.sources import display_path
-
-    if not config.profile.kubelet_config and not any(p.kubelet_config for p in config.profile.node_pools):
+    paths = config.profile.kubelet_config_paths()
+    if not paths:
         return sources
-    seen = {os.path.realpath(s.real) for s in sources if s.real != "-"}
+    seen = {s.identity or os.path.realpath(s.real) for s in sources if s.real != "-"}
     extra = []
-    for path in [config.profile.kubelet_config] + [p.kubelet_config for p in config.profile.node_pools]:
-        if path and os.path.realpath(path) not in seen and os.path.isfile(path):
-            seen.add(os.path.realpath(path))
+    for path in paths:
+        real = os.path.realpath(path)
+        if real not in seen and os.path.isfile(path):
+            seen.add(real)
             extra.append(Source(display_path(path), path))
     return sources + sorted(extra, key=lambda s: s.path) if extra else sources
 

@@ -106,7 +106,7 @@ def _named(profile: Any) -> set[str]:
     out = set()
     if profile is None:
         return out
-    for path in [profile.kubelet_config] + [p.kubelet_config for p in profile.node_pools]:
+    for path in profile.kubelet_config_paths():
         r = real(path)
         if r:
             out.add(r)
