@@ -152,7 +152,12 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     if write_baseline:
         from kubelint_ml.baseline import write_baseline as write
 
-        write(write_baseline, result.findings)
+        from kubelint_ml.baseline import BaselineError
+
+        try:
+            write(write_baseline, result.findings)
+        except BaselineError as e:
+            _fail(str(e))
         if not quiet:
             click.echo(f"wrote baseline of {len(result.findings)} findings to {write_baseline}", err=True)
         sys.exit(0)
@@ -212,7 +217,7 @@ def _schema(config: Any, flag: bool | None, version: str | None, strict: bool | 
     try:
         validator = SchemaValidator(version or bundled_versions()[-1], strict=bool(strict if strict is not None else opts.get("strict")))
         for path in list(opts.get("crds", [])) + list(crds):
-            for crd in _crd_objects(path):
+            for crd in _crd_objects(path, config):
                 for problem in validator.add_crd(crd):
                     click.echo(f"kubelint-ml: warning: {path}: {problem}", err=True)
     except SchemaConfigError as e:
@@ -220,19 +225,23 @@ def _schema(config: Any, flag: bool | None, version: str | None, strict: bool | 
     return validator
 
 
-def _crd_objects(path: str) -> list[dict]:
+def _crd_objects(path: str, config: Any) -> list[dict]:
     from kubelint_ml.loader import load
     from kubelint_ml.objects import unpack
-    from kubelint_ml.sources import SourceError, collect
+    from kubelint_ml.sources import SourceError, collect, read
 
+    if path == "-":
+        _fail("--crd: give a file or directory (stdin holds the manifests)")
     try:
         sources = collect([path])
     except SourceError as e:
         _fail(f"--crd: {e}")
     out = []
     for s in sources:
-        with open(s.real, "rb") as fh:
-            loaded = load(fh.read())
+        try:
+            loaded = load(read(s, config.limits.max_file_bytes), config.limits)
+        except OSError as e:
+            _fail(f"--crd {s.path}: cannot read: {e.strerror or e}")
         if loaded.problems:
             p = loaded.problems[0]
             _fail(f"--crd {s.path}:{p.line}: {p.message}")
@@ -260,7 +269,7 @@ def rules_list(fmt: str, rules_dirs: tuple[str, ...]) -> None:
     from kubelint_ml import ruledocs
 
     config = _load_config(None)
-    chosen, _, _ = select_rules(config, rules_dirs, verbose=True)
+    chosen, _, _ = select_rules(config, rules_dirs, verbose=False)  # "enabled" means on in a plain run
     everything = _all_rules(config, rules_dirs)
     click.echo(ruledocs.render_list(everything, fmt, enabled={r.id for r in chosen}), nl=False)
 

@@ -358,3 +358,20 @@ def test_schema_validation_through_the_cli(monkeypatch):
     assert "no schema for kubeflow.org/v1 TFJob" in notes[0]["message"]
     bad = run(["check", "fixtures/schema/tfjob-valid.yaml", "--schema", "--kubernetes-version", "1.99"])
     assert bad.exit_code == 2 and "bundled: 1.25" in bad.output
+
+
+def test_unusable_crd_and_baseline_paths_exit_2(tmp_path):
+    fixture = str(Path(__file__).resolve().parent.parent / "fixtures" / "examples")
+    for args, message in [
+        (["--schema", "--crd", "-"], "--crd: give a file or directory"),
+        (["--write-baseline", str(tmp_path / "missing" / "b.json")], "cannot write baseline"),
+    ]:
+        r = run(["check", fixture, *args])
+        assert r.exit_code == 2, r.output
+        assert message in r.stderr
+
+
+def test_rules_list_marks_rules_off_by_default():
+    rules = {r["id"]: r for r in json.loads(run(["rules", "list", "--format", "json"]).output)}
+    assert rules["gpu-node-unresolved"]["enabled"] is False
+    assert rules["missing-memory-limit"]["enabled"] is True
