@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -35,37 +35,32 @@ class Profile:
 
     @classmethod
     def from_dict(cls, data: dict, base: Path) -> "Profile":
-        from kubelint_ml.k8s.nodes import NodePool, catalog, node_pool_from_config
+        from kubelint_ml.k8s.nodes import catalog, node_pool_from_config
 
         pools = []
         for entry in data.get("nodePools", []):
             pool = node_pool_from_config(entry["name"], entry)
+            for attr in ("memory", "cpu", "ephemeralStorage"):  # before the catalog fills in what is missing
+                if attr in entry:
+                    py = {"ephemeralStorage": "ephemeral_storage"}.get(attr, attr)
+                    if getattr(pool, py) is None:
+                        raise ConfigError(f"profile.nodePools[{entry['name']}].{attr}: {entry[attr]!r} is not a quantity")
             itype = entry.get("instanceType")
             if itype:
                 known = catalog().get(itype)
                 if known is None:
                     raise ConfigError(f"profile.nodePools[{entry['name']}].instanceType: unknown instance type {itype!r}")
-                labels = dict(pool.labels) or {"node.kubernetes.io/instance-type": itype}
-                pool = NodePool(
-                    name=pool.name,
-                    labels=labels,
+                pool = replace(
+                    pool,
+                    labels=dict(pool.labels) or {"node.kubernetes.io/instance-type": itype},
                     gpus=pool.gpus if pool.gpus is not None else known.gpus,
                     gpu_resource=entry.get("gpuResource", known.gpu_resource),
                     memory=pool.memory if pool.memory is not None else known.memory,
                     cpu=pool.cpu if pool.cpu is not None else known.cpu,
                     ephemeral_storage=pool.ephemeral_storage if pool.ephemeral_storage is not None else known.ephemeral_storage,
-                    kubelet_version=pool.kubelet_version,
-                    cgroup_version=pool.cgroup_version,
-                    os=pool.os,
-                    kubelet_config=pool.kubelet_config,
                 )
-            for attr in ("memory", "cpu", "ephemeralStorage"):
-                if attr in entry:
-                    py = {"ephemeralStorage": "ephemeral_storage"}.get(attr, attr)
-                    if getattr(pool, py) is None:
-                        raise ConfigError(f"profile.nodePools[{entry['name']}].{attr}: {entry[attr]!r} is not a quantity")
             if pool.kubelet_config:
-                pool = _replace(pool, kubelet_config=str((base / pool.kubelet_config)))
+                pool = replace(pool, kubelet_config=str((base / pool.kubelet_config)))
             pools.append(pool)
         classes: dict[str, int | None] = {}
         raw = data.get("priorityClasses", {})
@@ -119,12 +114,6 @@ class Profile:
             ],
             "priorityClasses": {k: v for k, v in self.priority_classes.items()},
         }
-
-
-def _replace(pool: Any, **changes: Any) -> Any:
-    from dataclasses import replace
-
-    return replace(pool, **changes)
 
 
 def _version(value: Any) -> str | None:
@@ -208,7 +197,10 @@ def load_config(path: str | os.PathLike | None) -> Config:
             cfg.params[rid] = o["params"]
     cfg.exclude = list(data.get("exclude", []))
     cfg.fail_level = data.get("failLevel")
-    cfg.profile = Profile.from_dict(data.get("profile") or {}, base)
+    try:
+        cfg.profile = Profile.from_dict(data.get("profile") or {}, base)
+    except ConfigError as e:
+        raise ConfigError(f"{p}: {e}") from None
     schema = dict(data.get("schema") or {})
     if "crds" in schema:
         schema["crds"] = [str(base / c) for c in schema["crds"]]

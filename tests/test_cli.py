@@ -180,6 +180,9 @@ def test_config_overrides_excludes_and_profile(tmp_path, monkeypatch):
         ("enable: [no-such-rule]\n", "unknown rule id 'no-such-rule'"),
         ("exclude: [{}]\n", "exclude.0"),
         ("a: [1\n", "invalid YAML"),
+        ("profile: {nodePools: [{name: a, memory: banana}]}\n", "nodePools[a].memory: 'banana' is not a quantity"),
+        ("profile: {nodePools: [{name: p4, instanceType: p4d.24xlarge, memory: banana}]}\n",
+         "nodePools[p4].memory: 'banana' is not a quantity"),
     ],
 )
 def test_invalid_config_is_a_clear_error(tmp_path, monkeypatch, config, message):
