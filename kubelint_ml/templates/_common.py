@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from fractions import Fraction
 from typing import Any
 
@@ -134,6 +135,31 @@ def requests_limits(c: ContainerView) -> tuple[dict, dict]:
 
         found = c.cache["requests_limits"] = container_requests_limits(c.data)
     return found
+
+
+def pod_level(tpl: PodTemplate) -> tuple[dict, dict] | None:
+    """``pod_level_resources(tpl.spec)``, computed once per template (do not mutate)."""
+    if "pod_level_resources" not in tpl.cache:  # None is an answer too
+        from kubelint_ml.k8s.resources import pod_level_resources
+
+        tpl.cache["pod_level_resources"] = pod_level_resources(tpl.spec)
+    return tpl.cache["pod_level_resources"]
+
+
+def accelerators(tpl: PodTemplate) -> dict[str, int]:
+    """``accelerator_requests(tpl.spec)``, computed once per template (do not mutate)."""
+    found = tpl.cache.get("accelerator_requests")
+    if found is None:
+        from kubelint_ml.k8s.resources import accelerator_requests
+
+        found = tpl.cache["accelerator_requests"] = accelerator_requests(tpl.spec)
+    return found
+
+
+@lru_cache(maxsize=None)
+def param_fraction(value: Any) -> Fraction:
+    """A numeric rule parameter as an exact fraction (``0.1`` is 1/10), parsed once."""
+    return Fraction(str(value))
 
 
 def signals_of(c: ContainerView) -> list:

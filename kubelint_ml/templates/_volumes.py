@@ -23,8 +23,8 @@ from fractions import Fraction
 from typing import Any
 
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
-from kubelint_ml.k8s.resources import is_sidecar, pod_level_resources
-from kubelint_ml.templates._common import requests_limits, show
+from kubelint_ml.k8s.resources import is_sidecar
+from kubelint_ml.templates._common import pod_level, requests_limits, show
 from kubelint_ml.workloads import ContainerView, PodTemplate, VolumeView
 
 DISK = "disk"
@@ -182,7 +182,7 @@ def memory_limit(c: ContainerView) -> Fraction | None:
 
 def pod_level_memory_limit(tpl: PodTemplate) -> Fraction | None:
     """A positive pod-level ``spec.resources.limits.memory`` (after pod-level defaulting)."""
-    pod = pod_level_resources(tpl.spec)
+    pod = pod_level(tpl)
     if pod is None:
         return None
     value = pod[1].get("memory")

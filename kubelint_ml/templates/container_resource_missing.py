@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from kubelint_ml.engine import Hit, Unit
-from kubelint_ml.k8s.resources import pod_level_resources
-from kubelint_ml.templates._common import LIMITRANGE_NOTE, resources_unknown, requests_limits
+from kubelint_ml.templates._common import LIMITRANGE_NOTE, pod_level, requests_limits, resources_unknown
 
 UNIT = "container"
 DEFAULTS = {"resource": "memory", "missing": "limit"}
@@ -31,9 +30,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         return
     resource, missing = params["resource"], params["missing"]
     requests, limits = requests_limits(c)
-    if "pod_level_resources" not in tpl.cache:  # once per template, not once per container
-        tpl.cache["pod_level_resources"] = pod_level_resources(tpl.spec)
-    pod = tpl.cache["pod_level_resources"]
+    pod = pod_level(tpl)
     pod_requests, pod_limits = pod if pod else ({}, {})
     if missing == "limit":
         if resource in limits or resource in pod_limits:

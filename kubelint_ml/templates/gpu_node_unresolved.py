@@ -7,8 +7,8 @@ from typing import Iterator
 
 from kubelint_ml.engine import Hit, SkipUnit, Unit
 from kubelint_ml.k8s.nodes import catalog
-from kubelint_ml.k8s.resources import accelerator_requests
 from kubelint_ml.templates._accel import placement
+from kubelint_ml.templates._common import accelerators
 
 UNIT = "podTemplate"
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
@@ -27,7 +27,7 @@ def _where(tpl) -> tuple:
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     tpl = unit.tpl
-    accel = accelerator_requests(tpl.spec)
+    accel = accelerators(tpl)
     if not accel:
         raise SkipUnit("DRA resource claims only: the share check does not judge them, wherever the pod runs")
     place, why = placement(tpl, ctx)

@@ -20,14 +20,9 @@ from typing import Iterator
 
 from kubelint_ml.engine import Hit, SkipUnit, Unit
 from kubelint_ml.k8s.nodes import GI, MI, NodeType
-from kubelint_ml.k8s.resources import (
-    accelerator_requests,
-    defaulted_requests,
-    effective_pod_request,
-    pod_level_resources,
-)
+from kubelint_ml.k8s.resources import defaulted_requests, effective_pod_request
 from kubelint_ml.templates._accel import Placement, devices_label, is_slice, percent, placement
-from kubelint_ml.templates._common import resources_unknown, requests_limits, show
+from kubelint_ml.templates._common import accelerators, param_fraction, pod_level, requests_limits, resources_unknown, show
 from kubelint_ml.workloads import ContainerView, PodTemplate
 
 UNIT = "podTemplate"
@@ -131,12 +126,12 @@ def _container_request(c: ContainerView, resource: str) -> _Source:
 
 def _largest_source(tpl: PodTemplate, resource: str) -> _Source | None:
     """The field that contributes most to the pod's effective request."""
-    pod_level = pod_level_resources(tpl.spec)
-    if pod_level is not None and resource in pod_level[0] and resource in ("cpu", "memory"):
+    pod = pod_level(tpl)
+    if pod is not None and resource in pod[0] and resource in ("cpu", "memory"):
         raw = tpl.spec.get("resources") or {}
         part = "requests" if resource in (raw.get("requests") or {}) else "limits"
         return _Source(tpl.spec_path + ("resources", part, resource), "pod-level resources", None,
-                       pod_level[0][resource])
+                       pod[0][resource])
     running = [_container_request(c, resource) for c in tpl.containers]
     sidecars: list[_Source] = []
     app_total = sum((s.value for s in running), Fraction(0))
@@ -177,7 +172,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     tpl = unit.tpl
     if resources_unknown(tpl):
         raise SkipUnit("invalid or unrendered resource quantities")
-    accel = accelerator_requests(tpl.spec)
+    accel = accelerators(tpl)
     if not accel:
         raise SkipUnit("no counted accelerator devices (DRA resource claims only)")
     place, how = placement(tpl, ctx)
@@ -205,7 +200,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         yield from _never_fits(tpl, place, accel, too_small, wrong)
         return
 
-    tolerance = Fraction(str(params["tolerance"]))
+    tolerance = param_fraction(params["tolerance"])
     for resource in params["resources"]:
         hit = _share_hit(tpl, place, accel, fits, resource, tolerance)
         if hit is not None:

@@ -7,7 +7,7 @@ from typing import Iterator
 
 from kubelint_ml.engine import Hit, Unit
 from kubelint_ml.k8s.resources import defaulted_requests
-from kubelint_ml.templates._common import resources_unknown, requests_limits, show
+from kubelint_ml.templates._common import param_fraction, requests_limits, resources_unknown, show
 
 UNIT = "container"
 _MAX_SHOWN = Fraction(10**15)
@@ -27,7 +27,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     if resources_unknown(tpl):
         return
     resource = params["resource"]
-    ratio = Fraction(str(params["ratio"]))
+    ratio = param_fraction(params["ratio"])
     requests, limits = requests_limits(c)
     requests = defaulted_requests(requests, limits)
     lim, req = limits.get(resource), requests.get(resource)

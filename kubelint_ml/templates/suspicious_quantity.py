@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Iterator
 
 from kubelint_ml.engine import Hit, Unit
 from kubelint_ml.k8s.quantity import parse_quantity
-from kubelint_ml.templates._common import quantity_fields, raw_text, show
+from kubelint_ml.templates._common import param_fraction, quantity_fields, raw_text, show
 
 UNIT = "podTemplate"
 DEFAULTS = {"minBytes": "1Mi", "maxCpu": 1000, "byteResources": ["memory", "ephemeral-storage", "sizeLimit"]}
@@ -25,7 +24,7 @@ PARAMS = {
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     tpl = unit.tpl
     min_bytes = parse_quantity(params["minBytes"]).value
-    max_cpu = Fraction(str(params["maxCpu"]))
+    max_cpu = param_fraction(params["maxCpu"])
     byte_resources = set(params["byteResources"])
     for f in quantity_fields(tpl):
         label = f"{f.part}.{f.resource}" if f.part != "sizeLimit" else "sizeLimit"
