@@ -338,4 +338,7 @@ def compile_expression(source: str, variables: Sequence[str] = DEFAULT_VARIABLES
         expr = env.compile(source)
     except Exception as exc:
         raise CelCompileError(_one_line(str(exc))) from None
-    return CelProgram(source, names, expr)
+    # Only the variables the source names are converted at each evaluation. CEL has no
+    # dynamic lookup, so a word test can only keep too many, never too few.
+    used = tuple(n for n in names if re.search(rf"\b{re.escape(n)}\b", source))
+    return CelProgram(source, used, expr)

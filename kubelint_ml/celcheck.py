@@ -108,15 +108,16 @@ class CelCheck:
 
 def _context_objects(ctx: Any) -> list:
     facts = getattr(ctx, "facts", None)
-    if facts is None:
-        return []
-    cached = getattr(facts, "_cel_objects", None)
-    if cached is None:
-        cached = facts.context_objects()
-        facts._cel_objects = cached
-    return cached
+    return facts.context_objects() if facts is not None else []
+
+
+_PROFILE: list = [None, {}]  # the last profile and its CEL value (a profile does not change once loaded)
 
 
 def _profile(ctx: Any) -> dict:
     profile = getattr(ctx, "profile", None)
-    return profile.to_cel() if profile is not None else {}
+    if profile is None:
+        return {}
+    if _PROFILE[0] is not profile:
+        _PROFILE[:] = [profile, profile.to_cel()]
+    return _PROFILE[1]

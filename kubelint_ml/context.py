@@ -79,16 +79,18 @@ class Facts:
     workload_priority_classes: dict[str, int | None] = field(default_factory=dict)
     kubelet_configs: list[KubeletConfigFact] = field(default_factory=list)
     crds: list[dict] = field(default_factory=list)
-    _cel_objects: list | None = None
     # Answers computed from all the facts, asked once per pod template: kept
     # until the next fact arrives (thousands of classes and pods stay linear).
     _memo: dict = field(default_factory=dict)
 
     def context_objects(self) -> list[dict]:
-        """The context objects themselves (what CEL rules see as ``objects``)."""
-        out = [f.obj.data for f in self.priority_class_objects if f.obj is not None]
-        out += [k.data for k in self.kubelet_configs]
-        return out
+        """The context objects themselves (what CEL rules see as ``objects``; do not mutate)."""
+        found = self._memo.get("context_objects")
+        if found is None:
+            found = [f.obj.data for f in self.priority_class_objects if f.obj is not None]
+            found += [k.data for k in self.kubelet_configs]
+            self._memo["context_objects"] = found
+        return found
 
     def add_object(self, obj: K8sObject) -> None:
         self._memo.clear()
