@@ -27,7 +27,6 @@ from typing import Any
 
 DEFAULT_VARIABLES = ("object", "podSpec", "container", "volume", "objects", "profile")
 # Rule id of the finding that reports an evaluation error (see docs/cel.md).
-EVAL_ERROR_RULE = "cel-evaluation-error"
 MAX_EXPRESSION_LENGTH = 10_000
 # The runtime stops an evaluation at this many comprehension iterations in
 # total (a fixed limit of cel-expr-python; observed, not configurable).

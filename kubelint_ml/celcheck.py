@@ -14,9 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.engine import CEL_EVALUATION_ERROR, Hit, Unit
 
-EVAL_ERROR = "cel-evaluation-error"
 _UNIT_VARIABLES = {
     "object": ("object", "objects", "profile"),
     "podTemplate": ("object", "podSpec", "objects", "profile"),
@@ -87,13 +86,13 @@ class CelCheck:
             ok = self.program.evaluate(activation)
         except CelEvalError as e:
             yield Hit(base, f"{what}: rule {self.rule_id}: CEL evaluation failed: {e}", severity="error",
-                      rule=EVAL_ERROR)
+                      rule=CEL_EVALUATION_ERROR)
             return
         if ok is True:
             return
         if ok is not False:
             yield Hit(base, f"{what}: rule {self.rule_id}: expression returned {type(ok).__name__}, not a bool",
-                      severity="error", rule=EVAL_ERROR)
+                      severity="error", rule=CEL_EVALUATION_ERROR)
             return
         message = self.message
         if self.message_program is not None:

@@ -145,10 +145,6 @@ class Facts:
         fact = self.priority_classes.get(name)
         return fact.value if fact else None
 
-    def highest_priority(self) -> int | None:
-        values = [f.value for f in self.priority_classes.values() if f.value is not None]
-        return max(values) if values else None
-
     def highest_preempting(self) -> PriorityClassFact | None:
         """The known class with the highest value that may preempt (not ``preemptionPolicy: Never``).
 

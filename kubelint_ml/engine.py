@@ -21,6 +21,7 @@ IGNORE_ANNOTATION = "kubelint-ml.io/ignore"
 PARSE_ERROR = "parse-error"
 UNKNOWN_IGNORE = "unknown-ignore-rule"
 RULE_ERROR = "rule-error"
+CEL_EVALUATION_ERROR = "cel-evaluation-error"  # a CEL rule's expression failed (reported by kubelint_ml.celcheck)
 
 
 @dataclass(slots=True)
@@ -117,7 +118,7 @@ class Engine:
                  known_rule_ids: Iterable[str] = ()) -> None:
         self.rules = rules
         self.overrides = severity_overrides or {}
-        self.known_ids = set(known_rule_ids) | {r.id for r in rules} | {PARSE_ERROR, UNKNOWN_IGNORE, RULE_ERROR, "schema-invalid", "cel-evaluation-error"}
+        self.known_ids = set(known_rule_ids) | {r.id for r in rules} | {PARSE_ERROR, UNKNOWN_IGNORE, RULE_ERROR, "schema-invalid", CEL_EVALUATION_ERROR}
         self.by_unit: dict[str, list[Rule]] = {"object": [], "podTemplate": [], "container": [], "volume": []}
         for r in rules:
             self.by_unit[r.unit].append(r)

@@ -31,12 +31,8 @@ import yaml
 
 try:  # pragma: no cover - depends on how PyYAML was built
     from yaml import CSafeLoader as _BaseLoader
-
-    LIBYAML = True
 except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
-
-    LIBYAML = False
 
 from yaml.constructor import ConstructorError, SafeConstructor
 
@@ -127,6 +123,11 @@ class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
 
     def construct_document(self, node: yaml.Node) -> Any:
         self._memo: dict[yaml.Node, Any] = {}
+        # Merge bookkeeping, per document. id(mapping node) -> how many of its pairs came
+        # from merge keys: a node is flattened once (in place), and may be constructed
+        # again later through an alias; this keeps its merged pairs apart from its own.
+        self._merged = 0
+        self._merged_prefix: dict[int, int] = {}
         try:
             return self._build(node)
         finally:
@@ -221,14 +222,6 @@ class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
                                node.start_mark)
 
     max_merged = 1_000_000
-
-    def start_document(self) -> None:
-        """Reset the per-document merge bookkeeping."""
-        self._merged = 0
-        # id(mapping node) -> how many of its pairs came from merge keys. A node
-        # is flattened once (in place), and may be constructed again later
-        # through an alias: this keeps its merged pairs apart from its own.
-        self._merged_prefix: dict[int, int] = {}
 
     def flatten_mapping(self, node: yaml.MappingNode) -> None:
         """Resolve ``<<`` merge keys, as PyYAML does, without exponential blow-up.
@@ -616,7 +609,6 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
                 problems.append(too_deep[index])
                 index += 1
                 continue
-            loader.start_document()
             try:
                 value = loader.construct_document(node)
             except (ConstructorError, RecursionError) as e:
@@ -625,10 +617,6 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
                 else:
                     line_, col = _mark_of(e)
                     problems.append(LoadProblem(_describe(e), line_, col, index))
-                # Constructor state may hold half-built objects; reset it.
-                loader.constructed_objects = {}
-                loader.state_generators = []
-                loader.recursive_objects = {}
                 index += 1
                 continue
             if check_aliases and isinstance(value, (dict, list)):

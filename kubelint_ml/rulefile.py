@@ -150,10 +150,9 @@ def build_rule(data: Any, source: str, *, builtin: bool = False, validate: bool 
                 f"{source}: check.template: unknown template {check['template']!r}; "
                 f"available: {', '.join(available_templates())}"
             ) from None
-        units = getattr(module, "UNITS", (module.UNIT,))
-        if rule.unit not in units:
+        if rule.unit != module.UNIT:
             raise RuleFileError(
-                f"{source}: scope.unit: template {check['template']} works on {', '.join(units)}, not {rule.unit}"
+                f"{source}: scope.unit: template {check['template']} works on {module.UNIT}, not {rule.unit}"
             )
         params = dict(getattr(module, "DEFAULTS", {}))
         params.update(check.get("params") or {})

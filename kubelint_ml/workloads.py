@@ -215,7 +215,6 @@ def _pod(obj: dict) -> Iterator[TemplateSpot]:
 class KindInfo:
     finder: Finder
     training: bool  # a training workload whatever its pods request
-    job_like: bool = False  # batch/v1 Job semantics (restartPolicy, podFailurePolicy)
 
 
 _KUBEFLOW_V1 = {
@@ -232,10 +231,10 @@ KINDS: dict[tuple[str, str], KindInfo] = {
     ("", "Pod"): KindInfo(_pod, True),
     ("", "PodTemplate"): KindInfo(_at("template"), False),
     ("", "ReplicationController"): KindInfo(_at("spec", "template", replicas_key=("spec", "replicas")), False),
-    ("batch", "Job"): KindInfo(_at("spec", "template", replicas_key=("spec", "parallelism")), True, True),
+    ("batch", "Job"): KindInfo(_at("spec", "template", replicas_key=("spec", "parallelism")), True),
     ("batch", "CronJob"): KindInfo(
         _at("spec", "jobTemplate", "spec", "template", replicas_key=("spec", "jobTemplate", "spec", "parallelism")),
-        True, True,
+        True,
     ),
     ("apps", "Deployment"): KindInfo(_at("spec", "template", replicas_key=("spec", "replicas")), False),
     ("apps", "StatefulSet"): KindInfo(_at("spec", "template", replicas_key=("spec", "replicas")), False),

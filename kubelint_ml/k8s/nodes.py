@@ -17,12 +17,13 @@ guessed at.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from importlib import resources
 from typing import Any
+
+from kubelint_ml.k8s.quantity import parse_manifest_quantity
 
 MI = 1 << 20
 GI = 1 << 30
@@ -265,14 +266,6 @@ def catalog_labels(name: str) -> dict[str, str]:
 # Profile values
 
 
-_SUFFIXES = {
-    "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60,
-    "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1,
-    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
-}
-_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")
-
-
 def profile_quantity(value: Any) -> Fraction | None:
     """A profile quantity ("640Gi", "96", 1.5, Fraction) as a Fraction, or None."""
     if isinstance(value, bool) or value is None:
@@ -284,18 +277,9 @@ def profile_quantity(value: Any) -> Fraction | None:
     if not isinstance(value, str):
         return None
     try:
-        from kubelint_ml.k8s.quantity import parse_manifest_quantity  # type: ignore[import-not-found]
-    except ImportError:
-        parse_manifest_quantity = None
-    if parse_manifest_quantity is not None:
-        try:
-            return Fraction(parse_manifest_quantity(value).value)
-        except Exception:  # noqa: BLE001 - any parse failure means "not a quantity"
-            return None
-    m = _QUANTITY.match(value.strip())
-    if not m:
+        return parse_manifest_quantity(value).value
+    except ValueError:  # QuantityError among them
         return None
-    return Fraction(m.group(1)) * _SUFFIXES[m.group(2) or ""]
 
 
 def node_pool_from_config(name: str, data: Mapping[str, Any]) -> NodePool:

@@ -206,7 +206,6 @@ def _multi(value: Any, env: Mapping[str, str], above: int, words: bool = True) -
 _PREFIX = {"exec", "nohup", "time", "command", "sudo", "env", "nice", "stdbuf", "builtin"}
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 _ASSIGN = re.compile(r"^[A-Za-z_]\w*=")
-_NPROC = re.compile(r"^--nproc[_-]per[_-]node(?:=(.*))?$")
 _LOADER_FLAG = re.compile(r"^--(?:dataloader[_-])?num[_-]workers(?:=(.*))?$")
 _LOADER_KEY = re.compile(r"^\+{0,2}(?:[\w-]+\.)*(?:dataloader[_.])?num_workers=(.*)$")
 _WORKERS = re.compile(r"^--workers(?:=(.*))?$")

@@ -64,10 +64,6 @@ class PriorityRef:
     field: str  # human description of the field
 
     @property
-    def reaches_pods(self) -> bool:
-        return self.source in ("pod", "volcano", "ray", "kai")
-
-    @property
     def placeholder(self) -> bool:
         """An unrendered template variable ($PRIORITY, ${CLASS}): its real value is unknown."""
         return is_placeholder(self.name)

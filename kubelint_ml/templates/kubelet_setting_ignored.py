@@ -11,6 +11,7 @@ from kubelint_ml.templates._kubelet import (
     GROUP_KILL_MIN,
     SINGLE_PROCESS_MIN,
     Nodes,
+    at_least,
     config_name,
     nodes_for_config,
 )
@@ -26,7 +27,7 @@ _UNKNOWN_FIELD = (
 
 
 def _old_kill(nodes: Nodes) -> str:
-    if nodes.cgroup == 2 and nodes.version is not None and nodes.version >= GROUP_KILL_MIN:
+    if nodes.cgroup == 2 and at_least(nodes.version, GROUP_KILL_MIN):
         return "; containers keep group OOM kill (memory.oom.group)"
     return ""
 
