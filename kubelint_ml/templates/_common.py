@@ -94,11 +94,20 @@ def resources_unknown(tpl: PodTemplate) -> bool:
       (and may patch the pod template too). The initializer and launcher jobs
       get no resources from the TrainJob and are judged as written.
     """
+    return bool(why_resources_unknown(tpl))
+
+
+def why_resources_unknown(tpl: PodTemplate) -> str:
+    """Why :func:`resources_unknown` holds ("" when it does not), for skip notes."""
     found = tpl.cache.get("resources-unknown")
     if found is None:
-        found = _trainer_job(tpl) or any(
-            f.error is not None or f.placeholder or (f.parsed is not None and f.parsed.value < 0)
-            for f in quantity_fields(tpl))
+        if _trainer_job(tpl):
+            found = "resources set by each TrainJob (spec.trainer.resourcesPerNode)"
+        elif any(f.error is not None or f.placeholder or (f.parsed is not None and f.parsed.value < 0)
+                 for f in quantity_fields(tpl)):
+            found = "invalid or unrendered resource quantities"
+        else:
+            found = ""
         tpl.cache["resources-unknown"] = found
     return found
 

@@ -22,7 +22,7 @@ from kubelint_ml.engine import Hit, SkipUnit, Unit
 from kubelint_ml.k8s.nodes import GI, MI, NodeType
 from kubelint_ml.k8s.resources import defaulted_requests, effective_pod_request
 from kubelint_ml.templates._accel import Placement, devices_label, is_slice, percent, placement
-from kubelint_ml.templates._common import accelerators, param_fraction, pod_level, requests_limits, resources_unknown, show
+from kubelint_ml.templates._common import accelerators, param_fraction, pod_level, requests_limits, show, why_resources_unknown
 from kubelint_ml.workloads import ContainerView, PodTemplate
 
 UNIT = "podTemplate"
@@ -170,8 +170,9 @@ def _gpu_field(tpl: PodTemplate, resource: str) -> _Source | None:
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     tpl = unit.tpl
-    if resources_unknown(tpl):
-        raise SkipUnit("invalid or unrendered resource quantities")
+    why = why_resources_unknown(tpl)
+    if why:
+        raise SkipUnit(why)
     accel = accelerators(tpl)
     if not accel:
         raise SkipUnit("no counted accelerator devices (DRA resource claims only)")
