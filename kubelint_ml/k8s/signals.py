@@ -344,11 +344,8 @@ def _jobs(seg: list[_Tok], start: int, cmd: str, c: _Collector) -> None:
         c.add(seg[start - 1].text, cmd, seg[start - 1].path, None)
 
 
-def _scan_segment(seg: list[_Tok], c: _Collector) -> None:
-    seg = _unwrap_shell(seg)
-    ci = _command_word(seg)
-    if ci is None:
-        return
+def _scan_segment(seg: list[_Tok], ci: int, c: _Collector) -> None:
+    """Signals of one simple command (already unwrapped from ``sh -c``); ``ci``: its command word."""
     cmd = _basename(seg[ci].text)
     rest = ci + 1
     if cmd.startswith("-"):  # options without a command (e.g. an env value)
@@ -434,10 +431,12 @@ def _scan_tokens(tokens: list[_Tok], c: _Collector) -> None:
     background: list[_Tok] = []
     after_background = False
     for seg, end in _segments(tokens):
-        _scan_segment(seg, c)
         seg = _unwrap_shell(seg)
         ci = _command_word(seg)
-        if ci is None or _basename(seg[ci].text) in _TRIVIAL:
+        if ci is None:
+            continue
+        _scan_segment(seg, ci, c)
+        if _basename(seg[ci].text) in _TRIVIAL:
             continue
         if end == "&":
             background.append(seg[ci])
