@@ -56,6 +56,12 @@ class FileResult:
     objects: int = 0
     notes: list[str] = field(default_factory=list)
 
+    def add(self, other: "FileResult") -> None:
+        self.findings.extend(other.findings)
+        self.notes.extend(other.notes)
+        self.documents += other.documents
+        self.objects += other.objects
+
 
 @dataclass(slots=True)
 class Runner:
@@ -184,9 +190,7 @@ def first_pass(sources: list[Source], config: Config, stdin_data: bytes | None,
             kept.append(data if s.real == "-" else None)  # stdin cannot be read again; a file's size is checked
             continue
         if _mentions_context(data):
-            for doc in load(data, config.limits).documents:
-                for obj in unpack(doc, s.path).objects:
-                    facts.add_object(obj)
+            _add_facts(facts, data, s.path, config.limits)
         if len(data) <= budget or s.real == "-":
             kept.append(data)
             budget -= len(data)
@@ -225,11 +229,17 @@ def _first_pass_forked(sources: list[Source], config: Config, stdin_data: bytes 
             data = kept[i] if kept[i] is not None else read(sources[i], max_bytes)
         except OSError:
             continue  # gone since: the lint reports it
-        for doc in load(data, config.limits).documents:
-            for obj in unpack(doc, sources[i].path).objects:
-                facts.add_object(obj)
+        _add_facts(facts, data, sources[i].path, config.limits)
     _profile_facts(facts, config)
     return facts, kept, sum(total for total, _ in parts)
+
+
+def _add_facts(facts: Facts, data: bytes, file: str, limits: Limits, only: str | None = None) -> None:
+    """The context objects of one file (of kind ``only``, if given) into ``facts``."""
+    for doc in load(data, limits).documents:
+        for obj in unpack(doc, file).objects:
+            if only is None or obj.kind == only:
+                facts.add_object(obj)
 
 
 def _profile_facts(facts: Facts, config: Config) -> None:
@@ -246,10 +256,7 @@ def _profile_facts(facts: Facts, config: Config) -> None:
             from kubelint_ml.config import ConfigError
 
             raise ConfigError(f"profile kubeletConfig {path}: cannot read: {e.strerror}") from None
-        for doc in load(data, config.limits).documents:
-            for obj in unpack(doc, path).objects:
-                if obj.kind == "KubeletConfiguration":
-                    facts.add_object(obj)
+        _add_facts(facts, data, path, config.limits, only="KubeletConfiguration")
     facts.add_profile(config.profile)
 
 
@@ -308,6 +315,13 @@ def repo_root() -> str:
         probe = parent
 
 
+def _finish(findings: list[Finding], config: Config) -> list[Finding]:
+    """Config excludes applied, sorted, one "no schema" note per kind."""
+    apply_excludes(findings, config)
+    findings.sort(key=Finding.sort_key)
+    return once_per_kind(findings)
+
+
 def once_per_kind(findings: list[Finding]) -> list[Finding]:
     """Keep the first "no schema for <kind>" note of each kind (findings are sorted)."""
     seen: set[tuple[str, str]] = set()
@@ -337,11 +351,7 @@ def _lint_span(runner: Runner, inputs: Inputs, span: tuple[int, int]) -> FileRes
     """The files of one span, as one result."""
     out = FileResult()
     for source, data in inputs[span[0]:span[1]]:
-        r = _lint_item(runner, source, data)
-        out.findings.extend(r.findings)
-        out.notes.extend(r.notes)
-        out.documents += r.documents
-        out.objects += r.objects
+        out.add(_lint_item(runner, source, data))
     return out
 
 
@@ -627,18 +637,11 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
         for i, (source, data) in enumerate(inputs):
             inputs[i] = (source, None)  # the bytes are not needed after this file
             results.append(_lint_item(runner, source, data))
-    findings: list[Finding] = []
-    notes: list[str] = []
-    docs = objs = 0
+    total = FileResult()
     for r in results:
-        findings.extend(r.findings)
-        notes.extend(r.notes)
-        docs += r.documents
-        objs += r.objects
-    notes.extend(run_notes)
-    apply_excludes(findings, config)
-    findings.sort(key=Finding.sort_key)
-    findings = once_per_kind(findings)
+        total.add(r)
+    notes = total.notes + run_notes
+    findings = _finish(total.findings, config)
     active = [f for f in findings if f.suppressed is None]
     suppressed = [f for f in findings if f.suppressed is not None]
     infos = {r.id: r.info() for r in rules}
@@ -659,8 +662,8 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
         suppressed=suppressed,
         rules=dict(sorted(infos.items())),
         files=len(sources),
-        documents=docs,
-        objects=objs,
+        documents=total.documents,
+        objects=total.objects,
         fail_level=fail_level,
         root=repo_root(),
         tool_version=__version__,
@@ -674,15 +677,11 @@ def lint_text(data: bytes, rules: list[Rule], config: Config | None = None, disp
     config = config or Config()
     facts = Facts()
     if may_hold_context(data):
-        for doc in load(data, config.limits).documents:
-            for obj in unpack(doc, display).objects:
-                facts.add_object(obj)
+        _add_facts(facts, data, display, config.limits)
     facts.add_profile(config.profile)
     if schema is not None:
         for crd in facts.crds:
             schema.add_crd(crd)
     runner = Runner(Engine(rules, severity_overrides=severity), config, facts, schema)
     findings = runner.lint_bytes(data, display).findings
-    apply_excludes(findings, config)
-    findings.sort(key=Finding.sort_key)
-    return once_per_kind(findings)
+    return _finish(findings, config)
