@@ -14,9 +14,9 @@ from typing import Any
 import click
 
 from kubelint_ml import __version__
+from kubelint_ml.findings import SEVERITIES as LEVELS  # fail levels are severities
+from kubelint_ml.report import FORMATS
 
-FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
-LEVELS = ("error", "warning", "info")
 # Rules that are off unless --verbose or the config turns them on.
 VERBOSE_RULES = {"gpu-node-unresolved"}
 
@@ -33,22 +33,13 @@ def _fail(message: str) -> "None":
 
 
 def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
-                 enable: tuple[str, ...] = (), disable: tuple[str, ...] = ()) -> tuple[list, dict, set]:
-    """Built-in plus user rules, with config and command-line choices applied."""
-    from kubelint_ml.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
+                 enable: tuple[str, ...] = (), disable: tuple[str, ...] = (),
+                 rules: list | None = None) -> tuple[list, dict, set]:
+    """Built-in plus user rules (``rules``: already loaded by :func:`_all_rules`), with config and
+    command-line choices applied."""
+    from kubelint_ml.rulefile import RuleFileError, _validate_params
 
-    try:
-        rules = load_builtin_rules()
-        user = []
-        for d in list(config.rules_dirs) + list(extra_dirs):
-            user.extend(load_rules_dir(d))
-    except RuleFileError as e:
-        _fail(str(e))
-    by_id = {r.id: r for r in rules}
-    for r in user:
-        if r.id in by_id:
-            _fail(f"{r.source}: id: rule {r.id} is already a built-in rule; choose another id")
-        by_id[r.id] = r
+    by_id = {r.id: r for r in (rules if rules is not None else _all_rules(config, extra_dirs))}
     all_ids = set(by_id)
     for rid in list(config.enable) + list(config.disable) + list(config.severity) + list(config.params) + list(enable) + list(disable):
         if rid not in all_ids:
@@ -56,12 +47,10 @@ def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
             _fail(f"{where}: unknown rule id {rid!r} (see `kubelint-ml rules list`)")
     for rid, params in config.params.items():
         rule = by_id[rid]
-        if rule.template is None or not hasattr(rule.template, "PARAMS"):
+        if not hasattr(rule.template, "PARAMS"):
             _fail(f"{config.path}: overrides.{rid}.params: rule {rid} takes no params")
         merged = dict(rule.params)
         merged.update(params)
-        from kubelint_ml.rulefile import _validate_params
-
         try:
             _validate_params(rid, rule.template, merged, config.path or "config")
         except RuleFileError as e:
@@ -269,8 +258,8 @@ def rules_list(fmt: str, rules_dirs: tuple[str, ...]) -> None:
     from kubelint_ml import ruledocs
 
     config = _load_config(None)
-    chosen, _, _ = select_rules(config, rules_dirs, verbose=False)  # "enabled" means on in a plain run
     everything = _all_rules(config, rules_dirs)
+    chosen, _, _ = select_rules(config, rules_dirs, verbose=False, rules=everything)  # on in a plain run
     click.echo(ruledocs.render_list(everything, fmt, enabled={r.id for r in chosen}), nl=False)
 
 
@@ -314,15 +303,19 @@ def rules_verify(directory: str | None) -> None:
 
 
 def _all_rules(config: Any, rules_dirs: tuple[str, ...]) -> list:
+    """Built-in rules and the user rules of the config and the command line, by id."""
     from kubelint_ml.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
 
     try:
-        out = load_builtin_rules()
-        for d in list(config.rules_dirs) + list(rules_dirs):
-            out.extend(load_rules_dir(d))
+        builtin = load_builtin_rules()
+        user = [r for d in list(config.rules_dirs) + list(rules_dirs) for r in load_rules_dir(d)]
     except RuleFileError as e:
         _fail(str(e))
-    return sorted(out, key=lambda r: r.id)
+    ids = {r.id for r in builtin}
+    for r in user:
+        if r.id in ids:
+            _fail(f"{r.source}: id: rule {r.id} is already a built-in rule; choose another id")
+    return sorted(builtin + user, key=lambda r: r.id)
 
 
 @main.command()

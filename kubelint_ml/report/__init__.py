@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from kubelint_ml.findings import RunResult
 
-FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
-
+# Format -> module (imported only when used).
 _MODULES = {
     "text": "text",
     "json": "json_",
@@ -18,21 +17,23 @@ _MODULES = {
     "junit": "junit",
     "markdown": "markdown",
 }
+FORMATS = tuple(_MODULES)
+
+
+def _module(fmt: str):
+    if fmt not in _MODULES:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return import_module(f"{__name__}.{_MODULES[fmt]}")
 
 
 def render(fmt: str, result: RunResult, *, color: bool = False, verbose: bool = False) -> str:
     """Render `result` in format `fmt` (one of FORMATS)."""
-    if fmt not in _MODULES:
-        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    module = import_module(f"{__name__}.{_MODULES[fmt]}")
-    return module.render(result, color=color, verbose=verbose)
+    return _module(fmt).render(result, color=color, verbose=verbose)
 
 
 def write(fmt: str, result: RunResult, out: TextIO, *, color: bool = False, verbose: bool = False) -> None:
     """Write `result` in format `fmt` to `out`, streaming where the format can."""
-    if fmt not in _MODULES:
-        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    module = import_module(f"{__name__}.{_MODULES[fmt]}")
+    module = _module(fmt)
     if hasattr(module, "write"):
         module.write(result, out, color=color, verbose=verbose)
     else:
