@@ -51,32 +51,33 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                     f"only on Linux (the only allowed value elsewhere is null), so it has no effect. Remove it",
                     at_value=True,
                 )
-            elif nodes.version is None:
-                unknown.append(nodes.label())
-            elif nodes.version < SINGLE_PROCESS_MIN:
+            elif (hit := _too_old(name, "singleProcessOOMKill", spok, nodes, SINGLE_PROCESS_MIN, unknown,
+                                  _old_kill(nodes))) is not None:
                 found = True
-                yield Hit(
-                    ("singleProcessOOMKill",),
-                    f"{name} sets singleProcessOOMKill: {_show(spok)} for {nodes.describe()}, but the field "
-                    f"exists only from kubelet 1.32: {_UNKNOWN_FIELD}{_old_kill(nodes)}. Upgrade these nodes' "
-                    "kubelet to 1.32+, or remove the field",
-                    at_value=True,
-                )
-        if fcg is not None:
-            if nodes.version is None:
-                unknown.append(nodes.label())
-            elif nodes.version < FAIL_CGROUP_V1_MIN:
-                found = True
-                yield Hit(
-                    ("failCgroupV1",),
-                    f"{name} sets failCgroupV1: {_show(fcg)} for {nodes.describe()}, but the field exists only "
-                    f"from kubelet 1.31: {_UNKNOWN_FIELD}. Upgrade these nodes' kubelet to 1.31+, or remove "
-                    "the field",
-                    at_value=True,
-                )
+                yield hit
+        if fcg is not None and (hit := _too_old(name, "failCgroupV1", fcg, nodes, FAIL_CGROUP_V1_MIN, unknown)):
+            found = True
+            yield hit
     if not found and unknown:
         labels = ", ".join(dict.fromkeys(unknown))
         raise SkipUnit(f"no kubelet or Kubernetes version for {labels} in the profile")
+
+
+def _too_old(name: str, key: str, value: object, nodes: Nodes, minimum: tuple[int, int], unknown: list[str],
+             extra: str = "") -> Hit | None:
+    """The field set for nodes whose kubelet predates it; nodes without a version go to ``unknown``."""
+    if nodes.version is None:
+        unknown.append(nodes.label())
+        return None
+    if nodes.version >= minimum:
+        return None
+    since = f"{minimum[0]}.{minimum[1]}"
+    return Hit(
+        (key,),
+        f"{name} sets {key}: {_show(value)} for {nodes.describe()}, but the field exists only from kubelet "
+        f"{since}: {_UNKNOWN_FIELD}{extra}. Upgrade these nodes' kubelet to {since}+, or remove the field",
+        at_value=True,
+    )
 
 
 def _show(value: object) -> str:
