@@ -8,7 +8,7 @@ from functools import lru_cache
 from fractions import Fraction
 from typing import Any
 
-from kubelint_ml.k8s.quantity import Quantity, QuantityError, format_bytes, format_cpu, parse_manifest_quantity
+from kubelint_ml.k8s.quantity import DECIMAL_SI, Quantity, QuantityError, format_bytes, format_cpu, parse_manifest_quantity
 from kubelint_ml.objects import dig
 from kubelint_ml.workloads import ContainerView, PodTemplate
 
@@ -32,7 +32,7 @@ class QuantityField:
     empty: bool = False  # YAML null, which Kubernetes reads as 0
 
 
-_ZERO = Quantity(Fraction(0), "DecimalSI")
+_ZERO = Quantity(Fraction(0), DECIMAL_SI)
 
 
 def _field(path: tuple, resource: str, part: str, raw: Any, container: ContainerView | None, where: str) -> QuantityField:
@@ -126,14 +126,13 @@ def show(resource: str, value: Fraction) -> str:
         return format_cpu(value)
     if resource in ("memory", "ephemeral-storage", "sizeLimit") or resource.startswith("hugepages-"):
         return format_bytes(value)
-    return str(value) if value.denominator != 1 else str(value.numerator)
+    return str(value)  # a Fraction prints "3" or "3/2"
 
 
 def raw_text(raw: Any) -> str:
-    text = repr(raw) if not isinstance(raw, str) else repr(raw)
+    """A value as written, quoted, cut at 60 characters."""
+    text = repr(raw)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
 
 
 def requests_limits(c: ContainerView) -> tuple[dict, dict]:

@@ -217,7 +217,7 @@ def _never_fits(tpl: PodTemplate, place: Placement, accel: dict[str, int],
         n = len(place.nodes)
         biggest = "" if n == 1 else f" (the largest of {_choices(place, n)})"
         src = _gpu_field(tpl, resource)
-        yield _at_gpu_field(
+        yield _at_source(
             tpl, src,
             f"{tpl.describe()}: the pod requests {g} {label} but {_node_label(node)}{biggest} has only "
             f"{node.gpus}: the pod can never be scheduled. Request at most {node.gpus} {label} per pod "
@@ -230,7 +230,7 @@ def _never_fits(tpl: PodTemplate, place: Placement, accel: dict[str, int],
     names = ", ".join(f"{accel[r]} {r}" for r in asked)
     n = len(place.nodes)
     where = _node_label(node) if n == 1 else f"each of the {_choices(place, n)}"
-    yield _at_gpu_field(
+    yield _at_source(
         tpl, src,
         f"{tpl.describe()}: the pod requests {names} but {where} offers {node.gpu_resource} only: "
         f"the pod can never be scheduled there. Request {node.gpu_resource}, or select nodes that "
@@ -238,8 +238,8 @@ def _never_fits(tpl: PodTemplate, place: Placement, accel: dict[str, int],
     )
 
 
-def _at_gpu_field(tpl: PodTemplate, src, message: str) -> Hit:
-    """A hit at the GPU request that ``src`` names, else at the pod spec."""
+def _at_source(tpl: PodTemplate, src, message: str) -> Hit:
+    """A hit at the request ``src`` names (a value), else at the pod spec."""
     if src is None:
         return Hit(tpl.spec_path, message)
     return Hit(src.path, message, container=src.container, at_value=True)
@@ -293,6 +293,4 @@ def _share_hit(tpl: PodTemplate, place: Placement, accel: dict[str, int], fits: 
             f"Request at most about {_at_most(resource, share)} {resource} (its GPU share), more {label} per pod, "
             f"or a node type with more {resource} per GPU"
         )
-    if src is None:
-        return Hit(tpl.spec_path, message)
-    return Hit(src.path, message, container=src.container, at_value=True)
+    return _at_source(tpl, src, message)

@@ -36,6 +36,7 @@ from typing import Any, Iterator
 
 from kubelint_ml.engine import Hit, SkipUnit, Unit, is_training_workload
 from kubelint_ml.k8s.signals import Signal
+from kubelint_ml.objects import dig
 from kubelint_ml.templates._common import signals_of, template_signals
 from kubelint_ml.templates._kubelet import SINGLE_PROCESS_MIN, Nodes, nodes_for_pod, oom_mode
 from kubelint_ml.workloads import ContainerView, PodTemplate
@@ -69,20 +70,12 @@ class _Eval:
     skip: str | None = None
 
 
-def _get(d: Any, *keys: str) -> Any:
-    for k in keys:
-        if not isinstance(d, dict):
-            return None
-        d = d.get(k)
-    return d
-
-
 def _ranks_elsewhere(tpl: PodTemplate) -> bool:
     obj = tpl.obj
     if obj.kind == "MPIJob" and tpl.role == "Launcher":
-        return _get(obj.data, "spec", "runLauncherAsWorker") is not True
+        return dig(obj.data, "spec", "runLauncherAsWorker") is not True
     if obj.kind in ("TrainingRuntime", "ClusterTrainingRuntime") and tpl.role == "launcher":
-        mpi = _get(obj.data, "spec", "mlPolicy", "mpi")
+        mpi = dig(obj.data, "spec", "mlPolicy", "mpi")
         return isinstance(mpi, dict) and mpi.get("runLauncherAsNode") is not True
     return False
 
@@ -107,7 +100,7 @@ def _evaluate(tpl: PodTemplate, roles: tuple[str, ...], ctx: Any) -> _Eval:
         return found
     ev = _Eval()
     tpl.cache[key] = ev
-    if tpl.broken or _ranks_elsewhere(tpl):
+    if _ranks_elsewhere(tpl):  # (the engine never gives a rule a broken template)
         return ev
     groups = nodes_for_pod(tpl.spec, ctx)
     modes = [(nodes, *oom_mode(nodes)) for nodes in groups]
