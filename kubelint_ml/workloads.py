@@ -63,9 +63,6 @@ class PodTemplate(HasMetadata):
     metadata: dict
     role: str  # e.g. "Worker", a replicated job's name, "head"; "" for single-template kinds
     replicas: int | None
-    # The Kubeflow-style replica spec around the template, when there is one.
-    replica_spec: dict | None = None
-    replica_spec_path: tuple | None = None
     containers: list[ContainerView] = field(default_factory=list)
     init_containers: list[ContainerView] = field(default_factory=list)
     volumes: list[VolumeView] = field(default_factory=list)
@@ -91,7 +88,7 @@ class PodTemplate(HasMetadata):
 # ----------------------------------------------------------------------------
 # Where templates live, per kind (k8s-facts.md section 7)
 
-TemplateSpot = tuple[tuple, str, "int | None", "dict | None", "tuple | None"]
+TemplateSpot = tuple[tuple, str, "int | None"]  # (path, role, replicas)
 Finder = Callable[[dict], Iterator[TemplateSpot]]
 
 
@@ -106,7 +103,7 @@ def _at(*path: Any, replicas_key: tuple | None = None, default: int | None = 1) 
         if dig(obj, *path) is None:
             return
         replicas = _int(dig(obj, *replicas_key), default) if replicas_key else default
-        yield tuple(path), "", replicas, None, None
+        yield tuple(path), "", replicas
 
     return find
 
@@ -122,14 +119,8 @@ def _replica_specs(field_name: str, worker_default: int = 1) -> Finder:
             rs = specs[role]
             if not isinstance(rs, dict):
                 continue
-            default = 0 if str(role) == "Worker" and worker_default == 0 else 1
-            yield (
-                ("spec", field_name, role, "template"),
-                str(role),
-                _int(rs.get("replicas"), default),
-                rs,
-                ("spec", field_name, role),
-            )
+            default = worker_default if str(role) == "Worker" else 1
+            yield ("spec", field_name, role, "template"), str(role), _int(rs.get("replicas"), default)
 
     return find
 
@@ -146,7 +137,7 @@ def _jobset_jobs(prefix: tuple) -> Finder:
             reps = _int(rj.get("replicas"), 1) or 0
             par = _int(dig(rj, "template", "spec", "parallelism"), 1)
             yield (prefix + ("replicatedJobs", i, "template", "spec", "template"), name,
-                   reps * (par if par is not None else 1), None, None)
+                   reps * (par if par is not None else 1))
 
     return find
 
@@ -157,7 +148,7 @@ def _ray(prefix: tuple) -> Finder:
         if not isinstance(cluster, dict):
             return
         if isinstance(dig(cluster, "headGroupSpec"), dict):
-            yield prefix + ("headGroupSpec", "template"), "head", 1, None, None
+            yield prefix + ("headGroupSpec", "template"), "head", 1
         groups = cluster.get("workerGroupSpecs")
         if isinstance(groups, list):
             for i, g in enumerate(groups):
@@ -167,7 +158,7 @@ def _ray(prefix: tuple) -> Finder:
                 reps = _int(g.get("replicas"), 0)
                 hosts = _int(g.get("numOfHosts"), 1)
                 yield (prefix + ("workerGroupSpecs", i, "template"), name,
-                       None if reps is None or hosts is None else reps * hosts, None, None)
+                       None if reps is None or hosts is None else reps * hosts)
 
     return find
 
@@ -181,7 +172,7 @@ def _volcano_tasks(prefix: tuple) -> Finder:
             if not isinstance(t, dict):
                 continue
             name = t.get("name") if isinstance(t.get("name"), str) else f"tasks[{i}]"
-            yield prefix + ("tasks", i, "template"), name, _int(t.get("replicas"), 1), None, None
+            yield prefix + ("tasks", i, "template"), name, _int(t.get("replicas"), 1)
 
     return find
 
@@ -201,14 +192,14 @@ def _lws(obj: dict) -> Iterator[TemplateSpot]:
     size = _int(lwt.get("size"), 1)
     groups = _int(dig(obj, "spec", "replicas"), 1)
     if isinstance(lwt.get("leaderTemplate"), dict):
-        yield ("spec", "leaderWorkerTemplate", "leaderTemplate"), "leader", groups, None, None
+        yield ("spec", "leaderWorkerTemplate", "leaderTemplate"), "leader", groups
     if isinstance(lwt.get("workerTemplate"), dict):
         workers = None if size is None or groups is None else groups * (size - (1 if "leaderTemplate" in lwt else 0))
-        yield ("spec", "leaderWorkerTemplate", "workerTemplate"), "worker", workers, None, None
+        yield ("spec", "leaderWorkerTemplate", "workerTemplate"), "worker", workers
 
 
 def _pod(obj: dict) -> Iterator[TemplateSpot]:
-    yield (), "", 1, None, None
+    yield (), "", 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,7 +273,7 @@ def _fallback(obj: dict, limit_depth: int = 10) -> Iterator[TemplateSpot]:
                     continue
                 cpath = path + (key,)
                 if key != "spec" and _looks_like_template(child):
-                    yield cpath, render_role(cpath), _int(node.get("replicas"), None), None, None
+                    yield cpath, render_role(cpath), _int(node.get("replicas"), None)
                     continue
                 yield from walk(child, cpath, depth + 1)
         elif isinstance(node, list):
@@ -382,7 +373,7 @@ def _volumes(tpl: PodTemplate, problems: list[ShapeProblem]) -> list[VolumeView]
 
 
 def _build(obj: K8sObject, spot: TemplateSpot) -> PodTemplate:
-    path, role, replicas, rs, rs_path = spot
+    path, role, replicas = spot
     problems: list[ShapeProblem] = []
     if path == ():  # a Pod
         node: Any = obj.data
@@ -402,7 +393,7 @@ def _build(obj: K8sObject, spot: TemplateSpot) -> PodTemplate:
         spec = node.get("spec")
         if not _expect(problems, spec, dict, path + ("spec",), "pod spec") or spec is None:
             spec = {}
-    tpl = PodTemplate(obj, path, path + ("spec",), spec, meta, role, replicas, rs, rs_path)
+    tpl = PodTemplate(obj, path, path + ("spec",), spec, meta, role, replicas)
     if spec:
         for key in _SPEC_MAPS:
             _expect(problems, spec.get(key), dict, tpl.spec_path + (key,), key)
