@@ -236,6 +236,12 @@ def _aggregate(inits: list[_Container], apps: list[_Container], limits: bool) ->
     return result
 
 
+def container_limits(pod_spec: Mapping) -> ResourceList:
+    """``PodLimits`` from the containers alone: apps plus sidecars, or an init container plus the
+    sidecars started before it when larger (containers without a limit add nothing)."""
+    return _aggregate(*_containers(_mapping(pod_spec)), limits=True)
+
+
 # --- pod-level resources --------------------------------------------------
 
 

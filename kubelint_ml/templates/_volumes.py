@@ -23,7 +23,7 @@ from fractions import Fraction
 from typing import Any
 
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
-from kubelint_ml.k8s.resources import is_sidecar
+from kubelint_ml.k8s.resources import container_limits
 from kubelint_ml.templates._common import pod_level, requests_limits, show
 from kubelint_ml.workloads import ContainerView, PodTemplate, VolumeView
 
@@ -198,23 +198,8 @@ def pod_ephemeral_storage_limit(tpl: PodTemplate) -> Fraction | None:
     add nothing, and one container with a limit is enough for the check to
     run. None when no container has a positive limit.
     """
-    apps = Fraction(0)
-    sidecars = Fraction(0)
-    init_peak = Fraction(0)
-    found = False
-    for c in tpl.all_containers:
-        lim = requests_limits(c)[1].get("ephemeral-storage")
-        value = lim if lim is not None and lim > 0 else Fraction(0)
-        found = found or value > 0
-        if c.role == "container":
-            apps += value
-        elif is_sidecar(c.data):
-            apps += value
-            sidecars += value
-            init_peak = max(init_peak, sidecars)
-        else:
-            init_peak = max(init_peak, value + sidecars)
-    return max(apps, init_peak) if found else None
+    value = container_limits(tpl.spec).get("ephemeral-storage")
+    return value if value else None
 
 
 def requests_ephemeral_storage(c: ContainerView) -> bool:
