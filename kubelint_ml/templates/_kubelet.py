@@ -85,21 +85,9 @@ def _real(absolute: str) -> str:
 
 
 def configs(ctx: Any) -> list[Any]:
-    """The known KubeletConfigFacts, once each (a file may be both an input
-    and named in the profile)."""
+    """The known KubeletConfigFacts (each file once: a profile file that is also an input is read once)."""
     facts = getattr(ctx, "facts", None)
-    found = getattr(facts, "kubelet_configs", None) or []
-    if len(found) < 2:
-        return list(found)
-    seen: set = set()
-    out = []
-    for k in found:
-        obj = k.obj
-        key = (real(k.source) or k.source, obj.document if obj else None, obj.base if obj else None)
-        if key not in seen:
-            seen.add(key)
-            out.append(k)
-    return out
+    return list(getattr(facts, "kubelet_configs", None) or [])
 
 
 def _named(profile: Any) -> set[str]:
