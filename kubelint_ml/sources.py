@@ -144,27 +144,33 @@ def read(source: Source, max_bytes: int) -> bytes:
     kept = _READ_ONCE.get(source.real)
     if kept is not None:
         return kept
-    # Unbuffered: a regular file is read in one call sized by fstat (a buffered
-    # read(max_bytes + 1) allocates, then shrinks, a max_bytes buffer per file).
-    with open(source.real, "rb", buffering=0) as fh:
-        st = os.fstat(fh.fileno())
-        if stat.S_ISREG(st.st_mode) and st.st_size <= max_bytes:
-            return fh.readall()
-        data = _read_stream(fh, max_bytes + 1)
-        if not stat.S_ISREG(st.st_mode):
-            _READ_ONCE[source.real] = data
+    # A regular file is read with one read() sized by fstat, on a bare descriptor: no
+    # file object, and no buffer of max_bytes allocated and then shrunk per file.
+    fd = os.open(source.real, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        regular = stat.S_ISREG(st.st_mode)
+        if regular and st.st_size <= max_bytes:
+            data = os.read(fd, st.st_size + 1)
+            if len(data) == st.st_size:
+                return data  # the usual case: all of it, and the end of the file
+            return data + _read_stream(fd, max_bytes + 1 - len(data))  # grew or shrank since fstat, or a short read
+        data = _read_stream(fd, max_bytes + 1)
+    finally:
+        os.close(fd)
+    if not regular:
+        _READ_ONCE[source.real] = data
     return data
 
 
-def _read_stream(fh, limit: int) -> bytes:
+def _read_stream(fd: int, limit: int) -> bytes:
     """Up to ``limit`` bytes, however few each read returns (pipes, devices)."""
     parts: list[bytes] = []
     left = limit
     while left > 0:
-        chunk = fh.read(min(left, 1 << 16))
+        chunk = os.read(fd, min(left, 1 << 16))
         if not chunk:
             break
         parts.append(chunk)
         left -= len(chunk)
     return b"".join(parts)
-
