@@ -135,6 +135,17 @@ def test_reads_are_capped(tmp_path: Path) -> None:
     assert len(read(Source("zero", "/dev/zero"), 100)) == 101
 
 
+def test_a_regular_file_is_read_whole_up_to_the_cap(tmp_path: Path) -> None:
+    exact = tmp_path / "exact.yaml"
+    exact.write_bytes(b"a: 1\n" * 20)  # 100 bytes: at the cap, so whole
+    assert read(Source("exact.yaml", str(exact)), 100) == b"a: 1\n" * 20
+    empty = tmp_path / "empty.yaml"
+    empty.write_bytes(b"")
+    assert read(Source("empty.yaml", str(empty)), 100) == b""
+    with pytest.raises(IsADirectoryError):
+        read(Source("dir.yaml", str(tmp_path)), 100)
+
+
 def test_unreadable_directory_is_a_parse_error_in_the_run(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
