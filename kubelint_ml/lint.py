@@ -315,11 +315,24 @@ def repo_root() -> str:
         probe = parent
 
 
-def _finish(findings: list[Finding], config: Config) -> list[Finding]:
-    """Config excludes applied, sorted, one "no schema" note per kind."""
+def _finish(findings: list[Finding], config: Config, in_order: bool = False) -> list[Finding]:
+    """Config excludes applied, sorted (unless ``in_order``: already), one "no schema" note per kind."""
     apply_excludes(findings, config)
-    findings.sort(key=Finding.sort_key)
+    if not in_order:
+        findings.sort(key=Finding.sort_key)
     return once_per_kind(findings)
+
+
+def _concatenation_sorted(parts: list[FileResult]) -> bool:
+    """Whether parts whose findings are each sorted are sorted as a whole: true when each part's
+    files all come before the next part's (the sort key starts with the file)."""
+    last = None
+    for part in parts:
+        if part.findings:
+            if last is not None and not last < part.findings[0].file:
+                return False
+            last = part.findings[-1].file
+    return True
 
 
 def once_per_kind(findings: list[Finding]) -> list[Finding]:
@@ -348,10 +361,12 @@ def _lint_item(runner: Runner, source: Source, data: bytes | None) -> FileResult
 
 
 def _lint_span(runner: Runner, inputs: Inputs, span: tuple[int, int]) -> FileResult:
-    """The files of one span, as one result."""
+    """The files of one span, as one result, its findings sorted (spans are sorted in the
+    process that lints them, so that the parent has no sort left to do; see _concatenation_sorted)."""
     out = FileResult()
     for source, data in inputs[span[0]:span[1]]:
         out.add(_lint_item(runner, source, data))
+    out.findings.sort(key=Finding.sort_key)
     return out
 
 
@@ -630,8 +645,10 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
     del kept
     results: list[FileResult]
     run_notes: list[str] = []
+    in_order = False
     if use_parallel(jobs, len(inputs), size):
         results = _parallel(runner, inputs, jobs, run_notes)
+        in_order = _concatenation_sorted(results)
     else:
         results = []
         for i, (source, data) in enumerate(inputs):
@@ -641,7 +658,7 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
     for r in results:
         total.add(r)
     notes = total.notes + run_notes
-    findings = _finish(total.findings, config)
+    findings = _finish(total.findings, config, in_order)
     active = [f for f in findings if f.suppressed is None]
     suppressed = [f for f in findings if f.suppressed is not None]
     infos = {r.id: r.info() for r in rules}

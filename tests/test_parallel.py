@@ -162,3 +162,37 @@ def test_schema_cel_and_other_outputs_are_the_same_with_workers(extra, monkeypat
     assert seq.exit_code == par.exit_code == 1
     assert par.stdout == seq.stdout and len(seq.stdout) > 10_000
     assert par.stderr == seq.stderr
+
+
+def test_sorted_spans_skip_the_final_sort_only_when_their_files_follow_each_other() -> None:
+    from kubelint_ml.findings import Finding
+
+    def part(*files: str) -> lint.FileResult:
+        return lint.FileResult([Finding("r", "error", "m", "", f, 1, 1) for f in files])
+
+    assert lint._concatenation_sorted([part("a", "a", "b"), part(), part("c"), part("d", "e")])
+    assert not lint._concatenation_sorted([part("a", "b"), part("b", "c")])  # one file in two spans
+    # Profile kubelet configs are linted after the tree, whatever their names.
+    assert not lint._concatenation_sorted([part("tree/pod.yaml"), part("/etc/kubelet/config.yaml")])
+
+
+def test_output_stays_sorted_when_a_profile_file_comes_after_the_tree(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # The profile's kubelet config is linted after the tree; its absolute path sorts before it.
+    kubelet = tmp_path / "kubelet.yaml"
+    kubelet.write_text((FIXTURES / "kubelet" / "kubelet-cgroup-v1.yaml").read_text() + "\n---\n- not a mapping\n")
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(f"profile:\n  kubeletConfig: {kubelet}\n")
+    from kubelint_ml.config import load_config
+
+    config = load_config(str(profile))
+    monkeypatch.setattr(lint, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(lint, "PARALLEL_MIN_BYTES", 0)
+    tree = str(FIXTURES / "scenario")
+    seq, _ = lint.run([tree], config, load_builtin_rules(), jobs=1)
+    par, _ = lint.run([tree], config, load_builtin_rules(), jobs=3)
+    assert render("json", par) == render("json", seq)
+    files = [f.file for f in par.findings]
+    assert files[0] == str(kubelet) and len(set(files)) > 3
+    keys = [f.sort_key() for f in par.findings]
+    assert keys == sorted(keys)
