@@ -35,6 +35,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import statistics
@@ -314,6 +315,16 @@ class Case:
     def median(self, attr: str = "wall") -> float:
         return statistics.median(getattr(s, attr) for s in self.samples)
 
+    def slug(self) -> str:
+        """The case's name as a file name: ``check -j1`` -> ``check-j1`` (every case its own files)."""
+        return re.sub(r"[^A-Za-z0-9.]+", "-", self.name).strip("-")
+
+    def median_after(self, other: "Case") -> float:
+        """Median of the per-round differences of wall times (``other`` ran in the same rounds)."""
+        if len(self.samples) != len(other.samples) or not self.samples:
+            return self.median() - other.median()
+        return statistics.median(a.wall - b.wall for a, b in zip(self.samples, other.samples))
+
     def ratio_to(self, other: "Case") -> float:
         """Median of the per-round ratios of wall times (both ran in every round, next to each other):
         a slow spell of the machine falls on both sides of a ratio, unlike on a ratio of medians."""
@@ -377,7 +388,8 @@ def main(argv: list[str] | None = None) -> int:
 
     WORK.mkdir(parents=True, exist_ok=True)
     outdir = WORK / "out"
-    outdir.mkdir(exist_ok=True)
+    shutil.rmtree(outdir, ignore_errors=True)  # no output of an earlier run is ever compared
+    outdir.mkdir()
     if args.kubelint:
         kubelint = shlex.split(args.kubelint)
     else:
@@ -400,6 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"kubelint-ml: {shlex.join(kubelint)} ({nrules} rules, all enabled); {cpus} CPUs; "
           f"checkov: {checkov[0] if checkov else 'not installed (bench/setup-checkov.sh)'}", file=sys.stderr)
 
+    one = pick_single_file(args.corpus)
+    single_argv = kubelint + ["check", str(one), *enable]
     cases: dict[tuple[str, int], Case] = {}
     mismatches: list[str] = []
     docs: dict[int, int] = {}
@@ -413,6 +427,8 @@ def main(argv: list[str] | None = None) -> int:
             Case("parse floor", n, [python, "-c", FLOOR_SCRIPT, rel]),
             Case("check -j1", n, check + ["-j1"]),
             Case(f"check (default -j{cpus})", n, check),
+            # Start-up, in the same rounds: the time per document is taken after it, round by round.
+            Case("check one.yaml", n, single_argv),
         ]
         if n in checkov_sizes:
             group.append(Case("checkov", n, checkov + ["-d", rel, "--framework", "kubernetes", "--quiet", "-o", "json"]))
@@ -431,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
             for case in order:
                 if case.name == "checkov" and r > 0:
                     continue  # slow and far away: one run is enough for a ratio
-                out = outdir / f"{case.name.split()[0]}-{case.size}-{len(case.samples)}.out"
+                out = outdir / f"{case.slug()}-x{case.size}-{len(case.samples)}.out"
                 s = run_once(case.argv, WORK, out, env=env)
                 ours += s.cpu
                 case.samples.append(s)
@@ -458,8 +474,7 @@ def main(argv: list[str] | None = None) -> int:
                     sample.tree_pss_mb = s.tree_pss_mb
 
     # The single-file case, against a bare interpreter and against parsing that one file.
-    one = pick_single_file(args.corpus)
-    single = Case("check one.yaml", 1, kubelint + ["check", str(one), *enable])
+    single = Case("check one.yaml", 1, single_argv)
     bare = Case("python -c pass", 1, [python, "-c", "pass"])
     parse_one = Case("python: import yaml + parse it", 1,
                      [python, "-c", "import sys, yaml; list(yaml.load_all(open(sys.argv[1], 'rb'), Loader=yaml.CSafeLoader))", str(one)])
@@ -484,9 +499,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             med = case.median()
             pss = case.samples[0].tree_pss_mb
+            whole = name != "check one.yaml"  # the start-up case lints one file, not the corpus
             lines.append(
-                f"| {name} | {n} | {corpora[n].files} | {docs[n]} | {fmt_s(med)} | {fmt_s(min(s.wall for s in case.samples))} "
-                f"| {fmt_s(case.median('cpu'))} | {med / docs[n] * 1000:.3f} | {case.ratio_to(floor):.2f} "
+                f"| {name} | {n} | {corpora[n].files if whole else 1} | {docs[n] if whole else ''} | {fmt_s(med)} "
+                f"| {fmt_s(min(s.wall for s in case.samples))} | {fmt_s(case.median('cpu'))} "
+                f"| {f'{med / docs[n] * 1000:.3f}' if whole else ''} | {f'{case.ratio_to(floor):.2f}' if whole else ''} "
                 f"| {max(s.max_rss_mb for s in case.samples):.0f} | {'' if pss is None else f'{pss:.0f}'} |"
             )
     if others:
@@ -533,9 +550,8 @@ def main(argv: list[str] | None = None) -> int:
         target(f"peak PSS x{big} default jobs (all processes) <= 150 MB", tree <= 150, f"{tree:.0f} MB")
     if len(sizes) > 1:
         # Per document after start-up (the single-file run's time): what grows with the input.
-        startup = single.median()
         for name in ("check -j1", par_name):
-            per = [(cases[(name, n)].median() - startup) / docs[n] for n in sizes]
+            per = [cases[(name, n)].median_after(cases[("check one.yaml", n)]) / docs[n] for n in sizes]
             spread = max(per) / min(per)
             target(f"{name}: time per document after start-up constant within 20% (x{sizes[0]}..x{big})",
                    spread <= 1.2,

@@ -159,3 +159,24 @@ def test_the_cheap_context_scan_knows_every_kind_the_full_scan_looks_for() -> No
     assert all(any(word in kind for word in _CONTEXT_WORDS) for kind in kinds)
     assert _mentions_context(b"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nvalue: 1\n")
     assert not _mentions_context(b"kind: Pod\nmetadata: {name: PriorityClass}\n")
+
+
+def test_every_case_writes_its_own_output_file(bench) -> None:
+    # The parallel run's output is compared with the sequential run's: they must never share a file.
+    names = ["parse floor", "check -j1", "check (default -j2)", "check one.yaml", "checkov"]
+    slugs = [bench.Case(n, 10, []).slug() for n in names]
+    assert slugs == ["parse-floor", "check-j1", "check-default-j2", "check-one.yaml", "checkov"]
+    assert len(set(slugs)) == len(slugs)
+
+
+def test_time_after_start_up_is_the_median_of_per_round_differences(bench) -> None:
+    def case(*walls: float):
+        c = bench.Case("x", 1, [])
+        c.samples = [bench.Sample(w, w, 0.0, 0) for w in walls]
+        return c
+
+    # A slow spell in round 2 falls on both cases of that round.
+    lint, start = case(1.0, 2.0, 1.1), case(0.1, 1.0, 0.1)
+    assert lint.median_after(start) == pytest.approx(1.0)
+    assert lint.median() - start.median() == pytest.approx(1.0)
+    assert case(1.0, 3.0, 1.2).median_after(case(0.1, 2.0, 0.1)) == pytest.approx(1.0)
