@@ -95,6 +95,12 @@ def _implicit_table(resolver: type) -> dict[str, tuple]:
     return {ch: tuple(list(pairs) + wildcard) for ch, pairs in table.items() if ch is not None}
 
 
+# Plain scalar text -> its implicit tag (see PositionLoader.resolve); bounded.
+_RESOLVED: dict[str, str] = {}
+_RESOLVED_MAX_LENGTH = 64
+_RESOLVED_MAX_ENTRIES = 4096
+
+
 class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
     """Safe loader whose mappings and sequences carry positions.
 
@@ -106,12 +112,25 @@ class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
     """
 
     def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
-        """``BaseResolver.resolve`` for a loader without path resolvers, with the lookups precomputed."""
+        """``BaseResolver.resolve`` for a loader without path resolvers, with the lookups precomputed.
+
+        A plain scalar's tag depends on its text alone, and manifests repeat the
+        same keys and values over and over: short ones are remembered.
+        """
         if kind is _ScalarNode:
             if implicit[0]:
-                for tag, regexp in _IMPLICIT.get(value[:1], ()):
-                    if regexp.match(value):
-                        return tag
+                tag = _RESOLVED.get(value)
+                if tag is None:
+                    tag = _STR_TAG
+                    for implicit_tag, regexp in _IMPLICIT.get(value[:1], ()):
+                        if regexp.match(value):
+                            tag = implicit_tag
+                            break
+                    if len(value) <= _RESOLVED_MAX_LENGTH:
+                        if len(_RESOLVED) >= _RESOLVED_MAX_ENTRIES:
+                            _RESOLVED.clear()
+                        _RESOLVED[value] = tag
+                return tag
             return _STR_TAG
         return _YAML_TAG + "seq" if kind is _SequenceNode else _YAML_TAG + "map"
 

@@ -171,3 +171,19 @@ def test_depth_pre_check_never_misses_deep_input(value, flow, indent, newline, l
     real = _depth(yaml.load(text, Loader=yaml.CSafeLoader))
     if real > limit:
         assert _may_nest_deeper(text.encode(), limit)
+
+
+def test_remembered_tags_never_leak_between_styles_or_grow_without_bound() -> None:
+    from kubelint_ml import loader
+
+    text = (
+        "a: [yes, 'yes', \"yes\", yes, 1, '1', 1, 1.5, '1.5', null, 'null', ~, on, 'on', 0x1F, '0x1F', 0x1F]\n"
+        "yes: no\n'no': yes\n2: two\n"
+        "long: " + "9" * 100 + "\n"
+    )
+    for _ in range(2):  # the second time every short plain scalar's tag is a remembered one
+        assert load(text.encode()).documents[0].data == yaml.load(text, Loader=yaml.CSafeLoader)
+    assert "yes" in loader._RESOLVED and "9" * 100 not in loader._RESOLVED
+    many = "".join(f"- v{i}\n" for i in range(loader._RESOLVED_MAX_ENTRIES + 10))
+    assert load(many.encode()).documents[0].data == [f"v{i}" for i in range(loader._RESOLVED_MAX_ENTRIES + 10)]
+    assert len(loader._RESOLVED) <= loader._RESOLVED_MAX_ENTRIES
