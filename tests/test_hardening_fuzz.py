@@ -390,9 +390,8 @@ def test_mutated_corpus_bytes(data: st.DataObject) -> None:
 @examples(200)
 @given(st.data())
 def test_wrong_type_at_a_field_path(data: st.DataObject) -> None:
-    docs = corpus_documents()
-    label, doc, paths = docs[data.draw(st.integers(0, len(docs) - 1), label="document")]
-    path = paths[data.draw(st.integers(0, len(paths) - 1), label="path")]
+    label, doc, paths = data.draw(st.sampled_from(corpus_documents()), label="document")
+    path = data.draw(st.sampled_from(paths), label="path")
     value = data.draw(hostile, label="value")
     mutated = dump(replace_at(copy(doc), path, value))
     sandwich(mutated)
@@ -402,12 +401,10 @@ def test_wrong_type_at_a_field_path(data: st.DataObject) -> None:
 @examples(60)
 @given(st.data())
 def test_wrong_types_at_several_paths(data: st.DataObject) -> None:
-    docs = corpus_documents()
-    label, doc, paths = docs[data.draw(st.integers(0, len(docs) - 1), label="document")]
+    label, doc, _ = data.draw(st.sampled_from(corpus_documents()), label="document")
     doc = copy(doc)
     for _ in range(data.draw(st.integers(2, 6), label="count")):
-        paths = field_paths(doc)
-        path = paths[data.draw(st.integers(0, len(paths) - 1), label="path")]
+        path = data.draw(st.sampled_from(field_paths(doc)), label="path")
         doc = replace_at(doc, path, data.draw(values, label="value"))
     sandwich(dump(doc))
 

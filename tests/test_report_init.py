@@ -8,24 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from kubelint_ml.findings import Finding, ObjectRef, RuleInfo, RunResult
+from factories import make_finding
+
+from kubelint_ml.findings import RuleInfo, RunResult
 from kubelint_ml.report import FORMATS, render, write_step_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _result() -> RunResult:
-    f = Finding(
-        rule="gpu-limit-missing",
-        severity="error",
-        message="container trainer requests nvidia.com/gpu without a limit",
-        remediation="set resources.limits",
-        file="jobs/train.yaml",
-        line=12,
-        column=9,
-        path="spec.containers[0].resources",
-        object=ObjectRef("batch/v1", "Job", "ml", "train"),
-    )
+    f = make_finding(message="container trainer requests nvidia.com/gpu without a limit",
+                     remediation="set resources.limits", path="spec.containers[0].resources")
     rules = {"gpu-limit-missing": RuleInfo("gpu-limit-missing", "error", "GPU limit", "desc", "fix")}
     return RunResult(findings=[f], suppressed=[], rules=rules, files=1, objects=1)
 
