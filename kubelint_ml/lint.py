@@ -17,7 +17,7 @@ from kubelint_ml.findings import Finding, ObjectRef, RuleInfo, RunResult
 from kubelint_ml.loader import Limits, load, locate, looks_like_template, render_path
 from kubelint_ml.objects import K8sObject, unpack
 from kubelint_ml.rulefile import Rule
-from kubelint_ml.sources import Source, collect, display_path, excluded, read
+from kubelint_ml.sources import Source, collect, display_path, excluded, read, read_once
 
 # Below this many files, or this many bytes, a run stays in one process: forking costs more.
 PARALLEL_MIN_FILES = 48
@@ -206,6 +206,14 @@ def _first_pass_forked(sources: list[Source], config: Config, stdin_data: bytes 
     context kind, and this process parses those (in input order, as a sequential pass does)."""
     max_bytes = config.limits.max_file_bytes
     kept: list[bytes | None] = [(stdin_data or b"") if s.real == "-" else None for s in sources]
+    # A pipe or device (`<(helm template ...)`) can be read once: here, before forking, so that
+    # every process has its bytes (read() remembers them) rather than the one worker that read it.
+    for i, s in enumerate(sources):
+        if kept[i] is None and read_once(s):
+            try:
+                kept[i] = read(s, max_bytes)
+            except OSError:
+                pass  # the lint reports it
     spans = _spans(len(sources), jobs)
 
     def scan(n: int) -> tuple[int, list[int]]:

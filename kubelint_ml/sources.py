@@ -133,6 +133,20 @@ def collect(paths: list[str], excludes: tuple[str, ...] = ()) -> list[Source]:
 _READ_ONCE: dict[str, bytes] = {}
 
 
+def read_once(source: Source) -> bool:
+    """Whether the source can be read only once (stdin, a named pipe, a device): not a regular file.
+
+    A walk lists regular files only, so only the paths named on the command line are looked at."""
+    if source.real == STDIN:
+        return True
+    if source.identity or source.error:
+        return False
+    try:
+        return not stat.S_ISREG(os.stat(source.real).st_mode)
+    except OSError:
+        return False
+
+
 def read(source: Source, max_bytes: int) -> bytes:
     """The file's bytes, at most ``max_bytes + 1`` (enough to tell it is too big)."""
     if source.error:

@@ -196,3 +196,21 @@ def test_output_stays_sorted_when_a_profile_file_comes_after_the_tree(tmp_path: 
     assert files[0] == str(kubelet) and len(set(files)) > 3
     keys = [f.sort_key() for f in par.findings]
     assert keys == sorted(keys)
+
+
+def test_a_pipe_named_on_the_command_line_is_read_once_by_a_shared_first_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kubelint-ml check -j4 big-tree/ <(helm template ...)`: the process substitution's bytes reach the lint."""
+    pod = (FIXTURES / "examples" / "pytorchjob-gpu.yaml").read_bytes()
+    r, w = os.pipe()
+    os.write(w, pod)
+    os.close(w)
+    try:
+        monkeypatch.setattr(lint, "PARALLEL_MIN_FILES", 1)
+        monkeypatch.setattr(lint, "PARALLEL_MIN_BYTES", 0)
+        monkeypatch.setattr(lint, "PARALLEL_SCAN_MIN_FILES", 1)
+        result, _ = lint.run([str(FIXTURES), f"/dev/fd/{r}"], Config(), load_builtin_rules(), jobs=3)
+    finally:
+        os.close(r)
+    piped = [(f.rule, f.line) for f in result.findings if f.file == f"/dev/fd/{r}"]
+    expected = [(f.rule, f.line) for f in lint.lint_text(pod, load_builtin_rules())]
+    assert piped == expected and len(expected) > 3
