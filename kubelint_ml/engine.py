@@ -69,7 +69,8 @@ class Context:
         return templates
 
     def note(self, text: str) -> None:
-        self.notes.append(text)
+        if self.wants_notes:
+            self.notes.append(text)
 
 
 def _kind_matches(rule: Rule, obj: K8sObject) -> bool:
@@ -188,7 +189,8 @@ class Engine:
                 try:
                     hits = list(rule.template.check(unit, rule.params, ctx))
                 except _SkipUnit as skip:
-                    ctx.note(f"{obj.file}: {obj.ref.display()}: {rule.id} skipped: {skip}")
+                    if ctx.wants_notes:
+                        ctx.note(f"{obj.file}: {obj.ref.display()}: {rule.id} skipped: {skip}")
                     continue
                 except Exception as exc:  # a bug in one rule must not hide the others' results
                     out.append(self.finding_at(

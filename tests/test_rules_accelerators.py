@@ -51,7 +51,7 @@ def lint(manifest: str, *ids: str, profile: dict | None = None, params: dict | N
 
 def notes(manifest: str, rule_id: str, profile: dict | None = None) -> list[str]:
     cfg = _config(profile)
-    runner = Runner(Engine(_rules((rule_id,), None)), cfg, Facts())
+    runner = Runner(Engine(_rules((rule_id,), None)), cfg, Facts(), verbose=True)
     return runner.lint_bytes(textwrap.dedent(manifest).encode(), "m.yaml").notes
 
 
@@ -313,6 +313,8 @@ def test_preferred_affinity_is_ignored():
     """)
     assert lint(text, SHARE) == []
     assert any("node type not resolved: no nodeSelector or required node affinity" in n for n in notes(text, SHARE))
+    quiet = Runner(Engine(_rules((SHARE,), None)), _config(None), Facts())  # no --verbose: no notes are made
+    assert quiet.lint_bytes(textwrap.dedent(text).encode(), "m.yaml").notes == []
 
 
 INIT_UNPACK = """
