@@ -23,6 +23,7 @@ goes wrong becomes a :class:`LoadProblem` with a line.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -147,6 +148,9 @@ class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
         # again later through an alias; this keeps its merged pairs apart from its own.
         self._merged = 0
         self._merged_prefix: dict[int, int] = {}
+        # Set when a collection is reached a second time (an alias, or a shared merge value):
+        # only then can the document expand past its text, and its expanded size is checked.
+        self.shared = False
         try:
             return self._build(node)
         finally:
@@ -172,6 +176,7 @@ class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
         else:
             found = self._memo.get(node)
             if found is not None:
+                self.shared = True
                 return found
             if cls is _MappingNode and tag in _MAP_TAGS:
                 return self._build_map(node)
@@ -309,10 +314,6 @@ class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
             why = "more digits than Python allows (4300)" if "digits" in str(e) else "not a valid " + what
             raise ConstructorError(None, None, f"{what} value {shown!r}: {why}", node.start_mark) from None
 
-    def construct_plain_str(self, node: yaml.Node) -> str:
-        """Scalars kept as their text (timestamps, ``!!binary``), as Kubernetes' JSON sees them."""
-        return str(self.construct_scalar(node))
-
 
 _SCALARS = {
     "tag:yaml.org,2002:int": SafeConstructor.construct_yaml_int,
@@ -330,9 +331,9 @@ for _tag in _SCALARS:
     PositionLoader.add_constructor(_tag, PositionLoader.construct_checked_scalar)
 for _tag in sorted(_MAP_TAGS | _SEQ_TAGS):
     PositionLoader.add_constructor(_tag, PositionLoader.construct_mismatch)
-# Kubernetes reads YAML through JSON: timestamps and binary stay strings.
-PositionLoader.add_constructor("tag:yaml.org,2002:timestamp", PositionLoader.construct_plain_str)
-PositionLoader.add_constructor("tag:yaml.org,2002:binary", PositionLoader.construct_plain_str)
+# Kubernetes reads YAML through JSON: timestamps and binary stay strings, their text.
+PositionLoader.add_constructor("tag:yaml.org,2002:timestamp", SafeConstructor.construct_yaml_str)
+PositionLoader.add_constructor("tag:yaml.org,2002:binary", SafeConstructor.construct_yaml_str)
 _IMPLICIT = _implicit_table(PositionLoader)
 
 
@@ -362,7 +363,6 @@ class LoadResult:
 
 
 _TEMPLATE_LINE = re.compile(rb"^[ \t]*(?:- )?\{\{|:[ \t]+\{\{", re.M)
-_MAYBE_ALIAS = re.compile(rb"[\s\[{,:-]\*[^\s*,\]}]")
 
 
 def looks_like_template(data: bytes) -> int:
@@ -605,8 +605,10 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
             problems.append(scan.refused)
             return LoadResult(docs, problems)
         too_deep = scan.too_deep
-    check_aliases = b"*" in data and _MAYBE_ALIAS.search(data) is not None
 
+    # Building recurses about two frames per level: room for every depth the limits allow.
+    if sys.getrecursionlimit() < 2 * limits.max_depth + 1000:
+        sys.setrecursionlimit(2 * limits.max_depth + 1000)
     loader = PositionLoader(data)
     loader.max_merged = limits.max_expanded_nodes
     index = 0
@@ -638,7 +640,7 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
                     problems.append(LoadProblem(_describe(e), line_, col, index))
                 index += 1
                 continue
-            if check_aliases and isinstance(value, (dict, list)):
+            if loader.shared and isinstance(value, (dict, list)):
                 why = _expanded_size(value, limits.max_expanded_nodes, limits.max_depth)
                 if why:
                     problems.append(LoadProblem(why, line, 1, index))

@@ -168,6 +168,18 @@ def test_depth_limit_is_configurable() -> None:
     ]
 
 
+def test_the_highest_depth_limit_the_config_allows_is_honoured() -> None:
+    limits = Limits(max_depth=1000)  # the schema's maximum
+    block = b"a:\n" + b"".join(b"  " * (i + 1) + b"a:\n" for i in range(998)) + b"  " * 999 + b"a: 1\n"
+    for data in (block, b"[" * 1000 + b"]" * 1000):
+        result = load(data, limits)
+        assert result.problems == [] and len(result.documents) == 1
+    assert problems(b"[" * 1001 + b"]" * 1001, limits) == [
+        (1, 1001, "nesting deeper than 1000 levels (limits.maxDepth); document not linted")
+    ]
+
+
+
 def test_file_size_limit() -> None:
     data = GOOD * 10
     assert problems(data, Limits(max_file_bytes=100)) == [
