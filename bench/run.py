@@ -348,9 +348,10 @@ def ensure_venv(python: str) -> Path:
     return script
 
 
-def all_rule_flags(kubelint: list[str]) -> tuple[list[str], int]:
+def all_rule_flags(kubelint: list[str], env: dict) -> tuple[list[str], int]:
     """``--enable ID`` for every built-in rule that is off by default."""
-    out = subprocess.run(kubelint + ["rules", "list", "--format", "json"], capture_output=True, check=True, cwd=WORK)
+    out = subprocess.run(kubelint + ["rules", "list", "--format", "json"], capture_output=True, check=True, cwd=WORK,
+                         env=env)
     flags = []
     rules = json.loads(out.stdout)
     for r in rules:
@@ -402,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     if args.kubelint and "PYTHONPATH" not in env:
         env["PYTHONPATH"] = str(REPO)
-    enable, nrules = all_rule_flags(kubelint)
+    enable, nrules = all_rule_flags(kubelint, env)
     cpus = os.cpu_count() or 1
     sizes = [int(s) for s in args.sizes.split(",") if s]
     checkov = checkov_command()
@@ -447,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
             for case in order:
                 if case.name == "checkov" and r > 0:
                     continue  # slow and far away: one run is enough for a ratio
-                out = outdir / f"{case.slug()}-x{case.size}-{len(case.samples)}.out"
+                out = outdir / f"{case.slug()}-x{case.size}.out"  # this round's: compared below, then overwritten
                 s = run_once(case.argv, WORK, out, env=env)
                 ours += s.cpu
                 case.samples.append(s)
@@ -518,10 +519,7 @@ def main(argv: list[str] | None = None) -> int:
     par_name = f"check (default -j{cpus})"
     summary: dict = {"rules": nrules, "cpus": cpus, "sizes": sizes, "docs": docs, "findings": findings,
                      "other_cpus": others}
-    checks = []
-
     def target(label: str, ok: bool, detail: str) -> None:
-        checks.append(ok)
         lines.append(f"  [{'ok' if ok else 'MISS'}] {label}: {detail}")
 
     lines.append("")
