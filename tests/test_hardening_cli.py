@@ -336,6 +336,7 @@ def test_rule_file_bad_scalar_is_a_usage_error(tmp_path: Path) -> None:
 def test_missing_path_is_exit_2(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["check", str(tmp_path / "nope.yaml")])
     assert r.exit_code == 2
+    assert r.output == f"kubelint-ml: error: no such file or directory: {tmp_path / 'nope.yaml'}\n"
 
 
 def test_rule_text_from_the_repository_cannot_inject_workflow_commands(tmp_path: Path) -> None:

@@ -51,6 +51,17 @@ SHAPES = {
 }
 
 
+# The finding each shape repeats, and how many times: one per container, document, class, ...
+EXPECTED = {
+    "containers": ("shm-too-small-for-workers", N),
+    "documents": ("missing-priority-class", N),
+    "priority-classes": ("priority-class-invalid", N - 1),  # every globalDefault after the first
+    "replica-roles": ("besteffort-qos", N),
+    "sidecars": ("missing-priority-class", 1),
+    "volumes": ("emptydir-no-size-limit", N // 2),  # the disk-backed half
+}
+
+
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_large_fan_out_stays_linear(shape: str) -> None:
     data = SHAPES[shape].encode()
@@ -58,6 +69,9 @@ def test_large_fan_out_stays_linear(shape: str) -> None:
     findings = lint_text(data, all_rules())
     took = time.perf_counter() - start
     assert took < BOUND, f"{shape}: {took:.1f}s"
+    rule, count = EXPECTED[shape]
+    lines = [f.line for f in findings if f.rule == rule]
+    assert len(lines) == count and len(set(lines)) == count  # each at its own item's line
     assert all(f.line >= 1 for f in findings)
 
 

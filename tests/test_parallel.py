@@ -69,23 +69,30 @@ def test_a_worker_that_dies_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> No
     paths = [str(FIXTURES)]
     expected = render("json", _run(paths, 1, monkeypatch)[0])
 
-    def die(*args):  # what a forked worker runs for each span it takes
+    import select
+
+    died_r, died_w = os.pipe()
+
+    def die(*args):  # what a forked worker runs for each span it takes: say so, and go
+        os.write(died_w, b"x")
         os._exit(9)
 
     monkeypatch.setattr(lint, "_work", die)
     own = lint._lint_span
     calls = []
 
-    def parent_span(*args):  # the parent's own spans (the first before forking): let the worker take one
+    def parent_span(*args):  # the parent's own spans (the first before forking): wait until the worker took one
         calls.append(args)
         if len(calls) == 2:
-            import time
-
-            time.sleep(0.3)
+            assert select.select([died_r], [], [], 60)[0], "the worker never took a span"
         return own(*args)
 
     monkeypatch.setattr(lint, "_lint_span", parent_span)
-    result, notes = _run(paths, 2, monkeypatch)
+    try:
+        result, notes = _run(paths, 2, monkeypatch)
+    finally:
+        os.close(died_r)
+        os.close(died_w)
     assert render("json", result) == expected
     assert any(n.startswith("a worker process exited early; 1 of ") for n in notes), notes
 
@@ -129,11 +136,15 @@ def test_a_fork_that_fails_leaves_the_work_to_the_others(monkeypatch: pytest.Mon
     paths = [str(FIXTURES)]
     expected = render("json", _run(paths, 1, monkeypatch)[0])
 
+    tried = []
+
     def no_fork():
+        tried.append(1)
         raise BlockingIOError(11, "Resource temporarily unavailable")
 
     monkeypatch.setattr(os, "fork", no_fork)
     assert render("json", _run(paths, 4, monkeypatch)[0]) == expected
+    assert tried  # the run did try to fork
 
 
 @pytest.mark.parametrize("extra", [
