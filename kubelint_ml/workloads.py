@@ -429,3 +429,16 @@ def pod_templates(obj: K8sObject) -> list[PodTemplate]:
 def is_training_kind(obj: K8sObject) -> bool:
     info = kind_info(obj)
     return bool(info and info.training)
+
+
+TRAINER_ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+
+
+def is_runtime_trainer_job(job: Any) -> bool:
+    """Whether a (Cluster)TrainingRuntime's replicated job runs the trainer: its template's
+    ancestor-step label says ``trainer``; without that label, it is the job named ``node``."""
+    if not isinstance(job, dict):
+        return False
+    labels = dig(job, "template", "metadata", "labels")
+    step = labels.get(TRAINER_ANCESTOR_LABEL) if isinstance(labels, dict) else None
+    return step == "trainer" if step is not None else job.get("name") == "node"

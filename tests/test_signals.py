@@ -298,6 +298,13 @@ def test_trainjob_and_training_runtime():
     init_tpl = ("spec", "template", "spec", "replicatedJobs", 0, "template", "spec", "template")
     assert signals_for_template(rt, node_tpl) == signals
     assert signals_for_template(rt, init_tpl) == []
+    # The trainer job marked by the ancestor-step label, whatever its name (as the resource rules read it).
+    jobs = rt["spec"]["template"]["spec"]["replicatedJobs"]
+    jobs[0] = {"name": "trainer-main",
+               "template": {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}}}}
+    jobs[1] = {"name": "node", "template": {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "model-initializer"}}}}
+    assert signals_for_template(rt, init_tpl) == signals
+    assert signals_for_template(rt, node_tpl) == []
 
 
 def test_kuberay_groups():

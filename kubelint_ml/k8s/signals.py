@@ -36,6 +36,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubelint_ml.objects import dig
+from kubelint_ml.workloads import is_runtime_trainer_job
+
 
 @dataclass(frozen=True)
 class Signal:
@@ -602,24 +605,13 @@ def _env_signals(container: Mapping[str, Any], env: Mapping[str, str], c: _Colle
                 _scan_tokens(_element_tokens(value, path), c)
 
 
-def _get(obj: Any, *keys: Any) -> Any:
-    for k in keys:
-        if isinstance(k, int):
-            if not isinstance(obj, list) or not -len(obj) <= k < len(obj):
-                return None
-        elif not isinstance(obj, dict):
-            return None
-        obj = obj[k] if isinstance(k, int) else obj.get(k)
-    return obj
-
-
 def _scoped(obj: Mapping[str, Any]) -> list[tuple[Signal, list[tuple]]]:
     """Workload signals with the path prefixes of the pod templates they apply to."""
     kind = obj.get("kind")
     out: list[tuple[Signal, list[tuple]]] = []
 
     def count(path: tuple, sig_kind: str, label: str, scope: list[tuple]) -> None:
-        value = _get(obj, *path)
+        value = dig(obj, *path)
         multi, n = _multi(value, {}, 1)
         if multi:
             out.append((Signal(f"{label}: {value}", sig_kind, path, n), scope))
@@ -630,23 +622,23 @@ def _scoped(obj: Mapping[str, Any]) -> list[tuple[Signal, list[tuple]]]:
         count(("spec", "elasticPolicy", "nProcPerNode"), "torchrun", "nProcPerNode", scope)
     elif kind == "MPIJob":
         scope = [("spec", "mpiReplicaSpecs", "Worker")]
-        if _get(obj, "spec", "runLauncherAsWorker") is True:
+        if dig(obj, "spec", "runLauncherAsWorker") is True:
             scope.append(("spec", "mpiReplicaSpecs", "Launcher"))
         count(("spec", "slotsPerWorker"), "mpi", "slotsPerWorker", scope)
     elif kind == "TrainJob":
         count(("spec", "trainer", "numProcPerNode"), "trainjob", "numProcPerNode", [()])
     elif kind in ("TrainingRuntime", "ClusterTrainingRuntime"):
-        jobs = _get(obj, "spec", "template", "spec", "replicatedJobs")
-        names = [(_get(j, "name"), i) for i, j in enumerate(jobs)] if isinstance(jobs, list) else []
+        jobs = dig(obj, "spec", "template", "spec", "replicatedJobs")
+        jobs = jobs if isinstance(jobs, list) else []
         base = ("spec", "template", "spec", "replicatedJobs")
-        node = [base + (i,) for name, i in names if name == "node"] or [("spec", "template")]
-        launcher = [base + (i,) for name, i in names if name == "launcher"]
+        node = [base + (i,) for i, j in enumerate(jobs) if is_runtime_trainer_job(j)] or [("spec", "template")]
+        launcher = [base + (i,) for i, j in enumerate(jobs) if dig(j, "name") == "launcher"]
         count(("spec", "mlPolicy", "torch", "numProcPerNode"), "torchrun", "numProcPerNode", node)
-        mpi_scope = node + (launcher if _get(obj, "spec", "mlPolicy", "mpi", "runLauncherAsNode") is True else [])
+        mpi_scope = node + (launcher if dig(obj, "spec", "mlPolicy", "mpi", "runLauncherAsNode") is True else [])
         count(("spec", "mlPolicy", "mpi", "numProcPerNode"), "mpi", "numProcPerNode", mpi_scope)
     elif kind in ("RayCluster", "RayJob", "RayService"):
         root = {"RayCluster": ("spec",), "RayJob": ("spec", "rayClusterSpec"), "RayService": ("spec", "rayClusterConfig")}[kind]
-        spec = _get(obj, *root)
+        spec = dig(obj, *root)
         if isinstance(spec, dict):
             if isinstance(spec.get("headGroupSpec"), Mapping):
                 p = root + ("headGroupSpec",)

@@ -10,7 +10,7 @@ from typing import Any
 
 from kubelint_ml.k8s.quantity import DECIMAL_SI, Quantity, QuantityError, format_bytes, format_cpu, parse_manifest_quantity
 from kubelint_ml.objects import dig
-from kubelint_ml.workloads import ContainerView, PodTemplate
+from kubelint_ml.workloads import ContainerView, PodTemplate, is_runtime_trainer_job
 
 LIMITRANGE_NOTE = "unless a namespace LimitRange supplies a default"
 
@@ -79,7 +79,6 @@ def quantity_fields(tpl: PodTemplate) -> list[QuantityField]:
 
 
 _TRAINING_RUNTIMES = ("TrainingRuntime", "ClusterTrainingRuntime")
-_ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 
 
 def resources_unknown(tpl: PodTemplate) -> bool:
@@ -113,12 +112,10 @@ def why_resources_unknown(tpl: PodTemplate) -> str:
 
 
 def _trainer_job(tpl: PodTemplate) -> bool:
-    """The replicated job a runtime marks as the trainer (ancestor label), or the one named ``node``."""
+    """Whether the template is that of the replicated job a runtime runs the trainer in."""
     if tpl.obj.kind not in _TRAINING_RUNTIMES or tpl.obj.group != "trainer.kubeflow.org" or len(tpl.path) < 3:
         return False
-    labels = dig(tpl.obj.data, *tpl.path[:-2], "metadata", "labels")
-    step = labels.get(_ANCESTOR) if isinstance(labels, dict) else None
-    return step == "trainer" if step is not None else tpl.role == "node"
+    return is_runtime_trainer_job(dig(tpl.obj.data, *tpl.path[:-3]))
 
 
 def show(resource: str, value: Fraction) -> str:
