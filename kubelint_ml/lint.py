@@ -17,7 +17,7 @@ from kubelint_ml.findings import Finding, ObjectRef, RuleInfo, RunResult
 from kubelint_ml.loader import Limits, load, locate, looks_like_template, render_path
 from kubelint_ml.objects import K8sObject, unpack
 from kubelint_ml.rulefile import Rule
-from kubelint_ml.sources import Source, collect, display_path, excluded, read, read_once
+from kubelint_ml.sources import Source, collect, display_path, excluded, file_key, read, read_once
 
 # Below this many files, or this many bytes, a run stays in one process: forking costs more.
 PARALLEL_MIN_FILES = 48
@@ -145,7 +145,8 @@ class Runner:
 # Bytes kept from the first pass for the second, so that a file is read once;
 # past this budget files are read again (memory stays bounded on big trees).
 MAX_KEPT_BYTES = 64 * 1024 * 1024
-_CONTEXT_WORDS = tuple(k.encode() for k in CONTEXT_KINDS)
+# "WorkloadPriorityClass" contains "PriorityClass": one scan finds both.
+_CONTEXT_WORDS = tuple(k.encode() for k in CONTEXT_KINDS if k != "WorkloadPriorityClass")
 
 
 def _mentions_context(data: bytes) -> bool:
@@ -252,11 +253,11 @@ def _add_facts(facts: Facts, data: bytes, file: str, limits: Limits, only: str |
 
 def _profile_facts(facts: Facts, config: Config) -> None:
     # A profile file is among the inputs (see with_profile_files), so the first pass usually has it already.
-    have = {os.path.realpath(k.source) for k in facts.kubelet_configs}
+    have = {file_key(k.source) for k in facts.kubelet_configs}
     for path in config.profile.kubelet_config_paths():
-        if os.path.realpath(path) in have:
+        if file_key(path) in have:
             continue
-        have.add(os.path.realpath(path))
+        have.add(file_key(path))
         try:
             with open(path, "rb") as fh:
                 data = fh.read(config.limits.max_file_bytes + 1)
@@ -300,10 +301,10 @@ def with_profile_files(sources: list[Source], config: Config) -> list[Source]:
     paths = config.profile.kubelet_config_paths()
     if not paths:
         return sources
-    seen = {s.identity or os.path.realpath(s.real) for s in sources if s.real != "-"}
+    seen = {os.path.normcase(s.identity) if s.identity else file_key(s.real) for s in sources if s.real != "-"}
     extra = []
     for path in paths:
-        real = os.path.realpath(path)
+        real = file_key(path)
         if real not in seen and os.path.isfile(path):
             seen.add(real)
             extra.append(Source(display_path(path), path))

@@ -20,6 +20,7 @@ import fnmatch
 import os
 import stat
 from dataclasses import dataclass
+from functools import lru_cache
 
 EXTENSIONS = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -35,6 +36,19 @@ class Source:
     real: str  # what to open ("-" for stdin)
     error: str = ""  # set when the walk already knows it cannot be read
     identity: str = ""  # the file's real path when the walk already knows it (saves a realpath call)
+
+
+def file_key(path: str | None) -> str | None:
+    """What two names of one file have in common (real path, case-folded where the system
+    folds case), for telling whether they are the same file; None for stdin."""
+    if not path or path in (STDIN, "<stdin>"):
+        return None
+    return _file_key(os.path.abspath(path))
+
+
+@lru_cache(maxsize=256)
+def _file_key(absolute: str) -> str:
+    return os.path.normcase(os.path.realpath(absolute))
 
 
 def display_path(path: str) -> str:

@@ -18,12 +18,11 @@ matches the same file given on the command line.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 from kubelint_ml.config import parse_version
+from kubelint_ml.sources import file_key as real
 
 GROUP_KILL_MIN = (1, 28)  # memory.oom.group set on cgroup v2
 SINGLE_PROCESS_MIN = (1, 32)  # singleProcessOOMKill field
@@ -70,18 +69,6 @@ class Nodes:
     def describe(self) -> str:
         facts = self.facts_text()
         return f"{self.label()} ({facts})" if facts else self.label()
-
-
-def real(path: str | None) -> str | None:
-    """The file's real path, for comparing names (None for stdin)."""
-    if not path or path in ("-", "<stdin>"):
-        return None
-    return _real(os.path.abspath(path))
-
-
-@lru_cache(maxsize=256)
-def _real(absolute: str) -> str:
-    return os.path.normcase(os.path.realpath(absolute))
 
 
 def configs(ctx: Any) -> list[Any]:
