@@ -314,3 +314,27 @@ def test_sidecar_and_init_containers_count_like_containers():
 )
 def test_wrong_types_are_best_effort_not_errors(spec):
     assert qos_class(spec) == "BestEffort"
+
+
+FRAGMENTS = {
+    # a kustomize patch: the base Job sets the image and the resources it leaves out
+    "patch": "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
+             "      containers:\n      - name: worker\n        resources:\n          limits: {nvidia.com/gpu: 1}\n",
+    # a Spark driver pod template: Spark adds the container, with its cpu and memory
+    "no containers": "apiVersion: v1\nkind: Pod\nmetadata: {name: driver}\nspec:\n  nodeSelector: {group: cpu}\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FRAGMENTS))
+def test_partial_templates_get_no_resource_or_qos_findings(name: str) -> None:
+    from kubelint_ml.lint import lint_text
+    from kubelint_ml.rulefile import load_builtin_rules
+
+    text = FRAGMENTS[name]
+    quiet = {"besteffort-qos", "missing-memory-limit", "missing-memory-request", "missing-priority-class"}
+    assert [f.rule for f in lint_text(text.encode(), load_builtin_rules()) if f.rule in quiet] == []
+    # With an image, the same patch is a whole pod, and is judged.
+    whole = text.replace("- name: worker\n", "- name: worker\n        image: jax\n")
+    if whole != text:
+        found = {(f.rule, f.line) for f in lint_text(whole.encode(), load_builtin_rules())}
+        assert {("besteffort-qos", 6), ("missing-memory-limit", 11), ("missing-memory-request", 10)} <= found, found

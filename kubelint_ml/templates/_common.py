@@ -92,8 +92,23 @@ def resources_unknown(tpl: PodTemplate) -> bool:
       ``node`` container's resources with ``spec.trainer.resourcesPerNode``
       (and may patch the pod template too). The initializer and launcher jobs
       get no resources from the TrainJob and are judged as written.
+    * A partial template (:func:`is_fragment`): what it leaves out is set elsewhere.
     """
     return bool(why_resources_unknown(tpl))
+
+
+def is_fragment(tpl: PodTemplate) -> bool:
+    """A partial pod template: no containers at all, or an app container without an image.
+
+    The API server would reject such a pod outright: it is a kustomize patch, or a
+    template another tool completes (Spark's driver and executor templates). Rules
+    about fields that are *missing* stay quiet on it, since what completes it sets them.
+    """
+    found = tpl.cache.get("fragment")
+    if found is None:
+        found = not tpl.containers or any(not c.data.get("image") for c in tpl.containers)
+        tpl.cache["fragment"] = found
+    return found
 
 
 def why_resources_unknown(tpl: PodTemplate) -> str:
@@ -102,6 +117,8 @@ def why_resources_unknown(tpl: PodTemplate) -> str:
     if found is None:
         if _trainer_job(tpl):
             found = "resources set by each TrainJob (spec.trainer.resourcesPerNode)"
+        elif is_fragment(tpl):
+            found = "a partial pod template (no containers, or one without an image): what completes it sets them"
         elif any(f.error is not None or f.placeholder or (f.parsed is not None and f.parsed.value < 0)
                  for f in quantity_fields(tpl)):
             found = "invalid or unrendered resource quantities"

@@ -111,19 +111,6 @@ def object_refs(obj: K8sObject) -> list[PriorityRef]:
     return out
 
 
-def is_fragment(tpl: PodTemplate) -> bool:
-    """A partial pod template (a kustomize patch): an app container without an image.
-
-    The API server would reject such a pod outright; rules about fields that
-    are *missing* stay quiet on it, since the base it patches sets them.
-    """
-    found = tpl.cache.get("fragment")
-    if found is None:
-        found = any(not c.data.get("image") for c in tpl.containers)
-        tpl.cache["fragment"] = found
-    return found
-
-
 def uses_kai(tpl: PodTemplate) -> bool:
     return tpl.spec.get("schedulerName") == KAI_SCHEDULER
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from kubelint_ml.engine import Hit, SkipUnit, Unit
+from kubelint_ml.templates._common import is_fragment
 from kubelint_ml.templates._priority import (
     facts_of,
     is_batch_job,
-    is_fragment,
     is_placeholder,
     job_spec,
     job_spec_path,

@@ -6,13 +6,12 @@ from typing import Iterator
 
 from kubelint_ml.engine import Hit, Unit
 from kubelint_ml.loader import render_path
-from kubelint_ml.templates._common import raw_text
+from kubelint_ml.templates._common import is_fragment, raw_text
 from kubelint_ml.workloads import is_training_kind
 from kubelint_ml.templates._priority import (
     KAI_LABEL,
     KUEUE_LABEL,
     facts_of,
-    is_fragment,
     is_ray,
     is_volcano_job,
     kai_object_ref,
