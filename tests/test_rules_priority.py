@@ -139,6 +139,28 @@ def test_missing_plain_pod_message():
     assert "set spec.priorityClassName to a PriorityClass for training" in message
 
 
+def test_missing_under_kai_scheduler_names_its_default():
+    found = lint("""
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          name: train
+        spec:
+          template:
+            spec:
+              schedulerName: kai-scheduler
+              restartPolicy: Never
+              containers:
+                - name: t
+                  image: python:3.12
+    """, only="missing-priority-class")
+    assert [(rule, line) for rule, line, _ in found] == [("missing-priority-class", 8)]
+    message = found[0][2]
+    assert ": KAI Scheduler gives its pods its built-in default priority for the workload type ('inference' for a " \
+           "Deployment, 'train' otherwise), so any higher-priority pod can preempt them mid-run" in message
+    assert "(or KAI Scheduler's label priorityClassName on the workload or the Kueue label" in message
+
+
 def test_missing_names_the_known_global_default(tmp_path):
     found = lint_dir(tmp_path, {
         "classes.yaml": """
@@ -164,7 +186,8 @@ def test_missing_names_the_known_global_default(tmp_path):
         """,
     })
     assert [(f, line, rule) for f, line, rule, _ in found] == [("job.yaml", 8, "missing-priority-class")]
-    assert "(the globalDefault PriorityClass among the linted files: 'batch-default', value 100)" in found[0][3]
+    classes = str(tmp_path / "classes.yaml")
+    assert f"(the globalDefault PriorityClass 'batch-default', value 100, from {classes})" in found[0][3]
 
 
 @pytest.mark.parametrize("manifest", [

@@ -66,10 +66,14 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                      "from the class and rejects a pod whose value differs")
 
     default = facts_of(ctx).global_default()
-    if default is not None:
+    if uses_kai(tpl):  # KAI Scheduler's documented defaults, by workload type
+        runs_at = ("KAI Scheduler gives its pods its built-in default priority for the workload type ('inference' "
+                   "for a Deployment, 'train' otherwise)")
+    elif default is not None:
         value = f", value {default.value}" if default.value is not None else ""
-        runs_at = ("its pods run at the cluster's default priority (the globalDefault PriorityClass among the "
-                   f"linted files: '{default.name}'{value})")
+        where = "the profile" if default.source == "profile" else default.source
+        runs_at = ("its pods run at the cluster's default priority (the globalDefault PriorityClass "
+                   f"'{default.name}'{value}, from {where})")
     else:
         runs_at = "its pods run at the cluster's default priority (0 unless a globalDefault PriorityClass exists)"
 
@@ -77,6 +81,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     training = is_training_kind(obj)  # else an accelerator Deployment, Pod, ...: serving or interactive work
     target = f"'{gang}' too" if gang else f"a PriorityClass for {'training' if training else 'this workload'}"
     alternatives = [f"the Kueue label {KUEUE_LABEL} on the object if Kueue admits it"]
+    if uses_kai(tpl):
+        alternatives.insert(0, f"KAI Scheduler's label {KAI_LABEL} on the workload")
     if is_volcano_job(obj):
         alternatives.insert(0, "spec.priorityClassName on the Volcano Job")
     fix = (f"set {render_path(tpl.spec_path + ('priorityClassName',))} to {target} "
