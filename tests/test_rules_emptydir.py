@@ -536,6 +536,26 @@ def test_shm_workload_signal_applies_to_gpu_containers_only():
     assert "MPI's and NCCL's intra-node shared-memory transports" in found[0][3]
 
 
+def test_shm_message_names_the_collective_library_of_the_accelerator_only():
+    manifest = """
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: trn}
+        spec:
+          containers:
+            - name: train
+              image: neuron
+              command: [torchrun, --nproc_per_node=32, train.py]
+              resources: {limits: {aws.amazon.com/neuron: 16}}
+    """
+    found = run(manifest, only="shm-too-small-for-workers")
+    assert rules_lines(found) == [("shm-too-small-for-workers", 7)]  # the container: it mounts nothing
+    assert "share it for intra-node collectives and their DataLoader workers" in found[0][3]
+    assert "NCCL" not in found[0][3]
+    gpu = run(manifest.replace("aws.amazon.com/neuron: 16", "amd.com/gpu: 8"), only="shm-too-small-for-workers")
+    assert "intra-node collectives (RCCL's shared-memory transport)" in gpu[0][3]
+
+
 @pytest.mark.parametrize("volume,size_limit", [
     ("{name: dshm, hostPath: {path: /dev/shm}}", None),
     ("{name: dshm, emptyDir: {medium: Memory}}", None),

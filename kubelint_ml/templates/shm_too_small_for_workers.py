@@ -8,7 +8,7 @@ from kubelint_ml.engine import Hit, Unit
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import is_accelerator_resource
 from kubelint_ml.k8s.signals import Signal
-from kubelint_ml.templates._common import requests_limits, signals_of, template_signals
+from kubelint_ml.templates._common import accelerators, requests_limits, signals_of, template_signals
 from kubelint_ml.templates._volumes import is_kuberay_pod, shm_mount, size, volume_named
 from kubelint_ml.workloads import ContainerView, PodTemplate
 
@@ -80,18 +80,24 @@ def _describe(signals: list[Signal]) -> str:
 _BUS_ERROR = "\"Bus error ... insufficient shared memory (shm)\""
 _WHY = {
     "dataloader": f"DataLoader workers pass batches through it and fail with {_BUS_ERROR}",
-    "mpi": "the ranks in the pod share it for MPI's and NCCL's intra-node shared-memory transports, which fail "
+    "mpi": "the ranks in the pod share it for MPI's{collectives} intra-node shared-memory transports, which fail "
     "once it is full",
     "multiprocessing": f"processes that share tensors or arrays through it fail with {_BUS_ERROR} once it is full",
 }
 _LAUNCH = (
-    "the processes it starts share it for intra-node collectives (NCCL's shared-memory transport) and their "
+    "the processes it starts share it for intra-node collectives{collectives_of} and their "
     f"DataLoader workers, which fail with {_BUS_ERROR} or shared-memory allocation errors once it is full"
 )
+# The collective library whose shared-memory transport the pod's accelerator uses.
+_COLLECTIVES = (("nvidia.com/", "NCCL"), ("amd.com/", "RCCL"))
 
 
-def _why(signals: list[Signal]) -> str:
-    return _WHY.get(signals[0].kind, _LAUNCH)
+def _why(signals: list[Signal], tpl: PodTemplate) -> str:
+    library = next((name for resource in accelerators(tpl) for prefix, name in _COLLECTIVES
+                    if resource.startswith(prefix)), None)
+    return _WHY.get(signals[0].kind, _LAUNCH).format(
+        collectives=f" and {library}'s" if library else "",
+        collectives_of=f" ({library}'s shared-memory transport)" if library else "")
 
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
@@ -109,7 +115,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             yield Hit(
                 c.path + ("volumeMounts",),
                 f"{tpl.describe()}: {c.describe()} runs {_describe(signals)} on an accelerator pod but mounts "
-                f"nothing at /dev/shm, so it gets the container runtime's 64Mi default: {_why(signals)}. Mount an "
+                f"nothing at /dev/shm, so it gets the container runtime's 64Mi default: {_why(signals, tpl)}. Mount an "
                 f"emptyDir {{medium: Memory, sizeLimit: <size>}} volume at /dev/shm (its pages count against the "
                 f"memory limit)",
             )
@@ -136,7 +142,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     yield Hit(
         volume.path + ("emptyDir", "sizeLimit"),
         f"{tpl.describe()}: {c.describe()} runs {_describe(signals)} on an accelerator pod, but the emptyDir "
-        f"'{name}' it mounts at /dev/shm has sizeLimit {size(limit)}, {compared}: {_why(signals)}. Raise "
+        f"'{name}' it mounts at /dev/shm has sizeLimit {size(limit)}, {compared}: {_why(signals, tpl)}. Raise "
         f"sizeLimit (several GiB for multi-GPU training; it counts against the memory limit)",
         at_value=True,
     )
