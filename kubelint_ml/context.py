@@ -77,6 +77,7 @@ class Facts:
     priority_classes: dict[str, PriorityClassFact] = field(default_factory=dict)
     priority_class_objects: list[PriorityClassFact] = field(default_factory=list)
     workload_priority_classes: dict[str, int | None] = field(default_factory=dict)
+    workload_priority_class_files: dict[str, str] = field(default_factory=dict)  # name -> file it came from
     kubelet_configs: list[KubeletConfigFact] = field(default_factory=list)
     crds: list[dict] = field(default_factory=list)
     # Answers computed from all the facts, asked once per pod template: kept
@@ -113,6 +114,7 @@ class Facts:
         elif kind == "WorkloadPriorityClass" and group == "kueue.x-k8s.io":
             if name:
                 self.workload_priority_classes.setdefault(name, _int_value(data.get("value")))
+                self.workload_priority_class_files.setdefault(name, obj.file)
         elif kind == "KubeletConfiguration" and group == "kubelet.config.k8s.io":
             self.kubelet_configs.append(KubeletConfigFact(obj.file, data, obj))
         elif kind == "CustomResourceDefinition" and group == "apiextensions.k8s.io":

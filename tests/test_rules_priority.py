@@ -101,7 +101,7 @@ def test_fixture_directory_findings():
     assert "spec.priorityClass 'training-high' is not a pod field" in by["volcano-job.yaml", 14].message
     assert by["volcano-job.yaml", 14].path == "spec.tasks[0].template.spec.priorityClass"
     # the invalid 1.5e9 class never exists, so it does not make every other class preemptible
-    assert "below PriorityClass 'training-high' (value 100000)" in by["job-preemptible.yaml", 6].message
+    assert "below PriorityClass 'training-high' (value 100000, from fixtures/priority/" in by["job-preemptible.yaml", 6].message
     assert "counts against backoffLimit (4)" in by["job-preemptible.yaml", 6].message
     assert "rules[0] (action FailJob on exit codes NotIn [0])" in by["cronjob-eval.yaml", 14].message
     assert "PriorityClass 'serving-default' (fixtures/priority/priorityclasses-bad.yaml) already does" in \
@@ -400,7 +400,7 @@ def test_unknown_against_the_profile():
     _, line, message = found[0]
     assert line == 9
     assert message.startswith("Job/j: priorityClassName 'training-hgh' names no known PriorityClass "
-                              "(known: training-high, training-low; plus the built-in")
+                              "(known: training-high, training-low, from the profile; plus the built-in")
     assert "(did you mean 'training-high'?)" in message
     assert 'rejects the pods ("no PriorityClass with name training-hgh was found")' in message
 
@@ -505,7 +505,7 @@ def test_unknown_kueue_label_only_on_workloads(tmp_path):
     })
     # once, at the object's label; no PriorityClass is known, so priorityClassName is not judged
     assert [(f, line, rule) for f, line, rule, _ in found] == [("job.yaml", 6, "unknown-priority-class")]
-    assert "names no known Kueue WorkloadPriorityClass (known: production)" in found[0][3]
+    assert f"names no known Kueue WorkloadPriorityClass (known: production, from {tmp_path / 'wpc.yaml'})" in found[0][3]
 
 
 # ----------------------------------------------------------------------------
@@ -603,7 +603,7 @@ def test_preemption_without_policy():
     _, line, message = found[0]
     assert line == 6
     assert message.startswith("Job/j runs at PriorityClass 'training-low' (value 1000), below PriorityClass "
-                              "'training-high' (value 100000), so its pods can be preempted, and the Job has no "
+                              "'training-high' (value 100000, from the profile), so its pods can be preempted, and the Job has no "
                               "podFailurePolicy: every preemption counts against backoffLimit (6)")
 
 

@@ -111,6 +111,14 @@ def object_refs(obj: K8sObject) -> list[PriorityRef]:
     return out
 
 
+def origin(fact: Any, here: str) -> str:
+    """``", from FILE"`` (or the profile) for a PriorityClass fact defined outside ``here``, the file
+    being linted, else nothing: linting unrelated trees together mixes their clusters' classes."""
+    if fact.source == here:
+        return ""
+    return ", from the profile" if fact.source == "profile" else f", from {fact.source}"
+
+
 def uses_kai(tpl: PodTemplate) -> bool:
     return tpl.spec.get("schedulerName") == KAI_SCHEDULER
 

@@ -13,6 +13,7 @@ from kubelint_ml.templates._priority import (
     job_spec,
     job_spec_path,
     named,
+    origin,
 )
 
 UNIT = "podTemplate"
@@ -76,8 +77,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     runs_as = f"runs at PriorityClass '{name}' (value {value})"
     spec = job_spec(tpl)
     base = job_spec_path(tpl)
-    preemptible = (f"{tpl.describe()} {runs_as}, below PriorityClass '{top.name}' (value {top.value}), "
-                   "so its pods can be preempted")
+    preemptible = (f"{tpl.describe()} {runs_as}, below PriorityClass '{top.name}' (value {top.value}"
+                   f"{origin(top, obj.file)}), so its pods can be preempted")
     retries = _retries(spec)
     pfp = spec.get("podFailurePolicy")
     rules = pfp.get("rules") if isinstance(pfp, dict) else None

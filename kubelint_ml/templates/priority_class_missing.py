@@ -16,6 +16,7 @@ from kubelint_ml.templates._priority import (
     is_volcano_job,
     kai_object_ref,
     named,
+    origin,
     object_refs,
     template_refs,
     uses_kai,
@@ -71,9 +72,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                    "for a Deployment, 'train' otherwise)")
     elif default is not None:
         value = f", value {default.value}" if default.value is not None else ""
-        where = "the profile" if default.source == "profile" else default.source
         runs_at = ("its pods run at the cluster's default priority (the globalDefault PriorityClass "
-                   f"'{default.name}'{value}, from {where})")
+                   f"'{default.name}'{value}{origin(default, obj.file)})")
     else:
         runs_at = "its pods run at the cluster's default priority (0 unless a globalDefault PriorityClass exists)"
 

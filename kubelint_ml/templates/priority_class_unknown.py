@@ -32,10 +32,14 @@ _CONSEQUENCE = {
 }
 
 
-def _known(names: list[str], limit: int = 8) -> str:
+def _known(names: list[str], files: list[str], here: str, limit: int = 8) -> str:
+    """The known names, and the other files they come from (linting unrelated trees together
+    mixes their clusters' classes)."""
     shown = sorted(names)[:limit]
     more = f", and {len(names) - limit} more" if len(names) > limit else ""
-    return ", ".join(shown) + more
+    origins = [f for f in dict.fromkeys(files) if f != here]
+    where = ", ".join(origins[:2]) + (f" and {len(origins) - 2} more files" if len(origins) > 2 else "")
+    return ", ".join(shown) + more + (f", from {where}" if where else "")
 
 
 def _refs(unit: Unit) -> list[tuple[PriorityRef, str]]:
@@ -77,9 +81,10 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 continue
             names = list(facts.workload_priority_classes)
             hint = _hint(ref.name, names)
+            files = [facts.workload_priority_class_files[n] for n in names]  # a file, never the profile
             hits.append(Hit(ref.path, (
                 f"{where}: {ref.field} '{ref.name}' names no known Kueue WorkloadPriorityClass "
-                f"(known: {_known(names)}){hint}: Kueue fails to build the Workload, so the job is never admitted; "
+                f"(known: {_known(names, files, unit.obj.file)}){hint}: Kueue fails to build the Workload, so the job is never admitted; "
                 "correct the name or define the WorkloadPriorityClass"), at_value=True))
             continue
         if not facts.defines_priority_classes:
@@ -91,8 +96,10 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         names = list(facts.priority_classes)
         hint = _hint(ref.name, names + list(SYSTEM_PRIORITY_CLASSES))
         consequence = _CONSEQUENCE[ref.source].format(name=ref.name)
+        files = ["the profile" if facts.priority_classes[n].source == "profile" else facts.priority_classes[n].source
+                 for n in names]
         hits.append(Hit(ref.path, (
-            f"{where}: {ref.field} '{ref.name}' names no known PriorityClass (known: {_known(names)}; "
+            f"{where}: {ref.field} '{ref.name}' names no known PriorityClass (known: {_known(names, files, unit.obj.file)}; "
             f"plus the built-in system-cluster-critical and system-node-critical){hint}: {consequence}; "
             "correct the name, or define the PriorityClass (in the linted files or in profile.priorityClasses)"),
             at_value=True))
