@@ -1,4 +1,4 @@
-"""Hypothesis profiles.
+"""Hypothesis profiles, and a fixture that makes small runs fork.
 
 ``ci`` (the default) is quick and deterministic: derandomized, no example
 database, no deadline (the fuzz tests assert their own time bound instead of
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
@@ -21,3 +22,13 @@ settings.register_profile(
     "long", max_examples=20_000, deadline=None, print_blob=True, suppress_health_check=_SLOW_OK
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture()
+def force_parallel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs of any size take the parallel paths (forked lint and shared first pass) when jobs > 1."""
+    import kubelint_ml.lint as lint
+
+    monkeypatch.setattr(lint, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(lint, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(lint, "PARALLEL_SCAN_MIN_FILES", 1)

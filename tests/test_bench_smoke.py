@@ -77,22 +77,18 @@ def test_corpus_replicates_and_is_rebuilt_when_the_source_changes(bench, source:
     assert (dst / "copy001" / "cm.yml").read_bytes() == CONFIGMAP + b"# edited\n"
 
 
-def _json_output(paths: list[str], jobs: int, monkeypatch: pytest.MonkeyPatch) -> bytes:
-    import kubelint_ml.lint as lint
+def _json_output(paths: list[str], jobs: int) -> bytes:
     from kubelint_ml.report import render
 
-    monkeypatch.setattr(lint, "PARALLEL_MIN_FILES", 1)
-    monkeypatch.setattr(lint, "PARALLEL_MIN_BYTES", 0)
     result, _ = run(paths, Config(), load_builtin_rules(), jobs=jobs)
     return render("json", result).encode()
 
 
-def test_parallel_output_compares_equal_to_sequential(bench, source: Path, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_parallel_output_compares_equal_to_sequential(bench, source: Path, tmp_path: Path, force_parallel) -> None:
     dst = tmp_path / "corpus-x2"
     bench.build_corpus(source, dst, 2)
-    seq = _json_output([str(dst)], 1, monkeypatch)
-    par = _json_output([str(dst)], 2, monkeypatch)
+    seq = _json_output([str(dst)], 1)
+    par = _json_output([str(dst)], 2)
     assert bench.compare_outputs(seq, par) == []
     found = json.loads(seq)["findings"]
     assert sorted({(f["file"].split("/")[-3], f["rule"], f["line"]) for f in found if f["rule"] == "missing-memory-limit"}) == [

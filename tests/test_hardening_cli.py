@@ -25,6 +25,8 @@ from click.testing import CliRunner
 from kubelint_ml.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
+# The tool's memory is capped with RLIMIT_AS (and FIFOs are made): Linux semantics.
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS memory cap and FIFOs as on Linux")
 HOSTILE = ROOT / "fixtures" / "hostile"
 MEMORY_CAP = 2 * 1024**3  # bytes of address space for one run
 TIME_CAP = 60.0

@@ -16,23 +16,20 @@ from kubelint_ml.rulefile import load_builtin_rules
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"), pytest.mark.usefixtures("force_parallel")]
 
 
-def _run(paths: list[str], jobs: int, monkeypatch: pytest.MonkeyPatch, verbose: bool = False):
-    monkeypatch.setattr(lint, "PARALLEL_MIN_FILES", 1)
-    monkeypatch.setattr(lint, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(lint, "PARALLEL_SCAN_MIN_FILES", 1)
+def _run(paths: list[str], jobs: int, verbose: bool = False):
     return lint.run(paths, Config(), load_builtin_rules(), jobs=jobs, verbose=verbose)
 
 
 def test_every_job_count_gives_the_sequential_output(monkeypatch: pytest.MonkeyPatch) -> None:
     paths = [str(FIXTURES)]
-    seq, seq_notes = _run(paths, 1, monkeypatch, verbose=True)
+    seq, seq_notes = _run(paths, 1, verbose=True)
     expected = render("json", seq)
     assert seq.findings and seq.files > 50
     for jobs in (2, 3, 8):
-        par, par_notes = _run(paths, jobs, monkeypatch, verbose=True)
+        par, par_notes = _run(paths, jobs, verbose=True)
         assert render("json", par) == expected, jobs
         assert par_notes == seq_notes
         assert (par.files, par.documents, par.objects) == (seq.files, seq.documents, seq.objects)
@@ -49,7 +46,6 @@ def test_facts_from_a_shared_first_pass_equal_a_sequential_one(monkeypatch: pyte
     pc = (FIXTURES / "priority").rglob("*.yaml")
     stdin = b"".join(p.read_bytes() + b"\n---\n" for p in sorted(pc))
     sources = collect([str(FIXTURES), "-"], ())
-    monkeypatch.setattr(lint, "PARALLEL_SCAN_MIN_FILES", 1)
     seq = lint.first_pass(sources, Config(), stdin, jobs=1)
     par = lint.first_pass(sources, Config(), stdin, jobs=3)
     assert par[2] == seq[2] > 0
@@ -59,15 +55,15 @@ def test_facts_from_a_shared_first_pass_equal_a_sequential_one(monkeypatch: pyte
     assert [k.source for k in par[0].kubelet_configs] == [k.source for k in seq[0].kubelet_configs]
     assert par[1] == [stdin if s.real == "-" else None for s in sources]
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-    expected = render("json", _run([str(FIXTURES), "-"], 1, monkeypatch)[0])
+    expected = render("json", _run([str(FIXTURES), "-"], 1)[0])
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-    assert render("json", _run([str(FIXTURES), "-"], 2, monkeypatch)[0]) == expected
+    assert render("json", _run([str(FIXTURES), "-"], 2)[0]) == expected
 
 
 def test_a_worker_that_dies_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker killed mid-run (the OOM killer, say): the parent lints the parts it did not return."""
     paths = [str(FIXTURES)]
-    expected = render("json", _run(paths, 1, monkeypatch)[0])
+    expected = render("json", _run(paths, 1)[0])
 
     import select
 
@@ -89,7 +85,7 @@ def test_a_worker_that_dies_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> No
 
     monkeypatch.setattr(lint, "_lint_span", parent_span)
     try:
-        result, notes = _run(paths, 2, monkeypatch)
+        result, notes = _run(paths, 2)
     finally:
         os.close(died_r)
         os.close(died_w)
@@ -134,7 +130,7 @@ def test_results_are_taken_out_of_the_pipe_only_when_whole() -> None:
 def test_a_fork_that_fails_leaves_the_work_to_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
     """No process left to fork (EAGAIN): the run goes on with the workers there are, the parent at least."""
     paths = [str(FIXTURES)]
-    expected = render("json", _run(paths, 1, monkeypatch)[0])
+    expected = render("json", _run(paths, 1)[0])
 
     tried = []
 
@@ -143,7 +139,7 @@ def test_a_fork_that_fails_leaves_the_work_to_the_others(monkeypatch: pytest.Mon
         raise BlockingIOError(11, "Resource temporarily unavailable")
 
     monkeypatch.setattr(os, "fork", no_fork)
-    assert render("json", _run(paths, 4, monkeypatch)[0]) == expected
+    assert render("json", _run(paths, 4)[0]) == expected
     assert tried  # the run did try to fork
 
 
@@ -161,9 +157,6 @@ def test_schema_cel_and_other_outputs_are_the_same_with_workers(extra, monkeypat
 
     if "--rules" in extra and not cel.available():
         pytest.skip("cel-expr-python not installed")
-    monkeypatch.setattr(lint, "PARALLEL_MIN_FILES", 1)
-    monkeypatch.setattr(lint, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(lint, "PARALLEL_SCAN_MIN_FILES", 1)
     args = ["check", str(FIXTURES), *extra]
     if "--format" not in extra:
         args += ["--format", "json"]
@@ -197,8 +190,6 @@ def test_output_stays_sorted_when_a_profile_file_comes_after_the_tree(tmp_path: 
     from kubelint_ml.config import load_config
 
     config = load_config(str(profile))
-    monkeypatch.setattr(lint, "PARALLEL_MIN_FILES", 1)
-    monkeypatch.setattr(lint, "PARALLEL_MIN_BYTES", 0)
     tree = str(FIXTURES / "scenario")
     seq, _ = lint.run([tree], config, load_builtin_rules(), jobs=1)
     par, _ = lint.run([tree], config, load_builtin_rules(), jobs=3)
@@ -216,10 +207,7 @@ def test_a_pipe_named_on_the_command_line_is_read_once_by_a_shared_first_pass(mo
     os.write(w, pod)
     os.close(w)
     try:
-        monkeypatch.setattr(lint, "PARALLEL_MIN_FILES", 1)
-        monkeypatch.setattr(lint, "PARALLEL_MIN_BYTES", 0)
-        monkeypatch.setattr(lint, "PARALLEL_SCAN_MIN_FILES", 1)
-        result, _ = lint.run([str(FIXTURES), f"/dev/fd/{r}"], Config(), load_builtin_rules(), jobs=3)
+                    result, _ = lint.run([str(FIXTURES), f"/dev/fd/{r}"], Config(), load_builtin_rules(), jobs=3)
     finally:
         os.close(r)
     piped = [(f.rule, f.line) for f in result.findings if f.file == f"/dev/fd/{r}"]

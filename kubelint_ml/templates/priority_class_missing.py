@@ -78,7 +78,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         runs_at = "its pods run at the cluster's default priority (0 unless a globalDefault PriorityClass exists)"
 
     gang = next((r.name for r in refs if r.source == "kubeflow"), None)
-    training = is_training_kind(obj)  # else an accelerator Deployment, Pod, ...: serving or interactive work
+    training = is_training_kind(obj)  # else an accelerator Deployment, LeaderWorkerSet, ...: serving or interactive work
     target = f"'{gang}' too" if gang else f"a PriorityClass for {'training' if training else 'this workload'}"
     alternatives = [f"the Kueue label {KUEUE_LABEL} on the object if Kueue admits it"]
     if uses_kai(tpl):
