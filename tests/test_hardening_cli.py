@@ -19,6 +19,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
+import bombs
 import pytest
 from click.testing import CliRunner
 
@@ -64,17 +65,11 @@ GOOD_FINDING = "hostile/good.yaml:15:11: error missing-memory-limit Job/good-tra
 
 
 def billion_laughs() -> str:
-    lines = ['l0: &l0 "lol"']
-    for i in range(1, 10):
-        lines.append(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]")
-    return "\n".join(lines) + "\napiVersion: v1\nkind: Pod\n"
+    return bombs.billion_laughs().decode() + "apiVersion: v1\nkind: Pod\n"
 
 
 def merge_bomb() -> str:
-    lines = ["a0: &a0 {x1: 1, x2: 2, x3: 3, x4: 4, x5: 5, x6: 6, x7: 7, x8: 8, x9: 9}"]
-    for i in range(1, 14):
-        lines.append(f"a{i}: &a{i} {{<<: [" + ", ".join([f"*a{i - 1}"] * 9) + "]}")
-    return "\n".join(lines) + "\n"
+    return bombs.merge_bomb(14, own_keys=False).decode()
 
 
 @pytest.fixture(scope="module")

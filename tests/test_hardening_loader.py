@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
+from bombs import billion_laughs, merge_bomb
 
 from kubelint_ml.loader import (
     COMPOSE_SAFE_DEPTH,
@@ -31,13 +32,6 @@ def timed_load(data: bytes, limits: Limits = Limits(), bound: float = 1.0):
     took = time.perf_counter() - start
     assert took < bound, f"took {took:.2f}s"
     return result
-
-
-def billion_laughs(levels: int = 9, width: int = 9) -> bytes:
-    lines = ['l0: &l0 "lol"']
-    for i in range(1, levels + 1):
-        lines.append(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * width) + "]")
-    return ("\n".join(lines) + "\n").encode()
 
 
 # ----------------------------------------------------------------------------
@@ -75,13 +69,6 @@ def test_aliases_cannot_nest_past_the_depth_limit() -> None:
     assert problems(data) == [
         (1, 1, "aliases expand to nesting deeper than 200 levels (limits.maxDepth); refusing to load")
     ]
-
-
-def merge_bomb(levels: int) -> bytes:
-    lines = ["a0: &a0 {x1: 1, x2: 2, x3: 3, x4: 4, x5: 5, x6: 6, x7: 7, x8: 8, x9: 9}"]
-    for i in range(1, levels):
-        lines.append(f"a{i}: &a{i} {{<<: [" + ", ".join([f"*a{i - 1}"] * 9) + f"], y{i}: {i}}}")
-    return ("\n".join(lines) + "\n").encode()
 
 
 def test_merge_key_chains_do_not_blow_up() -> None:
