@@ -37,7 +37,7 @@ def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
                  rules: list | None = None) -> tuple[list, dict, set]:
     """Built-in plus user rules (``rules``: already loaded by :func:`_all_rules`), with config and
     command-line choices applied."""
-    from kubelint_ml.rulefile import RuleFileError, _validate_params
+    from kubelint_ml.engine.rulefile import RuleFileError, _validate_params
 
     by_id = {r.id: r for r in (rules if rules is not None else _all_rules(config, extra_dirs))}
     all_ids = set(by_id)
@@ -68,7 +68,7 @@ def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
 
 
 def _load_config(path: str | None) -> Any:
-    from kubelint_ml.config import ConfigError, find_config, load_config
+    from kubelint_ml.run.config import ConfigError, find_config, load_config
 
     try:
         found = path if path else find_config()
@@ -113,8 +113,8 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           baseline: str | None, write_baseline: str | None, show_suppressed: bool, jobs: int, quiet: bool,
           verbose: bool, no_color: bool) -> None:
     """Lint manifests: files, directories (recursive) or - for stdin."""
-    from kubelint_ml.lint import run
-    from kubelint_ml.sources import SourceError
+    from kubelint_ml.run.lint import run
+    from kubelint_ml.input.sources import SourceError
 
     if not paths:
         _fail("no paths given (try `kubelint-ml check .`)")
@@ -133,15 +133,15 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     except SourceError as e:
         _fail(str(e))
     except Exception as e:  # config-time problems surfacing late (kubelet config files)
-        from kubelint_ml.config import ConfigError
+        from kubelint_ml.run.config import ConfigError
 
         if isinstance(e, ConfigError):
             _fail(str(e))
         raise
     if write_baseline:
-        from kubelint_ml.baseline import write_baseline as write
+        from kubelint_ml.run.baseline import write_baseline as write
 
-        from kubelint_ml.baseline import BaselineError
+        from kubelint_ml.run.baseline import BaselineError
 
         try:
             write(write_baseline, result.findings)
@@ -151,7 +151,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
             click.echo(f"wrote baseline of {len(result.findings)} findings to {write_baseline}", err=True)
         sys.exit(0)
     if baseline:
-        from kubelint_ml.baseline import BaselineError, load_baseline
+        from kubelint_ml.run.baseline import BaselineError, load_baseline
 
         try:
             base = load_baseline(baseline)
@@ -200,7 +200,7 @@ def _schema(config: Any, flag: bool | None, version: str | None, strict: bool | 
         if crds:
             _fail("--crd needs --schema")
         return None
-    from kubelint_ml.schema import SchemaConfigError, SchemaValidator, bundled_versions
+    from kubelint_ml.k8s.schema import SchemaConfigError, SchemaValidator, bundled_versions
 
     version = version or opts.get("kubernetesVersion") or config.profile.kubernetes_version
     try:
@@ -215,9 +215,9 @@ def _schema(config: Any, flag: bool | None, version: str | None, strict: bool | 
 
 
 def _crd_objects(path: str, config: Any) -> list[dict]:
-    from kubelint_ml.loader import load
-    from kubelint_ml.objects import unpack
-    from kubelint_ml.sources import SourceError, collect, read
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.sources import SourceError, collect, read
 
     if path == "-":
         _fail("--crd: give a file or directory (stdin holds the manifests)")
@@ -255,7 +255,7 @@ def rules() -> None:
 @click.option("--rules", "rules_dirs", multiple=True, type=click.Path(), help="Also list custom rules from DIR.")
 def rules_list(fmt: str, rules_dirs: tuple[str, ...]) -> None:
     """A table of every rule: id, severity, family, title."""
-    from kubelint_ml import ruledocs
+    from kubelint_ml.engine import ruledocs
 
     config = _load_config(None)
     everything = _all_rules(config, rules_dirs)
@@ -268,7 +268,7 @@ def rules_list(fmt: str, rules_dirs: tuple[str, ...]) -> None:
 @click.option("--rules", "rules_dirs", multiple=True, type=click.Path())
 def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
     """Description, remediation and the fail/pass examples of one rule."""
-    from kubelint_ml import ruledocs
+    from kubelint_ml.engine import ruledocs
 
     config = _load_config(None)
     for r in _all_rules(config, rules_dirs):
@@ -282,8 +282,8 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
 @click.argument("directory", required=False, type=click.Path())
 def rules_verify(directory: str | None) -> None:
     """Run rules against their own examples (built-in rules when DIR is omitted)."""
-    from kubelint_ml.examples import verify_rules
-    from kubelint_ml.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
+    from kubelint_ml.run.examples import verify_rules
+    from kubelint_ml.engine.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
 
     try:
         rules_ = load_rules_dir(directory) if directory else load_builtin_rules(validate=True)
@@ -304,7 +304,7 @@ def rules_verify(directory: str | None) -> None:
 
 def _all_rules(config: Any, rules_dirs: tuple[str, ...]) -> list:
     """Built-in rules and the user rules of the config and the command line, by id."""
-    from kubelint_ml.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
+    from kubelint_ml.engine.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
 
     try:
         builtin = load_builtin_rules()
@@ -323,7 +323,7 @@ def _all_rules(config: Any, rules_dirs: tuple[str, ...]) -> list:
 @click.argument("path", default=".kubelint-ml.yaml", type=click.Path(dir_okay=False))
 def init(force: bool, path: str) -> None:
     """Write a commented starter config."""
-    from kubelint_ml.config import STARTER
+    from kubelint_ml.run.config import STARTER
 
     if os.path.exists(path) and not force:
         _fail(f"{path} exists; use --force to overwrite")

@@ -27,7 +27,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 @pytest.fixture()
 def force_parallel(monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs of any size take the parallel paths (forked lint and shared first pass) when jobs > 1."""
-    import kubelint_ml.lint as lint
+    import kubelint_ml.run.lint as lint
 
     monkeypatch.setattr(lint, "PARALLEL_MIN_FILES", 1)
     monkeypatch.setattr(lint, "PARALLEL_MIN_BYTES", 0)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kubelint_ml.baseline import Baseline, BaselineError, load_baseline, write_baseline
+from kubelint_ml.run.baseline import Baseline, BaselineError, load_baseline, write_baseline
 from kubelint_ml.findings import Finding, ObjectRef
 from factories import make_finding
 

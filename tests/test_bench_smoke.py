@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from kubelint_ml.config import Config
-from kubelint_ml.engine import Context
+from kubelint_ml.run.config import Config
+from kubelint_ml.engine.core import Context
 from kubelint_ml.findings import ObjectRef
-from kubelint_ml.lint import run
-from kubelint_ml.objects import K8sObject
-from kubelint_ml.rulefile import load_builtin_rules
+from kubelint_ml.run.lint import run
+from kubelint_ml.input.objects import K8sObject
+from kubelint_ml.engine.rulefile import load_builtin_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 POD = b"""apiVersion: v1
@@ -125,7 +125,7 @@ def test_template_cache_is_not_fooled_by_a_reused_object_id() -> None:
 
 
 def test_remembered_field_paths_keep_bool_and_int_keys_apart() -> None:
-    from kubelint_ml.engine import _rendered
+    from kubelint_ml.engine.core import _rendered
 
     assert _rendered(("spec", "containers", 1, "resources")) == "spec.containers[1].resources"
     assert _rendered(("data", 1)) == "data[1]"
@@ -136,7 +136,7 @@ def test_findings_cross_the_worker_boundary_unchanged() -> None:
     import pickle
 
     from kubelint_ml.findings import Finding
-    from kubelint_ml.lint import _encode, _rebuild
+    from kubelint_ml.run.lint import _encode, _rebuild
 
     f = Finding("missing-memory-limit", "warning", "Pod/x: container 'a' has no memory limit", "Set it.", "x.yaml",
                 8, 5, "spec.containers[0].resources", ObjectRef("v1", "Pod", "ns", "x"), "a", 2,
@@ -148,8 +148,8 @@ def test_findings_cross_the_worker_boundary_unchanged() -> None:
 def test_the_cheap_context_scan_knows_every_kind_the_full_scan_looks_for() -> None:
     import re
 
-    from kubelint_ml.context import _CONTEXT_RE
-    from kubelint_ml.lint import _CONTEXT_WORDS, _mentions_context
+    from kubelint_ml.engine.context import _CONTEXT_RE
+    from kubelint_ml.run.lint import _CONTEXT_WORDS, _mentions_context
 
     kinds = re.search(rb"\(([A-Za-z|]+)\)", _CONTEXT_RE.pattern).group(1).split(b"|")
     assert all(any(word in kind for word in _CONTEXT_WORDS) for kind in kinds)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubelint_ml import cel
-from kubelint_ml.cel import (
+from kubelint_ml.engine import cel
+from kubelint_ml.engine.cel import (
     CelCompileError,
     CelEvalError,
     compile_expression,

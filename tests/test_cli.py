@@ -230,7 +230,7 @@ examples:
 
 
 def _cel_available():
-    from kubelint_ml.cel import available
+    from kubelint_ml.engine.cel import available
 
     return available()
 

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from kubelint_ml.cli import main
-from kubelint_ml.loader import load, locate, value_position
-from kubelint_ml.objects import unpack
+from kubelint_ml.input.loader import load, locate, value_position
+from kubelint_ml.input.objects import unpack
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"

@@ -266,7 +266,7 @@ examples:
 """
 
 
-@pytest.mark.skipif(not __import__("kubelint_ml.cel").cel.available(), reason="CEL runtime needs Python >= 3.11")
+@pytest.mark.skipif(not __import__("kubelint_ml.engine.cel").engine.cel.available(), reason="CEL runtime needs Python >= 3.11")
 def test_cel_rule_over_budget_is_a_finding_and_the_run_goes_on(tmp_path: Path) -> None:
     rules = tmp_path / "rules"
     rules.mkdir()

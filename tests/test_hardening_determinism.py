@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from kubelint_ml.cli import main
-from kubelint_ml.context import may_hold_context
+from kubelint_ml.engine.context import may_hold_context
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"

@@ -7,9 +7,9 @@ from typing import Iterator
 
 import pytest
 
-from kubelint_ml.engine import Hit
-from kubelint_ml.lint import lint_text
-from kubelint_ml.rulefile import build_rule, load_builtin_rules
+from kubelint_ml.engine.core import Hit
+from kubelint_ml.run.lint import lint_text
+from kubelint_ml.engine.rulefile import build_rule, load_builtin_rules
 
 N = 4000
 # Generous: linear work takes about a second here; a quadratic template would take minutes.

@@ -29,12 +29,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubelint_ml.context import may_hold_context
-from kubelint_ml.engine import PARSE_ERROR, UNKNOWN_IGNORE
+from kubelint_ml.engine.context import may_hold_context
+from kubelint_ml.engine.core import PARSE_ERROR, UNKNOWN_IGNORE
 from kubelint_ml.findings import SEVERITIES, Finding
-from kubelint_ml.lint import lint_text
-from kubelint_ml.loader import PosDict, PosList, load
-from kubelint_ml.rulefile import build_rule, load_builtin_rules
+from kubelint_ml.run.lint import lint_text
+from kubelint_ml.input.loader import PosDict, PosList, load
+from kubelint_ml.engine.rulefile import build_rule, load_builtin_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -101,7 +101,7 @@ def all_rules() -> list:
     rules = load_builtin_rules()
     for r in rules:
         r.enabled = True
-    from kubelint_ml.cel import available
+    from kubelint_ml.engine.cel import available
 
     for i, data in enumerate(_CEL_RULES if available() else []):  # CEL needs Python >= 3.11
         rules.append(build_rule({**data, "examples": {"fail": [], "pass": []}}, f"<fuzz-cel-{i}>", validate=False))

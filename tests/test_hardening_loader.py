@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from bombs import billion_laughs, merge_bomb
 
-from kubelint_ml.loader import (
+from kubelint_ml.input.loader import (
     COMPOSE_SAFE_DEPTH,
     Limits,
     LoadError,
@@ -339,7 +339,7 @@ def test_helm_templates_are_recognised() -> None:
 
 
 def test_load_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kubelint_ml import loader
+    from kubelint_ml.input import loader
 
     def broken(self, node):  # a bug anywhere in construction
         raise ZeroDivisionError("boom")

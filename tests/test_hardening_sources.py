@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kubelint_ml import sources
-from kubelint_ml.sources import Source, SourceError, collect, read
+from kubelint_ml.input import sources
+from kubelint_ml.input.sources import Source, SourceError, collect, read
 
 POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}]}\n"
 

@@ -17,7 +17,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubelint_ml.loader import PosDict, PosList, load
+from kubelint_ml.input.loader import PosDict, PosList, load
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -165,7 +165,7 @@ nested = st.recursive(st.just("x"), lambda inner: st.lists(inner, min_size=1, ma
        st.integers(min_value=2, max_value=40))
 def test_depth_pre_check_never_misses_deep_input(value, flow, indent, newline, limit) -> None:
     """The cheap test that decides whether the event pre-scan runs is an upper bound, in every layout."""
-    from kubelint_ml.loader import _may_nest_deeper
+    from kubelint_ml.input.loader import _may_nest_deeper
 
     text = yaml.safe_dump(value, default_flow_style=flow, indent=indent).replace("\n", newline)
     real = _depth(yaml.load(text, Loader=yaml.CSafeLoader))
@@ -174,7 +174,7 @@ def test_depth_pre_check_never_misses_deep_input(value, flow, indent, newline, l
 
 
 def test_remembered_tags_never_leak_between_styles_or_grow_without_bound() -> None:
-    from kubelint_ml import loader
+    from kubelint_ml.input import loader
 
     text = (
         "a: [yes, 'yes', \"yes\", yes, 1, '1', 1, 1.5, '1.5', null, 'null', ~, on, 'on', 0x1F, '0x1F', 0x1F]\n"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-import kubelint_ml.lint as lint
-from kubelint_ml.config import Config
+import kubelint_ml.run.lint as lint
+from kubelint_ml.run.config import Config
 from kubelint_ml.report import render
-from kubelint_ml.rulefile import load_builtin_rules
+from kubelint_ml.engine.rulefile import load_builtin_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -41,7 +41,7 @@ def test_facts_from_a_shared_first_pass_equal_a_sequential_one(monkeypatch: pyte
     import io
     import sys
 
-    from kubelint_ml.sources import collect
+    from kubelint_ml.input.sources import collect
 
     pc = (FIXTURES / "priority").rglob("*.yaml")
     stdin = b"".join(p.read_bytes() + b"\n---\n" for p in sorted(pc))
@@ -152,7 +152,7 @@ def test_schema_cel_and_other_outputs_are_the_same_with_workers(extra, monkeypat
     """Schema validators, CEL programs and verbose notes live in forked workers too: same output."""
     from click.testing import CliRunner
 
-    from kubelint_ml import cel
+    from kubelint_ml.engine import cel
     from kubelint_ml.cli import main
 
     if "--rules" in extra and not cel.available():
@@ -187,7 +187,7 @@ def test_output_stays_sorted_when_a_profile_file_comes_after_the_tree(tmp_path: 
     kubelet.write_text((FIXTURES / "kubelet" / "kubelet-cgroup-v1.yaml").read_text() + "\n---\n- not a mapping\n")
     profile = tmp_path / "profile.yaml"
     profile.write_text(f"profile:\n  kubeletConfig: {kubelet}\n")
-    from kubelint_ml.config import load_config
+    from kubelint_ml.run.config import load_config
 
     config = load_config(str(profile))
     tree = str(FIXTURES / "scenario")

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubelint_ml.examples import verify_rule
-from kubelint_ml.rulefile import build_rule, builtin_rules_dir, load_builtin_rules, rule_files
-from kubelint_ml.ruledocs import render_docs
+from kubelint_ml.run.examples import verify_rule
+from kubelint_ml.engine.rulefile import build_rule, builtin_rules_dir, load_builtin_rules, rule_files
+from kubelint_ml.engine.ruledocs import render_docs
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = rule_files(builtin_rules_dir())
@@ -39,7 +39,7 @@ def test_rule_examples(rule_id):
 def test_docs_rules_md_is_in_sync():
     expected = render_docs(RULES.values())
     actual = (ROOT / "docs" / "rules.md").read_text()
-    assert actual == expected, "regenerate: python -m kubelint_ml.ruledocs > docs/rules.md"
+    assert actual == expected, "regenerate: python -m kubelint_ml.engine.ruledocs > docs/rules.md"
 
 
 SPEC_IDS = {

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from kubelint_ml.config import Config, Profile, load_config
-from kubelint_ml.context import Facts, may_hold_context
-from kubelint_ml.engine import Engine
-from kubelint_ml.lint import Runner, run
-from kubelint_ml.loader import load
-from kubelint_ml.objects import unpack
-from kubelint_ml.rulefile import load_builtin_rules
+from kubelint_ml.run.config import Config, Profile, load_config
+from kubelint_ml.engine.context import Facts, may_hold_context
+from kubelint_ml.engine.core import Engine
+from kubelint_ml.run.lint import Runner, run
+from kubelint_ml.input.loader import load
+from kubelint_ml.input.objects import unpack
+from kubelint_ml.engine.rulefile import load_builtin_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "kubelet"
@@ -164,7 +164,7 @@ def test_missing_fail_cgroup_v1_from_1_35(version, expected):
 def test_missing_fail_cgroup_v1_points_at_the_object():
     cfg = Config()
     cfg.profile = Profile.from_dict({"kubernetesVersion": "1.35", "cgroupVersion": 1}, Path.cwd())
-    from kubelint_ml.lint import lint_text
+    from kubelint_ml.run.lint import lint_text
 
     findings = lint_text(("---\n# nodes\n" + KCFG).encode(), [RULES["fail-cgroup-v1-conflict"]], cfg)
     assert [(f.line, f.column, f.path) for f in findings] == [(3, 1, "")]
@@ -266,7 +266,7 @@ def test_torchrun_on_group_kill_nodes():
 
 
 def test_points_at_the_signal():
-    from kubelint_ml.lint import lint_text
+    from kubelint_ml.run.lint import lint_text
 
     cfg = Config()
     cfg.profile = Profile.from_dict(V2, Path.cwd())
@@ -514,8 +514,8 @@ def test_profile_kubelet_configs_are_linted():
 
 def test_a_profile_kubelet_file_that_is_also_an_input_is_one_fact(tmp_path, monkeypatch):
     """Named in the profile by its absolute path, linted by a relative one: one KubeletConfiguration, read once."""
-    from kubelint_ml import lint as lint_module
-    from kubelint_ml.sources import collect
+    from kubelint_ml.run import lint as lint_module
+    from kubelint_ml.input.sources import collect
 
     (tmp_path / "nodes").mkdir()
     kubelet = tmp_path / "nodes" / "kubelet.yaml"

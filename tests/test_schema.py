@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubelint_ml import schema
-from kubelint_ml.loader import load, locate
-from kubelint_ml.schema import (
+from kubelint_ml.k8s import schema
+from kubelint_ml.input.loader import load, locate
+from kubelint_ml.k8s.schema import (
     SchemaConfigError,
     SchemaProblem,
     SchemaValidator,
@@ -109,7 +109,7 @@ def test_version_read_as_a_yaml_number():
 
 def test_import_is_lazy():
     code = (
-        "import sys; from kubelint_ml import schema; schema.bundled_versions(); "
+        "import sys; from kubelint_ml.k8s import schema; schema.bundled_versions(); "
         "schema.SchemaValidator('1.31'); "
         "print(sorted(m for m in ('jsonschema', 'referencing', 'kubernetes_validate') if m in sys.modules))"
     )

@@ -4,7 +4,7 @@ import pytest
 import yaml
 
 from kubelint_ml.k8s.signals import Signal, container_signals, signals_for_template, workload_signals
-from kubelint_ml.loader import load
+from kubelint_ml.input.loader import load
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kubelint_ml.loader import load, render_path
-from kubelint_ml.objects import unpack
-from kubelint_ml.workloads import pod_templates
+from kubelint_ml.input.loader import load, render_path
+from kubelint_ml.input.objects import unpack
+from kubelint_ml.input.workloads import pod_templates
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "workloads" / "kinds.yaml"
 
@@ -168,8 +168,8 @@ spec:
 def test_trainer_runtime_resources_come_from_the_trainjob():
     """The trainer job of a Kubeflow Trainer runtime gets its resources from each TrainJob
     (spec.trainer.resourcesPerNode): only the initializer, which gets none, is judged."""
-    from kubelint_ml.lint import lint_text
-    from kubelint_ml.rulefile import load_builtin_rules
+    from kubelint_ml.run.lint import lint_text
+    from kubelint_ml.engine.rulefile import load_builtin_rules
 
     rules = [r for r in load_builtin_rules() if r.id in ("besteffort-qos", "missing-memory-limit", "missing-memory-request")]
     found = sorted((f.rule, f.line, f.path) for f in lint_text(TRAINER_RUNTIME.encode(), rules, display="rt.yaml"))

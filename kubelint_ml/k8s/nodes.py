@@ -196,7 +196,7 @@ _CATALOG: dict[str, NodeType] | None = None
 
 
 def _load_rows() -> list[dict[str, Any]]:
-    from kubelint_ml.loader import load_single  # the project's own (safe, and faster) YAML loader
+    from kubelint_ml.input.loader import load_single  # the project's own (safe, and faster) YAML loader
 
     # A plain path: the package ships as files (importlib.resources costs 4 ms of start-up).
     with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "gpu-catalog.yaml"), "rb") as fh:

@@ -36,8 +36,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubelint_ml.objects import dig
-from kubelint_ml.workloads import is_runtime_trainer_job
+from kubelint_ml.input.objects import dig
+from kubelint_ml.input.workloads import is_runtime_trainer_job
 
 
 @dataclass(frozen=True)

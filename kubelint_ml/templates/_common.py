@@ -9,8 +9,8 @@ from fractions import Fraction
 from typing import Any
 
 from kubelint_ml.k8s.quantity import DECIMAL_SI, Quantity, QuantityError, format_bytes, format_cpu, parse_manifest_quantity
-from kubelint_ml.objects import dig
-from kubelint_ml.workloads import ContainerView, PodTemplate, is_runtime_trainer_job
+from kubelint_ml.input.objects import dig
+from kubelint_ml.input.workloads import ContainerView, PodTemplate, is_runtime_trainer_job
 
 LIMITRANGE_NOTE = "unless a namespace LimitRange supplies a default"
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from kubelint_ml.config import parse_version
-from kubelint_ml.sources import file_key as real
+from kubelint_ml.run.config import parse_version
+from kubelint_ml.input.sources import file_key as real
 
 GROUP_KILL_MIN = (1, 28)  # memory.oom.group set on cgroup v2
 SINGLE_PROCESS_MIN = (1, 32)  # singleProcessOOMKill field

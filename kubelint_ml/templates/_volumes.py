@@ -25,7 +25,7 @@ from typing import Any
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import container_limits
 from kubelint_ml.templates._common import pod_level, requests_limits, show
-from kubelint_ml.workloads import ContainerView, PodTemplate, VolumeView
+from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView
 
 DISK = "disk"
 MEMORY = "memory"

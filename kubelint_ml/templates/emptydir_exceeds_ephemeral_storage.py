@@ -6,7 +6,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Iterator
 
-from kubelint_ml.engine import Hit, SkipUnit, Unit
+from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.k8s.nodes import resolve_node_type
 from kubelint_ml.templates._common import accelerators, resources_unknown
 from kubelint_ml.templates._volumes import DISK, EmptyDir, empty_dirs, pod_ephemeral_storage_limit, size

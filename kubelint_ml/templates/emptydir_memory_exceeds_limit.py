@@ -5,7 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Iterator
 
-from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates._common import resources_unknown
 from kubelint_ml.templates._volumes import MEMORY, EmptyDir, empty_dirs, memory_limit, pod_level_memory_limit, size
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates._common import resources_unknown
 from kubelint_ml.templates._volumes import DISK, empty_dir_of, pod_ephemeral_storage_limit
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import is_extended_resource
 from kubelint_ml.templates._common import QuantityField, quantity_fields, show
 

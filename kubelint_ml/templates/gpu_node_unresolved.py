@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from kubelint_ml.engine import Hit, SkipUnit, Unit
+from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.k8s.nodes import catalog
 from kubelint_ml.templates._accel import placement
 from kubelint_ml.templates._common import accelerators

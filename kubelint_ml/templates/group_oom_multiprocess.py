@@ -34,12 +34,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from kubelint_ml.engine import Hit, SkipUnit, Unit, is_training_workload
+from kubelint_ml.engine.api import Hit, SkipUnit, Unit, is_training_workload
 from kubelint_ml.k8s.signals import Signal
-from kubelint_ml.objects import dig
+from kubelint_ml.input.objects import dig
 from kubelint_ml.templates._common import signals_of, template_signals
 from kubelint_ml.templates._kubelet import SINGLE_PROCESS_MIN, Nodes, nodes_for_pod, oom_mode
-from kubelint_ml.workloads import ContainerView, PodTemplate
+from kubelint_ml.input.workloads import ContainerView, PodTemplate
 
 UNIT = "podTemplate"
 DEFAULTS = {"containers": ["container", "sidecar"]}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates._common import is_fragment, raw_text
 from kubelint_ml.templates._priority import is_batch_job, is_jobset_like, is_placeholder, job_spec
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from kubelint_ml.engine import Hit, SkipUnit, Unit
+from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.templates._kubelet import SINGLE_PROCESS_MIN, cgroup_v1_nodes, config_name
 
 UNIT = "object"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from kubelint_ml.engine import Hit, SkipUnit, Unit
+from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.templates._kubelet import (
     FAIL_CGROUP_V1_MIN,
     GROUP_KILL_MIN,

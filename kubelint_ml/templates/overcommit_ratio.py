@@ -5,7 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Iterator
 
-from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import defaulted_requests
 from kubelint_ml.templates._common import param_fraction, requests_limits, resources_unknown, show
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from kubelint_ml.engine import Hit, SkipUnit, Unit
+from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.templates._common import is_fragment
 from kubelint_ml.templates._priority import (
     facts_of,

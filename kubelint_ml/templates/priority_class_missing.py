@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from kubelint_ml.engine import Hit, Unit
-from kubelint_ml.loader import render_path
+from kubelint_ml.engine.api import Hit, Unit
+from kubelint_ml.input.loader import render_path
 from kubelint_ml.templates._common import is_fragment, raw_text
-from kubelint_ml.workloads import is_training_kind
+from kubelint_ml.input.workloads import is_training_kind
 from kubelint_ml.templates._priority import (
     KAI_LABEL,
     KUEUE_LABEL,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from kubelint_ml.context import HIGHEST_USER_PRIORITY, SYSTEM_PREFIX, SYSTEM_PRIORITY_CLASSES, object_key
-from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.engine.context import HIGHEST_USER_PRIORITY, SYSTEM_PREFIX, SYSTEM_PRIORITY_CLASSES, object_key
+from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates._priority import facts_of
 
 UNIT = "object"

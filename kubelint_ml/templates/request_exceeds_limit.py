@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates._common import quantity_fields, show
 
 UNIT = "podTemplate"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import is_accelerator_resource
 from kubelint_ml.k8s.signals import Signal
 from kubelint_ml.templates._common import accelerators, requests_limits, signals_of, template_signals
 from kubelint_ml.templates._volumes import is_kuberay_pod, shm_mount, size, volume_named
-from kubelint_ml.workloads import ContainerView, PodTemplate
+from kubelint_ml.input.workloads import ContainerView, PodTemplate
 
 UNIT = "container"
 DEFAULTS = {

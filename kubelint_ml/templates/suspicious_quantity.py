@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from kubelint_ml.engine import Hit, Unit
+from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.quantity import parse_quantity
 from kubelint_ml.templates._common import param_fraction, quantity_fields, raw_text, show
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from kubelint_ml.engine import CEL_EVALUATION_ERROR, Hit, Unit
+from kubelint_ml.engine.api import CEL_EVALUATION_ERROR, Hit, Unit
 
 _UNIT_VARIABLES = {
     "object": ("object", "objects", "profile"),
@@ -45,8 +45,8 @@ class CelCheck:
 
     @classmethod
     def build(cls, rule: Any, source: str) -> "CelCheck":
-        from kubelint_ml.cel import CelCompileError, compile_expression
-        from kubelint_ml.rulefile import RuleFileError
+        from kubelint_ml.engine.cel import CelCompileError, compile_expression
+        from kubelint_ml.engine.rulefile import RuleFileError
 
         check = rule.check
         variables = _UNIT_VARIABLES[rule.unit]
@@ -64,7 +64,7 @@ class CelCheck:
                    parse_field_path(check.get("path", "")))
 
     def check(self, unit: Unit, params: dict, ctx: Any) -> Iterator[Hit]:
-        from kubelint_ml.cel import CelEvalError
+        from kubelint_ml.engine.cel import CelEvalError
 
         activation: dict[str, Any] = {"object": unit.obj.data, "objects": _context_objects(ctx),
                                       "profile": _profile(ctx)}

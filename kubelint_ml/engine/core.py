@@ -12,65 +12,19 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from kubelint_ml.findings import Finding, ObjectRef
-from kubelint_ml.loader import locate, render_path, value_position
-from kubelint_ml.objects import K8sObject
-from kubelint_ml.rulefile import Rule
-from kubelint_ml.workloads import ContainerView, PodTemplate, VolumeView, is_training_kind, pod_templates
+from kubelint_ml.input.loader import locate, render_path, value_position
+from kubelint_ml.input.objects import K8sObject
+from kubelint_ml.engine.api import (
+    CEL_EVALUATION_ERROR,
+    IGNORE_ANNOTATION,
+    PARSE_ERROR,
+    RULE_ERROR,
+    UNKNOWN_IGNORE,
+    Context, Hit, SkipUnit, Unit, is_accelerator_template, is_training_workload,
+)
+from kubelint_ml.engine.rulefile import Rule
+from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_training_kind, pod_templates
 
-IGNORE_ANNOTATION = "kubelint-ml.io/ignore"
-PARSE_ERROR = "parse-error"
-UNKNOWN_IGNORE = "unknown-ignore-rule"
-RULE_ERROR = "rule-error"
-CEL_EVALUATION_ERROR = "cel-evaluation-error"  # a CEL rule's expression failed (reported by kubelint_ml.celcheck)
-
-
-@dataclass(slots=True)
-class Hit:
-    path: tuple  # from the object's root
-    message: str
-    container: str | None = None
-    at_value: bool = False  # point at the value rather than the key
-    severity: str | None = None  # a template may lower/raise for a specific case
-    data: dict = field(default_factory=dict)
-    rule: str | None = None  # reported under another id (e.g. cel-evaluation-error)
-
-
-@dataclass(slots=True)
-class Unit:
-    obj: K8sObject
-    tpl: PodTemplate | None = None
-    container: ContainerView | None = None
-    volume: VolumeView | None = None
-    ctx: "Context | None" = None
-
-    def templates(self) -> list[PodTemplate]:
-        return self.ctx.templates(self.obj) if self.ctx else pod_templates(self.obj)
-
-
-@dataclass(slots=True)
-class Context:
-    """What a rule may know beyond its unit: the profile and context objects."""
-
-    profile: Any = None  # kubelint_ml.config.Profile
-    facts: Any = None  # kubelint_ml.context.Facts (PriorityClasses, KubeletConfigurations, ...)
-    notes: list[str] = field(default_factory=list)  # "skipped because..." for --verbose
-    # False when nobody reads the notes (a run without --verbose): a template may then
-    # leave out work whose only outcome would be a note.
-    wants_notes: bool = True
-    # id(obj) -> (obj, its templates); the object is held so that its id is not reused.
-    _templates: dict[int, tuple[K8sObject, list[PodTemplate]]] = field(default_factory=dict)
-
-    def templates(self, obj: K8sObject) -> list[PodTemplate]:
-        found = self._templates.get(id(obj))
-        if found is not None and found[0] is obj:
-            return found[1]
-        templates = pod_templates(obj)
-        self._templates[id(obj)] = (obj, templates)
-        return templates
-
-    def note(self, text: str) -> None:
-        if self.wants_notes:
-            self.notes.append(text)
 
 
 def _kind_matches(rule: Rule, obj: K8sObject) -> bool:
@@ -84,20 +38,6 @@ def _kind_matches(rule: Rule, obj: K8sObject) -> bool:
         elif obj.kind == k:
             return True
     return False
-
-
-def is_accelerator_template(tpl: PodTemplate) -> bool:
-    found = tpl.cache.get("accelerator")
-    if found is None:
-        from kubelint_ml.k8s.resources import is_accelerator_pod
-
-        found = is_accelerator_pod(tpl.spec)
-        tpl.cache["accelerator"] = found
-    return found
-
-
-def is_training_workload(obj: K8sObject, templates: list[PodTemplate]) -> bool:
-    return is_training_kind(obj) or any(is_accelerator_template(t) for t in templates)
 
 
 def parse_ignore(value: Any) -> dict[str, str]:
@@ -188,7 +128,7 @@ class Engine:
             for unit in self._units(rule, obj, ctx, templates, memo):
                 try:
                     hits = list(rule.template.check(unit, rule.params, ctx))
-                except _SkipUnit as skip:
+                except SkipUnit as skip:
                     if ctx.wants_notes:
                         ctx.note(f"{obj.file}: {obj.ref.display()}: {rule.id} skipped: {skip}")
                     continue
@@ -278,13 +218,6 @@ def _unit_path(unit: Unit) -> tuple:
     if unit.tpl is not None:
         return unit.tpl.spec_path
     return ()
-
-
-class _SkipUnit(Exception):
-    """Raised by a template when it lacks facts (profile) to decide."""
-
-
-SkipUnit = _SkipUnit
 
 
 def parse_error(file: str, line: int, column: int, message: str, document: int = 0,

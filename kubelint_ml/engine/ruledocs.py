@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
-from kubelint_ml.rulefile import Rule
+from kubelint_ml.engine.rulefile import Rule
 
 FAMILY_TITLES = {
     "qos-and-limits": "QoS and limits",
@@ -94,7 +94,7 @@ def render_docs(rules: Iterable[Rule]) -> str:
     """docs/rules.md: every rule, grouped by family (kept in sync by a test)."""
     rules = sorted(rules, key=lambda r: r.id)
     out = ["# kubelint-ml rules", "",
-           "Generated from `rules/*.yaml` by `python -m kubelint_ml.ruledocs > docs/rules.md`; do not edit by hand.",
+           "Generated from `rules/*.yaml` by `python -m kubelint_ml.engine.ruledocs > docs/rules.md`; do not edit by hand.",
            "", render_list(rules, "markdown")]
     families: dict[str, list[Rule]] = {}
     for r in rules:
@@ -126,6 +126,6 @@ def render_docs(rules: Iterable[Rule]) -> str:
 if __name__ == "__main__":  # pragma: no cover
     import sys
 
-    from kubelint_ml.rulefile import load_builtin_rules
+    from kubelint_ml.engine.rulefile import load_builtin_rules
 
     sys.stdout.write(render_docs(load_builtin_rules(validate=True)))

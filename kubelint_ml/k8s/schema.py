@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from kubelint_ml.loader import render_path
+from kubelint_ml.input.loader import render_path
 
 DEFS_URI = "https://kubernetes.io/api/_definitions.json"
 OBJECT_META_REF = DEFS_URI + "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"

@@ -10,14 +10,14 @@ from operator import attrgetter
 from typing import Any, Callable
 
 from kubelint_ml import __version__
-from kubelint_ml.config import Config
-from kubelint_ml.context import CONTEXT_KINDS, Facts, may_hold_context
-from kubelint_ml.engine import PARSE_ERROR, RULE_ERROR, UNKNOWN_IGNORE, Context, Engine, parse_error
+from kubelint_ml.run.config import Config
+from kubelint_ml.engine.context import CONTEXT_KINDS, Facts, may_hold_context
+from kubelint_ml.engine.core import PARSE_ERROR, RULE_ERROR, UNKNOWN_IGNORE, Context, Engine, parse_error
 from kubelint_ml.findings import Finding, ObjectRef, RuleInfo, RunResult
-from kubelint_ml.loader import Limits, load, locate, looks_like_template, render_path
-from kubelint_ml.objects import K8sObject, unpack
-from kubelint_ml.rulefile import Rule
-from kubelint_ml.sources import Source, collect, display_path, excluded, file_key, read, read_once
+from kubelint_ml.input.loader import Limits, load, locate, looks_like_template, render_path
+from kubelint_ml.input.objects import K8sObject, unpack
+from kubelint_ml.engine.rulefile import Rule
+from kubelint_ml.input.sources import Source, collect, display_path, excluded, file_key, read, read_once
 
 # Below this many files, or this many bytes, a run stays in one process: forking costs more.
 PARALLEL_MIN_FILES = 48
@@ -68,7 +68,7 @@ class Runner:
     engine: Engine
     config: Config
     facts: Facts
-    schema: Any = None  # kubelint_ml.schema.SchemaValidator when --schema
+    schema: Any = None  # kubelint_ml.k8s.schema.SchemaValidator when --schema
     verbose: bool = False
 
     def lint_bytes(self, data: bytes, display: str, size: int | None = None) -> FileResult:
@@ -262,7 +262,7 @@ def _profile_facts(facts: Facts, config: Config) -> None:
             with open(path, "rb") as fh:
                 data = fh.read(config.limits.max_file_bytes + 1)
         except OSError as e:
-            from kubelint_ml.config import ConfigError
+            from kubelint_ml.run.config import ConfigError
 
             raise ConfigError(f"profile kubeletConfig {path}: cannot read: {e.strerror}") from None
         _add_facts(facts, data, path, config.limits, only="KubeletConfiguration")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from kubelint_ml.objects import HasMetadata, K8sObject, clip, dig, submap
+from kubelint_ml.input.objects import HasMetadata, K8sObject, clip, dig, submap
 
 # ----------------------------------------------------------------------------
 # Views
@@ -284,7 +284,7 @@ def _fallback(obj: dict, limit_depth: int = 10) -> Iterator[TemplateSpot]:
 
 
 def render_role(path: tuple) -> str:
-    from kubelint_ml.loader import render_path
+    from kubelint_ml.input.loader import render_path
 
     return render_path(path)
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubelint_ml.findings import ObjectRef
-from kubelint_ml.loader import Document
+from kubelint_ml.input.loader import Document
 
 
 class HasMetadata:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 
-from kubelint_ml.loader import Limits, LoadError, load_single
+from kubelint_ml.input.loader import Limits, LoadError, load_single
 
 CONFIG_NAMES = (".kubelint-ml.yaml", ".kubelint-ml.yml")
 
@@ -158,7 +158,7 @@ def find_config(start: str | None = None) -> Path | None:
 def _schema_errors(data: Any) -> list[str]:
     import jsonschema
 
-    schema = json.loads((Path(__file__).parent / "schemas" / "config.schema.json").read_text())
+    schema = json.loads((Path(__file__).parent.parent / "schemas" / "config.schema.json").read_text())
     validator = jsonschema.Draft202012Validator(schema)
     out = []
     for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):

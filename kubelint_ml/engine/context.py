@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubelint_ml.objects import K8sObject
+from kubelint_ml.input.objects import K8sObject
 
 CONTEXT_KINDS = ("PriorityClass", "WorkloadPriorityClass", "KubeletConfiguration", "CustomResourceDefinition")
 _CONTEXT_RE = re.compile(

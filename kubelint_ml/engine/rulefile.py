@@ -83,7 +83,7 @@ def template_module(name: str) -> Any:
 
 
 def available_templates() -> list[str]:
-    here = Path(__file__).parent / "templates"
+    here = Path(__file__).parent.parent / "templates"
     return sorted(p.stem.replace("_", "-") for p in here.glob("*.py") if not p.stem.startswith("_"))
 
 
@@ -91,7 +91,7 @@ def available_templates() -> list[str]:
 def _rule_validator() -> Any:
     import jsonschema
 
-    schema = json.loads((Path(__file__).parent / "schemas" / "rule.schema.json").read_text())
+    schema = json.loads((Path(__file__).parent.parent / "schemas" / "rule.schema.json").read_text())
     return jsonschema.Draft202012Validator(schema)
 
 
@@ -161,7 +161,7 @@ def build_rule(data: Any, source: str, *, builtin: bool = False, validate: bool 
         rule.params = params
         rule.template = module
     else:
-        from kubelint_ml.celcheck import CelCheck
+        from kubelint_ml.engine.celcheck import CelCheck
 
         rule.template = CelCheck.build(rule, source)
     return rule
@@ -170,7 +170,7 @@ def build_rule(data: Any, source: str, *, builtin: bool = False, validate: bool 
 def _read(path: Path, *, trusted: bool = False) -> Any:
     """A rule file. User rule files get the manifest safety limits; the
     package's own (``trusted``) are read with the plain LibYAML loader."""
-    from kubelint_ml.loader import LoadError, load_single
+    from kubelint_ml.input.loader import LoadError, load_single
 
     try:
         text = path.read_bytes()
@@ -188,7 +188,7 @@ def _read(path: Path, *, trusted: bool = False) -> Any:
 
 def builtin_rules_dir() -> Path:
     """The shipped rules: ``rules/`` beside the package in a checkout, else package data."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent
     source_tree = here.parent / "rules"
     if (here.parent / "pyproject.toml").is_file() and (source_tree / "__init__.py").is_file():
         return source_tree

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
-from kubelint_ml.rulefile import Rule
+from kubelint_ml.engine.rulefile import Rule
 
 
 def _config(example: dict):
-    from kubelint_ml.config import Config, ConfigError, Profile
+    from kubelint_ml.run.config import Config, ConfigError, Profile
 
     cfg = Config()
     if example.get("profile"):
@@ -32,7 +32,7 @@ def _with_params(rule: Rule, example: dict) -> Rule:
 
 def check_example(rule: Rule, example: dict, expect_fail: bool) -> list[str]:
     """Problems with one example (empty when it behaves as documented)."""
-    from kubelint_ml.lint import lint_text
+    from kubelint_ml.run.lint import lint_text
 
     label = f"{'fail' if expect_fail else 'pass'} example {example.get('title') or ''}".strip()
     try:

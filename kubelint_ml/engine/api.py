@@ -1,0 +1,97 @@
+"""The contract between the engine and the check templates.
+
+A template is a module with ``check(unit, params, ctx)`` that yields :class:`Hit`
+records for one :class:`Unit` (an object, a pod template, a container or a
+volume); it may raise :class:`SkipUnit` when it lacks the facts to decide (the
+reason goes to ``--verbose``). The engine turns hits into findings: positions,
+severity, suppressions. A hit carries a short ``message`` (one clause, with the
+numbers that matter), an optional ``detail`` (the longer why, for ``-v``, JSON
+and SARIF) and an optional ``fix`` (the edit that removes it, for ``--fix``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from kubelint_ml.input.objects import K8sObject
+from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_training_kind, pod_templates
+
+# Findings the engine itself reports, beside the rules' own ids.
+IGNORE_ANNOTATION = "kubelint-ml.io/ignore"
+PARSE_ERROR = "parse-error"
+UNKNOWN_IGNORE = "unknown-ignore-rule"
+RULE_ERROR = "rule-error"
+CEL_EVALUATION_ERROR = "cel-evaluation-error"  # a CEL rule's expression failed (reported by kubelint_ml.engine.celcheck)
+
+UnitKind = Literal["object", "podTemplate", "container", "volume"]
+UNIT_KINDS: tuple[UnitKind, ...] = ("object", "podTemplate", "container", "volume")
+
+
+@dataclass(slots=True)
+class Hit:
+    path: tuple  # from the object's root
+    message: str
+    container: str | None = None
+    at_value: bool = False  # point at the value rather than the key
+    severity: str | None = None  # a template may lower/raise for a specific case
+    data: dict = field(default_factory=dict)
+    rule: str | None = None  # reported under another id (e.g. cel-evaluation-error)
+    detail: str | None = None  # the longer explanation of this case (rationale, numbers), shown by -v, JSON and SARIF
+    fix: Any = None  # kubelint_ml.fix.Fix: the edit that removes this hit, when one is known
+
+
+@dataclass(slots=True)
+class Unit:
+    obj: K8sObject
+    tpl: PodTemplate | None = None
+    container: ContainerView | None = None
+    volume: VolumeView | None = None
+    ctx: "Context | None" = None
+
+    def templates(self) -> list[PodTemplate]:
+        return self.ctx.templates(self.obj) if self.ctx else pod_templates(self.obj)
+
+
+@dataclass(slots=True)
+class Context:
+    """What a rule may know beyond its unit: the profile and context objects."""
+
+    profile: Any = None  # kubelint_ml.run.config.Profile
+    facts: Any = None  # kubelint_ml.engine.context.Facts (PriorityClasses, KubeletConfigurations, ...)
+    notes: list[str] = field(default_factory=list)  # "skipped because..." for --verbose
+    # False when nobody reads the notes (a run without --verbose): a template may then
+    # leave out work whose only outcome would be a note.
+    wants_notes: bool = True
+    # id(obj) -> (obj, its templates); the object is held so that its id is not reused.
+    _templates: dict[int, tuple[K8sObject, list[PodTemplate]]] = field(default_factory=dict)
+
+    def templates(self, obj: K8sObject) -> list[PodTemplate]:
+        found = self._templates.get(id(obj))
+        if found is not None and found[0] is obj:
+            return found[1]
+        templates = pod_templates(obj)
+        self._templates[id(obj)] = (obj, templates)
+        return templates
+
+    def note(self, text: str) -> None:
+        if self.wants_notes:
+            self.notes.append(text)
+
+
+def is_accelerator_template(tpl: PodTemplate) -> bool:
+    found = tpl.cache.get("accelerator")
+    if found is None:
+        from kubelint_ml.k8s.resources import is_accelerator_pod
+
+        found = is_accelerator_pod(tpl.spec)
+        tpl.cache["accelerator"] = found
+    return found
+
+
+def is_training_workload(obj: K8sObject, templates: list[PodTemplate]) -> bool:
+    return is_training_kind(obj) or any(is_accelerator_template(t) for t in templates)
+
+
+class SkipUnit(Exception):
+    """Raised by a template when it lacks facts (profile) to decide."""
