@@ -59,6 +59,9 @@ class Context:
 
     profile: Any = None  # kubelint_ml.run.config.Profile
     facts: Any = None  # kubelint_ml.engine.context.Facts (PriorityClasses, KubeletConfigurations, ...)
+    # Observed usage (kubelint_ml.usage), when a usage source is configured: per-container
+    # summaries that usage rules judge against and that fixes take their values from.
+    usage: Any = None
     notes: list[str] = field(default_factory=list)  # "skipped because..." for --verbose
     # False when nobody reads the notes (a run without --verbose): a template may then
     # leave out work whose only outcome would be a note.
