@@ -15,6 +15,7 @@ import click
 
 from kubelint_ml import __version__
 from kubelint_ml.findings import SEVERITIES as LEVELS  # fail levels are severities
+from kubelint_ml.fix.cli import fix_options
 from kubelint_ml.report import FORMATS
 
 # Rules that are off unless --verbose or the config turns them on.
@@ -107,11 +108,12 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print only findings (no summary line).")
 @click.option("-v", "--verbose", is_flag=True, help="Remediations, skipped documents and rules, info-level rules.")
 @click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
+@fix_options
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_level: str | None,
           config_path: str | None, rules_dirs: tuple[str, ...], enable: tuple[str, ...], disable: tuple[str, ...],
           schema_flag: bool | None, kubernetes_version: str | None, strict: bool | None, crds: tuple[str, ...],
           baseline: str | None, write_baseline: str | None, show_suppressed: bool, jobs: int, quiet: bool,
-          verbose: bool, no_color: bool) -> None:
+          verbose: bool, no_color: bool, **fix_args: Any) -> None:
     """Lint manifests: files, directories (recursive) or - for stdin."""
     from kubelint_ml.run.lint import run
     from kubelint_ml.input.sources import SourceError
@@ -127,9 +129,11 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     if jobs == 0:  # the CPUs this process may run on (taskset, cpusets), else all of them
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    session: dict = {}
     try:
         result, notes = run(list(paths), config, rules, fail_level=level, jobs=jobs, verbose=verbose,
-                            schema=schema, severity=severity, all_rule_ids=all_ids)
+                            schema=schema, severity=severity, all_rule_ids=all_ids,
+                            session=session)
     except SourceError as e:
         _fail(str(e))
     except Exception as e:  # config-time problems surfacing late (kubelet config files)
@@ -158,6 +162,10 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
         except BaselineError as e:
             _fail(str(e))
         result.findings, result.baselined = base.filter(result.findings)
+    from kubelint_ml.fix import cli as fix_cli
+
+    keep = (lambda found: base.filter(found)[0]) if baseline else None
+    fix_cli.after_run(result, session, fix_args, formats, keep, notes, quiet, verbose)
     color = not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
     from kubelint_ml.report import write, write_step_summary
 

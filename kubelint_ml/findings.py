@@ -53,6 +53,8 @@ class Finding:
     suppressed: str | None = None
     # Free-form extra data a rule wants to expose (JSON output only).
     data: dict[str, Any] = field(default_factory=dict)
+    # kubelint_ml.fix.Fix: the edit that removes this finding, when its rule knows one.
+    fix: Any = None
 
     def sort_key(self) -> tuple:
         obj = self.object
@@ -103,6 +105,8 @@ class Finding:
             out["suppressed"] = self.suppressed
         if self.data:
             out["data"] = self.data
+        if self.fix is not None:
+            out["fix"] = self.fix.to_dict()
         return out
 
 
@@ -135,6 +139,20 @@ class RunResult:
     tool_version: str = ""
     show_suppressed: bool = False  # list suppressed findings (they are always counted)
     quiet: bool = False  # text: findings only, no summary line
+    unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes count as applicable (text marks, summaries)
+
+    def fixable(self) -> tuple[int, int]:
+        """(findings with a fix --fix applies, findings with one only --unsafe-fixes applies)."""
+        safe = unsafe = 0
+        for f in self.findings:
+            fix = f.fix
+            if fix is None or fix.unfixable:
+                continue
+            if fix.applicability == "safe":
+                safe += 1
+            else:
+                unsafe += 1
+        return safe, unsafe
 
     def counts(self) -> dict[str, int]:
         c = {s: 0 for s in SEVERITIES}

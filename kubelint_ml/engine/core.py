@@ -147,6 +147,8 @@ class Engine:
                                         at_value=hit.at_value)
                     if hit.data:
                         f.data = hit.data
+                    if hit.fix is not None:
+                        f.fix = hit.fix.bound(obj.base, obj.document)
                     reason = obj_ignores.get(rule.id)
                     if reason is None and unit.tpl is not None:
                         reason = tpl_ignores[id(unit.tpl)].get(rule.id)

@@ -70,6 +70,8 @@ def _finding(f: Finding, cache: dict) -> str:
             parts += (',\n      "suppressed": ', encode_basestring(f.suppressed))
         if f.data:
             parts += (',\n      "data": ', _value(f.data, _INNER))
+        if f.fix is not None:
+            parts += (',\n      "fix": ', _value(f.fix.to_dict(), _INNER))
         parts.append("\n    }")
         text = "".join(parts)
         text.encode("utf-8")

@@ -28,6 +28,10 @@ def render(result: RunResult, *, color: bool = False, verbose: bool = False, max
         f"{len(result.suppressed)} suppressed, {result.baselined} baselined; "
         f"fail level: {markdown_cell(result.fail_level)} — {'failed' if result.failed() else 'passed'}.",
     ]
+    safe, unsafe = result.fixable()
+    if safe or unsafe:
+        lines.append(f"{safe + unsafe} findings fixable by `kubelint-ml check --fix`: {safe} safe, {unsafe} unsafe "
+                     "(`--unsafe-fixes`).")
     if result.findings:
         lines += ["", "| Location | Severity | Rule | Object | Message |", "| --- | --- | --- | --- | --- |"]
         lines += [_row(f) for f in result.findings[:max_rows]]

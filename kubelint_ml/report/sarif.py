@@ -114,7 +114,21 @@ def _result(f: Finding, rule_index: int, root: str, occurrence: Counter[str]) ->
     out["properties"] = props
     if f.suppressed is not None:
         out["suppressions"] = [{"kind": "inSource", "justification": f.suppressed}]
+    if f.fix is not None and f.fix.edits:
+        out["fixes"] = [sarif_fix(f.fix, physical["artifactLocation"])]
     return out
+
+
+def sarif_fix(fix: Any, artifact: dict[str, Any]) -> dict[str, Any]:
+    """A SARIF ``fix``: one artifactChange whose replacements are the fix's byte edits."""
+    return {
+        "description": {"text": f"{fix.description} ({fix.applicability}; value from {fix.source})"},
+        "artifactChanges": [{
+            "artifactLocation": artifact,
+            "replacements": [{"deletedRegion": {"byteOffset": e.start, "byteLength": e.end - e.start},
+                              "insertedContent": {"text": e.text}} for e in fix.edits],
+        }],
+    }
 
 
 def _version(result: RunResult) -> str:

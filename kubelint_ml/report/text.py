@@ -13,9 +13,10 @@ def _word(word: str, color: bool) -> str:
     return f"{_COLORS[word]}{word}{_RESET}" if color and word in _COLORS else word
 
 
-def _line(f: Finding, word: str, color: bool) -> str:
+def _line(f: Finding, word: str, color: bool, unsafe: bool = False) -> str:
     where = location(line_start(f.file), f.line, f.column)
-    return f"{where}: {_word(word, color)} {neutralise(f.rule)} {neutralise(f.message)}"
+    mark = "[*] " if f.fix is not None and not f.fix.unfixable and f.fix.applies(unsafe) else ""
+    return f"{where}: {_word(word, color)} {neutralise(f.rule)} {mark}{neutralise(f.message)}"
 
 
 def _plural(n: int, word: str) -> str:
@@ -52,7 +53,7 @@ def render(result: RunResult, *, color: bool = False, verbose: bool = False) -> 
     entries.sort(key=lambda e: e[0].sort_key())
     lines: list[str] = []
     for f, word in entries:  # sort_key starts with the file: grouped by file
-        line = _line(f, word, color)
+        line = _line(f, word, color, result.unsafe_fixes)
         if word == "suppressed" and f.suppressed:
             line += f" ({neutralise(f.suppressed)})"
         lines.append(line)
@@ -63,4 +64,18 @@ def render(result: RunResult, *, color: bool = False, verbose: bool = False) -> 
     if lines:
         lines.append("")
     lines.append(summary_line(result))
+    lines.extend(fixable_lines(result))
     return "\n".join(lines) + "\n"
+
+
+def fixable_lines(result: RunResult) -> list[str]:
+    """`[*] 3 fixable with --fix` and how many more --unsafe-fixes would fix, as ruff says it."""
+    safe, unsafe = result.fixable()
+    if result.unsafe_fixes:
+        safe, unsafe = safe + unsafe, 0
+    out = []
+    if safe:
+        out.append(f"[*] {safe} fixable with --fix" + (" --unsafe-fixes" if result.unsafe_fixes else ""))
+    if unsafe:
+        out.append(f"{unsafe} more fixable with --unsafe-fixes (they change how the workload runs)")
+    return out

@@ -619,20 +619,21 @@ def use_parallel(jobs: int, files: int, size: int) -> bool:
 
 def run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str = "error", jobs: int = 1,
         verbose: bool = False, schema: Any = None, severity: dict[str, str] | None = None,
-        all_rule_ids: set[str] | None = None) -> tuple[RunResult, list[str]]:
+        all_rule_ids: set[str] | None = None, session: dict | None = None) -> tuple[RunResult, list[str]]:
     # Parse trees are many young, acyclic containers: collecting every 700 allocations
     # only costs time (about 7% of a run). Cycles are still collected, less often.
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], GC_YOUNG_THRESHOLD), *threshold[1:])
     try:
         return _run(paths, config, rules, fail_level=fail_level, jobs=jobs, verbose=verbose, schema=schema,
-                    severity=severity, all_rule_ids=all_rule_ids)
+                    severity=severity, all_rule_ids=all_rule_ids, session=session)
     finally:
         gc.set_threshold(*threshold)
 
 
 def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str, jobs: int, verbose: bool,
-         schema: Any, severity: dict[str, str] | None, all_rule_ids: set[str] | None) -> tuple[RunResult, list[str]]:
+         schema: Any, severity: dict[str, str] | None, all_rule_ids: set[str] | None,
+         session: dict | None = None) -> tuple[RunResult, list[str]]:
     path_excludes = tuple(ex["path"] for ex in config.exclude if set(ex) <= {"path", "reason"} and "path" in ex)
     sources = with_profile_files(collect(paths, path_excludes), config)
     stdin_data = None
@@ -650,6 +651,8 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
             schema.add_crd(crd)
     engine = Engine(rules, severity_overrides=severity, known_rule_ids=all_rule_ids or ())
     runner = Runner(engine, config, facts, schema, verbose)
+    if session is not None:  # what --fix needs to lint a file again (kubelint_ml.fix.run)
+        session.update(runner=runner, config=config, sources=sources, stdin=stdin_data)
     inputs = list(zip(sources, kept))
     del kept
     results: list[FileResult]

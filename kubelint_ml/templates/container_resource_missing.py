@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
+from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import LIMITRANGE_NOTE, pod_level, requests_limits, resources_unknown
 
 UNIT = "container"
@@ -20,6 +21,7 @@ PARAMS = {
             "description": "limit: no limit; request: no request (after defaulting from the limit); "
             "requestAndLimit: neither a request nor a limit.",
         },
+        "fixHeadroom": _fixes.HEADROOM_PARAM,
     },
 }
 
@@ -56,4 +58,5 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     yield Hit(
         c.path + ("resources", "limits" if missing == "limit" else "requests", resource),
         f"{tpl.describe()}: {c.describe()} has {what} ({LIMITRANGE_NOTE}): {consequence}; {fix}",
+        fix=_fixes.container_memory(tpl, c, ctx, params) if resource == "memory" else None,
     )

@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
+from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import resources_unknown
 from kubelint_ml.templates._volumes import MEMORY, empty_dir_of, memory_limit, names, pod_level_memory_limit
 
 UNIT = "volume"
 DEFAULTS: dict = {}
-PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
+PARAMS = {"type": "object", "additionalProperties": False, "properties": {
+    "fixSizeLimit": _fixes.MEMORY_SIZE_PARAM,
+}}
 
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
@@ -42,4 +45,5 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         f"to the node's allocatable memory (the kubelet caps it at the pod's memory limit only when every "
         f"container has one), so what is written there is RAM nothing bounds and can exhaust the node. Set "
         f"emptyDir.sizeLimit, and a memory limit on {who} that leaves room for it",
+        fix=_fixes.memory_size_limit(v.path, ed.mounted_by(), params),
     )

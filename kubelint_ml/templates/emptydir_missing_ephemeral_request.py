@@ -6,12 +6,15 @@ from fractions import Fraction
 from typing import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
+from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import resources_unknown
 from kubelint_ml.templates._volumes import DISK, empty_dirs, names, requests_ephemeral_storage, size
 
 UNIT = "podTemplate"
 DEFAULTS: dict = {}
-PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
+PARAMS = {"type": "object", "additionalProperties": False, "properties": {
+    "fixSizeLimit": _fixes.DISK_SIZE_PARAM,
+}}
 
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
@@ -40,4 +43,5 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         target.path + ("resources", "requests", "ephemeral-storage"),
         f"{tpl.describe()}: disk emptyDir {noun} {vols} but no container requests ephemeral-storage: {detail}; {fix}",
         container=target.name,
+        fix=_fixes.ephemeral_request(target, total, len(disk) - len(sized), params),
     )

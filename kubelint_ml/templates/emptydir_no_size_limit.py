@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
+from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import resources_unknown
 from kubelint_ml.templates._volumes import DISK, empty_dir_of, pod_ephemeral_storage_limit
 
 UNIT = "volume"
 DEFAULTS: dict = {}
-PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
+PARAMS = {"type": "object", "additionalProperties": False, "properties": {
+    "fixSizeLimit": _fixes.DISK_SIZE_PARAM,
+}}
 
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
@@ -32,5 +35,6 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         f"and no container limits ephemeral-storage: it can grow until the node runs short of disk, and the "
         f"kubelet then evicts this pod or its neighbours. Set emptyDir.sizeLimit to the most it should hold "
         f"(and request that much ephemeral-storage)",
+        fix=_fixes.disk_size_limit(v.path, params),
     )
 

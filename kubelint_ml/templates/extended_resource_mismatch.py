@@ -13,6 +13,7 @@ from typing import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import is_extended_resource
+from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import QuantityField, quantity_fields, show
 
 UNIT = "podTemplate"
@@ -54,6 +55,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                     f"the API server rejects the pod (\"Limit must be set for non overcommitable resources\"). "
                     f"Set limits.{resource}: {amount} (the request may then be dropped: it defaults to the limit)",
                     container=c.name,
+                    fix=_fixes.accelerator_limit(c, resource, req.raw),
                 )
             elif _judged(lim) and lim.parsed.value != req.parsed.value:
                 limit = show(resource, lim.parsed.value)

@@ -6,6 +6,7 @@ from typing import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import is_extended_resource
+from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import quantity_fields, raw_text
 
 UNIT = "podTemplate"
@@ -30,7 +31,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 elif low.endswith(("KB", "Kb", "kb", "K")):
                     hint = f" (write {low.rstrip('BbK').rstrip('k')}k or {low.rstrip('BbK').rstrip('k')}Ki)"
             yield Hit(f.path, f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is not a valid quantity: "
-                              f"{f.error}{hint}", container=container, at_value=True)
+                              f"{f.error}{hint}", container=container, at_value=True,
+                      fix=_fixes.decimal_suffix(f.path, f.raw))
         elif f.parsed.value < 0:
             yield Hit(f.path, f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is negative; "
                               "quantities must be >= 0", container=container, at_value=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
+from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import is_fragment, raw_text
 from kubelint_ml.templates._priority import is_batch_job, is_jobset_like, is_placeholder, job_spec
 
@@ -38,18 +39,22 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         if batch:
             yield Hit(path, (
                 f"{who}: pod template has no restartPolicy: a Job requires Never or OnFailure (the pod default, "
-                f"Always, is not allowed), and {rejected}; {fix}"))
+                f"Always, is not allowed), and {rejected}; {fix}"),
+                fix=_fixes.restart_policy(path))
         elif has_pfp:
             yield Hit(path, (
                 f"{who}: pod template has no restartPolicy, so JobSet defaults it to OnFailure, but the Job's "
-                f"podFailurePolicy requires Never: {rejected}; set restartPolicy: Never"))
+                f"podFailurePolicy requires Never: {rejected}; set restartPolicy: Never"),
+                fix=_fixes.restart_policy(path))
         return
     if raw not in _VALID:
         yield Hit(path, (
             f"{who}: restartPolicy {raw_text(raw)} is not allowed in a Job (only Never or OnFailure): {rejected}; "
-            f"{fix}"), at_value=True)
+            f"{fix}"), at_value=True,
+            fix=_fixes.restart_policy(path))
         return
     if raw == "OnFailure" and has_pfp:
         yield Hit(path, (
             f"{who}: restartPolicy OnFailure with a podFailurePolicy: a Job with podFailurePolicy requires "
-            f"restartPolicy Never, and {rejected}; set restartPolicy: Never"), at_value=True)
+            f"restartPolicy Never, and {rejected}; set restartPolicy: Never"), at_value=True,
+            fix=_fixes.restart_policy(path))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from kubelint_ml.templates import _fixes
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.templates._common import is_fragment
 from kubelint_ml.templates._priority import (
@@ -86,14 +87,16 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         yield Hit(base + ("podFailurePolicy",), (
             f"{preemptible}, and the Job has no podFailurePolicy: every preemption {retries}, so preemptions "
             f"alone can fail the Job; add podFailurePolicy.rules: [{_IGNORE_RULE}] "
-            "(podFailurePolicy requires restartPolicy: Never)"))
+            "(podFailurePolicy requires restartPolicy: Never)"),
+            fix=_fixes.ignore_disruption(base, tpl, False))
         return
     match = _first_match(rules if isinstance(rules, list) else [])
     if match is None:
         yield Hit(base + ("podFailurePolicy", "rules"), (
             f"{preemptible}, and its podFailurePolicy has no rule with action Ignore on the DisruptionTarget pod "
             f"condition: every preemption {retries}, so preemptions alone can fail the Job; add the rule "
-            f"{_IGNORE_RULE} first in podFailurePolicy.rules"))
+            f"{_IGNORE_RULE} first in podFailurePolicy.rules"),
+            fix=_fixes.ignore_disruption(base, tpl, True))
         return
     index, rule, how = match
     action = rule.get("action")
@@ -111,4 +114,5 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     else:
         what = f"podFailurePolicy.rules[{index}] handles the DisruptionTarget condition with action {action}"
     yield Hit(base + ("podFailurePolicy", "rules", index), (
-        f"{preemptible}, and {what}: {effect}; put the rule {_IGNORE_RULE} first in podFailurePolicy.rules"))
+        f"{preemptible}, and {what}: {effect}; put the rule {_IGNORE_RULE} first in podFailurePolicy.rules"),
+        fix=_fixes.ignore_disruption(base, tpl, True))

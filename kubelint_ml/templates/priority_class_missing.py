@@ -6,6 +6,7 @@ from typing import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.input.loader import render_path
+from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import is_fragment, raw_text
 from kubelint_ml.input.workloads import is_training_kind
 from kubelint_ml.templates._priority import (
@@ -24,7 +25,9 @@ from kubelint_ml.templates._priority import (
 
 UNIT = "podTemplate"
 DEFAULTS: dict = {}
-PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
+PARAMS = {"type": "object", "additionalProperties": False, "properties": {
+    "fixClass": _fixes.CLASS_PARAM,
+}}
 
 # Shared runtimes: the TrainJob that uses one carries its priority (Kueue label or overrides).
 _RUNTIMES = {("trainer.kubeflow.org", "TrainingRuntime"), ("trainer.kubeflow.org", "ClusterTrainingRuntime")}
@@ -93,4 +96,5 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         message += " (" + "; ".join(notes) + ")"
     message += (f": {runs_at}, so any higher-priority pod can preempt them{' mid-run' if training else ''} and they "
                 f"cannot preempt lower-priority work; {fix}")
-    yield Hit(path, message)
+    yield Hit(path, message,
+              fix=_fixes.missing_priority(tpl, refs, params, uses_kai(tpl), training, ctx))

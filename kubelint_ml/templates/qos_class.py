@@ -6,6 +6,7 @@ from typing import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import qos_class
+from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import resources_unknown
 
 UNIT = "podTemplate"
@@ -19,7 +20,8 @@ PARAMS = {
             "minItems": 1,
             "items": {"enum": ["BestEffort", "Burstable", "Guaranteed"]},
             "description": "QoS classes that produce a finding.",
-        }
+        },
+        "fixHeadroom": _fixes.HEADROOM_PARAM,
     },
 }
 
@@ -44,4 +46,5 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         )
     else:
         message = f"{tpl.describe()} has QoS class {qos}"
-    yield Hit(tpl.spec_path, message)
+    yield Hit(tpl.spec_path, message,
+              fix=_fixes.pod_memory(tpl, ctx, params) if qos == "BestEffort" else None)

@@ -8,6 +8,7 @@ from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import is_accelerator_resource
 from kubelint_ml.k8s.signals import Signal
+from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import accelerators, requests_limits, signals_of, template_signals
 from kubelint_ml.templates._volumes import is_kuberay_pod, shm_mount, size, volume_named
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
@@ -31,6 +32,7 @@ PARAMS = {
             "description": "A /dev/shm emptyDir whose sizeLimit is at most this is reported as too small "
             "(the container runtime's default /dev/shm is 64Mi).",
         },
+        **_fixes.SHM_PARAMS,
     },
 }
 
@@ -118,6 +120,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 f"nothing at /dev/shm, so it gets the container runtime's 64Mi default: {_why(signals, tpl)}. Mount an "
                 f"emptyDir {{medium: Memory, sizeLimit: <size>}} volume at /dev/shm (its pages count against the "
                 f"memory limit)",
+                fix=_fixes.shm_mount(tpl, c, max((s.processes or 0 for s in signals), default=0) or None, params),
             )
         return
     _, name = mount
@@ -145,4 +148,6 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         f"'{name}' it mounts at /dev/shm has sizeLimit {size(limit)}, {compared}: {_why(signals, tpl)}. Raise "
         f"sizeLimit (several GiB for multi-GPU training; it counts against the memory limit)",
         at_value=True,
+        fix=_fixes.shm_size_limit(tpl, volume.path, limit, [c], max((s.processes or 0 for s in signals), default=0) or None,
+                                  params),
     )

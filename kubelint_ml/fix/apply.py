@@ -1,0 +1,202 @@
+"""Applying fixes: edits chosen without overlap, re-lint until stable, atomic writes, diffs.
+
+As ``ruff check --fix`` does: the applicable fixes of a file's findings are
+resolved against its bytes and applied together; a fix whose edits overlap one
+already taken is skipped for this round (an identical fix, or one whose edits
+are all already taken, counts as applied). The new text is linted again and
+the loop repeats, at most :data:`MAX_ROUNDS` times, until no fix changes
+anything. A round whose text would not parse is undone (a safety net: the
+editor never produces one). Files are then written atomically: a temporary
+file in the same directory, flushed, given the old file's mode, renamed over
+it; an interrupted run leaves each file either old or new.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from typing import Callable
+
+from kubelint_ml.findings import Finding
+from kubelint_ml.fix import Edit, Fix
+from kubelint_ml.fix.yamltext import Refused, Text
+
+MAX_ROUNDS = 10
+
+
+def resolve(findings: list[Finding], data: bytes) -> None:
+    """Resolve the fixes of one file's findings against its bytes (sets ``edits`` or ``unfixable``)."""
+    text: Text | None = None
+    why: str | None = None
+    for f in findings:
+        fix = f.fix
+        if fix is None or fix.resolved:
+            continue
+        if text is None and why is None:
+            try:
+                text = Text(data)
+            except UnicodeDecodeError:
+                why = "the file is not UTF-8"
+        fix.resolved = True
+        if text is None:
+            fix.unfixable = why
+            continue
+        try:
+            fix.edits = tuple(text.resolve(fix))
+            fix.unfixable = None
+        except Refused as e:
+            fix.edits, fix.unfixable = (), str(e)
+
+
+def resolve_all(findings: list[Finding], read: Callable[[str], bytes | None]) -> None:
+    """Resolve every fix of ``findings``; ``read(display path)`` gives a file's bytes (``None``: unreadable)."""
+    by_file: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.fix is not None and not f.fix.resolved:
+            by_file.setdefault(f.file, []).append(f)
+    for file, group in by_file.items():
+        data = read(file)
+        if data is None:
+            for f in group:
+                f.fix.resolved, f.fix.unfixable = True, "the file cannot be read again"
+            continue
+        resolve(group, data)
+
+
+def _overlaps(a: Edit, b: Edit) -> bool:
+    if a.start == a.end and b.start == b.end:
+        return a.start == b.start
+    return a.start < b.end and b.start < a.end or (a.start == a.end and b.start < a.start < b.end) or (
+        b.start == b.end and a.start < b.start < a.end)
+
+
+def choose(fixes: list[Fix]) -> tuple[list[Edit], list[Fix]]:
+    """The edits of every fix that does not overlap an earlier one, and the fixes taken."""
+    taken: list[Edit] = []
+    seen: set[Edit] = set()
+    chosen: list[Fix] = []
+    for fix in fixes:
+        if not fix.edits:
+            continue
+        if all(e in seen for e in fix.edits):
+            chosen.append(fix)
+            continue
+        if any(_overlaps(e, t) for e in fix.edits for t in taken):
+            continue
+        taken.extend(fix.edits)
+        seen.update(fix.edits)
+        chosen.append(fix)
+    taken.sort(key=lambda e: (e.start, e.end))
+    return taken, chosen
+
+
+def apply_edits(data: bytes, edits: list[Edit]) -> bytes:
+    """``data`` with non-overlapping ``edits`` (sorted by start) made."""
+    out = []
+    at = 0
+    for e in edits:
+        out.append(data[at:e.start])
+        out.append(e.text.encode("utf-8"))
+        at = e.end
+    out.append(data[at:])
+    return b"".join(out)
+
+
+@dataclass(slots=True)
+class FileOutcome:
+    file: str
+    before: bytes
+    after: bytes
+    findings: list[Finding]  # what is left to report (active)
+    suppressed: list[Finding]
+    fixed: int = 0
+    rounds: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+def fix_file(file: str, data: bytes, findings: list[Finding], suppressed: list[Finding], *, unsafe: bool,
+             relint: Callable[[bytes], tuple[list[Finding], list[Finding]]]) -> FileOutcome:
+    """Apply the applicable fixes of one file's (active) findings until nothing more changes.
+
+    ``relint(bytes)`` lints the new text and returns its active and suppressed findings
+    (config excludes and the baseline applied).
+    """
+    out = FileOutcome(file, data, data, findings, suppressed)
+    original = {_key(f) for f in findings}
+    current = data
+    for _ in range(MAX_ROUNDS):
+        wanted = [f for f in out.findings if f.fix is not None and f.fix.applies(unsafe)]
+        if not wanted:
+            break
+        resolve(wanted, current)
+        edits, chosen = choose([f.fix for f in wanted])
+        if not edits:
+            break
+        new = apply_edits(current, edits)
+        if new == current:
+            break
+        active, supp = relint(new)
+        if any(f.rule == "parse-error" for f in active) and not any(f.rule == "parse-error" for f in out.findings):
+            for fix in {id(x): x for x in chosen}.values():
+                fix.edits, fix.unfixable = (), "the edited text would not parse"
+            out.notes.append(f"{file}: a fix round was undone: the edited text would not parse")
+            break
+        current = new
+        out.rounds += 1
+        out.findings, out.suppressed = active, supp
+    out.after = current
+    left = {_key(f) for f in out.findings}
+    out.fixed = len(original - left)
+    for f in out.findings:
+        if f.fix is not None and f.fix.applies(unsafe) and f.fix.unfixable:
+            out.notes.append(f"{file}:{f.line}: {f.rule}: not fixed: {f.fix.unfixable}")
+    return out
+
+
+def _key(f: Finding) -> tuple:
+    return f.identity() + (f.container or "", f.document)
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Replace ``path``'s content with ``data``: a temporary file beside it, renamed over it."""
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(real) or ".", prefix="." + os.path.basename(real) + ".",
+                               suffix=".kubelint-ml.tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, stat.S_IMODE(st.st_mode))
+        try:
+            os.chown(tmp, st.st_uid, st.st_gid)
+        except OSError:
+            pass
+        os.replace(tmp, real)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def unified_diff(file: str, before: bytes, after: bytes) -> str:
+    """A unified diff of one file (``a/FILE`` -> ``b/FILE``), marking a last line without a newline."""
+    a = before.decode("utf-8", "replace").splitlines(keepends=True)
+    b = after.decode("utf-8", "replace").splitlines(keepends=True)
+    out = []
+    for line in difflib.unified_diff(a, b, fromfile=f"a/{file}", tofile=f"b/{file}"):
+        if line.endswith("\n"):
+            out.append(line)
+        else:
+            out.append(line + "\n\\ No newline at end of file\n")
+    return "".join(out)
