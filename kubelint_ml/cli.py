@@ -125,7 +125,8 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     formats = formats or ("text",)
     config = _load_config(config_path)
     level = fail_level or config.fail_level or "error"
-    rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
+    rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable + fix_args["select"], disable)
+    rules = fix_options.selected(rules, fix_args["select"])
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     if jobs == 0:  # the CPUs this process may run on (taskset, cpusets), else all of them
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

@@ -15,13 +15,26 @@ _OPTIONS = (
                  help="Print a unified diff of what the fixes would change; write nothing (exit 1 when there is "
                       "something to change)."),
     click.option("--fix-only", "fix_only", is_flag=True, help="Apply the fixes and report nothing that is left."),
+    click.option("--select", "select", multiple=True,
+                 help="Check (and fix) only this rule id (repeatable; turns it on if it is off by default)."),
 )
+
+
+def selected(rules: list, select: tuple[str, ...] | None) -> list:
+    """The rules ``--select`` names (all when it names none)."""
+    if not select:
+        return rules
+    wanted_ids = set(select)
+    return [r for r in rules if r.id in wanted_ids]
 
 
 def fix_options(f: Callable) -> Callable:
     for option in reversed(_OPTIONS):
         f = option(f)
     return f
+
+
+fix_options.selected = selected  # type: ignore[attr-defined]
 
 
 def wanted(args: dict) -> bool:
