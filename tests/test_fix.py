@@ -265,3 +265,20 @@ def test_non_ascii_offsets_are_bytes() -> None:
     t = Text(data)
     (edit,) = t.resolve(Fix("x", changes=(put(("spec", "a"), "x"),)))
     assert apply_edits(data, [edit]) == "# é\nspec:\n  a: \"x\"   # ö\n".encode()
+
+
+def test_rule_files_say_what_the_templates_do() -> None:
+    """Every fix a finding carries has the applicability its rule file's fix: section states, and every
+    rule with a fix: section offers one on the fixtures."""
+    from kubelint_ml.engine.rulefile import load_builtin_rules
+
+    declared = {r.id: r.fix for r in load_builtin_rules(validate=True)}
+    seen: dict[str, set[str]] = {}
+    r = cli("check", "--format", "json", "--enable", "gpu-node-unresolved", str(FIX))
+    for f in json.loads(r.output)["findings"]:
+        if "fix" in f:
+            seen.setdefault(f["rule"], set()).add(f["fix"]["applicability"])
+    for rule, kinds in seen.items():
+        assert declared[rule] is not None, rule
+        assert kinds == {declared[rule]["applicability"]}, rule
+    assert set(seen) == {rid for rid, fix in declared.items() if fix}

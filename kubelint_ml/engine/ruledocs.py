@@ -21,6 +21,11 @@ def _severity(r: Rule) -> str:
     return r.severity + (f" ({r.accelerator_severity} for accelerator pods)" if r.accelerator_severity else "")
 
 
+def fix_label(r: Rule) -> str:
+    """``safe``, ``unsafe`` or ``-`` (no fix)."""
+    return r.fix["applicability"] if r.fix else "-"
+
+
 def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -31,21 +36,23 @@ def render_list(rules: Iterable[Rule], fmt: str, enabled: set[str] | None = None
         return json.dumps([
             {"id": r.id, "severity": r.severity, "acceleratorSeverity": r.accelerator_severity, "family": r.family,
              "title": r.title, "enabled": r.id in enabled if enabled is not None else r.enabled,
-             "builtin": r.builtin, "source": r.source}
+             "builtin": r.builtin, "source": r.source, "fix": r.fix}
             for r in rules
         ], indent=2) + "\n"
     if fmt == "markdown":
-        lines = ["| id | severity | family | what it finds |", "|---|---|---|---|"]
+        lines = ["| id | severity | family | what it finds | fix |", "|---|---|---|---|---|"]
         for r in rules:
-            lines.append(f"| [`{r.id}`](#{r.id}) | {_md_cell(_severity(r))} | {r.family} | {_md_cell(r.title)} |")
+            lines.append(f"| [`{r.id}`](#{r.id}) | {_md_cell(_severity(r))} | {r.family} | {_md_cell(r.title)} "
+                         f"| {fix_label(r)} |")
         return "\n".join(lines) + "\n"
     width = max((len(r.id) for r in rules), default=10)
-    lines = [f"{'ID':<{width}}  {'SEVERITY':<8}  {'FAMILY':<15}  TITLE"]
+    lines = [f"{'ID':<{width}}  {'SEVERITY':<8}  {'FAMILY':<15}  {'FIX':<6}  TITLE"]
     for r in rules:
         off = "" if enabled is None or r.id in enabled else "  (off by default)"
         sev = r.severity + ("+" if r.accelerator_severity else "")
-        lines.append(f"{r.id:<{width}}  {sev:<8}  {r.family:<15}  {r.title}{off}")
+        lines.append(f"{r.id:<{width}}  {sev:<8}  {r.family:<15}  {fix_label(r):<6}  {r.title}{off}")
     lines.append("")
+    lines.append("FIX: safe = applied by `check --fix`; unsafe = only with --unsafe-fixes; - = no automatic fix.")
     lines.append("+ : raised to the accelerator severity for GPU/accelerator pods. `kubelint-ml rules show ID` for details.")
     return "\n".join(lines) + "\n"
 
@@ -86,8 +93,20 @@ def render_rule(r: Rule) -> str:
     if r.params:
         lines.append("Params: " + ", ".join(f"{k}={v}" for k, v in sorted(r.params.items())))
         lines.append("")
+    lines += [_fix_text(r), ""]
     lines += _examples(r, "##")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _fix_text(r: Rule) -> str:
+    if not r.fix:
+        return "Autofix: none."
+    how = "safe, applied by `check --fix`" if r.fix["applicability"] == "safe" else \
+        "unsafe, applied by `check --fix --unsafe-fixes`"
+    text = f"Autofix: {how}. Value from: {r.fix['source'].strip()}."
+    if r.fix.get("description"):
+        text += " " + " ".join(r.fix["description"].split())
+    return text
 
 
 def render_docs(rules: Iterable[Rule]) -> str:
@@ -114,6 +133,8 @@ def render_docs(rules: Iterable[Rule]) -> str:
             out.append("**What it does and why it matters.** " + r.description.strip())
             out.append("")
             out.append("**Fix.** " + r.remediation.strip())
+            out.append("")
+            out.append(f"**Autofix.** {_fix_text(r)[len('Autofix: '):]}")
             out.append("")
             if r.params:
                 out.append("**Params** (override in `.kubelint-ml.yaml` under `overrides.<id>.params`): "

@@ -47,6 +47,7 @@ class Rule:
     builtin: bool = False
     params: dict = field(default_factory=dict)
     template: Any = None  # the template module, or a CelCheck
+    fix: dict | None = None  # the rule file's fix section: applicability, source, description
 
     def info(self) -> RuleInfo:
         return RuleInfo(
@@ -141,6 +142,7 @@ def build_rule(data: Any, source: str, *, builtin: bool = False, validate: bool 
         docs=data.get("docs", ""),
         source=source,
         builtin=builtin,
+        fix=data.get("fix"),
     )
     if "template" in check:
         try:
