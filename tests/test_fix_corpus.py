@@ -116,3 +116,16 @@ def test_corpus_diff_writes_nothing(tmp_path: Path) -> None:
         if path.is_file():
             assert (root / path.relative_to(CORPUS)).read_bytes() == path.read_bytes(), path
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == sorted(p.relative_to(CORPUS) for p in CORPUS.rglob("*"))
+
+
+def test_corpus_fix_parallel_equals_sequential(tmp_path: Path) -> None:
+    outputs = {}
+    for jobs in ("1", "2"):
+        root = tmp_path / f"j{jobs}"
+        shutil.copytree(CORPUS, root)
+        r = CliRunner().invoke(main, ["check", "-j", jobs, "--fix", "--unsafe-fixes", "--format", "json", str(root)])
+        text = r.stdout.replace(str(root), "ROOT")
+        files = {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+        outputs[jobs] = (text, files)
+    assert outputs["1"] == outputs["2"]
+    assert '"edits"' in outputs["1"][0] or '"fix"' in outputs["1"][0]

@@ -75,6 +75,7 @@ def apply_fixes(result: RunResult, session: dict, *, unsafe: bool, write: bool,
     supp_by_file: dict[str, list[Finding]] = {}
     for f in result.suppressed:
         supp_by_file.setdefault(f.file, []).append(f)
+    work: list[tuple[str, bytes, list[Finding], list[Finding]]] = []
     for file, findings in by_file.items():
         if not any(f.fix is not None and f.fix.applies(unsafe) for f in findings):
             continue
@@ -85,8 +86,12 @@ def apply_fixes(result: RunResult, session: dict, *, unsafe: bool, write: bool,
         if file == "-" and write:
             report.notes.append("-: not fixed: standard input cannot be written back (use --diff)")
             continue
+        work.append((file, data, findings, supp_by_file.get(file, [])))
 
-        def relint(new: bytes, file: str = file) -> tuple[list[Finding], list[Finding]]:
+    def fix_one(item: tuple[str, bytes, list[Finding], list[Finding]]) -> FileOutcome:
+        file, data, findings, supp = item
+
+        def relint(new: bytes) -> tuple[list[Finding], list[Finding]]:
             found = runner.lint_bytes(new, file).findings
             apply_excludes(found, config)
             found.sort(key=Finding.sort_key)
@@ -94,8 +99,12 @@ def apply_fixes(result: RunResult, session: dict, *, unsafe: bool, write: bool,
             active = [f for f in found if f.suppressed is None]
             return (keep(active) if keep else active), [f for f in found if f.suppressed is not None]
 
-        outcome = fix_file(file, data, findings, supp_by_file.get(file, []), unsafe=unsafe, relint=relint)
+        return fix_file(file, data, findings, supp, unsafe=unsafe, relint=relint)
+
+    for outcome in _fix_all(work, fix_one, session.get("jobs", 1)):
         report.notes.extend(outcome.notes)
+        data = outcome.before
+        file = outcome.file
         if outcome.changed and write:
             current = read(file)
             if current != data:
@@ -116,6 +125,40 @@ def apply_fixes(result: RunResult, session: dict, *, unsafe: bool, write: bool,
         result.suppressed = sorted([f for f in result.suppressed if f.file not in changed]
                                    + [f for o in changed.values() for f in o.suppressed], key=Finding.sort_key)
     return report
+
+
+# From this many files to fix, with more than one job, the fixing is shared by forked workers.
+PARALLEL_MIN_FILES = 16
+
+
+def _fix_all(work: list, fix_one: Callable, jobs: int) -> list[FileOutcome]:
+    """``fix_one`` on every item, in order; shared with ``jobs - 1`` forked workers when there is enough."""
+    import os
+
+    if jobs <= 1 or len(work) < PARALLEL_MIN_FILES or not hasattr(os, "fork"):
+        return [fix_one(item) for item in work]
+    from kubelint_ml.run.lint import _encode, _fork_map, _rebuild
+
+    size = max(1, len(work) // (jobs * 8))
+    spans = [(i, min(len(work), i + size)) for i in range(0, len(work), size)]
+    shared: dict = {}
+
+    def local(n: int) -> list[FileOutcome]:
+        return [fix_one(item) for item in work[spans[n][0]:spans[n][1]]]
+
+    def remote(n: int) -> list[tuple]:
+        return [(n, i, o.after if o.changed else None, list(map(_encode, o.findings)), list(map(_encode, o.suppressed)),
+                 o.fixed, o.rounds, o.notes) for i, o in enumerate(local(n))]
+
+    def decode(part: list[tuple]) -> list[FileOutcome]:
+        out = []
+        for n, i, after, rows, supp, fixed, rounds, notes in part:
+            file, before, _, _ = work[spans[n][0] + i]
+            out.append(FileOutcome(file, before, before if after is None else after, _rebuild(rows, shared),
+                                   _rebuild(supp, shared), fixed, rounds, notes))
+        return out
+
+    return [o for part in _fork_map(len(spans), jobs, local, remote, decode) for o in part]
 
 
 def _real(session: dict, display: str) -> str:

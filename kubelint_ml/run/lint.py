@@ -652,7 +652,7 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
     engine = Engine(rules, severity_overrides=severity, known_rule_ids=all_rule_ids or ())
     runner = Runner(engine, config, facts, schema, verbose)
     if session is not None:  # what --fix needs to lint a file again (kubelint_ml.fix.run)
-        session.update(runner=runner, config=config, sources=sources, stdin=stdin_data)
+        session.update(runner=runner, config=config, sources=sources, stdin=stdin_data, jobs=jobs)
     inputs = list(zip(sources, kept))
     del kept
     results: list[FileResult]
