@@ -282,3 +282,46 @@ def test_rule_files_say_what_the_templates_do() -> None:
         assert declared[rule] is not None, rule
         assert kinds == {declared[rule]["applicability"]}, rule
     assert set(seen) == {rid for rid, fix in declared.items() if fix}
+
+
+class _Observed:
+    """A usage source as kubelint_ml.fix documents it: per container, (median, peak + headroom, source)."""
+
+    def __init__(self, table: dict[str, tuple[int, int]]) -> None:
+        self.table = table
+        self.asked: list[str] = []
+
+    def recommend(self, obj, tpl, container):
+        self.asked.append(container.name)
+        found = self.table.get(container.name)
+        if found is None:
+            return None
+        return found[0], found[1], f"observed usage of {container.name} (7 days)"
+
+
+def test_memory_fix_takes_observed_usage_first() -> None:
+    from kubelint_ml.engine.api import Context
+    from kubelint_ml.engine.core import Engine
+    from kubelint_ml.engine.rulefile import load_builtin_rules
+    from kubelint_ml.input.objects import unpack
+
+    data = (FIX / "memory.yaml").read_bytes()
+    rules = [r for r in load_builtin_rules() if r.id in ("besteffort-qos", "missing-memory-limit")]
+    usage = _Observed({"pytorch": (40 << 30, 52 << 30)})  # the logger has no observation
+    (doc,) = load(data).documents
+    (obj,) = unpack(doc, "memory.yaml").objects
+    found = Engine(rules).evaluate(obj, Context(usage=usage))
+    limit = {f.container: f.fix for f in found if f.rule == "missing-memory-limit"}
+    assert limit["pytorch"].source == "observed usage of pytorch (7 days)"
+    assert [(c.path[-2:], c.value) for c in limit["pytorch"].changes] == [
+        (("requests", "memory"), "40Gi"), (("limits", "memory"), "52Gi")]
+    # the logger falls back to the GPU share: what is left after the trainer's 40Gi request
+    assert limit["logger"].source.startswith("GPU share of node memory: 2 of 8 GPUs on p4d.24xlarge")
+    without = Engine(rules).evaluate(obj, Context())
+    alone = next(f.fix for f in without if f.rule == "missing-memory-limit" and f.container == "logger")
+    share = int(alone.changes[0].value[:-2]) * 2  # split evenly between the two containers before (rounded down)
+    assert limit["logger"].changes[0].value in (f"{share - 40}Gi", f"{share - 39}Gi")
+    assert set(usage.asked) == {"pytorch", "logger"}
+    fixed = apply_edits(data, sorted(Text(data).resolve(limit["pytorch"].bound((), 0)), key=lambda e: e.start))
+    assert b"                nvidia.com/gpu: 2   # 2 of 8\n                memory: 52Gi\n              requests:\n" \
+           b"                memory: 40Gi\n            # a comment" in fixed

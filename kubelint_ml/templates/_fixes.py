@@ -156,6 +156,7 @@ def memory_plan(tpl: PodTemplate, ctx: Any, params: dict) -> dict[int, tuple[Fra
 
             taken = sum((defaulted_requests(*requests_limits(c)).get("memory", Fraction(0))
                          for c in running if _has_memory(c)), Fraction(0))
+            taken += sum((plan[id(c)][0] or plan[id(c)][1] for c in running if id(c) in plan), Fraction(0))
             open_ = [c for c in running if id(c) not in plan and not _has_memory(c)]
             each = (budget - taken) / len(open_) if open_ else budget
             source = f"GPU share of node memory: {share[1]}, less {float(headroom) * 100:g}% headroom"
