@@ -325,3 +325,24 @@ def test_memory_fix_takes_observed_usage_first() -> None:
     fixed = apply_edits(data, sorted(Text(data).resolve(limit["pytorch"].bound((), 0)), key=lambda e: e.start))
     assert b"                nvidia.com/gpu: 2   # 2 of 8\n                memory: 52Gi\n              requests:\n" \
            b"                memory: 40Gi\n            # a comment" in fixed
+
+
+def test_bom_block_scalar_and_empty_values() -> None:
+    data = "\ufeffspec:  # ü\n  a: |\n    text\n  b:\n  c: {}\n".encode()
+    t = Text(data)
+    with pytest.raises(Refused, match="block scalar"):
+        t.resolve(Fix("x", changes=(put(("spec", "a"), "y"),)))
+    edits = t.resolve(Fix("x", changes=(put(("spec", "b", "k"), 1), put(("spec", "c", "k"), 2),
+                                         put(("spec", "d"), [1, "two words"]))))
+    out = apply_edits(data, edits)
+    assert out == "\ufeffspec:  # ü\n  a: |\n    text\n  b:\n    k: 1\n  c: {k: 2}\n  d:\n    - 1\n    - \"two words\"\n".encode()
+    assert load(out).documents[0].data["spec"]["d"] == [1, "two words"]
+
+
+def test_json_documents_stay_json() -> None:
+    data = b'{\n  "kind": "Pod",\n  "spec": {"containers": [{"name": "a"}]}\n}\n'
+    t = Text(data)
+    out = apply_edits(data, t.resolve(Fix("x", changes=(put(("spec", "containers", 0, "resources", "limits", "memory"),
+                                                              "1Gi"),))))
+    assert json.loads(out) == {"kind": "Pod", "spec": {"containers": [
+        {"name": "a", "resources": {"limits": {"memory": "1Gi"}}}]}}

@@ -264,6 +264,8 @@ class Text:
             self._check(d, node, path)
             if node.kind != "scalar":
                 raise Refused(f"{_show(path)} is not a single value")
+            if node.style in ("|", ">"):
+                raise Refused(f"{_show(path)} is a block scalar")
             out.append((node.start, node.end, _scalar(v, node.style, json_style=d.root.flow)))
 
     # ------------------------------------------------------------------ insertions
