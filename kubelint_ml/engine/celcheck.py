@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from kubelint_ml.engine.api import CEL_EVALUATION_ERROR, Hit, Unit
+from kubelint_ml.engine.api import CEL_EVALUATION_ERROR, Hit, Unit, UnitKind
 
-_UNIT_VARIABLES = {
+_UNIT_VARIABLES: dict[UnitKind, tuple[str, ...]] = {
     "object": ("object", "objects", "profile"),
     "podTemplate": ("object", "podSpec", "objects", "profile"),
     "container": ("object", "podSpec", "container", "objects", "profile"),
@@ -41,26 +41,23 @@ class CelCheck:
     message_program: Any
     path: tuple
 
-    UNITS = ("object", "podTemplate", "container", "volume")
-
     @classmethod
-    def build(cls, rule: Any, source: str) -> "CelCheck":
+    def build(cls, rule_id: str, unit: UnitKind, check: dict, title: str) -> CelCheck:
+        """The check of a rule whose ``check`` has ``cel``; raises CelCompileError naming the field."""
         from kubelint_ml.engine.cel import CelCompileError, compile_expression
-        from kubelint_ml.engine.rulefile import RuleFileError
 
-        check = rule.check
-        variables = _UNIT_VARIABLES[rule.unit]
+        variables = _UNIT_VARIABLES[unit]
         try:
             program = compile_expression(check["cel"], variables)
         except CelCompileError as e:
-            raise RuleFileError(f"{source}: rule {rule.id}: check.cel: {e}") from None
+            raise CelCompileError(f"check.cel: {e}") from None
         message_program = None
         if check.get("messageExpression"):
             try:
                 message_program = compile_expression(check["messageExpression"], variables)
             except CelCompileError as e:
-                raise RuleFileError(f"{source}: rule {rule.id}: check.messageExpression: {e}") from None
-        return cls(rule.id, program, check.get("message") or rule.title, message_program,
+                raise CelCompileError(f"check.messageExpression: {e}") from None
+        return cls(rule_id, program, check.get("message") or title, message_program,
                    parse_field_path(check.get("path", "")))
 
     def check(self, unit: Unit, params: dict, ctx: Any) -> Iterator[Hit]:
