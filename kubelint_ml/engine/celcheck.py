@@ -63,8 +63,10 @@ class CelCheck:
     def check(self, unit: Unit, params: dict, ctx: Any) -> Iterator[Hit]:
         from kubelint_ml.engine.cel import CelEvalError
 
+        cache = _cache(ctx)
+        converted = cache.setdefault("cel:converted", {})
         activation: dict[str, Any] = {"object": unit.obj.data, "objects": _context_objects(ctx),
-                                      "profile": _profile(ctx)}
+                                      "profile": _profile(ctx, cache)}
         base: tuple = ()
         what = unit.obj.ref.display()
         if unit.tpl is not None:
@@ -80,7 +82,7 @@ class CelCheck:
             base = unit.volume.path
             what += f": volume '{unit.volume.name}'"
         try:
-            ok = self.program.evaluate(activation)
+            ok = self.program.evaluate(activation, converted)
         except CelEvalError as e:
             yield Hit(base, f"{what}: rule {self.rule_id}: CEL evaluation failed: {e}", severity="error",
                       rule=CEL_EVALUATION_ERROR)
@@ -94,7 +96,7 @@ class CelCheck:
         message = self.message
         if self.message_program is not None:
             try:
-                value = self.message_program.evaluate(activation)
+                value = self.message_program.evaluate(activation, converted)
                 if isinstance(value, str) and value.strip():
                     message = value
             except CelEvalError:
@@ -107,13 +109,18 @@ def _context_objects(ctx: Any) -> list:
     return facts.context_objects() if facts is not None else []
 
 
-_PROFILE: list = [None, {}]  # the last profile and its CEL value (a profile does not change once loaded)
+def _cache(ctx: Any) -> dict:
+    """What CEL checks remember while one file is linted (the Context's scratch; a fresh one without)."""
+    cache = getattr(ctx, "cache", None)
+    return cache if isinstance(cache, dict) else {}
 
 
-def _profile(ctx: Any) -> dict:
+def _profile(ctx: Any, cache: dict) -> dict:
+    """The profile as CEL sees it, worked out once per file (a profile does not change once loaded)."""
     profile = getattr(ctx, "profile", None)
     if profile is None:
         return {}
-    if _PROFILE[0] is not profile:
-        _PROFILE[:] = [profile, profile.to_cel()]
-    return _PROFILE[1]
+    found = cache.get("cel:profile")
+    if found is None or found[0] is not profile:
+        found = cache["cel:profile"] = (profile, profile.to_cel())
+    return found[1]
