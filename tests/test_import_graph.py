@@ -7,6 +7,7 @@ to the first call). Read from the source with ``ast``, nothing is imported.
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kubelint_ml"
@@ -46,6 +47,7 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return found
 
 
+@lru_cache(maxsize=1)
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
     return {name: _imports(name, path, modules) for name, path in modules.items()}

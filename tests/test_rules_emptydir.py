@@ -35,7 +35,6 @@ from kubelint_ml.input.workloads import pod_templates
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "emptydir"
-CORPUS = ROOT.parent / "shared" / "corpus"
 
 FAMILY = {
     "emptydir-no-size-limit",
@@ -659,8 +658,7 @@ CORPUS_CASES = {
 }
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not beside the project")
 @pytest.mark.parametrize("name", sorted(CORPUS_CASES))
-def test_corpus_files(name):
-    found = run((CORPUS / name).read_text())
+def test_corpus_files(corpus, name):
+    found = run((corpus / name).read_text())
     assert rules_lines(found) == CORPUS_CASES[name]

@@ -104,8 +104,7 @@ spec: {namespaceSelector: {}}
     assert _templates(text) == []
 
 
-def test_corpus_kinds_are_all_found():
-    corpus = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+def test_corpus_kinds_are_all_found(corpus):
     kinds = {}
     for f in sorted(corpus.rglob("*.yaml")):
         for row in _templates(f.read_bytes()):
