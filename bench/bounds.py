@@ -18,6 +18,7 @@ slow day. The best of the rounds is compared with the bound.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import random
 import subprocess
@@ -187,7 +188,7 @@ def cases() -> list[Case]:
         data = opener * 100_000 + b"x" + closer * 100_000
         out.append(Case(f"load: 100,000 levels of {opener.decode().strip()!r}, refused", 2.0, _refused(data, "nesting")))
     for shape, text in sorted(bombs.fan_out_shapes(FAN_OUT).items()):
-        out.append(Case(f"lint: {FAN_OUT} {shape}", 15.0, lambda data=text.encode(): _lint(data)))
+        out.append(Case(f"lint: {FAN_OUT} {shape}", 15.0, functools.partial(_lint, text.encode())))
     out += [
         Case("lint: 300 fuzzed inputs (slowest under 10 s)", 120.0, _fuzzed),
         Case("cli: hostile tree, text, -j1", 30.0, _hostile_tree),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,7 @@ def parse_path(text: str) -> tuple:
     return tuple(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _objects(file: str):
     data = Path(file).read_bytes()
     out = {}

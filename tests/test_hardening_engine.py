@@ -5,14 +5,14 @@ How long the fan-outs take is measured by bench/bounds.py.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 from bombs import fan_out_shapes, pod
 
-from kubelint_ml.engine.core import Hit
-from kubelint_ml.run.lint import lint_text
+from kubelint_ml.engine.api import Hit
 from kubelint_ml.engine.rulefile import build_rule, load_builtin_rules
+from kubelint_ml.run.lint import lint_text
 
 pytestmark = pytest.mark.slow
 

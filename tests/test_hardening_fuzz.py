@@ -29,12 +29,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubelint_ml.engine.api import PARSE_ERROR, UNKNOWN_IGNORE
 from kubelint_ml.engine.context import may_hold_context
-from kubelint_ml.engine.core import PARSE_ERROR, UNKNOWN_IGNORE
-from kubelint_ml.findings import SEVERITIES, Finding
-from kubelint_ml.run.lint import lint_text
-from kubelint_ml.input.loader import PosDict, PosList, load
 from kubelint_ml.engine.rulefile import build_rule, load_builtin_rules
+from kubelint_ml.findings import SEVERITIES, Finding
+from kubelint_ml.input.loader import PosDict, PosList, load
+from kubelint_ml.run.lint import lint_text
 
 pytestmark = pytest.mark.slow
 

@@ -24,7 +24,10 @@ from kubelint_ml.input.loader import (
 GOOD = b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: good\n"
 
 
-def problems(data: bytes, limits: Limits = Limits()) -> list[tuple[int, int, str]]:
+DEFAULT_LIMITS = Limits()
+
+
+def problems(data: bytes, limits: Limits = DEFAULT_LIMITS) -> list[tuple[int, int, str]]:
     return [(p.line, p.column, p.message) for p in load(data, limits).problems]
 
 

@@ -3,6 +3,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from reservations import (
+    aks_allocatable_memory_mib,
+    aks_reserved_cpu_millicores,
+    gke_allocatable_memory_mib,
+    tiered_reserved_cpu_millicores,
+)
 
 from kubelint_ml.k8s import nodes
 from kubelint_ml.k8s.nodes import (
@@ -15,12 +21,6 @@ from kubelint_ml.k8s.nodes import (
     profile_quantity,
     resolve_node_type,
     smallest,
-)
-from reservations import (
-    aks_allocatable_memory_mib,
-    aks_reserved_cpu_millicores,
-    gke_allocatable_memory_mib,
-    tiered_reserved_cpu_millicores,
 )
 
 MI = 1 << 20

@@ -7,13 +7,13 @@ from textwrap import dedent
 
 import pytest
 
-from kubelint_ml.run.config import Config, Profile
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.engine.core import Context, Engine
-from kubelint_ml.run.lint import lint_text, run
+from kubelint_ml.engine.rulefile import load_builtin_rules
 from kubelint_ml.input.loader import load
 from kubelint_ml.input.objects import unpack
-from kubelint_ml.engine.rulefile import load_builtin_rules
+from kubelint_ml.run.config import Config, Profile
+from kubelint_ml.run.lint import lint_text, run
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "priority"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubelint_ml.k8s import schema
 from kubelint_ml.input.loader import load, locate
+from kubelint_ml.k8s import schema
 from kubelint_ml.k8s.schema import (
     SchemaConfigError,
     SchemaProblem,

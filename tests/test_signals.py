@@ -3,9 +3,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubelint_ml.k8s.signals import Signal, container_signals, signals_for_template, workload_signals
 from kubelint_ml.input.loader import load
-
+from kubelint_ml.k8s.signals import Signal, container_signals, signals_for_template, workload_signals
 
 
 def sig(text, kind, path, processes=None):
