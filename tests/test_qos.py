@@ -1,4 +1,4 @@
-"""QoS class vectors of k8s-facts.md §1 (upstream qos tests plus defaulting cases)."""
+"""QoS class vectors: the cases of k/k qos_test.go and qos_generated_test.go plus defaulting cases (docs/k8s-facts.md §1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Family 5: OOM kill mode and cgroup configuration (k8s-facts.md §6)."""
+"""Family 5: OOM kill mode and cgroup configuration (docs/k8s-facts.md §6)."""
 
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ class PodTemplate(HasMetadata):
 
 
 # ----------------------------------------------------------------------------
-# Where templates live, per kind (k8s-facts.md section 7)
+# Where templates live, per kind (docs/k8s-facts.md §7)
 
 TemplateSpot = tuple[tuple, str, "int | None"]  # (path, role, replicas)
 Finder = Callable[[dict], Iterator[TemplateSpot]]

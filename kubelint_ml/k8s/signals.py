@@ -1,4 +1,4 @@
-"""Multi-process signals in a container or a workload object (k8s-facts.md §6).
+"""Multi-process signals in a container or a workload object (docs/k8s-facts.md §6).
 
 A signal is something written in a manifest that makes a container run
 several processes: a launcher that starts one process per device

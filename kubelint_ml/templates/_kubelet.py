@@ -1,4 +1,4 @@
-"""Node facts for the OOM-kill and cgroup rules (k8s-facts.md §6).
+"""Node facts for the OOM-kill and cgroup rules (docs/k8s-facts.md §6).
 
 Which KubeletConfiguration a node runs, and with which node facts (OS,
 cgroup version, kubelet version):

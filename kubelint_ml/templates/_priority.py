@@ -1,4 +1,4 @@
-"""Where a workload names its priority, and Job-spec helpers (k8s-facts.md §5, §8).
+"""Where a workload names its priority, and Job-spec helpers (docs/k8s-facts.md §5, §8).
 
 Several fields name a PriorityClass, and they reach different schedulers:
 

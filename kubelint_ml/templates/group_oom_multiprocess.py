@@ -3,7 +3,7 @@
 On cgroup v2 a kubelet 1.28+ sets ``memory.oom.group`` on every container
 unless its KubeletConfiguration says ``singleProcessOOMKill: true`` (1.32+):
 one DataLoader worker or torchrun child that the kernel OOM-kills takes
-every process of the container with it (k8s-facts.md §6).
+every process of the container with it (docs/k8s-facts.md §6).
 
 Decisions:
 
