@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_fix import assert_line_local
 
 from kubelint_ml.cli import main
 from kubelint_ml.input.loader import load
-from test_fix import assert_line_local
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the corpus ../shared/corpus is not there")
+pytestmark = pytest.mark.slow
 
 # Keys a fix may add, and keys whose scalar value a fix may change.
 ADDED = {"resources", "limits", "requests", "memory", "ephemeral-storage", "sizeLimit", "volumes", "volumeMounts",
@@ -66,7 +65,8 @@ def ident(f: dict, root: Path) -> tuple:
             f.get("container"))
 
 
-def test_corpus_fix_unsafe(tmp_path: Path) -> None:
+def test_corpus_fix_unsafe(tmp_path: Path, corpus: Path) -> None:
+    CORPUS = corpus
     root = tmp_path / "c"
     shutil.copytree(CORPUS, root)
     before_findings = findings(root)
@@ -106,7 +106,8 @@ def test_corpus_fix_unsafe(tmp_path: Path) -> None:
     assert not remaining, remaining[:5]
 
 
-def test_corpus_diff_writes_nothing(tmp_path: Path) -> None:
+def test_corpus_diff_writes_nothing(tmp_path: Path, corpus: Path) -> None:
+    CORPUS = corpus
     root = tmp_path / "c"
     shutil.copytree(CORPUS, root)
     r = CliRunner().invoke(main, ["check", "--diff", "--unsafe-fixes", str(root)])
@@ -118,7 +119,8 @@ def test_corpus_diff_writes_nothing(tmp_path: Path) -> None:
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == sorted(p.relative_to(CORPUS) for p in CORPUS.rglob("*"))
 
 
-def test_corpus_fix_parallel_equals_sequential(tmp_path: Path) -> None:
+def test_corpus_fix_parallel_equals_sequential(tmp_path: Path, corpus: Path) -> None:
+    CORPUS = corpus
     outputs = {}
     for jobs in ("1", "2"):
         root = tmp_path / f"j{jobs}"

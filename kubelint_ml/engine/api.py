@@ -47,7 +47,7 @@ class Unit:
     tpl: PodTemplate | None = None
     container: ContainerView | None = None
     volume: VolumeView | None = None
-    ctx: "Context | None" = None
+    ctx: Context | None = None
 
     def templates(self) -> list[PodTemplate]:
         return self.ctx.templates(self.obj) if self.ctx else pod_templates(self.obj)
@@ -66,6 +66,9 @@ class Context:
     # False when nobody reads the notes (a run without --verbose): a template may then
     # leave out work whose only outcome would be a note.
     wants_notes: bool = True
+    # What checks remember while this file is linted (dropped with it): keys are
+    # prefixed by the module that owns them ("cel:converted").
+    cache: dict[str, Any] = field(default_factory=dict)
     # id(obj) -> (obj, its templates); the object is held so that its id is not reused.
     _templates: dict[int, tuple[K8sObject, list[PodTemplate]]] = field(default_factory=dict)
 

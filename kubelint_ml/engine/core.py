@@ -8,23 +8,28 @@ applies suppressions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
-from kubelint_ml.findings import Finding, ObjectRef
-from kubelint_ml.input.loader import locate, render_path, value_position
-from kubelint_ml.input.objects import K8sObject
 from kubelint_ml.engine.api import (
     CEL_EVALUATION_ERROR,
     IGNORE_ANNOTATION,
     PARSE_ERROR,
     RULE_ERROR,
+    UNIT_KINDS,
     UNKNOWN_IGNORE,
-    Context, Hit, SkipUnit, Unit, is_accelerator_template, is_training_workload,
+    Context,
+    SkipUnit,
+    Unit,
+    UnitKind,
+    is_accelerator_template,
+    is_training_workload,
 )
 from kubelint_ml.engine.rulefile import Rule
-from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_training_kind, pod_templates
-
+from kubelint_ml.findings import Finding, ObjectRef
+from kubelint_ml.input.loader import locate, render_path, value_position
+from kubelint_ml.input.objects import K8sObject
+from kubelint_ml.input.workloads import PodTemplate
 
 
 def _kind_matches(rule: Rule, obj: K8sObject) -> bool:
@@ -60,7 +65,7 @@ class Engine:
         self.rules = rules
         self.overrides = severity_overrides or {}
         self.known_ids = set(known_rule_ids) | {r.id for r in rules} | {PARSE_ERROR, UNKNOWN_IGNORE, RULE_ERROR, "schema-invalid", CEL_EVALUATION_ERROR}
-        self.by_unit: dict[str, list[Rule]] = {"object": [], "podTemplate": [], "container": [], "volume": []}
+        self.by_unit: dict[UnitKind, list[Rule]] = {unit: [] for unit in UNIT_KINDS}
         for r in rules:
             self.by_unit[r.unit].append(r)
         self.remediation = {r.id: r.remediation.strip() for r in rules}

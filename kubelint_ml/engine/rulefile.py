@@ -12,10 +12,11 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
+from kubelint_ml.engine.api import UnitKind
 from kubelint_ml.findings import RuleInfo
 
 DOCS_BASE = "https://github.com/kubelint-ml/kubelint-ml/blob/main/docs/rules.md"
@@ -33,7 +34,7 @@ class Rule:
     title: str
     description: str
     remediation: str
-    unit: str
+    unit: UnitKind
     check: dict
     examples: dict
     family: str = ""
@@ -72,7 +73,7 @@ class Rule:
 # Templates
 
 
-@lru_cache(maxsize=None)
+@cache
 def template_module(name: str) -> Any:
     """The template module for ``name`` (a fixed package; names are checked)."""
     if not _NAME.match(name):
@@ -163,9 +164,13 @@ def build_rule(data: Any, source: str, *, builtin: bool = False, validate: bool 
         rule.params = params
         rule.template = module
     else:
+        from kubelint_ml.engine.cel import CelCompileError
         from kubelint_ml.engine.celcheck import CelCheck
 
-        rule.template = CelCheck.build(rule, source)
+        try:
+            rule.template = CelCheck.build(rule.id, rule.unit, check, rule.title)
+        except CelCompileError as e:
+            raise RuleFileError(f"{source}: rule {rule.id}: {e}") from None
     return rule
 
 

@@ -81,7 +81,7 @@ class Fix:
     unfixable: str | None = None  # why the edits could not be made (alias on the path, Helm, ...)
     resolved: bool = False
 
-    def bound(self, base: tuple, document: int) -> "Fix":
+    def bound(self, base: tuple, document: int) -> Fix:
         """The same fix with paths from the document's root (``base``: the object's place in it)."""
         changes = tuple(Change(c.op, base + c.path, c.value) for c in self.changes) if base else self.changes
         return replace(self, changes=changes, document=document)

@@ -19,8 +19,8 @@ import difflib
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from kubelint_ml.findings import Finding
 from kubelint_ml.fix import Edit, Fix

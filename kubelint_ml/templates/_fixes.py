@@ -234,7 +234,7 @@ def shm_size(processes: int | None, params: dict) -> Fraction:
     """``shmPerProcess`` for every process counted (one when none is), capped at ``shmMax``."""
     per = _quantity(params.get("shmPerProcess", DEFAULT_SHM_PER_PROCESS)) or GI
     cap = _quantity(params.get("shmMax", DEFAULT_SHM_MAX)) or 16 * GI
-    return min(per * max(1, processes or 1), cap)
+    return Fraction(min(per * max(1, processes or 1), cap))
 
 
 def _raise_memory(c: ContainerView, by: Fraction) -> tuple:
@@ -244,7 +244,7 @@ def _raise_memory(c: ContainerView, by: Fraction) -> tuple:
     if limit is None or limit <= 0 or by <= 0:
         return ()
     base = c.path + ("resources",)
-    out = (put(base + ("limits", "memory"), amount_exact(limit + by)),)
+    out: tuple = (put(base + ("limits", "memory"), amount_exact(limit + by)),)
     if requests.get("memory") == limit and "memory" in (c.resources.get("requests") or {}):
         out += (put(base + ("requests", "memory"), amount_exact(limit + by)),)
     return out
@@ -283,7 +283,7 @@ def _shm_source(processes: int | None, params: dict) -> str:
     return f"shmPerProcess ({per}) x {count}, at most shmMax ({params.get('shmMax', DEFAULT_SHM_MAX)})"
 
 
-def shm_size_limit(tpl: PodTemplate, volume_path: tuple, old: Fraction | None, mounted_by: list[ContainerView],
+def shm_size_limit(tpl: PodTemplate, volume_path: tuple, old: Fraction | None, mounted_by: list,
                    processes: int | None, params: dict) -> Fix | None:
     """A /dev/shm emptyDir's sizeLimit set (or raised), and its containers' memory limits raised by as much."""
     size = shm_size(processes, params)
@@ -291,7 +291,8 @@ def shm_size_limit(tpl: PodTemplate, volume_path: tuple, old: Fraction | None, m
         return None
     changes: tuple = (put(volume_path + ("emptyDir", "sizeLimit"), amount_exact(size)),)
     for c in mounted_by:
-        changes += _raise_memory(c, size - (old or 0))
+        if c is not None:
+            changes += _raise_memory(c, size - (old or 0))
     return Fix(f"set the /dev/shm emptyDir's sizeLimit to {amount_exact(size)}", UNSAFE,
                _shm_source(processes, params), changes)
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from kubelint_ml.templates import _fixes
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
+from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import is_fragment
 from kubelint_ml.templates._priority import (
     facts_of,

@@ -1,19 +1,24 @@
 """``check --fix`` / ``--diff`` / ``--fix-only``: a run's fixes applied file by file.
 
-Called by the CLI after the run, its config excludes and baseline: only the
-findings that would be reported (not suppressed, not baselined) are fixed.
-Each file is fixed and linted again in this process, with the run's facts,
-until nothing more changes (:func:`kubelint_ml.fix.apply.fix_file`); its
-findings in the result are replaced by what is left.
+Called by the command after the run, its config excludes and baseline: only
+the findings that would be reported (not suppressed, not baselined) are
+fixed. Each file is fixed and linted again with the run's facts, until
+nothing more changes (:func:`kubelint_ml.fix.apply.fix_file`), in this
+process or shared with forked workers; its findings in the result are
+replaced by what is left. ``session`` is what :func:`kubelint_ml.run.lint.run`
+leaves for it: the runner, the config, the sources, stdin's bytes, the jobs,
+and ``finish`` (config excludes, sorting) for a file's new findings.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from kubelint_ml.findings import Finding, RunResult
 from kubelint_ml.fix.apply import FileOutcome, fix_file, resolve_all, unified_diff, write_atomic
+from kubelint_ml.run import parallel, pool
 
 
 @dataclass(slots=True)
@@ -64,9 +69,7 @@ def apply_fixes(result: RunResult, session: dict, *, unsafe: bool, write: bool,
 
     ``keep`` filters a file's findings after a re-lint as the run did (the baseline).
     """
-    from kubelint_ml.run.lint import apply_excludes, once_per_kind
-
-    runner, config = session["runner"], session["config"]
+    runner, finish = session["runner"], session["finish"]
     read = reader(session)
     report = FixReport()
     by_file: dict[str, list[Finding]] = {}
@@ -92,10 +95,7 @@ def apply_fixes(result: RunResult, session: dict, *, unsafe: bool, write: bool,
         file, data, findings, supp = item
 
         def relint(new: bytes) -> tuple[list[Finding], list[Finding]]:
-            found = runner.lint_bytes(new, file).findings
-            apply_excludes(found, config)
-            found.sort(key=Finding.sort_key)
-            found = once_per_kind(found)
+            found = finish(runner.lint_bytes(new, file).findings)
             active = [f for f in found if f.suppressed is None]
             return (keep(active) if keep else active), [f for f in found if f.suppressed is not None]
 
@@ -133,11 +133,9 @@ PARALLEL_MIN_FILES = 16
 
 def _fix_all(work: list, fix_one: Callable, jobs: int) -> list[FileOutcome]:
     """``fix_one`` on every item, in order; shared with ``jobs - 1`` forked workers when there is enough."""
-    import os
-
     if jobs <= 1 or len(work) < PARALLEL_MIN_FILES or not hasattr(os, "fork"):
         return [fix_one(item) for item in work]
-    from kubelint_ml.run.lint import _encode, _fork_map, _rebuild
+    encode, rebuild = parallel._encode, parallel._rebuild
 
     size = max(1, len(work) // (jobs * 8))
     spans = [(i, min(len(work), i + size)) for i in range(0, len(work), size)]
@@ -147,18 +145,18 @@ def _fix_all(work: list, fix_one: Callable, jobs: int) -> list[FileOutcome]:
         return [fix_one(item) for item in work[spans[n][0]:spans[n][1]]]
 
     def remote(n: int) -> list[tuple]:
-        return [(n, i, o.after if o.changed else None, list(map(_encode, o.findings)), list(map(_encode, o.suppressed)),
+        return [(n, i, o.after if o.changed else None, list(map(encode, o.findings)), list(map(encode, o.suppressed)),
                  o.fixed, o.rounds, o.notes) for i, o in enumerate(local(n))]
 
     def decode(part: list[tuple]) -> list[FileOutcome]:
         out = []
         for n, i, after, rows, supp, fixed, rounds, notes in part:
             file, before, _, _ = work[spans[n][0] + i]
-            out.append(FileOutcome(file, before, before if after is None else after, _rebuild(rows, shared),
-                                   _rebuild(supp, shared), fixed, rounds, notes))
+            out.append(FileOutcome(file, before, before if after is None else after, rebuild(rows, shared),
+                                   rebuild(supp, shared), fixed, rounds, notes))
         return out
 
-    return [o for part in _fork_map(len(spans), jobs, local, remote, decode) for o in part]
+    return [o for part in pool.fork_map(len(spans), jobs, local, remote, decode) for o in part]
 
 
 def _real(session: dict, display: str) -> str:
@@ -166,3 +164,43 @@ def _real(session: dict, display: str) -> str:
         if s.path == display:
             return s.real
     return display
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What the command prints and how it ends after the fixes (``exit_code`` None: go on and report)."""
+
+    diff: str = ""
+    summary: str = ""
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    exit_code: int | None = None
+
+
+def wanted(args: dict) -> bool:
+    return bool(args.get("fix") or args.get("fix_diff") or args.get("fix_only"))
+
+
+def after_run(result: RunResult, session: dict, args: dict, formats: tuple[str, ...],
+              keep: Callable[[list[Finding]], list[Finding]] | None) -> Outcome | None:
+    """--diff (exit 1 when something would change), --fix (then report), --fix-only (exit); JSON and SARIF
+    get the remaining fixes' edits. None when there is nothing to do or say."""
+    unsafe = bool(args.get("unsafe_fixes"))
+    result.unsafe_fixes = unsafe
+    out: Outcome | None = None
+    if args.get("fix_diff"):
+        report = apply_fixes(result, session, unsafe=unsafe, write=False, keep=keep)
+        n = len(report.changed)
+        return Outcome(report.diff(), f"would fix {report.fixed} findings in {n} file{'s' if n != 1 else ''}",
+                       [], report.notes, 1 if report.changed else 0)
+    if args.get("fix") or args.get("fix_only"):
+        report = apply_fixes(result, session, unsafe=unsafe, write=True, keep=keep)
+        n = len(report.changed)
+        out = Outcome("", f"fixed {report.fixed} findings in {n} file{'s' if n != 1 else ''}", report.errors,
+                      report.notes)
+        if args.get("fix_only"):
+            out.exit_code = 2 if report.errors else 0
+            return out
+    if any(fmt in ("json", "sarif") for fmt in formats):
+        resolve_result(result, session)
+    return out
