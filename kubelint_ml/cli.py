@@ -138,7 +138,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
             color=not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty())
     if verbose:
         _print_notes(notes)
-    sys.exit(1 if result.failed() else 0)
+    sys.exit(2 if session.get("fix_errors") else 1 if result.failed() else 0)
 
 
 def _jobs(jobs: int) -> int:
@@ -179,6 +179,7 @@ def _fixes(result: Any, session: dict, args: dict, formats: tuple[str, ...], bas
         sys.stdout.flush()
     for error in outcome.errors:
         click.echo(f"kubelint-ml: error: {error}", err=True)
+    session["fix_errors"] = bool(outcome.errors)
     if not quiet and outcome.summary:
         click.echo(outcome.summary, err=True)
     notes.extend(outcome.notes)

@@ -346,3 +346,20 @@ def test_json_documents_stay_json() -> None:
                                                               "1Gi"),))))
     assert json.loads(out) == {"kind": "Pod", "spec": {"containers": [
         {"name": "a", "resources": {"limits": {"memory": "1Gi"}}}]}}
+
+
+def test_a_file_that_cannot_be_written_is_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    d = tmp_path / "ro"
+    d.mkdir()
+    shutil.copy(FIX / "priority.yaml", d / "p.yaml")
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    import kubelint_ml.fix.apply as apply_module
+
+    monkeypatch.setattr(apply_module.tempfile, "mkstemp", refused)  # a directory the user cannot write in
+    r = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", str(d / "p.yaml")])
+    assert r.exit_code == 2
+    assert "cannot write" in r.output
+    assert (d / "p.yaml").read_bytes() == (FIX / "priority.yaml").read_bytes()

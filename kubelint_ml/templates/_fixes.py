@@ -49,8 +49,12 @@ def _quantity(raw: Any) -> Fraction | None:
 
 
 def _note(ctx: Any, tpl: PodTemplate, what: str, why: str) -> None:
+    """Why a fix is not offered, for -v: once per template and subject (several rules ask for the same fix)."""
     if ctx is not None and getattr(ctx, "wants_notes", False):
-        ctx.note(f"{tpl.obj.file}: {tpl.describe()}: no fix for {what}: {why}")
+        said = tpl.cache.setdefault("fix:notes", set())
+        if (what, why) not in said:
+            said.add((what, why))
+            ctx.note(f"{tpl.obj.file}: {tpl.describe()}: no fix for {what}: {why}")
 
 
 # --------------------------------------------------------------------------
