@@ -139,6 +139,8 @@ def load_baseline(path: str) -> Baseline:
         raise BaselineError(f"{path}: baseline is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise BaselineError(f"{path}:{exc.lineno}:{exc.colno}: baseline is not valid JSON: {exc.msg}") from None
+    except ValueError as exc:  # an integer longer than Python converts (4300 digits)
+        raise BaselineError(f"{path}: invalid baseline: {str(exc).split(';')[0][:120]}") from None
     except RecursionError:
         raise BaselineError(f"{path}: baseline is nested too deeply") from None
     except OSError as exc:
@@ -147,7 +149,7 @@ def load_baseline(path: str) -> Baseline:
         raise BaselineError(f'{path}: not a kubelint-ml baseline (expected an object with a "findings" list)')
     version = doc.get("version")
     if version != FORMAT_VERSION:
-        raise BaselineError(f"{path}: unsupported baseline version {version!r} (expected {FORMAT_VERSION})")
+        raise BaselineError(f"{path}: unsupported baseline version {repr(version)[:40]} (expected {FORMAT_VERSION})")
     counts: Counter[Identity] = Counter()
     for i, item in enumerate(doc["findings"]):
         key, count = _entry(i, item, path)

@@ -114,6 +114,10 @@ class Runner:
 
     def _schema(self, obj: K8sObject) -> list[Finding]:
         problems = self.schema.validate(obj.data)
+        from kubelint_ml.k8s.schema import is_crd
+
+        if is_crd(obj.data):  # what the API server would refuse in the CRD itself
+            problems = (problems or []) + self.schema.crd_rejections(obj.data)
         if problems is None:
             ref = obj.ref
             f = self.engine.finding_at(obj, ("kind",), "schema-invalid", "info",

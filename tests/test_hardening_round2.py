@@ -1,0 +1,166 @@
+"""Attacks through CRDs, custom rules, baselines, config, output files and odd YAML, run as a user would.
+
+Each test runs the real command line in a subprocess under the memory cap of
+``test_hardening_cli`` and checks exit codes, stderr and the other files'
+findings.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from test_hardening_cli import HOSTILE, MEMORY_CAP, ROOT, lines_of, run_cli
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS memory cap as on Linux")
+needs_cel = pytest.mark.skipif(not __import__("kubelint_ml.engine.cel").engine.cel.available(),
+                               reason="CEL runtime needs Python >= 3.11")
+
+GOOD = "good.yaml:15:11: error missing-memory-limit Job/good-trainer: container 'train' has no memory limit"
+
+
+def _good(tmp_path: Path) -> None:
+    (tmp_path / "good.yaml").write_bytes((HOSTILE / "good.yaml").read_bytes())
+
+
+def _crd(field_schema: str, value: str, version: str = "v1") -> str:
+    return f"""apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {{name: widgets.ex.com}}
+spec:
+  group: ex.com
+  names: {{kind: Widget, plural: widgets}}
+  scope: Namespaced
+  versions:
+  - name: {version}
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              n: {field_schema}
+---
+apiVersion: ex.com/v1
+kind: Widget
+metadata: {{name: w}}
+spec:
+  n: {value}
+"""
+
+
+def _has_good(run: object) -> bool:
+    return any(ln.startswith(GOOD) for ln in lines_of(run))  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------
+# CRDs among the linted files
+
+
+@pytest.mark.parametrize("schema, value, expected", [
+    ("{type: integer, multipleOf: 0}", "5",
+     "crd.yaml:19:34: error schema-invalid spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.n"
+     ".multipleOf: multipleOf must be greater than zero, found 0; ignored"),
+    ("{type: number, multipleOf: 0.1}", "9" * 330, None),
+    ("{type: number, multipleOf: 0.1}", "0.35", "crd.yaml:25:3: error schema-invalid spec.n: 0.35 is not a multiple of 0.1"),
+    ("{type: string, pattern: '(a)\\1'}", "aa",
+     "crd.yaml:19:33: error schema-invalid spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.n"
+     ".pattern: pattern '(a)\\\\1' is not a valid RE2 regular expression (invalid escape sequence: \\1); the API "
+     "server rejects it; ignored"),
+    ("{type: string, pattern: '^(a+)+$'}", "a" * 30 + "!",
+     "crd.yaml:25:3: error schema-invalid spec.n: '" + "a" * 30 + "!' does not match the pattern ^(a+)+$"),
+])
+def test_crd_schema_never_stops_the_run(tmp_path: Path, schema: str, value: str, expected: str | None) -> None:
+    _good(tmp_path)
+    (tmp_path / "crd.yaml").write_text(_crd(schema, value))
+    run = run_cli("check", "--schema", "-j1", "good.yaml", "crd.yaml", cwd=tmp_path)
+    assert "Traceback" not in run.err, run.err
+    assert run.code == 1, run.err
+    assert _has_good(run)
+    schema_lines = [ln for ln in lines_of(run, "schema-invalid") if ln.startswith("crd.yaml")]
+    assert schema_lines == ([expected] if expected else [])
+    assert run.seconds < 30
+
+
+def test_huge_value_with_multiple_of_a_tenth(tmp_path: Path) -> None:
+    _good(tmp_path)
+    (tmp_path / "crd.yaml").write_text(_crd("{type: number, multipleOf: 0.1}", "9" * 330 + ".05"))
+    run = run_cli("check", "--schema", "-j1", "good.yaml", "crd.yaml", cwd=tmp_path)
+    assert "Traceback" not in run.err and run.code == 1 and _has_good(run)
+    assert [ln for ln in lines_of(run, "schema-invalid") if ln.startswith("crd.yaml")] == [
+        "crd.yaml:25:3: error schema-invalid spec.n: inf is not a multiple of 0.1"]
+
+
+# ----------------------------------------------------------------------------
+# Baselines
+
+
+def test_baseline_with_a_huge_integer_is_invalid(tmp_path: Path) -> None:
+    _good(tmp_path)
+    (tmp_path / "base.json").write_text('{"version": 1, "findings": [{"rule": "x", "count": ' + "9" * 4400 + "}]}")
+    run = run_cli("check", "good.yaml", "--baseline", "base.json", cwd=tmp_path)
+    assert run.code == 2
+    assert run.err.startswith("kubelint-ml: error: base.json: invalid baseline: Exceeds the limit (4300 digits)"), run.err
+    assert "Traceback" not in run.err
+
+
+# ----------------------------------------------------------------------------
+# CEL budgets
+
+_RULE = """id: {id}
+severity: warning
+title: t
+description: d
+remediation: r
+scope: {{unit: {unit}}}
+check:
+  cel: "{cel}"
+examples:
+  fail: [{{manifest: "kind: Pod", findings: [{{line: 1}}]}}]
+  pass: [{{manifest: "kind: Pod"}}]
+"""
+
+
+@needs_cel
+@pytest.mark.parametrize("calls", [8, 9])
+def test_cel_string_growth_is_bounded(tmp_path: Path, calls: int) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    growth = "".join(".replace('a', 'aaaaaaaaaa')" for _ in range(calls))
+    (rules / "grow.yaml").write_text(_RULE.format(id="grow-rule", unit="object",
+                                                  cel=f"object.metadata.name{growth}.size() > 0"))
+    _good(tmp_path)
+    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + "a" * 30 + "\n")
+    run = run_cli("check", "good.yaml", "a.yaml", "--rules", "rules", "-j1", cwd=tmp_path)
+    assert run.code == 1, run.err
+    errors = lines_of(run, "cel-evaluation-error")
+    # good-trainer has one 'a': it grows to 10**calls characters, within the budget at 8 calls, not at 9.
+    assert len(errors) == calls - 7, run.out
+    assert errors[0].startswith("a.yaml:1:1: error cel-evaluation-error ConfigMap/" + "a" * 30 +
+                                ": rule grow-rule: CEL evaluation failed: ")
+    assert "budget exceeded" in errors[0], errors[0]
+    assert _has_good(run)
+    assert run.seconds < 30
+
+
+@needs_cel
+def test_cheap_cel_rule_still_evaluates(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "named.yaml").write_text(_RULE.format(id="short-name", unit="object",
+                                                   cel="object.metadata.name.size() < 5"))
+    (rules / "join.yaml").write_text(_RULE.format(id="join-name", unit="object",
+                                                  cel="object.metadata.name.split('-').join('') != 'goodtrainer'"))
+    _good(tmp_path)
+    run = run_cli("check", "good.yaml", "--rules", "rules", "-j1", cwd=tmp_path)
+    assert [ln.split(" Job/")[0] for ln in lines_of(run) if "short-name" in ln or "join-name" in ln] == [
+        "good.yaml:4:1: warning join-name", "good.yaml:4:1: warning short-name"]
