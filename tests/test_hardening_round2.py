@@ -163,4 +163,4 @@ def test_cheap_cel_rule_still_evaluates(tmp_path: Path) -> None:
     _good(tmp_path)
     run = run_cli("check", "good.yaml", "--rules", "rules", "-j1", cwd=tmp_path)
     assert [ln.split(" Job/")[0] for ln in lines_of(run) if "short-name" in ln or "join-name" in ln] == [
-        "good.yaml:4:1: warning join-name", "good.yaml:4:1: warning short-name"]
+        "good.yaml:2:1: warning join-name", "good.yaml:2:1: warning short-name"]
