@@ -181,7 +181,7 @@ def test_node_limit_bounds_memory_and_time() -> None:
     result = timed_load(data, bound=5.0)
     assert result.documents == []
     assert [(p.line, p.message) for p in result.problems] == [
-        (1, "more than 1000000 YAML nodes in one file (limits.maxNodes); not linted")
+        (1, "more than 100000 YAML nodes in one file (limits.maxNodes); not linted")
     ]
     assert problems(GOOD * 3, Limits(max_nodes=5)) != []
     assert load(GOOD, Limits(max_nodes=10)).problems == []

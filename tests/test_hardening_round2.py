@@ -164,3 +164,47 @@ def test_cheap_cel_rule_still_evaluates(tmp_path: Path) -> None:
     run = run_cli("check", "good.yaml", "--rules", "rules", "-j1", cwd=tmp_path)
     assert [ln.split(" Job/")[0] for ln in lines_of(run) if "short-name" in ln or "join-name" in ln] == [
         "good.yaml:2:1: warning join-name", "good.yaml:2:1: warning short-name"]
+
+
+# ----------------------------------------------------------------------------
+# The worst file under the default limits
+
+
+def _measured(args: list[str], cwd: Path) -> tuple[int, float, int, str]:
+    """Exit code, seconds and peak RSS (bytes) of one run, under the 2 GB address-space cap."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "kubelint_ml", *args], cwd=cwd, env=env, preexec_fn=limit,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, time.perf_counter() - start, usage.ru_maxrss * 1024, out
+
+
+def test_node_flood_of_the_issue_is_refused_quickly(tmp_path: Path) -> None:
+    # One million one-character nodes in 2 MB: 12 s and 422 MB under the old limit.
+    _good(tmp_path)
+    (tmp_path / "flood.yaml").write_text("[" + ",".join(["a"] * 999_990) + "]\n")
+    code, seconds, rss, out = _measured(["check", "-j1", "good.yaml", "flood.yaml"], tmp_path)
+    assert code == 1
+    assert "flood.yaml:1:200000: error parse-error more than 100000 YAML nodes in one file (limits.maxNodes)" in out
+    assert GOOD in out
+    assert rss < 150 * 1024**2 and seconds < 30
+
+
+def test_worst_file_under_the_node_limit_is_linted_within_the_bound(tmp_path: Path) -> None:
+    # 33,320 containers of three nodes each: every container rule runs on each, two findings each.
+    (tmp_path / "many.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: ["
+                                        + ",".join(["{image: x}"] * 33_320) + "]\n")
+    code, seconds, rss, out = _measured(["check", "-q", "-j1", "many.yaml"], tmp_path)
+    assert code == 0  # warnings only
+    assert "parse-error" not in out
+    assert out.count(" missing-memory-limit ") == 33_320
+    assert rss < 256 * 1024**2, rss  # the bound SECURITY.md states
+    assert seconds < 30
