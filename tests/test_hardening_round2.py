@@ -208,3 +208,154 @@ def test_worst_file_under_the_node_limit_is_linted_within_the_bound(tmp_path: Pa
     assert out.count(" missing-memory-limit ") == 33_320
     assert rss < 256 * 1024**2, rss  # the bound SECURITY.md states
     assert seconds < 30
+
+
+# ----------------------------------------------------------------------------
+# Injection through stderr and rule text; invisible characters
+
+
+def _no_command_lines(text: str) -> None:
+    assert not [ln for ln in text.splitlines() if ln.lstrip().startswith("::")], text
+
+
+def test_config_names_reach_stderr_escaped(tmp_path: Path) -> None:
+    _good(tmp_path)
+    (tmp_path / "pools.yaml").write_text('profile:\n  nodePools:\n  - name: "p\\n::error::pool"\n'
+                                         '    instanceType: "x\\n::add-mask::secret"\n')
+    (tmp_path / "keys.yaml").write_text('"bad\\n::error::key": 1\n')
+    for name, expected in [
+        ("pools.yaml", "kubelint-ml: error: pools.yaml: profile.nodePools[p\\n::error::pool].instanceType: "
+                       "unknown instance type 'x\\n::add-mask::secret'\n"),
+        ("keys.yaml", "kubelint-ml: error: keys.yaml: (top level): Additional properties are not allowed "
+                      "('bad\\n::error::key' was unexpected)\n"),
+    ]:
+        run = run_cli("check", "-c", name, "good.yaml", cwd=tmp_path)
+        assert run.code == 2
+        assert run.err == expected
+        _no_command_lines(run.err)
+
+
+def test_crd_version_names_reach_stderr_escaped(tmp_path: Path) -> None:
+    _good(tmp_path)
+    (tmp_path / "crd.yaml").write_text(_crd("{type: string, pattern: '(a)\\1'}", "aa", version='"v1\\n::error::ver"'))
+    run = run_cli("check", "-q", "--schema", "--crd", "crd.yaml", "good.yaml", cwd=tmp_path)
+    assert run.code == 1 and _has_good(run)
+    assert run.err.startswith(
+        "kubelint-ml: warning: crd.yaml: CustomResourceDefinition 'widgets.ex.com': version 'v1\\n::error::ver': "
+        "properties.spec.properties.n: pattern"), run.err
+    _no_command_lines(run.err)
+
+
+def test_rule_text_is_escaped_in_rules_commands(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "evil.yaml").write_text(
+        'id: evil-rule\nseverity: warning\ntitle: "t\\n::error::title"\ndescription: "d\\n::add-mask::x"\n'
+        'remediation: r\nscope: {unit: object}\ncheck:\n  cel: "true"\n'
+        'examples:\n  fail: [{manifest: "kind: Pod", findings: [{line: 1}]}]\n  pass: [{manifest: "kind: Pod"}]\n')
+    for args in (["rules", "show", "evil-rule", "--rules", "rules"], ["rules", "list", "--rules", "rules"],
+                 ["rules", "verify", "rules"]):
+        run = run_cli(*args, cwd=tmp_path)
+        assert "Traceback" not in run.err
+        _no_command_lines(run.out)
+        _no_command_lines(run.err)
+    run = run_cli("rules", "show", "evil-rule", "--rules", "rules", cwd=tmp_path)
+    assert "t\n\\::error::title" in run.out  # its own line, made inert
+
+
+@pytest.mark.parametrize("char, shown", [("\u200b", "\\u200b"), ("\u2060", "\\u2060"), ("\ufeff", "\\ufeff"),
+                                         ("\u202e", "\\u202e"), ("\u00ad", "\\xad")])
+def test_invisible_characters_are_shown_escaped(tmp_path: Path, char: str, shown: str) -> None:
+    (tmp_path / "p.yaml").write_text(f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: tr{char}ainer\nspec:\n"
+                                     "  containers:\n  - name: c\n    image: x\n", encoding="utf-8")
+    run = run_cli("check", "-q", "p.yaml", cwd=tmp_path)
+    assert f"Pod/tr{shown}ainer" in run.out
+    assert char not in run.out
+
+
+# ----------------------------------------------------------------------------
+# --output written atomically; exit codes for signals and internal errors
+
+
+def test_output_file_is_replaced_with_its_mode(tmp_path: Path) -> None:
+    _good(tmp_path)
+    out = tmp_path / "out.sarif"
+    out.write_text("previous report\n")
+    out.chmod(0o640)
+    run = run_cli("check", "good.yaml", "-f", "sarif", "-o", "out.sarif", cwd=tmp_path)
+    assert run.code == 1
+    assert out.read_text().startswith("{") and '"missing-memory-limit"' in out.read_text()
+    assert (out.stat().st_mode & 0o777) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.yaml", "out.sarif"]
+
+
+def test_atomic_writer_keeps_the_old_file_when_interrupted(tmp_path: Path) -> None:
+    from kubelint_ml.report.atomic import write_atomic
+
+    target = tmp_path / "report.json"
+    target.write_text("old\n")
+    target.chmod(0o604)
+
+    def half(fh: object) -> None:
+        fh.write("{\"partial\": ")  # type: ignore[attr-defined]
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(str(target), half)
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+    write_atomic(str(target), lambda fh: fh.write("new\n"))
+    assert target.read_text() == "new\n" and (target.stat().st_mode & 0o777) == 0o604
+    link = tmp_path / "link.json"
+    link.symlink_to("report.json")
+    write_atomic(str(link), lambda fh: fh.write("via link\n"))
+    assert link.is_symlink() and target.read_text() == "via link\n"
+
+
+def _started(proc: subprocess.Popen) -> None:
+    """Wait until the tool has imported its parser (its signal handlers are set by then)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if "_yaml" in Path(f"/proc/{proc.pid}/maps").read_text():
+                time.sleep(0.5)
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError("the tool did not start")
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signals_exit_like_a_shell_expects(tmp_path: Path, signum: int, code: int) -> None:
+    out = tmp_path / "out.json"
+    out.write_text("previous\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "kubelint_ml", "check", "-", "-f", "json", "-o", "out.json"],
+                            cwd=tmp_path, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        _started(proc)  # it now waits for stdin
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code
+    assert err.decode() == "kubelint-ml: interrupted\n"
+    assert out.read_text() == "previous\n"
+
+
+def test_internal_error_exits_2_with_an_escaped_report(tmp_path: Path) -> None:
+    _good(tmp_path)
+    script = ("import kubelint_ml.run.lint as lint, kubelint_ml.cli as cli\n"
+              "def broken(*a, **k):\n    raise RuntimeError('bug\\n::error::forged')\n"
+              "lint.run = broken\ncli.entry()\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    proc = subprocess.run([sys.executable, "-c", script, "check", "good.yaml"], cwd=tmp_path, env=env,
+                          capture_output=True, timeout=60)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2
+    assert err.endswith("kubelint-ml: internal error (a bug; please report it with the traceback above)\n")
+    assert "RuntimeError: bug\n\\::error::forged" in err  # a line of its own, made inert
+    _no_command_lines(err)

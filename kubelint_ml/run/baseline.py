@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections import Counter
 
 from kubelint_ml.findings import Finding
+from kubelint_ml.report.atomic import write_text_atomic
 
 FORMAT_VERSION = 1
 _IDENTITY_KEYS = ("rule", "file", "apiVersion", "kind", "namespace", "name", "path")
@@ -95,16 +95,8 @@ def write_baseline(path: str, findings: list[Finding]) -> None:
     doc = {"version": FORMAT_VERSION, "tool": "kubelint-ml", "findings": entries}
     # ensure_ascii keeps any lone surrogate (from undecodable file names) exact.
     text = json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
-    directory = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".baseline-", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="ascii") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        write_text_atomic(path, text, encoding="ascii")
     except OSError as exc:
         raise BaselineError(f"cannot write baseline {path}: {exc.strerror or exc}") from exc
 
