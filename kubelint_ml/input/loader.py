@@ -375,13 +375,35 @@ def looks_like_template(data: bytes) -> int:
     return data.count(b"\n", 0, m.start()) + 1
 
 
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32LE"), (b"\x00\x00\xfe\xff", "UTF-32BE"),
+              (b"\xff\xfe", "UTF-16LE"), (b"\xfe\xff", "UTF-16BE"))
+
+
+def _wide_encoding(head: bytes) -> str:
+    """"UTF-16LE (with a byte order mark)" and the like for UTF-16/32 text, else ""."""
+    for bom, name in _WIDE_BOMS:
+        if head.startswith(bom):
+            return f"{name} (with a byte order mark)"
+    # Without a mark: text that is mostly ASCII has a NUL in every other byte.
+    sample = head[:1024] if len(head) % 2 == 0 else head[:min(1024, len(head) - 1)]
+    if len(sample) >= 4:
+        even, odd = sample[0::2], sample[1::2]
+        if odd.count(0) == len(odd) and even.count(0) == 0:
+            return "UTF-16LE (without a byte order mark)"
+        if even.count(0) == len(even) and odd.count(0) == 0:
+            return "UTF-16BE (without a byte order mark)"
+    return ""
+
+
 def decode_problem(data: bytes) -> LoadProblem | None:
     """Binary or non-UTF-8 input, reported instead of decoded as garbage."""
     head = data[:8192]
-    if b"\x00" in head and not (head.startswith((b"\xff\xfe", b"\xfe\xff"))):
+    wide = _wide_encoding(head)
+    if wide:
+        return LoadProblem(f"file is {wide}; the API server reads manifests as UTF-8 only: save it as UTF-8; "
+                           "not linted", 1)
+    if b"\x00" in head:
         return LoadProblem("binary file (contains NUL bytes); not a manifest", 1)
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None  # UTF-16 with BOM: LibYAML decodes it
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -370,6 +370,8 @@ Inputs = list[tuple[Source, "bytes | None"]]
 
 
 def _lint_item(runner: Runner, source: Source, data: bytes | None) -> FileResult:
+    if source.skipped:
+        return FileResult(notes=[f"{source.path}: skipped: {source.skipped}"] if runner.verbose else [])
     return runner.lint_bytes(data, source.path) if data is not None else runner.lint_source(source)
 
 
