@@ -359,3 +359,62 @@ def test_internal_error_exits_2_with_an_escaped_report(tmp_path: Path) -> None:
     assert err.endswith("kubelint-ml: internal error (a bug; please report it with the traceback above)\n")
     assert "RuntimeError: bug\n\\::error::forged" in err  # a line of its own, made inert
     _no_command_lines(err)
+
+
+# ----------------------------------------------------------------------------
+# Odd YAML
+
+
+def test_int_and_bool_keys_are_two_keys(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels: {1: a, true: b}\n"
+                                     "spec:\n  containers:\n  - name: c\n    image: x\n")
+    run = run_cli("check", "-q", "p.yaml", cwd=tmp_path)
+    assert "parse-error" not in run.out
+    assert "p.yaml:8:5: warning missing-memory-limit Pod/p: container 'c' has no memory limit" in run.out
+    (tmp_path / "p.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels: {1: a, '1': b}\n")
+    run = run_cli("check", "-q", "p.yaml", cwd=tmp_path)
+    assert run.out.startswith("p.yaml:5:18: error parse-error duplicate key: '1'")  # "1" twice, as Kubernetes reads it
+
+
+@pytest.mark.parametrize("sep", ["\u0085", "\u2028", "\u2029"])
+def test_unicode_line_separators_do_not_shift_line_numbers(tmp_path: Path, sep: str) -> None:
+    (tmp_path / "p.yaml").write_text(f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: {{note: 'a{sep}b'}}\n"
+                                     "spec:\n  containers:\n  - name: c\n    image: x\n", encoding="utf-8")
+    run = run_cli("check", "-q", "p.yaml", cwd=tmp_path)
+    assert "p.yaml:8:5: warning missing-memory-limit Pod/p: container 'c' has no memory limit" in run.out, run.out
+
+
+def test_type_messages_name_yaml_types(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: [a]\n---\napiVersion: v1\nkind: Pod\n"
+                                     "metadata:\n  name: q\n  labels: [x]\n")
+    run = run_cli("check", "-q", "p.yaml", cwd=tmp_path)
+    assert "PosList" not in run.out and "PosDict" not in run.out
+    assert lines_of(run, "parse-error") == [
+        "p.yaml:3:1: error parse-error metadata must be a mapping, found a list",
+        "p.yaml:9:3: error parse-error metadata.labels must be a mapping, found a list",
+    ]
+
+
+def test_broken_symlinks_are_noted_under_verbose(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    _good(tree)
+    (tree / "gone.yaml").symlink_to("missing.yaml")
+    run = run_cli("check", "-q", "-v", "tree", cwd=tmp_path)
+    assert "note: tree/gone.yaml: skipped: broken symbolic link (its target does not exist)" in run.err.splitlines()
+    assert any(ln.startswith("tree/" + GOOD) for ln in run.out.splitlines())
+    assert run.code == 1
+
+
+@pytest.mark.parametrize("encoding, name", [("utf-16", "UTF-16LE (with a byte order mark)"),
+                                            ("utf-16-le", "UTF-16LE (without a byte order mark)"),
+                                            ("utf-16-be", "UTF-16BE (without a byte order mark)")])
+def test_utf16_files_are_reported(tmp_path: Path, encoding: str, name: str) -> None:
+    _good(tmp_path)
+    (tmp_path / "wide.yaml").write_bytes((HOSTILE / "good.yaml").read_text().encode(encoding))
+    run = run_cli("check", "-q", "good.yaml", "wide.yaml", cwd=tmp_path)
+    assert run.code == 1
+    assert lines_of(run, "parse-error") == [
+        f"wide.yaml:1:1: error parse-error file is {name}; the API server reads manifests as UTF-8 only: "
+        "save it as UTF-8; not linted"]
+    assert _has_good(run)

@@ -202,6 +202,10 @@ class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
                 key = key_node.value
             else:
                 key = build(key_node)
+                if key is None or key.__class__ is bool or key.__class__ is int:
+                    # As Kubernetes' YAML-to-JSON conversion names them: `1` and `true` are the keys
+                    # "1" and "true" (two keys; in Python 1 == True would make them one).
+                    key = "null" if key is None else ("true" if key else "false") if key.__class__ is bool else str(key)
                 try:
                     hash(key)
                 except TypeError:
@@ -679,12 +683,61 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
         problems.append(LoadProblem(f"could not load the file ({type(e).__name__}: {e})"[:300], 1, 1, index))
     finally:
         loader.dispose()
+    if any(b in data for b in _UNICODE_BREAKS):
+        _remap_lines(data, docs, problems)
     if problems:
         _clamp_lines(data, problems)
     return LoadResult(docs, problems)
 
 
-_LINE_BREAK = re.compile(rb"\r\n|\r|\n|\xc2\x85|\xe2\x80[\xa8\xa9]")
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+# NEL, LS, PS: line breaks to LibYAML (YAML 1.1), not to YAML 1.2, Kubernetes, editors or GitHub.
+_UNICODE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+_YAML11_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+_TEXT_BREAK = re.compile("\r\n|[\r\n]")
+
+
+def _remap_lines(data: bytes, docs: list[Document], problems: list[LoadProblem]) -> None:
+    """Positions as a reader counts lines, where LibYAML also broke lines at NEL, LS and PS.
+
+    LibYAML's (line, column) is turned back into a character offset with its own
+    line starts, and that offset into a line and column with CR/LF breaks only.
+    Runs only for files that contain one of those characters.
+    """
+    from bisect import bisect_right
+
+    text = data.decode("utf-8", "replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]  # LibYAML does not count the byte order mark
+    libyaml = [0] + [m.end() for m in _YAML11_BREAK.finditer(text)]
+    real = [0] + [m.end() for m in _TEXT_BREAK.finditer(text)]
+
+    def at(line: int, col: int) -> tuple[int, int]:
+        if not 1 <= line <= len(libyaml):
+            return line, col
+        offset = libyaml[line - 1] + col - 1
+        n = bisect_right(real, offset)
+        return n, offset - real[n - 1] + 1
+
+    for p in problems:
+        p.line, p.column = at(p.line, p.column)
+    seen: set[int] = set()
+    stack: list[Any] = [d.data for d in docs]
+    for d in docs:
+        d.line = at(d.line, 1)[0]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, (PosDict, PosList)) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if hasattr(node, "start"):
+            node.start = at(*node.start)
+        if isinstance(node, PosDict):
+            node.lc = {k: at(kl, kc) + at(vl, vc) for k, (kl, kc, vl, vc) in node.lc.items()}
+            stack.extend(node.values())
+        else:
+            node.lc = [at(l, c) for l, c in node.lc]
+            stack.extend(node)
 
 
 def _clamp_lines(data: bytes, problems: list[LoadProblem]) -> None:
