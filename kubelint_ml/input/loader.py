@@ -47,7 +47,7 @@ class Limits:
     max_expanded_nodes: int = 1_000_000
     # YAML nodes (scalars, mappings, sequences, aliases) in one file, as
     # written: bounds the memory a file can make the loader use.
-    max_nodes: int = 100_000
+    max_nodes: int = 200_000
 
 
 DEFAULT_LIMITS = Limits()

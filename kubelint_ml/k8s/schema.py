@@ -651,7 +651,7 @@ def _crd_versions(crd: Mapping) -> tuple[str, str, list[tuple[str, Any, bool, tu
         if schema is None:
             schema, where = legacy_schema, ("spec", "validation", "openAPIV3Schema")
         if schema is None:
-            problems.append(f"spec.versions[{i}] ({short_repr(v['name'], 80)}): no openAPIV3Schema")
+            problems.append(f"spec.versions[{i}] ({v['name'][:80]}): no openAPIV3Schema")
             continue
         found.append((v["name"], schema, preserve, where))
     return group, kind, found, problems
@@ -689,7 +689,7 @@ class SchemaValidator:
         for version, schema, preserve, _ in versions:
             converter = _CrdConverter(self.strict and not preserve)
             converted = converter.root(schema, ())
-            out += [f"{label}: version {short_repr(version, 80)}: {p}" for p in converter.problems]
+            out += [f"{label}: version {version[:80]}: {p}" for p in converter.problems]
             key = (f"{group}/{version}", crd_kind)
             self._crd_schemas[key] = converted
             self._crd_validators.pop(key, None)
