@@ -164,7 +164,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
         result.findings, result.baselined = base.filter(result.findings)
     color = not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
     from kubelint_ml.report import write, write_step_summary
-    from kubelint_ml.report.atomic import write_atomic
+    from kubelint_ml.atomic import write_atomic
 
     for i, fmt in enumerate(formats):
         target = outputs[i] if i < len(outputs) and outputs[i] != "-" else None

@@ -278,7 +278,7 @@ def test_output_file_is_replaced_with_its_mode(tmp_path: Path) -> None:
 
 
 def test_atomic_writer_keeps_the_old_file_when_interrupted(tmp_path: Path) -> None:
-    from kubelint_ml.report.atomic import write_atomic
+    from kubelint_ml.atomic import write_atomic
 
     target = tmp_path / "report.json"
     target.write_text("old\n")

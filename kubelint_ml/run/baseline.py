@@ -23,7 +23,7 @@ import os
 from collections import Counter
 
 from kubelint_ml.findings import Finding
-from kubelint_ml.report.atomic import write_text_atomic
+from kubelint_ml.atomic import write_text_atomic
 
 FORMAT_VERSION = 1
 _IDENTITY_KEYS = ("rule", "file", "apiVersion", "kind", "namespace", "name", "path")

@@ -1,5 +1,8 @@
 """Replace a file so that a reader sees either the old content or the new one, never part of it.
 
+A leaf module (it imports nothing of the package), so that every part that
+writes files can use it: the command's ``--output``, the baseline, fixes.
+
 The text is written to a temporary file in the same directory (same file
 system, so the rename is atomic), flushed to disk, given the mode of the file
 it replaces (or the umask's default for a new file), and renamed over it. If
