@@ -698,7 +698,10 @@ class SchemaValidator:
     def crd_rejections(self, crd: Mapping) -> list[SchemaProblem]:
         """What in a CRD's schemas the API server would refuse (an invalid pattern, multipleOf <= 0), by path."""
         out: list[SchemaProblem] = []
-        seen: set[tuple] = set()
+        if crd.get("kind") != "CustomResourceDefinition" or not str(crd.get("apiVersion")).startswith(
+                "apiextensions.k8s.io/"):
+            return out
+        seen: set[int] = set()
         for _, schema, _, base in _crd_versions(crd)[2]:
             if id(schema) in seen:
                 continue  # one legacy schema shared by every version
@@ -738,13 +741,3 @@ class SchemaValidator:
                 self._crd_schemas[key], registry=_registry(self._directory)
             )
         return self._crd_validators[key]
-
-
-def is_crd(obj: Any) -> bool:
-    """Whether a loaded object is a CustomResourceDefinition."""
-    return (
-        isinstance(obj, Mapping)
-        and obj.get("kind") == "CustomResourceDefinition"
-        and isinstance(obj.get("apiVersion"), str)
-        and obj["apiVersion"].startswith("apiextensions.k8s.io/")
-    )
