@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 
 def _umask() -> int:
@@ -53,4 +54,7 @@ def write_atomic(path: str, write: Callable[[TextIO], None], *, encoding: str = 
 
 def write_text_atomic(path: str, text: str, *, encoding: str = "utf-8") -> None:
     """:func:`write_atomic` for a string already built."""
-    write_atomic(path, lambda fh: fh.write(text), encoding=encoding)
+    def put(fh: TextIO) -> None:
+        fh.write(text)
+
+    write_atomic(path, put, encoding=encoding)

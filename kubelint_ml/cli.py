@@ -7,6 +7,7 @@ parse-error included) reach it; 2 when the tool could not do what was asked
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from typing import Any, NoReturn
@@ -193,7 +194,7 @@ def _report(result: Any, formats: tuple[str, ...], outputs: tuple[str, ...], *, 
         view = _view(result, show_suppressed, quiet and fmt == "text")
         if target:
             try:
-                write_atomic(target, lambda fh: report.write(fmt, view, fh, color=False, verbose=verbose))
+                write_atomic(target, functools.partial(_write_report, report.write, fmt, view, verbose))
             except OSError as e:
                 _fail(f"cannot write {target}: {e.strerror}")
         else:
@@ -205,6 +206,10 @@ def _report(result: Any, formats: tuple[str, ...], outputs: tuple[str, ...], *, 
             report.write_step_summary(result, summary_path)
         except OSError:
             pass
+
+
+def _write_report(write: Any, fmt: str, view: Any, verbose: bool, fh: Any) -> None:
+    write(fmt, view, fh, color=False, verbose=verbose)
 
 
 def _print_notes(notes: list[str]) -> None:

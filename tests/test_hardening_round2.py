@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from test_hardening_cli import _RULE, HOSTILE, MEMORY_CAP, ROOT, lines_of, run_cli
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS memory cap as on Linux")
@@ -88,7 +87,6 @@ def test_crd_schema_never_stops_the_run(tmp_path: Path, schema: str, value: str,
     assert _has_good(run)
     schema_lines = [ln for ln in lines_of(run, "schema-invalid") if ln.startswith("crd.yaml")]
     assert schema_lines == ([expected] if expected else [])
-    assert run.seconds < 30
 
 
 def test_huge_value_with_multiple_of_a_tenth(tmp_path: Path) -> None:
@@ -137,7 +135,6 @@ def test_cel_string_growth_is_bounded(tmp_path: Path, calls: int) -> None:
                                 ": rule grow-rule: CEL evaluation failed: ")
     assert "budget exceeded" in errors[0], errors[0]
     assert _has_good(run)
-    assert run.seconds < 30
 
 
 @needs_cel
@@ -159,7 +156,9 @@ def test_cheap_cel_rule_still_evaluates(tmp_path: Path) -> None:
 
 
 def _measured(args: list[str], cwd: Path) -> tuple[int, float, int, str]:
-    """Exit code, seconds and peak RSS (bytes) of one run, under the 2 GB address-space cap."""
+    """Exit code, seconds and peak RSS (bytes) of one run, under the 2 GB address-space cap.
+
+    The seconds are for messages only: time bounds live in bench/bounds.py."""
     import resource
 
     def limit() -> None:
@@ -183,7 +182,7 @@ def test_node_flood_of_the_issue_is_refused_quickly(tmp_path: Path) -> None:
     assert code == 1
     assert "flood.yaml:1:400000: error parse-error more than 200000 YAML nodes in one file (limits.maxNodes)" in out
     assert GOOD in out
-    assert rss < 384 * 1024**2 and seconds < 30
+    assert rss < 384 * 1024**2
 
 
 def test_worst_file_under_the_node_limit_is_linted_within_the_bound(tmp_path: Path) -> None:
@@ -194,8 +193,7 @@ def test_worst_file_under_the_node_limit_is_linted_within_the_bound(tmp_path: Pa
     assert code == 0  # warnings only
     assert "parse-error" not in out
     assert out.count(" missing-memory-limit ") == 66_650
-    assert rss < 384 * 1024**2, rss  # the bound SECURITY.md states
-    assert seconds < 30
+    assert rss < 384 * 1024**2, rss  # the bound SECURITY.md states (time: bench/bounds.py)
 
 
 # ----------------------------------------------------------------------------

@@ -26,7 +26,8 @@ import select
 import signal
 import struct
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 # Address space a helper may add to what it had when forked.
 MEMORY_BUDGET = 512 * 1024 * 1024

@@ -740,7 +740,7 @@ def _remap_lines(data: bytes, docs: list[Document], problems: list[LoadProblem])
             node.lc = {k: at(kl, kc) + at(vl, vc) for k, (kl, kc, vl, vc) in node.lc.items()}
             stack.extend(node.values())
         else:
-            node.lc = [at(l, c) for l, c in node.lc]
+            node.lc = [at(line, col) for line, col in node.lc]
             stack.extend(node)
 
 

@@ -647,7 +647,7 @@ def _crd_versions(crd: Mapping) -> tuple[str, str, list[tuple[str, Any, bool, tu
             continue
         schema_box = v.get("schema")
         schema = schema_box.get("openAPIV3Schema") if isinstance(schema_box, Mapping) else None
-        where = ("spec", "versions", i, "schema", "openAPIV3Schema")
+        where: tuple = ("spec", "versions", i, "schema", "openAPIV3Schema")
         if schema is None:
             schema, where = legacy_schema, ("spec", "validation", "openAPIV3Schema")
         if schema is None:

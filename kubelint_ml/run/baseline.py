@@ -22,8 +22,8 @@ import json
 import os
 from collections import Counter
 
-from kubelint_ml.findings import Finding
 from kubelint_ml.atomic import write_text_atomic
+from kubelint_ml.findings import Finding
 
 FORMAT_VERSION = 1
 _IDENTITY_KEYS = ("rule", "file", "apiVersion", "kind", "namespace", "name", "path")
