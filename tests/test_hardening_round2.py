@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from test_hardening_cli import _RULE, HOSTILE, MEMORY_CAP, ROOT, lines_of, run_cli
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS memory cap as on Linux")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS memory cap as on Linux")]
 needs_cel = pytest.mark.skipif(not __import__("kubelint_ml.engine.cel").engine.cel.available(),
                                reason="CEL runtime needs Python >= 3.11")
 
