@@ -27,8 +27,12 @@ def _umask() -> int:
 
 
 def write_atomic(path: str, write: Callable[[TextIO], None], *, encoding: str = "utf-8",
-                 newline: str | None = "\n") -> None:
-    """Call ``write(fh)`` on a temporary file and rename it to ``path``; raises OSError."""
+                 newline: str | None = "\n", sync: bool = True) -> None:
+    """Call ``write(fh)`` on a temporary file and rename it to ``path``; raises OSError.
+
+    ``sync=False`` leaves writing the data back to the kernel: the rename is still
+    atomic for every reader and against an interrupted run, not against a power cut.
+    """
     target = os.path.realpath(path) if os.path.islink(path) else path
     directory = os.path.dirname(os.path.abspath(target))
     try:
@@ -41,7 +45,8 @@ def write_atomic(path: str, write: Callable[[TextIO], None], *, encoding: str = 
         with os.fdopen(fd, "w", encoding=encoding, newline=newline) as fh:
             write(fh)
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
@@ -58,3 +63,12 @@ def write_text_atomic(path: str, text: str, *, encoding: str = "utf-8") -> None:
         fh.write(text)
 
     write_atomic(path, put, encoding=encoding)
+
+
+def write_bytes_atomic(path: str, data: bytes, *, sync: bool = True) -> None:
+    """:func:`write_atomic` for a file's exact bytes (no newline or encoding translation)."""
+    def put(fh: TextIO) -> None:
+        fh.flush()
+        fh.buffer.write(data)
+
+    write_atomic(path, put, sync=sync)

@@ -6,19 +6,13 @@ already taken is skipped for this round (an identical fix, or one whose edits
 are all already taken, counts as applied). The new text is linted again and
 the loop repeats, at most :data:`MAX_ROUNDS` times, until no fix changes
 anything. A round whose text would not parse is undone (a safety net: the
-editor never produces one). Files are then written atomically: a temporary
-file in the same directory, given the old file's mode, renamed over it; an
-interrupted run leaves each file either old or new. (The data is not forced
-to disk before the rename, as editors and ruff do not: that guards against a
-power cut, not an interruption, and costs a disk flush per file.)
+editor never produces one. The command then writes each file atomically
+(:func:`kubelint_ml.atomic.write_bytes_atomic`).
 """
 
 from __future__ import annotations
 
 import difflib
-import os
-import stat
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -164,29 +158,6 @@ def fix_file(file: str, data: bytes, findings: list[Finding], suppressed: list[F
 
 def _key(f: Finding) -> tuple:
     return f.identity() + (f.container or "", f.document)
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Replace ``path``'s content with ``data``: a temporary file beside it, renamed over it."""
-    real = os.path.realpath(path)
-    st = os.stat(real)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(real) or ".", prefix="." + os.path.basename(real) + ".",
-                               suffix=".kubelint-ml.tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, stat.S_IMODE(st.st_mode))
-        try:
-            os.chown(tmp, st.st_uid, st.st_gid)
-        except OSError:
-            pass
-        os.replace(tmp, real)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def unified_diff(file: str, before: bytes, after: bytes) -> str:

@@ -16,8 +16,9 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kubelint_ml.atomic import write_bytes_atomic
 from kubelint_ml.findings import Finding, RunResult
-from kubelint_ml.fix.apply import FileOutcome, fix_file, resolve_all, unified_diff, write_atomic
+from kubelint_ml.fix.apply import FileOutcome, fix_file, resolve_all, unified_diff
 from kubelint_ml.run import parallel, pool
 
 
@@ -112,7 +113,9 @@ def apply_fixes(result: RunResult, session: dict, *, unsafe: bool, write: bool,
                 outcome.after = outcome.before
                 continue
             try:
-                write_atomic(_real(session, file), outcome.after)
+                # Not flushed to disk file by file (that cost more than the rest of --fix): the
+                # rename keeps every file old or new for readers and against an interrupted run.
+                write_bytes_atomic(_real(session, file), outcome.after, sync=False)
             except OSError as e:
                 report.errors.append(f"{file}: cannot write: {e.strerror or e}")
                 outcome.after = outcome.before
