@@ -70,6 +70,7 @@ class Runner:
     facts: Facts
     schema: Any = None  # kubelint_ml.k8s.schema.SchemaValidator when --schema
     verbose: bool = False
+    usage: Any = None  # kubelint_ml.usage.model.Usage when a usage source is configured
 
     def lint_bytes(self, data: bytes, display: str, size: int | None = None) -> FileResult:
         out = FileResult()
@@ -93,7 +94,7 @@ class Runner:
             out.findings.append(parse_error(display, p.line, p.column, p.message, p.document))
         if self.verbose and not loaded.documents and not loaded.problems:
             out.notes.append(f"{display}: skipped: empty file (no YAML documents)")
-        ctx = Context(profile=self.config.profile, facts=self.facts, wants_notes=self.verbose)
+        ctx = Context(profile=self.config.profile, facts=self.facts, usage=self.usage, wants_notes=self.verbose)
         for doc in loaded.documents:
             out.documents += 1
             unpacked = unpack(doc, display)
@@ -619,20 +620,21 @@ def use_parallel(jobs: int, files: int, size: int) -> bool:
 
 def run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str = "error", jobs: int = 1,
         verbose: bool = False, schema: Any = None, severity: dict[str, str] | None = None,
-        all_rule_ids: set[str] | None = None) -> tuple[RunResult, list[str]]:
+        all_rule_ids: set[str] | None = None, usage: Any = None) -> tuple[RunResult, list[str]]:
     # Parse trees are many young, acyclic containers: collecting every 700 allocations
     # only costs time (about 7% of a run). Cycles are still collected, less often.
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], GC_YOUNG_THRESHOLD), *threshold[1:])
     try:
         return _run(paths, config, rules, fail_level=fail_level, jobs=jobs, verbose=verbose, schema=schema,
-                    severity=severity, all_rule_ids=all_rule_ids)
+                    severity=severity, all_rule_ids=all_rule_ids, usage=usage)
     finally:
         gc.set_threshold(*threshold)
 
 
 def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str, jobs: int, verbose: bool,
-         schema: Any, severity: dict[str, str] | None, all_rule_ids: set[str] | None) -> tuple[RunResult, list[str]]:
+         schema: Any, severity: dict[str, str] | None, all_rule_ids: set[str] | None,
+         usage: Any = None) -> tuple[RunResult, list[str]]:
     path_excludes = tuple(ex["path"] for ex in config.exclude if set(ex) <= {"path", "reason"} and "path" in ex)
     sources = with_profile_files(collect(paths, path_excludes), config)
     stdin_data = None
@@ -649,7 +651,7 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
         for crd in facts.crds:
             schema.add_crd(crd)
     engine = Engine(rules, severity_overrides=severity, known_rule_ids=all_rule_ids or ())
-    runner = Runner(engine, config, facts, schema, verbose)
+    runner = Runner(engine, config, facts, schema, verbose, usage)
     inputs = list(zip(sources, kept))
     del kept
     results: list[FileResult]
@@ -698,7 +700,7 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
 
 
 def lint_text(data: bytes, rules: list[Rule], config: Config | None = None, display: str = "<input>",
-              severity: dict[str, str] | None = None, schema: Any = None) -> list[Finding]:
+              severity: dict[str, str] | None = None, schema: Any = None, usage: Any = None) -> list[Finding]:
     """Lint one in-memory file with the given rules (examples, tests, embedding)."""
     config = config or Config()
     facts = Facts()
@@ -708,6 +710,6 @@ def lint_text(data: bytes, rules: list[Rule], config: Config | None = None, disp
     if schema is not None:
         for crd in facts.crds:
             schema.add_crd(crd)
-    runner = Runner(Engine(rules, severity_overrides=severity), config, facts, schema)
+    runner = Runner(Engine(rules, severity_overrides=severity), config, facts, schema, usage=usage)
     findings = runner.lint_bytes(data, display).findings
     return _finish(findings, config)
