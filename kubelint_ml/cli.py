@@ -16,6 +16,7 @@ import click
 from kubelint_ml import __version__
 from kubelint_ml.findings import SEVERITIES as LEVELS  # fail levels are severities
 from kubelint_ml.report import FORMATS
+from kubelint_ml.usage import cli as usage_cli
 
 # Rules that are off unless --verbose or the config turns them on.
 VERBOSE_RULES = {"gpu-node-unresolved"}
@@ -107,6 +108,7 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print only findings (no summary line).")
 @click.option("-v", "--verbose", is_flag=True, help="Remediations, skipped documents and rules, info-level rules.")
 @click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
+@usage_cli.check_options
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_level: str | None,
           config_path: str | None, rules_dirs: tuple[str, ...], enable: tuple[str, ...], disable: tuple[str, ...],
           schema_flag: bool | None, kubernetes_version: str | None, strict: bool | None, crds: tuple[str, ...],
@@ -124,12 +126,13 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     config = _load_config(config_path)
     level = fail_level or config.fail_level or "error"
     rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
+    usage, rules = usage_cli.for_check(paths, config, rules, verbose)
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     if jobs == 0:  # the CPUs this process may run on (taskset, cpusets), else all of them
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     try:
         result, notes = run(list(paths), config, rules, fail_level=level, jobs=jobs, verbose=verbose,
-                            schema=schema, severity=severity, all_rule_ids=all_ids)
+                            schema=schema, severity=severity, all_rule_ids=all_ids, usage=usage)
     except SourceError as e:
         _fail(str(e))
     except Exception as e:  # config-time problems surfacing late (kubelet config files)
@@ -330,6 +333,9 @@ def init(force: bool, path: str) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(STARTER)
     click.echo(f"wrote {path}")
+
+
+main.add_command(usage_cli.usage)
 
 
 def entry() -> None:
