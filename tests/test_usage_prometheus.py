@@ -10,13 +10,13 @@ of look-alike pods that belong to no linted workload.
 from __future__ import annotations
 
 import json
+import os
 import random
 import socket
 import statistics
-import subprocess
-import sys
 import textwrap
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -288,14 +288,29 @@ def project(tmp_path):
     return tmp_path
 
 
-def _run(cwd: Path, *args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    import os
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
 
-    full = {k: v for k, v in os.environ.items() if not k.startswith("KUBELINT_ML_PROMETHEUS_")}
+
+def _run(cwd: Path, *args: str, env: dict | None = None, timeout: float = 120) -> Result:
+    """The command line, in this process (click's runner), from ``cwd``."""
+    from click.testing import CliRunner
+
+    from kubelint_ml.cli import main
+
+    full: dict = {k: None for k in os.environ if k.startswith("KUBELINT_ML_PROMETHEUS_")}
     full.update(env or {})
     full["NO_COLOR"] = "1"
-    return subprocess.run([sys.executable, "-m", "kubelint_ml", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=full)
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        r = CliRunner(env=full).invoke(main, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(here)
+    return Result(r.exit_code, r.stdout, r.stderr)
 
 
 USAGE_RULES = ("memory-limit-below-peak", "memory-request-above-usage", "memory-request-below-median",
