@@ -63,6 +63,7 @@ class Plan:
     selector: str = ""  # extra matchers, e.g. cluster="prod"
     cpu_window: float = 300.0
     overrides: list = field(default_factory=list)
+    concurrency: int = 4  # namespaces asked about at once
 
 
 def check_selector(text: str) -> str:
@@ -223,9 +224,23 @@ def collect(prom: Prometheus, targets: list[Target], plan: Plan, verbose_log: li
     workloads: dict[Key, WorkloadUsage] = {}
     missing: dict[Key, str] = {}
     any_memory = False
-    for ns in sorted(by_ns):
-        found, had_memory = _namespace(prom, ns, by_ns[ns], plan, missing)
+
+    def one(ns: str) -> tuple[dict[Key, WorkloadUsage], bool, dict[Key, str]]:
+        gone: dict[Key, str] = {}
+        found, had_memory = _namespace(prom, ns, by_ns[ns], plan, gone)
+        return found, had_memory, gone
+
+    names = sorted(by_ns)
+    if plan.concurrency > 1 and len(names) > 1:  # the server answers several namespaces at once
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(plan.concurrency, len(names))) as pool:
+            results = list(pool.map(one, names))
+    else:
+        results = [one(ns) for ns in names]
+    for found, had_memory, gone in results:
         workloads.update(found)
+        missing.update(gone)
         any_memory = any_memory or had_memory
     if targets and not any_memory:
         names = ", ".join(sorted(by_ns))
@@ -252,9 +267,9 @@ def _namespace(prom: Prometheus, ns: str, targets: list[Target], plan: Plan,
     gpu = _by_series(prom.query(gpu_query(plan, ns), at)[1], FB_USED)
     ksm = _by_series(prom.query(ksm_query(plan, ns), at)[1], "kube-state-metrics")
     sel = _sel(plan, ns, container=False)
-    label_series = prom.series([f"kube_pod_labels{sel}"], at - w.lookback, at)
-    owner_series = prom.series([f"kube_pod_owner{sel}"], at - w.lookback, at)
-    pods = pods_from_series(label_series, owner_series)
+    found = prom.series([f"kube_pod_labels{sel}", f"kube_pod_owner{sel}"], at - w.lookback, at)
+    pods = pods_from_series([s for s in found if s.get("__name__") == "kube_pod_labels"],
+                            [s for s in found if s.get("__name__") == "kube_pod_owner"])
     for table in (memory, cpu, gpu, ksm):
         for pod, _, _ in table:
             pods.setdefault(pod, Pod(pod))

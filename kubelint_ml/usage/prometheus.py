@@ -109,6 +109,7 @@ class Prometheus:
     backoff: float = 0.5  # seconds before the first retry, doubled after each
     queries: int = 0
     _opener: Any = None
+    _lock: Any = None
 
     def __post_init__(self) -> None:
         parsed = urllib.parse.urlsplit(self.url)
@@ -123,6 +124,9 @@ class Prometheus:
                 ssl.create_default_context()
             handlers.append(urllib.request.HTTPSHandler(context=context))
         self._opener = urllib.request.build_opener(*handlers)
+        import threading
+
+        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------
     # Endpoints
@@ -157,7 +161,8 @@ class Prometheus:
                 request = urllib.request.Request(url, data=body, headers=headers, method="POST")
                 with self._opener.open(request, timeout=self.timeout) as response:
                     raw = _read(response, url)
-                self.queries += 1
+                with self._lock:
+                    self.queries += 1
                 return _payload(raw, url)
             except urllib.error.HTTPError as e:
                 problem = _http_problem(e, url)

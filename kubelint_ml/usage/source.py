@@ -37,6 +37,7 @@ class Settings:
     timeout: float = 60.0
     retries: int = 2
     cpu_window: float = 300.0
+    concurrency: int = 4
     workloads: list = field(default_factory=list)
 
     @property
@@ -74,6 +75,7 @@ def settings(section: dict | None, *, config_path: str | None = None, prometheus
     s.tenant = cfg.get("tenant")
     s.timeout = float(cfg.get("timeout", 60.0))
     s.retries = int(cfg.get("retries", 2))
+    s.concurrency = int(cfg.get("concurrency", 4))
     s.cpu_window = parse_duration(cfg.get("cpuRateWindow") or "5m", "usage.cpuRateWindow")
     from kubelint_ml.usage.collect import check_selector
 
@@ -180,13 +182,12 @@ def load_usage(s: Settings, templates: list[TemplateSpec]) -> Usage:
     except PrometheusError as e:
         raise UsageError(str(e)) from None
     end = s.end if s.end is not None else float(int(time.time()))
-    plan = Plan(Window(s.lookback, s.step, end), s.selector, s.cpu_window, overrides_from_config(s.workloads))
+    plan = Plan(Window(s.lookback, s.step, end), s.selector, s.cpu_window, overrides_from_config(s.workloads),
+                s.concurrency)
     targets: dict[tuple, set[str]] = {}
     for t in templates:
         targets.setdefault(t.key, set()).update(c.name for c in t.containers)
-    from kubelint_ml.usage.collect import Target as _T
-
-    ordered = [_T(k, tuple(sorted(v))) for k, v in sorted(targets.items())]
+    ordered = [Target(k, tuple(sorted(v))) for k, v in sorted(targets.items())]
     return from_prometheus(prom, ordered, plan, cluster=s.cluster, **common)
 
 
