@@ -108,7 +108,8 @@ class Window:
     end: float  # unix seconds
 
     def to_dict(self) -> dict[str, Any]:
-        return {"lookback": duration_text(self.lookback), "step": duration_text(self.step), "end": self.end}
+        end = int(self.end) if self.end == int(self.end) else self.end
+        return {"lookback": duration_text(self.lookback), "step": duration_text(self.step), "end": end}
 
 
 @dataclass
