@@ -98,7 +98,6 @@ class Server:
         args = ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={data}",
                 f"--web.listen-address=127.0.0.1:{self.port}", "--storage.tsdb.retention.time=100y",
                 "--log.level=warn"]
-        headers = {}
         if web_config:
             path = os.path.join(workdir, f"web-{self.port}.yml")
             with open(path, "w") as fh:

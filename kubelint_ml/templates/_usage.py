@@ -29,6 +29,13 @@ def memory_request_limit(unit: Unit) -> tuple[Fraction | None, Fraction | None]:
     return defaulted_requests(requests, limits).get("memory"), limits.get("memory")
 
 
+def request_path(unit: Unit) -> tuple:
+    """Where a memory request finding points: the request, else the limit it defaults from."""
+    c = unit.container
+    part = "requests" if "memory" in (c.resources.get("requests") or {}) else "limits"
+    return c.path + ("resources", part, "memory")
+
+
 def over(ctx: Any) -> str:
     from kubelint_ml.usage.model import duration_text
 

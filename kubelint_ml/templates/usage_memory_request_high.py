@@ -10,7 +10,7 @@ from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import effective_pod_request, is_accelerator_resource
 from kubelint_ml.templates._accel import placement
 from kubelint_ml.templates._common import accelerators, param_fraction, show
-from kubelint_ml.templates._usage import PERCENTILES, memory_request_limit, observed, over
+from kubelint_ml.templates._usage import PERCENTILES, memory_request_limit, observed, over, request_path
 from kubelint_ml.usage.model import recommended_memory, show_bytes, show_quantity
 
 UNIT = "container"
@@ -44,8 +44,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     idle = _idle_gpus(tpl, ctx, request, Fraction(want))
     if idle:
         message += f"; {idle}"
-    yield Hit(c.path + ("resources", "requests" if "memory" in (c.resources.get("requests") or {}) else "limits",
-                        "memory"),
+    yield Hit(request_path(unit),
               message,
               detail="The scheduler reserves the request whether or not it is used: what is reserved and unused "
                      "keeps other pods (and the accelerators beside the memory) off the node.",

@@ -7,7 +7,7 @@ from typing import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates._common import show
-from kubelint_ml.templates._usage import memory_request_limit, observed, over
+from kubelint_ml.templates._usage import memory_request_limit, observed, over, request_path
 from kubelint_ml.usage.model import recommended_memory, show_bytes, show_quantity
 
 UNIT = "container"
@@ -25,8 +25,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         return  # no request at all is missing-memory-request's finding
     c = unit.container
     want, _ = recommended_memory(mem, ctx.usage.headroom)
-    yield Hit(c.path + ("resources", "requests" if "memory" in (c.resources.get("requests") or {}) else "limits",
-                        "memory"),
+    yield Hit(request_path(unit),
               f"{c.describe()}: memory request {show('memory', request)} is below the observed median "
               f"{show_bytes(mem.median)} {over(ctx)}; request {show_quantity(want)}",
               detail="Most of the time the container uses more than the node reserved for it: under memory "
