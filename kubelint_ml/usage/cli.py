@@ -84,17 +84,14 @@ def _notes(usage: Any) -> None:
 # kubelint-ml usage ...
 
 
-def _load(paths: tuple[str, ...], config_path: str | None, prometheus: str | None, usage_file: str | None,
-          lookback: str | None, namespace: str | None, end: str | None, need_prometheus: bool) -> tuple[Any, list]:
-    from kubelint_ml.run.config import ConfigError, find_config, load_config
+def _load(load_config: Callable[[str | None], Any], paths: tuple[str, ...], config_path: str | None,
+          prometheus: str | None, usage_file: str | None, lookback: str | None, namespace: str | None,
+          end: str | None, need_prometheus: bool) -> tuple[Any, list]:
     from kubelint_ml.usage.source import load_usage, scan, settings
 
     if not paths:
         raise UsageFailure("no paths given")
-    try:
-        config = load_config(config_path or find_config())
-    except ConfigError as e:
-        raise UsageFailure(str(e)) from None
+    config = load_config(config_path)
     try:
         s = settings(getattr(config, "usage", None), config_path=config.path, prometheus=prometheus,
                      usage_file=usage_file, lookback=lookback, namespace=namespace, end=end)
@@ -117,46 +114,52 @@ def _common(f: Callable) -> Callable:
     return f
 
 
-@click.group("usage")
-def usage() -> None:
-    """Observed usage from Prometheus: snapshots and sizing reports."""
+def group(load_config: Callable[[str | None], Any]) -> click.Group:
+    """The ``usage`` command group; ``load_config(path or None)`` is the command line's config loader
+    (it exits 2 on a bad config)."""
 
+    @click.group("usage")
+    def usage() -> None:
+        """Observed usage from Prometheus: snapshots and sizing reports."""
 
-@usage.command("export")
-@click.argument("paths", nargs=-1)
-@click.option("--prometheus", metavar="URL", help="The Prometheus (or compatible) server [default: usage.prometheus].")
-@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
-              help="The snapshot file to write.")
-@_common
-def export(paths: tuple[str, ...], prometheus: str | None, output: str, config_path: str | None, lookback: str | None,
-           namespace: str | None, end: str | None, verbose: bool) -> None:
-    """Write a usage snapshot (versioned JSON) for the workloads in PATH..."""
-    from kubelint_ml.usage import snapshot
+    @usage.command("export")
+    @click.argument("paths", nargs=-1)
+    @click.option("--prometheus", metavar="URL", help="The Prometheus (or compatible) server [default: usage.prometheus].")
+    @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+                  help="The snapshot file to write.")
+    @_common
+    def export(paths: tuple[str, ...], prometheus: str | None, output: str, config_path: str | None,
+               lookback: str | None, namespace: str | None, end: str | None, verbose: bool) -> None:
+        """Write a usage snapshot (versioned JSON) for the workloads in PATH..."""
+        from kubelint_ml.usage import snapshot
 
-    found, _ = _load(paths, config_path, prometheus, None, lookback, namespace, end, need_prometheus=True)
-    if verbose:
-        _notes(found)
-    try:
-        snapshot.write(found, output)
-    except UsageError as e:
-        raise UsageFailure(str(e)) from None
-    click.echo(f"wrote {output}: {sum(len(w.containers) for w in found.workloads.values())} containers of "
-               f"{len(found.workloads)} workload templates ({found.queries} queries)", err=True)
+        found, _ = _load(load_config, paths, config_path, prometheus, None, lookback, namespace, end,
+                         need_prometheus=True)
+        if verbose:
+            _notes(found)
+        try:
+            snapshot.write(found, output)
+        except UsageError as e:
+            raise UsageFailure(str(e)) from None
+        click.echo(f"wrote {output}: {sum(len(w.containers) for w in found.workloads.values())} containers of "
+                   f"{len(found.workloads)} workload templates ({found.queries} queries)", err=True)
 
+    @usage.command("report")
+    @click.argument("paths", nargs=-1)
+    @click.option("--prometheus", metavar="URL", help="The Prometheus (or compatible) server.")
+    @click.option("--usage", "usage_file", type=click.Path(dir_okay=False), help="A snapshot from `usage export`.")
+    @click.option("-f", "--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text")
+    @_common
+    def report(paths: tuple[str, ...], prometheus: str | None, usage_file: str | None, fmt: str,
+               config_path: str | None, lookback: str | None, namespace: str | None, end: str | None,
+               verbose: bool) -> None:
+        """A table per workload and container: requests and limits today, median, p99, peak, recommended."""
+        from kubelint_ml.usage.report import write
 
-@usage.command("report")
-@click.argument("paths", nargs=-1)
-@click.option("--prometheus", metavar="URL", help="The Prometheus (or compatible) server.")
-@click.option("--usage", "usage_file", type=click.Path(dir_okay=False), help="A snapshot from `usage export`.")
-@click.option("-f", "--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text")
-@_common
-def report(paths: tuple[str, ...], prometheus: str | None, usage_file: str | None, fmt: str, config_path: str | None,
-           lookback: str | None, namespace: str | None, end: str | None, verbose: bool) -> None:
-    """A table per workload and container: requests and limits today, median, p99, peak, recommended."""
-    from kubelint_ml.usage.report import write
+        found, templates = _load(load_config, paths, config_path, prometheus, usage_file, lookback, namespace, end,
+                                 need_prometheus=False)
+        if verbose:
+            _notes(found)
+        write(found, templates, fmt, sys.stdout)
 
-    found, templates = _load(paths, config_path, prometheus, usage_file, lookback, namespace, end,
-                             need_prometheus=False)
-    if verbose:
-        _notes(found)
-    write(found, templates, fmt, sys.stdout)
+    return usage
