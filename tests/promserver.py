@@ -104,7 +104,7 @@ class Server:
                 fh.write(web_config)
             args.append(f"--web.config.file={path}")
         args += extra or []
-        self.log = open(os.path.join(workdir, f"prometheus-{self.port}.log"), "wb")
+        self.log = open(os.path.join(workdir, f"prometheus-{self.port}.log"), "wb")  # noqa: SIM115 - closed by stop()
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             self._wait(ready_timeout, bool(web_config))

@@ -12,8 +12,18 @@ import pytest
 from kubelint_ml.usage import snapshot
 from kubelint_ml.usage.collect import check_selector, quantile, stats_of
 from kubelint_ml.usage.mapping import DEFAULTS, Pod, ksm_label, matcher_for, overrides_from_config
-from kubelint_ml.usage.model import (ContainerUsage, GpuStats, Stats, Usage, UsageError, Window, WorkloadUsage,
-                                     duration_text, parse_duration, recommended_memory)
+from kubelint_ml.usage.model import (
+    ContainerUsage,
+    GpuStats,
+    Stats,
+    Usage,
+    UsageError,
+    Window,
+    WorkloadUsage,
+    duration_text,
+    parse_duration,
+    recommended_memory,
+)
 from kubelint_ml.usage.prometheus import Auth, Prometheus, PrometheusError, auth_from_env
 from kubelint_ml.usage.source import parse_time, settings
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from fractions import Fraction
-from typing import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import effective_pod_request, is_accelerator_resource

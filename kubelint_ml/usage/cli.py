@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -45,12 +46,11 @@ def check_options(f: Callable) -> Callable:
         click.get_current_context().meta[_META] = options
         return f(*args, **kwargs)
 
-    wrapper = _source_options(wrapper)
-    wrapper = click.option("--usage", "usage_file", type=click.Path(dir_okay=False),
-                           help="Judge with observed usage from a snapshot (`kubelint-ml usage export`).")(wrapper)
-    wrapper = click.option("--prometheus", metavar="URL",
-                           help="Judge with observed usage from this Prometheus (or Thanos, Mimir, VictoriaMetrics).")(wrapper)
-    return wrapper
+    out: Callable = _source_options(wrapper)
+    out = click.option("--usage", "usage_file", type=click.Path(dir_okay=False),
+                       help="Judge with observed usage from a snapshot (`kubelint-ml usage export`).")(out)
+    return click.option("--prometheus", metavar="URL",
+                        help="Judge with observed usage from this Prometheus (or Thanos, Mimir, VictoriaMetrics).")(out)
 
 
 def for_check(paths: tuple[str, ...] | list[str], config: Any, rules: list, verbose: bool) -> tuple[Any, list]:

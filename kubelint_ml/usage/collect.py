@@ -30,11 +30,12 @@ import math
 import re
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from kubelint_ml.usage.mapping import Matcher, Pod, matcher_for, overrides_from_config, pods_from_series
-from kubelint_ml.usage.model import MI, ContainerUsage, GpuStats, Key, Stats, Usage, UsageError, WorkloadUsage, Window
+from kubelint_ml.usage.model import MI, ContainerUsage, GpuStats, Key, Stats, Usage, UsageError, Window, WorkloadUsage
 from kubelint_ml.usage.prometheus import Prometheus, PrometheusError, value
 
 MEMORY = "container_memory_working_set_bytes"
@@ -183,7 +184,7 @@ def _by_series(result: list[dict], what: str) -> dict[SeriesId, dict[str, float]
         metric = r.get("metric") or {}
         if not metric.get("pod") or not metric.get("container") or metric.get("container") == "POD":
             continue
-        stat = metric.get(STAT)
+        stat = str(metric.get(STAT, ""))
         raw = (r.get("value") or [None, None])[1]
         where = f"{what} of pod {metric.get('pod')} container {metric.get('container')}"
         out[_series_id(metric)][stat] = value(raw, f"{where} ({stat})")
@@ -230,14 +231,14 @@ def collect(prom: Prometheus, targets: list[Target], plan: Plan, verbose_log: li
         found, had_memory = _namespace(prom, ns, by_ns[ns], plan, gone)
         return found, had_memory, gone
 
-    names = sorted(by_ns)
-    if plan.concurrency > 1 and len(names) > 1:  # the server answers several namespaces at once
+    namespaces = sorted(by_ns)
+    if plan.concurrency > 1 and len(namespaces) > 1:  # the server answers several namespaces at once
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(min(plan.concurrency, len(names))) as pool:
-            results = list(pool.map(one, names))
+        with ThreadPoolExecutor(min(plan.concurrency, len(namespaces))) as pool:
+            results = list(pool.map(one, namespaces))
     else:
-        results = [one(ns) for ns in names]
+        results = [one(ns) for ns in namespaces]
     for found, had_memory, gone in results:
         workloads.update(found)
         missing.update(gone)

@@ -32,8 +32,9 @@ Entries under ``usage.workloads`` in the config replace this for one workload
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from kubelint_ml.usage.model import UsageError
 

@@ -168,7 +168,7 @@ class Usage:
     def notes(self) -> list[str]:
         """For -v: workloads without series, or with too few samples to judge."""
         out = [f"usage: {describe_key(k)}: {why}" for k, why in sorted(self.missing.items())]
-        for key, w in sorted(self.workloads.items()):
+        for _, w in sorted(self.workloads.items()):
             for name, cu in sorted(w.containers.items()):
                 if cu.memory is None:
                     out.append(f"usage: {w.describe()}: container '{name}': no memory series; not judged")

@@ -30,8 +30,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 ENV = "KUBELINT_ML_PROMETHEUS_"
 ENDPOINTS = ("/api/v1/query", "/api/v1/query_range", "/api/v1/series")
@@ -170,7 +171,7 @@ class Prometheus:
                     raise PrometheusError(problem) from None
             except PrometheusError:
                 raise
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 if last:
                     raise PrometheusError(f"{url}: no answer within {self.timeout:g}s "
                                           f"({self.retries + 1} attempts); the server is slow or the query too big "

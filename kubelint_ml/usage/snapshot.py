@@ -40,7 +40,16 @@ import math
 import os
 from typing import Any
 
-from kubelint_ml.usage.model import ContainerUsage, GpuStats, Stats, Usage, UsageError, Window, WorkloadUsage, parse_duration
+from kubelint_ml.usage.model import (
+    ContainerUsage,
+    GpuStats,
+    Stats,
+    Usage,
+    UsageError,
+    Window,
+    WorkloadUsage,
+    parse_duration,
+)
 
 KIND = "kubelint-ml/usage-snapshot"
 VERSION = 1
@@ -150,8 +159,8 @@ def from_dict(doc: Any, **settings: Any) -> Usage:
         where = f"workloads[{i}]"
         _only(w if isinstance(w, dict) else {}, {"namespace", "group", "kind", "name", "template", "pods",
                                                  "containers"}, where)
-        wu = WorkloadUsage(*(_get(w, k, str, where) for k in ("namespace", "group", "kind", "name", "template")),
-                           pods=_count(w, "pods", where))
+        ns, group, kind, name_, role = (_get(w, k, str, where) for k in ("namespace", "group", "kind", "name", "template"))
+        wu = WorkloadUsage(ns, group, kind, name_, role, pods=_count(w, "pods", where))
         for name, c in _get(w, "containers", dict, where).items():
             cw = f"{where}.containers.{name}"
             if not isinstance(c, dict):
