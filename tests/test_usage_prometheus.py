@@ -520,6 +520,15 @@ def test_unauthorized_and_forbidden_credentials(strict_prom, project):
     assert r.returncode == 2 and "HTTP 401" in r.stderr
 
 
+def test_credentials_go_to_a_config_url_only_when_the_environment_names_it(strict_prom, project):
+    creds = {"KUBELINT_ML_PROMETHEUS_USERNAME": ALLOWED_USER, "KUBELINT_ML_PROMETHEUS_PASSWORD": ALLOWED_PASSWORD}
+    (project / ".kubelint-ml.yaml").write_text(f"usage:\n  prometheus: {strict_prom.url}\n  end: {END}\n")
+    r = _run(project, "check", "k8s", "--lookback", "1d", env=creds)
+    assert r.returncode == 2 and "would get the credentials" in r.stderr
+    r = _run(project, "check", "k8s", "--lookback", "1d", env={**creds, "KUBELINT_ML_PROMETHEUS_URL": strict_prom.url})
+    assert r.returncode == 2 and "over the server's sample limit" in r.stderr  # authenticated: the next problem
+
+
 def test_sample_limit_is_reported(strict_prom, project, tmp_path):
     secret = tmp_path / "password"
     secret.write_text(ALLOWED_PASSWORD + "\n")

@@ -39,6 +39,7 @@ class Settings:
     cpu_window: float = 300.0
     concurrency: int = 4
     workloads: list = field(default_factory=list)
+    url_from_config: str | None = None  # the config file, when the URL came from it
 
     @property
     def configured(self) -> bool:
@@ -58,6 +59,7 @@ def settings(section: dict | None, *, config_path: str | None = None, prometheus
         s.prometheus, s.snapshot = prometheus, usage_file
     else:
         s.prometheus = cfg.get("prometheus")
+        s.url_from_config = (config_path or ".kubelint-ml.yaml") if s.prometheus else None
         s.snapshot = str(base / cfg["snapshot"]) if cfg.get("snapshot") else None
         if s.prometheus and s.snapshot:
             raise UsageError(f"{config_path}: usage: give prometheus or snapshot, not both")
@@ -178,9 +180,11 @@ def load_usage(s: Settings, templates: list[TemplateSpec]) -> Usage:
     from kubelint_ml.usage.prometheus import Prometheus, PrometheusError, auth_from_env
 
     try:
-        prom = Prometheus(s.prometheus or "", auth_from_env(tenant=s.tenant), timeout=s.timeout, retries=s.retries)
+        auth = auth_from_env(tenant=s.tenant)
+        prom = Prometheus(s.prometheus or "", auth, timeout=s.timeout, retries=s.retries)
     except PrometheusError as e:
         raise UsageError(str(e)) from None
+    _check_credential_target(s, auth)
     end = s.end if s.end is not None else float(int(time.time()))
     plan = Plan(Window(s.lookback, s.step, end), s.selector, s.cpu_window, overrides_from_config(s.workloads),
                 s.concurrency)
@@ -189,6 +193,22 @@ def load_usage(s: Settings, templates: list[TemplateSpec]) -> Usage:
         targets.setdefault(t.key, set()).update(c.name for c in t.containers)
     ordered = [Target(k, tuple(sorted(v))) for k, v in sorted(targets.items())]
     return from_prometheus(prom, ordered, plan, cluster=s.cluster, **common)
+
+
+def _check_credential_target(s: Settings, auth: object) -> None:
+    """Credentials from the environment go to a URL from the command line, or to a config file's URL
+    only when ``KUBELINT_ML_PROMETHEUS_URL`` names the same one: a pull request can change the config."""
+    import os
+
+    from kubelint_ml.usage.prometheus import ENV
+
+    if not s.url_from_config or not (getattr(auth, "bearer", None) or getattr(auth, "basic", None)):
+        return
+    allowed = (os.environ.get(ENV + "URL") or "").rstrip("/")
+    if allowed != (s.prometheus or "").rstrip("/"):
+        raise UsageError(f"{s.url_from_config}: usage.prometheus {s.prometheus!r} would get the credentials in "
+                         f"{ENV}*; give the URL with --prometheus, or set {ENV}URL to it to allow it "
+                         "(a pull request can change the config file)")
 
 
 def for_check(section: dict | None, paths: list[str], config: Any, **options: Any) -> Usage | None:
