@@ -112,6 +112,9 @@ def build() -> tuple[promserver.Data, dict[str, list[float]]]:
     d.add("kube_pod_container_status_last_terminated_reason", {**ksm, "reason": "OOMKilled"},
           [(t, 0.0 if k < 500 else 1.0) for k, t in enumerate(_times())])
 
+    # DCGM_FI_DEV_FB_USED without FB_FREE: the device's size is unknown, GPU memory not judged.
+    d.add("DCGM_FI_DEV_FB_USED", {**ksm, "gpu": "0"}, _walk(41, _times(), 100, 200))
+
     # Job fresh: 30 samples, too few to judge.
     cad("ml", "fresh-a1b2c", "main", _walk(50, _times(30), 1 * GI, 2 * GI))
     # CronJob nightly: two runs, pooled.
@@ -343,6 +346,7 @@ def test_verbose_names_workloads_without_series_or_samples(prom, project):
     r = _run(project, "check", "k8s", "--prometheus", prom.url, "--lookback", "1d", "-v", "-q")
     assert "Job.batch/ml/fresh: container 'main': 30 memory samples, fewer than 60" in r.stderr
     assert "Job.batch/ml/ghost: no pods in namespace ml" in r.stderr
+    assert "Job.batch/ml/oomer: container 'main': no DCGM_FI_DEV_FB_FREE beside" in r.stderr
     assert "queries to " + prom.url in r.stderr
 
 
@@ -367,6 +371,7 @@ def test_report_matches_a_reference_on_the_same_samples(prom, prom_data, project
     assert rows["nightly/report"]["usage"]["pods"] == 2  # both runs
     assert rows["train/trainer"]["usage"]["cpu"]["median"] == pytest.approx(2.0)
     assert rows["oomer/main"]["usage"]["oomKilled"] is True and rows["oomer/main"]["usage"]["restarts"] == 2
+    assert rows["oomer/main"]["usage"]["gpuMemory"]["deviceMemory"] == 0
     assert rows["llama/pytorch"]["usage"]["gpuMemory"] == {"samples": 2 * N, "devices": 2, "peak": 9000 * MI,
                                                            "deviceMemory": 81920 * MI}
     assert rows["train/trainer"]["recommended"]["memory"]["limit"] == 24 * GI  # 20Gi + 20%, rounded up

@@ -371,11 +371,9 @@ def _gpu_stats(table: dict[SeriesId, dict[str, float]], ids: list[SeriesId]) -> 
     if not ids:
         return None
     totals = [table[s]["total"] for s in ids if "total" in table[s]]
-    if not totals:
-        raise UsageError(f"{FB_USED} of pod {ids[0][0]} container {ids[0][1]}: no {FB_FREE} beside it, so the "
-                         "device's memory is unknown")
+    # Without DCGM_FI_DEV_FB_FREE beside it the device's size is unknown: 0, and nothing is judged on it.
     return GpuStats(int(sum(table[s]["count"] for s in ids)), len(ids), max(table[s]["max"] for s in ids) * MI,
-                    min(totals) * MI)
+                    min(totals) * MI if len(totals) == len(ids) else 0.0)
 
 
 def from_prometheus(prom: Prometheus, targets: list[Target], plan: Plan, **settings: Any) -> Usage:

@@ -172,7 +172,12 @@ class Usage:
             for name, cu in sorted(w.containers.items()):
                 if cu.memory is None:
                     out.append(f"usage: {w.describe()}: container '{name}': no memory series; not judged")
-                elif cu.memory.samples < self.min_samples:
+                if cu.gpu is not None and cu.gpu.device_memory <= 0:
+                    out.append(f"usage: {w.describe()}: container '{name}': no DCGM_FI_DEV_FB_FREE beside "
+                               "DCGM_FI_DEV_FB_USED, so the GPU's memory is unknown; GPU memory not judged")
+                if cu.memory is None:
+                    continue
+                if cu.memory.samples < self.min_samples:
                     out.append(f"usage: {w.describe()}: container '{name}': {cu.memory.samples} memory samples, "
                                f"fewer than {self.min_samples} (usage.minSamples); not judged")
         return out

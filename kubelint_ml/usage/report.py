@@ -74,7 +74,7 @@ def _cells(row: dict[str, Any]) -> list[str]:
         show_cores(req["cpu"]) if "cpu" in req else "-",
         show_cores(cpu["median"]) if "median" in cpu else "-",
         show_cores(cpu["p99"]) if "p99" in cpu else "-",
-        f"{b(gpu.get('peak'))} of {b(gpu.get('deviceMemory'))}" if gpu else "-",
+        f"{b(gpu.get('peak'))} of {b(gpu.get('deviceMemory')) if gpu.get('deviceMemory') else '?'}" if gpu else "-",
         "-" if u.get("oomKilled") is None else "yes" if u["oomKilled"] else "no",
     ]
 
