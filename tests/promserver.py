@@ -87,9 +87,9 @@ class Server:
     """``prometheus`` on 127.0.0.1 serving a copy of a TSDB; stop() always ends it."""
 
     def __init__(self, tsdb: str, workdir: str, *, extra: list[str] | None = None, web_config: str | None = None,
-                 ready_timeout: float = 30.0) -> None:
+                 ready_timeout: float = 30.0, tls: bool = False) -> None:
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         data = os.path.join(workdir, f"tsdb-{self.port}")
         shutil.copytree(tsdb, data)
         config = os.path.join(workdir, f"prometheus-{self.port}.yml")
@@ -118,7 +118,10 @@ class Server:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"prometheus exited with {self.proc.returncode}; see {self.log.name}")
             try:
-                with urllib.request.urlopen(self.url + "/-/ready", timeout=2) as r:
+                import ssl
+
+                context = ssl._create_unverified_context() if self.url.startswith("https") else None
+                with urllib.request.urlopen(self.url + "/-/ready", timeout=2, context=context) as r:
                     if r.status == 200:
                         return
             except urllib.error.HTTPError as e:

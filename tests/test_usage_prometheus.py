@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import socket
 import statistics
+import subprocess
 import textwrap
 import threading
 from dataclasses import dataclass
@@ -565,3 +567,25 @@ def test_malformed_and_foreign_snapshots(prom, project):
     (project / "other.json").write_text(json.dumps({**snap, "cluster": "prod-eu"}))
     r = _run(project, "check", "k8s", "--usage", "other.json")
     assert r.returncode == 2 and "from cluster 'prod-eu', not 'prod-us'" in r.stderr
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is not installed")
+def test_https_with_a_private_ca(prom_data, project, tmp_path):
+    """A server with a self-signed certificate: refused without its CA, read with it."""
+    tsdb = prom_data[0]
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=60)
+    server = promserver.Server(tsdb, str(tmp_path), tls=True,
+                               web_config=f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n")
+    try:
+        r = _run(project, "usage", "report", "k8s", "--prometheus", server.url, "--lookback", "1d")
+        assert r.returncode == 2 and "TLS:" in r.stderr and "CA_FILE" in r.stderr
+        r = _run(project, "usage", "report", "k8s", "--prometheus", server.url, "--lookback", "1d", "-f", "json",
+                 env={"KUBELINT_ML_PROMETHEUS_CA_FILE": str(cert)})
+        assert r.returncode == 0, r.stderr
+        rows = {row["name"]: row for row in json.loads(r.stdout)["rows"]}
+        assert rows["train"]["usage"]["memory"]["max"] == 20 * GI
+    finally:
+        server.stop()
