@@ -363,3 +363,17 @@ def test_a_file_that_cannot_be_written_is_exit_2(tmp_path: Path, monkeypatch: py
     assert r.exit_code == 2
     assert "cannot write" in r.output
     assert (d / "p.yaml").read_bytes() == (FIX / "priority.yaml").read_bytes()
+
+
+def test_memory_fix_from_a_usage_snapshot(tmp_path: Path) -> None:
+    """check --usage FILE --fix: request = the observed median, limit = the peak plus headroom."""
+    src = FIX.parent / "fix-usage"
+    shutil.copy(src / "pod.yaml", tmp_path / "pod.yaml")
+    r = cli("check", "--usage", str(src / "snapshot.json"), "--format", "json", "--unsafe-fixes",
+            str(tmp_path / "pod.yaml"))
+    fix = next(f["fix"] for f in json.loads(r.output)["findings"] if f["rule"] == "missing-memory-limit")
+    assert fix["source"].startswith("observed median ") and "(20000 samples, snapshot-test)" in fix["source"]
+    cli("check", "--usage", str(src / "snapshot.json"), "--fix", "--unsafe-fixes", str(tmp_path / "pod.yaml"))
+    after = (tmp_path / "pod.yaml").read_text()
+    assert after == (src / "pod.yaml").read_text() + (
+        "      resources:\n        requests:\n          memory: 6Gi\n        limits:\n          memory: 11Gi\n")

@@ -100,11 +100,14 @@ def test_nothing_below_the_command_line_imports_it() -> None:
 # What each part of the package may import, from the command line down. A new subpackage
 # (kubelint_ml/fix/, ...) is judged once it has its line here.
 LAYERS = {
-    "cli": {"run", "report", "engine", "templates", "k8s", "input", "findings", "fix"},
-    "run": {"engine", "templates", "k8s", "input", "findings", "fix"},
+    "cli": {"run", "report", "engine", "templates", "usage", "k8s", "input", "findings", "fix"},
+    "run": {"engine", "templates", "usage", "k8s", "input", "findings", "fix"},
     "report": {"findings"},
     "engine": {"k8s", "input", "findings"},  # templates are found by name (rulefile.template_module)
-    "templates": {"engine", "k8s", "input", "findings", "fix"},
+    "templates": {"engine", "usage", "k8s", "input", "findings", "fix"},
+    # Observed usage: the data the usage rules and the example runner read; its command group gets
+    # the command line's config loader when registered.
+    "usage": {"report", "k8s", "input", "findings"},
     # The fix records templates attach, and the text editor that turns them into byte edits;
     # the --fix run that applies them is run/fixing.py.
     "fix": {"input", "findings"},

@@ -179,9 +179,9 @@ def memory_plan(tpl: PodTemplate, ctx: Any, params: dict) -> dict[int, tuple[Fra
 
 def _container_changes(c: ContainerView, request: Fraction | None, limit: Fraction) -> tuple:
     base = c.path + ("resources",)
-    out = [put(base + ("limits", "memory"), amount(limit))]
+    out = [put(base + ("limits", "memory"), amount_exact(limit))]
     if request is not None:
-        out.insert(0, put(base + ("requests", "memory"), amount(request)))
+        out.insert(0, put(base + ("requests", "memory"), amount_exact(request)))
     return tuple(out)
 
 
@@ -201,8 +201,8 @@ def container_memory(tpl: PodTemplate, c: ContainerView, ctx: Any, params: dict)
                   "it has a memory request; its peak is not known (observed usage would give it)")
         return None
     request, limit, source = entry
-    return Fix(f"set {c.describe()}'s memory limit to {amount(limit)}"
-               + (f" and request to {amount(request)}" if request is not None else ""),
+    return Fix(f"set {c.describe()}'s memory limit to {amount_exact(limit)}"
+               + (f" and request to {amount_exact(request)}" if request is not None else ""),
                UNSAFE, source, _container_changes(c, request, limit))
 
 
