@@ -372,7 +372,8 @@ def test_memory_fix_from_a_usage_snapshot(tmp_path: Path) -> None:
     r = cli("check", "--usage", str(src / "snapshot.json"), "--format", "json", "--unsafe-fixes",
             str(tmp_path / "pod.yaml"))
     fix = next(f["fix"] for f in json.loads(r.output)["findings"] if f["rule"] == "missing-memory-limit")
-    assert fix["source"].startswith("observed median ") and "(20000 samples, snapshot-test)" in fix["source"]
+    assert fix["source"].startswith("observed median 5.6Gi and peak 8.4Gi over 14d (20000 samples, ")
+    assert fix["source"].endswith("snapshot.json); limit = peak + 20%")
     cli("check", "--usage", str(src / "snapshot.json"), "--fix", "--unsafe-fixes", str(tmp_path / "pod.yaml"))
     after = (tmp_path / "pod.yaml").read_text()
     assert after == (src / "pod.yaml").read_text() + (
