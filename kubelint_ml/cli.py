@@ -15,6 +15,7 @@ import click
 
 from kubelint_ml import __version__
 from kubelint_ml.findings import SEVERITIES as LEVELS  # fail levels are severities
+from kubelint_ml.policy.cli import load_policies, policy_options
 from kubelint_ml.report import FORMATS
 
 # Rules that are off unless --verbose or the config turns them on.
@@ -107,11 +108,13 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print only findings (no summary line).")
 @click.option("-v", "--verbose", is_flag=True, help="Remediations, skipped documents and rules, info-level rules.")
 @click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
+@policy_options
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_level: str | None,
           config_path: str | None, rules_dirs: tuple[str, ...], enable: tuple[str, ...], disable: tuple[str, ...],
           schema_flag: bool | None, kubernetes_version: str | None, strict: bool | None, crds: tuple[str, ...],
           baseline: str | None, write_baseline: str | None, show_suppressed: bool, jobs: int, quiet: bool,
-          verbose: bool, no_color: bool) -> None:
+          verbose: bool, no_color: bool, policy_paths: tuple[str, ...] = (), policy_namespaces: tuple[str, ...] = (),
+          combine: bool = False) -> None:
     """Lint manifests: files, directories (recursive) or - for stdin."""
     from kubelint_ml.run.lint import run
     from kubelint_ml.input.sources import SourceError
@@ -124,12 +127,14 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     config = _load_config(config_path)
     level = fail_level or config.fail_level or "error"
     rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
+    policies = load_policies(list(config.rules_dirs) + list(rules_dirs) + list(policy_paths), policy_namespaces,
+                             combine, getattr(config, "context_paths", None))
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     if jobs == 0:  # the CPUs this process may run on (taskset, cpusets), else all of them
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     try:
         result, notes = run(list(paths), config, rules, fail_level=level, jobs=jobs, verbose=verbose,
-                            schema=schema, severity=severity, all_rule_ids=all_ids)
+                            schema=schema, severity=severity, all_rule_ids=all_ids, policies=policies)
     except SourceError as e:
         _fail(str(e))
     except Exception as e:  # config-time problems surfacing late (kubelet config files)
@@ -280,8 +285,11 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
 
 @rules.command("verify")
 @click.argument("directory", required=False, type=click.Path())
-def rules_verify(directory: str | None) -> None:
-    """Run rules against their own examples (built-in rules when DIR is omitted)."""
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
+              help="json: one object per case (name, passed).")
+def rules_verify(directory: str | None, fmt: str = "text") -> None:
+    """Run rules against their own examples (built-in rules when DIR is omitted); for a path with
+    policies, also their Rego test_ rules and Gatekeeper Suite files."""
     from kubelint_ml.run.examples import verify_rules
     from kubelint_ml.engine.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
 
@@ -290,15 +298,32 @@ def rules_verify(directory: str | None) -> None:
     except RuleFileError as e:
         _fail(str(e))
     failures = 0
+    cases = []
     for rule, problems in verify_rules(rules_):
+        cases.append({"name": rule.id, "passed": not problems, "file": rule.source})
         if problems:
             failures += 1
+            cases[-1]["reason"] = "; ".join(problems)
+        if fmt == "json":
+            continue
+        if problems:
             click.echo(f"FAIL {rule.id} ({rule.source})")
             for p in problems:
                 click.echo(f"  - {p}")
         else:
             click.echo(f"ok   {rule.id}")
-    click.echo(f"{len(rules_) - failures} passed, {failures} failed")
+    passed = len(rules_) - failures
+    if directory:
+        from kubelint_ml.policy.cli import verify_policies
+
+        ok, bad, more = verify_policies(directory, fmt)
+        passed, failures, cases = passed + ok, failures + bad, cases + more
+    if fmt == "json":
+        from kubelint_ml.policy.cli import print_json
+
+        print_json(cases)
+    else:
+        click.echo(f"{passed} passed, {failures} failed")
     sys.exit(1 if failures else 0)
 
 

@@ -70,6 +70,8 @@ class Runner:
     facts: Facts
     schema: Any = None  # kubelint_ml.k8s.schema.SchemaValidator when --schema
     verbose: bool = False
+    policies: Any = None  # kubelint_ml.policy.lint.Policies: Rego and Gatekeeper policies
+    combined: list = field(default_factory=list)  # (file, document) pairs, for policies.combine
 
     def lint_bytes(self, data: bytes, display: str, size: int | None = None) -> FileResult:
         out = FileResult()
@@ -94,9 +96,12 @@ class Runner:
         if self.verbose and not loaded.documents and not loaded.problems:
             out.notes.append(f"{display}: skipped: empty file (no YAML documents)")
         ctx = Context(profile=self.config.profile, facts=self.facts, wants_notes=self.verbose)
+        policy_units: list = []
         for doc in loaded.documents:
             out.documents += 1
             unpacked = unpack(doc, display)
+            if self.policies is not None:
+                policy_units.append((doc, unpacked.objects))
             for prob in unpacked.problems:
                 line, col, found = locate(prob.root, prob.path)
                 out.findings.append(parse_error(display, line, col, prob.message, doc.index, prob.ref,
@@ -109,6 +114,10 @@ class Runner:
                 out.findings.extend(self.engine.evaluate(obj, ctx))
                 if self.schema is not None:
                     out.findings.extend(self._schema(obj))
+        if policy_units:
+            if self.policies.combine:
+                self.combined.extend((display, doc) for doc, _ in policy_units)
+            out.findings.extend(self.policies.lint_file(display, policy_units, out.notes if self.verbose else None))
         out.notes.extend(ctx.notes)
         return out
 
@@ -619,20 +628,21 @@ def use_parallel(jobs: int, files: int, size: int) -> bool:
 
 def run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str = "error", jobs: int = 1,
         verbose: bool = False, schema: Any = None, severity: dict[str, str] | None = None,
-        all_rule_ids: set[str] | None = None) -> tuple[RunResult, list[str]]:
+        all_rule_ids: set[str] | None = None, policies: Any = None) -> tuple[RunResult, list[str]]:
     # Parse trees are many young, acyclic containers: collecting every 700 allocations
     # only costs time (about 7% of a run). Cycles are still collected, less often.
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], GC_YOUNG_THRESHOLD), *threshold[1:])
     try:
         return _run(paths, config, rules, fail_level=fail_level, jobs=jobs, verbose=verbose, schema=schema,
-                    severity=severity, all_rule_ids=all_rule_ids)
+                    severity=severity, all_rule_ids=all_rule_ids, policies=policies)
     finally:
         gc.set_threshold(*threshold)
 
 
 def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str, jobs: int, verbose: bool,
-         schema: Any, severity: dict[str, str] | None, all_rule_ids: set[str] | None) -> tuple[RunResult, list[str]]:
+         schema: Any, severity: dict[str, str] | None, all_rule_ids: set[str] | None,
+         policies: Any = None) -> tuple[RunResult, list[str]]:
     path_excludes = tuple(ex["path"] for ex in config.exclude if set(ex) <= {"path", "reason"} and "path" in ex)
     sources = with_profile_files(collect(paths, path_excludes), config)
     stdin_data = None
@@ -648,8 +658,11 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
     if schema is not None:
         for crd in facts.crds:
             schema.add_crd(crd)
-    engine = Engine(rules, severity_overrides=severity, known_rule_ids=all_rule_ids or ())
-    runner = Runner(engine, config, facts, schema, verbose)
+    known = set(all_rule_ids or ()) | (policies.rule_ids() if policies is not None else set())
+    engine = Engine(rules, severity_overrides=severity, known_rule_ids=known)
+    runner = Runner(engine, config, facts, schema, verbose, policies)
+    if policies is not None:
+        jobs = policies.prepare(sources, config.limits, stdin_data, jobs)
     inputs = list(zip(sources, kept))
     del kept
     results: list[FileResult]
@@ -666,12 +679,16 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
     total = FileResult()
     for r in results:
         total.add(r)
+    if policies is not None and policies.combine:
+        total.findings.extend(policies.lint_combined(runner.combined))
     notes = total.notes + run_notes
     findings = _finish(total.findings, config, in_order)
     active = [f for f in findings if f.suppressed is None]
     suppressed = [f for f in findings if f.suppressed is not None]
     infos = {r.id: r.info() for r in rules}
     infos.update(INPUT_RULES)
+    if policies is not None:
+        infos.update(policies.rule_infos())
     for rid, sev in (severity or {}).items():
         if rid in infos:
             from dataclasses import replace
