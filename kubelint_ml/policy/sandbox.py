@@ -95,6 +95,9 @@ class Bounded:
     def _serve(self, inbox: int, outbox: int) -> None:  # pragma: no cover - runs in the helper
         code = 0
         try:
+            import faulthandler
+
+            faulthandler.disable()  # an evaluation that runs out of memory aborts: nothing to dump
             try:
                 import resource
 
