@@ -28,6 +28,7 @@ from kubelint_ml.policy.runtime import Runtime, dumps
 
 CONFTEST_RULE = re.compile(r"^(deny|violation|warn)(_[A-Za-z0-9_]+)?$")
 CONFTEST = "conftest"
+BATCH_JOBS = 4096  # evaluations queued before they are sent to the helper process
 REMEDIATION = "Change the manifest so that the policy passes (see the policy's message), or suppress it with a reason."
 
 
@@ -113,6 +114,8 @@ class Policies:
     constraints: list[gk.Constraint] = field(default_factory=list)
     runtime: Runtime = field(default_factory=Runtime)
     inventory_json: str | None = None
+    _pending: list = field(default_factory=list)
+    _pending_jobs: int = 0
     context_paths: list[str] = field(default_factory=list)  # files whose objects join data.inventory
 
     @classmethod
@@ -213,7 +216,16 @@ class Policies:
 
     def lint_file(self, file: str, units: list[tuple[Any, list[Any]]], notes: list[str] | None = None) -> list[Finding]:
         """Findings for one file: ``units`` are ``(Document, [K8sObject])`` pairs."""
-        jobs: list[tuple] = []
+        out: list[Finding] = []
+        self.defer(file, units, out, notes)
+        self.flush()
+        return out
+
+    def defer(self, file: str, units: list[tuple[Any, list[Any]]], into: list[Finding],
+              notes: list[str] | None = None) -> None:
+        """Queue the evaluations of one file; :meth:`flush` appends its findings to ``into``.
+        Evaluations go to the helper process in batches of many files (one wake-up each)."""
+        jobs: list[tuple | None] = []
         plans: list[tuple] = []  # what each job is for
         for doc, objects in units:
             if not self.combine and self.rego_rules:
@@ -225,6 +237,7 @@ class Policies:
                     jobs.append((CONFTEST, f"{pkg}.exception", text, None))
                     plans.append(("exception", pkg, doc, None))
             for obj in objects:
+                review_json = None
                 for c in self.constraints:
                     ok, note = gk.matches(c.match, obj.data)
                     if not ok:
@@ -237,12 +250,26 @@ class Policies:
                         plans.append(("cel", c, doc, obj, review, params))
                         jobs.append(None)
                         continue
+                    if review_json is None:
+                        review_json = dumps(review)
                     jobs.append((c.kind, f"{c.template.package}.violation",
-                                 dumps({"review": review, "parameters": params}),
+                                 '{"review":' + review_json + ',"parameters":' + dumps(params) + "}",
                                  self.inventory_json if c.template.referential else None))
                     plans.append(("gk", c, doc, obj))
-        real = [j for j in jobs if j is not None]
+        self._pending.append((file, jobs, plans, into))
+        self._pending_jobs += len(jobs)
+        if self._pending_jobs >= BATCH_JOBS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Evaluate everything queued by :meth:`defer`, in one batch."""
+        pending, self._pending, self._pending_jobs = self._pending, [], 0
+        real = [j for _, jobs, _, _ in pending for j in jobs if j is not None]
         answers = iter(self.runtime.run(real))
+        for file, jobs, plans, into in pending:
+            into.extend(self._findings(file, jobs, plans, answers))
+
+    def _findings(self, file: str, jobs: list, plans: list, answers: Any) -> list[Finding]:
         out: list[Finding] = []
         exceptions: dict[tuple[int, str], set[str]] = {}
         pending: list[tuple] = []

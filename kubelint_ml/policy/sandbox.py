@@ -3,11 +3,12 @@
 A policy can run away (a huge comprehension, deep recursion): the interpreter
 cannot be interrupted from Python, so evaluations run in a child process
 forked from the one that holds the compiled policies. The parent sends a batch
-of jobs (the evaluations of one file) and reads one answer per job; a job that
-takes longer than :data:`TIME_LIMIT` seconds, or makes the child exceed
-:data:`MEMORY_LIMIT` bytes more than it started with (the allocation fails and
-the child dies), is answered ``("limit", reason)`` and the child is replaced
-for the remaining jobs. Without ``fork`` (Windows) jobs run in this process,
+of jobs (the evaluations of many files) and reads the answers, which come in
+groups at least every few milliseconds. When none comes for :data:`TIME_LIMIT`
+seconds, or the child dies (it went over :data:`MEMORY_LIMIT` bytes more than
+it started with: the allocation fails), the child is replaced and the rest of
+the batch is sent again one job per answer, so that the job that hit the limit
+is found; it is answered ``("limit", reason)`` and the others go on. Without ``fork`` (Windows) jobs run in this process,
 unbounded.
 """
 
@@ -21,6 +22,8 @@ from typing import Any, Callable
 
 TIME_LIMIT = 10.0  # seconds per evaluation
 MEMORY_LIMIT = 1 << 30  # bytes of address space an evaluation may add
+FLUSH_ANSWERS = 512  # the helper sends answers in groups of at most this many ...
+FLUSH_SECONDS = 0.005  # ... and at least this often
 
 
 def _vm_size() -> int:
@@ -105,10 +108,15 @@ class Bounded:
                 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
             except (ImportError, ValueError, OSError):
                 pass
+            import time
+
             while True:
-                ok, jobs = _receive(inbox, None)
+                ok, message = _receive(inbox, None)
                 if not ok:
                     break
+                careful, jobs = message
+                done: list = []
+                last = time.monotonic()
                 for job in jobs:
                     try:
                         answer = ("ok", self.work(job))
@@ -116,7 +124,14 @@ class Bounded:
                         answer = ("limit", "ran out of its memory limit")
                     except Exception as e:  # noqa: BLE001 - sent back to the parent as this job's answer
                         answer = ("error", f"{type(e).__name__}: {e}")
-                    _send(outbox, answer)
+                    done.append(answer)
+                    # Answers go back in groups (fewer wake-ups of the parent), at least every
+                    # FLUSH_SECONDS; one by one once the parent is looking for a runaway job.
+                    if careful or len(done) >= FLUSH_ANSWERS or time.monotonic() - last >= FLUSH_SECONDS:
+                        _send(outbox, done)
+                        done, last = [], time.monotonic()
+                if done:
+                    _send(outbox, done)
         except BaseException:  # noqa: BLE001
             code = 70
         finally:
@@ -158,24 +173,29 @@ class Bounded:
                     out.append(("error", f"{type(e).__name__}: {e}"))
             return out
         answers: list[tuple[str, Any]] = []
+        careful = False  # after a limit: one job per message, to tell which job it was
         while len(answers) < len(jobs):
             pending = jobs[len(answers):]
             try:
                 pid, down, up = self._start()
-                _send(down, pending)
+                _send(down, (careful, pending))
             except OSError as e:
                 self._stop()
                 answers.append(("limit", f"could not run the evaluation ({e.strerror or e})"))
                 continue
-            for _ in pending:
-                ok, answer = _receive(up, time.monotonic() + self.time_limit)
-                if not ok:
-                    died = self._exited()
-                    self._stop()
+            goal = len(jobs)
+            while len(answers) < goal:
+                ok, group = _receive(up, time.monotonic() + self.time_limit)
+                if ok:
+                    answers.extend(group)
+                    continue
+                died = self._exited()
+                self._stop()
+                if careful:
                     answers.append(("limit", "ran out of its memory limit" if died else
                                     f"did not finish within {self.time_limit:g} s"))
-                    break
-                answers.append(answer)
+                careful = True
+                break
         return answers
 
     def _exited(self) -> bool:

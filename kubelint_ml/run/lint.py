@@ -117,7 +117,7 @@ class Runner:
         if policy_units:
             if self.policies.combine:
                 self.combined.extend((display, doc) for doc, _ in policy_units)
-            out.findings.extend(self.policies.lint_file(display, policy_units, out.notes if self.verbose else None))
+            self.policies.defer(display, policy_units, out.findings, out.notes if self.verbose else None)
         out.notes.extend(ctx.notes)
         return out
 
@@ -382,8 +382,11 @@ def _lint_span(runner: Runner, inputs: Inputs, span: tuple[int, int]) -> FileRes
     """The files of one span, as one result, its findings sorted (spans are sorted in the
     process that lints them, so that the parent has no sort left to do; see _concatenation_sorted)."""
     out = FileResult()
-    for source, data in inputs[span[0]:span[1]]:
-        out.add(_lint_item(runner, source, data))
+    parts = [_lint_item(runner, source, data) for source, data in inputs[span[0]:span[1]]]
+    if runner.policies is not None:
+        runner.policies.flush()  # policy findings join the files' results
+    for part in parts:
+        out.add(part)
     out.findings.sort(key=Finding.sort_key)
     return out
 
@@ -676,6 +679,8 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
         for i, (source, data) in enumerate(inputs):
             inputs[i] = (source, None)  # the bytes are not needed after this file
             results.append(_lint_item(runner, source, data))
+        if policies is not None:
+            policies.flush()
     total = FileResult()
     for r in results:
         total.add(r)
