@@ -28,8 +28,7 @@ ENGINE = "gordon-to-regorus"
 # Built-ins that are non-deterministic or reach the network: a policy that calls one is refused.
 FORBIDDEN = frozenset({
     "http.send", "net.lookup_ip_addr", "time.now_ns", "opa.runtime", "rand.intn", "uuid.rfc4122",
-    "io.jwt.decode_verify", "providers.aws.sigv4_sign_req", "crypto.x509.parse_and_verify_certificates",
-    "trace",
+    "io.jwt.decode_verify", "providers.aws.sign_req", "crypto.x509.parse_and_verify_certificates",
 })
 
 _LOCATION = re.compile(r"-->\s*(?P<file>.*?):(?P<line>\d+):(?P<col>\d+)")
