@@ -158,6 +158,12 @@ class Bounded:
     def close(self) -> None:
         self._stop()
 
+    def __del__(self) -> None:
+        try:
+            self._stop()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
     def run(self, jobs: list[Any]) -> list[tuple[str, Any]]:
         """One answer per job: ``("ok", value)``, ``("error", text)`` or ``("limit", reason)``."""
         import time
