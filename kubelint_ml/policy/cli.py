@@ -9,6 +9,15 @@ from typing import Any, Callable
 import click
 
 
+class PolicyFailure(click.ClickException):
+    """A policy that cannot be used: exit 2, said as the command line says its errors."""
+
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"kubelint-ml: error: {self.format_message()}", err=True)
+
+
 def policy_options(f: Callable) -> Callable:
     """``--policy``, ``--policy-namespace`` and ``--combine`` on a command."""
     f = click.option("--combine", is_flag=True,
@@ -24,7 +33,6 @@ def policy_options(f: Callable) -> Callable:
 def load_policies(paths: list[str], namespaces: tuple[str, ...] = (), combine: bool = False,
                   context_paths: list[str] | None = None) -> Any:
     """The compiled policies under ``paths`` (``None`` when there are none); exit 2 when one is unusable."""
-    from kubelint_ml.cli import UsageFailure
     from kubelint_ml.policy.lint import Policies
     from kubelint_ml.policy.load import PolicyError, find
     from kubelint_ml.policy.rego import RegoError
@@ -33,18 +41,17 @@ def load_policies(paths: list[str], namespaces: tuple[str, ...] = (), combine: b
         found = find(paths)
         if not (found.modules or found.templates or found.constraints):
             if namespaces or combine:
-                raise UsageFailure("--policy-namespace and --combine need Rego policies (--policy or --rules)")
+                raise PolicyFailure("--policy-namespace and --combine need Rego policies (--policy or --rules)")
             return None
         policies = Policies.build(found, namespaces, combine)
     except (PolicyError, RegoError) as e:
-        raise UsageFailure(str(e)) from None
+        raise PolicyFailure(str(e)) from None
     policies.context_paths = list(context_paths or [])
     return policies
 
 
 def verify_policies(path: str, fmt: str) -> tuple[int, int, list[dict]]:
     """Rego tests and Gatekeeper suites under ``path``: (passed, failed, per-case dicts)."""
-    from kubelint_ml.cli import UsageFailure
     from kubelint_ml.policy.load import PolicyError, find
     from kubelint_ml.policy.rego import RegoError
     from kubelint_ml.policy.verify import verify
@@ -53,7 +60,7 @@ def verify_policies(path: str, fmt: str) -> tuple[int, int, list[dict]]:
         found = find([path])
         results = verify(found)
     except (PolicyError, RegoError) as e:
-        raise UsageFailure(str(e)) from None
+        raise PolicyFailure(str(e)) from None
     cases = [r.to_dict() for r in results]
     passed = sum(r.passed for r in results)
     if fmt == "text":
