@@ -132,10 +132,16 @@ def _v1_like(text: str) -> bool:
     return not _FUTURE.search(text) and bool(re.search(r"\b(contains|if)\b", code))
 
 
-def split_bodies(text: str) -> str:
-    """Rego v0 rules with several bodies (``head { a } { b }``) written as one rule per body
-    (``head { a } head { b }``), which is what they mean; the interpreter reads the second body as
-    an ``else``. The head is repeated on the same line, so line numbers stay."""
+def normalise(text: str) -> str:
+    """Two constructs the interpreter reads differently from OPA, written the way OPA reads them
+    (line numbers stay):
+
+    - rules with several bodies (``head { a } { b }``, Rego v0) as one rule per body
+      (``head { a } head { b }``); the interpreter reads the second body as an ``else``;
+    - in a rule body, a line that starts with ``(`` after a line that ends an expression is a new
+      expression (a new line ends one in OPA); the interpreter reads it as a call of the previous
+      line, so a ``;`` is put at the end of that line.
+    """
     out: list[str] = []
     depth = 0
     i, n = 0, len(text)
@@ -143,6 +149,7 @@ def split_bodies(text: str) -> str:
     head = ""
     last = ""  # the last significant character at depth 0
     opened_body = closed_body = False
+    last_any = ""  # the last significant character at any depth
     while i < n:
         c = text[i]
         if c == "#":
@@ -163,7 +170,12 @@ def split_bodies(text: str) -> str:
             i = j + 1
             if depth == 0:
                 last = c
+            last_any = c
             continue
+        if c == "\n" and depth == 1 and opened_body and (last_any.isalnum() or last_any in "_])\"`"):
+            rest = text[i + 1:i + 200].lstrip(" \t")
+            if rest.startswith("("):
+                out.append(";")
         if c == "\n" and depth == 0 and i + 1 < n and text[i + 1] not in " \t\n{}":
             line_start = i + 1
         if c in "{[(":
@@ -180,6 +192,8 @@ def split_bodies(text: str) -> str:
                 closed_body = opened_body
         if depth == 0 and not c.isspace():
             last = c
+        if not c.isspace():
+            last_any = c
         out.append(c)
         i += 1
     return "".join(out)
@@ -197,7 +211,7 @@ def parse(path: str, text: str, v0_default: bool = False) -> Module:
     for v0 in ((True, False) if v0_first else (False, True)):
         engine = _engine()
         engine.set_rego_v0(v0)
-        source = split_bodies(text) if v0 else text
+        source = normalise(text)
         try:
             engine.add_policy(path, source)
         except Exception as e:  # noqa: BLE001 - the interpreter raises RuntimeError with a rendered message
