@@ -125,7 +125,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     level = fail_level or config.fail_level or "error"
     rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
     policies = load_policies(list(config.rules_dirs) + list(rules_dirs) + list(policy_paths), policy_namespaces,
-                             combine, getattr(config, "context_paths", None))
+                             combine, getattr(config, "context", None))
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     result, notes = _lint(list(paths), config, rules, fail_level=level, jobs=_jobs(jobs), verbose=verbose,
                           schema=schema, severity=severity, all_rule_ids=all_ids, policies=policies)

@@ -337,3 +337,29 @@ def test_corpus_with_library_templates_and_conftest_keeps_builtin_findings(tmp_p
     assert builtin == a
     assert not [f for f in b if f["rule"] == "rule-error"]
     assert len(b) > len(a)
+
+
+def test_context_files_join_the_inventory(tmp_path):
+    if not LIBRARY.is_dir():
+        pytest.skip("../shared/policy-suites is not beside the project")
+    from kubelint_ml.policy.cli import load_policies
+    from kubelint_ml.run.config import Config
+    from kubelint_ml.run.lint import run
+
+    pol = tmp_path / "gk"
+    pol.mkdir()
+    (pol / "template.yaml").write_text((LIBRARY / "general" / "uniqueingresshost" / "template.yaml").read_text())
+    (pol / "constraint.yaml").write_text(
+        "apiVersion: constraints.gatekeeper.sh/v1beta1\nkind: K8sUniqueIngressHost\nmetadata:\n  name: unique-host\n"
+        "spec:\n  match:\n    kinds:\n      - apiGroups: [\"networking.k8s.io\"]\n        kinds: [\"Ingress\"]\n")
+    ing = ("apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {n}\n  namespace: ml\n"
+           "spec:\n  rules:\n    - host: tensorboard.example.com\n")
+    linted = write(tmp_path, "m/a.yaml", ing.format(n="tb-a"))
+    context = write(tmp_path, "cluster/b.yaml", ing.format(n="tb-b"))
+    policies = load_policies([str(pol)], context_paths=[str(context)])
+    try:
+        result, _ = run([str(linted)], Config(), [], jobs=1, policies=policies)
+    finally:
+        policies.close()
+    assert [(f.rule, f.file, f.line) for f in result.findings] == [
+        ("K8sUniqueIngressHost/unique-host", str(linted), 1)]
