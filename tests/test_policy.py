@@ -363,3 +363,16 @@ def test_context_files_join_the_inventory(tmp_path):
         policies.close()
     assert [(f.rule, f.file, f.line) for f in result.findings] == [
         ("K8sUniqueIngressHost/unique-host", str(linted), 1)]
+
+
+@needs_cel
+def test_parallel_run_gives_the_same_policy_findings(tmp_path, force_parallel):
+    for i in range(6):
+        (tmp_path / f"m{i}.yaml").write_text(MANIFEST.read_text())
+    args = ("--policy", str(POL / "conftest"), "--policy", str(POL / "gatekeeper"), str(tmp_path))
+    one = cli("check", *args, "-f", "json", "--jobs", "1", "--show-suppressed")
+    two = cli("check", *args, "-f", "json", "--jobs", "2", "--show-suppressed")
+    assert one.exit_code == two.exit_code == 1
+    a, b = json.loads(one.output), json.loads(two.output)
+    assert a["findings"] == b["findings"] and a["suppressed"] == b["suppressed"]
+    assert len([f for f in a["findings"] if f["rule"] == "main.deny"]) == 6
