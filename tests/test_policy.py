@@ -376,3 +376,20 @@ def test_parallel_run_gives_the_same_policy_findings(tmp_path, force_parallel):
     a, b = json.loads(one.output), json.loads(two.output)
     assert a["findings"] == b["findings"] and a["suppressed"] == b["suppressed"]
     assert len([f for f in a["findings"] if f["rule"] == "main.deny"]) == 6
+
+
+def test_exceptions_cover_deny_and_violation_only(tmp_path):
+    write(tmp_path, "p/e.rego", """package main
+import rego.v1
+
+deny contains "plain deny" if input.kind == "Job"
+deny_latest contains "latest tag" if input.kind == "Job"
+warn_latest contains "latest warning" if input.kind == "Job"
+violation_other contains "other" if input.kind == "Job"
+
+exception contains ["latest", ""] if input.metadata.labels.exempt == "yes"
+""")
+    m = write(tmp_path, "m.yaml", "kind: Job\nmetadata:\n  name: j\n  labels:\n    exempt: \"yes\"\n")
+    got = [(g[0], g[6]) for g in policy_findings("--policy", str(tmp_path / "p"), str(m), suppressed=True)]
+    assert got == [("main.deny", "exception in package main"), ("main.deny_latest", "exception in package main"),
+                   ("main.violation_other", None), ("main.warn_latest", None)]

@@ -6,8 +6,9 @@ conftest semantics: each document is ``input``; in every package (or those of
 ``deny_<name>`` / ``violation_<name>`` / ``warn_<name>`` are evaluated one by
 one; a value may be a string, a boolean, a set or array of strings, or
 objects with ``msg`` (and ``details``). ``exception`` rules of a package
-(sets of arrays of rule names without their ``deny_``/``warn_`` prefix)
-suppress the matching results. With ``combine`` all documents of the run are
+(sets of arrays of rule names without their ``deny_``/``violation_`` prefix;
+``""`` for ``deny`` and ``violation`` themselves) suppress the matching deny
+and violation results (never warnings). With ``combine`` all documents of the run are
 one input: an array of ``{"path", "contents"}``.
 """
 
@@ -48,12 +49,15 @@ class RegoRule:
         return "warning" if self.name.startswith("warn") else "error"
 
     @property
-    def short(self) -> str:
-        """The name exceptions use: without its deny_/violation_/warn_ prefix."""
-        for prefix in ("violation_", "deny_", "warn_"):
+    def short(self) -> str | None:
+        """The name exceptions use (conftest): ``deny_foo`` / ``violation_foo`` -> ``foo``, ``deny`` /
+        ``violation`` -> ``""``; ``None`` for warnings, which no exception covers."""
+        if self.name in ("deny", "violation"):
+            return ""
+        for prefix in ("violation_", "deny_"):
             if self.name.startswith(prefix):
                 return self.name[len(prefix):]
-        return self.name
+        return None
 
 
 def conftest_rules(modules: list[Module], namespaces: tuple[str, ...] = ()) -> list[RegoRule]:
@@ -301,7 +305,7 @@ class Policies:
             excepted = exceptions.get((id(doc), rule.package), set())
             for msg, details in results(value):
                 f = self._doc_finding(rule, file, doc.data, doc.index, doc.line, msg, details)
-                if rule.short in excepted:
+                if rule.short is not None and rule.short in excepted:
                     f.suppressed = f"exception in package {rule.package}"
                 out.append(f)
         return out
@@ -324,7 +328,7 @@ class Policies:
                 continue
             for msg, details in results(value):
                 f = self._combined_finding(rule, docs, msg, details)
-                if rule.short in excepted.get(rule.package, set()):
+                if rule.short is not None and rule.short in excepted.get(rule.package, set()):
                     f.suppressed = f"exception in package {rule.package}"
                 out.append(f)
         return out
