@@ -206,6 +206,7 @@ def library_cases():
     return json.loads(r.output)
 
 
+@pytest.mark.slow
 def test_gatekeeper_library_conformance(library_cases):
     assert len(library_cases) == 270
     passed = sum(c["passed"] for c in library_cases)
@@ -217,6 +218,7 @@ def test_gatekeeper_library_conformance(library_cases):
     ]
 
 
+@pytest.mark.slow
 def test_gatekeeper_library_every_template_loads(library_cases):
     assert not [c for c in library_cases if "template or constraint" in c.get("reason", "")]
 
@@ -284,6 +286,7 @@ def test_non_compiling_template_exit_2(tmp_path):
     assert r.exit_code == 2 and "ConstraintTemplate k8sgpujobdeadline" in r.stderr and "does not compile" in r.stderr
 
 
+@pytest.mark.slow
 def test_runaway_policy_is_bounded_and_other_findings_stay(tmp_path, monkeypatch):
     import kubelint_ml.policy.sandbox as sandbox
 
@@ -315,6 +318,7 @@ deny contains "big" if {
     assert [g[2] for g in got if g[0] == "fine.warn"] == [1, 21, 54]
 
 
+@pytest.mark.slow
 def test_corpus_with_library_templates_and_conftest_keeps_builtin_findings(tmp_path):
     corpus = ROOT.parent / "shared" / "corpus"
     if not (LIBRARY.is_dir() and corpus.is_dir()):

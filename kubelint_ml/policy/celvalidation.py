@@ -25,7 +25,7 @@ class CelValidation:
     validations: list[tuple[Any, str, Any]] = field(default_factory=list)  # (program, message, messageExpression)
 
     @classmethod
-    def build(cls, source: dict, where: str) -> "CelValidation":
+    def build(cls, source: dict, where: str) -> CelValidation:
         from kubelint_ml.engine.cel import CelCompileError, compile_expression
 
         out = cls()

@@ -142,19 +142,28 @@ def _selector(sel: dict, labels: dict) -> bool:
     return True
 
 
+def metadata(obj: Any) -> dict:
+    """An object's ``metadata`` mapping (empty when it has none, or not a mapping)."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def _kind_matches(entry: dict, group: str, kind: str) -> bool:
+    groups = entry.get("apiGroups") or [""]
+    kinds = entry.get("kinds") or ["*"]
+    return ("*" in groups or group in groups) and ("*" in kinds or kind in kinds)
+
+
 def matches(match: dict, obj: dict) -> tuple[bool, str | None]:
     """Whether a constraint's ``spec.match`` selects the object; the second value is a note when part
     of it (``namespaceSelector``) cannot be judged offline and was taken as matching."""
     api = str(obj.get("apiVersion") or "")
     group = api.split("/", 1)[0] if "/" in api else ""
     kind = str(obj.get("kind") or "")
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    kinds = match.get("kinds")
-    if kinds:
-        if not any(("*" in (k.get("apiGroups") or [""]) or group in (k.get("apiGroups") or [""]))
-                   and ("*" in (k.get("kinds") or ["*"]) or kind in (k.get("kinds") or ["*"]))
-                   for k in kinds if isinstance(k, dict)):
-            return False, None
+    meta = metadata(obj)
+    kinds = [k for k in match.get("kinds") or [] if isinstance(k, dict)]
+    if kinds and not any(_kind_matches(k, group, kind) for k in kinds):
+        return False, None
     namespace = meta.get("name", "") if kind == "Namespace" else meta.get("namespace", "")
     cluster = kind in CLUSTER_KINDS and kind != "Namespace"
     # A namespaced object without a namespace is created in "default" (kubectl, gator).
@@ -164,12 +173,11 @@ def matches(match: dict, obj: dict) -> tuple[bool, str | None]:
         return False, None
     if scope == "Namespaced" and (cluster or kind == "Namespace"):
         return False, None
-    if match.get("namespaces") and not cluster:
-        if not any(_glob(str(p), namespace) for p in match["namespaces"]):
-            return False, None
-    if match.get("excludedNamespaces") and not cluster:
-        if any(_glob(str(p), namespace) for p in match["excludedNamespaces"]):
-            return False, None
+    if not cluster and match.get("namespaces") and not any(_glob(str(p), namespace) for p in match["namespaces"]):
+        return False, None
+    excluded = match.get("excludedNamespaces")
+    if not cluster and excluded and any(_glob(str(p), namespace) for p in excluded):
+        return False, None
     if match.get("name") and not _glob(str(match["name"]), str(meta.get("name") or "")):
         return False, None
     if isinstance(match.get("labelSelector"), dict) and not _selector(match["labelSelector"], meta.get("labels") or {}):
@@ -196,12 +204,12 @@ def review(obj: dict) -> dict:
         req = dict(obj["request"])
         target = req.get("object") or req.get("oldObject") or {}
         req.setdefault("kind", _gvk(target))
-        meta = target.get("metadata") if isinstance(target, dict) else {}
-        req.setdefault("name", (meta or {}).get("name", ""))
-        req.setdefault("namespace", (meta or {}).get("namespace", ""))
+        meta = metadata(target)
+        req.setdefault("name", meta.get("name", ""))
+        req.setdefault("namespace", meta.get("namespace", ""))
         req.setdefault("userInfo", {})
         return req
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = metadata(obj)
     return {
         "kind": _gvk(obj),
         "name": meta.get("name", ""),
@@ -238,7 +246,7 @@ def inventory(objects: list[dict]) -> dict:
         if not isinstance(obj, dict):
             continue
         api, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        meta = metadata(obj)
         name = str(meta.get("name") or "")
         if not api or not kind or not name:
             continue

@@ -123,7 +123,7 @@ class Policies:
     context_paths: list[str] = field(default_factory=list)  # files whose objects join data.inventory
 
     @classmethod
-    def build(cls, found: Found, namespaces: tuple[str, ...] = (), combine: bool = False) -> "Policies":
+    def build(cls, found: Found, namespaces: tuple[str, ...] = (), combine: bool = False) -> Policies:
         """Compile and check everything; :class:`PolicyError` (exit 2) names what is unusable."""
         self = cls(found, tuple(namespaces), combine)
         self.rego_rules = conftest_rules(found.modules, self.namespaces)
@@ -399,15 +399,14 @@ class Policies:
 
 
 def _annotations(data: Any) -> dict:
-    meta = data.get("metadata") if isinstance(data, dict) else None
-    ann = meta.get("annotations") if isinstance(meta, dict) else None
+    ann = gk.metadata(data).get("annotations")
     return ann if isinstance(ann, dict) else {}
 
 
 def _ref(data: Any) -> ObjectRef | None:
     if not isinstance(data, dict):
         return None
-    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    meta = gk.metadata(data)
     return ObjectRef(str(data.get("apiVersion") or ""), str(data.get("kind") or ""),
                      str(meta.get("namespace") or ""), str(meta.get("name") or ""))
 

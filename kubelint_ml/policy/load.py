@@ -58,7 +58,7 @@ def is_policy_yaml(path: Path) -> bool:
 def _files(root: Path) -> list[Path]:
     if root.is_file():
         return [root]
-    out = []
+    out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         out.extend(Path(dirpath) / f for f in sorted(filenames))

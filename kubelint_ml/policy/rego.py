@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 # The interpreter's errors carry a captured backtrace unless told not to: slow and useless here.
 os.environ.setdefault("RUST_LIB_BACKTRACE", "0")

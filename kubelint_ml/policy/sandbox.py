@@ -18,7 +18,8 @@ import os
 import pickle
 import select
 import signal
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 TIME_LIMIT = 10.0  # seconds per evaluation
 MEMORY_LIMIT = 1 << 30  # bytes of address space an evaluation may add

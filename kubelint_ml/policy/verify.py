@@ -122,7 +122,7 @@ def evaluate(constraint: gk.Constraint, obj: dict, runtime: Runtime | None, data
 def _case(base: Path, file: str, name: str, case: dict, constraint: gk.Constraint, runtime: Runtime) -> CaseResult:
     try:
         obj = _one(base / str(case.get("object")))
-        inv = []
+        inv: list[dict] = []
         for p in case.get("inventory") or []:
             inv.extend(d for d, _ in _yaml_docs(base / str(p)) if isinstance(d, dict))
         data = dumps({"inventory": gk.inventory(inv)})
