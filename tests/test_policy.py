@@ -263,6 +263,12 @@ def test_unsafe_variable_is_a_compile_error(tmp_path):
     assert r.exit_code == 2 and "main.deny: does not compile" in r.stderr and "unsafe" in r.stderr
 
 
+def test_type_error_is_exit_2_with_position(tmp_path):
+    p = write(tmp_path, "p/t.rego", 'package main\nimport rego.v1\n\ndeny contains x if {\n  x := 1 + "a"\n}\n')
+    r = cli("check", "--policy", str(p.parent), str(MANIFEST))
+    assert r.exit_code == 2 and f"{p}:5:" in r.stderr and "expects numeric argument" in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("call", ['http.send({"method": "get", "url": "http://127.0.0.1:9"})', "time.now_ns()",
                                   'net.lookup_ip_addr("localhost")'])
 def test_network_and_clock_builtins_are_refused(tmp_path, call):

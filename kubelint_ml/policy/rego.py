@@ -288,6 +288,7 @@ class Evaluator:
 
 
 def compile_problem(message: str) -> bool:
-    """Whether an evaluation error is a compile-time error in OPA (reported when the policy loads)."""
+    """Whether an evaluation error (of a rule on an empty input, when the policies load) is one OPA
+    reports when it compiles: unsafe variables, unknown functions, recursion, type errors."""
     return any(s in message for s in ("is unsafe", "could not find function", "recursion", "not a valid rule path",
-                                      "is not defined", "unknown function", "rego_type_error"))
+                                      "is not defined", "unknown function", "rego_type_error", " expects "))
