@@ -288,7 +288,10 @@ def rules_list(fmt: str, rules_dirs: tuple[str, ...]) -> None:
     config = _load_config(None)
     everything = _all_rules(config, rules_dirs)
     chosen, _, _ = select_rules(config, rules_dirs, verbose=False, rules=everything)  # on in a plain run
-    click.echo(ruledocs.render_list(everything, fmt, enabled={r.id for r in chosen}), nl=False)
+    from kubelint_ml.policy.cli import policy_rules
+
+    policy = policy_rules(list(config.rules_dirs) + list(rules_dirs))
+    click.echo(ruledocs.render_list(everything + policy, fmt, enabled={r.id for r in chosen + policy}), nl=False)
 
 
 @rules.command("show")

@@ -403,3 +403,19 @@ exception contains ["latest", ""] if input.metadata.labels.exempt == "yes"
     got = [(g[0], g[6]) for g in policy_findings("--policy", str(tmp_path / "p"), str(m), suppressed=True)]
     assert got == [("main.deny", "exception in package main"), ("main.deny_latest", "exception in package main"),
                    ("main.violation_other", None), ("main.warn_latest", None)]
+
+
+@needs_cel
+def test_rules_list_shows_policy_rules():
+    r = cli("rules", "list", "--format", "json", "--rules", str(POL / "conftest"), "--rules", str(POL / "gatekeeper"))
+    assert r.exit_code == 0, r.output
+    policy = [(e["id"], e["severity"], e["source"]) for e in json.loads(r.output) if e["family"] == "policy"]
+    assert policy == [
+        ("K8sGpuJobDeadline/gpu-jobs-end", "error", str(POL / "gatekeeper" / "constraints.yaml")),
+        ("K8sTeamLabel/known-team", "warning", str(POL / "gatekeeper" / "constraints.yaml")),
+        ("gpu.deny_cost_center", "error", str(POL / "conftest" / "gpu.rego")),
+        ("gpu.deny_too_many_gpus", "error", str(POL / "conftest" / "gpu.rego")),
+        ("gpu.warn_latest", "warning", str(POL / "conftest" / "gpu.rego")),
+        ("main.deny", "error", str(POL / "conftest" / "ml.rego")),
+        ("main.warn", "warning", str(POL / "conftest" / "ml.rego")),
+    ]

@@ -51,6 +51,24 @@ def load_policies(paths: list[str], namespaces: tuple[str, ...] = (), combine: b
     return policies
 
 
+def policy_rules(paths: list[str]) -> list:
+    """The policies' rules (Rego rules, constraints) as entries of ``rules list``."""
+    from kubelint_ml.engine.rulefile import Rule
+
+    policies = load_policies(paths)
+    if policies is None:
+        return []
+    try:
+        infos = policies.rule_infos()
+        sources = {r.rule_id: r.file for r in policies.rego_rules}
+        sources.update({c.rule_id: c.file for c in policies.constraints})
+        return [Rule(id=i.id, severity=i.severity, title=i.title, description=i.description,
+                     remediation=i.remediation, unit="object", check={}, examples={}, family="policy",
+                     source=sources.get(i.id, "")) for i in infos.values()]
+    finally:
+        policies.close()
+
+
 def verify_policies(path: str, fmt: str) -> tuple[int, int, list[dict]]:
     """Rego tests and Gatekeeper suites under ``path``: (passed, failed, per-case dicts)."""
     from kubelint_ml.policy.load import PolicyError, find
