@@ -83,8 +83,10 @@ def verify_policies(path: str, fmt: str) -> tuple[int, int, list[dict]]:
     cases = [r.to_dict() for r in results]
     passed = sum(r.passed for r in results)
     if fmt == "text":
-        for r in results:
-            click.echo(f"{'ok  ' if r.passed else 'FAIL'} {r.name}" + ("" if r.passed else f": {r.reason}"))
+        from kubelint_ml.report.escape import safe_block
+
+        for r in results:  # names and messages come from the suites and policies: escaped
+            click.echo(safe_block(f"{'ok  ' if r.passed else 'FAIL'} {r.name}" + ("" if r.passed else f": {r.reason}")))
     return passed, len(results) - passed, cases
 
 
