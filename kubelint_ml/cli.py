@@ -18,6 +18,7 @@ from kubelint_ml import __version__
 from kubelint_ml.findings import SEVERITIES as LEVELS  # fail levels are severities
 from kubelint_ml.policy.cli import load_policies, policy_options
 from kubelint_ml.report import FORMATS
+from kubelint_ml.usage import cli as usage_cli
 
 # Rules that are off unless --verbose or the config turns them on.
 VERBOSE_RULES = {"gpu-node-unresolved"}
@@ -111,6 +112,7 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print only findings (no summary line).")
 @click.option("-v", "--verbose", is_flag=True, help="Remediations, skipped documents and rules, info-level rules.")
 @click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
+@usage_cli.check_options
 @policy_options
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_level: str | None,
           config_path: str | None, rules_dirs: tuple[str, ...], enable: tuple[str, ...], disable: tuple[str, ...],
@@ -127,11 +129,12 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     config = _load_config(config_path)
     level = fail_level or config.fail_level or "error"
     rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
+    usage, rules = usage_cli.for_check(paths, config, rules, verbose)
     policies = load_policies(list(config.rules_dirs) + list(rules_dirs) + list(policy_paths), policy_namespaces,
                              combine, getattr(config, "context", None))
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     result, notes = _lint(list(paths), config, rules, fail_level=level, jobs=_jobs(jobs), verbose=verbose,
-                          schema=schema, severity=severity, all_rule_ids=all_ids, policies=policies)
+                          schema=schema, severity=severity, all_rule_ids=all_ids, usage=usage, policies=policies)
     if write_baseline:
         _record_baseline(write_baseline, result, quiet)
         sys.exit(0)
@@ -399,6 +402,9 @@ def init(force: bool, path: str) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(STARTER)
     click.echo(f"wrote {path}")
+
+
+main.add_command(usage_cli.group(_load_config))
 
 
 class Interrupted(BaseException):

@@ -132,6 +132,7 @@ class Config:
     profile: Profile = field(default_factory=Profile)
     schema: dict = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
+    usage: dict = field(default_factory=dict)  # the `usage:` section (kubelint_ml.usage.source reads it)
 
 
 def find_config(start: str | None = None) -> Path | None:
@@ -194,6 +195,7 @@ def load_config(path: str | os.PathLike | None) -> Config:
     if "crds" in schema:
         schema["crds"] = [str(base / c) for c in schema["crds"]]
     cfg.schema = schema
+    cfg.usage = dict(data.get("usage") or {})
     lim = data.get("limits") or {}
     defaults = Limits()
     cfg.limits = Limits(

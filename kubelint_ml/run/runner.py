@@ -36,6 +36,7 @@ class Runner:
     facts: Facts
     schema: Any = None  # kubelint_ml.k8s.schema.SchemaValidator when --schema
     verbose: bool = False
+    usage: Any = None  # kubelint_ml.usage.model.Usage when a usage source is configured
     policies: Any = None  # kubelint_ml.policy.lint.Policies: Rego and Gatekeeper policies
     combined: list = field(default_factory=list)  # (file, document) pairs, for policies.combine
 
@@ -61,7 +62,7 @@ class Runner:
             out.findings.append(parse_error(display, p.line, p.column, p.message, p.document))
         if self.verbose and not loaded.documents and not loaded.problems:
             out.notes.append(f"{display}: skipped: empty file (no YAML documents)")
-        ctx = Context(profile=self.config.profile, facts=self.facts, wants_notes=self.verbose)
+        ctx = Context(profile=self.config.profile, facts=self.facts, usage=self.usage, wants_notes=self.verbose)
         policy_units: list = []
         for doc in loaded.documents:
             out.documents += 1
