@@ -17,7 +17,7 @@ from kubelint_ml import __version__
 from kubelint_ml.findings import SEVERITIES as LEVELS  # fail levels are severities
 from kubelint_ml.report import FORMATS
 
-# Rules that are off unless --verbose or the config turns them on.
+# Rules that are off unless the config or --enable turns them on (--verbose never changes results).
 VERBOSE_RULES = {"gpu-node-unresolved"}
 
 
@@ -59,7 +59,7 @@ def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
     chosen = []
     for rid in sorted(by_id):
         r = by_id[rid]
-        on = r.enabled or rid in config.enable or rid in enable or (verbose and rid in VERBOSE_RULES)
+        on = r.enabled or rid in config.enable or rid in enable
         if rid in config.disable or rid in disable:
             on = False
         if on:
@@ -107,12 +107,21 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print only findings (no summary line).")
 @click.option("-v", "--verbose", is_flag=True, help="Remediations, skipped documents and rules, info-level rules.")
 @click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
+@click.option("--context", "context_paths", multiple=True, type=click.Path(),
+              help="File or directory read for context (PriorityClasses, kubelet configs, CRDs), not reported on (repeatable).")
+@click.option("--helm-values", multiple=True, type=click.Path(dir_okay=False),
+              help="Values file for the charts among the paths (helm template --values; repeatable).")
+@click.option("--helm-set", multiple=True, help="KEY=VALUE for the charts among the paths (helm template --set; repeatable).")
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_level: str | None,
           config_path: str | None, rules_dirs: tuple[str, ...], enable: tuple[str, ...], disable: tuple[str, ...],
           schema_flag: bool | None, kubernetes_version: str | None, strict: bool | None, crds: tuple[str, ...],
           baseline: str | None, write_baseline: str | None, show_suppressed: bool, jobs: int, quiet: bool,
-          verbose: bool, no_color: bool) -> None:
-    """Lint manifests: files, directories (recursive) or - for stdin."""
+          verbose: bool, no_color: bool, context_paths: tuple[str, ...] = (), helm_values: tuple[str, ...] = (),
+          helm_set: tuple[str, ...] = ()) -> None:
+    """Lint manifests: files, directories (recursive), quoted globs ('k8s/**/*.yaml') or - for stdin.
+
+    Directories with a Chart.yaml are rendered with helm template, and those with a
+    kustomization.yaml built with kustomize (or kubectl kustomize), when the tool is on PATH."""
     from kubelint_ml.run.lint import run
     from kubelint_ml.input.sources import SourceError
 
@@ -128,8 +137,11 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     if jobs == 0:  # the CPUs this process may run on (taskset, cpusets), else all of them
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     try:
+        from kubelint_ml.input.render import options as render_options
+
         result, notes = run(list(paths), config, rules, fail_level=level, jobs=jobs, verbose=verbose,
-                            schema=schema, severity=severity, all_rule_ids=all_ids)
+                            schema=schema, severity=severity, all_rule_ids=all_ids,
+                            render=render_options(config, helm_values, helm_set), context=context_paths)
     except SourceError as e:
         _fail(str(e))
     except Exception as e:  # config-time problems surfacing late (kubelet config files)
@@ -173,8 +185,12 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
         else:
             write(fmt, view, sys.stdout, color=color, verbose=verbose)
             sys.stdout.flush()
+    from kubelint_ml.report.escape import neutralise as _plain
+
+    for warning in result.warnings:
+        click.echo(f"kubelint-ml: warning: {_plain(warning)}", err=True)
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary_path and "github" in formats:
+    if summary_path:
         try:
             write_step_summary(result, summary_path)
         except OSError:

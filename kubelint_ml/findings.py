@@ -53,6 +53,9 @@ class Finding:
     suppressed: str | None = None
     # Free-form extra data a rule wants to expose (JSON output only).
     data: dict[str, Any] = field(default_factory=dict)
+    # Other places that matter: ``(file, line, column, what)``, e.g. the rendered output a
+    # finding was mapped back from (SARIF relatedLocations, JSON "related").
+    related: tuple = ()
 
     def sort_key(self) -> tuple:
         obj = self.object
@@ -103,7 +106,13 @@ class Finding:
             out["suppressed"] = self.suppressed
         if self.data:
             out["data"] = self.data
+        if self.related:
+            out["related"] = related_dicts(self.related)
         return out
+
+
+def related_dicts(related: tuple) -> list[dict[str, Any]]:
+    return [{"file": r[0], "line": r[1], "column": r[2], "message": r[3]} for r in related]
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +144,7 @@ class RunResult:
     tool_version: str = ""
     show_suppressed: bool = False  # list suppressed findings (they are always counted)
     quiet: bool = False  # text: findings only, no summary line
+    warnings: list[str] = field(default_factory=list)  # said once per run (a chart that could not be rendered)
 
     def counts(self) -> dict[str, int]:
         c = {s: 0 for s in SEVERITIES}

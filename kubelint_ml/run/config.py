@@ -143,6 +143,8 @@ class Config:
     profile: Profile = field(default_factory=Profile)
     schema: dict = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
+    render: dict = field(default_factory=dict)  # helm/kustomize rendering (kubelint_ml/input/render.py)
+    context: list[str] = field(default_factory=list)  # files read for facts only, never reported on
 
 
 def find_config(start: str | None = None) -> Path | None:
@@ -205,6 +207,13 @@ def load_config(path: str | os.PathLike | None) -> Config:
     if "crds" in schema:
         schema["crds"] = [str(base / c) for c in schema["crds"]]
     cfg.schema = schema
+    render = dict(data.get("render") or {})
+    if "helm" in render:
+        helm = dict(render["helm"])
+        helm["values"] = [str(base / v) for v in helm.get("values", [])]
+        render["helm"] = helm
+    cfg.render = render
+    cfg.context = [str(base / c) for c in data.get("context", [])]
     lim = data.get("limits") or {}
     defaults = Limits()
     cfg.limits = Limits(

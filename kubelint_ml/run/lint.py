@@ -18,6 +18,7 @@ from kubelint_ml.input.loader import Limits, load, locate, looks_like_template, 
 from kubelint_ml.input.objects import K8sObject, unpack
 from kubelint_ml.engine.rulefile import Rule
 from kubelint_ml.input.sources import Source, collect, display_path, excluded, file_key, read, read_once
+from kubelint_ml.input import render as rendering
 
 # Below this many files, or this many bytes, a run stays in one process: forking costs more.
 PARALLEL_MIN_FILES = 48
@@ -82,7 +83,8 @@ class Runner:
                                             f"file is {amount}over the {limits.max_file_bytes}-byte limit "
                                             "(limits.maxFileBytes); not linted"))
             return out
-        tline = looks_like_template(data)
+        stream = display in rendering.STREAMS
+        tline = 0 if stream else looks_like_template(data)
         if tline:
             out.findings.append(parse_error(display, tline, 1,
                                             "Helm/Go template directive ({{ ... }}): this is a template, not a "
@@ -110,6 +112,8 @@ class Runner:
                 if self.schema is not None:
                     out.findings.extend(self._schema(obj))
         out.notes.extend(ctx.notes)
+        if stream or (display == "<stdin>" and rendering.has_markers(data)):
+            rendering.map_back(out.findings, data, display)
         return out
 
     def _schema(self, obj: K8sObject) -> list[Finding]:
@@ -249,6 +253,35 @@ def _add_facts(facts: Facts, data: bytes, file: str, limits: Limits, only: str |
         for obj in unpack(doc, file).objects:
             if only is None or obj.kind == only:
                 facts.add_object(obj)
+
+
+def context_facts(facts: Facts, paths: list[str], linted: list[Source], config: Config) -> None:
+    """Facts from context files (``--context``, ``context`` in the config): read, never reported on.
+
+    A file that is linted too already gave its facts."""
+    if not paths:
+        return
+    from kubelint_ml.input.sources import SourceError
+
+    have = {s.identity or file_key(s.real) for s in linted if s.real != "-"}
+    for path in paths:
+        try:
+            found = collect([path])
+        except SourceError:
+            from kubelint_ml.run.config import ConfigError
+
+            raise ConfigError(f"context {path}: no such file or directory") from None
+        for s in found:
+            key = s.identity or file_key(s.real)
+            if key in have:
+                continue
+            have.add(key)
+            try:
+                data = read(s, config.limits.max_file_bytes)
+            except OSError:
+                continue
+            if len(data) <= config.limits.max_file_bytes and _mentions_context(data):
+                _add_facts(facts, data, s.path, config.limits)
 
 
 def _profile_facts(facts: Facts, config: Config) -> None:
@@ -619,22 +652,26 @@ def use_parallel(jobs: int, files: int, size: int) -> bool:
 
 def run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str = "error", jobs: int = 1,
         verbose: bool = False, schema: Any = None, severity: dict[str, str] | None = None,
-        all_rule_ids: set[str] | None = None) -> tuple[RunResult, list[str]]:
+        all_rule_ids: set[str] | None = None, render: Any = None,
+        context: tuple[str, ...] = ()) -> tuple[RunResult, list[str]]:
     # Parse trees are many young, acyclic containers: collecting every 700 allocations
     # only costs time (about 7% of a run). Cycles are still collected, less often.
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], GC_YOUNG_THRESHOLD), *threshold[1:])
     try:
         return _run(paths, config, rules, fail_level=fail_level, jobs=jobs, verbose=verbose, schema=schema,
-                    severity=severity, all_rule_ids=all_rule_ids)
+                    severity=severity, all_rule_ids=all_rule_ids, render=render, context=context)
     finally:
         gc.set_threshold(*threshold)
 
 
 def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str, jobs: int, verbose: bool,
-         schema: Any, severity: dict[str, str] | None, all_rule_ids: set[str] | None) -> tuple[RunResult, list[str]]:
+         schema: Any, severity: dict[str, str] | None, all_rule_ids: set[str] | None, render: Any = None,
+         context: tuple[str, ...] = ()) -> tuple[RunResult, list[str]]:
     path_excludes = tuple(ex["path"] for ex in config.exclude if set(ex) <= {"path", "reason"} and "path" in ex)
     sources = with_profile_files(collect(paths, path_excludes), config)
+    plan = rendering.plan(sources, paths, render or rendering.options(config), config.limits.max_file_bytes)
+    sources = plan.sources
     stdin_data = None
     if any(s.real == "-" for s in sources):
         import sys
@@ -645,6 +682,7 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
     may_fork = use_parallel(jobs, len(sources), PARALLEL_MIN_BYTES)
     facts, kept, size = first_pass(sources, config, stdin_data, PARALLEL_MIN_BYTES if may_fork else MAX_KEPT_BYTES,
                                    jobs)
+    context_facts(facts, list(config.context) + list(context), sources, config)
     if schema is not None:
         for crd in facts.crds:
             schema.add_crd(crd)
@@ -663,7 +701,7 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
         for i, (source, data) in enumerate(inputs):
             inputs[i] = (source, None)  # the bytes are not needed after this file
             results.append(_lint_item(runner, source, data))
-    total = FileResult()
+    total = FileResult(list(plan.failures), notes=list(plan.notes))
     for r in results:
         total.add(r)
     notes = total.notes + run_notes
@@ -693,6 +731,7 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
         fail_level=fail_level,
         root=repo_root(),
         tool_version=__version__,
+        warnings=plan.warnings,
     )
     return result, notes
 
