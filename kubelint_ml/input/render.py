@@ -107,6 +107,9 @@ class _Owners:
         found: tuple[str, str] | None = None
         if _is_chart(directory):
             found = ("helm", directory)
+            parent = os.path.dirname(directory)
+            if os.path.basename(parent) == "charts" and _is_chart(os.path.dirname(parent)):
+                found = self.of(os.path.dirname(parent), depth + 2) or found  # a subchart is its parent's
         elif _kustomization_file(directory):
             found = ("kustomize", directory)
         elif depth < MAX_ANCESTORS and directory not in self.stops:
@@ -145,11 +148,12 @@ def _kustomization_refs(directory: str) -> list[str]:
     return out
 
 
-def plan(sources: list[Source], paths: list[str], options: RenderOptions, max_bytes: int) -> Plan:
+def plan(sources: list[Source], options: RenderOptions, max_bytes: int) -> Plan:
     """Take the files of charts and kustomizations out of ``sources`` and put their rendered output in."""
     STREAMS.clear()
-    stops = [os.getcwd()] + [p if os.path.isdir(p) else os.path.dirname(p) or "." for p in paths if p != "-"]
-    owners = _Owners(stops)
+    # The search for the chart or kustomization a file belongs to goes up to the working
+    # directory (a named template belongs to its chart even when its directory is named).
+    owners = _Owners([os.getcwd()])
     units: dict[str, str] = {}  # real directory -> tool
     shown: dict[str, str] = {}  # real directory -> display
     kept: list[Source] = []
@@ -292,10 +296,17 @@ def _stop(proc: subprocess.Popen) -> None:
             pass
 
 
+_KLOG_ERR = re.compile(r'err="(.*)"\s*$')
+
+
 def _first_error(stderr: str) -> str:
+    """The tool's error message, its end kept when long (kustomize nests the cause last)."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     text = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "no message")
-    return text[:400]
+    m = _KLOG_ERR.search(text)  # kubectl's log prefix: E1123 20:53:45.509208 2638 run.go:72] "command failed" err="..."
+    if m:
+        text = m.group(1).replace('\\"', '"')
+    return text if len(text) <= 400 else "…" + text[-400:]
 
 
 def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: RenderOptions, max_bytes: int) -> None:
@@ -314,7 +325,7 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
             argv += ["--set", s]
         cwd, base, wrapper = None, os.path.dirname(directory), None
         what = "helm template"
-        anchor = os.path.join(shown, CHART_FILE)
+        anchor = CHART_FILE if shown == "." else os.path.join(shown, CHART_FILE)
     else:
         command = kustomize_command()
         if command is None:
@@ -329,7 +340,8 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
         argv = command + [wrapper]
         cwd, base = wrapper, wrapper
         what = " ".join(os.path.basename(command[0]) if i == 0 else c for i, c in enumerate(command))
-        anchor = os.path.join(shown, os.path.basename(_kustomization_file(directory) or "kustomization.yaml"))
+        name = os.path.basename(_kustomization_file(directory) or "kustomization.yaml")
+        anchor = name if shown == "." else os.path.join(shown, name)
     started = time.monotonic()
     try:
         code, data, err = run_capped(argv, cwd, options.timeout, max_bytes)
@@ -536,17 +548,21 @@ def _chart_name(directory: str) -> str | None:
 MAX_CHART_SEARCH_DIRS = 4000
 
 
-@lru_cache(maxsize=64)
 def _charts_named(name: str) -> tuple[str, ...]:
     """Charts below the working directory whose directory or Chart.yaml name is ``name`` (piped input)."""
+    return _charts_below(os.getcwd(), name)
+
+
+@lru_cache(maxsize=64)
+def _charts_below(top: str, name: str) -> tuple[str, ...]:
     found = []
     seen = 0
-    for root, dirs, files in os.walk(os.getcwd()):
+    for root, dirs, files in os.walk(top):
         seen += 1
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
         if CHART_FILE in files and (os.path.basename(root) == name or _chart_name(root) == name):
             found.append(root)
-        if root.count(os.sep) - os.getcwd().count(os.sep) >= 6:
+        if root.count(os.sep) - top.count(os.sep) >= 6:
             dirs[:] = []
         if seen >= MAX_CHART_SEARCH_DIRS:
             break
@@ -703,11 +719,27 @@ def _kustomize_target(seg: _Segment, f: Finding, base: str) -> tuple[str, int, i
             candidates.append((found[0], order, found[1], found[2], patch))
     if not candidates:
         return None
-    # The last file that writes the field itself (a patch overrides the base); when none
-    # does, the one that has most of its path, the base first.
+    # A value is where it was last written (a patch overrides the base); a mapping or list
+    # that several files write (a container), and a field no file has whole, are the
+    # base's, where most of it is.
     full = [c for c in candidates if c[0] == len(path)]
-    pick = max(full, key=lambda c: c[1]) if full else max(candidates, key=lambda c: (c[0], -c[1]))
+    if full and not isinstance(_node_at(tree, path), (dict, list)):
+        pick = max(full, key=lambda c: c[1])
+    else:
+        pick = max(full or candidates, key=lambda c: (c[0], -c[1]))
     return pick[4], pick[2], pick[3]
+
+
+def _node_at(tree: Any, path: tuple) -> Any:
+    node = tree
+    for part in path:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            return None
+    return node
 
 
 def _unquote(text: str) -> str:

@@ -280,6 +280,18 @@ profile:
   #   - {name: training-high, value: 100000}
   #   - {name: training-low, value: 1000}
 
+# Files read for context (PriorityClasses, KubeletConfigurations, CRDs), never reported on:
+# what a pre-commit run needs when it sees only the staged files.
+# context: [cluster/]
+
+# Helm charts and kustomizations among the paths are rendered (helm template,
+# kustomize build or kubectl kustomize) and the output linted.
+# render:
+#   timeoutSeconds: 120
+#   helm:
+#     values: [ci/values.yaml]
+#     set: [image.tag=test]
+
 # Offline schema validation against Kubernetes' OpenAPI (and your CRDs).
 # schema:
 #   enabled: true

@@ -670,7 +670,7 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
          context: tuple[str, ...] = ()) -> tuple[RunResult, list[str]]:
     path_excludes = tuple(ex["path"] for ex in config.exclude if set(ex) <= {"path", "reason"} and "path" in ex)
     sources = with_profile_files(collect(paths, path_excludes), config)
-    plan = rendering.plan(sources, paths, render or rendering.options(config), config.limits.max_file_bytes)
+    plan = rendering.plan(sources, render or rendering.options(config), config.limits.max_file_bytes)
     sources = plan.sources
     stdin_data = None
     if any(s.real == "-" for s in sources):
