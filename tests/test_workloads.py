@@ -193,24 +193,21 @@ def _kubeflow(api: str, kind: str, body: str) -> bytes:
     return f"apiVersion: {api}\nkind: {kind}\nmetadata: {{name: j}}\nspec:\n{body}".encode()
 
 
+def _replicas(field: str, role: str, count: int | None) -> str:
+    """``spec.<field>.<role>`` with a replica count and the GPU pod template."""
+    head = f"  {field}:\n    {role}:\n" + (f"      replicas: {count}\n" if count is not None else "")
+    return head + "      template:\n" + GPU_POD.replace("\n", "\n  ").replace("      spec:", "        spec:", 1)
+
+
 @pytest.mark.parametrize("api, kind, body, path, role, replicas", [
     # The first MPIJob layout: one template for every worker, no replica specs.
     ("kubeflow.org/v1alpha1", "MPIJob", "  replicas: 4\n  template:\n" + GPU_POD.replace("      ", "    ", 1),
      ("spec", "template"), "spec.template", 4),
-    ("kubeflow.org/v1alpha2", "MPIJob", "  mpiReplicaSpecs:\n    Worker:\n      replicas: 2\n      template:\n"
-     + GPU_POD.replace("\n", "\n  ").replace("      spec:", "        spec:", 1),
-     ("spec", "mpiReplicaSpecs", "Worker", "template"), "Worker", 2),
-    ("kubeflow.org/v1", "MPIJob", "  mpiReplicaSpecs:\n    Worker:\n      replicas: 2\n      template:\n"
-     + GPU_POD.replace("\n", "\n  ").replace("      spec:", "        spec:", 1),
-     ("spec", "mpiReplicaSpecs", "Worker", "template"), "Worker", 2),
-    ("kubeflow.org/v2beta1", "MPIJob", "  mpiReplicaSpecs:\n    Worker:\n      replicas: 2\n      template:\n"
-     + GPU_POD.replace("\n", "\n  ").replace("      spec:", "        spec:", 1),
-     ("spec", "mpiReplicaSpecs", "Worker", "template"), "Worker", 2),
-    ("kubeflow.org/v1", "TFJob", "  tfReplicaSpecs:\n    Worker:\n      replicas: 3\n      template:\n"
-     + GPU_POD.replace("\n", "\n  ").replace("      spec:", "        spec:", 1),
+    *[(f"kubeflow.org/{v}", "MPIJob", _replicas("mpiReplicaSpecs", "Worker", 2),
+       ("spec", "mpiReplicaSpecs", "Worker", "template"), "Worker", 2) for v in ("v1alpha2", "v1", "v2beta1")],
+    ("kubeflow.org/v1", "TFJob", _replicas("tfReplicaSpecs", "Worker", 3),
      ("spec", "tfReplicaSpecs", "Worker", "template"), "Worker", 3),
-    ("kubeflow.org/v1", "PyTorchJob", "  pytorchReplicaSpecs:\n    Master:\n      template:\n"
-     + GPU_POD.replace("\n", "\n  ").replace("      spec:", "        spec:", 1),
+    ("kubeflow.org/v1", "PyTorchJob", _replicas("pytorchReplicaSpecs", "Master", None),
      ("spec", "pytorchReplicaSpecs", "Master", "template"), "Master", 1),
 ])
 def test_every_served_kubeflow_layout_has_its_template(api, kind, body, path, role, replicas):
