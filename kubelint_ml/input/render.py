@@ -157,11 +157,15 @@ def plan(sources: list[Source], options: RenderOptions, max_bytes: int) -> Plan:
     units: dict[str, str] = {}  # real directory -> tool
     shown: dict[str, str] = {}  # real directory -> display
     kept: list[Source] = []
+    by_dir: dict[str, tuple[str, str] | None] = {}  # a file's directory as named -> its owner
     for s in sources:
         if s.real == "-" or s.error:
             kept.append(s)
             continue
-        owner = owners.of(os.path.realpath(os.path.dirname(os.path.abspath(s.real))))
+        named = os.path.dirname(s.real)
+        if named not in by_dir:
+            by_dir[named] = owners.of(os.path.realpath(os.path.abspath(named or ".")))
+        owner = by_dir[named]
         if owner is None:
             kept.append(s)
             continue
