@@ -28,8 +28,13 @@ from kubelint_ml.input.loader import render_path
 ROOT = Path(__file__).resolve().parent.parent
 HELM_DIR = ROOT / "fixtures" / "render" / "helm"
 KUSTOMIZE_DIR = ROOT / "fixtures" / "render" / "kustomize"
-HAVE_KUSTOMIZE = render.kustomize_command() is not None
-needs_kustomize = pytest.mark.skipif(not HAVE_KUSTOMIZE, reason="neither kustomize nor kubectl is on PATH")
+# Origin annotations (buildMetadata) need kustomize v4.5 or later; Debian's kubernetes-client
+# package ships kubectl 1.20, whose kustomize is v2.
+KUSTOMIZE_VERSION = render.kustomize_version()
+needs_kustomize = pytest.mark.skipif(
+    KUSTOMIZE_VERSION is None or KUSTOMIZE_VERSION < (4, 5),
+    reason="needs kustomize v4.5 or later (kustomize, or kubectl 1.24+ which embeds it) on PATH; found "
+           + (f"v{KUSTOMIZE_VERSION[0]}.{KUSTOMIZE_VERSION[1]}" if KUSTOMIZE_VERSION else "none"))
 HEADER_LINES = 3  # the provenance header of fixtures/render/helm/rendered.yaml
 
 

@@ -238,6 +238,17 @@ def kustomize_command() -> list[str] | None:
     return None
 
 
+def kustomize_version() -> tuple[int, int] | None:
+    """The version of the kustomize :func:`kustomize_command` runs (its own, or kubectl's embedded one)."""
+    command = kustomize_command()
+    if command is None:
+        return None
+    argv = [command[0], "version"] + (["--client"] if command[1] == "kustomize" else [])
+    code, out, _ = run_capped(argv, None, 30, 1 << 16)
+    m = re.search(rb"(?:Kustomize Version: |kustomize/|^)v(\d+)\.(\d+)", out, re.M)
+    return (int(m.group(1)), int(m.group(2))) if m and code == 0 else None
+
+
 def run_capped(argv: list[str], cwd: str | None, timeout: float, cap: int) -> tuple[int | None, bytes, str]:
     """Run ``argv`` (no shell) and return ``(exit code, stdout, stderr)``.
 
