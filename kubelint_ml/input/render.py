@@ -383,7 +383,7 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
     _READ_ONCE[real] = data
     STREAMS[display] = Stream(tool, directory, base, seconds)
     out.sources.append(Source(display, real))
-    out.notes.append(f"{shown}: rendered with {what} in {seconds:.2f} s ({len(data)} bytes)")
+    out.notes.append(f"{shown}: rendered with {what} ({len(data)} bytes)")
 
 
 def _yaml_string(text: str) -> str:
