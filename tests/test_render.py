@@ -348,3 +348,15 @@ def test_verbose_never_changes_results(monkeypatch: pytest.MonkeyPatch) -> None:
     assert runs[0].stdout == runs[1].stdout
     assert "gpu-node-unresolved" not in runs[1].stdout
     assert runs[1].stderr.count("note:") > runs[0].stderr.count("note:")
+
+
+def test_paths_named_by_piped_text_are_read_only_when_they_are_regular_files(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    piped = (f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+             f"    config.kubernetes.io/origin: |\n      path: {fifo}\n"
+             f"    alpha.config.kubernetes.io/transformations: |\n      - configuredIn: {fifo}\n"
+             "        configuredBy:\n          kind: PatchTransformer\n"
+             "spec:\n  containers: [{name: c, image: x}]\n").encode()
+    r = check(["-", "-f", "json"], tmp_path, input=piped)  # would block forever if the FIFO were opened
+    assert {f[1] for f in rows(r)} == {"<stdin>"}

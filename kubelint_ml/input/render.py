@@ -549,6 +549,8 @@ def _inside_chart(root: str, rest: list[str]) -> str | None:
 
 @lru_cache(maxsize=256)
 def _chart_name(directory: str) -> str | None:
+    if not os.path.isfile(os.path.join(directory, CHART_FILE)):
+        return None
     try:
         with open(os.path.join(directory, CHART_FILE), encoding="utf-8", errors="replace") as fh:
             for line in fh.read(1 << 16).splitlines():
@@ -585,6 +587,8 @@ def _charts_below(top: str, name: str) -> tuple[str, ...]:
 
 
 def _read_text(path: str) -> str | None:
+    if not os.path.isfile(path):
+        return None
     try:
         with open(path, "rb") as fh:
             return fh.read(4 << 20).decode("utf-8", "replace")
@@ -796,6 +800,8 @@ def _patch_files(seg: _Segment, base: str) -> list[str]:
 def _kustomization_patches(kfile: str) -> list[str]:
     from kubelint_ml.input.loader import LoadError, load_single
 
+    if not os.path.isfile(kfile):
+        return []
     try:
         with open(kfile, "rb") as fh:
             data = load_single(fh.read(1 << 20))
@@ -847,6 +853,8 @@ def _file_documents_cached(file: str, mtime: float) -> tuple:
 
 
 def _file_documents(file: str) -> tuple:
+    if not os.path.isfile(file):  # paths come from the rendered text: never a FIFO or a device
+        return ()
     try:
         return _file_documents_cached(file, os.path.getmtime(file))
     except OSError:
