@@ -70,7 +70,7 @@ class Plan:
     sources: list[Source]  # what is linted: plain files and rendered streams, in order
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    failures: list[Finding] = field(default_factory=list)  # a chart that did not render
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (file, message): did not render
 
 
 # Rendered streams of this run, by display name (what a finding's file is before mapping).
@@ -325,8 +325,6 @@ def _first_error(stderr: str) -> str:
 
 
 def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: RenderOptions, max_bytes: int) -> None:
-    from kubelint_ml.engine.core import parse_error
-
     if tool == "helm":
         helm = helm_binary()
         if helm is None:
@@ -373,10 +371,10 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
         why = (f"output over the {max_bytes}-byte limit (limits.maxFileBytes)" if len(data) > max_bytes
                else f"did not finish in {options.timeout:g} s" if not err.startswith("cannot run")
                else err)
-        out.failures.append(parse_error(anchor, 1, 1, f"{what} {shown}: {why}; not linted"))
+        out.failures.append((anchor, f"{what} {shown}: {why}; not linted"))
         return
     if code != 0:
-        out.failures.append(parse_error(anchor, 1, 1, f"{what} {shown} failed: {_first_error(err)}"))
+        out.failures.append((anchor, f"{what} {shown} failed: {_first_error(err)}"))
         return
     display = f"{shown} ({what})"
     real = f"<render:{tool}:{directory}>"
