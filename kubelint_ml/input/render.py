@@ -120,21 +120,24 @@ class _Owners:
         return found
 
 
-def _kustomization_refs(directory: str) -> list[str]:
-    """Directories (real paths) that the kustomization in ``directory`` builds on."""
+def _read_kustomization(path: str | None) -> dict:
+    """A kustomization file's mapping; empty when it is not a regular file or not a mapping."""
     from kubelint_ml.input.loader import LoadError, load_single
 
-    path = _kustomization_file(directory)
-    if path is None:
-        return []
+    if path is None or not os.path.isfile(path):
+        return {}
     try:
         with open(path, "rb") as fh:
             data = load_single(fh.read(1 << 20))
     except (OSError, LoadError):
-        return []
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _kustomization_refs(directory: str) -> list[str]:
+    """Directories (real paths) that the kustomization in ``directory`` builds on."""
+    data = _read_kustomization(_kustomization_file(directory))
     out = []
-    if not isinstance(data, dict):
-        return out
     for key in ("resources", "bases", "components"):
         entries = data.get(key)
         if not isinstance(entries, list):
@@ -796,17 +799,7 @@ def _patch_files(seg: _Segment, base: str) -> list[str]:
 
 
 def _kustomization_patches(kfile: str) -> list[str]:
-    from kubelint_ml.input.loader import LoadError, load_single
-
-    if not os.path.isfile(kfile):
-        return []
-    try:
-        with open(kfile, "rb") as fh:
-            data = load_single(fh.read(1 << 20))
-    except (OSError, LoadError):
-        return []
-    if not isinstance(data, dict):
-        return []
+    data = _read_kustomization(kfile)
     directory = os.path.dirname(kfile)
     out = []
     for key in ("patches", "patchesStrategicMerge"):
