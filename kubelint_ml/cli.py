@@ -105,7 +105,7 @@ def main() -> None:
 @click.option("--show-suppressed", is_flag=True, help="Also list suppressed findings.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Processes that lint [default: the CPUs available; 1 = sequential; small inputs use one].")
 @click.option("-q", "--quiet", is_flag=True, help="Print only findings (no summary line).")
-@click.option("-v", "--verbose", is_flag=True, help="Remediations, skipped documents and rules, info-level rules.")
+@click.option("-v", "--verbose", is_flag=True, help="Remediations, and notes on skipped documents and rules; never changes the findings.")
 @click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
 @click.option("--context", "context_paths", multiple=True, type=click.Path(),
               help="File or directory read for context (PriorityClasses, kubelet configs, CRDs), not reported on (repeatable).")
