@@ -360,3 +360,12 @@ def test_paths_named_by_piped_text_are_read_only_when_they_are_regular_files(tmp
              "spec:\n  containers: [{name: c, image: x}]\n").encode()
     r = check(["-", "-f", "json"], tmp_path, input=piped)  # would block forever if the FIFO were opened
     assert {f[1] for f in rows(r)} == {"<stdin>"}
+
+
+def test_go_templates_inside_rendered_strings_are_not_template_errors(tmp_path: Path) -> None:
+    piped = (b"---\n# Source: mon/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: alerts}\n"
+             b"data:\n  alert.tmpl: |\n    {{ define \"slack.text\" }}{{ .CommonLabels.alertname }}{{ end }}\n")
+    r = check(["-", "-f", "json"], tmp_path, input=piped)
+    assert r.exit_code == 0 and rows(r) == []
+    raw = check(["-", "-f", "json"], tmp_path, input=piped.replace(b"# Source: mon/templates/cm.yaml\n", b""))
+    assert [f[0] for f in rows(raw)] == ["parse-error"]  # without helm's marks it may be a template

@@ -49,8 +49,10 @@ class Runner:
                                             f"file is {amount}over the {limits.max_file_bytes}-byte limit "
                                             "(limits.maxFileBytes); not linted"))
             return out
-        stream = display in rendering.STREAMS
-        tline = 0 if stream else looks_like_template(data)
+        # Rendered output (ours, or helm's or kustomize's piped in) is YAML whatever `{{` its
+        # strings hold (an Alertmanager template in a ConfigMap): no template check there.
+        rendered = display in rendering.STREAMS or (display == "<stdin>" and rendering.has_markers(data))
+        tline = 0 if rendered else looks_like_template(data)
         if tline:
             out.findings.append(parse_error(display, tline, 1,
                                             "Helm/Go template directive ({{ ... }}): this is a template, not a "
@@ -78,7 +80,7 @@ class Runner:
                 if self.schema is not None:
                     out.findings.extend(self._schema(obj))
         out.notes.extend(ctx.notes)
-        if stream or (display == "<stdin>" and rendering.has_markers(data)):
+        if rendered:
             rendering.map_back(out.findings, data, display)
         return out
 
