@@ -348,13 +348,9 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
             out.warnings.append(f"{shown}: kustomization not linted: neither kustomize nor kubectl is on PATH; "
                                 f"install one, or pipe the build in: kubectl kustomize {shown} | kubelint-ml check -")
             return
-        wrapper = tempfile.mkdtemp(prefix="kubelint-ml-kustomize-")
-        with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as fh:
-            fh.write("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-                     f"resources:\n  - {_yaml_string(os.path.relpath(directory, wrapper))}\n"
-                     "buildMetadata: [originAnnotations, transformerAnnotations]\n")
-        argv = command + [wrapper]
-        cwd, base = wrapper, wrapper
+        wrapper = _wrapper(directory)
+        argv = command + [wrapper or directory]
+        cwd, base = wrapper, wrapper or directory
         what = " ".join(os.path.basename(command[0]) if i == 0 else c for i, c in enumerate(command))
         name = os.path.basename(_kustomization_file(directory) or "kustomization.yaml")
         anchor = name if shown == "." else os.path.join(shown, name)
@@ -385,6 +381,24 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
     STREAMS[display] = Stream(tool, directory, base, seconds)
     out.sources.append(Source(display, real))
     out.notes.append(f"{shown}: rendered with {what} ({len(data)} bytes)")
+
+
+def _wrapper(directory: str) -> str | None:
+    """A temporary kustomization that builds ``directory`` with origin annotations turned on, or
+    None when it cannot be made (no temp space; another drive, which a relative path cannot reach)."""
+    wrapper = None
+    try:
+        wrapper = tempfile.mkdtemp(prefix="kubelint-ml-kustomize-")
+        target = os.path.relpath(directory, wrapper)
+        with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as fh:
+            fh.write("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                     f"resources:\n  - {_yaml_string(target)}\n"
+                     "buildMetadata: [originAnnotations, transformerAnnotations]\n")
+        return wrapper
+    except (OSError, ValueError):
+        if wrapper:
+            shutil.rmtree(wrapper, ignore_errors=True)
+        return None
 
 
 def _yaml_string(text: str) -> str:
