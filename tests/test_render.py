@@ -369,3 +369,13 @@ def test_go_templates_inside_rendered_strings_are_not_template_errors(tmp_path: 
     assert r.exit_code == 0 and rows(r) == []
     raw = check(["-", "-f", "json"], tmp_path, input=piped.replace(b"# Source: mon/templates/cm.yaml\n", b""))
     assert [f[0] for f in rows(raw)] == ["parse-error"]  # without helm's marks it may be a template
+
+
+@pytest.mark.skipif(render.helm_binary() is None,
+                    reason="helm is not on PATH (no Debian package; PyPI ships no Linux helm binary)")
+def test_real_helm_renders_the_chart_and_findings_map_to_its_templates() -> None:
+    r = check(["fixtures/render/helm/subchart", "-f", "json"], ROOT)
+    template = "fixtures/render/helm/subchart/templates/tests/test-nothing.yaml"
+    assert [(f[0], f[1], f[2]) for f in rows(r)] == [
+        ("besteffort-qos", template, 7), ("missing-priority-class", template, 7),
+        ("missing-memory-limit", template, 9), ("missing-memory-request", template, 9)]
