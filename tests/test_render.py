@@ -337,12 +337,10 @@ def test_quoted_globs_are_expanded(tmp_path: Path) -> None:
     assert none.exit_code == 2 and "no YAML or JSON file matches jobs/*.yaml" in none.stderr
 
 
-def test_verbose_never_changes_results(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.slow
+def test_verbose_never_changes_results(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
-    corpus = str(ROOT.parent / "shared" / "corpus")
-    if not os.path.isdir(corpus):
-        pytest.skip("needs ../shared/corpus")
-    runs = [CliRunner().invoke(main, ["check", corpus, "fixtures/accelerators", "-f", "json", *extra],
+    runs = [CliRunner().invoke(main, ["check", str(corpus), "fixtures/accelerators", "-f", "json", *extra],
                                catch_exceptions=False) for extra in ([], ["-v"])]
     assert runs[0].exit_code == runs[1].exit_code == 1
     assert runs[0].stdout == runs[1].stdout

@@ -32,9 +32,10 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
 
 from kubelint_ml.findings import Finding
 from kubelint_ml.input.sources import _READ_ONCE, Source, display_path
@@ -296,7 +297,8 @@ def run_capped(argv: list[str], cwd: str | None, timeout: float, cap: int) -> tu
         t.join(5)
     for stream in (proc.stdout, proc.stderr):
         try:
-            stream.close()
+            if stream is not None:
+                stream.close()
         except OSError:
             pass
     if stopped or over.is_set():
@@ -588,9 +590,7 @@ def _charts_named(name: str) -> tuple[str, ...]:
 @lru_cache(maxsize=64)
 def _charts_below(top: str, name: str) -> tuple[str, ...]:
     found = []
-    seen = 0
-    for root, dirs, files in os.walk(top):
-        seen += 1
+    for seen, (root, dirs, files) in enumerate(os.walk(top), 1):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
         if CHART_FILE in files and (os.path.basename(root) == name or _chart_name(root) == name):
             found.append(root)
@@ -640,10 +640,9 @@ def template_keys(text: str) -> list[tuple[int, int, tuple[str, ...], int]]:
             document += 1
             stack = []
             continue
-        if stripped.startswith("{{"):
-            if stripped.endswith("}}") or "}}" in stripped:
-                # A directive alone on its line; `{{ ... }}: value` keys are rare and ambiguous anyway.
-                continue
+        if stripped.startswith("{{") and "}}" in stripped:
+            # A directive alone on its line; `{{ ... }}: value` keys are rare and ambiguous anyway.
+            continue
         col = indent
         rest = raw[indent:]
         while rest.startswith("- ") or rest == "-":
@@ -767,12 +766,10 @@ def _kustomize_target(seg: _Segment, f: Finding, base: str) -> tuple[str, int, i
 def _node_at(tree: Any, path: tuple) -> Any:
     node = tree
     for part in path:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            node = node[part]
-        else:
+        in_map = isinstance(node, dict) and part in node
+        if not in_map and not (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
             return None
+        node = node[part]
     return node
 
 

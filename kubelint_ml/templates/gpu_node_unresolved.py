@@ -68,7 +68,8 @@ def _selection(spec: dict) -> str:
         for expr in (term.get("matchExpressions") if isinstance(term, dict) else None) or ():
             if not isinstance(expr, dict) or expr.get("operator") != "In":
                 continue
-            values = expr.get("values") if isinstance(expr.get("values"), list) else []
+            raw = expr.get("values")
+            values: list = raw if isinstance(raw, list) else []
             parts.append(f"{expr.get('key')}={values[0]}" if len(values) == 1
                          else f"{expr.get('key')} in ({', '.join(map(str, values))})")
     return ", ".join(parts)
