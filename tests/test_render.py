@@ -377,3 +377,12 @@ def test_real_helm_renders_the_chart_and_findings_map_to_its_templates() -> None
     assert [(f[0], f[1], f[2]) for f in rows(r)] == [
         ("besteffort-qos", template, 7), ("missing-priority-class", template, 7),
         ("missing-memory-limit", template, 9), ("missing-memory-request", template, 9)]
+
+
+def test_text_output_names_the_rendered_location_under_verbose() -> None:
+    r = check(["-", "-v", "--no-color"], HELM_DIR, input=(HELM_DIR / "rendered.yaml").read_bytes())
+    lines = r.stdout.splitlines()
+    at = lines.index(next(ln for ln in lines if ln.startswith("subchart/templates/tests/test-nothing.yaml:9:5: ")))
+    assert lines[at + 2] == f"    rendered output: <stdin>:{HEADER_LINES + 112}:7"
+    quiet = check(["-", "--no-color"], HELM_DIR, input=(HELM_DIR / "rendered.yaml").read_bytes())
+    assert "rendered output" not in quiet.stdout
