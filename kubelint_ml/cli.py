@@ -17,6 +17,7 @@ import click
 from kubelint_ml import __version__
 from kubelint_ml.findings import SEVERITIES as LEVELS  # fail levels are severities
 from kubelint_ml.report import FORMATS
+from kubelint_ml.usage import cli as usage_cli
 
 # Rules that are off unless the config or --enable turns them on (--verbose never changes results).
 VERBOSE_RULES = {"gpu-node-unresolved"}
@@ -115,6 +116,7 @@ def main() -> None:
 @click.option("--helm-values", multiple=True, type=click.Path(dir_okay=False),
               help="Values file for the charts among the paths (helm template --values; repeatable).")
 @click.option("--helm-set", multiple=True, help="KEY=VALUE for the charts among the paths (helm template --set; repeatable).")
+@usage_cli.check_options
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_level: str | None,
           config_path: str | None, rules_dirs: tuple[str, ...], enable: tuple[str, ...], disable: tuple[str, ...],
           schema_flag: bool | None, kubernetes_version: str | None, strict: bool | None, crds: tuple[str, ...],
@@ -135,9 +137,10 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     config = _load_config(config_path)
     level = fail_level or config.fail_level or "error"
     rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
+    usage, rules = usage_cli.for_check(paths, config, rules, verbose)
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     result, notes = _lint(list(paths), config, rules, fail_level=level, jobs=_jobs(jobs), verbose=verbose,
-                          schema=schema, severity=severity, all_rule_ids=all_ids,
+                          schema=schema, severity=severity, all_rule_ids=all_ids, usage=usage,
                           render=render_options(config, helm_values, helm_set), context=context_paths)
     if write_baseline:
         _record_baseline(write_baseline, result, quiet)
@@ -387,6 +390,9 @@ def init(force: bool, path: str) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(STARTER)
     click.echo(f"wrote {path}")
+
+
+main.add_command(usage_cli.group(_load_config))
 
 
 class Interrupted(BaseException):

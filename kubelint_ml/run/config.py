@@ -134,6 +134,7 @@ class Config:
     limits: Limits = field(default_factory=Limits)
     render: dict = field(default_factory=dict)  # helm/kustomize rendering (kubelint_ml/input/render.py)
     context: list[str] = field(default_factory=list)  # files read for facts only, never reported on
+    usage: dict = field(default_factory=dict)  # the `usage:` section (kubelint_ml.usage.source reads it)
 
 
 def find_config(start: str | None = None) -> Path | None:
@@ -203,6 +204,7 @@ def load_config(path: str | os.PathLike | None) -> Config:
         render["helm"] = helm
     cfg.render = render
     cfg.context = [str(base / c) for c in data.get("context", [])]
+    cfg.usage = dict(data.get("usage") or {})
     lim = data.get("limits") or {}
     defaults = Limits()
     cfg.limits = Limits(
