@@ -378,3 +378,16 @@ def test_memory_fix_from_a_usage_snapshot(tmp_path: Path) -> None:
     after = (tmp_path / "pod.yaml").read_text()
     assert after == (src / "pod.yaml").read_text() + (
         "      resources:\n        requests:\n          memory: 6Gi\n        limits:\n          memory: 11Gi\n")
+
+
+def test_findings_mapped_back_from_rendered_output_are_not_fixed() -> None:
+    """Their field paths and documents are the rendered stream's, not the source file's."""
+    from kubelint_ml.findings import Finding
+    from kubelint_ml.fix.apply import resolve
+
+    data = (FIX / "priority.yaml").read_bytes()
+    fix = Fix("x", changes=(put(("spec", "template", "spec", "restartPolicy"), "Never"),), document=1)
+    f = Finding("restart-policy-invalid", "error", "m", "r", "base/job.yaml", 26, 7,
+                related=(("base (kustomize)", 40, 7, "rendered output"),), fix=fix)
+    resolve([f], data)
+    assert fix.edits == () and fix.unfixable and "rendered output" in fix.unfixable

@@ -31,6 +31,9 @@ def resolve(findings: list[Finding], data: bytes) -> None:
         fix = f.fix
         if fix is None or fix.resolved:
             continue
+        if rendered(f):
+            fix.resolved, fix.edits, fix.unfixable = True, (), RENDERED
+            continue
         if text is None and why is None:
             try:
                 text = Text(data)
@@ -45,6 +48,14 @@ def resolve(findings: list[Finding], data: bytes) -> None:
             fix.unfixable = None
         except Refused as e:
             fix.edits, fix.unfixable = (), str(e)
+
+
+RENDERED = "the finding is in rendered output (helm template, kustomize): fix the chart or the base it comes from"
+
+
+def rendered(f: Finding) -> bool:
+    """A finding mapped back from rendered output: its paths are the output's, not the file's."""
+    return any(r[3] == "rendered output" for r in getattr(f, "related", ()) or ())
 
 
 def resolve_all(findings: list[Finding], read: Callable[[str], bytes | None]) -> None:

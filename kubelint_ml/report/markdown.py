@@ -28,6 +28,8 @@ def render(result: RunResult, *, color: bool = False, verbose: bool = False, max
         f"{len(result.suppressed)} suppressed, {result.baselined} baselined; "
         f"fail level: {markdown_cell(result.fail_level)} — {'failed' if result.failed() else 'passed'}.",
     ]
+    for warning in result.warnings:
+        lines += ["", f"> **Warning:** {markdown_cell(warning)}"]
     safe, unsafe = result.fixable()
     if safe or unsafe:
         lines.append(f"{safe + unsafe} findings fixable by `kubelint-ml check --fix`: {safe} safe, {unsafe} unsafe "

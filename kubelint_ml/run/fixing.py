@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from kubelint_ml.atomic import write_bytes_atomic
 from kubelint_ml.findings import Finding, RunResult
-from kubelint_ml.fix.apply import FileOutcome, fix_file, resolve_all, unified_diff
+from kubelint_ml.fix.apply import RENDERED, FileOutcome, fix_file, rendered, resolve_all, unified_diff
 from kubelint_ml.run import parallel, pool
 
 
@@ -190,6 +190,9 @@ def after_run(result: RunResult, session: dict, args: dict, formats: tuple[str, 
     get the remaining fixes' edits. None when there is nothing to do or say."""
     unsafe = bool(args.get("unsafe_fixes"))
     result.unsafe_fixes = unsafe
+    for f in result.findings:
+        if f.fix is not None and rendered(f):  # its paths are the rendered output's: not offered
+            f.fix.resolved, f.fix.edits, f.fix.unfixable = True, (), RENDERED
     out: Outcome | None = None
     if args.get("fix_diff"):
         report = apply_fixes(result, session, unsafe=unsafe, write=False, keep=keep)
