@@ -28,7 +28,7 @@ falls back to the GPU share of the node, or is not offered (``-v`` says why).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 SAFE = "safe"
@@ -101,13 +101,3 @@ class Fix:
             else:
                 out["edits"] = [e.to_dict() for e in self.edits]
         return out
-
-
-@dataclass(slots=True)
-class FixSpec:
-    """A rule's ``fix:`` section (docs, ``rules list``/``show``)."""
-
-    applicability: str
-    source: str
-    description: str = ""
-    extra: dict = field(default_factory=dict)

@@ -180,10 +180,6 @@ class Outcome:
     exit_code: int | None = None
 
 
-def wanted(args: dict) -> bool:
-    return bool(args.get("fix") or args.get("fix_diff") or args.get("fix_only"))
-
-
 def after_run(result: RunResult, session: dict, args: dict, formats: tuple[str, ...],
               keep: Callable[[list[Finding]], list[Finding]] | None) -> Outcome | None:
     """--diff (exit 1 when something would change), --fix (then report), --fix-only (exit); JSON and SARIF
