@@ -332,6 +332,12 @@ def init(force: bool, path: str) -> None:
     click.echo(f"wrote {path}")
 
 
+from kubelint_ml.admission import cli as _admission  # noqa: E402 - serve, export (their imports are lazy)
+
+main.add_command(_admission.serve)
+main.add_command(_admission.export)
+
+
 def entry() -> None:
     """The console script: run the command, flush, and leave without tearing the heap down.
 

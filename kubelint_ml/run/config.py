@@ -143,6 +143,7 @@ class Config:
     profile: Profile = field(default_factory=Profile)
     schema: dict = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
+    admission: dict = field(default_factory=dict)  # `kubelint-ml serve` settings (kubelint_ml.admission)
 
 
 def find_config(start: str | None = None) -> Path | None:
@@ -205,6 +206,7 @@ def load_config(path: str | os.PathLike | None) -> Config:
     if "crds" in schema:
         schema["crds"] = [str(base / c) for c in schema["crds"]]
     cfg.schema = schema
+    cfg.admission = dict(data.get("admission") or {})
     lim = data.get("limits") or {}
     defaults = Limits()
     cfg.limits = Limits(
