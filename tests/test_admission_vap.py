@@ -232,7 +232,6 @@ def test_every_exported_expression_gives_the_linters_verdict():
                         for name in names:
                             assert f"'{name}'" in message or f" {name}:" in message, (rid, where, message)
     assert judged > 600
-    print("judged", judged, counts)
     for rid, c in counts.items():  # every rule is seen passing and failing
         assert c["pass"] > 10 and c["fail"] > 0, (rid, c)
     assert counts["node-selector-pool"]["error"] > 100
