@@ -7,11 +7,11 @@ import sys
 import click
 
 
-class _Failure(click.ClickException):
-    exit_code = 2
+def _Failure(message: str) -> click.ClickException:
+    """The CLI's exit-2 error (defined in kubelint_ml.cli, which imports this module)."""
+    from kubelint_ml.cli import UsageFailure
 
-    def show(self, file: object = None) -> None:
-        click.echo(f"kubelint-ml: error: {self.format_message()}", err=True)
+    return UsageFailure(message)
 
 
 @click.command()
