@@ -7,11 +7,13 @@ import sys
 import click
 
 
-def _Failure(message: str) -> click.ClickException:
-    """The CLI's exit-2 error (defined in kubelint_ml.cli, which imports this module)."""
-    from kubelint_ml.cli import UsageFailure
+class _Failure(click.ClickException):
+    """The tool could not do what was asked: exit 2 (as kubelint_ml.cli's, which this module cannot import)."""
 
-    return UsageFailure(message)
+    exit_code = 2
+
+    def show(self, file: object = None) -> None:
+        click.echo(f"kubelint-ml: error: {self.format_message()}", err=True)
 
 
 @click.command()

@@ -74,19 +74,17 @@ class Policy:
 
 def load_policy(config_path: str | None, mode: str | None = None) -> Policy:
     """The policy of a config file (None: the defaults); raises PolicyError."""
-    import click
-
-    from kubelint_ml import cli  # rule selection is shared with `check` (imported here: cli imports this package)
-    from kubelint_ml.run.lint import first_pass
+    from kubelint_ml.run.facts import first_pass
+    from kubelint_ml.run.selection import SelectionError, select_rules
 
     try:
         config = load_config(config_path)
     except ConfigError as e:
         raise PolicyError(str(e)) from None
     try:
-        rules, severity, all_ids = cli.select_rules(config, (), verbose=False)
-    except click.ClickException as e:
-        raise PolicyError(e.format_message()) from None
+        rules, severity, all_ids = select_rules(config, (), verbose=False)
+    except SelectionError as e:
+        raise PolicyError(str(e)) from None
     settings = dict(DEFAULTS)
     settings.update(config.admission)
     if mode:

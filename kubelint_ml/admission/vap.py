@@ -36,7 +36,7 @@ import re
 from typing import Any
 
 from kubelint_ml.admission.review import Policy
-from kubelint_ml.run.config import parse_version
+from kubelint_ml.k8s.version import parse_version
 
 API = "admissionregistration.k8s.io/v1"
 IGNORE = "kubelint-ml.io/ignore"
