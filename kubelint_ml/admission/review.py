@@ -114,14 +114,11 @@ def _missing_context(policy: Policy) -> dict[str, str]:
         for rid in ("unknown-priority-class", "preemption-consumes-backoff"):
             if rid in ids:
                 out[rid] = "no PriorityClasses in the profile (profile.priorityClasses)"
-    if not policy.facts.kubelet_configs:
-        for rid in ("group-oom-kill-multiprocess",):
-            if rid in ids:
-                out[rid] = "no KubeletConfiguration in the profile (profile.kubeletConfig)"
-    if profile.cgroup_version is None or not profile.kubernetes_version:
-        for rid in ("group-oom-kill-multiprocess",):
-            if rid in ids:
-                out[rid] = "no cgroupVersion or kubernetesVersion in the profile"
+    if "group-oom-kill-multiprocess" in ids:
+        if profile.cgroup_version is None or not profile.kubernetes_version:
+            out["group-oom-kill-multiprocess"] = "no cgroupVersion or kubernetesVersion in the profile"
+        elif not policy.facts.kubelet_configs:
+            out["group-oom-kill-multiprocess"] = "no KubeletConfiguration in the profile (profile.kubeletConfig)"
     if not profile.node_pools:
         for rid in ("gpu-memory-share-mismatch", "emptydir-exceeds-ephemeral-storage"):
             if rid in ids:
