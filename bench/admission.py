@@ -43,7 +43,9 @@ import asyncio, sys
 from kubelint_ml.admission.app import Holder, WebhookApp
 from kubelint_ml.admission.metrics import Metrics
 from kubelint_ml.admission.review import load_policy, warm_up
+from kubelint_ml.admission.server import setup_logging
 stack, host, port, cert, key = sys.argv[1:6]
+setup_logging()  # one JSON line per review, as `serve` writes (to a file here)
 policy = load_policy(None)
 warm_up(policy)
 app = WebhookApp(Holder(policy), Metrics())
@@ -51,14 +53,14 @@ if stack.startswith("uvicorn"):
     import uvicorn
     extra = {"http": "h11", "loop": "asyncio"} if stack == "uvicorn-h11" else {}
     uvicorn.run(app, host=host, port=int(port), ssl_certfile=cert, ssl_keyfile=key, access_log=False,
-                log_level="warning", lifespan="on", **extra)
+                log_config=None, lifespan="on", **extra)
 else:
     from hypercorn.asyncio import serve
     from hypercorn.config import Config
     c = Config()
     c.bind = [f"{host}:{port}"]
     c.certfile, c.keyfile = cert, key
-    c.loglevel = "WARNING"
+    c.accesslog = None
     asyncio.run(serve(app, c))
 """
 
@@ -190,8 +192,9 @@ def run_stack(stack: str, cert: str, key: str, bodies: list[bytes], clients: lis
               warm: float) -> list[dict]:
     host, port = "127.0.0.1", free_port()
     python = sys.executable
+    log = open(os.path.join(os.path.dirname(cert), f"{stack}.log"), "w+b")
     proc = subprocess.Popen([python, "-c", SERVER, stack, host, str(port), cert, key], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            stdout=subprocess.DEVNULL, stderr=log)
     try:
         wait_ready(host, port, proc)
         rows = []
@@ -204,7 +207,9 @@ def run_stack(stack: str, cert: str, key: str, bodies: list[bytes], clients: lis
         return rows
     except Exception:
         proc.terminate()
-        print(proc.communicate(timeout=10)[1].decode()[-3000:], file=sys.stderr)
+        proc.wait(10)
+        log.seek(0)
+        print(log.read().decode(errors="replace")[-3000:], file=sys.stderr)
         raise
     finally:
         proc.terminate()
@@ -212,6 +217,7 @@ def run_stack(stack: str, cert: str, key: str, bodies: list[bytes], clients: lis
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+        log.close()
 
 
 def main() -> None:
