@@ -26,8 +26,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def need_server_stack() -> None:
-    if sys.version_info < (3, 10):
-        pytest.skip("needs Python >= 3.10")
     if shutil.which("openssl") is None:
         pytest.skip("the openssl CLI is not installed (it makes the test certificate; .ci/run installs it)")
     try:
@@ -89,7 +87,7 @@ class Webhook:
         self.args = args
         self.proc: subprocess.Popen | None = None
 
-    def __enter__(self) -> "Webhook":
+    def __enter__(self) -> Webhook:
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(self.args, cwd=self.tmp, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.time() + 30
@@ -104,7 +102,7 @@ class Webhook:
         self.stop()
         raise AssertionError(f"serve did not start: {self.logs()}")
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def stop(self, timeout: float = 30) -> int | None:

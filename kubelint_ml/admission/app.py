@@ -17,7 +17,8 @@ import asyncio
 import json
 import logging
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from kubelint_ml.admission.metrics import Metrics
 from kubelint_ml.admission.review import Policy, ReviewError, Verdict, envelope, parse_review, review
@@ -131,7 +132,7 @@ class WebhookApp:
                 self._log(verdict, start, policy, level=logging.WARNING)
                 await _reply(send, 200, envelope(verdict.response))
                 return
-            except Exception as e:  # noqa: BLE001 - a bug must not take the webhook down; the API server decides
+            except Exception as e:  # a bug must not take the webhook down; the API server decides
                 log.exception("review failed", extra={"fields": {"uid": request.get("uid")}})
                 self._count("error", start)
                 await _reply(send, 500, {"error": f"review failed: {type(e).__name__}"})

@@ -33,8 +33,8 @@ def serve(cert: str, key: str, host: str, port: int, config_path: str | None, mo
     import ssl
 
     from kubelint_ml.admission.review import PolicyError, load_policy
-    from kubelint_ml.admission.server import ServeOptions, serve as run
-    from kubelint_ml.admission.server import setup_logging
+    from kubelint_ml.admission.server import ServeOptions, setup_logging
+    from kubelint_ml.admission.server import serve as run
 
     if config_path is None:
         from kubelint_ml.run.config import find_config

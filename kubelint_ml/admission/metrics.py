@@ -9,6 +9,7 @@ fixed words (their count is bounded by the rule set).
 from __future__ import annotations
 
 import threading
+import typing
 from collections import defaultdict
 
 # Seconds. Reviews take about a millisecond; the webhook's timeoutSeconds is a few seconds.
@@ -37,7 +38,7 @@ class Metrics:
         self.latency_sum = 0.0
         self.latency_count = 0
 
-    HELP = {
+    HELP: typing.ClassVar[dict[str, tuple[str, str]]] = {
         "requests_total": ("counter", "AdmissionReview requests answered, by result (allowed, denied, excluded, invalid, too_large, timeout, error)."),
         "denials_total": ("counter", "Reviews with error findings, by mode (enforce: denied; audit: would have been denied)."),
         "findings_total": ("counter", "Findings reported by reviews (suppressed ones not counted), by rule and severity."),

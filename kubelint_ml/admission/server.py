@@ -115,7 +115,7 @@ class Reloader:
             await asyncio.sleep(self.opts.reload_interval)
             try:
                 await self.check()
-            except Exception:  # noqa: BLE001 - the watcher must outlive any one failure
+            except Exception:  # the watcher must outlive any one failure
                 log.exception("reload check failed")
 
     async def check(self) -> None:
