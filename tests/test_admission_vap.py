@@ -31,14 +31,16 @@ def test_export_writes_a_policy_and_binding_per_exportable_rule():
     code, docs, out, err = _export(CONFIG)
     assert code == 0, err
     kinds = [(d["kind"], d["metadata"]["name"]) for d in docs]
-    names = ["container-memory-cap", "image-tag-pinned", "node-selector-pool", "shm-size-limit", "team-label"]
+    names = ["container-memory-cap", "image-tag-pinned", "node-selector-pool", "restart-policy-invalid",
+             "shm-size-limit", "team-label"]
     assert kinds == [(k, f"kubelint-ml-{n}") for n in names
                      for k in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")]
     assert all(d["apiVersion"] == "admissionregistration.k8s.io/v1" for d in docs)
     actions = {d["metadata"]["name"]: d["spec"]["validationActions"] for d in docs
                if d["kind"] == "ValidatingAdmissionPolicyBinding"}
     assert actions == {"kubelint-ml-container-memory-cap": ["Deny"], "kubelint-ml-image-tag-pinned": ["Audit"],
-                       "kubelint-ml-node-selector-pool": ["Warn"], "kubelint-ml-shm-size-limit": ["Warn"],
+                       "kubelint-ml-node-selector-pool": ["Warn"], "kubelint-ml-restart-policy-invalid": ["Deny"],
+                       "kubelint-ml-shm-size-limit": ["Warn"],
                        "kubelint-ml-team-label": ["Warn"]}
     team = next(d for d in docs if d["metadata"]["name"] == "kubelint-ml-team-label"
                 and d["kind"] == "ValidatingAdmissionPolicy")
@@ -54,14 +56,17 @@ def test_export_writes_a_policy_and_binding_per_exportable_rule():
     # the rules not exported, with the reason
     assert "#   priority-class-known: reads `objects`" in out
     assert "#   besteffort-qos: the QoS class after Pod defaulting" in out
-    assert "25 not exported" in err
+    assert "24 not exported" in err
+    restart = next(d for d in docs if d["metadata"]["name"] == "kubelint-ml-restart-policy-invalid"
+                   and d["kind"] == "ValidatingAdmissionPolicy")
+    assert len(restart["spec"]["validations"]) == 5  # Job, CronJob, JobSet and the two Trainer runtimes
 
 
 def test_every_builtin_template_has_a_reason():
-    from kubelint_ml.admission.vap import BUILTIN_REASONS
+    from kubelint_ml.admission.vap import BUILTIN_EXPORTS, BUILTIN_REASONS
     from kubelint_ml.engine.rulefile import available_templates
 
-    assert set(available_templates()) <= set(BUILTIN_REASONS)
+    assert set(available_templates()) <= set(BUILTIN_REASONS) | set(BUILTIN_EXPORTS)
 
 
 @needs_cel
@@ -74,7 +79,7 @@ def test_profile_version_gates_the_export(tmp_path):
     none = tmp_path / "none.yaml"
     none.write_text("rules: [rules/]\n")
     code, docs, out, _ = _export(none)
-    assert code == 0 and len(docs) == 10 and "Kubernetes 1.30 (no profile.kubernetesVersion" in out
+    assert code == 0 and len(docs) == 12 and "Kubernetes 1.30 (no profile.kubernetesVersion" in out
 
 
 @needs_cel
@@ -191,8 +196,8 @@ def test_every_exported_expression_gives_the_linters_verdict():
         compiled[rid] = [(compile_expression(v["expression"], ("object", "request")),
                           compile_expression(v["messageExpression"], ("object", "request")), v["message"])
                          for v in p["spec"]["validations"]]
-    assert sorted(compiled) == ["container-memory-cap", "image-tag-pinned", "node-selector-pool", "shm-size-limit",
-                                "team-label"]
+    assert sorted(compiled) == ["container-memory-cap", "image-tag-pinned", "node-selector-pool",
+                                "restart-policy-invalid", "shm-size-limit", "team-label"]
     samples = _samples()
     assert len(samples) > 600
     counts = {rid: {"pass": 0, "fail": 0, "error": 0} for rid in compiled}

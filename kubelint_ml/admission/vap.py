@@ -225,6 +225,73 @@ def _object_validation(rule: Any) -> dict:
             "message": _static(rule), "reason": "Invalid"}
 
 
+# --- built-in rules whose logic is one CEL expression ------------------------------------
+
+# templates/_common.py PLACEHOLDER (an unrendered $VAR, ${VAR}, $(VAR), VAR_NAME or <value>), in RE2.
+_PLACEHOLDER_RE2 = r"^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_][A-Za-z0-9_]*\)|[A-Z][A-Z0-9]*_[A-Z0-9_]+|<[^<>]+>)$"
+
+# (group, kind) -> (CEL list of the JobSpecs whose ``template`` is a pod template, batch/v1 Job itself?)
+_JOB_SPECS = {
+    ("batch", "Job"): ("(has(object.spec) ? [object.spec] : [])", True),
+    ("batch", "CronJob"): ("(has(object.spec) && has(object.spec.jobTemplate) && has(object.spec.jobTemplate.spec)"
+                           " ? [object.spec.jobTemplate.spec] : [])", True),
+    ("jobset.x-k8s.io", "JobSet"): ("(has(object.spec) && has(object.spec.replicatedJobs) ? object.spec.replicatedJobs"
+                                    ".filter(j, has(j.template) && has(j.template.spec)).map(j, j.template.spec) : [])",
+                                    False),
+}
+for _k in ("TrainingRuntime", "ClusterTrainingRuntime"):
+    _JOB_SPECS[("trainer.kubeflow.org", _k)] = (
+        "(has(object.spec) && has(object.spec.template) && has(object.spec.template.spec)"
+        " && has(object.spec.template.spec.replicatedJobs) ? object.spec.template.spec.replicatedJobs"
+        ".filter(j, has(j.template) && has(j.template.spec)).map(j, j.template.spec) : [])", False)
+
+
+def _restart_policy_validations(rule: Any) -> list[dict]:
+    """``job-restart-policy`` (restart-policy-invalid): a Job's pod template needs restartPolicy Never or
+    OnFailure, and Never with a podFailurePolicy; JobSet defaults a missing one to OnFailure. Placeholders
+    are not judged, nor is a missing restartPolicy in a partial template (no containers, or an app
+    container without an image)."""
+    rp = "ps.restartPolicy"
+    ok = (f"(has({rp}) && type({rp}) == string && {rp}.trim().matches({_lit(_PLACEHOLDER_RE2)}))"
+          f" || (!has({rp}) && (!has(ps.containers) || ps.containers.size() == 0"
+          f" || ps.containers.exists(c, !has(c.image) || c.image == '')))"
+          f" || ((!has({rp}) || {rp} == '') ? BATCH_OK"
+          f" : ({rp} in ['Never', 'OnFailure'] && !({rp} == 'OnFailure' && has(js.podFailurePolicy))))")
+    out = []
+    for key, (jobs, batch) in _JOB_SPECS.items():
+        if not _kind_selected(rule, key):
+            continue
+        judged = ok.replace("BATCH_OK", "false" if batch else "!has(js.podFailurePolicy)")
+        per_template = (f"{_ignored('js.template.metadata', rule.id)} || !has(js.template.spec)"
+                        f" || [js.template.spec].all(ps, {judged})")
+        guard = f"object.kind == {_lit(key[1])} && {_group(key[0])}"
+        value = f"(has(ps.restartPolicy) ? 'restartPolicy ' + string(ps.restartPolicy) : 'no restartPolicy')"
+        message = (f"{_lit(rule.id + ': ')} + {jobs}.filter(js, has(js.template) && has(js.template.spec)"
+                   f" && !({_ignored('js.template.metadata', rule.id)})).map(js, [js.template.spec]"
+                   f".filter(ps, !({judged})).map(ps, 'pod template has ' + {value} + ': a Job takes only Never or "
+                   f"OnFailure (Never with a podFailurePolicy)' + (has(ps.restartPolicy) ? '' : "
+                   f"{_lit(', and the default (Always, or OnFailure from JobSet) is not one')})).join('; '))"
+                   f".filter(m, m != '').join('; ')")
+        out.append({
+            "expression": f"!({guard}) || {_ignored('object.metadata', rule.id)}"
+                          f" || {jobs}.all(js, !has(js.template) || {per_template})",
+            "messageExpression": message,
+            "message": _static(rule),
+            "reason": "Invalid",
+        })
+    return out
+
+
+def _kind_selected(rule: Any, key: tuple[str, str]) -> bool:
+    if not rule.kinds:
+        return True
+    return any(k.rpartition("/")[2] == key[1] and (k.rpartition("/")[0] in ("", key[0])) for k in rule.kinds)
+
+
+# Built-in templates translated to CEL: template name -> validations of a rule using it.
+BUILTIN_EXPORTS = {"job-restart-policy": _restart_policy_validations}
+
+
 def _kinds_for(rule: Any) -> list[tuple[str, str]] | str:
     if not rule.kinds:
         return list(TEMPLATE_KINDS)
@@ -270,7 +337,6 @@ BUILTIN_REASONS = {
     "priority-class-unknown": "the PriorityClasses of the cluster (other objects)",
     "priority-class-object": "the cluster's other PriorityClasses (globalDefault conflicts)",
     "preemption-backoff": "the values of other PriorityClasses",
-    "job-restart-policy": "JobSet defaulting, podFailurePolicy, placeholders and partial templates",
     "group-oom-multiprocess": "the nodes' kubelet configuration and versions, and process counts from command lines",
     "kubelet-fail-cgroup-v1": "the nodes' cgroup and kubelet versions from the profile (KubeletConfiguration is not admitted)",
     "kubelet-oom-kill-cgroup-v1": "the nodes' cgroup version from the profile (KubeletConfiguration is not admitted)",
@@ -283,7 +349,10 @@ def exportable(rule: Any, version: tuple[int, int]) -> str:
     from kubelint_ml.engine.celcheck import CelCheck
 
     if not isinstance(rule.template, CelCheck):
-        return BUILTIN_REASONS.get(rule.check.get("template", ""), "its template's logic is Python")
+        template = rule.check.get("template", "")
+        if template in BUILTIN_EXPORTS and not rule.accelerator_severity and rule.workloads == "all":
+            return ""
+        return BUILTIN_REASONS.get(template, "its template's logic is Python")
     sources = [rule.check["cel"]] + ([rule.check["messageExpression"]] if rule.check.get("messageExpression") else [])
     for name in ("objects", "profile"):
         if any(re.search(rf"\b{name}\b", s) for s in sources):
@@ -337,7 +406,10 @@ def policy_documents(policy: Policy) -> tuple[list[dict], list[tuple[str, str]],
     for rule in sorted(policy.engine.rules, key=lambda r: r.id):
         why = exportable(rule, version)
         kinds: list | str = []
-        if not why and rule.unit != "object":
+        builtin = BUILTIN_EXPORTS.get(rule.check.get("template", "")) if not why else None
+        if builtin is not None:
+            kinds = [k for k in _JOB_SPECS if _kind_selected(rule, k)]
+        elif not why and rule.unit != "object":
             kinds = _kinds_for(rule)
             if isinstance(kinds, str):
                 why = kinds
@@ -352,7 +424,8 @@ def policy_documents(policy: Policy) -> tuple[list[dict], list[tuple[str, str]],
             resource_rules = [{"apiGroups": groups if all("/" in k for k in rule.kinds) or not rule.kinds else ["*"],
                                "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["*"]}]
         else:
-            validations = [_template_validation(rule, k, TEMPLATE_KINDS[k][1]) for k in kinds]
+            validations = (builtin(rule) if builtin is not None
+                           else [_template_validation(rule, k, TEMPLATE_KINDS[k][1]) for k in kinds])
             by_group: dict[str, list[str]] = {}
             for group, _ in kinds:
                 res = TEMPLATE_KINDS[(group, _)][0]
