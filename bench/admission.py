@@ -9,8 +9,10 @@ self-signed certificate made with the openssl CLI), then one client process
 opens N keep-alive HTTPS connections (asyncio) and sends AdmissionReviews
 built from the corpus objects that have pod templates (in turn) for a bounded
 time, after a warm-up. Latency is from writing a request to reading its whole
-answer. The machine's load average is printed next to the table: on a shared
-machine the numbers move with it.
+answer. The server's CPU time per review (from /proc) is printed too: unlike
+latency and throughput it hardly depends on what else the machine runs. The
+machine's load average is printed next to the table: on a shared machine the
+other numbers move with it.
 
 Stacks: ``uvicorn`` (what ``serve`` runs: uvicorn with httptools and uvloop
 when installed, else h11 and asyncio), ``uvicorn-h11`` (pure Python HTTP
@@ -175,6 +177,15 @@ async def _load(host: str, port: int, bodies: list[bytes], clients: int, seconds
             "mean_ms": round(statistics.fmean(lat) * 1000, 2) if n else None}
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc), 0 where unknown."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def wait_ready(host: str, port: int, proc: subprocess.Popen, timeout: float = 30.0) -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -199,11 +210,14 @@ def run_stack(stack: str, cert: str, key: str, bodies: list[bytes], clients: lis
         wait_ready(host, port, proc)
         rows = []
         for n in clients:
+            cpu0 = cpu_seconds(proc.pid)
             row = asyncio.run(_load(host, port, bodies, n, seconds, warm))
+            answered = row["per_second"] * (seconds + warm)  # the warm-up's reviews used CPU too
+            row["server_cpu_ms"] = round((cpu_seconds(proc.pid) - cpu0) * 1000 / answered, 2) if answered else None
             row["stack"] = stack
             rows.append(row)
             print(f"  {stack:12} {n:3} clients: p50 {row['p50_ms']} ms, p99 {row['p99_ms']} ms, "
-                  f"{row['per_second']} reviews/s", flush=True)
+                  f"{row['per_second']} reviews/s, server CPU {row['server_cpu_ms']} ms/review", flush=True)
         return rows
     except Exception:
         proc.terminate()
@@ -241,9 +255,10 @@ def main() -> None:
         for stack in stacks:
             rows += run_stack(stack, cert, key, bodies, clients, seconds, args.warm)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
-    print("\n| stack | clients | p50 ms | p99 ms | reviews/s |\n|---|---:|---:|---:|---:|")
+    print("\n| stack | clients | p50 ms | p99 ms | reviews/s | server CPU ms/review |\n|---|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['stack']} | {r['clients']} | {r['p50_ms']} | {r['p99_ms']} | {r['per_second']} |")
+        print(f"| {r['stack']} | {r['clients']} | {r['p50_ms']} | {r['p99_ms']} | {r['per_second']} "
+              f"| {r['server_cpu_ms']} |")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 
