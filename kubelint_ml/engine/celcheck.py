@@ -11,8 +11,9 @@ object rather than let it through silently.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from kubelint_ml.engine.api import CEL_EVALUATION_ERROR, Hit, Unit, UnitKind
 

@@ -9,7 +9,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-
 from kubelint_ml.input.loader import Limits, LoadError, load_single
 
 CONFIG_NAMES = (".kubelint-ml.yaml", ".kubelint-ml.yml")
@@ -34,7 +33,7 @@ class Profile:
         return [p for p in [self.kubelet_config] + [pool.kubelet_config for pool in self.node_pools] if p]
 
     @classmethod
-    def from_dict(cls, data: dict, base: Path) -> "Profile":
+    def from_dict(cls, data: dict, base: Path) -> Profile:
         from kubelint_ml.k8s.nodes import catalog, node_pool_from_config
 
         pools = []
@@ -60,7 +59,7 @@ class Profile:
                     ephemeral_storage=pool.ephemeral_storage if pool.ephemeral_storage is not None else known.ephemeral_storage,
                 )
             if pool.kubelet_config:
-                pool = replace(pool, kubelet_config=str((base / pool.kubelet_config)))
+                pool = replace(pool, kubelet_config=str(base / pool.kubelet_config))
             pools.append(pool)
         classes: dict[str, int | None] = {}
         raw = data.get("priorityClasses", {})
