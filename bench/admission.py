@@ -203,7 +203,7 @@ def run_stack(stack: str, cert: str, key: str, bodies: list[bytes], clients: lis
               warm: float) -> list[dict]:
     host, port = "127.0.0.1", free_port()
     python = sys.executable
-    log = open(os.path.join(os.path.dirname(cert), f"{stack}.log"), "w+b")
+    log = open(os.path.join(os.path.dirname(cert), f"{stack}.log"), "w+b")  # noqa: SIM115 - closed in finally
     proc = subprocess.Popen([python, "-c", SERVER, stack, host, str(port), cert, key], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=log)
     try:

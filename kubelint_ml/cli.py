@@ -33,7 +33,8 @@ def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
                  enable: tuple[str, ...] = (), disable: tuple[str, ...] = (),
                  rules: list | None = None) -> tuple[list, dict, set]:
     """:func:`kubelint_ml.run.selection.select_rules`, its errors as usage failures (exit 2)."""
-    from kubelint_ml.run.selection import SelectionError, select_rules as select
+    from kubelint_ml.run.selection import SelectionError
+    from kubelint_ml.run.selection import select_rules as select
 
     try:
         return select(config, extra_dirs, verbose, enable, disable, rules)

@@ -7,7 +7,15 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from kubelint_ml.admission.review import PolicyError, ReviewError, load_policy, parse_review, positioned, review, warning_texts
+from kubelint_ml.admission.review import (
+    PolicyError,
+    ReviewError,
+    load_policy,
+    parse_review,
+    positioned,
+    review,
+    warning_texts,
+)
 from kubelint_ml.cli import main
 from kubelint_ml.findings import Finding
 from kubelint_ml.input.loader import locate

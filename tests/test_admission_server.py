@@ -13,10 +13,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from webhook import ROOT, Webhook, make_cert, need_server_stack, review_body, write_config
 
-CORPUS = ROOT.parent / "shared" / "corpus"
 CONTEXT_KINDS = {"PriorityClass", "WorkloadPriorityClass", "KubeletConfiguration", "CustomResourceDefinition"}
 
 PROFILE_CONFIG = {
@@ -69,8 +67,9 @@ def _text(f: dict) -> str:
     return f"{f['rule']}: {f['message']}{at}"
 
 
-def test_decisions_and_warnings_equal_check_over_fixtures_and_corpus(stack, tmp_path):
-    paths = sorted((ROOT / "fixtures").rglob("*.yaml")) + sorted(CORPUS.rglob("*.yaml"))
+@pytest.mark.slow
+def test_decisions_and_warnings_equal_check_over_fixtures_and_corpus(stack, tmp_path, corpus):
+    paths = sorted((ROOT / "fixtures").rglob("*.yaml")) + sorted(corpus.rglob("*.yaml"))
     objects = _objects(paths)
     assert len(objects) > 400
     config = write_config(tmp_path / "kubelint-ml.yaml", PROFILE_CONFIG)

@@ -14,7 +14,6 @@ from kubelint_ml.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "fixtures" / "admission" / "kubelint-ml.yaml"
-CORPUS = ROOT.parent / "shared" / "corpus"
 
 needs_cel = pytest.mark.skipif(sys.version_info < (3, 11),
                                reason="the CEL runtime (cel-expr-python) needs Python >= 3.11")
@@ -132,7 +131,7 @@ def _as_served(value):
     return value
 
 
-def _samples() -> list[tuple[str, dict]]:
+def _samples(corpus: Path) -> list[tuple[str, dict]]:
     """Every rule's examples (built-in and custom), the fixtures and the corpus, as the API server sends them."""
     from kubelint_ml.engine.rulefile import load_builtin_rules, load_rules_dir
 
@@ -151,7 +150,7 @@ def _samples() -> list[tuple[str, dict]]:
         for verdict in ("fail", "pass"):
             for n, ex in enumerate(rule.examples.get(verdict, [])):
                 add(f"{rule.id}:{verdict}[{n}]", ex["manifest"])
-    for path in sorted((ROOT / "fixtures").rglob("*.yaml")) + sorted(CORPUS.rglob("*.yaml")):
+    for path in sorted((ROOT / "fixtures").rglob("*.yaml")) + sorted(corpus.rglob("*.yaml")):
         add(str(path.relative_to(path.parents[2])), path.read_bytes())
     # suppressions and roles the fixtures do not show
     add("ignore", """
@@ -180,7 +179,8 @@ def _linter_verdict(findings: list, rule_id: str) -> tuple[str, set]:
 
 
 @needs_cel
-def test_every_exported_expression_gives_the_linters_verdict():
+@pytest.mark.slow
+def test_every_exported_expression_gives_the_linters_verdict(corpus):
     from kubelint_ml.admission.review import load_policy
     from kubelint_ml.admission.vap import TEMPLATE_KINDS, policy_documents
     from kubelint_ml.engine.cel import CelEvalError, compile_expression
@@ -198,7 +198,7 @@ def test_every_exported_expression_gives_the_linters_verdict():
                          for v in p["spec"]["validations"]]
     assert sorted(compiled) == ["container-memory-cap", "image-tag-pinned", "node-selector-pool",
                                 "restart-policy-invalid", "shm-size-limit", "team-label"]
-    samples = _samples()
+    samples = _samples(corpus)
     assert len(samples) > 600
     counts = {rid: {"pass": 0, "fail": 0, "error": 0} for rid in compiled}
     judged = 0
@@ -226,7 +226,7 @@ def test_every_exported_expression_gives_the_linters_verdict():
                 got = "fail"  # cannot happen here (one unit fails, another errors): CEL may answer either
             assert got == want, f"{rid} on {where}: policy {got}, linter {want}"
             if got == "fail":
-                for (prog, msg, static), result in zip(programs, results):
+                for (_prog, msg, static), result in zip(programs, results):
                     if result is False:
                         try:
                             message = msg.evaluate({"object": obj, "request": {}})

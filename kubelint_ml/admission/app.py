@@ -157,7 +157,8 @@ class WebhookApp:
 
     def _log(self, verdict: Verdict, start: float, policy: Policy, level: int = logging.INFO) -> None:
         req = verdict.request
-        kind = req.get("kind") if isinstance(req.get("kind"), dict) else {}
+        found = req.get("kind")
+        kind: dict = found if isinstance(found, dict) else {}
         fields: dict[str, Any] = {
             "uid": verdict.uid,
             "operation": req.get("operation"),

@@ -255,7 +255,7 @@ def review(policy: Policy, request: dict) -> Verdict:
         label = _excluded_label(obj, settings["excludeLabels"])
         if label:
             why = f"label {label} is excluded"
-    if why:
+    if why or not isinstance(obj, dict):
         return Verdict(uid, True, _response(uid, True), excluded=why, request=request)
     if namespace and isinstance(obj.get("metadata"), dict) and not obj["metadata"].get("namespace"):
         # The API server fills metadata.namespace in after admission: judge (and exclude) by the request's.

@@ -265,7 +265,7 @@ def _restart_policy_validations(rule: Any) -> list[dict]:
         per_template = (f"{_ignored('js.template.metadata', rule.id)} || !has(js.template.spec)"
                         f" || [js.template.spec].all(ps, {judged})")
         guard = f"object.kind == {_lit(key[1])} && {_group(key[0])}"
-        value = f"(has(ps.restartPolicy) ? 'restartPolicy ' + string(ps.restartPolicy) : 'no restartPolicy')"
+        value = "(has(ps.restartPolicy) ? 'restartPolicy ' + string(ps.restartPolicy) : 'no restartPolicy')"
         message = (f"{_lit(rule.id + ': ')} + {jobs}.filter(js, has(js.template) && has(js.template.spec)"
                    f" && !({_ignored('js.template.metadata', rule.id)})).map(js, [js.template.spec]"
                    f".filter(ps, !({judged})).map(ps, 'pod template has ' + {value} + ': a Job takes only Never or "
@@ -295,7 +295,7 @@ BUILTIN_EXPORTS = {"job-restart-policy": _restart_policy_validations}
 def _kinds_for(rule: Any) -> list[tuple[str, str]] | str:
     if not rule.kinds:
         return list(TEMPLATE_KINDS)
-    out = []
+    out: list[tuple[str, str]] = []
     for k in rule.kinds:
         group, _, kind = k.rpartition("/")
         matches = [key for key in TEMPLATE_KINDS if key[1] == kind and (not group or key[0] == group)]
@@ -310,7 +310,7 @@ def _functions_too_new(source: str, version: tuple[int, int]) -> list[str]:
     for name, since in FUNCTIONS_SINCE.items():
         if since > version and re.search(rf"\b{name}\s*\(", source):
             out.append(f"{name}() (Kubernetes {since[0]}.{since[1]})")
-    if (1, 28) > version and _OPTIONAL_SYNTAX.search(source):
+    if version < (1, 28) and _OPTIONAL_SYNTAX.search(source):
         out.append("optional types (Kubernetes 1.28)")
     return out
 
@@ -405,14 +405,16 @@ def policy_documents(policy: Policy) -> tuple[list[dict], list[tuple[str, str]],
     settings = policy.settings
     for rule in sorted(policy.engine.rules, key=lambda r: r.id):
         why = exportable(rule, version)
-        kinds: list | str = []
+        kinds: list[tuple[str, str]] = []
         builtin = BUILTIN_EXPORTS.get(rule.check.get("template", "")) if not why else None
         if builtin is not None:
             kinds = [k for k in _JOB_SPECS if _kind_selected(rule, k)]
         elif not why and rule.unit != "object":
-            kinds = _kinds_for(rule)
-            if isinstance(kinds, str):
-                why = kinds
+            found = _kinds_for(rule)
+            if isinstance(found, str):
+                why = found
+            else:
+                kinds = found
         if why:
             skipped.append((rule.id, why))
             continue
@@ -427,8 +429,8 @@ def policy_documents(policy: Policy) -> tuple[list[dict], list[tuple[str, str]],
             validations = (builtin(rule) if builtin is not None
                            else [_template_validation(rule, k, TEMPLATE_KINDS[k][1]) for k in kinds])
             by_group: dict[str, list[str]] = {}
-            for group, _ in kinds:
-                res = TEMPLATE_KINDS[(group, _)][0]
+            for group, kind in kinds:
+                res = TEMPLATE_KINDS[(group, kind)][0]
                 if res not in by_group.setdefault(group, []):
                     by_group[group].append(res)
             resource_rules = [{"apiGroups": [g], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
