@@ -15,8 +15,11 @@ from typing import Any, NoReturn
 import click
 
 from kubelint_ml import __version__
+from kubelint_ml.admission import cli as admission_cli  # serve, export (their imports are lazy)
 from kubelint_ml.findings import SEVERITIES as LEVELS  # fail levels are severities
+from kubelint_ml.policy.cli import load_policies, policy_options
 from kubelint_ml.report import FORMATS
+from kubelint_ml.usage import cli as usage_cli
 
 
 class UsageFailure(click.ClickException):
@@ -85,11 +88,14 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print only findings (no summary line).")
 @click.option("-v", "--verbose", is_flag=True, help="Remediations, skipped documents and rules, info-level rules.")
 @click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
+@usage_cli.check_options
+@policy_options
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_level: str | None,
           config_path: str | None, rules_dirs: tuple[str, ...], enable: tuple[str, ...], disable: tuple[str, ...],
           schema_flag: bool | None, kubernetes_version: str | None, strict: bool | None, crds: tuple[str, ...],
           baseline: str | None, write_baseline: str | None, show_suppressed: bool, jobs: int, quiet: bool,
-          verbose: bool, no_color: bool) -> None:
+          verbose: bool, no_color: bool, policy_paths: tuple[str, ...] = (), policy_namespaces: tuple[str, ...] = (),
+          combine: bool = False) -> None:
     """Lint manifests: files, directories (recursive) or - for stdin."""
     if not paths:
         _fail("no paths given (try `kubelint-ml check .`)")
@@ -99,9 +105,12 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     config = _load_config(config_path)
     level = fail_level or config.fail_level or "error"
     rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
+    usage, rules = usage_cli.for_check(paths, config, rules, verbose)
+    policies = load_policies(list(config.rules_dirs) + list(rules_dirs) + list(policy_paths), policy_namespaces,
+                             combine, getattr(config, "context", None))
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     result, notes = _lint(list(paths), config, rules, fail_level=level, jobs=_jobs(jobs), verbose=verbose,
-                          schema=schema, severity=severity, all_rule_ids=all_ids)
+                          schema=schema, severity=severity, all_rule_ids=all_ids, usage=usage, policies=policies)
     if write_baseline:
         _record_baseline(write_baseline, result, quiet)
         sys.exit(0)
@@ -268,7 +277,10 @@ def rules_list(fmt: str, rules_dirs: tuple[str, ...]) -> None:
     config = _load_config(None)
     everything = _all_rules(config, rules_dirs)
     chosen, _, _ = select_rules(config, rules_dirs, verbose=False, rules=everything)  # on in a plain run
-    text = ruledocs.render_list(everything, fmt, enabled={r.id for r in chosen})
+    from kubelint_ml.policy.cli import policy_rules
+
+    policy = policy_rules(list(config.rules_dirs) + list(rules_dirs))
+    text = ruledocs.render_list(everything + policy, fmt, enabled={r.id for r in chosen + policy})
     click.echo(_safe_text(text) if fmt == "text" else text, nl=False)
 
 
@@ -289,8 +301,11 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
 
 @rules.command("verify")
 @click.argument("directory", required=False, type=click.Path())
-def rules_verify(directory: str | None) -> None:
-    """Run rules against their own examples (built-in rules when DIR is omitted)."""
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
+              help="json: one object per case (name, passed).")
+def rules_verify(directory: str | None, fmt: str = "text") -> None:
+    """Run rules against their own examples (built-in rules when DIR is omitted); for a path with
+    policies, also their Rego test_ rules and Gatekeeper Suite files."""
     from kubelint_ml.engine.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
     from kubelint_ml.run.examples import verify_rules
 
@@ -299,15 +314,32 @@ def rules_verify(directory: str | None) -> None:
     except RuleFileError as e:
         _fail(str(e))
     failures = 0
+    cases = []
     for rule, problems in verify_rules(rules_):
+        cases.append({"name": rule.id, "passed": not problems, "file": rule.source})
         if problems:
             failures += 1
+            cases[-1]["reason"] = "; ".join(problems)
+        if fmt == "json":
+            continue
+        if problems:
             click.echo(_safe_text(f"FAIL {rule.id} ({rule.source})"))
             for p in problems:
                 click.echo(_safe_text(f"  - {p}"))
         else:
             click.echo(f"ok   {rule.id}")
-    click.echo(f"{len(rules_) - failures} passed, {failures} failed")
+    passed = len(rules_) - failures
+    if directory:
+        from kubelint_ml.policy.cli import verify_policies
+
+        ok, bad, more = verify_policies(directory, fmt)
+        passed, failures, cases = passed + ok, failures + bad, cases + more
+    if fmt == "json":
+        from kubelint_ml.policy.cli import print_json
+
+        print_json(cases)
+    else:
+        click.echo(f"{passed} passed, {failures} failed")
     sys.exit(1 if failures else 0)
 
 
@@ -342,10 +374,9 @@ def init(force: bool, path: str) -> None:
     click.echo(f"wrote {path}")
 
 
-from kubelint_ml.admission import cli as _admission  # noqa: E402 - serve, export (their imports are lazy)
-
-main.add_command(_admission.serve)
-main.add_command(_admission.export)
+main.add_command(usage_cli.group(_load_config))
+main.add_command(admission_cli.serve)
+main.add_command(admission_cli.export)
 
 
 class Interrupted(BaseException):

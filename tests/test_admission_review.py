@@ -91,3 +91,14 @@ def test_audit_mode_from_config(tmp_path):
     assert v.allowed is True and v.would_deny and "status" not in v.response
     v = review(load_policy(str(cfg), mode="enforce"), {"uid": "1", "object": POD})  # --mode wins
     assert v.allowed is False
+
+
+def test_what_check_runs_and_admission_does_not_is_named(tmp_path):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(json.dumps({"rules": [str(root / "fixtures" / "policies" / "conftest")]}))
+    policy = load_policy(str(cfg))
+    assert policy.not_run == ["Rego and Gatekeeper policies under rules: (check runs them; admission does not)"]
+    assert load_policy(None).not_run == []

@@ -66,6 +66,8 @@ class Policy:
     loaded_at: float = field(default_factory=time.time)
     # Context rules that lack facts in the profile: rule id -> what is missing (logged at load).
     missing_context: dict[str, str] = field(default_factory=dict)
+    # What `check` would run with this config that admission does not (logged at load).
+    not_run: list[str] = field(default_factory=list)
 
     @property
     def mode(self) -> str:
@@ -97,7 +99,27 @@ def load_policy(config_path: str | None, mode: str | None = None) -> Policy:
     policy = Policy(config, engine, facts, settings, frozenset(r.id for r in rules),
                     str(config_path) if config_path else "(defaults)")
     policy.missing_context = _missing_context(policy)
+    policy.not_run = _not_run(config)
     return policy
+
+
+def _not_run(config: Config) -> list[str]:
+    """Parts of the config that `check` runs and a review does not: Rego and Gatekeeper policies under
+    `rules:` (evaluated over a whole run, not one object), and the observed-usage rules (`usage:`)."""
+    out = []
+    if config.rules_dirs:
+        from kubelint_ml.policy.load import PolicyError, find
+        from kubelint_ml.policy.rego import RegoError
+
+        try:
+            found = find(list(config.rules_dirs))
+            if found.modules or found.templates or found.constraints:
+                out.append("Rego and Gatekeeper policies under rules: (check runs them; admission does not)")
+        except (PolicyError, RegoError, OSError):
+            out.append("Rego and Gatekeeper policies under rules: (not loadable here; check reports why)")
+    if getattr(config, "usage", None):
+        out.append("observed-usage rules (usage:): they need the usage source, which admission does not query")
+    return out
 
 
 def _missing_context(policy: Policy) -> dict[str, str]:

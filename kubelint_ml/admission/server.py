@@ -170,6 +170,8 @@ def describe(policy: Policy) -> dict:
     }
     if policy.missing_context:
         out["contextMissing"] = policy.missing_context
+    if policy.not_run:
+        out["notRun"] = policy.not_run
     return out
 
 

@@ -132,6 +132,7 @@ class Config:
     profile: Profile = field(default_factory=Profile)
     schema: dict = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
+    usage: dict = field(default_factory=dict)  # the `usage:` section (kubelint_ml.usage.source reads it)
     admission: dict = field(default_factory=dict)  # `kubelint-ml serve` settings (kubelint_ml.admission)
 
 
@@ -195,6 +196,7 @@ def load_config(path: str | os.PathLike | None) -> Config:
     if "crds" in schema:
         schema["crds"] = [str(base / c) for c in schema["crds"]]
     cfg.schema = schema
+    cfg.usage = dict(data.get("usage") or {})
     cfg.admission = dict(data.get("admission") or {})
     lim = data.get("limits") or {}
     defaults = Limits()

@@ -131,20 +131,22 @@ def once_per_kind(findings: list[Finding]) -> list[Finding]:
 
 def run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str = "error", jobs: int = 1,
         verbose: bool = False, schema: Any = None, severity: dict[str, str] | None = None,
-        all_rule_ids: set[str] | None = None) -> tuple[RunResult, list[str]]:
+        all_rule_ids: set[str] | None = None, usage: Any = None,
+        policies: Any = None) -> tuple[RunResult, list[str]]:
     # Parse trees are many young, acyclic containers: collecting every 700 allocations
     # only costs time (about 7% of a run). Cycles are still collected, less often.
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], GC_YOUNG_THRESHOLD), *threshold[1:])
     try:
         return _run(paths, config, rules, fail_level=fail_level, jobs=jobs, verbose=verbose, schema=schema,
-                    severity=severity, all_rule_ids=all_rule_ids)
+                    severity=severity, all_rule_ids=all_rule_ids, usage=usage, policies=policies)
     finally:
         gc.set_threshold(*threshold)
 
 
 def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str, jobs: int, verbose: bool,
-         schema: Any, severity: dict[str, str] | None, all_rule_ids: set[str] | None) -> tuple[RunResult, list[str]]:
+         schema: Any, severity: dict[str, str] | None, all_rule_ids: set[str] | None,
+         usage: Any = None, policies: Any = None) -> tuple[RunResult, list[str]]:
     path_excludes = tuple(ex["path"] for ex in config.exclude if set(ex) <= {"path", "reason"} and "path" in ex)
     sources = with_profile_files(collect(paths, path_excludes), config)
     stdin_data = None
@@ -158,8 +160,11 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
     if schema is not None:
         for crd in facts.crds:
             schema.add_crd(crd)
-    engine = Engine(rules, severity_overrides=severity, known_rule_ids=all_rule_ids or ())
-    runner = Runner(engine, config, facts, schema, verbose)
+    known = set(all_rule_ids or ()) | (policies.rule_ids() if policies is not None else set())
+    engine = Engine(rules, severity_overrides=severity, known_rule_ids=known)
+    runner = Runner(engine, config, facts, schema, verbose, usage, policies)
+    if policies is not None:  # data.inventory for referential templates; --combine runs in one process
+        jobs = policies.prepare(sources, config.limits, stdin_data, jobs)
     inputs = list(zip(sources, kept))
     del kept  # each file's bytes are let go as soon as it is linted
     total, run_notes, in_order = _second_pass(runner, inputs, jobs, size)
@@ -167,7 +172,7 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
     result = RunResult(
         findings=[f for f in findings if f.suppressed is None],
         suppressed=[f for f in findings if f.suppressed is not None],
-        rules=_rule_infos(rules, severity, schema),
+        rules=_rule_infos(rules, severity, schema, policies),
         files=len(sources),
         documents=total.documents,
         objects=total.objects,
@@ -192,16 +197,23 @@ def _second_pass(runner: Runner, inputs: parallel.Inputs, jobs: int, size: int) 
         for i, (source, data) in enumerate(inputs):
             inputs[i] = (source, None)  # the bytes are not needed after this file
             results.append(runner.lint(source, data))
+        if runner.policies is not None:
+            runner.policies.flush()
     total = FileResult()
     for r in results:
         total.add(r)
+    if runner.policies is not None and runner.policies.combine:
+        total.findings.extend(runner.policies.lint_combined(runner.combined))
     return total, run_notes, in_order
 
 
-def _rule_infos(rules: list[Rule], severity: dict[str, str] | None, schema: Any) -> dict[str, RuleInfo]:
+def _rule_infos(rules: list[Rule], severity: dict[str, str] | None, schema: Any,
+                policies: Any = None) -> dict[str, RuleInfo]:
     """What the reports say of each rule that can appear in the run, by id."""
     infos = {r.id: r.info() for r in rules}
     infos.update(INPUT_RULES)
+    if policies is not None:
+        infos.update(policies.rule_infos())
     for rid, sev in (severity or {}).items():
         if rid in infos:
             infos[rid] = replace(infos[rid], severity=sev)
@@ -215,7 +227,7 @@ def _rule_infos(rules: list[Rule], severity: dict[str, str] | None, schema: Any)
 
 
 def lint_text(data: bytes, rules: list[Rule], config: Config | None = None, display: str = "<input>",
-              severity: dict[str, str] | None = None, schema: Any = None) -> list[Finding]:
+              severity: dict[str, str] | None = None, schema: Any = None, usage: Any = None) -> list[Finding]:
     """Lint one in-memory file with the given rules (examples, tests, embedding)."""
     config = config or Config()
     facts = Facts()
@@ -225,6 +237,6 @@ def lint_text(data: bytes, rules: list[Rule], config: Config | None = None, disp
     if schema is not None:
         for crd in facts.crds:
             schema.add_crd(crd)
-    runner = Runner(Engine(rules, severity_overrides=severity), config, facts, schema)
+    runner = Runner(Engine(rules, severity_overrides=severity), config, facts, schema, usage=usage)
     findings = runner.lint_bytes(data, display).findings
     return _finish(findings, config)

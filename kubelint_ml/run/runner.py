@@ -36,6 +36,9 @@ class Runner:
     facts: Facts
     schema: Any = None  # kubelint_ml.k8s.schema.SchemaValidator when --schema
     verbose: bool = False
+    usage: Any = None  # kubelint_ml.usage.model.Usage when a usage source is configured
+    policies: Any = None  # kubelint_ml.policy.lint.Policies: Rego and Gatekeeper policies
+    combined: list = field(default_factory=list)  # (file, document) pairs, for policies.combine
 
     def lint_bytes(self, data: bytes, display: str, size: int | None = None) -> FileResult:
         out = FileResult()
@@ -59,10 +62,13 @@ class Runner:
             out.findings.append(parse_error(display, p.line, p.column, p.message, p.document))
         if self.verbose and not loaded.documents and not loaded.problems:
             out.notes.append(f"{display}: skipped: empty file (no YAML documents)")
-        ctx = Context(profile=self.config.profile, facts=self.facts, wants_notes=self.verbose)
+        ctx = Context(profile=self.config.profile, facts=self.facts, usage=self.usage, wants_notes=self.verbose)
+        policy_units: list = []
         for doc in loaded.documents:
             out.documents += 1
             unpacked = unpack(doc, display)
+            if self.policies is not None:
+                policy_units.append((doc, unpacked.objects))
             for prob in unpacked.problems:
                 line, col, found = locate(prob.root, prob.path)
                 out.findings.append(parse_error(display, line, col, prob.message, doc.index, prob.ref,
@@ -75,6 +81,11 @@ class Runner:
                 out.findings.extend(self.engine.evaluate(obj, ctx))
                 if self.schema is not None:
                     out.findings.extend(self._schema(obj))
+        if policy_units:
+            if self.policies.combine:
+                self.combined.extend((display, doc) for doc, _ in policy_units)
+            # evaluated in batches: see Policies.flush, called by whoever adds up the results
+            self.policies.defer(display, policy_units, out.findings, out.notes if self.verbose else None)
         out.notes.extend(ctx.notes)
         return out
 
