@@ -315,6 +315,7 @@ def _functions_too_new(source: str, version: tuple[int, int]) -> list[str]:
     return out
 
 
+_USAGE = "observed usage from Prometheus or a usage snapshot, which a policy cannot read"
 _QUANTITIES = "quantities as the API server stores them, with unrendered placeholders left unjudged"
 # Why each built-in template's logic is not one CEL expression (checked: every built-in rule has an entry).
 BUILTIN_REASONS = {
@@ -341,6 +342,10 @@ BUILTIN_REASONS = {
     "kubelet-fail-cgroup-v1": "the nodes' cgroup and kubelet versions from the profile (KubeletConfiguration is not admitted)",
     "kubelet-oom-kill-cgroup-v1": "the nodes' cgroup version from the profile (KubeletConfiguration is not admitted)",
     "kubelet-setting-ignored": "the kubelet versions of the nodes from the profile (KubeletConfiguration is not admitted)",
+    "usage-memory-limit": _USAGE,
+    "usage-memory-request-high": _USAGE,
+    "usage-memory-request-low": _USAGE,
+    "usage-gpu-memory": _USAGE,
 }
 
 
