@@ -21,6 +21,9 @@ from kubelint_ml.policy.cli import load_policies, policy_options
 from kubelint_ml.report import FORMATS
 from kubelint_ml.usage import cli as usage_cli
 
+# Rules that are off unless the config or --enable turns them on (--verbose never changes results).
+VERBOSE_RULES = {"gpu-node-unresolved"}
+
 
 class UsageFailure(click.ClickException):
     exit_code = 2
@@ -86,17 +89,28 @@ def main() -> None:
 @click.option("--show-suppressed", is_flag=True, help="Also list suppressed findings.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Processes that lint [default: the CPUs available; 1 = sequential; small inputs use one].")
 @click.option("-q", "--quiet", is_flag=True, help="Print only findings (no summary line).")
-@click.option("-v", "--verbose", is_flag=True, help="Remediations, skipped documents and rules, info-level rules.")
+@click.option("-v", "--verbose", is_flag=True, help="Remediations, and notes on skipped documents and rules; never changes the findings.")
 @click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
+@click.option("--context", "context_paths", multiple=True, type=click.Path(),
+              help="File or directory read for context (PriorityClasses, kubelet configs, CRDs), not reported on (repeatable).")
+@click.option("--helm-values", multiple=True, type=click.Path(dir_okay=False),
+              help="Values file for the charts among the paths (helm template --values; repeatable).")
+@click.option("--helm-set", multiple=True, help="KEY=VALUE for the charts among the paths (helm template --set; repeatable).")
 @usage_cli.check_options
 @policy_options
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_level: str | None,
           config_path: str | None, rules_dirs: tuple[str, ...], enable: tuple[str, ...], disable: tuple[str, ...],
           schema_flag: bool | None, kubernetes_version: str | None, strict: bool | None, crds: tuple[str, ...],
           baseline: str | None, write_baseline: str | None, show_suppressed: bool, jobs: int, quiet: bool,
-          verbose: bool, no_color: bool, policy_paths: tuple[str, ...] = (), policy_namespaces: tuple[str, ...] = (),
+          verbose: bool, no_color: bool, context_paths: tuple[str, ...] = (), helm_values: tuple[str, ...] = (),
+          helm_set: tuple[str, ...] = (), policy_paths: tuple[str, ...] = (), policy_namespaces: tuple[str, ...] = (),
           combine: bool = False) -> None:
-    """Lint manifests: files, directories (recursive) or - for stdin."""
+    """Lint manifests: files, directories (recursive), quoted globs ('k8s/**/*.yaml') or - for stdin.
+
+    Directories with a Chart.yaml are rendered with helm template, and those with a
+    kustomization.yaml built with kustomize (or kubectl kustomize), when the tool is on PATH."""
+    from kubelint_ml.input.render import options as render_options
+
     if not paths:
         _fail("no paths given (try `kubelint-ml check .`)")
     if len(outputs) > max(1, len(formats)):
@@ -107,10 +121,11 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
     usage, rules = usage_cli.for_check(paths, config, rules, verbose)
     policies = load_policies(list(config.rules_dirs) + list(rules_dirs) + list(policy_paths), policy_namespaces,
-                             combine, getattr(config, "context", None))
+                             combine, list(config.context) + list(context_paths))
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     result, notes = _lint(list(paths), config, rules, fail_level=level, jobs=_jobs(jobs), verbose=verbose,
-                          schema=schema, severity=severity, all_rule_ids=all_ids, usage=usage, policies=policies)
+                          schema=schema, severity=severity, all_rule_ids=all_ids, usage=usage, policies=policies,
+                          render=render_options(config, helm_values, helm_set), context=context_paths)
     if write_baseline:
         _record_baseline(write_baseline, result, quiet)
         sys.exit(0)
@@ -184,8 +199,12 @@ def _report(result: Any, formats: tuple[str, ...], outputs: tuple[str, ...], *, 
         else:
             report.write(fmt, view, sys.stdout, color=color, verbose=verbose)
             sys.stdout.flush()
+    from kubelint_ml.report.escape import neutralise
+
+    for warning in result.warnings:
+        click.echo(f"kubelint-ml: warning: {neutralise(warning)}", err=True)
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary_path and "github" in formats:
+    if summary_path:  # whatever the formats (docs/ci.md)
         try:
             report.write_step_summary(result, summary_path)
         except OSError:

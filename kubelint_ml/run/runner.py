@@ -9,6 +9,7 @@ from typing import Any
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.engine.core import Context, Engine, parse_error
 from kubelint_ml.findings import Finding
+from kubelint_ml.input import render as rendering
 from kubelint_ml.input.loader import Limits, load, locate, looks_like_template, render_path
 from kubelint_ml.input.objects import K8sObject, unpack
 from kubelint_ml.input.sources import Source, read
@@ -51,7 +52,10 @@ class Runner:
                                             f"file is {amount}over the {limits.max_file_bytes}-byte limit "
                                             "(limits.maxFileBytes); not linted"))
             return out
-        tline = looks_like_template(data)
+        # Rendered output (ours, or helm's or kustomize's piped in) is YAML whatever `{{` its
+        # strings hold (an Alertmanager template in a ConfigMap): no template check there.
+        rendered = display in rendering.STREAMS or (display == "<stdin>" and rendering.has_markers(data))
+        tline = 0 if rendered else looks_like_template(data)
         if tline:
             out.findings.append(parse_error(display, tline, 1,
                                             "Helm/Go template directive ({{ ... }}): this is a template, not a "
@@ -87,6 +91,8 @@ class Runner:
             # evaluated in batches: see Policies.flush, called by whoever adds up the results
             self.policies.defer(display, policy_units, out.findings, out.notes if self.verbose else None)
         out.notes.extend(ctx.notes)
+        if rendered:
+            rendering.map_back(out.findings, data, display)
         return out
 
     def _schema(self, obj: K8sObject) -> list[Finding]:

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-# Rules that are off unless --verbose or the config turns them on.
-VERBOSE_RULES = {"gpu-node-unresolved"}
-
 
 class SelectionError(Exception):
     """An unknown rule id, bad params, or a rule file that does not load."""
@@ -59,7 +56,7 @@ def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
     chosen = []
     for rid in sorted(by_id):
         r = by_id[rid]
-        on = r.enabled or rid in config.enable or rid in enable or (verbose and rid in VERBOSE_RULES)
+        on = r.enabled or rid in config.enable or rid in enable
         if rid in config.disable or rid in disable:
             on = False
         if on:
