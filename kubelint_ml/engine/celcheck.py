@@ -70,6 +70,7 @@ class CelCheck:
                                       "profile": _profile(ctx)}
         base: tuple = ()
         what = unit.obj.ref.display()
+        where = ""  # the part of the object the message is about (the object itself is named by every report)
         if unit.tpl is not None:
             activation["podSpec"] = unit.tpl.spec
             base = unit.tpl.spec_path
@@ -78,20 +79,22 @@ class CelCheck:
             activation["container"] = unit.container.data
             base = unit.container.path
             what += f": {unit.container.describe()}"
+            where = f"{unit.container.describe()}: "
         if unit.volume is not None:
             activation["volume"] = unit.volume.data
             base = unit.volume.path
             what += f": volume '{unit.volume.name}'"
+            where = f"volume '{unit.volume.name}': "
         try:
             ok = self.program.evaluate(activation)
         except CelEvalError as e:
-            yield Hit(base, f"{what}: rule {self.rule_id}: CEL evaluation failed: {e}", severity="error",
-                      rule=CEL_EVALUATION_ERROR)
+            yield Hit(base, f"rule {self.rule_id}: CEL evaluation failed: {e}", severity="error",
+                      rule=CEL_EVALUATION_ERROR, detail=f"{what}: rule {self.rule_id}: CEL evaluation failed: {e}")
             return
         if ok is True:
             return
         if ok is not False:
-            yield Hit(base, f"{what}: rule {self.rule_id}: expression returned {type(ok).__name__}, not a bool",
+            yield Hit(base, f"rule {self.rule_id}: expression returned {type(ok).__name__}, not a bool",
                       severity="error", rule=CEL_EVALUATION_ERROR)
             return
         message = self.message
@@ -102,7 +105,7 @@ class CelCheck:
                     message = value
             except CelEvalError:
                 pass  # Kubernetes falls back to the static message too
-        yield Hit(base + self.path, f"{what}: {message}")
+        yield Hit(base + self.path, f"{where}{message}" if where else message)
 
 
 def _context_objects(ctx: Any) -> list:

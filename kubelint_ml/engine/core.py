@@ -135,8 +135,7 @@ class Engine:
                 except Exception as exc:  # a bug in one rule must not hide the others' results
                     out.append(self.finding_at(
                         obj, _unit_path(unit), RULE_ERROR, "error",
-                        f"{obj.ref.display()}: rule {rule.id} failed here ({type(exc).__name__}: {str(exc)[:200]}); "
-                        "the other rules still ran",
+                        f"rule {rule.id} failed: {type(exc).__name__}: {str(exc)[:200]}",
                         "This is a bug in the rule (for a custom rule, in its template or expression): report it "
                         "with the manifest, or disable the rule.", None))
                     continue
@@ -145,6 +144,8 @@ class Engine:
                     f = self.finding_at(obj, hit.path, hit.rule or rule.id, severity, hit.message, self.remediation[rule.id],
                                         hit.container if hit.container is not None else (unit.container.name if unit.container else None),
                                         at_value=hit.at_value)
+                    if hit.detail:
+                        f.detail = hit.detail
                     if hit.data:
                         f.data = hit.data
                     reason = obj_ignores.get(rule.id)
@@ -163,7 +164,7 @@ class Engine:
             if rid not in self.known_ids:
                 yield self.finding_at(
                     obj, path, UNKNOWN_IGNORE, "info",
-                    f"{obj.ref.display()}: {IGNORE_ANNOTATION} names unknown rule '{rid}'; it suppresses nothing",
+                    f"{IGNORE_ANNOTATION} names unknown rule '{rid}'{_did_you_mean(rid, self.known_ids)}",
                     "Correct the rule id (see `kubelint-ml rules list`) or remove it.", None, at_value=True,
                 )
 
@@ -208,6 +209,13 @@ def _rendered(path: tuple) -> str:
             _RENDERED.clear()
         text = _RENDERED[path] = render_path(path)
     return text
+
+
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    from difflib import get_close_matches
+
+    close = get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _unit_path(unit: Unit) -> tuple:

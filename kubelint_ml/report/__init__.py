@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 # Format -> module (imported only when used).
 _MODULES = {
     "text": "text",
+    "concise": "concise",
     "json": "json_",
     "sarif": "sarif",
     "github": "github",

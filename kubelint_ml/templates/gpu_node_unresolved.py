@@ -44,6 +44,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                   "pool under profile.nodePools in the config")
     yield Hit(
         _where(tpl),
-        f"{tpl.describe()}: accelerator pod ({devices}) on a node type that cannot be resolved: {why}; "
+        f"node type unknown for {devices}: GPU-share checks skipped",
+        detail=f"Accelerator pod ({devices}) on a node type that cannot be resolved: {why}; "
         f"the GPU-share checks did not run. {advice}",
     )

@@ -56,6 +56,15 @@ def _retries(spec: dict) -> str:
     return "counts against backoffLimit (6 by default)"
 
 
+def _limit(spec: dict) -> str:
+    """``backoffLimit (6)`` or ``backoffLimitPerIndex (2)``."""
+    per_index = spec.get("backoffLimitPerIndex")
+    if isinstance(per_index, int) and not isinstance(per_index, bool):
+        return f"backoffLimitPerIndex ({per_index})"
+    limit: Any = spec.get("backoffLimit")
+    return f"backoffLimit ({limit})" if isinstance(limit, int) and not isinstance(limit, bool) else "backoffLimit (6)"
+
+
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     obj, tpl = unit.obj, unit.tpl
     if not is_batch_job(obj):
@@ -77,20 +86,20 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     runs_as = f"runs at PriorityClass '{name}' (value {value})"
     spec = job_spec(tpl)
     base = job_spec_path(tpl)
-    preemptible = (f"{tpl.describe()} {runs_as}, below PriorityClass '{top.name}' (value {top.value}"
+    preemptible = (f"{runs_as[0].upper()}{runs_as[1:]}, below PriorityClass '{top.name}' (value {top.value}"
                    f"{origin(top, obj.file)}), so its pods can be preempted")
     retries = _retries(spec)
     pfp = spec.get("podFailurePolicy")
     rules = pfp.get("rules") if isinstance(pfp, dict) else None
     if not isinstance(pfp, dict):
-        yield Hit(base + ("podFailurePolicy",), (
+        yield Hit(base + ("podFailurePolicy",), f"no podFailurePolicy: preemptions use up {_limit(spec)}", detail=(
             f"{preemptible}, and the Job has no podFailurePolicy: every preemption {retries}, so preemptions "
             f"alone can fail the Job; add podFailurePolicy.rules: [{_IGNORE_RULE}] "
             "(podFailurePolicy requires restartPolicy: Never)"))
         return
     match = _first_match(rules if isinstance(rules, list) else [])
     if match is None:
-        yield Hit(base + ("podFailurePolicy", "rules"), (
+        yield Hit(base + ("podFailurePolicy", "rules"), f"no Ignore rule for DisruptionTarget: preemptions use up {_limit(spec)}", detail=(
             f"{preemptible}, and its podFailurePolicy has no rule with action Ignore on the DisruptionTarget pod "
             f"condition: every preemption {retries}, so preemptions alone can fail the Job; add the rule "
             f"{_IGNORE_RULE} first in podFailurePolicy.rules"))
@@ -110,5 +119,5 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 "SIGKILL) before any rule on the DisruptionTarget condition")
     else:
         what = f"podFailurePolicy.rules[{index}] handles the DisruptionTarget condition with action {action}"
-    yield Hit(base + ("podFailurePolicy", "rules", index), (
+    yield Hit(base + ("podFailurePolicy", "rules", index), f"podFailurePolicy.rules[{index}] ({action}) matches preemptions first", detail=(
         f"{preemptible}, and {what}: {effect}; put the rule {_IGNORE_RULE} first in podFailurePolicy.rules"))
