@@ -260,7 +260,9 @@ def rules_list(fmt: str, rules_dirs: tuple[str, ...]) -> None:
     config = _load_config(None)
     everything = _all_rules(config, rules_dirs)
     chosen, _, _ = select_rules(config, rules_dirs, verbose=False, rules=everything)  # on in a plain run
-    click.echo(ruledocs.render_list(everything, fmt, enabled={r.id for r in chosen}), nl=False)
+    pseudo = ruledocs.pseudo_rules()
+    enabled = {r.id for r in chosen + pseudo}
+    click.echo(ruledocs.render_list(everything + pseudo, fmt, enabled=enabled), nl=False)
 
 
 @rules.command("show")
@@ -271,7 +273,7 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
     from kubelint_ml.engine import ruledocs
 
     config = _load_config(None)
-    for r in _all_rules(config, rules_dirs):
+    for r in _all_rules(config, rules_dirs) + ruledocs.pseudo_rules():
         if r.id == rule_id:
             click.echo(ruledocs.render_rule(r), nl=False)
             return

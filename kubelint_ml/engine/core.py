@@ -15,9 +15,9 @@ from kubelint_ml.findings import Finding, ObjectRef
 from kubelint_ml.input.loader import locate, render_path, value_position
 from kubelint_ml.input.objects import K8sObject
 from kubelint_ml.engine.api import (
-    CEL_EVALUATION_ERROR,
     IGNORE_ANNOTATION,
     PARSE_ERROR,
+    PSEUDO_RULES,
     RULE_ERROR,
     UNKNOWN_IGNORE,
     Context, Hit, SkipUnit, Unit, is_accelerator_template, is_training_workload,
@@ -59,7 +59,7 @@ class Engine:
                  known_rule_ids: Iterable[str] = ()) -> None:
         self.rules = rules
         self.overrides = severity_overrides or {}
-        self.known_ids = set(known_rule_ids) | {r.id for r in rules} | {PARSE_ERROR, UNKNOWN_IGNORE, RULE_ERROR, "schema-invalid", CEL_EVALUATION_ERROR}
+        self.known_ids = set(known_rule_ids) | {r.id for r in rules} | set(PSEUDO_RULES)
         self.by_unit: dict[str, list[Rule]] = {"object": [], "podTemplate": [], "container": [], "volume": []}
         for r in rules:
             self.by_unit[r.unit].append(r)

@@ -13,8 +13,20 @@ FAMILY_TITLES = {
     "emptydir": "emptyDir and ephemeral storage",
     "priority": "Priority and preemption",
     "kubelet": "OOM kill mode and cgroup configuration",
+    "input": "Input and rule problems",
     "custom": "Custom rules",
 }
+
+
+def pseudo_rules() -> list[Rule]:
+    """The engine's own findings (parse-error, schema-invalid, ...) as rules for the docs and
+    `rules list`/`rules show`; the engine never runs them (see kubelint_ml.engine.api.PSEUDO_RULES)."""
+    from kubelint_ml.engine.api import PSEUDO_RULES
+
+    return [Rule(id=i.id, severity=i.severity, title=i.title, description=i.description,
+                 remediation=i.remediation, unit="input", check={}, examples={}, family=i.family,
+                 builtin=True, source="kubelint_ml/engine/api.py")
+            for i in PSEUDO_RULES.values()]
 
 
 def _severity(r: Rule) -> str:
@@ -83,6 +95,12 @@ def render_rule(r: Rule) -> str:
              f"Scope: {r.unit}" + (f", kinds {', '.join(r.kinds)}" if r.kinds else "")
              + (f", {r.workloads} workloads" if r.workloads != "all" else ""),
              "Check: " + (f"template {r.check['template']}" if "template" in r.check else "CEL"), ""]
+    if r.unit == "input":  # a pseudo-rule: reported by the tool itself, always on
+        import textwrap
+
+        lines[5] = textwrap.fill(lines[5], 76)
+        lines[8] = textwrap.fill(lines[8], 76)
+        lines[-3:] = ["Reported by the tool itself (always on; cannot be disabled).", ""]
     if r.params:
         lines.append("Params: " + ", ".join(f"{k}={v}" for k, v in sorted(r.params.items())))
         lines.append("")
@@ -128,4 +146,4 @@ if __name__ == "__main__":  # pragma: no cover
 
     from kubelint_ml.engine.rulefile import load_builtin_rules
 
-    sys.stdout.write(render_docs(load_builtin_rules(validate=True)))
+    sys.stdout.write(render_docs(load_builtin_rules(validate=True) + pseudo_rules()))

@@ -12,8 +12,9 @@ from typing import Any, Callable
 from kubelint_ml import __version__
 from kubelint_ml.run.config import Config
 from kubelint_ml.engine.context import CONTEXT_KINDS, Facts, may_hold_context
-from kubelint_ml.engine.core import PARSE_ERROR, RULE_ERROR, UNKNOWN_IGNORE, Context, Engine, parse_error
-from kubelint_ml.findings import Finding, ObjectRef, RuleInfo, RunResult
+from kubelint_ml.engine.api import PSEUDO_RULES, SCHEMA_INVALID, SCHEMA_UNAVAILABLE
+from kubelint_ml.engine.core import Context, Engine, parse_error
+from kubelint_ml.findings import Finding, ObjectRef, RunResult
 from kubelint_ml.input.loader import Limits, load, locate, looks_like_template, render_path
 from kubelint_ml.input.objects import K8sObject, unpack
 from kubelint_ml.engine.rulefile import Rule
@@ -24,29 +25,8 @@ PARALLEL_MIN_FILES = 48
 PARALLEL_MIN_BYTES = 256 * 1024
 GC_YOUNG_THRESHOLD = 50_000
 
-INPUT_RULES = {
-    PARSE_ERROR: RuleInfo(
-        PARSE_ERROR, "error", "File or document is not a usable manifest",
-        "Invalid YAML or JSON, a document that is not a mapping, duplicate keys, a field of the wrong type, "
-        "a Helm template, binary or non-UTF-8 data, or input over a safety limit (size, depth, alias "
-        "expansion, documents per file). The other documents and files are still linted.",
-        "Fix the file so it is a valid Kubernetes manifest, render templates first, or exclude the path.",
-        "input",
-    ),
-    RULE_ERROR: RuleInfo(
-        RULE_ERROR, "error", "A rule failed on an object",
-        "A rule raised an unexpected error on one object. The other rules still ran on it; this one's verdict "
-        "is unknown.",
-        "Report it with the manifest, or disable the rule.",
-        "input",
-    ),
-    UNKNOWN_IGNORE: RuleInfo(
-        UNKNOWN_IGNORE, "info", "Suppression annotation names an unknown rule",
-        "A kubelint-ml.io/ignore annotation names a rule id that does not exist, so it suppresses nothing.",
-        "Correct the rule id (see `kubelint-ml rules list`) or remove it.",
-        "input",
-    ),
-}
+# Every pseudo-rule (parse-error, schema-invalid, ...) is described in every run's rule metadata.
+INPUT_RULES = PSEUDO_RULES
 
 
 @dataclass(slots=True)
@@ -116,14 +96,14 @@ class Runner:
         problems = self.schema.validate(obj.data)
         if problems is None:
             ref = obj.ref
-            f = self.engine.finding_at(obj, ("kind",), "schema-invalid", "info",
+            f = self.engine.finding_at(obj, ("kind",), SCHEMA_UNAVAILABLE, "info",
                                        f"no schema for {ref.apiVersion} {ref.kind}; pass --crd with its "
                                        "CustomResourceDefinition to validate it",
                                        "Pass the CRD with --crd FILE (or schema.crds in the config).", None)
             f.data = {"noSchema": True}
             return [f]
         return [
-            self.engine.finding_at(obj, p.path, "schema-invalid", "error", p.message,
+            self.engine.finding_at(obj, p.path, SCHEMA_INVALID, "error", p.message,
                                    "Fix the field so the object matches the API schema.", None)
             for p in problems
         ]
@@ -677,12 +657,6 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
             from dataclasses import replace
 
             infos[rid] = replace(infos[rid], severity=sev)
-    if schema is not None:
-        infos["schema-invalid"] = RuleInfo(
-            "schema-invalid", "error", "Object does not match the Kubernetes API schema",
-            "With schema validation on, the object fails the Kubernetes OpenAPI schema of the configured "
-            "version (or a supplied CRD schema): the API server would reject it.",
-            "Fix the field so the object matches the API schema.", "input")
     result = RunResult(
         findings=active,
         suppressed=suppressed,

@@ -57,5 +57,5 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         c.path + ("resources", "limits" if missing == "limit" else "requests", resource),
         f"{c.describe()} has {'no ' + resource + ' request or limit' if missing == 'requestAndLimit' else what}"
         f"{accelerator_note(tpl)}",
-        detail=f"{c.describe()} has {what} ({LIMITRANGE_NOTE}): {consequence}; {fix}",
+        detail=f"{tpl.describe()}: {c.describe()} has {what} ({LIMITRANGE_NOTE}): {consequence}; {fix}",
     )

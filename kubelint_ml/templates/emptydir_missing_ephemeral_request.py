@@ -40,6 +40,6 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         target.path + ("resources", "requests", "ephemeral-storage"),
         f"disk emptyDir {vols} without an ephemeral-storage request"
         + (f" (sizeLimits {size(total)})" if sized else ""),
-        detail=f"Disk emptyDir {noun} {vols} but no container requests ephemeral-storage: {detail}; {fix}",
+        detail=f"{tpl.describe()}: disk emptyDir {noun} {vols} but no container requests ephemeral-storage: {detail}; {fix}",
         container=target.name,
     )

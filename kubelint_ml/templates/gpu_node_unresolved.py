@@ -45,6 +45,6 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     yield Hit(
         _where(tpl),
         f"node type unknown for {devices}: GPU-share checks skipped",
-        detail=f"Accelerator pod ({devices}) on a node type that cannot be resolved: {why}; "
+        detail=f"{tpl.describe()}: accelerator pod ({devices}) on a node type that cannot be resolved: {why}; "
         f"the GPU-share checks did not run. {advice}",
     )

@@ -220,7 +220,7 @@ def _never_fits(tpl: PodTemplate, place: Placement, accel: dict[str, int],
         yield _at_source(
             tpl, src,
             f"requests {g} {label} but {_node_label(node)} has only {node.gpus}",
-            f"The pod requests {g} {label} but {_node_label(node)}{biggest} has only "
+            f"{tpl.describe()}: the pod requests {g} {label} but {_node_label(node)}{biggest} has only "
             f"{node.gpus}: the pod can never be scheduled. Request at most {node.gpus} {label} per pod "
             f"(and more replicas), or select a node type with {g} or more",
         )
@@ -234,7 +234,7 @@ def _never_fits(tpl: PodTemplate, place: Placement, accel: dict[str, int],
     yield _at_source(
         tpl, src,
         f"requests {names} but {_node_label(node)} offers {node.gpu_resource} only",
-        f"The pod requests {names} but {where} offers {node.gpu_resource} only: "
+        f"{tpl.describe()}: the pod requests {names} but {where} offers {node.gpu_resource} only: "
         f"the pod can never be scheduled there. Request {node.gpu_resource}, or select nodes that "
         f"offer {asked[0]}",
     )
@@ -274,7 +274,7 @@ def _share_hit(tpl: PodTemplate, place: Placement, accel: dict[str, int], fits: 
         message = (f"requests {_exact(resource, request)} {resource} but {_node_label(node)} has "
                    f"{_approx(resource, alloc)} {_of_node(resource)}")
         detail = (
-            f"The pod requests {_exact(resource, request)} {resource}{origin}, but {on} has "
+            f"{tpl.describe()}: the pod requests {_exact(resource, request)} {resource}{origin}, but {on} has "
             f"only {_approx(resource, alloc)} {_of_node(resource)}: the pod can never be scheduled. Request at "
             f"most {_at_most(resource, alloc)} {resource} (less what the node's DaemonSets request), or select "
             f"a larger node type"
@@ -293,7 +293,7 @@ def _share_hit(tpl: PodTemplate, place: Placement, accel: dict[str, int], fits: 
         message = (f"{g} of {big_g} {label} but {percent(request / alloc)} of {_node_label(node)} {resource} "
                    f"({_exact(resource, request)})")
         detail = (
-            f"Uses {g} of {big_g} {label} ({percent(Fraction(g, big_g))}) on "
+            f"{tpl.describe()}: uses {g} of {big_g} {label} ({percent(Fraction(g, big_g))}) on "
             f"{_on(node, place, len(fits), g)} but requests {_exact(resource, request)} {resource} "
             f"({percent(request / alloc)} of {_approx(resource, alloc)} {_of_node(resource)}){origin}: {effect}. "
             f"Request at most about {_at_most(resource, share)} {resource} (its GPU share), more {label} per pod, "

@@ -28,6 +28,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         return  # a kustomize patch: the base it patches sets restartPolicy
     has_pfp = job_spec(tpl).get("podFailurePolicy") is not None
     path = tpl.spec_path + ("restartPolicy",)
+    who = tpl.describe()
     if batch:
         rejected = "the API server rejects the Job, so no pod ever runs"
     else:
@@ -36,19 +37,19 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     if raw is None or raw == "":
         if batch:
             yield Hit(path, "no restartPolicy: a Job needs Never or OnFailure", detail=(
-                f"Pod template has no restartPolicy: a Job requires Never or OnFailure (the pod default, "
+                f"{who}: pod template has no restartPolicy: a Job requires Never or OnFailure (the pod default, "
                 f"Always, is not allowed), and {rejected}; {fix}"))
         elif has_pfp:
             yield Hit(path, "restartPolicy defaults to OnFailure but podFailurePolicy needs Never", detail=(
-                f"Pod template has no restartPolicy, so JobSet defaults it to OnFailure, but the Job's "
+                f"{who}: pod template has no restartPolicy, so JobSet defaults it to OnFailure, but the Job's "
                 f"podFailurePolicy requires Never: {rejected}; set restartPolicy: Never"))
         return
     if raw not in _VALID:
         yield Hit(path, f"restartPolicy {raw_text(raw)} is not allowed in a Job", detail=(
-            f"restartPolicy {raw_text(raw)} is not allowed in a Job (only Never or OnFailure): {rejected}; "
+            f"{who}: restartPolicy {raw_text(raw)} is not allowed in a Job (only Never or OnFailure): {rejected}; "
             f"{fix}"), at_value=True)
         return
     if raw == "OnFailure" and has_pfp:
         yield Hit(path, "restartPolicy OnFailure with a podFailurePolicy (needs Never)", detail=(
-            f"restartPolicy OnFailure with a podFailurePolicy: a Job with podFailurePolicy requires "
+            f"{who}: restartPolicy OnFailure with a podFailurePolicy: a Job with podFailurePolicy requires "
             f"restartPolicy Never, and {rejected}; set restartPolicy: Never"), at_value=True)

@@ -47,7 +47,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 found = True
                 yield Hit(
                     ("singleProcessOOMKill",),
-                    f"singleProcessOOMKill has no effect on non-Linux {nodes.label()}",
+                    f"singleProcessOOMKill has no effect off Linux ({nodes.label()})",
                     detail=f"{name} sets singleProcessOOMKill: {_show(spok)} for {nodes.describe()}: the field is used "
                     f"only on Linux (the only allowed value elsewhere is null), so it has no effect. Remove it",
                     at_value=True,

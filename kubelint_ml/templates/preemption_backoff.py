@@ -86,7 +86,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     runs_as = f"runs at PriorityClass '{name}' (value {value})"
     spec = job_spec(tpl)
     base = job_spec_path(tpl)
-    preemptible = (f"{runs_as[0].upper()}{runs_as[1:]}, below PriorityClass '{top.name}' (value {top.value}"
+    preemptible = (f"{tpl.describe()} {runs_as}, below PriorityClass '{top.name}' (value {top.value}"
                    f"{origin(top, obj.file)}), so its pods can be preempted")
     retries = _retries(spec)
     pfp = spec.get("podFailurePolicy")

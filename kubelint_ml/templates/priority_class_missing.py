@@ -95,7 +95,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         short += f" ('{gang}' is set on the PodGroup only)"
     else:
         short += ": pods run at the default priority"
-    message = "Pod template has no priorityClassName"
+    message = f"{tpl.describe()}: pod template has no priorityClassName"
     if notes:
         message += " (" + "; ".join(notes) + ")"
     message += (f": {runs_at}, so any higher-priority pod can preempt them{' mid-run' if training else ''} and they "

@@ -40,10 +40,11 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             accel = f" (it sets only {', '.join(names)}, which do not count for QoS)"
         message = f"BestEffort QoS: no cpu or memory requests or limits{accelerator_note(tpl)}"
         detail = (
-            f"No container requests or limits cpu or memory{accel}; "
+            f"{tpl.describe()} is BestEffort: no container requests or limits cpu or memory{accel}; "
             "its pods are the first evicted and OOM-killed under node memory pressure. "
             "Set resources.requests and resources.limits for memory (and cpu)"
         )
     else:
         message = f"QoS class {qos}"
+        detail = f"{tpl.describe()} has QoS class {qos}"
     yield Hit(tpl.spec_path, message, detail=detail)

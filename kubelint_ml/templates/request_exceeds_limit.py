@@ -36,7 +36,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 req.path,
                 f"{req.where} {resource} request {show(resource, req.parsed.value)} > limit "
                 f"{show(resource, lim.parsed.value)}",
-                detail=f"{req.where} requests {show(resource, req.parsed.value)} {resource} "
+                detail=f"{tpl.describe()}: {req.where} requests {show(resource, req.parsed.value)} {resource} "
                 f"but limits it to {show(resource, lim.parsed.value)}; the API server rejects a request above "
                 f"its limit. Lower the request to at most the limit (or raise the limit)",
                 container=req.container.name if req.container else None,

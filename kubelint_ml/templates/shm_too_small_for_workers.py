@@ -124,7 +124,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             yield Hit(
                 c.path + ("volumeMounts",),
                 f"{c.describe()} runs {_brief(signals)} on the default 64Mi /dev/shm",
-                detail=f"{c.describe()} runs {_describe(signals)} on an accelerator pod but mounts "
+                detail=f"{tpl.describe()}: {c.describe()} runs {_describe(signals)} on an accelerator pod but mounts "
                 f"nothing at /dev/shm, so it gets the container runtime's 64Mi default: {_why(signals, tpl)}. Mount an "
                 f"emptyDir {{medium: Memory, sizeLimit: <size>}} volume at /dev/shm (its pages count against the "
                 f"memory limit)",
@@ -152,7 +152,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     yield Hit(
         volume.path + ("emptyDir", "sizeLimit"),
         f"{c.describe()} runs {_brief(signals)} on a {size(limit)} /dev/shm",
-        detail=f"{c.describe()} runs {_describe(signals)} on an accelerator pod, but the emptyDir "
+        detail=f"{tpl.describe()}: {c.describe()} runs {_describe(signals)} on an accelerator pod, but the emptyDir "
         f"'{name}' it mounts at /dev/shm has sizeLimit {size(limit)}, {compared}: {_why(signals, tpl)}. Raise "
         f"sizeLimit (several GiB for multi-GPU training; it counts against the memory limit)",
         at_value=True,
