@@ -11,12 +11,12 @@ if TYPE_CHECKING:
 # Format -> module (imported only when used).
 _MODULES = {
     "text": "text",
-    "concise": "concise",
     "json": "json_",
     "sarif": "sarif",
     "github": "github",
     "junit": "junit",
     "markdown": "markdown",
+    "concise": "concise",
 }
 FORMATS = tuple(_MODULES)
 

@@ -37,8 +37,13 @@ def object_label(f: Finding) -> str:
     obj = f.object
     if obj is None:
         return ""
-    name = (f"{obj.namespace}/" if obj.namespace else "") + (obj.name or "<unnamed>")
-    return neutralise(f"{obj.kind or 'object'} {name}")
+    name = (f"{_clip(obj.namespace)}/" if obj.namespace else "") + (_clip(obj.name) or "<unnamed>")
+    return neutralise(f"{_clip(obj.kind) or 'object'} {name}")
+
+
+def _clip(text: str, limit: int = 253) -> str:
+    """A name cut at Kubernetes' longest legal name: a hostile one may be a megabyte."""
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _plural(n: int, word: str) -> str:

@@ -38,7 +38,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         fix = f"set resources.requests.ephemeral-storage on {target.describe()} to what the emptyDirs will hold"
     yield Hit(
         target.path + ("resources", "requests", "ephemeral-storage"),
-        f"disk emptyDir {vols} without an ephemeral-storage request"
+        f"{target.describe()} requests no ephemeral-storage for disk emptyDir {vols}"
         + (f" (sizeLimits {size(total)})" if sized else ""),
         detail=f"{tpl.describe()}: disk emptyDir {noun} {vols} but no container requests ephemeral-storage: {detail}; {fix}",
         container=target.name,
