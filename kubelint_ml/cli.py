@@ -107,11 +107,12 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print only findings (no summary line).")
 @click.option("-v", "--verbose", is_flag=True, help="Remediations, skipped documents and rules, info-level rules.")
 @click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
+@click.option("--statistics", is_flag=True, help="Print how many findings each rule has instead of the findings (text on stdout).")
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_level: str | None,
           config_path: str | None, rules_dirs: tuple[str, ...], enable: tuple[str, ...], disable: tuple[str, ...],
           schema_flag: bool | None, kubernetes_version: str | None, strict: bool | None, crds: tuple[str, ...],
           baseline: str | None, write_baseline: str | None, show_suppressed: bool, jobs: int, quiet: bool,
-          verbose: bool, no_color: bool) -> None:
+          verbose: bool, no_color: bool, statistics: bool = False) -> None:
     """Lint manifests: files, directories (recursive) or - for stdin."""
     from kubelint_ml.run.lint import run
     from kubelint_ml.input.sources import SourceError
@@ -170,6 +171,11 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
                     write(fmt, view, fh, color=False, verbose=verbose)
             except OSError as e:
                 _fail(f"cannot write {target}: {e.strerror}")
+        elif statistics and fmt == "text":
+            from kubelint_ml.report.statistics import render as render_statistics
+
+            sys.stdout.write(render_statistics(view))
+            sys.stdout.flush()
         else:
             write(fmt, view, sys.stdout, color=color, verbose=verbose)
             sys.stdout.flush()

@@ -249,27 +249,44 @@ failLevel: error
 #     rule: missing-priority-class
 #     reason: smoke tests run at default priority
 
-# What kubelint-ml knows about the cluster the manifests run on.
-profile:
-  kubernetesVersion: "1.33"
-  os: linux
-  cgroupVersion: 2
-  # kubeletConfig: nodes/kubelet-config.yaml
-  # nodePools:
-  #   - name: a100
-  #     labels: {node.kubernetes.io/instance-type: p4d.24xlarge}
-  #     instanceType: p4d.24xlarge   # facts from the built-in catalog
-  #   - name: h100-onprem
-  #     labels: {pool: h100}
-  #     gpus: 8
-  #     memory: 1800Gi               # allocatable
-  #     cpu: "190"
-  #     ephemeralStorage: 25Ti
-  #     kubeletVersion: "1.32"
-  #     kubeletConfig: nodes/h100-kubelet.yaml
-  # priorityClasses:
-  #   - {name: training-high, value: 100000}
-  #   - {name: training-low, value: 1000}
+# What kubelint-ml knows about the cluster the manifests run on. kubelint-ml never
+# guesses: a rule that needs a fact the profile does not give is skipped (`-v` says
+# which and why). Uncomment only what is true of your cluster; each field turns on
+# the checks named beside it, and they may add findings.
+# profile:
+#   # Kubelet version of every node (unless a pool sets kubeletVersion), and the
+#   # default of --schema: group-oom-kill-multiprocess, oom-kill-setting-ignored,
+#   # fail-cgroup-v1-conflict (failCgroupV1 defaults to true from 1.35).
+#   kubernetesVersion: "1.33"
+#   # linux | windows: oom-kill-setting-ignored (singleProcessOOMKill is Linux-only).
+#   os: linux
+#   # 1 | 2: on 2, group-oom-kill-multiprocess (the kubelet kills the whole container
+#   # on an OOM); on 1, oom-kill-cgroup-v1-conflict and fail-cgroup-v1-conflict.
+#   cgroupVersion: 2
+#   # The nodes' KubeletConfiguration (singleProcessOOMKill, failCgroupV1): the same
+#   # kubelet rules read it instead of the version's defaults.
+#   kubeletConfig: nodes/kubelet-config.yaml
+#   # GPU node types, matched by labels: gpu-memory-share-mismatch and
+#   # emptydir-exceeds-ephemeral-storage compare a pod with its share of the node;
+#   # without a pool, a pod's own nodeSelector resolves it from the built-in catalog.
+#   nodePools:
+#     - name: a100
+#       labels: {node.kubernetes.io/instance-type: p4d.24xlarge}
+#       instanceType: p4d.24xlarge   # facts from the built-in catalog
+#     - name: h100-onprem
+#       labels: {pool: h100}
+#       gpus: 8
+#       memory: 1800Gi               # allocatable
+#       cpu: "190"
+#       ephemeralStorage: 25Ti
+#       kubeletVersion: "1.32"
+#       kubeletConfig: nodes/h100-kubelet.yaml
+#   # PriorityClasses that exist in the cluster but not in the linted files:
+#   # unknown-priority-class checks names against them, preemption-consumes-backoff
+#   # compares values, missing-priority-class names the globalDefault.
+#   priorityClasses:
+#     - {name: training-high, value: 100000}
+#     - {name: training-low, value: 1000}
 
 # Offline schema validation against Kubernetes' OpenAPI (and your CRDs).
 # schema:
