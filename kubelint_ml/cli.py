@@ -41,10 +41,14 @@ def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
 
     by_id = {r.id: r for r in (rules if rules is not None else _all_rules(config, extra_dirs))}
     all_ids = set(by_id)
-    for rid in list(config.enable) + list(config.disable) + list(config.severity) + list(config.params) + list(enable) + list(disable):
+    from kubelint_ml.run.config import did_you_mean
+
+    for rid in list(enable) + list(disable) + sorted(set(config.enable) | set(config.disable) | set(config.severity)
+                                                     | set(config.params), key=lambda r: config.rule_lines.get(r, 0)):
         if rid not in all_ids:
-            where = config.path or "command line"
-            _fail(f"{where}: unknown rule id {rid!r} (see `kubelint-ml rules list`)")
+            line = config.rule_lines.get(rid) if rid not in enable and rid not in disable else None
+            where = f"{config.path}:{line}" if line else config.path if line is not None else "command line"
+            _fail(f"{where}: unknown rule id {rid!r}{did_you_mean(rid, all_ids)} (see `kubelint-ml rules list`)")
     for rid, params in config.params.items():
         rule = by_id[rid]
         if not hasattr(rule.template, "PARAMS"):
@@ -297,6 +301,8 @@ def rules_verify(directory: str | None) -> None:
         rules_ = load_rules_dir(directory) if directory else load_builtin_rules(validate=True)
     except RuleFileError as e:
         _fail(str(e))
+    if not rules_:
+        _fail(f"{directory}: no rule files (*.yaml, *.yml) to verify")
     failures = 0
     for rule, problems in verify_rules(rules_):
         if problems:

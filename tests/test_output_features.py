@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -208,3 +209,95 @@ def test_markdown_summary_carries_the_detail() -> None:
     row = next(ln for ln in out.splitlines() if "trainer" in ln)
     assert ("container 'trainer' has no memory limit (GPU pod)<br>Job/ml/train: it can use all of the node's "
             "memory \\| &lt;b&gt;64Gi&lt;/b&gt; |") in row
+
+
+GPU_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: NAME
+  annotations: {kubelint-ml.io/ignore: "OBJ"}
+spec:
+  template:
+    metadata:
+      annotations: {kubelint-ml.io/ignore: "TPL"}
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: c
+          image: x
+          resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def _job(name: str, obj: str = "", tpl: str = "") -> str:
+    return GPU_JOB.replace("NAME", name).replace("OBJ", obj).replace("TPL", tpl)
+
+
+def test_ignore_all_annotation(tmp_path) -> None:
+    m = tmp_path / "jobs.yaml"
+    m.write_text("---\n".join([_job("all", obj="*=legacy job replaced in Q3"), _job("tpl", tpl="*"),
+                                _job("plain"), _job("typo", obj="besteffort-qso")]))
+    doc = json.loads(run(["check", str(m), "--format", "json", "--show-suppressed"]).output)
+    active = {(f["object"]["name"], f["rule"]) for f in doc["findings"]}
+    suppressed = {(f["object"]["name"], f["rule"], f["suppressed"]) for f in doc["suppressed"]}
+    rules = {"besteffort-qos", "missing-priority-class", "missing-memory-request", "missing-memory-limit"}
+    assert {r for n, r in active if n == "plain"} == rules
+    assert {(n, r) for n, r in active if n in ("all", "tpl")} == set()
+    assert {(r, why) for n, r, why in suppressed if n == "all"} == {(r, "legacy job replaced in Q3") for r in rules}
+    assert {(r, why) for n, r, why in suppressed if n == "tpl"} == {
+        (r, "kubelint-ml.io/ignore annotation") for r in rules}
+    unknown = [f for f in doc["findings"] if f["rule"] == "unknown-ignore-rule"]
+    assert [(f["object"]["name"], f["message"]) for f in unknown] == [
+        ("typo", "kubelint-ml.io/ignore names unknown rule 'besteffort-qso' (did you mean 'besteffort-qos'?)")]
+
+
+def test_config_errors_name_the_line_and_the_likely_key(tmp_path) -> None:
+    m = tmp_path / "m.yaml"
+    m.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    cases = {
+        "failLevel: error\nprofle: {}\n": "c.yaml:2: profle: unknown key 'profle' (did you mean 'profile'?)",
+        "profile:\n  os: linux\n  cgroupVersoin: 2\n":
+            "c.yaml:3: profile.cgroupVersoin: unknown key 'cgroupVersoin' (did you mean 'cgroupVersion'?)",
+        "failLevel: eror\n": "c.yaml:1: failLevel: 'eror' is not one of ['error', 'warning', 'info']",
+        "enable:\n  - missing-memory-limit\n  - missing-memory-limt\n":
+            "c.yaml:3: unknown rule id 'missing-memory-limt' (did you mean 'missing-memory-limit'?)",
+        "overrides:\n  memory-overcommit-ratio: {severity: info}\n  besteffort-qso: {severity: info}\n":
+            "c.yaml:3: unknown rule id 'besteffort-qso' (did you mean 'besteffort-qos'?)",
+    }
+    for text, expected in cases.items():
+        cfg = tmp_path / "c.yaml"
+        cfg.write_text(text)
+        r = run(["check", str(m), "-c", str(cfg)])
+        assert r.exit_code == 2, text
+        assert f"kubelint-ml: error: {tmp_path}/{expected}" in r.output, (text, r.output)
+    r = run(["check", str(m), "--disable", "besteffort-qso"])
+    assert r.exit_code == 2 and "command line: unknown rule id 'besteffort-qso' (did you mean 'besteffort-qos'?)" in r.output
+
+
+def test_verify_a_directory_without_rules_exits_2(tmp_path) -> None:
+    (tmp_path / "README.md").write_text("not a rule")
+    r = run(["rules", "verify", str(tmp_path)])
+    assert r.exit_code == 2
+    assert f"{tmp_path}: no rule files (*.yaml, *.yml) to verify" in r.output
+
+
+def _cel() -> bool:
+    from kubelint_ml.engine.cel import available
+
+    return available()
+
+
+
+
+
+@pytest.mark.skipif(not _cel(), reason="CEL runtime needs Python >= 3.11")
+def test_cel_rule_naming_a_variable_its_unit_lacks(tmp_path) -> None:
+    (tmp_path / "r.yaml").write_text(
+        "id: c-rule\nseverity: warning\ntitle: t\ndescription: d\nremediation: r\nscope: {unit: object}\n"
+        "check:\n  cel: \"has(container.resources)\"\n"
+        "examples:\n  fail: [{manifest: \"kind: Pod\", findings: [{line: 1}]}]\n  pass: [{manifest: \"kind: Pod\"}]\n")
+    r = run(["rules", "verify", str(tmp_path)])
+    assert r.exit_code == 2
+    assert ("check.cel: variable 'container' is not available for unit 'object' "
+            "(it has object, objects, profile; 'container' is there for unit 'container')") in r.output

@@ -53,13 +53,14 @@ class CelCheck:
         try:
             program = compile_expression(check["cel"], variables)
         except CelCompileError as e:
-            raise RuleFileError(f"{source}: rule {rule.id}: check.cel: {e}") from None
+            raise RuleFileError(f"{source}: rule {rule.id}: check.cel: {_unit_variable(e, rule.unit)}") from None
         message_program = None
         if check.get("messageExpression"):
             try:
                 message_program = compile_expression(check["messageExpression"], variables)
             except CelCompileError as e:
-                raise RuleFileError(f"{source}: rule {rule.id}: check.messageExpression: {e}") from None
+                raise RuleFileError(f"{source}: rule {rule.id}: check.messageExpression: "
+                                    f"{_unit_variable(e, rule.unit)}") from None
         return cls(rule.id, program, check.get("message") or rule.title, message_program,
                    parse_field_path(check.get("path", "")))
 
@@ -106,6 +107,23 @@ class CelCheck:
             except CelEvalError:
                 pass  # Kubernetes falls back to the static message too
         yield Hit(base + self.path, f"{where}{message}" if where else message)
+
+
+_UNDECLARED = re.compile(r"undeclared reference to '([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _unit_variable(error: Exception, unit: str) -> str:
+    """The compiler's message, or, when the expression names a variable that another unit has
+    (``container`` in an object rule), that in plain words."""
+    text = str(error)
+    found = _UNDECLARED.search(text)
+    if found is not None:
+        name = found.group(1)
+        if any(name in names for names in _UNIT_VARIABLES.values()) and name not in _UNIT_VARIABLES[unit]:
+            units = [u for u, names in _UNIT_VARIABLES.items() if name in names]
+            return (f"variable '{name}' is not available for unit '{unit}' (it has {', '.join(_UNIT_VARIABLES[unit])}; "
+                    f"'{name}' is there for unit {' and '.join(repr(u) for u in units)}): {text}")
+    return text
 
 
 def _context_objects(ctx: Any) -> list:

@@ -40,6 +40,15 @@ def _kind_matches(rule: Rule, obj: K8sObject) -> bool:
     return False
 
 
+IGNORE_ALL = "*"  # kubelint-ml.io/ignore: "*" (or "*=reason"): every rule on the object or template
+
+
+def _ignored(ignores: dict[str, str], rule_id: str) -> str | None:
+    """The reason the annotation gives for ignoring ``rule_id`` ("" for none), or None."""
+    reason = ignores.get(rule_id)
+    return ignores.get(IGNORE_ALL) if reason is None else reason
+
+
 def parse_ignore(value: Any) -> dict[str, str]:
     """``"rule-a,rule-b=reason"`` -> ``{"rule-a": "", "rule-b": "reason"}``."""
     out: dict[str, str] = {}
@@ -148,9 +157,9 @@ class Engine:
                         f.detail = hit.detail
                     if hit.data:
                         f.data = hit.data
-                    reason = obj_ignores.get(rule.id)
+                    reason = _ignored(obj_ignores, rule.id)
                     if reason is None and unit.tpl is not None:
-                        reason = tpl_ignores[id(unit.tpl)].get(rule.id)
+                        reason = _ignored(tpl_ignores[id(unit.tpl)], rule.id)
                     if reason is not None:
                         f.suppressed = reason or "kubelint-ml.io/ignore annotation"
                     out.append(f)
@@ -161,7 +170,7 @@ class Engine:
 
     def _unknown_ignores(self, obj: K8sObject, ignores: dict[str, str], path: tuple) -> Iterator[Finding]:
         for rid in ignores:
-            if rid not in self.known_ids:
+            if rid not in self.known_ids and rid != IGNORE_ALL:
                 yield self.finding_at(
                     obj, path, UNKNOWN_IGNORE, "info",
                     f"{IGNORE_ANNOTATION} names unknown rule '{rid}'{_did_you_mean(rid, self.known_ids)}",

@@ -143,6 +143,7 @@ class Config:
     profile: Profile = field(default_factory=Profile)
     schema: dict = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
+    rule_lines: dict[str, int] = field(default_factory=dict)  # rule id -> line of the config that names it
 
 
 def find_config(start: str | None = None) -> Path | None:
@@ -155,17 +156,43 @@ def find_config(start: str | None = None) -> Path | None:
     return None
 
 
-def _schema_errors(data: Any) -> list[str]:
+def did_you_mean(name: str, choices: Any) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices``, or ""."""
+    from difflib import get_close_matches
+
+    close = get_close_matches(str(name), sorted(str(c) for c in choices), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def line_of(data: Any, path: tuple) -> int:
+    """The line of the key or item at ``path`` in a loaded config (0 when unknown)."""
+    from kubelint_ml.input.loader import locate
+
+    try:
+        return locate(data, path)[0]
+    except Exception:  # a value without positions (an empty file)
+        return 0
+
+
+def _schema_errors(data: Any) -> list[tuple[int, str]]:
+    """(line, "where: what") for each way the config breaks its schema, first by position."""
     import jsonschema
 
     schema = json.loads((Path(__file__).parent.parent / "schemas" / "config.schema.json").read_text())
     validator = jsonschema.Draft202012Validator(schema)
     out = []
-    for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
-        where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+    for err in validator.iter_errors(data):
+        path = tuple(err.absolute_path)
         msg = err.message if len(err.message) < 300 else err.message[:300] + "..."
-        out.append(f"{where}: {msg}")
-    return out
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            allowed = list((err.schema.get("properties") or {}))
+            extra = [k for k in err.instance if k not in allowed]
+            if extra:  # name the key, where it is, and the one that was probably meant
+                path += (extra[0],)
+                msg = f"unknown key {str(extra[0])!r}{did_you_mean(extra[0], allowed)}"
+        where = ".".join(str(p) for p in path) or "(top level)"
+        out.append((line_of(data, path), f"{where}: {msg}"))
+    return sorted(out)
 
 
 def load_config(path: str | os.PathLike | None) -> Config:
@@ -184,7 +211,9 @@ def load_config(path: str | os.PathLike | None) -> Config:
         data = {}
     errors = _schema_errors(data)
     if errors:
-        raise ConfigError(f"{p}: {errors[0]}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""))
+        line, first = errors[0]
+        raise ConfigError(f"{p}{f':{line}' if line else ''}: {first}"
+                          + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""))
     base = p.parent
     cfg = Config(path=str(p))
     cfg.rules_dirs = [str(base / d) for d in data.get("rules", [])]
@@ -196,6 +225,11 @@ def load_config(path: str | os.PathLike | None) -> Config:
         if "params" in o:
             cfg.params[rid] = o["params"]
     cfg.exclude = list(data.get("exclude", []))
+    for key in ("enable", "disable"):  # where each rule id is written, for errors about unknown ids
+        for i, rid in enumerate(data.get(key) or []):
+            cfg.rule_lines.setdefault(rid, line_of(data, (key, i)))
+    for rid in data.get("overrides") or {}:
+        cfg.rule_lines.setdefault(rid, line_of(data, ("overrides", rid)))
     cfg.fail_level = data.get("failLevel")
     try:
         cfg.profile = Profile.from_dict(data.get("profile") or {}, base)
