@@ -155,7 +155,7 @@ def test_other_files_and_documents_are_still_linted(text_run: Run, concise_run: 
     assert "hostile/python-tag.yaml:15:5: missing-memory-limit container 'app'" in concise_run.out
     assert "hostile/wrong-types.yaml:29:5: missing-memory-limit container 'app'" in concise_run.out
     assert "hostile/bad-tags.yaml:14:5: missing-memory-limit container 'app'" in concise_run.out
-    assert "\n  Pod after-the-tags\n    15:5 " in out and "\n  Pod aGVsbG8=\n" in out
+    assert "\n  Pod after-the-tags\n    13:1  warning  besteffort-qos" in out and "\n  Pod aGVsbG8=\n" in out
     # The pod with a megabyte-long name and 3,000 containers: linted, its name cut.
     huge = [ln for ln in lines_of(concise_run, "missing-memory-request") if "gen-huge-name" in ln]
     assert len(huge) == 3000

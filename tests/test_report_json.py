@@ -63,7 +63,8 @@ def test_exact_document() -> None:
     }
     keys = ["rule", "severity", "message", "remediation", "file", "line", "column", "object", "path"]
     assert list(doc["findings"][0]) == keys
-    assert out.startswith('{\n  "findings": [\n    {\n      "rule": "gpu-limit-missing",')
+    assert out.startswith('{\n  "schemaVersion": 1,\n  "tool": {\n    "name": "kubelint-ml",\n')
+    assert '\n  "findings": [\n    {\n      "rule": "gpu-limit-missing",' in out
     assert out.endswith("}\n")
 
 

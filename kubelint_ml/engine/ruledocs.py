@@ -109,8 +109,10 @@ def render_rule(r: Rule) -> str:
 
 
 def render_docs(rules: Iterable[Rule]) -> str:
-    """docs/rules.md: every rule, grouped by family (kept in sync by a test)."""
-    rules = sorted(rules, key=lambda r: r.id)
+    """docs/rules.md: every rule, grouped by family, and the pseudo-rules (kept in sync by a test)."""
+    rules = list(rules)
+    ids = {r.id for r in rules}
+    rules = sorted(rules + [r for r in pseudo_rules() if r.id not in ids], key=lambda r: r.id)
     out = ["# kubelint-ml rules", "",
            "Generated from `rules/*.yaml` by `python -m kubelint_ml.engine.ruledocs > docs/rules.md`; do not edit by hand.",
            "", render_list(rules, "markdown")]
@@ -146,4 +148,4 @@ if __name__ == "__main__":  # pragma: no cover
 
     from kubelint_ml.engine.rulefile import load_builtin_rules
 
-    sys.stdout.write(render_docs(load_builtin_rules(validate=True) + pseudo_rules()))
+    sys.stdout.write(render_docs(load_builtin_rules(validate=True)))
