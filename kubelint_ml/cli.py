@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -28,7 +28,7 @@ class UsageFailure(click.ClickException):
         click.echo(f"kubelint-ml: error: {self.format_message()}", err=True)
 
 
-def _fail(message: str) -> "None":
+def _fail(message: str) -> NoReturn:
     raise UsageFailure(message)
 
 
@@ -118,9 +118,6 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           baseline: str | None, write_baseline: str | None, show_suppressed: bool, jobs: int, quiet: bool,
           verbose: bool, no_color: bool, statistics: bool = False) -> None:
     """Lint manifests: files, directories (recursive) or - for stdin."""
-    from kubelint_ml.run.lint import run
-    from kubelint_ml.input.sources import SourceError
-
     if not paths:
         _fail("no paths given (try `kubelint-ml check .`)")
     if len(outputs) > max(1, len(formats)):
@@ -130,41 +127,66 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     level = fail_level or config.fail_level or "error"
     rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
-    if jobs == 0:  # the CPUs this process may run on (taskset, cpusets), else all of them
-        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    try:
-        result, notes = run(list(paths), config, rules, fail_level=level, jobs=jobs, verbose=verbose,
-                            schema=schema, severity=severity, all_rule_ids=all_ids)
-    except SourceError as e:
-        _fail(str(e))
-    except Exception as e:  # config-time problems surfacing late (kubelet config files)
-        from kubelint_ml.run.config import ConfigError
-
-        if isinstance(e, ConfigError):
-            _fail(str(e))
-        raise
+    result, notes = _lint(list(paths), config, rules, fail_level=level, jobs=_jobs(jobs), verbose=verbose,
+                          schema=schema, severity=severity, all_rule_ids=all_ids)
     if write_baseline:
-        from kubelint_ml.run.baseline import write_baseline as write
-
-        from kubelint_ml.run.baseline import BaselineError
-
-        try:
-            write(write_baseline, result.findings)
-        except BaselineError as e:
-            _fail(str(e))
-        if not quiet:
-            click.echo(f"wrote baseline of {len(result.findings)} findings to {write_baseline}", err=True)
+        _record_baseline(write_baseline, result, quiet)
         sys.exit(0)
     if baseline:
-        from kubelint_ml.run.baseline import BaselineError, load_baseline
+        _apply_baseline(baseline, result)
+    _report(result, formats, outputs, show_suppressed=show_suppressed, quiet=quiet, verbose=verbose,
+            color=not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty(), statistics=statistics)
+    if verbose:
+        _print_notes(notes)
+    sys.exit(1 if result.failed() else 0)
 
-        try:
-            base = load_baseline(baseline)
-        except BaselineError as e:
-            _fail(str(e))
-        result.findings, result.baselined = base.filter(result.findings)
-    color = not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
-    from kubelint_ml.report import write, write_step_summary
+
+def _jobs(jobs: int) -> int:
+    """``--jobs 0``: the CPUs this process may run on (taskset, cpusets), else all of them."""
+    if jobs:
+        return jobs
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _lint(paths: list[str], config: Any, rules: list, **options: Any) -> tuple[Any, list[str]]:
+    """The run (:func:`kubelint_ml.run.lint.run`), with the problems of the asking turned into exit 2."""
+    from kubelint_ml.input.sources import SourceError
+    from kubelint_ml.run.config import ConfigError
+    from kubelint_ml.run.lint import run
+
+    try:
+        return run(paths, config, rules, **options)
+    except (SourceError, ConfigError) as e:  # a missing path; config-time problems surfacing late (kubelet files)
+        _fail(str(e))
+
+
+def _record_baseline(path: str, result: Any, quiet: bool) -> None:
+    """--write-baseline: the findings of this run, recorded."""
+    from kubelint_ml.run.baseline import BaselineError, write_baseline
+
+    try:
+        write_baseline(path, result.findings)
+    except BaselineError as e:
+        _fail(str(e))
+    if not quiet:
+        click.echo(f"wrote baseline of {len(result.findings)} findings to {path}", err=True)
+
+
+def _apply_baseline(path: str, result: Any) -> None:
+    """--baseline: the findings it records move from ``result.findings`` to ``result.baselined``."""
+    from kubelint_ml.run.baseline import BaselineError, load_baseline
+
+    try:
+        base = load_baseline(path)
+    except BaselineError as e:
+        _fail(str(e))
+    result.findings, result.baselined = base.filter(result.findings)
+
+
+def _report(result: Any, formats: tuple[str, ...], outputs: tuple[str, ...], *, show_suppressed: bool,
+            quiet: bool, verbose: bool, color: bool, statistics: bool = False) -> None:
+    """Each format to its --output (or stdout), and the GitHub step summary when asked for."""
+    from kubelint_ml import report
 
     for i, fmt in enumerate(formats):
         target = outputs[i] if i < len(outputs) and outputs[i] != "-" else None
@@ -172,7 +194,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
         if target:
             try:
                 with open(target, "w", encoding="utf-8", newline="\n") as fh:
-                    write(fmt, view, fh, color=False, verbose=verbose)
+                    report.write(fmt, view, fh, color=False, verbose=verbose)
             except OSError as e:
                 _fail(f"cannot write {target}: {e.strerror}")
         elif statistics and fmt == "text":
@@ -181,20 +203,21 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
             sys.stdout.write(render_statistics(view))
             sys.stdout.flush()
         else:
-            write(fmt, view, sys.stdout, color=color, verbose=verbose)
+            report.write(fmt, view, sys.stdout, color=color, verbose=verbose)
             sys.stdout.flush()
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path and "github" in formats:
         try:
-            write_step_summary(result, summary_path)
+            report.write_step_summary(result, summary_path)
         except OSError:
             pass
-    if verbose:
-        from kubelint_ml.report.escape import neutralise
 
-        for note in notes:
-            click.echo(f"note: {neutralise(note)}", err=True)
-    sys.exit(1 if result.failed() else 0)
+
+def _print_notes(notes: list[str]) -> None:
+    from kubelint_ml.report.escape import neutralise
+
+    for note in notes:
+        click.echo(f"note: {neutralise(note)}", err=True)
 
 
 def _view(result: Any, show_suppressed: bool, quiet: bool) -> Any:

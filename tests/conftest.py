@@ -27,8 +27,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 @pytest.fixture()
 def force_parallel(monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs of any size take the parallel paths (forked lint and shared first pass) when jobs > 1."""
-    import kubelint_ml.run.lint as lint
+    from kubelint_ml.run import facts, parallel
 
-    monkeypatch.setattr(lint, "PARALLEL_MIN_FILES", 1)
-    monkeypatch.setattr(lint, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(lint, "PARALLEL_SCAN_MIN_FILES", 1)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(facts, "PARALLEL_SCAN_MIN_FILES", 1)

@@ -136,7 +136,7 @@ def test_findings_cross_the_worker_boundary_unchanged() -> None:
     import pickle
 
     from kubelint_ml.findings import Finding
-    from kubelint_ml.run.lint import _encode, _rebuild
+    from kubelint_ml.run.parallel import _encode, _rebuild
 
     f = Finding("missing-memory-limit", "warning", "Pod/x: container 'a' has no memory limit", "Set it.", "x.yaml",
                 8, 5, "spec.containers[0].resources", ObjectRef("v1", "Pod", "ns", "x"), "a", 2,
@@ -149,12 +149,12 @@ def test_the_cheap_context_scan_knows_every_kind_the_full_scan_looks_for() -> No
     import re
 
     from kubelint_ml.engine.context import _CONTEXT_RE
-    from kubelint_ml.run.lint import _CONTEXT_WORDS, _mentions_context
+    from kubelint_ml.run.facts import _CONTEXT_WORDS, mentions_context
 
     kinds = re.search(rb"\(([A-Za-z|]+)\)", _CONTEXT_RE.pattern).group(1).split(b"|")
     assert all(any(word in kind for word in _CONTEXT_WORDS) for kind in kinds)
-    assert _mentions_context(b"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nvalue: 1\n")
-    assert not _mentions_context(b"kind: Pod\nmetadata: {name: PriorityClass}\n")
+    assert mentions_context(b"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nvalue: 1\n")
+    assert not mentions_context(b"kind: Pod\nmetadata: {name: PriorityClass}\n")
 
 
 def test_every_case_writes_its_own_output_file(bench) -> None:

@@ -8,16 +8,18 @@ from kubelint_ml.k8s import nodes
 from kubelint_ml.k8s.nodes import (
     NodePool,
     NodeType,
-    aks_allocatable_memory_mib,
-    aks_reserved_cpu_millicores,
     catalog,
     catalog_labels,
-    gke_allocatable_memory_mib,
     node_pool_from_config,
     pools_for_pod,
     profile_quantity,
     resolve_node_type,
     smallest,
+)
+from reservations import (
+    aks_allocatable_memory_mib,
+    aks_reserved_cpu_millicores,
+    gke_allocatable_memory_mib,
     tiered_reserved_cpu_millicores,
 )
 

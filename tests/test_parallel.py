@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import kubelint_ml.run.lint as lint
+from kubelint_ml.run import facts, parallel, pool
 from kubelint_ml.run.config import Config
 from kubelint_ml.report import render
 from kubelint_ml.engine.rulefile import load_builtin_rules
@@ -46,8 +47,8 @@ def test_facts_from_a_shared_first_pass_equal_a_sequential_one(monkeypatch: pyte
     pc = (FIXTURES / "priority").rglob("*.yaml")
     stdin = b"".join(p.read_bytes() + b"\n---\n" for p in sorted(pc))
     sources = collect([str(FIXTURES), "-"], ())
-    seq = lint.first_pass(sources, Config(), stdin, jobs=1)
-    par = lint.first_pass(sources, Config(), stdin, jobs=3)
+    seq = facts.first_pass(sources, Config(), stdin, jobs=1)
+    par = facts.first_pass(sources, Config(), stdin, jobs=3)
     assert par[2] == seq[2] > 0
     assert [(f.name, f.value, f.source) for f in par[0].priority_class_objects] == \
         [(f.name, f.value, f.source) for f in seq[0].priority_class_objects]
@@ -73,8 +74,8 @@ def test_a_worker_that_dies_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> No
         os.write(died_w, b"x")
         os._exit(9)
 
-    monkeypatch.setattr(lint, "_work", die)
-    own = lint._lint_span
+    monkeypatch.setattr(parallel, "_work", die)
+    own = parallel._lint_span
     calls = []
 
     def parent_span(*args):  # the parent's own spans (the first before forking): wait until the worker took one
@@ -83,7 +84,7 @@ def test_a_worker_that_dies_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> No
             assert select.select([died_r], [], [], 60)[0], "the worker never took a span"
         return own(*args)
 
-    monkeypatch.setattr(lint, "_lint_span", parent_span)
+    monkeypatch.setattr(parallel, "_lint_span", parent_span)
     try:
         result, notes = _run(paths, 2)
     finally:
@@ -95,22 +96,22 @@ def test_a_worker_that_dies_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_span_queue_stays_within_a_pipe_buffer_and_covers_every_file() -> None:
     for count, jobs in [(1, 2), (47, 2), (3840, 2), (19_200, 2), (1_000_000, 8), (5, 64)]:
-        spans = lint._spans(count, jobs)
-        assert len(spans) <= lint.MAX_SPANS
+        spans = pool.spans(count, jobs)
+        assert len(spans) <= pool.MAX_SPANS
         assert spans[0][0] == 0 and spans[-1][1] == count
         assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
     # A few files first (the parent's warm-up), then about 32 per process of at most 64 files,
     # then quarter-size ones so that the processes end together.
-    spans = lint._spans(3840, 2)
+    spans = pool.spans(3840, 2)
     sizes = [b - a for a, b in spans]
     assert sizes[0] == 4 and max(sizes) == 60 and sizes[-1] == 15 and sum(s == 15 for s in sizes) == 16
-    assert max(b - a for a, b in lint._spans(19_200, 2)) == 64
+    assert max(b - a for a, b in pool.spans(19_200, 2)) == 64
 
 
 def test_results_are_taken_out_of_the_pipe_only_when_whole() -> None:
     read_end, write_end = os.pipe()
     os.set_blocking(read_end, False)
-    inbox = lint._Inbox(0, read_end)
+    inbox = pool.Inbox(0, read_end)
     first = pickle.dumps((3, ([], ["note"], 1, 2)))
     second = pickle.dumps((4, ([], [], 5, 6)))
     data = len(first).to_bytes(8, "little") + first + len(second).to_bytes(8, "little") + second
@@ -171,13 +172,13 @@ def test_schema_cel_and_other_outputs_are_the_same_with_workers(extra, monkeypat
 def test_sorted_spans_skip_the_final_sort_only_when_their_files_follow_each_other() -> None:
     from kubelint_ml.findings import Finding
 
-    def part(*files: str) -> lint.FileResult:
-        return lint.FileResult([Finding("r", "error", "m", "", f, 1, 1) for f in files])
+    def part(*files: str) -> parallel.FileResult:
+        return parallel.FileResult([Finding("r", "error", "m", "", f, 1, 1) for f in files])
 
-    assert lint._concatenation_sorted([part("a", "a", "b"), part(), part("c"), part("d", "e")])
-    assert not lint._concatenation_sorted([part("a", "b"), part("b", "c")])  # one file in two spans
+    assert parallel.concatenation_sorted([part("a", "a", "b"), part(), part("c"), part("d", "e")])
+    assert not parallel.concatenation_sorted([part("a", "b"), part("b", "c")])  # one file in two spans
     # Profile kubelet configs are linted after the tree, whatever their names.
-    assert not lint._concatenation_sorted([part("tree/pod.yaml"), part("/etc/kubelet/config.yaml")])
+    assert not parallel.concatenation_sorted([part("tree/pod.yaml"), part("/etc/kubelet/config.yaml")])
 
 
 def test_output_stays_sorted_when_a_profile_file_comes_after_the_tree(tmp_path: Path,

@@ -514,6 +514,7 @@ def test_profile_kubelet_configs_are_linted():
 
 def test_a_profile_kubelet_file_that_is_also_an_input_is_one_fact(tmp_path, monkeypatch):
     """Named in the profile by its absolute path, linted by a relative one: one KubeletConfiguration, read once."""
+    from kubelint_ml.run import facts as facts_module
     from kubelint_ml.run import lint as lint_module
     from kubelint_ml.input.sources import collect
 
@@ -524,10 +525,10 @@ def test_a_profile_kubelet_file_that_is_also_an_input_is_one_fact(tmp_path, monk
     config = Config()
     config.profile = Profile.from_dict({"cgroupVersion": 2, "kubeletConfig": str(kubelet)}, tmp_path)
     loads = []
-    real_load = lint_module.load
-    monkeypatch.setattr(lint_module, "load", lambda *a, **k: loads.append(1) or real_load(*a, **k))
+    real_load = facts_module.load
+    monkeypatch.setattr(facts_module, "load", lambda *a, **k: loads.append(1) or real_load(*a, **k))
     sources = lint_module.with_profile_files(collect(["nodes"], ()), config)
-    facts, _, _ = lint_module.first_pass(sources, config, None)
+    facts, _, _ = facts_module.first_pass(sources, config, None)
     assert [s.path for s in sources] == ["nodes/kubelet.yaml"]
     assert [k.source for k in facts.kubelet_configs] == ["nodes/kubelet.yaml"]
     assert len(loads) == 1

@@ -121,6 +121,9 @@ class Context:
     # False when nobody reads the notes (a run without --verbose): a template may then
     # leave out work whose only outcome would be a note.
     wants_notes: bool = True
+    # What checks remember while this file is linted (dropped with it): keys are
+    # prefixed by the module that owns them ("cel:converted").
+    cache: dict[str, Any] = field(default_factory=dict)
     # id(obj) -> (obj, its templates); the object is held so that its id is not reused.
     _templates: dict[int, tuple[K8sObject, list[PodTemplate]]] = field(default_factory=dict)
 

@@ -13,8 +13,10 @@ list functions `isSorted`, `sum`, `min`, `max`.
 Cost: expressions are at most MAX_EXPRESSION_LENGTH characters, and the
 runtime ends any evaluation that runs more than MAX_ITERATIONS comprehension
 iterations in total (nested ones included). Activation values are read, never
-changed, and their converted copies are remembered by identity: callers must
-not mutate an object between evaluations.
+changed. A caller that evaluates many programs over the same values passes one
+``converted`` dict to :meth:`CelProgram.evaluate`, where their converted copies
+are remembered by identity (celcheck keeps one per file, in the rules'
+Context): it must not mutate a value while that dict lives.
 """
 
 from __future__ import annotations
@@ -252,21 +254,26 @@ def to_cel_value(value: Any) -> Any:
     return str(value)
 
 
-_convert_cache: dict[int, tuple[Any, Any]] = {}
-_CONVERT_CACHE_SIZE = 64
+# Converted values a ``converted`` dict keeps: a few objects' worth (an object's own
+# values are converted again and again, one unit and one rule after another).
+CONVERTED_KEPT = 64
 
 
-def _convert(value: Any) -> Any:
-    """to_cel_value, remembered for the same (unchanged) input object."""
-    if not isinstance(value, (Mapping, list, tuple)):
+def _convert(value: Any, converted: dict[int, tuple[Any, Any]] | None) -> Any:
+    """to_cel_value, remembered in ``converted`` for the same (unchanged) input object.
+
+    Keyed by identity, with the object itself held so that its id cannot be
+    reused while the entry lives.
+    """
+    if converted is None or not isinstance(value, (Mapping, list, tuple)):
         return to_cel_value(value)
-    hit = _convert_cache.get(id(value))
+    hit = converted.get(id(value))
     if hit is not None and hit[0] is value:
         return hit[1]
     out = to_cel_value(value)
-    if len(_convert_cache) >= _CONVERT_CACHE_SIZE:
-        _convert_cache.pop(next(iter(_convert_cache)))
-    _convert_cache[id(value)] = (value, out)
+    if len(converted) >= CONVERTED_KEPT:
+        converted.pop(next(iter(converted)))
+    converted[id(value)] = (value, out)
     return out
 
 
@@ -294,11 +301,15 @@ class CelProgram:
     def __repr__(self) -> str:
         return f"CelProgram({self.source!r})"
 
-    def evaluate(self, activation: Mapping[str, object]) -> object:
-        """The expression's value as a plain Python value; raises CelEvalError."""
+    def evaluate(self, activation: Mapping[str, object], converted: dict[int, tuple[Any, Any]] | None = None) -> object:
+        """The expression's value as a plain Python value; raises CelEvalError.
+
+        ``converted``: where the runtime's copies of the activation's values are
+        remembered between evaluations (see the module's docstring); none by default.
+        """
         from cel_expr_python import cel
 
-        data = {k: _convert(v) for k, v in activation.items() if k in self.variables}
+        data = {k: _convert(v, converted) for k, v in activation.items() if k in self.variables}
         try:
             result = self._expr.eval(data=data)
         except Exception as exc:  # the binding raises for bad activations

@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from kubelint_ml.engine.api import CEL_EVALUATION_ERROR, Hit, Unit
+from kubelint_ml.engine.api import CEL_EVALUATION_ERROR, Hit, Unit, UnitKind
 
-_UNIT_VARIABLES = {
+_UNIT_VARIABLES: dict[UnitKind, tuple[str, ...]] = {
     "object": ("object", "objects", "profile"),
     "podTemplate": ("object", "podSpec", "objects", "profile"),
     "container": ("object", "podSpec", "container", "objects", "profile"),
@@ -41,34 +41,32 @@ class CelCheck:
     message_program: Any
     path: tuple
 
-    UNITS = ("object", "podTemplate", "container", "volume")
-
     @classmethod
-    def build(cls, rule: Any, source: str) -> "CelCheck":
+    def build(cls, rule_id: str, unit: UnitKind, check: dict, title: str) -> CelCheck:
+        """The check of a rule whose ``check`` has ``cel``; raises CelCompileError naming the field."""
         from kubelint_ml.engine.cel import CelCompileError, compile_expression
-        from kubelint_ml.engine.rulefile import RuleFileError
 
-        check = rule.check
-        variables = _UNIT_VARIABLES[rule.unit]
+        variables = _UNIT_VARIABLES[unit]
         try:
             program = compile_expression(check["cel"], variables)
         except CelCompileError as e:
-            raise RuleFileError(f"{source}: rule {rule.id}: check.cel: {_unit_variable(e, rule.unit)}") from None
+            raise CelCompileError(f"check.cel: {_unit_variable(e, unit)}") from None
         message_program = None
         if check.get("messageExpression"):
             try:
                 message_program = compile_expression(check["messageExpression"], variables)
             except CelCompileError as e:
-                raise RuleFileError(f"{source}: rule {rule.id}: check.messageExpression: "
-                                    f"{_unit_variable(e, rule.unit)}") from None
-        return cls(rule.id, program, check.get("message") or rule.title, message_program,
+                raise CelCompileError(f"check.messageExpression: {_unit_variable(e, unit)}") from None
+        return cls(rule_id, program, check.get("message") or title, message_program,
                    parse_field_path(check.get("path", "")))
 
     def check(self, unit: Unit, params: dict, ctx: Any) -> Iterator[Hit]:
         from kubelint_ml.engine.cel import CelEvalError
 
+        cache = _cache(ctx)
+        converted = cache.setdefault("cel:converted", {})
         activation: dict[str, Any] = {"object": unit.obj.data, "objects": _context_objects(ctx),
-                                      "profile": _profile(ctx)}
+                                      "profile": _profile(ctx, cache)}
         base: tuple = ()
         what = unit.obj.ref.display()
         where = ""  # the part of the object the message is about (the object itself is named by every report)
@@ -87,7 +85,7 @@ class CelCheck:
             what += f": volume '{unit.volume.name}'"
             where = f"volume '{unit.volume.name}': "
         try:
-            ok = self.program.evaluate(activation)
+            ok = self.program.evaluate(activation, converted)
         except CelEvalError as e:
             yield Hit(base, f"rule {self.rule_id}: CEL evaluation failed: {e}", severity="error",
                       rule=CEL_EVALUATION_ERROR, detail=f"{what}: rule {self.rule_id}: CEL evaluation failed: {e}")
@@ -101,7 +99,7 @@ class CelCheck:
         message = self.message
         if self.message_program is not None:
             try:
-                value = self.message_program.evaluate(activation)
+                value = self.message_program.evaluate(activation, converted)
                 if isinstance(value, str) and value.strip():
                     message = value
             except CelEvalError:
@@ -131,13 +129,18 @@ def _context_objects(ctx: Any) -> list:
     return facts.context_objects() if facts is not None else []
 
 
-_PROFILE: list = [None, {}]  # the last profile and its CEL value (a profile does not change once loaded)
+def _cache(ctx: Any) -> dict:
+    """What CEL checks remember while one file is linted (the Context's scratch; a fresh one without)."""
+    cache = getattr(ctx, "cache", None)
+    return cache if isinstance(cache, dict) else {}
 
 
-def _profile(ctx: Any) -> dict:
+def _profile(ctx: Any, cache: dict) -> dict:
+    """The profile as CEL sees it, worked out once per file (a profile does not change once loaded)."""
     profile = getattr(ctx, "profile", None)
     if profile is None:
         return {}
-    if _PROFILE[0] is not profile:
-        _PROFILE[:] = [profile, profile.to_cel()]
-    return _PROFILE[1]
+    found = cache.get("cel:profile")
+    if found is None or found[0] is not profile:
+        found = cache["cel:profile"] = (profile, profile.to_cel())
+    return found[1]

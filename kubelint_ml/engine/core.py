@@ -20,7 +20,8 @@ from kubelint_ml.engine.api import (
     PSEUDO_RULES,
     RULE_ERROR,
     UNKNOWN_IGNORE,
-    Context, Hit, SkipUnit, Unit, is_accelerator_template, is_training_workload,
+    UNIT_KINDS,
+    Context, Hit, SkipUnit, Unit, UnitKind, is_accelerator_template, is_training_workload,
 )
 from kubelint_ml.engine.rulefile import Rule
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_training_kind, pod_templates
@@ -69,7 +70,7 @@ class Engine:
         self.rules = rules
         self.overrides = severity_overrides or {}
         self.known_ids = set(known_rule_ids) | {r.id for r in rules} | set(PSEUDO_RULES)
-        self.by_unit: dict[str, list[Rule]] = {"object": [], "podTemplate": [], "container": [], "volume": []}
+        self.by_unit: dict[UnitKind, list[Rule]] = {unit: [] for unit in UNIT_KINDS}
         for r in rules:
             self.by_unit[r.unit].append(r)
         self.remediation = {r.id: r.remediation.strip() for r in rules}

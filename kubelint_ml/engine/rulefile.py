@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from kubelint_ml.engine.api import UnitKind
 from kubelint_ml.findings import RuleInfo
 
 DOCS_BASE = "https://github.com/kubelint-ml/kubelint-ml/blob/main/docs/rules.md"
@@ -33,7 +34,7 @@ class Rule:
     title: str
     description: str
     remediation: str
-    unit: str
+    unit: UnitKind
     check: dict
     examples: dict
     family: str = ""
@@ -161,9 +162,13 @@ def build_rule(data: Any, source: str, *, builtin: bool = False, validate: bool 
         rule.params = params
         rule.template = module
     else:
+        from kubelint_ml.engine.cel import CelCompileError
         from kubelint_ml.engine.celcheck import CelCheck
 
-        rule.template = CelCheck.build(rule, source)
+        try:
+            rule.template = CelCheck.build(rule.id, rule.unit, check, rule.title)
+        except CelCompileError as e:
+            raise RuleFileError(f"{source}: rule {rule.id}: {e}") from None
     return rule
 
 

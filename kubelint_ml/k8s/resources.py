@@ -126,24 +126,28 @@ def _items(value: object) -> Iterator[Mapping]:
                 yield item
 
 
-# id(raw mapping) -> (the mapping, its parsed entries). The mapping is held so
-# that its id cannot be reused while the entry lives; the cache is small, so it
-# never keeps more than a few objects' parse trees alive.
-_RESOURCE_LISTS: dict[int, tuple[Mapping, ResourceList]] = {}
-_RESOURCE_LISTS_MAX = 256  # a few objects' worth: entries are reused within an object
+# A ResourceList's entries, by value: ((name, type of the value, value), ...) -> its parsed
+# entries. The type is part of the key (True == 1 == 1.0, but only 1 is a quantity). The
+# same requests recur across containers and files; the table is cleared when full.
+_RESOURCE_LISTS: dict[tuple, ResourceList] = {}
+_RESOURCE_LISTS_MAX = 256
 
 
 def _resource_list(raw: object) -> ResourceList:
     """Valid entries of a ResourceList, rounded up to milli as API defaulting does (a fresh dict)."""
     if not isinstance(raw, dict):
         return {}
-    hit = _RESOURCE_LISTS.get(id(raw))
-    if hit is not None and hit[0] is raw:
-        return dict(hit[1])
+    key = tuple((name, type(value), value) for name, value in raw.items())
+    try:
+        hit = _RESOURCE_LISTS.get(key)
+    except TypeError:  # a value that is a mapping or a list: not a quantity, nothing to remember
+        return _parse_resource_list(raw)
+    if hit is not None:
+        return dict(hit)
     out = _parse_resource_list(raw)
     if len(_RESOURCE_LISTS) >= _RESOURCE_LISTS_MAX:
         _RESOURCE_LISTS.clear()
-    _RESOURCE_LISTS[id(raw)] = (raw, out)
+    _RESOURCE_LISTS[key] = out
     return dict(out)
 
 

@@ -653,13 +653,3 @@ class SchemaValidator:
                 self._crd_schemas[key], registry=_registry(self._directory)
             )
         return self._crd_validators[key]
-
-
-def is_crd(obj: Any) -> bool:
-    """Whether a loaded object is a CustomResourceDefinition."""
-    return (
-        isinstance(obj, Mapping)
-        and obj.get("kind") == "CustomResourceDefinition"
-        and isinstance(obj.get("apiVersion"), str)
-        and obj["apiVersion"].startswith("apiextensions.k8s.io/")
-    )

@@ -120,16 +120,6 @@ def _version(value: Any) -> str | None:
     return None if value is None else str(value).lstrip("v")
 
 
-def parse_version(text: str | None) -> tuple[int, int] | None:
-    if not text:
-        return None
-    parts = str(text).lstrip("v").split(".")
-    try:
-        return int(parts[0]), int(parts[1])
-    except (ValueError, IndexError):
-        return None
-
-
 @dataclass(slots=True)
 class Config:
     path: str | None = None

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from kubelint_ml.run.config import parse_version
+from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.input.sources import file_key as real
 
 GROUP_KILL_MIN = (1, 28)  # memory.oom.group set on cgroup v2

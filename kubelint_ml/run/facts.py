@@ -1,0 +1,142 @@
+"""The first pass: what rules that look across files need to know, read before any file is linted.
+
+Every file is read once; only those whose bytes mention a context kind
+(PriorityClass, KubeletConfiguration, ...) are parsed, into the small
+summaries of :class:`kubelint_ml.engine.context.Facts`. The profile's own
+facts (its kubelet configs, its priority classes) are added last.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kubelint_ml.engine.context import CONTEXT_KINDS, Facts, may_hold_context
+from kubelint_ml.input.loader import Limits, load
+from kubelint_ml.input.objects import unpack
+from kubelint_ml.input.sources import Source, file_key, read, read_once
+from kubelint_ml.run import pool
+from kubelint_ml.run.config import Config, ConfigError
+
+# Bytes kept from the first pass for the second, so that a file is read once;
+# past this budget files are read again (memory stays bounded on big trees).
+MAX_KEPT_BYTES = 64 * 1024 * 1024
+# From this many files, with more than one job, the first pass is shared by forked workers too.
+PARALLEL_SCAN_MIN_FILES = 512
+# "WorkloadPriorityClass" contains "PriorityClass": one scan finds both.
+_CONTEXT_WORDS = tuple(k.encode() for k in CONTEXT_KINDS if k != "WorkloadPriorityClass")
+
+
+def mentions_context(data: bytes) -> bool:
+    """Cheap necessary condition for :func:`may_hold_context` (substring scans, no regex)."""
+    for word in _CONTEXT_WORDS:
+        if word in data:
+            return may_hold_context(data)
+    return False
+
+
+def first_pass(sources: list[Source], config: Config, stdin_data: bytes | None,
+               keep: int = MAX_KEPT_BYTES, jobs: int = 1) -> tuple[Facts, list[bytes | None], int]:
+    """Read every file once; parse only those whose bytes mention a context kind.
+
+    Returns the facts; per source, its bytes (``None`` when unreadable, over
+    the size limit, or past the ``keep`` budget: read again later); and how
+    many bytes were read in all. With ``jobs > 1`` and many files the reading
+    is shared by forked workers, and no bytes are kept but stdin's.
+    """
+    if jobs > 1 and len(sources) >= PARALLEL_SCAN_MIN_FILES and hasattr(os, "fork"):
+        return _first_pass_forked(sources, config, stdin_data, jobs)
+    facts = Facts()
+    kept: list[bytes | None] = []
+    budget = keep
+    total = 0
+    max_bytes = config.limits.max_file_bytes
+    for s in sources:
+        if s.real == "-":
+            data = stdin_data or b""
+        else:
+            try:
+                data = read(s, max_bytes)
+            except OSError:
+                kept.append(None)
+                continue
+        total += len(data)
+        if len(data) > max_bytes:
+            kept.append(data if s.real == "-" else None)  # stdin cannot be read again; a file's size is checked
+            continue
+        if mentions_context(data):
+            add_facts(facts, data, s.path, config.limits)
+        if len(data) <= budget or s.real == "-":
+            kept.append(data)
+            budget -= len(data)
+        else:
+            kept.append(None)
+    _profile_facts(facts, config)
+    return facts, kept, total
+
+
+def _first_pass_forked(sources: list[Source], config: Config, stdin_data: bytes | None,
+                       jobs: int) -> tuple[Facts, list[bytes | None], int]:
+    """:func:`first_pass` with the reading shared out: the workers tell which files mention a
+    context kind, and this process parses those (in input order, as a sequential pass does)."""
+    max_bytes = config.limits.max_file_bytes
+    kept: list[bytes | None] = [(stdin_data or b"") if s.real == "-" else None for s in sources]
+    # A pipe or device (`<(helm template ...)`) can be read once: here, before forking, so that
+    # every process has its bytes (read() remembers them) rather than the one worker that read it.
+    for i, s in enumerate(sources):
+        if kept[i] is None and read_once(s):
+            try:
+                kept[i] = read(s, max_bytes)
+            except OSError:
+                pass  # the lint reports it
+    spans = pool.spans(len(sources), jobs)
+
+    def scan(n: int) -> tuple[int, list[int]]:
+        total, context = 0, []
+        for i in range(*spans[n]):
+            data = kept[i]
+            if data is None:
+                try:
+                    data = read(sources[i], max_bytes)
+                except OSError:
+                    continue
+            total += len(data)
+            if len(data) <= max_bytes and mentions_context(data):
+                context.append(i)
+        return total, context
+
+    parts = pool.fork_map(len(spans), jobs, scan, scan, lambda part: part)
+    facts = Facts()
+    for i in sorted(i for _, context in parts for i in context):
+        try:
+            data = kept[i]
+            if data is None:
+                data = read(sources[i], max_bytes)
+        except OSError:
+            continue  # gone since: the lint reports it
+        add_facts(facts, data, sources[i].path, config.limits)
+    _profile_facts(facts, config)
+    return facts, kept, sum(total for total, _ in parts)
+
+
+def add_facts(facts: Facts, data: bytes, file: str, limits: Limits, only: str | None = None) -> None:
+    """The context objects of one file (of kind ``only``, if given) into ``facts``."""
+    for doc in load(data, limits).documents:
+        for obj in unpack(doc, file).objects:
+            if only is None or obj.kind == only:
+                facts.add_object(obj)
+
+
+def _profile_facts(facts: Facts, config: Config) -> None:
+    # A profile file is among the inputs (see with_profile_files), so the first pass usually has it already.
+    have = {file_key(k.source) for k in facts.kubelet_configs}
+    for path in config.profile.kubelet_config_paths():
+        if file_key(path) in have:
+            continue
+        have.add(file_key(path))
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(config.limits.max_file_bytes + 1)
+        except OSError as e:
+            raise ConfigError(f"profile kubeletConfig {path}: cannot read: {e.strerror}") from None
+        add_facts(facts, data, path, config.limits, only="KubeletConfiguration")
+    facts.add_profile(config.profile)

@@ -1,0 +1,110 @@
+"""The second pass for one file: bytes -> documents -> objects -> findings."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubelint_ml.engine.api import SCHEMA_INVALID, SCHEMA_UNAVAILABLE
+from kubelint_ml.engine.context import Facts
+from kubelint_ml.engine.core import Context, Engine, parse_error
+from kubelint_ml.findings import Finding
+from kubelint_ml.input.loader import Limits, load, locate, looks_like_template, render_path
+from kubelint_ml.input.objects import K8sObject, unpack
+from kubelint_ml.input.sources import Source, read
+from kubelint_ml.run.config import Config
+
+
+@dataclass(slots=True)
+class FileResult:
+    findings: list[Finding] = field(default_factory=list)
+    documents: int = 0
+    objects: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, other: FileResult) -> None:
+        self.findings.extend(other.findings)
+        self.notes.extend(other.notes)
+        self.documents += other.documents
+        self.objects += other.objects
+
+
+@dataclass(slots=True)
+class Runner:
+    engine: Engine
+    config: Config
+    facts: Facts
+    schema: Any = None  # kubelint_ml.k8s.schema.SchemaValidator when --schema
+    verbose: bool = False
+
+    def lint_bytes(self, data: bytes, display: str, size: int | None = None) -> FileResult:
+        out = FileResult()
+        limits: Limits = self.config.limits
+        if len(data) > limits.max_file_bytes:
+            real = max(size or 0, len(data))
+            # A stream read up to the limit (stdin) says only that it is longer.
+            amount = "" if size is None and real == limits.max_file_bytes + 1 else f"{real} bytes, "
+            out.findings.append(parse_error(display, 1, 1,
+                                            f"file is {amount}over the {limits.max_file_bytes}-byte limit "
+                                            "(limits.maxFileBytes); not linted"))
+            return out
+        tline = looks_like_template(data)
+        if tline:
+            out.findings.append(parse_error(display, tline, 1,
+                                            "Helm/Go template directive ({{ ... }}): this is a template, not a "
+                                            "manifest; lint the rendered output (helm template ... | kubelint-ml check -)"))
+            return out
+        loaded = load(data, limits)
+        for p in loaded.problems:
+            out.findings.append(parse_error(display, p.line, p.column, p.message, p.document))
+        if self.verbose and not loaded.documents and not loaded.problems:
+            out.notes.append(f"{display}: skipped: empty file (no YAML documents)")
+        ctx = Context(profile=self.config.profile, facts=self.facts, wants_notes=self.verbose)
+        for doc in loaded.documents:
+            out.documents += 1
+            unpacked = unpack(doc, display)
+            for prob in unpacked.problems:
+                line, col, found = locate(prob.root, prob.path)
+                out.findings.append(parse_error(display, line, col, prob.message, doc.index, prob.ref,
+                                                render_path(found)))
+            if self.verbose:
+                for s in unpacked.skipped:
+                    out.notes.append(f"{display}:{s.line}: skipped: {s.reason}")
+            for obj in unpacked.objects:
+                out.objects += 1
+                out.findings.extend(self.engine.evaluate(obj, ctx))
+                if self.schema is not None:
+                    out.findings.extend(self._schema(obj))
+        out.notes.extend(ctx.notes)
+        return out
+
+    def _schema(self, obj: K8sObject) -> list[Finding]:
+        problems = self.schema.validate(obj.data)
+        if problems is None:
+            ref = obj.ref
+            f = self.engine.finding_at(obj, ("kind",), SCHEMA_UNAVAILABLE, "info",
+                                       f"no schema for {ref.apiVersion} {ref.kind}; pass --crd with its "
+                                       "CustomResourceDefinition to validate it",
+                                       "Pass the CRD with --crd FILE (or schema.crds in the config).", None)
+            f.data = {"noSchema": True}
+            return [f]
+        return [
+            self.engine.finding_at(obj, p.path, SCHEMA_INVALID, "error", p.message,
+                                   "Fix the field so the object matches the API schema.", None)
+            for p in problems
+        ]
+
+    def lint_source(self, source: Source) -> FileResult:
+        try:
+            data = read(source, self.config.limits.max_file_bytes)
+            size = None
+            if len(data) > self.config.limits.max_file_bytes and source.real != "-":
+                size = os.path.getsize(source.real)
+        except OSError as e:
+            return FileResult([parse_error(source.path, 1, 1, f"cannot read file: {e.strerror or e}")])
+        return self.lint_bytes(data, source.path, size)
+
+    def lint(self, source: Source, data: bytes | None) -> FileResult:
+        """``source`` from the bytes the first pass kept, else read again."""
+        return self.lint_bytes(data, source.path) if data is not None else self.lint_source(source)
