@@ -41,7 +41,7 @@ def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
 
     by_id = {r.id: r for r in (rules if rules is not None else _all_rules(config, extra_dirs))}
     all_ids = set(by_id)
-    from kubelint_ml.run.config import did_you_mean
+    from kubelint_ml.engine.api import did_you_mean
 
     for rid in list(enable) + list(disable) + sorted(set(config.enable) | set(config.disable) | set(config.severity)
                                                      | set(config.params), key=lambda r: config.rule_lines.get(r, 0)):

@@ -140,6 +140,14 @@ class Context:
             self.notes.append(text)
 
 
+def did_you_mean(name: str, choices: Any, cutoff: float = 0.6) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices`` (rule ids, config keys), or ""."""
+    from difflib import get_close_matches
+
+    close = get_close_matches(str(name), sorted(str(c) for c in choices), n=1, cutoff=cutoff)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
 def is_accelerator_template(tpl: PodTemplate) -> bool:
     found = tpl.cache.get("accelerator")
     if found is None:

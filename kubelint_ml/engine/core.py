@@ -21,7 +21,7 @@ from kubelint_ml.engine.api import (
     RULE_ERROR,
     UNKNOWN_IGNORE,
     UNIT_KINDS,
-    Context, Hit, SkipUnit, Unit, UnitKind, is_accelerator_template, is_training_workload,
+    Context, Hit, SkipUnit, Unit, UnitKind, did_you_mean, is_accelerator_template, is_training_workload,
 )
 from kubelint_ml.engine.rulefile import Rule
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_training_kind, pod_templates
@@ -174,7 +174,7 @@ class Engine:
             if rid not in self.known_ids and rid != IGNORE_ALL:
                 yield self.finding_at(
                     obj, path, UNKNOWN_IGNORE, "info",
-                    f"{IGNORE_ANNOTATION} names unknown rule '{rid}'{_did_you_mean(rid, self.known_ids)}",
+                    f"{IGNORE_ANNOTATION} names unknown rule '{rid}'{did_you_mean(rid, self.known_ids)}",
                     "Correct the rule id (see `kubelint-ml rules list`) or remove it.", None, at_value=True,
                 )
 
@@ -219,13 +219,6 @@ def _rendered(path: tuple) -> str:
             _RENDERED.clear()
         text = _RENDERED[path] = render_path(path)
     return text
-
-
-def _did_you_mean(name: str, known: Iterable[str]) -> str:
-    from difflib import get_close_matches
-
-    close = get_close_matches(name, sorted(known), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _unit_path(unit: Unit) -> tuple:

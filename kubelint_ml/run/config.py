@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 
+from kubelint_ml.engine.api import did_you_mean
 from kubelint_ml.input.loader import Limits, LoadError, load_single
 
 CONFIG_NAMES = (".kubelint-ml.yaml", ".kubelint-ml.yml")
@@ -144,14 +145,6 @@ def find_config(start: str | None = None) -> Path | None:
             if candidate.is_file():
                 return candidate
     return None
-
-
-def did_you_mean(name: str, choices: Any) -> str:
-    """`` (did you mean 'x'?)`` for the closest of ``choices``, or ""."""
-    from difflib import get_close_matches
-
-    close = get_close_matches(str(name), sorted(str(c) for c in choices), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def line_of(data: Any, path: tuple) -> int:
