@@ -57,12 +57,8 @@ def _retries(spec: dict) -> str:
 
 
 def _limit(spec: dict) -> str:
-    """``backoffLimit (6)`` or ``backoffLimitPerIndex (2)``."""
-    per_index = spec.get("backoffLimitPerIndex")
-    if isinstance(per_index, int) and not isinstance(per_index, bool):
-        return f"backoffLimitPerIndex ({per_index})"
-    limit: Any = spec.get("backoffLimit")
-    return f"backoffLimit ({limit})" if isinstance(limit, int) and not isinstance(limit, bool) else "backoffLimit (6)"
+    """``backoffLimit (4)``, ``backoffLimit (6 by default)`` or ``backoffLimitPerIndex (2)``."""
+    return _retries(spec).removeprefix("counts against ").removeprefix("its index's ")
 
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
