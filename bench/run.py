@@ -319,13 +319,13 @@ class Case:
         """The case's name as a file name: ``check -j1`` -> ``check-j1`` (every case its own files)."""
         return re.sub(r"[^A-Za-z0-9.]+", "-", self.name).strip("-")
 
-    def median_after(self, other: "Case") -> float:
+    def median_after(self, other: Case) -> float:
         """Median of the per-round differences of wall times (``other`` ran in the same rounds)."""
         if len(self.samples) != len(other.samples) or not self.samples:
             return self.median() - other.median()
         return statistics.median(a.wall - b.wall for a, b in zip(self.samples, other.samples))
 
-    def ratio_to(self, other: "Case") -> float:
+    def ratio_to(self, other: Case) -> float:
         """Median of the per-round ratios of wall times (both ran in every round, next to each other):
         a slow spell of the machine falls on both sides of a ratio, unlike on a ratio of medians."""
         pairs = list(zip(self.samples, other.samples))
@@ -480,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     parse_one = Case("python: import yaml + parse it", 1,
                      [python, "-c", "import sys, yaml; list(yaml.load_all(open(sys.argv[1], 'rb'), Loader=yaml.CSafeLoader))", str(one)])
     run_once(single.argv, WORK, outdir / "warmup.out", env=env)
-    for r in range(args.single_repeat):
+    for _ in range(args.single_repeat):
         for case in (single, bare, parse_one):
             case.samples.append(run_once(case.argv, WORK, outdir / "single.out", env=env))
 
@@ -491,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
     lines.append("")
     lines.append("x floor: the median of the per-round ratios to the parse floor (each round runs every case once).")
     lines.append("")
-    lines.append(f"| case | N | files | docs | median s | min s | cpu s | ms/doc | x floor | max RSS MB | tree PSS MB |")
+    lines.append("| case | N | files | docs | median s | min s | cpu s | ms/doc | x floor | max RSS MB | tree PSS MB |")
     lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in sizes:
         floor = cases[("parse floor", n)]
@@ -564,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
     if not checkov:
         lines.append("  [--] checkov not installed: run bench/setup-checkov.sh")
     target("parallel output equals the sequential run", not mismatches, "; ".join(mismatches) or "identical in every round")
-    lines.append(f"findings: " + ", ".join(f"x{n} {findings[n]}" for n in sizes))
+    lines.append("findings: " + ", ".join(f"x{n} {findings[n]}" for n in sizes))
 
     text = "\n".join(lines)
     print(text)

@@ -317,8 +317,8 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
 @click.argument("directory", required=False, type=click.Path())
 def rules_verify(directory: str | None) -> None:
     """Run rules against their own examples (built-in rules when DIR is omitted)."""
-    from kubelint_ml.run.examples import verify_rules
     from kubelint_ml.engine.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
+    from kubelint_ml.run.examples import verify_rules
 
     try:
         rules_ = load_rules_dir(directory) if directory else load_builtin_rules(validate=True)

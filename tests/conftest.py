@@ -1,4 +1,4 @@
-"""Hypothesis profiles, and a fixture that makes small runs fork.
+"""Hypothesis profiles; the shared corpus; a fixture that makes small runs fork.
 
 ``ci`` (the default) is quick and deterministic: derandomized, no example
 database, no deadline (the fuzz tests assert their own time bound instead of
@@ -9,6 +9,7 @@ failing on a slow machine). ``long`` is the fuzzing run, selected with
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -22,6 +23,19 @@ settings.register_profile(
     "long", max_examples=20_000, deadline=None, print_blob=True, suppress_health_check=_SLOW_OK
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# The 384 real manifests beside the project (never copied in): ../shared/corpus from the project root.
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """The shared corpus directory; a test that reads it is skipped, with the reason, when it is missing."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"the shared corpus is not beside the project ({CORPUS} is missing); "
+                    "corpus tests run where ../shared/corpus exists, as in CI")
+    return CORPUS
 
 
 @pytest.fixture()

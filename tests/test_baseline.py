@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 import pytest
-
-from kubelint_ml.run.baseline import Baseline, BaselineError, load_baseline, write_baseline
-from kubelint_ml.findings import Finding, ObjectRef
 from factories import make_finding
+
+from kubelint_ml.findings import Finding, ObjectRef
+from kubelint_ml.run.baseline import Baseline, BaselineError, load_baseline, write_baseline
 
 
 def finding(line: int = 12, **kw) -> Finding:

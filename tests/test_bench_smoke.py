@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from kubelint_ml.run.config import Config
 from kubelint_ml.engine.core import Context
-from kubelint_ml.findings import ObjectRef
-from kubelint_ml.run.lint import run
-from kubelint_ml.input.objects import K8sObject
 from kubelint_ml.engine.rulefile import load_builtin_rules
+from kubelint_ml.findings import ObjectRef
+from kubelint_ml.input.objects import K8sObject
+from kubelint_ml.run.config import Config
+from kubelint_ml.run.lint import run
 
 ROOT = Path(__file__).resolve().parent.parent
 POD = b"""apiVersion: v1

@@ -17,14 +17,13 @@ from kubelint_ml.engine.cel import (
     parse_quantity_nanos,
 )
 
-CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
-JOB_FILE = CORPUS / "GoogleCloudPlatform__kubernetes-engine-samples" / "ai-ml__mix-train-and-inference__workloads__fine-tune-l4.yaml"
+JOB_FILE = "GoogleCloudPlatform__kubernetes-engine-samples/ai-ml__mix-train-and-inference__workloads__fine-tune-l4.yaml"
 
 needs_runtime = pytest.mark.skipif(not cel.available(), reason="cel-expr-python not installed")
 
 
-def _job() -> dict:
-    docs = [d for d in yaml.safe_load_all(JOB_FILE.read_text()) if d]
+def _job(corpus: Path) -> dict:
+    docs = [d for d in yaml.safe_load_all((corpus / JOB_FILE).read_text()) if d]
     return next(d for d in docs if d["kind"] == "Job")
 
 
@@ -99,8 +98,8 @@ def test_to_cel_value_plain_types() -> None:
 
 
 @needs_runtime
-def test_realistic_rule_on_corpus_job() -> None:
-    job = _job()
+def test_realistic_rule_on_corpus_job(corpus) -> None:
+    job = _job(corpus)
     rule = (
         "object.spec.template.spec.containers.all(c, has(c.resources) && "
         "has(c.resources.limits) && 'memory' in c.resources.limits)"
@@ -109,7 +108,7 @@ def test_realistic_rule_on_corpus_job() -> None:
     assert program.source == rule
     # the container limits only nvidia.com/gpu
     assert program.evaluate({"object": job}) is False
-    fixed = _job()
+    fixed = _job(corpus)
     fixed["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["memory"] = "32Gi"
     assert program.evaluate({"object": fixed}) is True
 
@@ -153,8 +152,8 @@ def test_variables_are_declared_per_program() -> None:
 
 
 @needs_runtime
-def test_missing_key_is_an_error_like_kubernetes() -> None:
-    job = _job()
+def test_missing_key_is_an_error_like_kubernetes(corpus) -> None:
+    job = _job(corpus)
     with pytest.raises(CelEvalError) as err:
         ev("object.spec.template.spec.containers[0].resources.limits.memory == '1Gi'", object=job)
     assert str(err.value) == 'Key not found in map : "memory"'
@@ -212,8 +211,8 @@ def test_quantity_errors() -> None:
 
 
 @needs_runtime
-def test_quantity_rule_over_containers() -> None:
-    job = _job()
+def test_quantity_rule_over_containers(corpus) -> None:
+    job = _job(corpus)
     c = job["spec"]["template"]["spec"]["containers"][0]
     c["resources"]["limits"]["memory"] = "80Gi"
     rule = (
@@ -247,8 +246,8 @@ def test_string_and_list_extensions(source: str, result: object) -> None:
 
 
 @needs_runtime
-def test_message_expression_builds_a_string() -> None:
-    job = _job()
+def test_message_expression_builds_a_string(corpus) -> None:
+    job = _job(corpus)
     program = compile_expression(
         "'container ' + object.spec.template.spec.containers[0].name + ' has no memory limit'"
     )

@@ -6,18 +6,19 @@ import json
 from pathlib import Path
 
 import jsonschema
+import pytest
 from click.testing import CliRunner
 
 from kubelint_ml.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
 SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
 
 
-def test_corpus_sarif_is_valid_and_every_result_has_a_real_line(tmp_path):
+@pytest.mark.slow
+def test_corpus_sarif_is_valid_and_every_result_has_a_real_line(corpus, tmp_path):
     out = tmp_path / "corpus.sarif"
-    r = CliRunner().invoke(main, ["check", str(CORPUS), "--format", "sarif", "--output", str(out)],
+    r = CliRunner().invoke(main, ["check", str(corpus), "--format", "sarif", "--output", str(out)],
                            catch_exceptions=False)
     assert r.exit_code == 1
     doc = json.loads(out.read_text())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,6 @@ from kubelint_ml.input.loader import load, locate, value_position
 from kubelint_ml.input.objects import unpack
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
 _PART = re.compile(r'\.?([^.\[\]"]+)|\["((?:[^"\\]|\\.)*)"\]|\[(\d+)\]')
 
 
@@ -31,7 +30,7 @@ def parse_path(text: str) -> tuple:
     return tuple(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _objects(file: str):
     data = Path(file).read_bytes()
     out = {}
@@ -42,10 +41,9 @@ def _objects(file: str):
 
 
 @pytest.fixture(scope="module")
-def corpus_run():
-    assert CORPUS.is_dir(), "the shared corpus is expected beside the project"
+def corpus_run(corpus):
     runner = CliRunner()
-    r = runner.invoke(main, ["check", str(CORPUS), "--format", "json", "--jobs", "1"], catch_exceptions=False)
+    r = runner.invoke(main, ["check", str(corpus), "--format", "json", "--jobs", "1"], catch_exceptions=False)
     assert r.exit_code in (0, 1), r.output[-2000:]
     return json.loads(r.output)
 
@@ -93,12 +91,14 @@ def test_findings_name_object_and_container(corpus_run):
 
 
 @pytest.mark.parametrize("args", [
-    [str(CORPUS)],
+    pytest.param(["<corpus>"], marks=pytest.mark.slow, id="corpus"),
     [str(ROOT / "fixtures" / "scenario"), "--config", str(ROOT / "fixtures" / "scenario" / "kubelint-ml.yaml")],
     [str(ROOT / "fixtures" / "kubelet"), "--config", str(ROOT / "fixtures" / "kubelet" / "kubelint-ml.yaml")],
 ])
-def test_verbose_changes_the_notes_only(args):
+def test_verbose_changes_the_notes_only(args, request):
     """Work a template leaves out when nobody reads its "skipped" notes never changes a finding."""
+    if args == ["<corpus>"]:
+        args = [str(request.getfixturevalue("corpus"))]
     runner = CliRunner()
     common = ["check", *args, "--format", "json", "--jobs", "1", "--enable", "gpu-node-unresolved"]  # -v turns it on
     quiet = runner.invoke(main, common, catch_exceptions=False)

@@ -15,16 +15,14 @@ from click.testing import CliRunner
 from kubelint_ml.cli import main
 from kubelint_ml.engine.context import may_hold_context
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
 HOSTILE = ROOT / "fixtures" / "hostile"
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="corpus not available")
-
-
-def corpus_files() -> list[str]:
+def corpus_files(corpus: Path) -> list[str]:
     return sorted(
-        os.path.relpath(p, ROOT) for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
+        os.path.relpath(p, ROOT) for p in corpus.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
     )
 
 
@@ -38,8 +36,8 @@ def cli(args: list[str], *, seed: str = "0") -> bytes:
 
 
 @pytest.mark.parametrize("fmt", ["json", "sarif", "text"])
-def test_order_jobs_and_hash_seed_do_not_change_the_output(fmt: str) -> None:
-    files = corpus_files() + [os.path.relpath(p, ROOT) for p in sorted(HOSTILE.iterdir())]
+def test_order_jobs_and_hash_seed_do_not_change_the_output(corpus, fmt: str) -> None:
+    files = corpus_files(corpus) + [os.path.relpath(p, ROOT) for p in sorted(HOSTILE.iterdir())]
     shuffled = files[:]
     random.Random(7).shuffle(shuffled)
     reference = cli(["--format", fmt, "-j1", *files])
@@ -50,7 +48,7 @@ def test_order_jobs_and_hash_seed_do_not_change_the_output(fmt: str) -> None:
     assert cli(["--format", fmt, "-j1", *reversed(files)], seed="1") == reference
     assert cli(["--format", fmt, "-j2", *shuffled], seed="2") == reference
     # Directories instead of files: the same set, found by the walk.
-    assert cli(["--format", fmt, "-j3", os.path.relpath(HOSTILE, ROOT), os.path.relpath(CORPUS, ROOT)],
+    assert cli(["--format", fmt, "-j3", os.path.relpath(HOSTILE, ROOT), os.path.relpath(corpus, ROOT)],
                seed="3") == reference
 
 
@@ -63,9 +61,9 @@ def findings_by_file(args: list[str]) -> dict[str, list[dict]]:
     return out
 
 
-def test_a_file_gets_the_same_findings_alone_or_with_every_other_file(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_gets_the_same_findings_alone_or_with_every_other_file(corpus, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
-    files = corpus_files()
+    files = corpus_files(corpus)
     # Context objects (PriorityClasses, KubeletConfigurations) inform the other
     # files by design: they go in every run.
     context = [f for f in files if may_hold_context(Path(f).read_bytes())]

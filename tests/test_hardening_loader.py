@@ -1,8 +1,10 @@
-"""The loader on hostile input: limits, tags, encodings, and never an exception."""
+"""The loader on hostile input: limits, tags, encodings, and never an exception.
+
+How long the bombs and floods take is measured by bench/bounds.py.
+"""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -22,24 +24,19 @@ from kubelint_ml.input.loader import (
 GOOD = b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: good\n"
 
 
-def problems(data: bytes, limits: Limits = Limits()) -> list[tuple[int, int, str]]:
+DEFAULT_LIMITS = Limits()
+
+
+def problems(data: bytes, limits: Limits = DEFAULT_LIMITS) -> list[tuple[int, int, str]]:
     return [(p.line, p.column, p.message) for p in load(data, limits).problems]
-
-
-def timed_load(data: bytes, limits: Limits = Limits(), bound: float = 1.0):
-    start = time.perf_counter()
-    result = load(data, limits)
-    took = time.perf_counter() - start
-    assert took < bound, f"took {took:.2f}s"
-    return result
 
 
 # ----------------------------------------------------------------------------
 # Alias and merge bombs
 
 
-def test_billion_laughs_is_refused_fast_and_the_next_document_is_kept() -> None:
-    result = timed_load(billion_laughs() + b"---\n" + GOOD, bound=0.5)
+def test_billion_laughs_is_refused_and_the_next_document_is_kept() -> None:
+    result = load(billion_laughs() + b"---\n" + GOOD)
     assert [(p.line, p.document, p.message) for p in result.problems] == [
         (1, 0, "aliases expand to more than 1000000 nodes (limits.maxExpandedNodes; an alias bomb?); refusing to load")
     ]
@@ -73,14 +70,15 @@ def test_aliases_cannot_nest_past_the_depth_limit() -> None:
 
 def test_merge_key_chains_do_not_blow_up() -> None:
     # PyYAML's own merge handling takes minutes and gigabytes on this.
-    result = timed_load(merge_bomb(12), bound=1.0)
+    result = load(merge_bomb(12))
     assert result.problems == []
     top = result.documents[0].data["a11"]
     assert top == {**{f"x{i}": i for i in range(1, 10)}, **{f"y{i}": i for i in range(1, 12)}}
 
 
+@pytest.mark.slow
 def test_merge_key_work_is_bounded() -> None:
-    result = timed_load(merge_bomb(3000), bound=5.0)  # exponential merging took 27 s at 8 levels
+    result = load(merge_bomb(3000))  # exponential merging took 27 s at 8 levels
     assert [(p.message) for p in result.problems] == [
         "merge keys (<<) expand to more than 1000000 entries (limits.maxExpandedNodes); refusing to load"
     ]
@@ -113,7 +111,7 @@ def test_merge_keys_keep_yaml_semantics() -> None:
 
 def test_deep_flow_nesting_drops_only_that_document() -> None:
     data = GOOD + b"---\n" + b"[" * 300 + b"]" * 300 + b"\n---\n" + GOOD
-    result = timed_load(data)
+    result = load(data)
     assert [(p.line, p.column, p.document, p.message) for p in result.problems] == [
         (6, 201, 1, "nesting deeper than 200 levels (limits.maxDepth); document not linted")
     ]
@@ -122,7 +120,7 @@ def test_deep_flow_nesting_drops_only_that_document() -> None:
 
 def test_deep_block_nesting() -> None:
     data = b"".join(b" " * i + b"a:\n" for i in range(250)) + b"---\n" + GOOD
-    result = timed_load(data)
+    result = load(data)
     assert [(p.line, p.document) for p in result.problems] == [(201, 0)]
     assert [d.index for d in result.documents] == [1]
     seq = b"- " * 250 + b"x\n"
@@ -140,7 +138,7 @@ def test_nesting_hidden_between_block_and_flow_is_found() -> None:
 def test_nesting_that_would_crash_libyaml_refuses_the_file(opener: bytes, closer: bytes) -> None:
     # LibYAML's composer recurses in C; 100,000 levels end the process with SIGSEGV.
     data = GOOD + b"---\n" + opener * 100_000 + b"x" + closer * 100_000 + b"\n---\n" + GOOD
-    result = timed_load(data, bound=2.0)
+    result = load(data)
     assert result.documents == []
     assert [p.message for p in result.problems] == [
         f"nesting deeper than {COMPOSE_SAFE_DEPTH} levels; refusing to load the file"
@@ -175,10 +173,11 @@ def test_file_size_limit() -> None:
     assert Limits().max_file_bytes == 20 * 1024 * 1024
 
 
-def test_node_limit_bounds_memory_and_time() -> None:
+@pytest.mark.slow
+def test_node_limit_refuses_a_flood_of_nodes() -> None:
     # Two million one-character items: several GB and half a minute without the limit.
     data = b"[" + b"1," * 2_000_000 + b"1]\n"
-    result = timed_load(data, bound=5.0)
+    result = load(data)
     assert result.documents == []
     assert [(p.line, p.message) for p in result.problems] == [
         (1, "more than 1000000 YAML nodes in one file (limits.maxNodes); not linted")
@@ -196,8 +195,9 @@ def test_documents_limit_keeps_the_first_ones() -> None:
     ]
 
 
-def test_many_empty_documents_are_cheap() -> None:
-    result = timed_load(b"---\n" * 200_000, bound=5.0)
+@pytest.mark.slow
+def test_many_empty_documents_stop_at_the_documents_limit() -> None:
+    result = load(b"---\n" * 200_000)
     assert [p.message for p in result.problems] == [
         "more than 100000 documents in one file (limits.maxDocuments); the rest are not linted"
     ]

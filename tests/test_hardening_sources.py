@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -40,9 +39,7 @@ def test_symlink_loops_end_the_walk(tree: Path) -> None:
     os.symlink(".", tree / "a" / "self")
     os.symlink("loop2", tree / "loop1")
     os.symlink("loop1", tree / "loop2")
-    start = time.perf_counter()
     found = collect(["root"])
-    assert time.perf_counter() - start < 1.0
     assert paths(found) == ["root/a/b/job.yml", "root/a/pod.yaml", "root/top.json"]
 
 

@@ -7,6 +7,7 @@ to the first call). Read from the source with ``ast``, nothing is imported.
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kubelint_ml"
@@ -46,6 +47,7 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return found
 
 
+@lru_cache(maxsize=1)
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
     return {name: _imports(name, path, modules) for name, path in modules.items()}
@@ -123,3 +125,15 @@ def test_each_part_imports_only_the_parts_below_it() -> None:
         if _part(target) in LAYERS and _part(target) != _part(name) and _part(target) not in LAYERS[_part(name)]
     )
     assert upward == []
+
+
+def test_the_run_flows_one_way() -> None:
+    """lint -> facts, runner, parallel; parallel -> runner, pool; facts -> pool; the pool knows none of them."""
+    graph = _graph()
+    run = {name for name in graph if name.startswith("kubelint_ml.run.")}
+    within = {name.rsplit(".", 1)[1]: {d.rsplit(".", 1)[1] for d in graph[name] if d in run} for name in run}
+    assert within["pool"] == set()
+    assert within["runner"] <= {"config"}
+    assert within["facts"] <= {"pool", "config"}
+    assert within["parallel"] <= {"pool", "runner", "config"}
+    assert not any("lint" in deps for name, deps in within.items() if name != "examples")

@@ -19,12 +19,9 @@ from hypothesis import strategies as st
 
 from kubelint_ml.input.loader import PosDict, PosList, load
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
-FILES = sorted(
-    p for base in (CORPUS, ROOT / "fixtures") if base.is_dir()
-    for p in base.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
-)
 
 
 def _reference(data: bytes) -> list | None:
@@ -83,10 +80,13 @@ def _check_positions(value, node) -> int:
     return checked
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="needs ../shared/corpus")
-def test_every_corpus_and_fixture_file_reads_as_pyyaml_reads_it() -> None:
+def test_every_corpus_and_fixture_file_reads_as_pyyaml_reads_it(corpus) -> None:
     compared = positions = 0
-    for path in FILES:
+    files = sorted(
+        p for base in (corpus, ROOT / "fixtures")
+        for p in base.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
+    )
+    for path in files:
         data = path.read_bytes()
         expected = _reference(data)
         got = load(data)

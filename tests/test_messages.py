@@ -18,7 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
 RECORDED = Path(__file__).parent / "data" / "corpus-findings.tsv"
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus (../shared/corpus) is not beside the project")
+pytestmark = pytest.mark.skipif(
+    not CORPUS.is_dir(), reason="the shared corpus (../shared/corpus) is not beside the project"
+)
 
 
 def _recorded() -> set[tuple[str, int, int, str, str]]:
@@ -39,9 +41,25 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     cwd = Path.cwd()
     try:
         os.chdir(ROOT)
-        r = runner.invoke(main, ["check", "../shared/corpus", "--no-color", "--jobs", "1",
-                                 "--format", "text", "--format", "json", "--output", "-", "--output", str(out)],
-                          catch_exceptions=False)
+        r = runner.invoke(
+            main,
+            [
+                "check",
+                "../shared/corpus",
+                "--no-color",
+                "--jobs",
+                "1",
+                "--format",
+                "text",
+                "--format",
+                "json",
+                "--output",
+                "-",
+                "--output",
+                str(out),
+            ],
+            catch_exceptions=False,
+        )
     finally:
         os.chdir(cwd)
     assert r.exit_code in (0, 1), r.output[-2000:]
@@ -55,8 +73,11 @@ def test_same_findings_as_recorded(runs: dict) -> None:
     recorded = _recorded()
     rules = {r[3] for r in recorded}
     prefix = "../shared/corpus/"
-    got = {(f["file"][len(prefix):], f["line"], f["column"], f["rule"], f["severity"])
-           for f in runs["json"]["findings"] if f["rule"] in rules}
+    got = {
+        (f["file"][len(prefix) :], f["line"], f["column"], f["rule"], f["severity"])
+        for f in runs["json"]["findings"]
+        if f["rule"] in rules
+    }
     assert all(f["file"].startswith(prefix) for f in runs["json"]["findings"])
     assert len(recorded) == 1408
     assert got - recorded == set()
@@ -69,7 +90,9 @@ def test_median_message_and_text_line(runs: dict) -> None:
     assert statistics.median(messages) <= 80
     assert max(messages) <= 160
     # The finding lines of the text output: under a file and an object header, one per finding.
-    lines = [ln for ln in runs["text"].splitlines() if ln.startswith("    ") or (ln.startswith("  ") and ln[2:3].isdigit())]
+    lines = [
+        ln for ln in runs["text"].splitlines() if ln.startswith("    ") or (ln.startswith("  ") and ln[2:3].isdigit())
+    ]
     assert len(lines) == len(findings)
     assert statistics.median(map(len, lines)) <= 160
     assert sum(len(ln) > 160 for ln in lines) < len(lines) // 10
@@ -88,8 +111,11 @@ def test_json_keeps_the_rationale(runs: dict) -> None:
     assert "first evicted and OOM-killed under node memory pressure" in qos["detail"]
     for f in runs["json"]["findings"]:
         if f["rule"] == "missing-memory-limit":
-            assert re.fullmatch(r"(container|init container|sidecar) '[^']+' has no memory limit"
-                                r"( \((GPU|accelerator) pod\))?", f["message"]), f
+            assert re.fullmatch(
+                r"(container|init container|sidecar) '[^']+' has no memory limit"
+                r"( \((GPU|accelerator) pod\))?",
+                f["message"],
+            ), f
             assert f["container"] in f["message"]
             assert ("pod)" in f["message"]) == (f["severity"] == "error"), f  # raised for accelerator pods
             assert "OOM-killed or evicted" in f["detail"], f

@@ -3,6 +3,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from reservations import (
+    aks_allocatable_memory_mib,
+    aks_reserved_cpu_millicores,
+    gke_allocatable_memory_mib,
+    tiered_reserved_cpu_millicores,
+)
 
 from kubelint_ml.k8s import nodes
 from kubelint_ml.k8s.nodes import (
@@ -16,16 +22,9 @@ from kubelint_ml.k8s.nodes import (
     resolve_node_type,
     smallest,
 )
-from reservations import (
-    aks_allocatable_memory_mib,
-    aks_reserved_cpu_millicores,
-    gke_allocatable_memory_mib,
-    tiered_reserved_cpu_millicores,
-)
 
 MI = 1 << 20
 GI = 1 << 30
-CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
 
 
 def affinity(*terms, preferred=None):
@@ -280,8 +279,8 @@ def test_wrong_types_never_crash(pod):
     assert isinstance(pools_for_pod(pod, [NodePool("a")]), list)
 
 
-def test_corpus_deployment_resolves():
-    path = CORPUS / "GoogleCloudPlatform__kubernetes-engine-samples" / (
+def test_corpus_deployment_resolves(corpus):
+    path = corpus / "GoogleCloudPlatform__kubernetes-engine-samples" / (
         "ai-ml__nemo-rl-on-gke__nemoRL__gemma3-27b-it__nim-gemma-deployment.yaml"
     )
     doc = next(d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == "Deployment")

@@ -70,7 +70,9 @@ def test_statistics(monkeypatch) -> None:
     assert list(counts.values()) == sorted(counts.values(), reverse=True)
     for ln in table:  # one severity by name; several with their counts
         by = expected[ln.split()[1]]
-        shown = ", ".join(f"{s} {n}" for s, n in sorted(by.items(), key=lambda kv: ["error", "warning", "info"].index(kv[0])))
+        shown = ", ".join(
+            f"{s} {n}" for s, n in sorted(by.items(), key=lambda kv: ["error", "warning", "info"].index(kv[0]))
+        )
         assert (shown if len(by) > 1 else next(iter(by))) in ln
     assert lines[-1] == "4 errors, 6 warnings, 2 info in 1 of 1 file (1 suppressed)"
 
@@ -86,16 +88,18 @@ def test_init_leaves_the_profile_commented_out(tmp_path, monkeypatch) -> None:
     assert config.profile.node_pools == [] or not config.profile.node_pools
     assert "profile" not in yaml.safe_load(text)
     # Every profile field says what it changes; uncommented, the block is a valid profile.
-    block = text[text.index("# profile:"):text.index("\n\n", text.index("# profile:"))].splitlines()
+    block = text[text.index("# profile:") : text.index("\n\n", text.index("# profile:"))].splitlines()
     for field in ("kubernetesVersion", "os", "cgroupVersion", "kubeletConfig", "nodePools", "priorityClasses"):
         at = next(i for i, ln in enumerate(block) if ln.startswith(f"#   {field}:"))
         assert block[at - 1].startswith("#   # "), field  # the explanation just above it
     uncommented = "\n".join(ln[2:] for ln in block) + "\n"
     (tmp_path / "nodes").mkdir()
     (tmp_path / "nodes" / "kubelet-config.yaml").write_text(
-        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n")
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+    )
     (tmp_path / "nodes" / "h100-kubelet.yaml").write_text(
-        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n")
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+    )
     Path("with-profile.yaml").write_text(uncommented)
     profile = load_config("with-profile.yaml").profile
     assert (profile.kubernetes_version, profile.os, profile.cgroup_version) == ("1.33", "linux", 2)
@@ -106,8 +110,14 @@ def test_init_leaves_the_profile_commented_out(tmp_path, monkeypatch) -> None:
 def test_pseudo_rules_are_documented_rules() -> None:
     from kubelint_ml.engine.api import PSEUDO_RULES
 
-    ids = {"parse-error", "schema-invalid", "schema-unavailable", "cel-evaluation-error", "unknown-ignore-rule",
-           "rule-error"}
+    ids = {
+        "parse-error",
+        "schema-invalid",
+        "schema-unavailable",
+        "cel-evaluation-error",
+        "unknown-ignore-rule",
+        "rule-error",
+    }
     assert set(PSEUDO_RULES) == ids
     listing = json.loads(run(["rules", "list", "--format", "json"]).output)
     listed = {r["id"]: r for r in listing}
@@ -140,8 +150,11 @@ def test_pseudo_rules_in_sarif_metadata(monkeypatch, tmp_path) -> None:
 def test_schema_unavailable_has_its_own_id(monkeypatch) -> None:
     monkeypatch.chdir(ROOT)
     r = run(["check", "fixtures/schema/tfjob-valid.yaml", "--schema", "--format", "json"])
-    found = [(f["rule"], f["severity"], f["line"]) for f in json.loads(r.output)["findings"]
-             if f["rule"].startswith("schema-")]
+    found = [
+        (f["rule"], f["severity"], f["line"])
+        for f in json.loads(r.output)["findings"]
+        if f["rule"].startswith("schema-")
+    ]
     assert found == [("schema-unavailable", "info", 2)]
 
 
@@ -155,12 +168,35 @@ def test_json_envelope_and_detail(monkeypatch) -> None:
     assert doc["summary"]["files_with_findings"] == 1
     gpu = next(f for f in doc["findings"] if f["rule"] == "gpu-memory-share-mismatch")
     assert gpu["message"] == "2 of 8 GPUs but 66.2% of p4d.24xlarge memory (700Gi)"
-    assert gpu["detail"].startswith("PyTorchJob/research/llama-finetune (Worker): uses 2 of 8 GPUs (25%) on p4d.24xlarge")
+    assert gpu["detail"].startswith(
+        "PyTorchJob/research/llama-finetune (Worker): uses 2 of 8 GPUs (25%) on p4d.24xlarge"
+    )
     assert "Request at most about 264Gi memory (its GPU share)" in gpu["detail"]
     documented = (ROOT / "docs" / "output.md").read_text()
-    for key in ("schemaVersion", "tool", "findings", "suppressed", "summary", "rule", "severity", "message", "detail",
-                "remediation", "file", "line", "column", "object", "path", "container", "data",
-                "files_with_findings", "by_severity", "baselined", "fail_level", "failed"):
+    for key in (
+        "schemaVersion",
+        "tool",
+        "findings",
+        "suppressed",
+        "summary",
+        "rule",
+        "severity",
+        "message",
+        "detail",
+        "remediation",
+        "file",
+        "line",
+        "column",
+        "object",
+        "path",
+        "container",
+        "data",
+        "files_with_findings",
+        "by_severity",
+        "baselined",
+        "fail_level",
+        "failed",
+    ):
         assert f"`{key}`" in documented, key
 
 
@@ -172,14 +208,18 @@ def test_sarif_has_no_local_path_and_ends_regions(monkeypatch) -> None:
     run0 = doc["runs"][0]
     assert "uri" not in run0["originalUriBaseIds"]["%SRCROOT%"]
     lines = (ROOT / EXAMPLE).read_text().splitlines()
-    regions = {(x["ruleId"], x["locations"][0]["physicalLocation"]["region"]["startLine"]):
-               x["locations"][0]["physicalLocation"]["region"] for x in run0["results"]}
+    regions = {
+        (x["ruleId"], x["locations"][0]["physicalLocation"]["region"]["startLine"]): x["locations"][0][
+            "physicalLocation"
+        ]["region"]
+        for x in run0["results"]
+    }
     quantity = regions[("invalid-quantity", 26)]
-    assert lines[25][quantity["startColumn"] - 1:quantity["endColumn"] - 1] == "64GB"
+    assert lines[25][quantity["startColumn"] - 1 : quantity["endColumn"] - 1] == "64GB"
     share = regions[("gpu-memory-share-mismatch", 42)]
-    assert lines[41][share["startColumn"] - 1:share["endColumn"] - 1] == "700Gi"
+    assert lines[41][share["startColumn"] - 1 : share["endColumn"] - 1] == "700Gi"
     emptydir = regions[("emptydir-no-size-limit", 51)]
-    assert lines[50][emptydir["startColumn"] - 1:emptydir["endColumn"] - 1] == "emptyDir"
+    assert lines[50][emptydir["startColumn"] - 1 : emptydir["endColumn"] - 1] == "emptyDir"
     assert all(r["endLine"] == r["startLine"] for r in regions.values())
     gpu = next(x for x in run0["results"] if x["ruleId"] == "gpu-memory-share-mismatch")
     assert "its GPU share" in gpu["message"]["text"] and gpu["properties"]["detail"] in gpu["message"]["text"]
@@ -189,12 +229,12 @@ def test_sarif_end_column_of_quoted_and_commented_scalars() -> None:
     from kubelint_ml.report.sarif import _token_end
 
     line = '    name: "a \\" b"  # note'
-    assert line[10:_token_end(line, 10)] == '"a \\" b"'
-    assert line[4:_token_end(line, 4)] == "name"
+    assert line[10 : _token_end(line, 10)] == '"a \\" b"'
+    assert line[4 : _token_end(line, 4)] == "name"
     quoted = "x: 'it''s' # c"
-    assert quoted[3:_token_end(quoted, 3)] == "'it''s'"
+    assert quoted[3 : _token_end(quoted, 3)] == "'it''s'"
     assert _token_end("    limits: {memory: 1Gi}", 12) is None  # a flow mapping: no end given
-    assert "memory: 64Gi # a"[8:_token_end("memory: 64Gi # a", 8)] == "64Gi"
+    assert "memory: 64Gi # a"[8 : _token_end("memory: 64Gi # a", 8)] == "64Gi"
 
 
 def test_markdown_summary_carries_the_detail() -> None:
@@ -203,12 +243,16 @@ def test_markdown_summary_carries_the_detail() -> None:
     from kubelint_ml.findings import RunResult
     from kubelint_ml.report.markdown import render
 
-    f = make_finding(message="container 'trainer' has no memory limit (GPU pod)",
-                     detail="Job/ml/train: it can use all of the node's memory | <b>64Gi</b>")
+    f = make_finding(
+        message="container 'trainer' has no memory limit (GPU pod)",
+        detail="Job/ml/train: it can use all of the node's memory | <b>64Gi</b>",
+    )
     out = render(RunResult(findings=[f], suppressed=[], rules={}, files=1))
     row = next(ln for ln in out.splitlines() if "trainer" in ln)
-    assert ("container 'trainer' has no memory limit (GPU pod)<br>Job/ml/train: it can use all of the node's "
-            "memory \\| &lt;b&gt;64Gi&lt;/b&gt; |") in row
+    assert (
+        "container 'trainer' has no memory limit (GPU pod)<br>Job/ml/train: it can use all of the node's "
+        "memory \\| &lt;b&gt;64Gi&lt;/b&gt; |"
+    ) in row
 
 
 GPU_JOB = """\
@@ -236,8 +280,16 @@ def _job(name: str, obj: str = "", tpl: str = "") -> str:
 
 def test_ignore_all_annotation(tmp_path) -> None:
     m = tmp_path / "jobs.yaml"
-    m.write_text("---\n".join([_job("all", obj="*=legacy job replaced in Q3"), _job("tpl", tpl="*"),
-                                _job("plain"), _job("typo", obj="besteffort-qso")]))
+    m.write_text(
+        "---\n".join(
+            [
+                _job("all", obj="*=legacy job replaced in Q3"),
+                _job("tpl", tpl="*"),
+                _job("plain"),
+                _job("typo", obj="besteffort-qso"),
+            ]
+        )
+    )
     doc = json.loads(run(["check", str(m), "--format", "json", "--show-suppressed"]).output)
     active = {(f["object"]["name"], f["rule"]) for f in doc["findings"]}
     suppressed = {(f["object"]["name"], f["rule"], f["suppressed"]) for f in doc["suppressed"]}
@@ -246,10 +298,12 @@ def test_ignore_all_annotation(tmp_path) -> None:
     assert {(n, r) for n, r in active if n in ("all", "tpl")} == set()
     assert {(r, why) for n, r, why in suppressed if n == "all"} == {(r, "legacy job replaced in Q3") for r in rules}
     assert {(r, why) for n, r, why in suppressed if n == "tpl"} == {
-        (r, "kubelint-ml.io/ignore annotation") for r in rules}
+        (r, "kubelint-ml.io/ignore annotation") for r in rules
+    }
     unknown = [f for f in doc["findings"] if f["rule"] == "unknown-ignore-rule"]
     assert [(f["object"]["name"], f["message"]) for f in unknown] == [
-        ("typo", "kubelint-ml.io/ignore names unknown rule 'besteffort-qso' (did you mean 'besteffort-qos'?)")]
+        ("typo", "kubelint-ml.io/ignore names unknown rule 'besteffort-qso' (did you mean 'besteffort-qos'?)")
+    ]
 
 
 def test_config_errors_name_the_line_and_the_likely_key(tmp_path) -> None:
@@ -257,13 +311,10 @@ def test_config_errors_name_the_line_and_the_likely_key(tmp_path) -> None:
     m.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
     cases = {
         "failLevel: error\nprofle: {}\n": "c.yaml:2: profle: unknown key 'profle' (did you mean 'profile'?)",
-        "profile:\n  os: linux\n  cgroupVersoin: 2\n":
-            "c.yaml:3: profile.cgroupVersoin: unknown key 'cgroupVersoin' (did you mean 'cgroupVersion'?)",
+        "profile:\n  os: linux\n  cgroupVersoin: 2\n": "c.yaml:3: profile.cgroupVersoin: unknown key 'cgroupVersoin' (did you mean 'cgroupVersion'?)",
         "failLevel: eror\n": "c.yaml:1: failLevel: 'eror' is not one of ['error', 'warning', 'info']",
-        "enable:\n  - missing-memory-limit\n  - missing-memory-limt\n":
-            "c.yaml:3: unknown rule id 'missing-memory-limt' (did you mean 'missing-memory-limit'?)",
-        "overrides:\n  memory-overcommit-ratio: {severity: info}\n  besteffort-qso: {severity: info}\n":
-            "c.yaml:3: unknown rule id 'besteffort-qso' (did you mean 'besteffort-qos'?)",
+        "enable:\n  - missing-memory-limit\n  - missing-memory-limt\n": "c.yaml:3: unknown rule id 'missing-memory-limt' (did you mean 'missing-memory-limit'?)",
+        "overrides:\n  memory-overcommit-ratio: {severity: info}\n  besteffort-qso: {severity: info}\n": "c.yaml:3: unknown rule id 'besteffort-qso' (did you mean 'besteffort-qos'?)",
     }
     for text, expected in cases.items():
         cfg = tmp_path / "c.yaml"
@@ -272,7 +323,10 @@ def test_config_errors_name_the_line_and_the_likely_key(tmp_path) -> None:
         assert r.exit_code == 2, text
         assert f"kubelint-ml: error: {tmp_path}/{expected}" in r.output, (text, r.output)
     r = run(["check", str(m), "--disable", "besteffort-qso"])
-    assert r.exit_code == 2 and "command line: unknown rule id 'besteffort-qso' (did you mean 'besteffort-qos'?)" in r.output
+    assert (
+        r.exit_code == 2
+        and "command line: unknown rule id 'besteffort-qso' (did you mean 'besteffort-qos'?)" in r.output
+    )
 
 
 def test_verify_a_directory_without_rules_exits_2(tmp_path) -> None:
@@ -288,16 +342,16 @@ def _cel() -> bool:
     return available()
 
 
-
-
-
 @pytest.mark.skipif(not _cel(), reason="CEL runtime needs Python >= 3.11")
 def test_cel_rule_naming_a_variable_its_unit_lacks(tmp_path) -> None:
     (tmp_path / "r.yaml").write_text(
         "id: c-rule\nseverity: warning\ntitle: t\ndescription: d\nremediation: r\nscope: {unit: object}\n"
-        "check:\n  cel: \"has(container.resources)\"\n"
-        "examples:\n  fail: [{manifest: \"kind: Pod\", findings: [{line: 1}]}]\n  pass: [{manifest: \"kind: Pod\"}]\n")
+        'check:\n  cel: "has(container.resources)"\n'
+        'examples:\n  fail: [{manifest: "kind: Pod", findings: [{line: 1}]}]\n  pass: [{manifest: "kind: Pod"}]\n'
+    )
     r = run(["rules", "verify", str(tmp_path)])
     assert r.exit_code == 2
-    assert ("check.cel: variable 'container' is not available for unit 'object' "
-            "(it has object, objects, profile; 'container' is there for unit 'container')") in r.output
+    assert (
+        "check.cel: variable 'container' is not available for unit 'object' "
+        "(it has object, objects, profile; 'container' is there for unit 'container')"
+    ) in r.output

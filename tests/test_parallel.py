@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 import kubelint_ml.run.lint as lint
+from kubelint_ml.engine.rulefile import load_builtin_rules
+from kubelint_ml.report import render
 from kubelint_ml.run import facts, parallel, pool
 from kubelint_ml.run.config import Config
-from kubelint_ml.report import render
-from kubelint_ml.engine.rulefile import load_builtin_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -153,8 +153,8 @@ def test_schema_cel_and_other_outputs_are_the_same_with_workers(extra, monkeypat
     """Schema validators, CEL programs and verbose notes live in forked workers too: same output."""
     from click.testing import CliRunner
 
-    from kubelint_ml.engine import cel
     from kubelint_ml.cli import main
+    from kubelint_ml.engine import cel
 
     if "--rules" in extra and not cel.available():
         pytest.skip("cel-expr-python not installed")

@@ -1,4 +1,4 @@
-"""QoS class vectors of k8s-facts.md §1 (upstream qos tests plus defaulting cases)."""
+"""QoS class vectors: the cases of k/k qos_test.go and qos_generated_test.go plus defaulting cases (docs/k8s-facts.md §1)."""
 
 from __future__ import annotations
 
@@ -327,8 +327,8 @@ FRAGMENTS = {
 
 @pytest.mark.parametrize("name", sorted(FRAGMENTS))
 def test_partial_templates_get_no_resource_or_qos_findings(name: str) -> None:
-    from kubelint_ml.run.lint import lint_text
     from kubelint_ml.engine.rulefile import load_builtin_rules
+    from kubelint_ml.run.lint import lint_text
 
     text = FRAGMENTS[name]
     quiet = {"besteffort-qos", "missing-memory-limit", "missing-memory-request", "missing-priority-class"}

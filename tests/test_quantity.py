@@ -1,4 +1,4 @@
-"""Quantity grammar, values and canonical forms (k8s-facts.md §2, apimachinery tests)."""
+"""Quantity grammar, values and canonical forms (docs/k8s-facts.md §2, apimachinery tests)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from kubelint_ml.k8s.quantity import (
 F = Fraction
 NANO = F(1, 10**9)
 
-# (input, exact value, format, canonical) -- the table of k8s-facts.md §2
+# (input, exact value, format, canonical) -- cases of apimachinery quantity_test.go (docs/k8s-facts.md §2)
 FACT_VECTORS = [
     ("1Gi", F(1073741824), BINARY_SI, "1Gi"),
     ("1024Mi", F(1073741824), BINARY_SI, "1Gi"),

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
+from factories import make_finding
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kubelint_ml.findings import ObjectRef, RunResult
-from factories import make_finding
 from kubelint_ml.report.github import render
 
 LINE_RE = re.compile(r"^::(error|warning|notice) file=[^:,]*(,line=\d+(,col=\d+)?)?,title=[^:,]*::[^\r\n]*$")

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from factories import make_finding
 
 from kubelint_ml.findings import RuleInfo, RunResult

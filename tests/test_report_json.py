@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from functools import partial
 
-import json
-
+from factories import make_finding
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubelint_ml.findings import ObjectRef, RunResult
-from factories import make_finding
 from kubelint_ml import __version__
+from kubelint_ml.findings import ObjectRef, RunResult
 from kubelint_ml.report.json_ import render
-
 
 finding = partial(make_finding, remediation='set resources.limits["nvidia.com/gpu"]',
                   path="spec.template.spec.containers[0].resources")

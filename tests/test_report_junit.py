@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from functools import partial
 
-import xml.etree.ElementTree as ET
-
+from factories import make_finding
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kubelint_ml.findings import ObjectRef, RunResult
-from factories import make_finding
 from kubelint_ml.report.junit import render
-
 
 finding = partial(make_finding, path="spec.containers[0]")
 

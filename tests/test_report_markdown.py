@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from kubelint_ml.findings import ObjectRef, RunResult
 from factories import make_finding
+
+from kubelint_ml.findings import ObjectRef, RunResult
 from kubelint_ml.report.escape import markdown_cell
 from kubelint_ml.report.markdown import render
-
 
 finding = make_finding
 

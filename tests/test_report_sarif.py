@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import copy
 import json
 import os
+from functools import partial
 from pathlib import Path
 
 import jsonschema
 import pytest
+from factories import make_finding
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubelint_ml.findings import ObjectRef, RuleInfo, RunResult
-from factories import make_finding
 from kubelint_ml.report.sarif import FINGERPRINT_KEY, render
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubelint_ml.run.examples import verify_rule
-from kubelint_ml.engine.rulefile import build_rule, builtin_rules_dir, load_builtin_rules, rule_files
 from kubelint_ml.engine.ruledocs import render_docs
+from kubelint_ml.engine.rulefile import build_rule, builtin_rules_dir, load_builtin_rules, rule_files
+from kubelint_ml.run.examples import verify_rule
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = rule_files(builtin_rules_dir())

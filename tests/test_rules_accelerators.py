@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from kubelint_ml.cli import main
-from kubelint_ml.run.config import Config, Profile
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.engine.core import Engine
-from kubelint_ml.run.lint import Runner, lint_text
 from kubelint_ml.engine.rulefile import load_builtin_rules
+from kubelint_ml.run.config import Config, Profile
+from kubelint_ml.run.lint import Runner, lint_text
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "accelerators"

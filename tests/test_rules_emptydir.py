@@ -12,12 +12,13 @@ import yaml
 from click.testing import CliRunner
 
 from kubelint_ml.cli import main
-from kubelint_ml.run.config import Config, Profile
-from kubelint_ml.engine.core import Context, SkipUnit, Unit
-from kubelint_ml.run.lint import lint_text
+from kubelint_ml.engine.api import Context, SkipUnit, Unit
+from kubelint_ml.engine.rulefile import load_builtin_rules
 from kubelint_ml.input.loader import load
 from kubelint_ml.input.objects import unpack
-from kubelint_ml.engine.rulefile import load_builtin_rules
+from kubelint_ml.input.workloads import pod_templates
+from kubelint_ml.run.config import Config, Profile
+from kubelint_ml.run.lint import lint_text
 from kubelint_ml.templates import emptydir_exceeds_ephemeral_storage
 from kubelint_ml.templates._volumes import (
     DISK,
@@ -31,11 +32,9 @@ from kubelint_ml.templates._volumes import (
     shm_mount,
     size,
 )
-from kubelint_ml.input.workloads import pod_templates
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "emptydir"
-CORPUS = ROOT.parent / "shared" / "corpus"
 
 FAMILY = {
     "emptydir-no-size-limit",
@@ -659,8 +658,7 @@ CORPUS_CASES = {
 }
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not beside the project")
 @pytest.mark.parametrize("name", sorted(CORPUS_CASES))
-def test_corpus_files(name):
-    found = run((CORPUS / name).read_text())
+def test_corpus_files(corpus, name):
+    found = run((corpus / name).read_text())
     assert rules_lines(found) == CORPUS_CASES[name]

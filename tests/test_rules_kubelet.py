@@ -1,4 +1,4 @@
-"""Family 5: OOM kill mode and cgroup configuration (k8s-facts.md §6)."""
+"""Family 5: OOM kill mode and cgroup configuration (docs/k8s-facts.md §6)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from kubelint_ml.run.config import Config, Profile, load_config
 from kubelint_ml.engine.context import Facts, may_hold_context
 from kubelint_ml.engine.core import Engine
-from kubelint_ml.run.lint import Runner, run
+from kubelint_ml.engine.rulefile import load_builtin_rules
 from kubelint_ml.input.loader import load
 from kubelint_ml.input.objects import unpack
-from kubelint_ml.engine.rulefile import load_builtin_rules
+from kubelint_ml.run.config import Config, Profile, load_config
+from kubelint_ml.run.lint import Runner, run
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "kubelet"
@@ -514,9 +514,9 @@ def test_profile_kubelet_configs_are_linted():
 
 def test_a_profile_kubelet_file_that_is_also_an_input_is_one_fact(tmp_path, monkeypatch):
     """Named in the profile by its absolute path, linted by a relative one: one KubeletConfiguration, read once."""
+    from kubelint_ml.input.sources import collect
     from kubelint_ml.run import facts as facts_module
     from kubelint_ml.run import lint as lint_module
-    from kubelint_ml.input.sources import collect
 
     (tmp_path / "nodes").mkdir()
     kubelet = tmp_path / "nodes" / "kubelet.yaml"

@@ -7,17 +7,16 @@ from textwrap import dedent
 
 import pytest
 
-from kubelint_ml.run.config import Config, Profile
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.engine.core import Context, Engine
-from kubelint_ml.run.lint import lint_text, run
+from kubelint_ml.engine.rulefile import load_builtin_rules
 from kubelint_ml.input.loader import load
 from kubelint_ml.input.objects import unpack
-from kubelint_ml.engine.rulefile import load_builtin_rules
+from kubelint_ml.run.config import Config, Profile
+from kubelint_ml.run.lint import lint_text, run
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "priority"
-CORPUS = ROOT.parent / "shared" / "corpus"
 
 FAMILY = {
     "missing-priority-class",
@@ -808,9 +807,8 @@ def test_restart_kustomize_patch_is_quiet():
 # The real corpus
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="corpus not available")
-def test_corpus_findings_are_few_and_pointed():
-    result, _ = run([str(CORPUS)], Config(), RULES, jobs=1)
+def test_corpus_findings_are_few_and_pointed(corpus):
+    result, _ = run([str(corpus)], Config(), RULES, jobs=1)
     counts: dict[str, int] = {}
     for f in result.findings:
         counts[f.rule] = counts.get(f.rule, 0) + 1

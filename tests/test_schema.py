@@ -6,14 +6,13 @@ import copy
 import datetime
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from kubelint_ml.k8s import schema
 from kubelint_ml.input.loader import load, locate
+from kubelint_ml.k8s import schema
 from kubelint_ml.k8s.schema import (
     SchemaConfigError,
     SchemaProblem,
@@ -24,7 +23,6 @@ from kubelint_ml.k8s.schema import (
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "schema"
-CORPUS = ROOT / ".." / "shared" / "corpus"
 LATEST = bundled_versions()[-1]
 
 
@@ -286,14 +284,11 @@ def test_validators_are_built_once_per_kind():
     v = SchemaValidator(LATEST)
     v.validate(deployment())
     before = schema._builtin_validator.cache_info()
-    start = time.perf_counter()
     for _ in range(50):
         v.validate(deployment(replicas="x"))
-    per_object = (time.perf_counter() - start) / 50
     after = schema._builtin_validator.cache_info()
     assert after.misses == before.misses
     assert after.hits == before.hits + 50
-    assert per_object < 0.02
 
 
 def test_problem_line_and_column_through_the_loader(strict):
@@ -323,9 +318,7 @@ def test_alias_bomb_instance_gives_bounded_message(plain):
     obj = deployment(replicas=alias_bomb())
     obj["metadata"]["labels"] = {"huge": alias_bomb()}
     container(obj)["resources"]["limits"] = {"memory": alias_bomb()}
-    start = time.perf_counter()
     problems = plain.validate(obj)
-    assert time.perf_counter() - start < 1.0
     assert [p.path for p in problems] == [
         ("metadata", "labels", "huge"),
         ("spec", "replicas"),
@@ -590,18 +583,18 @@ def test_adding_a_crd_again_replaces_its_schema():
 # Corpus
 
 
-def corpus_objects() -> list[tuple[str, dict]]:
+def corpus_objects(corpus: Path) -> list[tuple[str, dict]]:
     out = []
-    for path in sorted(CORPUS.glob("*/*.yaml")):
+    for path in sorted(corpus.glob("*/*.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):
             if isinstance(doc, dict):
                 out.append((f"{path.parent.name}/{path.name}", doc))
     return out
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="corpus not present")
-def test_corpus_latest_version():
-    objects = corpus_objects()
+@pytest.mark.slow
+def test_corpus_latest_version(corpus):
+    objects = corpus_objects(corpus)
     plain, strict = SchemaValidator(LATEST), SchemaValidator(LATEST, strict=True)
     results = {"plain": [], "strict": []}
     no_schema = set()

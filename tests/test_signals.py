@@ -3,10 +3,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubelint_ml.k8s.signals import Signal, container_signals, signals_for_template, workload_signals
 from kubelint_ml.input.loader import load
-
-CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
+from kubelint_ml.k8s.signals import Signal, container_signals, signals_for_template, workload_signals
 
 
 def sig(text, kind, path, processes=None):
@@ -320,30 +318,30 @@ def test_kuberay_groups():
 # ---------------------------------------------------------------- corpus
 
 
-def corpus_doc(name, kind):
-    docs = yaml.safe_load_all((CORPUS / name).read_text())
+def corpus_doc(corpus, name, kind):
+    docs = yaml.safe_load_all((corpus / name).read_text())
     return next(d for d in docs if isinstance(d, dict) and d.get("kind") == kind)
 
 
-def test_corpus_trainium_torchrun():
-    job = corpus_doc("awslabs__ai-on-eks/infra__trainium-inferentia__examples__mlp_train__trn1-mlp-karpenter.yaml", "Job")
+def test_corpus_trainium_torchrun(corpus):
+    job = corpus_doc(corpus, "awslabs__ai-on-eks/infra__trainium-inferentia__examples__mlp_train__trn1-mlp-karpenter.yaml", "Job")
     container = job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]  # Volcano Job
     assert container_signals(container) == [sig("--nproc_per_node=32", "torchrun", ("args", 1), 32)]
 
 
-def test_corpus_bionemo_pytorchjob():
-    obj = corpus_doc("awslabs__ai-on-eks/infra__bionemo__examples__esm2nv__esm2nv-training-job.yaml", "PyTorchJob")
+def test_corpus_bionemo_pytorchjob(corpus):
+    obj = corpus_doc(corpus, "awslabs__ai-on-eks/infra__bionemo__examples__esm2nv__esm2nv-training-job.yaml", "PyTorchJob")
     assert workload_signals(obj) == [sig("nprocPerNode: 4", "torchrun", ("spec", "nprocPerNode"), 4)]
 
 
-def test_corpus_gke_accelerate_job():
-    job = corpus_doc("GoogleCloudPlatform__kubernetes-engine-samples/ai-ml__mix-train-and-inference__workloads__fine-tune-l4.yaml", "Job")
+def test_corpus_gke_accelerate_job(corpus):
+    job = corpus_doc(corpus, "GoogleCloudPlatform__kubernetes-engine-samples/ai-ml__mix-train-and-inference__workloads__fine-tune-l4.yaml", "Job")
     container = job["spec"]["template"]["spec"]["containers"][0]
     assert container_signals(container) == [sig("--num_processes 4", "accelerate", ("command", 2), 2)]
 
 
-def test_corpus_dra_sleep_idiom_is_quiet():
-    pod = corpus_doc("NVIDIA__KAI-Scheduler/examples__quickstart__pods__gpu-pod.yaml", "Pod")
+def test_corpus_dra_sleep_idiom_is_quiet(corpus):
+    pod = corpus_doc(corpus, "NVIDIA__KAI-Scheduler/examples__quickstart__pods__gpu-pod.yaml", "Pod")
     assert container_signals(pod["spec"]["containers"][0]) == []
 
 
@@ -374,9 +372,9 @@ def _unfiltered(container):
         signals.MAY_SIGNAL = saved
 
 
-def test_word_prefilter_changes_nothing_on_corpus_and_fixtures():
+def test_word_prefilter_changes_nothing_on_corpus_and_fixtures(corpus):
     """Skipping the tokenizer for text without a signal word gives the same signals for every real container."""
-    roots = [CORPUS, Path(__file__).resolve().parents[1] / "fixtures"]
+    roots = [corpus, Path(__file__).resolve().parents[1] / "fixtures"]
     checked = with_signals = 0
     for root in roots:
         for path in sorted(root.rglob("*.y*ml")):

@@ -104,8 +104,7 @@ spec: {namespaceSelector: {}}
     assert _templates(text) == []
 
 
-def test_corpus_kinds_are_all_found():
-    corpus = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+def test_corpus_kinds_are_all_found(corpus):
     kinds = {}
     for f in sorted(corpus.rglob("*.yaml")):
         for row in _templates(f.read_bytes()):
@@ -168,8 +167,8 @@ spec:
 def test_trainer_runtime_resources_come_from_the_trainjob():
     """The trainer job of a Kubeflow Trainer runtime gets its resources from each TrainJob
     (spec.trainer.resourcesPerNode): only the initializer, which gets none, is judged."""
-    from kubelint_ml.run.lint import lint_text
     from kubelint_ml.engine.rulefile import load_builtin_rules
+    from kubelint_ml.run.lint import lint_text
 
     rules = [r for r in load_builtin_rules() if r.id in ("besteffort-qos", "missing-memory-limit", "missing-memory-request")]
     found = sorted((f.rule, f.line, f.path) for f in lint_text(TRAINER_RUNTIME.encode(), rules, display="rt.yaml"))

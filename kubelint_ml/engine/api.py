@@ -102,7 +102,7 @@ class Unit:
     tpl: PodTemplate | None = None
     container: ContainerView | None = None
     volume: VolumeView | None = None
-    ctx: "Context | None" = None
+    ctx: Context | None = None
 
     def templates(self) -> list[PodTemplate]:
         return self.ctx.templates(self.obj) if self.ctx else pod_templates(self.obj)

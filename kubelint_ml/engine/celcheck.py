@@ -11,8 +11,9 @@ object rather than let it through silently.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from kubelint_ml.engine.api import CEL_EVALUATION_ERROR, Hit, Unit, UnitKind
 
@@ -110,7 +111,7 @@ class CelCheck:
 _UNDECLARED = re.compile(r"undeclared reference to '([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def _unit_variable(error: Exception, unit: str) -> str:
+def _unit_variable(error: Exception, unit: UnitKind) -> str:
     """The compiler's message, or, when the expression names a variable that another unit has
     (``container`` in an object rule), that in plain words."""
     text = str(error)

@@ -8,24 +8,29 @@ applies suppressions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
-from kubelint_ml.findings import Finding, ObjectRef
-from kubelint_ml.input.loader import locate, render_path, value_position
-from kubelint_ml.input.objects import K8sObject
 from kubelint_ml.engine.api import (
     IGNORE_ANNOTATION,
     PARSE_ERROR,
     PSEUDO_RULES,
     RULE_ERROR,
-    UNKNOWN_IGNORE,
     UNIT_KINDS,
-    Context, Hit, SkipUnit, Unit, UnitKind, did_you_mean, is_accelerator_template, is_training_workload,
+    UNKNOWN_IGNORE,
+    Context,
+    SkipUnit,
+    Unit,
+    UnitKind,
+    did_you_mean,
+    is_accelerator_template,
+    is_training_workload,
 )
 from kubelint_ml.engine.rulefile import Rule
-from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_training_kind, pod_templates
-
+from kubelint_ml.findings import Finding, ObjectRef
+from kubelint_ml.input.loader import locate, render_path, value_position
+from kubelint_ml.input.objects import K8sObject
+from kubelint_ml.input.workloads import PodTemplate
 
 
 def _kind_matches(rule: Rule, obj: K8sObject) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from collections.abc import Iterable
 
 from kubelint_ml.engine.rulefile import Rule
 
@@ -24,7 +24,7 @@ def pseudo_rules() -> list[Rule]:
     from kubelint_ml.engine.api import PSEUDO_RULES
 
     return [Rule(id=i.id, severity=i.severity, title=i.title, description=i.description,
-                 remediation=i.remediation, unit="input", check={}, examples={}, family=i.family,
+                 remediation=i.remediation, unit="object", check={"reportedBy": "kubelint-ml"}, examples={}, family=i.family,
                  builtin=True, source="kubelint_ml/engine/api.py")
             for i in PSEUDO_RULES.values()]
 
@@ -95,7 +95,7 @@ def render_rule(r: Rule) -> str:
              f"Scope: {r.unit}" + (f", kinds {', '.join(r.kinds)}" if r.kinds else "")
              + (f", {r.workloads} workloads" if r.workloads != "all" else ""),
              "Check: " + (f"template {r.check['template']}" if "template" in r.check else "CEL"), ""]
-    if r.unit == "input":  # a pseudo-rule: reported by the tool itself, always on
+    if "reportedBy" in r.check:  # a pseudo-rule: reported by the tool itself, always on
         import textwrap
 
         lines[5] = textwrap.fill(lines[5], 76)

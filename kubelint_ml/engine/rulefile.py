@@ -12,7 +12,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +72,7 @@ class Rule:
 # Templates
 
 
-@lru_cache(maxsize=None)
+@cache
 def template_module(name: str) -> Any:
     """The template module for ``name`` (a fixed package; names are checked)."""
     if not _NAME.match(name):

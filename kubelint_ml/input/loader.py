@@ -61,12 +61,16 @@ class PosDict(dict):
     """
 
     __slots__ = ("lc", "start")
+    lc: dict
+    start: tuple[int, int]
 
 
 class PosList(list):
     """A sequence that knows where each of its items starts (1-based)."""
 
     __slots__ = ("lc", "start")
+    lc: list
+    start: tuple[int, int]
 
 
 _YAML_TAG = "tag:yaml.org,2002:"
@@ -89,7 +93,7 @@ _SEQ_TAGS = frozenset((_YAML_TAG + "seq", _YAML_TAG + "omap", _YAML_TAG + "pairs
 _ScalarNode, _MappingNode, _SequenceNode = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
 
 
-def _implicit_table(resolver: type) -> dict[str, tuple]:
+def _implicit_table(resolver: Any) -> dict[str, tuple]:
     """First character -> the implicit (tag, regexp) pairs tried, as ``BaseResolver.resolve`` orders them."""
     table = resolver.yaml_implicit_resolvers
     wildcard = list(table.get(None, []))
@@ -155,9 +159,9 @@ class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
             return self._build(node)
         finally:
             self._memo = {}
-            self.constructed_objects = {}
-            self.recursive_objects = {}
-            self.state_generators = []
+            self.constructed_objects: dict = {}
+            self.recursive_objects: dict = {}
+            self.state_generators: list = []
             self.deep_construct = False
 
     def _build(self, node: yaml.Node) -> Any:

@@ -12,8 +12,9 @@ problem is not evaluated further, but every other template is.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from kubelint_ml.input.objects import HasMetadata, K8sObject, clip, dig, submap
 
@@ -86,10 +87,15 @@ class PodTemplate(HasMetadata):
 
 
 # ----------------------------------------------------------------------------
-# Where templates live, per kind (k8s-facts.md section 7)
+# Where templates live, per kind (docs/k8s-facts.md §7)
 
 TemplateSpot = tuple[tuple, str, "int | None"]  # (path, role, replicas)
 Finder = Callable[[dict], Iterator[TemplateSpot]]
+
+
+def _text(value: Any, fallback: str) -> str:
+    """``value`` when it is a string, else ``fallback``."""
+    return value if isinstance(value, str) else fallback
 
 
 def _int(value: Any, default: int | None) -> int | None:
@@ -133,7 +139,7 @@ def _jobset_jobs(prefix: tuple) -> Finder:
         for i, rj in enumerate(jobs):
             if not isinstance(rj, dict):
                 continue
-            name = rj.get("name") if isinstance(rj.get("name"), str) else f"replicatedJobs[{i}]"
+            name = _text(rj.get("name"), f"replicatedJobs[{i}]")
             reps = _int(rj.get("replicas"), 1) or 0
             par = _int(dig(rj, "template", "spec", "parallelism"), 1)
             yield (prefix + ("replicatedJobs", i, "template", "spec", "template"), name,
@@ -154,7 +160,7 @@ def _ray(prefix: tuple) -> Finder:
             for i, g in enumerate(groups):
                 if not isinstance(g, dict):
                     continue
-                name = g.get("groupName") if isinstance(g.get("groupName"), str) else f"workerGroupSpecs[{i}]"
+                name = _text(g.get("groupName"), f"workerGroupSpecs[{i}]")
                 reps = _int(g.get("replicas"), 0)
                 hosts = _int(g.get("numOfHosts"), 1)
                 yield (prefix + ("workerGroupSpecs", i, "template"), name,
@@ -171,7 +177,7 @@ def _volcano_tasks(prefix: tuple) -> Finder:
         for i, t in enumerate(tasks):
             if not isinstance(t, dict):
                 continue
-            name = t.get("name") if isinstance(t.get("name"), str) else f"tasks[{i}]"
+            name = _text(t.get("name"), f"tasks[{i}]")
             yield prefix + ("tasks", i, "template"), name, _int(t.get("replicas"), 1)
 
     return find
@@ -365,7 +371,7 @@ def _volumes(tpl: PodTemplate, problems: list[ShapeProblem]) -> list[VolumeView]
         if not isinstance(v, dict):
             problems.append(ShapeProblem(vpath, f"volumes[{i}] must be a mapping, found {_type_name(v)}"))
             continue
-        name = v.get("name") if isinstance(v.get("name"), str) else f"volumes[{i}]"
+        name = _text(v.get("name"), f"volumes[{i}]")
         if "emptyDir" in v and v["emptyDir"] is not None:
             _expect(problems, v["emptyDir"], dict, vpath + ("emptyDir",), f"volume '{name}' emptyDir")
         out.append(VolumeView(i, v, vpath, name))

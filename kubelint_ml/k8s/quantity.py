@@ -141,7 +141,8 @@ def _explain(text: str) -> str:
     """Why ``text`` does not match the quantity grammar."""
     if any(ch.isspace() for ch in text):
         return f"invalid quantity {text!r}: whitespace is not allowed"
-    number = _NUMBER_PREFIX_RE.match(text).group()
+    prefix = _NUMBER_PREFIX_RE.match(text)  # matches at least the empty string
+    number = prefix.group() if prefix else ""
     rest = text[len(number) :]
     if any(ch in "0123456789" for ch in number) and rest[0] not in ".+-":
         return f"invalid quantity {text!r}: unknown suffix {rest!r}{_SUFFIX_HINT}"

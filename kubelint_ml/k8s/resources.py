@@ -382,7 +382,7 @@ def effective_pod_limit(pod_spec: Mapping, resource: str) -> Fraction | None:
     inits, apps = _containers(spec)
     pod_level = _defaulted_pod_level(spec, inits, apps)
     if pod_level is not None and _pod_level_set(*pod_level) and _is_pod_level_resource(resource):
-        limit = pod_level[1].get(resource, 0)
+        limit = pod_level[1].get(resource, Fraction(0))
         if limit > 0:
             return limit
     everyone = inits + apps

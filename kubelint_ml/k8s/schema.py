@@ -20,10 +20,10 @@ import functools
 import importlib.util
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from kubelint_ml.input.loader import render_path
 
@@ -354,7 +354,7 @@ def _unknown_keys(instance: Any, schema: Mapping) -> list:
     if not isinstance(instance, Mapping):
         return []
     known = schema.get("properties") or {}
-    patterns = list((schema.get("patternProperties") or {}))
+    patterns = list(schema.get("patternProperties") or {})
     return [
         k
         for k in instance
@@ -541,9 +541,9 @@ class _CrdConverter:
         if preserve:
             if out.get("additionalProperties") is False:
                 out.pop("additionalProperties")
-        elif self.strict and structural and "additionalProperties" not in out:
-            if "properties" in out or out.get("type") == ["object", "null"]:
-                out["additionalProperties"] = False
+        elif (self.strict and structural and "additionalProperties" not in out
+              and ("properties" in out or out.get("type") == ["object", "null"])):
+            out["additionalProperties"] = False
         return out
 
 
@@ -559,7 +559,7 @@ def _crd_versions(crd: Mapping) -> tuple[str, str, list[tuple[str, Any, bool]], 
         problems.append("spec.group: missing")
     if not isinstance(kind, str) or not _KIND_RE.match(kind):
         problems.append("spec.names.kind: missing or not a valid kind")
-    if problems:
+    if problems or not isinstance(group, str) or not isinstance(kind, str):
         return "", "", [], problems
     legacy = spec.get("validation")
     legacy_schema = legacy.get("openAPIV3Schema") if isinstance(legacy, Mapping) else None

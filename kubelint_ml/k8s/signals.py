@@ -1,4 +1,4 @@
-"""Multi-process signals in a container or a workload object (k8s-facts.md §6).
+"""Multi-process signals in a container or a workload object (docs/k8s-facts.md §6).
 
 A signal is something written in a manifest that makes a container run
 several processes: a launcher that starts one process per device
@@ -408,10 +408,10 @@ def _scan_segment(seg: list[_Tok], ci: int, c: _Collector) -> None:
     python_like = launcher is not None or _PYTHON.match(cmd) is not None
     for i in range(rest, len(seg)):
         w = seg[i].text
-        m = _LOADER_FLAG.match(w) or (_WORKERS.match(w) if python_like else None)
-        if m:
-            if m.group(1) is not None:
-                text, value = w, m.group(1)
+        flag = _LOADER_FLAG.match(w) or (_WORKERS.match(w) if python_like else None)
+        if flag:
+            if flag.group(1) is not None:
+                text, value = w, flag.group(1)
             elif i + 1 < len(seg):
                 text, value = f"{w} {seg[i + 1].text}", seg[i + 1].text
             else:
@@ -617,7 +617,7 @@ def _scoped(obj: Mapping[str, Any]) -> list[tuple[Signal, list[tuple]]]:
             out.append((Signal(f"{label}: {value}", sig_kind, path, n), scope))
 
     if kind == "PyTorchJob":
-        scope = [("spec", "pytorchReplicaSpecs")]
+        scope: list[tuple] = [("spec", "pytorchReplicaSpecs")]
         count(("spec", "nprocPerNode"), "torchrun", "nprocPerNode", scope)
         count(("spec", "elasticPolicy", "nProcPerNode"), "torchrun", "nProcPerNode", scope)
     elif kind == "MPIJob":
@@ -630,14 +630,14 @@ def _scoped(obj: Mapping[str, Any]) -> list[tuple[Signal, list[tuple]]]:
     elif kind in ("TrainingRuntime", "ClusterTrainingRuntime"):
         jobs = dig(obj, "spec", "template", "spec", "replicatedJobs")
         jobs = jobs if isinstance(jobs, list) else []
-        base = ("spec", "template", "spec", "replicatedJobs")
+        base: tuple = ("spec", "template", "spec", "replicatedJobs")
         node = [base + (i,) for i, j in enumerate(jobs) if is_runtime_trainer_job(j)] or [("spec", "template")]
         launcher = [base + (i,) for i, j in enumerate(jobs) if dig(j, "name") == "launcher"]
         count(("spec", "mlPolicy", "torch", "numProcPerNode"), "torchrun", "numProcPerNode", node)
         mpi_scope = node + (launcher if dig(obj, "spec", "mlPolicy", "mpi", "runLauncherAsNode") is True else [])
         count(("spec", "mlPolicy", "mpi", "numProcPerNode"), "mpi", "numProcPerNode", mpi_scope)
     elif kind in ("RayCluster", "RayJob", "RayService"):
-        root = {"RayCluster": ("spec",), "RayJob": ("spec", "rayClusterSpec"), "RayService": ("spec", "rayClusterConfig")}[kind]
+        root: tuple = {"RayCluster": ("spec",), "RayJob": ("spec", "rayClusterSpec"), "RayService": ("spec", "rayClusterConfig")}[kind]
         spec = dig(obj, *root)
         if isinstance(spec, dict):
             if isinstance(spec.get("headGroupSpec"), Mapping):

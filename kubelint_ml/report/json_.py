@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import json
 from json.encoder import encode_basestring  # the C string encoder, ensure_ascii=False flavour
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from kubelint_ml.findings import Finding, RunResult
 from kubelint_ml.report.escape import sanitize_json
@@ -79,7 +79,7 @@ def _finding(f: Finding, cache: dict) -> str:
         text = "".join(parts)
         text.encode("utf-8")
     except (UnicodeEncodeError, ValueError, TypeError):  # lone surrogates, NaN, odd data: the careful path
-        text = _object(sanitize_json(f.to_dict()), "    ")
+        text = _object(cast(dict, sanitize_json(f.to_dict())), "    ")
     return text
 
 

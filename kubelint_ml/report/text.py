@@ -107,8 +107,10 @@ def render(result: RunResult, *, color: bool = False, verbose: bool = False) -> 
                 lines.append(inert(f"  {label}"))
             last_object = label
             indent = "    " if label else "  "
-            line = (f"{indent}{_position(f):<{pos_width}}  {_word(word, color, word_width)}  "
-                    f"{neutralise(f.rule):<{rule_width}}  {neutralise(f.message)}")
+            line = (
+                f"{indent}{_position(f):<{pos_width}}  {_word(word, color, word_width)}  "
+                f"{neutralise(f.rule):<{rule_width}}  {neutralise(f.message)}"
+            )
             if word == "suppressed" and f.suppressed:
                 line += f" ({neutralise(f.suppressed)})"
             lines.append(line)

@@ -9,7 +9,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-
 from kubelint_ml.engine.api import did_you_mean
 from kubelint_ml.input.loader import Limits, LoadError, load_single
 
@@ -35,7 +34,7 @@ class Profile:
         return [p for p in [self.kubelet_config] + [pool.kubelet_config for pool in self.node_pools] if p]
 
     @classmethod
-    def from_dict(cls, data: dict, base: Path) -> "Profile":
+    def from_dict(cls, data: dict, base: Path) -> Profile:
         from kubelint_ml.k8s.nodes import catalog, node_pool_from_config
 
         pools = []
@@ -61,7 +60,7 @@ class Profile:
                     ephemeral_storage=pool.ephemeral_storage if pool.ephemeral_storage is not None else known.ephemeral_storage,
                 )
             if pool.kubelet_config:
-                pool = replace(pool, kubelet_config=str((base / pool.kubelet_config)))
+                pool = replace(pool, kubelet_config=str(base / pool.kubelet_config))
             pools.append(pool)
         classes: dict[str, int | None] = {}
         raw = data.get("priorityClasses", {})
@@ -168,7 +167,7 @@ def _schema_errors(data: Any) -> list[tuple[int, str]]:
         path = tuple(err.absolute_path)
         msg = err.message if len(err.message) < 300 else err.message[:300] + "..."
         if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-            allowed = list((err.schema.get("properties") or {}))
+            allowed = list(err.schema.get("properties") or {})
             extra = [k for k in err.instance if k not in allowed]
             if extra:  # name the key, where it is, and the one that was probably meant
                 path += (extra[0],)

@@ -15,8 +15,8 @@ from fnmatch import fnmatch
 from typing import Any
 
 from kubelint_ml import __version__
-from kubelint_ml.engine.context import Facts, may_hold_context
 from kubelint_ml.engine.api import PSEUDO_RULES
+from kubelint_ml.engine.context import Facts, may_hold_context
 from kubelint_ml.engine.core import Engine
 from kubelint_ml.engine.rulefile import Rule
 from kubelint_ml.findings import Finding, RuleInfo, RunResult

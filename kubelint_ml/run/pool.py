@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import gc
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 # The span queue: span numbers as 4-byte records in one pipe, written whole before
 # any worker starts, that the parent and every worker read from (a read of one

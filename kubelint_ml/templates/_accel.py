@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubelint_ml.k8s.nodes import NodePool, NodeType, node_type_candidates, pinned_pool_types
 from kubelint_ml.input.workloads import PodTemplate
+from kubelint_ml.k8s.nodes import NodePool, NodeType, node_type_candidates, pinned_pool_types
 
 # Accelerator resources that are slices or shares of a node's GPUs: how many
 # of them a node offers depends on its MIG layout or time-slicing config.

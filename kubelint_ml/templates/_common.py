@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from fractions import Fraction
+from functools import cache
 from typing import Any
 
-from kubelint_ml.k8s.quantity import DECIMAL_SI, Quantity, QuantityError, format_bytes, format_cpu, parse_manifest_quantity
 from kubelint_ml.input.objects import dig
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, is_runtime_trainer_job
+from kubelint_ml.k8s.quantity import (
+    DECIMAL_SI,
+    Quantity,
+    QuantityError,
+    format_bytes,
+    format_cpu,
+    parse_manifest_quantity,
+)
 
 LIMITRANGE_NOTE = "unless a namespace LimitRange supplies a default"
 
@@ -187,7 +194,7 @@ def accelerators(tpl: PodTemplate) -> dict[str, int]:
     return found
 
 
-@lru_cache(maxsize=None)
+@cache
 def param_fraction(value: Any) -> Fraction:
     """A numeric rule parameter as an exact fraction (``0.1`` is 1/10), parsed once."""
     return Fraction(str(value))

@@ -1,4 +1,4 @@
-"""Node facts for the OOM-kill and cgroup rules (k8s-facts.md §6).
+"""Node facts for the OOM-kill and cgroup rules (docs/k8s-facts.md §6).
 
 Which KubeletConfiguration a node runs, and with which node facts (OS,
 cgroup version, kubelet version):
@@ -18,11 +18,12 @@ matches the same file given on the command line.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
-from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.input.sources import file_key as real
+from kubelint_ml.k8s.version import parse_version
 
 GROUP_KILL_MIN = (1, 28)  # memory.oom.group set on cgroup v2
 SINGLE_PROCESS_MIN = (1, 32)  # singleProcessOOMKill field
@@ -78,7 +79,7 @@ def configs(ctx: Any) -> list[Any]:
 
 
 def _named(profile: Any) -> set[str]:
-    out = set()
+    out: set[str] = set()
     if profile is None:
         return out
     for path in profile.kubelet_config_paths():

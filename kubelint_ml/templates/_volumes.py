@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import container_limits
 from kubelint_ml.templates._common import pod_level, requests_limits, show
-from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView
 
 DISK = "disk"
 MEMORY = "memory"
@@ -140,9 +140,9 @@ def empty_dirs(tpl: PodTemplate) -> list[EmptyDir]:
     if by_name:
         for c in tpl.all_containers:
             for i, name, path in container_mounts(c):
-                item = by_name.get(name)
-                if item is not None:
-                    item.mounts.append(Mount(c, i, path))
+                mounted = by_name.get(name)
+                if mounted is not None:
+                    mounted.mounts.append(Mount(c, i, path))
     tpl.cache["emptydir:volumes"] = out
     return out
 

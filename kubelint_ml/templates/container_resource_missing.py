@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
-from kubelint_ml.templates._common import LIMITRANGE_NOTE, accelerator_note, pod_level, requests_limits, resources_unknown
+from kubelint_ml.templates._common import (
+    LIMITRANGE_NOTE,
+    accelerator_note,
+    pod_level,
+    requests_limits,
+    resources_unknown,
+)
 
 UNIT = "container"
 DEFAULTS = {"resource": "memory", "missing": "limit"}

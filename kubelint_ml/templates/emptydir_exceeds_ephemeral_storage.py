@@ -3,8 +3,8 @@ limits, or above its share of the node's local storage."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from fractions import Fraction
-from typing import Iterator
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.k8s.nodes import resolve_node_type
@@ -38,8 +38,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     sized = [e for e in empty_dirs(tpl) if e.medium == DISK and e.size_limit is not None and e.mounts]
     if not sized or resources_unknown(tpl):
         return
-    total = sum((e.size_limit for e in sized), Fraction(0))
-    largest = max(sized, key=lambda e: e.size_limit)
+    total = sum((e.size_limit or 0 for e in sized), Fraction(0))
+    largest = max(sized, key=lambda e: e.size_limit or 0)
     listing = _listing(sized, total)
     hits: list[Hit] = []
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from fractions import Fraction
-from typing import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates._common import resources_unknown
@@ -32,10 +32,10 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         whose = "the pod-level memory limit"
     if limit is None:
         return  # missing-memory-limit reports it; nothing to compare with
-    total = sum((e.size_limit for e in mine), Fraction(0))
+    total = sum((e.size_limit or 0 for e in mine), Fraction(0))
     if total <= limit:
         return
-    largest = max(mine, key=lambda e: e.size_limit)
+    largest = max(mine, key=lambda e: e.size_limit or 0)
     if len(mine) == 1:
         what = f"medium: Memory emptyDir '{largest.name}' with sizeLimit {size(total)}"
     else:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from fractions import Fraction
-from typing import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates._common import resources_unknown
@@ -25,7 +25,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     mounting = [m.container for e in disk for m in e.mounts]
     target = next((c for c in mounting if c.role == "container"), mounting[0])
     sized = [e for e in disk if e.size_limit is not None]
-    total = sum((e.size_limit for e in sized), Fraction(0))
+    total = sum((e.size_limit or 0 for e in sized), Fraction(0))
     vols = names([e.name for e in disk])
     noun = "volumes" if len(disk) > 1 else "volume"
     if sized:

@@ -3,7 +3,7 @@ catalog resolves: the share checks cannot run for it."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.k8s.nodes import catalog

@@ -14,16 +14,23 @@ comes closest.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Iterator
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
+from kubelint_ml.input.workloads import ContainerView, PodTemplate
 from kubelint_ml.k8s.nodes import GI, MI, NodeType
 from kubelint_ml.k8s.resources import defaulted_requests, effective_pod_request
 from kubelint_ml.templates._accel import Placement, devices_label, is_slice, percent, placement
-from kubelint_ml.templates._common import accelerators, param_fraction, pod_level, requests_limits, show, why_resources_unknown
-from kubelint_ml.input.workloads import ContainerView, PodTemplate
+from kubelint_ml.templates._common import (
+    accelerators,
+    param_fraction,
+    pod_level,
+    requests_limits,
+    show,
+    why_resources_unknown,
+)
 
 UNIT = "podTemplate"
 RESOURCES = ("memory", "ephemeral-storage", "cpu")

@@ -3,7 +3,7 @@
 On cgroup v2 a kubelet 1.28+ sets ``memory.oom.group`` on every container
 unless its KubeletConfiguration says ``singleProcessOOMKill: true`` (1.32+):
 one DataLoader worker or torchrun child that the kernel OOM-kills takes
-every process of the container with it (k8s-facts.md §6).
+every process of the container with it (docs/k8s-facts.md §6).
 
 Decisions:
 
@@ -31,15 +31,16 @@ Decisions:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit, is_training_workload
-from kubelint_ml.k8s.signals import Signal
 from kubelint_ml.input.objects import dig
+from kubelint_ml.input.workloads import ContainerView, PodTemplate
+from kubelint_ml.k8s.signals import Signal
 from kubelint_ml.templates._common import signals_of, template_signals
 from kubelint_ml.templates._kubelet import SINGLE_PROCESS_MIN, Nodes, nodes_for_pod, oom_mode
-from kubelint_ml.input.workloads import ContainerView, PodTemplate
 
 UNIT = "podTemplate"
 DEFAULTS = {"containers": ["container", "sidecar"]}

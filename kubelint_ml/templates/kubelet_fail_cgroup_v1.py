@@ -3,7 +3,7 @@ it defaults to true), makes the kubelet refuse to start."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.templates._kubelet import (

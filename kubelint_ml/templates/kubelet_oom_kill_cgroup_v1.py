@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.templates._kubelet import SINGLE_PROCESS_MIN, cgroup_v1_nodes, config_name

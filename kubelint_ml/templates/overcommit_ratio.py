@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from fractions import Fraction
-from typing import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import defaulted_requests

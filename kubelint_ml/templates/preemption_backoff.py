@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.templates._common import is_fragment

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.input.loader import render_path
-from kubelint_ml.templates._common import is_fragment, raw_text
 from kubelint_ml.input.workloads import is_training_kind
+from kubelint_ml.templates._common import is_fragment, raw_text
 from kubelint_ml.templates._priority import (
     KAI_LABEL,
     KUEUE_LABEL,
@@ -16,8 +16,8 @@ from kubelint_ml.templates._priority import (
     is_volcano_job,
     kai_object_ref,
     named,
-    origin,
     object_refs,
+    origin,
     template_refs,
     uses_kai,
 )

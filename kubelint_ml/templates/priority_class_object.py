@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from kubelint_ml.engine.context import HIGHEST_USER_PRIORITY, SYSTEM_PREFIX, SYSTEM_PRIORITY_CLASSES, object_key
 from kubelint_ml.engine.api import Hit, Unit
+from kubelint_ml.engine.context import HIGHEST_USER_PRIORITY, SYSTEM_PREFIX, SYSTEM_PRIORITY_CLASSES, object_key
 from kubelint_ml.templates._priority import facts_of
 
 UNIT = "object"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from difflib import get_close_matches
-from typing import Iterator
 
-from kubelint_ml.engine.context import SYSTEM_PRIORITY_CLASSES
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
+from kubelint_ml.engine.context import SYSTEM_PRIORITY_CLASSES
 from kubelint_ml.templates._priority import (
     PriorityRef,
     facts_of,

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
+from kubelint_ml.input.workloads import ContainerView, PodTemplate
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import is_accelerator_resource
 from kubelint_ml.k8s.signals import Signal
 from kubelint_ml.templates._common import accelerators, requests_limits, signals_of, template_signals
 from kubelint_ml.templates._volumes import is_kuberay_pod, shm_mount, size, volume_named
-from kubelint_ml.input.workloads import ContainerView, PodTemplate
 
 UNIT = "container"
 DEFAULTS = {
@@ -39,10 +39,7 @@ _RUNTIME_DEFAULT = 64 << 20  # bytes: the /dev/shm containerd, CRI-O and Docker 
 
 
 def _wants_accelerator(c: ContainerView) -> bool:
-    for values in requests_limits(c):
-        if any(v > 0 and is_accelerator_resource(n) for n, v in values.items()):
-            return True
-    return False
+    return any(v > 0 and is_accelerator_resource(n) for values in requests_limits(c) for n, v in values.items())
 
 
 def _workload_targets(tpl: PodTemplate) -> list[ContainerView]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.quantity import parse_quantity
