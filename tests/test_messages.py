@@ -15,12 +15,7 @@ from click.testing import CliRunner
 from kubelint_ml.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
 RECORDED = Path(__file__).parent / "data" / "corpus-findings.tsv"
-
-pytestmark = pytest.mark.skipif(
-    not CORPUS.is_dir(), reason="the shared corpus (../shared/corpus) is not beside the project"
-)
 
 
 def _recorded() -> set[tuple[str, int, int, str, str]]:
@@ -34,8 +29,9 @@ def _recorded() -> set[tuple[str, int, int, str, str]]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """One run of ``kubelint-ml check ../shared/corpus`` from the project root, in text and JSON."""
+def runs(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One run of ``kubelint-ml check ../shared/corpus`` from the project root, in text and JSON
+    (skipped, with the reason, when the corpus is missing)."""
     out = tmp_path_factory.mktemp("corpus") / "findings.json"
     runner = CliRunner()
     cwd = Path.cwd()
