@@ -85,7 +85,7 @@ def test_init_leaves_the_profile_commented_out(tmp_path, monkeypatch) -> None:
     text = Path(".kubelint-ml.yaml").read_text()
     config = load_config(".kubelint-ml.yaml")
     assert config.profile.kubernetes_version is None and config.profile.cgroup_version is None
-    assert config.profile.node_pools == [] or not config.profile.node_pools
+    assert not config.profile.node_pools and not config.profile.priority_classes
     assert "profile" not in yaml.safe_load(text)
     # Every profile field says what it changes; uncommented, the block is a valid profile.
     block = text[text.index("# profile:") : text.index("\n\n", text.index("# profile:"))].splitlines()
@@ -234,6 +234,12 @@ def test_sarif_end_column_of_quoted_and_commented_scalars() -> None:
     quoted = "x: 'it''s' # c"
     assert quoted[3 : _token_end(quoted, 3)] == "'it''s'"
     assert _token_end("    limits: {memory: 1Gi}", 12) is None  # a flow mapping: no end given
+    flow = "    resources: {limits: {memory: 1Gi, cpu: 2}}"
+    assert flow[flow.index("1Gi") : _token_end(flow, flow.index("1Gi"))] == "1Gi"
+    assert flow[flow.index("cpu") : _token_end(flow, flow.index("cpu"))] == "cpu"
+    assert flow[flow.index("2}") : _token_end(flow, flow.index("2}"))] == "2"
+    items = '    command: ["torchrun", --nproc_per_node=8, t.py]'
+    assert items[items.index("--") : _token_end(items, items.index("--"))] == "--nproc_per_node=8"
     assert "memory: 64Gi # a"[8 : _token_end("memory: 64Gi # a", 8)] == "64Gi"
 
 

@@ -93,15 +93,17 @@ def _token_end(text: str, start: int) -> int | None:
     if ch in "{[|>&*!#":
         return None
     end = len(text)
+    flow = "{" in text[:start] or "[" in text[:start]  # inside a one-line flow collection
+    stops = " \t,]}" if flow else " \t"
     for i in range(start, len(text)):
-        if text[i] == ":" and (i + 1 == len(text) or text[i + 1] in " \t"):
+        if text[i] == ":" and (i + 1 == len(text) or text[i + 1] in stops):
             end = i
             break
         if text[i] == "#" and i > start and text[i - 1] in " \t":
             end = i
             break
-        if text[i] == "," and text[start - 1:start] in ("[", "{", " ") and "{" in text[:start]:
-            end = i  # an item of a flow collection on one line
+        if flow and text[i] in ",]}":
+            end = i
             break
     end = len(text[:end].rstrip())
     return end if end > start else None
