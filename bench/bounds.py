@@ -170,6 +170,45 @@ def _config_bomb() -> None:
 RULES: list = []
 
 
+def _round_two(name: str, *args: str, files: dict[str, str], code: int) -> Callable[[], None]:
+    """A case of tests/test_hardening_round2.py: the files written, the command run, its exit code checked."""
+    def run() -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            for file, text in files.items():
+                (Path(tmp) / file).parent.mkdir(parents=True, exist_ok=True)
+                (Path(tmp) / file).write_text(text)
+            got = _cli(*args, cwd=Path(tmp)).returncode
+            assert got == code, f"{name}: exit {got}"
+
+    return run
+
+
+def _round_two_cases() -> list[Case]:
+    rule = ("id: grow-rule\nseverity: warning\ntitle: t\ndescription: d\nremediation: r\nscope: {unit: object}\n"
+            "check:\n  cel: \"object.metadata.name" + ".replace('a', 'aaaaaaaaaa')" * 8 + ".size() > 0\"\n"
+            "examples:\n  fail: [{manifest: 'kind: Pod', findings: [{line: 1}]}]\n  pass: [{manifest: 'kind: Pod'}]\n")
+    crd = ("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: w.ex.com}\n"
+           "spec:\n  group: ex.com\n  names: {kind: W, plural: w}\n  scope: Namespaced\n  versions:\n"
+           "  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n"
+           "        type: object\n        properties:\n          n: {type: string, pattern: '^(a+)+$'}\n"
+           "---\napiVersion: ex.com/v1\nkind: W\nmetadata: {name: w}\nn: " + "a" * 30 + "!\n")
+    containers = ",".join(["{image: x}"] * 66_650)
+    return [
+        Case("cli: CEL rule of 8 chained replace(), budget", 15.0, _round_two(
+            "cel", "check", "-j1", "--rules", "rules", "a.yaml",
+            files={"rules/grow.yaml": rule, "a.yaml": "kind: ConfigMap\napiVersion: v1\nmetadata: {name: " + "a" * 30 + "}\n"},
+            code=1)),
+        Case("cli: CRD pattern ^(a+)+$ on 30 characters", 10.0, _round_two(
+            "redos", "check", "-j1", "--schema", "crd.yaml", files={"crd.yaml": crd}, code=1)),
+        Case("cli: a million nodes in 2 MB, refused", 10.0, _round_two(
+            "flood", "check", "-j1", "f.yaml", files={"f.yaml": "[" + ",".join(["a"] * 999_990) + "]\n"}, code=1)),
+        Case("cli: 66,650 containers (worst under the limits)", 30.0, _round_two(
+            "worst", "check", "-q", "-j1", "p.yaml",
+            files={"p.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [" + containers + "]\n"},
+            code=0)),
+    ]
+
+
 def cases() -> list[Case]:
     out = [
         Case("load: billion laughs, refused", 0.5, _refused(bombs.billion_laughs() + b"---\n" + GOOD, "aliases")),
@@ -195,7 +234,7 @@ def cases() -> list[Case]:
         Case("cli: billion laughs on stdin", 10.0, _stdin_bomb),
         Case("cli: config file with an alias bomb", 10.0, _config_bomb),
     ]
-    return out
+    return out + _round_two_cases()
 
 
 def main() -> int:

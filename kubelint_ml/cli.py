@@ -7,6 +7,7 @@ parse-error included) reach it; 2 when the tool could not do what was asked
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from typing import Any, NoReturn
@@ -25,7 +26,9 @@ class UsageFailure(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"kubelint-ml: error: {self.format_message()}", err=True)
+        from kubelint_ml.report.escape import neutralise
+
+        click.echo(f"kubelint-ml: error: {neutralise(self.format_message())}", err=True)
 
 
 def _fail(message: str) -> NoReturn:
@@ -169,7 +172,9 @@ def _record_baseline(path: str, result: Any, quiet: bool) -> None:
     except BaselineError as e:
         _fail(str(e))
     if not quiet:
-        click.echo(f"wrote baseline of {len(result.findings)} findings to {path}", err=True)
+        from kubelint_ml.report.escape import neutralise
+
+        click.echo(f"wrote baseline of {len(result.findings)} findings to {neutralise(path)}", err=True)
 
 
 def _apply_baseline(path: str, result: Any) -> None:
@@ -187,14 +192,14 @@ def _report(result: Any, formats: tuple[str, ...], outputs: tuple[str, ...], *, 
             quiet: bool, verbose: bool, color: bool, statistics: bool = False) -> None:
     """Each format to its --output (or stdout), and the GitHub step summary when asked for."""
     from kubelint_ml import report
+    from kubelint_ml.atomic import write_atomic
 
     for i, fmt in enumerate(formats):
         target = outputs[i] if i < len(outputs) and outputs[i] != "-" else None
         view = _view(result, show_suppressed, quiet and fmt == "text")
         if target:
             try:
-                with open(target, "w", encoding="utf-8", newline="\n") as fh:
-                    report.write(fmt, view, fh, color=False, verbose=verbose)
+                write_atomic(target, functools.partial(_write_report, report.write, fmt, view, verbose))
             except OSError as e:
                 _fail(f"cannot write {target}: {e.strerror}")
         elif statistics and fmt == "text":
@@ -211,6 +216,10 @@ def _report(result: Any, formats: tuple[str, ...], outputs: tuple[str, ...], *, 
             report.write_step_summary(result, summary_path)
         except OSError:
             pass
+
+
+def _write_report(write: Any, fmt: str, view: Any, verbose: bool, fh: Any) -> None:
+    write(fmt, view, fh, color=False, verbose=verbose)
 
 
 def _print_notes(notes: list[str]) -> None:
@@ -234,6 +243,7 @@ def _schema(config: Any, flag: bool | None, version: str | None, strict: bool | 
             _fail("--crd needs --schema")
         return None
     from kubelint_ml.k8s.schema import SchemaConfigError, SchemaValidator, bundled_versions
+    from kubelint_ml.report.escape import neutralise
 
     version = version or opts.get("kubernetesVersion") or config.profile.kubernetes_version
     try:
@@ -241,7 +251,7 @@ def _schema(config: Any, flag: bool | None, version: str | None, strict: bool | 
         for path in list(opts.get("crds", [])) + list(crds):
             for crd in _crd_objects(path, config):
                 for problem in validator.add_crd(crd):
-                    click.echo(f"kubelint-ml: warning: {path}: {problem}", err=True)
+                    click.echo(f"kubelint-ml: warning: {neutralise(f'{path}: {problem}')}", err=True)
     except SchemaConfigError as e:
         _fail(str(e))
     return validator
@@ -294,8 +304,8 @@ def rules_list(fmt: str, rules_dirs: tuple[str, ...]) -> None:
     everything = _all_rules(config, rules_dirs)
     chosen, _, _ = select_rules(config, rules_dirs, verbose=False, rules=everything)  # on in a plain run
     pseudo = ruledocs.pseudo_rules()
-    enabled = {r.id for r in chosen + pseudo}
-    click.echo(ruledocs.render_list(everything + pseudo, fmt, enabled=enabled), nl=False)
+    text = ruledocs.render_list(everything + pseudo, fmt, enabled={r.id for r in chosen + pseudo})
+    click.echo(_safe_text(text) if fmt == "text" else text, nl=False)
 
 
 @rules.command("show")
@@ -308,7 +318,7 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
     config = _load_config(None)
     for r in _all_rules(config, rules_dirs) + ruledocs.pseudo_rules():
         if r.id == rule_id:
-            click.echo(ruledocs.render_rule(r), nl=False)
+            click.echo(_safe_text(ruledocs.render_rule(r)), nl=False)
             return
     _fail(f"unknown rule id {rule_id!r} (see `kubelint-ml rules list`)")
 
@@ -330,13 +340,20 @@ def rules_verify(directory: str | None) -> None:
     for rule, problems in verify_rules(rules_):
         if problems:
             failures += 1
-            click.echo(f"FAIL {rule.id} ({rule.source})")
+            click.echo(_safe_text(f"FAIL {rule.id} ({rule.source})"))
             for p in problems:
-                click.echo(f"  - {p}")
+                click.echo(_safe_text(f"  - {p}"))
         else:
             click.echo(f"ok   {rule.id}")
     click.echo(f"{len(rules_) - failures} passed, {failures} failed")
     sys.exit(1 if failures else 0)
+
+
+def _safe_text(text: str) -> str:
+    """Rule-file text for the terminal: escaped like findings, no line read as a workflow command."""
+    from kubelint_ml.report.escape import safe_block
+
+    return safe_block(text)
 
 
 def _all_rules(config: Any, rules_dirs: tuple[str, ...]) -> list:
@@ -369,13 +386,31 @@ def init(force: bool, path: str) -> None:
     click.echo(f"wrote {path}")
 
 
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM: not a KeyboardInterrupt, which click turns into exit code 1."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.exit_code = 128 + signum
+
+
+def _interrupted(signum: int, frame: Any) -> None:
+    raise Interrupted(signum)
+
+
 def entry() -> None:
     """The console script: run the command, flush, and leave without tearing the heap down.
 
     Freeing every finding and module one by one at interpreter exit costs tens
     of milliseconds on a big run and changes nothing: the output is written and
-    flushed, and every file the command wrote was closed by then.
+    flushed, and every file the command wrote was closed by then. Ctrl-C exits
+    130 and SIGTERM 143, as a shell expects (a file being written is left as it
+    was); an internal error exits 2, never 1 (which means findings).
     """
+    import signal
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _interrupted)
     try:
         main.main(prog_name="kubelint-ml")
         code = 0
@@ -383,6 +418,17 @@ def entry() -> None:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         if isinstance(e.code, str):
             print(e.code, file=sys.stderr)
+    except Interrupted as e:
+        code = e.exit_code
+        print("kubelint-ml: interrupted", file=sys.stderr)
+    except Exception:  # a bug: say so, escaped, with the traceback to report
+        import traceback
+
+        from kubelint_ml.report.escape import safe_block
+
+        code = 2
+        print(safe_block(traceback.format_exc().rstrip()), file=sys.stderr)
+        print("kubelint-ml: internal error (a bug; please report it with the traceback above)", file=sys.stderr)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

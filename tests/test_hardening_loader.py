@@ -180,7 +180,7 @@ def test_node_limit_refuses_a_flood_of_nodes() -> None:
     result = load(data)
     assert result.documents == []
     assert [(p.line, p.message) for p in result.problems] == [
-        (1, "more than 1000000 YAML nodes in one file (limits.maxNodes); not linted")
+        (1, "more than 200000 YAML nodes in one file (limits.maxNodes); not linted")
     ]
     assert problems(GOOD * 3, Limits(max_nodes=5)) != []
     assert load(GOOD, Limits(max_nodes=10)).problems == []
@@ -197,7 +197,7 @@ def test_documents_limit_keeps_the_first_ones() -> None:
 
 @pytest.mark.slow
 def test_many_empty_documents_stop_at_the_documents_limit() -> None:
-    result = load(b"---\n" * 200_000)
+    result = load(b"---\n" * 200_000)  # one (null) node each: at the node limit
     assert [p.message for p in result.problems] == [
         "more than 100000 documents in one file (limits.maxDocuments); the rest are not linted"
     ]
@@ -302,9 +302,13 @@ def test_non_utf8_file_points_at_the_byte() -> None:
     assert problems(data) == [(3, 1, "file is not valid UTF-8 (byte 0xe9 at offset 31)")]
 
 
-def test_utf16_and_bom_are_decoded() -> None:
-    assert load("\ufeffkind: Pod\n".encode("utf-16-le")).documents[0].data == {"kind": "Pod"}
-    assert load("\ufeffkind: Pod\n".encode("utf-16-be")).documents[0].data == {"kind": "Pod"}
+def test_utf16_is_reported_and_a_utf8_bom_is_decoded() -> None:
+    # The API server reads UTF-8 only: UTF-16, with or without a byte order mark, is a problem.
+    tail = "; the API server reads manifests as UTF-8 only: save it as UTF-8; not linted"
+    assert problems("\ufeffkind: Pod\n".encode("utf-16-le")) == [(1, 1, "file is UTF-16LE (with a byte order mark)" + tail)]
+    assert problems("\ufeffkind: Pod\n".encode("utf-16-be")) == [(1, 1, "file is UTF-16BE (with a byte order mark)" + tail)]
+    assert problems("kind: Pod\n".encode("utf-16-le")) == [(1, 1, "file is UTF-16LE (without a byte order mark)" + tail)]
+    assert problems("kind: Pod\n".encode("utf-16-be")) == [(1, 1, "file is UTF-16BE (without a byte order mark)" + tail)]
     assert load(b"\xef\xbb\xbfkind: Pod\n").documents[0].data == {"kind": "Pod"}
 
 

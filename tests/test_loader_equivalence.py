@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from kubelint_ml.input.loader import PosDict, PosList, load
@@ -34,6 +34,25 @@ def _reference(data: bytes) -> list | None:
     return [_texts(d, n) for d, n in zip(docs, nodes)]
 
 
+def _kube_key(key):
+    """A null, bool or int key as the loader names it (as Kubernetes' YAML-to-JSON conversion does)."""
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return str(key) if isinstance(key, int) else key
+
+
+def _collides(value) -> bool:
+    """Two keys of one mapping that are one key once named that way (`1` and `'1'`): a duplicate."""
+    if isinstance(value, dict):
+        return len({_kube_key(k) for k in value}) < len(value) or any(map(_collides, value.values()))
+    return isinstance(value, list) and any(map(_collides, value))
+
+
+_UNICODE_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
 def _texts(value, node):
     """Timestamps and binary back to the text they were written as (what our loader keeps)."""
     if isinstance(value, (datetime.date, bytes)):
@@ -43,7 +62,7 @@ def _texts(value, node):
         for k, v in node.value:
             if isinstance(k, yaml.ScalarNode):
                 by_key.setdefault(k.value, v)
-        return {k: _texts(v, by_key.get(k if isinstance(k, str) else str(k), v)) for k, v in value.items()}
+        return {_kube_key(k): _texts(v, by_key.get(k if isinstance(k, str) else str(k), v)) for k, v in value.items()}
     if isinstance(value, list) and isinstance(node, yaml.SequenceNode) and len(node.value) == len(value):
         return [_texts(v, n) for v, n in zip(value, node.value)]
     return value
@@ -117,13 +136,15 @@ values = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(values, st.sampled_from([None, '"', "'", "|", ">"]), st.booleans())
 def test_generated_documents_read_as_pyyaml_reads_them(value, style, flow) -> None:
+    assume(not _collides(value))  # `{1: a, '1': b}` is a duplicate key, as Kubernetes reads it
     text = yaml.safe_dump({"v": value}, default_style=style, default_flow_style=flow, allow_unicode=True)
     data = text.encode("utf-8")
     expected = _reference(data)
     got = load(data)
     assert expected is not None and not got.problems, (text, got.problems)
     assert [_plain(d.data) for d in got.documents] == expected
-    _check_positions(got.documents[0].data, yaml.compose(data, Loader=yaml.CSafeLoader))
+    if not any(c in text for c in _UNICODE_BREAKS):  # LibYAML's marks count them as line breaks; we do not
+        _check_positions(got.documents[0].data, yaml.compose(data, Loader=yaml.CSafeLoader))
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -182,7 +203,7 @@ def test_remembered_tags_never_leak_between_styles_or_grow_without_bound() -> No
         "long: " + "9" * 100 + "\n"
     )
     for _ in range(2):  # the second time every short plain scalar's tag is a remembered one
-        assert load(text.encode()).documents[0].data == yaml.load(text, Loader=yaml.CSafeLoader)
+        assert load(text.encode()).documents[0].data == _reference(text.encode())[0]  # keys named as Kubernetes does
     assert "yes" in loader._RESOLVED and "9" * 100 not in loader._RESOLVED
     many = "".join(f"- v{i}\n" for i in range(loader._RESOLVED_MAX_ENTRIES + 10))
     assert load(many.encode()).documents[0].data == [f"v{i}" for i in range(loader._RESOLVED_MAX_ENTRIES + 10)]

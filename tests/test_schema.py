@@ -537,7 +537,8 @@ def test_crd_problems_are_reported_and_unsafe_keywords_dropped():
         "CustomResourceDefinition 'wrappers.example.com': version v1: "
         "properties.spec.properties.a: keyword '$ref' is not supported in CRD schemas; ignored",
         "CustomResourceDefinition 'wrappers.example.com': version v1: "
-        "properties.spec.properties.b: pattern '(unclosed' is not a supported regular expression; ignored",
+        "properties.spec.properties.b: pattern '(unclosed' is not a valid RE2 regular expression "
+        "(missing ): (unclosed); the API server rejects it; ignored",
         "CustomResourceDefinition 'wrappers.example.com': version v1: "
         "properties.spec.properties.c: unknown type 'strange'; ignored",
         "CustomResourceDefinition 'wrappers.example.com': version v1: "

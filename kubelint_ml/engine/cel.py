@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -291,12 +292,14 @@ def _one_line(message: str) -> str:
 class CelProgram:
     """A compiled expression, ready to evaluate against many activations."""
 
-    __slots__ = ("source", "variables", "_expr")
+    __slots__ = ("source", "variables", "_expr", "budgeted")
 
     def __init__(self, source: str, variables: tuple[str, ...], expr: Any) -> None:
         self.source = source
         self.variables = variables
         self._expr = expr
+        # Whether its cost can exceed a few passes over the input (see needs_budget).
+        self.budgeted = needs_budget(source)
 
     def __repr__(self) -> str:
         return f"CelProgram({self.source!r})"
@@ -306,10 +309,26 @@ class CelProgram:
 
         ``converted``: where the runtime's copies of the activation's values are
         remembered between evaluations (see the module's docstring); none by default.
+        An expression that may build large values is evaluated in the budgeted helper
+        process (``celsandbox``) where there is one.
         """
+        data = {k: _convert(v, converted) for k, v in activation.items() if k in self.variables}
+        sandbox = _sandbox() if self.budgeted else None
+        if sandbox is None:
+            return self.evaluate_here(data)
+        from kubelint_ml.engine.celsandbox import SandboxFailure
+
+        try:
+            return sandbox.evaluate(self.source, self.variables, data)
+        except SandboxFailure as exc:
+            raise CelEvalError(str(exc)) from None
+        except ValueError as exc:
+            raise CelEvalError(str(exc)) from None
+
+    def evaluate_here(self, data: Mapping[str, object]) -> object:
+        """Evaluate in this process, on already converted values (iteration budget only)."""
         from cel_expr_python import cel
 
-        data = {k: _convert(v, converted) for k, v in activation.items() if k in self.variables}
         try:
             result = self._expr.eval(data=data)
         except Exception as exc:  # the binding raises for bad activations
@@ -317,6 +336,33 @@ class CelProgram:
         if result.type() == cel.Type.ERROR:
             raise CelEvalError(_one_line(str(result.value())))
         return _to_python(result.plain_value())
+
+
+@functools.lru_cache(maxsize=256)
+def _helper_program(source: str, variables: tuple[str, ...]) -> CelProgram:
+    program = compile_expression(source, variables)
+    program.variables = variables
+    return program
+
+
+def _evaluate_in_helper(source: str, variables: tuple[str, ...], data: dict) -> object:
+    """What the helper process runs for one request (it compiles each expression once)."""
+    return _helper_program(source, variables).evaluate_here(data)
+
+
+_SANDBOX: list = []
+
+
+def _sandbox() -> Any:
+    """The helper-process evaluator of this process, or None where processes cannot be forked."""
+    if not _SANDBOX:
+        if not hasattr(os, "fork") or os.environ.get("KUBELINT_ML_CEL_IN_PROCESS") == "1":
+            _SANDBOX.append(None)
+        else:
+            from kubelint_ml.engine.celsandbox import Sandbox
+
+            _SANDBOX.append(Sandbox(_evaluate_in_helper))
+    return _SANDBOX[0]
 
 
 def _to_python(value: Any) -> Any:
@@ -328,6 +374,36 @@ def _to_python(value: Any) -> Any:
     if isinstance(nanos, str):  # kubernetes.Quantity
         return format_nanos(int(nanos or "0"))
     return value
+
+
+# CEL string literals (raw, bytes, triple-quoted), removed before the source is read for calls.
+_STRING_LITERAL = re.compile(
+    r'[rRbB]{0,2}(?:"""[\s\S]*?"""' r"|'''[\s\S]*?'''" r'|"(?:\\.|[^"\\\n])*"' r"|'(?:\\.|[^'\\\n])*')"
+)
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+# Calls whose cost is one pass over their arguments at most and which build no large value:
+# an expression made only of these (and operators other than `+`) costs at most its number of
+# operations times the size of the input, and allocates little.
+_CHEAP_CALLS = frozenset((
+    "has", "size", "contains", "startsWith", "endsWith", "matches", "int", "uint", "double", "bool", "type",
+    "dyn", "isQuantity", "quantity", "sign", "isGreaterThan", "isLessThan", "compareTo", "asApproximateFloat",
+    "asInteger", "isInteger", "isSorted", "sum", "min", "max", "hasValue", "orValue",
+))
+
+
+def needs_budget(source: str) -> bool:
+    """Whether an expression is evaluated under the memory and time budget (``celsandbox``).
+
+    Estimated once, from the source: any comprehension (``all``, ``map``, ...: up to
+    MAX_ITERATIONS passes), any `+` (string and list concatenation), and any call outside
+    the cheap set (``replace``, ``join``, ``format``, ``split``, ``lowerAscii``, ``string``,
+    ...: they build new values, and chained they grow exponentially) put it under the budget.
+    The rest runs in this process: each operation is at most one pass over the input.
+    """
+    code = _STRING_LITERAL.sub('""', source)
+    if "+" in code:
+        return True
+    return any(name not in _CHEAP_CALLS for name in _CALL.findall(code))
 
 
 def _uses_quantity(source: str) -> bool:

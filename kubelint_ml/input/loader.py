@@ -47,7 +47,7 @@ class Limits:
     max_expanded_nodes: int = 1_000_000
     # YAML nodes (scalars, mappings, sequences, aliases) in one file, as
     # written: bounds the memory a file can make the loader use.
-    max_nodes: int = 1_000_000
+    max_nodes: int = 200_000
 
 
 DEFAULT_LIMITS = Limits()
@@ -206,6 +206,10 @@ class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
                 key = key_node.value
             else:
                 key = build(key_node)
+                if key is None or key.__class__ is bool or key.__class__ is int:
+                    # As Kubernetes' YAML-to-JSON conversion names them: `1` and `true` are the keys
+                    # "1" and "true" (two keys; in Python 1 == True would make them one).
+                    key = "null" if key is None else ("true" if key else "false") if key.__class__ is bool else str(key)
                 try:
                     hash(key)
                 except TypeError:
@@ -379,13 +383,35 @@ def looks_like_template(data: bytes) -> int:
     return data.count(b"\n", 0, m.start()) + 1
 
 
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32LE"), (b"\x00\x00\xfe\xff", "UTF-32BE"),
+              (b"\xff\xfe", "UTF-16LE"), (b"\xfe\xff", "UTF-16BE"))
+
+
+def _wide_encoding(head: bytes) -> str:
+    """"UTF-16LE (with a byte order mark)" and the like for UTF-16/32 text, else ""."""
+    for bom, name in _WIDE_BOMS:
+        if head.startswith(bom):
+            return f"{name} (with a byte order mark)"
+    # Without a mark: text that is mostly ASCII has a NUL in every other byte.
+    sample = head[:1024] if len(head) % 2 == 0 else head[:min(1024, len(head) - 1)]
+    if len(sample) >= 4:
+        even, odd = sample[0::2], sample[1::2]
+        if odd.count(0) == len(odd) and even.count(0) == 0:
+            return "UTF-16LE (without a byte order mark)"
+        if even.count(0) == len(even) and odd.count(0) == 0:
+            return "UTF-16BE (without a byte order mark)"
+    return ""
+
+
 def decode_problem(data: bytes) -> LoadProblem | None:
     """Binary or non-UTF-8 input, reported instead of decoded as garbage."""
     head = data[:8192]
-    if b"\x00" in head and not (head.startswith((b"\xff\xfe", b"\xfe\xff"))):
+    wide = _wide_encoding(head)
+    if wide:
+        return LoadProblem(f"file is {wide}; the API server reads manifests as UTF-8 only: save it as UTF-8; "
+                           "not linted", 1)
+    if b"\x00" in head:
         return LoadProblem("binary file (contains NUL bytes); not a manifest", 1)
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None  # UTF-16 with BOM: LibYAML decodes it
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -661,12 +687,61 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
         problems.append(LoadProblem(f"could not load the file ({type(e).__name__}: {e})"[:300], 1, 1, index))
     finally:
         loader.dispose()
+    if any(b in data for b in _UNICODE_BREAKS):
+        _remap_lines(data, docs, problems)
     if problems:
         _clamp_lines(data, problems)
     return LoadResult(docs, problems)
 
 
-_LINE_BREAK = re.compile(rb"\r\n|\r|\n|\xc2\x85|\xe2\x80[\xa8\xa9]")
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+# NEL, LS, PS: line breaks to LibYAML (YAML 1.1), not to YAML 1.2, Kubernetes, editors or GitHub.
+_UNICODE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+_YAML11_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+_TEXT_BREAK = re.compile("\r\n|[\r\n]")
+
+
+def _remap_lines(data: bytes, docs: list[Document], problems: list[LoadProblem]) -> None:
+    """Positions as a reader counts lines, where LibYAML also broke lines at NEL, LS and PS.
+
+    LibYAML's (line, column) is turned back into a character offset with its own
+    line starts, and that offset into a line and column with CR/LF breaks only.
+    Runs only for files that contain one of those characters.
+    """
+    from bisect import bisect_right
+
+    text = data.decode("utf-8", "replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]  # LibYAML does not count the byte order mark
+    libyaml = [0] + [m.end() for m in _YAML11_BREAK.finditer(text)]
+    real = [0] + [m.end() for m in _TEXT_BREAK.finditer(text)]
+
+    def at(line: int, col: int) -> tuple[int, int]:
+        if not 1 <= line <= len(libyaml):
+            return line, col
+        offset = libyaml[line - 1] + col - 1
+        n = bisect_right(real, offset)
+        return n, offset - real[n - 1] + 1
+
+    for p in problems:
+        p.line, p.column = at(p.line, p.column)
+    seen: set[int] = set()
+    stack: list[Any] = [d.data for d in docs]
+    for d in docs:
+        d.line = at(d.line, 1)[0]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, (PosDict, PosList)) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if hasattr(node, "start"):
+            node.start = at(*node.start)
+        if isinstance(node, PosDict):
+            node.lc = {k: at(kl, kc) + at(vl, vc) for k, (kl, kc, vl, vc) in node.lc.items()}
+            stack.extend(node.values())
+        else:
+            node.lc = [at(line, col) for line, col in node.lc]
+            stack.extend(node)
 
 
 def _clamp_lines(data: bytes, problems: list[LoadProblem]) -> None:

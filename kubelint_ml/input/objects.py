@@ -101,7 +101,15 @@ def clip(text: str, limit: int = MAX_NAME) -> str:
 
 
 # How a document's type is named in messages (bool before int: it is one).
-_YAML_TYPES = ((list, "a list"), (str, "a string"), (bool, "a boolean"), (int, "an integer"), (float, "a number"))
+_YAML_TYPES = ((dict, "a mapping"), (list, "a list"), (str, "a string"), (bool, "a boolean"), (int, "an integer"),
+               (float, "a number"))
+
+
+def yaml_type_name(value: Any) -> str:
+    """``a mapping``, ``a list``, ``null``...: a value's YAML type, never an internal class name."""
+    if value is None:
+        return "null"
+    return next((name for kind, name in _YAML_TYPES if isinstance(value, kind)), "a value")
 
 
 def _text(value: Any) -> str:
@@ -123,7 +131,7 @@ def _one(data: Any, root: Any, base: tuple, file: str, index: int, out: Unpacked
     if data is None:
         return
     if not isinstance(data, dict):
-        what = next((name for kind, name in _YAML_TYPES if isinstance(data, kind)), type(data).__name__)
+        what = yaml_type_name(data)
         out.problems.append(
             ObjectProblem(f"document is {what}, not a mapping (a Kubernetes object)", base, root)
         )
@@ -142,7 +150,7 @@ def _one(data: Any, root: Any, base: tuple, file: str, index: int, out: Unpacked
     meta = data.get("metadata")
     if meta is not None and not isinstance(meta, dict):
         out.problems.append(
-            ObjectProblem(f"metadata must be a mapping, found {type(meta).__name__}", base + ("metadata",), root, make_ref(data))
+            ObjectProblem(f"metadata must be a mapping, found {yaml_type_name(meta)}", base + ("metadata",), root, make_ref(data))
         )
         return
     items = data.get("items")
@@ -159,7 +167,7 @@ def _one(data: Any, root: Any, base: tuple, file: str, index: int, out: Unpacked
         value = (meta or {}).get(key)
         if value is not None and not isinstance(value, dict):
             out.problems.append(
-                ObjectProblem(f"metadata.{key} must be a mapping, found {type(value).__name__}",
+                ObjectProblem(f"metadata.{key} must be a mapping, found {yaml_type_name(value)}",
                               base + ("metadata", key), root, make_ref(data))
             )
             return

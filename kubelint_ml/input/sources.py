@@ -36,6 +36,7 @@ class Source:
     real: str  # what to open ("-" for stdin)
     error: str = ""  # set when the walk already knows it cannot be read
     identity: str = ""  # the file's real path when the walk already knows it (saves a realpath call)
+    skipped: str = ""  # why the walk passes over it (a broken symlink): read as empty, said under -v
 
 
 def file_key(path: str | None) -> str | None:
@@ -113,6 +114,9 @@ def _walk(root: str, out: list[Source], excludes: tuple[str, ...]) -> None:
                 continue
             if is_dir:
                 dirs.append(path)
+            elif link and not is_file and entry.name.lower().endswith(EXTENSIONS) and not os.path.exists(path):
+                out.append(Source(shown, path, skipped="broken symbolic link (its target does not exist)",
+                                  identity=os.path.join(real, entry.name)))
             elif is_file and entry.name.lower().endswith(EXTENSIONS):
                 out.append(Source(shown, path, identity="" if link else os.path.join(real, entry.name)))
         stack.extend(reversed(dirs))
@@ -153,7 +157,7 @@ def read_once(source: Source) -> bool:
     A walk lists regular files only, so only the paths named on the command line are looked at."""
     if source.real == STDIN:
         return True
-    if source.identity or source.error:
+    if source.identity or source.error or source.skipped:
         return False
     try:
         return not stat.S_ISREG(os.stat(source.real).st_mode)
@@ -165,6 +169,8 @@ def read(source: Source, max_bytes: int) -> bytes:
     """The file's bytes, at most ``max_bytes + 1`` (enough to tell it is too big)."""
     if source.error:
         raise OSError(errno.EIO, source.error)
+    if source.skipped:
+        return b""
     if source.real == STDIN:
         import sys
 

@@ -337,12 +337,18 @@ def _containers(tpl: PodTemplate, key: str, problems: list[ShapeProblem]) -> lis
         name = c.get("name")
         name = name if isinstance(name, str) else f"{key}[{i}]"
         res = c.get("resources")
-        if _expect(problems, res, dict, cpath + ("resources",), f"container '{name}' resources") and res:
+        if res is not None and not isinstance(res, dict):
+            _expect(problems, res, dict, cpath + ("resources",), f"container '{name}' resources")
+        elif res:
             for part in ("requests", "limits"):
-                _expect(problems, res.get(part), dict, cpath + ("resources", part), f"container '{name}' resources.{part}")
-            _expect(problems, res.get("claims"), list, cpath + ("resources", "claims"), f"container '{name}' resources.claims")
+                if not isinstance(res.get(part), (dict, type(None))):
+                    _expect(problems, res.get(part), dict, cpath + ("resources", part), f"container '{name}' resources.{part}")
+            if not isinstance(res.get("claims"), (list, type(None))):
+                _expect(problems, res.get("claims"), list, cpath + ("resources", "claims"), f"container '{name}' resources.claims")
         for lk in _CONTAINER_LISTS:
-            _expect(problems, c.get(lk), list, cpath + (lk,), f"container '{name}' {lk}")
+            value = c.get(lk)
+            if value is not None and not isinstance(value, list):  # checked here: most containers have none of them
+                _expect(problems, value, list, cpath + (lk,), f"container '{name}' {lk}")
         env = c.get("env")
         if isinstance(env, list):
             for j, e in enumerate(env):

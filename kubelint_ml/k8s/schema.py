@@ -19,9 +19,11 @@ import datetime
 import functools
 import importlib.util
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -224,6 +226,47 @@ def _equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+class PatternError(Exception):
+    """A schema pattern that RE2 (the engine of the Kubernetes API server) cannot compile."""
+
+
+@functools.lru_cache(maxsize=512)
+def compile_pattern(pattern: str) -> Any:
+    """``pattern`` compiled with RE2: matching is linear in the text, whatever the pattern.
+
+    Kubernetes evaluates schema patterns with Go's RE2; patterns it cannot
+    compile (backreferences, lookaround) raise :class:`PatternError`.
+    """
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # the reason is returned, not printed on stderr
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as e:
+        reason = e.args[0] if e.args else "invalid pattern"
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        raise PatternError(str(reason)[:200]) from None
+    except (TypeError, ValueError) as e:
+        raise PatternError(str(e)[:200]) from None
+
+
+def is_multiple(value: Any, factor: Any) -> bool:
+    """``multipleOf`` evaluated exactly, for any int and any float (no overflow, no zero division)."""
+    if isinstance(value, bool) or isinstance(factor, bool):
+        return True
+    if not isinstance(factor, (int, float)) or factor <= 0 or not math.isfinite(factor):
+        return True  # not a valid multipleOf (the CRD gets the finding)
+    if isinstance(value, float) and not math.isfinite(value):
+        return False
+    if isinstance(value, int) and isinstance(factor, int):
+        return value % factor == 0
+    # Floats as the shortest decimal that reads back the same (0.1 is one tenth), as JSON writes them.
+    quotient = Fraction(repr(value) if isinstance(value, float) else value) / Fraction(repr(factor) if isinstance(factor, float) else factor)
+    return quotient.denominator == 1
+
+
 @functools.lru_cache(maxsize=1)
 def _validator_class() -> Any:
     """Draft 2020-12 with keywords whose stock messages repr the whole instance replaced."""
@@ -305,9 +348,22 @@ def _validator_class() -> Any:
                     return
 
     def pattern(validator: Any, patrn: Any, instance: Any, schema: Any) -> Iterator[Any]:
-        if validator.is_type(instance, "string") and not re.search(patrn, instance):
-            shown = patrn if len(patrn) <= 100 else patrn[:97] + "..."
+        if not validator.is_type(instance, "string"):
+            return
+        shown = patrn if len(patrn) <= 100 else patrn[:97] + "..."
+        try:
+            found = compile_pattern(patrn).search(instance)
+        except PatternError as e:
+            yield ValidationError(f"the pattern {shown} cannot be evaluated: {e}")
+            return
+        if found is None:
             yield ValidationError(f"{short_repr(instance)} does not match the pattern {shown}")
+
+    def multiple_of(validator: Any, factor: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if not validator.is_type(instance, "number"):
+            return
+        if not is_multiple(instance, factor):
+            yield ValidationError(f"{short_repr(instance)} is not a multiple of {short_repr(factor)}")
 
     def is_string(checker: Any, instance: Any) -> bool:
         # Kubernetes reads YAML through JSON: an unquoted timestamp is a string.
@@ -330,6 +386,7 @@ def _validator_class() -> Any:
             "maxLength": sized("string", lambda n, b: n > b, False),
             "uniqueItems": unique_items,
             "pattern": pattern,
+            "multipleOf": multiple_of,
         },
         type_checker=base.TYPE_CHECKER.redefine("string", is_string),
     )
@@ -419,10 +476,15 @@ class _CrdConverter:
     def __init__(self, strict: bool) -> None:
         self.strict = strict
         self.problems: list[str] = []
+        # Schema paths and texts of what the API server rejects (the CRD would not be created).
+        self.rejected: list[tuple[tuple, str]] = []
 
-    def problem(self, where: tuple, text: str) -> None:
+    def problem(self, where: tuple, text: str, *, rejected: str = "") -> None:
+        """``rejected``: the keyword the API server refuses here (the finding points at it)."""
         if len(self.problems) < 50:
             self.problems.append(f"{_render(where) if where else 'openAPIV3Schema'}: {text}")
+        if rejected and len(self.rejected) < 50:
+            self.rejected.append((where + (rejected,), text))
 
     def root(self, node: Any, where: tuple) -> dict:
         out = self.convert(node, where, 0, structural=True)
@@ -490,7 +552,10 @@ class _CrdConverter:
         for key in _CRD_NUMBER_KEYWORDS:
             value = node.get(key)
             if value is not None:
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                if key == "multipleOf" and isinstance(value, (int, float)) and not (value > 0 and math.isfinite(value)):
+                    self.problem(where, f"multipleOf must be greater than zero, found {short_repr(value, 40)}; "
+                                 "ignored", rejected=key)
+                elif isinstance(value, (int, float)) and not isinstance(value, bool):
                     out[key] = value
                 else:
                     self.problem(where, f"{key!r} is not a number; ignored")
@@ -520,13 +585,15 @@ class _CrdConverter:
                 self.problem(where, "'required' is not a list of strings; ignored")
         if "pattern" in node:
             pat = node["pattern"]
-            try:
-                if not isinstance(pat, str):
-                    raise TypeError
-                re.compile(pat)
-                out["pattern"] = pat
-            except (re.error, TypeError):
-                self.problem(where, f"pattern {short_repr(pat, 80)} is not a supported regular expression; ignored")
+            if not isinstance(pat, str):
+                self.problem(where, f"pattern {short_repr(pat, 80)} is not a string; ignored", rejected="pattern")
+            else:
+                try:
+                    compile_pattern(pat)
+                    out["pattern"] = pat
+                except PatternError as e:
+                    self.problem(where, f"pattern {short_repr(pat, 80)} is not a valid RE2 regular expression "
+                                 f"({e}); the API server rejects it; ignored", rejected="pattern")
 
     def _extensions(self, node: Mapping, out: dict, structural: bool) -> dict:
         preserve = node.get("x-kubernetes-preserve-unknown-fields") is True
@@ -547,8 +614,8 @@ class _CrdConverter:
         return out
 
 
-def _crd_versions(crd: Mapping) -> tuple[str, str, list[tuple[str, Any, bool]], list[str]]:
-    """group, kind, [(version, openAPIV3Schema, preserve_unknown)], problems."""
+def _crd_versions(crd: Mapping) -> tuple[str, str, list[tuple[str, Any, bool, tuple]], list[str]]:
+    """group, kind, [(version, openAPIV3Schema, preserve_unknown, path of the schema)], problems."""
     spec = crd.get("spec")
     if not isinstance(spec, Mapping):
         return "", "", [], ["spec: missing or not a mapping"]
@@ -580,11 +647,13 @@ def _crd_versions(crd: Mapping) -> tuple[str, str, list[tuple[str, Any, bool]], 
             continue
         schema_box = v.get("schema")
         schema = schema_box.get("openAPIV3Schema") if isinstance(schema_box, Mapping) else None
-        schema = schema if schema is not None else legacy_schema
+        where: tuple = ("spec", "versions", i, "schema", "openAPIV3Schema")
         if schema is None:
-            problems.append(f"spec.versions[{i}] ({v['name']}): no openAPIV3Schema")
+            schema, where = legacy_schema, ("spec", "validation", "openAPIV3Schema")
+        if schema is None:
+            problems.append(f"spec.versions[{i}] ({v['name'][:80]}): no openAPIV3Schema")
             continue
-        found.append((v["name"], schema, preserve))
+        found.append((v["name"], schema, preserve, where))
     return group, kind, found, problems
 
 
@@ -617,13 +686,29 @@ class SchemaValidator:
             return [f"{label}: not an apiextensions.k8s.io CustomResourceDefinition"]
         group, crd_kind, versions, problems = _crd_versions(crd)
         out = [f"{label}: {p}" for p in problems]
-        for version, schema, preserve in versions:
+        for version, schema, preserve, _ in versions:
             converter = _CrdConverter(self.strict and not preserve)
             converted = converter.root(schema, ())
-            out += [f"{label}: version {version}: {p}" for p in converter.problems]
+            out += [f"{label}: version {version[:80]}: {p}" for p in converter.problems]
             key = (f"{group}/{version}", crd_kind)
             self._crd_schemas[key] = converted
             self._crd_validators.pop(key, None)
+        return out
+
+    def crd_rejections(self, crd: Mapping) -> list[SchemaProblem]:
+        """What in a CRD's schemas the API server would refuse (an invalid pattern, multipleOf <= 0), by path."""
+        out: list[SchemaProblem] = []
+        if crd.get("kind") != "CustomResourceDefinition" or not str(crd.get("apiVersion")).startswith(
+                "apiextensions.k8s.io/"):
+            return out
+        seen: set[int] = set()
+        for _, schema, _, base in _crd_versions(crd)[2]:
+            if id(schema) in seen:
+                continue  # one legacy schema shared by every version
+            seen.add(id(schema))
+            converter = _CrdConverter(False)
+            converter.root(schema, ())
+            out += [SchemaProblem(base + where, f"{_render(base + where)}: {text}") for where, text in converter.rejected]
         return out
 
     def has_schema(self, api_version: str, kind: str) -> bool:
@@ -638,6 +723,9 @@ class SchemaValidator:
             return _problems(validator.iter_errors(obj))
         except RecursionError:
             return [SchemaProblem((), "(root): object nested too deeply to validate")]
+        except Exception as e:  # a schema keyword this object breaks must not end the run
+            return [SchemaProblem((), f"(root): the schema could not be evaluated on this object "
+                                      f"({type(e).__name__}: {str(e)[:200]})")]
 
     def _validator_for(self, api_version: Any, kind: Any) -> Any | None:
         if not isinstance(api_version, str) or not isinstance(kind, str):

@@ -24,11 +24,14 @@ _ANSI_RE = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 
-# C0 controls except tab/LF/CR, DEL, C1 controls, and the Unicode bidi
-# controls that can reorder what a reader sees ("trojan source").
+# C0 controls except tab/LF/CR, DEL, C1 controls, the Unicode bidi controls
+# that can reorder what a reader sees ("trojan source"), line and paragraph
+# separators, and the invisible characters that make two names look the same
+# (soft hyphen, Mongolian vowel separator, zero-width space/joiners, word
+# joiner and invisible operators, zero-width no-break space).
 _CONTROL_RE = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-    "\u2028\u2029]"
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u2069\u2028\u2029\ufeff]"
 )
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 # Characters not allowed anywhere in an XML 1.0 document.
@@ -64,6 +67,11 @@ def neutralise(text: str, *, keep_newlines: bool = False) -> str:
     if not keep_newlines:
         text = text.replace("\r", "\\r").replace("\n", "\\n")
     return _CONTROL_RE.sub(_visible, text)
+
+
+def safe_block(text: str) -> str:
+    """Several lines of untrusted text for a terminal or CI log: each neutralised and :func:`inert`."""
+    return "\n".join(inert(neutralise(line)) for line in text.split("\n"))
 
 
 def line_start(path: str) -> str:

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections import Counter
 
+from kubelint_ml.atomic import write_text_atomic
 from kubelint_ml.findings import Finding
 
 FORMAT_VERSION = 1
@@ -95,16 +95,8 @@ def write_baseline(path: str, findings: list[Finding]) -> None:
     doc = {"version": FORMAT_VERSION, "tool": "kubelint-ml", "findings": entries}
     # ensure_ascii keeps any lone surrogate (from undecodable file names) exact.
     text = json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
-    directory = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".baseline-", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="ascii") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        write_text_atomic(path, text, encoding="ascii")
     except OSError as exc:
         raise BaselineError(f"cannot write baseline {path}: {exc.strerror or exc}") from exc
 
@@ -139,6 +131,8 @@ def load_baseline(path: str) -> Baseline:
         raise BaselineError(f"{path}: baseline is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise BaselineError(f"{path}:{exc.lineno}:{exc.colno}: baseline is not valid JSON: {exc.msg}") from None
+    except ValueError as exc:  # an integer longer than Python converts (4300 digits)
+        raise BaselineError(f"{path}: invalid baseline: {str(exc).split(';')[0][:120]}") from None
     except RecursionError:
         raise BaselineError(f"{path}: baseline is nested too deeply") from None
     except OSError as exc:
@@ -147,7 +141,7 @@ def load_baseline(path: str) -> Baseline:
         raise BaselineError(f'{path}: not a kubelint-ml baseline (expected an object with a "findings" list)')
     version = doc.get("version")
     if version != FORMAT_VERSION:
-        raise BaselineError(f"{path}: unsupported baseline version {version!r} (expected {FORMAT_VERSION})")
+        raise BaselineError(f"{path}: unsupported baseline version {repr(version)[:40]} (expected {FORMAT_VERSION})")
     counts: Counter[Identity] = Counter()
     for i, item in enumerate(doc["findings"]):
         key, count = _entry(i, item, path)

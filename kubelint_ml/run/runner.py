@@ -81,6 +81,8 @@ class Runner:
 
     def _schema(self, obj: K8sObject) -> list[Finding]:
         problems = self.schema.validate(obj.data)
+        if obj.kind == "CustomResourceDefinition":  # what the API server would refuse in the CRD itself
+            problems = (problems or []) + self.schema.crd_rejections(obj.data)
         if problems is None:
             ref = obj.ref
             f = self.engine.finding_at(obj, ("kind",), SCHEMA_UNAVAILABLE, "info",
@@ -107,4 +109,6 @@ class Runner:
 
     def lint(self, source: Source, data: bytes | None) -> FileResult:
         """``source`` from the bytes the first pass kept, else read again."""
+        if source.skipped:
+            return FileResult(notes=[f"{source.path}: skipped: {source.skipped}"] if self.verbose else [])
         return self.lint_bytes(data, source.path) if data is not None else self.lint_source(source)
