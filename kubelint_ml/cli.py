@@ -17,6 +17,7 @@ import click
 from kubelint_ml import __version__
 from kubelint_ml.findings import SEVERITIES as LEVELS  # fail levels are severities
 from kubelint_ml.report import FORMATS
+from kubelint_ml.usage import cli as usage_cli
 
 # Rules that are off unless --verbose or the config turns them on.
 VERBOSE_RULES = {"gpu-node-unresolved"}
@@ -115,6 +116,7 @@ def main() -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Remediations, skipped documents and rules, info-level rules.")
 @click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
 @click.option("--statistics", is_flag=True, help="Print how many findings each rule has instead of the findings (text on stdout).")
+@usage_cli.check_options
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_level: str | None,
           config_path: str | None, rules_dirs: tuple[str, ...], enable: tuple[str, ...], disable: tuple[str, ...],
           schema_flag: bool | None, kubernetes_version: str | None, strict: bool | None, crds: tuple[str, ...],
@@ -129,9 +131,10 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     config = _load_config(config_path)
     level = fail_level or config.fail_level or "error"
     rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
+    usage, rules = usage_cli.for_check(paths, config, rules, verbose)
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     result, notes = _lint(list(paths), config, rules, fail_level=level, jobs=_jobs(jobs), verbose=verbose,
-                          schema=schema, severity=severity, all_rule_ids=all_ids)
+                          schema=schema, severity=severity, all_rule_ids=all_ids, usage=usage)
     if write_baseline:
         _record_baseline(write_baseline, result, quiet)
         sys.exit(0)
@@ -384,6 +387,9 @@ def init(force: bool, path: str) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(STARTER)
     click.echo(f"wrote {path}")
+
+
+main.add_command(usage_cli.group(_load_config))
 
 
 class Interrupted(BaseException):

@@ -100,11 +100,14 @@ def test_nothing_below_the_command_line_imports_it() -> None:
 # What each part of the package may import, from the command line down. A new subpackage
 # (kubelint_ml/fix/, ...) is judged once it has its line here.
 LAYERS = {
-    "cli": {"run", "report", "engine", "templates", "k8s", "input", "findings"},
-    "run": {"engine", "templates", "k8s", "input", "findings"},
+    "cli": {"run", "report", "engine", "templates", "usage", "k8s", "input", "findings"},
+    "run": {"engine", "templates", "usage", "k8s", "input", "findings"},
     "report": {"findings"},
     "engine": {"k8s", "input", "findings"},  # templates are found by name (rulefile.template_module)
-    "templates": {"engine", "k8s", "input", "findings"},
+    "templates": {"engine", "usage", "k8s", "input", "findings"},
+    # Observed usage: the data the usage rules and the example runner read; its command group gets
+    # the command line's config loader when registered.
+    "usage": {"report", "k8s", "input", "findings"},
     "k8s": {"input", "findings"},
     "input": {"findings"},
     "findings": set(),

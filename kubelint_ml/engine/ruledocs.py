@@ -14,6 +14,7 @@ FAMILY_TITLES = {
     "priority": "Priority and preemption",
     "kubelet": "OOM kill mode and cgroup configuration",
     "input": "Input and rule problems",
+    "usage": "Observed usage (on only with a usage source)",
     "custom": "Custom rules",
 }
 

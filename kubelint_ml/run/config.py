@@ -134,6 +134,7 @@ class Config:
     schema: dict = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     rule_lines: dict[str, int] = field(default_factory=dict)  # rule id -> line of the config that names it
+    usage: dict = field(default_factory=dict)  # the `usage:` section (kubelint_ml.usage.source reads it)
 
 
 def find_config(start: str | None = None) -> Path | None:
@@ -221,6 +222,7 @@ def load_config(path: str | os.PathLike | None) -> Config:
     if "crds" in schema:
         schema["crds"] = [str(base / c) for c in schema["crds"]]
     cfg.schema = schema
+    cfg.usage = dict(data.get("usage") or {})
     lim = data.get("limits") or {}
     defaults = Limits()
     cfg.limits = Limits(

@@ -20,6 +20,15 @@ def _config(example: dict):
     return cfg
 
 
+def _usage(example: dict):
+    """The example's observed usage (a snapshot document; kind, version and window may be left out)."""
+    if "usage" not in example:
+        return None
+    from kubelint_ml.usage.snapshot import example_usage
+
+    return example_usage(example["usage"])
+
+
 def _with_params(rule: Rule, example: dict) -> Rule:
     if not example.get("params"):
         return rule
@@ -37,9 +46,11 @@ def check_example(rule: Rule, example: dict, expect_fail: bool) -> list[str]:
     label = f"{'fail' if expect_fail else 'pass'} example {example.get('title') or ''}".strip()
     try:
         cfg = _config(example)
+        usage = _usage(example)
     except ValueError as e:
         return [f"{label}: {e}"]
-    findings = lint_text(example["manifest"].encode(), [_with_params(rule, example)], cfg, f"{rule.id}-example.yaml")
+    findings = lint_text(example["manifest"].encode(), [_with_params(rule, example)], cfg, f"{rule.id}-example.yaml",
+                         usage=usage)
     others = [f for f in findings if f.rule == "parse-error"]
     mine = [f for f in findings if f.rule == rule.id and f.suppressed is None]
     problems = [f"{label}: unexpected parse-error at line {f.line}: {f.message}" for f in others]

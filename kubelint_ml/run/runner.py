@@ -37,6 +37,7 @@ class Runner:
     facts: Facts
     schema: Any = None  # kubelint_ml.k8s.schema.SchemaValidator when --schema
     verbose: bool = False
+    usage: Any = None  # kubelint_ml.usage.model.Usage when a usage source is configured
 
     def lint_bytes(self, data: bytes, display: str, size: int | None = None) -> FileResult:
         out = FileResult()
@@ -60,7 +61,7 @@ class Runner:
             out.findings.append(parse_error(display, p.line, p.column, p.message, p.document))
         if self.verbose and not loaded.documents and not loaded.problems:
             out.notes.append(f"{display}: skipped: empty file (no YAML documents)")
-        ctx = Context(profile=self.config.profile, facts=self.facts, wants_notes=self.verbose)
+        ctx = Context(profile=self.config.profile, facts=self.facts, usage=self.usage, wants_notes=self.verbose)
         for doc in loaded.documents:
             out.documents += 1
             unpacked = unpack(doc, display)

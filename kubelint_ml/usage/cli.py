@@ -1,0 +1,165 @@
+"""``kubelint-ml usage export|report`` and the usage options of ``check``.
+
+``check`` takes ``--prometheus URL`` or ``--usage FILE`` (or ``usage:`` in the
+config), ``--lookback`` and ``--namespace`` through :func:`check_options`, and
+asks :func:`for_check` for the usage source and the rules to run: the rules
+of family ``usage`` run only when a source is configured.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from kubelint_ml.usage.model import UsageError
+
+_META = "kubelint_ml.usage.options"
+USAGE_FAMILY = "usage"
+
+
+class UsageFailure(click.ClickException):
+    """The tool could not do what was asked: exit 2."""
+
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"kubelint-ml: error: {self.format_message()}", err=True)
+
+
+def _source_options(f: Callable) -> Callable:
+    f = click.option("--namespace", default=None,
+                     help="Namespace of manifests without metadata.namespace [default: default].")(f)
+    f = click.option("--lookback", default=None, help="How far back usage is read (e.g. 14d, 36h) [default: 14d].")(f)
+    return f
+
+
+def check_options(f: Callable) -> Callable:
+    """The usage options of ``check``; their values wait in the click context for :func:`for_check`."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        options = {k: kwargs.pop(k) for k in ("prometheus", "usage_file", "lookback", "namespace")}
+        click.get_current_context().meta[_META] = options
+        return f(*args, **kwargs)
+
+    out: Callable = _source_options(wrapper)
+    out = click.option("--usage", "usage_file", type=click.Path(dir_okay=False),
+                       help="Judge with observed usage from a snapshot (`kubelint-ml usage export`).")(out)
+    return click.option("--prometheus", metavar="URL",
+                        help="Judge with observed usage from this Prometheus (or Thanos, Mimir, VictoriaMetrics).")(out)
+
+
+def for_check(paths: tuple[str, ...] | list[str], config: Any, rules: list, verbose: bool) -> tuple[Any, list]:
+    """(the Usage, or None without a source; the rules to run). Exits 2 on a source that cannot
+    be used; under -v says which workloads have no series or too few samples."""
+    ctx = click.get_current_context(silent=True)
+    options = dict(ctx.meta.get(_META, {})) if ctx is not None else {}
+    try:
+        from kubelint_ml.usage.source import for_check as load
+
+        usage = load(getattr(config, "usage", None), list(paths), config, **options)
+    except UsageError as e:
+        raise UsageFailure(str(e)) from None
+    if usage is None:
+        return None, [r for r in rules if r.family != USAGE_FAMILY]
+    if verbose:
+        _notes(usage)
+    return usage, rules
+
+
+def _notes(usage: Any) -> None:
+    from kubelint_ml.report.escape import neutralise
+
+    for note in usage.notes():
+        click.echo(f"note: {neutralise(note)}", err=True)
+    if usage.queries:
+        click.echo(f"note: usage: {usage.queries} queries to {neutralise(usage.source)}", err=True)
+
+
+# ----------------------------------------------------------------------------
+# kubelint-ml usage ...
+
+
+def _load(load_config: Callable[[str | None], Any], paths: tuple[str, ...], config_path: str | None,
+          prometheus: str | None, usage_file: str | None, lookback: str | None, namespace: str | None,
+          end: str | None, need_prometheus: bool) -> tuple[Any, list]:
+    from kubelint_ml.usage.source import load_usage, scan, settings
+
+    if not paths:
+        raise UsageFailure("no paths given")
+    config = load_config(config_path)
+    try:
+        s = settings(getattr(config, "usage", None), config_path=config.path, prometheus=prometheus,
+                     usage_file=usage_file, lookback=lookback, namespace=namespace, end=end)
+        if need_prometheus and not s.prometheus:
+            raise UsageError("give --prometheus URL (or usage.prometheus in the config)")
+        if not s.configured:
+            raise UsageError("give --prometheus URL or --usage FILE (or usage: in the config)")
+        templates = scan(list(paths), config, s.namespace)
+        return load_usage(s, templates), templates
+    except UsageError as e:
+        raise UsageFailure(str(e)) from None
+
+
+def _common(f: Callable) -> Callable:
+    f = click.option("-v", "--verbose", is_flag=True, help="Say which workloads have no series or too few samples.")(f)
+    f = click.option("--end", default=None, help="End of the lookback: unix seconds or RFC 3339 [default: now].")(f)
+    f = _source_options(f)
+    f = click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False),
+                     help="Config file [default: .kubelint-ml.yaml found upward].")(f)
+    return f
+
+
+def group(load_config: Callable[[str | None], Any]) -> click.Group:
+    """The ``usage`` command group; ``load_config(path or None)`` is the command line's config loader
+    (it exits 2 on a bad config)."""
+
+    @click.group("usage")
+    def usage() -> None:
+        """Observed usage from Prometheus: snapshots and sizing reports."""
+
+    @usage.command("export")
+    @click.argument("paths", nargs=-1)
+    @click.option("--prometheus", metavar="URL", help="The Prometheus (or compatible) server [default: usage.prometheus].")
+    @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+                  help="The snapshot file to write.")
+    @_common
+    def export(paths: tuple[str, ...], prometheus: str | None, output: str, config_path: str | None,
+               lookback: str | None, namespace: str | None, end: str | None, verbose: bool) -> None:
+        """Write a usage snapshot (versioned JSON) for the workloads in PATH..."""
+        from kubelint_ml.usage import snapshot
+
+        found, _ = _load(load_config, paths, config_path, prometheus, None, lookback, namespace, end,
+                         need_prometheus=True)
+        if verbose:
+            _notes(found)
+        try:
+            snapshot.write(found, output)
+        except UsageError as e:
+            raise UsageFailure(str(e)) from None
+        click.echo(f"wrote {output}: {sum(len(w.containers) for w in found.workloads.values())} containers of "
+                   f"{len(found.workloads)} workload templates ({found.queries} queries)", err=True)
+
+    @usage.command("report")
+    @click.argument("paths", nargs=-1)
+    @click.option("--prometheus", metavar="URL", help="The Prometheus (or compatible) server.")
+    @click.option("--usage", "usage_file", type=click.Path(dir_okay=False), help="A snapshot from `usage export`.")
+    @click.option("-f", "--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text")
+    @_common
+    def report(paths: tuple[str, ...], prometheus: str | None, usage_file: str | None, fmt: str,
+               config_path: str | None, lookback: str | None, namespace: str | None, end: str | None,
+               verbose: bool) -> None:
+        """A table per workload and container: requests and limits today, median, p99, peak, recommended."""
+        from kubelint_ml.usage.report import write
+
+        found, templates = _load(load_config, paths, config_path, prometheus, usage_file, lookback, namespace, end,
+                                 need_prometheus=False)
+        if verbose:
+            _notes(found)
+        write(found, templates, fmt, sys.stdout)
+
+    return usage

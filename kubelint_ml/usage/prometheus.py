@@ -1,0 +1,258 @@
+"""A small client for the Prometheus HTTP API, on the standard library.
+
+Only the three read endpoints every PromQL-compatible store serves are used
+(Prometheus, Thanos Query, Grafana Mimir, VictoriaMetrics): ``/api/v1/query``,
+``/api/v1/query_range`` and ``/api/v1/series``. Requests are POSTed as forms
+(long pod regexes do not fit in a URL), each with a timeout, and retried a
+bounded number of times when the server is unreachable, overloaded (429, 5xx)
+or slow. Redirects are not followed (credentials would go with them).
+
+Credentials come from the environment, or from files the environment names,
+never from the config file:
+
+==================================  ==========================================
+``KUBELINT_ML_PROMETHEUS_TOKEN``     bearer token (or ``..._TOKEN_FILE``: a file holding it)
+``KUBELINT_ML_PROMETHEUS_USERNAME``  basic auth user, with ``..._PASSWORD`` or ``..._PASSWORD_FILE``
+``KUBELINT_ML_PROMETHEUS_CA_FILE``   PEM bundle of the CAs to trust for https
+``KUBELINT_ML_PROMETHEUS_TENANT``    ``X-Scope-OrgID`` for Mimir / Cortex (also ``usage.tenant``)
+==================================  ==========================================
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+import socket
+import ssl
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+ENV = "KUBELINT_ML_PROMETHEUS_"
+ENDPOINTS = ("/api/v1/query", "/api/v1/query_range", "/api/v1/series")
+MAX_RESPONSE_BYTES = 2 * 1024**3  # a response over this is refused, not read
+
+
+class PrometheusError(Exception):
+    """The server could not answer what was asked; the message says why and what to try."""
+
+
+@dataclass(frozen=True)
+class Auth:
+    bearer: str | None = None
+    basic: tuple[str, str] | None = None
+    ca_file: str | None = None
+    tenant: str | None = None
+
+    def headers(self) -> dict[str, str]:
+        out = {}
+        if self.bearer:
+            out["Authorization"] = f"Bearer {self.bearer}"
+        elif self.basic:
+            raw = f"{self.basic[0]}:{self.basic[1]}".encode()
+            out["Authorization"] = "Basic " + base64.b64encode(raw).decode()
+        if self.tenant:
+            out["X-Scope-OrgID"] = self.tenant
+        return out
+
+
+def _secret(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(ENV + name)
+    path = env.get(ENV + name + "_FILE")
+    if value and path:
+        raise PrometheusError(f"set {ENV}{name} or {ENV}{name}_FILE, not both")
+    if path:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                value = fh.read().strip()
+        except OSError as e:
+            raise PrometheusError(f"{ENV}{name}_FILE {path}: cannot read: {e.strerror}") from None
+        if not value:
+            raise PrometheusError(f"{ENV}{name}_FILE {path} is empty")
+    return value or None
+
+
+def auth_from_env(env: Mapping[str, str] | None = None, tenant: str | None = None) -> Auth:
+    env = os.environ if env is None else env
+    token = _secret(env, "TOKEN")
+    user = env.get(ENV + "USERNAME")
+    password = _secret(env, "PASSWORD")
+    if token and (user or password):
+        raise PrometheusError(f"set a bearer token ({ENV}TOKEN) or basic auth ({ENV}USERNAME), not both")
+    if password and not user:
+        raise PrometheusError(f"{ENV}PASSWORD is set but {ENV}USERNAME is not")
+    ca = env.get(ENV + "CA_FILE") or None
+    if ca and not os.path.isfile(ca):
+        raise PrometheusError(f"{ENV}CA_FILE {ca}: no such file")
+    return Auth(token, (user, password or "") if user else None, ca, env.get(ENV + "TENANT") or tenant or None)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001 - urllib's signature
+        raise PrometheusError(f"{req.full_url}: the server redirects to {newurl} (HTTP {code}); "
+                              "give that URL instead (redirects are not followed, credentials would go along)")
+
+
+@dataclass
+class Prometheus:
+    """One server. ``queries`` counts the requests answered (for the benchmark and ``-v``)."""
+
+    url: str
+    auth: Auth = field(default_factory=Auth)
+    timeout: float = 60.0  # seconds per request
+    retries: int = 2  # further attempts after a failure worth retrying
+    backoff: float = 0.5  # seconds before the first retry, doubled after each
+    queries: int = 0
+    _opener: Any = None
+    _lock: Any = None
+
+    def __post_init__(self) -> None:
+        parsed = urllib.parse.urlsplit(self.url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise PrometheusError(f"--prometheus {self.url!r}: give an http:// or https:// URL")
+        if parsed.query or parsed.fragment:
+            raise PrometheusError(f"--prometheus {self.url!r}: the URL takes no query string or fragment")
+        self.url = self.url.rstrip("/")
+        handlers: list[Any] = [_NoRedirect()]
+        if parsed.scheme == "https":
+            context = ssl.create_default_context(cafile=self.auth.ca_file) if self.auth.ca_file else \
+                ssl.create_default_context()
+            handlers.append(urllib.request.HTTPSHandler(context=context))
+        self._opener = urllib.request.build_opener(*handlers)
+        import threading
+
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------
+    # Endpoints
+
+    def query(self, promql: str, at: float) -> tuple[str, list[dict]]:
+        """An instant query at ``at`` (unix seconds): (resultType, result)."""
+        data = self._call("/api/v1/query", {"query": promql, "time": _ts(at), "timeout": _dur(self.timeout)})
+        return data.get("resultType", ""), data.get("result") or []
+
+    def query_range(self, promql: str, start: float, end: float, step: float) -> list[dict]:
+        data = self._call("/api/v1/query_range", {"query": promql, "start": _ts(start), "end": _ts(end),
+                                                   "step": _dur(step), "timeout": _dur(self.timeout)})
+        return data.get("result") or []
+
+    def series(self, matchers: list[str], start: float, end: float) -> list[dict]:
+        form = [("match[]", m) for m in matchers] + [("start", _ts(start)), ("end", _ts(end))]
+        data = self._call("/api/v1/series", form)
+        return data if isinstance(data, list) else []
+
+    # ------------------------------------------------------------------
+
+    def _call(self, endpoint: str, form: Any) -> Any:
+        assert endpoint in ENDPOINTS
+        body = urllib.parse.urlencode(form).encode()
+        url = self.url + endpoint
+        headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json",
+                   "User-Agent": "kubelint-ml", **self.auth.headers()}
+        delay = self.backoff
+        for attempt in range(self.retries + 1):
+            last = attempt == self.retries
+            try:
+                request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+                with self._opener.open(request, timeout=self.timeout) as response:
+                    raw = _read(response, url)
+                with self._lock:
+                    self.queries += 1
+                return _payload(raw, url)
+            except urllib.error.HTTPError as e:
+                problem = _http_problem(e, url)
+                if e.code not in (429, 500, 502, 503, 504) or last:
+                    raise PrometheusError(problem) from None
+            except PrometheusError:
+                raise
+            except TimeoutError:
+                if last:
+                    raise PrometheusError(f"{url}: no answer within {self.timeout:g}s "
+                                          f"({self.retries + 1} attempts); the server is slow or the query too big "
+                                          "(try a shorter --lookback or usage.timeout)") from None
+            except (urllib.error.URLError, ConnectionError, OSError) as e:
+                reason = getattr(e, "reason", e)
+                if isinstance(reason, (TimeoutError, socket.timeout)):
+                    if last:
+                        raise PrometheusError(f"{url}: no answer within {self.timeout:g}s "
+                                              f"({self.retries + 1} attempts)") from None
+                elif isinstance(reason, ssl.SSLError):
+                    raise PrometheusError(f"{url}: TLS: {reason} (a private CA goes in {ENV}CA_FILE)") from None
+                elif last:
+                    raise PrometheusError(f"{url}: unreachable: {_reason(reason)} "
+                                          f"({self.retries + 1} attempts)") from None
+            time.sleep(delay)
+            delay *= 2
+        raise AssertionError("unreachable")
+
+
+def _reason(reason: Any) -> str:
+    if isinstance(reason, OSError) and reason.strerror:
+        return reason.strerror
+    return str(reason) or type(reason).__name__
+
+
+def _read(response: Any, url: str) -> bytes:
+    length = response.headers.get("Content-Length")
+    if length and length.isdigit() and int(length) > MAX_RESPONSE_BYTES:
+        raise PrometheusError(f"{url}: the answer is {int(length)} bytes, over the {MAX_RESPONSE_BYTES}-byte limit")
+    data = response.read(MAX_RESPONSE_BYTES + 1)
+    if len(data) > MAX_RESPONSE_BYTES:
+        raise PrometheusError(f"{url}: the answer is over the {MAX_RESPONSE_BYTES}-byte limit")
+    return data
+
+
+def _payload(raw: bytes, url: str) -> Any:
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        raise PrometheusError(f"{url}: the answer is not JSON: is this a Prometheus HTTP API?") from None
+    if not isinstance(doc, dict) or doc.get("status") != "success" or "data" not in doc:
+        error = doc.get("error") if isinstance(doc, dict) else None
+        raise PrometheusError(f"{url}: the server says: {error or 'no data in the answer'}")
+    return doc["data"]
+
+
+def _http_problem(e: urllib.error.HTTPError, url: str) -> str:
+    detail = ""
+    try:
+        doc = json.loads(e.read(1 << 20) or b"{}")
+        if isinstance(doc, dict):
+            detail = str(doc.get("error") or "")
+    except (ValueError, OSError):
+        pass
+    if e.code in (401, 403):
+        return (f"{url}: HTTP {e.code} {'unauthorized' if e.code == 401 else 'forbidden'}: "
+                f"check the credentials ({ENV}TOKEN, or {ENV}USERNAME and {ENV}PASSWORD)"
+                + (f"; the server says: {detail}" if detail else ""))
+    if "too many samples" in detail:
+        return (f"{url}: the query is over the server's sample limit (query.max-samples): {detail}; "
+                "lint fewer namespaces at a time or shorten --lookback")
+    if e.code == 404:
+        return f"{url}: HTTP 404: no Prometheus HTTP API here (give the server's base URL)"
+    return f"{url}: HTTP {e.code}" + (f": {detail}" if detail else f" {e.reason}")
+
+
+def _ts(t: float) -> str:
+    return repr(float(t)) if t != int(t) else str(int(t))
+
+
+def _dur(seconds: float) -> str:
+    return f"{int(math.ceil(seconds))}s"
+
+
+def value(raw: Any, what: str) -> float:
+    """A sample value ("123.5", "NaN", "+Inf") as a finite float, else an error naming ``what``."""
+    try:
+        v = float(raw)
+    except (TypeError, ValueError):
+        raise PrometheusError(f"{what}: sample value {raw!r} is not a number") from None
+    if not math.isfinite(v):
+        raise PrometheusError(f"{what}: sample value is {raw}; refusing to size from it")
+    return v
