@@ -14,7 +14,7 @@ one ``path:line:col: rule-id message`` line per finding instead.
 from __future__ import annotations
 
 from kubelint_ml.findings import Finding, RunResult
-from kubelint_ml.report.escape import inert, line_start, neutralise
+from kubelint_ml.report.escape import inert, line_start, location, neutralise
 
 _COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[34m", "suppressed": "\x1b[2m"}
 _RESET = "\x1b[0m"
@@ -81,8 +81,9 @@ def _one_line(text: str) -> str:
 def render(result: RunResult, *, color: bool = False, verbose: bool = False) -> str:
     """Findings grouped by file and object, then the summary line.
 
-    With `verbose`, each finding's detail and remediation follow on indented
-    lines and suppressed findings are listed too, with the reason.
+    With `verbose`, each finding's detail, remediation and related locations
+    (the rendered output a finding was mapped back from) follow on indented
+    lines, and suppressed findings are listed too, with the reason.
     """
     entries: list[tuple[Finding, str]] = [(f, f.severity) for f in result.findings]
     if verbose or result.show_suppressed:
@@ -118,6 +119,8 @@ def render(result: RunResult, *, color: bool = False, verbose: bool = False) -> 
                 for extra in (f.detail, f.remediation):
                     if extra:
                         lines.append(inert(f"{indent}    {_one_line(extra)}"))
+                for rfile, rline, col, what in f.related:  # e.g. where the rendered output had it
+                    lines.append(inert(f"{indent}    {neutralise(what)}: {location(line_start(rfile), rline, col)}"))
         i = j
     if result.quiet:
         return "\n".join(lines) + "\n" if lines else ""
