@@ -364,8 +364,6 @@ def rules_verify(directory: str | None, fmt: str = "text") -> None:
         rules_ = load_rules_dir(directory) if directory else load_builtin_rules(validate=True)
     except RuleFileError as e:
         _fail(str(e))
-    if not rules_:
-        _fail(f"{directory}: no rule files (*.yaml, *.yml) to verify")
     failures = 0
     cases = []
     for rule, problems in verify_rules(rules_):
@@ -387,6 +385,8 @@ def rules_verify(directory: str | None, fmt: str = "text") -> None:
 
         ok, bad, more = verify_policies(directory, fmt)
         passed, failures, cases = passed + ok, failures + bad, cases + more
+        if not rules_ and not ok and not bad:
+            _fail(f"{directory}: no rules or policies to verify")
     if fmt == "json":
         from kubelint_ml.policy.cli import print_json
 

@@ -339,7 +339,7 @@ def test_verify_a_directory_without_rules_exits_2(tmp_path) -> None:
     (tmp_path / "README.md").write_text("not a rule")
     r = run(["rules", "verify", str(tmp_path)])
     assert r.exit_code == 2
-    assert f"{tmp_path}: no rule files (*.yaml, *.yml) to verify" in r.output
+    assert f"{tmp_path}: no rules or policies to verify" in r.output
 
 
 def _cel() -> bool:
