@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 import click
 
 from kubelint_ml import __version__
+from kubelint_ml.admission import cli as admission_cli  # serve, export (their imports are lazy)
 from kubelint_ml.findings import SEVERITIES as LEVELS  # fail levels are severities
 from kubelint_ml.policy.cli import load_policies, policy_options
 from kubelint_ml.report import FORMATS
@@ -40,40 +41,14 @@ def _fail(message: str) -> NoReturn:
 def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
                  enable: tuple[str, ...] = (), disable: tuple[str, ...] = (),
                  rules: list | None = None) -> tuple[list, dict, set]:
-    """Built-in plus user rules (``rules``: already loaded by :func:`_all_rules`), with config and
-    command-line choices applied."""
-    from kubelint_ml.engine.rulefile import RuleFileError, _validate_params
+    """:func:`kubelint_ml.run.selection.select_rules`, its errors as usage failures (exit 2)."""
+    from kubelint_ml.run.selection import SelectionError
+    from kubelint_ml.run.selection import select_rules as select
 
-    by_id = {r.id: r for r in (rules if rules is not None else _all_rules(config, extra_dirs))}
-    all_ids = set(by_id)
-    from kubelint_ml.engine.api import did_you_mean
-
-    for rid in list(enable) + list(disable) + sorted(set(config.enable) | set(config.disable) | set(config.severity)
-                                                     | set(config.params), key=lambda r: config.rule_lines.get(r, 0)):
-        if rid not in all_ids:
-            line = config.rule_lines.get(rid) if rid not in enable and rid not in disable else None
-            where = f"{config.path}:{line}" if line else config.path if line is not None else "command line"
-            _fail(f"{where}: unknown rule id {rid!r}{did_you_mean(rid, all_ids)} (see `kubelint-ml rules list`)")
-    for rid, params in config.params.items():
-        rule = by_id[rid]
-        if not hasattr(rule.template, "PARAMS"):
-            _fail(f"{config.path}: overrides.{rid}.params: rule {rid} takes no params")
-        merged = dict(rule.params)
-        merged.update(params)
-        try:
-            _validate_params(rid, rule.template, merged, config.path or "config")
-        except RuleFileError as e:
-            _fail(str(e))
-        rule.params = merged
-    chosen = []
-    for rid in sorted(by_id):
-        r = by_id[rid]
-        on = r.enabled or rid in config.enable or rid in enable
-        if rid in config.disable or rid in disable:
-            on = False
-        if on:
-            chosen.append(r)
-    return chosen, dict(config.severity), all_ids
+    try:
+        return select(config, extra_dirs, verbose, enable, disable, rules)
+    except SelectionError as e:
+        _fail(str(e))
 
 
 def _load_config(path: str | None) -> Any:
@@ -405,18 +380,12 @@ def _safe_text(text: str) -> str:
 
 def _all_rules(config: Any, rules_dirs: tuple[str, ...]) -> list:
     """Built-in rules and the user rules of the config and the command line, by id."""
-    from kubelint_ml.engine.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
+    from kubelint_ml.run.selection import SelectionError, all_rules
 
     try:
-        builtin = load_builtin_rules()
-        user = [r for d in list(config.rules_dirs) + list(rules_dirs) for r in load_rules_dir(d)]
-    except RuleFileError as e:
+        return all_rules(config, rules_dirs)
+    except SelectionError as e:
         _fail(str(e))
-    ids = {r.id for r in builtin}
-    for r in user:
-        if r.id in ids:
-            _fail(f"{r.source}: id: rule {r.id} is already a built-in rule; choose another id")
-    return sorted(builtin + user, key=lambda r: r.id)
 
 
 @main.command()
@@ -434,6 +403,8 @@ def init(force: bool, path: str) -> None:
 
 
 main.add_command(usage_cli.group(_load_config))
+main.add_command(admission_cli.serve)
+main.add_command(admission_cli.export)
 
 
 class Interrupted(BaseException):

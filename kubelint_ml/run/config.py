@@ -137,6 +137,7 @@ class Config:
     render: dict = field(default_factory=dict)  # helm/kustomize rendering (kubelint_ml/input/render.py)
     context: list[str] = field(default_factory=list)  # files read for facts only, never reported on
     usage: dict = field(default_factory=dict)  # the `usage:` section (kubelint_ml.usage.source reads it)
+    admission: dict = field(default_factory=dict)  # `kubelint-ml serve` settings (kubelint_ml.admission)
 
 
 def find_config(start: str | None = None) -> Path | None:
@@ -232,6 +233,7 @@ def load_config(path: str | os.PathLike | None) -> Config:
     cfg.render = render
     cfg.context = [str(base / c) for c in data.get("context", [])]
     cfg.usage = dict(data.get("usage") or {})
+    cfg.admission = dict(data.get("admission") or {})
     lim = data.get("limits") or {}
     defaults = Limits()
     cfg.limits = Limits(
