@@ -126,8 +126,8 @@ def render(result: RunResult, *, color: bool = False, verbose: bool = False) -> 
         return "\n".join(lines) + "\n" if lines else ""
     if lines:
         lines.append("")
+    lines.extend(fixable_lines(result))  # before the summary, which stays the last line
     lines.append(summary_line(result))
-    lines.extend(fixable_lines(result))
     return "\n".join(lines) + "\n"
 
 
