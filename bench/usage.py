@@ -83,13 +83,16 @@ def main() -> None:
     ap.add_argument("--containers", type=int, default=3)
     ap.add_argument("--namespaces", type=int, default=10)
     ap.add_argument("--days", type=int, default=14)
-    ap.add_argument("--step", type=int, default=60, help="seconds between samples, and the query step")
+    ap.add_argument("--step", type=int, default=60, help="seconds between samples")
+    ap.add_argument("--query-step", default="5m", help="usage.step: the quantiles' resolution [default: 5m]")
+    ap.add_argument("--concurrency", type=int, default=4, help="usage.concurrency")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     why = promserver.missing()
     if why:
         sys.exit(f"bench/usage.py: {why}")
     from kubelint_ml.run.config import Config
+    from kubelint_ml.usage.model import parse_duration
     from kubelint_ml.usage.source import Settings, load_usage, scan
 
     shape = f"{args.workloads}x{args.containers}-{args.namespaces}ns-{args.days}d-{args.step}s"
@@ -119,8 +122,9 @@ def main() -> None:
     try:
         times, queries = [], 0
         for r in range(args.rounds):
-            settings = Settings(prometheus=server.url, lookback=args.days * 86400.0, step=float(args.step),
-                                end=float(END), timeout=300.0)
+            settings = Settings(prometheus=server.url, lookback=args.days * 86400.0,
+                                step=parse_duration(args.query_step, "--query-step"), end=float(END), timeout=300.0,
+                                concurrency=args.concurrency)
             t = time.monotonic()
             usage = load_usage(settings, scan([mdir], Config(), "default"))
             elapsed = time.monotonic() - t
@@ -130,13 +134,15 @@ def main() -> None:
             queries = usage.queries
             print(f"round {r + 1}: {elapsed:.2f}s, {usage.queries} queries, {sized} containers sized", flush=True)
         result = {"workloads": args.workloads, "containers": args.containers, "namespaces": args.namespaces,
-                  "days": args.days, "step": args.step, "samples": samples, "queries": queries,
+                  "days": args.days, "step": args.step, "queryStep": args.query_step,
+                  "concurrency": args.concurrency, "samples": samples, "queries": queries,
                   "seconds": times, "median": statistics.median(times), "load": os.getloadavg()}
         print(json.dumps(result))
         with open(os.path.join(HERE, "work", "usage-results.json"), "w") as fh:
             json.dump(result, fh, indent=1)
     finally:
         server.stop()
+        shutil.rmtree(server.data, ignore_errors=True)
 
 
 if __name__ == "__main__":
