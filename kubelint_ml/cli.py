@@ -15,11 +15,13 @@ from typing import Any, NoReturn
 import click
 
 from kubelint_ml import __version__
+from kubelint_ml.admission import cli as admission_cli  # serve, export (their imports are lazy)
 from kubelint_ml.findings import SEVERITIES as LEVELS  # fail levels are severities
+from kubelint_ml.policy.cli import load_policies, policy_options
 from kubelint_ml.report import FORMATS
 from kubelint_ml.usage import cli as usage_cli
 
-# Rules that are off unless --verbose or the config turns them on.
+# Rules that are off unless the config or --enable turns them on (--verbose never changes results).
 VERBOSE_RULES = {"gpu-node-unresolved"}
 
 
@@ -39,36 +41,14 @@ def _fail(message: str) -> NoReturn:
 def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
                  enable: tuple[str, ...] = (), disable: tuple[str, ...] = (),
                  rules: list | None = None) -> tuple[list, dict, set]:
-    """Built-in plus user rules (``rules``: already loaded by :func:`_all_rules`), with config and
-    command-line choices applied."""
-    from kubelint_ml.engine.rulefile import RuleFileError, _validate_params
+    """:func:`kubelint_ml.run.selection.select_rules`, its errors as usage failures (exit 2)."""
+    from kubelint_ml.run.selection import SelectionError
+    from kubelint_ml.run.selection import select_rules as select
 
-    by_id = {r.id: r for r in (rules if rules is not None else _all_rules(config, extra_dirs))}
-    all_ids = set(by_id)
-    for rid in list(config.enable) + list(config.disable) + list(config.severity) + list(config.params) + list(enable) + list(disable):
-        if rid not in all_ids:
-            where = config.path or "command line"
-            _fail(f"{where}: unknown rule id {rid!r} (see `kubelint-ml rules list`)")
-    for rid, params in config.params.items():
-        rule = by_id[rid]
-        if not hasattr(rule.template, "PARAMS"):
-            _fail(f"{config.path}: overrides.{rid}.params: rule {rid} takes no params")
-        merged = dict(rule.params)
-        merged.update(params)
-        try:
-            _validate_params(rid, rule.template, merged, config.path or "config")
-        except RuleFileError as e:
-            _fail(str(e))
-        rule.params = merged
-    chosen = []
-    for rid in sorted(by_id):
-        r = by_id[rid]
-        on = r.enabled or rid in config.enable or rid in enable or (verbose and rid in VERBOSE_RULES)
-        if rid in config.disable or rid in disable:
-            on = False
-        if on:
-            chosen.append(r)
-    return chosen, dict(config.severity), all_ids
+    try:
+        return select(config, extra_dirs, verbose, enable, disable, rules)
+    except SelectionError as e:
+        _fail(str(e))
 
 
 def _load_config(path: str | None) -> Any:
@@ -109,15 +89,28 @@ def main() -> None:
 @click.option("--show-suppressed", is_flag=True, help="Also list suppressed findings.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Processes that lint [default: the CPUs available; 1 = sequential; small inputs use one].")
 @click.option("-q", "--quiet", is_flag=True, help="Print only findings (no summary line).")
-@click.option("-v", "--verbose", is_flag=True, help="Remediations, skipped documents and rules, info-level rules.")
+@click.option("-v", "--verbose", is_flag=True, help="Remediations, and notes on skipped documents and rules; never changes the findings.")
 @click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
+@click.option("--context", "context_paths", multiple=True, type=click.Path(),
+              help="File or directory read for context (PriorityClasses, kubelet configs, CRDs), not reported on (repeatable).")
+@click.option("--helm-values", multiple=True, type=click.Path(dir_okay=False),
+              help="Values file for the charts among the paths (helm template --values; repeatable).")
+@click.option("--helm-set", multiple=True, help="KEY=VALUE for the charts among the paths (helm template --set; repeatable).")
 @usage_cli.check_options
+@policy_options
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_level: str | None,
           config_path: str | None, rules_dirs: tuple[str, ...], enable: tuple[str, ...], disable: tuple[str, ...],
           schema_flag: bool | None, kubernetes_version: str | None, strict: bool | None, crds: tuple[str, ...],
           baseline: str | None, write_baseline: str | None, show_suppressed: bool, jobs: int, quiet: bool,
-          verbose: bool, no_color: bool) -> None:
-    """Lint manifests: files, directories (recursive) or - for stdin."""
+          verbose: bool, no_color: bool, context_paths: tuple[str, ...] = (), helm_values: tuple[str, ...] = (),
+          helm_set: tuple[str, ...] = (), policy_paths: tuple[str, ...] = (), policy_namespaces: tuple[str, ...] = (),
+          combine: bool = False) -> None:
+    """Lint manifests: files, directories (recursive), quoted globs ('k8s/**/*.yaml') or - for stdin.
+
+    Directories with a Chart.yaml are rendered with helm template, and those with a
+    kustomization.yaml built with kustomize (or kubectl kustomize), when the tool is on PATH."""
+    from kubelint_ml.input.render import options as render_options
+
     if not paths:
         _fail("no paths given (try `kubelint-ml check .`)")
     if len(outputs) > max(1, len(formats)):
@@ -127,9 +120,12 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     level = fail_level or config.fail_level or "error"
     rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
     usage, rules = usage_cli.for_check(paths, config, rules, verbose)
+    policies = load_policies(list(config.rules_dirs) + list(rules_dirs) + list(policy_paths), policy_namespaces,
+                             combine, list(config.context) + list(context_paths))
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     result, notes = _lint(list(paths), config, rules, fail_level=level, jobs=_jobs(jobs), verbose=verbose,
-                          schema=schema, severity=severity, all_rule_ids=all_ids, usage=usage)
+                          schema=schema, severity=severity, all_rule_ids=all_ids, usage=usage, policies=policies,
+                          render=render_options(config, helm_values, helm_set), context=context_paths)
     if write_baseline:
         _record_baseline(write_baseline, result, quiet)
         sys.exit(0)
@@ -203,8 +199,12 @@ def _report(result: Any, formats: tuple[str, ...], outputs: tuple[str, ...], *, 
         else:
             report.write(fmt, view, sys.stdout, color=color, verbose=verbose)
             sys.stdout.flush()
+    from kubelint_ml.report.escape import neutralise
+
+    for warning in result.warnings:
+        click.echo(f"kubelint-ml: warning: {neutralise(warning)}", err=True)
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary_path and "github" in formats:
+    if summary_path:  # whatever the formats (docs/ci.md)
         try:
             report.write_step_summary(result, summary_path)
         except OSError:
@@ -296,7 +296,10 @@ def rules_list(fmt: str, rules_dirs: tuple[str, ...]) -> None:
     config = _load_config(None)
     everything = _all_rules(config, rules_dirs)
     chosen, _, _ = select_rules(config, rules_dirs, verbose=False, rules=everything)  # on in a plain run
-    text = ruledocs.render_list(everything, fmt, enabled={r.id for r in chosen})
+    from kubelint_ml.policy.cli import policy_rules
+
+    policy = policy_rules(list(config.rules_dirs) + list(rules_dirs))
+    text = ruledocs.render_list(everything + policy, fmt, enabled={r.id for r in chosen + policy})
     click.echo(_safe_text(text) if fmt == "text" else text, nl=False)
 
 
@@ -317,8 +320,11 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
 
 @rules.command("verify")
 @click.argument("directory", required=False, type=click.Path())
-def rules_verify(directory: str | None) -> None:
-    """Run rules against their own examples (built-in rules when DIR is omitted)."""
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
+              help="json: one object per case (name, passed).")
+def rules_verify(directory: str | None, fmt: str = "text") -> None:
+    """Run rules against their own examples (built-in rules when DIR is omitted); for a path with
+    policies, also their Rego test_ rules and Gatekeeper Suite files."""
     from kubelint_ml.engine.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
     from kubelint_ml.run.examples import verify_rules
 
@@ -327,15 +333,32 @@ def rules_verify(directory: str | None) -> None:
     except RuleFileError as e:
         _fail(str(e))
     failures = 0
+    cases = []
     for rule, problems in verify_rules(rules_):
+        cases.append({"name": rule.id, "passed": not problems, "file": rule.source})
         if problems:
             failures += 1
+            cases[-1]["reason"] = "; ".join(problems)
+        if fmt == "json":
+            continue
+        if problems:
             click.echo(_safe_text(f"FAIL {rule.id} ({rule.source})"))
             for p in problems:
                 click.echo(_safe_text(f"  - {p}"))
         else:
             click.echo(f"ok   {rule.id}")
-    click.echo(f"{len(rules_) - failures} passed, {failures} failed")
+    passed = len(rules_) - failures
+    if directory:
+        from kubelint_ml.policy.cli import verify_policies
+
+        ok, bad, more = verify_policies(directory, fmt)
+        passed, failures, cases = passed + ok, failures + bad, cases + more
+    if fmt == "json":
+        from kubelint_ml.policy.cli import print_json
+
+        print_json(cases)
+    else:
+        click.echo(f"{passed} passed, {failures} failed")
     sys.exit(1 if failures else 0)
 
 
@@ -348,18 +371,12 @@ def _safe_text(text: str) -> str:
 
 def _all_rules(config: Any, rules_dirs: tuple[str, ...]) -> list:
     """Built-in rules and the user rules of the config and the command line, by id."""
-    from kubelint_ml.engine.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
+    from kubelint_ml.run.selection import SelectionError, all_rules
 
     try:
-        builtin = load_builtin_rules()
-        user = [r for d in list(config.rules_dirs) + list(rules_dirs) for r in load_rules_dir(d)]
-    except RuleFileError as e:
+        return all_rules(config, rules_dirs)
+    except SelectionError as e:
         _fail(str(e))
-    ids = {r.id for r in builtin}
-    for r in user:
-        if r.id in ids:
-            _fail(f"{r.source}: id: rule {r.id} is already a built-in rule; choose another id")
-    return sorted(builtin + user, key=lambda r: r.id)
 
 
 @main.command()
@@ -377,6 +394,8 @@ def init(force: bool, path: str) -> None:
 
 
 main.add_command(usage_cli.group(_load_config))
+main.add_command(admission_cli.serve)
+main.add_command(admission_cli.export)
 
 
 class Interrupted(BaseException):

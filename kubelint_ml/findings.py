@@ -9,6 +9,24 @@ SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
+# Kinds of the built-in API groups, and kinds several projects define: named with their
+# group when they come from a group outside Kubernetes itself.
+AMBIGUOUS_KINDS = frozenset({
+    "Pod", "PodTemplate", "ReplicationController", "Service", "ConfigMap", "Secret", "Namespace", "Node",
+    "ServiceAccount", "PersistentVolumeClaim", "PersistentVolume", "LimitRange", "ResourceQuota", "Event",
+    "Job", "CronJob", "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "PriorityClass",
+    "PodDisruptionBudget", "Ingress", "NetworkPolicy", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding",
+    "StorageClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice",
+    "HorizontalPodAutoscaler", "Lease", "Workload", "PodGroup", "Queue",
+})
+
+
+def is_builtin_group(group: str) -> bool:
+    """The core group, the unqualified built-in groups (apps, batch, ...) and ``*.k8s.io``
+    (``*.x-k8s.io`` is for SIG projects' CRDs)."""
+    return "." not in group or (group.endswith(".k8s.io") and not group.endswith(".x-k8s.io"))
+
+
 @dataclass(frozen=True, slots=True)
 class ObjectRef:
     """Identity of a Kubernetes object: what a finding is about."""
@@ -26,9 +44,18 @@ class ObjectRef:
             "name": self.name,
         }
 
+    def qualified_kind(self) -> str:
+        """The kind, with its API group where the kind alone would read as a built-in one
+        (a Volcano ``batch.volcano.sh/Job`` is not a ``Job``)."""
+        kind = self.kind
+        group = self.apiVersion.split("/", 1)[0] if "/" in self.apiVersion else ""
+        if group and kind in AMBIGUOUS_KINDS and not is_builtin_group(group):
+            return f"{group}/{kind}"
+        return kind
+
     def display(self) -> str:
-        """`Kind/namespace/name`, or as much of it as is known."""
-        parts = [self.kind or "object"]
+        """`Kind/namespace/name`, or as much of it as is known (the kind qualified when ambiguous)."""
+        parts = [self.qualified_kind() or "object"]
         if self.namespace:
             parts.append(self.namespace)
         parts.append(self.name or "<unnamed>")
@@ -53,6 +80,9 @@ class Finding:
     suppressed: str | None = None
     # Free-form extra data a rule wants to expose (JSON output only).
     data: dict[str, Any] = field(default_factory=dict)
+    # Other places that matter: ``(file, line, column, what)``, e.g. the rendered output a
+    # finding was mapped back from (SARIF relatedLocations, JSON "related").
+    related: tuple = ()
 
     def sort_key(self) -> tuple:
         obj = self.object
@@ -103,7 +133,13 @@ class Finding:
             out["suppressed"] = self.suppressed
         if self.data:
             out["data"] = self.data
+        if self.related:
+            out["related"] = related_dicts(self.related)
         return out
+
+
+def related_dicts(related: tuple) -> list[dict[str, Any]]:
+    return [{"file": r[0], "line": r[1], "column": r[2], "message": r[3]} for r in related]
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +171,7 @@ class RunResult:
     tool_version: str = ""
     show_suppressed: bool = False  # list suppressed findings (they are always counted)
     quiet: bool = False  # text: findings only, no summary line
+    warnings: list[str] = field(default_factory=list)  # said once per run (a chart that could not be rendered)
 
     def counts(self) -> dict[str, int]:
         c = {s: 0 for s in SEVERITIES}

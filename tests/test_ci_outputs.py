@@ -70,3 +70,17 @@ def test_github_annotations_cannot_be_injected(tmp_path, monkeypatch):
     assert all("%0A" in line or "\n" not in line for line in lines)
     table = summary.read_text()
     assert "|" in table and "<script" not in table
+
+
+def test_step_summary_is_written_for_every_format(tmp_path, monkeypatch):
+    """GITHUB_STEP_SUMMARY set means a job summary, whatever --format says (docs/ci.md)."""
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x}]\n")
+    monkeypatch.chdir(tmp_path)
+    for fmt in ("text", "json", "sarif"):
+        summary = tmp_path / f"summary-{fmt}.md"
+        r = CliRunner().invoke(main, ["check", "pod.yaml", "--format", fmt], env={"GITHUB_STEP_SUMMARY": str(summary)},
+                               catch_exceptions=False)
+        assert r.exit_code == 0
+        text = summary.read_text()
+        assert text.startswith("## kubelint-ml") and "pod.yaml" in text

@@ -205,9 +205,15 @@ def test_github_annotations_cannot_inject_workflow_commands(all_formats: tuple[R
     text = all_formats[1]["github"]
     annotation = re.compile(r"^::(error|warning|notice) file=[^,\r\n]*(,line=\d+(,col=\d+)?)?,title=[a-z0-9-]+::[^\r\n]*$")
     lines = text.splitlines()
-    assert lines and all(annotation.match(ln) for ln in lines)
-    assert not any("::error file=.github" in ln.split("::", 2)[1] for ln in lines)
-    assert "c%0A::error file=.github/workflows/ci.yml,line=1::injected%250A::add-mask::x" in text
+    # Annotations (at most 10 of each level), then the rest as plain lines that never start a command.
+    commands = [ln for ln in lines if ln.lstrip().startswith("::")]
+    assert commands[-1].startswith("::notice title=kubelint-ml::") and "more findings" in commands[-1]
+    commands = commands[:-1]
+    assert commands and all(annotation.match(ln) for ln in commands)
+    assert len(commands) < len(lines)
+    assert not any("::error file=.github" in ln.split("::", 2)[1] for ln in commands)
+    assert ("c%0A::error file=.github/workflows/ci.yml,line=1::injected%250A::add-mask::x" in text
+            or "c\\n::error file=.github/workflows/ci.yml,line=1::injected%0A::add-mask::x" in text)
     assert "\x1b" not in text
 
 

@@ -100,7 +100,9 @@ def test_nothing_below_the_command_line_imports_it() -> None:
 # What each part of the package may import, from the command line down. A new subpackage
 # (kubelint_ml/fix/, ...) is judged once it has its line here.
 LAYERS = {
-    "cli": {"run", "report", "engine", "templates", "usage", "k8s", "input", "findings"},
+    "cli": {"admission", "run", "report", "engine", "templates", "usage", "k8s", "input", "findings", "policy"},
+    "admission": {"run", "policy", "engine", "templates", "k8s", "input", "findings"},
+    "policy": {"engine", "input", "findings", "report"},
     "run": {"engine", "templates", "usage", "k8s", "input", "findings"},
     "report": {"findings"},
     "engine": {"k8s", "input", "findings"},  # templates are found by name (rulefile.template_module)

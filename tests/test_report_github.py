@@ -91,3 +91,38 @@ def test_one_line_per_finding_for_any_text(file: str, message: str, remediation:
     for line in lines:
         assert LINE_RE.match(line)
     out.encode("utf-8")
+
+
+def test_ten_annotations_per_level_errors_first_then_one_closing_notice() -> None:
+    findings = ([finding(severity="info", message=f"i{n}", line=n) for n in range(12)]
+                + [finding(severity="warning", message=f"w{n}", line=n) for n in range(3)]
+                + [finding(severity="error", message=f"e{n}", line=n) for n in range(25)])
+    lines = render(run(findings)).splitlines()
+    commands = [ln for ln in lines if ln.startswith("::")]
+    levels = [ln.split(" ", 1)[0] for ln in commands]
+    assert levels == ["::error"] * 10 + ["::warning"] * 3 + ["::notice"] * 9 + ["::notice"]
+    assert commands[0].endswith("::e0%0Aset limits")
+    # The 15 errors and 3 infos past the caps are in the log as plain lines, never commands.
+    plain = [ln for ln in lines if not ln.startswith("::")]
+    assert plain[0] == "18 more findings, not annotated (GitHub shows 10 annotations of each level):"
+    assert plain[1] == "jobs/train.yaml:10:9: error gpu-limit-missing e10"
+    assert len(plain) == 19
+    assert commands[-1] == (
+        "::notice title=kubelint-ml::18 more findings (15 error, 3 info) are not annotated: GitHub shows 10 "
+        "annotations of each level. All 40 are listed in the job summary, in the SARIF report when the run writes "
+        "one, and in this log above.")
+
+
+def test_under_the_caps_there_is_no_closing_notice() -> None:
+    findings = [finding(severity=s, line=n) for s in ("error", "warning", "info") for n in range(10)]
+    lines = render(run(findings)).splitlines()
+    assert len(lines) == 30 and all(LINE_RE.match(ln) for ln in lines)
+
+
+def test_run_warnings_are_warning_annotations_within_the_cap() -> None:
+    r = run([finding(severity="warning", line=n) for n in range(10)])
+    r.warnings = ["charts/x: Helm chart not linted: helm is not on PATH"]
+    lines = render(r).splitlines()
+    assert lines[0] == "::warning title=kubelint-ml::charts/x: Helm chart not linted: helm is not on PATH"
+    assert sum(ln.startswith("::warning") for ln in lines) == 10
+    assert lines[-1].startswith("::notice title=kubelint-ml::1 more findings (1 warning)")

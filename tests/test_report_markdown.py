@@ -91,3 +91,11 @@ def test_hostile_finding_stays_in_its_row() -> None:
     )
     assert "<script>" not in out
     assert out.count("\n") == 13  # the same 13 lines as for a harmless finding
+
+
+def test_run_warnings_are_shown() -> None:
+    from kubelint_ml.findings import RunResult
+    from kubelint_ml.report.markdown import render
+
+    r = RunResult(findings=[], suppressed=[], rules={}, warnings=["charts/x: Helm chart not linted: helm | pipe"])
+    assert "> **Warning:** charts/x: Helm chart not linted: helm \\| pipe" in render(r)

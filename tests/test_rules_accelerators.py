@@ -431,13 +431,26 @@ def test_unresolved_says_what_was_missing_and_points_at_the_selection():
     [f] = lint(t4, UNRESOLVED)
     assert (f.line, f.path) == (6, "spec.nodeSelector")
     assert "cloud.google.com/gke-accelerator=nvidia-tesla-t4 is not in the built-in GPU catalog" in f.message
+    multi = pod("limits: {nvidia.com/gpu: 1}", """affinity:
+  nodeAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      nodeSelectorTerms:
+      - matchExpressions:
+        - {key: cloud.google.com/gke-accelerator, operator: In, values: [nvidia-l4, nvidia-x1, nvidia-x2]}""")
+    [f] = lint(multi, UNRESOLVED)
+    assert ("cloud.google.com/gke-accelerator in (nvidia-l4, nvidia-x1, nvidia-x2): nvidia-x1, nvidia-x2 are not in "
+            "the built-in GPU catalog") in f.message
 
 
 def test_unresolved_tpu_pod_is_told_to_describe_its_pool():
     text = pod("limits: {google.com/tpu: 4}", "nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice}")
     [f] = lint(text, UNRESOLVED)
     assert "accelerator pod (4 google.com/tpu)" in f.message
-    assert "The built-in catalog has no node type offering google.com/tpu" in f.message
+    # The real reason first (no TPU node types at all), with the pod's selection as written.
+    assert f.message.startswith(
+        "Pod/p: accelerator pod (4 google.com/tpu): the built-in catalog has no TPU node types, so its node type "
+        "cannot be resolved (the pod selects cloud.google.com/gke-tpu-accelerator=tpu-v5-lite-podslice)")
+    assert "no node type label" not in f.message
     profile = {"nodePools": [{"name": "v5e", "labels": {"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice"},
                               "gpus": 4, "gpuResource": "google.com/tpu", "memory": "176Gi", "cpu": "110"}]}
     assert lint(text, UNRESOLVED, profile=profile) == []
@@ -485,10 +498,11 @@ def test_fixtures_without_the_profile(monkeypatch):
     monkeypatch.chdir(ROOT)
     found = _run("fixtures/accelerators", "--config", "fixtures/accelerators/profile.yaml", "--disable", UNRESOLVED)
     assert ("pools.yaml", 120, UNRESOLVED, "info") not in found
-    bare = _run("fixtures/accelerators/pools.yaml", "-v")
-    # Without the pools, only gpu-node-unresolved (on with -v) speaks about pools.yaml.
+    bare = _run("fixtures/accelerators/pools.yaml", "--enable", UNRESOLVED)
+    # Without the pools, only gpu-node-unresolved (when enabled) speaks about pools.yaml.
     assert {rule for _, _, rule, _ in bare} == {UNRESOLVED}
     assert _run("fixtures/accelerators/pools.yaml") == []  # off by default
+    assert _run("fixtures/accelerators/pools.yaml", "-v") == []  # and --verbose does not turn it on
 
 
 def test_unresolved_skips_dra_only_pods():

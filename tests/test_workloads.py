@@ -177,3 +177,76 @@ def test_trainer_runtime_resources_come_from_the_trainjob():
         ("missing-memory-limit", 15, "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0]"),
         ("missing-memory-request", 15, "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0]"),
     ]
+
+
+GPU_POD = """      spec:
+        containers:
+          - name: worker
+            image: horovod
+            resources:
+              limits: {nvidia.com/gpu: 1}
+"""
+
+
+def _kubeflow(api: str, kind: str, body: str) -> bytes:
+    return f"apiVersion: {api}\nkind: {kind}\nmetadata: {{name: j}}\nspec:\n{body}".encode()
+
+
+def _replicas(field: str, role: str, count: int | None) -> str:
+    """``spec.<field>.<role>`` with a replica count and the GPU pod template."""
+    head = f"  {field}:\n    {role}:\n" + (f"      replicas: {count}\n" if count is not None else "")
+    return head + "      template:\n" + GPU_POD.replace("\n", "\n  ").replace("      spec:", "        spec:", 1)
+
+
+@pytest.mark.parametrize("api, kind, body, path, role, replicas", [
+    # The first MPIJob layout: one template for every worker, no replica specs.
+    ("kubeflow.org/v1alpha1", "MPIJob", "  replicas: 4\n  template:\n" + GPU_POD.replace("      ", "    ", 1),
+     ("spec", "template"), "spec.template", 4),
+    *[(f"kubeflow.org/{v}", "MPIJob", _replicas("mpiReplicaSpecs", "Worker", 2),
+       ("spec", "mpiReplicaSpecs", "Worker", "template"), "Worker", 2) for v in ("v1alpha2", "v1", "v2beta1")],
+    ("kubeflow.org/v1", "TFJob", _replicas("tfReplicaSpecs", "Worker", 3),
+     ("spec", "tfReplicaSpecs", "Worker", "template"), "Worker", 3),
+    ("kubeflow.org/v1", "PyTorchJob", _replicas("pytorchReplicaSpecs", "Master", None),
+     ("spec", "pytorchReplicaSpecs", "Master", "template"), "Master", 1),
+])
+def test_every_served_kubeflow_layout_has_its_template(api, kind, body, path, role, replicas):
+    [(*_, tpl)] = _templates(_kubeflow(api, kind, body))
+    assert (tpl.path, tpl.role, tpl.replicas) == (path, role, replicas)
+    assert tpl.containers[0].resources["limits"] == {"nvidia.com/gpu": 1}
+    assert tpl.found_by_search == (api == "kubeflow.org/v1alpha1")
+
+
+def test_old_layout_mpijob_is_linted_and_verbose_says_how(tmp_path):
+    from click.testing import CliRunner
+
+    from kubelint_ml.cli import main
+
+    doc = _kubeflow("kubeflow.org/v1alpha1", "MPIJob", "  replicas: 2\n  template:\n" + GPU_POD.replace("      ", "    ", 1))
+    (tmp_path / "mpi.yaml").write_bytes(doc)
+    r = CliRunner().invoke(main, ["check", str(tmp_path / "mpi.yaml"), "-v", "--no-color"])
+    assert r.exit_code == 1
+    assert "error missing-memory-limit MPIJob/j (spec.template): container 'worker' has no memory limit" in r.stdout
+    assert ("note: " + str(tmp_path / "mpi.yaml") + ": MPIJob/j: no pod template where a kubeflow.org/MPIJob usually "
+            "has it; found by the generic search at spec.template (an older layout of the kind?)") in r.stderr
+
+
+def test_trainjob_has_no_template_of_its_own_and_verbose_says_so(tmp_path):
+    from kubelint_ml.engine.api import Context
+
+    doc = (b"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: t}\nspec:\n"
+           b"  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n"
+           b"    resourcesPerNode: {limits: {nvidia.com/gpu: 8}}\n")
+    [obj] = unpack(load(doc).documents[0], "t.yaml").objects
+    ctx = Context()
+    assert ctx.templates(obj) == []  # its pods come from the runtime's JobSet template
+
+
+def test_kinds_that_read_as_built_in_ones_are_named_with_their_group():
+    from kubelint_ml.findings import ObjectRef
+
+    assert ObjectRef("batch.volcano.sh/v1alpha1", "Job", "ml", "vc").display() == "batch.volcano.sh/Job/ml/vc"
+    assert ObjectRef("batch/v1", "Job", "", "j").display() == "Job/j"
+    assert ObjectRef("kubeflow.org/v1", "PyTorchJob", "", "p").display() == "PyTorchJob/p"
+    assert ObjectRef("scheduling.volcano.sh/v1beta1", "PodGroup", "", "g").display() == "scheduling.volcano.sh/PodGroup/g"
+    assert ObjectRef("scheduling.k8s.io/v1", "PriorityClass", "", "h").display() == "PriorityClass/h"
+    assert ObjectRef("v1", "Pod", "", "p").display() == "Pod/p"

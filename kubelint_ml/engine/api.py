@@ -78,6 +78,12 @@ class Context:
             return found[1]
         templates = pod_templates(obj)
         self._templates[id(obj)] = (obj, templates)
+        if self.wants_notes:
+            from kubelint_ml.input.workloads import search_note
+
+            note = search_note(obj, templates)
+            if note:
+                self.note(f"{obj.file}: {note}")
         return templates
 
     def note(self, text: str) -> None:

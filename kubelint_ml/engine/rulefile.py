@@ -206,15 +206,36 @@ def rule_files(directory: Path) -> list[Path]:
     return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
+_POLICY_MARKERS = (b"templates.gatekeeper.sh", b"constraints.gatekeeper.sh", b"test.gatekeeper.sh")
+
+
+def _is_rule_file(path: Path) -> bool:
+    """Rego files, Gatekeeper documents and the data files beside Rego files are policies
+    (kubelint_ml.policy reads them), not rule files."""
+    if path.suffix not in (".yaml", ".yml"):
+        return path.suffix != ".rego" and path.suffix != ".json"
+    if path.name in ("kustomization.yaml", "kustomization.yml"):
+        return False
+    try:
+        head = path.read_bytes()[:1 << 20]
+    except OSError:
+        return True  # reported when read
+    if any(m in head for m in _POLICY_MARKERS):
+        return False
+    if any(p.suffix == ".rego" for p in path.parent.iterdir()):
+        return re.search(rb"^check:", head, re.M) is not None
+    return True
+
+
 def load_rules_dir(directory: str | os.PathLike, *, builtin: bool = False, validate: bool = True) -> list[Rule]:
     path = Path(directory)
     if not path.is_dir():
         if path.is_file():
-            files = [path]
+            files = [path] if _is_rule_file(path) else []
         else:
             raise RuleFileError(f"{path}: no such rules directory")
     else:
-        files = rule_files(path)
+        files = [f for f in rule_files(path) if _is_rule_file(f)]
     rules = [build_rule(_read(f, trusted=builtin), str(f), builtin=builtin, validate=validate) for f in files]
     seen: dict[str, str] = {}
     for r in rules:

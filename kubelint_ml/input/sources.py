@@ -122,10 +122,40 @@ def _walk(root: str, out: list[Source], excludes: tuple[str, ...]) -> None:
         stack.extend(reversed(dirs))
 
 
+_GLOB_CHARS = ("*", "?", "[")
+
+
+def expand(pattern: str) -> list[str] | None:
+    """The paths a glob names (``**`` spans directories), sorted; None when ``pattern`` is no glob.
+
+    A path that exists as written is never a glob. Files a glob matches are
+    kept only when they are YAML or JSON; hidden names are matched only by a
+    pattern that starts them with a dot."""
+    import glob
+
+    if not any(c in pattern for c in _GLOB_CHARS) or os.path.exists(pattern):
+        return None
+    found = []
+    for path in glob.glob(pattern, recursive=True):
+        if os.path.isdir(path) or (os.path.isfile(path) and path.lower().endswith(EXTENSIONS)):
+            found.append(path)
+    return sorted(found)
+
+
 def collect(paths: list[str], excludes: tuple[str, ...] = ()) -> list[Source]:
     """Files to lint, in a stable order, each once."""
     out: list[Source] = []
+    expanded: list[str] = []
     for p in paths:
+        matches = expand(p) if p != STDIN else None
+        if matches is None:
+            expanded.append(p)
+        elif not matches:
+            raise SourceError(f"no YAML or JSON file matches {p}")
+        else:
+            expanded.extend(m for m in matches if not os.path.isdir(m) or not any(
+                m != o and (m + os.sep).startswith(o + os.sep) for o in matches if os.path.isdir(o)))
+    for p in expanded:
         if p == STDIN:
             out.append(Source("<stdin>", STDIN))
             continue

@@ -69,6 +69,8 @@ class PodTemplate(HasMetadata):
     volumes: list[VolumeView] = field(default_factory=list)
     problems: list[ShapeProblem] = field(default_factory=list)
     cache: dict = field(default_factory=dict)
+    # Set when the kind's usual place held no template and the generic search found this one.
+    found_by_search: bool = False
 
     @property
     def broken(self) -> bool:
@@ -427,15 +429,41 @@ def kind_info(obj: K8sObject) -> KindInfo | None:
 
 
 def pod_templates(obj: K8sObject) -> list[PodTemplate]:
-    """Every pod template of ``obj`` (cached on first use per object)."""
+    """Every pod template of ``obj`` (cached on first use per object).
+
+    A known kind whose usual place holds none (an old layout, such as a
+    ``kubeflow.org/v1alpha1`` MPIJob with ``spec.template``) is searched like
+    an unknown kind; the templates found so say so (``found_by_search``)."""
     info = kind_info(obj)
     if info is not None:
-        spots = info.finder(obj.data)
-    elif (obj.group, obj.kind) in NO_TEMPLATES:
+        found = [_build(obj, spot) for spot in info.finder(obj.data)]
+        if found:
+            return found
+        found = [_build(obj, spot) for spot in _fallback(obj.data)]
+        for tpl in found:
+            tpl.found_by_search = True
+        return found
+    if (obj.group, obj.kind) in NO_TEMPLATES:
         return []
-    else:
-        spots = _fallback(obj.data)
-    return [_build(obj, spot) for spot in spots]
+    return [_build(obj, spot) for spot in _fallback(obj.data)]
+
+
+def search_note(obj: K8sObject, templates: list[PodTemplate]) -> str | None:
+    """For ``--verbose``: a known kind whose templates were found by the generic search, or none at all."""
+    if kind_info(obj) is None:
+        return None
+    where = ", ".join(render_role(t.path) for t in templates if t.found_by_search)
+    name = qualified_kind(obj)
+    if where:
+        return (f"{obj.ref.display()}: no pod template where a {name} usually has it; found by the generic "
+                f"search at {where} (an older layout of the kind?)")
+    if not templates:
+        return f"{obj.ref.display()}: no pod template found in this {name}, where it usually is nor elsewhere"
+    return None
+
+
+def qualified_kind(obj: K8sObject) -> str:
+    return f"{obj.group}/{obj.kind}" if obj.group else obj.kind
 
 
 def is_training_kind(obj: K8sObject) -> bool:

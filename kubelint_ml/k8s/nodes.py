@@ -471,9 +471,14 @@ def _resolve_term(term: Sequence[_Req]) -> tuple[list[_Entry], str | None]:
         return [], "no node type label (instance type, accelerator or GPU product)"
     entries = _entries().values()
     for req in identifying:
-        for value in req.values:
-            if not any(e.labels.get(req.key) == value for e in entries):
-                return [], f"{req.key}={value} is not in the built-in GPU catalog"
+        unknown = [v for v in req.values if not any(e.labels.get(req.key) == v for e in entries)]
+        if not unknown:
+            continue
+        if len(req.values) == 1:
+            return [], f"{req.key}={unknown[0]} is not in the built-in GPU catalog"
+        which = "none of them is" if len(unknown) == len(req.values) else ", ".join(unknown) + (
+            " is" if len(unknown) == 1 else " are")
+        return [], f"{req.key} in ({', '.join(req.values)}): {which} not in the built-in GPU catalog"
     found = [e for e in entries if _term_matches(term, e.labels, KNOWN_KEYS)]
     if not found:
         return [], f"no catalog node type satisfies {_describe([term])}"

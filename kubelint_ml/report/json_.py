@@ -12,7 +12,7 @@ import json
 from json.encoder import encode_basestring  # the C string encoder, ensure_ascii=False flavour
 from typing import Any, TextIO, cast
 
-from kubelint_ml.findings import Finding, RunResult
+from kubelint_ml.findings import Finding, RunResult, related_dicts
 from kubelint_ml.report.escape import sanitize_json
 
 
@@ -70,6 +70,8 @@ def _finding(f: Finding, cache: dict) -> str:
             parts += (',\n      "suppressed": ', encode_basestring(f.suppressed))
         if f.data:
             parts += (',\n      "data": ', _value(f.data, _INNER))
+        if f.related:
+            parts += (',\n      "related": ', _value(related_dicts(f.related), _INNER))
         parts.append("\n    }")
         text = "".join(parts)
         text.encode("utf-8")

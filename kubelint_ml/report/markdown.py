@@ -28,6 +28,8 @@ def render(result: RunResult, *, color: bool = False, verbose: bool = False, max
         f"{len(result.suppressed)} suppressed, {result.baselined} baselined; "
         f"fail level: {markdown_cell(result.fail_level)} — {'failed' if result.failed() else 'passed'}.",
     ]
+    for warning in result.warnings:
+        lines += ["", f"> **Warning:** {markdown_cell(warning)}"]
     if result.findings:
         lines += ["", "| Location | Severity | Rule | Object | Message |", "| --- | --- | --- | --- | --- |"]
         lines += [_row(f) for f in result.findings[:max_rows]]

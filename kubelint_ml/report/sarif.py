@@ -112,9 +112,21 @@ def _result(f: Finding, rule_index: int, root: str, occurrence: Counter[str]) ->
     if f.data:
         props["data"] = f.data
     out["properties"] = props
+    if f.related:
+        out["relatedLocations"] = [_related(i, r, root) for i, r in enumerate(f.related, 1)]
     if f.suppressed is not None:
         out["suppressions"] = [{"kind": "inSource", "justification": f.suppressed}]
     return out
+
+
+def _related(index: int, related: tuple, root: str) -> dict[str, Any]:
+    """A related location: ``(file, line, column, what)``."""
+    file, line, column, what = related
+    rel, inside = relative_posix(file, root)
+    physical: dict[str, Any] = {"artifactLocation": _artifact_location(rel, inside)}
+    if line >= 1:
+        physical["region"] = {"startLine": line, **({"startColumn": column} if column >= 1 else {})}
+    return {"id": index, "physicalLocation": physical, "message": {"text": f"{what}: {file}:{line}"}}
 
 
 def _version(result: RunResult) -> str:

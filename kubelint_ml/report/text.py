@@ -43,8 +43,8 @@ def summary_line(result: RunResult) -> str:
 def render(result: RunResult, *, color: bool = False, verbose: bool = False) -> str:
     """Findings sorted by file, then the summary line.
 
-    With `verbose`, each finding's remediation follows on an indented line
-    and suppressed findings are listed too, with the reason.
+    With `verbose`, each finding's remediation and related locations follow
+    on indented lines and suppressed findings are listed too, with the reason.
     """
     entries: list[tuple[Finding, str]] = [(f, f.severity) for f in result.findings]
     if verbose or result.show_suppressed:
@@ -58,6 +58,9 @@ def render(result: RunResult, *, color: bool = False, verbose: bool = False) -> 
         lines.append(line)
         if verbose and f.remediation:
             lines.append(inert(f"    {neutralise(' '.join(f.remediation.split()))}"))
+        if verbose:
+            for file, rline, col, what in f.related:  # e.g. where the rendered output had it
+                lines.append(inert(f"    {neutralise(what)}: {location(line_start(file), rline, col)}"))
     if result.quiet:
         return "\n".join(lines) + "\n" if lines else ""
     if lines:

@@ -132,7 +132,10 @@ class Config:
     profile: Profile = field(default_factory=Profile)
     schema: dict = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
+    render: dict = field(default_factory=dict)  # helm/kustomize rendering (kubelint_ml/input/render.py)
+    context: list[str] = field(default_factory=list)  # files read for facts only, never reported on
     usage: dict = field(default_factory=dict)  # the `usage:` section (kubelint_ml.usage.source reads it)
+    admission: dict = field(default_factory=dict)  # `kubelint-ml serve` settings (kubelint_ml.admission)
 
 
 def find_config(start: str | None = None) -> Path | None:
@@ -195,7 +198,15 @@ def load_config(path: str | os.PathLike | None) -> Config:
     if "crds" in schema:
         schema["crds"] = [str(base / c) for c in schema["crds"]]
     cfg.schema = schema
+    render = dict(data.get("render") or {})
+    if "helm" in render:
+        helm = dict(render["helm"])
+        helm["values"] = [str(base / v) for v in helm.get("values", [])]
+        render["helm"] = helm
+    cfg.render = render
+    cfg.context = [str(base / c) for c in data.get("context", [])]
     cfg.usage = dict(data.get("usage") or {})
+    cfg.admission = dict(data.get("admission") or {})
     lim = data.get("limits") or {}
     defaults = Limits()
     cfg.limits = Limits(
@@ -261,6 +272,18 @@ profile:
   # priorityClasses:
   #   - {name: training-high, value: 100000}
   #   - {name: training-low, value: 1000}
+
+# Files read for context (PriorityClasses, KubeletConfigurations, CRDs), never reported on:
+# what a pre-commit run needs when it sees only the staged files.
+# context: [cluster/]
+
+# Helm charts and kustomizations among the paths are rendered (helm template,
+# kustomize build or kubectl kustomize) and the output linted.
+# render:
+#   timeoutSeconds: 120
+#   helm:
+#     values: [ci/values.yaml]
+#     set: [image.tag=test]
 
 # Offline schema validation against Kubernetes' OpenAPI (and your CRDs).
 # schema:

@@ -126,6 +126,33 @@ def add_facts(facts: Facts, data: bytes, file: str, limits: Limits, only: str | 
                 facts.add_object(obj)
 
 
+def context_facts(facts: Facts, paths: list[str], linted: list[Source], config: Config) -> None:
+    """Facts from context files (``--context``, ``context`` in the config): read, never reported on.
+
+    A file that is linted too already gave its facts."""
+    if not paths:
+        return
+    from kubelint_ml.input.sources import SourceError, collect
+
+    have = {s.identity or file_key(s.real) for s in linted if s.real != "-"}
+    for path in paths:
+        try:
+            found = collect([path])
+        except SourceError:
+            raise ConfigError(f"context {path}: no such file or directory") from None
+        for s in found:
+            key = s.identity or file_key(s.real)
+            if key in have:
+                continue
+            have.add(key)
+            try:
+                data = read(s, config.limits.max_file_bytes)
+            except OSError:
+                continue
+            if len(data) <= config.limits.max_file_bytes and mentions_context(data):
+                add_facts(facts, data, s.path, config.limits)
+
+
 def _profile_facts(facts: Facts, config: Config) -> None:
     # A profile file is among the inputs (see with_profile_files), so the first pass usually has it already.
     have = {file_key(k.source) for k in facts.kubelet_configs}

@@ -16,13 +16,14 @@ from typing import Any
 
 from kubelint_ml import __version__
 from kubelint_ml.engine.context import Facts, may_hold_context
-from kubelint_ml.engine.core import PARSE_ERROR, RULE_ERROR, UNKNOWN_IGNORE, Engine
+from kubelint_ml.engine.core import PARSE_ERROR, RULE_ERROR, UNKNOWN_IGNORE, Engine, parse_error
 from kubelint_ml.engine.rulefile import Rule
 from kubelint_ml.findings import Finding, RuleInfo, RunResult
+from kubelint_ml.input import render as rendering
 from kubelint_ml.input.sources import Source, collect, display_path, excluded, file_key
 from kubelint_ml.run import parallel
 from kubelint_ml.run.config import Config
-from kubelint_ml.run.facts import MAX_KEPT_BYTES, add_facts, first_pass
+from kubelint_ml.run.facts import MAX_KEPT_BYTES, add_facts, context_facts, first_pass
 from kubelint_ml.run.runner import FileResult, Runner
 
 GC_YOUNG_THRESHOLD = 50_000
@@ -131,23 +132,29 @@ def once_per_kind(findings: list[Finding]) -> list[Finding]:
 
 def run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str = "error", jobs: int = 1,
         verbose: bool = False, schema: Any = None, severity: dict[str, str] | None = None,
-        all_rule_ids: set[str] | None = None, usage: Any = None) -> tuple[RunResult, list[str]]:
+        all_rule_ids: set[str] | None = None, usage: Any = None, policies: Any = None, render: Any = None,
+        context: tuple[str, ...] = ()) -> tuple[RunResult, list[str]]:
     # Parse trees are many young, acyclic containers: collecting every 700 allocations
     # only costs time (about 7% of a run). Cycles are still collected, less often.
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], GC_YOUNG_THRESHOLD), *threshold[1:])
     try:
         return _run(paths, config, rules, fail_level=fail_level, jobs=jobs, verbose=verbose, schema=schema,
-                    severity=severity, all_rule_ids=all_rule_ids, usage=usage)
+                    severity=severity, all_rule_ids=all_rule_ids, usage=usage, policies=policies, render=render,
+                    context=context)
     finally:
         gc.set_threshold(*threshold)
 
 
 def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str, jobs: int, verbose: bool,
          schema: Any, severity: dict[str, str] | None, all_rule_ids: set[str] | None,
-         usage: Any = None) -> tuple[RunResult, list[str]]:
+         usage: Any = None, policies: Any = None, render: Any = None,
+         context: tuple[str, ...] = ()) -> tuple[RunResult, list[str]]:
     path_excludes = tuple(ex["path"] for ex in config.exclude if set(ex) <= {"path", "reason"} and "path" in ex)
     sources = with_profile_files(collect(paths, path_excludes), config)
+    # Charts and kustomizations: their files out, their rendered output in (kubelint_ml/input/render.py).
+    plan = rendering.plan(sources, render or rendering.options(config), config.limits.max_file_bytes)
+    sources = plan.sources
     stdin_data = None
     if any(s.real == "-" for s in sources):
         stdin_data = sys.stdin.buffer.read(config.limits.max_file_bytes + 1)
@@ -156,27 +163,35 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
     may_fork = parallel.use_parallel(jobs, len(sources), parallel.PARALLEL_MIN_BYTES)
     facts, kept, size = first_pass(sources, config, stdin_data,
                                    parallel.PARALLEL_MIN_BYTES if may_fork else MAX_KEPT_BYTES, jobs)
+    context_facts(facts, list(config.context) + list(context), sources, config)
     if schema is not None:
         for crd in facts.crds:
             schema.add_crd(crd)
-    engine = Engine(rules, severity_overrides=severity, known_rule_ids=all_rule_ids or ())
-    runner = Runner(engine, config, facts, schema, verbose, usage)
+    known = set(all_rule_ids or ()) | (policies.rule_ids() if policies is not None else set())
+    engine = Engine(rules, severity_overrides=severity, known_rule_ids=known)
+    runner = Runner(engine, config, facts, schema, verbose, usage, policies)
+    if policies is not None:  # data.inventory for referential templates; --combine runs in one process
+        jobs = policies.prepare(sources, config.limits, stdin_data, jobs)
     inputs = list(zip(sources, kept))
     del kept  # each file's bytes are let go as soon as it is linted
     total, run_notes, in_order = _second_pass(runner, inputs, jobs, size)
+    if plan.failures:  # a chart or kustomization that did not render: a parse-error on its file
+        total.findings.extend(parse_error(file, 1, 1, message) for file, message in plan.failures)
+        in_order = False
     findings = _finish(total.findings, config, in_order)
     result = RunResult(
         findings=[f for f in findings if f.suppressed is None],
         suppressed=[f for f in findings if f.suppressed is not None],
-        rules=_rule_infos(rules, severity, schema),
+        rules=_rule_infos(rules, severity, schema, policies),
         files=len(sources),
         documents=total.documents,
         objects=total.objects,
         fail_level=fail_level,
         root=repo_root(),
         tool_version=__version__,
+        warnings=plan.warnings,
     )
-    return result, total.notes + run_notes
+    return result, plan.notes + total.notes + run_notes
 
 
 def _second_pass(runner: Runner, inputs: parallel.Inputs, jobs: int, size: int) -> tuple[FileResult, list[str], bool]:
@@ -193,16 +208,23 @@ def _second_pass(runner: Runner, inputs: parallel.Inputs, jobs: int, size: int) 
         for i, (source, data) in enumerate(inputs):
             inputs[i] = (source, None)  # the bytes are not needed after this file
             results.append(runner.lint(source, data))
+        if runner.policies is not None:
+            runner.policies.flush()
     total = FileResult()
     for r in results:
         total.add(r)
+    if runner.policies is not None and runner.policies.combine:
+        total.findings.extend(runner.policies.lint_combined(runner.combined))
     return total, run_notes, in_order
 
 
-def _rule_infos(rules: list[Rule], severity: dict[str, str] | None, schema: Any) -> dict[str, RuleInfo]:
+def _rule_infos(rules: list[Rule], severity: dict[str, str] | None, schema: Any,
+                policies: Any = None) -> dict[str, RuleInfo]:
     """What the reports say of each rule that can appear in the run, by id."""
     infos = {r.id: r.info() for r in rules}
     infos.update(INPUT_RULES)
+    if policies is not None:
+        infos.update(policies.rule_infos())
     for rid, sev in (severity or {}).items():
         if rid in infos:
             infos[rid] = replace(infos[rid], severity=sev)

@@ -61,8 +61,11 @@ def _lint_span(runner: Runner, inputs: Inputs, span: tuple[int, int]) -> FileRes
     """The files of one span, as one result, its findings sorted (spans are sorted in the
     process that lints them, so that the parent has no sort left to do; see concatenation_sorted)."""
     out = FileResult()
-    for source, data in inputs[span[0]:span[1]]:
-        out.add(runner.lint(source, data))
+    parts = [runner.lint(source, data) for source, data in inputs[span[0]:span[1]]]
+    if runner.policies is not None:
+        runner.policies.flush()  # policy findings join the files' results
+    for part in parts:
+        out.add(part)
     out.findings.sort(key=Finding.sort_key)
     return out
 

@@ -9,6 +9,7 @@ from typing import Any
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.engine.core import Context, Engine, parse_error
 from kubelint_ml.findings import Finding
+from kubelint_ml.input import render as rendering
 from kubelint_ml.input.loader import Limits, load, locate, looks_like_template, render_path
 from kubelint_ml.input.objects import K8sObject, unpack
 from kubelint_ml.input.sources import Source, read
@@ -37,6 +38,8 @@ class Runner:
     schema: Any = None  # kubelint_ml.k8s.schema.SchemaValidator when --schema
     verbose: bool = False
     usage: Any = None  # kubelint_ml.usage.model.Usage when a usage source is configured
+    policies: Any = None  # kubelint_ml.policy.lint.Policies: Rego and Gatekeeper policies
+    combined: list = field(default_factory=list)  # (file, document) pairs, for policies.combine
 
     def lint_bytes(self, data: bytes, display: str, size: int | None = None) -> FileResult:
         out = FileResult()
@@ -49,7 +52,10 @@ class Runner:
                                             f"file is {amount}over the {limits.max_file_bytes}-byte limit "
                                             "(limits.maxFileBytes); not linted"))
             return out
-        tline = looks_like_template(data)
+        # Rendered output (ours, or helm's or kustomize's piped in) is YAML whatever `{{` its
+        # strings hold (an Alertmanager template in a ConfigMap): no template check there.
+        rendered = display in rendering.STREAMS or (display == "<stdin>" and rendering.has_markers(data))
+        tline = 0 if rendered else looks_like_template(data)
         if tline:
             out.findings.append(parse_error(display, tline, 1,
                                             "Helm/Go template directive ({{ ... }}): this is a template, not a "
@@ -61,9 +67,12 @@ class Runner:
         if self.verbose and not loaded.documents and not loaded.problems:
             out.notes.append(f"{display}: skipped: empty file (no YAML documents)")
         ctx = Context(profile=self.config.profile, facts=self.facts, usage=self.usage, wants_notes=self.verbose)
+        policy_units: list = []
         for doc in loaded.documents:
             out.documents += 1
             unpacked = unpack(doc, display)
+            if self.policies is not None:
+                policy_units.append((doc, unpacked.objects))
             for prob in unpacked.problems:
                 line, col, found = locate(prob.root, prob.path)
                 out.findings.append(parse_error(display, line, col, prob.message, doc.index, prob.ref,
@@ -76,7 +85,14 @@ class Runner:
                 out.findings.extend(self.engine.evaluate(obj, ctx))
                 if self.schema is not None:
                     out.findings.extend(self._schema(obj))
+        if policy_units:
+            if self.policies.combine:
+                self.combined.extend((display, doc) for doc, _ in policy_units)
+            # evaluated in batches: see Policies.flush, called by whoever adds up the results
+            self.policies.defer(display, policy_units, out.findings, out.notes if self.verbose else None)
         out.notes.extend(ctx.notes)
+        if rendered:
+            rendering.map_back(out.findings, data, display)
         return out
 
     def _schema(self, obj: K8sObject) -> list[Finding]:

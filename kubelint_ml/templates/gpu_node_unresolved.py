@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
+from kubelint_ml.input.objects import dig
 from kubelint_ml.k8s.nodes import catalog
 from kubelint_ml.templates._accel import placement
 from kubelint_ml.templates._common import accelerators
@@ -35,15 +36,40 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         return
     devices = ", ".join(f"{n} {r}" for r, n in accel.items())
     in_catalog = {n.gpu_resource for n in catalog().values()}
-    if accel and all(r not in in_catalog for r in accel):
-        first = next(iter(accel))
-        advice = (f"The built-in catalog has no node type offering {first}: describe the node pool (labels, gpus, "
-                  f"gpuResource: {first}, memory, cpu) under profile.nodePools in the config")
+    missing = [r for r in accel if r not in in_catalog]
+    if accel and len(missing) == len(accel):
+        # The real reason comes first: no node type in the catalog offers this accelerator at all.
+        first = missing[0]
+        family = _FAMILIES.get(first, first)
+        chosen = _selection(tpl.spec)
+        on = f" (the pod selects {chosen})" if chosen else ""
+        message = (f"{tpl.describe()}: accelerator pod ({devices}): the built-in catalog has no {family} node types, "
+                   f"so its node type cannot be resolved{on}; the GPU-share checks did not run. Describe the node "
+                   f"pool (labels, gpus, gpuResource: {first}, memory, cpu) under profile.nodePools in the config")
     else:
-        advice = ("Pin the node type (e.g. nodeSelector node.kubernetes.io/instance-type) or describe the node "
-                  "pool under profile.nodePools in the config")
-    yield Hit(
-        _where(tpl),
-        f"{tpl.describe()}: accelerator pod ({devices}) on a node type that cannot be resolved: {why}; "
-        f"the GPU-share checks did not run. {advice}",
-    )
+        message = (f"{tpl.describe()}: accelerator pod ({devices}) on a node type that cannot be resolved: {why}; "
+                   "the GPU-share checks did not run. Pin the node type (e.g. nodeSelector "
+                   "node.kubernetes.io/instance-type) or describe the node pool under profile.nodePools in the config")
+    yield Hit(_where(tpl), message)
+
+
+_FAMILIES = {"google.com/tpu": "TPU", "aws.amazon.com/neuron": "AWS Neuron", "aws.amazon.com/neuroncore": "AWS Neuron",
+             "habana.ai/gaudi": "Gaudi", "amd.com/gpu": "AMD GPU"}
+
+
+def _selection(spec: dict) -> str:
+    """The pod's node selection as written: nodeSelector pairs and every value of required affinity terms."""
+    parts = []
+    selector = spec.get("nodeSelector")
+    if isinstance(selector, dict):
+        parts += [f"{k}={v}" for k, v in selector.items()]
+    terms = dig(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    for term in terms if isinstance(terms, list) else ():
+        for expr in (term.get("matchExpressions") if isinstance(term, dict) else None) or ():
+            if not isinstance(expr, dict) or expr.get("operator") != "In":
+                continue
+            raw = expr.get("values")
+            values: list = raw if isinstance(raw, list) else []
+            parts.append(f"{expr.get('key')}={values[0]}" if len(values) == 1
+                         else f"{expr.get('key')} in ({', '.join(map(str, values))})")
+    return ", ".join(parts)

@@ -1,0 +1,97 @@
+"""Policy evaluation cost per document per policy file, on the corpus.
+
+    python bench/policy.py [--jobs N] [--rounds R]
+
+Runs the lint of ../shared/corpus in this process with the built-in rules
+only, and again with five gatekeeper-library templates (and a constraint of
+each) plus the conftest policies in fixtures/policies/conftest; the
+difference of the best times, divided by documents x policy files, is the
+cost of the policies. Both runs' built-in findings must be equal (exit 1
+otherwise). Needs ../shared beside the project.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CORPUS = ROOT.parent / "shared" / "corpus"
+LIBRARY = ROOT.parent / "shared" / "policy-suites" / "gatekeeper-library" / "library"
+TEMPLATES = ("general/containerlimits", "general/requiredlabels", "general/allowedrepos",
+             "pod-security-policy/privileged-containers", "general/replicalimits")
+GOAL_MS = 0.2
+
+
+def policy_dir(tmp: Path) -> Path:
+    out = tmp / "gk"
+    for name in TEMPLATES:
+        src = LIBRARY / name
+        dst = out / name.replace("/", "-")
+        dst.mkdir(parents=True)
+        shutil.copy(src / "template.yaml", dst / "template.yaml")
+        shutil.copy(sorted((src / "samples").iterdir())[0] / "constraint.yaml", dst / "constraint.yaml")
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    if not (CORPUS.is_dir() and LIBRARY.is_dir()):
+        print("needs ../shared/corpus and ../shared/policy-suites beside the project", file=sys.stderr)
+        return 2
+    from kubelint_ml.cli import select_rules
+    from kubelint_ml.policy.cli import load_policies
+    from kubelint_ml.run.config import Config
+    from kubelint_ml.run.lint import run
+
+    config = Config()
+    rules, severity, ids = select_rules(config, (), False)
+    with tempfile.TemporaryDirectory() as tmp:
+        gk = policy_dir(Path(tmp))
+        conftest = ROOT / "fixtures" / "policies" / "conftest"
+        paths = [str(gk), str(conftest)]
+        files = len(TEMPLATES) + len([p for p in conftest.glob("*.rego") if not p.name.endswith("_test.rego")])
+
+        def once(with_policies: bool) -> tuple[float, object]:
+            policies = load_policies(paths) if with_policies else None
+            t = time.perf_counter()
+            result, _ = run([str(CORPUS)], config, rules, jobs=args.jobs, severity=severity, all_rule_ids=ids,
+                            policies=policies)
+            elapsed = time.perf_counter() - t
+            if policies is not None:
+                policies.close()
+            return elapsed, result
+
+        best = {False: float("inf"), True: float("inf")}
+        results = {}
+        for _ in range(args.rounds):
+            for flag in (False, True):
+                elapsed, results[flag] = once(flag)
+                best[flag] = min(best[flag], elapsed)
+    base, with_pol = results[False], results[True]
+    builtin = [f for f in with_pol.findings if "." not in f.rule and "/" not in f.rule]
+    same = [f.to_dict() for f in builtin] == [f.to_dict() for f in base.findings]
+    policy_findings = len(with_pol.findings) - len(builtin)
+    docs = base.documents
+    per = (best[True] - best[False]) * 1000 / (docs * files)
+    print(f"corpus: {base.files} files, {docs} documents, {base.objects} objects; jobs {args.jobs}; "
+          f"best of {args.rounds}")
+    print(f"policy files: {files} ({len(TEMPLATES)} templates + {files - len(TEMPLATES)} Rego files)")
+    print(f"built-in rules only: {best[False] * 1000:.1f} ms; with policies: {best[True] * 1000:.1f} ms "
+          f"({policy_findings} policy findings)")
+    print(f"policy cost: {per:.3f} ms per document per policy file (goal <= {GOAL_MS})")
+    print(f"built-in findings unchanged: {same}")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,381 @@
+"""An AdmissionReview judged by the engine that ``kubelint-ml check`` runs.
+
+A :class:`Policy` is everything one config file decides: the rules (built-in
+and custom, with enable/disable and overrides), the excludes, the profile and
+the facts it gives, and the admission settings. It is built once per config
+version and never changed, so the server can swap in a new one atomically.
+
+The object of a review goes through the same steps as a document of a file:
+:func:`~kubelint_ml.input.objects.unpack` (so a wrong ``metadata`` is the same
+``parse-error``), :meth:`Engine.evaluate` with a :class:`Context` holding the
+profile and its facts, then the config's excludes. Only positions differ: the
+object arrives as JSON, so findings carry the field path (``spec.template...``)
+and no line numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubelint_ml.engine.api import Context
+from kubelint_ml.engine.context import CONTEXT_KINDS, Facts
+from kubelint_ml.engine.core import Engine
+from kubelint_ml.findings import Finding
+from kubelint_ml.input.loader import Document, PosDict, PosList
+from kubelint_ml.input.objects import unpack
+from kubelint_ml.run.config import Config, ConfigError, load_config
+
+REVIEW_API = "admission.k8s.io/v1"
+DISPLAY = "<admission>"  # the "file" of an object under review
+MODES = ("enforce", "audit")
+
+DEFAULTS: dict[str, Any] = {
+    "mode": "enforce",
+    "excludeNamespaces": [],
+    "excludeLabels": {},
+    "maxWarnings": 10,
+    "maxWarningLength": 256,
+    # The API server takes request bodies up to 3 MiB; a review of an UPDATE carries the
+    # object twice (object and oldObject) plus the envelope.
+    "maxBodyBytes": 8 * 1024 * 1024,
+    "requestTimeoutSeconds": 5.0,
+}
+MAX_DENY_FINDINGS = 10  # listed in the status message; the rest are counted
+MAX_NOTE_LENGTH = 1024  # per audit annotation value
+
+
+class PolicyError(Exception):
+    """A config (or rule file) that cannot be used; one line naming the file."""
+
+
+class ReviewError(Exception):
+    """A request body that is not an AdmissionReview (answered 400)."""
+
+
+@dataclass(slots=True)
+class Policy:
+    config: Config
+    engine: Engine
+    facts: Facts
+    settings: dict
+    rule_ids: frozenset
+    source: str  # the config path, or "(defaults)"
+    loaded_at: float = field(default_factory=time.time)
+    # Context rules that lack facts in the profile: rule id -> what is missing (logged at load).
+    missing_context: dict[str, str] = field(default_factory=dict)
+    # What `check` would run with this config that admission does not (logged at load).
+    not_run: list[str] = field(default_factory=list)
+
+    @property
+    def mode(self) -> str:
+        return self.settings["mode"]
+
+
+def load_policy(config_path: str | None, mode: str | None = None) -> Policy:
+    """The policy of a config file (None: the defaults); raises PolicyError."""
+    from kubelint_ml.run.facts import first_pass
+    from kubelint_ml.run.selection import SelectionError, select_rules
+
+    try:
+        config = load_config(config_path)
+    except ConfigError as e:
+        raise PolicyError(str(e)) from None
+    try:
+        rules, severity, all_ids = select_rules(config, (), verbose=False)
+    except SelectionError as e:
+        raise PolicyError(str(e)) from None
+    settings = dict(DEFAULTS)
+    settings.update(config.admission)
+    if mode:
+        settings["mode"] = mode
+    try:
+        facts = first_pass([], config, None)[0]
+    except ConfigError as e:
+        raise PolicyError(str(e)) from None
+    engine = Engine(rules, severity_overrides=severity, known_rule_ids=all_ids)
+    policy = Policy(config, engine, facts, settings, frozenset(r.id for r in rules),
+                    str(config_path) if config_path else "(defaults)")
+    policy.missing_context = _missing_context(policy)
+    policy.not_run = _not_run(config)
+    return policy
+
+
+def _not_run(config: Config) -> list[str]:
+    """Parts of the config that `check` runs and a review does not: Rego and Gatekeeper policies under
+    `rules:` (evaluated over a whole run, not one object), and the observed-usage rules (`usage:`)."""
+    out = []
+    if config.rules_dirs:
+        from kubelint_ml.policy.load import PolicyError, find
+        from kubelint_ml.policy.rego import RegoError
+
+        try:
+            found = find(list(config.rules_dirs))
+            if found.modules or found.templates or found.constraints:
+                out.append("Rego and Gatekeeper policies under rules: (check runs them; admission does not)")
+        except (PolicyError, RegoError, OSError):
+            out.append("Rego and Gatekeeper policies under rules: (not loadable here; check reports why)")
+    if getattr(config, "usage", None):
+        out.append("observed-usage rules (usage:): they need the usage source, which admission does not query")
+    return out
+
+
+def _missing_context(policy: Policy) -> dict[str, str]:
+    """Rules that judge against other objects the cluster has, where the profile does not describe them.
+
+    In ``check`` those objects can come from the inputs; at admission only the
+    profile gives them, so this is said once at load (and each skip goes to the
+    review's audit annotations).
+    """
+    ids = policy.rule_ids
+    profile = policy.config.profile
+    out = {}
+    if not policy.facts.priority_classes:
+        for rid in ("unknown-priority-class", "preemption-consumes-backoff"):
+            if rid in ids:
+                out[rid] = "no PriorityClasses in the profile (profile.priorityClasses)"
+    if "group-oom-kill-multiprocess" in ids:
+        if profile.cgroup_version is None or not profile.kubernetes_version:
+            out["group-oom-kill-multiprocess"] = "no cgroupVersion or kubernetesVersion in the profile"
+        elif not policy.facts.kubelet_configs:
+            out["group-oom-kill-multiprocess"] = "no KubeletConfiguration in the profile (profile.kubeletConfig)"
+    if not profile.node_pools:
+        for rid in ("gpu-memory-share-mismatch", "emptydir-exceeds-ephemeral-storage"):
+            if rid in ids:
+                out[rid] = "no nodePools in the profile (node types from the built-in GPU catalog only)"
+    return out
+
+
+# ----------------------------------------------------------------------------
+# Objects from JSON
+
+
+def positioned(value: Any) -> Any:
+    """A JSON value as the loader's mappings and lists, so that findings get their field paths.
+
+    The object arrives as JSON, not as a file: there are no lines. Each key and
+    item is numbered in document order instead (as its "line", column 0), so
+    that findings sort as ``check`` sorts those of the same object in a file.
+    """
+    counter = [0]
+
+    def build(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = PosDict()
+            out.start = (counter[0], 0)
+            out.lc = {}
+            for k, v in node.items():
+                counter[0] += 1
+                n = counter[0]
+                out[k] = build(v)
+                out.lc[k] = (n, 0, n, 0)
+            return out
+        if isinstance(node, list):
+            seq = PosList()
+            seq.start = (counter[0], 0)
+            lines = []
+            for v in node:
+                counter[0] += 1
+                lines.append((counter[0], 0))
+                seq.append(build(v))
+            seq.lc = lines
+            return seq
+        return node
+
+    return build(value)
+
+
+def lint_object(policy: Policy, data: Any) -> tuple[list[Finding], list[str]]:
+    """Findings (excludes applied; suppressed ones kept, marked) and skip notes for one object."""
+    from kubelint_ml.engine.core import parse_error
+    from kubelint_ml.input.loader import locate, render_path
+    from kubelint_ml.run.lint import apply_excludes
+
+    doc = Document(0, positioned(data), 0)
+    unpacked = unpack(doc, DISPLAY)
+    findings: list[Finding] = []
+    for prob in unpacked.problems:
+        _, _, found = locate(prob.root, prob.path)
+        findings.append(parse_error(DISPLAY, 0, 0, prob.message, 0, prob.ref, render_path(found)))
+    facts = policy.facts
+    if any(o.kind in CONTEXT_KINDS for o in unpacked.objects):
+        # As `check` on a file holding this object: the object is among the facts too.
+        facts = _facts_with(policy, unpacked.objects)
+    ctx = Context(profile=policy.config.profile, facts=facts, wants_notes=True)
+    for obj in unpacked.objects:
+        findings.extend(policy.engine.evaluate(obj, ctx))
+    apply_excludes(findings, policy.config)
+    findings.sort(key=Finding.sort_key)
+    return findings, list(dict.fromkeys(ctx.notes))
+
+
+def _facts_with(policy: Policy, objects: list) -> Facts:
+    facts = Facts()
+    for obj in objects:
+        facts.add_object(obj)
+    for k in policy.facts.kubelet_configs:
+        facts.kubelet_configs.append(k)
+    facts.add_profile(policy.config.profile)
+    return facts
+
+
+# ----------------------------------------------------------------------------
+# Reviews
+
+
+@dataclass(slots=True)
+class Verdict:
+    """What one review decided, for the response, the log and the metrics."""
+
+    uid: str
+    allowed: bool
+    response: dict
+    findings: list[Finding] = field(default_factory=list)
+    would_deny: bool = False  # error findings (denied in enforce mode; only counted in audit mode)
+    excluded: str = ""  # why the object was not reviewed
+    request: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def parse_review(body: bytes) -> dict:
+    """The ``request`` of an AdmissionReview body; raises ReviewError."""
+    try:
+        review = json.loads(body)
+    except (ValueError, RecursionError) as e:
+        raise ReviewError(f"body is not JSON: {str(e)[:200]}") from None
+    if not isinstance(review, dict):
+        raise ReviewError("body is not a JSON object")
+    if review.get("kind") != "AdmissionReview":
+        raise ReviewError(f"kind is {str(review.get('kind'))[:100]!r}, not AdmissionReview")
+    if review.get("apiVersion") != REVIEW_API:
+        raise ReviewError(f"apiVersion is {str(review.get('apiVersion'))[:100]!r}, not {REVIEW_API}")
+    request = review.get("request")
+    if not isinstance(request, dict):
+        raise ReviewError("AdmissionReview has no request")
+    uid = request.get("uid")
+    if not isinstance(uid, str) or not uid:
+        raise ReviewError("request.uid is missing")
+    return request
+
+
+def review(policy: Policy, request: dict) -> Verdict:
+    """Judge one AdmissionReview request under ``policy``."""
+    uid = request["uid"]
+    obj = request.get("object")
+    namespace = request.get("namespace") or ""
+    settings = policy.settings
+    why = ""
+    if request.get("operation") not in (None, "CREATE", "UPDATE"):
+        why = f"operation {request.get('operation')}"
+    elif not isinstance(obj, dict):
+        why = "no object"
+    elif namespace and namespace in settings["excludeNamespaces"]:
+        why = f"namespace {namespace} is excluded"
+    else:
+        label = _excluded_label(obj, settings["excludeLabels"])
+        if label:
+            why = f"label {label} is excluded"
+    if why or not isinstance(obj, dict):
+        return Verdict(uid, True, _response(uid, True), excluded=why, request=request)
+    if namespace and isinstance(obj.get("metadata"), dict) and not obj["metadata"].get("namespace"):
+        # The API server fills metadata.namespace in after admission: judge (and exclude) by the request's.
+        obj = dict(obj)
+        obj["metadata"] = dict(obj["metadata"], namespace=namespace)
+    findings, notes = lint_object(policy, obj)
+    active = [f for f in findings if f.suppressed is None]
+    errors = [f for f in active if f.severity == "error"]
+    warnings = [f for f in active if f.severity == "warning"]
+    enforce = policy.mode == "enforce"
+    allowed = not (errors and enforce)
+    resp = _response(uid, allowed)
+    if enforce:
+        if errors:
+            resp["status"] = {"code": 403, "reason": "Forbidden", "message": deny_message(errors)}
+        if warnings:
+            resp["warnings"] = warning_texts(warnings, settings["maxWarnings"], settings["maxWarningLength"])
+    annotations = {}
+    if active:
+        annotations["findings"] = _clip(", ".join(sorted({f"{f.rule}={f.severity}" for f in active})), MAX_NOTE_LENGTH)
+    if notes:
+        annotations["skipped"] = _clip("; ".join(_short_note(n) for n in notes), MAX_NOTE_LENGTH)
+    if annotations:
+        resp["auditAnnotations"] = annotations
+    return Verdict(uid, allowed, resp, active, bool(errors), request=request, notes=notes)
+
+
+def _response(uid: str, allowed: bool) -> dict:
+    return {"uid": uid, "allowed": allowed}
+
+
+def envelope(response: dict) -> dict:
+    return {"apiVersion": REVIEW_API, "kind": "AdmissionReview", "response": response}
+
+
+def _excluded_label(obj: dict, excluded: dict) -> str:
+    meta = obj.get("metadata")
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    if not isinstance(labels, dict) or not excluded:
+        return ""
+    for key, value in excluded.items():
+        if key in labels and (value == "*" or labels[key] == value):
+            return f"{key}={labels[key]}"
+    return ""
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
+def _short_note(note: str) -> str:
+    # "<admission>: Job/ns/name: rule skipped: why" -> "rule skipped: why"
+    parts = note.split(": ", 2)
+    return parts[2] if len(parts) == 3 and parts[0] == DISPLAY else note
+
+
+def finding_text(f: Finding) -> str:
+    """``rule-id: message (at path)``: one finding as the API client sees it."""
+    at = f" (at {f.path})" if f.path else ""
+    return f"{f.rule}: {f.message}{at}"
+
+
+def deny_message(errors: list[Finding]) -> str:
+    shown = errors[:MAX_DENY_FINDINGS]
+    text = f"kubelint-ml: {len(errors)} error finding{'s' if len(errors) != 1 else ''}: "
+    text += "; ".join(_clip(finding_text(f), 512) for f in shown)
+    if len(errors) > len(shown):
+        text += f"; and {len(errors) - len(shown)} more"
+    return text
+
+
+def warning_texts(warnings: list[Finding], limit: int, length: int) -> list[str]:
+    """At most ``limit`` warnings of at most ``length`` characters; the last says how many were left out."""
+    if limit <= 0:
+        return []
+    texts = [_clip(finding_text(f), length) for f in warnings]
+    if len(texts) > limit:
+        rest = len(texts) - (limit - 1)
+        texts = texts[: limit - 1] + [f"kubelint-ml: and {rest} more warnings"]
+    return texts
+
+
+_WARM_UP_OBJECT = {
+    "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "warm-up", "namespace": "default"},
+    "spec": {"template": {"spec": {
+        "restartPolicy": "Never",
+        "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}, {"name": "scratch", "emptyDir": {}}],
+        "initContainers": [{"name": "fetch", "image": "busybox", "resources": {"limits": {"memory": "1Gi"}}}],
+        "containers": [{"name": "train", "image": "trainer",
+                        "command": ["torchrun", "--nproc_per_node=8", "train.py"],
+                        "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}, {"name": "scratch", "mountPath": "/s"}],
+                        "resources": {"requests": {"cpu": "8", "memory": "64Gi"},
+                                      "limits": {"nvidia.com/gpu": "8", "memory": "64Gi"}}}],
+        "nodeSelector": {"node.kubernetes.io/instance-type": "p4d.24xlarge"},
+    }}},
+}
+
+
+def warm_up(policy: Policy) -> None:
+    """One review before serving: lazy imports, tables and caches are built then, not on the first request."""
+    review(policy, {"uid": "warm-up", "operation": "CREATE", "namespace": "default", "object": _WARM_UP_OBJECT})

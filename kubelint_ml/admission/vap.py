@@ -1,0 +1,492 @@
+"""``kubelint-ml export vap``: rules as ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1).
+
+Exported: the enabled custom rules written in CEL whose scope a policy can
+reproduce exactly. One policy and one binding per rule:
+
+- An object rule's expression is used as it is. A pod-template, container or
+  volume rule gets one validation per kind that has pod templates
+  (:data:`TEMPLATE_KINDS`, the table of kubelint_ml/input/workloads.py): the
+  kind's templates are listed in CEL, and the rule's expression runs on each
+  template (``podSpec``), container (``container``: init containers,
+  sidecars and app containers, as the rule's ``scope.containers`` selects)
+  or volume (``volume``), under the names the rule was written with.
+- The ``kubelint-ml.io/ignore`` annotation (object and template) suppresses
+  the rule, as in ``check``; the config's ``exclude`` entries (kind,
+  namespace, name) become ``matchConditions``, ``admission.excludeNamespaces``
+  and ``admission.excludeLabels`` the binding's selectors.
+- ``validationActions`` from the severity (after config overrides): error:
+  Deny, warning: Warn, info: Audit. ``failurePolicy: Fail``: an expression
+  that errors rejects the object, as ``cel-evaluation-error`` (an error) fails
+  ``check``.
+- ``messageExpression`` names every failing container (template, volume),
+  with the rule's own message or messageExpression.
+
+Not exported, with the reason: built-in rules (their logic is Python: QoS
+after defaulting, quantities with placeholders, node catalogs, signals in
+command lines), rules that read ``objects`` or ``profile`` (a policy sees one
+object), rules whose severity depends on accelerators (``acceleratorSeverity``)
+or whose scope is ``workloads: accelerator``/``training``, and rules using a
+CEL function newer than the profile's Kubernetes version.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from kubelint_ml.admission.review import Policy
+from kubelint_ml.k8s.version import parse_version
+
+API = "admissionregistration.k8s.io/v1"
+IGNORE = "kubelint-ml.io/ignore"
+MIN_VERSION = (1, 30)  # ValidatingAdmissionPolicy v1 is GA in 1.30
+ACTIONS = {"error": "Deny", "warning": "Warn", "info": "Audit"}
+
+# Functions of the CEL runtime that Kubernetes added after the base environment, by the
+# version whose API server first has them (k8s.io/apiserver/pkg/cel/environment/base.go).
+FUNCTIONS_SINCE: dict[str, tuple[int, int]] = {
+    "quantity": (1, 28), "isQuantity": (1, 28), "isGreaterThan": (1, 28), "isLessThan": (1, 28),
+    "compareTo": (1, 28), "asApproximateFloat": (1, 28), "asInteger": (1, 28), "isInteger": (1, 28),
+    "sign": (1, 28), "add": (1, 28), "sub": (1, 28),
+    "orValue": (1, 28), "hasValue": (1, 28), "optMap": (1, 28), "value": (1, 28),
+    "format": (1, 29), "quote": (1, 29),
+}
+_OPTIONAL_SYNTAX = re.compile(r"\.\?|\[\?|optional\.")
+
+
+def _group(group: str) -> str:
+    if group:
+        return f"object.apiVersion.startsWith({_lit(group + '/')})"
+    return "!object.apiVersion.contains('/')"
+
+
+def _lit(text: str) -> str:
+    """A CEL string literal (JSON's escapes are CEL's)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _at(*path: str) -> str:
+    """The template at a fixed path, when there: a list of zero or one."""
+    steps = ["object"]
+    for p in path:
+        steps.append(steps[-1] + "." + p)
+    return "(" + " && ".join(f"has({s})" for s in steps[1:]) + f" ? [{steps[-1]}] : [])"
+
+
+def _replica_specs(field: str) -> str:
+    m = f"object.spec.{field}"
+    return (f"(has(object.spec) && has({m}) ? {m}.map(r, {m}[r]).filter(rs, has(rs.template))"
+            f".map(rs, rs.template) : [])")
+
+
+def _jobset(prefix: str) -> str:
+    base = "object" + prefix
+    guards = []
+    acc = "object"
+    for part in prefix.strip(".").split(".") if prefix else []:
+        acc += "." + part
+        guards.append(f"has({acc})")
+    guards.append(f"has({base}.replicatedJobs)")
+    return (f"({' && '.join(guards)} ? {base}.replicatedJobs.filter(j, has(j.template) && has(j.template.spec)"
+            f" && has(j.template.spec.template)).map(j, j.template.spec.template) : [])")
+
+
+def _ray(prefix: str) -> str:
+    base = "object" + prefix
+    guards = []
+    acc = "object"
+    for part in prefix.strip(".").split("."):
+        acc += "." + part
+        guards.append(f"has({acc})")
+    g = " && ".join(guards)
+    head = f"({g} && has({base}.headGroupSpec) && has({base}.headGroupSpec.template) ? [{base}.headGroupSpec.template] : [])"
+    workers = (f"({g} && has({base}.workerGroupSpecs) ? {base}.workerGroupSpecs.filter(w, has(w.template))"
+               f".map(w, w.template) : [])")
+    return f"{head} + {workers}"
+
+
+def _volcano() -> str:
+    return ("(has(object.spec) && has(object.spec.tasks) ? object.spec.tasks.filter(t, has(t.template))"
+            ".map(t, t.template) : [])")
+
+
+def _lws() -> str:
+    lwt = "object.spec.leaderWorkerTemplate"
+    g = f"has(object.spec) && has({lwt})"
+    return (f"({g} && has({lwt}.leaderTemplate) ? [{lwt}.leaderTemplate] : []) + "
+            f"({g} && has({lwt}.workerTemplate) ? [{lwt}.workerTemplate] : [])")
+
+
+# (group, kind) -> (resource, CEL list of the kind's pod template specs), as input/workloads.py finds them.
+TEMPLATE_KINDS: dict[tuple[str, str], tuple[str, str]] = {
+    ("", "Pod"): ("pods", "[object]"),
+    ("", "PodTemplate"): ("podtemplates", _at("template")),
+    ("", "ReplicationController"): ("replicationcontrollers", _at("spec", "template")),
+    ("batch", "Job"): ("jobs", _at("spec", "template")),
+    ("batch", "CronJob"): ("cronjobs", _at("spec", "jobTemplate", "spec", "template")),
+    ("apps", "Deployment"): ("deployments", _at("spec", "template")),
+    ("apps", "StatefulSet"): ("statefulsets", _at("spec", "template")),
+    ("apps", "ReplicaSet"): ("replicasets", _at("spec", "template")),
+    ("apps", "DaemonSet"): ("daemonsets", _at("spec", "template")),
+    ("jobset.x-k8s.io", "JobSet"): ("jobsets", _jobset(".spec")),
+    ("trainer.kubeflow.org", "TrainingRuntime"): ("trainingruntimes", _jobset(".spec.template.spec")),
+    ("trainer.kubeflow.org", "ClusterTrainingRuntime"): ("clustertrainingruntimes", _jobset(".spec.template.spec")),
+    ("ray.io", "RayCluster"): ("rayclusters", _ray(".spec")),
+    ("ray.io", "RayJob"): ("rayjobs", _ray(".spec.rayClusterSpec") + " + " + _at("spec", "submitterPodTemplate")),
+    ("ray.io", "RayService"): ("rayservices", _ray(".spec.rayClusterConfig")),
+    ("batch.volcano.sh", "Job"): ("jobs", _volcano()),
+    ("flow.volcano.sh", "JobTemplate"): ("jobtemplates", _volcano()),
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ("leaderworkersets", _lws()),
+}
+for _kind, _field in {"TFJob": "tfReplicaSpecs", "PyTorchJob": "pytorchReplicaSpecs", "XGBoostJob": "xgbReplicaSpecs",
+                      "PaddleJob": "paddleReplicaSpecs", "JAXJob": "jaxReplicaSpecs", "MXJob": "mxReplicaSpecs",
+                      "MPIJob": "mpiReplicaSpecs"}.items():
+    TEMPLATE_KINDS[("kubeflow.org", _kind)] = (_kind.lower() + "s", _replica_specs(_field))
+
+
+def _ignored(meta: str, rule_id: str) -> str:
+    """The ``kubelint-ml.io/ignore`` annotation of ``meta`` names the rule (as Engine.parse_ignore reads it)."""
+    ann = f"{meta}.annotations"
+    return (f"(has({meta}) && has({ann}) && {_lit(IGNORE)} in {ann} && {ann}[{_lit(IGNORE)}].split(',')"
+            f".exists(p, p.split('=')[0].trim() == {_lit(rule_id)}))")
+
+
+def _units(rule: Any) -> tuple[str, str, str]:
+    """(variable, CEL list of the units inside one template ``klmT`` with ``podSpec`` bound, their label)."""
+    if rule.unit == "container":
+        roles = set(rule.containers) or {"container", "initContainer", "sidecar"}
+        parts = []
+        if {"initContainer", "sidecar"} & roles:
+            if {"initContainer", "sidecar"} <= roles:
+                pred = "true"
+            elif "sidecar" in roles:
+                pred = "has(c.restartPolicy) && c.restartPolicy == 'Always'"
+            else:
+                pred = "!(has(c.restartPolicy) && c.restartPolicy == 'Always')"
+            init = "podSpec.initContainers" + ("" if pred == "true" else f".filter(c, {pred})")
+            parts.append(f"(has(podSpec.initContainers) ? {init} : [])")
+        if "container" in roles:
+            parts.append("(has(podSpec.containers) ? podSpec.containers : [])")
+        return "container", " + ".join(parts) if parts else "[]", "container"
+    if rule.unit == "volume":
+        return "volume", "(has(podSpec.volumes) ? podSpec.volumes : [])", "volume"
+    return "podSpec", "[podSpec]", ""
+
+
+def _template_validation(rule: Any, kind: tuple[str, str], templates: str) -> dict:
+    expr = rule.check["cel"]
+    guard = f"object.kind == {_lit(kind[1])} && {_group(kind[0])}"
+    var, units, label = _units(rule)
+    obj_ignored = _ignored("object.metadata", rule.id)
+    tpl_ignored = _ignored("klmT.metadata", rule.id)
+    if var == "podSpec":
+        inner = f"({expr})"
+    else:
+        inner = f"({units}).all({var}, ({expr}))"
+    body = f"({templates}).all(klmT, {tpl_ignored} || (has(klmT.spec) ? [klmT.spec] : []).all(podSpec, {inner}))"
+    validation = f"!({guard}) || {obj_ignored} || {body}"
+    message = _message_text(rule)
+    if var == "podSpec":
+        per_unit = f"({message})"
+        failing = f"[podSpec].filter(podSpec, !({expr})).map(podSpec, {per_unit})"
+    else:
+        per_unit = f"{_lit(label + ' ')} + string({var}.name) + ': ' + ({message})"
+        failing = f"({units}).filter({var}, !({expr})).map({var}, {per_unit})"
+    msg = (f"{_lit(rule.id + ': ')} + ({templates}).map(klmT, {tpl_ignored} ? '' : "
+           f"(has(klmT.spec) ? [klmT.spec] : []).map(podSpec, {failing}.join('; ')).join('; '))"
+           f".filter(s, s != '').join('; ')")
+    return {"expression": validation, "messageExpression": msg, "message": _static(rule),
+            "reason": "Invalid"}
+
+
+def _message_text(rule: Any) -> str:
+    if rule.check.get("messageExpression"):
+        return f"({rule.check['messageExpression']})"
+    return _lit(rule.check.get("message") or rule.title)
+
+
+def _static(rule: Any) -> str:
+    text = f"{rule.id}: {rule.check.get('message') or rule.title}"
+    return " ".join(text.split())[:1000]
+
+
+def _object_validation(rule: Any) -> dict:
+    expr = rule.check["cel"]
+    guards = []
+    for k in rule.kinds:
+        group, _, kind = k.rpartition("/")
+        guards.append(f"object.kind == {_lit(kind)}" + (f" && {_group(group)}" if group else ""))
+    applies = " || ".join(f"({g})" for g in guards)
+    validation = f"{_ignored('object.metadata', rule.id)} || ({expr})"
+    if applies:
+        validation = f"!({applies}) || {validation}"
+    return {"expression": validation, "messageExpression": f"{_lit(rule.id + ': ')} + {_message_text(rule)}",
+            "message": _static(rule), "reason": "Invalid"}
+
+
+# --- built-in rules whose logic is one CEL expression ------------------------------------
+
+# templates/_common.py PLACEHOLDER (an unrendered $VAR, ${VAR}, $(VAR), VAR_NAME or <value>), in RE2.
+_PLACEHOLDER_RE2 = r"^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_][A-Za-z0-9_]*\)|[A-Z][A-Z0-9]*_[A-Z0-9_]+|<[^<>]+>)$"
+
+# (group, kind) -> (CEL list of the JobSpecs whose ``template`` is a pod template, batch/v1 Job itself?)
+_JOB_SPECS = {
+    ("batch", "Job"): ("(has(object.spec) ? [object.spec] : [])", True),
+    ("batch", "CronJob"): ("(has(object.spec) && has(object.spec.jobTemplate) && has(object.spec.jobTemplate.spec)"
+                           " ? [object.spec.jobTemplate.spec] : [])", True),
+    ("jobset.x-k8s.io", "JobSet"): ("(has(object.spec) && has(object.spec.replicatedJobs) ? object.spec.replicatedJobs"
+                                    ".filter(j, has(j.template) && has(j.template.spec)).map(j, j.template.spec) : [])",
+                                    False),
+}
+for _k in ("TrainingRuntime", "ClusterTrainingRuntime"):
+    _JOB_SPECS[("trainer.kubeflow.org", _k)] = (
+        "(has(object.spec) && has(object.spec.template) && has(object.spec.template.spec)"
+        " && has(object.spec.template.spec.replicatedJobs) ? object.spec.template.spec.replicatedJobs"
+        ".filter(j, has(j.template) && has(j.template.spec)).map(j, j.template.spec) : [])", False)
+
+
+def _restart_policy_validations(rule: Any) -> list[dict]:
+    """``job-restart-policy`` (restart-policy-invalid): a Job's pod template needs restartPolicy Never or
+    OnFailure, and Never with a podFailurePolicy; JobSet defaults a missing one to OnFailure. Placeholders
+    are not judged, nor is a missing restartPolicy in a partial template (no containers, or an app
+    container without an image)."""
+    rp = "ps.restartPolicy"
+    ok = (f"(has({rp}) && type({rp}) == string && {rp}.trim().matches({_lit(_PLACEHOLDER_RE2)}))"
+          f" || (!has({rp}) && (!has(ps.containers) || ps.containers.size() == 0"
+          f" || ps.containers.exists(c, !has(c.image) || c.image == '')))"
+          f" || ((!has({rp}) || {rp} == '') ? BATCH_OK"
+          f" : ({rp} in ['Never', 'OnFailure'] && !({rp} == 'OnFailure' && has(js.podFailurePolicy))))")
+    out = []
+    for key, (jobs, batch) in _JOB_SPECS.items():
+        if not _kind_selected(rule, key):
+            continue
+        judged = ok.replace("BATCH_OK", "false" if batch else "!has(js.podFailurePolicy)")
+        per_template = (f"{_ignored('js.template.metadata', rule.id)} || !has(js.template.spec)"
+                        f" || [js.template.spec].all(ps, {judged})")
+        guard = f"object.kind == {_lit(key[1])} && {_group(key[0])}"
+        value = "(has(ps.restartPolicy) ? 'restartPolicy ' + string(ps.restartPolicy) : 'no restartPolicy')"
+        message = (f"{_lit(rule.id + ': ')} + {jobs}.filter(js, has(js.template) && has(js.template.spec)"
+                   f" && !({_ignored('js.template.metadata', rule.id)})).map(js, [js.template.spec]"
+                   f".filter(ps, !({judged})).map(ps, 'pod template has ' + {value} + ': a Job takes only Never or "
+                   f"OnFailure (Never with a podFailurePolicy)' + (has(ps.restartPolicy) ? '' : "
+                   f"{_lit(', and the default (Always, or OnFailure from JobSet) is not one')})).join('; '))"
+                   f".filter(m, m != '').join('; ')")
+        out.append({
+            "expression": f"!({guard}) || {_ignored('object.metadata', rule.id)}"
+                          f" || {jobs}.all(js, !has(js.template) || {per_template})",
+            "messageExpression": message,
+            "message": _static(rule),
+            "reason": "Invalid",
+        })
+    return out
+
+
+def _kind_selected(rule: Any, key: tuple[str, str]) -> bool:
+    if not rule.kinds:
+        return True
+    return any(k.rpartition("/")[2] == key[1] and (k.rpartition("/")[0] in ("", key[0])) for k in rule.kinds)
+
+
+# Built-in templates translated to CEL: template name -> validations of a rule using it.
+BUILTIN_EXPORTS = {"job-restart-policy": _restart_policy_validations}
+
+
+def _kinds_for(rule: Any) -> list[tuple[str, str]] | str:
+    if not rule.kinds:
+        return list(TEMPLATE_KINDS)
+    out: list[tuple[str, str]] = []
+    for k in rule.kinds:
+        group, _, kind = k.rpartition("/")
+        matches = [key for key in TEMPLATE_KINDS if key[1] == kind and (not group or key[0] == group)]
+        if not matches:
+            return f"kind {k} has no pod-template paths in the kind table (check finds its templates by shape)"
+        out.extend(m for m in matches if m not in out)
+    return out
+
+
+def _functions_too_new(source: str, version: tuple[int, int]) -> list[str]:
+    out = []
+    for name, since in FUNCTIONS_SINCE.items():
+        if since > version and re.search(rf"\b{name}\s*\(", source):
+            out.append(f"{name}() (Kubernetes {since[0]}.{since[1]})")
+    if version < (1, 28) and _OPTIONAL_SYNTAX.search(source):
+        out.append("optional types (Kubernetes 1.28)")
+    return out
+
+
+_USAGE = "observed usage from Prometheus or a usage snapshot, which a policy cannot read"
+_QUANTITIES = "quantities as the API server stores them, with unrendered placeholders left unjudged"
+# Why each built-in template's logic is not one CEL expression (checked: every built-in rule has an entry).
+BUILTIN_REASONS = {
+    "qos-class": "the QoS class after Pod defaulting (requests from limits), pod-level resources and sidecars",
+    "container-resource-missing": f"pod-level resources and {_QUANTITIES}",
+    "extended-resource-mismatch": f"extended resources compared as exact quantities, {_QUANTITIES}",
+    "invalid-quantity": "the apimachinery grammar with its messages, and whole numbers for extended resources",
+    "suspicious-quantity": "heuristics over quantity values (empty, unit slips) with their suggestions",
+    "request-exceeds-limit": f"requests against limits after defaulting, {_QUANTITIES}",
+    "overcommit-ratio": "exact rational ratios of quantities (CEL has no quantity division before 1.33)",
+    "gpu-share": "the node catalog and the profile's node pools, resolved from selectors and affinity",
+    "gpu-node-unresolved": "the node catalog and the profile's node pools",
+    "emptydir-no-size-limit": "which containers mount the volume and their ephemeral-storage limits, with sizeLimit 0 read as none",
+    "emptydir-memory-unbounded": "the pod's effective memory limit (every container, pod-level resources) and the mounts",
+    "emptydir-memory-exceeds-limit": "sums of sizeLimits per mounting container against effective limits",
+    "emptydir-exceeds-ephemeral-storage": "the pod's ephemeral-storage budget and the node's local disk from the catalog",
+    "emptydir-missing-ephemeral-request": "requests after defaulting across containers, and which volumes are mounted",
+    "shm-too-small-for-workers": "process counts read from command lines (torchrun, DataLoader workers, mpirun)",
+    "priority-class-missing": "Kueue and gang-scheduling labels and partial templates (kustomize patches)",
+    "priority-class-unknown": "the PriorityClasses of the cluster (other objects)",
+    "priority-class-object": "the cluster's other PriorityClasses (globalDefault conflicts)",
+    "preemption-backoff": "the values of other PriorityClasses",
+    "group-oom-multiprocess": "the nodes' kubelet configuration and versions, and process counts from command lines",
+    "kubelet-fail-cgroup-v1": "the nodes' cgroup and kubelet versions from the profile (KubeletConfiguration is not admitted)",
+    "kubelet-oom-kill-cgroup-v1": "the nodes' cgroup version from the profile (KubeletConfiguration is not admitted)",
+    "kubelet-setting-ignored": "the kubelet versions of the nodes from the profile (KubeletConfiguration is not admitted)",
+    "usage-memory-limit": _USAGE,
+    "usage-memory-request-high": _USAGE,
+    "usage-memory-request-low": _USAGE,
+    "usage-gpu-memory": _USAGE,
+}
+
+
+def exportable(rule: Any, version: tuple[int, int]) -> str:
+    """Why ``rule`` cannot be a policy; "" when it can."""
+    from kubelint_ml.engine.celcheck import CelCheck
+
+    if not isinstance(rule.template, CelCheck):
+        template = rule.check.get("template", "")
+        if template in BUILTIN_EXPORTS and not rule.accelerator_severity and rule.workloads == "all":
+            return ""
+        return BUILTIN_REASONS.get(template, "its template's logic is Python")
+    sources = [rule.check["cel"]] + ([rule.check["messageExpression"]] if rule.check.get("messageExpression") else [])
+    for name in ("objects", "profile"):
+        if any(re.search(rf"\b{name}\b", s) for s in sources):
+            what = "other objects among the inputs" if name == "objects" else "the cluster profile"
+            return f"reads `{name}` ({what}); a ValidatingAdmissionPolicy sees one object"
+    if rule.accelerator_severity:
+        return "acceleratorSeverity: its severity depends on whether the pod uses accelerators"
+    if rule.workloads != "all":
+        return f"scope.workloads: {rule.workloads}: which objects it applies to is decided in Python"
+    too_new = [f for s in sources for f in _functions_too_new(s, version)]
+    if too_new:
+        return f"uses {', '.join(sorted(set(too_new)))}, newer than the profile's Kubernetes {version[0]}.{version[1]}"
+    return ""
+
+
+def _glob_regex(glob: str) -> str:
+    out = []
+    for ch in glob:
+        out.append(".*" if ch == "*" else "." if ch == "?" else re.escape(ch))
+    return "^" + "".join(out) + "$"
+
+
+def _exclusions(policy: Policy, rule_id: str) -> list[dict]:
+    conditions = []
+    for i, ex in enumerate(policy.config.exclude):
+        if "path" in ex or ("rule" in ex and ex["rule"] != rule_id):
+            continue
+        parts = []
+        if "kind" in ex:
+            parts.append(f"object.kind == {_lit(ex['kind'])}")
+        if "namespace" in ex:
+            parts.append(f"request.namespace == {_lit(ex['namespace'])}")
+        if "name" in ex:
+            parts.append(f"has(object.metadata.name) && object.metadata.name.matches({_lit(_glob_regex(ex['name']))})")
+        if parts:
+            conditions.append({"name": f"exclude-{i}", "expression": "!(" + " && ".join(parts) + ")"})
+    return conditions
+
+
+def policy_documents(policy: Policy) -> tuple[list[dict], list[tuple[str, str]], tuple[int, int], bool]:
+    """(policies and bindings, (rule id, why not exported), the Kubernetes version used, whether it was assumed)."""
+    version = parse_version(policy.config.profile.kubernetes_version)
+    assumed = version is None
+    version = version or MIN_VERSION
+    docs: list[dict] = []
+    skipped: list[tuple[str, str]] = []
+    if version < MIN_VERSION:
+        return [], [("*", f"ValidatingAdmissionPolicy {API} needs Kubernetes 1.30; the profile says "
+                          f"{version[0]}.{version[1]}")], version, assumed
+    settings = policy.settings
+    for rule in sorted(policy.engine.rules, key=lambda r: r.id):
+        why = exportable(rule, version)
+        kinds: list[tuple[str, str]] = []
+        builtin = BUILTIN_EXPORTS.get(rule.check.get("template", "")) if not why else None
+        if builtin is not None:
+            kinds = [k for k in _JOB_SPECS if _kind_selected(rule, k)]
+        elif not why and rule.unit != "object":
+            found = _kinds_for(rule)
+            if isinstance(found, str):
+                why = found
+            else:
+                kinds = found
+        if why:
+            skipped.append((rule.id, why))
+            continue
+        severity = policy.engine.overrides.get(rule.id) or rule.severity
+        name = f"kubelint-ml-{rule.id}"
+        if rule.unit == "object":
+            validations = [_object_validation(rule)]
+            groups = sorted({k.rpartition("/")[0] for k in rule.kinds}) if rule.kinds else ["*"]
+            resource_rules = [{"apiGroups": groups if all("/" in k for k in rule.kinds) or not rule.kinds else ["*"],
+                               "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["*"]}]
+        else:
+            validations = (builtin(rule) if builtin is not None
+                           else [_template_validation(rule, k, TEMPLATE_KINDS[k][1]) for k in kinds])
+            by_group: dict[str, list[str]] = {}
+            for group, kind in kinds:
+                res = TEMPLATE_KINDS[(group, kind)][0]
+                if res not in by_group.setdefault(group, []):
+                    by_group[group].append(res)
+            resource_rules = [{"apiGroups": [g], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
+                               "resources": sorted(r)} for g, r in sorted(by_group.items())]
+        spec: dict[str, Any] = {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": resource_rules},
+            "validations": validations,
+        }
+        conditions = _exclusions(policy, rule.id)
+        if conditions:
+            spec["matchConditions"] = conditions
+        labels = {"app.kubernetes.io/managed-by": "kubelint-ml", "kubelint-ml.io/rule": rule.id}
+        docs.append({"apiVersion": API, "kind": "ValidatingAdmissionPolicy",
+                     "metadata": {"name": name, "labels": labels,
+                                  "annotations": {"kubelint-ml.io/severity": severity,
+                                                  "kubelint-ml.io/title": " ".join(rule.title.split())}},
+                     "spec": spec})
+        binding: dict[str, Any] = {"policyName": name, "validationActions": [ACTIONS[severity]]}
+        match: dict[str, Any] = {}
+        if settings.get("excludeNamespaces"):
+            match["namespaceSelector"] = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                                                                "values": list(settings["excludeNamespaces"])}]}
+        if settings.get("excludeLabels"):
+            exprs = []
+            for key, value in settings["excludeLabels"].items():
+                exprs.append({"key": key, "operator": "DoesNotExist"} if value == "*"
+                             else {"key": key, "operator": "NotIn", "values": [value]})
+            match["objectSelector"] = {"matchExpressions": exprs}
+        if match:
+            binding["matchResources"] = match
+        docs.append({"apiVersion": API, "kind": "ValidatingAdmissionPolicyBinding",
+                     "metadata": {"name": name, "labels": labels}, "spec": binding})
+    return docs, skipped, version, assumed
+
+
+def export_policies(policy: Policy) -> tuple[str, list[tuple[str, str]]]:
+    """The YAML stream, and the rules not exported with the reason."""
+    import yaml
+
+    docs, skipped, version, assumed = policy_documents(policy)
+    head = [f"# kubelint-ml export vap: {len(docs) // 2} rule(s) as ValidatingAdmissionPolicies ({API}),",
+            f"# CEL functions of Kubernetes {version[0]}.{version[1]}"
+            + (" (no profile.kubernetesVersion: the first version with VAP v1)" if assumed else "") + ".",
+            "# Pod templates are looked for in the kinds kubelint-ml knows (Pod, Job, CronJob, the Deployment",
+            "# family, Kubeflow, JobSet, Trainer runtimes, Ray, Volcano, LeaderWorkerSet); other kinds, which",
+            "# `check` searches by shape, are not matched."]
+    if skipped:
+        head.append("# Not exported:")
+        head.extend(f"#   {rid}: {why}" for rid, why in skipped)
+    text = "\n".join(head) + "\n"
+    for d in docs:
+        text += "---\n" + yaml.safe_dump(d, sort_keys=False, width=1_000_000, allow_unicode=True)
+    return text, skipped

@@ -1,0 +1,908 @@
+"""Helm charts and kustomizations: rendered by the real tools, findings mapped back.
+
+A directory with ``Chart.yaml`` is a chart; one with ``kustomization.yaml``
+(``.yml``, or ``Kustomization``) is a kustomization. Their files are not
+linted one by one (a template is not YAML, a base is incomplete without its
+overlay); instead the chart is rendered with ``helm template`` and the
+kustomization built with ``kustomize build`` or ``kubectl kustomize``, and
+the output is linted like any file. A kustomization that another linted one
+refers to (a base of an overlay) is not built on its own.
+
+The tools run without a shell, with a timeout, their output capped at the
+file size limit. A kustomization is built through a wrapper kustomization in
+a temporary directory that turns on origin annotations (the user's files are
+never changed). Without the tool, each chart or kustomization gets one
+warning that names the tool and the pipe to use instead.
+
+Findings in rendered output (and in ``helm template`` or ``kustomize build``
+output piped to ``check -``) are mapped back to the file a person edits: the
+template named by helm's ``# Source:`` comment, or the base or patch named by
+kustomize's ``config.kubernetes.io/origin`` and
+``alpha.config.kubernetes.io/transformations`` annotations. The line is the
+field's own line there when it can be found unambiguously, else the start of
+the document; the rendered location is kept as a related location.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any
+
+from kubelint_ml.findings import Finding
+from kubelint_ml.input.sources import _READ_ONCE, Source, display_path
+
+CHART_FILE = "Chart.yaml"
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+DEFAULT_TIMEOUT = 120.0
+STDERR_CAP = 64 * 1024
+# How far above a named file to look for the chart or kustomization it belongs to.
+MAX_ANCESTORS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class RenderOptions:
+    helm_values: tuple[str, ...] = ()
+    helm_set: tuple[str, ...] = ()
+    timeout: float = DEFAULT_TIMEOUT
+    enabled: bool = True
+
+
+@dataclass(slots=True)
+class Stream:
+    """Rendered output standing in for a chart or kustomization."""
+
+    tool: str  # "helm" | "kustomize"
+    directory: str  # the chart or kustomization directory (real path)
+    base: str  # directory that paths in the output are relative to
+    seconds: float = 0.0
+
+
+@dataclass(slots=True)
+class Plan:
+    sources: list[Source]  # what is linted: plain files and rendered streams, in order
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (file, message): did not render
+
+
+# Rendered streams of this run, by display name (what a finding's file is before mapping).
+STREAMS: dict[str, Stream] = {}
+
+
+# ----------------------------------------------------------------------------
+# Which files belong to which chart or kustomization
+
+
+def _is_chart(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, CHART_FILE))
+
+
+def _kustomization_file(directory: str) -> str | None:
+    for name in KUSTOMIZATION_FILES:
+        path = os.path.join(directory, name)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+class _Owners:
+    """The chart or kustomization directory a file belongs to (the nearest one above it)."""
+
+    def __init__(self, stops: Iterable[str]) -> None:
+        self.stops = {os.path.realpath(s) for s in stops}
+        self.cache: dict[str, tuple[str, str] | None] = {}
+
+    def of(self, directory: str, depth: int = 0) -> tuple[str, str] | None:
+        """``(kind, directory)`` with kind ``helm`` or ``kustomize``, or None."""
+        if directory in self.cache:
+            return self.cache[directory]
+        found: tuple[str, str] | None = None
+        if _is_chart(directory):
+            found = ("helm", directory)
+            parent = os.path.dirname(directory)
+            if os.path.basename(parent) == "charts" and _is_chart(os.path.dirname(parent)):
+                found = self.of(os.path.dirname(parent), depth + 2) or found  # a subchart is its parent's
+        elif _kustomization_file(directory):
+            found = ("kustomize", directory)
+        elif depth < MAX_ANCESTORS and directory not in self.stops:
+            parent = os.path.dirname(directory)
+            if parent != directory:
+                found = self.of(parent, depth + 1)
+        self.cache[directory] = found
+        return found
+
+
+def _read_kustomization(path: str | None) -> dict:
+    """A kustomization file's mapping; empty when it is not a regular file or not a mapping."""
+    from kubelint_ml.input.loader import LoadError, load_single
+
+    if path is None or not os.path.isfile(path):
+        return {}
+    try:
+        with open(path, "rb") as fh:
+            data = load_single(fh.read(1 << 20))
+    except (OSError, LoadError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _kustomization_refs(directory: str) -> list[str]:
+    """Directories (real paths) that the kustomization in ``directory`` builds on."""
+    data = _read_kustomization(_kustomization_file(directory))
+    out = []
+    for key in ("resources", "bases", "components"):
+        entries = data.get(key)
+        if not isinstance(entries, list):
+            continue
+        for entry in entries:
+            if not isinstance(entry, str) or "://" in entry or entry.startswith("git@"):
+                continue
+            target = os.path.realpath(os.path.join(directory, entry))
+            if os.path.isdir(target):
+                out.append(target)
+    return out
+
+
+def plan(sources: list[Source], options: RenderOptions, max_bytes: int) -> Plan:
+    """Take the files of charts and kustomizations out of ``sources`` and put their rendered output in."""
+    STREAMS.clear()
+    # The search for the chart or kustomization a file belongs to goes up to the working
+    # directory (a named template belongs to its chart even when its directory is named).
+    owners = _Owners([os.getcwd()])
+    units: dict[str, str] = {}  # real directory -> tool
+    shown: dict[str, str] = {}  # real directory -> display
+    kept: list[Source] = []
+    by_dir: dict[str, tuple[str, str] | None] = {}  # a file's directory as named -> its owner
+    for s in sources:
+        if s.real == "-" or s.error:
+            kept.append(s)
+            continue
+        named = os.path.dirname(s.real)
+        if named not in by_dir:
+            by_dir[named] = owners.of(os.path.realpath(os.path.abspath(named or ".")))
+        owner = by_dir[named]
+        if owner is None:
+            kept.append(s)
+            continue
+        tool, directory = owner
+        units.setdefault(directory, tool)
+        if directory not in shown:
+            shown[directory] = _display_dir(s, directory)
+    out = Plan(kept)
+    if not units:
+        return out
+    # Bases and components of a kustomization that is linted too are built as part of it.
+    referenced: set[str] = set()
+    for directory, tool in units.items():
+        if tool == "kustomize":
+            referenced.update(_reachable(directory))
+    for directory in sorted(units, key=lambda d: shown[d]):
+        tool = units[directory]
+        if tool == "kustomize" and directory in referenced:
+            out.notes.append(f"{shown[directory]}: built as part of a kustomization that uses it, not on its own")
+            continue
+        if not options.enabled:
+            out.notes.append(f"{shown[directory]}: {'chart' if tool == 'helm' else 'kustomization'} not rendered "
+                             "(rendering is off)")
+            continue
+        _render_unit(out, tool, directory, shown[directory], options, max_bytes)
+    out.sources.sort(key=lambda s: s.path)
+    return out
+
+
+def _reachable(directory: str) -> set[str]:
+    seen: set[str] = set()
+    stack = list(_kustomization_refs(directory))
+    while stack:
+        d = stack.pop()
+        if d in seen:
+            continue
+        seen.add(d)
+        stack.extend(_kustomization_refs(d))
+    seen.discard(directory)
+    return seen
+
+
+def _display_dir(source: Source, directory: str) -> str:
+    """The directory as the user would name it (relative to the cwd when below it)."""
+    shown_file = source.path
+    real_file = os.path.realpath(os.path.abspath(source.real))
+    rel = os.path.relpath(os.path.dirname(real_file), directory)
+    head = os.path.dirname(shown_file)
+    if rel != ".":
+        for _ in rel.split(os.sep):
+            head = os.path.dirname(head)
+    return head or display_path(directory)
+
+
+# ----------------------------------------------------------------------------
+# Running the tools
+
+
+def helm_binary() -> str | None:
+    return shutil.which("helm")
+
+
+def kustomize_command() -> list[str] | None:
+    found = shutil.which("kustomize")
+    if found:
+        return [found, "build"]
+    found = shutil.which("kubectl")
+    if found:
+        return [found, "kustomize"]
+    return None
+
+
+def kustomize_version() -> tuple[int, int] | None:
+    """The version of the kustomize :func:`kustomize_command` runs (its own, or kubectl's embedded one)."""
+    command = kustomize_command()
+    if command is None:
+        return None
+    argv = [command[0], "version"] + (["--client"] if command[1] == "kustomize" else [])
+    code, out, _ = run_capped(argv, None, 30, 1 << 16)
+    m = re.search(rb"(?:Kustomize Version: |kustomize/|^)v(\d+)\.(\d+)", out, re.M)
+    return (int(m.group(1)), int(m.group(2))) if m and code == 0 else None
+
+
+def run_capped(argv: list[str], cwd: str | None, timeout: float, cap: int) -> tuple[int | None, bytes, str]:
+    """Run ``argv`` (no shell) and return ``(exit code, stdout, stderr)``.
+
+    The exit code is None when the process was stopped: it ran longer than
+    ``timeout`` seconds or wrote more than ``cap`` bytes (stdout then holds
+    ``cap + 1`` bytes).
+    """
+    try:
+        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as e:
+        return None, b"", f"cannot run {argv[0]}: {e.strerror or e}"
+    out = bytearray()
+    err = bytearray()
+    over = threading.Event()
+
+    def pump(stream: Any, buf: bytearray, limit: int, flag: bool) -> None:
+        while True:
+            chunk = stream.read1(1 << 16) if hasattr(stream, "read1") else stream.read(1 << 16)
+            if not chunk:
+                return
+            room = limit + 1 - len(buf)
+            if room > 0:
+                buf += chunk[:room]
+            if len(buf) > limit and flag:
+                over.set()
+                _stop(proc)
+                return
+
+    readers = [threading.Thread(target=pump, args=(proc.stdout, out, cap, True), daemon=True),
+               threading.Thread(target=pump, args=(proc.stderr, err, STDERR_CAP, False), daemon=True)]
+    for t in readers:
+        t.start()
+    stopped = False
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        stopped = True
+        _stop(proc)
+        proc.wait()
+    for t in readers:
+        t.join(5)
+    for stream in (proc.stdout, proc.stderr):
+        try:
+            if stream is not None:
+                stream.close()
+        except OSError:
+            pass
+    if stopped or over.is_set():
+        return None, bytes(out), err.decode("utf-8", "replace")
+    return proc.returncode, bytes(out), err.decode("utf-8", "replace")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, 9)
+    except (OSError, AttributeError):
+        try:
+            proc.kill()
+        except OSError:
+            pass
+
+
+_KLOG_ERR = re.compile(r'err="(.*)"\s*$')
+
+
+def _first_error(stderr: str) -> str:
+    """The tool's error message, its end kept when long (kustomize nests the cause last)."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    text = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "no message")
+    m = _KLOG_ERR.search(text)  # kubectl's log prefix: E1123 20:53:45.509208 2638 run.go:72] "command failed" err="..."
+    if m:
+        text = m.group(1).replace('\\"', '"')
+    return text if len(text) <= 400 else "…" + text[-400:]
+
+
+def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: RenderOptions, max_bytes: int) -> None:
+    if tool == "helm":
+        helm = helm_binary()
+        if helm is None:
+            out.warnings.append(f"{shown}: Helm chart not linted: helm is not on PATH; install helm, or pipe the "
+                                f"rendered chart in: helm template {shown} | kubelint-ml check -")
+            return
+        argv = [helm, "template", directory]
+        for v in options.helm_values:
+            argv += ["--values", os.path.abspath(v)]
+        for s in options.helm_set:
+            argv += ["--set", s]
+        cwd, base, wrapper = None, os.path.dirname(directory), None
+        what = "helm template"
+        anchor = CHART_FILE if shown == "." else os.path.join(shown, CHART_FILE)
+    else:
+        command = kustomize_command()
+        if command is None:
+            out.warnings.append(f"{shown}: kustomization not linted: neither kustomize nor kubectl is on PATH; "
+                                f"install one, or pipe the build in: kubectl kustomize {shown} | kubelint-ml check -")
+            return
+        wrapper = _wrapper(directory)
+        argv = command + [wrapper or directory]
+        cwd, base = wrapper, wrapper or directory
+        what = " ".join(os.path.basename(command[0]) if i == 0 else c for i, c in enumerate(command))
+        name = os.path.basename(_kustomization_file(directory) or "kustomization.yaml")
+        anchor = name if shown == "." else os.path.join(shown, name)
+    started = time.monotonic()
+    try:
+        code, data, err = run_capped(argv, cwd, options.timeout, max_bytes)
+        if code not in (0, None) and wrapper is not None:
+            # An older kustomize without build metadata: build the directory itself (no origins then).
+            code2, data2, err2 = run_capped(command + [directory], None, options.timeout, max_bytes)  # type: ignore[operator]
+            if code2 == 0:
+                code, data, err, base = code2, data2, err2, directory
+    finally:
+        if wrapper is not None:
+            shutil.rmtree(wrapper, ignore_errors=True)
+    seconds = time.monotonic() - started
+    if code is None:
+        why = (f"output over the {max_bytes}-byte limit (limits.maxFileBytes)" if len(data) > max_bytes
+               else f"did not finish in {options.timeout:g} s" if not err.startswith("cannot run")
+               else err)
+        out.failures.append((anchor, f"{what} {shown}: {why}; not linted"))
+        return
+    if code != 0:
+        out.failures.append((anchor, f"{what} {shown} failed: {_first_error(err)}"))
+        return
+    display = f"{shown} ({what})"
+    real = f"<render:{tool}:{directory}>"
+    _READ_ONCE[real] = data
+    STREAMS[display] = Stream(tool, directory, base, seconds)
+    out.sources.append(Source(display, real))
+    out.notes.append(f"{shown}: rendered with {what} ({len(data)} bytes)")
+
+
+def _wrapper(directory: str) -> str | None:
+    """A temporary kustomization that builds ``directory`` with origin annotations turned on, or
+    None when it cannot be made (no temp space; another drive, which a relative path cannot reach)."""
+    wrapper = None
+    try:
+        wrapper = tempfile.mkdtemp(prefix="kubelint-ml-kustomize-")
+        target = os.path.relpath(directory, wrapper)
+        with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as fh:
+            fh.write("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                     f"resources:\n  - {_yaml_string(target)}\n"
+                     "buildMetadata: [originAnnotations, transformerAnnotations]\n")
+        return wrapper
+    except (OSError, ValueError):
+        if wrapper:
+            shutil.rmtree(wrapper, ignore_errors=True)
+        return None
+
+
+def _yaml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# ----------------------------------------------------------------------------
+# Mapping findings back to the files a person edits
+
+_DOC_START = re.compile(rb"^---(?:[ \t].*)?$", re.M)
+_HELM_SOURCE = re.compile(r"^# Source: (.+?)\s*$", re.M)
+_ORIGIN = re.compile(r"config\.kubernetes\.io/origin: \|\n((?:[ \t]+\S.*\n?)+)")
+_TRANSFORMS = re.compile(r"alpha\.config\.kubernetes\.io/transformations: \|\n((?:[ \t]+\S.*\n?)+)")
+_PATCH_KINDS = ("PatchTransformer", "PatchStrategicMergeTransformer", "PatchesStrategicMerge")
+
+
+def has_markers(data: bytes) -> bool:
+    return b"# Source: " in data or b"config.kubernetes.io/origin" in data
+
+
+@dataclass(slots=True)
+class _Segment:
+    start: int  # first line (1-based)
+    end: int  # last line
+    text: str
+    tree: Any = None  # the loaded document (positions relative to the segment)
+    loaded: bool = False
+
+
+def _segments(data: bytes) -> list[_Segment]:
+    text = data.decode("utf-8", "replace")
+    starts = [0] + [m.start() for m in _DOC_START.finditer(data)]
+    out = []
+    for i, begin in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(data)
+        if end <= begin and i:
+            continue
+        chunk = data[begin:end]
+        first = data.count(b"\n", 0, begin) + 1
+        out.append(_Segment(first, first + chunk.count(b"\n"), chunk.decode("utf-8", "replace")))
+    del text
+    return out
+
+
+def map_back(findings: list[Finding], data: bytes, display: str) -> None:
+    """Point findings on rendered output at their source files, in place."""
+    stream = STREAMS.get(display)
+    if stream is None and not has_markers(data):
+        return
+    segments = _segments(data)
+    base = stream.base if stream is not None else os.getcwd()
+    chart_dir = stream.directory if stream is not None and stream.tool == "helm" else None
+    for i, f in enumerate(findings):
+        if f.file != display:
+            continue
+        seg = _segment_at(segments, f.line)
+        if seg is None:
+            continue
+        target = _helm_target(seg, f, chart_dir) or _kustomize_target(seg, f, base)
+        if target is None:
+            continue
+        file, line, column = target
+        related = ((display, f.line, f.column, "rendered output"),) + tuple(f.related)
+        findings[i] = replace(f, file=display_path(file), line=line, column=column, related=related)
+
+
+def _segment_at(segments: list[_Segment], line: int) -> _Segment | None:
+    for seg in segments:
+        if seg.start <= line <= seg.end:
+            return seg
+    return None
+
+
+def parse_path(text: str) -> tuple:
+    """The inverse of :func:`kubelint_ml.input.loader.render_path`."""
+    out: list = []
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == ".":
+            i += 1
+            continue
+        if c == "[":
+            if text.startswith('["', i):
+                j = i + 2
+                buf = []
+                while j < n and text[j] != '"':
+                    if text[j] == "\\" and j + 1 < n:
+                        j += 1
+                    buf.append(text[j])
+                    j += 1
+                out.append("".join(buf))
+                i = j + 2  # past '"]'
+            else:
+                j = text.find("]", i)
+                j = n if j < 0 else j
+                try:
+                    out.append(int(text[i + 1:j]))
+                except ValueError:
+                    out.append(text[i + 1:j])
+                i = j + 1
+            continue
+        j = i
+        while j < n and text[j] not in ".[":
+            j += 1
+        out.append(text[i:j])
+        i = j
+    return tuple(out)
+
+
+# -- Helm ---------------------------------------------------------------------
+
+
+def _helm_target(seg: _Segment, f: Finding, chart_dir: str | None) -> tuple[str, int, int] | None:
+    m = _HELM_SOURCE.search(seg.text)
+    if m is None:
+        return None
+    path = _template_file(m.group(1), chart_dir)
+    if path is None:
+        return None
+    text = _read_text(path)
+    if text is None:
+        return None
+    kind = f.object.kind if f.object is not None else ""
+    line, column = template_position(text, parse_path(f.path), kind)
+    return path, line, column
+
+
+def _template_file(source: str, chart_dir: str | None) -> str | None:
+    """The file a ``# Source: chart/templates/x.yaml`` line names, or None when it is not here."""
+    parts = source.replace("\\", "/").split("/")
+    if len(parts) < 2 or any(p in ("", "..") for p in parts):
+        return None
+    roots = [chart_dir] if chart_dir else _charts_named(parts[0])
+    for root in roots:
+        if root is None or os.path.basename(root) != parts[0] and _chart_name(root) != parts[0]:
+            continue
+        path = _inside_chart(root, parts[1:])
+        if path is not None:
+            return path
+    return None
+
+
+def _inside_chart(root: str, rest: list[str]) -> str | None:
+    """``charts/<name>/...`` steps into a subchart whose Chart.yaml says ``name``, whatever its directory."""
+    if len(rest) >= 3 and rest[0] == "charts":
+        sub = os.path.join(root, "charts")
+        try:
+            entries = sorted(os.listdir(sub))
+        except OSError:
+            return None
+        for entry in entries:
+            candidate = os.path.join(sub, entry)
+            if os.path.isdir(candidate) and (entry == rest[1] or _chart_name(candidate) == rest[1]):
+                found = _inside_chart(candidate, rest[2:])
+                if found:
+                    return found
+        return None
+    path = os.path.join(root, *rest)
+    return path if os.path.isfile(path) else None
+
+
+@lru_cache(maxsize=256)
+def _chart_name(directory: str) -> str | None:
+    if not os.path.isfile(os.path.join(directory, CHART_FILE)):
+        return None
+    try:
+        with open(os.path.join(directory, CHART_FILE), encoding="utf-8", errors="replace") as fh:
+            for line in fh.read(1 << 16).splitlines():
+                m = re.match(r"name:\s*['\"]?([^'\"#\s]+)", line)
+                if m:
+                    return m.group(1)
+    except OSError:
+        return None
+    return None
+
+
+MAX_CHART_SEARCH_DIRS = 4000
+
+
+def _charts_named(name: str) -> tuple[str, ...]:
+    """Charts below the working directory whose directory or Chart.yaml name is ``name`` (piped input)."""
+    return _charts_below(os.getcwd(), name)
+
+
+@lru_cache(maxsize=64)
+def _charts_below(top: str, name: str) -> tuple[str, ...]:
+    found = []
+    for seen, (root, dirs, files) in enumerate(os.walk(top), 1):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
+        if CHART_FILE in files and (os.path.basename(root) == name or _chart_name(root) == name):
+            found.append(root)
+        if root.count(os.sep) - top.count(os.sep) >= 6:
+            dirs[:] = []
+        if seen >= MAX_CHART_SEARCH_DIRS:
+            break
+    return tuple(found)
+
+
+def _read_text(path: str) -> str | None:
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4 << 20).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+ITEM = "[]"  # a list item in a template key path
+_KEY = re.compile(r"""(?:"([^"\\]*)"|'([^']*)'|([^\s'"{}#\[\]&*!|>%@`,][^:#{}]*?))\s*:(?:\s|$)""")
+_BLOCK = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
+
+
+def template_keys(text: str) -> list[tuple[int, int, tuple[str, ...], int]]:
+    """Every mapping key of a (Helm template) YAML text: ``(line, column, keys above and itself, document)``.
+
+    Tolerant: template directive lines are skipped, indentation decides
+    nesting, list items are not numbered (a ``range`` repeats them: every item
+    is :data:`ITEM`), block scalars are stepped over.
+    """
+    out = []
+    stack: list[tuple[int, str]] = []  # (indent, key or ITEM)
+    block_indent: int | None = None
+    document = 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        stripped = raw.strip()
+        indent = len(raw) - len(raw.lstrip(" "))
+        if block_indent is not None:
+            if not stripped or indent > block_indent:
+                continue
+            block_indent = None
+        if not stripped or stripped.startswith("#"):
+            continue
+        if raw.startswith("---"):
+            document += 1
+            stack = []
+            continue
+        if stripped.startswith("{{") and "}}" in stripped:
+            # A directive alone on its line; `{{ ... }}: value` keys are rare and ambiguous anyway.
+            continue
+        col = indent
+        rest = raw[indent:]
+        while rest.startswith("- ") or rest == "-":
+            while stack and (stack[-1][0] > col or (stack[-1][0] == col and stack[-1][1] == ITEM)):
+                stack.pop()
+            stack.append((col, ITEM))
+            out.append((number, col + 1, tuple(k for _, k in stack), document))
+            step = 2 + len(rest[2:]) - len(rest[2:].lstrip(" ")) if rest != "-" else 1
+            col += step
+            rest = rest[step:]
+        m = _KEY.match(rest)
+        if not m:
+            continue
+        key = next(g for g in m.groups() if g is not None).strip()
+        if "{{" in key:
+            continue
+        while stack and stack[-1][0] >= col:
+            stack.pop()
+        stack.append((col, key))
+        out.append((number, col + 1, tuple(k for _, k in stack), document))
+        if _BLOCK.search(rest):
+            block_indent = col
+    return out
+
+
+def template_position(text: str, path: tuple, kind: str = "") -> tuple[int, int]:
+    """Where the field at ``path`` is written in a template: its key's line when exactly one key
+    matches (the deepest ancestor that is written, when the field itself is not), else the
+    document's first line."""
+    keys = tuple(ITEM if isinstance(p, int) else p for p in path)
+    entries = template_keys(text)
+    docs = _kind_documents(text, kind)
+    if docs is not None:
+        entries = [e for e in entries if e[3] in docs]
+    doc_line = _document_line(text, docs)
+    for depth in range(len(keys), 0, -1):
+        want = keys[:depth]
+        hits = [e for e in entries if e[2] == want]
+        if len(hits) == 1:
+            return hits[0][0], hits[0][1]
+        if hits:
+            return doc_line, 1
+    return doc_line, 1
+
+
+_KIND_LINE = re.compile(r"^kind:\s*['\"]?([A-Za-z0-9]+)", re.M)
+
+
+def _kind_documents(text: str, kind: str) -> set[int] | None:
+    """Documents of a template file that are of ``kind`` (None: cannot tell)."""
+    if not kind:
+        return None
+    found = set()
+    document = 0
+    for raw in text.splitlines():
+        if raw.startswith("---"):
+            document += 1
+            continue
+        m = _KIND_LINE.match(raw)
+        if m and m.group(1) == kind:
+            found.add(document)
+    return found or None
+
+
+def _document_line(text: str, docs: set[int] | None) -> int:
+    """First content line of the (only) matching document, else 1."""
+    if docs is not None and len(docs) != 1:
+        return 1
+    want = next(iter(docs)) if docs else 0
+    document = 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        if raw.startswith("---"):
+            document += 1
+            continue
+        stripped = raw.strip()
+        if document == want and stripped and not stripped.startswith("#") and not stripped.startswith("{{"):
+            return number
+    return 1
+
+
+# -- kustomize ----------------------------------------------------------------
+
+
+def _block_lines(m: re.Match | None) -> list[str]:
+    if m is None:
+        return []
+    return [ln.strip() for ln in m.group(1).splitlines() if ln.strip()]
+
+
+def _kustomize_target(seg: _Segment, f: Finding, base: str) -> tuple[str, int, int] | None:
+    origin = _block_lines(_ORIGIN.search(seg.text))
+    origin_path = next((ln[len("path:"):].strip() for ln in origin if ln.startswith("path:")), None)
+    if origin_path is None or any(ln.startswith("repo:") for ln in origin):
+        return None
+    tree = _segment_tree(seg)
+    path = parse_path(f.path)
+    kind = f.object.kind if f.object is not None else ""
+    name = f.object.name if f.object is not None else ""
+    candidates: list[tuple[int, int, int, int, str]] = []  # (depth found, order, line, column, file)
+    resource = os.path.normpath(os.path.join(base, _unquote(origin_path)))
+    best = _locate_in_file(resource, kind, name, path, tree)
+    if best is not None:
+        candidates.append((best[0], 0, best[1], best[2], resource))
+    for order, patch in enumerate(_patch_files(seg, base), 1):
+        found = _locate_in_file(patch, kind, name, path, tree)
+        if found is not None and found[0] > 0:
+            candidates.append((found[0], order, found[1], found[2], patch))
+    if not candidates:
+        return None
+    # A value is where it was last written (a patch overrides the base); a mapping or list
+    # that several files write (a container), and a field no file has whole, are the
+    # base's, where most of it is.
+    full = [c for c in candidates if c[0] == len(path)]
+    if full and not isinstance(_node_at(tree, path), (dict, list)):
+        pick = max(full, key=lambda c: c[1])
+    else:
+        pick = max(full or candidates, key=lambda c: (c[0], -c[1]))
+    return pick[4], pick[2], pick[3]
+
+
+def _node_at(tree: Any, path: tuple) -> Any:
+    node = tree
+    for part in path:
+        in_map = isinstance(node, dict) and part in node
+        if not in_map and not (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
+            return None
+        node = node[part]
+    return node
+
+
+def _unquote(text: str) -> str:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
+def _segment_tree(seg: _Segment) -> Any:
+    if not seg.loaded:
+        from kubelint_ml.input.loader import load
+
+        seg.loaded = True
+        loaded = load(seg.text.encode("utf-8"))
+        seg.tree = loaded.documents[0].data if loaded.documents else None
+    return seg.tree
+
+
+def _patch_files(seg: _Segment, base: str) -> list[str]:
+    """Strategic-merge patch files of the kustomizations that patched this object."""
+    lines = _block_lines(_TRANSFORMS.search(seg.text))
+    configured: list[str] = []
+    current: str | None = None
+    for ln in lines:
+        if ln.startswith("- configuredIn:") or ln.startswith("configuredIn:"):
+            current = ln.split(":", 1)[1].strip()
+        elif ln.startswith("kind:") and current and ln.split(":", 1)[1].strip() in _PATCH_KINDS:
+            kpath = os.path.normpath(os.path.join(base, _unquote(current)))
+            if kpath not in configured:
+                configured.append(kpath)
+    out = []
+    for kfile in configured:
+        for p in _kustomization_patches(kfile):
+            if p not in out:
+                out.append(p)
+    return out
+
+
+def _kustomization_patches(kfile: str) -> list[str]:
+    data = _read_kustomization(kfile)
+    directory = os.path.dirname(kfile)
+    out = []
+    for key in ("patches", "patchesStrategicMerge"):
+        entries = data.get(key)
+        if not isinstance(entries, list):
+            continue
+        for e in entries:
+            rel = e.get("path") if isinstance(e, dict) else e if isinstance(e, str) and "\n" not in e else None
+            if isinstance(rel, str):
+                out.append(os.path.normpath(os.path.join(directory, rel)))
+    return out
+
+
+def _locate_in_file(file: str, kind: str, name: str, path: tuple, rendered: Any) -> tuple[int, int, int] | None:
+    """``(keys matched, line, column)`` of ``path`` in the document of ``file`` that is this object."""
+    from kubelint_ml.input.loader import locate
+
+    docs = _file_documents(file)
+    if not docs:
+        return None
+    same_kind = [d for d in docs if isinstance(d, dict) and d.get("kind") == kind]
+    named = [d for d in same_kind if _name_of(d) and _name_of(d) in name]
+    pick = named if len(named) == 1 else same_kind if len(same_kind) == 1 else []
+    if not pick:
+        return None
+    doc = pick[0]
+    translated = _translate(path, rendered, doc)
+    line, column, found = locate(doc, translated)
+    return len(found), line, column
+
+
+@lru_cache(maxsize=128)
+def _file_documents_cached(file: str, mtime: float) -> tuple:
+    from kubelint_ml.input.loader import load
+
+    try:
+        with open(file, "rb") as fh:
+            data = fh.read(4 << 20)
+    except OSError:
+        return ()
+    return tuple(d.data for d in load(data).documents)
+
+
+def _file_documents(file: str) -> tuple:
+    if not os.path.isfile(file):  # paths come from the rendered text: never a FIFO or a device
+        return ()
+    try:
+        return _file_documents_cached(file, os.path.getmtime(file))
+    except OSError:
+        return ()
+
+
+def _name_of(doc: dict) -> str:
+    meta = doc.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return name if isinstance(name, str) else ""
+
+
+def _translate(path: tuple, rendered: Any, source: Any) -> tuple:
+    """``path`` in the rendered object, as the same field's path in a source document: list
+    items are matched by ``name`` (as strategic merge does), else by position."""
+    out: list = []
+    node_r, node_s = rendered, source
+    for part in path:
+        if isinstance(part, int) and isinstance(node_s, list):
+            item = node_r[part] if isinstance(node_r, list) and 0 <= part < len(node_r) else None
+            index = part
+            if isinstance(item, dict) and isinstance(item.get("name"), str):
+                match = [i for i, x in enumerate(node_s) if isinstance(x, dict) and x.get("name") == item["name"]]
+                if len(match) == 1:
+                    index = match[0]
+                elif not match:
+                    out.append(len(node_s))  # not in this file: stops the walk at the list
+                    return tuple(out)
+            out.append(index)
+            node_r = item
+            node_s = node_s[index] if 0 <= index < len(node_s) else None
+        else:
+            out.append(part)
+            node_r = node_r.get(part) if isinstance(node_r, dict) else None
+            node_s = node_s.get(part) if isinstance(node_s, dict) else None
+    return tuple(out)
+
+
+def options(config: Any, helm_values: tuple[str, ...] = (), helm_set: tuple[str, ...] = (),
+            enabled: bool | None = None) -> RenderOptions:
+    """The config's ``render`` section with the command line's values files and ``--set`` pairs after it."""
+    section = getattr(config, "render", None) or {}
+    helm = section.get("helm") or {}
+    return RenderOptions(
+        helm_values=tuple(helm.get("values", ())) + tuple(helm_values),
+        helm_set=tuple(helm.get("set", ())) + tuple(helm_set),
+        timeout=float(section.get("timeoutSeconds", DEFAULT_TIMEOUT)),
+        enabled=section.get("enabled", True) if enabled is None else enabled,
+    )

@@ -1,0 +1,95 @@
+"""Command-line pieces for policies: the ``check`` options and ``rules verify`` for policy paths."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+
+class PolicyFailure(click.ClickException):
+    """A policy that cannot be used: exit 2, said as the command line says its errors."""
+
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"kubelint-ml: error: {self.format_message()}", err=True)
+
+
+def policy_options(f: Callable) -> Callable:
+    """``--policy``, ``--policy-namespace`` and ``--combine`` on a command."""
+    f = click.option("--combine", is_flag=True,
+                     help="Rego policies see all documents of the run as one input (an array of {path, contents}).")(f)
+    f = click.option("--policy-namespace", "policy_namespaces", multiple=True, metavar="NS",
+                     help="Evaluate only this Rego package's rules (repeatable) [default: every package].")(f)
+    f = click.option("--policy", "policy_paths", multiple=True, type=click.Path(),
+                     help="Rego (conftest) policy file or directory, or Gatekeeper templates and constraints; "
+                          "an alias of --rules (repeatable).")(f)
+    return f
+
+
+def load_policies(paths: list[str], namespaces: tuple[str, ...] = (), combine: bool = False,
+                  context_paths: list[str] | None = None) -> Any:
+    """The compiled policies under ``paths`` (``None`` when there are none); exit 2 when one is unusable."""
+    from kubelint_ml.policy.lint import Policies
+    from kubelint_ml.policy.load import PolicyError, find
+    from kubelint_ml.policy.rego import RegoError
+
+    try:
+        found = find(paths)
+        if not (found.modules or found.templates or found.constraints):
+            if namespaces or combine:
+                raise PolicyFailure("--policy-namespace and --combine need Rego policies (--policy or --rules)")
+            return None
+        policies = Policies.build(found, namespaces, combine)
+    except (PolicyError, RegoError) as e:
+        raise PolicyFailure(str(e)) from None
+    policies.context_paths = list(context_paths or [])
+    return policies
+
+
+def policy_rules(paths: list[str]) -> list:
+    """The policies' rules (Rego rules, constraints) as entries of ``rules list``."""
+    from kubelint_ml.engine.rulefile import Rule
+
+    policies = load_policies(paths)
+    if policies is None:
+        return []
+    try:
+        infos = policies.rule_infos()
+        sources = {r.rule_id: r.file for r in policies.rego_rules}
+        sources.update({c.rule_id: c.file for c in policies.constraints})
+        return [Rule(id=i.id, severity=i.severity, title=i.title, description=i.description,
+                     remediation=i.remediation, unit="object", check={}, examples={}, family="policy",
+                     source=sources.get(i.id, "")) for i in infos.values()]
+    finally:
+        policies.close()
+
+
+def verify_policies(path: str, fmt: str) -> tuple[int, int, list[dict]]:
+    """Rego tests and Gatekeeper suites under ``path``: (passed, failed, per-case dicts)."""
+    from kubelint_ml.policy.load import PolicyError, find
+    from kubelint_ml.policy.rego import RegoError
+    from kubelint_ml.policy.verify import verify
+
+    try:
+        found = find([path])
+        results = verify(found)
+    except (PolicyError, RegoError) as e:
+        raise PolicyFailure(str(e)) from None
+    cases = [r.to_dict() for r in results]
+    passed = sum(r.passed for r in results)
+    if fmt == "text":
+        from kubelint_ml.report.escape import safe_block
+
+        for r in results:  # names and messages come from the suites and policies: escaped
+            click.echo(safe_block(f"{'ok  ' if r.passed else 'FAIL'} {r.name}" + ("" if r.passed else f": {r.reason}")))
+    return passed, len(results) - passed, cases
+
+
+def print_json(cases: list[dict]) -> None:
+    json.dump(cases, sys.stdout, indent=2)
+    sys.stdout.write("\n")

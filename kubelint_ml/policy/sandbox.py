@@ -1,0 +1,219 @@
+"""Bounded evaluation: policies run in a forked helper process, limited in time and memory.
+
+A policy can run away (a huge comprehension, deep recursion): the interpreter
+cannot be interrupted from Python, so evaluations run in a child process
+forked from the one that holds the compiled policies. The parent sends a batch
+of jobs (the evaluations of many files) and reads the answers, which come in
+groups at least every few milliseconds. When none comes for :data:`TIME_LIMIT`
+seconds, or the child dies (it went over :data:`MEMORY_LIMIT` bytes more than
+it started with: the allocation fails), the child is replaced and the rest of
+the batch is sent again one job per answer, so that the job that hit the limit
+is found; it is answered ``("limit", reason)`` and the others go on. Without ``fork`` (Windows) jobs run in this process,
+unbounded.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import signal
+from collections.abc import Callable
+from typing import Any
+
+TIME_LIMIT = 10.0  # seconds per evaluation
+MEMORY_LIMIT = 1 << 30  # bytes of address space an evaluation may add
+FLUSH_ANSWERS = 512  # the helper sends answers in groups of at most this many ...
+FLUSH_SECONDS = 0.005  # ... and at least this often
+
+
+def _vm_size() -> int:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 0
+
+
+def _send(fd: int, obj: Any) -> None:
+    payload = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
+    data = memoryview(len(payload).to_bytes(8, "little") + payload)
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes | None:
+    """``n`` bytes, or ``None`` on end of file or when the deadline passes."""
+    import time
+
+    out = bytearray()
+    while len(out) < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+        chunk = os.read(fd, n - len(out))
+        if not chunk:
+            return None
+        out += chunk
+    return bytes(out)
+
+
+def _receive(fd: int, deadline: float | None) -> tuple[bool, Any]:
+    head = _read_exact(fd, 8, deadline)
+    if head is None:
+        return False, None
+    body = _read_exact(fd, int.from_bytes(head, "little"), None)
+    if body is None:
+        return False, None
+    return True, pickle.loads(body)
+
+
+class Bounded:
+    """Runs ``work(job)`` for each job in a helper process; see the module docstring."""
+
+    def __init__(self, work: Callable[[Any], Any], time_limit: float | None = None,
+                 memory_limit: int | None = None) -> None:
+        self.work = work
+        self.time_limit = TIME_LIMIT if time_limit is None else time_limit
+        self.memory_limit = MEMORY_LIMIT if memory_limit is None else memory_limit
+        self._child: tuple[int, int, int] | None = None  # pid, to-child fd, from-child fd
+        self._owner = 0
+
+    def _start(self) -> tuple[int, int, int]:
+        if self._child is not None and self._owner == os.getpid():
+            return self._child
+        self._child = None  # inherited through a fork of the lint: not ours
+        down_r, down_w = os.pipe()
+        up_r, up_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the helper
+            os.close(down_w)
+            os.close(up_r)
+            self._serve(down_r, up_w)
+        os.close(down_r)
+        os.close(up_w)
+        self._child, self._owner = (pid, down_w, up_r), os.getpid()
+        return self._child
+
+    def _serve(self, inbox: int, outbox: int) -> None:  # pragma: no cover - runs in the helper
+        code = 0
+        try:
+            import faulthandler
+
+            faulthandler.disable()  # an evaluation that runs out of memory aborts: nothing to dump
+            try:
+                import resource
+
+                limit = _vm_size() + self.memory_limit
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            except (ImportError, ValueError, OSError):
+                pass
+            import time
+
+            while True:
+                ok, message = _receive(inbox, None)
+                if not ok:
+                    break
+                careful, jobs = message
+                done: list = []
+                last = time.monotonic()
+                for job in jobs:
+                    try:
+                        answer = ("ok", self.work(job))
+                    except MemoryError:
+                        answer = ("limit", "ran out of its memory limit")
+                    except Exception as e:  # noqa: BLE001 - sent back to the parent as this job's answer
+                        answer = ("error", f"{type(e).__name__}: {e}")
+                    done.append(answer)
+                    # Answers go back in groups (fewer wake-ups of the parent), at least every
+                    # FLUSH_SECONDS; one by one once the parent is looking for a runaway job.
+                    if careful or len(done) >= FLUSH_ANSWERS or time.monotonic() - last >= FLUSH_SECONDS:
+                        _send(outbox, done)
+                        done, last = [], time.monotonic()
+                if done:
+                    _send(outbox, done)
+        except BaseException:  # noqa: BLE001
+            code = 70
+        finally:
+            os._exit(code)
+
+    def _stop(self) -> None:
+        if self._child is None or self._owner != os.getpid():
+            self._child = None
+            return
+        pid, down, up = self._child
+        self._child = None
+        for fd in (down, up):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (OSError, ChildProcessError):
+                pass
+
+    def close(self) -> None:
+        self._stop()
+
+    def __del__(self) -> None:
+        try:
+            self._stop()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    def run(self, jobs: list[Any]) -> list[tuple[str, Any]]:
+        """One answer per job: ``("ok", value)``, ``("error", text)`` or ``("limit", reason)``."""
+        import time
+
+        if not jobs:
+            return []
+        if not hasattr(os, "fork"):
+            out = []
+            for job in jobs:
+                try:
+                    out.append(("ok", self.work(job)))
+                except Exception as e:  # noqa: BLE001
+                    out.append(("error", f"{type(e).__name__}: {e}"))
+            return out
+        answers: list[tuple[str, Any]] = []
+        careful = False  # after a limit: one job per message, to tell which job it was
+        while len(answers) < len(jobs):
+            pending = jobs[len(answers):]
+            try:
+                pid, down, up = self._start()
+                _send(down, (careful, pending))
+            except OSError as e:
+                self._stop()
+                answers.append(("limit", f"could not run the evaluation ({e.strerror or e})"))
+                continue
+            goal = len(jobs)
+            while len(answers) < goal:
+                ok, group = _receive(up, time.monotonic() + self.time_limit)
+                if ok:
+                    answers.extend(group)
+                    continue
+                died = self._exited()
+                self._stop()
+                if careful:
+                    answers.append(("limit", "ran out of its memory limit" if died else
+                                    f"did not finish within {self.time_limit:g} s"))
+                careful = True
+                break
+        return answers
+
+    def _exited(self) -> bool:
+        """Whether the helper has died (rather than still running)."""
+        if self._child is None:
+            return True
+        try:
+            pid, _ = os.waitpid(self._child[0], os.WNOHANG)
+        except ChildProcessError:
+            return True
+        if pid:
+            self._child = (0,) + self._child[1:]  # reaped: nothing left to kill
+            return True
+        return False

@@ -1,0 +1,64 @@
+"""Which rules a run uses: built-in and user rules, with the config's and the command line's choices.
+
+Shared by ``check``, ``rules list`` and ``serve`` (kubelint_ml.admission): errors are
+:class:`SelectionError` with one line naming the file or the command line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class SelectionError(Exception):
+    """An unknown rule id, bad params, or a rule file that does not load."""
+
+
+def all_rules(config: Any, rules_dirs: tuple[str, ...] = ()) -> list:
+    """Built-in rules and the user rules of the config and the command line, by id."""
+    from kubelint_ml.engine.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
+
+    try:
+        builtin = load_builtin_rules()
+        user = [r for d in list(config.rules_dirs) + list(rules_dirs) for r in load_rules_dir(d)]
+    except RuleFileError as e:
+        raise SelectionError(str(e)) from None
+    ids = {r.id for r in builtin}
+    for r in user:
+        if r.id in ids:
+            raise SelectionError(f"{r.source}: id: rule {r.id} is already a built-in rule; choose another id")
+    return sorted(builtin + user, key=lambda r: r.id)
+
+
+def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
+                 enable: tuple[str, ...] = (), disable: tuple[str, ...] = (),
+                 rules: list | None = None) -> tuple[list, dict, set]:
+    """(the rules on, severity overrides, every rule id): built-in plus user rules (``rules``: already
+    loaded by :func:`all_rules`), with config and command-line choices applied."""
+    from kubelint_ml.engine.rulefile import RuleFileError, _validate_params
+
+    by_id = {r.id: r for r in (rules if rules is not None else all_rules(config, extra_dirs))}
+    all_ids = set(by_id)
+    for rid in list(config.enable) + list(config.disable) + list(config.severity) + list(config.params) + list(enable) + list(disable):
+        if rid not in all_ids:
+            where = config.path or "command line"
+            raise SelectionError(f"{where}: unknown rule id {rid!r} (see `kubelint-ml rules list`)")
+    for rid, params in config.params.items():
+        rule = by_id[rid]
+        if not hasattr(rule.template, "PARAMS"):
+            raise SelectionError(f"{config.path}: overrides.{rid}.params: rule {rid} takes no params")
+        merged = dict(rule.params)
+        merged.update(params)
+        try:
+            _validate_params(rid, rule.template, merged, config.path or "config")
+        except RuleFileError as e:
+            raise SelectionError(str(e)) from None
+        rule.params = merged
+    chosen = []
+    for rid in sorted(by_id):
+        r = by_id[rid]
+        on = r.enabled or rid in config.enable or rid in enable
+        if rid in config.disable or rid in disable:
+            on = False
+        if on:
+            chosen.append(r)
+    return chosen, dict(config.severity), all_ids

@@ -1,0 +1,104 @@
+"""The review logic without a server: paths, bounds, exclusions, and `serve`'s start-up errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from kubelint_ml.admission.review import (
+    PolicyError,
+    ReviewError,
+    load_policy,
+    parse_review,
+    positioned,
+    review,
+    warning_texts,
+)
+from kubelint_ml.cli import main
+from kubelint_ml.findings import Finding
+from kubelint_ml.input.loader import locate
+
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+       "spec": {"containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+
+
+def test_positioned_numbers_nodes_in_document_order():
+    tree = positioned({"a": {"b": [1, {"c": 2}]}, "d": 3})
+    assert locate(tree, ("a", "b", 1, "c")) == (5, 0, ("a", "b", 1, "c"))
+    assert locate(tree, ("d",)) == (6, 0, ("d",))
+    assert locate(tree, ("a", "missing")) == (1, 0, ("a",))
+
+
+def test_review_paths_namespace_and_sorting():
+    policy = load_policy(None)
+    v = review(policy, {"uid": "1", "operation": "CREATE", "namespace": "ml", "object": POD})
+    assert v.allowed is False
+    # the request's namespace names the object (the API server fills metadata.namespace after admission)
+    assert all(f.message.startswith("Pod/ml/p") for f in v.findings)
+    assert [f.rule for f in v.findings if f.severity == "error"] == ["besteffort-qos", "missing-memory-limit"]
+    assert {f.path for f in v.findings if f.rule == "missing-memory-limit"} == {"spec.containers[0].resources.limits"}
+    assert v.findings == sorted(v.findings, key=Finding.sort_key)
+
+
+def test_warning_bounds():
+    fs = [Finding("r", "warning", "m" * 500, "", "f", 1, 1, "spec") for _ in range(5)]
+    texts = warning_texts(fs, 3, 100)
+    assert len(texts) == 3 and all(len(t) <= 100 for t in texts) and texts[0].endswith("…")
+    assert texts[-1] == "kubelint-ml: and 3 more warnings"
+    assert warning_texts(fs, 0, 100) == []
+    assert len(warning_texts(fs[:2], 3, 100)) == 2
+
+
+@pytest.mark.parametrize("body, word", [
+    (b"", "not JSON"), (b"1", "not a JSON object"), (b'{"kind": "Pod"}', "not AdmissionReview"),
+    (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1"}', "no request"),
+    (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": {"uid": 3}}', "uid"),
+])
+def test_parse_review_rejects(body, word):
+    with pytest.raises(ReviewError, match=word):
+        parse_review(body)
+
+
+def test_policy_errors_name_the_file(tmp_path):
+    bad = tmp_path / "c.yaml"
+    bad.write_text("disable: [no-such-rule]\n")
+    with pytest.raises(PolicyError, match="unknown rule id 'no-such-rule'"):
+        load_policy(str(bad))
+    bad.write_text("admission: {mode: loud}\n")
+    with pytest.raises(PolicyError, match="admission.mode"):
+        load_policy(str(bad))
+
+
+def test_serve_start_up_errors_exit_2(tmp_path):
+    bad = tmp_path / "c.yaml"
+    bad.write_text("disable: [no-such-rule]\n")
+    cert = tmp_path / "none.crt"
+    r = CliRunner().invoke(main, ["serve", "--cert", str(cert), "--key", str(cert), "--config", str(bad)])
+    assert r.exit_code == 2 and "unknown rule id" in r.output
+    r = CliRunner().invoke(main, ["serve", "--cert", str(cert), "--key", str(cert), "--config", str(tmp_path / "ok.yaml")])
+    assert r.exit_code == 2 and "cannot read config" in r.output
+    (tmp_path / "ok.yaml").write_text("{}\n")
+    r = CliRunner().invoke(main, ["serve", "--cert", str(cert), "--key", str(cert), "--config", str(tmp_path / "ok.yaml")])
+    assert r.exit_code == 2 and "cannot load the certificate and key" in r.output
+
+
+def test_audit_mode_from_config(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(json.dumps({"admission": {"mode": "audit"}}))
+    v = review(load_policy(str(cfg)), {"uid": "1", "object": POD})
+    assert v.allowed is True and v.would_deny and "status" not in v.response
+    v = review(load_policy(str(cfg), mode="enforce"), {"uid": "1", "object": POD})  # --mode wins
+    assert v.allowed is False
+
+
+def test_what_check_runs_and_admission_does_not_is_named(tmp_path):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(json.dumps({"rules": [str(root / "fixtures" / "policies" / "conftest")]}))
+    policy = load_policy(str(cfg))
+    assert policy.not_run == ["Rego and Gatekeeper policies under rules: (check runs them; admission does not)"]
+    assert load_policy(None).not_run == []

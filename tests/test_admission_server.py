@@ -1,0 +1,343 @@
+"""``kubelint-ml serve`` as a real HTTPS server on 127.0.0.1: decisions equal ``check``'s findings,
+and the faults an admission webhook meets (bad bodies, slow clients, SIGTERM, a broken config)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from webhook import ROOT, Webhook, make_cert, need_server_stack, review_body, write_config
+
+CONTEXT_KINDS = {"PriorityClass", "WorkloadPriorityClass", "KubeletConfiguration", "CustomResourceDefinition"}
+
+PROFILE_CONFIG = {
+    "profile": {
+        "kubernetesVersion": "1.33",
+        "cgroupVersion": 2,
+        "priorityClasses": [{"name": "training-high", "value": 100000}, {"name": "high", "value": 1000}],
+    },
+    "exclude": [{"namespace": "kube-system"}, {"kind": "Deployment", "rule": "missing-priority-class"}],
+    "admission": {"maxWarnings": 100, "maxWarningLength": 4096},
+}
+
+
+@pytest.fixture(scope="module")
+def stack() -> None:
+    need_server_stack()
+
+
+def _objects(paths: list[Path]) -> list[dict]:
+    out = []
+    for path in paths:
+        try:
+            docs = list(yaml.safe_load_all(path.read_bytes()))
+        except (yaml.YAMLError, ValueError):  # the hostile fixtures
+            continue
+        for doc in docs:
+            if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and doc["kind"] not in CONTEXT_KINDS \
+                    and not doc["kind"].endswith("List"):
+                out.append(json.loads(json.dumps(doc, default=str)))  # as the API server sends it: JSON
+    return out
+
+
+def _check_findings(tmp: Path, objects: list[dict], config: Path) -> dict[int, list[dict]]:
+    """``kubelint-ml check --format json`` over one file per object; findings by object index."""
+    d = tmp / "objects"
+    d.mkdir()
+    for i, obj in enumerate(objects):
+        (d / f"o{i:04d}.yaml").write_text(yaml.safe_dump(obj, sort_keys=False))
+    r = subprocess.run([sys.executable, "-m", "kubelint_ml", "check", str(d), "--format", "json", "--config",
+                        str(config), "-j1"], capture_output=True, text=True, timeout=300, cwd=tmp, check=False)
+    assert r.returncode in (0, 1), r.stderr
+    out: dict[int, list[dict]] = {i: [] for i in range(len(objects))}
+    for f in json.loads(r.stdout)["findings"]:
+        out[int(Path(f["file"]).stem[1:])].append(f)
+    return out
+
+
+def _text(f: dict) -> str:
+    at = f" (at {f['path']})" if f["path"] else ""
+    return f"{f['rule']}: {f['message']}{at}"
+
+
+@pytest.mark.slow
+def test_decisions_and_warnings_equal_check_over_fixtures_and_corpus(stack, tmp_path, corpus):
+    paths = sorted((ROOT / "fixtures").rglob("*.yaml")) + sorted(corpus.rglob("*.yaml"))
+    objects = _objects(paths)
+    assert len(objects) > 400
+    config = write_config(tmp_path / "kubelint-ml.yaml", PROFILE_CONFIG)
+    expected = _check_findings(tmp_path, objects, config)
+    denied = warned = 0
+    with Webhook(tmp_path, config) as hook:
+        conn = hook.connection()
+        for i, obj in enumerate(objects):
+            resp = hook.review(review_body(obj, uid=f"u{i}"), conn=conn)
+            want = expected[i]
+            errors = [_text(f) for f in want if f["severity"] == "error"]
+            warnings = [_text(f) for f in want if f["severity"] == "warning"]
+            where = f"object {i}: {obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
+            assert resp["uid"] == f"u{i}"
+            assert resp["allowed"] is (not errors), where
+            assert resp.get("warnings", []) == warnings, where
+            if errors:
+                message = resp["status"]["message"]
+                assert resp["status"]["code"] == 403
+                assert message.startswith(f"kubelint-ml: {len(errors)} error finding"), where
+                assert message.endswith("; ".join(t[:511] + ("…" if len(t) > 512 else t[511:]) for t in errors[:10])
+                                        + (f"; and {len(errors) - 10} more" if len(errors) > 10 else "")), where
+                denied += 1
+            warned += bool(warnings)
+        conn.close()
+        # Metrics count what was answered.
+        assert hook.metric('kubelint_ml_admission_requests_total{result="denied"}') == denied
+        assert hook.metric('kubelint_ml_admission_denials_total{mode="enforce"}') == denied
+        total = sum(1 for fs in expected.values() for f in fs if f["rule"] == "missing-memory-limit")
+        assert hook.metric('kubelint_ml_admission_findings_total{rule="missing-memory-limit",severity="error"}') \
+            + hook.metric('kubelint_ml_admission_findings_total{rule="missing-memory-limit",severity="warning"}') == total
+        assert hook.metric("kubelint_ml_admission_review_duration_seconds_count") == len(objects)
+    assert denied > 50 and warned > 100
+
+
+def test_context_object_reviewed_as_check_sees_it(stack, tmp_path):
+    # A PriorityClass under review is among the facts, as when `check` lints its file.
+    obj = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "system-mine"},
+           "value": 2000000000}
+    config = write_config(tmp_path / "kubelint-ml.yaml", PROFILE_CONFIG)
+    expected = _check_findings(tmp_path, [obj], config)[0]
+    assert [f["rule"] for f in expected if f["severity"] == "error"] == ["priority-class-invalid"] * len(
+        [f for f in expected if f["severity"] == "error"]) and expected
+    with Webhook(tmp_path, config) as hook:
+        resp = hook.review(review_body(obj))
+    assert resp["allowed"] is False
+    assert "priority-class-invalid" in resp["status"]["message"]
+
+
+JOB = {
+    "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "gpu", "namespace": "ml", "labels": {"team": "a"}},
+    "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+        {"name": "train", "image": "t", "resources": {"limits": {"nvidia.com/gpu": "1"}}},
+        {"name": "log", "image": "l"}]}}},
+}
+
+
+def test_modes_exclusions_dry_run_and_endpoints(stack, tmp_path):
+    config = write_config(tmp_path / "kubelint-ml.yaml", {
+        "admission": {"excludeNamespaces": ["sandbox"], "excludeLabels": {"kubelint-ml.io/skip": "*"},
+                      "maxWarnings": 2, "maxWarningLength": 60},
+    })
+    with Webhook(tmp_path, config) as hook:
+        resp = hook.review(review_body(JOB))
+        assert resp["allowed"] is False
+        assert "besteffort-qos" in resp["status"]["message"] and "missing-memory-limit" in resp["status"]["message"]
+        # bounded warnings: two at most, each at most 60 characters, the last counting the rest
+        assert len(resp["warnings"]) == 2 and all(len(w) <= 60 for w in resp["warnings"])
+        assert resp["warnings"][-1].startswith("kubelint-ml: and ")
+        # dryRun: judged the same
+        dry = hook.review(review_body(JOB, dry_run=True))
+        assert dry["allowed"] is False and dry["status"] == resp["status"]
+        # namespace and label exclusions
+        assert hook.review(review_body(JOB, namespace="sandbox")) == {"uid": "u-1", "allowed": True}
+        labelled = json.loads(json.dumps(JOB))
+        labelled["metadata"]["labels"]["kubelint-ml.io/skip"] = "yes"
+        assert hook.review(review_body(labelled))["allowed"] is True
+        # DELETE carries no object
+        assert hook.review(review_body({}, operation="DELETE"))["allowed"] is True
+        assert hook.get("/healthz")[0] == 200 and hook.get("/readyz")[0] == 200
+        assert hook.request("GET", "/validate")[0] == 405
+        assert hook.get("/nope")[0] == 404
+        metrics = hook.get("/metrics")[1].decode()
+        assert 'kubelint_ml_admission_requests_total{result="excluded"} 3' in metrics
+        assert 'kubelint_ml_admission_requests_total{result="denied"} 2' in metrics
+        assert "# TYPE kubelint_ml_admission_review_duration_seconds histogram" in metrics
+    logs = [r for r in hook.log_records() if r.get("uid") == "u-1"]
+    assert logs and all({"time", "level", "msg", "operation", "kind", "allowed", "ms"} <= set(r) for r in logs)
+    assert any(r["dryRun"] is True and r["allowed"] is False for r in logs)
+
+
+def test_audit_mode_allows_logs_and_counts(stack, tmp_path):
+    with Webhook(tmp_path, mode="audit") as hook:
+        resp = hook.review(review_body(JOB))
+        assert resp["allowed"] is True and "warnings" not in resp and "status" not in resp
+        assert "besteffort-qos=error" in resp["auditAnnotations"]["findings"]
+        assert hook.metric('kubelint_ml_admission_denials_total{mode="audit"}') == 1
+        assert hook.metric('kubelint_ml_admission_requests_total{result="allowed"}') == 1
+    assert any(r.get("msg") == "would deny (audit mode)" for r in hook.log_records())
+
+
+def test_context_rules_say_what_the_profile_lacks(stack, tmp_path):
+    obj = json.loads(json.dumps(JOB))
+    obj["spec"]["template"]["spec"]["priorityClassName"] = "training-high"
+    with Webhook(tmp_path) as hook:
+        resp = hook.review(review_body(obj))
+    assert "preemption-consumes-backoff skipped" in resp["auditAnnotations"]["skipped"]
+    start = next(r for r in hook.log_records() if r.get("msg") == "serving")
+    assert "profile.priorityClasses" in start["contextMissing"]["unknown-priority-class"]
+
+
+def test_faults_malformed_oversized_slow_and_unknown_kind(stack, tmp_path):
+    config = write_config(tmp_path / "kubelint-ml.yaml", {
+        "admission": {"maxBodyBytes": 64 * 1024, "requestTimeoutSeconds": 2}})
+    with Webhook(tmp_path, config) as hook:
+        for body, word in ((b"{not json", "not JSON"), (b"[]", "not a JSON object"),
+                           (json.dumps({"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview",
+                                        "request": {"uid": "x"}}).encode(), "apiVersion"),
+                           (json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                        "request": {}}).encode(), "uid"),
+                           (b"[" * 30000 + b"]" * 30000, "not JSON")):  # nesting past the parser's depth
+            status, data = hook.request("POST", "/validate", body)
+            assert status == 400 and word in json.loads(data)["error"], (status, data)
+        # oversized: refused from Content-Length, and when streamed without one
+        big = review_body({**JOB, "metadata": {**JOB["metadata"], "annotations": {"x": "y" * 70000}}})
+        status, data = hook.request("POST", "/validate", big)
+        assert status == 413 and "over 65536 bytes" in json.loads(data)["error"]
+        conn = hook.connection()
+        conn.putrequest("POST", "/validate")
+        conn.putheader("Transfer-Encoding", "chunked")
+        conn.endheaders()
+        for i in range(0, len(big), 16384):
+            part = big[i:i + 16384]
+            try:
+                conn.send(b"%x\r\n%s\r\n" % (len(part), part))
+            except OSError:
+                break
+        try:
+            conn.send(b"0\r\n\r\n")
+        except OSError:
+            pass
+        assert conn.getresponse().status == 413
+        conn.close()
+        # a slow client gets 408 after the time limit; others are answered meanwhile
+        slow = socket.create_connection(("127.0.0.1", hook.port))
+        tls = hook.context().wrap_socket(slow, server_hostname="127.0.0.1")
+        body = review_body(JOB)
+        tls.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\n\r\n" % len(body) + body[:100])
+        t0 = time.monotonic()
+        assert hook.review(review_body(JOB))["allowed"] is False
+        if time.monotonic() - t0 < 1.5:  # (on a very busy machine the slow client may have its answer already)
+            tls.settimeout(0.2)
+            with pytest.raises((TimeoutError, socket.timeout)):
+                tls.recv(4096)
+        tls.settimeout(15)
+        answer = tls.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:100]
+        assert 1.9 < time.monotonic() - t0 < 15
+        tls.close()
+        # an unknown kind: judged as check judges it (a pod template found by its shape), and one without
+        widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+                  "spec": {"runner": {"template": JOB["spec"]["template"]}}}
+        resp = hook.review(review_body(widget))
+        assert resp["allowed"] is False and "spec.runner.template.spec" in resp["status"]["message"]
+        plain = {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"size": 3}}
+        assert hook.review(review_body(plain)) == {"uid": "u-1", "allowed": True}
+        assert hook.metric('kubelint_ml_admission_requests_total{result="invalid"}') == 5
+        assert hook.metric('kubelint_ml_admission_requests_total{result="too_large"}') == 2
+        assert hook.metric('kubelint_ml_admission_requests_total{result="timeout"}') == 1
+        assert hook.get("/healthz")[0] == 200
+
+
+def test_sigterm_answers_reviews_in_flight(stack, tmp_path):
+    hook = Webhook(tmp_path)
+    with hook:
+        body = review_body(JOB)
+        answers: list[bytes] = []
+        sockets = []
+        for _ in range(6):  # requests whose bodies are not all sent yet when SIGTERM comes
+            tls = hook.context().wrap_socket(socket.create_connection(("127.0.0.1", hook.port)),
+                                             server_hostname="127.0.0.1")
+            tls.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: %d\r\n\r\n" % len(body) + body[:50])
+            sockets.append(tls)
+        assert _wait(lambda: hook.metric("kubelint_ml_admission_in_flight_reviews") == 6)
+        hook.proc.send_signal(15)
+        time.sleep(0.5)
+        assert hook.proc.poll() is None  # still finishing
+
+        def finish(tls):
+            tls.sendall(body[50:])
+            tls.settimeout(10)
+            data = b""
+            while b"\r\n\r\n" not in data or len(data.split(b"\r\n\r\n", 1)[1]) < int(
+                    data.split(b"content-length: ", 1)[1].split(b"\r\n", 1)[0]):
+                chunk = tls.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            tls.close()  # as the API server does on "Connection: close"
+            answers.append(data)
+
+        threads = [threading.Thread(target=finish, args=(s,)) for s in sockets]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(15)
+        code = hook.proc.wait(20)
+    assert code == 0
+    assert len(answers) == 6
+    for data in answers:
+        assert data.startswith(b"HTTP/1.1 200"), data[:100]
+        assert b"connection: close" in data.lower().split(b"\r\n\r\n")[0]
+        assert json.loads(data.split(b"\r\n\r\n", 1)[1])["response"]["allowed"] is False
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", hook.port), timeout=1).close()
+
+
+def _wait(predicate, timeout=10.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_broken_config_keeps_the_last_good_one_and_reloads(stack, tmp_path):
+    config = write_config(tmp_path / "kubelint-ml.yaml", {"disable": ["besteffort-qos"]})
+    with Webhook(tmp_path, config) as hook:
+        resp = hook.review(review_body(JOB))
+        assert "besteffort-qos" not in resp["status"]["message"]
+        # a broken config (invalid YAML, then an unknown rule id): the last good one stays
+        config.write_text("disable: [besteffort-qos\n")
+        assert _wait(lambda: hook.metric('kubelint_ml_admission_config_reloads_total{result="failure"}') == 1)
+        assert "besteffort-qos" not in hook.review(review_body(JOB))["status"]["message"]
+        write_config(config, {"disable": ["no-such-rule"]})
+        assert _wait(lambda: hook.metric('kubelint_ml_admission_config_reloads_total{result="failure"}') == 2)
+        assert "besteffort-qos" not in hook.review(review_body(JOB))["status"]["message"]
+        assert hook.metric("kubelint_ml_admission_config_last_reload_successful") == 0
+        assert hook.get("/readyz")[0] == 200
+        # a good one is taken
+        write_config(config, {"admission": {"mode": "audit"}})
+        assert _wait(lambda: hook.metric('kubelint_ml_admission_config_reloads_total{result="success"}') == 1)
+        assert hook.review(review_body(JOB))["allowed"] is True
+    records = hook.log_records()
+    rejected = [r for r in records if r.get("msg") == "config rejected; the last good config stays in force"]
+    assert len(rejected) == 2 and "no-such-rule" in rejected[1]["error"]
+
+
+def test_certificate_reloaded_on_change(stack, tmp_path):
+    cert, key = make_cert(tmp_path, "first")
+    with Webhook(tmp_path, cert=(cert, key)) as hook:
+        import ssl
+
+        def served() -> bytes:
+            ctx = ssl.create_default_context()
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            with ctx.wrap_socket(socket.create_connection(("127.0.0.1", hook.port), timeout=5)) as s:
+                return s.getpeercert(binary_form=True)
+
+        before = served()
+        new_cert, new_key = make_cert(tmp_path, "second")
+        key.write_bytes(new_key.read_bytes())
+        cert.write_bytes(new_cert.read_bytes())
+        assert _wait(lambda: served() != before)
+        assert hook.metric('kubelint_ml_admission_certificate_reloads_total{result="success"}') >= 1
+        hook.cert = new_cert  # clients trusting the new certificate are served
+        assert hook.review(review_body(JOB))["allowed"] is False

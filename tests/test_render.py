@@ -1,0 +1,388 @@
+"""Helm charts and kustomizations: rendering, the warnings without the tools, and findings
+mapped back to the template, base or patch file.
+
+kustomize runs for real (``kubectl kustomize`` or ``kustomize``; skipped with the reason
+when neither is on PATH). helm is not installable here, so the Helm mapping is tested on
+real ``helm template`` output captured in helm's own test suite, beside the chart it was
+rendered from (fixtures/render/helm).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kubelint_ml.cli import main
+from kubelint_ml.input import render
+from kubelint_ml.input.loader import render_path
+
+ROOT = Path(__file__).resolve().parent.parent
+HELM_DIR = ROOT / "fixtures" / "render" / "helm"
+KUSTOMIZE_DIR = ROOT / "fixtures" / "render" / "kustomize"
+# Origin annotations (buildMetadata) need kustomize v4.5 or later; Debian's kubernetes-client
+# package ships kubectl 1.20, whose kustomize is v2.
+KUSTOMIZE_VERSION = render.kustomize_version()
+needs_kustomize = pytest.mark.skipif(
+    KUSTOMIZE_VERSION is None or KUSTOMIZE_VERSION < (4, 5),
+    reason="needs kustomize v4.5 or later (kustomize, or kubectl 1.24+ which embeds it) on PATH; found "
+           + (f"v{KUSTOMIZE_VERSION[0]}.{KUSTOMIZE_VERSION[1]}" if KUSTOMIZE_VERSION else "none"))
+HEADER_LINES = 3  # the provenance header of fixtures/render/helm/rendered.yaml
+
+
+def check(args: list[str], cwd: Path, input: bytes | None = None, env: dict | None = None):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, ["check", *args], input=input, env=env, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def rows(result) -> list[tuple]:
+    data = json.loads(result.stdout)
+    return [(f["rule"], f["file"], f["line"], f["column"], f["path"],
+             tuple((r["file"], r["line"]) for r in f.get("related", ())))
+            for f in data["findings"]]
+
+
+# ----------------------------------------------------------------------------
+# Helm: `# Source:` comments
+
+
+def test_piped_helm_output_maps_to_the_template_files() -> None:
+    rendered = (HELM_DIR / "rendered.yaml").read_bytes()
+    r = check(["-", "-f", "json"], HELM_DIR, input=rendered)
+    assert r.exit_code == 0, r.output  # warnings only: a Pod without accelerators
+    template = "subchart/templates/tests/test-nothing.yaml"
+    pod = rendered.decode().splitlines().index("kind: Pod") + 1  # the rendered Pod's `kind:` line
+    assert pod == HEADER_LINES + 105
+    assert rows(r) == [
+        # `spec:` is line 7 of the template; the container's list item line 9.
+        ("besteffort-qos", template, 7, 1, "spec", (("<stdin>", pod + 5),)),
+        ("missing-priority-class", template, 7, 1, "spec", (("<stdin>", pod + 5),)),
+        ("missing-memory-limit", template, 9, 5, "spec.containers[0]", (("<stdin>", pod + 7),)),
+        ("missing-memory-request", template, 9, 5, "spec.containers[0]", (("<stdin>", pod + 7),)),
+    ]
+
+
+def test_related_location_in_sarif() -> None:
+    r = check(["-", "-f", "sarif"], HELM_DIR, input=(HELM_DIR / "rendered.yaml").read_bytes())
+    result = json.loads(r.stdout)["runs"][0]["results"][0]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith(
+        "subchart/templates/tests/test-nothing.yaml")
+    [related] = result["relatedLocations"]
+    assert related["id"] == 1
+    assert related["physicalLocation"]["region"]["startLine"] == HEADER_LINES + 110
+    assert related["message"]["text"] == f"rendered output: <stdin>:{HEADER_LINES + 110}"
+
+
+def test_piped_output_of_a_chart_that_is_not_here_keeps_the_rendered_location(tmp_path: Path) -> None:
+    r = check(["-", "-f", "json"], tmp_path, input=(HELM_DIR / "rendered.yaml").read_bytes())
+    assert {(f[1], f[5]) for f in rows(r)} == {("<stdin>", ())}
+
+
+def test_subchart_sources_follow_the_chart_name_not_the_directory() -> None:
+    # helm names a subchart by its Chart.yaml name (subcharta), its directory is subchartA.
+    path = render._template_file("subchart/charts/subcharta/templates/service.yaml", str(HELM_DIR / "subchart"))
+    assert path == str(HELM_DIR / "subchart" / "charts" / "subchartA" / "templates" / "service.yaml")
+    assert render._template_file("subchart/../../etc/passwd", str(HELM_DIR / "subchart")) is None
+    assert render._template_file("other/templates/x.yaml", str(HELM_DIR / "subchart")) is None
+
+
+TEMPLATE = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "vllm.fullname" . }}
+spec:
+  replicas: {{ .Values.replicas }}
+  template:
+    spec:
+      {{- with .Values.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      containers:
+        - name: vllm
+          image: "{{ .Values.image }}"
+          command: |
+            vllm serve
+            resources: not a key
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .Values.gpus }}
+            {{- with .Values.memory }}
+              memory: {{ . }}
+            {{- end }}
+        {{- range .Values.sidecars }}
+        - name: {{ .name }}
+          image: {{ .image }}
+        {{- end }}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: vllm
+spec:
+  ports: [{port: 8000}]
+"""
+
+
+def test_field_lines_in_a_template() -> None:
+    pos = render.template_position
+    limits = ("spec", "template", "spec", "containers", 0, "resources", "limits")
+    assert pos(TEMPLATE, limits + ("nvidia.com/gpu",), "Deployment") == (21, 15)
+    assert pos(TEMPLATE, limits + ("memory",), "Deployment") == (23, 15)
+    # A field the template does not write: its deepest written ancestor.
+    assert pos(TEMPLATE, limits + ("cpu",), "Deployment") == (20, 13)
+    assert pos(TEMPLATE, ("spec", "template", "spec", "nodeSelector", "pool"), "Deployment") == (10, 7)
+    # Two list items under containers (the literal one and the range): which one is ambiguous,
+    # so the document's first line; the block scalar's text is never read as keys.
+    assert pos(TEMPLATE, ("spec", "template", "spec", "containers", 1), "Deployment") == (1, 1)
+    assert pos(TEMPLATE, ("spec", "template", "spec", "containers", 0, "image"), "Deployment") == (1, 1)
+    # The second document, chosen by kind.
+    assert pos(TEMPLATE, ("spec", "ports"), "Service") == (35, 3)
+    assert pos(TEMPLATE, ("metadata", "name"), "Service") == (33, 3)
+
+
+@given(st.lists(st.one_of(st.integers(0, 50), st.text(min_size=1, max_size=12)), min_size=1, max_size=6))
+def test_parse_path_reverses_render_path(path: list) -> None:
+    assert render.parse_path(render_path(tuple(path))) == tuple(path)
+
+
+# ----------------------------------------------------------------------------
+# Charts among the inputs
+
+
+def test_chart_without_helm_is_one_warning_and_no_parse_errors(tmp_path: Path) -> None:
+    chart = tmp_path / "charts" / "train"
+    shutil.copytree(HELM_DIR / "subchart", chart)
+    (tmp_path / "job.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    r = check([".", "-f", "json"], tmp_path, env={"PATH": str(tmp_path / "no-tools")})
+    assert r.exit_code == 0
+    assert rows(r) == []
+    assert r.stderr.count("warning:") == 1
+    assert ("kubelint-ml: warning: charts/train: Helm chart not linted: helm is not on PATH; install helm, or pipe "
+            "the rendered chart in: helm template charts/train | kubelint-ml check -") in r.stderr
+    # A template named on the command line (as pre-commit does) is part of its chart too.
+    r = check(["charts/train/templates/service.yaml", "-f", "github"], tmp_path, env={"PATH": str(tmp_path)})
+    assert r.exit_code == 0
+    assert r.stdout.startswith("::warning title=kubelint-ml::charts/train: Helm chart not linted")
+    assert "parse-error" not in r.stdout
+
+
+def test_helm_runs_without_a_shell_with_values_and_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in helm (the real one is not installable here) that prints its argv as a ConfigMap."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    helm = bindir / "helm"
+    helm.write_text(f"#!{sys.executable}\nimport sys, json\n"
+                    "print('---\\n# Source: train/templates/cm.yaml\\napiVersion: v1\\nkind: ConfigMap\\n"
+                    "metadata: {name: argv}\\ndata: {argv: ' + json.dumps(json.dumps(sys.argv[1:])) + '}')\n")
+    helm.chmod(0o755)
+    chart = tmp_path / "train"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: train\nversion: 0.1.0\n")
+    (chart / "templates" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argv}\n")
+    (tmp_path / "ci.yaml").write_text("a: 1\n")
+    opts = render.RenderOptions(helm_values=("ci.yaml",), helm_set=("a=$(touch pwned)",), timeout=30)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.chdir(tmp_path)
+    from kubelint_ml.input.sources import collect
+
+    plan = render.plan(collect(["."]), opts, 1 << 20)
+    [source] = [s for s in plan.sources if s.real.startswith("<render:")]
+    assert source.path == "train (helm template)"
+    data = render._READ_ONCE[source.real].decode()
+    argv = json.loads(json.loads(data.split("argv: ", 1)[1].rstrip().rstrip("}")))
+    assert argv == ["template", str(chart), "--values", str(tmp_path / "ci.yaml"), "--set", "a=$(touch pwned)"]
+    assert not (tmp_path / "pwned").exists()
+    assert plan.warnings == []
+
+
+def test_run_capped_stops_slow_and_loud_tools() -> None:
+    code, out, _ = render.run_capped([sys.executable, "-c", "import time; time.sleep(30)"], None, 0.5, 100)
+    assert code is None and out == b""
+    code, out, _ = render.run_capped([sys.executable, "-c", "print('x' * 100000)"], None, 30, 1000)
+    assert code is None and len(out) == 1001
+    code, out, err = render.run_capped([sys.executable, "-c", "import sys; print('ok'); sys.exit(3)"], None, 30, 1000)
+    assert (code, out) == (3, b"ok\n")
+
+
+# ----------------------------------------------------------------------------
+# kustomize, for real
+
+
+@needs_kustomize
+def test_overlay_is_built_and_findings_point_at_base_and_patch() -> None:
+    r = check(["fixtures/render/kustomize", "-f", "json"], ROOT)
+    assert r.exit_code == 1, r.output
+    base = "fixtures/render/kustomize/base/job.yaml"
+    patch = "fixtures/render/kustomize/overlays/prod/memory.yaml"
+    found = [(rule, file, line, col, path) for rule, file, line, col, path, _ in rows(r)]
+    assert found == [
+        ("missing-priority-class", base, 9, 5, "spec.template.spec"),
+        ("shm-too-small-for-workers", base, 12, 11, "spec.template.spec.containers[0]"),
+        ("missing-memory-limit", base, 18, 11, "spec.template.spec.containers[1]"),
+        ("missing-memory-request", base, 18, 11, "spec.template.spec.containers[1]"),
+        # The value the patch writes: its line in the patch.
+        ("request-exceeds-limit", patch, 13, 15, "spec.template.spec.containers[0].resources.requests.memory"),
+    ]
+    # The base alone would be BestEffort with no memory limit on the trainer: the overlay fixes
+    # that, and the base is not linted raw beside it.
+    assert all(rel[0][0] == "fixtures/render/kustomize/overlays/prod (kubectl kustomize)"
+               or rel[0][0].endswith("(kustomize build)") for *_, rel in rows(r))
+
+
+@needs_kustomize
+def test_naming_the_overlay_kustomization_is_not_silent() -> None:
+    r = check(["fixtures/render/kustomize/overlays/prod/kustomization.yaml", "-f", "json"], ROOT)
+    assert r.exit_code == 1
+    assert len(rows(r)) == 5
+    r = check(["fixtures/render/kustomize/base", "-f", "json"], ROOT)  # the base on its own is built alone
+    assert ("besteffort-qos", "fixtures/render/kustomize/base/job.yaml", 9, 5) in [f[:4] for f in rows(r)]
+
+
+@needs_kustomize
+def test_piped_kustomize_output_with_origins_maps_too(tmp_path: Path) -> None:
+    overlay = tmp_path / "k"
+    shutil.copytree(KUSTOMIZE_DIR, overlay)
+    kfile = overlay / "overlays" / "prod" / "kustomization.yaml"
+    kfile.write_text(kfile.read_text() + "buildMetadata: [originAnnotations, transformerAnnotations]\n")
+    built = subprocess.run(render.kustomize_command() + [str(overlay / "overlays" / "prod")], capture_output=True,
+                           timeout=120, check=True).stdout
+    # Origins are relative to the kustomization built: run from there, as a user would.
+    r = check(["-", "-f", "json"], overlay / "overlays" / "prod", input=built)
+    files = {f[1] for f in rows(r)}
+    assert files == {str(overlay / "base" / "job.yaml"), "memory.yaml"}  # outside the cwd: absolute
+
+
+@needs_kustomize
+def test_a_kustomization_that_does_not_build_is_a_parse_error(tmp_path: Path) -> None:
+    (tmp_path / "kustomization.yaml").write_text("resources:\n  - missing.yaml\n")
+    r = check([".", "-f", "json"], tmp_path)
+    assert r.exit_code == 1
+    [f] = json.loads(r.stdout)["findings"]
+    assert (f["rule"], f["file"], f["line"]) == ("parse-error", "kustomization.yaml", 1)
+    assert "kustomize . failed:" in f["message"] and "missing.yaml" in f["message"]
+
+
+def test_kustomization_without_the_tools_is_one_warning(tmp_path: Path) -> None:
+    shutil.copytree(KUSTOMIZE_DIR, tmp_path / "k")
+    r = check(["k", "-f", "json"], tmp_path, env={"PATH": str(tmp_path / "none")})
+    assert r.exit_code == 0 and rows(r) == []
+    assert r.stderr.count("warning:") == 1
+    assert ("k/overlays/prod: kustomization not linted: neither kustomize nor kubectl is on PATH; install one, or "
+            "pipe the build in: kubectl kustomize k/overlays/prod | kubelint-ml check -") in r.stderr
+
+
+# ----------------------------------------------------------------------------
+# Context files, globs, --verbose
+
+
+PRIORITY = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: training-high}\nvalue: 100000\n"
+JOB = """apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  template:
+    spec:
+      priorityClassName: training-high
+      restartPolicy: Never
+      containers:
+        - name: c
+          image: x
+          resources:
+            limits: {cpu: "1", memory: 1Gi}
+"""
+BAD_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x}]\n"
+
+
+def test_context_files_give_facts_and_are_never_reported_on(tmp_path: Path) -> None:
+    (tmp_path / "cluster").mkdir()
+    (tmp_path / "cluster" / "priority.yaml").write_text(PRIORITY + "---\n" + BAD_POD)
+    (tmp_path / "job.yaml").write_text(JOB)
+    # Staged: the job and another class's file; the class the job names is defined elsewhere.
+    (tmp_path / "low.yaml").write_text(PRIORITY.replace("training-high", "training-low"))
+    without = check(["job.yaml", "low.yaml", "-f", "json"], tmp_path)
+    assert "unknown-priority-class" in {f[0] for f in rows(without)}
+    with_context = check(["job.yaml", "low.yaml", "--context", "cluster/", "-f", "json"], tmp_path)
+    assert with_context.exit_code == 0 and rows(with_context) == []
+    (tmp_path / ".kubelint-ml.yaml").write_text("context: [cluster/priority.yaml]\n")
+    assert rows(check(["job.yaml", "low.yaml", "-f", "json"], tmp_path)) == []
+    r = check(["job.yaml", "--context", "nowhere/"], tmp_path)
+    assert r.exit_code == 2 and "context nowhere/: no such file or directory" in r.stderr
+
+
+def test_quoted_globs_are_expanded(tmp_path: Path) -> None:
+    (tmp_path / "training" / "a" / "b").mkdir(parents=True)
+    (tmp_path / "training" / "top.yaml").write_text(BAD_POD)
+    (tmp_path / "training" / "a" / "b" / "deep.yml").write_text(BAD_POD.replace("name: p", "name: q"))
+    (tmp_path / "training" / "README.md").write_text("# not yaml: [")
+    one = check(["training/*.yaml", "-f", "json"], tmp_path)
+    assert {f[1] for f in rows(one)} == {"training/top.yaml"}
+    deep = check(["training/**/*.y*ml", "-f", "json"], tmp_path)
+    assert {f[1] for f in rows(deep)} == {"training/top.yaml", "training/a/b/deep.yml"}
+    everything = check(["training/**", "-f", "json"], tmp_path)
+    assert json.loads(everything.stdout)["summary"]["files"] == 2  # README.md is not a manifest
+    none = check(["jobs/*.yaml"], tmp_path)
+    assert none.exit_code == 2 and "no YAML or JSON file matches jobs/*.yaml" in none.stderr
+
+
+@pytest.mark.slow
+def test_verbose_never_changes_results(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    runs = [CliRunner().invoke(main, ["check", str(corpus), "fixtures/accelerators", "-f", "json", *extra],
+                               catch_exceptions=False) for extra in ([], ["-v"])]
+    assert runs[0].exit_code == runs[1].exit_code == 1
+    assert runs[0].stdout == runs[1].stdout
+    assert "gpu-node-unresolved" not in runs[1].stdout
+    assert runs[1].stderr.count("note:") > runs[0].stderr.count("note:")
+
+
+def test_paths_named_by_piped_text_are_read_only_when_they_are_regular_files(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    piped = (f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+             f"    config.kubernetes.io/origin: |\n      path: {fifo}\n"
+             f"    alpha.config.kubernetes.io/transformations: |\n      - configuredIn: {fifo}\n"
+             "        configuredBy:\n          kind: PatchTransformer\n"
+             "spec:\n  containers: [{name: c, image: x}]\n").encode()
+    r = check(["-", "-f", "json"], tmp_path, input=piped)  # would block forever if the FIFO were opened
+    assert {f[1] for f in rows(r)} == {"<stdin>"}
+
+
+def test_go_templates_inside_rendered_strings_are_not_template_errors(tmp_path: Path) -> None:
+    piped = (b"---\n# Source: mon/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: alerts}\n"
+             b"data:\n  alert.tmpl: |\n    {{ define \"slack.text\" }}{{ .CommonLabels.alertname }}{{ end }}\n")
+    r = check(["-", "-f", "json"], tmp_path, input=piped)
+    assert r.exit_code == 0 and rows(r) == []
+    raw = check(["-", "-f", "json"], tmp_path, input=piped.replace(b"# Source: mon/templates/cm.yaml\n", b""))
+    assert [f[0] for f in rows(raw)] == ["parse-error"]  # without helm's marks it may be a template
+
+
+@pytest.mark.skipif(render.helm_binary() is None,
+                    reason="helm is not on PATH (no Debian package; PyPI ships no Linux helm binary)")
+def test_real_helm_renders_the_chart_and_findings_map_to_its_templates() -> None:
+    r = check(["fixtures/render/helm/subchart", "-f", "json"], ROOT)
+    template = "fixtures/render/helm/subchart/templates/tests/test-nothing.yaml"
+    assert [(f[0], f[1], f[2]) for f in rows(r)] == [
+        ("besteffort-qos", template, 7), ("missing-priority-class", template, 7),
+        ("missing-memory-limit", template, 9), ("missing-memory-request", template, 9)]
+
+
+def test_text_output_names_the_rendered_location_under_verbose() -> None:
+    r = check(["-", "-v", "--no-color"], HELM_DIR, input=(HELM_DIR / "rendered.yaml").read_bytes())
+    lines = r.stdout.splitlines()
+    at = lines.index(next(ln for ln in lines if ln.startswith("subchart/templates/tests/test-nothing.yaml:9:5: ")))
+    assert lines[at + 2] == f"    rendered output: <stdin>:{HEADER_LINES + 112}:7"
+    quiet = check(["-", "--no-color"], HELM_DIR, input=(HELM_DIR / "rendered.yaml").read_bytes())
+    assert "rendered output" not in quiet.stdout
