@@ -233,7 +233,7 @@ def _http_problem(e: urllib.error.HTTPError, url: str) -> str:
                 + (f"; the server says: {detail}" if detail else ""))
     if "too many samples" in detail:
         return (f"{url}: the query is over the server's sample limit (query.max-samples): {detail}; "
-                "lint fewer namespaces at a time or shorten --lookback")
+                "lint fewer namespaces at a time, shorten --lookback or lengthen --step")
     if e.code == 404:
         return f"{url}: HTTP 404: no Prometheus HTTP API here (give the server's base URL)"
     return f"{url}: HTTP {e.code}" + (f": {detail}" if detail else f" {e.reason}")
