@@ -91,6 +91,7 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print only findings (no summary line).")
 @click.option("-v", "--verbose", is_flag=True, help="Remediations, and notes on skipped documents and rules; never changes the findings.")
 @click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
+@click.option("--statistics", is_flag=True, help="Print how many findings each rule has instead of the findings (text on stdout).")
 @click.option("--context", "context_paths", multiple=True, type=click.Path(),
               help="File or directory read for context (PriorityClasses, kubelet configs, CRDs), not reported on (repeatable).")
 @click.option("--helm-values", multiple=True, type=click.Path(dir_okay=False),
@@ -104,7 +105,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           baseline: str | None, write_baseline: str | None, show_suppressed: bool, jobs: int, quiet: bool,
           verbose: bool, no_color: bool, context_paths: tuple[str, ...] = (), helm_values: tuple[str, ...] = (),
           helm_set: tuple[str, ...] = (), policy_paths: tuple[str, ...] = (), policy_namespaces: tuple[str, ...] = (),
-          combine: bool = False) -> None:
+          combine: bool = False, statistics: bool = False) -> None:
     """Lint manifests: files, directories (recursive), quoted globs ('k8s/**/*.yaml') or - for stdin.
 
     Directories with a Chart.yaml are rendered with helm template, and those with a
@@ -132,7 +133,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     if baseline:
         _apply_baseline(baseline, result)
     _report(result, formats, outputs, show_suppressed=show_suppressed, quiet=quiet, verbose=verbose,
-            color=not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty())
+            color=not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty(), statistics=statistics)
     if verbose:
         _print_notes(notes)
     sys.exit(1 if result.failed() else 0)
@@ -183,7 +184,7 @@ def _apply_baseline(path: str, result: Any) -> None:
 
 
 def _report(result: Any, formats: tuple[str, ...], outputs: tuple[str, ...], *, show_suppressed: bool,
-            quiet: bool, verbose: bool, color: bool) -> None:
+            quiet: bool, verbose: bool, color: bool, statistics: bool = False) -> None:
     """Each format to its --output (or stdout), and the GitHub step summary when asked for."""
     from kubelint_ml import report
     from kubelint_ml.atomic import write_atomic
@@ -196,6 +197,11 @@ def _report(result: Any, formats: tuple[str, ...], outputs: tuple[str, ...], *, 
                 write_atomic(target, functools.partial(_write_report, report.write, fmt, view, verbose))
             except OSError as e:
                 _fail(f"cannot write {target}: {e.strerror}")
+        elif statistics and fmt == "text":
+            from kubelint_ml.report.statistics import render as render_statistics
+
+            sys.stdout.write(render_statistics(view))
+            sys.stdout.flush()
         else:
             report.write(fmt, view, sys.stdout, color=color, verbose=verbose)
             sys.stdout.flush()
@@ -299,7 +305,8 @@ def rules_list(fmt: str, rules_dirs: tuple[str, ...]) -> None:
     from kubelint_ml.policy.cli import policy_rules
 
     policy = policy_rules(list(config.rules_dirs) + list(rules_dirs))
-    text = ruledocs.render_list(everything + policy, fmt, enabled={r.id for r in chosen + policy})
+    pseudo = ruledocs.pseudo_rules()
+    text = ruledocs.render_list(everything + policy + pseudo, fmt, enabled={r.id for r in chosen + policy + pseudo})
     click.echo(_safe_text(text) if fmt == "text" else text, nl=False)
 
 
@@ -311,7 +318,7 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
     from kubelint_ml.engine import ruledocs
 
     config = _load_config(None)
-    for r in _all_rules(config, rules_dirs):
+    for r in _all_rules(config, rules_dirs) + ruledocs.pseudo_rules():
         if r.id == rule_id:
             click.echo(_safe_text(ruledocs.render_rule(r)), nl=False)
             return
@@ -353,6 +360,8 @@ def rules_verify(directory: str | None, fmt: str = "text") -> None:
 
         ok, bad, more = verify_policies(directory, fmt)
         passed, failures, cases = passed + ok, failures + bad, cases + more
+        if not rules_ and not ok and not bad:
+            _fail(f"{directory}: no rules or policies to verify")
     if fmt == "json":
         from kubelint_ml.policy.cli import print_json
 

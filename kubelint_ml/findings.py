@@ -80,6 +80,8 @@ class Finding:
     suppressed: str | None = None
     # Free-form extra data a rule wants to expose (JSON output only).
     data: dict[str, Any] = field(default_factory=dict)
+    # The longer explanation of this case (rationale, numbers): -v, JSON, SARIF, Markdown.
+    detail: str | None = None
     # Other places that matter: ``(file, line, column, what)``, e.g. the rendered output a
     # finding was mapped back from (SARIF relatedLocations, JSON "related").
     related: tuple = ()
@@ -120,6 +122,7 @@ class Finding:
             "rule": self.rule,
             "severity": self.severity,
             "message": self.message,
+            **({"detail": self.detail} if self.detail is not None else {}),
             "remediation": self.remediation,
             "file": self.file,
             "line": self.line,
@@ -189,6 +192,7 @@ class RunResult:
             "documents": self.documents,
             "objects": self.objects,
             "findings": len(self.findings),
+            "files_with_findings": len({f.file for f in self.findings}),
             "by_severity": self.counts(),
             "suppressed": len(self.suppressed),
             "baselined": self.baselined,

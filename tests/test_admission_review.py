@@ -36,7 +36,8 @@ def test_review_paths_namespace_and_sorting():
     v = review(policy, {"uid": "1", "operation": "CREATE", "namespace": "ml", "object": POD})
     assert v.allowed is False
     # the request's namespace names the object (the API server fills metadata.namespace after admission)
-    assert all(f.message.startswith("Pod/ml/p") for f in v.findings)
+    assert all(f.object is not None and f.object.namespace == "ml" for f in v.findings)
+    assert all((f.detail or "").startswith("Pod/ml/p") for f in v.findings)
     assert [f.rule for f in v.findings if f.severity == "error"] == ["besteffort-qos", "missing-memory-limit"]
     assert {f.path for f in v.findings if f.rule == "missing-memory-limit"} == {"spec.containers[0].resources.limits"}
     assert v.findings == sorted(v.findings, key=Finding.sort_key)

@@ -77,11 +77,16 @@ def test_every_finding_points_at_the_field_in_its_path(corpus_run):
 
 
 def test_findings_name_object_and_container(corpus_run):
+    """The finding names its object (the reports show it), the short message its container,
+    and the detail both, with the rationale the message leaves out."""
     for f in corpus_run["findings"]:
         obj = f["object"]
-        assert obj["kind"] in f["message"] or obj["name"] in f["message"], f
+        assert obj["kind"] and obj["name"], f
+        assert f"{obj['kind']}/{obj['name']}" not in f["message"], f
+        assert obj["kind"] in f["detail"] or obj["name"] in f["detail"], f
+        assert len(f["detail"]) > len(f["message"]), f
         if f.get("container"):
-            assert f["container"] in f["message"], f
+            assert f["container"] in f["message"] and f["container"] in f["detail"], f
 
 
 

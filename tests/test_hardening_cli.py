@@ -59,7 +59,7 @@ def lines_of(run: Run, rule: str | None = None) -> list[str]:
     return [ln for ln in run.out.splitlines() if rule is None or f" {rule} " in ln]
 
 
-GOOD_FINDING = "hostile/good.yaml:15:11: error missing-memory-limit Job/good-trainer: container 'train' has no memory limit"
+GOOD_FINDING = "hostile/good.yaml:15:11: missing-memory-limit container 'train' has no memory limit"
 
 
 def billion_laughs() -> str:
@@ -106,62 +106,72 @@ def text_run(hostile_tree: Path) -> Run:
     return run_cli("check", "hostile", "-j1", cwd=hostile_tree)
 
 
+@pytest.fixture(scope="module")
+def concise_run(hostile_tree: Path) -> Run:
+    return run_cli("check", "hostile", "-j1", "--format", "concise", cwd=hostile_tree)
+
+
 def test_exit_code_and_no_error_output(text_run: Run) -> None:
     assert text_run.code == 1, text_run.err
     assert text_run.err == ""
 
 
-def test_every_hostile_file_gets_a_clear_parse_error(text_run: Run) -> None:
+def test_every_hostile_file_gets_a_clear_parse_error(concise_run: Run) -> None:
     # (The merge-key chain loads: shared merged pairs are kept once, so it is small.)
-    errors = lines_of(text_run, "parse-error")
+    errors = lines_of(concise_run, "parse-error")
     assert errors == [
-        "hostile/bad-tags.yaml:6:13: error parse-error invalid YAML: int value 'high': not a valid int",
-        "hostile/binary.yaml:1:1: error parse-error binary file (contains NUL bytes); not a manifest",
-        "hostile/broken.json:3:1: error parse-error invalid YAML: while parsing a flow node: did not find expected node content",
-        "hostile/duplicate-keys.yaml:5:3: error parse-error duplicate key: 'name' (each key may appear once in a mapping)",
-        "hostile/gen-alias-bomb.yaml:1:1: error parse-error aliases expand to more than 1000000 nodes "
+        "hostile/bad-tags.yaml:6:13: parse-error invalid YAML: int value 'high': not a valid int",
+        "hostile/binary.yaml:1:1: parse-error binary file (contains NUL bytes); not a manifest",
+        "hostile/broken.json:3:1: parse-error invalid YAML: while parsing a flow node: did not find expected node content",
+        "hostile/duplicate-keys.yaml:5:3: parse-error duplicate key: 'name' (each key may appear once in a mapping)",
+        "hostile/gen-alias-bomb.yaml:1:1: parse-error aliases expand to more than 1000000 nodes "
         "(limits.maxExpandedNodes; an alias bomb?); refusing to load",
-        "hostile/gen-deep-block.yaml:101:201: error parse-error nesting deeper than 200 levels (limits.maxDepth); document not linted",
-        "hostile/gen-deep-flow.yaml:1:5001: error parse-error nesting deeper than 5000 levels; refusing to load the file",
-        "hostile/gen-node-flood.yaml:1:400000: error parse-error more than 200000 YAML nodes in one file (limits.maxNodes); not linted",
-        "hostile/gen-oversize.yaml:1:1: error parse-error file is 22020096 bytes, over the 20971520-byte limit "
+        "hostile/gen-deep-block.yaml:101:201: parse-error nesting deeper than 200 levels (limits.maxDepth); document not linted",
+        "hostile/gen-deep-flow.yaml:1:5001: parse-error nesting deeper than 5000 levels; refusing to load the file",
+        "hostile/gen-node-flood.yaml:1:400000: parse-error more than 200000 YAML nodes in one file (limits.maxNodes); not linted",
+        "hostile/gen-oversize.yaml:1:1: parse-error file is 22020096 bytes, over the 20971520-byte limit "
         "(limits.maxFileBytes); not linted",
-        "hostile/helm-template.yaml:4:1: error parse-error Helm/Go template directive ({{ ... }}): this is a template, "
+        "hostile/helm-template.yaml:4:1: parse-error Helm/Go template directive ({{ ... }}): this is a template, "
         "not a manifest; lint the rendered output (helm template ... | kubelint-ml check -)",
-        "hostile/latin1.yaml:3:1: error parse-error file is not valid UTF-8 (byte 0xe9 at offset 31)",
-        "hostile/python-tag.yaml:5:9: error parse-error unsupported YAML tag !!python/object/apply:os.system: "
+        "hostile/latin1.yaml:3:1: parse-error file is not valid UTF-8 (byte 0xe9 at offset 31)",
+        "hostile/python-tag.yaml:5:9: parse-error unsupported YAML tag !!python/object/apply:os.system: "
         "only the standard tags are read (str, int, float, bool, null, map, seq); no tag is ever executed",
-        "hostile/python-tag.yaml:7:1: error parse-error unsupported YAML tag !!python/object/new:subprocess.Popen: "
+        "hostile/python-tag.yaml:7:1: parse-error unsupported YAML tag !!python/object/new:subprocess.Popen: "
         "only the standard tags are read (str, int, float, bool, null, map, seq); no tag is ever executed",
-        "hostile/wrong-types.yaml:5:3: error parse-error containers must be a list, found integer",
-        "hostile/wrong-types.yaml:16:9: error parse-error container 'a' resources must be a mapping, found string",
-        "hostile/wrong-types.yaml:20:11: error parse-error container 'b' resources.limits must be a mapping, found list",
+        "hostile/wrong-types.yaml:5:3: parse-error containers must be a list, found integer",
+        "hostile/wrong-types.yaml:16:9: parse-error container 'a' resources must be a mapping, found string",
+        "hostile/wrong-types.yaml:20:11: parse-error container 'b' resources.limits must be a mapping, found list",
     ]
     assert not TAG_MARKER.exists()
 
 
-def test_other_files_and_documents_are_still_linted(text_run: Run) -> None:
+def test_other_files_and_documents_are_still_linted(text_run: Run, concise_run: Run) -> None:
     out = text_run.out
-    assert any(ln.startswith(GOOD_FINDING) for ln in lines_of(text_run))
+    assert any(ln.startswith(GOOD_FINDING) for ln in lines_of(concise_run))
     # Documents after a broken one in the same file.
-    assert "hostile/python-tag.yaml:15:5: warning missing-memory-limit Pod/after-the-tags: container 'app'" in out
-    assert "hostile/wrong-types.yaml:29:5: warning missing-memory-limit Pod/still-linted: container 'app'" in out
-    assert "hostile/bad-tags.yaml:14:5: warning missing-memory-limit Pod/aGVsbG8=: container 'app'" in out
+    assert "hostile/python-tag.yaml:15:5: missing-memory-limit container 'app'" in concise_run.out
+    assert "hostile/wrong-types.yaml:29:5: missing-memory-limit container 'app'" in concise_run.out
+    assert "hostile/bad-tags.yaml:14:5: missing-memory-limit container 'app'" in concise_run.out
+    assert "\n  Pod after-the-tags\n    13:1  warning  besteffort-qos" in out and "\n  Pod aGVsbG8=\n" in out
     # The pod with a megabyte-long name and 3,000 containers: linted, its name cut.
-    huge = [ln for ln in lines_of(text_run, "missing-memory-request") if "gen-huge-name" in ln]
+    huge = [ln for ln in lines_of(concise_run, "missing-memory-request") if "gen-huge-name" in ln]
     assert len(huge) == 3000
     assert max(map(len, huge)) < 1000
-    assert f"Pod/{'n' * 253}…: container 'c0'" in huge[0]
+    assert "container 'c0'" in huge[0]
+    assert f"\n  Pod {'n' * 253}…\n" in out and max(map(len, out.splitlines())) < 1000
     # Nothing outside the tree, nothing twice, no hang on the FIFO or the loops.
     assert "passwd" not in out and "root-of-fs" not in out and "fifo" not in out and "loops/" not in out
-    assert text_run.out.rstrip().endswith("in 19 files")
+    assert text_run.out.rstrip().endswith("of 19 files")
 
 
-def test_text_output_has_no_escape_sequences_or_control_characters(text_run: Run) -> None:
-    assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", text_run.out)
-    line = next(ln for ln in lines_of(text_run, "missing-memory-limit") if "escape-names" in ln)
+def test_text_output_has_no_escape_sequences_or_control_characters(text_run: Run, concise_run: Run) -> None:
+    for run in (text_run, concise_run):
+        assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", run.out)
+        assert not any(ln.lstrip().startswith("::") for ln in run.out.splitlines())
+    assert "\n  Pod evilclick\n" in text_run.out
+    line = next(ln for ln in lines_of(concise_run, "missing-memory-limit") if "escape-names" in ln)
     assert line.startswith(
-        "hostile/escape-names.yaml:10:5: warning missing-memory-limit Pod/evilclick: container "
+        "hostile/escape-names.yaml:10:5: missing-memory-limit container "
         "'c\\n::error file=.github/workflows/ci.yml,line=1::injected%0A::add-mask::x' has no memory limit"
     )
     assert not any(ln.lstrip().startswith("::") for ln in text_run.out.splitlines())
@@ -240,13 +250,15 @@ def test_file_names_cannot_inject_workflow_commands(tmp_path: Path) -> None:
                 ("::error file=", "::warning file=", "::notice file="))]
             assert bad == [], (fmt, bad)
     text = run_cli("check", ".", "-j1", cwd=tmp_path).out
-    assert text.startswith("./::stop-commands::pwned.yaml:5:1: ")
+    assert text.startswith("./::stop-commands::pwned.yaml\n  Pod p\\n::error title=owned::x\n    5:1  ")
+    concise = run_cli("check", ".", "-j1", "--format", "concise", cwd=tmp_path).out
+    assert concise.startswith("./::stop-commands::pwned.yaml:5:1: ")
 
 
 def test_stdin_hostile_input(tmp_path: Path) -> None:
-    run = run_cli("check", "-", cwd=tmp_path, stdin=billion_laughs().encode())
+    run = run_cli("check", "-", "--format", "concise", cwd=tmp_path, stdin=billion_laughs().encode())
     assert (run.code, run.out.splitlines()[0]) == (
-        1, "<stdin>:1:1: error parse-error aliases expand to more than 1000000 nodes "
+        1, "<stdin>:1:1: parse-error aliases expand to more than 1000000 nodes "
         "(limits.maxExpandedNodes; an alias bomb?); refusing to load")
 
 
@@ -277,11 +289,11 @@ def test_cel_rule_over_budget_is_a_finding_and_the_run_goes_on(tmp_path: Path) -
         cel="[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all("
             "c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, e > 0)))))"))
     (tmp_path / "good.yaml").write_bytes((HOSTILE / "good.yaml").read_bytes())
-    run = run_cli("check", "good.yaml", "--rules", "rules", "-j1", cwd=tmp_path)
+    run = run_cli("check", "good.yaml", "--rules", "rules", "-j1", "--format", "concise", cwd=tmp_path)
     assert run.code == 1
     budget = lines_of(run, "cel-evaluation-error")
     assert budget == [
-        "good.yaml:8:5: error cel-evaluation-error Job/good-trainer: rule slow-rule: CEL evaluation failed: "
+        "good.yaml:8:5: cel-evaluation-error rule slow-rule: CEL evaluation failed: "
         "iteration budget exceeded: more than 10000 comprehension iterations in one evaluation"
     ]
     assert any(" missing-memory-limit " in ln for ln in lines_of(run))
@@ -381,9 +393,9 @@ def test_limits_are_configurable(tmp_path: Path) -> None:
         "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
         "c: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n")
     (tmp_path / "list.yaml").write_text("- a\n- b\n")
-    r = CliRunner().invoke(main, ["check", str(tmp_path), "-c", str(tmp_path / ".kubelint-ml.yaml"), "-j1", "-q"],
-                           catch_exceptions=False)
-    lines = [ln.split(": error parse-error ")[1] for ln in r.output.splitlines()]
+    r = CliRunner().invoke(main, ["check", str(tmp_path), "-c", str(tmp_path / ".kubelint-ml.yaml"), "-j1", "-q",
+                                  "--format", "concise"], catch_exceptions=False)
+    lines = [ln.split(": parse-error ")[1] for ln in r.output.splitlines()]
     assert lines == [
         "file is 100001 bytes, over the 100000-byte limit (limits.maxFileBytes); not linted",
         "nesting deeper than 20 levels (limits.maxDepth); document not linted",

@@ -56,7 +56,8 @@ def test_names_are_cut_in_messages() -> None:
     findings = lint_text(data.encode(), all_rules())
     assert findings
     assert max(len(f.message) for f in findings) < 2000
-    assert f"Pod/{'n' * 253}…" in findings[0].message
+    assert f"Pod/{'n' * 253}…" in findings[0].detail
+    assert max(len(f.detail or "") for f in findings) < 2000
     role = "R" * 100_000
     job = ("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: t}\nspec:\n  tfReplicaSpecs:\n"
            f"    {role}:\n      template:\n        spec:\n          containers:\n          - name: {'c' * 100_000}\n"

@@ -160,8 +160,8 @@ def test_unreadable_directory_is_a_parse_error_in_the_run(tree: Path, monkeypatc
         return real_scandir(path)
 
     monkeypatch.setattr(sources.os, "scandir", scandir)
-    r = CliRunner().invoke(main, ["check", "root", "-j1", "-q"])
+    r = CliRunner().invoke(main, ["check", "root", "-j1", "-q", "--format", "concise"])
     assert r.exit_code == 1
     assert r.output.splitlines()[0] == (
-        "root/a/b:1:1: error parse-error cannot read file: cannot list directory: Permission denied")
+        "root/a/b:1:1: parse-error cannot read file: cannot list directory: Permission denied")
     assert any(ln.startswith("root/a/pod.yaml:") for ln in r.output.splitlines())

@@ -382,7 +382,9 @@ def test_real_helm_renders_the_chart_and_findings_map_to_its_templates() -> None
 def test_text_output_names_the_rendered_location_under_verbose() -> None:
     r = check(["-", "-v", "--no-color"], HELM_DIR, input=(HELM_DIR / "rendered.yaml").read_bytes())
     lines = r.stdout.splitlines()
-    at = lines.index(next(ln for ln in lines if ln.startswith("subchart/templates/tests/test-nothing.yaml:9:5: ")))
-    assert lines[at + 2] == f"    rendered output: <stdin>:{HEADER_LINES + 112}:7"
+    # Grouped text: the file once, then its findings; under -v each has its detail, remediation and rendered place.
+    header = lines.index("subchart/templates/tests/test-nothing.yaml")
+    at = next(i for i in range(header, len(lines)) if lines[i].startswith("    9:5 "))
+    assert lines[at + 3] == f"        rendered output: <stdin>:{HEADER_LINES + 112}:7"
     quiet = check(["-", "--no-color"], HELM_DIR, input=(HELM_DIR / "rendered.yaml").read_bytes())
     assert "rendered output" not in quiet.stdout

@@ -23,7 +23,7 @@ def _result() -> RunResult:
 
 
 def test_formats_tuple() -> None:
-    assert FORMATS == ("text", "json", "sarif", "github", "junit", "markdown")
+    assert FORMATS == ("text", "json", "sarif", "github", "junit", "markdown", "concise")
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

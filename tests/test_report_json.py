@@ -9,6 +9,7 @@ from factories import make_finding
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubelint_ml import __version__
 from kubelint_ml.findings import ObjectRef, RunResult
 from kubelint_ml.report.json_ import render
 
@@ -27,7 +28,9 @@ def test_exact_document() -> None:
     sup = finding(rule="emptydir-no-limit", severity="warning", line=30, suppressed="scratch is tiny", container="c")
     out = render(run([finding()], [sup]))
     doc = json.loads(out)
-    assert list(doc) == ["findings", "suppressed", "summary"]
+    assert list(doc) == ["schemaVersion", "tool", "findings", "suppressed", "summary"]
+    assert doc["schemaVersion"] == 1
+    assert doc["tool"] == {"name": "kubelint-ml", "version": __version__}
     assert doc["findings"] == [
         {
             "rule": "gpu-limit-missing",
@@ -49,6 +52,7 @@ def test_exact_document() -> None:
         "documents": 3,
         "objects": 4,
         "findings": 1,
+        "files_with_findings": 1,
         "by_severity": {"error": 1, "warning": 0, "info": 0},
         "suppressed": 1,
         "baselined": 1,
@@ -57,7 +61,8 @@ def test_exact_document() -> None:
     }
     keys = ["rule", "severity", "message", "remediation", "file", "line", "column", "object", "path"]
     assert list(doc["findings"][0]) == keys
-    assert out.startswith('{\n  "findings": [\n    {\n      "rule": "gpu-limit-missing",')
+    assert out.startswith('{\n  "schemaVersion": 1,\n  "tool": {\n    "name": "kubelint-ml",\n')
+    assert '\n  "findings": [\n    {\n      "rule": "gpu-limit-missing",' in out
     assert out.endswith("}\n")
 
 
@@ -101,7 +106,7 @@ _findings = st.lists(st.builds(
     rule=_text, severity=st.sampled_from(["error", "warning", "info"]), message=_text, remediation=_text,
     file=st.sampled_from(["a.yaml", "dir/b.yaml"]) | _text, line=st.integers(1, 10**6), column=st.integers(1, 999),
     path=_text, object=st.none() | st.builds(ObjectRef, _text, _text, _text, _text),
-    container=st.none() | _text, suppressed=st.none() | _text,
+    container=st.none() | _text, suppressed=st.none() | _text, detail=st.none() | _text,
     data=st.dictionaries(_text, _text | st.integers() | st.lists(st.integers(), max_size=3), max_size=3),
 ), max_size=4)
 
@@ -110,7 +115,8 @@ _findings = st.lists(st.builds(
 def test_every_field_of_every_finding_as_json_dumps_writes_it(findings: list, suppressed: list) -> None:
     """The writer builds each finding's text by hand (fast); it must stay what json.dumps gives for to_dict()."""
     result = run(findings, suppressed)
-    expected = json.dumps({"findings": [f.to_dict() for f in findings],
+    expected = json.dumps({"schemaVersion": 1, "tool": {"name": "kubelint-ml", "version": __version__},
+                           "findings": [f.to_dict() for f in findings],
                            "suppressed": [f.to_dict() for f in suppressed],
                            "summary": result.summary()}, indent=2, ensure_ascii=False) + "\n"
     assert render(result) == expected

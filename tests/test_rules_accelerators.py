@@ -97,9 +97,9 @@ def test_request_without_limit_points_where_the_limit_belongs():
     [f] = lint(text, MISMATCH)
     assert (f.line, f.severity, f.container) == (13, "error", "main")
     assert f.path == "spec.containers[0].resources.limits"
-    assert "Pod/p: container 'main' requests 2 nvidia.com/gpu but sets no limit for it" in f.message
-    assert "Limit must be set for non overcommitable resources" in f.message
-    assert "Set limits.nvidia.com/gpu: 2" in f.message
+    assert "Pod/p: container 'main' requests 2 nvidia.com/gpu but sets no limit for it" in f.detail
+    assert "Limit must be set for non overcommitable resources" in f.detail
+    assert "Set limits.nvidia.com/gpu: 2" in f.detail
 
 
 def test_request_without_any_limits_block_points_at_resources():
@@ -108,7 +108,7 @@ def test_request_without_any_limits_block_points_at_resources():
           rdma/hca_shared_devices_a: 1
     """), MISMATCH)
     assert f.path == "spec.containers[0].resources"
-    assert "requests 1 rdma/hca_shared_devices_a but sets no limit" in f.message
+    assert "requests 1 rdma/hca_shared_devices_a but sets no limit" in f.detail
 
 
 def test_request_different_from_limit_points_at_the_request_value():
@@ -123,8 +123,8 @@ def test_request_different_from_limit_points_at_the_request_value():
     [f] = lint(text, MISMATCH)
     assert (f.line, f.column) == (11, 27)
     assert f.path == 'spec.containers[0].resources.requests["nvidia.com/gpu"]'
-    assert "requests 4 nvidia.com/gpu but limits it to 8" in f.message
-    assert '"must be equal to nvidia.com/gpu limit of 8"' in f.message
+    assert "requests 4 nvidia.com/gpu but limits it to 8" in f.detail
+    assert '"must be equal to nvidia.com/gpu limit of 8"' in f.detail
 
 
 @pytest.mark.parametrize(
@@ -186,11 +186,11 @@ def test_every_container_kind_and_replica_is_checked():
     """
     found = lint(text, MISMATCH)
     assert [(f.line, f.container) for f in found] == [(13, "warmup"), (19, "proxy"), (33, "pytorch")]
-    assert found[0].message.startswith(
+    assert found[0].detail.startswith(
         "PyTorchJob/ft (Master): init container 'warmup' requests 1 nvidia.com/gpu but sets no limit")
-    assert found[1].message.startswith(
+    assert found[1].detail.startswith(
         "PyTorchJob/ft (Master): sidecar 'proxy' requests 1 vpc.amazonaws.com/efa but limits it to 2")
-    assert found[2].message.startswith(
+    assert found[2].detail.startswith(
         "PyTorchJob/ft (Worker): container 'pytorch' requests 2 nvidia.com/gpu but limits it to 1")
 
 
@@ -206,7 +206,7 @@ def test_share_exceeded_on_a_catalog_instance_type():
     [f] = lint(text, SHARE)
     assert f.severity == "warning"
     assert (f.line, f.path, f.container) == (12, "spec.containers[0].resources.requests.memory", "main")
-    assert f.message == (
+    assert f.detail == (
         "Pod/p: uses 2 of 8 GPUs (25%) on p4d.24xlarge but requests 700Gi memory (66.2% of 1057Gi "
         "allocatable), set by container 'main': at most 1 such pod fits on one node, leaving 6 of its 8 GPUs "
         "idle. Request at most about 264Gi memory (its GPU share), more GPUs per pod, or a node type with "
@@ -220,8 +220,8 @@ def test_tolerance_boundary():
     over = pod("requests: {memory: 148873Mi}\nlimits: {nvidia.com/gpu: 1}", P4D)
     assert lint(at, SHARE) == []
     [f] = lint(over, SHARE)
-    assert "uses 1 of 8 GPUs (12.5%) on p4d.24xlarge but requests 148873Mi memory (13.8% of 1057Gi" in f.message
-    assert "at most 7 such pods fit on one node, leaving 1 of its 8 GPUs idle" in f.message
+    assert "uses 1 of 8 GPUs (12.5%) on p4d.24xlarge but requests 148873Mi memory (13.8% of 1057Gi" in f.detail
+    assert "at most 7 such pods fit on one node, leaving 1 of its 8 GPUs idle" in f.detail
     assert lint(over, SHARE, params={"tolerance": 0.5}) == []
 
 
@@ -230,7 +230,7 @@ def test_cpu_and_ephemeral_storage_and_the_resources_param():
         requests: {cpu: "48", memory: 100Gi, ephemeral-storage: 2560Gi}
         limits: {nvidia.com/gpu: 2}
     """, P4D)
-    found = {f.path.rsplit(".", 1)[1]: f.message for f in lint(text, SHARE)}
+    found = {f.path.rsplit(".", 1)[1]: f.detail for f in lint(text, SHARE)}
     assert set(found) == {"cpu", "ephemeral-storage"}
     assert "uses 2 of 8 GPUs (25%) on p4d.24xlarge but requests 48 cpu (50.2% of 95.69 allocatable)" in found["cpu"]
     assert "Request at most about 23 cpu (its GPU share)" in found["cpu"]
@@ -246,19 +246,19 @@ def test_whole_node_pod_only_fails_above_allocatable():
     ram = pod("limits: {cpu: '96', memory: 1152Gi, nvidia.com/gpu: 8}", P4D)
     cpu, mem = lint(ram, SHARE)
     assert cpu.path == "spec.containers[0].resources.limits.cpu"  # the request defaults from the limit
-    assert cpu.message == (
+    assert cpu.detail == (
         "Pod/p: the pod requests 96 cpu, set by container 'main', but p4d.24xlarge has only 95.69 allocatable: "
         "the pod can never be scheduled. Request at most 95 cpu (less what the node's DaemonSets request), or "
         "select a larger node type"
     )
-    assert "requests 1152Gi memory, set by container 'main', but p4d.24xlarge has only 1057Gi allocatable" in mem.message
+    assert "requests 1152Gi memory, set by container 'main', but p4d.24xlarge has only 1057Gi allocatable" in mem.detail
 
 
 def test_more_gpus_than_the_node_has():
     text = pod("limits: {nvidia.com/gpu: 16}", P4D)
     [f] = lint(text, SHARE)
     assert f.path == 'spec.containers[0].resources.limits["nvidia.com/gpu"]'
-    assert f.message == (
+    assert f.detail == (
         "Pod/p: the pod requests 16 GPUs but p4d.24xlarge has only 8: the pod can never be scheduled. Request "
         "at most 8 GPUs per pod (and more replicas), or select a node type with 16 or more"
     )
@@ -267,7 +267,7 @@ def test_more_gpus_than_the_node_has():
 def test_accelerator_the_node_does_not_offer():
     [f] = lint(pod("requests: {memory: 64Gi}\nlimits: {amd.com/gpu: 1}", P4D), SHARE)
     assert f.path == 'spec.containers[0].resources.limits["amd.com/gpu"]'
-    assert "the pod requests 1 amd.com/gpu but p4d.24xlarge offers nvidia.com/gpu only" in f.message
+    assert "the pod requests 1 amd.com/gpu but p4d.24xlarge offers nvidia.com/gpu only" in f.detail
 
 
 def test_several_candidate_node_types_the_pod_fits_one():
@@ -277,10 +277,10 @@ def test_several_candidate_node_types_the_pod_fits_one():
     # 130Gi fits no one-GPU L4 machine; on the multi-GPU ones it strands GPUs.
     [f] = lint(pod("requests: {memory: 130Gi}\nlimits: {nvidia.com/gpu: 1}", l4), SHARE)
     assert ("uses 1 of 8 GPUs (12.5%) on g2-standard-96 (the closest fit among 8 node types nodeSelector "
-            "cloud.google.com/gke-accelerator=nvidia-l4 allows) but requests 130Gi memory (35.2% of 369Gi") in f.message
+            "cloud.google.com/gke-accelerator=nvidia-l4 allows) but requests 130Gi memory (35.2% of 369Gi") in f.detail
     [f] = lint(pod("limits: {nvidia.com/gpu: 12}", l4), SHARE)
     assert ("the pod requests 12 GPUs but g2-standard-96 (the largest of 8 node types nodeSelector "
-            "cloud.google.com/gke-accelerator=nvidia-l4 allows) has only 8") in f.message
+            "cloud.google.com/gke-accelerator=nvidia-l4 allows) has only 8") in f.detail
 
 
 def test_required_node_affinity_with_several_instance_types():
@@ -297,7 +297,7 @@ def test_required_node_affinity_with_several_instance_types():
     ok = pod("requests: {memory: 200Gi}\nlimits: {nvidia.com/gpu: 1}", affinity)
     assert lint(ok, SHARE) == []  # p5.4xlarge: one H100 with 235Gi
     [f] = lint(pod("requests: {memory: 300Gi}\nlimits: {nvidia.com/gpu: 1}", affinity), SHARE)
-    assert "on p5.48xlarge (the closest fit among 2 node types required node affinity" in f.message
+    assert "on p5.48xlarge (the closest fit among 2 node types required node affinity" in f.detail
     assert lint(pod("requests: {memory: 300Gi}\nlimits: {nvidia.com/gpu: 4}", affinity), SHARE) == []
 
 
@@ -335,7 +335,7 @@ def test_points_at_the_largest_contributor():
     init_peak = pod("requests: {memory: 10Gi}\nlimits: {nvidia.com/gpu: 1}", P4D + INIT_UNPACK)
     [f] = lint(init_peak, SHARE)
     assert (f.path, f.container) == ("spec.initContainers[0].resources.requests.memory", "unpack")
-    assert "requests 400Gi memory (37.8% of 1057Gi allocatable), set by init container 'unpack'" in f.message
+    assert "requests 400Gi memory (37.8% of 1057Gi allocatable), set by init container 'unpack'" in f.detail
 
     two = pod("requests: {memory: 300Gi}\nlimits: {nvidia.com/gpu: 2}", P4D, """
         - name: loader
@@ -345,14 +345,14 @@ def test_points_at_the_largest_contributor():
     """)
     [f] = lint(two, SHARE)
     assert (f.path, f.container) == ("spec.containers[0].resources.requests.memory", "main")
-    assert "requests 400Gi memory (37.8% of 1057Gi allocatable), 300Gi of it by container 'main'" in f.message
+    assert "requests 400Gi memory (37.8% of 1057Gi allocatable), 300Gi of it by container 'main'" in f.detail
 
 
 def test_pod_level_request():
     text = pod("limits: {nvidia.com/gpu: 1}", P4D + POD_LEVEL)
     [f] = lint(text, SHARE)
     assert (f.path, f.container) == ("spec.resources.requests.memory", None)
-    assert "requests 512Gi memory (48.4% of 1057Gi allocatable), set by pod-level resources" in f.message
+    assert "requests 512Gi memory (48.4% of 1057Gi allocatable), set by pod-level resources" in f.detail
 
 
 def test_profile_pool_without_an_instance_type():
@@ -361,15 +361,15 @@ def test_profile_pool_without_an_instance_type():
     text = pod("requests: {cpu: '56', memory: 500Gi}\nlimits: {nvidia.com/gpu: 1}", "nodeSelector: {rack: dgx}")
     found = lint(text, SHARE, profile=profile)
     assert [f.path.rsplit(".", 1)[1] for f in found] == ["cpu", "memory"]
-    assert "uses 1 of 8 GPUs (12.5%) on node pool dgx but requests 56 cpu (25% of 224 allocatable)" in found[0].message
-    assert "requests 500Gi memory (25% of 2000Gi allocatable)" in found[1].message
+    assert "uses 1 of 8 GPUs (12.5%) on node pool dgx but requests 56 cpu (25% of 224 allocatable)" in found[0].detail
+    assert "requests 500Gi memory (25% of 2000Gi allocatable)" in found[1].detail
 
 
 def test_pool_with_unknown_memory_judges_only_what_it_knows():
     profile = {"nodePools": [{"name": "onprem", "labels": {"rack": "a"}, "gpus": 4, "cpu": "64"}]}
     text = pod("requests: {cpu: '32', memory: 900Gi}\nlimits: {nvidia.com/gpu: 1}", "nodeSelector: {rack: a}")
     [f] = lint(text, SHARE, profile=profile)
-    assert "requests 32 cpu (50% of 64 allocatable)" in f.message
+    assert "requests 32 cpu (50% of 64 allocatable)" in f.detail
 
 
 def test_pod_pinned_to_a_pool_of_another_vendor():
@@ -377,7 +377,7 @@ def test_pod_pinned_to_a_pool_of_another_vendor():
                               "gpuResource": "amd.com/gpu", "memory": "1800Gi"}]}
     text = pod("limits: {nvidia.com/gpu: 1}", "nodeSelector: {pool: amd}")
     [f] = lint(text, SHARE, profile=profile)
-    assert "the pod requests 1 nvidia.com/gpu but node pool mi300x offers amd.com/gpu only" in f.message
+    assert "the pod requests 1 nvidia.com/gpu but node pool mi300x offers amd.com/gpu only" in f.detail
     assert lint(text, UNRESOLVED, profile=profile) == []
     amd = pod("requests: {memory: 200Gi}\nlimits: {amd.com/gpu: 1}", "nodeSelector: {pool: amd}")
     assert lint(amd, SHARE, profile=profile) == []
@@ -423,14 +423,14 @@ def test_unresolved_says_what_was_missing_and_points_at_the_selection():
     none = pod("limits: {nvidia.com/gpu: 4}")
     [f] = lint(none, UNRESOLVED)
     assert (f.severity, f.line, f.path) == ("info", 5, "spec")
-    assert f.message.startswith(
+    assert f.detail.startswith(
         "Pod/p: accelerator pod (4 nvidia.com/gpu) on a node type that cannot be resolved: no nodeSelector or "
         "required node affinity; the GPU-share checks did not run. Pin the node type"
     )
     t4 = pod("limits: {nvidia.com/gpu: 1}", "nodeSelector: {cloud.google.com/gke-accelerator: nvidia-tesla-t4}")
     [f] = lint(t4, UNRESOLVED)
     assert (f.line, f.path) == (6, "spec.nodeSelector")
-    assert "cloud.google.com/gke-accelerator=nvidia-tesla-t4 is not in the built-in GPU catalog" in f.message
+    assert "cloud.google.com/gke-accelerator=nvidia-tesla-t4 is not in the built-in GPU catalog" in f.detail
     multi = pod("limits: {nvidia.com/gpu: 1}", """affinity:
   nodeAffinity:
     requiredDuringSchedulingIgnoredDuringExecution:
@@ -439,25 +439,26 @@ def test_unresolved_says_what_was_missing_and_points_at_the_selection():
         - {key: cloud.google.com/gke-accelerator, operator: In, values: [nvidia-l4, nvidia-x1, nvidia-x2]}""")
     [f] = lint(multi, UNRESOLVED)
     assert ("cloud.google.com/gke-accelerator in (nvidia-l4, nvidia-x1, nvidia-x2): nvidia-x1, nvidia-x2 are not in "
-            "the built-in GPU catalog") in f.message
+            "the built-in GPU catalog") in f.detail
 
 
 def test_unresolved_tpu_pod_is_told_to_describe_its_pool():
     text = pod("limits: {google.com/tpu: 4}", "nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice}")
     [f] = lint(text, UNRESOLVED)
-    assert "accelerator pod (4 google.com/tpu)" in f.message
+    assert "accelerator pod (4 google.com/tpu)" in f.detail
     # The real reason first (no TPU node types at all), with the pod's selection as written.
-    assert f.message.startswith(
+    assert f.detail.startswith(
         "Pod/p: accelerator pod (4 google.com/tpu): the built-in catalog has no TPU node types, so its node type "
         "cannot be resolved (the pod selects cloud.google.com/gke-tpu-accelerator=tpu-v5-lite-podslice)")
-    assert "no node type label" not in f.message
+    assert "no node type label" not in f.detail
+    assert f.message == "no TPU node types in the built-in catalog: GPU-share checks skipped for 4 google.com/tpu"
     profile = {"nodePools": [{"name": "v5e", "labels": {"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice"},
                               "gpus": 4, "gpuResource": "google.com/tpu", "memory": "176Gi", "cpu": "110"}]}
     assert lint(text, UNRESOLVED, profile=profile) == []
     big = pod("requests: {memory: 100Gi}\nlimits: {google.com/tpu: 1}",
               "nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice}")
     [f] = lint(big, SHARE, profile=profile)
-    assert "uses 1 of 4 google.com/tpu (25%) on node pool v5e but requests 100Gi memory (56.8% of 176Gi" in f.message
+    assert "uses 1 of 4 google.com/tpu (25%) on node pool v5e but requests 100Gi memory (56.8% of 176Gi" in f.detail
 
 
 def test_resolved_pods_and_cpu_pods_are_not_reported():

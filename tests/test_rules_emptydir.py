@@ -59,7 +59,7 @@ def run(manifest: str, profile: dict | None = None, only: str | None = None, par
 
         rules = [replace(r, params={**r.params, **params}) for r in rules]
     found = lint_text(dedent(manifest).encode(), rules, config)
-    return [(f.rule, f.line, f.severity, f.message) for f in found if f.rule in FAMILY]
+    return [(f.rule, f.line, f.severity, f.detail) for f in found if f.rule in FAMILY]
 
 
 def rules_lines(findings) -> list[tuple[str, int]]:

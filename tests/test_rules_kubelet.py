@@ -38,7 +38,7 @@ def lint(text: str, profile: dict | None = None, ids: tuple[str, ...] = FAMILY):
                 facts.add_object(obj)
     runner = Runner(Engine([RULES[i] for i in ids]), config, facts, verbose=True)  # notes are for --verbose
     result = runner.lint_bytes(data, FILE)
-    found = sorted((f.rule, f.line, f.message) for f in result.findings)
+    found = sorted((f.rule, f.line, f.detail) for f in result.findings)
     return found, result.notes
 
 

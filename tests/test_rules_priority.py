@@ -39,7 +39,7 @@ def lint(manifest: str, profile: dict | None = None, only: str | None = None) ->
     """(rule, line, message) of the family's findings in one in-memory file."""
     rules = [r for r in RULES if only is None or r.id == only]
     found = lint_text(dedent(manifest).encode(), rules, _config(profile))
-    return [(f.rule, f.line, f.message) for f in found if f.rule in FAMILY]
+    return [(f.rule, f.line, f.detail) for f in found if f.rule in FAMILY]
 
 
 def lint_dir(tmp_path: Path, files: dict[str, str], profile: dict | None = None) -> list[tuple[str, int, str, str]]:
@@ -47,7 +47,7 @@ def lint_dir(tmp_path: Path, files: dict[str, str], profile: dict | None = None)
     for name, text in files.items():
         (tmp_path / name).write_text(dedent(text))
     result, _ = run([str(tmp_path)], _config(profile), RULES, jobs=1)
-    return [(Path(f.file).name, f.line, f.rule, f.message) for f in result.findings if f.rule in FAMILY]
+    return [(Path(f.file).name, f.line, f.rule, f.detail) for f in result.findings if f.rule in FAMILY]
 
 
 def notes(manifest: str, profile: dict | None = None, only: str | None = None) -> list[str]:
@@ -92,19 +92,19 @@ def test_fixture_directory_findings():
         ("volcano-job.yaml", 14, "missing-priority-class", "warning"),
     ]
     by = {(Path(f.file).name, f.line): f for f in result.findings}
-    assert "copied only into the gang-scheduling PodGroup" in by["pytorchjob-gang-only.yaml", 17].message
-    assert "to 'training-high' too" in by["pytorchjob-gang-only.yaml", 17].message
+    assert "copied only into the gang-scheduling PodGroup" in by["pytorchjob-gang-only.yaml", 17].detail
+    assert "to 'training-high' too" in by["pytorchjob-gang-only.yaml", 17].detail
     assert by["pytorchjob-gang-only.yaml", 17].path == "spec.pytorchReplicaSpecs.Master.template.spec"
-    assert "(did you mean 'training-high'?)" in by["pytorchjob-gang-only.yaml", 32].message
-    assert "(did you mean 'research'?)" in by["jobset-kueue.yaml", 8].message
-    assert "spec.priorityClass 'training-high' is not a pod field" in by["volcano-job.yaml", 14].message
+    assert "(did you mean 'training-high'?)" in by["pytorchjob-gang-only.yaml", 32].detail
+    assert "(did you mean 'research'?)" in by["jobset-kueue.yaml", 8].detail
+    assert "spec.priorityClass 'training-high' is not a pod field" in by["volcano-job.yaml", 14].detail
     assert by["volcano-job.yaml", 14].path == "spec.tasks[0].template.spec.priorityClass"
     # the invalid 1.5e9 class never exists, so it does not make every other class preemptible
-    assert "below PriorityClass 'training-high' (value 100000, from fixtures/priority/" in by["job-preemptible.yaml", 6].message
-    assert "counts against backoffLimit (4)" in by["job-preemptible.yaml", 6].message
-    assert "rules[0] (action FailJob on exit codes NotIn [0])" in by["cronjob-eval.yaml", 14].message
+    assert "below PriorityClass 'training-high' (value 100000, from fixtures/priority/" in by["job-preemptible.yaml", 6].detail
+    assert "counts against backoffLimit (4)" in by["job-preemptible.yaml", 6].detail
+    assert "rules[0] (action FailJob on exit codes NotIn [0])" in by["cronjob-eval.yaml", 14].detail
     assert "PriorityClass 'serving-default' (fixtures/priority/priorityclasses-bad.yaml) already does" in \
-        by["priorityclasses.yaml", 7].message.replace(str(ROOT) + "/", "")
+        by["priorityclasses.yaml", 7].detail.replace(str(ROOT) + "/", "")
     assert by["priorityclasses.yaml", 7].path == "globalDefault"
 
 
@@ -817,7 +817,7 @@ def test_corpus_findings_are_few_and_pointed(corpus):
     preempt = [f for f in result.findings if f.rule == "preemption-consumes-backoff"]
     assert [(Path(f.file).name, f.line) for f in preempt] == [
         ("ai-ml__mix-train-and-inference__workloads__fine-tune-l4.yaml", 31)]
-    volcano = [f for f in result.findings if f.rule == "missing-priority-class" and "spec.priorityClass '" in f.message]
+    volcano = [f for f in result.findings if f.rule == "missing-priority-class" and "spec.priorityClass '" in f.detail]
     assert sorted((Path(f.file).name, f.line) for f in volcano) == [
         ("example__kubecon-2019-china__task-priority__elastic-job.yaml", 16),
         ("example__kubecon-2019-china__task-priority__elastic-job.yaml", 29),

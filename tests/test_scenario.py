@@ -64,7 +64,7 @@ def test_full_finding_list(monkeypatch):
 
 
 def test_messages_carry_the_numbers_and_the_caveats(monkeypatch):
-    by = {(f["file"].split("scenario/")[1], f["line"], f["rule"]): f["message"] for f in _run(monkeypatch)["findings"]}
+    by = {(f["file"].split("scenario/")[1], f["line"], f["rule"]): f["detail"] for f in _run(monkeypatch)["findings"]}
     share = by[("manifests/tfjob.yaml", 41, "gpu-memory-share-mismatch")]
     assert "uses 2 of 8 GPUs (25%)" in share and "600Gi memory (56.7% of 1057Gi allocatable)" in share
     assert "copied only into the gang-scheduling PodGroup" in by[("manifests/tfjob.yaml", 14, "missing-priority-class")]

@@ -225,7 +225,9 @@ def test_old_layout_mpijob_is_linted_and_verbose_says_how(tmp_path):
     (tmp_path / "mpi.yaml").write_bytes(doc)
     r = CliRunner().invoke(main, ["check", str(tmp_path / "mpi.yaml"), "-v", "--no-color"])
     assert r.exit_code == 1
-    assert "error missing-memory-limit MPIJob/j (spec.template): container 'worker' has no memory limit" in r.stdout
+    assert "error    missing-memory-limit    container 'worker' has no memory limit (GPU pod)" in r.stdout
+    # The detail (under -v) names the template the generic search found.
+    assert "MPIJob/j (spec.template): container 'worker' has no memory limit" in r.stdout
     assert ("note: " + str(tmp_path / "mpi.yaml") + ": MPIJob/j: no pod template where a kubeflow.org/MPIJob usually "
             "has it; found by the generic search at spec.template (an older layout of the kind?)") in r.stderr
 

@@ -51,13 +51,13 @@ class CelCheck:
         try:
             program = compile_expression(check["cel"], variables)
         except CelCompileError as e:
-            raise CelCompileError(f"check.cel: {e}") from None
+            raise CelCompileError(f"check.cel: {_unit_variable(e, unit)}") from None
         message_program = None
         if check.get("messageExpression"):
             try:
                 message_program = compile_expression(check["messageExpression"], variables)
             except CelCompileError as e:
-                raise CelCompileError(f"check.messageExpression: {e}") from None
+                raise CelCompileError(f"check.messageExpression: {_unit_variable(e, unit)}") from None
         return cls(rule_id, program, check.get("message") or title, message_program,
                    parse_field_path(check.get("path", "")))
 
@@ -70,6 +70,7 @@ class CelCheck:
                                       "profile": _profile(ctx, cache)}
         base: tuple = ()
         what = unit.obj.ref.display()
+        where = ""  # the part of the object the message is about (the object itself is named by every report)
         if unit.tpl is not None:
             activation["podSpec"] = unit.tpl.spec
             base = unit.tpl.spec_path
@@ -78,20 +79,22 @@ class CelCheck:
             activation["container"] = unit.container.data
             base = unit.container.path
             what += f": {unit.container.describe()}"
+            where = f"{unit.container.describe()}: "
         if unit.volume is not None:
             activation["volume"] = unit.volume.data
             base = unit.volume.path
             what += f": volume '{unit.volume.name}'"
+            where = f"volume '{unit.volume.name}': "
         try:
             ok = self.program.evaluate(activation, converted)
         except CelEvalError as e:
-            yield Hit(base, f"{what}: rule {self.rule_id}: CEL evaluation failed: {e}", severity="error",
-                      rule=CEL_EVALUATION_ERROR)
+            yield Hit(base, f"rule {self.rule_id}: CEL evaluation failed: {e}", severity="error",
+                      rule=CEL_EVALUATION_ERROR, detail=f"{what}: rule {self.rule_id}: CEL evaluation failed: {e}")
             return
         if ok is True:
             return
         if ok is not False:
-            yield Hit(base, f"{what}: rule {self.rule_id}: expression returned {type(ok).__name__}, not a bool",
+            yield Hit(base, f"rule {self.rule_id}: expression returned {type(ok).__name__}, not a bool",
                       severity="error", rule=CEL_EVALUATION_ERROR)
             return
         message = self.message
@@ -102,7 +105,24 @@ class CelCheck:
                     message = value
             except CelEvalError:
                 pass  # Kubernetes falls back to the static message too
-        yield Hit(base + self.path, f"{what}: {message}")
+        yield Hit(base + self.path, f"{where}{message}" if where else message)
+
+
+_UNDECLARED = re.compile(r"undeclared reference to '([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _unit_variable(error: Exception, unit: UnitKind) -> str:
+    """The compiler's message, or, when the expression names a variable that another unit has
+    (``container`` in an object rule), that in plain words."""
+    text = str(error)
+    found = _UNDECLARED.search(text)
+    if found is not None:
+        name = found.group(1)
+        if any(name in names for names in _UNIT_VARIABLES.values()) and name not in _UNIT_VARIABLES[unit]:
+            units = [u for u, names in _UNIT_VARIABLES.items() if name in names]
+            return (f"variable '{name}' is not available for unit '{unit}' (it has {', '.join(_UNIT_VARIABLES[unit])}; "
+                    f"'{name}' is there for unit {' and '.join(repr(u) for u in units)}): {text}")
+    return text
 
 
 def _context_objects(ctx: Any) -> list:

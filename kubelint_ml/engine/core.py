@@ -12,9 +12,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from kubelint_ml.engine.api import (
-    CEL_EVALUATION_ERROR,
     IGNORE_ANNOTATION,
     PARSE_ERROR,
+    PSEUDO_RULES,
     RULE_ERROR,
     UNIT_KINDS,
     UNKNOWN_IGNORE,
@@ -22,6 +22,7 @@ from kubelint_ml.engine.api import (
     SkipUnit,
     Unit,
     UnitKind,
+    did_you_mean,
     is_accelerator_template,
     is_training_workload,
 )
@@ -45,6 +46,15 @@ def _kind_matches(rule: Rule, obj: K8sObject) -> bool:
     return False
 
 
+IGNORE_ALL = "*"  # kubelint-ml.io/ignore: "*" (or "*=reason"): every rule on the object or template
+
+
+def _ignored(ignores: dict[str, str], rule_id: str) -> str | None:
+    """The reason the annotation gives for ignoring ``rule_id`` ("" for none), or None."""
+    reason = ignores.get(rule_id)
+    return ignores.get(IGNORE_ALL) if reason is None else reason
+
+
 def parse_ignore(value: Any) -> dict[str, str]:
     """``"rule-a,rule-b=reason"`` -> ``{"rule-a": "", "rule-b": "reason"}``."""
     out: dict[str, str] = {}
@@ -64,7 +74,7 @@ class Engine:
                  known_rule_ids: Iterable[str] = ()) -> None:
         self.rules = rules
         self.overrides = severity_overrides or {}
-        self.known_ids = set(known_rule_ids) | {r.id for r in rules} | {PARSE_ERROR, UNKNOWN_IGNORE, RULE_ERROR, "schema-invalid", CEL_EVALUATION_ERROR}
+        self.known_ids = set(known_rule_ids) | {r.id for r in rules} | set(PSEUDO_RULES)
         self.by_unit: dict[UnitKind, list[Rule]] = {unit: [] for unit in UNIT_KINDS}
         for r in rules:
             self.by_unit[r.unit].append(r)
@@ -140,8 +150,7 @@ class Engine:
                 except Exception as exc:  # a bug in one rule must not hide the others' results
                     out.append(self.finding_at(
                         obj, _unit_path(unit), RULE_ERROR, "error",
-                        f"{obj.ref.display()}: rule {rule.id} failed here ({type(exc).__name__}: {str(exc)[:200]}); "
-                        "the other rules still ran",
+                        f"rule {rule.id} failed: {type(exc).__name__}: {str(exc)[:200]}",
                         "This is a bug in the rule (for a custom rule, in its template or expression): report it "
                         "with the manifest, or disable the rule.", None))
                     continue
@@ -150,11 +159,13 @@ class Engine:
                     f = self.finding_at(obj, hit.path, hit.rule or rule.id, severity, hit.message, self.remediation[rule.id],
                                         hit.container if hit.container is not None else (unit.container.name if unit.container else None),
                                         at_value=hit.at_value)
+                    if hit.detail:
+                        f.detail = hit.detail
                     if hit.data:
                         f.data = hit.data
-                    reason = obj_ignores.get(rule.id)
+                    reason = _ignored(obj_ignores, rule.id)
                     if reason is None and unit.tpl is not None:
-                        reason = tpl_ignores[id(unit.tpl)].get(rule.id)
+                        reason = _ignored(tpl_ignores[id(unit.tpl)], rule.id)
                     if reason is not None:
                         f.suppressed = reason or "kubelint-ml.io/ignore annotation"
                     out.append(f)
@@ -165,10 +176,10 @@ class Engine:
 
     def _unknown_ignores(self, obj: K8sObject, ignores: dict[str, str], path: tuple) -> Iterator[Finding]:
         for rid in ignores:
-            if rid not in self.known_ids:
+            if rid not in self.known_ids and rid != IGNORE_ALL:
                 yield self.finding_at(
                     obj, path, UNKNOWN_IGNORE, "info",
-                    f"{obj.ref.display()}: {IGNORE_ANNOTATION} names unknown rule '{rid}'; it suppresses nothing",
+                    f"{IGNORE_ANNOTATION} names unknown rule '{rid}'{did_you_mean(rid, self.known_ids)}",
                     "Correct the rule id (see `kubelint-ml rules list`) or remove it.", None, at_value=True,
                 )
 

@@ -13,9 +13,21 @@ FAMILY_TITLES = {
     "emptydir": "emptyDir and ephemeral storage",
     "priority": "Priority and preemption",
     "kubelet": "OOM kill mode and cgroup configuration",
+    "input": "Input and rule problems",
     "usage": "Observed usage (on only with a usage source)",
     "custom": "Custom rules",
 }
+
+
+def pseudo_rules() -> list[Rule]:
+    """The engine's own findings (parse-error, schema-invalid, ...) as rules for the docs and
+    `rules list`/`rules show`; the engine never runs them (see kubelint_ml.engine.api.PSEUDO_RULES)."""
+    from kubelint_ml.engine.api import PSEUDO_RULES
+
+    return [Rule(id=i.id, severity=i.severity, title=i.title, description=i.description,
+                 remediation=i.remediation, unit="object", check={"reportedBy": "kubelint-ml"}, examples={}, family=i.family,
+                 builtin=True, source="kubelint_ml/engine/api.py")
+            for i in PSEUDO_RULES.values()]
 
 
 def _severity(r: Rule) -> str:
@@ -84,6 +96,12 @@ def render_rule(r: Rule) -> str:
              f"Scope: {r.unit}" + (f", kinds {', '.join(r.kinds)}" if r.kinds else "")
              + (f", {r.workloads} workloads" if r.workloads != "all" else ""),
              "Check: " + (f"template {r.check['template']}" if "template" in r.check else "CEL"), ""]
+    if "reportedBy" in r.check:  # a pseudo-rule: reported by the tool itself, always on
+        import textwrap
+
+        lines[5] = textwrap.fill(lines[5], 76)
+        lines[8] = textwrap.fill(lines[8], 76)
+        lines[-3:] = ["Reported by the tool itself (always on; cannot be disabled).", ""]
     if r.params:
         lines.append("Params: " + ", ".join(f"{k}={v}" for k, v in sorted(r.params.items())))
         lines.append("")
@@ -92,8 +110,10 @@ def render_rule(r: Rule) -> str:
 
 
 def render_docs(rules: Iterable[Rule]) -> str:
-    """docs/rules.md: every rule, grouped by family (kept in sync by a test)."""
-    rules = sorted(rules, key=lambda r: r.id)
+    """docs/rules.md: every rule, grouped by family, and the pseudo-rules (kept in sync by a test)."""
+    rules = list(rules)
+    ids = {r.id for r in rules}
+    rules = sorted(rules + [r for r in pseudo_rules() if r.id not in ids], key=lambda r: r.id)
     out = ["# kubelint-ml rules", "",
            "Generated from `rules/*.yaml` by `python -m kubelint_ml.engine.ruledocs > docs/rules.md`; do not edit by hand.",
            "", render_list(rules, "markdown")]

@@ -16,6 +16,7 @@ _MODULES = {
     "github": "github",
     "junit": "junit",
     "markdown": "markdown",
+    "concise": "concise",
 }
 FORMATS = tuple(_MODULES)
 

@@ -15,6 +15,10 @@ from typing import Any, TextIO, cast
 from kubelint_ml.findings import Finding, RunResult, related_dicts
 from kubelint_ml.report.escape import sanitize_json
 
+# The version of the document's layout: raised when a field changes meaning or goes away
+# (adding a field does not raise it). docs/output.md describes version 1.
+SCHEMA_VERSION = 1
+
 
 def _value(value: Any, pad: str) -> str:
     if isinstance(value, str):
@@ -57,6 +61,7 @@ def _finding(f: Finding, cache: dict) -> str:
             '{\n      "rule": ', _cached(cache, f.rule),
             ',\n      "severity": ', _cached(cache, f.severity),
             ',\n      "message": ', encode_basestring(f.message),
+            *((',\n      "detail": ', encode_basestring(f.detail)) if f.detail is not None else ()),
             ',\n      "remediation": ', _cached(cache, f.remediation),
             ',\n      "file": ', cache[_LAST_FILE][1],
             ',\n      "line": ', int.__repr__(f.line) if type(f.line) is int else _value(f.line, _INNER),
@@ -96,11 +101,14 @@ def _cached(cache: dict, text: str) -> str:
 
 
 def write(result: RunResult, out: TextIO, *, color: bool = False, verbose: bool = False) -> None:
-    """`{"findings": [...], "suppressed": [...], "summary": {...}}`, indented, to ``out``.
+    """`{"schemaVersion": 1, "tool": {...}, "findings": [...], "suppressed": [...], "summary": {...}}`,
+    indented, to ``out`` (docs/output.md describes every field).
 
     Always valid UTF-8 JSON: lone surrogates in input become U+FFFD.
     """
     out.write("{\n")
+    out.write(f'  "schemaVersion": {SCHEMA_VERSION},\n')
+    out.write('  "tool": ' + _object({"name": "kubelint-ml", "version": _tool_version(result)}, "  ") + ",\n")
     parts = (("findings", result.findings), ("suppressed", result.suppressed if result.show_suppressed else []))
     for key, items in parts:
         out.write(f'  "{key}": ')
@@ -114,6 +122,14 @@ def write(result: RunResult, out: TextIO, *, color: bool = False, verbose: bool 
         out.write("\n  ],\n")
     summary = json.dumps(sanitize_json(result.summary()), indent=2, ensure_ascii=False, allow_nan=False)
     out.write('  "summary": ' + summary.replace("\n", "\n  ") + "\n}\n")
+
+
+def _tool_version(result: RunResult) -> str:
+    if result.tool_version:
+        return result.tool_version
+    from kubelint_ml import __version__
+
+    return __version__
 
 
 def render(result: RunResult, *, color: bool = False, verbose: bool = False) -> str:

@@ -10,7 +10,8 @@ MAX_ROWS = 200
 
 def _row(f: Finding) -> str:
     obj = f.object.display() if f.object is not None else ""
-    cells = [location(f.file, f.line), f.severity, f.rule, obj, f.message]
+    text = f"{f.message}\n{f.detail}" if f.detail else f.message  # the detail on a line of its own (<br>)
+    cells = [location(f.file, f.line), f.severity, f.rule, obj, text]
     return "| " + " | ".join(markdown_cell(c) for c in cells) + " |"
 
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from kubelint_ml.findings import Finding, RuleInfo, RunResult
@@ -66,16 +64,97 @@ def _fingerprint(f: Finding, rel_file: str) -> str:
     return hashlib.sha256(data).hexdigest()[:32]
 
 
-def _result(f: Finding, rule_index: int, root: str, occurrence: Counter[str]) -> dict[str, Any]:
+def _token_end(text: str, start: int) -> int | None:
+    """The index just past the YAML scalar (a key or a one-line value) that starts at ``start``
+    in the line ``text``; None when it is not one (a flow collection, a block scalar)."""
+    if start >= len(text):
+        return None
+    ch = text[start]
+    if ch == '"':
+        i = start + 1
+        while i < len(text):
+            if text[i] == "\\":
+                i += 2
+                continue
+            if text[i] == '"':
+                return i + 1
+            i += 1
+        return None
+    if ch == "'":
+        i = start + 1
+        while i < len(text):
+            if text[i] == "'":
+                if text[i + 1:i + 2] == "'":
+                    i += 2
+                    continue
+                return i + 1
+            i += 1
+        return None
+    if ch in "{[|>&*!#":
+        return None
+    end = len(text)
+    flow = "{" in text[:start] or "[" in text[:start]  # inside a one-line flow collection
+    stops = " \t,]}" if flow else " \t"
+    for i in range(start, len(text)):
+        if text[i] == ":" and (i + 1 == len(text) or text[i + 1] in stops):
+            end = i
+            break
+        if text[i] == "#" and i > start and text[i - 1] in " \t":
+            end = i
+            break
+        if flow and text[i] in ",]}":
+            end = i
+            break
+    end = len(text[:end].rstrip())
+    return end if end > start else None
+
+
+class _Lines:
+    """The lines of the linted files, read when a finding needs its end column."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, list[str] | None] = {}
+
+    def get(self, file: str, line: int) -> str | None:
+        if file not in self._files:
+            try:
+                with open(file, encoding="utf-8", errors="strict", newline="") as fh:
+                    self._files[file] = fh.read().splitlines()
+            except (OSError, UnicodeDecodeError, ValueError):
+                self._files[file] = None
+        lines = self._files[file]
+        if lines is None or not 1 <= line <= len(lines):
+            return None
+        return lines[line - 1]
+
+
+def _region(f: Finding, lines: _Lines | None) -> dict[str, int] | None:
+    """startLine/startColumn, and endLine/endColumn (exclusive) at the end of the key or
+    one-line value the finding points at, when the file can be read again."""
+    if f.line < 1:
+        return None
+    region = {"startLine": f.line}
+    if f.column >= 1:
+        region["startColumn"] = f.column
+        text = lines.get(f.file, f.line) if lines is not None and f.file != "-" else None
+        end = _token_end(text, f.column - 1) if text is not None else None
+        if end is not None:
+            region["endLine"] = f.line
+            region["endColumn"] = end + 1
+    return region
+
+
+def _result(f: Finding, rule_index: int, root: str, occurrence: Counter[str],
+            lines: _Lines | None = None) -> dict[str, Any]:
     text = f.message
+    if f.detail:
+        text += f"\n\n{f.detail}"
     if f.remediation:
         text += f"\n\nRemediation: {f.remediation}"
     rel, inside = relative_posix(f.file, root)
     physical: dict[str, Any] = {"artifactLocation": _artifact_location(rel, inside)}
-    if f.line >= 1:
-        region = {"startLine": f.line}
-        if f.column >= 1:
-            region["startColumn"] = f.column
+    region = _region(f, lines)
+    if region is not None:
         physical["region"] = region
     location: dict[str, Any] = {"physicalLocation": physical}
     logical = []
@@ -111,6 +190,8 @@ def _result(f: Finding, rule_index: int, root: str, occurrence: Counter[str]) ->
     props["document"] = f.document
     if f.data:
         props["data"] = f.data
+    if f.detail:
+        props["detail"] = f.detail
     out["properties"] = props
     if f.related:
         out["relatedLocations"] = [_related(i, r, root) for i, r in enumerate(f.related, 1)]
@@ -148,9 +229,8 @@ def build(result: RunResult) -> dict[str, Any]:
 
     occurrence: Counter[str] = Counter()
     everything = sorted((*result.findings, *result.suppressed), key=Finding.sort_key)
-    results = [_result(f, index[f.rule], result.root, occurrence) for f in everything]
-
-    root_uri = Path(os.path.abspath(result.root)).as_uri().rstrip("/") + "/"
+    lines = _Lines()
+    results = [_result(f, index[f.rule], result.root, occurrence, lines) for f in everything]
     version = _version(result)
     driver: dict[str, Any] = {
         "name": "kubelint-ml",
@@ -165,7 +245,8 @@ def build(result: RunResult) -> dict[str, Any]:
             {
                 "tool": {"driver": driver},
                 "invocations": [{"executionSuccessful": True}],
-                "originalUriBaseIds": {SRCROOT: {"uri": root_uri}},
+                # No absolute local path: a viewer resolves %SRCROOT% to its own checkout.
+                "originalUriBaseIds": {SRCROOT: {"description": {"text": "The root of the repository that was linted."}}},
                 "columnKind": "unicodeCodePoints",
                 "results": results,
             }

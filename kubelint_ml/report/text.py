@@ -1,4 +1,15 @@
-"""Human-readable output: one line per finding, grouped by file."""
+"""Human-readable output: findings grouped by file, then by object, then the summary.
+
+    fixtures/examples/pytorchjob-gpu.yaml
+      PyTorchJob research/llama-finetune
+        17:9   warning  missing-priority-class  no priorityClassName: runs at the default priority
+
+The file is named once, the object once (a finding outside any object, such
+as a parse error, sits directly under its file), and each finding is one line:
+position, severity, rule id, the short message. ``-v`` adds the detail and the
+remediation under each finding. ``--format concise`` (report/concise.py) gives
+one ``path:line:col: rule-id message`` line per finding instead.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +18,32 @@ from kubelint_ml.report.escape import inert, line_start, location, neutralise
 
 _COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[34m", "suppressed": "\x1b[2m"}
 _RESET = "\x1b[0m"
+_WORD_WIDTH = len("suppressed")
 
 
-def _word(word: str, color: bool) -> str:
-    return f"{_COLORS[word]}{word}{_RESET}" if color and word in _COLORS else word
+def _word(word: str, color: bool, width: int) -> str:
+    pad = " " * (width - len(word))
+    return f"{_COLORS[word]}{word}{_RESET}{pad}" if color and word in _COLORS else word + pad
 
 
-def _line(f: Finding, word: str, color: bool) -> str:
-    where = location(line_start(f.file), f.line, f.column)
-    return f"{where}: {_word(word, color)} {neutralise(f.rule)} {neutralise(f.message)}"
+def _position(f: Finding) -> str:
+    if f.line < 1:
+        return "-"
+    return f"{f.line}:{f.column}" if f.column >= 1 else str(f.line)
+
+
+def object_label(f: Finding) -> str:
+    """`Kind namespace/name` (or `Kind name`), neutralised; "" for a finding outside any object."""
+    obj = f.object
+    if obj is None:
+        return ""
+    name = (f"{_clip(obj.namespace)}/" if obj.namespace else "") + (_clip(obj.name) or "<unnamed>")
+    return neutralise(f"{_clip(obj.kind) or 'object'} {name}")
+
+
+def _clip(text: str, limit: int = 253) -> str:
+    """A name cut at Kubernetes' longest legal name: a hostile one may be a megabyte."""
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _plural(n: int, word: str) -> str:
@@ -24,12 +52,18 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}s"
 
 
+def files_with_findings(result: RunResult) -> int:
+    return len({f.file for f in result.findings})
+
+
 def summary_line(result: RunResult) -> str:
-    """`3 errors, 2 warnings, 1 info in 12 files (4 suppressed)`."""
+    """`3 errors, 2 warnings, 1 info in 2 of 12 files (4 suppressed)`."""
     counts = result.counts()
     parts = [_plural(counts[s], s) for s in ("error", "warning", "info") if counts.get(s)]
-    head = ", ".join(parts) if parts else "no findings"
-    line = f"{head} in {_plural(result.files, 'file')}"
+    if parts:
+        line = f"{', '.join(parts)} in {files_with_findings(result)} of {_plural(result.files, 'file')}"
+    else:
+        line = f"no findings in {_plural(result.files, 'file')}"
     extra = []
     if result.suppressed:
         extra.append(f"{len(result.suppressed)} suppressed")
@@ -40,27 +74,54 @@ def summary_line(result: RunResult) -> str:
     return line
 
 
-def render(result: RunResult, *, color: bool = False, verbose: bool = False) -> str:
-    """Findings sorted by file, then the summary line.
+def _one_line(text: str) -> str:
+    return neutralise(" ".join(text.split()))
 
-    With `verbose`, each finding's remediation and related locations follow
-    on indented lines and suppressed findings are listed too, with the reason.
+
+def render(result: RunResult, *, color: bool = False, verbose: bool = False) -> str:
+    """Findings grouped by file and object, then the summary line.
+
+    With `verbose`, each finding's detail, remediation and related locations
+    (the rendered output a finding was mapped back from) follow on indented
+    lines, and suppressed findings are listed too, with the reason.
     """
     entries: list[tuple[Finding, str]] = [(f, f.severity) for f in result.findings]
     if verbose or result.show_suppressed:
         entries += [(f, "suppressed") for f in result.suppressed]
     entries.sort(key=lambda e: e[0].sort_key())
+    word_width = _WORD_WIDTH if any(w == "suppressed" for _, w in entries) else len("warning")
     lines: list[str] = []
-    for f, word in entries:  # sort_key starts with the file: grouped by file
-        line = _line(f, word, color)
-        if word == "suppressed" and f.suppressed:
-            line += f" ({neutralise(f.suppressed)})"
-        lines.append(line)
-        if verbose and f.remediation:
-            lines.append(inert(f"    {neutralise(' '.join(f.remediation.split()))}"))
-        if verbose:
-            for file, rline, col, what in f.related:  # e.g. where the rendered output had it
-                lines.append(inert(f"    {neutralise(what)}: {location(line_start(file), rline, col)}"))
+    i = 0
+    while i < len(entries):  # sort_key starts with the file: one group per file
+        file = entries[i][0].file
+        j = i
+        while j < len(entries) and entries[j][0].file == file:
+            j += 1
+        group = entries[i:j]
+        pos_width = max(len(_position(f)) for f, _ in group)
+        rule_width = max(len(neutralise(f.rule)) for f, _ in group)
+        lines.append(line_start(file))
+        last_object: str | None = None
+        for f, word in group:
+            label = object_label(f)
+            if label and label != last_object:
+                lines.append(inert(f"  {label}"))
+            last_object = label
+            indent = "    " if label else "  "
+            line = (
+                f"{indent}{_position(f):<{pos_width}}  {_word(word, color, word_width)}  "
+                f"{neutralise(f.rule):<{rule_width}}  {neutralise(f.message)}"
+            )
+            if word == "suppressed" and f.suppressed:
+                line += f" ({neutralise(f.suppressed)})"
+            lines.append(line)
+            if verbose:
+                for extra in (f.detail, f.remediation):
+                    if extra:
+                        lines.append(inert(f"{indent}    {_one_line(extra)}"))
+                for rfile, rline, col, what in f.related:  # e.g. where the rendered output had it
+                    lines.append(inert(f"{indent}    {neutralise(what)}: {location(line_start(rfile), rline, col)}"))
+        i = j
     if result.quiet:
         return "\n".join(lines) + "\n" if lines else ""
     if lines:

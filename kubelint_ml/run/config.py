@@ -9,6 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from kubelint_ml.engine.api import did_you_mean
 from kubelint_ml.input.loader import Limits, LoadError, load_single
 
 CONFIG_NAMES = (".kubelint-ml.yaml", ".kubelint-ml.yml")
@@ -132,6 +133,7 @@ class Config:
     profile: Profile = field(default_factory=Profile)
     schema: dict = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
+    rule_lines: dict[str, int] = field(default_factory=dict)  # rule id -> line of the config that names it
     render: dict = field(default_factory=dict)  # helm/kustomize rendering (kubelint_ml/input/render.py)
     context: list[str] = field(default_factory=list)  # files read for facts only, never reported on
     usage: dict = field(default_factory=dict)  # the `usage:` section (kubelint_ml.usage.source reads it)
@@ -148,17 +150,35 @@ def find_config(start: str | None = None) -> Path | None:
     return None
 
 
-def _schema_errors(data: Any) -> list[str]:
+def line_of(data: Any, path: tuple) -> int:
+    """The line of the key or item at ``path`` in a loaded config (0 when unknown)."""
+    from kubelint_ml.input.loader import locate
+
+    try:
+        return locate(data, path)[0]
+    except Exception:  # a value without positions (an empty file)
+        return 0
+
+
+def _schema_errors(data: Any) -> list[tuple[int, str]]:
+    """(line, "where: what") for each way the config breaks its schema, first by position."""
     import jsonschema
 
     schema = json.loads((Path(__file__).parent.parent / "schemas" / "config.schema.json").read_text())
     validator = jsonschema.Draft202012Validator(schema)
     out = []
-    for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
-        where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+    for err in validator.iter_errors(data):
+        path = tuple(err.absolute_path)
         msg = err.message if len(err.message) < 300 else err.message[:300] + "..."
-        out.append(f"{where}: {msg}")
-    return out
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            allowed = list(err.schema.get("properties") or {})
+            extra = [k for k in err.instance if k not in allowed]
+            if extra:  # name the key, where it is, and the one that was probably meant
+                path += (extra[0],)
+                msg = f"unknown key {str(extra[0])!r}{did_you_mean(extra[0], allowed)}"
+        where = ".".join(str(p) for p in path) or "(top level)"
+        out.append((line_of(data, path), f"{where}: {msg}"))
+    return sorted(out)
 
 
 def load_config(path: str | os.PathLike | None) -> Config:
@@ -177,7 +197,9 @@ def load_config(path: str | os.PathLike | None) -> Config:
         data = {}
     errors = _schema_errors(data)
     if errors:
-        raise ConfigError(f"{p}: {errors[0]}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""))
+        line, first = errors[0]
+        raise ConfigError(f"{p}{f':{line}' if line else ''}: {first}"
+                          + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""))
     base = p.parent
     cfg = Config(path=str(p))
     cfg.rules_dirs = [str(base / d) for d in data.get("rules", [])]
@@ -189,6 +211,11 @@ def load_config(path: str | os.PathLike | None) -> Config:
         if "params" in o:
             cfg.params[rid] = o["params"]
     cfg.exclude = list(data.get("exclude", []))
+    for key in ("enable", "disable"):  # where each rule id is written, for errors about unknown ids
+        for i, rid in enumerate(data.get(key) or []):
+            cfg.rule_lines.setdefault(rid, line_of(data, (key, i)))
+    for rid in data.get("overrides") or {}:
+        cfg.rule_lines.setdefault(rid, line_of(data, ("overrides", rid)))
     cfg.fail_level = data.get("failLevel")
     try:
         cfg.profile = Profile.from_dict(data.get("profile") or {}, base)
@@ -251,27 +278,44 @@ failLevel: error
 #     rule: missing-priority-class
 #     reason: smoke tests run at default priority
 
-# What kubelint-ml knows about the cluster the manifests run on.
-profile:
-  kubernetesVersion: "1.33"
-  os: linux
-  cgroupVersion: 2
-  # kubeletConfig: nodes/kubelet-config.yaml
-  # nodePools:
-  #   - name: a100
-  #     labels: {node.kubernetes.io/instance-type: p4d.24xlarge}
-  #     instanceType: p4d.24xlarge   # facts from the built-in catalog
-  #   - name: h100-onprem
-  #     labels: {pool: h100}
-  #     gpus: 8
-  #     memory: 1800Gi               # allocatable
-  #     cpu: "190"
-  #     ephemeralStorage: 25Ti
-  #     kubeletVersion: "1.32"
-  #     kubeletConfig: nodes/h100-kubelet.yaml
-  # priorityClasses:
-  #   - {name: training-high, value: 100000}
-  #   - {name: training-low, value: 1000}
+# What kubelint-ml knows about the cluster the manifests run on. kubelint-ml never
+# guesses: a rule that needs a fact the profile does not give is skipped (`-v` says
+# which and why). Uncomment only what is true of your cluster; each field turns on
+# the checks named beside it, and they may add findings.
+# profile:
+#   # Kubelet version of every node (unless a pool sets kubeletVersion), and the
+#   # default of --schema: group-oom-kill-multiprocess, oom-kill-setting-ignored,
+#   # fail-cgroup-v1-conflict (failCgroupV1 defaults to true from 1.35).
+#   kubernetesVersion: "1.33"
+#   # linux | windows: oom-kill-setting-ignored (singleProcessOOMKill is Linux-only).
+#   os: linux
+#   # 1 | 2: on 2, group-oom-kill-multiprocess (the kubelet kills the whole container
+#   # on an OOM); on 1, oom-kill-cgroup-v1-conflict and fail-cgroup-v1-conflict.
+#   cgroupVersion: 2
+#   # The nodes' KubeletConfiguration (singleProcessOOMKill, failCgroupV1): the same
+#   # kubelet rules read it instead of the version's defaults.
+#   kubeletConfig: nodes/kubelet-config.yaml
+#   # GPU node types, matched by labels: gpu-memory-share-mismatch and
+#   # emptydir-exceeds-ephemeral-storage compare a pod with its share of the node;
+#   # without a pool, a pod's own nodeSelector resolves it from the built-in catalog.
+#   nodePools:
+#     - name: a100
+#       labels: {node.kubernetes.io/instance-type: p4d.24xlarge}
+#       instanceType: p4d.24xlarge   # facts from the built-in catalog
+#     - name: h100-onprem
+#       labels: {pool: h100}
+#       gpus: 8
+#       memory: 1800Gi               # allocatable
+#       cpu: "190"
+#       ephemeralStorage: 25Ti
+#       kubeletVersion: "1.32"
+#       kubeletConfig: nodes/h100-kubelet.yaml
+#   # PriorityClasses that exist in the cluster but not in the linted files:
+#   # unknown-priority-class checks names against them, preemption-consumes-backoff
+#   # compares values, missing-priority-class names the globalDefault.
+#   priorityClasses:
+#     - {name: training-high, value: 100000}
+#     - {name: training-low, value: 1000}
 
 # Files read for context (PriorityClasses, KubeletConfigurations, CRDs), never reported on:
 # what a pre-commit run needs when it sees only the staged files.

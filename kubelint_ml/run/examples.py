@@ -72,12 +72,15 @@ def check_example(rule: Rule, example: dict, expect_fail: bool) -> list[str]:
                 continue
             if "message" in exp and exp["message"] not in f.message:
                 continue
+            if "detail" in exp and exp["detail"] not in (f.detail or ""):
+                continue
             match = f
             break
         if match is None:
             got = "; ".join(f"line {f.line} [{f.severity}] {f.message}" for f in mine) or "no findings"
             problems.append(f"{label}: expected a finding at line {exp['line']}"
-                            + (f" containing {exp['message']!r}" if "message" in exp else "") + f"; got: {got}")
+                            + (f" containing {exp['message']!r}" if "message" in exp else "")
+                            + (f" with detail containing {exp['detail']!r}" if "detail" in exp else "") + f"; got: {got}")
         else:
             remaining.remove(match)
     for f in remaining:

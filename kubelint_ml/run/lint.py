@@ -15,8 +15,9 @@ from fnmatch import fnmatch
 from typing import Any
 
 from kubelint_ml import __version__
+from kubelint_ml.engine.api import PSEUDO_RULES
 from kubelint_ml.engine.context import Facts, may_hold_context
-from kubelint_ml.engine.core import PARSE_ERROR, RULE_ERROR, UNKNOWN_IGNORE, Engine, parse_error
+from kubelint_ml.engine.core import Engine, parse_error
 from kubelint_ml.engine.rulefile import Rule
 from kubelint_ml.findings import Finding, RuleInfo, RunResult
 from kubelint_ml.input import render as rendering
@@ -28,29 +29,8 @@ from kubelint_ml.run.runner import FileResult, Runner
 
 GC_YOUNG_THRESHOLD = 50_000
 
-INPUT_RULES = {
-    PARSE_ERROR: RuleInfo(
-        PARSE_ERROR, "error", "File or document is not a usable manifest",
-        "Invalid YAML or JSON, a document that is not a mapping, duplicate keys, a field of the wrong type, "
-        "a Helm template, binary or non-UTF-8 data, or input over a safety limit (size, depth, alias "
-        "expansion, documents per file). The other documents and files are still linted.",
-        "Fix the file so it is a valid Kubernetes manifest, render templates first, or exclude the path.",
-        "input",
-    ),
-    RULE_ERROR: RuleInfo(
-        RULE_ERROR, "error", "A rule failed on an object",
-        "A rule raised an unexpected error on one object. The other rules still ran on it; this one's verdict "
-        "is unknown.",
-        "Report it with the manifest, or disable the rule.",
-        "input",
-    ),
-    UNKNOWN_IGNORE: RuleInfo(
-        UNKNOWN_IGNORE, "info", "Suppression annotation names an unknown rule",
-        "A kubelint-ml.io/ignore annotation names a rule id that does not exist, so it suppresses nothing.",
-        "Correct the rule id (see `kubelint-ml rules list`) or remove it.",
-        "input",
-    ),
-}
+# Every pseudo-rule (parse-error, schema-invalid, ...) is described in every run's rule metadata.
+INPUT_RULES = PSEUDO_RULES
 
 
 # ----------------------------------------------------------------------------
@@ -228,12 +208,6 @@ def _rule_infos(rules: list[Rule], severity: dict[str, str] | None, schema: Any,
     for rid, sev in (severity or {}).items():
         if rid in infos:
             infos[rid] = replace(infos[rid], severity=sev)
-    if schema is not None:
-        infos["schema-invalid"] = RuleInfo(
-            "schema-invalid", "error", "Object does not match the Kubernetes API schema",
-            "With schema validation on, the object fails the Kubernetes OpenAPI schema of the configured "
-            "version (or a supplied CRD schema): the API server would reject it.",
-            "Fix the field so the object matches the API schema.", "input")
     return dict(sorted(infos.items()))
 
 

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubelint_ml.engine.api import SCHEMA_INVALID, SCHEMA_UNAVAILABLE
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.engine.core import Context, Engine, parse_error
 from kubelint_ml.findings import Finding
@@ -101,14 +102,14 @@ class Runner:
             problems = (problems or []) + self.schema.crd_rejections(obj.data)
         if problems is None:
             ref = obj.ref
-            f = self.engine.finding_at(obj, ("kind",), "schema-invalid", "info",
+            f = self.engine.finding_at(obj, ("kind",), SCHEMA_UNAVAILABLE, "info",
                                        f"no schema for {ref.apiVersion} {ref.kind}; pass --crd with its "
                                        "CustomResourceDefinition to validate it",
                                        "Pass the CRD with --crd FILE (or schema.crds in the config).", None)
             f.data = {"noSchema": True}
             return [f]
         return [
-            self.engine.finding_at(obj, p.path, "schema-invalid", "error", p.message,
+            self.engine.finding_at(obj, p.path, SCHEMA_INVALID, "error", p.message,
                                    "Fix the field so the object matches the API schema.", None)
             for p in problems
         ]

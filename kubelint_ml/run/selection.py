@@ -38,10 +38,17 @@ def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
 
     by_id = {r.id: r for r in (rules if rules is not None else all_rules(config, extra_dirs))}
     all_ids = set(by_id)
-    for rid in list(config.enable) + list(config.disable) + list(config.severity) + list(config.params) + list(enable) + list(disable):
+    from kubelint_ml.engine.api import did_you_mean
+
+    lines = getattr(config, "rule_lines", {})  # rule id -> the config line that names it
+    named = sorted(set(config.enable) | set(config.disable) | set(config.severity) | set(config.params),
+                   key=lambda r: lines.get(r, 0))
+    for rid in list(enable) + list(disable) + named:
         if rid not in all_ids:
-            where = config.path or "command line"
-            raise SelectionError(f"{where}: unknown rule id {rid!r} (see `kubelint-ml rules list`)")
+            line = lines.get(rid) if rid not in enable and rid not in disable else None
+            where = f"{config.path}:{line}" if line else config.path if line is not None else "command line"
+            raise SelectionError(f"{where}: unknown rule id {rid!r}{did_you_mean(rid, all_ids)} "
+                                 "(see `kubelint-ml rules list`)")
     for rid, params in config.params.items():
         rule = by_id[rid]
         if not hasattr(rule.template, "PARAMS"):

@@ -142,6 +142,15 @@ def _trainer_job(tpl: PodTemplate) -> bool:
     return is_runtime_trainer_job(dig(tpl.obj.data, *tpl.path[:-3]))
 
 
+def accelerator_note(tpl: PodTemplate) -> str:
+    """`` (GPU pod)`` or `` (accelerator pod)`` for a pod that uses accelerators, else ""."""
+    from kubelint_ml.engine.api import is_accelerator_template
+
+    if not is_accelerator_template(tpl):
+        return ""
+    return " (GPU pod)" if any("gpu" in r for r in accelerators(tpl)) else " (accelerator pod)"
+
+
 def show(resource: str, value: Fraction) -> str:
     if resource == "cpu":
         return format_cpu(value)

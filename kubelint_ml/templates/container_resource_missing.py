@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
-from kubelint_ml.templates._common import LIMITRANGE_NOTE, pod_level, requests_limits, resources_unknown
+from kubelint_ml.templates._common import (
+    LIMITRANGE_NOTE,
+    accelerator_note,
+    pod_level,
+    requests_limits,
+    resources_unknown,
+)
 
 UNIT = "container"
 DEFAULTS = {"resource": "memory", "missing": "limit"}
@@ -55,5 +61,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         consequence = "the scheduler reserves nothing for it"
     yield Hit(
         c.path + ("resources", "limits" if missing == "limit" else "requests", resource),
-        f"{tpl.describe()}: {c.describe()} has {what} ({LIMITRANGE_NOTE}): {consequence}; {fix}",
+        f"{c.describe()} has {'no ' + resource + ' request or limit' if missing == 'requestAndLimit' else what}"
+        f"{accelerator_note(tpl)}",
+        detail=f"{tpl.describe()}: {c.describe()} has {what} ({LIMITRANGE_NOTE}): {consequence}; {fix}",
     )

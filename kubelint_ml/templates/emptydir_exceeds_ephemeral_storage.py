@@ -47,7 +47,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     if limit is not None and total > limit:
         hits.append(Hit(
             largest.size_path,
-            f"{tpl.describe()}: {listing}, but the containers' ephemeral-storage limits add up to {size(limit)}: "
+            f"emptyDir sizeLimits {size(total)} exceed the ephemeral-storage limits {size(limit)}",
+            detail=f"{tpl.describe()}: {listing}, but the containers' ephemeral-storage limits add up to {size(limit)}: "
             f"the kubelet evicts the pod once its local storage (disk emptyDirs, writable layers and logs together) "
             f"passes {size(limit)}, so the sizeLimit can never be reached. Raise the containers' "
             f"limits.ephemeral-storage to cover the emptyDirs plus their own writes, or lower sizeLimit",
@@ -72,7 +73,9 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             )
             hits.append(Hit(
                 largest.size_path,
-                f"{tpl.describe()}: {listing}, more than {whose} (node type from {how}): {consequence}. Lower "
+                f"emptyDir sizeLimits {size(total)} exceed {'the' if share == storage else 'its GPU share of the'} "
+                f"node's {size(share)} local storage ({node.name})",
+                detail=f"{tpl.describe()}: {listing}, more than {whose} (node type from {how}): {consequence}. Lower "
                 f"sizeLimit, or use a PersistentVolume or a larger node for the data",
                 at_value=True,
             ))

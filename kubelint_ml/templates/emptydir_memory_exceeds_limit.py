@@ -43,7 +43,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         what = f"medium: Memory emptyDirs {parts}, {size(total)} together,"
     yield Hit(
         largest.size_path,
-        f"{tpl.describe()}: {c.describe()} mounts {what} but {whose} is {size(limit)}: pages written to a "
+        f"{c.describe()} Memory emptyDir sizeLimit {size(total)} exceeds {whose} {size(limit)}",
+        detail=f"{tpl.describe()}: {c.describe()} mounts {what} but {whose} is {size(limit)}: pages written to a "
         f"Memory emptyDir count against the writing container's memory limit, so filling it OOM-kills "
         f"{c.describe()} well before the sizeLimit is reached (and the kubelet caps the tmpfs at the pod's "
         f"memory limit anyway). Lower sizeLimit below the memory limit, leaving room for the process "

@@ -37,7 +37,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     size_note = "has sizeLimit 0, which sets no limit" if ed.raw_size is not None else "has no sizeLimit"
     yield Hit(
         ed.size_path,
-        f"{tpl.describe()}: medium: Memory emptyDir '{ed.name}' ({ed.describe_mounts()}) {size_note}, and "
+        f"Memory emptyDir '{ed.name}' has no sizeLimit and {who} no memory limit",
+        detail=f"{tpl.describe()}: medium: Memory emptyDir '{ed.name}' ({ed.describe_mounts()}) {size_note}, and "
         f"container{'s' if plural else ''} {who} {'have' if plural else 'has'} no memory limit: the tmpfs is sized "
         f"to the node's allocatable memory (the kubelet caps it at the pod's memory limit only when every "
         f"container has one), so what is written there is RAM nothing bounds and can exhaust the node. Set "

@@ -38,6 +38,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         fix = f"set resources.requests.ephemeral-storage on {target.describe()} to what the emptyDirs will hold"
     yield Hit(
         target.path + ("resources", "requests", "ephemeral-storage"),
-        f"{tpl.describe()}: disk emptyDir {noun} {vols} but no container requests ephemeral-storage: {detail}; {fix}",
+        f"{target.describe()} requests no ephemeral-storage for disk emptyDir {vols}"
+        + (f" (sizeLimits {size(total)})" if sized else ""),
+        detail=f"{tpl.describe()}: disk emptyDir {noun} {vols} but no container requests ephemeral-storage: {detail}; {fix}",
         container=target.name,
     )

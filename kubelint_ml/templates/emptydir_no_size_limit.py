@@ -28,7 +28,9 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     what = "has sizeLimit 0, which sets no limit" if ed.raw_size is not None else "has no sizeLimit"
     yield Hit(
         ed.size_path,
-        f"{tpl.describe()}: emptyDir volume '{ed.name}' ({ed.describe_mounts()}) is on the node's disk and {what}, "
+        f"disk emptyDir '{ed.name}' {'has sizeLimit 0 (no limit)' if ed.raw_size is not None else 'has no sizeLimit'}"
+        " and no ephemeral-storage limit",
+        detail=f"{tpl.describe()}: emptyDir volume '{ed.name}' ({ed.describe_mounts()}) is on the node's disk and {what}, "
         f"and no container limits ephemeral-storage: it can grow until the node runs short of disk, and the "
         f"kubelet then evicts this pod or its neighbours. Set emptyDir.sizeLimit to the most it should hold "
         f"(and request that much ephemeral-storage)",

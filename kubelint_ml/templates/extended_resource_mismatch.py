@@ -50,7 +50,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             if lim is None:
                 yield Hit(
                     c.path + ("resources", "limits", resource),
-                    f"{tpl.describe()}: {c.describe()} requests {amount} {resource} but sets no limit for it; "
+                    f"{c.describe()} requests {amount} {resource} without a limit (API server rejects it)",
+                    detail=f"{tpl.describe()}: {c.describe()} requests {amount} {resource} but sets no limit for it; "
                     f"the API server rejects the pod (\"Limit must be set for non overcommitable resources\"). "
                     f"Set limits.{resource}: {amount} (the request may then be dropped: it defaults to the limit)",
                     container=c.name,
@@ -59,7 +60,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 limit = show(resource, lim.parsed.value)
                 yield Hit(
                     req.path,
-                    f"{tpl.describe()}: {c.describe()} requests {amount} {resource} but limits it to {limit}; "
+                    f"{c.describe()} {resource} request {amount} != limit {limit} (API server rejects it)",
+                    detail=f"{tpl.describe()}: {c.describe()} requests {amount} {resource} but limits it to {limit}; "
                     f"the API server rejects the pod (\"must be equal to {resource} limit of {limit}\"). "
                     f"Make the request equal to the limit, or drop the request (it defaults to the limit)",
                     container=c.name,

@@ -43,6 +43,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         family = _FAMILIES.get(first, first)
         chosen = _selection(tpl.spec)
         on = f" (the pod selects {chosen})" if chosen else ""
+        short = f"no {family} node types in the built-in catalog: GPU-share checks skipped for {devices}"
         message = (f"{tpl.describe()}: accelerator pod ({devices}): the built-in catalog has no {family} node types, "
                    f"so its node type cannot be resolved{on}; the GPU-share checks did not run. Describe the node "
                    f"pool (labels, gpus, gpuResource: {first}, memory, cpu) under profile.nodePools in the config")
@@ -50,7 +51,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         message = (f"{tpl.describe()}: accelerator pod ({devices}) on a node type that cannot be resolved: {why}; "
                    "the GPU-share checks did not run. Pin the node type (e.g. nodeSelector "
                    "node.kubernetes.io/instance-type) or describe the node pool under profile.nodePools in the config")
-    yield Hit(_where(tpl), message)
+        short = f"node type unknown for {devices}: GPU-share checks skipped"
+    yield Hit(_where(tpl), short, detail=message)
 
 
 _FAMILIES = {"google.com/tpu": "TPU", "aws.amazon.com/neuron": "AWS Neuron", "aws.amazon.com/neuroncore": "AWS Neuron",

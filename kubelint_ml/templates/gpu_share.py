@@ -226,6 +226,7 @@ def _never_fits(tpl: PodTemplate, place: Placement, accel: dict[str, int],
         src = _gpu_field(tpl, resource)
         yield _at_source(
             tpl, src,
+            f"requests {g} {label} but {_node_label(node)} has only {node.gpus}",
             f"{tpl.describe()}: the pod requests {g} {label} but {_node_label(node)}{biggest} has only "
             f"{node.gpus}: the pod can never be scheduled. Request at most {node.gpus} {label} per pod "
             f"(and more replicas), or select a node type with {g} or more",
@@ -239,17 +240,18 @@ def _never_fits(tpl: PodTemplate, place: Placement, accel: dict[str, int],
     where = _node_label(node) if n == 1 else f"each of the {_choices(place, n)}"
     yield _at_source(
         tpl, src,
+        f"requests {names} but {_node_label(node)} offers {node.gpu_resource} only",
         f"{tpl.describe()}: the pod requests {names} but {where} offers {node.gpu_resource} only: "
         f"the pod can never be scheduled there. Request {node.gpu_resource}, or select nodes that "
         f"offer {asked[0]}",
     )
 
 
-def _at_source(tpl: PodTemplate, src, message: str) -> Hit:
+def _at_source(tpl: PodTemplate, src, message: str, detail: str | None = None) -> Hit:
     """A hit at the request ``src`` names (a value), else at the pod spec."""
     if src is None:
-        return Hit(tpl.spec_path, message)
-    return Hit(src.path, message, container=src.container, at_value=True)
+        return Hit(tpl.spec_path, message, detail=detail)
+    return Hit(src.path, message, container=src.container, at_value=True, detail=detail)
 
 
 def _share_hit(tpl: PodTemplate, place: Placement, accel: dict[str, int], fits: list[NodeType],
@@ -276,7 +278,9 @@ def _share_hit(tpl: PodTemplate, place: Placement, accel: dict[str, int], fits: 
     if not placeable:
         node, alloc, _ = max(rows, key=lambda r: r[1])
         on = _on(node, place, len(fits), accel[node.gpu_resource])
-        message = (
+        message = (f"requests {_exact(resource, request)} {resource} but {_node_label(node)} has "
+                   f"{_approx(resource, alloc)} {_of_node(resource)}")
+        detail = (
             f"{tpl.describe()}: the pod requests {_exact(resource, request)} {resource}{origin}, but {on} has "
             f"only {_approx(resource, alloc)} {_of_node(resource)}: the pod can never be scheduled. Request at "
             f"most {_at_most(resource, alloc)} {resource} (less what the node's DaemonSets request), or select "
@@ -293,11 +297,13 @@ def _share_hit(tpl: PodTemplate, place: Placement, accel: dict[str, int], fits: 
         else:
             effect = (f"the node's other {big_g - g} {label} are left {_approx(resource, alloc - request)} "
                       f"{resource} between them")
-        message = (
+        message = (f"{g} of {big_g} {label} but {percent(request / alloc)} of {_node_label(node)} {resource} "
+                   f"({_exact(resource, request)})")
+        detail = (
             f"{tpl.describe()}: uses {g} of {big_g} {label} ({percent(Fraction(g, big_g))}) on "
             f"{_on(node, place, len(fits), g)} but requests {_exact(resource, request)} {resource} "
             f"({percent(request / alloc)} of {_approx(resource, alloc)} {_of_node(resource)}){origin}: {effect}. "
             f"Request at most about {_at_most(resource, share)} {resource} (its GPU share), more {label} per pod, "
             f"or a node type with more {resource} per GPU"
         )
-    return _at_source(tpl, src, message)
+    return _at_source(tpl, src, message, detail)

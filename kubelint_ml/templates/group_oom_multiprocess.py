@@ -155,9 +155,13 @@ def _remedy(groups: list[Nodes]) -> str:
     return " or ".join(parts)
 
 
-def _message(where: str, what: str, sigs: list[Signal], groups: list[Nodes], victim: str) -> str:
+def _message(where: str, what: str, sigs: list[Signal], groups: list[Nodes], victim: str) -> dict[str, str]:
+    """The short message and the detail of a hit."""
     nodes = "; ".join(n.describe() for n in groups)
-    return (
+    first = sigs[0].text if len(sigs[0].text) <= 40 else sigs[0].text[:37] + "..."
+    more = f" (+{len(sigs) - 1} more)" if len(sigs) > 1 else ""
+    message = f"{what} runs `{first}`{more} under group OOM kill"
+    return dict(message=message, detail=
         f"{where}: {what} starts several processes ({_shown(sigs)}) and runs on {nodes}, where group OOM kill is "
         "in effect: when the kernel OOM-kills one of them, memory.oom.group kills every process in the container, "
         f"{victim} included. Give resources.limits.memory headroom for all of them, or {_remedy(groups)}"
@@ -184,7 +188,7 @@ def _workload_hit(tpl: PodTemplate, sig: Signal, templates: list[PodTemplate], r
         what = ray.describe() if ray else "the Ray container"
         container = ray.name if ray else None
         victim = "the raylet" + (" and the GCS server (the cluster's control plane)" if tpl.role == "head" else "")
-    return Hit(sig.path, _message(where, what, [sig], groups, victim), container=container, at_value=True)
+    return Hit(sig.path, **_message(where, what, [sig], groups, victim), container=container, at_value=True)
 
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
@@ -203,7 +207,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         # Group kill stays inside one container: a sidecar's takes down the sidecar.
         trainer = training and c.role == "container" and any(s.kind in _TRAINING_SIGNALS for s in sigs)
         victim = "the trainer" if trainer else "the main process"
-        yield Hit(c.path + sigs[0].path, _message(tpl.describe(), c.describe(), sigs, ev.group, victim),
+        yield Hit(c.path + sigs[0].path, **_message(tpl.describe(), c.describe(), sigs, ev.group, victim),
                   container=c.name, at_value=True)
     if ev.containers:
         return

@@ -34,7 +34,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             found = True
             yield Hit(
                 ("failCgroupV1",),
-                f"{config_name(obj)} sets failCgroupV1: true for {nodes.describe()}: the kubelet refuses to "
+                f"failCgroupV1: true stops the kubelet on cgroup v1 ({nodes.label()})",
+                detail=f"{config_name(obj)} sets failCgroupV1: true for {nodes.describe()}: the kubelet refuses to "
                 "start on a cgroup v1 host. Set failCgroupV1: false for these nodes, or move them to cgroup v2",
                 at_value=True,
             )
@@ -48,7 +49,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             written = "sets failCgroupV1: null" if "failCgroupV1" in obj.data else "does not set failCgroupV1"
             yield Hit(
                 ("failCgroupV1",),
-                f"{config_name(obj)} {written}, which defaults to true from kubelet 1.35: on "
+                f"failCgroupV1 unset is true from kubelet 1.35: it stops on cgroup v1 ({nodes.label()})",
+                detail=f"{config_name(obj)} {written}, which defaults to true from kubelet 1.35: on "
                 f"{nodes.describe()} the kubelet refuses to start. Set failCgroupV1: false explicitly to keep "
                 "these nodes on cgroup v1 (deprecated), or move them to cgroup v2",
             )

@@ -47,7 +47,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 found = True
                 yield Hit(
                     ("singleProcessOOMKill",),
-                    f"{name} sets singleProcessOOMKill: {_show(spok)} for {nodes.describe()}: the field is used "
+                    f"singleProcessOOMKill has no effect off Linux ({nodes.label()})",
+                    detail=f"{name} sets singleProcessOOMKill: {_show(spok)} for {nodes.describe()}: the field is used "
                     f"only on Linux (the only allowed value elsewhere is null), so it has no effect. Remove it",
                     at_value=True,
                 )
@@ -74,7 +75,8 @@ def _too_old(name: str, key: str, value: object, nodes: Nodes, minimum: tuple[in
     since = f"{minimum[0]}.{minimum[1]}"
     return Hit(
         (key,),
-        f"{name} sets {key}: {_show(value)} for {nodes.describe()}, but the field exists only from kubelet "
+        f"{key} is ignored by kubelets before {since} ({nodes.label()})",
+        detail=f"{name} sets {key}: {_show(value)} for {nodes.describe()}, but the field exists only from kubelet "
         f"{since}: {_UNKNOWN_FIELD}{extra}. Upgrade these nodes' kubelet to {since}+, or remove the field",
         at_value=True,
     )

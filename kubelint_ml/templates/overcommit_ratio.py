@@ -38,7 +38,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     shown = float(min(actual, _MAX_SHOWN))
     yield Hit(
         c.path + ("resources", "limits", resource),
-        f"{tpl.describe()}: {c.describe()} limits {resource} to {show(resource, lim)} but requests only "
+        f"{c.describe()} {resource} limit {show(resource, lim)} is {shown:.1f}x its request {show(resource, req)}",
+        detail=f"{tpl.describe()}: {c.describe()} limits {resource} to {show(resource, lim)} but requests only "
         f"{show(resource, req)} ({shown:.1f}x, above {float(ratio):g}x): the node reserves the request, "
         f"so under memory pressure this pod is among the first evicted. Raise the request closer to the limit",
         data={"ratio": round(shown, 3)},

@@ -57,6 +57,11 @@ def _retries(spec: dict) -> str:
     return "counts against backoffLimit (6 by default)"
 
 
+def _limit(spec: dict) -> str:
+    """``backoffLimit (4)``, ``backoffLimit (6 by default)`` or ``backoffLimitPerIndex (2)``."""
+    return _retries(spec).removeprefix("counts against ").removeprefix("its index's ")
+
+
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     obj, tpl = unit.obj, unit.tpl
     if not is_batch_job(obj):
@@ -84,14 +89,14 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     pfp = spec.get("podFailurePolicy")
     rules = pfp.get("rules") if isinstance(pfp, dict) else None
     if not isinstance(pfp, dict):
-        yield Hit(base + ("podFailurePolicy",), (
+        yield Hit(base + ("podFailurePolicy",), f"no podFailurePolicy: preemptions use up {_limit(spec)}", detail=(
             f"{preemptible}, and the Job has no podFailurePolicy: every preemption {retries}, so preemptions "
             f"alone can fail the Job; add podFailurePolicy.rules: [{_IGNORE_RULE}] "
             "(podFailurePolicy requires restartPolicy: Never)"))
         return
     match = _first_match(rules if isinstance(rules, list) else [])
     if match is None:
-        yield Hit(base + ("podFailurePolicy", "rules"), (
+        yield Hit(base + ("podFailurePolicy", "rules"), f"no Ignore rule for DisruptionTarget: preemptions use up {_limit(spec)}", detail=(
             f"{preemptible}, and its podFailurePolicy has no rule with action Ignore on the DisruptionTarget pod "
             f"condition: every preemption {retries}, so preemptions alone can fail the Job; add the rule "
             f"{_IGNORE_RULE} first in podFailurePolicy.rules"))
@@ -111,5 +116,5 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 "SIGKILL) before any rule on the DisruptionTarget condition")
     else:
         what = f"podFailurePolicy.rules[{index}] handles the DisruptionTarget condition with action {action}"
-    yield Hit(base + ("podFailurePolicy", "rules", index), (
+    yield Hit(base + ("podFailurePolicy", "rules", index), f"podFailurePolicy.rules[{index}] ({action}) matches preemptions first", detail=(
         f"{preemptible}, and {what}: {effect}; put the rule {_IGNORE_RULE} first in podFailurePolicy.rules"))

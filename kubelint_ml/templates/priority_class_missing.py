@@ -88,9 +88,16 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     fix = (f"set {render_path(tpl.spec_path + ('priorityClassName',))} to {target} "
            f"(or {' or '.join(alternatives)})")
 
+    short = "no priorityClassName"
+    if "priorityClass" in spec:
+        short += " (spec.priorityClass is not a pod field)"
+    elif gang:
+        short += f" ('{gang}' is set on the PodGroup only)"
+    else:
+        short += ": pods run at the default priority"
     message = f"{tpl.describe()}: pod template has no priorityClassName"
     if notes:
         message += " (" + "; ".join(notes) + ")"
     message += (f": {runs_at}, so any higher-priority pod can preempt them{' mid-run' if training else ''} and they "
                 f"cannot preempt lower-priority work; {fix}")
-    yield Hit(path, message)
+    yield Hit(path, short, detail=message)

@@ -82,7 +82,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             names = list(facts.workload_priority_classes)
             hint = _hint(ref.name, names)
             files = [facts.workload_priority_class_files[n] for n in names]  # a file, never the profile
-            hits.append(Hit(ref.path, (
+            hits.append(Hit(ref.path, f"unknown WorkloadPriorityClass '{ref.name}'{hint}", detail=(
                 f"{where}: {ref.field} '{ref.name}' names no known Kueue WorkloadPriorityClass "
                 f"(known: {_known(names, files, unit.obj.file)}){hint}: Kueue fails to build the Workload, so the job is never admitted; "
                 "correct the name or define the WorkloadPriorityClass"), at_value=True))
@@ -98,7 +98,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         consequence = _CONSEQUENCE[ref.source].format(name=ref.name)
         files = ["the profile" if facts.priority_classes[n].source == "profile" else facts.priority_classes[n].source
                  for n in names]
-        hits.append(Hit(ref.path, (
+        hits.append(Hit(ref.path, f"unknown PriorityClass '{ref.name}'{hint}", detail=(
             f"{where}: {ref.field} '{ref.name}' names no known PriorityClass (known: {_known(names, files, unit.obj.file)}; "
             f"plus the built-in system-cluster-critical and system-node-critical){hint}: {consequence}; "
             "correct the name, or define the PriorityClass (in the linted files or in profile.priorityClasses)"),

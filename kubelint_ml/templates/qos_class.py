@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import qos_class
-from kubelint_ml.templates._common import resources_unknown
+from kubelint_ml.templates._common import accelerator_note, resources_unknown
 
 UNIT = "podTemplate"
 DEFAULTS = {"classes": ["BestEffort"]}
@@ -31,17 +31,20 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     qos = qos_class(tpl.spec)
     if qos not in params["classes"]:
         return
+    detail = None
     if qos == "BestEffort":
         accel = ""
         names = sorted({str(k) for c in tpl.all_containers for part in ("requests", "limits")
                         for k in (c.resources.get(part) or {}) if isinstance(c.resources.get(part), dict)})
         if names:
             accel = f" (it sets only {', '.join(names)}, which do not count for QoS)"
-        message = (
+        message = f"BestEffort QoS: no cpu or memory requests or limits{accelerator_note(tpl)}"
+        detail = (
             f"{tpl.describe()} is BestEffort: no container requests or limits cpu or memory{accel}; "
             "its pods are the first evicted and OOM-killed under node memory pressure. "
             "Set resources.requests and resources.limits for memory (and cpu)"
         )
     else:
-        message = f"{tpl.describe()} has QoS class {qos}"
-    yield Hit(tpl.spec_path, message)
+        message = f"QoS class {qos}"
+        detail = f"{tpl.describe()} has QoS class {qos}"
+    yield Hit(tpl.spec_path, message, detail=detail)

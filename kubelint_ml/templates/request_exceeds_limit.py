@@ -34,7 +34,9 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 continue
             yield Hit(
                 req.path,
-                f"{tpl.describe()}: {req.where} requests {show(resource, req.parsed.value)} {resource} "
+                f"{req.where} {resource} request {show(resource, req.parsed.value)} > limit "
+                f"{show(resource, lim.parsed.value)}",
+                detail=f"{tpl.describe()}: {req.where} requests {show(resource, req.parsed.value)} {resource} "
                 f"but limits it to {show(resource, lim.parsed.value)}; the API server rejects a request above "
                 f"its limit. Lower the request to at most the limit (or raise the limit)",
                 container=req.container.name if req.container else None,

@@ -74,6 +74,15 @@ def _describe(signals: list[Signal]) -> str:
     return text
 
 
+def _brief(signals: list[Signal]) -> str:
+    """``8 processes (--nproc_per_node=8)``, or the first signal quoted when it says no count."""
+    s = signals[0]
+    text = s.text if len(s.text) <= 30 else s.text[:27] + "..."
+    if s.processes is None:
+        return f"'{text}'"
+    return f"{s.processes} {'workers' if s.kind == 'dataloader' else 'processes'} ({text})"
+
+
 _BUS_ERROR = "\"Bus error ... insufficient shared memory (shm)\""
 _WHY = {
     "dataloader": f"DataLoader workers pass batches through it and fail with {_BUS_ERROR}",
@@ -111,7 +120,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         if signals:
             yield Hit(
                 c.path + ("volumeMounts",),
-                f"{tpl.describe()}: {c.describe()} runs {_describe(signals)} on an accelerator pod but mounts "
+                f"{c.describe()} runs {_brief(signals)} on the default 64Mi /dev/shm",
+                detail=f"{tpl.describe()}: {c.describe()} runs {_describe(signals)} on an accelerator pod but mounts "
                 f"nothing at /dev/shm, so it gets the container runtime's 64Mi default: {_why(signals, tpl)}. Mount an "
                 f"emptyDir {{medium: Memory, sizeLimit: <size>}} volume at /dev/shm (its pages count against the "
                 f"memory limit)",
@@ -138,7 +148,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         compared = f"at or below the rule's {size(floor)} threshold"
     yield Hit(
         volume.path + ("emptyDir", "sizeLimit"),
-        f"{tpl.describe()}: {c.describe()} runs {_describe(signals)} on an accelerator pod, but the emptyDir "
+        f"{c.describe()} runs {_brief(signals)} on a {size(limit)} /dev/shm",
+        detail=f"{tpl.describe()}: {c.describe()} runs {_describe(signals)} on an accelerator pod, but the emptyDir "
         f"'{name}' it mounts at /dev/shm has sizeLimit {size(limit)}, {compared}: {_why(signals, tpl)}. Raise "
         f"sizeLimit (several GiB for multi-GPU training; it counts against the memory limit)",
         at_value=True,

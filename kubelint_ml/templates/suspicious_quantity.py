@@ -30,7 +30,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         label = f"{f.part}.{f.resource}" if f.part != "sizeLimit" else "sizeLimit"
         container = f.container.name if f.container else None
         if f.empty:
-            yield Hit(f.path, f"{tpl.describe()}: {f.where} {label} has no value; Kubernetes reads an empty "
+            yield Hit(f.path, f"{f.where} {label} is empty (read as 0)",
+                      detail=f"{tpl.describe()}: {f.where} {label} has no value; Kubernetes reads an empty "
                               f"quantity as 0, so this asks for no {f.resource}. Write the number, or remove the key",
                       container=container)
             continue
@@ -38,14 +39,18 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             continue
         value = f.parsed.value
         if f.resource in byte_resources and value < min_bytes:
-            hint = ""
+            hint = short = ""
             if isinstance(f.raw, str) and f.raw.strip().endswith("m"):
                 hint = f"; 'm' means milli ({show(f.resource, value)}), did you mean {f.raw.strip()[:-1]}Mi?"
+                short = f" ('m' is milli: {f.raw.strip()[:-1]}Mi?)"
             elif not isinstance(f.raw, str) or f.raw.strip().isdigit():
                 hint = f"; a bare number is bytes, did you mean {f.raw}Mi or {f.raw}Gi?"
-            yield Hit(f.path, f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is only "
+                short = f" ({f.raw}Mi?)"
+            yield Hit(f.path, f"{f.where} {label} {raw_text(f.raw)} is only {show(f.resource, value)}{short}",
+                      detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is only "
                               f"{show(f.resource, value)}{hint}", container=container, at_value=True)
         elif f.resource == "cpu" and value > max_cpu:
-            yield Hit(f.path, f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is {show('cpu', value)} "
+            yield Hit(f.path, f"{f.where} {label} {raw_text(f.raw)} is {show('cpu', value)} cores; did you mean {f.raw}m?",
+                      detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is {show('cpu', value)} "
                               f"cores, more than any node has; did you mean {f.raw}m?",
                       container=container, at_value=True)
