@@ -77,19 +77,32 @@ spec:
 """)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc), 0.0 elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workloads", type=int, default=1000)
     ap.add_argument("--containers", type=int, default=3)
     ap.add_argument("--namespaces", type=int, default=10)
     ap.add_argument("--days", type=int, default=14)
-    ap.add_argument("--step", type=int, default=60, help="seconds between samples, and the query step")
+    ap.add_argument("--step", type=int, default=60, help="seconds between samples")
+    ap.add_argument("--query-step", default="5m", help="usage.step: the quantiles' resolution [default: 5m]")
+    ap.add_argument("--concurrency", type=int, default=4, help="usage.concurrency")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     why = promserver.missing()
     if why:
         sys.exit(f"bench/usage.py: {why}")
     from kubelint_ml.run.config import Config
+    from kubelint_ml.usage.model import parse_duration
     from kubelint_ml.usage.source import Settings, load_usage, scan
 
     shape = f"{args.workloads}x{args.containers}-{args.namespaces}ns-{args.days}d-{args.step}s"
@@ -117,26 +130,33 @@ def main() -> None:
         manifests(mdir, args.workloads, args.containers, args.namespaces)
     server = promserver.Server(tsdb, work, ready_timeout=120)
     try:
-        times, queries = [], 0
+        times, queries, server_cpu, client_cpu = [], 0, [], []
         for r in range(args.rounds):
-            settings = Settings(prometheus=server.url, lookback=args.days * 86400.0, step=float(args.step),
-                                end=float(END), timeout=300.0)
-            t = time.monotonic()
+            settings = Settings(prometheus=server.url, lookback=args.days * 86400.0,
+                                step=parse_duration(args.query_step, "--query-step"), end=float(END), timeout=300.0,
+                                concurrency=args.concurrency)
+            t, s0, c0 = time.monotonic(), cpu_seconds(server.proc.pid), time.process_time()
             usage = load_usage(settings, scan([mdir], Config(), "default"))
             elapsed = time.monotonic() - t
+            server_cpu.append(cpu_seconds(server.proc.pid) - s0)
+            client_cpu.append(time.process_time() - c0)
             sized = sum(1 for w in usage.workloads.values() for c in w.containers.values()
                         if c.memory and c.memory.samples >= usage.min_samples)
             times.append(elapsed)
             queries = usage.queries
-            print(f"round {r + 1}: {elapsed:.2f}s, {usage.queries} queries, {sized} containers sized", flush=True)
+            print(f"round {r + 1}: {elapsed:.2f}s, {usage.queries} queries, {sized} containers sized; cpu: server "
+                  f"{server_cpu[-1]:.1f}s, client {client_cpu[-1]:.1f}s; load {os.getloadavg()[0]:.1f}", flush=True)
         result = {"workloads": args.workloads, "containers": args.containers, "namespaces": args.namespaces,
-                  "days": args.days, "step": args.step, "samples": samples, "queries": queries,
-                  "seconds": times, "median": statistics.median(times), "load": os.getloadavg()}
+                  "days": args.days, "step": args.step, "queryStep": args.query_step,
+                  "concurrency": args.concurrency, "samples": samples, "queries": queries,
+                  "seconds": times, "median": statistics.median(times), "serverCpu": server_cpu,
+                  "clientCpu": client_cpu, "load": os.getloadavg()}
         print(json.dumps(result))
         with open(os.path.join(HERE, "work", "usage-results.json"), "w") as fh:
             json.dump(result, fh, indent=1)
     finally:
         server.stop()
+        shutil.rmtree(server.data, ignore_errors=True)
 
 
 if __name__ == "__main__":

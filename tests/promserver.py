@@ -90,7 +90,7 @@ class Server:
                  ready_timeout: float = 30.0, tls: bool = False) -> None:
         self.port = free_port()
         self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
-        data = os.path.join(workdir, f"tsdb-{self.port}")
+        self.data = data = os.path.join(workdir, f"tsdb-{self.port}")
         shutil.copytree(tsdb, data)
         config = os.path.join(workdir, f"prometheus-{self.port}.yml")
         with open(config, "w") as fh:

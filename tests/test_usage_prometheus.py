@@ -49,15 +49,15 @@ def _walk(seed: int, times: list[int], low: float, high: float, peak: float | No
     return values
 
 
-def build() -> tuple[promserver.Data, dict[str, list[float]]]:
-    """The series, and per workload container the memory samples a reference computes from."""
+def build() -> tuple[promserver.Data, dict[str, list[list[tuple[int, float]]]]]:
+    """The series, and per workload container the memory series (raw samples) a reference computes from."""
     d = promserver.Data()
-    ref: dict[str, list[float]] = {}
+    ref: dict[str, list[list[tuple[int, float]]]] = {}
     mem = "container_memory_working_set_bytes"
 
-    def cad(ns: str, pod: str, container: str, samples: list, **extra: str) -> list[float]:
+    def cad(ns: str, pod: str, container: str, samples: list, **extra: str) -> list[list[tuple[int, float]]]:
         d.add(mem, {"namespace": ns, "pod": pod, "container": container, "job": "kubelet", **extra}, samples)
-        return [v for _, v in samples]
+        return [list(samples)]
 
     # Job train: two replicas; train-x7k2p restarted (a second series) and has a 3-hour gap.
     times = _times(skip=range(300, 480))
@@ -107,7 +107,7 @@ def build() -> tuple[promserver.Data, dict[str, list[float]]]:
     d.add("DCGM_FI_DEV_FB_FREE", labels, [(t, 81920.0 - v) for t, v in used])
 
     # Job oomer: the peak is under the limit, but it was OOM-killed (and restarted twice).
-    ref["oomer/main"] = cad("ml", "oomer-q8w7e", "main", _walk(40, _times(), 1.5 * GI, 2.5 * GI, 3 * GI))
+    ref["oomer/main"] = cad("ml", "oomer-q8w7e", "main", _walk(40, _times(), 1.2 * GI, 2.2 * GI, 3 * GI))
     ksm = {"namespace": "ml", "pod": "oomer-q8w7e", "container": "main"}
     d.add("kube_pod_container_status_restarts_total", ksm,
           [(t, 0.0 if k < 500 else 1.0 if k < 900 else 2.0) for k, t in enumerate(_times())])
@@ -346,16 +346,36 @@ def test_rules_fire_where_the_numbers_say(prom, project):
 
 def test_verbose_names_workloads_without_series_or_samples(prom, project):
     r = _run(project, "check", "k8s", "--prometheus", prom.url, "--lookback", "1d", "-v", "-q")
-    assert "Job.batch/ml/fresh: container 'main': 30 memory samples, fewer than 60" in r.stderr
+    fresh = len(at_step(_walk(50, _times(30), 1, 2)))
+    assert fresh == 6
+    assert f"Job.batch/ml/fresh: container 'main': {fresh} memory samples, fewer than 60" in r.stderr
     assert "Job.batch/ml/ghost: no pods in namespace ml" in r.stderr
     assert "Job.batch/ml/oomer: container 'main': no DCGM_FI_DEV_FB_FREE beside" in r.stderr
     assert "queries to " + prom.url in r.stderr
 
 
-def _reference(values: list[float]) -> dict[str, float]:
+QUERY_STEP = 300  # usage.step's default, 5m
+LOOKBACK_DELTA = 300  # the server's default --query.lookback-delta
+
+
+def at_step(series: list[tuple[int, float]], step: int = QUERY_STEP, lookback: int = 86400) -> list[float]:
+    """The series read at every multiple of the step in (END - lookback, END]: at each, its latest
+    raw sample no older than the lookback delta (what the subquery m[lookback:step] evaluates)."""
+    out = []
+    first = (END - lookback) // step * step + step
+    for p in range(first, END + 1, step):
+        seen = [v for t, v in series if p - LOOKBACK_DELTA <= t <= p]
+        if seen:
+            out.append(seen[-1])
+    return out
+
+
+def _reference(series: list[list[tuple[int, float]]]) -> dict[str, float]:
+    """numpy's default quantiles (linear) over the pooled samples at the step; the peak over every raw sample."""
+    values = [v for s in series for v in at_step(s)]
     q = statistics.quantiles(values, n=100, method="inclusive")
-    return {"median": statistics.median(values), "p90": q[89], "p99": q[98], "max": max(values),
-            "samples": len(values)}
+    return {"median": statistics.median(values), "p90": q[89], "p99": q[98],
+            "max": max(v for s in series for _, v in s), "samples": len(values)}
 
 
 def test_report_matches_a_reference_on_the_same_samples(prom, prom_data, project):
@@ -391,7 +411,8 @@ def test_snapshot_gives_byte_identical_findings(prom, project):
     exported = _run(project, "usage", "export", "k8s", "--prometheus", prom.url, "--lookback", "1d", "-o", "snap.json")
     assert exported.returncode == 0, exported.stderr
     snap = json.loads((project / "snap.json").read_text())
-    assert snap["kind"] == "kubelint-ml/usage-snapshot" and snap["version"] == 1
+    assert snap["kind"] == "kubelint-ml/usage-snapshot" and snap["version"] == 2
+    assert snap["window"] == {"lookback": "1d", "step": "5m", "end": END}
     offline = _run(project, "check", "k8s", "--usage", "snap.json", "-f", "json")
     assert offline.returncode == live.returncode == 1
     assert offline.stdout == live.stdout
@@ -423,13 +444,19 @@ def test_config_usage_section_and_no_source(prom, project):
 
 
 def test_mapping_override_in_config(prom, project):
-    # Map the ghost Job onto the fresh pod by config: its samples now count for it.
+    # Map the ghost Job onto the fresh pod by config: its samples (at the config's 1-minute step) count for it.
     (project / ".kubelint-ml.yaml").write_text(
-        f"usage:\n  end: {END}\n  minSamples: 10\n  workloads:\n"
+        f"usage:\n  end: {END}\n  step: 1m\n  minSamples: 10\n  workloads:\n"
         "    - {kind: Job, name: ghost, pods: 'fresh-.*'}\n")
     r = _run(project, "usage", "report", "k8s", "--prometheus", prom.url, "--lookback", "1d", "-f", "json")
     rows = {f"{row['name']}/{row['container']}": row for row in json.loads(r.stdout)["rows"]}
-    assert rows["ghost/main"]["usage"]["memory"]["samples"] == 30
+    fresh = at_step(_walk(50, _times(30), 1, 2), step=60)
+    assert rows["ghost/main"]["usage"]["memory"]["samples"] == len(fresh) == 29  # the sample at END is after 23:59
+    # --step wins over the config
+    r = _run(project, "usage", "report", "k8s", "--prometheus", prom.url, "--lookback", "1d", "--step", "10m",
+             "-f", "json")
+    rows = {f"{row['name']}/{row['container']}": row for row in json.loads(r.stdout)["rows"]}
+    assert rows["ghost/main"]["usage"]["memory"]["samples"] == len(at_step(_walk(50, _times(30), 1, 2), step=600))
 
 
 # ----------------------------------------------------------------------------
@@ -552,7 +579,7 @@ def test_malformed_and_foreign_snapshots(prom, project):
     cases = {
         "not json": "{",
         "wrong kind": json.dumps({**snap, "kind": "something"}),
-        "newer version": json.dumps({**snap, "version": 2}),
+        "newer version": json.dumps({**snap, "version": 3}),
         "negative peak": json.dumps({**snap, "workloads": [{**snap["workloads"][0], "containers": {
             "x": {"pods": 1, "memory": {"samples": 1, "median": 1, "p90": 1, "p99": 1, "max": -1}}}}]}),
         "quantiles out of order": json.dumps({**snap, "workloads": [{**snap["workloads"][0], "containers": {

@@ -85,7 +85,8 @@ def test_snapshot_round_trip(tmp_path):
     (lambda d: d["workloads"][0]["containers"]["pytorch"].update(extra=1), "unknown field 'extra'"),
     (lambda d: d["workloads"].append(dict(d["workloads"][0])), "appears twice"),
     (lambda d: d["window"].update(lookback="two weeks"), "not a duration"),
-    (lambda d: d.update(version=2), "reads version 1"),
+    (lambda d: d.update(version=3), "reads versions 1, 2"),
+    (lambda d: d.update(version=True), "reads versions 1, 2"),
 ])
 def test_malformed_snapshots(tmp_path, mutate, message):
     doc = snapshot.to_dict(_usage())
@@ -226,3 +227,56 @@ def test_recommendation():
     assert "observed median 28Gi and peak 32Gi over 14d (80640 samples, http://prom:9090)" in source
     assert u.recommend(Obj, Tpl, "sidecar") is None
     assert recommended_memory(Stats(100, 100e6, 1, 1, 300e6), 0.2) == (96 * 1024**2, 384 * 1024**2)
+
+
+def test_version_1_snapshots_are_still_read(tmp_path):
+    doc = snapshot.to_dict(_usage())
+    assert doc["version"] == 2 and doc["window"]["step"] == "1m"
+    doc["version"] = 1
+    path = tmp_path / "v1.json"
+    path.write_text(json.dumps(doc))
+    assert snapshot.read(str(path)).workloads == _usage().workloads
+
+
+def test_grid_covers_the_multiples_of_the_step_in_the_lookback():
+    from kubelint_ml.usage.collect import Grid
+
+    g = Grid.of(Window(86400, 300, 1_790_000_000))  # end is 200 s past a multiple of 5m
+    assert (g.first, g.last, g.step) == (1_789_913_700_000, 1_789_999_800_000, 300_000)
+    assert len(g.instants()) == 288
+    for k in range(3):  # a subquery of this range at last + 0, 1, 2 ms covers exactly these instants
+        assert g.last + k - g.range > g.first - g.step and g.last + k - g.range <= g.first
+    aligned = Grid.of(Window(86400, 300, 1_790_000_100))  # end on a multiple: (end - lookback, end]
+    assert aligned.last == 1_790_000_100_000 and aligned.first == 1_789_913_700_000 + 300_000
+    assert len(aligned.instants()) == 288
+
+
+def test_stats_query_names_each_quantile_by_its_instant():
+    from kubelint_ml.usage.collect import Grid, _by_series, stats_query
+
+    g = Grid.of(Window(86400, 300, 1_790_000_000))
+    q = stats_query(g, "m[86250000ms:300s]", "max_over_time(m[86400s] @ 1790000000.000)")
+    assert "0.5 * (time() < bool 1789999800.0005)" in q
+    assert "0.9 * (time() > bool 1789999800.0005) * (time() < bool 1789999800.0015)" in q
+    assert "0.99 * (time() > bool 1789999800.0015)" in q
+    labels = {"pod": "p", "container": "c"}
+    result = [{"metric": {**labels, "kubelint_ml_stat": "quantile"},
+               "values": [[1789999800, "1"], [1789999800.001, "2"], [1789999800.002, "3"]]},
+              {"metric": {**labels, "kubelint_ml_stat": "count"}, "values": [[1789999800, "288"]]},
+              {"metric": {**labels, "kubelint_ml_stat": "max"}, "values": [[1789999800, "9"]]}]
+    assert dict(_by_series(result, "m", g)) == {("p", "c", ()): {"median": 1, "p90": 2, "p99": 3, "count": 288,
+                                                                   "max": 9}}
+
+
+@pytest.mark.parametrize("step,message", [("0s", "longer than zero"), ("1500ms", "whole seconds"),
+                                          ("2d", "longer than the lookback"), ("soon", "not a duration")])
+def test_bad_steps(step, message):
+    with pytest.raises(UsageError) as e:
+        settings({"prometheus": "http://p:9090", "lookback": "1d"}, step=step)
+    assert message in str(e.value) and "--step" in str(e.value)
+
+
+def test_step_default_and_precedence():
+    assert settings({"prometheus": "http://p:9090"}).step == 300
+    assert settings({"prometheus": "http://p:9090", "step": "1m"}).step == 60
+    assert settings({"prometheus": "http://p:9090", "step": "1m"}, step="10m").step == 600

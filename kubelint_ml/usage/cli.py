@@ -1,7 +1,7 @@
 """``kubelint-ml usage export|report`` and the usage options of ``check``.
 
 ``check`` takes ``--prometheus URL`` or ``--usage FILE`` (or ``usage:`` in the
-config), ``--lookback`` and ``--namespace`` through :func:`check_options`, and
+config), ``--lookback``, ``--step`` and ``--namespace`` through :func:`check_options`, and
 asks :func:`for_check` for the usage source and the rules to run: the rules
 of family ``usage`` run only when a source is configured.
 """
@@ -33,6 +33,8 @@ class UsageFailure(click.ClickException):
 def _source_options(f: Callable) -> Callable:
     f = click.option("--namespace", default=None,
                      help="Namespace of manifests without metadata.namespace [default: default].")(f)
+    f = click.option("--step", default=None,
+                     help="Resolution of the samples the quantiles are computed over [default: 5m].")(f)
     f = click.option("--lookback", default=None, help="How far back usage is read (e.g. 14d, 36h) [default: 14d].")(f)
     return f
 
@@ -42,7 +44,7 @@ def check_options(f: Callable) -> Callable:
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        options = {k: kwargs.pop(k) for k in ("prometheus", "usage_file", "lookback", "namespace")}
+        options = {k: kwargs.pop(k) for k in ("prometheus", "usage_file", "lookback", "namespace", "step")}
         click.get_current_context().meta[_META] = options
         return f(*args, **kwargs)
 
@@ -86,7 +88,7 @@ def _notes(usage: Any) -> None:
 
 def _load(load_config: Callable[[str | None], Any], paths: tuple[str, ...], config_path: str | None,
           prometheus: str | None, usage_file: str | None, lookback: str | None, namespace: str | None,
-          end: str | None, need_prometheus: bool) -> tuple[Any, list]:
+          end: str | None, need_prometheus: bool, step: str | None = None) -> tuple[Any, list]:
     from kubelint_ml.usage.source import load_usage, scan, settings
 
     if not paths:
@@ -94,7 +96,7 @@ def _load(load_config: Callable[[str | None], Any], paths: tuple[str, ...], conf
     config = load_config(config_path)
     try:
         s = settings(getattr(config, "usage", None), config_path=config.path, prometheus=prometheus,
-                     usage_file=usage_file, lookback=lookback, namespace=namespace, end=end)
+                     usage_file=usage_file, lookback=lookback, namespace=namespace, end=end, step=step)
         if need_prometheus and not s.prometheus:
             raise UsageError("give --prometheus URL (or usage.prometheus in the config)")
         if not s.configured:
@@ -129,12 +131,13 @@ def group(load_config: Callable[[str | None], Any]) -> click.Group:
                   help="The snapshot file to write.")
     @_common
     def export(paths: tuple[str, ...], prometheus: str | None, output: str, config_path: str | None,
-               lookback: str | None, namespace: str | None, end: str | None, verbose: bool) -> None:
+               lookback: str | None, step: str | None, namespace: str | None, end: str | None,
+               verbose: bool) -> None:
         """Write a usage snapshot (versioned JSON) for the workloads in PATH..."""
         from kubelint_ml.usage import snapshot
 
         found, _ = _load(load_config, paths, config_path, prometheus, None, lookback, namespace, end,
-                         need_prometheus=True)
+                         need_prometheus=True, step=step)
         if verbose:
             _notes(found)
         try:
@@ -151,13 +154,13 @@ def group(load_config: Callable[[str | None], Any]) -> click.Group:
     @click.option("-f", "--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text")
     @_common
     def report(paths: tuple[str, ...], prometheus: str | None, usage_file: str | None, fmt: str,
-               config_path: str | None, lookback: str | None, namespace: str | None, end: str | None,
-               verbose: bool) -> None:
+               config_path: str | None, lookback: str | None, step: str | None, namespace: str | None,
+               end: str | None, verbose: bool) -> None:
         """A table per workload and container: requests and limits today, median, p99, peak, recommended."""
         from kubelint_ml.usage.report import write
 
         found, templates = _load(load_config, paths, config_path, prometheus, usage_file, lookback, namespace, end,
-                                 need_prometheus=False)
+                                 need_prometheus=False, step=step)
         if verbose:
             _notes(found)
         write(found, templates, fmt, sys.stdout)

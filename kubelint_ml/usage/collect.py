@@ -2,7 +2,7 @@
 
 Per namespace, one query per metric, whatever the number of workloads:
 
-* memory: ``container_memory_working_set_bytes`` (cAdvisor), raw samples;
+* memory: ``container_memory_working_set_bytes`` (cAdvisor);
 * cpu: ``rate(container_cpu_usage_seconds_total[w])`` at the step (a subquery);
 * GPU memory: ``DCGM_FI_DEV_FB_USED`` and ``DCGM_FI_DEV_FB_FREE`` (MiB), with the
   exporter's ``namespace``/``pod``/``container`` labels or their ``exported_`` forms;
@@ -10,18 +10,29 @@ Per namespace, one query per metric, whatever the number of workloads:
   and OOM kills (``kube_pod_container_status_last_terminated_reason``);
 * pod labels and owners (``kube_pod_labels``, ``kube_pod_owner``) from ``/api/v1/series``.
 
-Each metric's count, median, p90, p99 and max come back per series in one
-query (the statistics joined with ``or``, each tagged with a label), computed
-by the server over the lookback, so a 14-day, 1-minute history is never
-transferred. Series with an empty ``container`` label (cAdvisor's pod-level
-series) or ``container="POD"`` (the pause container) are not containers.
+The samples a container's quantiles are computed over are its series read at
+the step (``usage.step``): the value each series has (its latest raw sample,
+within the server's lookback delta) at every multiple of the step since the
+epoch in the lookback ``(end - lookback, end]`` -- what the subquery
+``m[lookback:step]`` evaluates, the :class:`Grid`. The count, median, p90 and
+p99 are over those; the memory peak is over every raw sample
+(``max_over_time(m[lookback])``), so a limit is judged against the real peak.
+
+All of a metric's statistics come back per series in one range query over
+three instants 1 ms apart (:func:`stats_query`): the quantile's ``q`` is 0.5,
+0.9 and 0.99 at the three instants, so the server reads the samples once for
+the three quantiles; the count and the peak are joined with ``or``, each tagged
+with a label. A 14-day, 1-minute history is never transferred. Series with an
+empty ``container`` label (cAdvisor's pod-level series) or ``container="POD"``
+(the pause container) are not containers.
 
 A workload container's samples are those of all its series (replicas, runs of
 a CronJob, restarted containers), pooled. When it has one series the server's
-statistics are its statistics; when it has several, their samples are fetched
-(one more query per metric and namespace, for those pods only) and the
-quantiles are computed over the pooled samples, the way ``quantile_over_time``
-computes them (and numpy's default, linear interpolation).
+statistics are its statistics; when it has several, their samples at the step
+are fetched (one more query per metric and namespace, for those pods only) and
+the quantiles are computed over the pooled samples, the way
+``quantile_over_time`` computes them (and numpy's default, linear
+interpolation); the peak is the largest of the series' peaks.
 """
 
 from __future__ import annotations
@@ -54,6 +65,33 @@ class Target:
 
     key: Key
     containers: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """The instants a window is read at, in milliseconds: every multiple of the step in
+    ``(end - lookback, end]``, from ``first`` to ``last``. ``range`` is the subquery range that,
+    evaluated at ``last``, ``last + 1`` or ``last + 2`` ms, covers exactly those instants (half a
+    step more than ``last - first``, so neither end sits on a boundary)."""
+
+    first: int
+    last: int
+    step: int
+    range: int
+
+    @classmethod
+    def of(cls, window: Window) -> Grid:
+        step = int(round(window.step * 1000))
+        end, lookback = int(round(window.end * 1000)), int(round(window.lookback * 1000))
+        last = end // step * step
+        first = (end - lookback) // step * step + step
+        return cls(first, last, step, last - first + step // 2)
+
+    def instants(self) -> list[int]:
+        return list(range(self.first, self.last + 1, self.step))
+
+    def subquery(self) -> str:
+        return f"[{self.range}ms:{_s(self.step / 1000)}]"
 
 
 @dataclass
@@ -125,19 +163,42 @@ def _tagged(parts: list[tuple[str, str]]) -> str:
     return " or ".join(f'label_replace({expr}, "{STAT}", "{name}", "", "")' for name, expr in parts)
 
 
-def _stats_query(rng: str) -> str:
-    parts = [("count", f"count_over_time({rng})"), ("max", f"max_over_time({rng})")]
-    parts += [(name, f"quantile_over_time({q}, {rng})") for name, q in QUANTILES]
-    return _tagged(parts)
+def _at(ms: int) -> str:
+    return f"{ms // 1000}.{ms % 1000:03d}"
 
 
-def memory_range(plan: Plan, ns: str, pods: Iterable[str] | None = None) -> str:
-    return f"{MEMORY}{_sel(plan, ns, pods=pods)}[{_s(plan.window.lookback)}]"
+def stats_query(grid: Grid, at_step: str, peak: str) -> str:
+    """Count, median, p90, p99 of ``at_step`` (a subquery: the samples at the step) and ``peak``
+    (an expression giving each series' peak), for a range query from ``grid.last`` to
+    ``grid.last + 2`` ms at a 1 ms step: the quantile's ``q`` is 0.5, 0.9, 0.99 at the three
+    instants (:data:`QUANTILES`), so the samples are read and sorted once per quantile but
+    fetched from storage once."""
+    t = [f"{_at(grid.last + k)}5" for k in range(len(QUANTILES) - 1)]  # between the instants
+    q = " + ".join(
+        f"{qv} * " + " * ".join(([f"(time() > bool {t[k - 1]})"] if k else [])
+                                + ([f"(time() < bool {t[k]})"] if k < len(t) else []))
+        for k, (_, qv) in enumerate(QUANTILES))
+    return _tagged([("quantile", f"quantile_over_time({q}, {at_step})"), ("count", f"count_over_time({at_step})"),
+                    ("max", peak)])
 
 
-def cpu_range(plan: Plan, ns: str, pods: Iterable[str] | None = None) -> str:
+def stats_range(grid: Grid) -> tuple[int, int, int]:
+    """(start, end, step) in ms of the range query :func:`stats_query` is asked in."""
+    return grid.last, grid.last + len(QUANTILES) - 1, 1
+
+
+def memory_at_step(plan: Plan, ns: str, pods: Iterable[str] | None = None) -> str:
+    return f"{MEMORY}{_sel(plan, ns, pods=pods)}{Grid.of(plan.window).subquery()}"
+
+
+def memory_peak(plan: Plan, ns: str) -> str:
     w = plan.window
-    return f"rate({CPU}{_sel(plan, ns, pods=pods)}[{_s(plan.cpu_window)}])[{_s(w.lookback)}:{_s(w.step)}]"
+    return f"max_over_time({MEMORY}{_sel(plan, ns)}[{_s(w.lookback)}] @ {_at(int(round(w.end * 1000)))})"
+
+
+def cpu_at_step(plan: Plan, ns: str, pods: Iterable[str] | None = None) -> str:
+    rate = f"rate({CPU}{_sel(plan, ns, pods=pods)}[{_s(plan.cpu_window)}])"
+    return f"{rate}{Grid.of(plan.window).subquery()}"
 
 
 def _gpu(fn: str, metric: str, plan: Plan, ns: str) -> str:
@@ -178,17 +239,40 @@ def _series_id(metric: dict) -> SeriesId:
     return metric.get("pod", ""), metric.get("container", ""), other
 
 
-def _by_series(result: list[dict], what: str) -> dict[SeriesId, dict[str, float]]:
+def _by_series(result: list[dict], what: str, grid: Grid | None = None) -> dict[SeriesId, dict[str, float]]:
+    """Per series, its statistics by name; from an instant query, or from the range query of
+    :func:`stats_query` (``grid`` given: the quantile's instants name the quantiles)."""
     out: dict[SeriesId, dict[str, float]] = defaultdict(dict)
     for r in result:
         metric = r.get("metric") or {}
         if not metric.get("pod") or not metric.get("container") or metric.get("container") == "POD":
             continue
         stat = str(metric.get(STAT, ""))
-        raw = (r.get("value") or [None, None])[1]
         where = f"{what} of pod {metric.get('pod')} container {metric.get('container')}"
-        out[_series_id(metric)][stat] = value(raw, f"{where} ({stat})")
+        if grid is None:
+            points = [r.get("value") or [None, None]]
+        else:
+            points = r.get("values") or []
+        for t, raw in points:
+            name = stat
+            if stat == "quantile":
+                k = _instant(t, grid)
+                if k is None:
+                    continue
+                name = QUANTILES[k][0]
+            out[_series_id(metric)][name] = value(raw, f"{where} ({name})")
     return out
+
+
+def _instant(t: Any, grid: Grid | None) -> int | None:
+    """Which of the stats query's instants ``t`` (unix seconds) is: 0, 1, 2; None otherwise."""
+    if grid is None:
+        return None
+    try:
+        k = int(round(float(t) * 1000)) - grid.last
+    except (TypeError, ValueError):
+        return None
+    return k if 0 <= k < len(QUANTILES) else None
 
 
 def quantile(ordered: list[float], q: float) -> float:
@@ -259,12 +343,20 @@ def _namespace(prom: Prometheus, ns: str, targets: list[Target], plan: Plan,
                missing: dict[Key, str]) -> tuple[dict[Key, WorkloadUsage], bool]:
     w = plan.window
     at = w.end
-    memory = _by_series(prom.query(_stats_query(memory_range(plan, ns)), at)[1], MEMORY)
+    grid = Grid.of(w)
+    start, end, step = stats_range(grid)
+
+    def stats(at_step: str, peak: str, what: str) -> dict[SeriesId, dict[str, float]]:
+        found = prom.query_range(stats_query(grid, at_step, peak), start / 1000, end / 1000, step / 1000)
+        return _by_series(found, what, grid)
+
+    memory = stats(memory_at_step(plan, ns), memory_peak(plan, ns), MEMORY)
     if not memory:
         for t in targets:
             missing[t.key] = f"no {MEMORY} series in namespace {ns}; not judged"
         return {}, False
-    cpu = _by_series(prom.query(_stats_query(cpu_range(plan, ns)), at)[1], CPU)
+    cpu_samples = cpu_at_step(plan, ns)
+    cpu = stats(cpu_samples, f"max_over_time({cpu_samples})", CPU)
     gpu = _by_series(prom.query(gpu_query(plan, ns), at)[1], FB_USED)
     ksm = _by_series(prom.query(ksm_query(plan, ns), at)[1], "kube-state-metrics")
     sel = _sel(plan, ns, container=False)
@@ -305,9 +397,9 @@ def _namespace(prom: Prometheus, ns: str, targets: list[Target], plan: Plan,
                     pooled_pods[metric].update(s[0] for s in ids)
     raw: dict[str, dict[SeriesId, list[float]]] = {"memory": {}, "cpu": {}}
     if pooled_pods["memory"]:
-        raw["memory"] = _samples(prom, memory_range(plan, ns, pooled_pods["memory"]), at, MEMORY)
+        raw["memory"] = _samples(prom, memory_at_step(plan, ns, pooled_pods["memory"]), grid.last / 1000, MEMORY)
     if pooled_pods["cpu"]:
-        raw["cpu"] = _samples(prom, cpu_range(plan, ns, pooled_pods["cpu"]), at, CPU)
+        raw["cpu"] = _samples(prom, cpu_at_step(plan, ns, pooled_pods["cpu"]), grid.last / 1000, CPU)
 
     out: dict[Key, WorkloadUsage] = {}
     for t in targets:
@@ -363,7 +455,11 @@ def _pooled(table: dict[SeriesId, dict[str, float]], ids: list[SeriesId], raw: d
             raise UsageError(f"{what} of pod {s[0]} container {container}: the samples vanished between two "
                              "queries (data deleted or compacted?); run again")
         values.extend(raw[s])
-    return stats_of(values) if values else None
+    if not values:
+        return None
+    # The quantiles over the pooled samples at the step; the peak over every raw sample, as the server gave it.
+    pooled = stats_of(values)
+    return Stats(pooled.samples, pooled.median, pooled.p90, pooled.p99, max(table[s]["max"] for s in ids))
 
 
 def _gpu_stats(table: dict[SeriesId, dict[str, float]], ids: list[SeriesId]) -> GpuStats | None:
@@ -386,4 +482,4 @@ def from_prometheus(prom: Prometheus, targets: list[Target], plan: Plan, **setti
     return usage
 
 
-__all__ = ["Plan", "Target", "collect", "from_prometheus", "overrides_from_config", "check_selector", "stats_of"]
+__all__ = ["Grid", "Plan", "Target", "collect", "from_prometheus", "overrides_from_config", "check_selector", "stats_of"]

@@ -139,7 +139,7 @@ class Prometheus:
 
     def query_range(self, promql: str, start: float, end: float, step: float) -> list[dict]:
         data = self._call("/api/v1/query_range", {"query": promql, "start": _ts(start), "end": _ts(end),
-                                                   "step": _dur(step), "timeout": _dur(self.timeout)})
+                                                   "step": _step(step), "timeout": _dur(self.timeout)})
         return data.get("result") or []
 
     def series(self, matchers: list[str], start: float, end: float) -> list[dict]:
@@ -233,7 +233,7 @@ def _http_problem(e: urllib.error.HTTPError, url: str) -> str:
                 + (f"; the server says: {detail}" if detail else ""))
     if "too many samples" in detail:
         return (f"{url}: the query is over the server's sample limit (query.max-samples): {detail}; "
-                "lint fewer namespaces at a time or shorten --lookback")
+                "lint fewer namespaces at a time, shorten --lookback or lengthen --step")
     if e.code == 404:
         return f"{url}: HTTP 404: no Prometheus HTTP API here (give the server's base URL)"
     return f"{url}: HTTP {e.code}" + (f": {detail}" if detail else f" {e.reason}")
@@ -245,6 +245,11 @@ def _ts(t: float) -> str:
 
 def _dur(seconds: float) -> str:
     return f"{int(math.ceil(seconds))}s"
+
+
+def _step(seconds: float) -> str:
+    """A range query's step, to the millisecond."""
+    return f"{int(round(seconds * 1000))}ms"
 
 
 def value(raw: Any, what: str) -> float:

@@ -2,14 +2,14 @@
 
 ``kubelint-ml usage export PATH... --prometheus URL -o FILE`` writes it;
 ``check --usage FILE`` and ``usage report --usage FILE`` read it, so CI needs
-no network path to Prometheus. The format (version 1)::
+no network path to Prometheus. The format (version 2)::
 
     {
       "kind": "kubelint-ml/usage-snapshot",
-      "version": 1,
+      "version": 2,
       "cluster": "prod-eu",              # usage.cluster when exported, else null
       "source": "https://prometheus.example:9090",
-      "window": {"lookback": "14d", "step": "1m", "end": 1763856000},   # end: unix seconds
+      "window": {"lookback": "14d", "step": "5m", "end": 1763856000},   # end: unix seconds
       "workloads": [
         {"namespace": "ml", "group": "kubeflow.org", "kind": "PyTorchJob", "name": "llama",
          "template": "Worker",           # the pod template's role; "" for single-template kinds
@@ -17,8 +17,8 @@ no network path to Prometheus. The format (version 1)::
          "containers": {
            "pytorch": {
              "pods": 8,
-             "memory": {"samples": 161280, "median": 2.99e10, "p90": 3.1e10, "p99": 3.2e10, "max": 3.3e10},  # bytes
-             "cpu": {"samples": 161280, "median": 7.1, "p90": 7.8, "p99": 7.9, "max": 8.0},                     # cores
+             "memory": {"samples": 32256, "median": 2.99e10, "p90": 3.1e10, "p99": 3.2e10, "max": 3.3e10},  # bytes
+             "cpu": {"samples": 32256, "median": 7.1, "p90": 7.8, "p99": 7.9, "max": 8.0},                     # cores
              "gpuMemory": {"samples": 161280, "devices": 8, "peak": 6.1e10, "deviceMemory": 8.5e10},          # bytes
              "restarts": 0,               # absent without kube-state-metrics
              "oomKilled": false
@@ -28,6 +28,12 @@ no network path to Prometheus. The format (version 1)::
       "missing": [{"namespace": "ml", "group": "batch", "kind": "Job", "name": "eval", "template": "",
                    "reason": "no pods in namespace ml over the lookback"}]
     }
+
+``samples``, ``median``, ``p90`` and ``p99`` are over the samples at the window's
+step (each series' value at every multiple of the step in the lookback); ``max``
+of memory is over every raw sample. Version 1 (written before the step applied
+to memory) had the memory quantiles and counts over the raw samples; it is still
+read, with the same fields.
 
 Reading checks every field; a file that does not follow this, or names
 another cluster than the config's ``usage.cluster``, is refused (exit 2).
@@ -52,7 +58,8 @@ from kubelint_ml.usage.model import (
 )
 
 KIND = "kubelint-ml/usage-snapshot"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)  # version 1: memory quantiles over raw samples; same fields
 MAX_BYTES = 256 * 1024 * 1024
 
 
@@ -142,8 +149,8 @@ def from_dict(doc: Any, **settings: Any) -> Usage:
     if not isinstance(doc, dict) or doc.get("kind") != KIND:
         raise _Bad(f"not a usage snapshot (\"kind\": \"{KIND}\" expected)")
     version = doc.get("version")
-    if version != VERSION:
-        raise _Bad(f"version {version!r}: this kubelint-ml reads version {VERSION}")
+    if version not in READS or isinstance(version, bool):
+        raise _Bad(f"version {version!r}: this kubelint-ml reads versions {', '.join(map(str, READS))}")
     _only(doc, {"kind", "version", "cluster", "source", "window", "workloads", "missing"}, "(top level)")
     win = _get(doc, "window", dict, "(top level)")
     lookback = _get(win, "lookback", str, "window")
@@ -224,10 +231,10 @@ def _no_constant(name: str) -> Any:
 
 def example_usage(doc: Any) -> Usage:
     """A rule example's ``usage``: a snapshot document whose kind, version and window may be left
-    out (a 14-day window at a 1-minute step). Raises ValueError when it is malformed."""
+    out (a 14-day window at a 5-minute step). Raises ValueError when it is malformed."""
     if not isinstance(doc, dict):
         raise ValueError("example usage: must be a mapping")
-    full = {"kind": KIND, "version": VERSION, "window": {"lookback": "14d", "step": "1m", "end": 0},
+    full = {"kind": KIND, "version": VERSION, "window": {"lookback": "14d", "step": "5m", "end": 0},
             "workloads": [], **doc}
     try:
         usage = from_dict(full)

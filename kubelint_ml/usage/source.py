@@ -16,7 +16,7 @@ from typing import Any
 from kubelint_ml.usage.model import Usage, UsageError, Window, parse_duration
 
 DEFAULT_LOOKBACK = "14d"
-DEFAULT_STEP = "1m"
+DEFAULT_STEP = "5m"  # the quantiles' resolution: 4,032 samples a series over 14 days
 DEFAULT_MIN_SAMPLES = 60
 DEFAULT_HEADROOM = 0.2
 
@@ -26,7 +26,7 @@ class Settings:
     prometheus: str | None = None
     snapshot: str | None = None
     lookback: float = 14 * 86400
-    step: float = 60
+    step: float = 300
     end: float | None = None
     namespace: str = "default"
     min_samples: int = DEFAULT_MIN_SAMPLES
@@ -48,7 +48,7 @@ class Settings:
 
 def settings(section: dict | None, *, config_path: str | None = None, prometheus: str | None = None,
              usage_file: str | None = None, lookback: str | None = None, namespace: str | None = None,
-             end: Any = None) -> Settings:
+             end: Any = None, step: str | None = None) -> Settings:
     """The usage settings: command-line values over the config's ``usage:`` section."""
     cfg = dict(section or {})
     if prometheus and usage_file:
@@ -64,9 +64,12 @@ def settings(section: dict | None, *, config_path: str | None = None, prometheus
         if s.prometheus and s.snapshot:
             raise UsageError(f"{config_path}: usage: give prometheus or snapshot, not both")
     s.lookback = parse_duration(lookback or cfg.get("lookback") or DEFAULT_LOOKBACK, "--lookback")
-    s.step = parse_duration(cfg.get("step") or DEFAULT_STEP, "usage.step")
+    what = "--step" if step else "usage.step"
+    s.step = parse_duration(step or cfg.get("step") or DEFAULT_STEP, what)
     if s.step > s.lookback:
-        raise UsageError("usage.step is longer than the lookback")
+        raise UsageError(f"{what} is longer than the lookback")
+    if s.step < 1 or s.step != int(s.step):
+        raise UsageError(f"{what}: give whole seconds, at least 1s (e.g. 5m, 1m, 30s)")
     end = end if end is not None else cfg.get("end")
     if end is not None:
         s.end = parse_time(end)
