@@ -75,9 +75,30 @@ def free_port() -> int:
 
 def make_cert(directory: str) -> tuple[str, str]:
     cert, key = os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                    "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            key,
+            "-out",
+            cert,
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return cert, key
 
 
@@ -106,18 +127,33 @@ def review_bodies(limit: int = 200) -> list[bytes]:
                 continue
             api = str(doc.get("apiVersion", ""))
             group, _, version = api.rpartition("/")
-            req = {"uid": f"bench-{len(out)}", "operation": "CREATE",
-                   "kind": {"group": group, "version": version, "kind": doc["kind"]},
-                   "namespace": "bench", "object": doc}
-            out.append(json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                                   "request": req}, default=str).encode())
+            req = {
+                "uid": f"bench-{len(out)}",
+                "operation": "CREATE",
+                "kind": {"group": group, "version": version, "kind": doc["kind"]},
+                "namespace": "bench",
+                "object": doc,
+            }
+            out.append(
+                json.dumps(
+                    {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": req}, default=str
+                ).encode()
+            )
             if len(out) >= limit:
                 return out
     return out
 
 
-async def _client(host: str, port: int, bodies: list[bytes], start_at: int, until: float, warm_until: float,
-                  lat: list[float], ctx: ssl.SSLContext) -> int:
+async def _client(
+    host: str,
+    port: int,
+    bodies: list[bytes],
+    start_at: int,
+    until: float,
+    warm_until: float,
+    lat: list[float],
+    ctx: ssl.SSLContext,
+) -> int:
     reader, writer = await asyncio.open_connection(host, port, ssl=ctx)
     i = start_at
     done = 0
@@ -128,8 +164,10 @@ async def _client(host: str, port: int, bodies: list[bytes], start_at: int, unti
                 break
             body = bodies[i % len(bodies)]
             i += 1
-            head = (f"POST /validate HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-                    f"Content-Length: {len(body)}\r\n\r\n").encode()
+            head = (
+                f"POST /validate HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n"
+            ).encode()
             t0 = time.perf_counter()
             writer.write(head + body)
             status = await reader.readline()
@@ -167,14 +205,19 @@ async def _load(host: str, port: int, bodies: list[bytes], clients: int, seconds
     start = time.perf_counter()
     warm_until = start + warm
     until = warm_until + seconds
-    counts = await asyncio.gather(*[_client(host, port, bodies, k * 7, until, warm_until, lat, ctx)
-                                    for k in range(clients)])
+    counts = await asyncio.gather(
+        *[_client(host, port, bodies, k * 7, until, warm_until, lat, ctx) for k in range(clients)]
+    )
     lat.sort()
     n = len(lat)
-    return {"clients": clients, "reviews": n, "per_second": round(sum(counts) / seconds, 1),
-            "p50_ms": round(lat[n // 2] * 1000, 2) if n else None,
-            "p99_ms": round(lat[min(n - 1, int(n * 0.99))] * 1000, 2) if n else None,
-            "mean_ms": round(statistics.fmean(lat) * 1000, 2) if n else None}
+    return {
+        "clients": clients,
+        "reviews": n,
+        "per_second": round(sum(counts) / seconds, 1),
+        "p50_ms": round(lat[n // 2] * 1000, 2) if n else None,
+        "p99_ms": round(lat[min(n - 1, int(n * 0.99))] * 1000, 2) if n else None,
+        "mean_ms": round(statistics.fmean(lat) * 1000, 2) if n else None,
+    }
 
 
 def cpu_seconds(pid: int) -> float:
@@ -199,13 +242,15 @@ def wait_ready(host: str, port: int, proc: subprocess.Popen, timeout: float = 30
     raise RuntimeError("server did not start")
 
 
-def run_stack(stack: str, cert: str, key: str, bodies: list[bytes], clients: list[int], seconds: float,
-              warm: float) -> list[dict]:
+def run_stack(
+    stack: str, cert: str, key: str, bodies: list[bytes], clients: list[int], seconds: float, warm: float
+) -> list[dict]:
     host, port = "127.0.0.1", free_port()
     python = sys.executable
     log = open(os.path.join(os.path.dirname(cert), f"{stack}.log"), "w+b")  # noqa: SIM115 - closed in finally
-    proc = subprocess.Popen([python, "-c", SERVER, stack, host, str(port), cert, key], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=log)
+    proc = subprocess.Popen(
+        [python, "-c", SERVER, stack, host, str(port), cert, key], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log
+    )
     try:
         wait_ready(host, port, proc)
         rows = []
@@ -216,8 +261,11 @@ def run_stack(stack: str, cert: str, key: str, bodies: list[bytes], clients: lis
             row["server_cpu_ms"] = round((cpu_seconds(proc.pid) - cpu0) * 1000 / answered, 2) if answered else None
             row["stack"] = stack
             rows.append(row)
-            print(f"  {stack:12} {n:3} clients: p50 {row['p50_ms']} ms, p99 {row['p99_ms']} ms, "
-                  f"{row['per_second']} reviews/s, server CPU {row['server_cpu_ms']} ms/review", flush=True)
+            print(
+                f"  {stack:12} {n:3} clients: p50 {row['p50_ms']} ms, p99 {row['p99_ms']} ms, "
+                f"{row['per_second']} reviews/s, server CPU {row['server_cpu_ms']} ms/review",
+                flush=True,
+            )
         return rows
     except Exception:
         proc.terminate()
@@ -246,8 +294,11 @@ def main() -> None:
     clients = args.clients or [1, 8, 32]
     bodies = review_bodies()
     sizes = sorted(len(b) for b in bodies)
-    print(f"{len(bodies)} AdmissionReviews from {CORPUS} (median {sizes[len(sizes) // 2]} bytes); "
-          f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
+    print(
+        f"{len(bodies)} AdmissionReviews from {CORPUS} (median {sizes[len(sizes) // 2]} bytes); "
+        f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs",
+        flush=True,
+    )
     stacks = STACKS if args.stack == "all" else (args.stack,)
     rows: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -257,8 +308,10 @@ def main() -> None:
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     print("\n| stack | clients | p50 ms | p99 ms | reviews/s | server CPU ms/review |\n|---|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['stack']} | {r['clients']} | {r['p50_ms']} | {r['p99_ms']} | {r['per_second']} "
-              f"| {r['server_cpu_ms']} |")
+        print(
+            f"| {r['stack']} | {r['clients']} | {r['p50_ms']} | {r['p99_ms']} | {r['per_second']} "
+            f"| {r['server_cpu_ms']} |"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 

@@ -89,10 +89,16 @@ def _schema_per_object() -> None:
     from kubelint_ml.k8s.schema import SchemaValidator, bundled_versions
 
     validator = SchemaValidator(bundled_versions()[-1])
-    pod = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "t"},
-           "spec": {"replicas": "x", "selector": {"matchLabels": {"a": "b"}},
-                    "template": {"metadata": {"labels": {"a": "b"}},
-                                 "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    pod = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "t"},
+        "spec": {
+            "replicas": "x",
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+        },
+    }
     validator.validate(pod)
     start = time.perf_counter()
     for _ in range(50):
@@ -107,8 +113,12 @@ def _schema_alias_bomb() -> None:
     node: list = ["lol"] * 10
     for _ in range(8):
         node = [node] * 10
-    obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "t", "labels": {"huge": node}},
-           "spec": {"replicas": node}}
+    obj = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "t", "labels": {"huge": node}},
+        "spec": {"replicas": node},
+    }
     assert SchemaValidator(bundled_versions()[-1]).validate(obj)
 
 
@@ -135,8 +145,9 @@ def _fuzzed(count: int = 300) -> None:
 def _cli(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
     env.pop("GITHUB_STEP_SUMMARY", None)
-    return subprocess.run([sys.executable, "-m", "kubelint_ml", *args], cwd=cwd, env=env, input=stdin,
-                          capture_output=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", *args], cwd=cwd, env=env, input=stdin, capture_output=True, timeout=120
+    )
 
 
 def _hostile_tree() -> None:
@@ -172,6 +183,7 @@ RULES: list = []
 
 def _round_two(name: str, *args: str, files: dict[str, str], code: int) -> Callable[[], None]:
     """A case of tests/test_hardening_round2.py: the files written, the command run, its exit code checked."""
+
     def run() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             for file, text in files.items():
@@ -184,28 +196,66 @@ def _round_two(name: str, *args: str, files: dict[str, str], code: int) -> Calla
 
 
 def _round_two_cases() -> list[Case]:
-    rule = ("id: grow-rule\nseverity: warning\ntitle: t\ndescription: d\nremediation: r\nscope: {unit: object}\n"
-            "check:\n  cel: \"object.metadata.name" + ".replace('a', 'aaaaaaaaaa')" * 8 + ".size() > 0\"\n"
-            "examples:\n  fail: [{manifest: 'kind: Pod', findings: [{line: 1}]}]\n  pass: [{manifest: 'kind: Pod'}]\n")
-    crd = ("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: w.ex.com}\n"
-           "spec:\n  group: ex.com\n  names: {kind: W, plural: w}\n  scope: Namespaced\n  versions:\n"
-           "  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n"
-           "        type: object\n        properties:\n          n: {type: string, pattern: '^(a+)+$'}\n"
-           "---\napiVersion: ex.com/v1\nkind: W\nmetadata: {name: w}\nn: " + "a" * 30 + "!\n")
+    rule = (
+        "id: grow-rule\nseverity: warning\ntitle: t\ndescription: d\nremediation: r\nscope: {unit: object}\n"
+        'check:\n  cel: "object.metadata.name' + ".replace('a', 'aaaaaaaaaa')" * 8 + '.size() > 0"\n'
+        "examples:\n  fail: [{manifest: 'kind: Pod', findings: [{line: 1}]}]\n  pass: [{manifest: 'kind: Pod'}]\n"
+    )
+    crd = (
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: w.ex.com}\n"
+        "spec:\n  group: ex.com\n  names: {kind: W, plural: w}\n  scope: Namespaced\n  versions:\n"
+        "  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n"
+        "        type: object\n        properties:\n          n: {type: string, pattern: '^(a+)+$'}\n"
+        "---\napiVersion: ex.com/v1\nkind: W\nmetadata: {name: w}\nn: " + "a" * 30 + "!\n"
+    )
     containers = ",".join(["{image: x}"] * 66_650)
     return [
-        Case("cli: CEL rule of 8 chained replace(), budget", 15.0, _round_two(
-            "cel", "check", "-j1", "--rules", "rules", "a.yaml",
-            files={"rules/grow.yaml": rule, "a.yaml": "kind: ConfigMap\napiVersion: v1\nmetadata: {name: " + "a" * 30 + "}\n"},
-            code=1)),
-        Case("cli: CRD pattern ^(a+)+$ on 30 characters", 10.0, _round_two(
-            "redos", "check", "-j1", "--schema", "crd.yaml", files={"crd.yaml": crd}, code=1)),
-        Case("cli: a million nodes in 2 MB, refused", 10.0, _round_two(
-            "flood", "check", "-j1", "f.yaml", files={"f.yaml": "[" + ",".join(["a"] * 999_990) + "]\n"}, code=1)),
-        Case("cli: 66,650 containers (worst under the limits)", 30.0, _round_two(
-            "worst", "check", "-q", "-j1", "p.yaml",
-            files={"p.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [" + containers + "]\n"},
-            code=0)),
+        Case(
+            "cli: CEL rule of 8 chained replace(), budget",
+            15.0,
+            _round_two(
+                "cel",
+                "check",
+                "-j1",
+                "--rules",
+                "rules",
+                "a.yaml",
+                files={
+                    "rules/grow.yaml": rule,
+                    "a.yaml": "kind: ConfigMap\napiVersion: v1\nmetadata: {name: " + "a" * 30 + "}\n",
+                },
+                code=1,
+            ),
+        ),
+        Case(
+            "cli: CRD pattern ^(a+)+$ on 30 characters",
+            10.0,
+            _round_two("redos", "check", "-j1", "--schema", "crd.yaml", files={"crd.yaml": crd}, code=1),
+        ),
+        Case(
+            "cli: a million nodes in 2 MB, refused",
+            10.0,
+            _round_two(
+                "flood", "check", "-j1", "f.yaml", files={"f.yaml": "[" + ",".join(["a"] * 999_990) + "]\n"}, code=1
+            ),
+        ),
+        Case(
+            "cli: 66,650 containers (worst under the limits)",
+            30.0,
+            _round_two(
+                "worst",
+                "check",
+                "-q",
+                "-j1",
+                "p.yaml",
+                files={
+                    "p.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: ["
+                    + containers
+                    + "]\n"
+                },
+                code=0,
+            ),
+        ),
     ]
 
 
@@ -215,8 +265,11 @@ def cases() -> list[Case]:
         Case("load: merge-key chain, 12 levels", 1.0, lambda: load(bombs.merge_bomb(12))),
         Case("load: merge-key bomb, 3000 levels, refused", 5.0, _refused(bombs.merge_bomb(3000), "merge keys")),
         Case("load: 300 levels of flow nesting", 1.0, _refused(GOOD + b"---\n" + b"[" * 300 + b"]" * 300, "nesting")),
-        Case("load: 250 levels of block nesting", 1.0,
-             _refused(b"".join(b" " * i + b"a:\n" for i in range(250)), "nesting")),
+        Case(
+            "load: 250 levels of block nesting",
+            1.0,
+            _refused(b"".join(b" " * i + b"a:\n" for i in range(250)), "nesting"),
+        ),
         Case("load: two million items, refused", 5.0, _refused(b"[" + b"1," * 2_000_000 + b"1]\n", "nodes")),
         Case("load: 200,000 empty documents", 5.0, _refused(b"---\n" * 200_000, "documents")),
         Case("walk: symlink loops", 1.0, _symlink_loops),
@@ -225,7 +278,9 @@ def cases() -> list[Case]:
     ]
     for opener, closer in ((b"[", b"]"), (b"{a: ", b"}"), (b"- ", b"")):
         data = opener * 100_000 + b"x" + closer * 100_000
-        out.append(Case(f"load: 100,000 levels of {opener.decode().strip()!r}, refused", 2.0, _refused(data, "nesting")))
+        out.append(
+            Case(f"load: 100,000 levels of {opener.decode().strip()!r}, refused", 2.0, _refused(data, "nesting"))
+        )
     for shape, text in sorted(bombs.fan_out_shapes(FAN_OUT).items()):
         out.append(Case(f"lint: {FAN_OUT} {shape}", 15.0, functools.partial(_lint, text.encode())))
     out += [

@@ -87,8 +87,16 @@ def main() -> int:
             ratio = statistics.median(cpu_ratio[name])
             if "--fix" in name:
                 worst = max(worst, ratio)
-            rows.append((f"x{n}", name, statistics.median(wall[name]), statistics.median(wall_ratio[name]),
-                         statistics.median(cpu[name]), ratio))
+            rows.append(
+                (
+                    f"x{n}",
+                    name,
+                    statistics.median(wall[name]),
+                    statistics.median(wall_ratio[name]),
+                    statistics.median(cpu[name]),
+                    ratio,
+                )
+            )
     print("| corpus | command | wall (median) | x check | CPU (median) | x check |")
     print("|---|---|---:|---:|---:|---:|")
     for size, name, w, wr, c, cr in rows:

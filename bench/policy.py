@@ -24,8 +24,13 @@ sys.path.insert(0, str(ROOT))
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 LIBRARY = ROOT.parent / "shared" / "policy-suites" / "gatekeeper-library" / "library"
-TEMPLATES = ("general/containerlimits", "general/requiredlabels", "general/allowedrepos",
-             "pod-security-policy/privileged-containers", "general/replicalimits")
+TEMPLATES = (
+    "general/containerlimits",
+    "general/requiredlabels",
+    "general/allowedrepos",
+    "pod-security-policy/privileged-containers",
+    "general/replicalimits",
+)
 GOAL_MS = 0.2
 
 
@@ -64,8 +69,9 @@ def main() -> int:
         def once(with_policies: bool) -> tuple[float, object]:
             policies = load_policies(paths) if with_policies else None
             t = time.perf_counter()
-            result, _ = run([str(CORPUS)], config, rules, jobs=args.jobs, severity=severity, all_rule_ids=ids,
-                            policies=policies)
+            result, _ = run(
+                [str(CORPUS)], config, rules, jobs=args.jobs, severity=severity, all_rule_ids=ids, policies=policies
+            )
             elapsed = time.perf_counter() - t
             if policies is not None:
                 policies.close()
@@ -83,11 +89,14 @@ def main() -> int:
     policy_findings = len(with_pol.findings) - len(builtin)
     docs = base.documents
     per = (best[True] - best[False]) * 1000 / (docs * files)
-    print(f"corpus: {base.files} files, {docs} documents, {base.objects} objects; jobs {args.jobs}; "
-          f"best of {args.rounds}")
+    print(
+        f"corpus: {base.files} files, {docs} documents, {base.objects} objects; jobs {args.jobs}; best of {args.rounds}"
+    )
     print(f"policy files: {files} ({len(TEMPLATES)} templates + {files - len(TEMPLATES)} Rego files)")
-    print(f"built-in rules only: {best[False] * 1000:.1f} ms; with policies: {best[True] * 1000:.1f} ms "
-          f"({policy_findings} policy findings)")
+    print(
+        f"built-in rules only: {best[False] * 1000:.1f} ms; with policies: {best[True] * 1000:.1f} ms "
+        f"({policy_findings} policy findings)"
+    )
     print(f"policy cost: {per:.3f} ms per document per policy file (goal <= {GOAL_MS})")
     print(f"built-in findings unchanged: {same}")
     return 0 if same else 1

@@ -72,8 +72,10 @@ def main() -> int:
     elapsed = time.perf_counter() - t
     passed = sum(r.passed for r in results)
     broken = sorted({r.name.split("/")[0] for r in results if "template or constraint" in r.reason})
-    print(f"{args.engine}: {passed} of {len(results)} cases pass; templates that do not load: {len(broken)}; "
-          f"{elapsed:.1f} s")
+    print(
+        f"{args.engine}: {passed} of {len(results)} cases pass; templates that do not load: {len(broken)}; "
+        f"{elapsed:.1f} s"
+    )
     return 0
 
 

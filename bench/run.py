@@ -169,8 +169,10 @@ def compare_outputs(expected: bytes, actual: bytes) -> list[str]:
     shown = 0
     for i, (x, y) in enumerate(zip(fa, fb)):
         if x != y:
-            problems.append(f"finding {i}: {x.get('file')}:{x.get('line')} {x.get('rule')} != "
-                            f"{y.get('file')}:{y.get('line')} {y.get('rule')}")
+            problems.append(
+                f"finding {i}: {x.get('file')}:{x.get('line')} {x.get('rule')} != "
+                f"{y.get('file')}:{y.get('line')} {y.get('rule')}"
+            )
             shown += 1
             if shown == 3:
                 break
@@ -247,8 +249,9 @@ with open(report, "w") as fh:
 """
 
 
-def run_once(argv: list[str], cwd: Path, stdout_path: Path, *, sample_memory: bool = False,
-             env: dict | None = None) -> Sample:
+def run_once(
+    argv: list[str], cwd: Path, stdout_path: Path, *, sample_memory: bool = False, env: dict | None = None
+) -> Sample:
     """Run ``argv`` once: wall time, CPU (user + sys, children included) and peak RSS.
 
     With ``sample_memory`` the process tree's PSS (proportional set size:
@@ -257,12 +260,18 @@ def run_once(argv: list[str], cwd: Path, stdout_path: Path, *, sample_memory: bo
     """
     report = stdout_path.with_suffix(".measure.json")
     with open(stdout_path, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-c", MEASURE_SCRIPT, str(report), *argv], cwd=cwd, stdout=out,
-                                stderr=subprocess.PIPE, env=env)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", MEASURE_SCRIPT, str(report), *argv],
+            cwd=cwd,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
         peak = [0]
         stop = threading.Event()
         sampler = None
         if sample_memory and os.path.isdir("/proc"):
+
             def sample() -> None:
                 while not stop.is_set():
                     peak[0] = max(peak[0], sum(_tree_pss_kb(child) for child in _children(proc.pid)))
@@ -350,8 +359,9 @@ def ensure_venv(python: str) -> Path:
 
 def all_rule_flags(kubelint: list[str], env: dict) -> tuple[list[str], int]:
     """``--enable ID`` for every built-in rule that is off by default."""
-    out = subprocess.run(kubelint + ["rules", "list", "--format", "json"], capture_output=True, check=True, cwd=WORK,
-                         env=env)
+    out = subprocess.run(
+        kubelint + ["rules", "list", "--format", "json"], capture_output=True, check=True, cwd=WORK, env=env
+    )
     flags = []
     rules = json.loads(out.stdout)
     for r in rules:
@@ -373,14 +383,19 @@ def fmt_s(x: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="source manifests [../shared/corpus]")
     ap.add_argument("--sizes", default="1,10,50", help="replication factors [1,10,50]")
-    ap.add_argument("--repeat", type=int, default=0,
-                    help="rounds per size [0 = 11 for x1, 7 for x10, 3 for larger]")
+    ap.add_argument("--repeat", type=int, default=0, help="rounds per size [0 = 11 for x1, 7 for x10, 3 for larger]")
     ap.add_argument("--single-repeat", type=int, default=21, help="runs of the single-file case [21]")
     ap.add_argument("--kubelint", help="command to run [bench/work/venv/bin/kubelint-ml]")
-    ap.add_argument("--checkov-sizes", default="1,10", help="sizes to run checkov on (once each), when installed [1,10]; '' for none")
+    ap.add_argument(
+        "--checkov-sizes",
+        default="1,10",
+        help="sizes to run checkov on (once each), when installed [1,10]; '' for none",
+    )
     ap.add_argument("--no-memory", action="store_true", help="skip the sampled process-tree PSS runs")
     ap.add_argument("--quick", action="store_true", help="sizes 1,10, 3 rounds, no checkov (a smoke run)")
     args = ap.parse_args(argv)
@@ -410,8 +425,11 @@ def main(argv: list[str] | None = None) -> int:
     checkov_sizes = {int(s) for s in args.checkov_sizes.split(",") if s} if checkov else set()
 
     corpora = {n: build_corpus(args.corpus, WORK / f"corpus-x{n}", n) for n in sizes}
-    print(f"kubelint-ml: {shlex.join(kubelint)} ({nrules} rules, all enabled); {cpus} CPUs; "
-          f"checkov: {checkov[0] if checkov else 'not installed (bench/setup-checkov.sh)'}", file=sys.stderr)
+    print(
+        f"kubelint-ml: {shlex.join(kubelint)} ({nrules} rules, all enabled); {cpus} CPUs; "
+        f"checkov: {checkov[0] if checkov else 'not installed (bench/setup-checkov.sh)'}",
+        file=sys.stderr,
+    )
 
     one = pick_single_file(args.corpus)
     single_argv = kubelint + ["check", str(one), *enable]
@@ -432,7 +450,9 @@ def main(argv: list[str] | None = None) -> int:
             Case("check one.yaml", n, single_argv),
         ]
         if n in checkov_sizes:
-            group.append(Case("checkov", n, checkov + ["-d", rel, "--framework", "kubernetes", "--quiet", "-o", "json"]))
+            group.append(
+                Case("checkov", n, checkov + ["-d", rel, "--framework", "kubernetes", "--quiet", "-o", "json"])
+            )
         for case in group:
             cases[(case.name, n)] = case
         rounds = args.repeat or (11 if n == 1 else 7 if n <= 10 else 3)
@@ -444,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
         busy0, clock0 = busy_cpu_seconds(), time.perf_counter()
         ours = 0.0
         for r in range(rounds):
-            order = group[r % len(group):] + group[:r % len(group)]
+            order = group[r % len(group) :] + group[: r % len(group)]
             for case in order:
                 if case.name == "checkov" and r > 0:
                     continue  # slow and far away: one run is enough for a ratio
@@ -453,8 +473,10 @@ def main(argv: list[str] | None = None) -> int:
                 ours += s.cpu
                 case.samples.append(s)
                 case.output = str(out)
-                print(f"  round {r + 1}: {case.name:<22} {s.wall:8.3f} s  cpu {s.cpu:7.3f} s  "
-                      f"rss {s.max_rss_mb:6.1f} MB", file=sys.stderr)
+                print(
+                    f"  round {r + 1}: {case.name:<22} {s.wall:8.3f} s  cpu {s.cpu:7.3f} s  rss {s.max_rss_mb:6.1f} MB",
+                    file=sys.stderr,
+                )
             # The parallel run must report exactly what the sequential run of the same round reports.
             seq = Path(cases[("check -j1", n)].output).read_bytes()
             par = Path(cases[(f"check (default -j{cpus})", n)].output).read_bytes()
@@ -477,8 +499,16 @@ def main(argv: list[str] | None = None) -> int:
     # The single-file case, against a bare interpreter and against parsing that one file.
     single = Case("check one.yaml", 1, single_argv)
     bare = Case("python -c pass", 1, [python, "-c", "pass"])
-    parse_one = Case("python: import yaml + parse it", 1,
-                     [python, "-c", "import sys, yaml; list(yaml.load_all(open(sys.argv[1], 'rb'), Loader=yaml.CSafeLoader))", str(one)])
+    parse_one = Case(
+        "python: import yaml + parse it",
+        1,
+        [
+            python,
+            "-c",
+            "import sys, yaml; list(yaml.load_all(open(sys.argv[1], 'rb'), Loader=yaml.CSafeLoader))",
+            str(one),
+        ],
+    )
     run_once(single.argv, WORK, outdir / "warmup.out", env=env)
     for _ in range(args.single_repeat):
         for case in (single, bare, parse_one):
@@ -509,16 +539,28 @@ def main(argv: list[str] | None = None) -> int:
             )
     if others:
         lines.append("")
-        lines.append("other processes on the machine during the rounds (average CPUs busy, of "
-                     f"{cpus}): " + ", ".join(f"x{n} {others[n]:.2f}" for n in sizes if n in others)
-                     + ("  -- a busy machine slows the parallel runs first" if max(others.values()) > 0.3 else ""))
+        lines.append(
+            "other processes on the machine during the rounds (average CPUs busy, of "
+            f"{cpus}): "
+            + ", ".join(f"x{n} {others[n]:.2f}" for n in sizes if n in others)
+            + ("  -- a busy machine slows the parallel runs first" if max(others.values()) > 0.3 else "")
+        )
     lines.append("")
-    lines.append(f"single file ({one.name}, {one.stat().st_size} bytes), median of {args.single_repeat}: "
-                 f"check {single.median():.3f} s, bare interpreter {bare.median():.3f} s, "
-                 f"import yaml + parse {parse_one.median():.3f} s; max RSS {max(s.max_rss_mb for s in single.samples):.0f} MB")
+    lines.append(
+        f"single file ({one.name}, {one.stat().st_size} bytes), median of {args.single_repeat}: "
+        f"check {single.median():.3f} s, bare interpreter {bare.median():.3f} s, "
+        f"import yaml + parse {parse_one.median():.3f} s; max RSS {max(s.max_rss_mb for s in single.samples):.0f} MB"
+    )
     par_name = f"check (default -j{cpus})"
-    summary: dict = {"rules": nrules, "cpus": cpus, "sizes": sizes, "docs": docs, "findings": findings,
-                     "other_cpus": others}
+    summary: dict = {
+        "rules": nrules,
+        "cpus": cpus,
+        "sizes": sizes,
+        "docs": docs,
+        "findings": findings,
+        "other_cpus": others,
+    }
+
     def target(label: str, ok: bool, detail: str) -> None:
         lines.append(f"  [{'ok' if ok else 'MISS'}] {label}: {detail}")
 
@@ -531,14 +573,19 @@ def main(argv: list[str] | None = None) -> int:
             target(f"x10 {name} <= 2.0x parse floor", ratio <= 2.0, f"{ratio:.2f}x (stretch 1.5x)")
         seq10, par10 = cases[("check -j1", 10)], cases[(par_name, 10)]
         speed = seq10.ratio_to(par10)
-        target(f"x10 --jobs {cpus} speed-up >= 1.6x", speed >= 1.6,
-               f"{speed:.2f}x per round (medians: {seq10.median() / par10.median():.2f}x), "
-               f"output identical: {not mismatches}")
+        target(
+            f"x10 --jobs {cpus} speed-up >= 1.6x",
+            speed >= 1.6,
+            f"{speed:.2f}x per round (medians: {seq10.median() / par10.median():.2f}x), "
+            f"output identical: {not mismatches}",
+        )
         summary["jobs_speedup_x10"] = speed
     for n in sizes:
         if n != 10:
-            lines.append(f"  [--] x{n} --jobs {cpus} speed-up: "
-                         f"{cases[('check -j1', n)].ratio_to(cases[(par_name, n)]):.2f}x per round")
+            lines.append(
+                f"  [--] x{n} --jobs {cpus} speed-up: "
+                f"{cases[('check -j1', n)].ratio_to(cases[(par_name, n)]):.2f}x per round"
+            )
     target("single file <= 0.25 s", single.median() <= 0.25, f"{single.median():.3f} s")
     big = max(sizes)
     rss = max(s.max_rss_mb for s in cases[("check -j1", big)].samples)
@@ -551,19 +598,27 @@ def main(argv: list[str] | None = None) -> int:
         for name in ("check -j1", par_name):
             per = [cases[(name, n)].median_after(cases[("check one.yaml", n)]) / docs[n] for n in sizes]
             spread = max(per) / min(per)
-            target(f"{name}: time per document after start-up constant within 20% (x{sizes[0]}..x{big})",
-                   spread <= 1.2,
-                   " / ".join(f"x{n} {p * 1000:.3f} ms" for n, p in zip(sizes, per)) + f" (max/min {spread:.2f})")
+            target(
+                f"{name}: time per document after start-up constant within 20% (x{sizes[0]}..x{big})",
+                spread <= 1.2,
+                " / ".join(f"x{n} {p * 1000:.3f} ms" for n, p in zip(sizes, per)) + f" (max/min {spread:.2f})",
+            )
     for n in sorted(checkov_sizes):
         ck = cases[("checkov", n)]
         ratio = ck.median() / cases[(par_name, n)].median()
         rss_ratio = max(s.max_rss_mb for s in ck.samples) / max(s.max_rss_mb for s in cases[(par_name, n)].samples)
         bound = ck.median() / cases[("parse floor", n)].median()
-        target(f"x{n} >= 50x faster than checkov", ratio >= 50, f"checkov {ck.median():.1f} s = {ratio:.0f}x; "
-               f"memory {rss_ratio:.1f}x (the parse floor alone is {bound:.0f}x faster than checkov)")
+        target(
+            f"x{n} >= 50x faster than checkov",
+            ratio >= 50,
+            f"checkov {ck.median():.1f} s = {ratio:.0f}x; "
+            f"memory {rss_ratio:.1f}x (the parse floor alone is {bound:.0f}x faster than checkov)",
+        )
     if not checkov:
         lines.append("  [--] checkov not installed: run bench/setup-checkov.sh")
-    target("parallel output equals the sequential run", not mismatches, "; ".join(mismatches) or "identical in every round")
+    target(
+        "parallel output equals the sequential run", not mismatches, "; ".join(mismatches) or "identical in every round"
+    )
     lines.append("findings: " + ", ".join(f"x{n} {findings[n]}" for n in sizes))
 
     text = "\n".join(lines)

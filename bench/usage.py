@@ -45,8 +45,9 @@ def generate(path: str, workloads: int, containers: int, namespaces: int, points
         for i in range(workloads):
             ns = f"team-{i % namespaces:02d}"
             for c in range(containers):
-                prefix = (f'container_memory_working_set_bytes{{namespace="{ns}",pod="w{i:04d}-abcde",'
-                          f'container="c{c}"}} ')
+                prefix = (
+                    f'container_memory_working_set_bytes{{namespace="{ns}",pod="w{i:04d}-abcde",container="c{c}"}} '
+                )
                 base = (1 + c) * GI + i * 1048576
                 fh.write("".join(f"{prefix}{base + o} {t}\n" for o, t in zip(offsets, times)))
                 total += points
@@ -57,12 +58,15 @@ def generate(path: str, workloads: int, containers: int, namespaces: int, points
 def manifests(directory: str, workloads: int, containers: int, namespaces: int) -> None:
     os.makedirs(directory, exist_ok=True)
     for i in range(workloads):
-        ctrs = "".join(f"""
+        ctrs = "".join(
+            f"""
         - name: c{c}
           image: busybox
           resources:
             requests: {{memory: {1 + c}Gi}}
-            limits: {{memory: {2 + c}Gi}}""" for c in range(containers))
+            limits: {{memory: {2 + c}Gi}}"""
+            for c in range(containers)
+        )
         with open(os.path.join(directory, f"w{i:04d}.yaml"), "w") as fh:
             fh.write(f"""apiVersion: batch/v1
 kind: Job
@@ -120,8 +124,19 @@ def main() -> None:
         t = time.monotonic()
         # Blocks as long as the data allows: promtool reads the file once per block range.
         hours = -(-args.days * 24 // 1) + 48
-        subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", f"--max-block-duration={hours}h",
-                        om, tsdb + ".tmp"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                "promtool",
+                "tsdb",
+                "create-blocks-from",
+                "openmetrics",
+                f"--max-block-duration={hours}h",
+                om,
+                tsdb + ".tmp",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         os.rename(tsdb + ".tmp", tsdb)
         os.unlink(om)
         print(f"backfilled with promtool in {time.monotonic() - t:.0f}s", flush=True)
@@ -132,25 +147,48 @@ def main() -> None:
     try:
         times, queries, server_cpu, client_cpu = [], 0, [], []
         for r in range(args.rounds):
-            settings = Settings(prometheus=server.url, lookback=args.days * 86400.0,
-                                step=parse_duration(args.query_step, "--query-step"), end=float(END), timeout=300.0,
-                                concurrency=args.concurrency)
+            settings = Settings(
+                prometheus=server.url,
+                lookback=args.days * 86400.0,
+                step=parse_duration(args.query_step, "--query-step"),
+                end=float(END),
+                timeout=300.0,
+                concurrency=args.concurrency,
+            )
             t, s0, c0 = time.monotonic(), cpu_seconds(server.proc.pid), time.process_time()
             usage = load_usage(settings, scan([mdir], Config(), "default"))
             elapsed = time.monotonic() - t
             server_cpu.append(cpu_seconds(server.proc.pid) - s0)
             client_cpu.append(time.process_time() - c0)
-            sized = sum(1 for w in usage.workloads.values() for c in w.containers.values()
-                        if c.memory and c.memory.samples >= usage.min_samples)
+            sized = sum(
+                1
+                for w in usage.workloads.values()
+                for c in w.containers.values()
+                if c.memory and c.memory.samples >= usage.min_samples
+            )
             times.append(elapsed)
             queries = usage.queries
-            print(f"round {r + 1}: {elapsed:.2f}s, {usage.queries} queries, {sized} containers sized; cpu: server "
-                  f"{server_cpu[-1]:.1f}s, client {client_cpu[-1]:.1f}s; load {os.getloadavg()[0]:.1f}", flush=True)
-        result = {"workloads": args.workloads, "containers": args.containers, "namespaces": args.namespaces,
-                  "days": args.days, "step": args.step, "queryStep": args.query_step,
-                  "concurrency": args.concurrency, "samples": samples, "queries": queries,
-                  "seconds": times, "median": statistics.median(times), "serverCpu": server_cpu,
-                  "clientCpu": client_cpu, "load": os.getloadavg()}
+            print(
+                f"round {r + 1}: {elapsed:.2f}s, {usage.queries} queries, {sized} containers sized; cpu: server "
+                f"{server_cpu[-1]:.1f}s, client {client_cpu[-1]:.1f}s; load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
+        result = {
+            "workloads": args.workloads,
+            "containers": args.containers,
+            "namespaces": args.namespaces,
+            "days": args.days,
+            "step": args.step,
+            "queryStep": args.query_step,
+            "concurrency": args.concurrency,
+            "samples": samples,
+            "queries": queries,
+            "seconds": times,
+            "median": statistics.median(times),
+            "serverCpu": server_cpu,
+            "clientCpu": client_cpu,
+            "load": os.getloadavg(),
+        }
         print(json.dumps(result))
         with open(os.path.join(HERE, "work", "usage-results.json"), "w") as fh:
             json.dump(result, fh, indent=1)

@@ -26,8 +26,14 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: str, write: Callable[[TextIO], None], *, encoding: str = "utf-8",
-                 newline: str | None = "\n", sync: bool = True) -> None:
+def write_atomic(
+    path: str,
+    write: Callable[[TextIO], None],
+    *,
+    encoding: str = "utf-8",
+    newline: str | None = "\n",
+    sync: bool = True,
+) -> None:
     """Call ``write(fh)`` on a temporary file and rename it to ``path``; raises OSError.
 
     ``sync=False`` leaves writing the data back to the kernel: the rename is still
@@ -59,6 +65,7 @@ def write_atomic(path: str, write: Callable[[TextIO], None], *, encoding: str = 
 
 def write_text_atomic(path: str, text: str, *, encoding: str = "utf-8") -> None:
     """:func:`write_atomic` for a string already built."""
+
     def put(fh: TextIO) -> None:
         fh.write(text)
 
@@ -67,6 +74,7 @@ def write_text_atomic(path: str, text: str, *, encoding: str = "utf-8") -> None:
 
 def write_bytes_atomic(path: str, data: bytes, *, sync: bool = True) -> None:
     """:func:`write_atomic` for a file's exact bytes (no newline or encoding translation)."""
+
     def put(fh: TextIO) -> None:
         fh.flush()
         fh.buffer.write(data)

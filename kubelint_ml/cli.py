@@ -39,9 +39,14 @@ def _fail(message: str) -> NoReturn:
     raise UsageFailure(message)
 
 
-def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
-                 enable: tuple[str, ...] = (), disable: tuple[str, ...] = (),
-                 rules: list | None = None) -> tuple[list, dict, set]:
+def select_rules(
+    config: Any,
+    extra_dirs: tuple[str, ...],
+    verbose: bool,
+    enable: tuple[str, ...] = (),
+    disable: tuple[str, ...] = (),
+    rules: list | None = None,
+) -> tuple[list, dict, set]:
     """:func:`kubelint_ml.run.selection.select_rules`, its errors as usage failures (exit 2)."""
     from kubelint_ml.run.selection import SelectionError
     from kubelint_ml.run.selection import select_rules as select
@@ -70,44 +75,117 @@ def main() -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1)
-@click.option("-f", "--format", "formats", multiple=True, type=click.Choice(FORMATS),
-              help="Output format; repeat with --output to write several in one run.")
-@click.option("-o", "--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
-              help="Write the matching --format to FILE (default: stdout).")
-@click.option("--fail-level", type=click.Choice(LEVELS), default=None,
-              help="Lowest severity that makes the exit code 1 [default: error].")
-@click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False),
-              help="Config file [default: .kubelint-ml.yaml found upward from the current directory].")
+@click.option(
+    "-f",
+    "--format",
+    "formats",
+    multiple=True,
+    type=click.Choice(FORMATS),
+    help="Output format; repeat with --output to write several in one run.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "outputs",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Write the matching --format to FILE (default: stdout).",
+)
+@click.option(
+    "--fail-level",
+    type=click.Choice(LEVELS),
+    default=None,
+    help="Lowest severity that makes the exit code 1 [default: error].",
+)
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Config file [default: .kubelint-ml.yaml found upward from the current directory].",
+)
 @click.option("--rules", "rules_dirs", multiple=True, type=click.Path(), help="Directory of custom rules (repeatable).")
 @click.option("--enable", multiple=True, help="Turn on a rule by id (repeatable).")
 @click.option("--disable", multiple=True, help="Turn off a rule by id (repeatable).")
-@click.option("--schema/--no-schema", "schema_flag", default=None, help="Validate against the Kubernetes OpenAPI schema.")
+@click.option(
+    "--schema/--no-schema", "schema_flag", default=None, help="Validate against the Kubernetes OpenAPI schema."
+)
 @click.option("--kubernetes-version", help="Kubernetes version for --schema [default: the profile's].")
 @click.option("--strict", is_flag=True, default=None, help="With --schema: unknown fields are errors.")
-@click.option("--crd", "crds", multiple=True, type=click.Path(), help="CRD file or directory for --schema (repeatable).")
+@click.option(
+    "--crd", "crds", multiple=True, type=click.Path(), help="CRD file or directory for --schema (repeatable)."
+)
 @click.option("--baseline", type=click.Path(dir_okay=False), help="Report only findings not in this baseline file.")
-@click.option("--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings as a baseline and exit 0.")
+@click.option(
+    "--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings as a baseline and exit 0."
+)
 @click.option("--show-suppressed", is_flag=True, help="Also list suppressed findings.")
-@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Processes that lint [default: the CPUs available; 1 = sequential; small inputs use one].")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Processes that lint [default: the CPUs available; 1 = sequential; small inputs use one].",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only findings (no summary line).")
-@click.option("-v", "--verbose", is_flag=True, help="Remediations, and notes on skipped documents and rules; never changes the findings.")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Remediations, and notes on skipped documents and rules; never changes the findings.",
+)
 @click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
-@click.option("--statistics", is_flag=True, help="Print how many findings each rule has instead of the findings (text on stdout).")
-@click.option("--context", "context_paths", multiple=True, type=click.Path(),
-              help="File or directory read for context (PriorityClasses, kubelet configs, CRDs), not reported on (repeatable).")
-@click.option("--helm-values", multiple=True, type=click.Path(dir_okay=False),
-              help="Values file for the charts among the paths (helm template --values; repeatable).")
-@click.option("--helm-set", multiple=True, help="KEY=VALUE for the charts among the paths (helm template --set; repeatable).")
+@click.option(
+    "--statistics", is_flag=True, help="Print how many findings each rule has instead of the findings (text on stdout)."
+)
+@click.option(
+    "--context",
+    "context_paths",
+    multiple=True,
+    type=click.Path(),
+    help="File or directory read for context (PriorityClasses, kubelet configs, CRDs), not reported on (repeatable).",
+)
+@click.option(
+    "--helm-values",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Values file for the charts among the paths (helm template --values; repeatable).",
+)
+@click.option(
+    "--helm-set", multiple=True, help="KEY=VALUE for the charts among the paths (helm template --set; repeatable)."
+)
 @fix_options
 @usage_cli.check_options
 @policy_options
-def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_level: str | None,
-          config_path: str | None, rules_dirs: tuple[str, ...], enable: tuple[str, ...], disable: tuple[str, ...],
-          schema_flag: bool | None, kubernetes_version: str | None, strict: bool | None, crds: tuple[str, ...],
-          baseline: str | None, write_baseline: str | None, show_suppressed: bool, jobs: int, quiet: bool,
-          verbose: bool, no_color: bool, context_paths: tuple[str, ...] = (), helm_values: tuple[str, ...] = (),
-          helm_set: tuple[str, ...] = (), policy_paths: tuple[str, ...] = (), policy_namespaces: tuple[str, ...] = (),
-          combine: bool = False, statistics: bool = False, **fix_args: Any) -> None:
+def check(
+    paths: tuple[str, ...],
+    formats: tuple[str, ...],
+    outputs: tuple[str, ...],
+    fail_level: str | None,
+    config_path: str | None,
+    rules_dirs: tuple[str, ...],
+    enable: tuple[str, ...],
+    disable: tuple[str, ...],
+    schema_flag: bool | None,
+    kubernetes_version: str | None,
+    strict: bool | None,
+    crds: tuple[str, ...],
+    baseline: str | None,
+    write_baseline: str | None,
+    show_suppressed: bool,
+    jobs: int,
+    quiet: bool,
+    verbose: bool,
+    no_color: bool,
+    context_paths: tuple[str, ...] = (),
+    helm_values: tuple[str, ...] = (),
+    helm_set: tuple[str, ...] = (),
+    policy_paths: tuple[str, ...] = (),
+    policy_namespaces: tuple[str, ...] = (),
+    combine: bool = False,
+    statistics: bool = False,
+    **fix_args: Any,
+) -> None:
     """Lint manifests: files, directories (recursive), quoted globs ('k8s/**/*.yaml') or - for stdin.
 
     Directories with a Chart.yaml are rendered with helm template, and those with a
@@ -124,22 +202,46 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable + fix_args["select"], disable)
     usage, rules = usage_cli.for_check(paths, config, rules, verbose)
     rules = selected(rules, fix_args["select"])
-    policies = load_policies(list(config.rules_dirs) + list(rules_dirs) + list(policy_paths), policy_namespaces,
-                             combine, list(config.context) + list(context_paths))
+    policies = load_policies(
+        list(config.rules_dirs) + list(rules_dirs) + list(policy_paths),
+        policy_namespaces,
+        combine,
+        list(config.context) + list(context_paths),
+    )
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     session: dict = {}  # what --fix needs to lint a file again
-    result, notes = _lint(list(paths), config, rules, fail_level=level, jobs=_jobs(jobs), verbose=verbose,
-                          schema=schema, severity=severity, all_rule_ids=all_ids, usage=usage, policies=policies,
-                          render=render_options(config, helm_values, helm_set), context=context_paths,
-                          session=session)
+    result, notes = _lint(
+        list(paths),
+        config,
+        rules,
+        fail_level=level,
+        jobs=_jobs(jobs),
+        verbose=verbose,
+        schema=schema,
+        severity=severity,
+        all_rule_ids=all_ids,
+        usage=usage,
+        policies=policies,
+        render=render_options(config, helm_values, helm_set),
+        context=context_paths,
+        session=session,
+    )
     if write_baseline:
         _record_baseline(write_baseline, result, quiet)
         sys.exit(0)
     if baseline:
         _apply_baseline(baseline, result)
     _fixes(result, session, fix_args, formats, baseline, notes, quiet=quiet, verbose=verbose)
-    _report(result, formats, outputs, show_suppressed=show_suppressed, quiet=quiet, verbose=verbose,
-            color=not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty(), statistics=statistics)
+    _report(
+        result,
+        formats,
+        outputs,
+        show_suppressed=show_suppressed,
+        quiet=quiet,
+        verbose=verbose,
+        color=not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty(),
+        statistics=statistics,
+    )
     if verbose:
         _print_notes(notes)
     sys.exit(2 if session.get("fix_errors") else 1 if result.failed() else 0)
@@ -164,8 +266,17 @@ def _lint(paths: list[str], config: Any, rules: list, **options: Any) -> tuple[A
         _fail(str(e))
 
 
-def _fixes(result: Any, session: dict, args: dict, formats: tuple[str, ...], baseline: str | None,
-           notes: list[str], *, quiet: bool, verbose: bool) -> None:
+def _fixes(
+    result: Any,
+    session: dict,
+    args: dict,
+    formats: tuple[str, ...],
+    baseline: str | None,
+    notes: list[str],
+    *,
+    quiet: bool,
+    verbose: bool,
+) -> None:
     """--fix, --diff, --fix-only (:mod:`kubelint_ml.run.fixing`); may exit. JSON and SARIF get the fixes' edits."""
     from kubelint_ml.run import fixing
 
@@ -218,8 +329,17 @@ def _apply_baseline(path: str, result: Any) -> None:
     result.findings, result.baselined = base.filter(result.findings)
 
 
-def _report(result: Any, formats: tuple[str, ...], outputs: tuple[str, ...], *, show_suppressed: bool,
-            quiet: bool, verbose: bool, color: bool, statistics: bool = False) -> None:
+def _report(
+    result: Any,
+    formats: tuple[str, ...],
+    outputs: tuple[str, ...],
+    *,
+    show_suppressed: bool,
+    quiet: bool,
+    verbose: bool,
+    color: bool,
+    statistics: bool = False,
+) -> None:
     """Each format to its --output (or stdout), and the GitHub step summary when asked for."""
     from kubelint_ml import report
     from kubelint_ml.atomic import write_atomic
@@ -281,7 +401,9 @@ def _schema(config: Any, flag: bool | None, version: str | None, strict: bool | 
 
     version = version or opts.get("kubernetesVersion") or config.profile.kubernetes_version
     try:
-        validator = SchemaValidator(version or bundled_versions()[-1], strict=bool(strict if strict is not None else opts.get("strict")))
+        validator = SchemaValidator(
+            version or bundled_versions()[-1], strict=bool(strict if strict is not None else opts.get("strict"))
+        )
         for path in list(opts.get("crds", [])) + list(crds):
             for crd in _crd_objects(path, config):
                 for problem in validator.add_crd(crd):
@@ -362,8 +484,13 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
 
 @rules.command("verify")
 @click.argument("directory", required=False, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
-              help="json: one object per case (name, passed).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("text", "json")),
+    default="text",
+    help="json: one object per case (name, passed).",
+)
 def rules_verify(directory: str | None, fmt: str = "text") -> None:
     """Run rules against their own examples (built-in rules when DIR is omitted); for a path with
     policies, also their Rego test_ rules and Gatekeeper Suite files."""

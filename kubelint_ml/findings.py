@@ -11,14 +11,48 @@ SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 # Kinds of the built-in API groups, and kinds several projects define: named with their
 # group when they come from a group outside Kubernetes itself.
-AMBIGUOUS_KINDS = frozenset({
-    "Pod", "PodTemplate", "ReplicationController", "Service", "ConfigMap", "Secret", "Namespace", "Node",
-    "ServiceAccount", "PersistentVolumeClaim", "PersistentVolume", "LimitRange", "ResourceQuota", "Event",
-    "Job", "CronJob", "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "PriorityClass",
-    "PodDisruptionBudget", "Ingress", "NetworkPolicy", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding",
-    "StorageClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice",
-    "HorizontalPodAutoscaler", "Lease", "Workload", "PodGroup", "Queue",
-})
+AMBIGUOUS_KINDS = frozenset(
+    {
+        "Pod",
+        "PodTemplate",
+        "ReplicationController",
+        "Service",
+        "ConfigMap",
+        "Secret",
+        "Namespace",
+        "Node",
+        "ServiceAccount",
+        "PersistentVolumeClaim",
+        "PersistentVolume",
+        "LimitRange",
+        "ResourceQuota",
+        "Event",
+        "Job",
+        "CronJob",
+        "Deployment",
+        "StatefulSet",
+        "ReplicaSet",
+        "DaemonSet",
+        "PriorityClass",
+        "PodDisruptionBudget",
+        "Ingress",
+        "NetworkPolicy",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "StorageClass",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
+        "DeviceClass",
+        "ResourceSlice",
+        "HorizontalPodAutoscaler",
+        "Lease",
+        "Workload",
+        "PodGroup",
+        "Queue",
+    }
+)
 
 
 def is_builtin_group(group: str) -> bool:

@@ -31,21 +31,35 @@ def pod(containers: str, extra: str = "") -> str:
 def fan_out_shapes(n: int) -> dict[str, str]:
     """One manifest per shape, each repeating one thing ``n`` times (containers, documents, ...)."""
     return {
-        "containers": pod("".join(
-            f"  - name: c{i}\n    image: x\n    args: [--nproc_per_node=8]\n"
-            f"    resources: {{limits: {{memory: 1Gi, nvidia.com/gpu: 1}}}}\n" for i in range(n))),
-        "sidecars": pod("  - name: main\n    image: x\n", "  initContainers:\n" + "".join(
-            f"  - name: i{i}\n    image: x\n    restartPolicy: Always\n" for i in range(n))),
+        "containers": pod(
+            "".join(
+                f"  - name: c{i}\n    image: x\n    args: [--nproc_per_node=8]\n"
+                f"    resources: {{limits: {{memory: 1Gi, nvidia.com/gpu: 1}}}}\n"
+                for i in range(n)
+            )
+        ),
+        "sidecars": pod(
+            "  - name: main\n    image: x\n",
+            "  initContainers:\n"
+            + "".join(f"  - name: i{i}\n    image: x\n    restartPolicy: Always\n" for i in range(n)),
+        ),
         "volumes": pod(
-            "  - name: c\n    image: x\n    volumeMounts:\n" + "".join(f"    - {{name: v{i}, mountPath: /m{i}}}\n" for i in range(n)),
-            "  volumes:\n" + "".join(
-                f"  - {{name: v{i}, emptyDir: {{medium: {'Memory' if i % 2 else ''}}}}}\n" for i in range(n))),
+            "  - name: c\n    image: x\n    volumeMounts:\n"
+            + "".join(f"    - {{name: v{i}, mountPath: /m{i}}}\n" for i in range(n)),
+            "  volumes:\n"
+            + "".join(f"  - {{name: v{i}, emptyDir: {{medium: {'Memory' if i % 2 else ''}}}}}\n" for i in range(n)),
+        ),
         "documents": "---\n".join(pod("  - name: c\n    image: x\n") for _ in range(n)),
         "replica-roles": "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: t}\nspec:\n  pytorchReplicaSpecs:\n"
         + "".join(
             f"    R{i}:\n      replicas: 2\n      template:\n        spec:\n          containers:\n          - name: c\n"
-            f"            image: x\n            resources: {{limits: {{nvidia.com/gpu: 1}}}}\n" for i in range(n)),
+            f"            image: x\n            resources: {{limits: {{nvidia.com/gpu: 1}}}}\n"
+            for i in range(n)
+        ),
         "priority-classes": "".join(
             f"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: pc{i}}}\nvalue: {i}\n"
-            "globalDefault: true\n---\n" for i in range(n)) + "---\n".join(pod("  - name: c\n    image: x\n") for _ in range(n)),
+            "globalDefault: true\n---\n"
+            for i in range(n)
+        )
+        + "---\n".join(pod("  - name: c\n    image: x\n") for _ in range(n)),
     }

@@ -19,9 +19,7 @@ _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter
 settings.register_profile("ci", deadline=None, derandomize=True, database=None, suppress_health_check=_SLOW_OK)
 # 20,000 examples for each of the fuzz tests in tests/test_hardening_fuzz.py
 # (more than 100,000 cases in all), random seeds, failures printed as blobs.
-settings.register_profile(
-    "long", max_examples=20_000, deadline=None, print_blob=True, suppress_health_check=_SLOW_OK
-)
+settings.register_profile("long", max_examples=20_000, deadline=None, print_blob=True, suppress_health_check=_SLOW_OK)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
@@ -33,8 +31,10 @@ CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 def corpus() -> Path:
     """The shared corpus directory; a test that reads it is skipped, with the reason, when it is missing."""
     if not CORPUS.is_dir():
-        pytest.skip(f"the shared corpus is not beside the project ({CORPUS} is missing); "
-                    "corpus tests run where ../shared/corpus exists, as in CI")
+        pytest.skip(
+            f"the shared corpus is not beside the project ({CORPUS} is missing); "
+            "corpus tests run where ../shared/corpus exists, as in CI"
+        )
     return CORPUS
 
 

@@ -53,7 +53,7 @@ class Data:
         out = []
         for metric in sorted(families):
             if metric in COUNTERS:
-                out.append(f"# TYPE {metric[:-len('_total')]} counter")
+                out.append(f"# TYPE {metric[: -len('_total')]} counter")
             else:
                 out.append(f"# TYPE {metric} gauge")
             for s in families[metric]:
@@ -72,8 +72,13 @@ def backfill(data: Data | str, directory: str, timeout: float = 120) -> str:
     with open(om, "w", encoding="utf-8") as fh:
         fh.write(data if isinstance(data, str) else data.openmetrics())
     tsdb = os.path.join(directory, "tsdb")
-    subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", om, tsdb], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout)
+    subprocess.run(
+        ["promtool", "tsdb", "create-blocks-from", "openmetrics", om, tsdb],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        timeout=timeout,
+    )
     return tsdb
 
 
@@ -86,8 +91,16 @@ def free_port() -> int:
 class Server:
     """``prometheus`` on 127.0.0.1 serving a copy of a TSDB; stop() always ends it."""
 
-    def __init__(self, tsdb: str, workdir: str, *, extra: list[str] | None = None, web_config: str | None = None,
-                 ready_timeout: float = 30.0, tls: bool = False) -> None:
+    def __init__(
+        self,
+        tsdb: str,
+        workdir: str,
+        *,
+        extra: list[str] | None = None,
+        web_config: str | None = None,
+        ready_timeout: float = 30.0,
+        tls: bool = False,
+    ) -> None:
         self.port = free_port()
         self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         self.data = data = os.path.join(workdir, f"tsdb-{self.port}")
@@ -95,9 +108,14 @@ class Server:
         config = os.path.join(workdir, f"prometheus-{self.port}.yml")
         with open(config, "w") as fh:
             fh.write("global: {}\n")
-        args = ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={data}",
-                f"--web.listen-address=127.0.0.1:{self.port}", "--storage.tsdb.retention.time=100y",
-                "--log.level=warn"]
+        args = [
+            "prometheus",
+            f"--config.file={config}",
+            f"--storage.tsdb.path={data}",
+            f"--web.listen-address=127.0.0.1:{self.port}",
+            "--storage.tsdb.retention.time=100y",
+            "--log.level=warn",
+        ]
         if web_config:
             path = os.path.join(workdir, f"web-{self.port}.yml")
             with open(path, "w") as fh:

@@ -25,12 +25,29 @@ def _objects() -> dict[tuple[str, str], dict]:
 
 def test_deploy_lints_clean_with_every_rule_and_the_strict_schema(monkeypatch):
     monkeypatch.chdir(ROOT)
-    r = CliRunner().invoke(main, ["check", "deploy/", "--format", "json", "--fail-level", "info", "--schema",
-                                  "--strict", "--kubernetes-version", "1.33", "--enable", "gpu-node-unresolved"])
+    r = CliRunner().invoke(
+        main,
+        [
+            "check",
+            "deploy/",
+            "--format",
+            "json",
+            "--fail-level",
+            "info",
+            "--schema",
+            "--strict",
+            "--kubernetes-version",
+            "1.33",
+            "--enable",
+            "gpu-node-unresolved",
+        ],
+    )
     findings = json.loads(r.stdout)["findings"]
     # Only the cert-manager kinds, whose CRDs are not bundled, go unvalidated.
     assert [(f["rule"], f["object"]["kind"]) for f in findings] == [
-        ("schema-unavailable", "Issuer"), ("schema-unavailable", "Certificate")]
+        ("schema-unavailable", "Issuer"),
+        ("schema-unavailable", "Certificate"),
+    ]
     assert all("no schema for cert-manager.io/v1" in f["message"] for f in findings)
 
 
@@ -52,15 +69,27 @@ def test_deploy_shape(tmp_path):
     assert hook["failurePolicy"] == "Ignore" and hook["matchPolicy"] == "Equivalent"
     assert hook["sideEffects"] == "None" and hook["admissionReviewVersions"] == ["v1"]
     assert 1 <= hook["timeoutSeconds"] <= 30
-    assert hook["clientConfig"]["service"] == {"name": svc["metadata"]["name"], "namespace": "kubelint-ml",
-                                               "path": "/validate", "port": svc["spec"]["ports"][0]["port"]}
+    assert hook["clientConfig"]["service"] == {
+        "name": svc["metadata"]["name"],
+        "namespace": "kubelint-ml",
+        "path": "/validate",
+        "port": svc["spec"]["ports"][0]["port"],
+    }
     assert hook["objectSelector"]["matchExpressions"]
     # the ML kinds the linter knows are sent to it
     sent = {(g, r) for rule in hook["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
-    for want in [("", "pods"), ("batch", "jobs"), ("batch", "cronjobs"), ("kubeflow.org", "pytorchjobs"),
-                 ("kubeflow.org", "mpijobs"), ("jobset.x-k8s.io", "jobsets"), ("ray.io", "rayjobs"),
-                 ("batch.volcano.sh", "jobs"), ("leaderworkerset.x-k8s.io", "leaderworkersets"),
-                 ("trainer.kubeflow.org", "trainingruntimes")]:
+    for want in [
+        ("", "pods"),
+        ("batch", "jobs"),
+        ("batch", "cronjobs"),
+        ("kubeflow.org", "pytorchjobs"),
+        ("kubeflow.org", "mpijobs"),
+        ("jobset.x-k8s.io", "jobsets"),
+        ("ray.io", "rayjobs"),
+        ("batch.volcano.sh", "jobs"),
+        ("leaderworkerset.x-k8s.io", "leaderworkersets"),
+        ("trainer.kubeflow.org", "trainingruntimes"),
+    ]:
         assert want in sent
     # the config the pods mount is a valid kubelint-ml config with the webhook's time limit under timeoutSeconds
     from kubelint_ml.run.config import load_config

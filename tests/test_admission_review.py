@@ -20,8 +20,12 @@ from kubelint_ml.cli import main
 from kubelint_ml.findings import Finding
 from kubelint_ml.input.loader import locate
 
-POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-       "spec": {"containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p"},
+    "spec": {"containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
+}
 
 
 def test_positioned_numbers_nodes_in_document_order():
@@ -52,11 +56,16 @@ def test_warning_bounds():
     assert len(warning_texts(fs[:2], 3, 100)) == 2
 
 
-@pytest.mark.parametrize("body, word", [
-    (b"", "not JSON"), (b"1", "not a JSON object"), (b'{"kind": "Pod"}', "not AdmissionReview"),
-    (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1"}', "no request"),
-    (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": {"uid": 3}}', "uid"),
-])
+@pytest.mark.parametrize(
+    "body, word",
+    [
+        (b"", "not JSON"),
+        (b"1", "not a JSON object"),
+        (b'{"kind": "Pod"}', "not AdmissionReview"),
+        (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1"}', "no request"),
+        (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": {"uid": 3}}', "uid"),
+    ],
+)
 def test_parse_review_rejects(body, word):
     with pytest.raises(ReviewError, match=word):
         parse_review(body)
@@ -78,10 +87,14 @@ def test_serve_start_up_errors_exit_2(tmp_path):
     cert = tmp_path / "none.crt"
     r = CliRunner().invoke(main, ["serve", "--cert", str(cert), "--key", str(cert), "--config", str(bad)])
     assert r.exit_code == 2 and "unknown rule id" in r.output
-    r = CliRunner().invoke(main, ["serve", "--cert", str(cert), "--key", str(cert), "--config", str(tmp_path / "ok.yaml")])
+    r = CliRunner().invoke(
+        main, ["serve", "--cert", str(cert), "--key", str(cert), "--config", str(tmp_path / "ok.yaml")]
+    )
     assert r.exit_code == 2 and "cannot read config" in r.output
     (tmp_path / "ok.yaml").write_text("{}\n")
-    r = CliRunner().invoke(main, ["serve", "--cert", str(cert), "--key", str(cert), "--config", str(tmp_path / "ok.yaml")])
+    r = CliRunner().invoke(
+        main, ["serve", "--cert", str(cert), "--key", str(cert), "--config", str(tmp_path / "ok.yaml")]
+    )
     assert r.exit_code == 2 and "cannot load the certificate and key" in r.output
 
 

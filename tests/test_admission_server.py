@@ -41,8 +41,12 @@ def _objects(paths: list[Path]) -> list[dict]:
         except (yaml.YAMLError, ValueError):  # the hostile fixtures
             continue
         for doc in docs:
-            if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and doc["kind"] not in CONTEXT_KINDS \
-                    and not doc["kind"].endswith("List"):
+            if (
+                isinstance(doc, dict)
+                and isinstance(doc.get("kind"), str)
+                and doc["kind"] not in CONTEXT_KINDS
+                and not doc["kind"].endswith("List")
+            ):
                 out.append(json.loads(json.dumps(doc, default=str)))  # as the API server sends it: JSON
     return out
 
@@ -53,8 +57,14 @@ def _check_findings(tmp: Path, objects: list[dict], config: Path) -> dict[int, l
     d.mkdir()
     for i, obj in enumerate(objects):
         (d / f"o{i:04d}.yaml").write_text(yaml.safe_dump(obj, sort_keys=False))
-    r = subprocess.run([sys.executable, "-m", "kubelint_ml", "check", str(d), "--format", "json", "--config",
-                        str(config), "-j1"], capture_output=True, text=True, timeout=300, cwd=tmp, check=False)
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(d), "--format", "json", "--config", str(config), "-j1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp,
+        check=False,
+    )
     assert r.returncode in (0, 1), r.stderr
     out: dict[int, list[dict]] = {i: [] for i in range(len(objects))}
     for f in json.loads(r.stdout)["findings"]:
@@ -90,8 +100,10 @@ def test_decisions_and_warnings_equal_check_over_fixtures_and_corpus(stack, tmp_
                 message = resp["status"]["message"]
                 assert resp["status"]["code"] == 403
                 assert message.startswith(f"kubelint-ml: {len(errors)} error finding"), where
-                assert message.endswith("; ".join(t[:511] + ("…" if len(t) > 512 else t[511:]) for t in errors[:10])
-                                        + (f"; and {len(errors) - 10} more" if len(errors) > 10 else "")), where
+                assert message.endswith(
+                    "; ".join(t[:511] + ("…" if len(t) > 512 else t[511:]) for t in errors[:10])
+                    + (f"; and {len(errors) - 10} more" if len(errors) > 10 else "")
+                ), where
                 denied += 1
             warned += bool(warnings)
         conn.close()
@@ -99,20 +111,28 @@ def test_decisions_and_warnings_equal_check_over_fixtures_and_corpus(stack, tmp_
         assert hook.metric('kubelint_ml_admission_requests_total{result="denied"}') == denied
         assert hook.metric('kubelint_ml_admission_denials_total{mode="enforce"}') == denied
         total = sum(1 for fs in expected.values() for f in fs if f["rule"] == "missing-memory-limit")
-        assert hook.metric('kubelint_ml_admission_findings_total{rule="missing-memory-limit",severity="error"}') \
-            + hook.metric('kubelint_ml_admission_findings_total{rule="missing-memory-limit",severity="warning"}') == total
+        assert (
+            hook.metric('kubelint_ml_admission_findings_total{rule="missing-memory-limit",severity="error"}')
+            + hook.metric('kubelint_ml_admission_findings_total{rule="missing-memory-limit",severity="warning"}')
+            == total
+        )
         assert hook.metric("kubelint_ml_admission_review_duration_seconds_count") == len(objects)
     assert denied > 50 and warned > 100
 
 
 def test_context_object_reviewed_as_check_sees_it(stack, tmp_path):
     # A PriorityClass under review is among the facts, as when `check` lints its file.
-    obj = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "system-mine"},
-           "value": 2000000000}
+    obj = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "system-mine"},
+        "value": 2000000000,
+    }
     config = write_config(tmp_path / "kubelint-ml.yaml", PROFILE_CONFIG)
     expected = _check_findings(tmp_path, [obj], config)[0]
     assert [f["rule"] for f in expected if f["severity"] == "error"] == ["priority-class-invalid"] * len(
-        [f for f in expected if f["severity"] == "error"]) and expected
+        [f for f in expected if f["severity"] == "error"]
+    ) and expected
     with Webhook(tmp_path, config) as hook:
         resp = hook.review(review_body(obj))
     assert resp["allowed"] is False
@@ -120,18 +140,35 @@ def test_context_object_reviewed_as_check_sees_it(stack, tmp_path):
 
 
 JOB = {
-    "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "gpu", "namespace": "ml", "labels": {"team": "a"}},
-    "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
-        {"name": "train", "image": "t", "resources": {"limits": {"nvidia.com/gpu": "1"}}},
-        {"name": "log", "image": "l"}]}}},
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {"name": "gpu", "namespace": "ml", "labels": {"team": "a"}},
+    "spec": {
+        "template": {
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [
+                    {"name": "train", "image": "t", "resources": {"limits": {"nvidia.com/gpu": "1"}}},
+                    {"name": "log", "image": "l"},
+                ],
+            }
+        }
+    },
 }
 
 
 def test_modes_exclusions_dry_run_and_endpoints(stack, tmp_path):
-    config = write_config(tmp_path / "kubelint-ml.yaml", {
-        "admission": {"excludeNamespaces": ["sandbox"], "excludeLabels": {"kubelint-ml.io/skip": "*"},
-                      "maxWarnings": 2, "maxWarningLength": 60},
-    })
+    config = write_config(
+        tmp_path / "kubelint-ml.yaml",
+        {
+            "admission": {
+                "excludeNamespaces": ["sandbox"],
+                "excludeLabels": {"kubelint-ml.io/skip": "*"},
+                "maxWarnings": 2,
+                "maxWarningLength": 60,
+            },
+        },
+    )
     with Webhook(tmp_path, config) as hook:
         resp = hook.review(review_body(JOB))
         assert resp["allowed"] is False
@@ -182,15 +219,25 @@ def test_context_rules_say_what_the_profile_lacks(stack, tmp_path):
 
 
 def test_faults_malformed_oversized_slow_and_unknown_kind(stack, tmp_path):
-    config = write_config(tmp_path / "kubelint-ml.yaml", {
-        "admission": {"maxBodyBytes": 64 * 1024, "requestTimeoutSeconds": 2}})
+    config = write_config(
+        tmp_path / "kubelint-ml.yaml", {"admission": {"maxBodyBytes": 64 * 1024, "requestTimeoutSeconds": 2}}
+    )
     with Webhook(tmp_path, config) as hook:
-        for body, word in ((b"{not json", "not JSON"), (b"[]", "not a JSON object"),
-                           (json.dumps({"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview",
-                                        "request": {"uid": "x"}}).encode(), "apiVersion"),
-                           (json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                                        "request": {}}).encode(), "uid"),
-                           (b"[" * 30000 + b"]" * 30000, "not JSON")):  # nesting past the parser's depth
+        for body, word in (
+            (b"{not json", "not JSON"),
+            (b"[]", "not a JSON object"),
+            (
+                json.dumps(
+                    {"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview", "request": {"uid": "x"}}
+                ).encode(),
+                "apiVersion",
+            ),
+            (
+                json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {}}).encode(),
+                "uid",
+            ),
+            (b"[" * 30000 + b"]" * 30000, "not JSON"),
+        ):  # nesting past the parser's depth
             status, data = hook.request("POST", "/validate", body)
             assert status == 400 and word in json.loads(data)["error"], (status, data)
         # oversized: refused from Content-Length, and when streamed without one
@@ -202,7 +249,7 @@ def test_faults_malformed_oversized_slow_and_unknown_kind(stack, tmp_path):
         conn.putheader("Transfer-Encoding", "chunked")
         conn.endheaders()
         for i in range(0, len(big), 16384):
-            part = big[i:i + 16384]
+            part = big[i : i + 16384]
             try:
                 conn.send(b"%x\r\n%s\r\n" % (len(part), part))
             except OSError:
@@ -217,8 +264,10 @@ def test_faults_malformed_oversized_slow_and_unknown_kind(stack, tmp_path):
         slow = socket.create_connection(("127.0.0.1", hook.port))
         tls = hook.context().wrap_socket(slow, server_hostname="127.0.0.1")
         body = review_body(JOB)
-        tls.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                    b"Content-Length: %d\r\n\r\n" % len(body) + body[:100])
+        tls.sendall(
+            b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body) + body[:100]
+        )
         t0 = time.monotonic()
         assert hook.review(review_body(JOB))["allowed"] is False
         if time.monotonic() - t0 < 1.5:  # (on a very busy machine the slow client may have its answer already)
@@ -231,8 +280,12 @@ def test_faults_malformed_oversized_slow_and_unknown_kind(stack, tmp_path):
         assert 1.9 < time.monotonic() - t0 < 15
         tls.close()
         # an unknown kind: judged as check judges it (a pod template found by its shape), and one without
-        widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
-                  "spec": {"runner": {"template": JOB["spec"]["template"]}}}
+        widget = {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w"},
+            "spec": {"runner": {"template": JOB["spec"]["template"]}},
+        }
         resp = hook.review(review_body(widget))
         assert resp["allowed"] is False and "spec.runner.template.spec" in resp["status"]["message"]
         plain = {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"size": 3}}
@@ -250,10 +303,13 @@ def test_sigterm_answers_reviews_in_flight(stack, tmp_path):
         answers: list[bytes] = []
         sockets = []
         for _ in range(6):  # requests whose bodies are not all sent yet when SIGTERM comes
-            tls = hook.context().wrap_socket(socket.create_connection(("127.0.0.1", hook.port)),
-                                             server_hostname="127.0.0.1")
-            tls.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                        b"Content-Length: %d\r\n\r\n" % len(body) + body[:50])
+            tls = hook.context().wrap_socket(
+                socket.create_connection(("127.0.0.1", hook.port)), server_hostname="127.0.0.1"
+            )
+            tls.sendall(
+                b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n" % len(body) + body[:50]
+            )
             sockets.append(tls)
         assert _wait(lambda: hook.metric("kubelint_ml_admission_in_flight_reviews") == 6)
         hook.proc.send_signal(15)
@@ -265,7 +321,8 @@ def test_sigterm_answers_reviews_in_flight(stack, tmp_path):
             tls.settimeout(10)
             data = b""
             while b"\r\n\r\n" not in data or len(data.split(b"\r\n\r\n", 1)[1]) < int(
-                    data.split(b"content-length: ", 1)[1].split(b"\r\n", 1)[0]):
+                data.split(b"content-length: ", 1)[1].split(b"\r\n", 1)[0]
+            ):
                 chunk = tls.recv(65536)
                 if not chunk:
                     break

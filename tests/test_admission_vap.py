@@ -15,8 +15,9 @@ from kubelint_ml.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "fixtures" / "admission" / "kubelint-ml.yaml"
 
-needs_cel = pytest.mark.skipif(sys.version_info < (3, 11),
-                               reason="the CEL runtime (cel-expr-python) needs Python >= 3.11")
+needs_cel = pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="the CEL runtime (cel-expr-python) needs Python >= 3.11"
+)
 
 
 def _export(config: Path) -> tuple[int, list[dict], str, str]:
@@ -30,27 +31,59 @@ def test_export_writes_a_policy_and_binding_per_exportable_rule():
     code, docs, out, err = _export(CONFIG)
     assert code == 0, err
     kinds = [(d["kind"], d["metadata"]["name"]) for d in docs]
-    names = ["container-memory-cap", "image-tag-pinned", "node-selector-pool", "restart-policy-invalid",
-             "shm-size-limit", "team-label"]
-    assert kinds == [(k, f"kubelint-ml-{n}") for n in names
-                     for k in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")]
+    names = [
+        "container-memory-cap",
+        "image-tag-pinned",
+        "node-selector-pool",
+        "restart-policy-invalid",
+        "shm-size-limit",
+        "team-label",
+    ]
+    assert kinds == [
+        (k, f"kubelint-ml-{n}")
+        for n in names
+        for k in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+    ]
     assert all(d["apiVersion"] == "admissionregistration.k8s.io/v1" for d in docs)
-    actions = {d["metadata"]["name"]: d["spec"]["validationActions"] for d in docs
-               if d["kind"] == "ValidatingAdmissionPolicyBinding"}
-    assert actions == {"kubelint-ml-container-memory-cap": ["Deny"], "kubelint-ml-image-tag-pinned": ["Audit"],
-                       "kubelint-ml-node-selector-pool": ["Warn"], "kubelint-ml-restart-policy-invalid": ["Deny"],
-                       "kubelint-ml-shm-size-limit": ["Warn"],
-                       "kubelint-ml-team-label": ["Warn"]}
-    team = next(d for d in docs if d["metadata"]["name"] == "kubelint-ml-team-label"
-                and d["kind"] == "ValidatingAdmissionPolicy")
+    actions = {
+        d["metadata"]["name"]: d["spec"]["validationActions"]
+        for d in docs
+        if d["kind"] == "ValidatingAdmissionPolicyBinding"
+    }
+    assert actions == {
+        "kubelint-ml-container-memory-cap": ["Deny"],
+        "kubelint-ml-image-tag-pinned": ["Audit"],
+        "kubelint-ml-node-selector-pool": ["Warn"],
+        "kubelint-ml-restart-policy-invalid": ["Deny"],
+        "kubelint-ml-shm-size-limit": ["Warn"],
+        "kubelint-ml-team-label": ["Warn"],
+    }
+    team = next(
+        d
+        for d in docs
+        if d["metadata"]["name"] == "kubelint-ml-team-label" and d["kind"] == "ValidatingAdmissionPolicy"
+    )
     assert team["spec"]["failurePolicy"] == "Fail"
     assert team["spec"]["matchConstraints"]["matchPolicy"] == "Equivalent"
-    cap = next(d for d in docs if d["metadata"]["name"] == "kubelint-ml-container-memory-cap"
-               and d["kind"] == "ValidatingAdmissionPolicy")
-    resources = {(g, r) for rr in cap["spec"]["matchConstraints"]["resourceRules"] for g in rr["apiGroups"]
-                 for r in rr["resources"]}
-    assert {("batch", "jobs"), ("kubeflow.org", "pytorchjobs"), ("batch.volcano.sh", "jobs"), ("", "pods"),
-            ("ray.io", "rayclusters"), ("jobset.x-k8s.io", "jobsets")} <= resources
+    cap = next(
+        d
+        for d in docs
+        if d["metadata"]["name"] == "kubelint-ml-container-memory-cap" and d["kind"] == "ValidatingAdmissionPolicy"
+    )
+    resources = {
+        (g, r)
+        for rr in cap["spec"]["matchConstraints"]["resourceRules"]
+        for g in rr["apiGroups"]
+        for r in rr["resources"]
+    }
+    assert {
+        ("batch", "jobs"),
+        ("kubeflow.org", "pytorchjobs"),
+        ("batch.volcano.sh", "jobs"),
+        ("", "pods"),
+        ("ray.io", "rayclusters"),
+        ("jobset.x-k8s.io", "jobsets"),
+    } <= resources
     assert len(cap["spec"]["validations"]) == 25  # one per kind with pod templates
     # the rules not exported, with the reason
     assert "#   priority-class-known: reads `objects`" in out
@@ -59,8 +92,11 @@ def test_export_writes_a_policy_and_binding_per_exportable_rule():
 
     enabled = len(load_policy(str(CONFIG)).engine.rules)
     assert f"6 rule(s) exported; {enabled - 6} not exported" in err
-    restart = next(d for d in docs if d["metadata"]["name"] == "kubelint-ml-restart-policy-invalid"
-                   and d["kind"] == "ValidatingAdmissionPolicy")
+    restart = next(
+        d
+        for d in docs
+        if d["metadata"]["name"] == "kubelint-ml-restart-policy-invalid" and d["kind"] == "ValidatingAdmissionPolicy"
+    )
     assert len(restart["spec"]["validations"]) == 5  # Job, CronJob, JobSet and the two Trainer runtimes
 
 
@@ -88,37 +124,55 @@ def test_profile_version_gates_the_export(tmp_path):
 def test_excludes_become_match_conditions_and_selectors(tmp_path):
     (tmp_path / "rules").symlink_to(CONFIG.parent / "rules")
     cfg = tmp_path / "c.yaml"
-    cfg.write_text(yaml.safe_dump({
-        "rules": ["rules/"], "profile": {"kubernetesVersion": "1.31"},
-        "exclude": [{"namespace": "kube-system"}, {"kind": "Pod", "name": "smoke-*", "rule": "team-label"},
-                    {"path": "charts/**"}, {"kind": "Job", "rule": "shm-size-limit"}],
-        "admission": {"excludeNamespaces": ["sandbox"], "excludeLabels": {"skip": "*", "tier": "dev"}},
-        "overrides": {"image-tag-pinned": {"severity": "warning"}},
-    }))
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                "rules": ["rules/"],
+                "profile": {"kubernetesVersion": "1.31"},
+                "exclude": [
+                    {"namespace": "kube-system"},
+                    {"kind": "Pod", "name": "smoke-*", "rule": "team-label"},
+                    {"path": "charts/**"},
+                    {"kind": "Job", "rule": "shm-size-limit"},
+                ],
+                "admission": {"excludeNamespaces": ["sandbox"], "excludeLabels": {"skip": "*", "tier": "dev"}},
+                "overrides": {"image-tag-pinned": {"severity": "warning"}},
+            }
+        )
+    )
     code, docs, _, err = _export(cfg)
     assert code == 0, err
     by = {(d["kind"], d["metadata"]["name"]): d for d in docs}
     team = by[("ValidatingAdmissionPolicy", "kubelint-ml-team-label")]["spec"]["matchConditions"]
     assert [c["expression"] for c in team] == [
         '!(request.namespace == "kube-system")',
-        '!(object.kind == "Pod" && has(object.metadata.name) && object.metadata.name.matches("^smoke\\\\-.*$"))']
+        '!(object.kind == "Pod" && has(object.metadata.name) && object.metadata.name.matches("^smoke\\\\-.*$"))',
+    ]
     shm = by[("ValidatingAdmissionPolicy", "kubelint-ml-shm-size-limit")]["spec"]["matchConditions"]
     assert [c["expression"] for c in shm] == ['!(request.namespace == "kube-system")', '!(object.kind == "Job")']
     binding = by[("ValidatingAdmissionPolicyBinding", "kubelint-ml-team-label")]["spec"]
     assert binding["matchResources"] == {
-        "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-                                                    "values": ["sandbox"]}]},
-        "objectSelector": {"matchExpressions": [{"key": "skip", "operator": "DoesNotExist"},
-                                                {"key": "tier", "operator": "NotIn", "values": ["dev"]}]}}
-    assert by[("ValidatingAdmissionPolicyBinding", "kubelint-ml-image-tag-pinned")]["spec"]["validationActions"] \
-        == ["Warn"]
+        "namespaceSelector": {
+            "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["sandbox"]}]
+        },
+        "objectSelector": {
+            "matchExpressions": [
+                {"key": "skip", "operator": "DoesNotExist"},
+                {"key": "tier", "operator": "NotIn", "values": ["dev"]},
+            ]
+        },
+    }
+    assert by[("ValidatingAdmissionPolicyBinding", "kubelint-ml-image-tag-pinned")]["spec"]["validationActions"] == [
+        "Warn"
+    ]
     # every match condition compiles
     from kubelint_ml.engine.cel import compile_expression
 
     for cond in team + shm:
         prog = compile_expression(cond["expression"], ("object", "request"))
-        assert prog.evaluate({"object": {"kind": "Job", "metadata": {"name": "smoke-1"}},
-                              "request": {"namespace": "ml"}}) in (True, False)
+        assert prog.evaluate(
+            {"object": {"kind": "Job", "metadata": {"name": "smoke-1"}}, "request": {"namespace": "ml"}}
+        ) in (True, False)
 
 
 # ----------------------------------------------------------------------------
@@ -156,7 +210,9 @@ def _samples(corpus: Path) -> list[tuple[str, dict]]:
     for path in sorted((ROOT / "fixtures").rglob("*.yaml")) + sorted(corpus.rglob("*.yaml")):
         add(str(path.relative_to(path.parents[2])), path.read_bytes())
     # suppressions and roles the fixtures do not show
-    add("ignore", """
+    add(
+        "ignore",
+        """
 apiVersion: batch/v1
 kind: Job
 metadata: {name: ignored, annotations: {kubelint-ml.io/ignore: "team-label=owned by infra, image-tag-pinned"}}
@@ -167,13 +223,18 @@ spec:
       initContainers: [{name: side, image: "envoy", restartPolicy: Always}, {name: init, image: busybox}]
       containers: [{name: c, image: "x:latest", resources: {limits: {memory: 2Ti}}}]
       volumes: [{name: shm, emptyDir: {medium: Memory}}]
-""")
+""",
+    )
     return out
 
 
 def _linter_verdict(findings: list, rule_id: str) -> tuple[str, set]:
-    mine = [f for f in findings if f.suppressed is None and (
-        f.rule == rule_id or (f.rule == "cel-evaluation-error" and f"rule {rule_id}:" in f.message))]
+    mine = [
+        f
+        for f in findings
+        if f.suppressed is None
+        and (f.rule == rule_id or (f.rule == "cel-evaluation-error" and f"rule {rule_id}:" in f.message))
+    ]
     failed = [f for f in mine if f.rule == rule_id]
     names = {f.container for f in failed if f.container}
     if failed:
@@ -196,11 +257,22 @@ def test_every_exported_expression_gives_the_linters_verdict(corpus):
     compiled = {}
     for p in policies:
         rid = p["metadata"]["labels"]["kubelint-ml.io/rule"]
-        compiled[rid] = [(compile_expression(v["expression"], ("object", "request")),
-                          compile_expression(v["messageExpression"], ("object", "request")), v["message"])
-                         for v in p["spec"]["validations"]]
-    assert sorted(compiled) == ["container-memory-cap", "image-tag-pinned", "node-selector-pool",
-                                "restart-policy-invalid", "shm-size-limit", "team-label"]
+        compiled[rid] = [
+            (
+                compile_expression(v["expression"], ("object", "request")),
+                compile_expression(v["messageExpression"], ("object", "request")),
+                v["message"],
+            )
+            for v in p["spec"]["validations"]
+        ]
+    assert sorted(compiled) == [
+        "container-memory-cap",
+        "image-tag-pinned",
+        "node-selector-pool",
+        "restart-policy-invalid",
+        "shm-size-limit",
+        "team-label",
+    ]
     samples = _samples(corpus)
     assert len(samples) > 600
     counts = {rid: {"pass": 0, "fail": 0, "error": 0} for rid in compiled}

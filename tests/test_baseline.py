@@ -148,7 +148,14 @@ def test_write_error(tmp_path: Path) -> None:
 
 def test_count_defaults_to_one(tmp_path: Path) -> None:
     path = tmp_path / "b.json"
-    entry = {"rule": "gpu-limit-missing", "file": "jobs/train.yaml", "apiVersion": "batch/v1", "kind": "Job",
-             "namespace": "ml", "name": "train", "path": "spec.containers[0].resources"}
+    entry = {
+        "rule": "gpu-limit-missing",
+        "file": "jobs/train.yaml",
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "namespace": "ml",
+        "name": "train",
+        "path": "spec.containers[0].resources",
+    }
     path.write_text(json.dumps({"version": 1, "findings": [entry]}), encoding="utf-8")
     assert load_baseline(str(path)).filter([finding(), finding(20)]) == ([finding(20)], 1)

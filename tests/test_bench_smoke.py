@@ -91,7 +91,9 @@ def test_parallel_output_compares_equal_to_sequential(bench, source: Path, tmp_p
     par = _json_output([str(dst)], 2)
     assert bench.compare_outputs(seq, par) == []
     found = json.loads(seq)["findings"]
-    assert sorted({(f["file"].split("/")[-3], f["rule"], f["line"]) for f in found if f["rule"] == "missing-memory-limit"}) == [
+    assert sorted(
+        {(f["file"].split("/")[-3], f["rule"], f["line"]) for f in found if f["rule"] == "missing-memory-limit"}
+    ) == [
         ("copy000", "missing-memory-limit", 8),
         ("copy001", "missing-memory-limit", 8),
     ]
@@ -117,8 +119,9 @@ def test_compare_outputs_names_the_differences(bench) -> None:
 def test_template_cache_is_not_fooled_by_a_reused_object_id() -> None:
     """A dead object's id may be reused by the next one: its (empty) templates must not be served."""
     ctx = Context()
-    pod = K8sObject({"kind": "Pod", "spec": {"containers": [{"name": "main"}]}}, {}, (), ObjectRef("v1", "Pod"),
-                    "x.yaml", 0)
+    pod = K8sObject(
+        {"kind": "Pod", "spec": {"containers": [{"name": "main"}]}}, {}, (), ObjectRef("v1", "Pod"), "x.yaml", 0
+    )
     other = K8sObject({"kind": "ConfigMap"}, {}, (), ObjectRef("v1", "ConfigMap"), "x.yaml", 0)
     ctx._templates[id(pod)] = (other, [])  # as if a ConfigMap had lived at this address
     assert [c.name for t in ctx.templates(pod) for c in t.containers] == ["main"]
@@ -138,9 +141,21 @@ def test_findings_cross_the_worker_boundary_unchanged() -> None:
     from kubelint_ml.findings import Finding
     from kubelint_ml.run.parallel import _encode, _rebuild
 
-    f = Finding("missing-memory-limit", "warning", "Pod/x: container 'a' has no memory limit", "Set it.", "x.yaml",
-                8, 5, "spec.containers[0].resources", ObjectRef("v1", "Pod", "ns", "x"), "a", 2,
-                suppressed="reviewed", data={"limit": None})
+    f = Finding(
+        "missing-memory-limit",
+        "warning",
+        "Pod/x: container 'a' has no memory limit",
+        "Set it.",
+        "x.yaml",
+        8,
+        5,
+        "spec.containers[0].resources",
+        ObjectRef("v1", "Pod", "ns", "x"),
+        "a",
+        2,
+        suppressed="reviewed",
+        data={"limit": None},
+    )
     bare = Finding("parse-error", "error", "invalid YAML", "Fix it.", "y.yaml", 1, 1)
     assert _rebuild(pickle.loads(pickle.dumps([_encode(f), _encode(bare)])), {}) == [f, bare]
 

@@ -248,9 +248,7 @@ def test_string_and_list_extensions(source: str, result: object) -> None:
 @needs_runtime
 def test_message_expression_builds_a_string(corpus) -> None:
     job = _job(corpus)
-    program = compile_expression(
-        "'container ' + object.spec.template.spec.containers[0].name + ' has no memory limit'"
-    )
+    program = compile_expression("'container ' + object.spec.template.spec.containers[0].name + ' has no memory limit'")
     assert program.evaluate({"object": job}) == "container gpu-job has no memory limit"
 
 
@@ -272,9 +270,7 @@ def test_iteration_budget_bounds_cost() -> None:
     assert nested.evaluate({"objects": list(range(50))}) is True
     with pytest.raises(CelEvalError) as err:
         nested.evaluate({"objects": list(range(200))})
-    assert str(err.value) == (
-        "iteration budget exceeded: more than 10000 comprehension iterations in one evaluation"
-    )
+    assert str(err.value) == ("iteration budget exceeded: more than 10000 comprehension iterations in one evaluation")
     single = compile_expression("objects.all(a, a >= 0)")
     assert single.evaluate({"objects": list(range(9999))}) is True
     with pytest.raises(CelEvalError, match="iteration budget exceeded"):

@@ -18,8 +18,9 @@ SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_t
 @pytest.mark.slow
 def test_corpus_sarif_is_valid_and_every_result_has_a_real_line(corpus, tmp_path):
     out = tmp_path / "corpus.sarif"
-    r = CliRunner().invoke(main, ["check", str(corpus), "--format", "sarif", "--output", str(out)],
-                           catch_exceptions=False)
+    r = CliRunner().invoke(
+        main, ["check", str(corpus), "--format", "sarif", "--output", str(out)], catch_exceptions=False
+    )
     assert r.exit_code == 1
     doc = json.loads(out.read_text())
     jsonschema.Draft7Validator(SCHEMA).validate(doc)
@@ -47,14 +48,18 @@ def test_github_annotations_cannot_be_injected(tmp_path, monkeypatch):
     manifest = evil_dir / "job%0A::error::x.yaml"
     manifest.write_text(
         "apiVersion: batch/v1\nkind: Job\nmetadata:\n"
-        f"  name: \"{HOSTILE_NAME}\\n::error::second line\\r::notice::cr\"\n"
+        f'  name: "{HOSTILE_NAME}\\n::error::second line\\r::notice::cr"\n'
         "spec:\n  template:\n    spec:\n      restartPolicy: Never\n"
-        "      containers:\n        - name: \"c\\n::error::in-container\"\n          image: x\n"
+        '      containers:\n        - name: "c\\n::error::in-container"\n          image: x\n'
     )
     summary = tmp_path / "summary.md"
     monkeypatch.chdir(tmp_path)
-    r = CliRunner().invoke(main, ["check", str(manifest), "--format", "github", "--fail-level", "warning"], env={"GITHUB_STEP_SUMMARY": str(summary)},
-                           catch_exceptions=False)
+    r = CliRunner().invoke(
+        main,
+        ["check", str(manifest), "--format", "github", "--fail-level", "warning"],
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+        catch_exceptions=False,
+    )
     assert r.exit_code == 1
     lines = r.output.splitlines()
     assert lines, r.output
@@ -79,8 +84,12 @@ def test_step_summary_is_written_for_every_format(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for fmt in ("text", "json", "sarif"):
         summary = tmp_path / f"summary-{fmt}.md"
-        r = CliRunner().invoke(main, ["check", "pod.yaml", "--format", fmt], env={"GITHUB_STEP_SUMMARY": str(summary)},
-                               catch_exceptions=False)
+        r = CliRunner().invoke(
+            main,
+            ["check", "pod.yaml", "--format", fmt],
+            env={"GITHUB_STEP_SUMMARY": str(summary)},
+            catch_exceptions=False,
+        )
         assert r.exit_code == 0
         text = summary.read_text()
         assert text.startswith("## kubelint-ml") and "pod.yaml" in text

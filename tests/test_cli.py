@@ -48,10 +48,21 @@ def test_family1_fixture_json_exact(monkeypatch):
     r = run(["check", "fixtures/qos/family1.yaml", "--format", "json"])
     assert r.exit_code == 1
     data = json.loads(r.output)
-    got = [(f["rule"], f["line"], f["column"], f["path"]) for f in data["findings"]
-           if f["rule"] in {"besteffort-qos", "missing-memory-request", "missing-memory-limit", "suspicious-quantity",
-                            "request-exceeds-limit", "invalid-quantity", "unknown-ignore-rule",
-                            "memory-overcommit-ratio"}]
+    got = [
+        (f["rule"], f["line"], f["column"], f["path"])
+        for f in data["findings"]
+        if f["rule"]
+        in {
+            "besteffort-qos",
+            "missing-memory-request",
+            "missing-memory-limit",
+            "suspicious-quantity",
+            "request-exceeds-limit",
+            "invalid-quantity",
+            "unknown-ignore-rule",
+            "memory-overcommit-ratio",
+        }
+    ]
     assert got == [
         ("besteffort-qos", 8, 5, "spec.template.spec"),
         ("missing-memory-request", 13, 11, "spec.template.spec.containers[0].resources"),
@@ -90,7 +101,8 @@ def test_show_suppressed_lists_them_with_reason(monkeypatch):
     r = run(["check", "fixtures/qos/family1.yaml", "--show-suppressed", "--format", "json"])
     sup = json.loads(r.output)["suppressed"]
     assert [(f["rule"], f["line"], f["suppressed"]) for f in sup] == [
-        ("missing-memory-request", 56, "scratch pod reviewed by infra")]
+        ("missing-memory-request", 56, "scratch pod reviewed by infra")
+    ]
 
 
 def test_fail_levels_and_exit_codes(tmp_path):
@@ -114,15 +126,20 @@ def test_usage_errors_exit_2(tmp_path):
 
 def test_parse_errors_exit_1_and_other_documents_still_linted(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text(GOOD + "---\n- not a mapping\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers: 3\n")
+    bad.write_text(
+        GOOD + "---\n- not a mapping\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers: 3\n"
+    )
     other = tmp_path / "other.yaml"
     other.write_text("a: [1\n")
     third = tmp_path / "third.yaml"
     third.write_text(GOOD.replace("limits", "requests"))
     r = run(["check", str(tmp_path), "--format", "json"])
     assert r.exit_code == 1
-    got = [(Path(f["file"]).name, f["rule"], f["line"]) for f in json.loads(r.output)["findings"]
-           if f["rule"] in ("parse-error", "missing-memory-limit")]
+    got = [
+        (Path(f["file"]).name, f["rule"], f["line"])
+        for f in json.loads(r.output)["findings"]
+        if f["rule"] in ("parse-error", "missing-memory-limit")
+    ]
     assert got == [
         ("bad.yaml", "parse-error", 12),
         ("bad.yaml", "parse-error", 18),
@@ -133,20 +150,25 @@ def test_parse_errors_exit_1_and_other_documents_still_linted(tmp_path):
 
 def test_stdin(tmp_path):
     r = run(["check", "-", "--format", "json"], input=GOOD.replace("limits", "requests"))
-    assert [(f["file"], f["rule"], f["line"]) for f in json.loads(r.output)["findings"]
-            if f["rule"].startswith("missing-memory")] == [
-        ("<stdin>", "missing-memory-limit", 9)]
+    assert [
+        (f["file"], f["rule"], f["line"])
+        for f in json.loads(r.output)["findings"]
+        if f["rule"].startswith("missing-memory")
+    ] == [("<stdin>", "missing-memory-limit", 9)]
 
 
 def test_stdin_over_the_size_limit_is_reported_not_read_again(tmp_path, monkeypatch):
     (tmp_path / ".kubelint-ml.yaml").write_text("limits:\n  maxFileBytes: 1024\n")
     monkeypatch.chdir(tmp_path)
     big = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n" + "".join(
-        f"  key{i}: value-{i:04d}\n" for i in range(80))
+        f"  key{i}: value-{i:04d}\n" for i in range(80)
+    )
     assert 1024 < len(big) < 2048
     r = run(["check", "-", "--format", "json"], input=big)
     found = [(f["file"], f["rule"], f["line"], f["message"]) for f in json.loads(r.output)["findings"]]
-    assert found == [("<stdin>", "parse-error", 1, "file is over the 1024-byte limit (limits.maxFileBytes); not linted")]
+    assert found == [
+        ("<stdin>", "parse-error", 1, "file is over the 1024-byte limit (limits.maxFileBytes); not linted")
+    ]
 
 
 def test_helm_template_is_a_parse_error(tmp_path):
@@ -185,8 +207,10 @@ def test_config_overrides_excludes_and_profile(tmp_path, monkeypatch):
         ("exclude: [{}]\n", "exclude.0"),
         ("a: [1\n", "invalid YAML"),
         ("profile: {nodePools: [{name: a, memory: banana}]}\n", "nodePools[a].memory: 'banana' is not a quantity"),
-        ("profile: {nodePools: [{name: p4, instanceType: p4d.24xlarge, memory: banana}]}\n",
-         "nodePools[p4].memory: 'banana' is not a quantity"),
+        (
+            "profile: {nodePools: [{name: p4, instanceType: p4d.24xlarge, memory: banana}]}\n",
+            "nodePools[p4].memory: 'banana' is not a quantity",
+        ),
     ],
 )
 def test_invalid_config_is_a_clear_error(tmp_path, monkeypatch, config, message):
@@ -245,10 +269,16 @@ def test_custom_cel_rule_fires_with_line(tmp_path):
     rules.mkdir()
     (rules / "require-team-label.yaml").write_text(CEL_RULE)
     m = tmp_path / "jobs.yaml"
-    m.write_text("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: a\nspec: {}\n---\n"
-                 "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: b\n  labels: {team: x}\nspec: {}\n")
+    m.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: a\nspec: {}\n---\n"
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: b\n  labels: {team: x}\nspec: {}\n"
+    )
     r = run(["check", str(m), "--rules", str(rules), "--format", "json"])
-    got = [(f["rule"], f["line"], f["message"]) for f in json.loads(r.output)["findings"] if f["rule"] == "require-team-label"]
+    got = [
+        (f["rule"], f["line"], f["message"])
+        for f in json.loads(r.output)["findings"]
+        if f["rule"] == "require-team-label"
+    ]
     assert got == [("require-team-label", 3, "Job a has no team label")]
     v = run(["rules", "verify", str(rules)])
     assert v.exit_code == 0 and "1 passed, 0 failed" in v.output
@@ -281,7 +311,9 @@ def test_rules_list_show_and_verify():
     assert r.exit_code == 0
     assert any(line.startswith("besteffort-qos ") for line in r.output.splitlines())
     j = json.loads(run(["rules", "list", "--format", "json"]).output)
-    assert {"id": "invalid-quantity", "severity": "error"}.items() <= next(x for x in j if x["id"] == "invalid-quantity").items()
+    assert {"id": "invalid-quantity", "severity": "error"}.items() <= next(
+        x for x in j if x["id"] == "invalid-quantity"
+    ).items()
     md = run(["rules", "list", "--format", "markdown"]).output
     assert md.startswith("| id | severity | family | what it finds |")
     show = run(["rules", "show", "suspicious-quantity"])
@@ -305,8 +337,20 @@ def test_init_writes_a_valid_config(tmp_path, monkeypatch):
 def test_several_outputs_in_one_run(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     sarif = tmp_path / "out.sarif"
-    r = run(["check", "fixtures/qos/family1.yaml", "--format", "text", "--output", "-", "--format", "sarif",
-             "--output", str(sarif)])
+    r = run(
+        [
+            "check",
+            "fixtures/qos/family1.yaml",
+            "--format",
+            "text",
+            "--output",
+            "-",
+            "--format",
+            "sarif",
+            "--output",
+            str(sarif),
+        ]
+    )
     assert r.exit_code == 1
     assert "besteffort-qos" in r.output
     doc = json.loads(sarif.read_text())
@@ -326,7 +370,9 @@ def test_baseline_adopts_existing_findings_and_blocks_new_ones(tmp_path, monkeyp
     assert data["findings"] == [] and data["summary"]["baselined"] > 0
     # unrelated edit: lines shift, nothing new
     manifest.write_text("# a comment\n# another\n" + manifest.read_text())
-    assert json.loads(run(["check", "m.yaml", "--baseline", "baseline.json", "--format", "json"]).output)["findings"] == []
+    assert (
+        json.loads(run(["check", "m.yaml", "--baseline", "baseline.json", "--format", "json"]).output)["findings"] == []
+    )
     # one new bad field: exactly one new finding
     manifest.write_text(manifest.read_text().replace("memory: 100Mi", "memory: 100MB"))
     new = json.loads(run(["check", "m.yaml", "--baseline", "baseline.json", "--format", "json"]).output)["findings"]
@@ -342,22 +388,40 @@ def test_bundled_example_of_the_readme(monkeypatch):
     assert r.exit_code == 1
     got = [(f["line"], f["rule"]) for f in json.loads(r.output)["findings"]]
     assert got == [
-        (17, "missing-priority-class"), (21, "shm-too-small-for-workers"), (26, "invalid-quantity"),
-        (32, "missing-priority-class"), (40, "missing-ephemeral-storage-request"),
-        (42, "gpu-memory-share-mismatch"), (46, "shm-too-small-for-workers"), (51, "emptydir-no-size-limit"),
+        (17, "missing-priority-class"),
+        (21, "shm-too-small-for-workers"),
+        (26, "invalid-quantity"),
+        (32, "missing-priority-class"),
+        (40, "missing-ephemeral-storage-request"),
+        (42, "gpu-memory-share-mismatch"),
+        (46, "shm-too-small-for-workers"),
+        (51, "emptydir-no-size-limit"),
     ]
 
 
 def test_schema_validation_through_the_cli(monkeypatch):
     monkeypatch.chdir(ROOT)
-    r = run(["check", "fixtures/schema/tfjob-invalid.yaml", "--schema", "--crd", "fixtures/schema/", "--strict",
-             "--format", "json"])
+    r = run(
+        [
+            "check",
+            "fixtures/schema/tfjob-invalid.yaml",
+            "--schema",
+            "--crd",
+            "fixtures/schema/",
+            "--strict",
+            "--format",
+            "json",
+        ]
+    )
     got = [(f["line"], f["path"]) for f in json.loads(r.output)["findings"] if f["rule"] == "schema-invalid"]
     assert got == [
-        (6, "metadata.labels.version"), (9, "spec.runPolicy.backoffLimit"), (10, "spec.runPolicy.cleanPodPolicy"),
+        (6, "metadata.labels.version"),
+        (9, "spec.runPolicy.backoffLimit"),
+        (10, "spec.runPolicy.cleanPodPolicy"),
         (13, "spec.runPolicy.schedulingPolicy.minResources.cpu"),
         (14, "spec.runPolicy.schedulingPolicy.minResources.memory"),
-        (17, "spec.tfReplicaSpecs.Chief.replicas"), (24, "spec.tfReplicaSpecs.Workers"),
+        (17, "spec.tfReplicaSpecs.Chief.replicas"),
+        (24, "spec.tfReplicaSpecs.Workers"),
     ]
     no_crd = run(["check", "fixtures/schema/tfjob-valid.yaml", "--schema", "--format", "json"])
     assert [f for f in json.loads(no_crd.output)["findings"] if f["rule"] == "schema-invalid"] == []

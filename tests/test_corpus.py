@@ -89,12 +89,14 @@ def test_findings_name_object_and_container(corpus_run):
             assert f["container"] in f["message"] and f["container"] in f["detail"], f
 
 
-
-@pytest.mark.parametrize("args", [
-    pytest.param(["<corpus>"], marks=pytest.mark.slow, id="corpus"),
-    [str(ROOT / "fixtures" / "scenario"), "--config", str(ROOT / "fixtures" / "scenario" / "kubelint-ml.yaml")],
-    [str(ROOT / "fixtures" / "kubelet"), "--config", str(ROOT / "fixtures" / "kubelet" / "kubelint-ml.yaml")],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["<corpus>"], marks=pytest.mark.slow, id="corpus"),
+        [str(ROOT / "fixtures" / "scenario"), "--config", str(ROOT / "fixtures" / "scenario" / "kubelint-ml.yaml")],
+        [str(ROOT / "fixtures" / "kubelet"), "--config", str(ROOT / "fixtures" / "kubelet" / "kubelint-ml.yaml")],
+    ],
+)
 def test_verbose_changes_the_notes_only(args, request):
     """Work a template leaves out when nobody reads its "skipped" notes never changes a finding."""
     if args == ["<corpus>"]:

@@ -51,7 +51,7 @@ def assert_line_local(before: bytes, after: bytes) -> None:
                 head = text.split(":", 1)[0]
                 assert any(n.decode().startswith(head) for n in new), (old, new)
                 if " #" in text:
-                    comment = text[text.index(" #"):].strip()
+                    comment = text[text.index(" #") :].strip()
                     assert any(comment in n.decode() for n in new), (old, new)
 
 
@@ -108,8 +108,7 @@ def test_refused_alias_and_why(tmp_path: Path) -> None:
 
 
 def test_no_value_no_fix_and_verbose_says_why(tmp_path: Path) -> None:
-    text = (FIX / "memory.yaml").read_text().replace(
-        "node.kubernetes.io/instance-type: p4d.24xlarge", "pool: unknown")
+    text = (FIX / "memory.yaml").read_text().replace("node.kubernetes.io/instance-type: p4d.24xlarge", "pool: unknown")
     (tmp_path / "m.yaml").write_text(text)
     r = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "-v", str(tmp_path / "m.yaml")])
     assert (tmp_path / "m.yaml").read_text() == text
@@ -136,9 +135,15 @@ def test_merge_key_refused() -> None:
 
 
 def test_suppressed_and_baselined_are_not_fixed(tmp_path: Path) -> None:
-    text = (FIX / "emptydir.yaml").read_text().replace(
-        "  name: cache\n", "  name: cache\n  annotations:\n    kubelint-ml.io/ignore: emptydir-no-size-limit,"
-        "missing-ephemeral-storage-request\n")
+    text = (
+        (FIX / "emptydir.yaml")
+        .read_text()
+        .replace(
+            "  name: cache\n",
+            "  name: cache\n  annotations:\n    kubelint-ml.io/ignore: emptydir-no-size-limit,"
+            "missing-ephemeral-storage-request\n",
+        )
+    )
     (tmp_path / "s.yaml").write_text(text)
     cli("check", "--fix", "--unsafe-fixes", str(tmp_path / "s.yaml"))
     after = (tmp_path / "s.yaml").read_text()
@@ -155,8 +160,9 @@ def test_safe_only_without_unsafe_fixes(tmp_path: Path) -> None:
         shutil.copy(FIX / name, tmp_path / name)
     r = cli("check", "--fix", str(tmp_path))
     assert (tmp_path / "emptydir.yaml").read_bytes() == (FIX / "emptydir.yaml").read_bytes()
-    assert (tmp_path / "accelerator-request-limit-mismatch.yaml").read_bytes() == \
-        (FIX / "golden" / "accelerator-request-limit-mismatch.yaml").read_bytes()
+    assert (tmp_path / "accelerator-request-limit-mismatch.yaml").read_bytes() == (
+        FIX / "golden" / "accelerator-request-limit-mismatch.yaml"
+    ).read_bytes()
     import re
 
     assert not re.search(r"\berror\s+accelerator-request-limit-mismatch\s", r.output)  # fixed, so not reported
@@ -185,8 +191,16 @@ def test_fix_only_reports_nothing(tmp_path: Path) -> None:
 def test_priority_class_from_the_fix_class_param(tmp_path: Path) -> None:
     shutil.copy(FIX / "priority.yaml", tmp_path / "p.yaml")
     (tmp_path / "cfg.yaml").write_text("overrides:\n  missing-priority-class:\n    params: {fixClass: batch-low}\n")
-    cli("check", "--fix", "--unsafe-fixes", "-c", str(tmp_path / "cfg.yaml"), "--select", "missing-priority-class",
-        str(tmp_path / "p.yaml"))
+    cli(
+        "check",
+        "--fix",
+        "--unsafe-fixes",
+        "-c",
+        str(tmp_path / "cfg.yaml"),
+        "--select",
+        "missing-priority-class",
+        str(tmp_path / "p.yaml"),
+    )
     after = (tmp_path / "p.yaml").read_text()
     assert "          priorityClassName: training-high\n" in after
     assert "      priorityClassName: batch-low\n" in after
@@ -229,11 +243,12 @@ def test_json_and_sarif_carry_the_edits(tmp_path: Path) -> None:
     edits = fix["edits"]
     assert len(edits) == 1 and edits[0]["start"] == edits[0]["end"]
     assert edits[0]["text"] == "            nvidia.com/gpu: 2\r\n"
-    fixed = data[:edits[0]["start"]] + edits[0]["text"].encode() + data[edits[0]["end"]:]
+    fixed = data[: edits[0]["start"]] + edits[0]["text"].encode() + data[edits[0]["end"] :]
     assert fixed == (FIX / "golden" / path.name).read_bytes()
     r = cli("check", "--format", "sarif", str(path))
-    res = next(x for x in json.loads(r.output)["runs"][0]["results"]
-               if x["ruleId"] == "accelerator-request-limit-mismatch")
+    res = next(
+        x for x in json.loads(r.output)["runs"][0]["results"] if x["ruleId"] == "accelerator-request-limit-mismatch"
+    )
     (change,) = res["fixes"][0]["artifactChanges"]
     (rep,) = change["replacements"]
     assert rep["deletedRegion"] == {"byteOffset": edits[0]["start"], "byteLength": 0}
@@ -265,10 +280,10 @@ def test_overlapping_fixes_skip_then_converge() -> None:
 
 
 def test_non_ascii_offsets_are_bytes() -> None:
-    data = "# é\nspec:\n  a: \"ü\"   # ö\n".encode()
+    data = '# é\nspec:\n  a: "ü"   # ö\n'.encode()
     t = Text(data)
     (edit,) = t.resolve(Fix("x", changes=(put(("spec", "a"), "x"),)))
-    assert apply_edits(data, [edit]) == "# é\nspec:\n  a: \"x\"   # ö\n".encode()
+    assert apply_edits(data, [edit]) == '# é\nspec:\n  a: "x"   # ö\n'.encode()
 
 
 def test_rule_files_say_what_the_templates_do() -> None:
@@ -318,7 +333,9 @@ def test_memory_fix_takes_observed_usage_first() -> None:
     limit = {f.container: f.fix for f in found if f.rule == "missing-memory-limit"}
     assert limit["pytorch"].source == "observed usage of pytorch (7 days)"
     assert [(c.path[-2:], c.value) for c in limit["pytorch"].changes] == [
-        (("requests", "memory"), "40Gi"), (("limits", "memory"), "52Gi")]
+        (("requests", "memory"), "40Gi"),
+        (("limits", "memory"), "52Gi"),
+    ]
     # the logger falls back to the GPU share: what is left after the trainer's 40Gi request
     assert limit["logger"].source.startswith("GPU share of node memory: 2 of 8 GPUs on p4d.24xlarge")
     without = Engine(rules).evaluate(obj, Context())
@@ -327,8 +344,10 @@ def test_memory_fix_takes_observed_usage_first() -> None:
     assert limit["logger"].changes[0].value in (f"{share - 40}Gi", f"{share - 39}Gi")
     assert set(usage.asked) == {"pytorch", "logger"}
     fixed = apply_edits(data, sorted(Text(data).resolve(limit["pytorch"].bound((), 0)), key=lambda e: e.start))
-    assert b"                nvidia.com/gpu: 2   # 2 of 8\n                memory: 52Gi\n              requests:\n" \
-           b"                memory: 40Gi\n            # a comment" in fixed
+    assert (
+        b"                nvidia.com/gpu: 2   # 2 of 8\n                memory: 52Gi\n              requests:\n"
+        b"                memory: 40Gi\n            # a comment" in fixed
+    )
 
 
 def test_bom_block_scalar_and_empty_values() -> None:
@@ -336,20 +355,27 @@ def test_bom_block_scalar_and_empty_values() -> None:
     t = Text(data)
     with pytest.raises(Refused, match="block scalar"):
         t.resolve(Fix("x", changes=(put(("spec", "a"), "y"),)))
-    edits = t.resolve(Fix("x", changes=(put(("spec", "b", "k"), 1), put(("spec", "c", "k"), 2),
-                                         put(("spec", "d"), [1, "two words"]))))
+    edits = t.resolve(
+        Fix("x", changes=(put(("spec", "b", "k"), 1), put(("spec", "c", "k"), 2), put(("spec", "d"), [1, "two words"])))
+    )
     out = apply_edits(data, edits)
-    assert out == "\ufeffspec:  # ü\n  a: |\n    text\n  b:\n    k: 1\n  c: {k: 2}\n  d:\n    - 1\n    - \"two words\"\n".encode()
+    assert (
+        out
+        == '\ufeffspec:  # ü\n  a: |\n    text\n  b:\n    k: 1\n  c: {k: 2}\n  d:\n    - 1\n    - "two words"\n'.encode()
+    )
     assert load(out).documents[0].data["spec"]["d"] == [1, "two words"]
 
 
 def test_json_documents_stay_json() -> None:
     data = b'{\n  "kind": "Pod",\n  "spec": {"containers": [{"name": "a"}]}\n}\n'
     t = Text(data)
-    out = apply_edits(data, t.resolve(Fix("x", changes=(put(("spec", "containers", 0, "resources", "limits", "memory"),
-                                                              "1Gi"),))))
-    assert json.loads(out) == {"kind": "Pod", "spec": {"containers": [
-        {"name": "a", "resources": {"limits": {"memory": "1Gi"}}}]}}
+    out = apply_edits(
+        data, t.resolve(Fix("x", changes=(put(("spec", "containers", 0, "resources", "limits", "memory"), "1Gi"),)))
+    )
+    assert json.loads(out) == {
+        "kind": "Pod",
+        "spec": {"containers": [{"name": "a", "resources": {"limits": {"memory": "1Gi"}}}]},
+    }
 
 
 def test_a_file_that_cannot_be_written_is_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -373,15 +399,17 @@ def test_memory_fix_from_a_usage_snapshot(tmp_path: Path) -> None:
     """check --usage FILE --fix: request = the observed median, limit = the peak plus headroom."""
     src = FIX.parent / "fix-usage"
     shutil.copy(src / "pod.yaml", tmp_path / "pod.yaml")
-    r = cli("check", "--usage", str(src / "snapshot.json"), "--format", "json", "--unsafe-fixes",
-            str(tmp_path / "pod.yaml"))
+    r = cli(
+        "check", "--usage", str(src / "snapshot.json"), "--format", "json", "--unsafe-fixes", str(tmp_path / "pod.yaml")
+    )
     fix = next(f["fix"] for f in json.loads(r.output)["findings"] if f["rule"] == "missing-memory-limit")
     assert fix["source"].startswith("observed median 5.6Gi and peak 8.4Gi over 14d (20000 samples, ")
     assert fix["source"].endswith("snapshot.json); limit = peak + 20%")
     cli("check", "--usage", str(src / "snapshot.json"), "--fix", "--unsafe-fixes", str(tmp_path / "pod.yaml"))
     after = (tmp_path / "pod.yaml").read_text()
     assert after == (src / "pod.yaml").read_text() + (
-        "      resources:\n        requests:\n          memory: 6Gi\n        limits:\n          memory: 11Gi\n")
+        "      resources:\n        requests:\n          memory: 6Gi\n        limits:\n          memory: 11Gi\n"
+    )
 
 
 def test_findings_mapped_back_from_rendered_output_are_not_fixed() -> None:
@@ -391,7 +419,16 @@ def test_findings_mapped_back_from_rendered_output_are_not_fixed() -> None:
 
     data = (FIX / "priority.yaml").read_bytes()
     fix = Fix("x", changes=(put(("spec", "template", "spec", "restartPolicy"), "Never"),), document=1)
-    f = Finding("restart-policy-invalid", "error", "m", "r", "base/job.yaml", 26, 7,
-                related=(("base (kustomize)", 40, 7, "rendered output"),), fix=fix)
+    f = Finding(
+        "restart-policy-invalid",
+        "error",
+        "m",
+        "r",
+        "base/job.yaml",
+        26,
+        7,
+        related=(("base (kustomize)", 40, 7, "rendered output"),),
+        fix=fix,
+    )
     resolve([f], data)
     assert fix.edits == () and fix.unfixable and "rendered output" in fix.unfixable

@@ -17,9 +17,24 @@ from kubelint_ml.input.loader import load
 pytestmark = pytest.mark.slow
 
 # Keys a fix may add, and keys whose scalar value a fix may change.
-ADDED = {"resources", "limits", "requests", "memory", "ephemeral-storage", "sizeLimit", "volumes", "volumeMounts",
-         "priorityClassName", "restartPolicy", "podFailurePolicy", "rules", "emptyDir", "nvidia.com/gpu",
-         "amd.com/gpu", "google.com/tpu"}
+ADDED = {
+    "resources",
+    "limits",
+    "requests",
+    "memory",
+    "ephemeral-storage",
+    "sizeLimit",
+    "volumes",
+    "volumeMounts",
+    "priorityClassName",
+    "restartPolicy",
+    "podFailurePolicy",
+    "rules",
+    "emptyDir",
+    "nvidia.com/gpu",
+    "amd.com/gpu",
+    "google.com/tpu",
+}
 CHANGED = {"memory", "ephemeral-storage", "sizeLimit", "restartPolicy", "cpu"}
 LISTS = {"volumes", "volumeMounts", "rules"}
 
@@ -61,8 +76,13 @@ def findings(root: Path) -> list[dict]:
 
 def ident(f: dict, root: Path) -> tuple:
     obj = f["object"] or {}
-    return (f["rule"], Path(f["file"]).relative_to(root).as_posix(), obj.get("kind"), obj.get("name"),
-            f.get("container"))
+    return (
+        f["rule"],
+        Path(f["file"]).relative_to(root).as_posix(),
+        obj.get("kind"),
+        obj.get("name"),
+        f.get("container"),
+    )
 
 
 def test_corpus_fix_unsafe(tmp_path: Path, corpus: Path) -> None:
@@ -116,7 +136,9 @@ def test_corpus_diff_writes_nothing(tmp_path: Path, corpus: Path) -> None:
     for path in CORPUS.rglob("*"):
         if path.is_file():
             assert (root / path.relative_to(CORPUS)).read_bytes() == path.read_bytes(), path
-    assert sorted(p.relative_to(root) for p in root.rglob("*")) == sorted(p.relative_to(CORPUS) for p in CORPUS.rglob("*"))
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == sorted(
+        p.relative_to(CORPUS) for p in CORPUS.rglob("*")
+    )
 
 
 def test_corpus_fix_parallel_equals_sequential(tmp_path: Path, corpus: Path) -> None:

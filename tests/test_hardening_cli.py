@@ -27,8 +27,10 @@ from kubelint_ml.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 # The tool's memory is capped with RLIMIT_AS (and FIFOs are made): Linux semantics.
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS memory cap and FIFOs as on Linux")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS memory cap and FIFOs as on Linux"),
+]
 HOSTILE = ROOT / "fixtures" / "hostile"
 MEMORY_CAP = 2 * 1024**3  # bytes of address space for one run
 TIME_CAP = 60.0
@@ -49,8 +51,13 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, stdin: byt
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", **(env or {})}
     full_env.pop("GITHUB_STEP_SUMMARY", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "kubelint_ml", *args], cwd=cwd, env=full_env, input=stdin,
-        capture_output=True, timeout=TIME_CAP, preexec_fn=limit,
+        [sys.executable, "-m", "kubelint_ml", *args],
+        cwd=cwd,
+        env=full_env,
+        input=stdin,
+        capture_output=True,
+        timeout=TIME_CAP,
+        preexec_fn=limit,
     )
     return Run(proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8"))
 
@@ -195,7 +202,10 @@ def test_json_and_sarif_are_valid_for_any_input(all_formats: tuple[Run, dict[str
     report = json.loads(outputs["json"])
     findings = report["findings"]
     assert {f["file"] for f in findings if f["rule"] == "parse-error"} >= {
-        "hostile/gen-alias-bomb.yaml", "hostile/binary.yaml", "hostile/python-tag.yaml"}
+        "hostile/gen-alias-bomb.yaml",
+        "hostile/binary.yaml",
+        "hostile/python-tag.yaml",
+    }
     assert all(f["line"] >= 1 and f["column"] >= 1 for f in findings)
     evil = next(f for f in findings if f["file"] == "hostile/escape-names.yaml")
     assert evil["object"]["name"].startswith("evil\x1b[31m")  # data kept exactly; JSON escapes it
@@ -213,7 +223,9 @@ def test_junit_is_well_formed_xml(all_formats: tuple[Run, dict[str, str]]) -> No
 
 def test_github_annotations_cannot_inject_workflow_commands(all_formats: tuple[Run, dict[str, str]]) -> None:
     text = all_formats[1]["github"]
-    annotation = re.compile(r"^::(error|warning|notice) file=[^,\r\n]*(,line=\d+(,col=\d+)?)?,title=[a-z0-9-]+::[^\r\n]*$")
+    annotation = re.compile(
+        r"^::(error|warning|notice) file=[^,\r\n]*(,line=\d+(,col=\d+)?)?,title=[a-z0-9-]+::[^\r\n]*$"
+    )
     lines = text.splitlines()
     # Annotations (at most 10 of each level), then the rest as plain lines that never start a command.
     commands = [ln for ln in lines if ln.lstrip().startswith("::")]
@@ -222,8 +234,10 @@ def test_github_annotations_cannot_inject_workflow_commands(all_formats: tuple[R
     assert commands and all(annotation.match(ln) for ln in commands)
     assert len(commands) < len(lines)
     assert not any("::error file=.github" in ln.split("::", 2)[1] for ln in commands)
-    assert ("c%0A::error file=.github/workflows/ci.yml,line=1::injected%250A::add-mask::x" in text
-            or "c\\n::error file=.github/workflows/ci.yml,line=1::injected%0A::add-mask::x" in text)
+    assert (
+        "c%0A::error file=.github/workflows/ci.yml,line=1::injected%250A::add-mask::x" in text
+        or "c\\n::error file=.github/workflows/ci.yml,line=1::injected%0A::add-mask::x" in text
+    )
     assert "\x1b" not in text
 
 
@@ -246,8 +260,12 @@ def test_file_names_cannot_inject_workflow_commands(tmp_path: Path) -> None:
         run = run_cli("check", ".", "-j1", "-v", "--format", fmt, cwd=tmp_path)
         assert run.code == 1
         for stream in (run.out, run.err):
-            bad = [ln for ln in stream.splitlines() if ln.lstrip().startswith("::") and not ln.startswith(
-                ("::error file=", "::warning file=", "::notice file="))]
+            bad = [
+                ln
+                for ln in stream.splitlines()
+                if ln.lstrip().startswith("::")
+                and not ln.startswith(("::error file=", "::warning file=", "::notice file="))
+            ]
             assert bad == [], (fmt, bad)
     text = run_cli("check", ".", "-j1", cwd=tmp_path).out
     assert text.startswith("./::stop-commands::pwned.yaml\n  Pod p\\n::error title=owned::x\n    5:1  ")
@@ -258,8 +276,10 @@ def test_file_names_cannot_inject_workflow_commands(tmp_path: Path) -> None:
 def test_stdin_hostile_input(tmp_path: Path) -> None:
     run = run_cli("check", "-", "--format", "concise", cwd=tmp_path, stdin=billion_laughs().encode())
     assert (run.code, run.out.splitlines()[0]) == (
-        1, "<stdin>:1:1: parse-error aliases expand to more than 1000000 nodes "
-        "(limits.maxExpandedNodes; an alias bomb?); refusing to load")
+        1,
+        "<stdin>:1:1: parse-error aliases expand to more than 1000000 nodes "
+        "(limits.maxExpandedNodes; an alias bomb?); refusing to load",
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -280,14 +300,20 @@ examples:
 """
 
 
-@pytest.mark.skipif(not __import__("kubelint_ml.engine.cel").engine.cel.available(), reason="CEL runtime needs Python >= 3.11")
+@pytest.mark.skipif(
+    not __import__("kubelint_ml.engine.cel").engine.cel.available(), reason="CEL runtime needs Python >= 3.11"
+)
 def test_cel_rule_over_budget_is_a_finding_and_the_run_goes_on(tmp_path: Path) -> None:
     rules = tmp_path / "rules"
     rules.mkdir()
-    (rules / "slow.yaml").write_text(_RULE.format(
-        id="slow-rule", unit="podTemplate",
-        cel="[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all("
-            "c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, e > 0)))))"))
+    (rules / "slow.yaml").write_text(
+        _RULE.format(
+            id="slow-rule",
+            unit="podTemplate",
+            cel="[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all("
+            "c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, e > 0)))))",
+        )
+    )
     (tmp_path / "good.yaml").write_bytes((HOSTILE / "good.yaml").read_bytes())
     run = run_cli("check", "good.yaml", "--rules", "rules", "-j1", "--format", "concise", cwd=tmp_path)
     assert run.code == 1
@@ -331,7 +357,6 @@ def test_rule_file_with_a_python_tag_is_refused(tmp_path: Path) -> None:
     assert not marker.exists()
 
 
-
 def test_rule_file_bad_scalar_is_a_usage_error(tmp_path: Path) -> None:
     # (An alias bomb in a rule file hangs schema validation the same way; not run here.)
     rules = tmp_path / "rules"
@@ -352,7 +377,7 @@ def test_rule_text_from_the_repository_cannot_inject_workflow_commands(tmp_path:
     rules.mkdir()
     (rules / "loud.yaml").write_text(
         "id: loud-rule\nseverity: warning\ntitle: t\ndescription: d\n"
-        "remediation: \"::stop-commands::tok\\n::error::forged\\n  ::warning::indented\"\n"
+        'remediation: "::stop-commands::tok\\n::error::forged\\n  ::warning::indented"\n'
         "scope: {unit: container}\n"
         "check: {template: container-resource-missing, params: {resource: memory, missing: limit}}\n"
         "examples:\n  fail: [{manifest: 'kind: Pod', findings: [{line: 1}]}]\n  pass: [{manifest: 'kind: Pod'}]\n"
@@ -362,8 +387,12 @@ def test_rule_text_from_the_repository_cannot_inject_workflow_commands(tmp_path:
         run = run_cli("check", "good.yaml", "--rules", "rules", "-v", "--format", fmt, cwd=tmp_path)
         assert run.code == 1, run.err
         assert any("loud-rule" in ln for ln in run.out.splitlines()), fmt
-        bad = [ln for ln in run.out.splitlines() if ln.lstrip().startswith("::") and not ln.startswith(
-            ("::error file=", "::warning file=", "::notice file="))]
+        bad = [
+            ln
+            for ln in run.out.splitlines()
+            if ln.lstrip().startswith("::")
+            and not ln.startswith(("::error file=", "::warning file=", "::notice file="))
+        ]
         assert bad == [], (fmt, bad)
 
 
@@ -384,17 +413,22 @@ def test_no_network_access(corpus, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_limits_are_configurable(tmp_path: Path) -> None:
     (tmp_path / ".kubelint-ml.yaml").write_text(
-        "limits: {maxFileBytes: 100000, maxDepth: 20, maxNodes: 1000, maxDocuments: 2, maxExpandedNodes: 1000}\n")
+        "limits: {maxFileBytes: 100000, maxDepth: 20, maxNodes: 1000, maxDocuments: 2, maxExpandedNodes: 1000}\n"
+    )
     (tmp_path / "flood.yaml").write_text("[" + "1," * 1500 + "1]\n")
     (tmp_path / "deep.yaml").write_text("[" * 30 + "]" * 30 + "\n")
     (tmp_path / "docs.yaml").write_text("a: 1\n---\nb: 2\n---\nc: 3\n")
     (tmp_path / "big.yaml").write_text("#" * 100_001)
     (tmp_path / "laughs.yaml").write_text(
         "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-        "c: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n")
+        "c: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+    )
     (tmp_path / "list.yaml").write_text("- a\n- b\n")
-    r = CliRunner().invoke(main, ["check", str(tmp_path), "-c", str(tmp_path / ".kubelint-ml.yaml"), "-j1", "-q",
-                                  "--format", "concise"], catch_exceptions=False)
+    r = CliRunner().invoke(
+        main,
+        ["check", str(tmp_path), "-c", str(tmp_path / ".kubelint-ml.yaml"), "-j1", "-q", "--format", "concise"],
+        catch_exceptions=False,
+    )
     lines = [ln.split(": parse-error ")[1] for ln in r.output.splitlines()]
     assert lines == [
         "file is 100001 bytes, over the 100000-byte limit (limits.maxFileBytes); not linted",

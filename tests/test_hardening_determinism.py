@@ -20,6 +20,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "fixtures" / "hostile"
 
+
 def corpus_files(corpus: Path) -> list[str]:
     return sorted(
         os.path.relpath(p, ROOT) for p in corpus.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
@@ -29,8 +30,9 @@ def corpus_files(corpus: Path) -> list[str]:
 def cli(args: list[str], *, seed: str = "0") -> bytes:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": seed, "NO_COLOR": "1"}
     env.pop("GITHUB_STEP_SUMMARY", None)
-    proc = subprocess.run([sys.executable, "-m", "kubelint_ml", "check", *args], cwd=ROOT, env=env,
-                          capture_output=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", *args], cwd=ROOT, env=env, capture_output=True, timeout=300
+    )
     assert proc.returncode in (0, 1), proc.stderr.decode()
     return proc.stdout
 
@@ -48,8 +50,10 @@ def test_order_jobs_and_hash_seed_do_not_change_the_output(corpus, fmt: str) -> 
     assert cli(["--format", fmt, "-j1", *reversed(files)], seed="1") == reference
     assert cli(["--format", fmt, "-j2", *shuffled], seed="2") == reference
     # Directories instead of files: the same set, found by the walk.
-    assert cli(["--format", fmt, "-j3", os.path.relpath(HOSTILE, ROOT), os.path.relpath(corpus, ROOT)],
-               seed="3") == reference
+    assert (
+        cli(["--format", fmt, "-j3", os.path.relpath(HOSTILE, ROOT), os.path.relpath(corpus, ROOT)], seed="3")
+        == reference
+    )
 
 
 def findings_by_file(args: list[str]) -> dict[str, list[dict]]:

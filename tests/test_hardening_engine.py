@@ -59,9 +59,11 @@ def test_names_are_cut_in_messages() -> None:
     assert f"Pod/{'n' * 253}…" in findings[0].detail
     assert max(len(f.detail or "") for f in findings) < 2000
     role = "R" * 100_000
-    job = ("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: t}\nspec:\n  tfReplicaSpecs:\n"
-           f"    {role}:\n      template:\n        spec:\n          containers:\n          - name: {'c' * 100_000}\n"
-           "            image: x\n")
+    job = (
+        "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: t}\nspec:\n  tfReplicaSpecs:\n"
+        f"    {role}:\n      template:\n        spec:\n          containers:\n          - name: {'c' * 100_000}\n"
+        "            image: x\n"
+    )
     findings = lint_text(job.encode(), all_rules())
     assert findings and max(len(f.message) for f in findings) < 2000
 
@@ -76,14 +78,20 @@ class _Broken:
         raise ZeroDivisionError("bug in a rule")
 
 
-
 def test_a_crashing_rule_is_reported_and_the_other_rules_still_run() -> None:
     broken = build_rule(
-        {"id": "broken-rule", "severity": "warning", "title": "t", "description": "d", "remediation": "r",
-         "scope": {"unit": "container"}, "check": {"template": "container-resource-missing",
-                                                   "params": {"resource": "memory", "missing": "limit"}},
-         "examples": {"fail": [], "pass": []}},
-        "<test>", validate=False,
+        {
+            "id": "broken-rule",
+            "severity": "warning",
+            "title": "t",
+            "description": "d",
+            "remediation": "r",
+            "scope": {"unit": "container"},
+            "check": {"template": "container-resource-missing", "params": {"resource": "memory", "missing": "limit"}},
+            "examples": {"fail": [], "pass": []},
+        },
+        "<test>",
+        validate=False,
     )
     broken.template = _Broken
     rules = [broken, *all_rules()]

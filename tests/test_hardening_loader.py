@@ -101,8 +101,12 @@ def test_merge_keys_keep_yaml_semantics() -> None:
     assert doc["d"] == {"x": 9, "y": 2, "z": 1}
     assert doc["f"] == {"x": 2, "y": 2}
     assert doc["g"] == doc["i"] == {"x": 2}
-    assert problems(b"a: {<<: {x: 1}, x: 2, x: 3}\n")[0][2] == "duplicate key: 'x' (each key may appear once in a mapping)"
-    assert problems(b"a: &a 1\n<<: *a\n")[0][2].startswith("invalid YAML: while constructing a mapping: expected a mapping")
+    assert (
+        problems(b"a: {<<: {x: 1}, x: 2, x: 3}\n")[0][2] == "duplicate key: 'x' (each key may appear once in a mapping)"
+    )
+    assert problems(b"a: &a 1\n<<: *a\n")[0][2].startswith(
+        "invalid YAML: while constructing a mapping: expected a mapping"
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -164,7 +168,6 @@ def test_the_highest_depth_limit_the_config_allows_is_honoured() -> None:
     ]
 
 
-
 def test_file_size_limit() -> None:
     data = GOOD * 10
     assert problems(data, Limits(max_file_bytes=100)) == [
@@ -215,10 +218,11 @@ def test_many_empty_documents_stop_at_the_documents_limit() -> None:
         ("!!python/object/new:os.system ['touch {marker}']", "!!python/object/new:os.system"),
         ("a: !!python/name:os.system", "!!python/name:os.system"),
         ("a: !!python/module:os", "!!python/module:os"),
-        ("a: !<tag:yaml.org,2002:python/object/apply:os.system> ['touch {marker}']",
-         "!!python/object/apply:os.system"),
-        ("%TAG !p! tag:yaml.org,2002:python/\n---\na: !p!object/apply:os.system ['touch {marker}']",
-         "!!python/object/apply:os.system"),
+        ("a: !<tag:yaml.org,2002:python/object/apply:os.system> ['touch {marker}']", "!!python/object/apply:os.system"),
+        (
+            "%TAG !p! tag:yaml.org,2002:python/\n---\na: !p!object/apply:os.system ['touch {marker}']",
+            "!!python/object/apply:os.system",
+        ),
         ("a: !Ref something", "!Ref"),
     ],
 )
@@ -305,17 +309,28 @@ def test_non_utf8_file_points_at_the_byte() -> None:
 def test_utf16_is_reported_and_a_utf8_bom_is_decoded() -> None:
     # The API server reads UTF-8 only: UTF-16, with or without a byte order mark, is a problem.
     tail = "; the API server reads manifests as UTF-8 only: save it as UTF-8; not linted"
-    assert problems("\ufeffkind: Pod\n".encode("utf-16-le")) == [(1, 1, "file is UTF-16LE (with a byte order mark)" + tail)]
-    assert problems("\ufeffkind: Pod\n".encode("utf-16-be")) == [(1, 1, "file is UTF-16BE (with a byte order mark)" + tail)]
-    assert problems("kind: Pod\n".encode("utf-16-le")) == [(1, 1, "file is UTF-16LE (without a byte order mark)" + tail)]
-    assert problems("kind: Pod\n".encode("utf-16-be")) == [(1, 1, "file is UTF-16BE (without a byte order mark)" + tail)]
+    assert problems("\ufeffkind: Pod\n".encode("utf-16-le")) == [
+        (1, 1, "file is UTF-16LE (with a byte order mark)" + tail)
+    ]
+    assert problems("\ufeffkind: Pod\n".encode("utf-16-be")) == [
+        (1, 1, "file is UTF-16BE (with a byte order mark)" + tail)
+    ]
+    assert problems("kind: Pod\n".encode("utf-16-le")) == [
+        (1, 1, "file is UTF-16LE (without a byte order mark)" + tail)
+    ]
+    assert problems("kind: Pod\n".encode("utf-16-be")) == [
+        (1, 1, "file is UTF-16BE (without a byte order mark)" + tail)
+    ]
     assert load(b"\xef\xbb\xbfkind: Pod\n").documents[0].data == {"kind": "Pod"}
 
 
 def test_control_characters_are_kept_as_data_not_interpreted() -> None:
     doc = load(b'name: "\\e[31mred\\0\\x07"\n').documents[0].data
     assert doc["name"] == "\x1b[31mred\x00\x07"
-    assert problems(b"name: \x1b[31mred\n")[0][2] == "invalid YAML: unacceptable character #x001b: control characters are not allowed"
+    assert (
+        problems(b"name: \x1b[31mred\n")[0][2]
+        == "invalid YAML: unacceptable character #x001b: control characters are not allowed"
+    )
 
 
 def test_empty_and_comment_only_files() -> None:

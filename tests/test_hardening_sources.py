@@ -82,7 +82,8 @@ def test_special_files_in_a_tree_are_skipped_without_blocking(tree: Path) -> Non
     assert paths([s for s in found if not s.skipped]) == ["root/a/b/job.yml", "root/a/pod.yaml", "root/top.json"]
     # A broken symlink is listed only to be noted under -v; it reads as empty.
     assert [(s.path, s.skipped) for s in found if s.skipped] == [
-        ("root/dangling.yaml", "broken symbolic link (its target does not exist)")]
+        ("root/dangling.yaml", "broken symbolic link (its target does not exist)")
+    ]
 
 
 def test_missing_path_is_an_error(tree: Path) -> None:
@@ -163,5 +164,6 @@ def test_unreadable_directory_is_a_parse_error_in_the_run(tree: Path, monkeypatc
     r = CliRunner().invoke(main, ["check", "root", "-j1", "-q", "--format", "concise"])
     assert r.exit_code == 1
     assert r.output.splitlines()[0] == (
-        "root/a/b:1:1: parse-error cannot read file: cannot list directory: Permission denied")
+        "root/a/b:1:1: parse-error cannot read file: cannot list directory: Permission denied"
+    )
     assert any(ln.startswith("root/a/pod.yaml:") for ln in r.output.splitlines())

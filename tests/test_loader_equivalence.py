@@ -102,8 +102,10 @@ def _check_positions(value, node) -> int:
 def test_every_corpus_and_fixture_file_reads_as_pyyaml_reads_it(corpus) -> None:
     compared = positions = 0
     files = sorted(
-        p for base in (corpus, ROOT / "fixtures")
-        for p in base.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
+        p
+        for base in (corpus, ROOT / "fixtures")
+        for p in base.rglob("*")
+        if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
     )
     for path in files:
         data = path.read_bytes()
@@ -121,10 +123,37 @@ def test_every_corpus_and_fixture_file_reads_as_pyyaml_reads_it(corpus) -> None:
 
 
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(10**30), max_value=10**30),
-    st.floats(allow_nan=False), st.text(max_size=20),
-    st.sampled_from(["0", "007", "0x1F", "0o17", "1_000", "+12", "-0", "1:30", "yes", "No", "~", "null", "=", "",
-                     "2024-01-02", "1e3", ".inf", "-.Inf", "12Gi", "500m", "0b101", "١٢"]),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=False),
+    st.text(max_size=20),
+    st.sampled_from(
+        [
+            "0",
+            "007",
+            "0x1F",
+            "0o17",
+            "1_000",
+            "+12",
+            "-0",
+            "1:30",
+            "yes",
+            "No",
+            "~",
+            "null",
+            "=",
+            "",
+            "2024-01-02",
+            "1e3",
+            ".inf",
+            "-.Inf",
+            "12Gi",
+            "500m",
+            "0b101",
+            "١٢",
+        ]
+    ),
 )
 values = st.recursive(
     scalars,
@@ -147,21 +176,32 @@ def test_generated_documents_read_as_pyyaml_reads_them(value, style, flow) -> No
         _check_positions(got.documents[0].data, yaml.compose(data, Loader=yaml.CSafeLoader))
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("a: &x {b: 1}\nc: *x\nd: {<<: *x, e: 2}\n", {"a": {"b": 1}, "c": {"b": 1}, "d": {"b": 1, "e": 2}}),
-    ("base: &b {x: 1, y: 2}\nover:\n  <<: [*b, {z: 3}]\n  x: 9\n",
-     {"base": {"x": 1, "y": 2}, "over": {"x": 9, "y": 2, "z": 3}}),
-    # Explicit tags; a set is a mapping of nulls, as JSON would carry it.
-    ("a: !!int '12'\nb: !!str 12\nc: !!float 1\nd: !!bool 'true'\ne: !!null ''\nf: !!set {p, q}\n",
-     {"a": 12, "b": "12", "c": 1.0, "d": True, "e": None, "f": {"p": None, "q": None}}),
-    # Ordered maps and pairs stay sequences of one-key mappings.
-    ("a: !!omap [x: 1, y: 2]\nb: !!pairs [x: 1, x: 2]\n", {"a": [{"x": 1}, {"y": 2}], "b": [{"x": 1}, {"x": 2}]}),
-    # YAML 1.1 integers: octal, underscores, sexagesimal.
-    ("list: &l [1, 2]\nagain: *l\nn: 0012\nm: 1_2\nt: 1:30\nh: 0x1f\nz: 0\n",
-     {"list": [1, 2], "again": [1, 2], "n": 10, "m": 12, "t": 90, "h": 31, "z": 0}),
-    ("big: 123456789012345678901234567890\nneg: -5\nplus: +7\n",
-     {"big": 123456789012345678901234567890, "neg": -5, "plus": 7}),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("a: &x {b: 1}\nc: *x\nd: {<<: *x, e: 2}\n", {"a": {"b": 1}, "c": {"b": 1}, "d": {"b": 1, "e": 2}}),
+        (
+            "base: &b {x: 1, y: 2}\nover:\n  <<: [*b, {z: 3}]\n  x: 9\n",
+            {"base": {"x": 1, "y": 2}, "over": {"x": 9, "y": 2, "z": 3}},
+        ),
+        # Explicit tags; a set is a mapping of nulls, as JSON would carry it.
+        (
+            "a: !!int '12'\nb: !!str 12\nc: !!float 1\nd: !!bool 'true'\ne: !!null ''\nf: !!set {p, q}\n",
+            {"a": 12, "b": "12", "c": 1.0, "d": True, "e": None, "f": {"p": None, "q": None}},
+        ),
+        # Ordered maps and pairs stay sequences of one-key mappings.
+        ("a: !!omap [x: 1, y: 2]\nb: !!pairs [x: 1, x: 2]\n", {"a": [{"x": 1}, {"y": 2}], "b": [{"x": 1}, {"x": 2}]}),
+        # YAML 1.1 integers: octal, underscores, sexagesimal.
+        (
+            "list: &l [1, 2]\nagain: *l\nn: 0012\nm: 1_2\nt: 1:30\nh: 0x1f\nz: 0\n",
+            {"list": [1, 2], "again": [1, 2], "n": 10, "m": 12, "t": 90, "h": 31, "z": 0},
+        ),
+        (
+            "big: 123456789012345678901234567890\nneg: -5\nplus: +7\n",
+            {"big": 123456789012345678901234567890, "neg": -5, "plus": 7},
+        ),
+    ],
+)
 def test_tags_merges_and_aliases(text: str, expected: dict) -> None:
     got = load(text.encode())
     assert not got.problems
@@ -176,14 +216,24 @@ def _depth(value) -> int:
     return 0
 
 
-nested = st.recursive(st.just("x"), lambda inner: st.lists(inner, min_size=1, max_size=2)
-                      | st.dictionaries(st.sampled_from(["k", "key", "a-b"]), inner, min_size=1, max_size=2),
-                      max_leaves=40)
+nested = st.recursive(
+    st.just("x"),
+    lambda inner: (
+        st.lists(inner, min_size=1, max_size=2)
+        | st.dictionaries(st.sampled_from(["k", "key", "a-b"]), inner, min_size=1, max_size=2)
+    ),
+    max_leaves=40,
+)
 
 
 @settings(max_examples=400, deadline=None)
-@given(nested, st.sampled_from([None, True, False]), st.sampled_from([2, 3, 4]), st.sampled_from(["\n", "\r\n", "\r"]),
-       st.integers(min_value=2, max_value=40))
+@given(
+    nested,
+    st.sampled_from([None, True, False]),
+    st.sampled_from([2, 3, 4]),
+    st.sampled_from(["\n", "\r\n", "\r"]),
+    st.integers(min_value=2, max_value=40),
+)
 def test_depth_pre_check_never_misses_deep_input(value, flow, indent, newline, limit) -> None:
     """The cheap test that decides whether the event pre-scan runs is an upper bound, in every layout."""
     from kubelint_ml.input.loader import _may_nest_deeper

@@ -62,7 +62,13 @@ def test_tiered_cpu_matches_karpenter_values():
 
 def test_aks_formulas():
     assert [aks_reserved_cpu_millicores(n) for n in (1, 2, 4, 8, 16, 32, 64)] == [
-        60, 100, 140, 180, 260, 420, 740,
+        60,
+        100,
+        140,
+        180,
+        260,
+        420,
+        740,
     ]
     assert aks_reserved_cpu_millicores(96) == 1060
     # 900 GiB: min(20*110+50, 25%) = 2250 MiB, + 100 MiB eviction
@@ -166,19 +172,31 @@ def test_unknown_instance_type_is_unresolved():
 
 def test_gke_accelerator_with_and_without_count():
     node, how = resolve_node_type(
-        {"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb", "cloud.google.com/gke-accelerator-count": "2"}}
+        {
+            "nodeSelector": {
+                "cloud.google.com/gke-accelerator": "nvidia-h100-80gb",
+                "cloud.google.com/gke-accelerator-count": "2",
+            }
+        }
     )
     assert node.name == "a3-highgpu-2g"
     node, how = resolve_node_type({"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"}})
     assert node.name == "g2-standard-4"
-    assert how.startswith("nodeSelector cloud.google.com/gke-accelerator=nvidia-l4 -> g2-standard-4 (smallest of 8 candidates: g2-standard-4, g2-standard-8,")
+    assert how.startswith(
+        "nodeSelector cloud.google.com/gke-accelerator=nvidia-l4 -> g2-standard-4 (smallest of 8 candidates: g2-standard-4, g2-standard-8,"
+    )
     node, how = resolve_node_type({"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}})
     assert node is None
     assert how == "cloud.google.com/gke-accelerator=nvidia-tesla-t4 is not in the built-in GPU catalog"
 
 
 def test_gke_accelerator_count_as_integer_yaml_value():
-    pod = {"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb", "cloud.google.com/gke-accelerator-count": 8}}
+    pod = {
+        "nodeSelector": {
+            "cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb",
+            "cloud.google.com/gke-accelerator-count": 8,
+        }
+    }
     assert resolve_node_type(pod)[0].name == "a3-megagpu-8g"
 
 
@@ -226,8 +244,15 @@ def test_several_terms_are_a_union_and_preferred_terms_are_ignored():
     node, how = resolve_node_type(pod)
     assert node.name == "p4d.24xlarge"
     assert "smallest of 2 candidates: p4d.24xlarge, p5.48xlarge" in how
-    only_preferred = {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 1, "preference": expr("node.kubernetes.io/instance-type", "In", "p5.48xlarge")}]}}}
+    only_preferred = {
+        "affinity": {
+            "nodeAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 1, "preference": expr("node.kubernetes.io/instance-type", "In", "p5.48xlarge")}
+                ]
+            }
+        }
+    }
     assert resolve_node_type(only_preferred) == (None, "no nodeSelector or required node affinity")
 
 
@@ -267,7 +292,13 @@ def test_node_selector_and_affinity_combine():
         {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": "x"}}},
         {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": 5}}}},
         affinity(3, {"matchExpressions": 3}, {"matchExpressions": [3, {"key": 1}, {"key": "a", "operator": "Bogus"}]}),
-        affinity({"matchExpressions": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": "p5.48xlarge"}]}),
+        affinity(
+            {
+                "matchExpressions": [
+                    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": "p5.48xlarge"}
+                ]
+            }
+        ),
         {"containers": "x", "nodeSelector": {"node.kubernetes.io/instance-type": "p5.48xlarge"}},
         {"containers": [3, {"resources": 4}, {"resources": {"limits": [1]}}]},
     ],
@@ -280,8 +311,10 @@ def test_wrong_types_never_crash(pod):
 
 
 def test_corpus_deployment_resolves(corpus):
-    path = corpus / "GoogleCloudPlatform__kubernetes-engine-samples" / (
-        "ai-ml__nemo-rl-on-gke__nemoRL__gemma3-27b-it__nim-gemma-deployment.yaml"
+    path = (
+        corpus
+        / "GoogleCloudPlatform__kubernetes-engine-samples"
+        / ("ai-ml__nemo-rl-on-gke__nemoRL__gemma3-27b-it__nim-gemma-deployment.yaml")
     )
     doc = next(d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == "Deployment")
     node, how = resolve_node_type(doc["spec"]["template"]["spec"])

@@ -17,7 +17,10 @@ from kubelint_ml.run.config import Config
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 
-pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"), pytest.mark.usefixtures("force_parallel")]
+pytestmark = [
+    pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"),
+    pytest.mark.usefixtures("force_parallel"),
+]
 
 
 def _run(paths: list[str], jobs: int, verbose: bool = False):
@@ -50,8 +53,9 @@ def test_facts_from_a_shared_first_pass_equal_a_sequential_one(monkeypatch: pyte
     seq = facts.first_pass(sources, Config(), stdin, jobs=1)
     par = facts.first_pass(sources, Config(), stdin, jobs=3)
     assert par[2] == seq[2] > 0
-    assert [(f.name, f.value, f.source) for f in par[0].priority_class_objects] == \
-        [(f.name, f.value, f.source) for f in seq[0].priority_class_objects]
+    assert [(f.name, f.value, f.source) for f in par[0].priority_class_objects] == [
+        (f.name, f.value, f.source) for f in seq[0].priority_class_objects
+    ]
     assert len(seq[0].priority_class_objects) > 3 and any(f.source == "<stdin>" for f in seq[0].priority_class_objects)
     assert [k.source for k in par[0].kubelet_configs] == [k.source for k in seq[0].kubelet_configs]
     assert par[1] == [stdin if s.real == "-" else None for s in sources]
@@ -118,9 +122,9 @@ def test_results_are_taken_out_of_the_pipe_only_when_whole() -> None:
     try:
         os.write(write_end, data[:5])
         assert inbox.read(block=False) == []
-        os.write(write_end, data[5:len(first) + 12])
+        os.write(write_end, data[5 : len(first) + 12])
         assert inbox.read(block=False) == [(3, ([], ["note"], 1, 2))]
-        os.write(write_end, data[len(first) + 12:])
+        os.write(write_end, data[len(first) + 12 :])
         os.close(write_end)
         assert inbox.read(block=True) == [(4, ([], [], 5, 6))]
         assert not inbox.open and not inbox.buffer
@@ -144,11 +148,14 @@ def test_a_fork_that_fails_leaves_the_work_to_the_others(monkeypatch: pytest.Mon
     assert tried  # the run did try to fork
 
 
-@pytest.mark.parametrize("extra", [
-    ["--schema"],
-    ["--rules", str(ROOT / "tests" / "data" / "parallel-cel-rules")],
-    ["-v", "--show-suppressed", "--format", "sarif"],
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--schema"],
+        ["--rules", str(ROOT / "tests" / "data" / "parallel-cel-rules")],
+        ["-v", "--show-suppressed", "--format", "sarif"],
+    ],
+)
 def test_schema_cel_and_other_outputs_are_the_same_with_workers(extra, monkeypatch: pytest.MonkeyPatch) -> None:
     """Schema validators, CEL programs and verbose notes live in forked workers too: same output."""
     from click.testing import CliRunner
@@ -181,8 +188,9 @@ def test_sorted_spans_skip_the_final_sort_only_when_their_files_follow_each_othe
     assert not parallel.concatenation_sorted([part("tree/pod.yaml"), part("/etc/kubelet/config.yaml")])
 
 
-def test_output_stays_sorted_when_a_profile_file_comes_after_the_tree(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_output_stays_sorted_when_a_profile_file_comes_after_the_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The profile's kubelet config is linted after the tree; its absolute path sorts before it.
     kubelet = tmp_path / "kubelet.yaml"
     kubelet.write_text((FIXTURES / "kubelet" / "kubelet-cgroup-v1.yaml").read_text() + "\n---\n- not a mapping\n")
@@ -208,7 +216,7 @@ def test_a_pipe_named_on_the_command_line_is_read_once_by_a_shared_first_pass(mo
     os.write(w, pod)
     os.close(w)
     try:
-                    result, _ = lint.run([str(FIXTURES), f"/dev/fd/{r}"], Config(), load_builtin_rules(), jobs=3)
+        result, _ = lint.run([str(FIXTURES), f"/dev/fd/{r}"], Config(), load_builtin_rules(), jobs=3)
     finally:
         os.close(r)
     piped = [(f.rule, f.line) for f in result.findings if f.file == f"/dev/fd/{r}"]

@@ -11,8 +11,10 @@ from click.testing import CliRunner
 from kubelint_ml.cli import main
 from kubelint_ml.engine import cel
 
-needs_cel = pytest.mark.skipif(not cel.available(), reason="the K8sNativeValidation templates need the CEL runtime "
-                               "(Python >= 3.11 and cel-expr-python)")
+needs_cel = pytest.mark.skipif(
+    not cel.available(),
+    reason="the K8sNativeValidation templates need the CEL runtime (Python >= 3.11 and cel-expr-python)",
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 POL = ROOT / "fixtures" / "policies"
@@ -29,8 +31,11 @@ def policy_findings(*args: str, suppressed: bool = False) -> list[tuple]:
     assert r.exit_code in (0, 1), r.output
     data = json.loads(r.output)
     rows = data["findings"] + (data["suppressed"] if suppressed else [])
-    return sorted((f["rule"], f["severity"], f["line"], f["column"], f["path"], f["message"], f.get("suppressed"))
-                  for f in rows if "." in f["rule"] or "/" in f["rule"] or f["rule"] == "rule-error")
+    return sorted(
+        (f["rule"], f["severity"], f["line"], f["column"], f["path"], f["message"], f.get("suppressed"))
+        for f in rows
+        if "." in f["rule"] or "/" in f["rule"] or f["rule"] == "rule-error"
+    )
 
 
 def write(tmp: Path, name: str, text: str) -> Path:
@@ -46,18 +51,48 @@ def write(tmp: Path, name: str, text: str) -> Path:
 
 def test_conftest_findings_exact():
     got = policy_findings("--policy", str(POL / "conftest"), str(MANIFEST), suppressed=True)
-    assert got == sorted([
-        ("gpu.deny_cost_center", "error", 1, 1, "", "Job train-llm has no cost-center label",
-         "exception in package gpu"),
-        ("gpu.deny_too_many_gpus", "error", 17, 13, "spec.template.spec.containers[0].resources.limits",
-         "container trainer asks for 8 GPUs; at most 4 without a quota exception", None),
-        ("gpu.warn_latest", "warning", 1, 1, "", "container trainer uses a :latest image", None),
-        ("main.deny", "error", 1, 1, "", "container trainer pulls docker.io/library/pytorch:latest from outside "
-         "registry.internal/", None),
-        ("main.deny", "error", 21, 1, "", "container eval pulls docker.io/library/pytorch:2.3 from outside "
-         "registry.internal/", "registry mirror lands next sprint"),
-        ("main.warn", "warning", 1, 1, "", "Job train-llm has no activeDeadlineSeconds", None),
-    ])
+    assert got == sorted(
+        [
+            (
+                "gpu.deny_cost_center",
+                "error",
+                1,
+                1,
+                "",
+                "Job train-llm has no cost-center label",
+                "exception in package gpu",
+            ),
+            (
+                "gpu.deny_too_many_gpus",
+                "error",
+                17,
+                13,
+                "spec.template.spec.containers[0].resources.limits",
+                "container trainer asks for 8 GPUs; at most 4 without a quota exception",
+                None,
+            ),
+            ("gpu.warn_latest", "warning", 1, 1, "", "container trainer uses a :latest image", None),
+            (
+                "main.deny",
+                "error",
+                1,
+                1,
+                "",
+                "container trainer pulls docker.io/library/pytorch:latest from outside registry.internal/",
+                None,
+            ),
+            (
+                "main.deny",
+                "error",
+                21,
+                1,
+                "",
+                "container eval pulls docker.io/library/pytorch:2.3 from outside registry.internal/",
+                "registry mirror lands next sprint",
+            ),
+            ("main.warn", "warning", 1, 1, "", "Job train-llm has no activeDeadlineSeconds", None),
+        ]
+    )
 
 
 def test_rules_option_takes_rego_and_namespace_restricts():
@@ -66,36 +101,49 @@ def test_rules_option_takes_rego_and_namespace_restricts():
 
 
 def test_value_forms_and_v1_v0_detection(tmp_path):
-    write(tmp_path, "p/forms.rego", """package forms
+    write(
+        tmp_path,
+        "p/forms.rego",
+        """package forms
 import rego.v1
 
 deny contains "a string in a set" if input.kind == "Job"
 violation contains {"msg": "an object", "details": {"path": ["metadata", "name"]}} if input.kind == "Job"
 warn_array := ["one", "two"] if input.kind == "Job"
 deny_bool if input.kind == "Job"
-""")
-    write(tmp_path, "p/legacy.rego", """package legacy
+""",
+    )
+    write(
+        tmp_path,
+        "p/legacy.rego",
+        """package legacy
 import future.keywords.in
 
 deny[msg] {
   "Job" in {input.kind}
   msg := "v0 with future keywords"
 }
-""")
+""",
+    )
     m = write(tmp_path, "m.yaml", "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n")
     got = policy_findings("--policy", str(tmp_path / "p"), str(m))
-    assert got == sorted([
-        ("forms.deny", "error", 1, 1, "", "a string in a set", None),
-        ("forms.violation", "error", 4, 3, "metadata.name", "an object", None),
-        ("forms.warn_array", "warning", 1, 1, "", "one", None),
-        ("forms.warn_array", "warning", 1, 1, "", "two", None),
-        ("forms.deny_bool", "error", 1, 1, "", "forms.deny_bool failed", None),
-        ("legacy.deny", "error", 1, 1, "", "v0 with future keywords", None),
-    ])
+    assert got == sorted(
+        [
+            ("forms.deny", "error", 1, 1, "", "a string in a set", None),
+            ("forms.violation", "error", 4, 3, "metadata.name", "an object", None),
+            ("forms.warn_array", "warning", 1, 1, "", "one", None),
+            ("forms.warn_array", "warning", 1, 1, "", "two", None),
+            ("forms.deny_bool", "error", 1, 1, "", "forms.deny_bool failed", None),
+            ("legacy.deny", "error", 1, 1, "", "v0 with future keywords", None),
+        ]
+    )
 
 
 def test_combine_sees_all_documents(tmp_path):
-    write(tmp_path, "p/c.rego", """package main
+    write(
+        tmp_path,
+        "p/c.rego",
+        """package main
 import rego.v1
 
 deny contains msg if {
@@ -103,7 +151,8 @@ deny contains msg if {
   count(names) != count({n | some n in names})
   msg := sprintf("duplicate names across %d documents", [count(names)])
 }
-""")
+""",
+    )
     write(tmp_path, "m/a.yaml", "kind: Job\nmetadata:\n  name: x\n")
     write(tmp_path, "m/b.yaml", "kind: Job\nmetadata:\n  name: x\n")
     got = policy_findings("--policy", str(tmp_path / "p"), "--combine", str(tmp_path / "m"))
@@ -129,21 +178,49 @@ def test_sarif_and_baseline_carry_policy_findings(tmp_path):
 @needs_cel
 def test_gatekeeper_findings_exact():
     got = policy_findings("--policy", str(POL / "gatekeeper"), str(MANIFEST))
-    assert got == sorted([
-        ("K8sGpuJobDeadline/gpu-jobs-end", "error", 1, 1, "", "GPU Job train-llm has no activeDeadlineSeconds", None),
-        ("K8sGpuJobDeadline/gpu-jobs-end", "error", 63, 3, "spec.activeDeadlineSeconds",
-         "GPU Job sweep may run 172800s, more than 86400s", None),
-        ("K8sTeamLabel/known-team", "warning", 54, 1, "", 'team label "marketing" is not one of research, platform',
-         None),
-    ])
+    assert got == sorted(
+        [
+            (
+                "K8sGpuJobDeadline/gpu-jobs-end",
+                "error",
+                1,
+                1,
+                "",
+                "GPU Job train-llm has no activeDeadlineSeconds",
+                None,
+            ),
+            (
+                "K8sGpuJobDeadline/gpu-jobs-end",
+                "error",
+                63,
+                3,
+                "spec.activeDeadlineSeconds",
+                "GPU Job sweep may run 172800s, more than 86400s",
+                None,
+            ),
+            (
+                "K8sTeamLabel/known-team",
+                "warning",
+                54,
+                1,
+                "",
+                'team label "marketing" is not one of research, platform',
+                None,
+            ),
+        ]
+    )
 
 
 @needs_cel
 def test_enforcement_action_dryrun_is_info_and_namespace_selector_noted(tmp_path):
-    text = (POL / "gatekeeper" / "constraints.yaml").read_text().replace("enforcementAction: deny",
-                                                                          "enforcementAction: dryrun")
-    text = text.replace("    excludedNamespaces: [\"kube-system\"]",
-                        "    namespaceSelector:\n      matchLabels:\n        gpu: \"yes\"")
+    text = (
+        (POL / "gatekeeper" / "constraints.yaml")
+        .read_text()
+        .replace("enforcementAction: deny", "enforcementAction: dryrun")
+    )
+    text = text.replace(
+        '    excludedNamespaces: ["kube-system"]', '    namespaceSelector:\n      matchLabels:\n        gpu: "yes"'
+    )
     d = tmp_path / "gk"
     d.mkdir()
     for f in ("gpu-deadline-template.yaml", "team-label-template.yaml"):
@@ -163,9 +240,12 @@ def test_referential_template_reads_inventory_of_the_run(tmp_path):
     (pol / "template.yaml").write_text((LIBRARY / "general" / "uniqueingresshost" / "template.yaml").read_text())
     (pol / "constraint.yaml").write_text(
         "apiVersion: constraints.gatekeeper.sh/v1beta1\nkind: K8sUniqueIngressHost\nmetadata:\n  name: unique-host\n"
-        "spec:\n  match:\n    kinds:\n      - apiGroups: [\"networking.k8s.io\"]\n        kinds: [\"Ingress\"]\n")
-    ing = ("apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {n}\n  namespace: ml\n"
-           "spec:\n  rules:\n    - host: tensorboard.example.com\n")
+        'spec:\n  match:\n    kinds:\n      - apiGroups: ["networking.k8s.io"]\n        kinds: ["Ingress"]\n'
+    )
+    ing = (
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {n}\n  namespace: ml\n"
+        "spec:\n  rules:\n    - host: tensorboard.example.com\n"
+    )
     write(tmp_path, "m/a.yaml", ing.format(n="tb-a"))
     write(tmp_path, "m/b.yaml", ing.format(n="tb-b"))
     got = policy_findings("--policy", str(pol), str(tmp_path / "m"))
@@ -181,20 +261,31 @@ def test_verify_rego_tests_and_suites_json():
     r = cli("rules", "verify", str(POL / "conftest"), "--format", "json")
     assert r.exit_code == 0, r.output
     assert [(c["name"], c["passed"]) for c in json.loads(r.output)] == [
-        ("data.gpu.test_eight_gpus_denied", True), ("data.gpu.test_two_gpus_allowed", True)]
+        ("data.gpu.test_eight_gpus_denied", True),
+        ("data.gpu.test_two_gpus_allowed", True),
+    ]
     r = cli("rules", "verify", str(POL / "gatekeeper-suite"), "--format", "json")
     assert r.exit_code == 0, r.output
     assert [(c["name"], c["passed"]) for c in json.loads(r.output)] == [
-        ("ml-policies/gpu-deadline/no-deadline", True), ("ml-policies/gpu-deadline/ok", True),
-        ("ml-policies/team-label/bad-team", True), ("ml-policies/team-label/known-team", True)]
+        ("ml-policies/gpu-deadline/no-deadline", True),
+        ("ml-policies/gpu-deadline/ok", True),
+        ("ml-policies/team-label/bad-team", True),
+        ("ml-policies/team-label/known-team", True),
+    ]
 
 
 def test_verify_reports_a_failing_case(tmp_path):
     write(tmp_path, "t/x_test.rego", "package x\nimport rego.v1\n\ntest_fails if { 1 == 2 }\n")
     r = cli("rules", "verify", str(tmp_path / "t"), "--format", "json")
     assert r.exit_code == 1
-    assert json.loads(r.output) == [{"name": "data.x.test_fails", "passed": False,
-                                     "file": str(tmp_path / "t" / "x_test.rego"), "reason": "undefined"}]
+    assert json.loads(r.output) == [
+        {
+            "name": "data.x.test_fails",
+            "passed": False,
+            "file": str(tmp_path / "t" / "x_test.rego"),
+            "reason": "undefined",
+        }
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -229,25 +320,37 @@ def test_gatekeeper_library_every_template_loads(library_cases):
 
 def test_a_package_over_several_files_is_queried_rule_by_rule(tmp_path):
     write(tmp_path, "p/a.rego", 'package main\nimport rego.v1\n\ndeny contains "from a" if input.kind == "Job"\n')
-    write(tmp_path, "p/b.rego", 'package main\n\ndeny[msg] {\n  input.kind == "Job"\n  msg := "from b"\n}\n'
-                                'warn[msg] {\n  input.kind == "Job"\n  msg := "warn b"\n}\n')
+    write(
+        tmp_path,
+        "p/b.rego",
+        'package main\n\ndeny[msg] {\n  input.kind == "Job"\n  msg := "from b"\n}\n'
+        'warn[msg] {\n  input.kind == "Job"\n  msg := "warn b"\n}\n',
+    )
     m = write(tmp_path, "m.yaml", "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n")
     assert [(g[0], g[5]) for g in policy_findings("--policy", str(tmp_path / "p"), str(m))] == [
-        ("main.deny", "from a"), ("main.deny", "from b"), ("main.warn", "warn b")]
+        ("main.deny", "from a"),
+        ("main.deny", "from b"),
+        ("main.warn", "warn b"),
+    ]
 
 
 def test_a_new_line_ends_an_expression_as_in_opa(tmp_path):
-    write(tmp_path, "p/n.rego", """package main
+    write(
+        tmp_path,
+        "p/n.rego",
+        """package main
 
 deny[msg] {
   input.spec.minReplicas
   (input.spec.maxReplicas - input.spec.minReplicas) < 2
   msg := "spread under 2"
 }
-""")
+""",
+    )
     m = write(tmp_path, "m.yaml", "kind: HorizontalPodAutoscaler\nspec:\n  minReplicas: 3\n  maxReplicas: 4\n")
     assert [(g[0], g[5]) for g in policy_findings("--policy", str(tmp_path / "p"), str(m))] == [
-        ("main.deny", "spread under 2")]
+        ("main.deny", "spread under 2")
+    ]
 
 
 def test_rego_syntax_error_exit_2_with_position(tmp_path):
@@ -269,8 +372,10 @@ def test_type_error_is_exit_2_with_position(tmp_path):
     assert r.exit_code == 2 and f"{p}:5:" in r.stderr and "expects numeric argument" in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("call", ['http.send({"method": "get", "url": "http://127.0.0.1:9"})', "time.now_ns()",
-                                  'net.lookup_ip_addr("localhost")'])
+@pytest.mark.parametrize(
+    "call",
+    ['http.send({"method": "get", "url": "http://127.0.0.1:9"})', "time.now_ns()", 'net.lookup_ip_addr("localhost")'],
+)
 def test_network_and_clock_builtins_are_refused(tmp_path, call):
     p = write(tmp_path, "p/n.rego", f"package main\nimport rego.v1\n\ndeny contains x if {{\n  x := {call}\n}}\n")
     r = cli("check", "--policy", str(p.parent), str(MANIFEST))
@@ -285,8 +390,14 @@ def test_missing_template_exit_2(tmp_path):
 
 
 def test_non_compiling_template_exit_2(tmp_path):
-    text = (POL / "gatekeeper" / "gpu-deadline-template.yaml").read_text().replace(
-        "          not input.review.object.spec.activeDeadlineSeconds\n", "          not input.review.object.spec[\n")
+    text = (
+        (POL / "gatekeeper" / "gpu-deadline-template.yaml")
+        .read_text()
+        .replace(
+            "          not input.review.object.spec.activeDeadlineSeconds\n",
+            "          not input.review.object.spec[\n",
+        )
+    )
     write(tmp_path, "gk/t.yaml", text)
     r = cli("check", "--policy", str(tmp_path / "gk"), str(MANIFEST))
     assert r.exit_code == 2 and "ConstraintTemplate k8sgpujobdeadline" in r.stderr and "does not compile" in r.stderr
@@ -298,7 +409,10 @@ def test_runaway_policy_is_bounded_and_other_findings_stay(tmp_path, monkeypatch
 
     monkeypatch.setattr(sandbox, "TIME_LIMIT", 1.0)
     monkeypatch.setattr(sandbox, "MEMORY_LIMIT", 256 << 20)
-    write(tmp_path, "p/slow.rego", """package slow
+    write(
+        tmp_path,
+        "p/slow.rego",
+        """package slow
 import rego.v1
 
 deny contains "slow" if {
@@ -306,15 +420,20 @@ deny contains "slow" if {
   a := numbers.range(1, 3000)
   count([1 | some i in a; some j in a; some k in a; i + j + k < 0]) == 0
 }
-""")
-    write(tmp_path, "p/big.rego", """package big
+""",
+    )
+    write(
+        tmp_path,
+        "p/big.rego",
+        """package big
 import rego.v1
 
 deny contains "big" if {
   input.metadata.name == "eval-llm"
   count(concat("", [s | some i in numbers.range(1, 100000000); s := sprintf("%d-padding-padding", [i])])) > 0
 }
-""")
+""",
+    )
     write(tmp_path, "p/fine.rego", 'package fine\nimport rego.v1\n\nwarn contains "fine" if input.kind == "Job"\n')
     got = policy_findings("--policy", str(tmp_path / "p"), str(MANIFEST))
     errors = [g for g in got if g[0] == "rule-error"]
@@ -330,8 +449,13 @@ def test_corpus_with_library_templates_and_conftest_keeps_builtin_findings(tmp_p
     if not (LIBRARY.is_dir() and corpus.is_dir()):
         pytest.skip("../shared is not beside the project")
     pol = tmp_path / "gk"
-    for name in ("general/containerlimits", "general/requiredlabels", "general/allowedrepos",
-                 "pod-security-policy/privileged-containers", "general/replicalimits"):
+    for name in (
+        "general/containerlimits",
+        "general/requiredlabels",
+        "general/allowedrepos",
+        "pod-security-policy/privileged-containers",
+        "general/replicalimits",
+    ):
         src = LIBRARY / name
         dst = pol / name.replace("/", "-")
         dst.mkdir(parents=True)
@@ -339,8 +463,9 @@ def test_corpus_with_library_templates_and_conftest_keeps_builtin_findings(tmp_p
         sample = sorted((src / "samples").iterdir())[0] / "constraint.yaml"
         (dst / "constraint.yaml").write_text(sample.read_text())
     base = cli("check", str(corpus), "-f", "json", "-q", "--jobs", "2")
-    with_pol = cli("check", str(corpus), "-f", "json", "-q", "--jobs", "2", "--policy", str(pol),
-                   "--policy", str(POL / "conftest"))
+    with_pol = cli(
+        "check", str(corpus), "-f", "json", "-q", "--jobs", "2", "--policy", str(pol), "--policy", str(POL / "conftest")
+    )
     assert base.exit_code in (0, 1) and with_pol.exit_code in (0, 1), with_pol.output[-2000:]
     a, b = json.loads(base.output)["findings"], json.loads(with_pol.output)["findings"]
     builtin = [f for f in b if "." not in f["rule"] and "/" not in f["rule"]]
@@ -361,9 +486,12 @@ def test_context_files_join_the_inventory(tmp_path):
     (pol / "template.yaml").write_text((LIBRARY / "general" / "uniqueingresshost" / "template.yaml").read_text())
     (pol / "constraint.yaml").write_text(
         "apiVersion: constraints.gatekeeper.sh/v1beta1\nkind: K8sUniqueIngressHost\nmetadata:\n  name: unique-host\n"
-        "spec:\n  match:\n    kinds:\n      - apiGroups: [\"networking.k8s.io\"]\n        kinds: [\"Ingress\"]\n")
-    ing = ("apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {n}\n  namespace: ml\n"
-           "spec:\n  rules:\n    - host: tensorboard.example.com\n")
+        'spec:\n  match:\n    kinds:\n      - apiGroups: ["networking.k8s.io"]\n        kinds: ["Ingress"]\n'
+    )
+    ing = (
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {n}\n  namespace: ml\n"
+        "spec:\n  rules:\n    - host: tensorboard.example.com\n"
+    )
     linted = write(tmp_path, "m/a.yaml", ing.format(n="tb-a"))
     context = write(tmp_path, "cluster/b.yaml", ing.format(n="tb-b"))
     policies = load_policies([str(pol)], context_paths=[str(context)])
@@ -371,8 +499,7 @@ def test_context_files_join_the_inventory(tmp_path):
         result, _ = run([str(linted)], Config(), [], jobs=1, policies=policies)
     finally:
         policies.close()
-    assert [(f.rule, f.file, f.line) for f in result.findings] == [
-        ("K8sUniqueIngressHost/unique-host", str(linted), 1)]
+    assert [(f.rule, f.file, f.line) for f in result.findings] == [("K8sUniqueIngressHost/unique-host", str(linted), 1)]
 
 
 @needs_cel
@@ -389,7 +516,10 @@ def test_parallel_run_gives_the_same_policy_findings(tmp_path, force_parallel):
 
 
 def test_exceptions_cover_deny_and_violation_only(tmp_path):
-    write(tmp_path, "p/e.rego", """package main
+    write(
+        tmp_path,
+        "p/e.rego",
+        """package main
 import rego.v1
 
 deny contains "plain deny" if input.kind == "Job"
@@ -398,11 +528,16 @@ warn_latest contains "latest warning" if input.kind == "Job"
 violation_other contains "other" if input.kind == "Job"
 
 exception contains ["latest", ""] if input.metadata.labels.exempt == "yes"
-""")
-    m = write(tmp_path, "m.yaml", "kind: Job\nmetadata:\n  name: j\n  labels:\n    exempt: \"yes\"\n")
+""",
+    )
+    m = write(tmp_path, "m.yaml", 'kind: Job\nmetadata:\n  name: j\n  labels:\n    exempt: "yes"\n')
     got = [(g[0], g[6]) for g in policy_findings("--policy", str(tmp_path / "p"), str(m), suppressed=True)]
-    assert got == [("main.deny", "exception in package main"), ("main.deny_latest", "exception in package main"),
-                   ("main.violation_other", None), ("main.warn_latest", None)]
+    assert got == [
+        ("main.deny", "exception in package main"),
+        ("main.deny_latest", "exception in package main"),
+        ("main.violation_other", None),
+        ("main.warn_latest", None),
+    ]
 
 
 @needs_cel

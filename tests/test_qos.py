@@ -292,7 +292,10 @@ def test_request_defaulting_only_fills_missing_keys():
 
 def test_sidecar_and_init_containers_count_like_containers():
     guaranteed_init = c(rl("1", "1Gi"), rl("1", "1Gi"))
-    spec = {"containers": [GUARANTEED_C], "initContainers": [guaranteed_init, dict(guaranteed_init, restartPolicy="Always")]}
+    spec = {
+        "containers": [GUARANTEED_C],
+        "initContainers": [guaranteed_init, dict(guaranteed_init, restartPolicy="Always")],
+    }
     assert qos_class(spec) == "Guaranteed"
 
 
@@ -319,7 +322,7 @@ def test_wrong_types_are_best_effort_not_errors(spec):
 FRAGMENTS = {
     # a kustomize patch: the base Job sets the image and the resources it leaves out
     "patch": "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
-             "      containers:\n      - name: worker\n        resources:\n          limits: {nvidia.com/gpu: 1}\n",
+    "      containers:\n      - name: worker\n        resources:\n          limits: {nvidia.com/gpu: 1}\n",
     # a Spark driver pod template: Spark adds the container, with its cpu and memory
     "no containers": "apiVersion: v1\nkind: Pod\nmetadata: {name: driver}\nspec:\n  nodeSelector: {group: cpu}\n",
 }

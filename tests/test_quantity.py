@@ -336,7 +336,13 @@ def test_parse_quantity_does_not_trim():
 
 @pytest.mark.parametrize(
     ("value", "rounded"),
-    [(F(1, 10**4), F(1, 1000)), (F(1, 2), F(1, 2)), (F(-1, 10**4), F(-1, 1000)), (F(0), F(0)), (F(1001, 10**6), F(2, 1000))],
+    [
+        (F(1, 10**4), F(1, 1000)),
+        (F(1, 2), F(1, 2)),
+        (F(-1, 10**4), F(-1, 1000)),
+        (F(0), F(0)),
+        (F(1001, 10**6), F(2, 1000)),
+    ],
 )
 def test_milli_round_up(value, rounded):
     assert milli_round_up(value) == rounded

@@ -34,7 +34,8 @@ KUSTOMIZE_VERSION = render.kustomize_version()
 needs_kustomize = pytest.mark.skipif(
     KUSTOMIZE_VERSION is None or KUSTOMIZE_VERSION < (4, 5),
     reason="needs kustomize v4.5 or later (kustomize, or kubectl 1.24+ which embeds it) on PATH; found "
-           + (f"v{KUSTOMIZE_VERSION[0]}.{KUSTOMIZE_VERSION[1]}" if KUSTOMIZE_VERSION else "none"))
+    + (f"v{KUSTOMIZE_VERSION[0]}.{KUSTOMIZE_VERSION[1]}" if KUSTOMIZE_VERSION else "none"),
+)
 HEADER_LINES = 3  # the provenance header of fixtures/render/helm/rendered.yaml
 
 
@@ -49,9 +50,17 @@ def check(args: list[str], cwd: Path, input: bytes | None = None, env: dict | No
 
 def rows(result) -> list[tuple]:
     data = json.loads(result.stdout)
-    return [(f["rule"], f["file"], f["line"], f["column"], f["path"],
-             tuple((r["file"], r["line"]) for r in f.get("related", ())))
-            for f in data["findings"]]
+    return [
+        (
+            f["rule"],
+            f["file"],
+            f["line"],
+            f["column"],
+            f["path"],
+            tuple((r["file"], r["line"]) for r in f.get("related", ())),
+        )
+        for f in data["findings"]
+    ]
 
 
 # ----------------------------------------------------------------------------
@@ -78,7 +87,8 @@ def test_related_location_in_sarif() -> None:
     r = check(["-", "-f", "sarif"], HELM_DIR, input=(HELM_DIR / "rendered.yaml").read_bytes())
     result = json.loads(r.stdout)["runs"][0]["results"][0]
     assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith(
-        "subchart/templates/tests/test-nothing.yaml")
+        "subchart/templates/tests/test-nothing.yaml"
+    )
     [related] = result["relatedLocations"]
     assert related["id"] == 1
     assert related["physicalLocation"]["region"]["startLine"] == HEADER_LINES + 110
@@ -170,8 +180,10 @@ def test_chart_without_helm_is_one_warning_and_no_parse_errors(tmp_path: Path) -
     assert r.exit_code == 0
     assert rows(r) == []
     assert r.stderr.count("warning:") == 1
-    assert ("kubelint-ml: warning: charts/train: Helm chart not linted: helm is not on PATH; install helm, or pipe "
-            "the rendered chart in: helm template charts/train | kubelint-ml check -") in r.stderr
+    assert (
+        "kubelint-ml: warning: charts/train: Helm chart not linted: helm is not on PATH; install helm, or pipe "
+        "the rendered chart in: helm template charts/train | kubelint-ml check -"
+    ) in r.stderr
     # A template named on the command line (as pre-commit does) is part of its chart too.
     r = check(["charts/train/templates/service.yaml", "-f", "github"], tmp_path, env={"PATH": str(tmp_path)})
     assert r.exit_code == 0
@@ -184,9 +196,11 @@ def test_helm_runs_without_a_shell_with_values_and_set(tmp_path: Path, monkeypat
     bindir = tmp_path / "bin"
     bindir.mkdir()
     helm = bindir / "helm"
-    helm.write_text(f"#!{sys.executable}\nimport sys, json\n"
-                    "print('---\\n# Source: train/templates/cm.yaml\\napiVersion: v1\\nkind: ConfigMap\\n"
-                    "metadata: {name: argv}\\ndata: {argv: ' + json.dumps(json.dumps(sys.argv[1:])) + '}')\n")
+    helm.write_text(
+        f"#!{sys.executable}\nimport sys, json\n"
+        "print('---\\n# Source: train/templates/cm.yaml\\napiVersion: v1\\nkind: ConfigMap\\n"
+        "metadata: {name: argv}\\ndata: {argv: ' + json.dumps(json.dumps(sys.argv[1:])) + '}')\n"
+    )
     helm.chmod(0o755)
     chart = tmp_path / "train"
     (chart / "templates").mkdir(parents=True)
@@ -238,8 +252,11 @@ def test_overlay_is_built_and_findings_point_at_base_and_patch() -> None:
     ]
     # The base alone would be BestEffort with no memory limit on the trainer: the overlay fixes
     # that, and the base is not linted raw beside it.
-    assert all(rel[0][0] == "fixtures/render/kustomize/overlays/prod (kubectl kustomize)"
-               or rel[0][0].endswith("(kustomize build)") for *_, rel in rows(r))
+    assert all(
+        rel[0][0] == "fixtures/render/kustomize/overlays/prod (kubectl kustomize)"
+        or rel[0][0].endswith("(kustomize build)")
+        for *_, rel in rows(r)
+    )
 
 
 @needs_kustomize
@@ -257,8 +274,9 @@ def test_piped_kustomize_output_with_origins_maps_too(tmp_path: Path) -> None:
     shutil.copytree(KUSTOMIZE_DIR, overlay)
     kfile = overlay / "overlays" / "prod" / "kustomization.yaml"
     kfile.write_text(kfile.read_text() + "buildMetadata: [originAnnotations, transformerAnnotations]\n")
-    built = subprocess.run(render.kustomize_command() + [str(overlay / "overlays" / "prod")], capture_output=True,
-                           timeout=120, check=True).stdout
+    built = subprocess.run(
+        render.kustomize_command() + [str(overlay / "overlays" / "prod")], capture_output=True, timeout=120, check=True
+    ).stdout
     # Origins are relative to the kustomization built: run from there, as a user would.
     r = check(["-", "-f", "json"], overlay / "overlays" / "prod", input=built)
     files = {f[1] for f in rows(r)}
@@ -280,8 +298,10 @@ def test_kustomization_without_the_tools_is_one_warning(tmp_path: Path) -> None:
     r = check(["k", "-f", "json"], tmp_path, env={"PATH": str(tmp_path / "none")})
     assert r.exit_code == 0 and rows(r) == []
     assert r.stderr.count("warning:") == 1
-    assert ("k/overlays/prod: kustomization not linted: neither kustomize nor kubectl is on PATH; install one, or "
-            "pipe the build in: kubectl kustomize k/overlays/prod | kubelint-ml check -") in r.stderr
+    assert (
+        "k/overlays/prod: kustomization not linted: neither kustomize nor kubectl is on PATH; install one, or "
+        "pipe the build in: kubectl kustomize k/overlays/prod | kubelint-ml check -"
+    ) in r.stderr
 
 
 # ----------------------------------------------------------------------------
@@ -340,8 +360,12 @@ def test_quoted_globs_are_expanded(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_verbose_never_changes_results(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
-    runs = [CliRunner().invoke(main, ["check", str(corpus), "fixtures/accelerators", "-f", "json", *extra],
-                               catch_exceptions=False) for extra in ([], ["-v"])]
+    runs = [
+        CliRunner().invoke(
+            main, ["check", str(corpus), "fixtures/accelerators", "-f", "json", *extra], catch_exceptions=False
+        )
+        for extra in ([], ["-v"])
+    ]
     assert runs[0].exit_code == runs[1].exit_code == 1
     assert runs[0].stdout == runs[1].stdout
     assert "gpu-node-unresolved" not in runs[1].stdout
@@ -351,32 +375,40 @@ def test_verbose_never_changes_results(corpus: Path, monkeypatch: pytest.MonkeyP
 def test_paths_named_by_piped_text_are_read_only_when_they_are_regular_files(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo.yaml"
     os.mkfifo(fifo)
-    piped = (f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
-             f"    config.kubernetes.io/origin: |\n      path: {fifo}\n"
-             f"    alpha.config.kubernetes.io/transformations: |\n      - configuredIn: {fifo}\n"
-             "        configuredBy:\n          kind: PatchTransformer\n"
-             "spec:\n  containers: [{name: c, image: x}]\n").encode()
+    piped = (
+        f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+        f"    config.kubernetes.io/origin: |\n      path: {fifo}\n"
+        f"    alpha.config.kubernetes.io/transformations: |\n      - configuredIn: {fifo}\n"
+        "        configuredBy:\n          kind: PatchTransformer\n"
+        "spec:\n  containers: [{name: c, image: x}]\n"
+    ).encode()
     r = check(["-", "-f", "json"], tmp_path, input=piped)  # would block forever if the FIFO were opened
     assert {f[1] for f in rows(r)} == {"<stdin>"}
 
 
 def test_go_templates_inside_rendered_strings_are_not_template_errors(tmp_path: Path) -> None:
-    piped = (b"---\n# Source: mon/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: alerts}\n"
-             b"data:\n  alert.tmpl: |\n    {{ define \"slack.text\" }}{{ .CommonLabels.alertname }}{{ end }}\n")
+    piped = (
+        b"---\n# Source: mon/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: alerts}\n"
+        b'data:\n  alert.tmpl: |\n    {{ define "slack.text" }}{{ .CommonLabels.alertname }}{{ end }}\n'
+    )
     r = check(["-", "-f", "json"], tmp_path, input=piped)
     assert r.exit_code == 0 and rows(r) == []
     raw = check(["-", "-f", "json"], tmp_path, input=piped.replace(b"# Source: mon/templates/cm.yaml\n", b""))
     assert [f[0] for f in rows(raw)] == ["parse-error"]  # without helm's marks it may be a template
 
 
-@pytest.mark.skipif(render.helm_binary() is None,
-                    reason="helm is not on PATH (no Debian package; PyPI ships no Linux helm binary)")
+@pytest.mark.skipif(
+    render.helm_binary() is None, reason="helm is not on PATH (no Debian package; PyPI ships no Linux helm binary)"
+)
 def test_real_helm_renders_the_chart_and_findings_map_to_its_templates() -> None:
     r = check(["fixtures/render/helm/subchart", "-f", "json"], ROOT)
     template = "fixtures/render/helm/subchart/templates/tests/test-nothing.yaml"
     assert [(f[0], f[1], f[2]) for f in rows(r)] == [
-        ("besteffort-qos", template, 7), ("missing-priority-class", template, 7),
-        ("missing-memory-limit", template, 9), ("missing-memory-request", template, 9)]
+        ("besteffort-qos", template, 7),
+        ("missing-priority-class", template, 7),
+        ("missing-memory-limit", template, 9),
+        ("missing-memory-request", template, 9),
+    ]
 
 
 def test_text_output_names_the_rendered_location_under_verbose() -> None:

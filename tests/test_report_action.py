@@ -24,8 +24,19 @@ INSTALL_SH = ROOT / "action" / "install.sh"
 KUBELINT = Path(sys.executable).parent / "kubelint-ml"
 needs_bash = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
-INPUTS = ["paths", "config", "fail-level", "format", "sarif-file", "baseline", "schema", "args",
-          "working-directory", "version", "python-version"]
+INPUTS = [
+    "paths",
+    "config",
+    "fail-level",
+    "format",
+    "sarif-file",
+    "baseline",
+    "schema",
+    "args",
+    "working-directory",
+    "version",
+    "python-version",
+]
 
 
 def test_action_inputs_and_outputs() -> None:
@@ -56,8 +67,10 @@ def test_python_of_later_steps_is_left_alone_and_pip_is_cached() -> None:
 
 def test_no_expression_inside_scripts() -> None:
     scripts = [s["run"] for s in STEPS if "run" in s]
-    assert scripts == ['bash "$KUBELINT_ML_ACTION_PATH/action/install.sh"',
-                       'bash "$KUBELINT_ML_ACTION_PATH/action/run.sh"']
+    assert scripts == [
+        'bash "$KUBELINT_ML_ACTION_PATH/action/install.sh"',
+        'bash "$KUBELINT_ML_ACTION_PATH/action/run.sh"',
+    ]
     for step in STEPS[2:]:
         for value in step["env"].values():
             assert re.fullmatch(r"\$\{\{ (inputs|github|steps)\.[a-z_.-]+ \}\}", value)
@@ -65,8 +78,9 @@ def test_no_expression_inside_scripts() -> None:
     assert used | {"python-version"} == set(INPUTS)
 
 
-def _bash(script: Path, tmp_path: Path, env: dict[str, str], cwd: Path | None = None,
-          path_prefix: Path | None = None) -> tuple[subprocess.CompletedProcess, dict[str, str]]:
+def _bash(
+    script: Path, tmp_path: Path, env: dict[str, str], cwd: Path | None = None, path_prefix: Path | None = None
+) -> tuple[subprocess.CompletedProcess, dict[str, str]]:
     output = tmp_path / "github_output"
     output.write_text("")
     full_env = {
@@ -76,8 +90,9 @@ def _bash(script: Path, tmp_path: Path, env: dict[str, str], cwd: Path | None = 
         "GITHUB_OUTPUT": str(output),
     }
     full_env.update(env)
-    proc = subprocess.run(["bash", str(script)], cwd=cwd or tmp_path, env=full_env, capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        ["bash", str(script)], cwd=cwd or tmp_path, env=full_env, capture_output=True, text=True, timeout=120
+    )
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
     return proc, outputs
 
@@ -109,7 +124,7 @@ def _argv(tmp_path: Path, env: dict[str, str]) -> list[str]:
     # The JSON report the script reads the counts from goes to a temporary file.
     i = argv.index("json")
     assert argv[i - 1] == "--format" and argv[i + 1] == "--output"
-    del argv[i - 1:i + 3]
+    del argv[i - 1 : i + 3]
     return argv
 
 
@@ -117,8 +132,13 @@ def _argv(tmp_path: Path, env: dict[str, str]) -> list[str]:
 def test_check_step_arguments(tmp_path: Path) -> None:
     assert _argv(tmp_path, BASE) == ["check", "--fail-level", "error", "--format", "github", "--output", "-", "--", "."]
     env = dict(BASE, KUBELINT_ML_PATHS="k8s/\n  jobs/*.yaml  'training/**/*.yaml'")
-    env.update(KUBELINT_ML_CONFIG="ci/kl.yaml", KUBELINT_ML_SARIF_FILE="out.sarif", KUBELINT_ML_BASELINE="base.json",
-               KUBELINT_ML_SCHEMA="true", KUBELINT_ML_ARGS="--context cluster/\n--helm-set a=b")
+    env.update(
+        KUBELINT_ML_CONFIG="ci/kl.yaml",
+        KUBELINT_ML_SARIF_FILE="out.sarif",
+        KUBELINT_ML_BASELINE="base.json",
+        KUBELINT_ML_SCHEMA="true",
+        KUBELINT_ML_ARGS="--context cluster/\n--helm-set a=b",
+    )
     (tmp_path / "jobs").mkdir()
     (tmp_path / "jobs" / "a.yaml").write_text("x")
     assert _argv(tmp_path, env) == [
@@ -134,17 +154,25 @@ def test_check_step_arguments(tmp_path: Path) -> None:
 @needs_bash
 def test_hostile_inputs_stay_data(tmp_path: Path) -> None:
     marker = tmp_path / "pwned"
-    evil = f'$(touch {marker}) `touch {marker}`; touch {marker} "\'$HOME'
+    evil = f"$(touch {marker}) `touch {marker}`; touch {marker} \"'$HOME"
     env = dict(BASE)
-    for key in ("KUBELINT_ML_CONFIG", "KUBELINT_ML_FAIL_LEVEL", "KUBELINT_ML_FORMAT", "KUBELINT_ML_SARIF_FILE",
-                "KUBELINT_ML_BASELINE"):
+    for key in (
+        "KUBELINT_ML_CONFIG",
+        "KUBELINT_ML_FAIL_LEVEL",
+        "KUBELINT_ML_FORMAT",
+        "KUBELINT_ML_SARIF_FILE",
+        "KUBELINT_ML_BASELINE",
+    ):
         env[key] = evil
     args = _argv(tmp_path, env)
     assert args[:3] == ["check", "--fail-level", evil]
     assert args.count(evil) == 5
     assert not marker.exists()
-    proc, outputs = _bash(RUN_SH, tmp_path, dict(BASE, KUBELINT_ML_BIN=str(_fake_kubelint(tmp_path)),
-                                                 KUBELINT_ML_WORKING_DIRECTORY="a\nexit-code=0"))
+    proc, outputs = _bash(
+        RUN_SH,
+        tmp_path,
+        dict(BASE, KUBELINT_ML_BIN=str(_fake_kubelint(tmp_path)), KUBELINT_ML_WORKING_DIRECTORY="a\nexit-code=0"),
+    )
     assert proc.returncode == 2 and "exit-code" not in outputs
 
 
@@ -171,15 +199,22 @@ def test_check_step_with_the_real_tool(tmp_path: Path) -> None:
     (repo / "training" / "team").mkdir(parents=True)
     (repo / "training" / "team" / "job.yaml").write_text(GPU_JOB)
     summary = tmp_path / "summary.md"
-    env = dict(BASE, KUBELINT_ML_BIN=str(KUBELINT), KUBELINT_ML_PYTHON=sys.executable,
-               KUBELINT_ML_PATHS="training/**/*.yaml", KUBELINT_ML_SARIF_FILE="kubelint-ml.sarif",
-               KUBELINT_ML_FAIL_LEVEL="warning", KUBELINT_ML_WORKING_DIRECTORY="repo",
-               GITHUB_STEP_SUMMARY=str(summary))
+    env = dict(
+        BASE,
+        KUBELINT_ML_BIN=str(KUBELINT),
+        KUBELINT_ML_PYTHON=sys.executable,
+        KUBELINT_ML_PATHS="training/**/*.yaml",
+        KUBELINT_ML_SARIF_FILE="kubelint-ml.sarif",
+        KUBELINT_ML_FAIL_LEVEL="warning",
+        KUBELINT_ML_WORKING_DIRECTORY="repo",
+        GITHUB_STEP_SUMMARY=str(summary),
+    )
     proc, outputs = _bash(RUN_SH, tmp_path, env)
     assert proc.returncode == 1, proc.stderr
     assert outputs["exit-code"] == "1"
     assert int(outputs["errors"]) >= 1 and int(outputs["findings"]) == sum(
-        int(outputs[k]) for k in ("errors", "warnings", "info"))
+        int(outputs[k]) for k in ("errors", "warnings", "info")
+    )
     assert outputs["sarif-file"] == "repo/kubelint-ml.sarif"
     assert (repo / "kubelint-ml.sarif").is_file()
     assert "::error file=training/team/job.yaml,line=" in proc.stdout
@@ -204,7 +239,8 @@ def test_install_step(tmp_path: Path) -> None:
         "#!/bin/sh\n"
         f'printf "%s\\n" "$0 $*" >> "{log}"\n'
         'if [ "$1 $2" = "-m venv" ]; then mkdir -p "$3/bin" && cp "$0" "$3/bin/python"; fi\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     fake_python.chmod(0o755)
     env = {"KUBELINT_ML_PYTHON": str(fake_python), "KUBELINT_ML_ACTION_PATH": str(ROOT), "KUBELINT_ML_VERSION": ""}
     proc, outputs = _bash(INSTALL_SH, tmp_path, env)

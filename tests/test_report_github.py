@@ -27,7 +27,12 @@ def test_exact_lines() -> None:
             [
                 finding(),
                 finding(
-                    rule="emptydir-no-size-limit", severity="warning", message="unbounded", remediation="", line=3, column=0
+                    rule="emptydir-no-size-limit",
+                    severity="warning",
+                    message="unbounded",
+                    remediation="",
+                    line=3,
+                    column=0,
                 ),
                 finding(rule="priorityclass-missing", severity="info", message="100% sure", line=0, column=0),
             ],
@@ -58,7 +63,11 @@ def test_injection_attempts() -> None:
         finding(file="b.yaml", message="first\n::error file=forged.yaml::forged\r\n::stop-commands::tok"),
         finding(file="c%0A::warning::x.yaml", message="%0A::error::literal percent-escapes"),
         finding(
-            rule="r::x,y", file="d.yaml", object=ObjectRef(name="n\n::o"), message="obj", remediation="rem\n::add-mask::x"
+            rule="r::x,y",
+            file="d.yaml",
+            object=ObjectRef(name="n\n::o"),
+            message="obj",
+            remediation="rem\n::add-mask::x",
         ),
         finding(file="e\u2028::error::f.yaml", message="sep\u2029::error::x\x85::error::y\x1b[2K"),
     ]
@@ -94,9 +103,11 @@ def test_one_line_per_finding_for_any_text(file: str, message: str, remediation:
 
 
 def test_ten_annotations_per_level_errors_first_then_one_closing_notice() -> None:
-    findings = ([finding(severity="info", message=f"i{n}", line=n) for n in range(12)]
-                + [finding(severity="warning", message=f"w{n}", line=n) for n in range(3)]
-                + [finding(severity="error", message=f"e{n}", line=n) for n in range(25)])
+    findings = (
+        [finding(severity="info", message=f"i{n}", line=n) for n in range(12)]
+        + [finding(severity="warning", message=f"w{n}", line=n) for n in range(3)]
+        + [finding(severity="error", message=f"e{n}", line=n) for n in range(25)]
+    )
     lines = render(run(findings)).splitlines()
     commands = [ln for ln in lines if ln.startswith("::")]
     levels = [ln.split(" ", 1)[0] for ln in commands]
@@ -110,7 +121,8 @@ def test_ten_annotations_per_level_errors_first_then_one_closing_notice() -> Non
     assert commands[-1] == (
         "::notice title=kubelint-ml::18 more findings (15 error, 3 info) are not annotated: GitHub shows 10 "
         "annotations of each level. All 40 are listed in the job summary, in the SARIF report when the run writes "
-        "one, and in this log above.")
+        "one, and in this log above."
+    )
 
 
 def test_under_the_caps_there_is_no_closing_notice() -> None:

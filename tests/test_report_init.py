@@ -16,8 +16,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _result() -> RunResult:
-    f = make_finding(message="container trainer requests nvidia.com/gpu without a limit",
-                     remediation="set resources.limits", path="spec.containers[0].resources")
+    f = make_finding(
+        message="container trainer requests nvidia.com/gpu without a limit",
+        remediation="set resources.limits",
+        path="spec.containers[0].resources",
+    )
     rules = {"gpu-limit-missing": RuleInfo("gpu-limit-missing", "error", "GPU limit", "desc", "fix")}
     return RunResult(findings=[f], suppressed=[], rules=rules, files=1, objects=1)
 

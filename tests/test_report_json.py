@@ -13,13 +13,22 @@ from kubelint_ml import __version__
 from kubelint_ml.findings import ObjectRef, RunResult
 from kubelint_ml.report.json_ import render
 
-finding = partial(make_finding, remediation='set resources.limits["nvidia.com/gpu"]',
-                  path="spec.template.spec.containers[0].resources")
+finding = partial(
+    make_finding,
+    remediation='set resources.limits["nvidia.com/gpu"]',
+    path="spec.template.spec.containers[0].resources",
+)
 
 
 def run(findings, suppressed=(), show_suppressed=True) -> RunResult:
     return RunResult(
-        findings=list(findings), suppressed=list(suppressed), rules={}, files=2, documents=3, objects=4, baselined=1,
+        findings=list(findings),
+        suppressed=list(suppressed),
+        rules={},
+        files=2,
+        documents=3,
+        objects=4,
+        baselined=1,
         show_suppressed=show_suppressed,
     )
 
@@ -101,22 +110,43 @@ def test_any_text_is_valid_json(message: str, file: str, data: dict) -> None:
 
 
 _text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
-_findings = st.lists(st.builds(
-    make_finding,
-    rule=_text, severity=st.sampled_from(["error", "warning", "info"]), message=_text, remediation=_text,
-    file=st.sampled_from(["a.yaml", "dir/b.yaml"]) | _text, line=st.integers(1, 10**6), column=st.integers(1, 999),
-    path=_text, object=st.none() | st.builds(ObjectRef, _text, _text, _text, _text),
-    container=st.none() | _text, suppressed=st.none() | _text, detail=st.none() | _text,
-    data=st.dictionaries(_text, _text | st.integers() | st.lists(st.integers(), max_size=3), max_size=3),
-), max_size=4)
+_findings = st.lists(
+    st.builds(
+        make_finding,
+        rule=_text,
+        severity=st.sampled_from(["error", "warning", "info"]),
+        message=_text,
+        remediation=_text,
+        file=st.sampled_from(["a.yaml", "dir/b.yaml"]) | _text,
+        line=st.integers(1, 10**6),
+        column=st.integers(1, 999),
+        path=_text,
+        object=st.none() | st.builds(ObjectRef, _text, _text, _text, _text),
+        container=st.none() | _text,
+        suppressed=st.none() | _text,
+        detail=st.none() | _text,
+        data=st.dictionaries(_text, _text | st.integers() | st.lists(st.integers(), max_size=3), max_size=3),
+    ),
+    max_size=4,
+)
 
 
 @given(_findings, _findings)
 def test_every_field_of_every_finding_as_json_dumps_writes_it(findings: list, suppressed: list) -> None:
     """The writer builds each finding's text by hand (fast); it must stay what json.dumps gives for to_dict()."""
     result = run(findings, suppressed)
-    expected = json.dumps({"schemaVersion": 1, "tool": {"name": "kubelint-ml", "version": __version__},
-                           "findings": [f.to_dict() for f in findings],
-                           "suppressed": [f.to_dict() for f in suppressed],
-                           "summary": result.summary()}, indent=2, ensure_ascii=False) + "\n"
+    expected = (
+        json.dumps(
+            {
+                "schemaVersion": 1,
+                "tool": {"name": "kubelint-ml", "version": __version__},
+                "findings": [f.to_dict() for f in findings],
+                "suppressed": [f.to_dict() for f in suppressed],
+                "summary": result.summary(),
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
+        + "\n"
+    )
     assert render(result) == expected

@@ -44,8 +44,12 @@ RULES = {
 }
 
 
-finding = partial(make_finding, message="container trainer requests nvidia.com/gpu without a limit",
-                  remediation="add limits", path="spec.template.spec.containers[0].resources")
+finding = partial(
+    make_finding,
+    message="container trainer requests nvidia.com/gpu without a limit",
+    remediation="add limits",
+    path="spec.template.spec.containers[0].resources",
+)
 
 
 def sarif(findings, suppressed=(), root: str = ".", rules=RULES) -> dict:
@@ -68,7 +72,9 @@ def test_log_and_driver(tmp_path: Path) -> None:
     assert driver["informationUri"] == "https://github.com/kubelint-ml/kubelint-ml"
     assert run["invocations"] == [{"executionSuccessful": True}]
     # The local directory stays out of the log; a viewer resolves %SRCROOT% to its checkout.
-    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"description": {"text": "The root of the repository that was linted."}}}
+    assert run["originalUriBaseIds"] == {
+        "%SRCROOT%": {"description": {"text": "The root of the repository that was linted."}}
+    }
     assert str(tmp_path) not in json.dumps(doc)
 
 

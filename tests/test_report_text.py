@@ -64,7 +64,12 @@ def test_verbose_adds_detail_remediation_and_suppressed() -> None:
 
 def test_missing_line_and_column() -> None:
     r = result([finding("parse-error", "error", "bad.yaml", 0, 0, "not YAML"), finding("x", "error", "c.yaml", 4, 0)])
-    assert render(r).splitlines()[:4] == ["bad.yaml", "  -  error    parse-error  not YAML", "c.yaml", "  4  error    x  msg"]
+    assert render(r).splitlines()[:4] == [
+        "bad.yaml",
+        "  -  error    parse-error  not YAML",
+        "c.yaml",
+        "  4  error    x  msg",
+    ]
 
 
 def test_color_only_on_severity_word() -> None:
@@ -122,7 +127,9 @@ def test_terminal_injection_is_neutralised() -> None:
 
 
 def test_no_line_reads_as_a_workflow_command() -> None:
-    hostile = finding("r", "error", "::stop-commands::x.yaml", 1, 1, "m", object=ObjectRef(kind="::warning::k", name="n"))
+    hostile = finding(
+        "r", "error", "::stop-commands::x.yaml", 1, 1, "m", object=ObjectRef(kind="::warning::k", name="n")
+    )
     lines = render(result([hostile])).splitlines()
     assert lines[:2] == ["./::stop-commands::x.yaml", "  \\::warning::k n"]
     assert not any(line.lstrip().startswith("::") for line in lines)

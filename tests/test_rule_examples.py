@@ -43,16 +43,24 @@ def test_docs_rules_md_is_in_sync():
 
 
 SPEC_IDS = {
-    "besteffort-qos", "missing-memory-limit", "missing-memory-request", "request-exceeds-limit",
-    "memory-overcommit-ratio", "invalid-quantity", "suspicious-quantity",
+    "besteffort-qos",
+    "missing-memory-limit",
+    "missing-memory-request",
+    "request-exceeds-limit",
+    "memory-overcommit-ratio",
+    "invalid-quantity",
+    "suspicious-quantity",
 }
 
 
 def test_catalog_rule_ids_exist_with_their_default_severity():
     severities = {
-        "besteffort-qos": ("warning", "error"), "missing-memory-limit": ("warning", "error"),
-        "missing-memory-request": ("warning", None), "request-exceeds-limit": ("error", None),
-        "memory-overcommit-ratio": ("info", None), "invalid-quantity": ("error", None),
+        "besteffort-qos": ("warning", "error"),
+        "missing-memory-limit": ("warning", "error"),
+        "missing-memory-request": ("warning", None),
+        "request-exceeds-limit": ("error", None),
+        "memory-overcommit-ratio": ("info", None),
+        "invalid-quantity": ("error", None),
         "suspicious-quantity": ("warning", None),
     }
     for rid, (sev, accel) in severities.items():

@@ -64,7 +64,8 @@ def pod(resources: str, spec_extra: str = "", containers_extra: str = "") -> str
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n"
         + (extra + "\n" if extra else "")
         + "  containers:\n    - name: main\n      image: busybox\n      resources:\n"
-        + body + "\n"
+        + body
+        + "\n"
         + (more + "\n" if more else "")
     )
 
@@ -103,10 +104,13 @@ def test_request_without_limit_points_where_the_limit_belongs():
 
 
 def test_request_without_any_limits_block_points_at_resources():
-    [f] = lint(pod("""
+    [f] = lint(
+        pod("""
         requests:
           rdma/hca_shared_devices_a: 1
-    """), MISMATCH)
+    """),
+        MISMATCH,
+    )
     assert f.path == "spec.containers[0].resources"
     assert "requests 1 rdma/hca_shared_devices_a but sets no limit" in f.detail
 
@@ -187,11 +191,14 @@ def test_every_container_kind_and_replica_is_checked():
     found = lint(text, MISMATCH)
     assert [(f.line, f.container) for f in found] == [(13, "warmup"), (19, "proxy"), (33, "pytorch")]
     assert found[0].detail.startswith(
-        "PyTorchJob/ft (Master): init container 'warmup' requests 1 nvidia.com/gpu but sets no limit")
+        "PyTorchJob/ft (Master): init container 'warmup' requests 1 nvidia.com/gpu but sets no limit"
+    )
     assert found[1].detail.startswith(
-        "PyTorchJob/ft (Master): sidecar 'proxy' requests 1 vpc.amazonaws.com/efa but limits it to 2")
+        "PyTorchJob/ft (Master): sidecar 'proxy' requests 1 vpc.amazonaws.com/efa but limits it to 2"
+    )
     assert found[2].detail.startswith(
-        "PyTorchJob/ft (Worker): container 'pytorch' requests 2 nvidia.com/gpu but limits it to 1")
+        "PyTorchJob/ft (Worker): container 'pytorch' requests 2 nvidia.com/gpu but limits it to 1"
+    )
 
 
 # --------------------------------------------------------------------------
@@ -199,10 +206,13 @@ def test_every_container_kind_and_replica_is_checked():
 
 
 def test_share_exceeded_on_a_catalog_instance_type():
-    text = pod("""
+    text = pod(
+        """
         requests: {cpu: "8", memory: 700Gi}
         limits: {memory: 700Gi, nvidia.com/gpu: 2}
-    """, P4D)
+    """,
+        P4D,
+    )
     [f] = lint(text, SHARE)
     assert f.severity == "warning"
     assert (f.line, f.path, f.container) == (12, "spec.containers[0].resources.requests.memory", "main")
@@ -226,10 +236,13 @@ def test_tolerance_boundary():
 
 
 def test_cpu_and_ephemeral_storage_and_the_resources_param():
-    text = pod("""
+    text = pod(
+        """
         requests: {cpu: "48", memory: 100Gi, ephemeral-storage: 2560Gi}
         limits: {nvidia.com/gpu: 2}
-    """, P4D)
+    """,
+        P4D,
+    )
     found = {f.path.rsplit(".", 1)[1]: f.detail for f in lint(text, SHARE)}
     assert set(found) == {"cpu", "ephemeral-storage"}
     assert "uses 2 of 8 GPUs (25%) on p4d.24xlarge but requests 48 cpu (50.2% of 95.69 allocatable)" in found["cpu"]
@@ -276,11 +289,15 @@ def test_several_candidate_node_types_the_pod_fits_one():
     assert lint(pod("requests: {cpu: '10', memory: 40Gi}\nlimits: {nvidia.com/gpu: 1}", l4), SHARE) == []
     # 130Gi fits no one-GPU L4 machine; on the multi-GPU ones it strands GPUs.
     [f] = lint(pod("requests: {memory: 130Gi}\nlimits: {nvidia.com/gpu: 1}", l4), SHARE)
-    assert ("uses 1 of 8 GPUs (12.5%) on g2-standard-96 (the closest fit among 8 node types nodeSelector "
-            "cloud.google.com/gke-accelerator=nvidia-l4 allows) but requests 130Gi memory (35.2% of 369Gi") in f.detail
+    assert (
+        "uses 1 of 8 GPUs (12.5%) on g2-standard-96 (the closest fit among 8 node types nodeSelector "
+        "cloud.google.com/gke-accelerator=nvidia-l4 allows) but requests 130Gi memory (35.2% of 369Gi"
+    ) in f.detail
     [f] = lint(pod("limits: {nvidia.com/gpu: 12}", l4), SHARE)
-    assert ("the pod requests 12 GPUs but g2-standard-96 (the largest of 8 node types nodeSelector "
-            "cloud.google.com/gke-accelerator=nvidia-l4 allows) has only 8") in f.detail
+    assert (
+        "the pod requests 12 GPUs but g2-standard-96 (the largest of 8 node types nodeSelector "
+        "cloud.google.com/gke-accelerator=nvidia-l4 allows) has only 8"
+    ) in f.detail
 
 
 def test_required_node_affinity_with_several_instance_types():
@@ -302,7 +319,9 @@ def test_required_node_affinity_with_several_instance_types():
 
 
 def test_preferred_affinity_is_ignored():
-    text = pod("requests: {memory: 700Gi}\nlimits: {nvidia.com/gpu: 1}", """
+    text = pod(
+        "requests: {memory: 700Gi}\nlimits: {nvidia.com/gpu: 1}",
+        """
         affinity:
           nodeAffinity:
             preferredDuringSchedulingIgnoredDuringExecution:
@@ -310,7 +329,8 @@ def test_preferred_affinity_is_ignored():
                 preference:
                   matchExpressions:
                     - {key: node.kubernetes.io/instance-type, operator: In, values: [p4d.24xlarge]}
-    """)
+    """,
+    )
     assert lint(text, SHARE) == []
     assert any("node type not resolved: no nodeSelector or required node affinity" in n for n in notes(text, SHARE))
     quiet = Runner(Engine(_rules((SHARE,), None)), _config(None), Facts())  # no --verbose: no notes are made
@@ -337,12 +357,16 @@ def test_points_at_the_largest_contributor():
     assert (f.path, f.container) == ("spec.initContainers[0].resources.requests.memory", "unpack")
     assert "requests 400Gi memory (37.8% of 1057Gi allocatable), set by init container 'unpack'" in f.detail
 
-    two = pod("requests: {memory: 300Gi}\nlimits: {nvidia.com/gpu: 2}", P4D, """
+    two = pod(
+        "requests: {memory: 300Gi}\nlimits: {nvidia.com/gpu: 2}",
+        P4D,
+        """
         - name: loader
           image: busybox
           resources:
             requests: {memory: 100Gi}
-    """)
+    """,
+    )
     [f] = lint(two, SHARE)
     assert (f.path, f.container) == ("spec.containers[0].resources.requests.memory", "main")
     assert "requests 400Gi memory (37.8% of 1057Gi allocatable), 300Gi of it by container 'main'" in f.detail
@@ -356,8 +380,7 @@ def test_pod_level_request():
 
 
 def test_profile_pool_without_an_instance_type():
-    profile = {"nodePools": [{"name": "dgx", "labels": {"rack": "dgx"}, "gpus": 8, "memory": "2000Gi",
-                              "cpu": "224"}]}
+    profile = {"nodePools": [{"name": "dgx", "labels": {"rack": "dgx"}, "gpus": 8, "memory": "2000Gi", "cpu": "224"}]}
     text = pod("requests: {cpu: '56', memory: 500Gi}\nlimits: {nvidia.com/gpu: 1}", "nodeSelector: {rack: dgx}")
     found = lint(text, SHARE, profile=profile)
     assert [f.path.rsplit(".", 1)[1] for f in found] == ["cpu", "memory"]
@@ -373,8 +396,11 @@ def test_pool_with_unknown_memory_judges_only_what_it_knows():
 
 
 def test_pod_pinned_to_a_pool_of_another_vendor():
-    profile = {"nodePools": [{"name": "mi300x", "labels": {"pool": "amd"}, "gpus": 8,
-                              "gpuResource": "amd.com/gpu", "memory": "1800Gi"}]}
+    profile = {
+        "nodePools": [
+            {"name": "mi300x", "labels": {"pool": "amd"}, "gpus": 8, "gpuResource": "amd.com/gpu", "memory": "1800Gi"}
+        ]
+    }
     text = pod("limits: {nvidia.com/gpu: 1}", "nodeSelector: {pool: amd}")
     [f] = lint(text, SHARE, profile=profile)
     assert "the pod requests 1 nvidia.com/gpu but node pool mi300x offers amd.com/gpu only" in f.detail
@@ -431,32 +457,52 @@ def test_unresolved_says_what_was_missing_and_points_at_the_selection():
     [f] = lint(t4, UNRESOLVED)
     assert (f.line, f.path) == (6, "spec.nodeSelector")
     assert "cloud.google.com/gke-accelerator=nvidia-tesla-t4 is not in the built-in GPU catalog" in f.detail
-    multi = pod("limits: {nvidia.com/gpu: 1}", """affinity:
+    multi = pod(
+        "limits: {nvidia.com/gpu: 1}",
+        """affinity:
   nodeAffinity:
     requiredDuringSchedulingIgnoredDuringExecution:
       nodeSelectorTerms:
       - matchExpressions:
-        - {key: cloud.google.com/gke-accelerator, operator: In, values: [nvidia-l4, nvidia-x1, nvidia-x2]}""")
+        - {key: cloud.google.com/gke-accelerator, operator: In, values: [nvidia-l4, nvidia-x1, nvidia-x2]}""",
+    )
     [f] = lint(multi, UNRESOLVED)
-    assert ("cloud.google.com/gke-accelerator in (nvidia-l4, nvidia-x1, nvidia-x2): nvidia-x1, nvidia-x2 are not in "
-            "the built-in GPU catalog") in f.detail
+    assert (
+        "cloud.google.com/gke-accelerator in (nvidia-l4, nvidia-x1, nvidia-x2): nvidia-x1, nvidia-x2 are not in "
+        "the built-in GPU catalog"
+    ) in f.detail
 
 
 def test_unresolved_tpu_pod_is_told_to_describe_its_pool():
-    text = pod("limits: {google.com/tpu: 4}", "nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice}")
+    text = pod(
+        "limits: {google.com/tpu: 4}", "nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice}"
+    )
     [f] = lint(text, UNRESOLVED)
     assert "accelerator pod (4 google.com/tpu)" in f.detail
     # The real reason first (no TPU node types at all), with the pod's selection as written.
     assert f.detail.startswith(
         "Pod/p: accelerator pod (4 google.com/tpu): the built-in catalog has no TPU node types, so its node type "
-        "cannot be resolved (the pod selects cloud.google.com/gke-tpu-accelerator=tpu-v5-lite-podslice)")
+        "cannot be resolved (the pod selects cloud.google.com/gke-tpu-accelerator=tpu-v5-lite-podslice)"
+    )
     assert "no node type label" not in f.detail
     assert f.message == "no TPU node types in the built-in catalog: GPU-share checks skipped for 4 google.com/tpu"
-    profile = {"nodePools": [{"name": "v5e", "labels": {"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice"},
-                              "gpus": 4, "gpuResource": "google.com/tpu", "memory": "176Gi", "cpu": "110"}]}
+    profile = {
+        "nodePools": [
+            {
+                "name": "v5e",
+                "labels": {"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice"},
+                "gpus": 4,
+                "gpuResource": "google.com/tpu",
+                "memory": "176Gi",
+                "cpu": "110",
+            }
+        ]
+    }
     assert lint(text, UNRESOLVED, profile=profile) == []
-    big = pod("requests: {memory: 100Gi}\nlimits: {google.com/tpu: 1}",
-              "nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice}")
+    big = pod(
+        "requests: {memory: 100Gi}\nlimits: {google.com/tpu: 1}",
+        "nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice}",
+    )
     [f] = lint(big, SHARE, profile=profile)
     assert "uses 1 of 4 google.com/tpu (25%) on node pool v5e but requests 100Gi memory (56.8% of 176Gi" in f.detail
 
@@ -474,8 +520,7 @@ def _run(*args: str) -> list[tuple]:
     result = CliRunner().invoke(main, ["check", *args, "--format", "json"], catch_exceptions=False)
     data = json.loads(result.stdout)
     return sorted(
-        (Path(f["file"]).name, f["line"], f["rule"], f["severity"])
-        for f in data["findings"] if f["rule"] in FAMILY
+        (Path(f["file"]).name, f["line"], f["rule"], f["severity"]) for f in data["findings"] if f["rule"] in FAMILY
     )
 
 
@@ -510,5 +555,7 @@ def test_unresolved_skips_dra_only_pods():
     text = pod("claims: [{name: gpu}]", "resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]")
     assert lint(text, UNRESOLVED) == []
     [note] = notes(text, UNRESOLVED)
-    assert note.endswith("gpu-node-unresolved skipped: DRA resource claims only: the share check does not judge "
-                         "them, wherever the pod runs")
+    assert note.endswith(
+        "gpu-node-unresolved skipped: DRA resource claims only: the share check does not judge "
+        "them, wherever the pod runs"
+    )

@@ -117,7 +117,10 @@ def test_medium_and_mounts():
     """)
     eds = empty_dirs(tpl)
     assert [(e.name, e.medium, e.size_limit) for e in eds] == [
-        ("a", DISK, None), ("shm", MEMORY, None), ("huge", HUGEPAGES, None), ("odd", OTHER, None),
+        ("a", DISK, None),
+        ("shm", MEMORY, None),
+        ("huge", HUGEPAGES, None),
+        ("odd", OTHER, None),
     ]
     assert [(m.container.name, m.path) for m in eds[0].mounts] == [("fetch", "/a"), ("c", "/a"), ("c", "/a2")]
     assert [c.name for c in eds[0].mounted_by()] == ["fetch", "c"]
@@ -215,8 +218,10 @@ def test_no_size_limit_points_at_the_emptydir_key():
     found = run(scratch(), only="emptydir-no-size-limit")
     assert rules_lines(found) == [("emptydir-no-size-limit", 14)]
     msg = found[0][3]
-    assert msg.startswith("Pod/prep: emptyDir volume 'scratch' (mounted at /scratch by container 'prep') is on "
-                          "the node's disk and has no sizeLimit, and no container limits ephemeral-storage")
+    assert msg.startswith(
+        "Pod/prep: emptyDir volume 'scratch' (mounted at /scratch by container 'prep') is on "
+        "the node's disk and has no sizeLimit, and no container limits ephemeral-storage"
+    )
     assert "Set emptyDir.sizeLimit" in msg
 
 
@@ -225,13 +230,16 @@ def test_no_size_limit_zero_is_no_limit():
     assert len(found) == 1 and "has sizeLimit 0, which sets no limit" in found[0][3]
 
 
-@pytest.mark.parametrize("resources,emptydir", [
-    ("{}", "{sizeLimit: 10Gi}"),
-    ("{limits: {ephemeral-storage: 20Gi}}", "{}"),  # the pod-level eviction bounds it
-    ("{}", "{medium: Memory}"),
-    ("{}", "{medium: HugePages}"),
-    ("{limits: {memory: $MEM}}", "{}"),  # unrendered template: skipped
-])
+@pytest.mark.parametrize(
+    "resources,emptydir",
+    [
+        ("{}", "{sizeLimit: 10Gi}"),
+        ("{limits: {ephemeral-storage: 20Gi}}", "{}"),  # the pod-level eviction bounds it
+        ("{}", "{medium: Memory}"),
+        ("{}", "{medium: HugePages}"),
+        ("{limits: {memory: $MEM}}", "{}"),  # unrendered template: skipped
+    ],
+)
 def test_no_size_limit_quiet(resources, emptydir):
     assert run(scratch(resources, emptydir), only="emptydir-no-size-limit") == []
 
@@ -276,33 +284,42 @@ SHM_TWO = """
 
 
 def shm_two(server="{}", sidecar="{}", emptydir="{medium: Memory}", pod="") -> str:
-    return (SHM_TWO.replace("SERVER", server).replace("SIDECAR", sidecar).replace("EMPTYDIR", emptydir)
-            .replace("POD_RESOURCES", pod))
+    return (
+        SHM_TWO.replace("SERVER", server)
+        .replace("SIDECAR", sidecar)
+        .replace("EMPTYDIR", emptydir)
+        .replace("POD_RESOURCES", pod)
+    )
 
 
 def test_memory_unbounded_names_the_unlimited_writers():
     found = run(shm_two(server="{limits: {memory: 8Gi}}"), only="emptydir-memory-unbounded")
     assert rules_lines(found) == [("emptydir-memory-unbounded", 20)]
     assert found[0][2] == "error"
-    assert ("Pod/serve: medium: Memory emptyDir 'dshm' (mounted at /dev/shm by containers 'server' and "
-            "'sidecar') has no sizeLimit, and container 'sidecar' has no memory limit") in found[0][3]
+    assert (
+        "Pod/serve: medium: Memory emptyDir 'dshm' (mounted at /dev/shm by containers 'server' and "
+        "'sidecar') has no sizeLimit, and container 'sidecar' has no memory limit"
+    ) in found[0][3]
     both = run(shm_two(), only="emptydir-memory-unbounded")
     assert "containers 'server' and 'sidecar' have no memory limit" in both[0][3]
 
 
-@pytest.mark.parametrize("kwargs", [
-    # every writer is limited; the unlimited 'other' does not mount it
-    {"server": "{limits: {memory: 8Gi}}", "sidecar": "{limits: {memory: 1Gi}}"},
-    {"pod": "resources: {limits: {memory: 16Gi}}"},
-    {"emptydir": "{medium: Memory, sizeLimit: 2Gi}"},
-    {"emptydir": "{}"},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        # every writer is limited; the unlimited 'other' does not mount it
+        {"server": "{limits: {memory: 8Gi}}", "sidecar": "{limits: {memory: 1Gi}}"},
+        {"pod": "resources: {limits: {memory: 16Gi}}"},
+        {"emptydir": "{medium: Memory, sizeLimit: 2Gi}"},
+        {"emptydir": "{}"},
+    ],
+)
 def test_memory_unbounded_quiet(kwargs):
     assert run(shm_two(**kwargs), only="emptydir-memory-unbounded") == []
 
 
 def test_memory_unbounded_size_limit_zero():
-    found = run(shm_two(emptydir='{medium: Memory, sizeLimit: 0}'), only="emptydir-memory-unbounded")
+    found = run(shm_two(emptydir="{medium: Memory, sizeLimit: 0}"), only="emptydir-memory-unbounded")
     assert len(found) == 1 and "has sizeLimit 0, which sets no limit" in found[0][3]
 
 
@@ -310,16 +327,26 @@ def test_memory_unbounded_size_limit_zero():
 
 
 def test_memory_exceeds_container_limit_per_container():
-    found = run(shm_two(server="{limits: {memory: 8Gi}}", sidecar="{limits: {memory: 64Gi}}",
-                        emptydir="{medium: Memory, sizeLimit: 16Gi}"), only="emptydir-memory-exceeds-limit")
+    found = run(
+        shm_two(
+            server="{limits: {memory: 8Gi}}",
+            sidecar="{limits: {memory: 64Gi}}",
+            emptydir="{medium: Memory, sizeLimit: 16Gi}",
+        ),
+        only="emptydir-memory-exceeds-limit",
+    )
     assert rules_lines(found) == [("emptydir-memory-exceeds-limit", 20)]
-    assert ("Pod/serve: container 'server' mounts medium: Memory emptyDir 'dshm' with sizeLimit 16Gi but its "
-            "memory limit is 8Gi") in found[0][3]
+    assert (
+        "Pod/serve: container 'server' mounts medium: Memory emptyDir 'dshm' with sizeLimit 16Gi but its "
+        "memory limit is 8Gi"
+    ) in found[0][3]
 
 
 def test_memory_exceeds_pod_level_limit_when_the_container_has_none():
-    found = run(shm_two(pod="resources: {limits: {memory: 4Gi}}", emptydir="{medium: Memory, sizeLimit: 8Gi}"),
-                only="emptydir-memory-exceeds-limit")
+    found = run(
+        shm_two(pod="resources: {limits: {memory: 4Gi}}", emptydir="{medium: Memory, sizeLimit: 8Gi}"),
+        only="emptydir-memory-exceeds-limit",
+    )
     assert [m for _, _, _, m in found if "the pod-level memory limit is 4Gi" in m] and len(found) == 2
 
 
@@ -342,14 +369,20 @@ def test_memory_exceeds_counts_a_volume_mounted_twice_once():
     assert run(manifest, only="emptydir-memory-exceeds-limit") == []
 
 
-@pytest.mark.parametrize("server,emptydir", [
-    ("{limits: {memory: 16Gi}}", "{medium: Memory, sizeLimit: 16Gi}"),  # equal is fine
-    ("{}", "{medium: Memory, sizeLimit: 16Gi}"),  # no limit to compare with
-    ("{limits: {memory: 1Gi}}", "{sizeLimit: 16Gi}"),  # disk
-])
+@pytest.mark.parametrize(
+    "server,emptydir",
+    [
+        ("{limits: {memory: 16Gi}}", "{medium: Memory, sizeLimit: 16Gi}"),  # equal is fine
+        ("{}", "{medium: Memory, sizeLimit: 16Gi}"),  # no limit to compare with
+        ("{limits: {memory: 1Gi}}", "{sizeLimit: 16Gi}"),  # disk
+    ],
+)
 def test_memory_exceeds_quiet(server, emptydir):
-    assert [f for f in run(shm_two(server=server, emptydir=emptydir), only="emptydir-memory-exceeds-limit")
-            if "'server'" in f[3]] == []
+    assert [
+        f
+        for f in run(shm_two(server=server, emptydir=emptydir), only="emptydir-memory-exceeds-limit")
+        if "'server'" in f[3]
+    ] == []
 
 
 # ---------------------------------------------------------------- emptydir-exceeds-ephemeral-storage
@@ -375,8 +408,10 @@ def test_exceeds_ephemeral_storage_sum_of_volumes():
     """
     found = run(manifest, only="emptydir-exceeds-ephemeral-storage")
     assert rules_lines(found) == [("emptydir-exceeds-ephemeral-storage", 15)]  # the larger volume
-    assert ("Pod/p: disk emptyDir sizeLimits add up to 70Gi ('a' 30Gi, 'b' 40Gi), but the containers' "
-            "ephemeral-storage limits add up to 50Gi") in found[0][3]
+    assert (
+        "Pod/p: disk emptyDir sizeLimits add up to 70Gi ('a' 30Gi, 'b' 40Gi), but the containers' "
+        "ephemeral-storage limits add up to 50Gi"
+    ) in found[0][3]
 
 
 NODE_POD = """
@@ -396,13 +431,16 @@ NODE_POD = """
 PROFILE = {"nodePools": [{"name": "big", "labels": {"pool": "big"}, "gpus": 8, "ephemeralStorage": "8Ti"}]}
 
 
-@pytest.mark.parametrize("gpus,size_limit,params,expect", [
-    (2, "3Ti", None, "it uses 2 of 8 GPUs of big, and 2/8 of 8Ti is 2Ti"),
-    (2, "2Ti", None, None),
-    (2, "3Ti", {"nodeShare": False}, None),
-    (8, "9Ti", None, "more than the node's local storage (big: 8Ti)"),
-    (8, "8Ti", None, None),
-])
+@pytest.mark.parametrize(
+    "gpus,size_limit,params,expect",
+    [
+        (2, "3Ti", None, "it uses 2 of 8 GPUs of big, and 2/8 of 8Ti is 2Ti"),
+        (2, "2Ti", None, None),
+        (2, "3Ti", {"nodeShare": False}, None),
+        (8, "9Ti", None, "more than the node's local storage (big: 8Ti)"),
+        (8, "8Ti", None, None),
+    ],
+)
 def test_exceeds_node_local_storage(gpus, size_limit, params, expect):
     manifest = NODE_POD.replace("GPUS", str(gpus)).replace("SIZE", size_limit)
     found = run(manifest, profile=PROFILE, only="emptydir-exceeds-ephemeral-storage", params=params)
@@ -446,8 +484,10 @@ def test_missing_request_points_at_the_app_container():
     found = run(manifest, only="missing-ephemeral-storage-request")
     assert rules_lines(found) == [("missing-ephemeral-storage-request", 14)]
     assert found[0][2] == "info"
-    assert ("Job/j: disk emptyDir volume 'data' but no container requests ephemeral-storage: the scheduler "
-            "reserves no local disk for it") in found[0][3]
+    assert (
+        "Job/j: disk emptyDir volume 'data' but no container requests ephemeral-storage: the scheduler "
+        "reserves no local disk for it"
+    ) in found[0][3]
     assert "set resources.requests.ephemeral-storage on container 'train'" in found[0][3]
 
 
@@ -469,25 +509,31 @@ GPU_POD = """
           command: COMMAND
           resources: {limits: {memory: 64Gi, nvidia.com/gpu: 4}}
 """
-GPU_POD_SHM = GPU_POD.replace("COMMAND", '["torchrun", "--nproc_per_node=4", "t.py"]') + """\
+GPU_POD_SHM = (
+    GPU_POD.replace("COMMAND", '["torchrun", "--nproc_per_node=4", "t.py"]')
+    + """\
           volumeMounts: [{name: dshm, mountPath: /dev/shm}]
       volumes:
         - VOLUME
 """
+)
 
 
-@pytest.mark.parametrize("command,expect", [
-    ('["torchrun", "--nproc_per_node=4", "t.py"]', "runs '--nproc_per_node=4' (4 processes)"),
-    ('["deepspeed", "t.py"]', "runs 'deepspeed'"),
-    ('["accelerate", "launch", "t.py"]', "runs 'accelerate launch'"),
-    ('["mpirun", "-np", "4", "python", "t.py"]', "runs '-np 4' (4 processes)"),
-    ('["python", "t.py", "--num_workers", "8"]', "runs '--num_workers 8' (8 workers)"),
-    ('["python", "t.py", "--num_workers", "0"]', None),
-    ('["torchrun", "--nproc_per_node=1", "t.py"]', None),
-    ('["mpirun", "-np", "1", "t.py"]', None),
-    ('["gunicorn", "-w", "4", "app:app"]', None),  # server workers: not data loading
-    ('["make", "-j8"]', None),
-])
+@pytest.mark.parametrize(
+    "command,expect",
+    [
+        ('["torchrun", "--nproc_per_node=4", "t.py"]', "runs '--nproc_per_node=4' (4 processes)"),
+        ('["deepspeed", "t.py"]', "runs 'deepspeed'"),
+        ('["accelerate", "launch", "t.py"]', "runs 'accelerate launch'"),
+        ('["mpirun", "-np", "4", "python", "t.py"]', "runs '-np 4' (4 processes)"),
+        ('["python", "t.py", "--num_workers", "8"]', "runs '--num_workers 8' (8 workers)"),
+        ('["python", "t.py", "--num_workers", "0"]', None),
+        ('["torchrun", "--nproc_per_node=1", "t.py"]', None),
+        ('["mpirun", "-np", "1", "t.py"]', None),
+        ('["gunicorn", "-w", "4", "app:app"]', None),  # server workers: not data loading
+        ('["make", "-j8"]', None),
+    ],
+)
 def test_shm_signals(command, expect):
     found = run(GPU_POD.replace("COMMAND", command), only="shm-too-small-for-workers")
     if expect is None:
@@ -500,7 +546,8 @@ def test_shm_signals(command, expect):
 
 def test_shm_only_for_accelerator_pods():
     manifest = GPU_POD.replace("COMMAND", '["torchrun", "--nproc_per_node=4", "t.py"]').replace(
-        ", nvidia.com/gpu: 4", "")
+        ", nvidia.com/gpu: 4", ""
+    )
     assert run(manifest, only="shm-too-small-for-workers") == []
 
 
@@ -555,14 +602,17 @@ def test_shm_message_names_the_collective_library_of_the_accelerator_only():
     assert "intra-node collectives (RCCL's shared-memory transport)" in gpu[0][3]
 
 
-@pytest.mark.parametrize("volume,size_limit", [
-    ("{name: dshm, hostPath: {path: /dev/shm}}", None),
-    ("{name: dshm, emptyDir: {medium: Memory}}", None),
-    ("{name: dshm, emptyDir: {medium: Memory, sizeLimit: 65Mi}}", None),
-    ("{name: dshm, emptyDir: {medium: Memory, sizeLimit: 0}}", None),
-    ("{name: dshm, emptyDir: {medium: Memory, sizeLimit: 64Mi}}", "64Mi"),
-    ("{name: dshm, emptyDir: {sizeLimit: 32Mi}}", "32Mi"),
-])
+@pytest.mark.parametrize(
+    "volume,size_limit",
+    [
+        ("{name: dshm, hostPath: {path: /dev/shm}}", None),
+        ("{name: dshm, emptyDir: {medium: Memory}}", None),
+        ("{name: dshm, emptyDir: {medium: Memory, sizeLimit: 65Mi}}", None),
+        ("{name: dshm, emptyDir: {medium: Memory, sizeLimit: 0}}", None),
+        ("{name: dshm, emptyDir: {medium: Memory, sizeLimit: 64Mi}}", "64Mi"),
+        ("{name: dshm, emptyDir: {sizeLimit: 32Mi}}", "32Mi"),
+    ],
+)
 def test_shm_mounted_volumes(volume, size_limit):
     manifest = GPU_POD_SHM.replace("VOLUME", volume)
     found = run(manifest, only="shm-too-small-for-workers")
@@ -570,8 +620,10 @@ def test_shm_mounted_volumes(volume, size_limit):
         assert found == []
     else:
         assert len(found) == 1
-        assert (f"the emptyDir 'dshm' it mounts at /dev/shm has sizeLimit {size_limit}, no more than the "
-                "container runtime's 64Mi default") in found[0][3]
+        assert (
+            f"the emptyDir 'dshm' it mounts at /dev/shm has sizeLimit {size_limit}, no more than the "
+            "container runtime's 64Mi default"
+        ) in found[0][3]
 
 
 def test_shm_too_small_threshold_is_a_param():
@@ -590,8 +642,11 @@ def test_shm_host_ipc_shares_the_hosts_shm():
 
 EXPECTED_FIXTURES = {
     "pytorchjob-llama.yaml": [
-        ("shm-too-small-for-workers", 34, "(Master): container 'pytorch' runs '--nproc_per_node=8' (8 processes) "
-                                          "and 2 more multi-process settings"),
+        (
+            "shm-too-small-for-workers",
+            34,
+            "(Master): container 'pytorch' runs '--nproc_per_node=8' (8 processes) and 2 more multi-process settings",
+        ),
         ("emptydir-no-size-limit", 39, "emptyDir volume 'hf-cache' (mounted at /root/.cache/huggingface"),
         ("emptydir-memory-exceeds-limit", 63, "'dshm' with sizeLimit 512Gi but its memory limit is 256Gi"),
     ],
@@ -599,8 +654,11 @@ EXPECTED_FIXTURES = {
         ("emptydir-memory-unbounded", 37, "Deployment/vllm-llama: medium: Memory emptyDir 'dshm'"),
     ],
     "batch-scratch.yaml": [
-        ("emptydir-exceeds-ephemeral-storage", 37, "'work' has sizeLimit 300Gi, but the containers' "
-                                                   "ephemeral-storage limits add up to 40Gi"),
+        (
+            "emptydir-exceeds-ephemeral-storage",
+            37,
+            "'work' has sizeLimit 300Gi, but the containers' ephemeral-storage limits add up to 40Gi",
+        ),
         ("missing-ephemeral-storage-request", 51, "Job/shard: disk emptyDir volume 'out'"),
         ("emptydir-exceeds-ephemeral-storage", 89, "it uses 1 of 8 GPUs of p4d.24xlarge, and 1/8 of 8T is 1T"),
     ],
@@ -620,15 +678,25 @@ def test_fixture_findings(name):
 
 
 def test_fixtures_through_the_cli():
-    result = CliRunner().invoke(main, ["check", str(FIXTURES), "--format", "json", "--jobs", "1"],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        main, ["check", str(FIXTURES), "--format", "json", "--jobs", "1"], catch_exceptions=False
+    )
     data = json.loads(result.output)
-    mine = sorted((Path(f["file"]).name, f["line"], f["rule"], f["path"]) for f in data["findings"]
-                  if f["rule"] in FAMILY)
-    assert ("pytorchjob-llama.yaml", 39, "emptydir-no-size-limit",
-            "spec.pytorchReplicaSpecs.Master.template.spec.volumes[0].emptyDir") in mine
-    assert ("pytorchjob-llama.yaml", 34, "shm-too-small-for-workers",
-            "spec.pytorchReplicaSpecs.Master.template.spec.containers[0].volumeMounts") in mine
+    mine = sorted(
+        (Path(f["file"]).name, f["line"], f["rule"], f["path"]) for f in data["findings"] if f["rule"] in FAMILY
+    )
+    assert (
+        "pytorchjob-llama.yaml",
+        39,
+        "emptydir-no-size-limit",
+        "spec.pytorchReplicaSpecs.Master.template.spec.volumes[0].emptyDir",
+    ) in mine
+    assert (
+        "pytorchjob-llama.yaml",
+        34,
+        "shm-too-small-for-workers",
+        "spec.pytorchReplicaSpecs.Master.template.spec.containers[0].volumeMounts",
+    ) in mine
     assert ("serving.yaml", 37, "emptydir-memory-unbounded", "spec.template.spec.volumes[0].emptyDir") in mine
     assert len(mine) == sum(len(v) for v in EXPECTED_FIXTURES.values())
 

@@ -55,12 +55,15 @@ def pool(name: str, **extra) -> dict:
 
 
 def test_explicit_false_on_cgroup_v1_stops_the_kubelet():
-    found, _ = lint(KCFG + "singleProcessOOMKill: false\nfailCgroupV1: false\n",
-                    {"kubeletVersion": "1.33", "cgroupVersion": 1})
+    found, _ = lint(
+        KCFG + "singleProcessOOMKill: false\nfailCgroupV1: false\n", {"kubeletVersion": "1.33", "cgroupVersion": 1}
+    )
     assert rules_lines(found) == [("oom-kill-cgroup-v1-conflict", 3)]
     msg = found[0][2]
-    assert msg.startswith("KubeletConfiguration in nodes.yaml sets singleProcessOOMKill: false for the profile's "
-                          "nodes (cgroup v1, kubelet 1.33)")
+    assert msg.startswith(
+        "KubeletConfiguration in nodes.yaml sets singleProcessOOMKill: false for the profile's "
+        "nodes (cgroup v1, kubelet 1.33)"
+    )
     assert "refuses to start" in msg and "Remove the field" in msg and "cgroup v2" in msg
 
 
@@ -93,11 +96,14 @@ def test_false_on_cgroup_v1_with_unknown_kubelet_version_is_still_a_conflict():
 
 
 def test_no_cgroup_version_skips_with_a_reason():
-    found, notes = lint(KCFG + "singleProcessOOMKill: false\n", {"kubeletVersion": "1.33"},
-                        ids=("oom-kill-cgroup-v1-conflict",))
+    found, notes = lint(
+        KCFG + "singleProcessOOMKill: false\n", {"kubeletVersion": "1.33"}, ids=("oom-kill-cgroup-v1-conflict",)
+    )
     assert found == []
-    assert notes == [f"{FILE}: KubeletConfiguration/<unnamed>: oom-kill-cgroup-v1-conflict skipped: no cgroup "
-                     "version for the profile's nodes in the profile"]
+    assert notes == [
+        f"{FILE}: KubeletConfiguration/<unnamed>: oom-kill-cgroup-v1-conflict skipped: no cgroup "
+        "version for the profile's nodes in the profile"
+    ]
 
 
 def test_pool_that_names_the_file_supplies_the_facts():
@@ -141,8 +147,10 @@ def test_unnamed_config_applies_to_pools_without_their_own():
 def test_fail_cgroup_v1_true_on_cgroup_v1():
     found, _ = lint(KCFG + "failCgroupV1: true\n", {"kubeletVersion": "1.31", "cgroupVersion": 1})
     assert rules_lines(found) == [("fail-cgroup-v1-conflict", 3)]
-    assert "sets failCgroupV1: true for the profile's nodes (cgroup v1, kubelet 1.31): the kubelet refuses to " \
-           "start on a cgroup v1 host" in found[0][2]
+    assert (
+        "sets failCgroupV1: true for the profile's nodes (cgroup v1, kubelet 1.31): the kubelet refuses to "
+        "start on a cgroup v1 host" in found[0][2]
+    )
 
 
 def test_fail_cgroup_v1_true_before_1_31_is_ignored_instead():
@@ -151,8 +159,10 @@ def test_fail_cgroup_v1_true_before_1_31_is_ignored_instead():
     assert "exists only from kubelet 1.31" in found[0][2]
 
 
-@pytest.mark.parametrize("version,expected", [("1.34", []), ("1.35", [("fail-cgroup-v1-conflict", 1)]),
-                                              ("1.36.2", [("fail-cgroup-v1-conflict", 1)])])
+@pytest.mark.parametrize(
+    "version,expected",
+    [("1.34", []), ("1.35", [("fail-cgroup-v1-conflict", 1)]), ("1.36.2", [("fail-cgroup-v1-conflict", 1)])],
+)
 def test_missing_fail_cgroup_v1_from_1_35(version, expected):
     found, _ = lint(KCFG + "cgroupDriver: cgroupfs\n", {"kubernetesVersion": version, "cgroupVersion": 1})
     assert rules_lines(found) == expected
@@ -185,8 +195,10 @@ def test_explicit_false_or_cgroup_v2_is_fine():
 def test_missing_fail_cgroup_v1_without_a_version_is_skipped():
     found, notes = lint(KCFG, {"cgroupVersion": 1}, ids=("fail-cgroup-v1-conflict",))
     assert found == []
-    assert notes == [f"{FILE}: KubeletConfiguration/<unnamed>: fail-cgroup-v1-conflict skipped: no kubelet or "
-                     "Kubernetes version for the profile's nodes in the profile"]
+    assert notes == [
+        f"{FILE}: KubeletConfiguration/<unnamed>: fail-cgroup-v1-conflict skipped: no kubelet or "
+        "Kubernetes version for the profile's nodes in the profile"
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -196,8 +208,10 @@ def test_missing_fail_cgroup_v1_without_a_version_is_skipped():
 def test_single_process_oom_kill_on_windows():
     found, _ = lint(KCFG + "singleProcessOOMKill: true\n", {"kubeletVersion": "1.33", "os": "windows"})
     assert rules_lines(found) == [("oom-kill-setting-ignored", 3)]
-    assert "sets singleProcessOOMKill: true for the profile's nodes (windows, kubelet 1.33): the field is used " \
-           "only on Linux" in found[0][2]
+    assert (
+        "sets singleProcessOOMKill: true for the profile's nodes (windows, kubelet 1.33): the field is used "
+        "only on Linux" in found[0][2]
+    )
 
 
 def test_windows_pool_is_not_checked_for_cgroup_conflicts():
@@ -207,16 +221,21 @@ def test_windows_pool_is_not_checked_for_cgroup_conflicts():
 
 
 def test_both_fields_on_a_1_30_kubelet():
-    found, _ = lint(KCFG + "singleProcessOOMKill: true\nfailCgroupV1: false\n",
-                    {"kubeletVersion": "1.30", "cgroupVersion": 2})
+    found, _ = lint(
+        KCFG + "singleProcessOOMKill: true\nfailCgroupV1: false\n", {"kubeletVersion": "1.30", "cgroupVersion": 2}
+    )
     assert rules_lines(found) == [("oom-kill-setting-ignored", 3), ("oom-kill-setting-ignored", 4)]
     assert "containers keep group OOM kill (memory.oom.group)" in found[0][2]
     assert "Upgrade these nodes' kubelet to 1.31+" in found[1][2]
 
 
 def test_fields_a_new_kubelet_knows():
-    assert lint(KCFG + "singleProcessOOMKill: true\nfailCgroupV1: true\n",
-                {"kubeletVersion": "1.32", "cgroupVersion": 2})[0] == []
+    assert (
+        lint(KCFG + "singleProcessOOMKill: true\nfailCgroupV1: true\n", {"kubeletVersion": "1.32", "cgroupVersion": 2})[
+            0
+        ]
+        == []
+    )
 
 
 def test_ignored_without_a_version_is_skipped():
@@ -258,8 +277,10 @@ def test_torchrun_on_group_kill_nodes():
     found, _ = lint(TORCHRUN, V2, ids=(GROUP,))
     assert rules_lines(found) == [(GROUP, 12)]
     msg = found[0][2]
-    assert msg.startswith("Job/train: container 'trainer' starts several processes (`--nproc_per_node=8`) and runs "
-                          "on the profile's nodes (cgroup v2, kubelet 1.33), where group OOM kill is in effect")
+    assert msg.startswith(
+        "Job/train: container 'trainer' starts several processes (`--nproc_per_node=8`) and runs "
+        "on the profile's nodes (cgroup v2, kubelet 1.33), where group OOM kill is in effect"
+    )
     assert "kills every process in the container, the trainer included" in msg
     assert "Give resources.limits.memory headroom for all of them" in msg
     assert msg.endswith("set singleProcessOOMKill: true in the KubeletConfiguration of the profile's nodes")
@@ -290,8 +311,9 @@ def test_several_configs_and_no_pools_is_skipped():
     text = TORCHRUN + "---\n" + KCFG + "singleProcessOOMKill: true\n---\n" + KCFG + "singleProcessOOMKill: false\n"
     found, notes = lint(text, V2, ids=(GROUP,))
     assert found == []
-    assert notes == [f"{FILE}: Job/train: {GROUP} skipped: the profile's nodes: cannot tell which "
-                     "KubeletConfiguration the nodes run"]
+    assert notes == [
+        f"{FILE}: Job/train: {GROUP} skipped: the profile's nodes: cannot tell which KubeletConfiguration the nodes run"
+    ]
 
 
 def test_kubelet_1_30_has_no_opt_out():
@@ -302,19 +324,25 @@ def test_kubelet_1_30_has_no_opt_out():
     assert found[0][2].endswith("upgrade the profile's nodes to kubelet 1.32+ and set singleProcessOOMKill: true there")
 
 
-@pytest.mark.parametrize("profile", [
-    {**V2, "kubernetesVersion": "1.27"},
-    {**V2, "cgroupVersion": 1},
-    {"kubernetesVersion": "1.33", "os": "windows"},
-])
+@pytest.mark.parametrize(
+    "profile",
+    [
+        {**V2, "kubernetesVersion": "1.27"},
+        {**V2, "cgroupVersion": 1},
+        {"kubernetesVersion": "1.33", "os": "windows"},
+    ],
+)
 def test_no_group_kill(profile):
     assert lint(TORCHRUN, profile, ids=(GROUP,)) == ([], [])
 
 
-@pytest.mark.parametrize("profile,why", [
-    ({"kubernetesVersion": "1.33"}, "no cgroup version in the profile"),
-    ({"cgroupVersion": 2}, "no kubelet or Kubernetes version in the profile"),
-])
+@pytest.mark.parametrize(
+    "profile,why",
+    [
+        ({"kubernetesVersion": "1.33"}, "no cgroup version in the profile"),
+        ({"cgroupVersion": 2}, "no kubelet or Kubernetes version in the profile"),
+    ],
+)
 def test_missing_facts_skip(profile, why):
     found, notes = lint(TORCHRUN, profile, ids=(GROUP,))
     assert found == []
@@ -388,8 +416,10 @@ spec:
 """
     found, _ = lint(text, V2, ids=(GROUP,))
     assert rules_lines(found) == [(GROUP, 6)]
-    assert found[0][2].startswith("PyTorchJob/elastic (Master, Worker): each pod's training container starts several "
-                                  "processes (`nprocPerNode: 4`)")
+    assert found[0][2].startswith(
+        "PyTorchJob/elastic (Master, Worker): each pod's training container starts several "
+        "processes (`nprocPerNode: 4`)"
+    )
 
 
 MPIJOB = """apiVersion: kubeflow.org/v2beta1
@@ -419,8 +449,9 @@ spec:
 def test_mpijob_launcher_is_skipped():
     found, _ = lint(MPIJOB.format(extra=""), V2, ids=(GROUP,))
     assert rules_lines(found) == [(GROUP, 6)]
-    assert found[0][2].startswith("MPIJob/nccl (Worker): each pod's training container starts several processes "
-                                  "(`slotsPerWorker: 8`)")
+    assert found[0][2].startswith(
+        "MPIJob/nccl (Worker): each pod's training container starts several processes (`slotsPerWorker: 8`)"
+    )
 
 
 def test_mpijob_launcher_running_as_worker_is_checked():
@@ -462,8 +493,9 @@ spec:
     found, _ = lint(text, V2, ids=(GROUP,))
     assert rules_lines(found) == [(GROUP, 7), (GROUP, 13)]
     head, worker = found[0][2], found[1][2]
-    assert head.startswith("RayCluster/rc (head): container 'ray-head' starts several processes "
-                           "(`ray start (KubeRay head)`)")
+    assert head.startswith(
+        "RayCluster/rc (head): container 'ray-head' starts several processes (`ray start (KubeRay head)`)"
+    )
     assert "the raylet and the GCS server (the cluster's control plane) included" in head
     assert worker.startswith("RayCluster/rc (gpu): container 'ray-worker' starts several processes")
     assert "the raylet included" in worker

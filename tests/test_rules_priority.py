@@ -100,11 +100,15 @@ def test_fixture_directory_findings():
     assert "spec.priorityClass 'training-high' is not a pod field" in by["volcano-job.yaml", 14].detail
     assert by["volcano-job.yaml", 14].path == "spec.tasks[0].template.spec.priorityClass"
     # the invalid 1.5e9 class never exists, so it does not make every other class preemptible
-    assert "below PriorityClass 'training-high' (value 100000, from fixtures/priority/" in by["job-preemptible.yaml", 6].detail
+    assert (
+        "below PriorityClass 'training-high' (value 100000, from fixtures/priority/"
+        in by["job-preemptible.yaml", 6].detail
+    )
     assert "counts against backoffLimit (4)" in by["job-preemptible.yaml", 6].detail
     assert "rules[0] (action FailJob on exit codes NotIn [0])" in by["cronjob-eval.yaml", 14].detail
-    assert "PriorityClass 'serving-default' (fixtures/priority/priorityclasses-bad.yaml) already does" in \
-        by["priorityclasses.yaml", 7].detail.replace(str(ROOT) + "/", "")
+    assert "PriorityClass 'serving-default' (fixtures/priority/priorityclasses-bad.yaml) already does" in by[
+        "priorityclasses.yaml", 7
+    ].detail.replace(str(ROOT) + "/", "")
     assert by["priorityclasses.yaml", 7].path == "globalDefault"
 
 
@@ -120,7 +124,8 @@ def test_fixture_patch_and_alternative_priorities_are_quiet():
 
 
 def test_missing_plain_pod_message():
-    found = lint("""
+    found = lint(
+        """
         apiVersion: v1
         kind: Pod
         metadata:
@@ -129,17 +134,22 @@ def test_missing_plain_pod_message():
           containers:
             - name: cuda
               image: nvidia/cuda:12.4.0-base-ubuntu22.04
-    """, only="missing-priority-class")
+    """,
+        only="missing-priority-class",
+    )
     assert len(found) == 1
     rule, line, message = found[0]
     assert line == 6
-    assert message.startswith("Pod/smoke: pod template has no priorityClassName: its pods run at the cluster's "
-                              "default priority (0 unless a globalDefault PriorityClass exists)")
+    assert message.startswith(
+        "Pod/smoke: pod template has no priorityClassName: its pods run at the cluster's "
+        "default priority (0 unless a globalDefault PriorityClass exists)"
+    )
     assert "set spec.priorityClassName to a PriorityClass for training" in message
 
 
 def test_missing_under_kai_scheduler_names_its_default():
-    found = lint("""
+    found = lint(
+        """
         apiVersion: batch/v1
         kind: Job
         metadata:
@@ -152,17 +162,23 @@ def test_missing_under_kai_scheduler_names_its_default():
               containers:
                 - name: t
                   image: python:3.12
-    """, only="missing-priority-class")
+    """,
+        only="missing-priority-class",
+    )
     assert [(rule, line) for rule, line, _ in found] == [("missing-priority-class", 8)]
     message = found[0][2]
-    assert ": KAI Scheduler gives its pods its built-in default priority for the workload type ('inference' for a " \
-           "Deployment, 'train' otherwise), so any higher-priority pod can preempt them mid-run" in message
+    assert (
+        ": KAI Scheduler gives its pods its built-in default priority for the workload type ('inference' for a "
+        "Deployment, 'train' otherwise), so any higher-priority pod can preempt them mid-run" in message
+    )
     assert "(or KAI Scheduler's label priorityClassName on the workload or the Kueue label" in message
 
 
 def test_missing_names_the_known_global_default(tmp_path):
-    found = lint_dir(tmp_path, {
-        "classes.yaml": """
+    found = lint_dir(
+        tmp_path,
+        {
+            "classes.yaml": """
             apiVersion: scheduling.k8s.io/v1
             kind: PriorityClass
             metadata:
@@ -170,7 +186,7 @@ def test_missing_names_the_known_global_default(tmp_path):
             value: 100
             globalDefault: true
         """,
-        "job.yaml": """
+            "job.yaml": """
             apiVersion: batch/v1
             kind: Job
             metadata:
@@ -183,15 +199,18 @@ def test_missing_names_the_known_global_default(tmp_path):
                     - name: t
                       image: python:3.12
         """,
-    })
+        },
+    )
     assert [(f, line, rule) for f, line, rule, _ in found] == [("job.yaml", 8, "missing-priority-class")]
     classes = str(tmp_path / "classes.yaml")
     assert f"(the globalDefault PriorityClass 'batch-default', value 100, from {classes})" in found[0][3]
 
 
-@pytest.mark.parametrize("manifest", [
-    # Kueue label on the object
-    """
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        # Kueue label on the object
+        """
     apiVersion: batch/v1
     kind: Job
     metadata:
@@ -203,8 +222,8 @@ def test_missing_names_the_known_global_default(tmp_path):
           restartPolicy: Never
           containers: [{name: t, image: busybox}]
     """,
-    # Kueue label on the pod template
-    """
+        # Kueue label on the pod template
+        """
     apiVersion: batch/v1
     kind: Job
     metadata:
@@ -217,8 +236,8 @@ def test_missing_names_the_known_global_default(tmp_path):
           restartPolicy: Never
           containers: [{name: t, image: busybox}]
     """,
-    # Kueue label on a CronJob's jobTemplate
-    """
+        # Kueue label on a CronJob's jobTemplate
+        """
     apiVersion: batch/v1
     kind: CronJob
     metadata:
@@ -234,8 +253,8 @@ def test_missing_names_the_known_global_default(tmp_path):
               restartPolicy: Never
               containers: [{name: t, image: busybox}]
     """,
-    # KubeRay label
-    """
+        # KubeRay label
+        """
     apiVersion: ray.io/v1
     kind: RayJob
     metadata:
@@ -249,8 +268,8 @@ def test_missing_names_the_known_global_default(tmp_path):
             spec:
               containers: [{name: head, image: rayproject/ray:2.9.0}]
     """,
-    # KAI label on the workload, pods scheduled by KAI
-    """
+        # KAI label on the workload, pods scheduled by KAI
+        """
     apiVersion: batch/v1
     kind: Job
     metadata:
@@ -263,8 +282,8 @@ def test_missing_names_the_known_global_default(tmp_path):
           restartPolicy: Never
           containers: [{name: t, image: busybox}]
     """,
-    # an unrendered placeholder is still a value
-    """
+        # an unrendered placeholder is still a value
+        """
     apiVersion: batch/v1
     kind: Job
     metadata:
@@ -276,8 +295,8 @@ def test_missing_names_the_known_global_default(tmp_path):
           restartPolicy: Never
           containers: [{name: t, image: busybox}]
     """,
-    # a shared runtime: the TrainJob carries the priority
-    """
+        # a shared runtime: the TrainJob carries the priority
+        """
     apiVersion: trainer.kubeflow.org/v1alpha1
     kind: ClusterTrainingRuntime
     metadata:
@@ -293,8 +312,8 @@ def test_missing_names_the_known_global_default(tmp_path):
                     spec:
                       containers: [{name: node, image: pytorch/pytorch:2.3.0}]
     """,
-    # not a training workload: no accelerator
-    """
+        # not a training workload: no accelerator
+        """
     apiVersion: apps/v1
     kind: Deployment
     metadata:
@@ -304,13 +323,15 @@ def test_missing_names_the_known_global_default(tmp_path):
         spec:
           containers: [{name: api, image: nginx}]
     """,
-])
+    ],
+)
 def test_missing_quiet(manifest):
     assert lint(manifest, only="missing-priority-class") == []
 
 
 def test_missing_skips_the_rayjob_submitter():
-    found = lint("""
+    found = lint(
+        """
         apiVersion: ray.io/v1
         kind: RayJob
         metadata:
@@ -327,12 +348,15 @@ def test_missing_skips_the_rayjob_submitter():
                 spec:
                   priorityClassName: training-low
                   containers: [{name: head, image: rayproject/ray:2.9.0}]
-    """, only="missing-priority-class")
+    """,
+        only="missing-priority-class",
+    )
     assert found == []
 
 
 def test_missing_accelerator_deployment_and_notes():
-    found = lint("""
+    found = lint(
+        """
         apiVersion: apps/v1
         kind: Deployment
         metadata:
@@ -347,7 +371,9 @@ def test_missing_accelerator_deployment_and_notes():
                   image: vllm/vllm-openai:v0.5.0
                   resources:
                     limits: {nvidia.com/gpu: 1}
-    """, only="missing-priority-class")
+    """,
+        only="missing-priority-class",
+    )
     assert [(r, line) for r, line, _ in found] == [("missing-priority-class", 9)]
     message = found[0][2]
     assert "the label priorityClassName is read only by KAI Scheduler" in message
@@ -355,7 +381,8 @@ def test_missing_accelerator_deployment_and_notes():
 
 
 def test_missing_one_finding_per_template():
-    found = lint("""
+    found = lint(
+        """
         apiVersion: kubeflow.org/v1
         kind: TFJob
         metadata:
@@ -373,7 +400,9 @@ def test_missing_one_finding_per_template():
                 spec:
                   priorityClassName: training-low
                   containers: [{name: tensorflow, image: tensorflow/tensorflow:2.16.1}]
-    """, only="missing-priority-class")
+    """,
+        only="missing-priority-class",
+    )
     assert [(line, m.split(":")[0]) for _, line, m in found] == [(11, "TFJob/mnist (PS)")]
     assert "set spec.tfReplicaSpecs.PS.template.spec.priorityClassName to a PriorityClass" in found[0][2]
 
@@ -383,7 +412,8 @@ def test_missing_one_finding_per_template():
 
 
 def test_unknown_against_the_profile():
-    found = lint("""
+    found = lint(
+        """
         apiVersion: batch/v1
         kind: Job
         metadata:
@@ -394,18 +424,24 @@ def test_unknown_against_the_profile():
               priorityClassName: training-hgh
               restartPolicy: Never
               containers: [{name: t, image: busybox}]
-    """, profile=CLASSES, only="unknown-priority-class")
+    """,
+        profile=CLASSES,
+        only="unknown-priority-class",
+    )
     assert len(found) == 1
     _, line, message = found[0]
     assert line == 9
-    assert message.startswith("Job/j: priorityClassName 'training-hgh' names no known PriorityClass "
-                              "(known: training-high, training-low, from the profile; plus the built-in")
+    assert message.startswith(
+        "Job/j: priorityClassName 'training-hgh' names no known PriorityClass "
+        "(known: training-high, training-low, from the profile; plus the built-in"
+    )
     assert "(did you mean 'training-high'?)" in message
     assert 'rejects the pods ("no PriorityClass with name training-hgh was found")' in message
 
 
 def test_unknown_volcano_and_kubeflow_fields():
-    volcano = lint("""
+    volcano = lint(
+        """
         apiVersion: batch.volcano.sh/v1alpha1
         kind: Job
         metadata:
@@ -417,9 +453,13 @@ def test_unknown_volcano_and_kubeflow_fields():
               template:
                 spec:
                   containers: [{name: w, image: busybox}]
-    """, profile=CLASSES, only="unknown-priority-class")
+    """,
+        profile=CLASSES,
+        only="unknown-priority-class",
+    )
     assert [(line, "spec.priorityClassName 'urgent'" in m) for _, line, m in volcano] == [(7, True)]
-    kubeflow = lint("""
+    kubeflow = lint(
+        """
         apiVersion: kubeflow.org/v1
         kind: PyTorchJob
         metadata:
@@ -434,13 +474,18 @@ def test_unknown_volcano_and_kubeflow_fields():
                 spec:
                   priorityClassName: training-high
                   containers: [{name: pytorch, image: busybox}]
-    """, profile=CLASSES, only="unknown-priority-class")
+    """,
+        profile=CLASSES,
+        only="unknown-priority-class",
+    )
     assert [(line, "gang-scheduling PodGroup" in m) for _, line, m in kubeflow] == [(9, True)]
 
 
 @pytest.mark.parametrize("name", ["system-node-critical", "system-cluster-critical", "$PRIORITY", "<priority>"])
 def test_unknown_system_and_placeholders_pass(name):
-    assert lint(f"""
+    assert (
+        lint(
+            f"""
         apiVersion: v1
         kind: Pod
         metadata:
@@ -448,7 +493,12 @@ def test_unknown_system_and_placeholders_pass(name):
         spec:
           priorityClassName: "{name}"
           containers: [{{name: c, image: busybox}}]
-    """, profile=CLASSES, only="unknown-priority-class") == []
+    """,
+            profile=CLASSES,
+            only="unknown-priority-class",
+        )
+        == []
+    )
 
 
 def test_unknown_skipped_without_known_classes():
@@ -469,15 +519,17 @@ def test_unknown_skipped_without_known_classes():
 
 
 def test_unknown_kueue_label_only_on_workloads(tmp_path):
-    found = lint_dir(tmp_path, {
-        "wpc.yaml": """
+    found = lint_dir(
+        tmp_path,
+        {
+            "wpc.yaml": """
             apiVersion: kueue.x-k8s.io/v1beta1
             kind: WorkloadPriorityClass
             metadata:
               name: production
             value: 10000
         """,
-        "svc.yaml": """
+            "svc.yaml": """
             apiVersion: v1
             kind: Service
             metadata:
@@ -486,7 +538,7 @@ def test_unknown_kueue_label_only_on_workloads(tmp_path):
             spec:
               ports: [{port: 2379}]
         """,
-        "job.yaml": """
+            "job.yaml": """
             apiVersion: batch/v1
             kind: Job
             metadata:
@@ -501,10 +553,13 @@ def test_unknown_kueue_label_only_on_workloads(tmp_path):
                   restartPolicy: Never
                   containers: [{name: t, image: busybox}]
         """,
-    })
+        },
+    )
     # once, at the object's label; no PriorityClass is known, so priorityClassName is not judged
     assert [(f, line, rule) for f, line, rule, _ in found] == [("job.yaml", 6, "unknown-priority-class")]
-    assert f"names no known Kueue WorkloadPriorityClass (known: production, from {tmp_path / 'wpc.yaml'})" in found[0][3]
+    assert (
+        f"names no known Kueue WorkloadPriorityClass (known: production, from {tmp_path / 'wpc.yaml'})" in found[0][3]
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -512,28 +567,40 @@ def test_unknown_kueue_label_only_on_workloads(tmp_path):
 
 
 def test_invalid_value_and_names():
-    over = lint("""
+    over = lint(
+        """
         apiVersion: scheduling.k8s.io/v1
         kind: PriorityClass
         metadata:
           name: huge
         value: 1000000001
-    """, only="priority-class-invalid")
+    """,
+        only="priority-class-invalid",
+    )
     assert [(line, "value 1000000001 is above 1000000000" in m) for _, line, m in over] == [(6, True)]
-    assert lint("""
+    assert (
+        lint(
+            """
         apiVersion: scheduling.k8s.io/v1
         kind: PriorityClass
         metadata:
           name: top
         value: 1000000000
-    """, only="priority-class-invalid") == []
-    reserved = lint("""
+    """,
+            only="priority-class-invalid",
+        )
+        == []
+    )
+    reserved = lint(
+        """
         apiVersion: scheduling.k8s.io/v1
         kind: PriorityClass
         metadata:
           name: system-gpu
         value: 2000000000
-    """, only="priority-class-invalid")
+    """,
+        only="priority-class-invalid",
+    )
     assert [(line, "names starting with 'system-' are reserved" in m) for _, line, m in reserved] == [(5, True)]
 
 
@@ -559,13 +626,16 @@ def test_invalid_each_extra_global_default(tmp_path):
         value: {value}
         globalDefault: true
     """
-    found = lint_dir(tmp_path, {
-        "a.yaml": default.format(name="default-a", value=10),
-        "b.yaml": default.format(name="default-b", value=20),
-        "c.yaml": default.format(name="default-c", value=30),
-        # the same class again (a copy in an overlay) is one class, not a second default
-        "d.yaml": default.format(name="default-a", value=10),
-    })
+    found = lint_dir(
+        tmp_path,
+        {
+            "a.yaml": default.format(name="default-a", value=10),
+            "b.yaml": default.format(name="default-b", value=20),
+            "c.yaml": default.format(name="default-c", value=30),
+            # the same class again (a copy in an overlay) is one class, not a second default
+            "d.yaml": default.format(name="default-a", value=10),
+        },
+    )
     assert [(f, line, rule) for f, line, rule, _ in found] == [
         ("b.yaml", 7, "priority-class-invalid"),
         ("c.yaml", 7, "priority-class-invalid"),
@@ -601,30 +671,48 @@ def test_preemption_without_policy():
     assert len(found) == 1
     _, line, message = found[0]
     assert line == 6
-    assert message.startswith("Job/j runs at PriorityClass 'training-low' (value 1000), below PriorityClass "
-                              "'training-high' (value 100000, from the profile), so its pods can be preempted, and the Job has no "
-                              "podFailurePolicy: every preemption counts against backoffLimit (6)")
+    assert message.startswith(
+        "Job/j runs at PriorityClass 'training-low' (value 1000), below PriorityClass "
+        "'training-high' (value 100000, from the profile), so its pods can be preempted, and the Job has no "
+        "podFailurePolicy: every preemption counts against backoffLimit (6)"
+    )
 
 
 def test_preemption_per_index_limit():
-    found = lint(job(spec="completionMode: Indexed\ncompletions: 4\nbackoffLimitPerIndex: 1"), profile=CLASSES,
-                 only="preemption-consumes-backoff")
+    found = lint(
+        job(spec="completionMode: Indexed\ncompletions: 4\nbackoffLimitPerIndex: 1"),
+        profile=CLASSES,
+        only="preemption-consumes-backoff",
+    )
     assert "counts against its index's backoffLimitPerIndex (1)" in found[0][2]
 
 
-@pytest.mark.parametrize("rules,expect", [
-    ("[{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}]", None),
-    ("[{action: FailJob, onExitCodes: {operator: In, values: [42]}}, "
-     "{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}]", None),
-    ("[{action: Ignore, onPodConditions: [{type: DisruptionTarget, status: 'False'}]}]",
-     "has no rule with action Ignore on the DisruptionTarget"),
-    ("[{action: Count, onPodConditions: [{type: DisruptionTarget}]}]",
-     "rules[0] handles the DisruptionTarget condition with action Count: every preemption counts"),
-    ("[{action: FailJob, onPodConditions: [{type: DisruptionTarget}]}]", "one preemption fails the whole Job"),
-    ("[{action: Count, onExitCodes: {operator: In, values: [137, 143]}}, "
-     "{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}]", "matches a preempted container's exit code"),
-    ("[]", "has no rule with action Ignore"),
-])
+@pytest.mark.parametrize(
+    "rules,expect",
+    [
+        ("[{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}]", None),
+        (
+            "[{action: FailJob, onExitCodes: {operator: In, values: [42]}}, "
+            "{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}]",
+            None,
+        ),
+        (
+            "[{action: Ignore, onPodConditions: [{type: DisruptionTarget, status: 'False'}]}]",
+            "has no rule with action Ignore on the DisruptionTarget",
+        ),
+        (
+            "[{action: Count, onPodConditions: [{type: DisruptionTarget}]}]",
+            "rules[0] handles the DisruptionTarget condition with action Count: every preemption counts",
+        ),
+        ("[{action: FailJob, onPodConditions: [{type: DisruptionTarget}]}]", "one preemption fails the whole Job"),
+        (
+            "[{action: Count, onExitCodes: {operator: In, values: [137, 143]}}, "
+            "{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}]",
+            "matches a preempted container's exit code",
+        ),
+        ("[]", "has no rule with action Ignore"),
+    ],
+)
 def test_preemption_rule_order(rules, expect):
     found = lint(job(spec=f"podFailurePolicy:\n  rules: {rules}"), profile=CLASSES, only="preemption-consumes-backoff")
     if expect is None:
@@ -642,8 +730,10 @@ def test_preemption_needs_a_lower_value():
 
 
 def test_preemption_classes_that_never_preempt_do_not_count(tmp_path):
-    found = lint_dir(tmp_path, {
-        "classes.yaml": """
+    found = lint_dir(
+        tmp_path,
+        {
+            "classes.yaml": """
             apiVersion: scheduling.k8s.io/v1
             kind: PriorityClass
             metadata:
@@ -651,15 +741,16 @@ def test_preemption_classes_that_never_preempt_do_not_count(tmp_path):
             value: 1000000
             preemptionPolicy: Never
         """,
-        "low.yaml": """
+            "low.yaml": """
             apiVersion: scheduling.k8s.io/v1
             kind: PriorityClass
             metadata:
               name: training-low
             value: 1000
         """,
-        "job.yaml": job(),
-    })
+            "job.yaml": job(),
+        },
+    )
     assert found == []
 
 
@@ -683,15 +774,18 @@ def restart(kind_block: str) -> list[tuple[str, int, str]]:
     return lint(kind_block, only="restart-policy-invalid")
 
 
-@pytest.mark.parametrize("policy,pfp,expect", [
-    (None, False, "pod template has no restartPolicy: a Job requires Never or OnFailure"),
-    ("Always", False, "restartPolicy 'Always' is not allowed in a Job"),
-    ("never", False, "restartPolicy 'never' is not allowed in a Job"),
-    ("OnFailure", True, "restartPolicy OnFailure with a podFailurePolicy"),
-    ("OnFailure", False, None),
-    ("Never", True, None),
-    ("$RESTART", False, None),
-])
+@pytest.mark.parametrize(
+    "policy,pfp,expect",
+    [
+        (None, False, "pod template has no restartPolicy: a Job requires Never or OnFailure"),
+        ("Always", False, "restartPolicy 'Always' is not allowed in a Job"),
+        ("never", False, "restartPolicy 'never' is not allowed in a Job"),
+        ("OnFailure", True, "restartPolicy OnFailure with a podFailurePolicy"),
+        ("OnFailure", False, None),
+        ("Never", True, None),
+        ("$RESTART", False, None),
+    ],
+)
 def test_restart_batch_job(policy, pfp, expect):
     policy_line = f"restartPolicy: {policy}" if policy else "dnsPolicy: ClusterFirst"
     pfp_block = "podFailurePolicy: {rules: []}" if pfp else "backoffLimit: 2"
@@ -716,8 +810,11 @@ def test_restart_batch_job(policy, pfp, expect):
 
 def jobset(policy: str | None, pfp: bool) -> str:
     policy_line = f"restartPolicy: {policy}" if policy else "dnsPolicy: ClusterFirst"
-    pfp_block = "podFailurePolicy: {rules: [{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}]}" \
-        if pfp else "backoffLimit: 0"
+    pfp_block = (
+        "podFailurePolicy: {rules: [{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}]}"
+        if pfp
+        else "backoffLimit: 0"
+    )
     return f"""
         apiVersion: jobset.x-k8s.io/v1alpha2
         kind: JobSet
@@ -736,13 +833,16 @@ def jobset(policy: str | None, pfp: bool) -> str:
     """
 
 
-@pytest.mark.parametrize("policy,pfp,expect", [
-    (None, False, None),  # JobSet's webhook defaults it to OnFailure
-    ("Always", False, "restartPolicy 'Always' is not allowed in a Job"),
-    (None, True, "JobSet defaults it to OnFailure, but the Job's podFailurePolicy requires Never"),
-    ("OnFailure", True, "restartPolicy OnFailure with a podFailurePolicy"),
-    ("Never", True, None),
-])
+@pytest.mark.parametrize(
+    "policy,pfp,expect",
+    [
+        (None, False, None),  # JobSet's webhook defaults it to OnFailure
+        ("Always", False, "restartPolicy 'Always' is not allowed in a Job"),
+        (None, True, "JobSet defaults it to OnFailure, but the Job's podFailurePolicy requires Never"),
+        ("OnFailure", True, "restartPolicy OnFailure with a podFailurePolicy"),
+        ("Never", True, None),
+    ],
+)
 def test_restart_jobset(policy, pfp, expect):
     found = restart(jobset(policy, pfp))
     if expect is None:
@@ -772,7 +872,8 @@ def test_restart_training_runtime_and_kubeflow():
     """
     assert [line for _, line, _ in restart(runtime)] == [15]
     # a Kubeflow replica spec's restartPolicy overrides the template; Always is valid there
-    assert restart("""
+    assert (
+        restart("""
         apiVersion: kubeflow.org/v1
         kind: PyTorchJob
         metadata:
@@ -785,11 +886,14 @@ def test_restart_training_runtime_and_kubeflow():
                 spec:
                   restartPolicy: Always
                   containers: [{name: pytorch, image: busybox}]
-    """) == []
+    """)
+        == []
+    )
 
 
 def test_restart_kustomize_patch_is_quiet():
-    assert restart("""
+    assert (
+        restart("""
         apiVersion: batch/v1
         kind: Job
         metadata:
@@ -800,7 +904,9 @@ def test_restart_kustomize_patch_is_quiet():
               containers:
                 - name: t
                   resources: {limits: {nvidia.com/gpu: 2}}
-    """) == []
+    """)
+        == []
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -816,7 +922,8 @@ def test_corpus_findings_are_few_and_pointed(corpus):
     assert counts.get("restart-policy-invalid", 0) == 0
     preempt = [f for f in result.findings if f.rule == "preemption-consumes-backoff"]
     assert [(Path(f.file).name, f.line) for f in preempt] == [
-        ("ai-ml__mix-train-and-inference__workloads__fine-tune-l4.yaml", 31)]
+        ("ai-ml__mix-train-and-inference__workloads__fine-tune-l4.yaml", 31)
+    ]
     volcano = [f for f in result.findings if f.rule == "missing-priority-class" and "spec.priorityClass '" in f.detail]
     assert sorted((Path(f.file).name, f.line) for f in volcano) == [
         ("example__kubecon-2019-china__task-priority__elastic-job.yaml", 16),

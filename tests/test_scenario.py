@@ -51,8 +51,19 @@ EXPECTED = [
 
 def _run(monkeypatch, *extra):
     monkeypatch.chdir(ROOT)
-    r = CliRunner().invoke(main, ["check", "--config", str(SCENARIO / "kubelint-ml.yaml"), "fixtures/scenario/manifests",
-                                  "--format", "json", *extra], catch_exceptions=False)
+    r = CliRunner().invoke(
+        main,
+        [
+            "check",
+            "--config",
+            str(SCENARIO / "kubelint-ml.yaml"),
+            "fixtures/scenario/manifests",
+            "--format",
+            "json",
+            *extra,
+        ],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 1
     return json.loads(r.output)
 

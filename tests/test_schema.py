@@ -173,9 +173,7 @@ def test_int_or_string_rejects_float(plain):
 
 def test_missing_required_fields_reported_once_at_parent(plain):
     obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"}, "spec": {}}
-    assert plain.validate(obj) == [
-        SchemaProblem(("spec",), "spec: 'selector', 'template' are required properties")
-    ]
+    assert plain.validate(obj) == [SchemaProblem(("spec",), "spec: 'selector', 'template' are required properties")]
 
 
 def test_missing_required_at_root(plain):

@@ -38,9 +38,9 @@ def test_torchrun_device_words_and_unresolved_variables():
         sig("--nproc_per_node=auto", "torchrun", ("command", 1))
     ]
     # a template placeholder (envsubst) and an unresolvable $(VAR)
-    assert container_signals({"command": ["/usr/local/bin/torchrun", "--nproc_per_node=$GPU_PER_NODE", "/fsdp/train.py"]}) == [
-        sig("--nproc_per_node=$GPU_PER_NODE", "torchrun", ("command", 1))
-    ]
+    assert container_signals(
+        {"command": ["/usr/local/bin/torchrun", "--nproc_per_node=$GPU_PER_NODE", "/fsdp/train.py"]}
+    ) == [sig("--nproc_per_node=$GPU_PER_NODE", "torchrun", ("command", 1))]
     assert container_signals({"args": ["torchrun", "--nproc_per_node", "$(NPROC)", "t.py"]}) == [
         sig("--nproc_per_node $(NPROC)", "torchrun", ("args", 1))
     ]
@@ -84,7 +84,9 @@ def test_dataloader_flags():
 
 def test_workers_flag_only_for_python_commands():
     # the PyTorch imagenet example's data-loading flag
-    script = "wget main.py; /usr/local/bin/torchrun --nproc_per_node=1 --nnodes=3 imagenet.py --arch=resnet18 --workers=4"
+    script = (
+        "wget main.py; /usr/local/bin/torchrun --nproc_per_node=1 --nnodes=3 imagenet.py --arch=resnet18 --workers=4"
+    )
     assert container_signals({"command": ["/bin/bash", "-c", script]}) == [
         sig("--workers=4", "dataloader", ("command", 2), 4)
     ]
@@ -158,7 +160,13 @@ def test_deepspeed_launcher():
 
 
 def test_mpi_launchers():
-    c = {"command": ["/bin/sh", "-c", "mkdir -p /var/run/sshd; /usr/sbin/sshd; mpiexec --allow-run-as-root --host ${MPI_HOST} -np 2 mpi_hello_world;"]}
+    c = {
+        "command": [
+            "/bin/sh",
+            "-c",
+            "mkdir -p /var/run/sshd; /usr/sbin/sshd; mpiexec --allow-run-as-root --host ${MPI_HOST} -np 2 mpi_hello_world;",
+        ]
+    }
     assert container_signals(c) == [sig("-np 2", "mpi", ("command", 2), 2)]
     assert container_signals({"command": ["mpirun"], "args": ["-n", "2", "/home/mpiuser/pi"]}) == [
         sig("-n 2", "mpi", ("args", 0), 2)
@@ -170,13 +178,21 @@ def test_mpi_launchers():
 
 
 def test_servers_and_parallel_tools():
-    assert container_signals({"command": ["gunicorn", "-w", "4", "app:app"]}) == [sig("-w 4", "server", ("command", 1), 4)]
+    assert container_signals({"command": ["gunicorn", "-w", "4", "app:app"]}) == [
+        sig("-w 4", "server", ("command", 1), 4)
+    ]
     assert container_signals({"command": ["gunicorn", "--workers=1", "app:app"]}) == []
-    assert container_signals({"command": ["sh", "-c", "make -j8 all && make install"]}) == [sig("-j8", "make", ("command", 2), 8)]
+    assert container_signals({"command": ["sh", "-c", "make -j8 all && make install"]}) == [
+        sig("-j8", "make", ("command", 2), 8)
+    ]
     assert container_signals({"command": ["make", "-j", "all"]}) == [sig("-j", "make", ("command", 1))]
     assert container_signals({"command": ["make", "all"]}) == []
-    assert container_signals({"command": ["sh", "-c", "ls | xargs -P 4 -n 1 gzip"]}) == [sig("-P 4", "xargs", ("command", 2), 4)]
-    assert container_signals({"command": ["parallel", "gzip", ":::", "a", "b"]}) == [sig("parallel", "parallel", ("command", 0))]
+    assert container_signals({"command": ["sh", "-c", "ls | xargs -P 4 -n 1 gzip"]}) == [
+        sig("-P 4", "xargs", ("command", 2), 4)
+    ]
+    assert container_signals({"command": ["parallel", "gzip", ":::", "a", "b"]}) == [
+        sig("parallel", "parallel", ("command", 0))
+    ]
     assert container_signals({"command": ["supervisord", "-n"]}) == [sig("supervisord", "supervisor", ("command", 0))]
 
 
@@ -298,9 +314,14 @@ def test_trainjob_and_training_runtime():
     assert signals_for_template(rt, init_tpl) == []
     # The trainer job marked by the ancestor-step label, whatever its name (as the resource rules read it).
     jobs = rt["spec"]["template"]["spec"]["replicatedJobs"]
-    jobs[0] = {"name": "trainer-main",
-               "template": {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}}}}
-    jobs[1] = {"name": "node", "template": {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "model-initializer"}}}}
+    jobs[0] = {
+        "name": "trainer-main",
+        "template": {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}}},
+    }
+    jobs[1] = {
+        "name": "node",
+        "template": {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "model-initializer"}}},
+    }
     assert signals_for_template(rt, init_tpl) == signals
     assert signals_for_template(rt, node_tpl) == []
 
@@ -324,18 +345,26 @@ def corpus_doc(corpus, name, kind):
 
 
 def test_corpus_trainium_torchrun(corpus):
-    job = corpus_doc(corpus, "awslabs__ai-on-eks/infra__trainium-inferentia__examples__mlp_train__trn1-mlp-karpenter.yaml", "Job")
+    job = corpus_doc(
+        corpus, "awslabs__ai-on-eks/infra__trainium-inferentia__examples__mlp_train__trn1-mlp-karpenter.yaml", "Job"
+    )
     container = job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]  # Volcano Job
     assert container_signals(container) == [sig("--nproc_per_node=32", "torchrun", ("args", 1), 32)]
 
 
 def test_corpus_bionemo_pytorchjob(corpus):
-    obj = corpus_doc(corpus, "awslabs__ai-on-eks/infra__bionemo__examples__esm2nv__esm2nv-training-job.yaml", "PyTorchJob")
+    obj = corpus_doc(
+        corpus, "awslabs__ai-on-eks/infra__bionemo__examples__esm2nv__esm2nv-training-job.yaml", "PyTorchJob"
+    )
     assert workload_signals(obj) == [sig("nprocPerNode: 4", "torchrun", ("spec", "nprocPerNode"), 4)]
 
 
 def test_corpus_gke_accelerate_job(corpus):
-    job = corpus_doc(corpus, "GoogleCloudPlatform__kubernetes-engine-samples/ai-ml__mix-train-and-inference__workloads__fine-tune-l4.yaml", "Job")
+    job = corpus_doc(
+        corpus,
+        "GoogleCloudPlatform__kubernetes-engine-samples/ai-ml__mix-train-and-inference__workloads__fine-tune-l4.yaml",
+        "Job",
+    )
     container = job["spec"]["template"]["spec"]["containers"][0]
     assert container_signals(container) == [sig("--num_processes 4", "accelerate", ("command", 2), 2)]
 
@@ -390,16 +419,65 @@ def test_word_prefilter_changes_nothing_on_corpus_and_fixtures(corpus):
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-_WORDS = ["torchrun", "tor'ch'run", 'deep"speed"', "mpi\\run", "python", "-m", "torch.distributed.run", "--nproc_per_node",
-          "--nproc-per-node=4", "8", "auto", "$(N)", "&", "&&", ";", "|", "\\\n", "\n", "bash", "-c", "sleep", "10",
-          "--num_workers", "num_workers=4", "--workers", "2", "make", "-j8", "xargs", "-P", "0", "ray", "start",
-          "gunicorn", "-w", "mp.Pool(", "n_jobs=-1", "echo", "'", '"', "#", "accelerate", "launch", "supervisord"]
+_WORDS = [
+    "torchrun",
+    "tor'ch'run",
+    'deep"speed"',
+    "mpi\\run",
+    "python",
+    "-m",
+    "torch.distributed.run",
+    "--nproc_per_node",
+    "--nproc-per-node=4",
+    "8",
+    "auto",
+    "$(N)",
+    "&",
+    "&&",
+    ";",
+    "|",
+    "\\\n",
+    "\n",
+    "bash",
+    "-c",
+    "sleep",
+    "10",
+    "--num_workers",
+    "num_workers=4",
+    "--workers",
+    "2",
+    "make",
+    "-j8",
+    "xargs",
+    "-P",
+    "0",
+    "ray",
+    "start",
+    "gunicorn",
+    "-w",
+    "mp.Pool(",
+    "n_jobs=-1",
+    "echo",
+    "'",
+    '"',
+    "#",
+    "accelerate",
+    "launch",
+    "supervisord",
+]
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(_WORDS), max_size=12), st.lists(st.sampled_from(_WORDS), max_size=6),
-       st.sampled_from([" ", "", "\t"]))
+@given(
+    st.lists(st.sampled_from(_WORDS), max_size=12),
+    st.lists(st.sampled_from(_WORDS), max_size=6),
+    st.sampled_from([" ", "", "\t"]),
+)
 def test_word_prefilter_changes_nothing_on_generated_commands(args, env_words, sep):
-    container = {"name": "c", "command": ["sh", "-c"], "args": [sep.join(args)],
-                 "env": [{"name": "LAUNCH", "value": " ".join(env_words)}]}
+    container = {
+        "name": "c",
+        "command": ["sh", "-c"],
+        "args": [sep.join(args)],
+        "env": [{"name": "LAUNCH", "value": " ".join(env_words)}],
+    }
     assert container_signals(container) == _unfiltered(container)

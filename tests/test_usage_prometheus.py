@@ -61,18 +61,23 @@ def build() -> tuple[promserver.Data, dict[str, list[list[tuple[int, float]]]]]:
 
     # Job train: two replicas; train-x7k2p restarted (a second series) and has a 3-hour gap.
     times = _times(skip=range(300, 480))
-    first, second = times[: len(times) // 2], times[len(times) // 2:]
-    ref["train/trainer"] = (cad("ml", "train-x7k2p", "trainer", _walk(1, first, 8 * GI, 14 * GI, 20 * GI), id="/a")
-                            + cad("ml", "train-x7k2p", "trainer", _walk(2, second, 8 * GI, 14 * GI), id="/b")
-                            + cad("ml", "train-m4q9z", "trainer", _walk(3, _times(), 9 * GI, 13 * GI, 18 * GI)))
+    first, second = times[: len(times) // 2], times[len(times) // 2 :]
+    ref["train/trainer"] = (
+        cad("ml", "train-x7k2p", "trainer", _walk(1, first, 8 * GI, 14 * GI, 20 * GI), id="/a")
+        + cad("ml", "train-x7k2p", "trainer", _walk(2, second, 8 * GI, 14 * GI), id="/b")
+        + cad("ml", "train-m4q9z", "trainer", _walk(3, _times(), 9 * GI, 13 * GI, 18 * GI))
+    )
     # Not containers: the pod-level series and the pause container.
     cad("ml", "train-x7k2p", "", _walk(4, _times(), 90 * GI, 99 * GI))
     cad("ml", "train-x7k2p", "POD", _walk(5, _times(), 90 * GI, 99 * GI))
     # Look-alikes: another Job's pod, and the same pod name in another namespace.
     cad("ml", "train-big-abcde", "trainer", _walk(6, _times(), 60 * GI, 70 * GI))
     cad("other", "train-x7k2p", "trainer", _walk(7, _times(), 60 * GI, 70 * GI))
-    d.add("kube_pod_labels", {"namespace": "ml", "pod": "train-x7k2p", "label_batch_kubernetes_io_job_name": "train"},
-          [(t, 1.0) for t in _times()])
+    d.add(
+        "kube_pod_labels",
+        {"namespace": "ml", "pod": "train-x7k2p", "label_batch_kubernetes_io_job_name": "train"},
+        [(t, 1.0) for t in _times()],
+    )
     cpu = []
     total = 0.0
     for t in _times():
@@ -85,22 +90,42 @@ def build() -> tuple[promserver.Data, dict[str, list[list[tuple[int, float]]]]]:
     for i in range(2):
         pod = f"llama-worker-{i}"
         ref["llama/pytorch"] += cad("ml", pod, "pytorch", _walk(10 + i, _times(), 27 * GI, 29 * GI, 31 * GI))
-        d.add("kube_pod_labels", {"namespace": "ml", "pod": pod, "label_training_kubeflow_org_job_name": "llama",
-                                  "label_training_kubeflow_org_replica_type": "worker"}, [(t, 1.0) for t in _times()])
+        d.add(
+            "kube_pod_labels",
+            {
+                "namespace": "ml",
+                "pod": pod,
+                "label_training_kubeflow_org_job_name": "llama",
+                "label_training_kubeflow_org_replica_type": "worker",
+            },
+            [(t, 1.0) for t in _times()],
+        )
         used = _walk(20 + i, _times(), 2000, 8000, 9000)
         if i == 0:
             labels = {"namespace": "ml", "pod": pod, "container": "pytorch"}
         else:  # scraped without honor_labels: the pod's labels as exported_*
-            labels = {"namespace": "gpu-operator", "exported_namespace": "ml", "exported_pod": pod,
-                      "exported_container": "pytorch"}
+            labels = {
+                "namespace": "gpu-operator",
+                "exported_namespace": "ml",
+                "exported_pod": pod,
+                "exported_container": "pytorch",
+            }
         labels |= {"gpu": "0", "UUID": f"GPU-{i}", "modelName": "NVIDIA A100-SXM4-80GB"}
         d.add("DCGM_FI_DEV_FB_USED", labels, used)
         d.add("DCGM_FI_DEV_FB_FREE", labels, [(t, 81920.0 - v) for t, v in used])
 
     # Deployment serve: sized right; its GPU is well used.
     ref["serve/server"] = cad("ml", "serve-7d9f8c6b5-x2x4z", "server", _walk(30, _times(), 3.5 * GI, 4.5 * GI, 5 * GI))
-    d.add("kube_pod_owner", {"namespace": "ml", "pod": "serve-7d9f8c6b5-x2x4z", "owner_kind": "ReplicaSet",
-                             "owner_name": "serve-7d9f8c6b5"}, [(t, 1.0) for t in _times()])
+    d.add(
+        "kube_pod_owner",
+        {
+            "namespace": "ml",
+            "pod": "serve-7d9f8c6b5-x2x4z",
+            "owner_kind": "ReplicaSet",
+            "owner_name": "serve-7d9f8c6b5",
+        },
+        [(t, 1.0) for t in _times()],
+    )
     used = _walk(31, _times(), 50000, 60000)
     labels = {"namespace": "ml", "pod": "serve-7d9f8c6b5-x2x4z", "container": "server", "gpu": "0"}
     d.add("DCGM_FI_DEV_FB_USED", labels, used)
@@ -109,10 +134,16 @@ def build() -> tuple[promserver.Data, dict[str, list[list[tuple[int, float]]]]]:
     # Job oomer: the peak is under the limit, but it was OOM-killed (and restarted twice).
     ref["oomer/main"] = cad("ml", "oomer-q8w7e", "main", _walk(40, _times(), 1.2 * GI, 2.2 * GI, 3 * GI))
     ksm = {"namespace": "ml", "pod": "oomer-q8w7e", "container": "main"}
-    d.add("kube_pod_container_status_restarts_total", ksm,
-          [(t, 0.0 if k < 500 else 1.0 if k < 900 else 2.0) for k, t in enumerate(_times())])
-    d.add("kube_pod_container_status_last_terminated_reason", {**ksm, "reason": "OOMKilled"},
-          [(t, 0.0 if k < 500 else 1.0) for k, t in enumerate(_times())])
+    d.add(
+        "kube_pod_container_status_restarts_total",
+        ksm,
+        [(t, 0.0 if k < 500 else 1.0 if k < 900 else 2.0) for k, t in enumerate(_times())],
+    )
+    d.add(
+        "kube_pod_container_status_last_terminated_reason",
+        {**ksm, "reason": "OOMKilled"},
+        [(t, 0.0 if k < 500 else 1.0) for k, t in enumerate(_times())],
+    )
 
     # DCGM_FI_DEV_FB_USED without FB_FREE: the device's size is unknown, GPU memory not judged.
     d.add("DCGM_FI_DEV_FB_USED", {**ksm, "gpu": "0"}, _walk(41, _times(), 100, 200))
@@ -120,8 +151,9 @@ def build() -> tuple[promserver.Data, dict[str, list[list[tuple[int, float]]]]]:
     # Job fresh: 30 samples, too few to judge.
     cad("ml", "fresh-a1b2c", "main", _walk(50, _times(30), 1 * GI, 2 * GI))
     # CronJob nightly: two runs, pooled.
-    ref["nightly/report"] = (cad("ml", "nightly-29000000-abcde", "report", _walk(60, _times()[:600], 0.5 * GI, 1 * GI))
-                             + cad("ml", "nightly-29001440-fghij", "report", _walk(61, _times()[800:], 0.9 * GI, 1.2 * GI)))
+    ref["nightly/report"] = cad(
+        "ml", "nightly-29000000-abcde", "report", _walk(60, _times()[:600], 0.5 * GI, 1 * GI)
+    ) + cad("ml", "nightly-29001440-fghij", "report", _walk(61, _times()[800:], 0.9 * GI, 1.2 * GI))
     # A NaN series in its own namespace.
     cad("broken", "bad-abcde", "main", [(t, float("nan")) for t in _times(100)])
     return d, ref
@@ -318,8 +350,12 @@ def _run(cwd: Path, *args: str, env: dict | None = None, timeout: float = 120) -
     return Result(r.exit_code, r.stdout, r.stderr)
 
 
-USAGE_RULES = ("memory-limit-below-peak", "memory-request-above-usage", "memory-request-below-median",
-               "gpu-memory-underused")
+USAGE_RULES = (
+    "memory-limit-below-peak",
+    "memory-request-above-usage",
+    "memory-request-below-median",
+    "gpu-memory-underused",
+)
 
 
 def _usage_findings(out: str) -> list[tuple[str, int]]:
@@ -330,13 +366,15 @@ def _usage_findings(out: str) -> list[tuple[str, int]]:
 def test_rules_fire_where_the_numbers_say(prom, project):
     r = _run(project, "check", "k8s", "--prometheus", prom.url, "--lookback", "1d", "-f", "json")
     assert r.returncode == 1, r.stderr
-    assert _usage_findings(r.stdout) == sorted([
-        ("memory-limit-below-peak", _line("M-train-limit")),  # peak 20Gi > 16Gi
-        ("memory-request-below-median", _line("M-train-request")),  # median ~11Gi > 6Gi
-        ("memory-request-above-usage", _line("M-llama-request")),  # 256Gi vs median ~28Gi
-        ("gpu-memory-underused", _line("M-llama-gpu")),  # 9000 of 81920 MiB
-        ("memory-limit-below-peak", _line("M-oomer-limit")),  # OOM-killed
-    ])
+    assert _usage_findings(r.stdout) == sorted(
+        [
+            ("memory-limit-below-peak", _line("M-train-limit")),  # peak 20Gi > 16Gi
+            ("memory-request-below-median", _line("M-train-request")),  # median ~11Gi > 6Gi
+            ("memory-request-above-usage", _line("M-llama-request")),  # 256Gi vs median ~28Gi
+            ("gpu-memory-underused", _line("M-llama-gpu")),  # 9000 of 81920 MiB
+            ("memory-limit-below-peak", _line("M-oomer-limit")),  # OOM-killed
+        ]
+    )
     doc = json.loads(r.stdout)
     messages = {(f["rule"], f["line"]): f["message"] for f in doc["findings"]}
     assert "below the observed peak 20Gi over 1d" in messages[("memory-limit-below-peak", _line("M-train-limit"))]
@@ -374,8 +412,13 @@ def _reference(series: list[list[tuple[int, float]]]) -> dict[str, float]:
     """numpy's default quantiles (linear) over the pooled samples at the step; the peak over every raw sample."""
     values = [v for s in series for v in at_step(s)]
     q = statistics.quantiles(values, n=100, method="inclusive")
-    return {"median": statistics.median(values), "p90": q[89], "p99": q[98],
-            "max": max(v for s in series for _, v in s), "samples": len(values)}
+    return {
+        "median": statistics.median(values),
+        "p90": q[89],
+        "p99": q[98],
+        "max": max(v for s in series for _, v in s),
+        "samples": len(values),
+    }
 
 
 def test_report_matches_a_reference_on_the_same_samples(prom, prom_data, project):
@@ -394,8 +437,12 @@ def test_report_matches_a_reference_on_the_same_samples(prom, prom_data, project
     assert rows["train/trainer"]["usage"]["cpu"]["median"] == pytest.approx(2.0)
     assert rows["oomer/main"]["usage"]["oomKilled"] is True and rows["oomer/main"]["usage"]["restarts"] == 2
     assert rows["oomer/main"]["usage"]["gpuMemory"]["deviceMemory"] == 0
-    assert rows["llama/pytorch"]["usage"]["gpuMemory"] == {"samples": 2 * N, "devices": 2, "peak": 9000 * MI,
-                                                           "deviceMemory": 81920 * MI}
+    assert rows["llama/pytorch"]["usage"]["gpuMemory"] == {
+        "samples": 2 * N,
+        "devices": 2,
+        "peak": 9000 * MI,
+        "deviceMemory": 81920 * MI,
+    }
     assert rows["train/trainer"]["recommended"]["memory"]["limit"] == 24 * GI  # 20Gi + 20%, rounded up
     assert rows["ghost/main"]["usage"] is None and not rows["ghost/main"]["judged"]
     text = _run(project, "usage", "report", "k8s", "--prometheus", prom.url, "--lookback", "1d")
@@ -447,14 +494,16 @@ def test_mapping_override_in_config(prom, project):
     # Map the ghost Job onto the fresh pod by config: its samples (at the config's 1-minute step) count for it.
     (project / ".kubelint-ml.yaml").write_text(
         f"usage:\n  end: {END}\n  step: 1m\n  minSamples: 10\n  workloads:\n"
-        "    - {kind: Job, name: ghost, pods: 'fresh-.*'}\n")
+        "    - {kind: Job, name: ghost, pods: 'fresh-.*'}\n"
+    )
     r = _run(project, "usage", "report", "k8s", "--prometheus", prom.url, "--lookback", "1d", "-f", "json")
     rows = {f"{row['name']}/{row['container']}": row for row in json.loads(r.stdout)["rows"]}
     fresh = at_step(_walk(50, _times(30), 1, 2), step=60)
     assert rows["ghost/main"]["usage"]["memory"]["samples"] == len(fresh) == 29  # the sample at END is after 23:59
     # --step wins over the config
-    r = _run(project, "usage", "report", "k8s", "--prometheus", prom.url, "--lookback", "1d", "--step", "10m",
-             "-f", "json")
+    r = _run(
+        project, "usage", "report", "k8s", "--prometheus", prom.url, "--lookback", "1d", "--step", "10m", "-f", "json"
+    )
     rows = {f"{row['name']}/{row['container']}": row for row in json.loads(r.stdout)["rows"]}
     assert rows["ghost/main"]["usage"]["memory"]["samples"] == len(at_step(_walk(50, _times(30), 1, 2), step=600))
 
@@ -464,7 +513,8 @@ def test_mapping_override_in_config(prom, project):
 
 
 def _manifest(project: Path, namespace: str) -> None:
-    (project / "k8s" / "workloads.yaml").write_text(textwrap.dedent(f"""\
+    (project / "k8s" / "workloads.yaml").write_text(
+        textwrap.dedent(f"""\
         apiVersion: batch/v1
         kind: Job
         metadata:
@@ -480,7 +530,8 @@ def _manifest(project: Path, namespace: str) -> None:
                   resources:
                     limits:
                       memory: 1Gi
-        """))
+        """)
+    )
 
 
 def test_nan_series_is_refused(prom, project):
@@ -524,8 +575,9 @@ def test_slow_server_times_out(project):
         thread.start()
         try:
             (project / ".kubelint-ml.yaml").write_text(f"usage:\n  end: {END}\n  retries: 1\n  timeout: 1\n")
-            r = _run(project, "check", "k8s", "--prometheus", f"http://127.0.0.1:{listener.getsockname()[1]}",
-                     timeout=60)
+            r = _run(
+                project, "check", "k8s", "--prometheus", f"http://127.0.0.1:{listener.getsockname()[1]}", timeout=60
+            )
         finally:
             stop.set()
             thread.join(5)
@@ -539,8 +591,12 @@ def test_slow_server_times_out(project):
 def strict_prom(prom_data):
     """A second server: basic auth, and a sample limit far below a day of samples."""
     tsdb, _, work = prom_data
-    server = promserver.Server(tsdb, str(work), extra=["--query.max-samples=500"],
-                               web_config=f"basic_auth_users:\n  {ALLOWED_USER}: '{BCRYPT}'\n")
+    server = promserver.Server(
+        tsdb,
+        str(work),
+        extra=["--query.max-samples=500"],
+        web_config=f"basic_auth_users:\n  {ALLOWED_USER}: '{BCRYPT}'\n",
+    )
     yield server
     server.stop()
 
@@ -549,8 +605,16 @@ def test_unauthorized_and_forbidden_credentials(strict_prom, project):
     r = _run(project, "check", "k8s", "--prometheus", strict_prom.url, "--lookback", "1d")
     assert r.returncode == 2
     assert "HTTP 401 unauthorized" in r.stderr
-    r = _run(project, "check", "k8s", "--prometheus", strict_prom.url, "--lookback", "1d",
-             env={"KUBELINT_ML_PROMETHEUS_USERNAME": ALLOWED_USER, "KUBELINT_ML_PROMETHEUS_PASSWORD": "wrong"})
+    r = _run(
+        project,
+        "check",
+        "k8s",
+        "--prometheus",
+        strict_prom.url,
+        "--lookback",
+        "1d",
+        env={"KUBELINT_ML_PROMETHEUS_USERNAME": ALLOWED_USER, "KUBELINT_ML_PROMETHEUS_PASSWORD": "wrong"},
+    )
     assert r.returncode == 2 and "HTTP 401" in r.stderr
 
 
@@ -566,8 +630,16 @@ def test_credentials_go_to_a_config_url_only_when_the_environment_names_it(stric
 def test_sample_limit_is_reported(strict_prom, project, tmp_path):
     secret = tmp_path / "password"
     secret.write_text(ALLOWED_PASSWORD + "\n")
-    r = _run(project, "check", "k8s", "--prometheus", strict_prom.url, "--lookback", "1d",
-             env={"KUBELINT_ML_PROMETHEUS_USERNAME": ALLOWED_USER, "KUBELINT_ML_PROMETHEUS_PASSWORD_FILE": str(secret)})
+    r = _run(
+        project,
+        "check",
+        "k8s",
+        "--prometheus",
+        strict_prom.url,
+        "--lookback",
+        "1d",
+        env={"KUBELINT_ML_PROMETHEUS_USERNAME": ALLOWED_USER, "KUBELINT_ML_PROMETHEUS_PASSWORD_FILE": str(secret)},
+    )
     assert r.returncode == 2
     assert "over the server's sample limit" in r.stderr
 
@@ -580,10 +652,32 @@ def test_malformed_and_foreign_snapshots(prom, project):
         "not json": "{",
         "wrong kind": json.dumps({**snap, "kind": "something"}),
         "newer version": json.dumps({**snap, "version": 3}),
-        "negative peak": json.dumps({**snap, "workloads": [{**snap["workloads"][0], "containers": {
-            "x": {"pods": 1, "memory": {"samples": 1, "median": 1, "p90": 1, "p99": 1, "max": -1}}}}]}),
-        "quantiles out of order": json.dumps({**snap, "workloads": [{**snap["workloads"][0], "containers": {
-            "x": {"pods": 1, "memory": {"samples": 1, "median": 5, "p90": 1, "p99": 1, "max": 9}}}}]}),
+        "negative peak": json.dumps(
+            {
+                **snap,
+                "workloads": [
+                    {
+                        **snap["workloads"][0],
+                        "containers": {
+                            "x": {"pods": 1, "memory": {"samples": 1, "median": 1, "p90": 1, "p99": 1, "max": -1}}
+                        },
+                    }
+                ],
+            }
+        ),
+        "quantiles out of order": json.dumps(
+            {
+                **snap,
+                "workloads": [
+                    {
+                        **snap["workloads"][0],
+                        "containers": {
+                            "x": {"pods": 1, "memory": {"samples": 1, "median": 5, "p90": 1, "p99": 1, "max": 9}}
+                        },
+                    }
+                ],
+            }
+        ),
     }
     for name, text in cases.items():
         (project / "bad.json").write_text(text)
@@ -601,16 +695,48 @@ def test_https_with_a_private_ca(prom_data, project, tmp_path):
     """A server with a self-signed certificate: refused without its CA, read with it."""
     tsdb = prom_data[0]
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True, timeout=60)
-    server = promserver.Server(tsdb, str(tmp_path), tls=True,
-                               web_config=f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n")
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    server = promserver.Server(
+        tsdb, str(tmp_path), tls=True, web_config=f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n"
+    )
     try:
         r = _run(project, "usage", "report", "k8s", "--prometheus", server.url, "--lookback", "1d")
         assert r.returncode == 2 and "TLS:" in r.stderr and "CA_FILE" in r.stderr
-        r = _run(project, "usage", "report", "k8s", "--prometheus", server.url, "--lookback", "1d", "-f", "json",
-                 env={"KUBELINT_ML_PROMETHEUS_CA_FILE": str(cert)})
+        r = _run(
+            project,
+            "usage",
+            "report",
+            "k8s",
+            "--prometheus",
+            server.url,
+            "--lookback",
+            "1d",
+            "-f",
+            "json",
+            env={"KUBELINT_ML_PROMETHEUS_CA_FILE": str(cert)},
+        )
         assert r.returncode == 0, r.stderr
         rows = {row["name"]: row for row in json.loads(r.stdout)["rows"]}
         assert rows["train"]["usage"]["memory"]["max"] == 20 * GI

@@ -30,8 +30,9 @@ from kubelint_ml.usage.source import parse_time, settings
 GI = 1024**3
 
 
-@pytest.mark.parametrize("text,seconds", [("14d", 14 * 86400), ("1h30m", 5400), ("90s", 90), ("1w", 604800),
-                                          ("500ms", 0.5)])
+@pytest.mark.parametrize(
+    "text,seconds", [("14d", 14 * 86400), ("1h30m", 5400), ("90s", 90), ("1w", 604800), ("500ms", 0.5)]
+)
 def test_durations(text, seconds):
     assert parse_duration(text, "x") == seconds
 
@@ -62,8 +63,14 @@ def test_quantiles_are_numpys_linear_interpolation():
 def _usage() -> Usage:
     u = Usage(window=Window(14 * 86400, 60, 1_790_000_000), source="http://prom:9090", cluster="prod")
     w = WorkloadUsage("ml", "kubeflow.org", "PyTorchJob", "llama", "Worker", 4)
-    w.containers["pytorch"] = ContainerUsage(4, Stats(80640, 28 * GI + 0.5, 30 * GI, 31 * GI, 32 * GI),
-                                             Stats(80640, 7.1, 7.5, 7.9, 8.0), GpuStats(80640, 4, 9e9, 85e9), 1, False)
+    w.containers["pytorch"] = ContainerUsage(
+        4,
+        Stats(80640, 28 * GI + 0.5, 30 * GI, 31 * GI, 32 * GI),
+        Stats(80640, 7.1, 7.5, 7.9, 8.0),
+        GpuStats(80640, 4, 9e9, 85e9),
+        1,
+        False,
+    )
     u.workloads[w.key] = w
     u.missing[("ml", "batch", "Job", "eval", "")] = "no pods"
     return u
@@ -78,16 +85,19 @@ def test_snapshot_round_trip(tmp_path):
     assert snapshot.to_dict(back)["workloads"] == snapshot.to_dict(u)["workloads"]
 
 
-@pytest.mark.parametrize("mutate,message", [
-    (lambda d: d.pop("window"), "window: missing"),
-    (lambda d: d["workloads"][0].update(pods="4"), "pods: must be a integer"),
-    (lambda d: d["workloads"][0]["containers"]["pytorch"]["memory"].update(max=float("inf")), "not valid JSON"),
-    (lambda d: d["workloads"][0]["containers"]["pytorch"].update(extra=1), "unknown field 'extra'"),
-    (lambda d: d["workloads"].append(dict(d["workloads"][0])), "appears twice"),
-    (lambda d: d["window"].update(lookback="two weeks"), "not a duration"),
-    (lambda d: d.update(version=3), "reads versions 1, 2"),
-    (lambda d: d.update(version=True), "reads versions 1, 2"),
-])
+@pytest.mark.parametrize(
+    "mutate,message",
+    [
+        (lambda d: d.pop("window"), "window: missing"),
+        (lambda d: d["workloads"][0].update(pods="4"), "pods: must be a integer"),
+        (lambda d: d["workloads"][0]["containers"]["pytorch"]["memory"].update(max=float("inf")), "not valid JSON"),
+        (lambda d: d["workloads"][0]["containers"]["pytorch"].update(extra=1), "unknown field 'extra'"),
+        (lambda d: d["workloads"].append(dict(d["workloads"][0])), "appears twice"),
+        (lambda d: d["window"].update(lookback="two weeks"), "not a duration"),
+        (lambda d: d.update(version=3), "reads versions 1, 2"),
+        (lambda d: d.update(version=True), "reads versions 1, 2"),
+    ],
+)
 def test_malformed_snapshots(tmp_path, mutate, message):
     doc = snapshot.to_dict(_usage())
     mutate(doc)
@@ -110,15 +120,22 @@ def test_credentials_come_from_the_environment(tmp_path):
     token.write_text("abc\n")
     a = auth_from_env({"KUBELINT_ML_PROMETHEUS_TOKEN_FILE": str(token)}, tenant="team-a")
     assert a.headers() == {"Authorization": "Bearer abc", "X-Scope-OrgID": "team-a"}
-    b = auth_from_env({"KUBELINT_ML_PROMETHEUS_USERNAME": "u", "KUBELINT_ML_PROMETHEUS_PASSWORD": "p",
-                       "KUBELINT_ML_PROMETHEUS_TENANT": "t"})
+    b = auth_from_env(
+        {
+            "KUBELINT_ML_PROMETHEUS_USERNAME": "u",
+            "KUBELINT_ML_PROMETHEUS_PASSWORD": "p",
+            "KUBELINT_ML_PROMETHEUS_TENANT": "t",
+        }
+    )
     assert b.headers() == {"Authorization": "Basic dTpw", "X-Scope-OrgID": "t"}
     assert auth_from_env({}).headers() == {}
-    for bad in ({"KUBELINT_ML_PROMETHEUS_TOKEN": "a", "KUBELINT_ML_PROMETHEUS_USERNAME": "u"},
-                {"KUBELINT_ML_PROMETHEUS_PASSWORD": "p"},
-                {"KUBELINT_ML_PROMETHEUS_TOKEN": "a", "KUBELINT_ML_PROMETHEUS_TOKEN_FILE": str(token)},
-                {"KUBELINT_ML_PROMETHEUS_TOKEN_FILE": str(tmp_path / "nope")},
-                {"KUBELINT_ML_PROMETHEUS_CA_FILE": str(tmp_path / "nope.pem")}):
+    for bad in (
+        {"KUBELINT_ML_PROMETHEUS_TOKEN": "a", "KUBELINT_ML_PROMETHEUS_USERNAME": "u"},
+        {"KUBELINT_ML_PROMETHEUS_PASSWORD": "p"},
+        {"KUBELINT_ML_PROMETHEUS_TOKEN": "a", "KUBELINT_ML_PROMETHEUS_TOKEN_FILE": str(token)},
+        {"KUBELINT_ML_PROMETHEUS_TOKEN_FILE": str(tmp_path / "nope")},
+        {"KUBELINT_ML_PROMETHEUS_CA_FILE": str(tmp_path / "nope.pem")},
+    ):
         with pytest.raises(PrometheusError):
             auth_from_env(bad)
 
@@ -142,21 +159,35 @@ def _pod(name, labels=None, owners=()):
     return Pod(name, labels, list(owners))
 
 
-@pytest.mark.parametrize("key,yes,no", [
-    (("", "Pod", "nb", ""), ["nb"], ["nb-1", "nb2"]),
-    (("batch", "Job", "train", ""), ["train-x7k2p", "train-3-x7k2p"], ["train-big-x7k2p", "train", "trainx7k2p"]),
-    (("batch", "CronJob", "nightly", ""), ["nightly-29000000-abcde"], ["nightly-abcde", "nightly-x-29000000-abcde"]),
-    (("kubeflow.org", "PyTorchJob", "llama", "Worker"), ["llama-worker-0", "llama-worker-12"], ["llama-master-0"]),
-    (("jobset.x-k8s.io", "JobSet", "js", "workers"), ["js-workers-0-1-abcde", "js-workers-2-abcde"],
-     ["js-driver-0-0-abcde"]),
-    (("ray.io", "RayCluster", "rc", "head"), ["rc-head-abcde"], ["rc-gpu-worker-abcde"]),
-    (("ray.io", "RayCluster", "rc", "gpu"), ["rc-gpu-worker-abcde", "rc-worker-gpu-abcde"], ["rc-head-abcde"]),
-    (("batch.volcano.sh", "Job", "vj", "ps"), ["vj-ps-0"], ["vj-worker-0"]),
-    (("leaderworkerset.x-k8s.io", "LeaderWorkerSet", "lws", "leader"), ["lws-0", "lws-3"], ["lws-0-1"]),
-    (("leaderworkerset.x-k8s.io", "LeaderWorkerSet", "lws", "worker"), ["lws-0-1"], ["lws-0"]),
-    (("apps", "Deployment", "serve", ""), ["serve-7d9f8c6b5-x2x4z"], ["serve-x2x4z", "serve-canary-7d9f8c6b5-x2x4z"]),
-    (("apps", "StatefulSet", "db", ""), ["db-0"], ["db-abcde"]),
-])
+@pytest.mark.parametrize(
+    "key,yes,no",
+    [
+        (("", "Pod", "nb", ""), ["nb"], ["nb-1", "nb2"]),
+        (("batch", "Job", "train", ""), ["train-x7k2p", "train-3-x7k2p"], ["train-big-x7k2p", "train", "trainx7k2p"]),
+        (
+            ("batch", "CronJob", "nightly", ""),
+            ["nightly-29000000-abcde"],
+            ["nightly-abcde", "nightly-x-29000000-abcde"],
+        ),
+        (("kubeflow.org", "PyTorchJob", "llama", "Worker"), ["llama-worker-0", "llama-worker-12"], ["llama-master-0"]),
+        (
+            ("jobset.x-k8s.io", "JobSet", "js", "workers"),
+            ["js-workers-0-1-abcde", "js-workers-2-abcde"],
+            ["js-driver-0-0-abcde"],
+        ),
+        (("ray.io", "RayCluster", "rc", "head"), ["rc-head-abcde"], ["rc-gpu-worker-abcde"]),
+        (("ray.io", "RayCluster", "rc", "gpu"), ["rc-gpu-worker-abcde", "rc-worker-gpu-abcde"], ["rc-head-abcde"]),
+        (("batch.volcano.sh", "Job", "vj", "ps"), ["vj-ps-0"], ["vj-worker-0"]),
+        (("leaderworkerset.x-k8s.io", "LeaderWorkerSet", "lws", "leader"), ["lws-0", "lws-3"], ["lws-0-1"]),
+        (("leaderworkerset.x-k8s.io", "LeaderWorkerSet", "lws", "worker"), ["lws-0-1"], ["lws-0"]),
+        (
+            ("apps", "Deployment", "serve", ""),
+            ["serve-7d9f8c6b5-x2x4z"],
+            ["serve-x2x4z", "serve-canary-7d9f8c6b5-x2x4z"],
+        ),
+        (("apps", "StatefulSet", "db", ""), ["db-0"], ["db-abcde"]),
+    ],
+)
 def test_pod_names_by_kind(key, yes, no):
     group, kind, name, role = key
     m = matcher_for("ns", group, kind, name, role, [])
@@ -166,7 +197,10 @@ def test_pod_names_by_kind(key, yes, no):
 
 def test_labels_and_owners_decide_before_names():
     m = matcher_for("ns", "kubeflow.org", "PyTorchJob", "llama", "Worker", [])
-    labels = {ksm_label("training.kubeflow.org/job-name"): "llama", ksm_label("training.kubeflow.org/replica-type"): "worker"}
+    labels = {
+        ksm_label("training.kubeflow.org/job-name"): "llama",
+        ksm_label("training.kubeflow.org/replica-type"): "worker",
+    }
     assert m.matches(_pod("renamed-pod", labels))
     assert not m.matches(_pod("llama-worker-0", {**labels, ksm_label("training.kubeflow.org/job-name"): "other"}))
     assert m.matches(_pod("llama-worker-0", {"label_app": "x"}))  # labels not exposed: the name decides
@@ -178,8 +212,12 @@ def test_labels_and_owners_decide_before_names():
 
 
 def test_config_overrides_the_mapping():
-    overrides = overrides_from_config([{"kind": "example.com/Trainer", "name": "t", "pods": "t-run-.*"},
-                                       {"kind": "Job", "name": "x", "namespace": "a", "labels": {"team/job": "x"}}])
+    overrides = overrides_from_config(
+        [
+            {"kind": "example.com/Trainer", "name": "t", "pods": "t-run-.*"},
+            {"kind": "Job", "name": "x", "namespace": "a", "labels": {"team/job": "x"}},
+        ]
+    )
     m = matcher_for("ns", "example.com", "Trainer", "t", "", overrides)
     assert m.matches(_pod("t-run-1")) and not m.matches(_pod("t-1"))
     lab = matcher_for("a", "batch", "Job", "x", "", overrides)
@@ -191,7 +229,7 @@ def test_config_overrides_the_mapping():
 
 def test_selectors():
     assert check_selector('cluster="prod", region=~"eu-.*"') == 'cluster="prod", region=~"eu-.*"'
-    for bad in ('cluster=prod', 'x="a"} or vector(1) or {y="b"', '"a"="b"'):
+    for bad in ("cluster=prod", 'x="a"} or vector(1) or {y="b"', '"a"="b"'):
         with pytest.raises(UsageError):
             check_selector(bad)
 
@@ -260,16 +298,28 @@ def test_stats_query_names_each_quantile_by_its_instant():
     assert "0.9 * (time() > bool 1789999800.0005) * (time() < bool 1789999800.0015)" in q
     assert "0.99 * (time() > bool 1789999800.0015)" in q
     labels = {"pod": "p", "container": "c"}
-    result = [{"metric": {**labels, "kubelint_ml_stat": "quantile"},
-               "values": [[1789999800, "1"], [1789999800.001, "2"], [1789999800.002, "3"]]},
-              {"metric": {**labels, "kubelint_ml_stat": "count"}, "values": [[1789999800, "288"]]},
-              {"metric": {**labels, "kubelint_ml_stat": "max"}, "values": [[1789999800, "9"]]}]
-    assert dict(_by_series(result, "m", g)) == {("p", "c", ()): {"median": 1, "p90": 2, "p99": 3, "count": 288,
-                                                                   "max": 9}}
+    result = [
+        {
+            "metric": {**labels, "kubelint_ml_stat": "quantile"},
+            "values": [[1789999800, "1"], [1789999800.001, "2"], [1789999800.002, "3"]],
+        },
+        {"metric": {**labels, "kubelint_ml_stat": "count"}, "values": [[1789999800, "288"]]},
+        {"metric": {**labels, "kubelint_ml_stat": "max"}, "values": [[1789999800, "9"]]},
+    ]
+    assert dict(_by_series(result, "m", g)) == {
+        ("p", "c", ()): {"median": 1, "p90": 2, "p99": 3, "count": 288, "max": 9}
+    }
 
 
-@pytest.mark.parametrize("step,message", [("0s", "longer than zero"), ("1500ms", "whole seconds"),
-                                          ("2d", "longer than the lookback"), ("soon", "not a duration")])
+@pytest.mark.parametrize(
+    "step,message",
+    [
+        ("0s", "longer than zero"),
+        ("1500ms", "whole seconds"),
+        ("2d", "longer than the lookback"),
+        ("soon", "not a duration"),
+    ],
+)
 def test_bad_steps(step, message):
     with pytest.raises(UsageError) as e:
         settings({"prometheus": "http://p:9090", "lookback": "1d"}, step=step)

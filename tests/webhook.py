@@ -37,10 +37,29 @@ def need_server_stack() -> None:
 def make_cert(directory: Path, name: str = "tls") -> tuple[Path, Path]:
     cert, key = directory / f"{name}.crt", directory / f"{name}.key"
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-         "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", f"/CN={name}",
-         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-        check=True, capture_output=True, timeout=30,
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            f"/CN={name}",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=30,
     )
     return cert, key
 
@@ -51,12 +70,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def review_body(obj: Any, uid: str = "u-1", namespace: str | None = None, operation: str = "CREATE",
-                dry_run: bool = False) -> bytes:
+def review_body(
+    obj: Any, uid: str = "u-1", namespace: str | None = None, operation: str = "CREATE", dry_run: bool = False
+) -> bytes:
     api = str(obj.get("apiVersion", "")) if isinstance(obj, dict) else ""
     group, _, version = api.rpartition("/")
     request: dict[str, Any] = {
-        "uid": uid, "operation": operation, "dryRun": dry_run,
+        "uid": uid,
+        "operation": operation,
+        "dryRun": dry_run,
         "kind": {"group": group, "version": version, "kind": obj.get("kind", "") if isinstance(obj, dict) else ""},
         "object": obj,
     }
@@ -64,22 +86,38 @@ def review_body(obj: Any, uid: str = "u-1", namespace: str | None = None, operat
         namespace = (obj.get("metadata") or {}).get("namespace")
     if namespace:
         request["namespace"] = namespace
-    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request},
-                      default=str).encode()
+    return json.dumps(
+        {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}, default=str
+    ).encode()
 
 
 class Webhook:
     """``kubelint-ml serve`` as a subprocess; use as a context manager."""
 
-    def __init__(self, tmp: Path, config: Path | None = None, mode: str | None = None,
-                 cert: tuple[Path, Path] | None = None) -> None:
+    def __init__(
+        self, tmp: Path, config: Path | None = None, mode: str | None = None, cert: tuple[Path, Path] | None = None
+    ) -> None:
         self.tmp = tmp
         self.cert, self.key = cert or make_cert(tmp)
         self.port = free_port()
         self.config = config
         self.log_path = tmp / f"serve-{self.port}.log"
-        args = [sys.executable, "-m", "kubelint_ml", "serve", "--cert", str(self.cert), "--key", str(self.key),
-                "--host", "127.0.0.1", "--port", str(self.port), "--reload-interval", "0.2"]
+        args = [
+            sys.executable,
+            "-m",
+            "kubelint_ml",
+            "serve",
+            "--cert",
+            str(self.cert),
+            "--key",
+            str(self.key),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--reload-interval",
+            "0.2",
+        ]
         if config is not None:
             args += ["--config", str(config)]
         if mode:
@@ -133,8 +171,14 @@ class Webhook:
     def connection(self, timeout: float = 10) -> http.client.HTTPSConnection:
         return http.client.HTTPSConnection("127.0.0.1", self.port, context=self.context(), timeout=timeout)
 
-    def request(self, method: str, path: str, body: bytes | None = None, timeout: float = 10,
-                conn: http.client.HTTPSConnection | None = None) -> tuple[int, bytes]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        timeout: float = 10,
+        conn: http.client.HTTPSConnection | None = None,
+    ) -> tuple[int, bytes]:
         own = conn is None
         conn = conn or self.connection(timeout)
         try:

@@ -73,9 +73,16 @@ class WebhookApp:
             await _reply(send, 200 if ready else 503, b"ok\n" if ready else b"not ready\n", text=True)
         elif path == "/metrics":
             body = self.metrics.render().encode()
-            await send({"type": "http.response.start", "status": 200,
-                        "headers": [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8"),
-                                    (b"content-length", str(len(body)).encode())]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [
+                        (b"content-type", b"text/plain; version=0.0.4; charset=utf-8"),
+                        (b"content-length", str(len(body)).encode()),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": body})
         else:
             await _reply(send, 404, {"error": "not found"})
@@ -173,8 +180,9 @@ class WebhookApp:
         if verdict.excluded:
             fields["excluded"] = verdict.excluded
         if verdict.findings:
-            fields["findings"] = [{"rule": f.rule, "severity": f.severity, "path": f.path, "message": f.message}
-                                  for f in verdict.findings]
+            fields["findings"] = [
+                {"rule": f.rule, "severity": f.severity, "path": f.path, "message": f.message} for f in verdict.findings
+            ]
         if verdict.notes:
             fields["skipped"] = sorted(set(verdict.notes))
         message = "denied" if not verdict.allowed else ("would deny (audit mode)" if verdict.would_deny else "allowed")
@@ -191,8 +199,9 @@ def _object_name(req: dict) -> str:
 
 def _not_judged(request: dict, why: str) -> Verdict:
     uid = request["uid"]
-    return Verdict(uid, True, {"uid": uid, "allowed": True, "warnings": [f"kubelint-ml: {why}"]},
-                   excluded=why, request=request)
+    return Verdict(
+        uid, True, {"uid": uid, "allowed": True, "warnings": [f"kubelint-ml: {why}"]}, excluded=why, request=request
+    )
 
 
 async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes:

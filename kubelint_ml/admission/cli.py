@@ -21,14 +21,29 @@ class _Failure(click.ClickException):
 @click.option("--key", required=True, type=click.Path(dir_okay=False), help="TLS private key (PEM).")
 @click.option("--host", default="0.0.0.0", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8443, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
-@click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False),
-              help="Config file [default: .kubelint-ml.yaml found upward from the current directory]; reloaded on change.")
-@click.option("--mode", type=click.Choice(("enforce", "audit")), default=None,
-              help="enforce: error findings deny; audit: log and count only [default: the config's admission.mode, else enforce].")
-@click.option("--reload-interval", default=2.0, show_default=True, type=click.FloatRange(0.1, 3600),
-              help="Seconds between checks of the config and certificate files for changes.")
-def serve(cert: str, key: str, host: str, port: int, config_path: str | None, mode: str | None,
-          reload_interval: float) -> None:
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Config file [default: .kubelint-ml.yaml found upward from the current directory]; reloaded on change.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(("enforce", "audit")),
+    default=None,
+    help="enforce: error findings deny; audit: log and count only [default: the config's admission.mode, else enforce].",
+)
+@click.option(
+    "--reload-interval",
+    default=2.0,
+    show_default=True,
+    type=click.FloatRange(0.1, 3600),
+    help="Seconds between checks of the config and certificate files for changes.",
+)
+def serve(
+    cert: str, key: str, host: str, port: int, config_path: str | None, mode: str | None, reload_interval: float
+) -> None:
     """Validating admission webhook: AdmissionReviews at POST /validate over HTTPS."""
     import ssl
 
@@ -50,8 +65,9 @@ def serve(cert: str, key: str, host: str, port: int, config_path: str | None, mo
     except (OSError, ValueError) as e:
         raise _Failure(f"--cert/--key: cannot load the certificate and key: {e}") from None
     setup_logging()
-    opts = ServeOptions(cert=cert, key=key, host=host, port=port, config=config_path, mode=mode,
-                        reload_interval=reload_interval)
+    opts = ServeOptions(
+        cert=cert, key=key, host=host, port=port, config=config_path, mode=mode, reload_interval=reload_interval
+    )
     sys.exit(run(opts, policy))
 
 
@@ -61,8 +77,13 @@ def export() -> None:
 
 
 @export.command("vap")
-@click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False),
-              help="Config file [default: .kubelint-ml.yaml found upward from the current directory].")
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Config file [default: .kubelint-ml.yaml found upward from the current directory].",
+)
 def export_vap(config_path: str | None) -> None:
     """ValidatingAdmissionPolicies and bindings (admissionregistration.k8s.io/v1) on stdout.
 
@@ -85,5 +106,8 @@ def export_vap(config_path: str | None) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
     exported = text.count("\nkind: ValidatingAdmissionPolicy\n")
-    click.echo(f"kubelint-ml: {exported} rule(s) exported; {len(skipped)} not exported, each with the reason "
-               "in the comments at the top of the output", err=True)
+    click.echo(
+        f"kubelint-ml: {exported} rule(s) exported; {len(skipped)} not exported, each with the reason "
+        "in the comments at the top of the output",
+        err=True,
+    )

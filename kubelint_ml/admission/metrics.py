@@ -39,12 +39,24 @@ class Metrics:
         self.latency_count = 0
 
     HELP: typing.ClassVar[dict[str, tuple[str, str]]] = {
-        "requests_total": ("counter", "AdmissionReview requests answered, by result (allowed, denied, excluded, invalid, too_large, timeout, error)."),
-        "denials_total": ("counter", "Reviews with error findings, by mode (enforce: denied; audit: would have been denied)."),
-        "findings_total": ("counter", "Findings reported by reviews (suppressed ones not counted), by rule and severity."),
+        "requests_total": (
+            "counter",
+            "AdmissionReview requests answered, by result (allowed, denied, excluded, invalid, too_large, timeout, error).",
+        ),
+        "denials_total": (
+            "counter",
+            "Reviews with error findings, by mode (enforce: denied; audit: would have been denied).",
+        ),
+        "findings_total": (
+            "counter",
+            "Findings reported by reviews (suppressed ones not counted), by rule and severity.",
+        ),
         "review_duration_seconds": ("histogram", "Time from the start of a request to its answer, body read included."),
         "config_reloads_total": ("counter", "Config reloads, by result (success, failure)."),
-        "config_last_reload_successful": ("gauge", "1 when the last config change was loaded, 0 when it was rejected (the last good config is in use)."),
+        "config_last_reload_successful": (
+            "gauge",
+            "1 when the last config change was loaded, 0 when it was rejected (the last good config is in use).",
+        ),
         "certificate_reloads_total": ("counter", "TLS certificate reloads, by result (success, failure)."),
         "in_flight_reviews": ("gauge", "Reviews being answered now."),
     }

@@ -96,8 +96,14 @@ def load_policy(config_path: str | None, mode: str | None = None) -> Policy:
     except ConfigError as e:
         raise PolicyError(str(e)) from None
     engine = Engine(rules, severity_overrides=severity, known_rule_ids=all_ids)
-    policy = Policy(config, engine, facts, settings, frozenset(r.id for r in rules),
-                    str(config_path) if config_path else "(defaults)")
+    policy = Policy(
+        config,
+        engine,
+        facts,
+        settings,
+        frozenset(r.id for r in rules),
+        str(config_path) if config_path else "(defaults)",
+    )
     policy.missing_context = _missing_context(policy)
     policy.not_run = _not_run(config)
     return policy
@@ -361,18 +367,34 @@ def warning_texts(warnings: list[Finding], limit: int, length: int) -> list[str]
 
 
 _WARM_UP_OBJECT = {
-    "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "warm-up", "namespace": "default"},
-    "spec": {"template": {"spec": {
-        "restartPolicy": "Never",
-        "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}, {"name": "scratch", "emptyDir": {}}],
-        "initContainers": [{"name": "fetch", "image": "busybox", "resources": {"limits": {"memory": "1Gi"}}}],
-        "containers": [{"name": "train", "image": "trainer",
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {"name": "warm-up", "namespace": "default"},
+    "spec": {
+        "template": {
+            "spec": {
+                "restartPolicy": "Never",
+                "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}, {"name": "scratch", "emptyDir": {}}],
+                "initContainers": [{"name": "fetch", "image": "busybox", "resources": {"limits": {"memory": "1Gi"}}}],
+                "containers": [
+                    {
+                        "name": "train",
+                        "image": "trainer",
                         "command": ["torchrun", "--nproc_per_node=8", "train.py"],
-                        "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}, {"name": "scratch", "mountPath": "/s"}],
-                        "resources": {"requests": {"cpu": "8", "memory": "64Gi"},
-                                      "limits": {"nvidia.com/gpu": "8", "memory": "64Gi"}}}],
-        "nodeSelector": {"node.kubernetes.io/instance-type": "p4d.24xlarge"},
-    }}},
+                        "volumeMounts": [
+                            {"name": "shm", "mountPath": "/dev/shm"},
+                            {"name": "scratch", "mountPath": "/s"},
+                        ],
+                        "resources": {
+                            "requests": {"cpu": "8", "memory": "64Gi"},
+                            "limits": {"nvidia.com/gpu": "8", "memory": "64Gi"},
+                        },
+                    }
+                ],
+                "nodeSelector": {"node.kubernetes.io/instance-type": "p4d.24xlarge"},
+            }
+        }
+    },
 }
 
 

@@ -135,9 +135,16 @@ class Reloader:
             self.metrics.inc("config_reloads_total", (("result", "failure"),))
             self.metrics.set("config_last_reload_successful", 0)
             current = self.holder.policy
-            log.error("config rejected; the last good config stays in force",
-                      extra={"fields": {"config": self.opts.config, "error": str(e),
-                                        "inForceSince": _iso(current.loaded_at) if current else None}})
+            log.error(
+                "config rejected; the last good config stays in force",
+                extra={
+                    "fields": {
+                        "config": self.opts.config,
+                        "error": str(e),
+                        "inForceSince": _iso(current.loaded_at) if current else None,
+                    }
+                },
+            )
             return
         self.holder.policy = policy
         self.config_sig = config_signature(self.opts.config, policy)  # its rule files may differ now
@@ -148,10 +155,15 @@ class Reloader:
     def reload_cert(self) -> None:
         try:
             self.ssl_context.load_cert_chain(self.opts.cert, self.opts.key)
-        except (OSError, ValueError) as e:  # ssl.SSLError is an OSError; a half-written pair is retried on the next change
+        except (
+            OSError,
+            ValueError,
+        ) as e:  # ssl.SSLError is an OSError; a half-written pair is retried on the next change
             self.metrics.inc("certificate_reloads_total", (("result", "failure"),))
-            log.error("TLS certificate not reloaded; the previous one stays in use",
-                      extra={"fields": {"cert": self.opts.cert, "error": str(e)}})
+            log.error(
+                "TLS certificate not reloaded; the previous one stays in use",
+                extra={"fields": {"cert": self.opts.cert, "error": str(e)}},
+            )
             return
         self.metrics.inc("certificate_reloads_total", (("result", "success"),))
         log.info("TLS certificate reloaded", extra={"fields": {"cert": self.opts.cert}})
@@ -209,7 +221,9 @@ def serve(opts: ServeOptions, policy: Policy) -> int:
     async def main() -> None:
         reloader = Reloader(opts, holder, metrics, config.ssl)
         watcher = asyncio.create_task(reloader.run())
-        log.info("serving", extra={"fields": {"address": f"https://{opts.host}:{opts.port}/validate", **describe(policy)}})
+        log.info(
+            "serving", extra={"fields": {"address": f"https://{opts.host}:{opts.port}/validate", **describe(policy)}}
+        )
         try:
             await server.serve()
         finally:

@@ -46,11 +46,23 @@ ACTIONS = {"error": "Deny", "warning": "Warn", "info": "Audit"}
 # Functions of the CEL runtime that Kubernetes added after the base environment, by the
 # version whose API server first has them (k8s.io/apiserver/pkg/cel/environment/base.go).
 FUNCTIONS_SINCE: dict[str, tuple[int, int]] = {
-    "quantity": (1, 28), "isQuantity": (1, 28), "isGreaterThan": (1, 28), "isLessThan": (1, 28),
-    "compareTo": (1, 28), "asApproximateFloat": (1, 28), "asInteger": (1, 28), "isInteger": (1, 28),
-    "sign": (1, 28), "add": (1, 28), "sub": (1, 28),
-    "orValue": (1, 28), "hasValue": (1, 28), "optMap": (1, 28), "value": (1, 28),
-    "format": (1, 29), "quote": (1, 29),
+    "quantity": (1, 28),
+    "isQuantity": (1, 28),
+    "isGreaterThan": (1, 28),
+    "isLessThan": (1, 28),
+    "compareTo": (1, 28),
+    "asApproximateFloat": (1, 28),
+    "asInteger": (1, 28),
+    "isInteger": (1, 28),
+    "sign": (1, 28),
+    "add": (1, 28),
+    "sub": (1, 28),
+    "orValue": (1, 28),
+    "hasValue": (1, 28),
+    "optMap": (1, 28),
+    "value": (1, 28),
+    "format": (1, 29),
+    "quote": (1, 29),
 }
 _OPTIONAL_SYNTAX = re.compile(r"\.\?|\[\?|optional\.")
 
@@ -76,8 +88,7 @@ def _at(*path: str) -> str:
 
 def _replica_specs(field: str) -> str:
     m = f"object.spec.{field}"
-    return (f"(has(object.spec) && has({m}) ? {m}.map(r, {m}[r]).filter(rs, has(rs.template))"
-            f".map(rs, rs.template) : [])")
+    return f"(has(object.spec) && has({m}) ? {m}.map(r, {m}[r]).filter(rs, has(rs.template)).map(rs, rs.template) : [])"
 
 
 def _jobset(prefix: str) -> str:
@@ -88,8 +99,10 @@ def _jobset(prefix: str) -> str:
         acc += "." + part
         guards.append(f"has({acc})")
     guards.append(f"has({base}.replicatedJobs)")
-    return (f"({' && '.join(guards)} ? {base}.replicatedJobs.filter(j, has(j.template) && has(j.template.spec)"
-            f" && has(j.template.spec.template)).map(j, j.template.spec.template) : [])")
+    return (
+        f"({' && '.join(guards)} ? {base}.replicatedJobs.filter(j, has(j.template) && has(j.template.spec)"
+        f" && has(j.template.spec.template)).map(j, j.template.spec.template) : [])"
+    )
 
 
 def _ray(prefix: str) -> str:
@@ -101,21 +114,27 @@ def _ray(prefix: str) -> str:
         guards.append(f"has({acc})")
     g = " && ".join(guards)
     head = f"({g} && has({base}.headGroupSpec) && has({base}.headGroupSpec.template) ? [{base}.headGroupSpec.template] : [])"
-    workers = (f"({g} && has({base}.workerGroupSpecs) ? {base}.workerGroupSpecs.filter(w, has(w.template))"
-               f".map(w, w.template) : [])")
+    workers = (
+        f"({g} && has({base}.workerGroupSpecs) ? {base}.workerGroupSpecs.filter(w, has(w.template))"
+        f".map(w, w.template) : [])"
+    )
     return f"{head} + {workers}"
 
 
 def _volcano() -> str:
-    return ("(has(object.spec) && has(object.spec.tasks) ? object.spec.tasks.filter(t, has(t.template))"
-            ".map(t, t.template) : [])")
+    return (
+        "(has(object.spec) && has(object.spec.tasks) ? object.spec.tasks.filter(t, has(t.template))"
+        ".map(t, t.template) : [])"
+    )
 
 
 def _lws() -> str:
     lwt = "object.spec.leaderWorkerTemplate"
     g = f"has(object.spec) && has({lwt})"
-    return (f"({g} && has({lwt}.leaderTemplate) ? [{lwt}.leaderTemplate] : []) + "
-            f"({g} && has({lwt}.workerTemplate) ? [{lwt}.workerTemplate] : [])")
+    return (
+        f"({g} && has({lwt}.leaderTemplate) ? [{lwt}.leaderTemplate] : []) + "
+        f"({g} && has({lwt}.workerTemplate) ? [{lwt}.workerTemplate] : [])"
+    )
 
 
 # (group, kind) -> (resource, CEL list of the kind's pod template specs), as input/workloads.py finds them.
@@ -139,17 +158,25 @@ TEMPLATE_KINDS: dict[tuple[str, str], tuple[str, str]] = {
     ("flow.volcano.sh", "JobTemplate"): ("jobtemplates", _volcano()),
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ("leaderworkersets", _lws()),
 }
-for _kind, _field in {"TFJob": "tfReplicaSpecs", "PyTorchJob": "pytorchReplicaSpecs", "XGBoostJob": "xgbReplicaSpecs",
-                      "PaddleJob": "paddleReplicaSpecs", "JAXJob": "jaxReplicaSpecs", "MXJob": "mxReplicaSpecs",
-                      "MPIJob": "mpiReplicaSpecs"}.items():
+for _kind, _field in {
+    "TFJob": "tfReplicaSpecs",
+    "PyTorchJob": "pytorchReplicaSpecs",
+    "XGBoostJob": "xgbReplicaSpecs",
+    "PaddleJob": "paddleReplicaSpecs",
+    "JAXJob": "jaxReplicaSpecs",
+    "MXJob": "mxReplicaSpecs",
+    "MPIJob": "mpiReplicaSpecs",
+}.items():
     TEMPLATE_KINDS[("kubeflow.org", _kind)] = (_kind.lower() + "s", _replica_specs(_field))
 
 
 def _ignored(meta: str, rule_id: str) -> str:
     """The ``kubelint-ml.io/ignore`` annotation of ``meta`` names the rule (as Engine.parse_ignore reads it)."""
     ann = f"{meta}.annotations"
-    return (f"(has({meta}) && has({ann}) && {_lit(IGNORE)} in {ann} && {ann}[{_lit(IGNORE)}].split(',')"
-            f".exists(p, p.split('=')[0].trim() == {_lit(rule_id)}))")
+    return (
+        f"(has({meta}) && has({ann}) && {_lit(IGNORE)} in {ann} && {ann}[{_lit(IGNORE)}].split(',')"
+        f".exists(p, p.split('=')[0].trim() == {_lit(rule_id)}))"
+    )
 
 
 def _units(rule: Any) -> tuple[str, str, str]:
@@ -193,11 +220,12 @@ def _template_validation(rule: Any, kind: tuple[str, str], templates: str) -> di
     else:
         per_unit = f"{_lit(label + ' ')} + string({var}.name) + ': ' + ({message})"
         failing = f"({units}).filter({var}, !({expr})).map({var}, {per_unit})"
-    msg = (f"{_lit(rule.id + ': ')} + ({templates}).map(klmT, {tpl_ignored} ? '' : "
-           f"(has(klmT.spec) ? [klmT.spec] : []).map(podSpec, {failing}.join('; ')).join('; '))"
-           f".filter(s, s != '').join('; ')")
-    return {"expression": validation, "messageExpression": msg, "message": _static(rule),
-            "reason": "Invalid"}
+    msg = (
+        f"{_lit(rule.id + ': ')} + ({templates}).map(klmT, {tpl_ignored} ? '' : "
+        f"(has(klmT.spec) ? [klmT.spec] : []).map(podSpec, {failing}.join('; ')).join('; '))"
+        f".filter(s, s != '').join('; ')"
+    )
+    return {"expression": validation, "messageExpression": msg, "message": _static(rule), "reason": "Invalid"}
 
 
 def _message_text(rule: Any) -> str:
@@ -221,8 +249,12 @@ def _object_validation(rule: Any) -> dict:
     validation = f"{_ignored('object.metadata', rule.id)} || ({expr})"
     if applies:
         validation = f"!({applies}) || {validation}"
-    return {"expression": validation, "messageExpression": f"{_lit(rule.id + ': ')} + {_message_text(rule)}",
-            "message": _static(rule), "reason": "Invalid"}
+    return {
+        "expression": validation,
+        "messageExpression": f"{_lit(rule.id + ': ')} + {_message_text(rule)}",
+        "message": _static(rule),
+        "reason": "Invalid",
+    }
 
 
 # --- built-in rules whose logic is one CEL expression ------------------------------------
@@ -233,17 +265,24 @@ _PLACEHOLDER_RE2 = r"^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_][A-Za-z0-9_]*
 # (group, kind) -> (CEL list of the JobSpecs whose ``template`` is a pod template, batch/v1 Job itself?)
 _JOB_SPECS = {
     ("batch", "Job"): ("(has(object.spec) ? [object.spec] : [])", True),
-    ("batch", "CronJob"): ("(has(object.spec) && has(object.spec.jobTemplate) && has(object.spec.jobTemplate.spec)"
-                           " ? [object.spec.jobTemplate.spec] : [])", True),
-    ("jobset.x-k8s.io", "JobSet"): ("(has(object.spec) && has(object.spec.replicatedJobs) ? object.spec.replicatedJobs"
-                                    ".filter(j, has(j.template) && has(j.template.spec)).map(j, j.template.spec) : [])",
-                                    False),
+    ("batch", "CronJob"): (
+        "(has(object.spec) && has(object.spec.jobTemplate) && has(object.spec.jobTemplate.spec)"
+        " ? [object.spec.jobTemplate.spec] : [])",
+        True,
+    ),
+    ("jobset.x-k8s.io", "JobSet"): (
+        "(has(object.spec) && has(object.spec.replicatedJobs) ? object.spec.replicatedJobs"
+        ".filter(j, has(j.template) && has(j.template.spec)).map(j, j.template.spec) : [])",
+        False,
+    ),
 }
 for _k in ("TrainingRuntime", "ClusterTrainingRuntime"):
     _JOB_SPECS[("trainer.kubeflow.org", _k)] = (
         "(has(object.spec) && has(object.spec.template) && has(object.spec.template.spec)"
         " && has(object.spec.template.spec.replicatedJobs) ? object.spec.template.spec.replicatedJobs"
-        ".filter(j, has(j.template) && has(j.template.spec)).map(j, j.template.spec) : [])", False)
+        ".filter(j, has(j.template) && has(j.template.spec)).map(j, j.template.spec) : [])",
+        False,
+    )
 
 
 def _restart_policy_validations(rule: Any) -> list[dict]:
@@ -252,33 +291,41 @@ def _restart_policy_validations(rule: Any) -> list[dict]:
     are not judged, nor is a missing restartPolicy in a partial template (no containers, or an app
     container without an image)."""
     rp = "ps.restartPolicy"
-    ok = (f"(has({rp}) && type({rp}) == string && {rp}.trim().matches({_lit(_PLACEHOLDER_RE2)}))"
-          f" || (!has({rp}) && (!has(ps.containers) || ps.containers.size() == 0"
-          f" || ps.containers.exists(c, !has(c.image) || c.image == '')))"
-          f" || ((!has({rp}) || {rp} == '') ? BATCH_OK"
-          f" : ({rp} in ['Never', 'OnFailure'] && !({rp} == 'OnFailure' && has(js.podFailurePolicy))))")
+    ok = (
+        f"(has({rp}) && type({rp}) == string && {rp}.trim().matches({_lit(_PLACEHOLDER_RE2)}))"
+        f" || (!has({rp}) && (!has(ps.containers) || ps.containers.size() == 0"
+        f" || ps.containers.exists(c, !has(c.image) || c.image == '')))"
+        f" || ((!has({rp}) || {rp} == '') ? BATCH_OK"
+        f" : ({rp} in ['Never', 'OnFailure'] && !({rp} == 'OnFailure' && has(js.podFailurePolicy))))"
+    )
     out = []
     for key, (jobs, batch) in _JOB_SPECS.items():
         if not _kind_selected(rule, key):
             continue
         judged = ok.replace("BATCH_OK", "false" if batch else "!has(js.podFailurePolicy)")
-        per_template = (f"{_ignored('js.template.metadata', rule.id)} || !has(js.template.spec)"
-                        f" || [js.template.spec].all(ps, {judged})")
+        per_template = (
+            f"{_ignored('js.template.metadata', rule.id)} || !has(js.template.spec)"
+            f" || [js.template.spec].all(ps, {judged})"
+        )
         guard = f"object.kind == {_lit(key[1])} && {_group(key[0])}"
         value = "(has(ps.restartPolicy) ? 'restartPolicy ' + string(ps.restartPolicy) : 'no restartPolicy')"
-        message = (f"{_lit(rule.id + ': ')} + {jobs}.filter(js, has(js.template) && has(js.template.spec)"
-                   f" && !({_ignored('js.template.metadata', rule.id)})).map(js, [js.template.spec]"
-                   f".filter(ps, !({judged})).map(ps, 'pod template has ' + {value} + ': a Job takes only Never or "
-                   f"OnFailure (Never with a podFailurePolicy)' + (has(ps.restartPolicy) ? '' : "
-                   f"{_lit(', and the default (Always, or OnFailure from JobSet) is not one')})).join('; '))"
-                   f".filter(m, m != '').join('; ')")
-        out.append({
-            "expression": f"!({guard}) || {_ignored('object.metadata', rule.id)}"
-                          f" || {jobs}.all(js, !has(js.template) || {per_template})",
-            "messageExpression": message,
-            "message": _static(rule),
-            "reason": "Invalid",
-        })
+        message = (
+            f"{_lit(rule.id + ': ')} + {jobs}.filter(js, has(js.template) && has(js.template.spec)"
+            f" && !({_ignored('js.template.metadata', rule.id)})).map(js, [js.template.spec]"
+            f".filter(ps, !({judged})).map(ps, 'pod template has ' + {value} + ': a Job takes only Never or "
+            f"OnFailure (Never with a podFailurePolicy)' + (has(ps.restartPolicy) ? '' : "
+            f"{_lit(', and the default (Always, or OnFailure from JobSet) is not one')})).join('; '))"
+            f".filter(m, m != '').join('; ')"
+        )
+        out.append(
+            {
+                "expression": f"!({guard}) || {_ignored('object.metadata', rule.id)}"
+                f" || {jobs}.all(js, !has(js.template) || {per_template})",
+                "messageExpression": message,
+                "message": _static(rule),
+                "reason": "Invalid",
+            }
+        )
     return out
 
 
@@ -405,8 +452,18 @@ def policy_documents(policy: Policy) -> tuple[list[dict], list[tuple[str, str]],
     docs: list[dict] = []
     skipped: list[tuple[str, str]] = []
     if version < MIN_VERSION:
-        return [], [("*", f"ValidatingAdmissionPolicy {API} needs Kubernetes 1.30; the profile says "
-                          f"{version[0]}.{version[1]}")], version, assumed
+        return (
+            [],
+            [
+                (
+                    "*",
+                    f"ValidatingAdmissionPolicy {API} needs Kubernetes 1.30; the profile says "
+                    f"{version[0]}.{version[1]}",
+                )
+            ],
+            version,
+            assumed,
+        )
     settings = policy.settings
     for rule in sorted(policy.engine.rules, key=lambda r: r.id):
         why = exportable(rule, version)
@@ -428,18 +485,29 @@ def policy_documents(policy: Policy) -> tuple[list[dict], list[tuple[str, str]],
         if rule.unit == "object":
             validations = [_object_validation(rule)]
             groups = sorted({k.rpartition("/")[0] for k in rule.kinds}) if rule.kinds else ["*"]
-            resource_rules = [{"apiGroups": groups if all("/" in k for k in rule.kinds) or not rule.kinds else ["*"],
-                               "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["*"]}]
+            resource_rules = [
+                {
+                    "apiGroups": groups if all("/" in k for k in rule.kinds) or not rule.kinds else ["*"],
+                    "apiVersions": ["*"],
+                    "operations": ["CREATE", "UPDATE"],
+                    "resources": ["*"],
+                }
+            ]
         else:
-            validations = (builtin(rule) if builtin is not None
-                           else [_template_validation(rule, k, TEMPLATE_KINDS[k][1]) for k in kinds])
+            validations = (
+                builtin(rule)
+                if builtin is not None
+                else [_template_validation(rule, k, TEMPLATE_KINDS[k][1]) for k in kinds]
+            )
             by_group: dict[str, list[str]] = {}
             for group, kind in kinds:
                 res = TEMPLATE_KINDS[(group, kind)][0]
                 if res not in by_group.setdefault(group, []):
                     by_group[group].append(res)
-            resource_rules = [{"apiGroups": [g], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
-                               "resources": sorted(r)} for g, r in sorted(by_group.items())]
+            resource_rules = [
+                {"apiGroups": [g], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": sorted(r)}
+                for g, r in sorted(by_group.items())
+            ]
         spec: dict[str, Any] = {
             "failurePolicy": "Fail",
             "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": resource_rules},
@@ -449,26 +517,52 @@ def policy_documents(policy: Policy) -> tuple[list[dict], list[tuple[str, str]],
         if conditions:
             spec["matchConditions"] = conditions
         labels = {"app.kubernetes.io/managed-by": "kubelint-ml", "kubelint-ml.io/rule": rule.id}
-        docs.append({"apiVersion": API, "kind": "ValidatingAdmissionPolicy",
-                     "metadata": {"name": name, "labels": labels,
-                                  "annotations": {"kubelint-ml.io/severity": severity,
-                                                  "kubelint-ml.io/title": " ".join(rule.title.split())}},
-                     "spec": spec})
+        docs.append(
+            {
+                "apiVersion": API,
+                "kind": "ValidatingAdmissionPolicy",
+                "metadata": {
+                    "name": name,
+                    "labels": labels,
+                    "annotations": {
+                        "kubelint-ml.io/severity": severity,
+                        "kubelint-ml.io/title": " ".join(rule.title.split()),
+                    },
+                },
+                "spec": spec,
+            }
+        )
         binding: dict[str, Any] = {"policyName": name, "validationActions": [ACTIONS[severity]]}
         match: dict[str, Any] = {}
         if settings.get("excludeNamespaces"):
-            match["namespaceSelector"] = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-                                                                "values": list(settings["excludeNamespaces"])}]}
+            match["namespaceSelector"] = {
+                "matchExpressions": [
+                    {
+                        "key": "kubernetes.io/metadata.name",
+                        "operator": "NotIn",
+                        "values": list(settings["excludeNamespaces"]),
+                    }
+                ]
+            }
         if settings.get("excludeLabels"):
             exprs = []
             for key, value in settings["excludeLabels"].items():
-                exprs.append({"key": key, "operator": "DoesNotExist"} if value == "*"
-                             else {"key": key, "operator": "NotIn", "values": [value]})
+                exprs.append(
+                    {"key": key, "operator": "DoesNotExist"}
+                    if value == "*"
+                    else {"key": key, "operator": "NotIn", "values": [value]}
+                )
             match["objectSelector"] = {"matchExpressions": exprs}
         if match:
             binding["matchResources"] = match
-        docs.append({"apiVersion": API, "kind": "ValidatingAdmissionPolicyBinding",
-                     "metadata": {"name": name, "labels": labels}, "spec": binding})
+        docs.append(
+            {
+                "apiVersion": API,
+                "kind": "ValidatingAdmissionPolicyBinding",
+                "metadata": {"name": name, "labels": labels},
+                "spec": binding,
+            }
+        )
     return docs, skipped, version, assumed
 
 
@@ -477,12 +571,15 @@ def export_policies(policy: Policy) -> tuple[str, list[tuple[str, str]]]:
     import yaml
 
     docs, skipped, version, assumed = policy_documents(policy)
-    head = [f"# kubelint-ml export vap: {len(docs) // 2} rule(s) as ValidatingAdmissionPolicies ({API}),",
-            f"# CEL functions of Kubernetes {version[0]}.{version[1]}"
-            + (" (no profile.kubernetesVersion: the first version with VAP v1)" if assumed else "") + ".",
-            "# Pod templates are looked for in the kinds kubelint-ml knows (Pod, Job, CronJob, the Deployment",
-            "# family, Kubeflow, JobSet, Trainer runtimes, Ray, Volcano, LeaderWorkerSet); other kinds, which",
-            "# `check` searches by shape, are not matched."]
+    head = [
+        f"# kubelint-ml export vap: {len(docs) // 2} rule(s) as ValidatingAdmissionPolicies ({API}),",
+        f"# CEL functions of Kubernetes {version[0]}.{version[1]}"
+        + (" (no profile.kubernetesVersion: the first version with VAP v1)" if assumed else "")
+        + ".",
+        "# Pod templates are looked for in the kinds kubelint-ml knows (Pod, Job, CronJob, the Deployment",
+        "# family, Kubeflow, JobSet, Trainer runtimes, Ray, Volcano, LeaderWorkerSet); other kinds, which",
+        "# `check` searches by shape, are not matched.",
+    ]
     if skipped:
         head.append("# Not exported:")
         head.extend(f"#   {rid}: {why}" for rid, why in skipped)

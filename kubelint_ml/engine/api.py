@@ -23,61 +23,78 @@ IGNORE_ANNOTATION = "kubelint-ml.io/ignore"
 PARSE_ERROR = "parse-error"
 UNKNOWN_IGNORE = "unknown-ignore-rule"
 RULE_ERROR = "rule-error"
-CEL_EVALUATION_ERROR = "cel-evaluation-error"  # a CEL rule's expression failed (reported by kubelint_ml.engine.celcheck)
+CEL_EVALUATION_ERROR = (
+    "cel-evaluation-error"  # a CEL rule's expression failed (reported by kubelint_ml.engine.celcheck)
+)
 SCHEMA_INVALID = "schema-invalid"
 SCHEMA_UNAVAILABLE = "schema-unavailable"
 
 # The findings the tool reports about its input and its rules rather than about the
 # manifests' content, declared here once: `rules list`, `rules show`, docs/rules.md and
 # SARIF rule metadata all read this table. Their family is "input".
-PSEUDO_RULES: dict[str, RuleInfo] = {r.id: r for r in (
-    RuleInfo(
-        PARSE_ERROR, "error", "File or document is not a usable manifest",
-        "Invalid YAML or JSON, a document that is not a mapping, duplicate keys, a field of the wrong type "
-        "(`containers: 3`), a Helm template, binary or non-UTF-8 data, or input over a safety limit (size, "
-        "depth, alias expansion, documents per file). Reported by the loader at the line of the problem; the "
-        "other documents and files are still linted, and a parse-error makes the exit code 1 like any error.",
-        "Fix the file so it is a valid Kubernetes manifest, render templates first "
-        "(`helm template ... | kubelint-ml check -`), or exclude the path in the config.",
-        "input",
-    ),
-    RuleInfo(
-        SCHEMA_INVALID, "error", "Object does not match the Kubernetes API schema",
-        "With `--schema`, the object fails the OpenAPI schema of the configured Kubernetes version (or of a "
-        "CustomResourceDefinition given with `--crd`): the API server would reject it.",
-        "Fix the field so the object matches the API schema.",
-        "input",
-    ),
-    RuleInfo(
-        SCHEMA_UNAVAILABLE, "info", "No schema to validate the object against",
-        "With `--schema`, the object's apiVersion and kind are neither built into the bundled Kubernetes "
-        "schema nor described by a CustomResourceDefinition among the inputs or `--crd` files (a Kubeflow "
-        "TFJob without its CRD, say), so it was not validated. The rules still ran on it.",
-        "Pass the CRD with `--crd FILE` (or `schema.crds` in the config).",
-        "input",
-    ),
-    RuleInfo(
-        CEL_EVALUATION_ERROR, "error", "A CEL rule's expression failed on an object",
-        "A custom rule's CEL expression raised an error (a missing key read without `has()`, a type error, "
-        "the cost budget exceeded) or returned something other than a bool. As with a "
-        "ValidatingAdmissionPolicy whose failurePolicy is Fail, the object is not let through silently.",
-        "Guard optional fields with `has()` in the rule's expression, or fix the rule.",
-        "input",
-    ),
-    RuleInfo(
-        UNKNOWN_IGNORE, "info", "Suppression annotation names an unknown rule",
-        f"A `{IGNORE_ANNOTATION}` annotation names a rule id that does not exist, so it suppresses nothing.",
-        "Correct the rule id (see `kubelint-ml rules list`) or remove it.",
-        "input",
-    ),
-    RuleInfo(
-        RULE_ERROR, "error", "A rule failed on an object",
-        "A rule raised an unexpected error on one object: a bug in the rule (for a custom rule, in its "
-        "template). The other rules still ran on the object; this one's verdict is unknown.",
-        "Report it with the manifest, or disable the rule.",
-        "input",
-    ),
-)}
+PSEUDO_RULES: dict[str, RuleInfo] = {
+    r.id: r
+    for r in (
+        RuleInfo(
+            PARSE_ERROR,
+            "error",
+            "File or document is not a usable manifest",
+            "Invalid YAML or JSON, a document that is not a mapping, duplicate keys, a field of the wrong type "
+            "(`containers: 3`), a Helm template, binary or non-UTF-8 data, or input over a safety limit (size, "
+            "depth, alias expansion, documents per file). Reported by the loader at the line of the problem; the "
+            "other documents and files are still linted, and a parse-error makes the exit code 1 like any error.",
+            "Fix the file so it is a valid Kubernetes manifest, render templates first "
+            "(`helm template ... | kubelint-ml check -`), or exclude the path in the config.",
+            "input",
+        ),
+        RuleInfo(
+            SCHEMA_INVALID,
+            "error",
+            "Object does not match the Kubernetes API schema",
+            "With `--schema`, the object fails the OpenAPI schema of the configured Kubernetes version (or of a "
+            "CustomResourceDefinition given with `--crd`): the API server would reject it.",
+            "Fix the field so the object matches the API schema.",
+            "input",
+        ),
+        RuleInfo(
+            SCHEMA_UNAVAILABLE,
+            "info",
+            "No schema to validate the object against",
+            "With `--schema`, the object's apiVersion and kind are neither built into the bundled Kubernetes "
+            "schema nor described by a CustomResourceDefinition among the inputs or `--crd` files (a Kubeflow "
+            "TFJob without its CRD, say), so it was not validated. The rules still ran on it.",
+            "Pass the CRD with `--crd FILE` (or `schema.crds` in the config).",
+            "input",
+        ),
+        RuleInfo(
+            CEL_EVALUATION_ERROR,
+            "error",
+            "A CEL rule's expression failed on an object",
+            "A custom rule's CEL expression raised an error (a missing key read without `has()`, a type error, "
+            "the cost budget exceeded) or returned something other than a bool. As with a "
+            "ValidatingAdmissionPolicy whose failurePolicy is Fail, the object is not let through silently.",
+            "Guard optional fields with `has()` in the rule's expression, or fix the rule.",
+            "input",
+        ),
+        RuleInfo(
+            UNKNOWN_IGNORE,
+            "info",
+            "Suppression annotation names an unknown rule",
+            f"A `{IGNORE_ANNOTATION}` annotation names a rule id that does not exist, so it suppresses nothing.",
+            "Correct the rule id (see `kubelint-ml rules list`) or remove it.",
+            "input",
+        ),
+        RuleInfo(
+            RULE_ERROR,
+            "error",
+            "A rule failed on an object",
+            "A rule raised an unexpected error on one object: a bug in the rule (for a custom rule, in its "
+            "template). The other rules still ran on the object; this one's verdict is unknown.",
+            "Report it with the manifest, or disable the rule.",
+            "input",
+        ),
+    )
+}
 
 UnitKind = Literal["object", "podTemplate", "container", "volume"]
 UNIT_KINDS: tuple[UnitKind, ...] = ("object", "podTemplate", "container", "volume")

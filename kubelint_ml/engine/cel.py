@@ -62,6 +62,7 @@ def available() -> bool:
 
 # --- Kubernetes quantities ---------------------------------------------------
 
+
 def parse_quantity_nanos(text: str) -> int:
     """A Kubernetes quantity as an exact integer count of nano-units.
 
@@ -89,8 +90,7 @@ def format_nanos(nanos: int) -> str:
 # kubernetes.Quantity is a one-field protobuf message (field `nanos`: decimal
 # string), so that CEL sees a distinct type and `==` compares values.
 _QUANTITY_FILE = (
-    b'\n\x17kubelint/quantity.proto\x12\nkubernetes"\x19\n\x08Quantity'
-    b"\x12\r\n\x05nanos\x18\x01 \x01(\tb\x06proto3"
+    b'\n\x17kubelint/quantity.proto\x12\nkubernetes"\x19\n\x08Quantity\x12\r\n\x05nanos\x18\x01 \x01(\tb\x06proto3'
 )
 
 
@@ -384,11 +384,37 @@ _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 # Calls whose cost is one pass over their arguments at most and which build no large value:
 # an expression made only of these (and operators other than `+`) costs at most its number of
 # operations times the size of the input, and allocates little.
-_CHEAP_CALLS = frozenset((
-    "has", "size", "contains", "startsWith", "endsWith", "matches", "int", "uint", "double", "bool", "type",
-    "dyn", "isQuantity", "quantity", "sign", "isGreaterThan", "isLessThan", "compareTo", "asApproximateFloat",
-    "asInteger", "isInteger", "isSorted", "sum", "min", "max", "hasValue", "orValue",
-))
+_CHEAP_CALLS = frozenset(
+    (
+        "has",
+        "size",
+        "contains",
+        "startsWith",
+        "endsWith",
+        "matches",
+        "int",
+        "uint",
+        "double",
+        "bool",
+        "type",
+        "dyn",
+        "isQuantity",
+        "quantity",
+        "sign",
+        "isGreaterThan",
+        "isLessThan",
+        "compareTo",
+        "asApproximateFloat",
+        "asInteger",
+        "isInteger",
+        "isSorted",
+        "sum",
+        "min",
+        "max",
+        "hasValue",
+        "orValue",
+    )
+)
 
 
 def needs_budget(source: str) -> bool:

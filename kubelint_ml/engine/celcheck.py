@@ -58,16 +58,20 @@ class CelCheck:
                 message_program = compile_expression(check["messageExpression"], variables)
             except CelCompileError as e:
                 raise CelCompileError(f"check.messageExpression: {_unit_variable(e, unit)}") from None
-        return cls(rule_id, program, check.get("message") or title, message_program,
-                   parse_field_path(check.get("path", "")))
+        return cls(
+            rule_id, program, check.get("message") or title, message_program, parse_field_path(check.get("path", ""))
+        )
 
     def check(self, unit: Unit, params: dict, ctx: Any) -> Iterator[Hit]:
         from kubelint_ml.engine.cel import CelEvalError
 
         cache = _cache(ctx)
         converted = cache.setdefault("cel:converted", {})
-        activation: dict[str, Any] = {"object": unit.obj.data, "objects": _context_objects(ctx),
-                                      "profile": _profile(ctx, cache)}
+        activation: dict[str, Any] = {
+            "object": unit.obj.data,
+            "objects": _context_objects(ctx),
+            "profile": _profile(ctx, cache),
+        }
         base: tuple = ()
         what = unit.obj.ref.display()
         where = ""  # the part of the object the message is about (the object itself is named by every report)
@@ -88,14 +92,23 @@ class CelCheck:
         try:
             ok = self.program.evaluate(activation, converted)
         except CelEvalError as e:
-            yield Hit(base, f"rule {self.rule_id}: CEL evaluation failed: {e}", severity="error",
-                      rule=CEL_EVALUATION_ERROR, detail=f"{what}: rule {self.rule_id}: CEL evaluation failed: {e}")
+            yield Hit(
+                base,
+                f"rule {self.rule_id}: CEL evaluation failed: {e}",
+                severity="error",
+                rule=CEL_EVALUATION_ERROR,
+                detail=f"{what}: rule {self.rule_id}: CEL evaluation failed: {e}",
+            )
             return
         if ok is True:
             return
         if ok is not False:
-            yield Hit(base, f"rule {self.rule_id}: expression returned {type(ok).__name__}, not a bool",
-                      severity="error", rule=CEL_EVALUATION_ERROR)
+            yield Hit(
+                base,
+                f"rule {self.rule_id}: expression returned {type(ok).__name__}, not a bool",
+                severity="error",
+                rule=CEL_EVALUATION_ERROR,
+            )
             return
         message = self.message
         if self.message_program is not None:
@@ -120,8 +133,10 @@ def _unit_variable(error: Exception, unit: UnitKind) -> str:
         name = found.group(1)
         if any(name in names for names in _UNIT_VARIABLES.values()) and name not in _UNIT_VARIABLES[unit]:
             units = [u for u, names in _UNIT_VARIABLES.items() if name in names]
-            return (f"variable '{name}' is not available for unit '{unit}' (it has {', '.join(_UNIT_VARIABLES[unit])}; "
-                    f"'{name}' is there for unit {' and '.join(repr(u) for u in units)}): {text}")
+            return (
+                f"variable '{name}' is not available for unit '{unit}' (it has {', '.join(_UNIT_VARIABLES[unit])}; "
+                f"'{name}' is there for unit {' and '.join(repr(u) for u in units)}): {text}"
+            )
     return text
 
 

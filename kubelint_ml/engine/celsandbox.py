@@ -45,7 +45,7 @@ class SandboxFailure(Exception):
 def _send(fd: int, payload: bytes) -> None:
     view = memoryview(_HEADER.pack(len(payload)) + payload)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _recv(fd: int) -> bytes | None:

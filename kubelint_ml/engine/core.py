@@ -70,8 +70,9 @@ def parse_ignore(value: Any) -> dict[str, str]:
 
 
 class Engine:
-    def __init__(self, rules: list[Rule], *, severity_overrides: dict[str, str] | None = None,
-                 known_rule_ids: Iterable[str] = ()) -> None:
+    def __init__(
+        self, rules: list[Rule], *, severity_overrides: dict[str, str] | None = None, known_rule_ids: Iterable[str] = ()
+    ) -> None:
         self.rules = rules
         self.overrides = severity_overrides or {}
         self.known_ids = set(known_rule_ids) | {r.id for r in rules} | set(PSEUDO_RULES)
@@ -93,8 +94,9 @@ class Engine:
 
     # ------------------------------------------------------------------
 
-    def _units(self, rule: Rule, obj: K8sObject, ctx: Context, templates: list[PodTemplate],
-               memo: dict[tuple, list[Unit]]) -> list[Unit]:
+    def _units(
+        self, rule: Rule, obj: K8sObject, ctx: Context, templates: list[PodTemplate], memo: dict[tuple, list[Unit]]
+    ) -> list[Unit]:
         """The units ``rule`` runs on; rules with the same scope share one list (built once per object)."""
         key = self._scope[rule.id]
         found = memo.get(key)
@@ -127,8 +129,17 @@ class Engine:
         out: list[Finding] = []
         for tpl in templates:
             for problem in tpl.problems:
-                out.append(self.finding_at(obj, problem.path, PARSE_ERROR, "error", problem.message,
-                                           "Fix the field's type; Kubernetes rejects this object.", None))
+                out.append(
+                    self.finding_at(
+                        obj,
+                        problem.path,
+                        PARSE_ERROR,
+                        "error",
+                        problem.message,
+                        "Fix the field's type; Kubernetes rejects this object.",
+                        None,
+                    )
+                )
         training: bool | None = None
         obj_ignores = parse_ignore(obj.annotations.get(IGNORE_ANNOTATION))
         # A Pod's template metadata is the object's own: count it once.
@@ -148,17 +159,33 @@ class Engine:
                         ctx.note(f"{obj.file}: {obj.ref.display()}: {rule.id} skipped: {skip}")
                     continue
                 except Exception as exc:  # a bug in one rule must not hide the others' results
-                    out.append(self.finding_at(
-                        obj, _unit_path(unit), RULE_ERROR, "error",
-                        f"rule {rule.id} failed: {type(exc).__name__}: {str(exc)[:200]}",
-                        "This is a bug in the rule (for a custom rule, in its template or expression): report it "
-                        "with the manifest, or disable the rule.", None))
+                    out.append(
+                        self.finding_at(
+                            obj,
+                            _unit_path(unit),
+                            RULE_ERROR,
+                            "error",
+                            f"rule {rule.id} failed: {type(exc).__name__}: {str(exc)[:200]}",
+                            "This is a bug in the rule (for a custom rule, in its template or expression): report it "
+                            "with the manifest, or disable the rule.",
+                            None,
+                        )
+                    )
                     continue
                 for hit in hits:
                     severity = hit.severity or self.severity_for(rule, unit)
-                    f = self.finding_at(obj, hit.path, hit.rule or rule.id, severity, hit.message, self.remediation[rule.id],
-                                        hit.container if hit.container is not None else (unit.container.name if unit.container else None),
-                                        at_value=hit.at_value)
+                    f = self.finding_at(
+                        obj,
+                        hit.path,
+                        hit.rule or rule.id,
+                        severity,
+                        hit.message,
+                        self.remediation[rule.id],
+                        hit.container
+                        if hit.container is not None
+                        else (unit.container.name if unit.container else None),
+                        at_value=hit.at_value,
+                    )
                     if hit.detail:
                         f.detail = hit.detail
                     if hit.data:
@@ -173,16 +200,23 @@ class Engine:
                     out.append(f)
         out.extend(self._unknown_ignores(obj, obj_ignores, ("metadata", "annotations", IGNORE_ANNOTATION)))
         for t in templates:
-            out.extend(self._unknown_ignores(obj, tpl_ignores[id(t)], t.path + ("metadata", "annotations", IGNORE_ANNOTATION)))
+            out.extend(
+                self._unknown_ignores(obj, tpl_ignores[id(t)], t.path + ("metadata", "annotations", IGNORE_ANNOTATION))
+            )
         return out
 
     def _unknown_ignores(self, obj: K8sObject, ignores: dict[str, str], path: tuple) -> Iterator[Finding]:
         for rid in ignores:
             if rid not in self.known_ids and rid != IGNORE_ALL:
                 yield self.finding_at(
-                    obj, path, UNKNOWN_IGNORE, "info",
+                    obj,
+                    path,
+                    UNKNOWN_IGNORE,
+                    "info",
                     f"{IGNORE_ANNOTATION} names unknown rule '{rid}'{did_you_mean(rid, self.known_ids)}",
-                    "Correct the rule id (see `kubelint-ml rules list`) or remove it.", None, at_value=True,
+                    "Correct the rule id (see `kubelint-ml rules list`) or remove it.",
+                    None,
+                    at_value=True,
                 )
 
     def severity_for(self, rule: Rule, unit: Unit) -> str:
@@ -200,16 +234,26 @@ class Engine:
         return rule.severity
 
     @staticmethod
-    def finding_at(obj: K8sObject, path: tuple, rule: str, severity: str, message: str, remediation: str,
-                   container: str | None, *, at_value: bool = False) -> Finding:
+    def finding_at(
+        obj: K8sObject,
+        path: tuple,
+        rule: str,
+        severity: str,
+        message: str,
+        remediation: str,
+        container: str | None,
+        *,
+        at_value: bool = False,
+    ) -> Finding:
         full = obj.base + tuple(path)
         if at_value:
             line, col, found = value_position(obj.root, full)
         else:
             line, col, found = locate(obj.root, full)
-        rel = found[len(obj.base):] if len(found) >= len(obj.base) else ()
-        return Finding(rule, severity, message, remediation, obj.file, line, col, _rendered(rel), obj.ref,
-                       container, obj.document)
+        rel = found[len(obj.base) :] if len(found) >= len(obj.base) else ()
+        return Finding(
+            rule, severity, message, remediation, obj.file, line, col, _rendered(rel), obj.ref, container, obj.document
+        )
 
 
 _RENDERED: dict[tuple, str] = {}
@@ -238,8 +282,19 @@ def _unit_path(unit: Unit) -> tuple:
     return ()
 
 
-def parse_error(file: str, line: int, column: int, message: str, document: int = 0,
-                ref: ObjectRef | None = None, path: str = "") -> Finding:
-    return Finding(PARSE_ERROR, "error", message,
-                   "Fix the file so it is a valid Kubernetes manifest (or exclude it in the config).",
-                   file, line, column, path, ref, None, document)
+def parse_error(
+    file: str, line: int, column: int, message: str, document: int = 0, ref: ObjectRef | None = None, path: str = ""
+) -> Finding:
+    return Finding(
+        PARSE_ERROR,
+        "error",
+        message,
+        "Fix the file so it is a valid Kubernetes manifest (or exclude it in the config).",
+        file,
+        line,
+        column,
+        path,
+        ref,
+        None,
+        document,
+    )

@@ -24,10 +24,22 @@ def pseudo_rules() -> list[Rule]:
     `rules list`/`rules show`; the engine never runs them (see kubelint_ml.engine.api.PSEUDO_RULES)."""
     from kubelint_ml.engine.api import PSEUDO_RULES
 
-    return [Rule(id=i.id, severity=i.severity, title=i.title, description=i.description,
-                 remediation=i.remediation, unit="object", check={"reportedBy": "kubelint-ml"}, examples={}, family=i.family,
-                 builtin=True, source="kubelint_ml/engine/api.py")
-            for i in PSEUDO_RULES.values()]
+    return [
+        Rule(
+            id=i.id,
+            severity=i.severity,
+            title=i.title,
+            description=i.description,
+            remediation=i.remediation,
+            unit="object",
+            check={"reportedBy": "kubelint-ml"},
+            examples={},
+            family=i.family,
+            builtin=True,
+            source="kubelint_ml/engine/api.py",
+        )
+        for i in PSEUDO_RULES.values()
+    ]
 
 
 def _severity(r: Rule) -> str:
@@ -46,17 +58,33 @@ def _md_cell(text: str) -> str:
 def render_list(rules: Iterable[Rule], fmt: str, enabled: set[str] | None = None) -> str:
     rules = sorted(rules, key=lambda r: (r.family, r.id))
     if fmt == "json":
-        return json.dumps([
-            {"id": r.id, "severity": r.severity, "acceleratorSeverity": r.accelerator_severity, "family": r.family,
-             "title": r.title, "enabled": r.id in enabled if enabled is not None else r.enabled,
-             "builtin": r.builtin, "source": r.source, "fix": r.fix}
-            for r in rules
-        ], indent=2) + "\n"
+        return (
+            json.dumps(
+                [
+                    {
+                        "id": r.id,
+                        "severity": r.severity,
+                        "acceleratorSeverity": r.accelerator_severity,
+                        "family": r.family,
+                        "title": r.title,
+                        "enabled": r.id in enabled if enabled is not None else r.enabled,
+                        "builtin": r.builtin,
+                        "source": r.source,
+                        "fix": r.fix,
+                    }
+                    for r in rules
+                ],
+                indent=2,
+            )
+            + "\n"
+        )
     if fmt == "markdown":
         lines = ["| id | severity | family | what it finds | fix |", "|---|---|---|---|---|"]
         for r in rules:
-            lines.append(f"| [`{r.id}`](#{r.id}) | {_md_cell(_severity(r))} | {r.family} | {_md_cell(r.title)} "
-                         f"| {fix_label(r)} |")
+            lines.append(
+                f"| [`{r.id}`](#{r.id}) | {_md_cell(_severity(r))} | {r.family} | {_md_cell(r.title)} "
+                f"| {fix_label(r)} |"
+            )
         return "\n".join(lines) + "\n"
     width = max((len(r.id) for r in rules), default=10)
     lines = [f"{'ID':<{width}}  {'SEVERITY':<8}  {'FAMILY':<15}  {'FIX':<6}  TITLE"]
@@ -66,7 +94,9 @@ def render_list(rules: Iterable[Rule], fmt: str, enabled: set[str] | None = None
         lines.append(f"{r.id:<{width}}  {sev:<8}  {r.family:<15}  {fix_label(r):<6}  {r.title}{off}")
     lines.append("")
     lines.append("FIX: safe = applied by `check --fix`; unsafe = only with --unsafe-fixes; - = no automatic fix.")
-    lines.append("+ : raised to the accelerator severity for GPU/accelerator pods. `kubelint-ml rules show ID` for details.")
+    lines.append(
+        "+ : raised to the accelerator severity for GPU/accelerator pods. `kubelint-ml rules show ID` for details."
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -98,11 +128,23 @@ def _examples(r: Rule, heading: str) -> list[str]:
 
 
 def render_rule(r: Rule) -> str:
-    lines = [f"{r.id}  [{_severity(r)}]  family: {r.family or '-'}", "", r.title, "",
-             "Why it matters:", r.description.strip(), "", "Fix:", r.remediation.strip(), "",
-             f"Scope: {r.unit}" + (f", kinds {', '.join(r.kinds)}" if r.kinds else "")
-             + (f", {r.workloads} workloads" if r.workloads != "all" else ""),
-             "Check: " + (f"template {r.check['template']}" if "template" in r.check else "CEL"), ""]
+    lines = [
+        f"{r.id}  [{_severity(r)}]  family: {r.family or '-'}",
+        "",
+        r.title,
+        "",
+        "Why it matters:",
+        r.description.strip(),
+        "",
+        "Fix:",
+        r.remediation.strip(),
+        "",
+        f"Scope: {r.unit}"
+        + (f", kinds {', '.join(r.kinds)}" if r.kinds else "")
+        + (f", {r.workloads} workloads" if r.workloads != "all" else ""),
+        "Check: " + (f"template {r.check['template']}" if "template" in r.check else "CEL"),
+        "",
+    ]
     if "reportedBy" in r.check:  # a pseudo-rule: reported by the tool itself, always on
         import textwrap
 
@@ -120,8 +162,11 @@ def render_rule(r: Rule) -> str:
 def _fix_text(r: Rule) -> str:
     if not r.fix:
         return "Autofix: none."
-    how = "safe, applied by `check --fix`" if r.fix["applicability"] == "safe" else \
-        "unsafe, applied by `check --fix --unsafe-fixes`"
+    how = (
+        "safe, applied by `check --fix`"
+        if r.fix["applicability"] == "safe"
+        else "unsafe, applied by `check --fix --unsafe-fixes`"
+    )
     text = f"Autofix: {how}. Value from: {r.fix['source'].strip()}."
     if r.fix.get("description"):
         text += " " + " ".join(r.fix["description"].split())
@@ -133,9 +178,13 @@ def render_docs(rules: Iterable[Rule]) -> str:
     rules = list(rules)
     ids = {r.id for r in rules}
     rules = sorted(rules + [r for r in pseudo_rules() if r.id not in ids], key=lambda r: r.id)
-    out = ["# kubelint-ml rules", "",
-           "Generated from `rules/*.yaml` by `python -m kubelint_ml.engine.ruledocs > docs/rules.md`; do not edit by hand.",
-           "", render_list(rules, "markdown")]
+    out = [
+        "# kubelint-ml rules",
+        "",
+        "Generated from `rules/*.yaml` by `python -m kubelint_ml.engine.ruledocs > docs/rules.md`; do not edit by hand.",
+        "",
+        render_list(rules, "markdown"),
+    ]
     families: dict[str, list[Rule]] = {}
     for r in rules:
         families.setdefault(r.family, []).append(r)
@@ -148,18 +197,21 @@ def render_docs(rules: Iterable[Rule]) -> str:
         for r in families[fam]:
             out.append(f"### {r.id}")
             out.append("")
-            out.append(f"**{r.title}.** Default severity: {_severity(r)}."
-                       + (" Off by default." if not r.enabled else ""))
+            out.append(
+                f"**{r.title}.** Default severity: {_severity(r)}." + (" Off by default." if not r.enabled else "")
+            )
             out.append("")
             out.append("**What it does and why it matters.** " + r.description.strip())
             out.append("")
             out.append("**Fix.** " + r.remediation.strip())
             out.append("")
-            out.append(f"**Autofix.** {_fix_text(r)[len('Autofix: '):]}")
+            out.append(f"**Autofix.** {_fix_text(r)[len('Autofix: ') :]}")
             out.append("")
             if r.params:
-                out.append("**Params** (override in `.kubelint-ml.yaml` under `overrides.<id>.params`): "
-                           + ", ".join(f"`{k}` = `{v}`" for k, v in sorted(r.params.items())))
+                out.append(
+                    "**Params** (override in `.kubelint-ml.yaml` under `overrides.<id>.params`): "
+                    + ", ".join(f"`{k}` = `{v}`" for k, v in sorted(r.params.items()))
+                )
                 out.append("")
             out += _examples(r, "####")
     return "\n".join(out).rstrip() + "\n"

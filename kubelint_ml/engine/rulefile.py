@@ -120,7 +120,9 @@ def build_rule(data: Any, source: str, *, builtin: bool = False, validate: bool 
     if not isinstance(data, dict):
         raise RuleFileError(f"{source}: a rule file must be a mapping")
     if validate:
-        errors = sorted(_rule_validator().iter_errors(data), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+        errors = sorted(
+            _rule_validator().iter_errors(data), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path)))
+        )
         if errors:
             raise RuleFileError(f"{source}: {_error_text(errors[0])}")
     scope = data["scope"]
@@ -219,7 +221,7 @@ def _is_rule_file(path: Path) -> bool:
     if path.name in ("kustomization.yaml", "kustomization.yml"):
         return False
     try:
-        head = path.read_bytes()[:1 << 20]
+        head = path.read_bytes()[: 1 << 20]
     except OSError:
         return True  # reported when read
     if any(m in head for m in _POLICY_MARKERS):

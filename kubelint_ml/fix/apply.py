@@ -76,8 +76,12 @@ def resolve_all(findings: list[Finding], read: Callable[[str], bytes | None]) ->
 def _overlaps(a: Edit, b: Edit) -> bool:
     if a.start == a.end and b.start == b.end:
         return a.start == b.start
-    return a.start < b.end and b.start < a.end or (a.start == a.end and b.start < a.start < b.end) or (
-        b.start == b.end and a.start < b.start < a.end)
+    return (
+        a.start < b.end
+        and b.start < a.end
+        or (a.start == a.end and b.start < a.start < b.end)
+        or (b.start == b.end and a.start < b.start < a.end)
+    )
 
 
 def choose(fixes: list[Fix]) -> tuple[list[Edit], list[Fix]]:
@@ -105,7 +109,7 @@ def apply_edits(data: bytes, edits: list[Edit]) -> bytes:
     out = []
     at = 0
     for e in edits:
-        out.append(data[at:e.start])
+        out.append(data[at : e.start])
         out.append(e.text.encode("utf-8"))
         at = e.end
     out.append(data[at:])
@@ -128,8 +132,15 @@ class FileOutcome:
         return self.before != self.after
 
 
-def fix_file(file: str, data: bytes, findings: list[Finding], suppressed: list[Finding], *, unsafe: bool,
-             relint: Callable[[bytes], tuple[list[Finding], list[Finding]]]) -> FileOutcome:
+def fix_file(
+    file: str,
+    data: bytes,
+    findings: list[Finding],
+    suppressed: list[Finding],
+    *,
+    unsafe: bool,
+    relint: Callable[[bytes], tuple[list[Finding], list[Finding]]],
+) -> FileOutcome:
     """Apply the applicable fixes of one file's (active) findings until nothing more changes.
 
     ``relint(bytes)`` lints the new text and returns its active and suppressed findings

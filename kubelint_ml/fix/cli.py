@@ -8,14 +8,26 @@ import click
 
 _OPTIONS = (
     click.option("--fix", "fix", is_flag=True, help="Apply the safe fixes, then report what is left."),
-    click.option("--unsafe-fixes", "unsafe_fixes", is_flag=True,
-                 help="Also apply (with --fix, --diff, --fix-only) the fixes that change how a workload runs."),
-    click.option("--diff", "fix_diff", is_flag=True,
-                 help="Print a unified diff of what the fixes would change; write nothing (exit 1 when there is "
-                      "something to change)."),
+    click.option(
+        "--unsafe-fixes",
+        "unsafe_fixes",
+        is_flag=True,
+        help="Also apply (with --fix, --diff, --fix-only) the fixes that change how a workload runs.",
+    ),
+    click.option(
+        "--diff",
+        "fix_diff",
+        is_flag=True,
+        help="Print a unified diff of what the fixes would change; write nothing (exit 1 when there is "
+        "something to change).",
+    ),
     click.option("--fix-only", "fix_only", is_flag=True, help="Apply the fixes and report nothing that is left."),
-    click.option("--select", "select", multiple=True,
-                 help="Check (and fix) only this rule id (repeatable; turns it on if it is off by default)."),
+    click.option(
+        "--select",
+        "select",
+        multiple=True,
+        help="Check (and fix) only this rule id (repeatable; turns it on if it is off by default).",
+    ),
 )
 
 

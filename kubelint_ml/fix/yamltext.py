@@ -77,7 +77,7 @@ class Text:
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
-        self.text = data[self.bom:].decode("utf-8")
+        self.text = data[self.bom :].decode("utf-8")
         self.ascii = len(self.text) == len(data) - self.bom
         self.nl = "\r\n" if "\r\n" in self.text else "\n"
         self.docs: list[Doc] = []
@@ -120,8 +120,12 @@ class Text:
                     n.style = ev.style or None
                     add(n)
                 elif cls is yaml.MappingStartEvent or cls is yaml.SequenceStartEvent:
-                    n = Node("map" if cls is yaml.MappingStartEvent else "seq", ev.start_mark.index,
-                             ev.start_mark.column, ev.anchor)
+                    n = Node(
+                        "map" if cls is yaml.MappingStartEvent else "seq",
+                        ev.start_mark.index,
+                        ev.start_mark.column,
+                        ev.anchor,
+                    )
                     n.flow = bool(ev.flow_style)
                     add(n)
                     stack.append(n)
@@ -224,8 +228,9 @@ class Text:
         if node.kind == "map" and node.merge:
             raise Refused(f"{where} has a merge key (<<)")
 
-    def _apply(self, d: Doc, node: Node, patch: dict, path: tuple, key: Node | None,
-               out: list[tuple[int, int, str]]) -> None:
+    def _apply(
+        self, d: Doc, node: Node, patch: dict, path: tuple, key: Node | None, out: list[tuple[int, int, str]]
+    ) -> None:
         self._check(d, node, path)
         if node.kind == "map":
             missing: dict = {}
@@ -248,8 +253,9 @@ class Text:
         else:
             raise Refused(f"{_show(path)} is not a mapping")
 
-    def _value(self, d: Doc, node: Node, v: Any, path: tuple, key: Node | None,
-               out: list[tuple[int, int, str]]) -> None:
+    def _value(
+        self, d: Doc, node: Node, v: Any, path: tuple, key: Node | None, out: list[tuple[int, int, str]]
+    ) -> None:
         if isinstance(v, dict):
             self._apply(d, node, v, path, key, out)
         elif isinstance(v, Append):
@@ -308,7 +314,7 @@ class Text:
             body = "".join(_flow(v, js) + ", " for v in items)
             return node.items[0].start, node.items[0].start, body
         line_start = self.text.rfind("\n", 0, node.start) + 1
-        if self.text[line_start:node.start].strip(" "):
+        if self.text[line_start : node.start].strip(" "):
             raise Refused(f"{_show(path)} starts on a line with other content")
         first = node.items[0]
         gap = max(1, first.col - node.col - 1) if first.col > node.col else 1
@@ -332,12 +338,15 @@ class Text:
         body = "".join(self.nl + line for line in lines)
         if node.start == node.end:  # empty: the block goes after the key's line (its comment stays there)
             at, lead = self.after_line(key.end)
-            return at, at, lead + body[len(self.nl):] + self.nl
+            return at, at, lead + body[len(self.nl) :] + self.nl
         colon = self.text.rfind(":", key.end, node.start)
         return colon + 1, node.end, body
 
     def _in_flow(self, d: Doc, key: Node) -> bool:
-        return self.text[key.end:key.end + 1] in (",", "}") or "{" in self.text[self.text.rfind("\n", 0, key.start) + 1:key.start]
+        return (
+            self.text[key.end : key.end + 1] in (",", "}")
+            or "{" in self.text[self.text.rfind("\n", 0, key.start) + 1 : key.start]
+        )
 
     def _block(self, entries: dict, col: int) -> list[str]:
         step, offset = self.style()
@@ -400,6 +409,7 @@ def _add(patch: dict, path: tuple, value: Any) -> None:
 def _merge_inserts(edits: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     """One fix's edits sorted; insertions at the same point joined, the deeper-indented first
     (a block filled under a key comes before the next key of its mapping)."""
+
     def depth(text: str) -> int:
         body = text.lstrip("\r\n")
         return len(body) - len(body.lstrip(" "))

@@ -213,12 +213,17 @@ class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
                 try:
                     hash(key)
                 except TypeError:
-                    raise ConstructorError("while constructing a mapping", node.start_mark,
-                                           "found an unhashable key", key_node.start_mark) from None
+                    raise ConstructorError(
+                        "while constructing a mapping", node.start_mark, "found an unhashable key", key_node.start_mark
+                    ) from None
             if i >= first_explicit:
                 if (key in seen) if seen is not None else (key in data):
-                    raise _DuplicateKey("while constructing a mapping", node.start_mark,
-                                        f"found duplicate key {key!r}", key_node.start_mark)
+                    raise _DuplicateKey(
+                        "while constructing a mapping",
+                        node.start_mark,
+                        f"found duplicate key {key!r}",
+                        key_node.start_mark,
+                    )
                 if seen is not None:
                     seen.add(key)
             if value_node.__class__ is _ScalarNode and value_node.tag == _STR_TAG:
@@ -250,8 +255,9 @@ class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
     def construct_mismatch(self, node: yaml.Node) -> Any:
         """A collection tag on the wrong kind of node (``!!map`` on a scalar): the right ones never get here."""
         want = "mapping" if node.tag in _MAP_TAGS else "sequence"
-        raise ConstructorError(None, None, f"tag {_short_tag(node.tag)} needs a {want}, found a {node.id}",
-                               node.start_mark)
+        raise ConstructorError(
+            None, None, f"tag {_short_tag(node.tag)} needs a {want}, found a {node.id}", node.start_mark
+        )
 
     max_merged = 1_000_000
 
@@ -280,24 +286,34 @@ class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
                 submerge = []
                 for subnode in value_node.value:
                     if not isinstance(subnode, yaml.MappingNode):
-                        raise ConstructorError("while constructing a mapping", node.start_mark,
-                                               f"expected a mapping for merging, but found {subnode.id}",
-                                               subnode.start_mark)
+                        raise ConstructorError(
+                            "while constructing a mapping",
+                            node.start_mark,
+                            f"expected a mapping for merging, but found {subnode.id}",
+                            subnode.start_mark,
+                        )
                     self.flatten_mapping(subnode)
                     submerge.append(subnode.value)
                 for value in reversed(submerge):
                     merge.extend(value)
             else:
-                raise ConstructorError("while constructing a mapping", node.start_mark,
-                                       f"expected a mapping or list of mappings for merging, but found {value_node.id}",
-                                       value_node.start_mark)
+                raise ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"expected a mapping or list of mappings for merging, but found {value_node.id}",
+                    value_node.start_mark,
+                )
         if not merge:
             return
         self._merged += len(merge)
         if self._merged > self.max_merged:
-            raise _LimitError(None, None,
-                              f"merge keys (<<) expand to more than {self.max_merged} entries "
-                              "(limits.maxExpandedNodes); refusing to load", node.start_mark)
+            raise _LimitError(
+                None,
+                None,
+                f"merge keys (<<) expand to more than {self.max_merged} entries "
+                "(limits.maxExpandedNodes); refusing to load",
+                node.start_mark,
+            )
         seen: set[int] = set()
         unique = []
         for pair in reversed(merge):
@@ -383,17 +399,21 @@ def looks_like_template(data: bytes) -> int:
     return data.count(b"\n", 0, m.start()) + 1
 
 
-_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32LE"), (b"\x00\x00\xfe\xff", "UTF-32BE"),
-              (b"\xff\xfe", "UTF-16LE"), (b"\xfe\xff", "UTF-16BE"))
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32LE"),
+    (b"\x00\x00\xfe\xff", "UTF-32BE"),
+    (b"\xff\xfe", "UTF-16LE"),
+    (b"\xfe\xff", "UTF-16BE"),
+)
 
 
 def _wide_encoding(head: bytes) -> str:
-    """"UTF-16LE (with a byte order mark)" and the like for UTF-16/32 text, else ""."""
+    """ "UTF-16LE (with a byte order mark)" and the like for UTF-16/32 text, else ""."""
     for bom, name in _WIDE_BOMS:
         if head.startswith(bom):
             return f"{name} (with a byte order mark)"
     # Without a mark: text that is mostly ASCII has a NUL in every other byte.
-    sample = head[:1024] if len(head) % 2 == 0 else head[:min(1024, len(head) - 1)]
+    sample = head[:1024] if len(head) % 2 == 0 else head[: min(1024, len(head) - 1)]
     if len(sample) >= 4:
         even, odd = sample[0::2], sample[1::2]
         if odd.count(0) == len(odd) and even.count(0) == 0:
@@ -408,17 +428,16 @@ def decode_problem(data: bytes) -> LoadProblem | None:
     head = data[:8192]
     wide = _wide_encoding(head)
     if wide:
-        return LoadProblem(f"file is {wide}; the API server reads manifests as UTF-8 only: save it as UTF-8; "
-                           "not linted", 1)
+        return LoadProblem(
+            f"file is {wide}; the API server reads manifests as UTF-8 only: save it as UTF-8; not linted", 1
+        )
     if b"\x00" in head:
         return LoadProblem("binary file (contains NUL bytes); not a manifest", 1)
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
-        return LoadProblem(
-            f"file is not valid UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start})", line
-        )
+        return LoadProblem(f"file is not valid UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start})", line)
     return None
 
 
@@ -487,7 +506,9 @@ def _prescan(data: bytes, limits: Limits) -> _Scan:
                     m = event.start_mark
                     out.refused = LoadProblem(
                         f"more than {limits.max_nodes} YAML nodes in one file (limits.maxNodes); not linted",
-                        m.line + 1, m.column + 1, max(document, 0),
+                        m.line + 1,
+                        m.column + 1,
+                        max(document, 0),
                     )
                     return out
                 if isinstance(event, _START_EVENTS):
@@ -496,13 +517,17 @@ def _prescan(data: bytes, limits: Limits) -> _Scan:
                         m = event.start_mark
                         out.too_deep[document] = LoadProblem(
                             f"nesting deeper than {limits.max_depth} levels (limits.maxDepth); document not linted",
-                            m.line + 1, m.column + 1, document,
+                            m.line + 1,
+                            m.column + 1,
+                            document,
                         )
                     if depth > hard_limit:
                         m = event.start_mark
                         out.refused = LoadProblem(
                             f"nesting deeper than {hard_limit} levels; refusing to load the file",
-                            m.line + 1, m.column + 1, document,
+                            m.line + 1,
+                            m.column + 1,
+                            document,
                         )
                         return out
             elif isinstance(event, _END_EVENTS):
@@ -583,20 +608,22 @@ def _mark_of(err: yaml.YAMLError) -> tuple[int, int]:
 
 
 def _short_tag(tag: str) -> str:
-    return "!!" + tag[len(_YAML_TAG):] if tag.startswith(_YAML_TAG) else tag
+    return "!!" + tag[len(_YAML_TAG) :] if tag.startswith(_YAML_TAG) else tag
 
 
 def _describe(err: yaml.YAMLError) -> str:
     if isinstance(err, _LimitError):
         return str(err.problem)
     if isinstance(err, _DuplicateKey):
-        return f"duplicate key: {err.problem[len('found duplicate key '):]} (each key may appear once in a mapping)"
+        return f"duplicate key: {err.problem[len('found duplicate key ') :]} (each key may appear once in a mapping)"
     problem = getattr(err, "problem", None)
     context = getattr(err, "context", None)
     if isinstance(problem, str) and problem.startswith("could not determine a constructor for the tag"):
         tag = problem.rsplit(" ", 1)[-1].strip("'")
-        return (f"unsupported YAML tag {_short_tag(tag)[:100]}: only the standard tags are read "
-                "(str, int, float, bool, null, map, seq); no tag is ever executed")
+        return (
+            f"unsupported YAML tag {_short_tag(tag)[:100]}: only the standard tags are read "
+            "(str, int, float, bool, null, map, seq); no tag is ever executed"
+        )
     if problem:
         text = f"{context}: {problem}" if context else str(problem)
     else:
@@ -790,7 +817,7 @@ def render_path(path: tuple) -> str:
             out.append(f"[{part}]")
         else:
             text = str(part)
-            if not text or any(c in text for c in ".[]\" \t\n"):
+            if not text or any(c in text for c in '.[]" \t\n'):
                 out.append('["' + text.replace("\\", "\\\\").replace('"', '\\"') + '"]')
             else:
                 out.append(("." if out else "") + text)

@@ -101,8 +101,14 @@ def clip(text: str, limit: int = MAX_NAME) -> str:
 
 
 # How a document's type is named in messages (bool before int: it is one).
-_YAML_TYPES = ((dict, "a mapping"), (list, "a list"), (str, "a string"), (bool, "a boolean"), (int, "an integer"),
-               (float, "a number"))
+_YAML_TYPES = (
+    (dict, "a mapping"),
+    (list, "a list"),
+    (str, "a string"),
+    (bool, "a boolean"),
+    (int, "an integer"),
+    (float, "a number"),
+)
 
 
 def yaml_type_name(value: Any) -> str:
@@ -132,9 +138,7 @@ def _one(data: Any, root: Any, base: tuple, file: str, index: int, out: Unpacked
         return
     if not isinstance(data, dict):
         what = yaml_type_name(data)
-        out.problems.append(
-            ObjectProblem(f"document is {what}, not a mapping (a Kubernetes object)", base, root)
-        )
+        out.problems.append(ObjectProblem(f"document is {what}, not a mapping (a Kubernetes object)", base, root))
         return
     kind = data.get("kind")
     if kind is None:
@@ -145,12 +149,16 @@ def _one(data: Any, root: Any, base: tuple, file: str, index: int, out: Unpacked
         return
     api = data.get("apiVersion")
     if api is not None and not isinstance(api, str):
-        out.problems.append(ObjectProblem(f"apiVersion must be a string, found {api!r}"[:200], base + ("apiVersion",), root))
+        out.problems.append(
+            ObjectProblem(f"apiVersion must be a string, found {api!r}"[:200], base + ("apiVersion",), root)
+        )
         return
     meta = data.get("metadata")
     if meta is not None and not isinstance(meta, dict):
         out.problems.append(
-            ObjectProblem(f"metadata must be a mapping, found {yaml_type_name(meta)}", base + ("metadata",), root, make_ref(data))
+            ObjectProblem(
+                f"metadata must be a mapping, found {yaml_type_name(meta)}", base + ("metadata",), root, make_ref(data)
+            )
         )
         return
     items = data.get("items")
@@ -167,8 +175,12 @@ def _one(data: Any, root: Any, base: tuple, file: str, index: int, out: Unpacked
         value = (meta or {}).get(key)
         if value is not None and not isinstance(value, dict):
             out.problems.append(
-                ObjectProblem(f"metadata.{key} must be a mapping, found {yaml_type_name(value)}",
-                              base + ("metadata", key), root, make_ref(data))
+                ObjectProblem(
+                    f"metadata.{key} must be a mapping, found {yaml_type_name(value)}",
+                    base + ("metadata", key),
+                    root,
+                    make_ref(data),
+                )
             )
             return
     out.objects.append(K8sObject(data, root, base, make_ref(data), file, index))
@@ -178,4 +190,3 @@ def unpack(doc: Document, file: str) -> Unpacked:
     out = Unpacked()
     _one(doc.data, doc.data, (), file, doc.index, out, doc.line)
     return out
-

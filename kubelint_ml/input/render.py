@@ -191,8 +191,9 @@ def plan(sources: list[Source], options: RenderOptions, max_bytes: int) -> Plan:
             out.notes.append(f"{shown[directory]}: built as part of a kustomization that uses it, not on its own")
             continue
         if not options.enabled:
-            out.notes.append(f"{shown[directory]}: {'chart' if tool == 'helm' else 'kustomization'} not rendered "
-                             "(rendering is off)")
+            out.notes.append(
+                f"{shown[directory]}: {'chart' if tool == 'helm' else 'kustomization'} not rendered (rendering is off)"
+            )
             continue
         _render_unit(out, tool, directory, shown[directory], options, max_bytes)
     out.sources.sort(key=lambda s: s.path)
@@ -261,8 +262,14 @@ def run_capped(argv: list[str], cwd: str | None, timeout: float, cap: int) -> tu
     ``cap + 1`` bytes).
     """
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
     except OSError as e:
         return None, b"", f"cannot run {argv[0]}: {e.strerror or e}"
     out = bytearray()
@@ -282,8 +289,10 @@ def run_capped(argv: list[str], cwd: str | None, timeout: float, cap: int) -> tu
                 _stop(proc)
                 return
 
-    readers = [threading.Thread(target=pump, args=(proc.stdout, out, cap, True), daemon=True),
-               threading.Thread(target=pump, args=(proc.stderr, err, STDERR_CAP, False), daemon=True)]
+    readers = [
+        threading.Thread(target=pump, args=(proc.stdout, out, cap, True), daemon=True),
+        threading.Thread(target=pump, args=(proc.stderr, err, STDERR_CAP, False), daemon=True),
+    ]
     for t in readers:
         t.start()
     stopped = False
@@ -333,8 +342,10 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
     if tool == "helm":
         helm = helm_binary()
         if helm is None:
-            out.warnings.append(f"{shown}: Helm chart not linted: helm is not on PATH; install helm, or pipe the "
-                                f"rendered chart in: helm template {shown} | kubelint-ml check -")
+            out.warnings.append(
+                f"{shown}: Helm chart not linted: helm is not on PATH; install helm, or pipe the "
+                f"rendered chart in: helm template {shown} | kubelint-ml check -"
+            )
             return
         argv = [helm, "template", directory]
         for v in options.helm_values:
@@ -347,8 +358,10 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
     else:
         command = kustomize_command()
         if command is None:
-            out.warnings.append(f"{shown}: kustomization not linted: neither kustomize nor kubectl is on PATH; "
-                                f"install one, or pipe the build in: kubectl kustomize {shown} | kubelint-ml check -")
+            out.warnings.append(
+                f"{shown}: kustomization not linted: neither kustomize nor kubectl is on PATH; "
+                f"install one, or pipe the build in: kubectl kustomize {shown} | kubelint-ml check -"
+            )
             return
         wrapper = _wrapper(directory)
         argv = command + [wrapper or directory]
@@ -369,9 +382,13 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
             shutil.rmtree(wrapper, ignore_errors=True)
     seconds = time.monotonic() - started
     if code is None:
-        why = (f"output over the {max_bytes}-byte limit (limits.maxFileBytes)" if len(data) > max_bytes
-               else f"did not finish in {options.timeout:g} s" if not err.startswith("cannot run")
-               else err)
+        why = (
+            f"output over the {max_bytes}-byte limit (limits.maxFileBytes)"
+            if len(data) > max_bytes
+            else f"did not finish in {options.timeout:g} s"
+            if not err.startswith("cannot run")
+            else err
+        )
         out.failures.append((anchor, f"{what} {shown}: {why}; not linted"))
         return
     if code != 0:
@@ -393,9 +410,11 @@ def _wrapper(directory: str) -> str | None:
         wrapper = tempfile.mkdtemp(prefix="kubelint-ml-kustomize-")
         target = os.path.relpath(directory, wrapper)
         with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as fh:
-            fh.write("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-                     f"resources:\n  - {_yaml_string(target)}\n"
-                     "buildMetadata: [originAnnotations, transformerAnnotations]\n")
+            fh.write(
+                "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                f"resources:\n  - {_yaml_string(target)}\n"
+                "buildMetadata: [originAnnotations, transformerAnnotations]\n"
+            )
         return wrapper
     except (OSError, ValueError):
         if wrapper:
@@ -499,9 +518,9 @@ def parse_path(text: str) -> tuple:
                 j = text.find("]", i)
                 j = n if j < 0 else j
                 try:
-                    out.append(int(text[i + 1:j]))
+                    out.append(int(text[i + 1 : j]))
                 except ValueError:
-                    out.append(text[i + 1:j])
+                    out.append(text[i + 1 : j])
                 i = j + 1
             continue
         j = i
@@ -734,7 +753,7 @@ def _block_lines(m: re.Match | None) -> list[str]:
 
 def _kustomize_target(seg: _Segment, f: Finding, base: str) -> tuple[str, int, int] | None:
     origin = _block_lines(_ORIGIN.search(seg.text))
-    origin_path = next((ln[len("path:"):].strip() for ln in origin if ln.startswith("path:")), None)
+    origin_path = next((ln[len("path:") :].strip() for ln in origin if ln.startswith("path:")), None)
     if origin_path is None or any(ln.startswith("repo:") for ln in origin):
         return None
     tree = _segment_tree(seg)
@@ -895,8 +914,9 @@ def _translate(path: tuple, rendered: Any, source: Any) -> tuple:
     return tuple(out)
 
 
-def options(config: Any, helm_values: tuple[str, ...] = (), helm_set: tuple[str, ...] = (),
-            enabled: bool | None = None) -> RenderOptions:
+def options(
+    config: Any, helm_values: tuple[str, ...] = (), helm_set: tuple[str, ...] = (), enabled: bool | None = None
+) -> RenderOptions:
     """The config's ``render`` section with the command line's values files and ``--set`` pairs after it."""
     section = getattr(config, "render", None) or {}
     helm = section.get("helm") or {}

@@ -115,8 +115,14 @@ def _walk(root: str, out: list[Source], excludes: tuple[str, ...]) -> None:
             if is_dir:
                 dirs.append(path)
             elif link and not is_file and entry.name.lower().endswith(EXTENSIONS) and not os.path.exists(path):
-                out.append(Source(shown, path, skipped="broken symbolic link (its target does not exist)",
-                                  identity=os.path.join(real, entry.name)))
+                out.append(
+                    Source(
+                        shown,
+                        path,
+                        skipped="broken symbolic link (its target does not exist)",
+                        identity=os.path.join(real, entry.name),
+                    )
+                )
             elif is_file and entry.name.lower().endswith(EXTENSIONS):
                 out.append(Source(shown, path, identity="" if link else os.path.join(real, entry.name)))
         stack.extend(reversed(dirs))
@@ -153,8 +159,12 @@ def collect(paths: list[str], excludes: tuple[str, ...] = ()) -> list[Source]:
         elif not matches:
             raise SourceError(f"no YAML or JSON file matches {p}")
         else:
-            expanded.extend(m for m in matches if not os.path.isdir(m) or not any(
-                m != o and (m + os.sep).startswith(o + os.sep) for o in matches if os.path.isdir(o)))
+            expanded.extend(
+                m
+                for m in matches
+                if not os.path.isdir(m)
+                or not any(m != o and (m + os.sep).startswith(o + os.sep) for o in matches if os.path.isdir(o))
+            )
     for p in expanded:
         if p == STDIN:
             out.append(Source("<stdin>", STDIN))

@@ -144,8 +144,11 @@ def _jobset_jobs(prefix: tuple) -> Finder:
             name = _text(rj.get("name"), f"replicatedJobs[{i}]")
             reps = _int(rj.get("replicas"), 1) or 0
             par = _int(dig(rj, "template", "spec", "parallelism"), 1)
-            yield (prefix + ("replicatedJobs", i, "template", "spec", "template"), name,
-                   reps * (par if par is not None else 1))
+            yield (
+                prefix + ("replicatedJobs", i, "template", "spec", "template"),
+                name,
+                reps * (par if par is not None else 1),
+            )
 
     return find
 
@@ -165,8 +168,11 @@ def _ray(prefix: tuple) -> Finder:
                 name = _text(g.get("groupName"), f"workerGroupSpecs[{i}]")
                 reps = _int(g.get("replicas"), 0)
                 hosts = _int(g.get("numOfHosts"), 1)
-                yield (prefix + ("workerGroupSpecs", i, "template"), name,
-                       None if reps is None or hosts is None else reps * hosts)
+                yield (
+                    prefix + ("workerGroupSpecs", i, "template"),
+                    name,
+                    None if reps is None or hosts is None else reps * hosts,
+                )
 
     return find
 
@@ -243,9 +249,7 @@ KINDS: dict[tuple[str, str], KindInfo] = {
     ("trainer.kubeflow.org", "TrainingRuntime"): KindInfo(_jobset_jobs(("spec", "template", "spec")), True),
     ("trainer.kubeflow.org", "ClusterTrainingRuntime"): KindInfo(_jobset_jobs(("spec", "template", "spec")), True),
     ("ray.io", "RayCluster"): KindInfo(_ray(("spec",)), True),
-    ("ray.io", "RayJob"): KindInfo(
-        _chain(_ray(("spec", "rayClusterSpec")), _at("spec", "submitterPodTemplate")), True
-    ),
+    ("ray.io", "RayJob"): KindInfo(_chain(_ray(("spec", "rayClusterSpec")), _at("spec", "submitterPodTemplate")), True),
     ("ray.io", "RayService"): KindInfo(_ray(("spec", "rayClusterConfig")), False),
     ("batch.volcano.sh", "Job"): KindInfo(_volcano_tasks(("spec",)), True),
     ("flow.volcano.sh", "JobTemplate"): KindInfo(_volcano_tasks(("spec",)), True),
@@ -256,9 +260,17 @@ for _kind, _field in _KUBEFLOW_V1.items():
 
 # Kinds that hold no pod template: never searched by the fallback.
 NO_TEMPLATES = {
-    ("", "Service"), ("", "ConfigMap"), ("", "Secret"), ("", "Namespace"), ("", "ServiceAccount"),
-    ("", "PersistentVolumeClaim"), ("", "PersistentVolume"), ("", "LimitRange"), ("", "ResourceQuota"),
-    ("scheduling.k8s.io", "PriorityClass"), ("kubelet.config.k8s.io", "KubeletConfiguration"),
+    ("", "Service"),
+    ("", "ConfigMap"),
+    ("", "Secret"),
+    ("", "Namespace"),
+    ("", "ServiceAccount"),
+    ("", "PersistentVolumeClaim"),
+    ("", "PersistentVolume"),
+    ("", "LimitRange"),
+    ("", "ResourceQuota"),
+    ("scheduling.k8s.io", "PriorityClass"),
+    ("kubelet.config.k8s.io", "KubeletConfiguration"),
     ("apiextensions.k8s.io", "CustomResourceDefinition"),
 }
 
@@ -304,7 +316,14 @@ def render_role(path: tuple) -> str:
 def _type_name(value: Any) -> str:
     if value is None:
         return "null"
-    for kind, name in ((bool, "boolean"), (dict, "mapping"), (list, "list"), (str, "string"), (int, "integer"), (float, "number")):
+    for kind, name in (
+        (bool, "boolean"),
+        (dict, "mapping"),
+        (list, "list"),
+        (str, "string"),
+        (int, "integer"),
+        (float, "number"),
+    ):
         if isinstance(value, kind):
             return name
     return type(value).__name__
@@ -344,9 +363,21 @@ def _containers(tpl: PodTemplate, key: str, problems: list[ShapeProblem]) -> lis
         elif res:
             for part in ("requests", "limits"):
                 if not isinstance(res.get(part), (dict, type(None))):
-                    _expect(problems, res.get(part), dict, cpath + ("resources", part), f"container '{name}' resources.{part}")
+                    _expect(
+                        problems,
+                        res.get(part),
+                        dict,
+                        cpath + ("resources", part),
+                        f"container '{name}' resources.{part}",
+                    )
             if not isinstance(res.get("claims"), (list, type(None))):
-                _expect(problems, res.get("claims"), list, cpath + ("resources", "claims"), f"container '{name}' resources.claims")
+                _expect(
+                    problems,
+                    res.get("claims"),
+                    list,
+                    cpath + ("resources", "claims"),
+                    f"container '{name}' resources.claims",
+                )
         for lk in _CONTAINER_LISTS:
             value = c.get(lk)
             if value is not None and not isinstance(value, list):  # checked here: most containers have none of them
@@ -355,12 +386,21 @@ def _containers(tpl: PodTemplate, key: str, problems: list[ShapeProblem]) -> lis
         if isinstance(env, list):
             for j, e in enumerate(env):
                 if not isinstance(e, dict):
-                    problems.append(ShapeProblem(cpath + ("env", j), f"container '{name}' env[{j}] must be a mapping, found {_type_name(e)}"))
+                    problems.append(
+                        ShapeProblem(
+                            cpath + ("env", j), f"container '{name}' env[{j}] must be a mapping, found {_type_name(e)}"
+                        )
+                    )
         mounts = c.get("volumeMounts")
         if isinstance(mounts, list):
             for j, m in enumerate(mounts):
                 if not isinstance(m, dict):
-                    problems.append(ShapeProblem(cpath + ("volumeMounts", j), f"container '{name}' volumeMounts[{j}] must be a mapping, found {_type_name(m)}"))
+                    problems.append(
+                        ShapeProblem(
+                            cpath + ("volumeMounts", j),
+                            f"container '{name}' volumeMounts[{j}] must be a mapping, found {_type_name(m)}",
+                        )
+                    )
         role = "container"
         if key == "initContainers":
             role = "sidecar" if c.get("restartPolicy") == "Always" else "initContainer"
@@ -455,8 +495,10 @@ def search_note(obj: K8sObject, templates: list[PodTemplate]) -> str | None:
     where = ", ".join(render_role(t.path) for t in templates if t.found_by_search)
     name = qualified_kind(obj)
     if where:
-        return (f"{obj.ref.display()}: no pod template where a {name} usually has it; found by the generic "
-                f"search at {where} (an older layout of the kind?)")
+        return (
+            f"{obj.ref.display()}: no pod template where a {name} usually has it; found by the generic "
+            f"search at {where} (an older layout of the kind?)"
+        )
     if not templates:
         return f"{obj.ref.display()}: no pod template found in this {name}, where it usually is nor elsewhere"
     return None

@@ -139,9 +139,7 @@ def _entry(row: Mapping[str, Any]) -> _Entry:
         memory=Fraction(int(row["allocatable_memory_mib"]) * MI),
         cpu=Fraction(int(row["allocatable_cpu_millicores"]), 1000),
         ephemeral_storage=(
-            Fraction(int(row["local_storage_bytes"]))
-            if row.get("local_storage_bytes") is not None
-            else None
+            Fraction(int(row["local_storage_bytes"])) if row.get("local_storage_bytes") is not None else None
         ),
         source="catalog",
     )
@@ -228,7 +226,9 @@ def node_pool_from_config(name: str, data: Mapping[str, Any]) -> NodePool:
         memory=profile_quantity(data.get("memory")),
         cpu=profile_quantity(data.get("cpu")),
         ephemeral_storage=profile_quantity(data.get("ephemeralStorage", data.get("ephemeral_storage"))),
-        kubelet_version=str(version) if isinstance(version, (str, int, float)) and not isinstance(version, bool) else None,
+        kubelet_version=str(version)
+        if isinstance(version, (str, int, float)) and not isinstance(version, bool)
+        else None,
         cgroup_version=cgroup if cgroup in (1, 2) and not isinstance(cgroup, bool) else None,
         os=data.get("os") if isinstance(data.get("os"), str) else None,
         kubelet_config=(
@@ -301,11 +301,7 @@ def _pod_terms(pod_spec: Any) -> list[list[_Req]] | None:
     terms: list[list[_Req]] = []
     affinity = pod_spec.get("affinity")
     node_aff = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
-    required = (
-        node_aff.get("requiredDuringSchedulingIgnoredDuringExecution")
-        if isinstance(node_aff, Mapping)
-        else None
-    )
+    required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_aff, Mapping) else None
     raw_terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
     if isinstance(raw_terms, list):
         for term in raw_terms:
@@ -389,12 +385,7 @@ def _requested_extended(pod_spec: Mapping[str, Any]) -> set[str]:
                 if not isinstance(values, Mapping):
                     continue
                 for k, v in values.items():
-                    if (
-                        isinstance(k, str)
-                        and "/" in k
-                        and "kubernetes.io/" not in k
-                        and v not in (0, "0")
-                    ):
+                    if isinstance(k, str) and "/" in k and "kubernetes.io/" not in k and v not in (0, "0"):
                         names.add(k)
     return names
 
@@ -409,11 +400,15 @@ def _pool_node_type(pool: NodePool) -> NodeType | None:
     gpus = pool.gpus if pool.gpus is not None else (base.gpus if base else None)
     if not gpus:
         return None
-    model = base.gpu_model if base else (
-        pool.labels.get("nvidia.com/gpu.product")
-        or pool.labels.get("karpenter.k8s.aws/instance-gpu-name")
-        or pool.labels.get("cloud.google.com/gke-accelerator")
-        or ""
+    model = (
+        base.gpu_model
+        if base
+        else (
+            pool.labels.get("nvidia.com/gpu.product")
+            or pool.labels.get("karpenter.k8s.aws/instance-gpu-name")
+            or pool.labels.get("cloud.google.com/gke-accelerator")
+            or ""
+        )
     )
     return NodeType(
         name=pool.name,
@@ -423,9 +418,7 @@ def _pool_node_type(pool: NodePool) -> NodeType | None:
         memory=pool.memory if pool.memory is not None else (base.memory if base else None),
         cpu=pool.cpu if pool.cpu is not None else (base.cpu if base else None),
         ephemeral_storage=(
-            pool.ephemeral_storage
-            if pool.ephemeral_storage is not None
-            else (base.ephemeral_storage if base else None)
+            pool.ephemeral_storage if pool.ephemeral_storage is not None else (base.ephemeral_storage if base else None)
         ),
         source="profile",
     )
@@ -435,8 +428,7 @@ def _describe(terms: Sequence[Sequence[_Req]]) -> str:
     """E.g. "nodeSelector node.kubernetes.io/instance-type=p4d.24xlarge"."""
     selector = [r.text() for r in terms[0] if r.origin == "nodeSelector" and r.key in KNOWN_KEYS]
     affinity = [
-        ", ".join(r.text() for r in term if r.origin != "nodeSelector" and r.key in KNOWN_KEYS)
-        for term in terms
+        ", ".join(r.text() for r in term if r.origin != "nodeSelector" and r.key in KNOWN_KEYS) for term in terms
     ]
     affinity = [a for a in affinity if a]
     parts = []
@@ -476,8 +468,11 @@ def _resolve_term(term: Sequence[_Req]) -> tuple[list[_Entry], str | None]:
             continue
         if len(req.values) == 1:
             return [], f"{req.key}={unknown[0]} is not in the built-in GPU catalog"
-        which = "none of them is" if len(unknown) == len(req.values) else ", ".join(unknown) + (
-            " is" if len(unknown) == 1 else " are")
+        which = (
+            "none of them is"
+            if len(unknown) == len(req.values)
+            else ", ".join(unknown) + (" is" if len(unknown) == 1 else " are")
+        )
         return [], f"{req.key} in ({', '.join(req.values)}): {which} not in the built-in GPU catalog"
     found = [e for e in entries if _term_matches(term, e.labels, KNOWN_KEYS)]
     if not found:
@@ -494,9 +489,7 @@ class Candidates:
     source: str  # "profile" | "catalog"
 
 
-def node_type_candidates(
-    pod_spec: Mapping[str, Any], pools: Sequence[NodePool] = ()
-) -> tuple[Candidates | None, str]:
+def node_type_candidates(pod_spec: Mapping[str, Any], pools: Sequence[NodePool] = ()) -> tuple[Candidates | None, str]:
     """(Candidates, how) or (None, why not). Profile pools are tried first,
     then the catalog."""
     if not isinstance(pod_spec, Mapping):
@@ -546,9 +539,7 @@ def pinned_pool_types(pod_spec: Mapping[str, Any], pools: Sequence[NodePool]) ->
     return out
 
 
-def resolve_node_type(
-    pod_spec: Mapping[str, Any], pools: Sequence[NodePool] = ()
-) -> tuple[NodeType | None, str]:
+def resolve_node_type(pod_spec: Mapping[str, Any], pools: Sequence[NodePool] = ()) -> tuple[NodeType | None, str]:
     """The node type a pod template lands on (the smallest candidate) and how
     that was decided, or (None, why not)."""
     cands, how = node_type_candidates(pod_spec, pools)

@@ -291,9 +291,7 @@ def _pod_level_set(requests: ResourceList, limits: ResourceList) -> bool:
     return any(map(_is_pod_level_resource, requests)) or any(map(_is_pod_level_resource, limits))
 
 
-def pod_level_resources(
-    pod_spec: Mapping, *, enabled: bool = True
-) -> tuple[ResourceList, ResourceList] | None:
+def pod_level_resources(pod_spec: Mapping, *, enabled: bool = True) -> tuple[ResourceList, ResourceList] | None:
     """Pod-level (requests, limits) after pod-level defaulting.
 
     None when ``spec.resources`` is absent or holds no cpu/memory/hugepages

@@ -96,7 +96,7 @@ def _resolve_version(requested: str) -> str:
     listing = ", ".join(versions) or "none"
     if isinstance(requested, float):
         raise SchemaConfigError(
-            f"Kubernetes version {requested!r} was read as a number; quote it (e.g. \"1.30\"); bundled: {listing}"
+            f'Kubernetes version {requested!r} was read as a number; quote it (e.g. "1.30"); bundled: {listing}'
         )
     m = _VERSION_RE.match(str(requested).strip())
     if not m:
@@ -263,7 +263,9 @@ def is_multiple(value: Any, factor: Any) -> bool:
     if isinstance(value, int) and isinstance(factor, int):
         return value % factor == 0
     # Floats as the shortest decimal that reads back the same (0.1 is one tenth), as JSON writes them.
-    quotient = Fraction(repr(value) if isinstance(value, float) else value) / Fraction(repr(factor) if isinstance(factor, float) else factor)
+    quotient = Fraction(repr(value) if isinstance(value, float) else value) / Fraction(
+        repr(factor) if isinstance(factor, float) else factor
+    )
     return quotient.denominator == 1
 
 
@@ -302,9 +304,7 @@ def _validator_class() -> Any:
                 validator="type",
                 validator_value=types,
             )
-        return ValidationError(
-            f"{short_repr(instance)} is not valid under any of the given schemas", context=errors
-        )
+        return ValidationError(f"{short_repr(instance)} is not valid under any of the given schemas", context=errors)
 
     def any_of(validator: Any, branches: Any, instance: Any, schema: Any) -> Iterator[Any]:
         errors: list = []
@@ -322,9 +322,7 @@ def _validator_class() -> Any:
         elif len(valid) > 1 and instance is not None:
             # Kubernetes' generated schemas let null through every branch
             # (Quantity, IntOrString); only non-null ambiguity is an error.
-            yield ValidationError(
-                f"{short_repr(instance)} is valid under more than one of the given schemas"
-            )
+            yield ValidationError(f"{short_repr(instance)} is valid under more than one of the given schemas")
 
     def not_(validator: Any, sub: Any, instance: Any, schema: Any) -> Iterator[Any]:
         if validator.evolve(schema=sub).is_valid(instance):
@@ -412,11 +410,7 @@ def _unknown_keys(instance: Any, schema: Mapping) -> list:
         return []
     known = schema.get("properties") or {}
     patterns = list(schema.get("patternProperties") or {})
-    return [
-        k
-        for k in instance
-        if k not in known and not any(isinstance(k, str) and re.search(p, k) for p in patterns)
-    ]
+    return [k for k in instance if k not in known and not any(isinstance(k, str) and re.search(p, k) for p in patterns)]
 
 
 def _required_message(errors: list) -> str:
@@ -521,9 +515,7 @@ class _CrdConverter:
         if isinstance(extra, bool):
             out["additionalProperties"] = extra
         elif extra is not None:
-            out["additionalProperties"] = self.convert(
-                extra, where + ("additionalProperties",), depth + 1, structural
-            )
+            out["additionalProperties"] = self.convert(extra, where + ("additionalProperties",), depth + 1, structural)
         items = node.get("items")
         if items is not None:
             if isinstance(items, Mapping):
@@ -553,8 +545,11 @@ class _CrdConverter:
             value = node.get(key)
             if value is not None:
                 if key == "multipleOf" and isinstance(value, (int, float)) and not (value > 0 and math.isfinite(value)):
-                    self.problem(where, f"multipleOf must be greater than zero, found {short_repr(value, 40)}; "
-                                 "ignored", rejected=key)
+                    self.problem(
+                        where,
+                        f"multipleOf must be greater than zero, found {short_repr(value, 40)}; ignored",
+                        rejected=key,
+                    )
                 elif isinstance(value, (int, float)) and not isinstance(value, bool):
                     out[key] = value
                 else:
@@ -592,8 +587,12 @@ class _CrdConverter:
                     compile_pattern(pat)
                     out["pattern"] = pat
                 except PatternError as e:
-                    self.problem(where, f"pattern {short_repr(pat, 80)} is not a valid RE2 regular expression "
-                                 f"({e}); the API server rejects it; ignored", rejected="pattern")
+                    self.problem(
+                        where,
+                        f"pattern {short_repr(pat, 80)} is not a valid RE2 regular expression "
+                        f"({e}); the API server rejects it; ignored",
+                        rejected="pattern",
+                    )
 
     def _extensions(self, node: Mapping, out: dict, structural: bool) -> dict:
         preserve = node.get("x-kubernetes-preserve-unknown-fields") is True
@@ -608,8 +607,12 @@ class _CrdConverter:
         if preserve:
             if out.get("additionalProperties") is False:
                 out.pop("additionalProperties")
-        elif (self.strict and structural and "additionalProperties" not in out
-              and ("properties" in out or out.get("type") == ["object", "null"])):
+        elif (
+            self.strict
+            and structural
+            and "additionalProperties" not in out
+            and ("properties" in out or out.get("type") == ["object", "null"])
+        ):
             out["additionalProperties"] = False
         return out
 
@@ -699,7 +702,8 @@ class SchemaValidator:
         """What in a CRD's schemas the API server would refuse (an invalid pattern, multipleOf <= 0), by path."""
         out: list[SchemaProblem] = []
         if crd.get("kind") != "CustomResourceDefinition" or not str(crd.get("apiVersion")).startswith(
-                "apiextensions.k8s.io/"):
+            "apiextensions.k8s.io/"
+        ):
             return out
         seen: set[int] = set()
         for _, schema, _, base in _crd_versions(crd)[2]:
@@ -708,7 +712,9 @@ class SchemaValidator:
             seen.add(id(schema))
             converter = _CrdConverter(False)
             converter.root(schema, ())
-            out += [SchemaProblem(base + where, f"{_render(base + where)}: {text}") for where, text in converter.rejected]
+            out += [
+                SchemaProblem(base + where, f"{_render(base + where)}: {text}") for where, text in converter.rejected
+            ]
         return out
 
     def has_schema(self, api_version: str, kind: str) -> bool:
@@ -724,8 +730,11 @@ class SchemaValidator:
         except RecursionError:
             return [SchemaProblem((), "(root): object nested too deeply to validate")]
         except Exception as e:  # a schema keyword this object breaks must not end the run
-            return [SchemaProblem((), f"(root): the schema could not be evaluated on this object "
-                                      f"({type(e).__name__}: {str(e)[:200]})")]
+            return [
+                SchemaProblem(
+                    (), f"(root): the schema could not be evaluated on this object ({type(e).__name__}: {str(e)[:200]})"
+                )
+            ]
 
     def _validator_for(self, api_version: Any, kind: Any) -> Any | None:
         if not isinstance(api_version, str) or not isinstance(kind, str):
@@ -737,7 +746,5 @@ class SchemaValidator:
         if key not in self._crd_schemas:
             return None
         if key not in self._crd_validators:
-            self._crd_validators[key] = _validator_class()(
-                self._crd_schemas[key], registry=_registry(self._directory)
-            )
+            self._crd_validators[key] = _validator_class()(self._crd_schemas[key], registry=_registry(self._directory))
         return self._crd_validators[key]

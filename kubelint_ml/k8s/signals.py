@@ -427,7 +427,22 @@ def _scan_segment(seg: list[_Tok], ci: int, c: _Collector) -> None:
                 c.add(w, "dataloader", seg[i].path, n)
 
 
-_TRIVIAL = {"wait", "sleep", "true", ":", "echo", "printf", "trap", "exit", "tail", "cat", "set", "cd", "export", "read"}
+_TRIVIAL = {
+    "wait",
+    "sleep",
+    "true",
+    ":",
+    "echo",
+    "printf",
+    "trap",
+    "exit",
+    "tail",
+    "cat",
+    "set",
+    "cd",
+    "export",
+    "read",
+}
 
 
 def _scan_tokens(tokens: list[_Tok], c: _Collector) -> None:
@@ -637,7 +652,11 @@ def _scoped(obj: Mapping[str, Any]) -> list[tuple[Signal, list[tuple]]]:
         mpi_scope = node + (launcher if dig(obj, "spec", "mlPolicy", "mpi", "runLauncherAsNode") is True else [])
         count(("spec", "mlPolicy", "mpi", "numProcPerNode"), "mpi", "numProcPerNode", mpi_scope)
     elif kind in ("RayCluster", "RayJob", "RayService"):
-        root: tuple = {"RayCluster": ("spec",), "RayJob": ("spec", "rayClusterSpec"), "RayService": ("spec", "rayClusterConfig")}[kind]
+        root: tuple = {
+            "RayCluster": ("spec",),
+            "RayJob": ("spec", "rayClusterSpec"),
+            "RayService": ("spec", "rayClusterConfig"),
+        }[kind]
         spec = dig(obj, *root)
         if isinstance(spec, dict):
             if isinstance(spec.get("headGroupSpec"), Mapping):

@@ -42,16 +42,27 @@ class CelValidation:
             out.conditions.append(compiled(m.get("expression"), f"matchConditions[{i}]"))
         for i, v in enumerate(source.get("validations") or []):
             mexpr = v.get("messageExpression")
-            out.validations.append((compiled(v.get("expression"), f"validations[{i}]"), str(v.get("message") or ""),
-                                    compiled(mexpr, f"validations[{i}].messageExpression") if mexpr else None))
+            out.validations.append(
+                (
+                    compiled(v.get("expression"), f"validations[{i}]"),
+                    str(v.get("message") or ""),
+                    compiled(mexpr, f"validations[{i}].messageExpression") if mexpr else None,
+                )
+            )
         if not out.validations:
             raise PolicyError(f"{where}: K8sNativeValidation has no validations")
         return out
 
     def violations(self, review: dict, params: Any) -> list[dict]:
         variables: dict[str, Any] = {"params": params}
-        activation = {"object": review.get("object"), "oldObject": review.get("oldObject"), "request": review,
-                      "params": params, "namespaceObject": None, "variables": variables}
+        activation = {
+            "object": review.get("object"),
+            "oldObject": review.get("oldObject"),
+            "request": review,
+            "params": params,
+            "namespaceObject": None,
+            "variables": variables,
+        }
         for name, program in self.variables:
             activation["variables"] = dict(variables)  # a new mapping: the runtime caches conversions by identity
             try:

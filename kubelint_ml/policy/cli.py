@@ -21,18 +21,32 @@ class PolicyFailure(click.ClickException):
 
 def policy_options(f: Callable) -> Callable:
     """``--policy``, ``--policy-namespace`` and ``--combine`` on a command."""
-    f = click.option("--combine", is_flag=True,
-                     help="Rego policies see all documents of the run as one input (an array of {path, contents}).")(f)
-    f = click.option("--policy-namespace", "policy_namespaces", multiple=True, metavar="NS",
-                     help="Evaluate only this Rego package's rules (repeatable) [default: every package].")(f)
-    f = click.option("--policy", "policy_paths", multiple=True, type=click.Path(),
-                     help="Rego (conftest) policy file or directory, or Gatekeeper templates and constraints; "
-                          "an alias of --rules (repeatable).")(f)
+    f = click.option(
+        "--combine",
+        is_flag=True,
+        help="Rego policies see all documents of the run as one input (an array of {path, contents}).",
+    )(f)
+    f = click.option(
+        "--policy-namespace",
+        "policy_namespaces",
+        multiple=True,
+        metavar="NS",
+        help="Evaluate only this Rego package's rules (repeatable) [default: every package].",
+    )(f)
+    f = click.option(
+        "--policy",
+        "policy_paths",
+        multiple=True,
+        type=click.Path(),
+        help="Rego (conftest) policy file or directory, or Gatekeeper templates and constraints; "
+        "an alias of --rules (repeatable).",
+    )(f)
     return f
 
 
-def load_policies(paths: list[str], namespaces: tuple[str, ...] = (), combine: bool = False,
-                  context_paths: list[str] | None = None) -> Any:
+def load_policies(
+    paths: list[str], namespaces: tuple[str, ...] = (), combine: bool = False, context_paths: list[str] | None = None
+) -> Any:
     """The compiled policies under ``paths`` (``None`` when there are none); exit 2 when one is unusable."""
     from kubelint_ml.policy.lint import Policies
     from kubelint_ml.policy.load import PolicyError, find
@@ -62,9 +76,21 @@ def policy_rules(paths: list[str]) -> list:
         infos = policies.rule_infos()
         sources = {r.rule_id: r.file for r in policies.rego_rules}
         sources.update({c.rule_id: c.file for c in policies.constraints})
-        return [Rule(id=i.id, severity=i.severity, title=i.title, description=i.description,
-                     remediation=i.remediation, unit="object", check={}, examples={}, family="policy",
-                     source=sources.get(i.id, "")) for i in infos.values()]
+        return [
+            Rule(
+                id=i.id,
+                severity=i.severity,
+                title=i.title,
+                description=i.description,
+                remediation=i.remediation,
+                unit="object",
+                check={},
+                examples={},
+                family="policy",
+                source=sources.get(i.id, ""),
+            )
+            for i in infos.values()
+        ]
     finally:
         policies.close()
 

@@ -21,13 +21,35 @@ from kubelint_ml.policy.rego import Module, RegoError, parse
 
 ACTIONS = {"deny": "error", "warn": "warning", "dryrun": "info"}
 # Kinds that have no namespace (for data.inventory.cluster and spec.match.namespaces).
-CLUSTER_KINDS = frozenset({
-    "Namespace", "Node", "PersistentVolume", "StorageClass", "ClusterRole", "ClusterRoleBinding",
-    "CustomResourceDefinition", "PriorityClass", "IngressClass", "RuntimeClass", "CSIDriver", "CSINode",
-    "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "ValidatingAdmissionPolicy",
-    "ValidatingAdmissionPolicyBinding", "APIService", "PodSecurityPolicy", "VolumeSnapshotClass",
-    "ResourceClass", "DeviceClass", "ConstraintTemplate", "ClusterQueue", "ResourceFlavor", "WorkloadPriorityClass",
-})
+CLUSTER_KINDS = frozenset(
+    {
+        "Namespace",
+        "Node",
+        "PersistentVolume",
+        "StorageClass",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
+        "PriorityClass",
+        "IngressClass",
+        "RuntimeClass",
+        "CSIDriver",
+        "CSINode",
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "APIService",
+        "PodSecurityPolicy",
+        "VolumeSnapshotClass",
+        "ResourceClass",
+        "DeviceClass",
+        "ConstraintTemplate",
+        "ClusterQueue",
+        "ResourceFlavor",
+        "WorkloadPriorityClass",
+    }
+)
 
 
 @dataclass(slots=True)
@@ -66,8 +88,9 @@ def _target(doc: dict, file: str) -> dict:
     for t in targets:
         if isinstance(t, dict) and t.get("target", "admission.k8s.gatekeeper.sh") == "admission.k8s.gatekeeper.sh":
             return t
-    raise PolicyError(f"{file}: ConstraintTemplate {doc.get('metadata', {}).get('name', '?')}: "
-                      "no admission.k8s.gatekeeper.sh target")
+    raise PolicyError(
+        f"{file}: ConstraintTemplate {doc.get('metadata', {}).get('name', '?')}: no admission.k8s.gatekeeper.sh target"
+    )
 
 
 def build_template(file: str, doc: dict) -> Template:
@@ -188,8 +211,10 @@ def matches(match: dict, obj: dict) -> tuple[bool, str | None]:
             if not _selector(match["namespaceSelector"], meta.get("labels") or {}):
                 return False, None
         elif not cluster:
-            note = "spec.match.namespaceSelector cannot be judged offline (namespace labels live in the cluster); " \
-                   "the constraint was applied as if it matched"
+            note = (
+                "spec.match.namespaceSelector cannot be judged offline (namespace labels live in the cluster); "
+                "the constraint was applied as if it matched"
+            )
     return True, note
 
 

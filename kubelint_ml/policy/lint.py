@@ -56,7 +56,7 @@ class RegoRule:
             return ""
         for prefix in ("violation_", "deny_"):
             if self.name.startswith(prefix):
-                return self.name[len(prefix):]
+                return self.name[len(prefix) :]
         return None
 
 
@@ -127,22 +127,30 @@ class Policies:
         """Compile and check everything; :class:`PolicyError` (exit 2) names what is unusable."""
         self = cls(found, tuple(namespaces), combine)
         self.rego_rules = conftest_rules(found.modules, self.namespaces)
-        self.exception_packages = sorted({m.package for m in found.modules if "exception" in m.rules
-                                          and (not self.namespaces or m.package in self.namespaces)})
+        self.exception_packages = sorted(
+            {
+                m.package
+                for m in found.modules
+                if "exception" in m.rules and (not self.namespaces or m.package in self.namespaces)
+            }
+        )
         for file, doc in found.templates:
             tpl = gk.build_template(file, doc)
             other = self.templates.get(tpl.kind)
             if other is not None and other.file != tpl.file:
-                raise PolicyError(f"{file}: ConstraintTemplate {tpl.name} defines kind {tpl.kind}, "
-                                  f"as {other.name} ({other.file}) does")
+                raise PolicyError(
+                    f"{file}: ConstraintTemplate {tpl.name} defines kind {tpl.kind}, "
+                    f"as {other.name} ({other.file}) does"
+                )
             self.templates[tpl.kind] = tpl
         seen: dict[str, tuple[str, dict]] = {}
         for f, d, line in found.constraints:
             c = gk.build_constraint(f, d, line, self.templates)
             if c.rule_id in seen:
                 if seen[c.rule_id][1] != d:
-                    raise PolicyError(f"{f}:{line}: constraint {c.rule_id} is also defined, differently, in "
-                                      f"{seen[c.rule_id][0]}")
+                    raise PolicyError(
+                        f"{f}:{line}: constraint {c.rule_id} is also defined, differently, in {seen[c.rule_id][0]}"
+                    )
                 continue
             seen[c.rule_id] = (f, d)
             self.constraints.append(c)
@@ -160,8 +168,11 @@ class Policies:
         from kubelint_ml.policy.rego import compile_problem
 
         jobs = [(CONFTEST, r.rule_id, "{}", None) for r in self.rego_rules]
-        jobs += [(t.kind, f"{t.package}.violation", '{"review":{},"parameters":{}}', None)
-                 for t in self.templates.values() if t.modules]
+        jobs += [
+            (t.kind, f"{t.package}.violation", '{"review":{},"parameters":{}}', None)
+            for t in self.templates.values()
+            if t.modules
+        ]
         for job, (status, value) in zip(jobs, self.runtime.run(jobs)):
             if status == "error" and compile_problem(str(value)):
                 where = job[1] if job[0] == CONFTEST else f"ConstraintTemplate for {job[0]}"
@@ -203,13 +214,24 @@ class Policies:
     def rule_infos(self) -> dict[str, RuleInfo]:
         out = {}
         for r in self.rego_rules:
-            out[r.rule_id] = RuleInfo(r.rule_id, r.severity, f"Rego rule {r.rule_id}",
-                                      f"Policy rule {r.name} of package {r.package} ({r.file}:{r.line}).",
-                                      REMEDIATION, "policy")
+            out[r.rule_id] = RuleInfo(
+                r.rule_id,
+                r.severity,
+                f"Rego rule {r.rule_id}",
+                f"Policy rule {r.name} of package {r.package} ({r.file}:{r.line}).",
+                REMEDIATION,
+                "policy",
+            )
         for c in self.constraints:
-            out[c.rule_id] = RuleInfo(c.rule_id, c.severity, f"Gatekeeper constraint {c.rule_id}",
-                                      f"Constraint {c.name} ({c.file}) of ConstraintTemplate {c.template.name} "
-                                      f"({c.template.file}); enforcementAction {c.action}.", REMEDIATION, "policy")
+            out[c.rule_id] = RuleInfo(
+                c.rule_id,
+                c.severity,
+                f"Gatekeeper constraint {c.rule_id}",
+                f"Constraint {c.name} ({c.file}) of ConstraintTemplate {c.template.name} "
+                f"({c.template.file}); enforcementAction {c.action}.",
+                REMEDIATION,
+                "policy",
+            )
         return out
 
     def close(self) -> None:
@@ -225,8 +247,9 @@ class Policies:
         self.flush()
         return out
 
-    def defer(self, file: str, units: list[tuple[Any, list[Any]]], into: list[Finding],
-              notes: list[str] | None = None) -> None:
+    def defer(
+        self, file: str, units: list[tuple[Any, list[Any]]], into: list[Finding], notes: list[str] | None = None
+    ) -> None:
         """Queue the evaluations of one file; :meth:`flush` appends its findings to ``into``.
         Evaluations go to the helper process in batches of many files (one wake-up each)."""
         jobs: list[tuple | None] = []
@@ -256,9 +279,14 @@ class Policies:
                         continue
                     if review_json is None:
                         review_json = dumps(review)
-                    jobs.append((c.kind, f"{c.template.package}.violation",
-                                 '{"review":' + review_json + ',"parameters":' + dumps(params) + "}",
-                                 self.inventory_json if c.template.referential else None))
+                    jobs.append(
+                        (
+                            c.kind,
+                            f"{c.template.package}.violation",
+                            '{"review":' + review_json + ',"parameters":' + dumps(params) + "}",
+                            self.inventory_json if c.template.referential else None,
+                        )
+                    )
                     plans.append(("gk", c, doc, obj))
         self._pending.append((file, jobs, plans, into))
         self._pending_jobs += len(jobs)
@@ -293,8 +321,11 @@ class Policies:
                 continue
             if status != "ok":
                 rid = plan[1].rule_id
-                what = "evaluation failed: " + str(value).removeprefix("EvalError: ") if status == "error" \
+                what = (
+                    "evaluation failed: " + str(value).removeprefix("EvalError: ")
+                    if status == "error"
                     else f"evaluation stopped: {value}"
+                )
                 out.append(self._error(rid, file, plan[2], plan[3], what))
                 continue
             if plan[0] == "rego":
@@ -318,8 +349,10 @@ class Policies:
         jobs = [(CONFTEST, r.rule_id, text, None) for r in self.rego_rules]
         jobs += [(CONFTEST, f"{p}.exception", text, None) for p in self.exception_packages]
         answers = self.runtime.run(jobs)
-        excepted = {p: _excepted(v) if s == "ok" else set()
-                    for p, (s, v) in zip(self.exception_packages, answers[len(self.rego_rules):])}
+        excepted = {
+            p: _excepted(v) if s == "ok" else set()
+            for p, (s, v) in zip(self.exception_packages, answers[len(self.rego_rules) :])
+        }
         file, first = docs[0]
         out = []
         for rule, (status, value) in zip(self.rego_rules, answers):
@@ -359,8 +392,19 @@ class Policies:
                 line, col, field_path = fline, fcol, _render(path)
         elif isinstance(data, dict):
             line, col = getattr(data, "start", (line, 1))
-        f = Finding(rule.rule_id, rule.severity, msg or f"{rule.rule_id} failed", REMEDIATION, file, line, col,
-                    field_path, ref, None, index)
+        f = Finding(
+            rule.rule_id,
+            rule.severity,
+            msg or f"{rule.rule_id} failed",
+            REMEDIATION,
+            file,
+            line,
+            col,
+            field_path,
+            ref,
+            None,
+            index,
+        )
         reason = parse_ignore(_annotations(data).get(IGNORE_ANNOTATION)).get(rule.rule_id)
         if reason is not None:
             f.suppressed = reason or "kubelint-ml.io/ignore annotation"
@@ -378,8 +422,19 @@ class Policies:
             if path is not None and found != full:
                 line, col, _ = locate(obj.root, obj.base)
             msg = v.get("msg")
-            f = Finding(c.rule_id, c.severity, msg if isinstance(msg, str) and msg else f"{c.rule_id} violated",
-                        REMEDIATION, obj.file, line, col, field_path, obj.ref, None, obj.document)
+            f = Finding(
+                c.rule_id,
+                c.severity,
+                msg if isinstance(msg, str) and msg else f"{c.rule_id} violated",
+                REMEDIATION,
+                obj.file,
+                line,
+                col,
+                field_path,
+                obj.ref,
+                None,
+                obj.document,
+            )
             if reason is not None:
                 f.suppressed = reason or "kubelint-ml.io/ignore annotation"
             out.append(f)
@@ -393,9 +448,20 @@ class Policies:
         else:
             line, col = getattr(doc.data, "start", (doc.line, 1))
             ref, index = _ref(doc.data), doc.index
-        return Finding(RULE_ERROR, "error", f"policy {rid} failed here ({what[:300]}); the other rules still ran",
-                       "Fix the policy (a runtime error, or a runaway evaluation that hit the time or memory "
-                       "limit), or remove it.", file, line, col, "", ref, None, index)
+        return Finding(
+            RULE_ERROR,
+            "error",
+            f"policy {rid} failed here ({what[:300]}); the other rules still ran",
+            "Fix the policy (a runtime error, or a runaway evaluation that hit the time or memory "
+            "limit), or remove it.",
+            file,
+            line,
+            col,
+            "",
+            ref,
+            None,
+            index,
+        )
 
 
 def _annotations(data: Any) -> dict:
@@ -407,8 +473,12 @@ def _ref(data: Any) -> ObjectRef | None:
     if not isinstance(data, dict):
         return None
     meta = gk.metadata(data)
-    return ObjectRef(str(data.get("apiVersion") or ""), str(data.get("kind") or ""),
-                     str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+    return ObjectRef(
+        str(data.get("apiVersion") or ""),
+        str(data.get("kind") or ""),
+        str(meta.get("namespace") or ""),
+        str(meta.get("name") or ""),
+    )
 
 
 def _render(path: tuple) -> str:

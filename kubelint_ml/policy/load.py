@@ -49,7 +49,7 @@ class Found:
 def is_policy_yaml(path: Path) -> bool:
     """Whether a YAML file holds Gatekeeper documents (read by this package, not as a rule file)."""
     try:
-        head = path.read_bytes()[:1 << 20]
+        head = path.read_bytes()[: 1 << 20]
     except OSError:
         return False
     return any(m in head for m in _MARKERS)

@@ -27,10 +27,19 @@ os.environ.setdefault("RUST_LIB_BACKTRACE", "0")
 ENGINE = "gordon-to-regorus"
 
 # Built-ins that are non-deterministic or reach the network: a policy that calls one is refused.
-FORBIDDEN = frozenset({
-    "http.send", "net.lookup_ip_addr", "time.now_ns", "opa.runtime", "rand.intn", "uuid.rfc4122",
-    "io.jwt.decode_verify", "providers.aws.sign_req", "crypto.x509.parse_and_verify_certificates",
-})
+FORBIDDEN = frozenset(
+    {
+        "http.send",
+        "net.lookup_ip_addr",
+        "time.now_ns",
+        "opa.runtime",
+        "rand.intn",
+        "uuid.rfc4122",
+        "io.jwt.decode_verify",
+        "providers.aws.sign_req",
+        "crypto.x509.parse_and_verify_certificates",
+    }
+)
 
 _LOCATION = re.compile(r"-->\s*(?P<file>.*?):(?P<line>\d+):(?P<col>\d+)")
 _FUTURE = re.compile(r"^\s*import\s+future\.keywords\b", re.M)
@@ -159,7 +168,7 @@ def normalise(text: str) -> str:
             out.append(text[i:j])
             i = j
             continue
-        if c in "\"`":
+        if c in '"`':
             j = i + 1
             while j < n and text[j] != c:
                 if c == '"' and text[j] == "\\":
@@ -167,14 +176,14 @@ def normalise(text: str) -> str:
                 if c == '"' and text[j] == "\n":
                     break
                 j += 1
-            out.append(text[i:j + 1])
+            out.append(text[i : j + 1])
             i = j + 1
             if depth == 0:
                 last = c
             last_any = c
             continue
-        if c == "\n" and depth == 1 and opened_body and (last_any.isalnum() or last_any in "_])\"`"):
-            rest = text[i + 1:i + 200].lstrip(" \t")
+        if c == "\n" and depth == 1 and opened_body and (last_any.isalnum() or last_any in '_])"`'):
+            rest = text[i + 1 : i + 200].lstrip(" \t")
             if rest.startswith("("):
                 out.append(";")
         if c == "\n" and depth == 0 and i + 1 < n and text[i + 1] not in " \t\n{}":
@@ -209,7 +218,7 @@ def parse(path: str, text: str, v0_default: bool = False) -> Module:
     """
     errors: dict[bool, RegoError] = {}
     v0_first = (v0_default or bool(_FUTURE.search(text))) and not _REGO_V1.search(text)
-    for v0 in ((True, False) if v0_first else (False, True)):
+    for v0 in (True, False) if v0_first else (False, True):
         engine = _engine()
         engine.set_rego_v0(v0)
         source = normalise(text)
@@ -227,8 +236,12 @@ def parse(path: str, text: str, v0_default: bool = False) -> Module:
                 rules[name] = line
         for name, line, col in _calls(tree.get("rules", [])):
             if name in FORBIDDEN:
-                raise RegoError(path, line, col, f"built-in {name} is not available: policies run offline, "
-                                "without network, clock or randomness")
+                raise RegoError(
+                    path,
+                    line,
+                    col,
+                    f"built-in {name} is not available: policies run offline, without network, clock or randomness",
+                )
         imports = tuple(_ref_name(i.get("refr")) for i in tree.get("imports", []) if isinstance(i, dict))
         return Module(path, source, package, v0, rules, imports)
     # Report the error of the syntax the file is written in: v1 keywords without future imports mean v1.
@@ -290,5 +303,16 @@ class Evaluator:
 def compile_problem(message: str) -> bool:
     """Whether an evaluation error (of a rule on an empty input, when the policies load) is one OPA
     reports when it compiles: unsafe variables, unknown functions, recursion, type errors."""
-    return any(s in message for s in ("is unsafe", "could not find function", "recursion", "not a valid rule path",
-                                      "is not defined", "unknown function", "rego_type_error", " expects "))
+    return any(
+        s in message
+        for s in (
+            "is unsafe",
+            "could not find function",
+            "recursion",
+            "not a valid rule path",
+            "is not defined",
+            "unknown function",
+            "rego_type_error",
+            " expects ",
+        )
+    )

@@ -39,7 +39,7 @@ def _send(fd: int, obj: Any) -> None:
     payload = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
     data = memoryview(len(payload).to_bytes(8, "little") + payload)
     while data:
-        data = data[os.write(fd, data):]
+        data = data[os.write(fd, data) :]
 
 
 def _read_exact(fd: int, n: int, deadline: float | None) -> bytes | None:
@@ -72,8 +72,9 @@ def _receive(fd: int, deadline: float | None) -> tuple[bool, Any]:
 class Bounded:
     """Runs ``work(job)`` for each job in a helper process; see the module docstring."""
 
-    def __init__(self, work: Callable[[Any], Any], time_limit: float | None = None,
-                 memory_limit: int | None = None) -> None:
+    def __init__(
+        self, work: Callable[[Any], Any], time_limit: float | None = None, memory_limit: int | None = None
+    ) -> None:
         self.work = work
         self.time_limit = TIME_LIMIT if time_limit is None else time_limit
         self.memory_limit = MEMORY_LIMIT if memory_limit is None else memory_limit
@@ -182,7 +183,7 @@ class Bounded:
         answers: list[tuple[str, Any]] = []
         careful = False  # after a limit: one job per message, to tell which job it was
         while len(answers) < len(jobs):
-            pending = jobs[len(answers):]
+            pending = jobs[len(answers) :]
             try:
                 pid, down, up = self._start()
                 _send(down, (careful, pending))
@@ -199,8 +200,12 @@ class Bounded:
                 died = self._exited()
                 self._stop()
                 if careful:
-                    answers.append(("limit", "ran out of its memory limit" if died else
-                                    f"did not finish within {self.time_limit:g} s"))
+                    answers.append(
+                        (
+                            "limit",
+                            "ran out of its memory limit" if died else f"did not finish within {self.time_limit:g} s",
+                        )
+                    )
                 careful = True
                 break
         return answers

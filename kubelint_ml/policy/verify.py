@@ -57,7 +57,11 @@ def rego_tests(found: Found) -> list[CaseResult]:
             elif value is True:
                 out.append(CaseResult(f"data.{rid}", True, path))
             else:
-                out.append(CaseResult(f"data.{rid}", False, path, "undefined" if value is None else f"value {dumps(value)[:200]}"))
+                out.append(
+                    CaseResult(
+                        f"data.{rid}", False, path, "undefined" if value is None else f"value {dumps(value)[:200]}"
+                    )
+                )
         return out
     finally:
         runtime.close()
@@ -85,8 +89,9 @@ def run_suite(file: str, suite: dict) -> list[CaseResult]:
             cfile = base / str(test.get("constraint"))
             constraint = gk.build_constraint(str(cfile), _one(cfile), 1, {tpl.kind: tpl})
         except (PolicyError, OSError) as e:
-            out.extend(CaseResult(f"{tname}/{c.get('name', '?')}", False, file, f"template or constraint: {e}")
-                       for c in cases)
+            out.extend(
+                CaseResult(f"{tname}/{c.get('name', '?')}", False, file, f"template or constraint: {e}") for c in cases
+            )
             continue
         runtime = Runtime()
         try:
@@ -112,8 +117,9 @@ def evaluate(constraint: gk.Constraint, obj: dict, runtime: Runtime | None, data
     if tpl.cel is not None:
         return tpl.cel.violations(review, params)
     assert runtime is not None
-    [(status, value)] = runtime.run([(tpl.kind, f"{tpl.package}.violation",
-                                      dumps({"review": review, "parameters": params}), data_json)])
+    [(status, value)] = runtime.run(
+        [(tpl.kind, f"{tpl.package}.violation", dumps({"review": review, "parameters": params}), data_json)]
+    )
     if status != "ok":
         raise RuntimeError(str(value))
     return [v for v in (value or []) if isinstance(v, dict)]

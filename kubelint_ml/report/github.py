@@ -60,7 +60,9 @@ def render(result: RunResult, *, color: bool = False, verbose: bool = False, cap
         for f in rest:
             counts[f.severity if f.severity in counts else "warning"] += 1
         parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-        lines.append(f"::notice title=kubelint-ml::{github_data(f'{len(rest)} more findings ({parts}) are not annotated: GitHub shows {cap} annotations of each level. All {total} are listed in the job summary, in the SARIF report when the run writes one, and in this log above.')}")
+        lines.append(
+            f"::notice title=kubelint-ml::{github_data(f'{len(rest)} more findings ({parts}) are not annotated: GitHub shows {cap} annotations of each level. All {total} are listed in the job summary, in the SARIF report when the run writes one, and in this log above.')}"
+        )
     return "".join(line + "\n" for line in lines)
 
 

@@ -52,22 +52,40 @@ def _finding(f: Finding, cache: dict) -> str:
     try:
         obj = f.object
         if cache.get(_LAST_OBJECT, _NONE)[0] is not obj:
-            cache[_LAST_OBJECT] = (obj, "null" if obj is None else _OBJECT_BLOCK % (
-                encode_basestring(obj.apiVersion), encode_basestring(obj.kind),
-                encode_basestring(obj.namespace), encode_basestring(obj.name)))
+            cache[_LAST_OBJECT] = (
+                obj,
+                "null"
+                if obj is None
+                else _OBJECT_BLOCK
+                % (
+                    encode_basestring(obj.apiVersion),
+                    encode_basestring(obj.kind),
+                    encode_basestring(obj.namespace),
+                    encode_basestring(obj.name),
+                ),
+            )
         if cache.get(_LAST_FILE, _NONE)[0] != f.file:
             cache[_LAST_FILE] = (f.file, encode_basestring(f.file))
         parts = [
-            '{\n      "rule": ', _cached(cache, f.rule),
-            ',\n      "severity": ', _cached(cache, f.severity),
-            ',\n      "message": ', encode_basestring(f.message),
+            '{\n      "rule": ',
+            _cached(cache, f.rule),
+            ',\n      "severity": ',
+            _cached(cache, f.severity),
+            ',\n      "message": ',
+            encode_basestring(f.message),
             *((',\n      "detail": ', encode_basestring(f.detail)) if f.detail is not None else ()),
-            ',\n      "remediation": ', _cached(cache, f.remediation),
-            ',\n      "file": ', cache[_LAST_FILE][1],
-            ',\n      "line": ', int.__repr__(f.line) if type(f.line) is int else _value(f.line, _INNER),
-            ',\n      "column": ', int.__repr__(f.column) if type(f.column) is int else _value(f.column, _INNER),
-            ',\n      "object": ', cache[_LAST_OBJECT][1],
-            ',\n      "path": ', encode_basestring(f.path),
+            ',\n      "remediation": ',
+            _cached(cache, f.remediation),
+            ',\n      "file": ',
+            cache[_LAST_FILE][1],
+            ',\n      "line": ',
+            int.__repr__(f.line) if type(f.line) is int else _value(f.line, _INNER),
+            ',\n      "column": ',
+            int.__repr__(f.column) if type(f.column) is int else _value(f.column, _INNER),
+            ',\n      "object": ',
+            cache[_LAST_OBJECT][1],
+            ',\n      "path": ',
+            encode_basestring(f.path),
         ]
         if f.container is not None:
             parts += (',\n      "container": ', encode_basestring(f.container))
@@ -89,8 +107,9 @@ def _finding(f: Finding, cache: dict) -> str:
 
 _INNER = "      "
 # ObjectRef.to_dict() as _value renders it at this depth.
-_OBJECT_BLOCK = ('{\n        "apiVersion": %s,\n        "kind": %s,\n        "namespace": %s,\n        "name": %s'
-                 '\n      }')
+_OBJECT_BLOCK = (
+    '{\n        "apiVersion": %s,\n        "kind": %s,\n        "namespace": %s,\n        "name": %s\n      }'
+)
 _LAST_OBJECT, _LAST_FILE = object(), object()  # cache keys no text can equal
 _NONE = (object(), "")
 

@@ -33,8 +33,10 @@ def render(result: RunResult, *, color: bool = False, verbose: bool = False, max
         lines += ["", f"> **Warning:** {markdown_cell(warning)}"]
     safe, unsafe = result.fixable()
     if safe or unsafe:
-        lines.append(f"{safe + unsafe} findings fixable by `kubelint-ml check --fix`: {safe} safe, {unsafe} unsafe "
-                     "(`--unsafe-fixes`).")
+        lines.append(
+            f"{safe + unsafe} findings fixable by `kubelint-ml check --fix`: {safe} safe, {unsafe} unsafe "
+            "(`--unsafe-fixes`)."
+        )
     if result.findings:
         lines += ["", "| Location | Severity | Rule | Object | Message |", "| --- | --- | --- | --- | --- |"]
         lines += [_row(f) for f in result.findings[:max_rows]]

@@ -84,7 +84,7 @@ def _token_end(text: str, start: int) -> int | None:
         i = start + 1
         while i < len(text):
             if text[i] == "'":
-                if text[i + 1:i + 2] == "'":
+                if text[i + 1 : i + 2] == "'":
                     i += 2
                     continue
                 return i + 1
@@ -144,8 +144,9 @@ def _region(f: Finding, lines: _Lines | None) -> dict[str, int] | None:
     return region
 
 
-def _result(f: Finding, rule_index: int, root: str, occurrence: Counter[str],
-            lines: _Lines | None = None) -> dict[str, Any]:
+def _result(
+    f: Finding, rule_index: int, root: str, occurrence: Counter[str], lines: _Lines | None = None
+) -> dict[str, Any]:
     text = f.message
     if f.detail:
         text += f"\n\n{f.detail}"
@@ -211,15 +212,23 @@ def _related(index: int, related: tuple, root: str) -> dict[str, Any]:
         physical["region"] = {"startLine": line, **({"startColumn": column} if column >= 1 else {})}
     return {"id": index, "physicalLocation": physical, "message": {"text": f"{what}: {file}:{line}"}}
 
+
 def sarif_fix(fix: Any, artifact: dict[str, Any]) -> dict[str, Any]:
     """A SARIF ``fix``: one artifactChange whose replacements are the fix's byte edits."""
     return {
         "description": {"text": f"{fix.description} ({fix.applicability}; value from {fix.source})"},
-        "artifactChanges": [{
-            "artifactLocation": artifact,
-            "replacements": [{"deletedRegion": {"byteOffset": e.start, "byteLength": e.end - e.start},
-                              "insertedContent": {"text": e.text}} for e in fix.edits],
-        }],
+        "artifactChanges": [
+            {
+                "artifactLocation": artifact,
+                "replacements": [
+                    {
+                        "deletedRegion": {"byteOffset": e.start, "byteLength": e.end - e.start},
+                        "insertedContent": {"text": e.text},
+                    }
+                    for e in fix.edits
+                ],
+            }
+        ],
     }
 
 
@@ -259,7 +268,9 @@ def build(result: RunResult) -> dict[str, Any]:
                 "tool": {"driver": driver},
                 "invocations": [{"executionSuccessful": True}],
                 # No absolute local path: a viewer resolves %SRCROOT% to its own checkout.
-                "originalUriBaseIds": {SRCROOT: {"description": {"text": "The root of the repository that was linted."}}},
+                "originalUriBaseIds": {
+                    SRCROOT: {"description": {"text": "The root of the repository that was linted."}}
+                },
                 "columnKind": "unicodeCodePoints",
                 "results": results,
             }

@@ -44,12 +44,16 @@ class Profile:
                 if attr in entry:
                     py = {"ephemeralStorage": "ephemeral_storage"}.get(attr, attr)
                     if getattr(pool, py) is None:
-                        raise ConfigError(f"profile.nodePools[{entry['name']}].{attr}: {entry[attr]!r} is not a quantity")
+                        raise ConfigError(
+                            f"profile.nodePools[{entry['name']}].{attr}: {entry[attr]!r} is not a quantity"
+                        )
             itype = entry.get("instanceType")
             if itype:
                 known = catalog().get(itype)
                 if known is None:
-                    raise ConfigError(f"profile.nodePools[{entry['name']}].instanceType: unknown instance type {itype!r}")
+                    raise ConfigError(
+                        f"profile.nodePools[{entry['name']}].instanceType: unknown instance type {itype!r}"
+                    )
                 pool = replace(
                     pool,
                     labels=dict(pool.labels) or {"node.kubernetes.io/instance-type": itype},
@@ -57,7 +61,9 @@ class Profile:
                     gpu_resource=entry.get("gpuResource", known.gpu_resource),
                     memory=pool.memory if pool.memory is not None else known.memory,
                     cpu=pool.cpu if pool.cpu is not None else known.cpu,
-                    ephemeral_storage=pool.ephemeral_storage if pool.ephemeral_storage is not None else known.ephemeral_storage,
+                    ephemeral_storage=pool.ephemeral_storage
+                    if pool.ephemeral_storage is not None
+                    else known.ephemeral_storage,
                 )
             if pool.kubelet_config:
                 pool = replace(pool, kubelet_config=str(base / pool.kubelet_config))
@@ -90,6 +96,7 @@ class Profile:
 
     def to_cel(self) -> dict:
         """The profile as CEL sees it: plain data."""
+
         def num(v: Fraction | None) -> Any:
             if v is None:
                 return None
@@ -198,8 +205,9 @@ def load_config(path: str | os.PathLike | None) -> Config:
     errors = _schema_errors(data)
     if errors:
         line, first = errors[0]
-        raise ConfigError(f"{p}{f':{line}' if line else ''}: {first}"
-                          + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""))
+        raise ConfigError(
+            f"{p}{f':{line}' if line else ''}: {first}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
+        )
     base = p.parent
     cfg = Config(path=str(p))
     cfg.rules_dirs = [str(base / d) for d in data.get("rules", [])]

@@ -49,8 +49,9 @@ def check_example(rule: Rule, example: dict, expect_fail: bool) -> list[str]:
         usage = _usage(example)
     except ValueError as e:
         return [f"{label}: {e}"]
-    findings = lint_text(example["manifest"].encode(), [_with_params(rule, example)], cfg, f"{rule.id}-example.yaml",
-                         usage=usage)
+    findings = lint_text(
+        example["manifest"].encode(), [_with_params(rule, example)], cfg, f"{rule.id}-example.yaml", usage=usage
+    )
     others = [f for f in findings if f.rule == "parse-error"]
     mine = [f for f in findings if f.rule == rule.id and f.suppressed is None]
     problems = [f"{label}: unexpected parse-error at line {f.line}: {f.message}" for f in others]
@@ -78,9 +79,12 @@ def check_example(rule: Rule, example: dict, expect_fail: bool) -> list[str]:
             break
         if match is None:
             got = "; ".join(f"line {f.line} [{f.severity}] {f.message}" for f in mine) or "no findings"
-            problems.append(f"{label}: expected a finding at line {exp['line']}"
-                            + (f" containing {exp['message']!r}" if "message" in exp else "")
-                            + (f" with detail containing {exp['detail']!r}" if "detail" in exp else "") + f"; got: {got}")
+            problems.append(
+                f"{label}: expected a finding at line {exp['line']}"
+                + (f" containing {exp['message']!r}" if "message" in exp else "")
+                + (f" with detail containing {exp['detail']!r}" if "detail" in exp else "")
+                + f"; got: {got}"
+            )
         else:
             remaining.remove(match)
     for f in remaining:

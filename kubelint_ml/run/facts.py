@@ -34,8 +34,9 @@ def mentions_context(data: bytes) -> bool:
     return False
 
 
-def first_pass(sources: list[Source], config: Config, stdin_data: bytes | None,
-               keep: int = MAX_KEPT_BYTES, jobs: int = 1) -> tuple[Facts, list[bytes | None], int]:
+def first_pass(
+    sources: list[Source], config: Config, stdin_data: bytes | None, keep: int = MAX_KEPT_BYTES, jobs: int = 1
+) -> tuple[Facts, list[bytes | None], int]:
     """Read every file once; parse only those whose bytes mention a context kind.
 
     Returns the facts; per source, its bytes (``None`` when unreadable, over
@@ -74,8 +75,9 @@ def first_pass(sources: list[Source], config: Config, stdin_data: bytes | None,
     return facts, kept, total
 
 
-def _first_pass_forked(sources: list[Source], config: Config, stdin_data: bytes | None,
-                       jobs: int) -> tuple[Facts, list[bytes | None], int]:
+def _first_pass_forked(
+    sources: list[Source], config: Config, stdin_data: bytes | None, jobs: int
+) -> tuple[Facts, list[bytes | None], int]:
     """:func:`first_pass` with the reading shared out: the workers tell which files mention a
     context kind, and this process parses those (in input order, as a sequential pass does)."""
     max_bytes = config.limits.max_file_bytes

@@ -64,8 +64,14 @@ def resolve_result(result: RunResult, session: dict) -> None:
     resolve_all(result.findings, reader(session))
 
 
-def apply_fixes(result: RunResult, session: dict, *, unsafe: bool, write: bool,
-                keep: Callable[[list[Finding]], list[Finding]] | None = None) -> FixReport:
+def apply_fixes(
+    result: RunResult,
+    session: dict,
+    *,
+    unsafe: bool,
+    write: bool,
+    keep: Callable[[list[Finding]], list[Finding]] | None = None,
+) -> FixReport:
     """Fix the files of ``result``'s fixable findings; ``write=False`` (``--diff``) only computes.
 
     ``keep`` filters a file's findings after a re-lint as the run did (the baseline).
@@ -123,10 +129,15 @@ def apply_fixes(result: RunResult, session: dict, *, unsafe: bool, write: bool,
         report.outcomes.append(outcome)
     changed = {o.file: o for o in report.changed}
     if changed:
-        result.findings = sorted([f for f in result.findings if f.file not in changed]
-                                 + [f for o in changed.values() for f in o.findings], key=Finding.sort_key)
-        result.suppressed = sorted([f for f in result.suppressed if f.file not in changed]
-                                   + [f for o in changed.values() for f in o.suppressed], key=Finding.sort_key)
+        result.findings = sorted(
+            [f for f in result.findings if f.file not in changed] + [f for o in changed.values() for f in o.findings],
+            key=Finding.sort_key,
+        )
+        result.suppressed = sorted(
+            [f for f in result.suppressed if f.file not in changed]
+            + [f for o in changed.values() for f in o.suppressed],
+            key=Finding.sort_key,
+        )
     return report
 
 
@@ -145,18 +156,39 @@ def _fix_all(work: list, fix_one: Callable, jobs: int) -> list[FileOutcome]:
     shared: dict = {}
 
     def local(n: int) -> list[FileOutcome]:
-        return [fix_one(item) for item in work[spans[n][0]:spans[n][1]]]
+        return [fix_one(item) for item in work[spans[n][0] : spans[n][1]]]
 
     def remote(n: int) -> list[tuple]:
-        return [(n, i, o.after if o.changed else None, list(map(encode, o.findings)), list(map(encode, o.suppressed)),
-                 o.fixed, o.rounds, o.notes) for i, o in enumerate(local(n))]
+        return [
+            (
+                n,
+                i,
+                o.after if o.changed else None,
+                list(map(encode, o.findings)),
+                list(map(encode, o.suppressed)),
+                o.fixed,
+                o.rounds,
+                o.notes,
+            )
+            for i, o in enumerate(local(n))
+        ]
 
     def decode(part: list[tuple]) -> list[FileOutcome]:
         out = []
         for n, i, after, rows, supp, fixed, rounds, notes in part:
             file, before, _, _ = work[spans[n][0] + i]
-            out.append(FileOutcome(file, before, before if after is None else after, rebuild(rows, shared),
-                                   rebuild(supp, shared), fixed, rounds, notes))
+            out.append(
+                FileOutcome(
+                    file,
+                    before,
+                    before if after is None else after,
+                    rebuild(rows, shared),
+                    rebuild(supp, shared),
+                    fixed,
+                    rounds,
+                    notes,
+                )
+            )
         return out
 
     return [o for part in pool.fork_map(len(spans), jobs, local, remote, decode) for o in part]
@@ -180,8 +212,13 @@ class Outcome:
     exit_code: int | None = None
 
 
-def after_run(result: RunResult, session: dict, args: dict, formats: tuple[str, ...],
-              keep: Callable[[list[Finding]], list[Finding]] | None) -> Outcome | None:
+def after_run(
+    result: RunResult,
+    session: dict,
+    args: dict,
+    formats: tuple[str, ...],
+    keep: Callable[[list[Finding]], list[Finding]] | None,
+) -> Outcome | None:
     """--diff (exit 1 when something would change), --fix (then report), --fix-only (exit); JSON and SARIF
     get the remaining fixes' edits. None when there is nothing to do or say."""
     unsafe = bool(args.get("unsafe_fixes"))
@@ -193,13 +230,19 @@ def after_run(result: RunResult, session: dict, args: dict, formats: tuple[str, 
     if args.get("fix_diff"):
         report = apply_fixes(result, session, unsafe=unsafe, write=False, keep=keep)
         n = len(report.changed)
-        return Outcome(report.diff(), f"would fix {report.fixed} findings in {n} file{'s' if n != 1 else ''}",
-                       [], report.notes, 1 if report.changed else 0)
+        return Outcome(
+            report.diff(),
+            f"would fix {report.fixed} findings in {n} file{'s' if n != 1 else ''}",
+            [],
+            report.notes,
+            1 if report.changed else 0,
+        )
     if args.get("fix") or args.get("fix_only"):
         report = apply_fixes(result, session, unsafe=unsafe, write=True, keep=keep)
         n = len(report.changed)
-        out = Outcome("", f"fixed {report.fixed} findings in {n} file{'s' if n != 1 else ''}", report.errors,
-                      report.notes)
+        out = Outcome(
+            "", f"fixed {report.fixed} findings in {n} file{'s' if n != 1 else ''}", report.errors, report.notes
+        )
         if args.get("fix_only"):
             out.exit_code = 2 if report.errors else 0
             return out

@@ -110,26 +110,65 @@ def once_per_kind(findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str = "error", jobs: int = 1,
-        verbose: bool = False, schema: Any = None, severity: dict[str, str] | None = None,
-        all_rule_ids: set[str] | None = None, usage: Any = None, policies: Any = None, render: Any = None,
-        context: tuple[str, ...] = (), session: dict | None = None) -> tuple[RunResult, list[str]]:
+def run(
+    paths: list[str],
+    config: Config,
+    rules: list[Rule],
+    *,
+    fail_level: str = "error",
+    jobs: int = 1,
+    verbose: bool = False,
+    schema: Any = None,
+    severity: dict[str, str] | None = None,
+    all_rule_ids: set[str] | None = None,
+    usage: Any = None,
+    policies: Any = None,
+    render: Any = None,
+    context: tuple[str, ...] = (),
+    session: dict | None = None,
+) -> tuple[RunResult, list[str]]:
     # Parse trees are many young, acyclic containers: collecting every 700 allocations
     # only costs time (about 7% of a run). Cycles are still collected, less often.
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], GC_YOUNG_THRESHOLD), *threshold[1:])
     try:
-        return _run(paths, config, rules, fail_level=fail_level, jobs=jobs, verbose=verbose, schema=schema,
-                    severity=severity, all_rule_ids=all_rule_ids, usage=usage, policies=policies, render=render,
-                    context=context, session=session)
+        return _run(
+            paths,
+            config,
+            rules,
+            fail_level=fail_level,
+            jobs=jobs,
+            verbose=verbose,
+            schema=schema,
+            severity=severity,
+            all_rule_ids=all_rule_ids,
+            usage=usage,
+            policies=policies,
+            render=render,
+            context=context,
+            session=session,
+        )
     finally:
         gc.set_threshold(*threshold)
 
 
-def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str, jobs: int, verbose: bool,
-         schema: Any, severity: dict[str, str] | None, all_rule_ids: set[str] | None,
-         usage: Any = None, policies: Any = None, render: Any = None,
-         context: tuple[str, ...] = (), session: dict | None = None) -> tuple[RunResult, list[str]]:
+def _run(
+    paths: list[str],
+    config: Config,
+    rules: list[Rule],
+    *,
+    fail_level: str,
+    jobs: int,
+    verbose: bool,
+    schema: Any,
+    severity: dict[str, str] | None,
+    all_rule_ids: set[str] | None,
+    usage: Any = None,
+    policies: Any = None,
+    render: Any = None,
+    context: tuple[str, ...] = (),
+    session: dict | None = None,
+) -> tuple[RunResult, list[str]]:
     path_excludes = tuple(ex["path"] for ex in config.exclude if set(ex) <= {"path", "reason"} and "path" in ex)
     sources = with_profile_files(collect(paths, path_excludes), config)
     # Charts and kustomizations: their files out, their rendered output in (kubelint_ml/input/render.py).
@@ -141,8 +180,9 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
     # A run big enough to go parallel keeps no bytes past the threshold: its workers read
     # their files again (from the page cache) rather than every process hold the whole input.
     may_fork = parallel.use_parallel(jobs, len(sources), parallel.PARALLEL_MIN_BYTES)
-    facts, kept, size = first_pass(sources, config, stdin_data,
-                                   parallel.PARALLEL_MIN_BYTES if may_fork else MAX_KEPT_BYTES, jobs)
+    facts, kept, size = first_pass(
+        sources, config, stdin_data, parallel.PARALLEL_MIN_BYTES if may_fork else MAX_KEPT_BYTES, jobs
+    )
     context_facts(facts, list(config.context) + list(context), sources, config)
     if schema is not None:
         for crd in facts.crds:
@@ -153,8 +193,14 @@ def _run(paths: list[str], config: Config, rules: list[Rule], *, fail_level: str
     if policies is not None:  # data.inventory for referential templates; --combine runs in one process
         jobs = policies.prepare(sources, config.limits, stdin_data, jobs)
     if session is not None:  # what --fix needs to lint a file again (kubelint_ml.run.fixing)
-        session.update(runner=runner, config=config, sources=sources, stdin=stdin_data, jobs=jobs,
-                       finish=lambda found: _finish(found, config))
+        session.update(
+            runner=runner,
+            config=config,
+            sources=sources,
+            stdin=stdin_data,
+            jobs=jobs,
+            finish=lambda found: _finish(found, config),
+        )
     inputs = list(zip(sources, kept))
     del kept  # each file's bytes are let go as soon as it is linted
     total, run_notes, in_order = _second_pass(runner, inputs, jobs, size)
@@ -201,8 +247,9 @@ def _second_pass(runner: Runner, inputs: parallel.Inputs, jobs: int, size: int) 
     return total, run_notes, in_order
 
 
-def _rule_infos(rules: list[Rule], severity: dict[str, str] | None, schema: Any,
-                policies: Any = None) -> dict[str, RuleInfo]:
+def _rule_infos(
+    rules: list[Rule], severity: dict[str, str] | None, schema: Any, policies: Any = None
+) -> dict[str, RuleInfo]:
     """What the reports say of each rule that can appear in the run, by id."""
     infos = {r.id: r.info() for r in rules}
     infos.update(INPUT_RULES)
@@ -214,8 +261,15 @@ def _rule_infos(rules: list[Rule], severity: dict[str, str] | None, schema: Any,
     return dict(sorted(infos.items()))
 
 
-def lint_text(data: bytes, rules: list[Rule], config: Config | None = None, display: str = "<input>",
-              severity: dict[str, str] | None = None, schema: Any = None, usage: Any = None) -> list[Finding]:
+def lint_text(
+    data: bytes,
+    rules: list[Rule],
+    config: Config | None = None,
+    display: str = "<input>",
+    severity: dict[str, str] | None = None,
+    schema: Any = None,
+    usage: Any = None,
+) -> list[Finding]:
     """Lint one in-memory file with the given rules (examples, tests, embedding)."""
     config = config or Config()
     facts = Facts()

@@ -41,8 +41,15 @@ def lint_parallel(runner: Runner, inputs: Inputs, jobs: int, notes: list[str] | 
     # The first span is linted before forking: lazily built tables, caches and the
     # interpreter's specialised code are then set up once, and the workers inherit them.
     first = _lint_span(runner, inputs, spans[0])
-    return pool.fork_map(len(spans), jobs, lambda n: _lint_span(runner, inputs, spans[n]),
-                         lambda n: _work(runner, inputs, spans[n]), decode, first, notes)
+    return pool.fork_map(
+        len(spans),
+        jobs,
+        lambda n: _lint_span(runner, inputs, spans[n]),
+        lambda n: _work(runner, inputs, spans[n]),
+        decode,
+        first,
+        notes,
+    )
 
 
 def concatenation_sorted(parts: list[FileResult]) -> bool:
@@ -61,7 +68,7 @@ def _lint_span(runner: Runner, inputs: Inputs, span: tuple[int, int]) -> FileRes
     """The files of one span, as one result, its findings sorted (spans are sorted in the
     process that lints them, so that the parent has no sort left to do; see concatenation_sorted)."""
     out = FileResult()
-    parts = [runner.lint(source, data) for source, data in inputs[span[0]:span[1]]]
+    parts = [runner.lint(source, data) for source, data in inputs[span[0] : span[1]]]
     if runner.policies is not None:
         runner.policies.flush()  # policy findings join the files' results
     for part in parts:

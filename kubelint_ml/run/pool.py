@@ -61,7 +61,7 @@ def _child(queue: int, out: int, work: Callable[[int], Any]) -> None:
             payload = pickle.dumps((n, work(n)), pickle.HIGHEST_PROTOCOL)
             data = memoryview(len(payload).to_bytes(8, "little") + payload)
             while data:
-                data = data[os.write(out, data):]
+                data = data[os.write(out, data) :]
     except BaseException:  # noqa: BLE001 - the parent does whatever this worker did not return
         code = 70
     finally:
@@ -95,11 +95,11 @@ class Inbox:
         view = memoryview(self.buffer)
         at = 0
         while len(view) - at >= 8:
-            size = int.from_bytes(view[at:at + 8], "little")
+            size = int.from_bytes(view[at : at + 8], "little")
             if len(view) - at - 8 < size:
                 break
             try:
-                out.append(pickle.loads(view[at + 8:at + 8 + size]))
+                out.append(pickle.loads(view[at + 8 : at + 8 + size]))
             except Exception:  # noqa: BLE001 - cannot happen short of a bug; the span is run again
                 pass
             at += 8 + size
@@ -108,8 +108,15 @@ class Inbox:
         return out
 
 
-def fork_map(count: int, jobs: int, local: Callable[[int], Any], remote: Callable[[int], Any],
-             decode: Callable[[Any], Any], first: Any = None, notes: list[str] | None = None) -> list[Any]:
+def fork_map(
+    count: int,
+    jobs: int,
+    local: Callable[[int], Any],
+    remote: Callable[[int], Any],
+    decode: Callable[[Any], Any],
+    first: Any = None,
+    notes: list[str] | None = None,
+) -> list[Any]:
     """Every span's result, computed by this process and ``jobs - 1`` forked workers.
 
     Spans ``0 .. count - 1`` are taken from one queue: this process runs
@@ -131,7 +138,7 @@ def fork_map(count: int, jobs: int, local: Callable[[int], Any], remote: Callabl
     try:
         records = b"".join(n.to_bytes(_RECORD, "little") for n in range(start, count))
         while records:
-            records = records[os.write(feed, records):]
+            records = records[os.write(feed, records) :]
         os.close(feed)
         gc.freeze()  # what the workers inherit is never scanned by their collector (nor copied for it)
         try:

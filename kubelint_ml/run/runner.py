@@ -49,18 +49,29 @@ class Runner:
             real = max(size or 0, len(data))
             # A stream read up to the limit (stdin) says only that it is longer.
             amount = "" if size is None and real == limits.max_file_bytes + 1 else f"{real} bytes, "
-            out.findings.append(parse_error(display, 1, 1,
-                                            f"file is {amount}over the {limits.max_file_bytes}-byte limit "
-                                            "(limits.maxFileBytes); not linted"))
+            out.findings.append(
+                parse_error(
+                    display,
+                    1,
+                    1,
+                    f"file is {amount}over the {limits.max_file_bytes}-byte limit (limits.maxFileBytes); not linted",
+                )
+            )
             return out
         # Rendered output (ours, or helm's or kustomize's piped in) is YAML whatever `{{` its
         # strings hold (an Alertmanager template in a ConfigMap): no template check there.
         rendered = display in rendering.STREAMS or (display == "<stdin>" and rendering.has_markers(data))
         tline = 0 if rendered else looks_like_template(data)
         if tline:
-            out.findings.append(parse_error(display, tline, 1,
-                                            "Helm/Go template directive ({{ ... }}): this is a template, not a "
-                                            "manifest; lint the rendered output (helm template ... | kubelint-ml check -)"))
+            out.findings.append(
+                parse_error(
+                    display,
+                    tline,
+                    1,
+                    "Helm/Go template directive ({{ ... }}): this is a template, not a "
+                    "manifest; lint the rendered output (helm template ... | kubelint-ml check -)",
+                )
+            )
             return out
         loaded = load(data, limits)
         for p in loaded.problems:
@@ -76,8 +87,9 @@ class Runner:
                 policy_units.append((doc, unpacked.objects))
             for prob in unpacked.problems:
                 line, col, found = locate(prob.root, prob.path)
-                out.findings.append(parse_error(display, line, col, prob.message, doc.index, prob.ref,
-                                                render_path(found)))
+                out.findings.append(
+                    parse_error(display, line, col, prob.message, doc.index, prob.ref, render_path(found))
+                )
             if self.verbose:
                 for s in unpacked.skipped:
                     out.notes.append(f"{display}:{s.line}: skipped: {s.reason}")
@@ -102,15 +114,28 @@ class Runner:
             problems = (problems or []) + self.schema.crd_rejections(obj.data)
         if problems is None:
             ref = obj.ref
-            f = self.engine.finding_at(obj, ("kind",), SCHEMA_UNAVAILABLE, "info",
-                                       f"no schema for {ref.apiVersion} {ref.kind}; pass --crd with its "
-                                       "CustomResourceDefinition to validate it",
-                                       "Pass the CRD with --crd FILE (or schema.crds in the config).", None)
+            f = self.engine.finding_at(
+                obj,
+                ("kind",),
+                SCHEMA_UNAVAILABLE,
+                "info",
+                f"no schema for {ref.apiVersion} {ref.kind}; pass --crd with its "
+                "CustomResourceDefinition to validate it",
+                "Pass the CRD with --crd FILE (or schema.crds in the config).",
+                None,
+            )
             f.data = {"noSchema": True}
             return [f]
         return [
-            self.engine.finding_at(obj, p.path, SCHEMA_INVALID, "error", p.message,
-                                   "Fix the field so the object matches the API schema.", None)
+            self.engine.finding_at(
+                obj,
+                p.path,
+                SCHEMA_INVALID,
+                "error",
+                p.message,
+                "Fix the field so the object matches the API schema.",
+                None,
+            )
             for p in problems
         ]
 

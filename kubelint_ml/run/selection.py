@@ -29,9 +29,14 @@ def all_rules(config: Any, rules_dirs: tuple[str, ...] = ()) -> list:
     return sorted(builtin + user, key=lambda r: r.id)
 
 
-def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
-                 enable: tuple[str, ...] = (), disable: tuple[str, ...] = (),
-                 rules: list | None = None) -> tuple[list, dict, set]:
+def select_rules(
+    config: Any,
+    extra_dirs: tuple[str, ...],
+    verbose: bool,
+    enable: tuple[str, ...] = (),
+    disable: tuple[str, ...] = (),
+    rules: list | None = None,
+) -> tuple[list, dict, set]:
     """(the rules on, severity overrides, every rule id): built-in plus user rules (``rules``: already
     loaded by :func:`all_rules`), with config and command-line choices applied."""
     from kubelint_ml.engine.rulefile import RuleFileError, _validate_params
@@ -41,14 +46,17 @@ def select_rules(config: Any, extra_dirs: tuple[str, ...], verbose: bool,
     from kubelint_ml.engine.api import did_you_mean
 
     lines = getattr(config, "rule_lines", {})  # rule id -> the config line that names it
-    named = sorted(set(config.enable) | set(config.disable) | set(config.severity) | set(config.params),
-                   key=lambda r: lines.get(r, 0))
+    named = sorted(
+        set(config.enable) | set(config.disable) | set(config.severity) | set(config.params),
+        key=lambda r: lines.get(r, 0),
+    )
     for rid in list(enable) + list(disable) + named:
         if rid not in all_ids:
             line = lines.get(rid) if rid not in enable and rid not in disable else None
             where = f"{config.path}:{line}" if line else config.path if line is not None else "command line"
-            raise SelectionError(f"{where}: unknown rule id {rid!r}{did_you_mean(rid, all_ids)} "
-                                 "(see `kubelint-ml rules list`)")
+            raise SelectionError(
+                f"{where}: unknown rule id {rid!r}{did_you_mean(rid, all_ids)} (see `kubelint-ml rules list`)"
+            )
     for rid, params in config.params.items():
         rule = by_id[rid]
         if not hasattr(rule.template, "PARAMS"):

@@ -22,7 +22,9 @@ from kubelint_ml.k8s.quantity import (
 LIMITRANGE_NOTE = "unless a namespace LimitRange supplies a default"
 
 # Values left for envsubst/sed/kustomize to fill in: $GPUS, ${GPUS}, PLACEHOLDER_GPUS, <gpus>.
-PLACEHOLDER = re.compile(r"^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_][A-Za-z0-9_]*\)|[A-Z][A-Z0-9]*_[A-Z0-9_]+|<[^<>]+>)$")
+PLACEHOLDER = re.compile(
+    r"^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_][A-Za-z0-9_]*\)|[A-Z][A-Z0-9]*_[A-Z0-9_]+|<[^<>]+>)$"
+)
 
 
 @dataclass(slots=True)
@@ -42,7 +44,9 @@ class QuantityField:
 _ZERO = Quantity(Fraction(0), DECIMAL_SI)
 
 
-def _field(path: tuple, resource: str, part: str, raw: Any, container: ContainerView | None, where: str) -> QuantityField:
+def _field(
+    path: tuple, resource: str, part: str, raw: Any, container: ContainerView | None, where: str
+) -> QuantityField:
     if raw is None:  # JSON null decodes to a zero Quantity
         return QuantityField(path, resource, part, raw, container, where, _ZERO, None, empty=True)
     if isinstance(raw, str) and PLACEHOLDER.match(raw.strip()):
@@ -74,13 +78,22 @@ def quantity_fields(tpl: PodTemplate) -> list[QuantityField]:
             if not isinstance(values, dict):
                 continue
             for name, raw in values.items():
-                out.append(_field(tpl.spec_path + ("resources", part, name), str(name), part, raw, None,
-                                  "pod-level resources"))
+                out.append(
+                    _field(tpl.spec_path + ("resources", part, name), str(name), part, raw, None, "pod-level resources")
+                )
     for v in tpl.volumes:
         ed = v.data.get("emptyDir")
         if isinstance(ed, dict) and "sizeLimit" in ed and ed["sizeLimit"] is not None:
-            out.append(_field(v.path + ("emptyDir", "sizeLimit"), "sizeLimit", "sizeLimit", ed["sizeLimit"], None,
-                              f"emptyDir volume '{v.name}'"))
+            out.append(
+                _field(
+                    v.path + ("emptyDir", "sizeLimit"),
+                    "sizeLimit",
+                    "sizeLimit",
+                    ed["sizeLimit"],
+                    None,
+                    f"emptyDir volume '{v.name}'",
+                )
+            )
     tpl.cache["quantities"] = out
     return out
 
@@ -126,8 +139,10 @@ def why_resources_unknown(tpl: PodTemplate) -> str:
             found = "resources set by each TrainJob (spec.trainer.resourcesPerNode)"
         elif is_fragment(tpl):
             found = "a partial pod template (no containers, or one without an image): what completes it sets them"
-        elif any(f.error is not None or f.placeholder or (f.parsed is not None and f.parsed.value < 0)
-                 for f in quantity_fields(tpl)):
+        elif any(
+            f.error is not None or f.placeholder or (f.parsed is not None and f.parsed.value < 0)
+            for f in quantity_fields(tpl)
+        ):
             found = "invalid or unrendered resource quantities"
         else:
             found = ""

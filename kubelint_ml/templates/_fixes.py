@@ -21,17 +21,27 @@ from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.templates._common import accelerators, requests_limits
 
 DEFAULT_HEADROOM = 0.10
-DISK_SIZE_PARAM = {"type": ["string", "integer"],
-                   "description": "For the fix: the sizeLimit given to a disk emptyDir without one (default 10Gi)."}
-MEMORY_SIZE_PARAM = {"type": ["string", "integer"],
-                     "description": "For the fix: the sizeLimit given to a Memory emptyDir without one (default 1Gi)."}
+DISK_SIZE_PARAM = {
+    "type": ["string", "integer"],
+    "description": "For the fix: the sizeLimit given to a disk emptyDir without one (default 10Gi).",
+}
+MEMORY_SIZE_PARAM = {
+    "type": ["string", "integer"],
+    "description": "For the fix: the sizeLimit given to a Memory emptyDir without one (default 1Gi).",
+}
 SHM_PARAMS = {
-    "shmPerProcess": {"type": ["string", "integer"],
-                      "description": "For the fix: /dev/shm per process counted (default 1Gi)."},
+    "shmPerProcess": {
+        "type": ["string", "integer"],
+        "description": "For the fix: /dev/shm per process counted (default 1Gi).",
+    },
     "shmMax": {"type": ["string", "integer"], "description": "For the fix: the most /dev/shm it sets (default 16Gi)."},
 }
-HEADROOM_PARAM = {"type": "number", "minimum": 0, "maximum": 0.9,
-                  "description": "For the memory fix: the part of the pod's GPU share of node memory left free."}
+HEADROOM_PARAM = {
+    "type": "number",
+    "minimum": 0,
+    "maximum": 0.9,
+    "description": "For the memory fix: the part of the pod's GPU share of node memory left free.",
+}
 
 
 def amount(value: Fraction) -> str:
@@ -63,8 +73,12 @@ def _note(ctx: Any, tpl: PodTemplate, what: str, why: str) -> None:
 
 def accelerator_limit(c: ContainerView, resource: str, raw: Any) -> Fix:
     """The missing limit of an extended resource = its request (the API server rejects the pod otherwise)."""
-    return Fix(f"set limits.{resource} to the request ({raw})", SAFE, "the container's request",
-               (put(c.path + ("resources", "limits", resource), raw),))
+    return Fix(
+        f"set limits.{resource} to the request ({raw})",
+        SAFE,
+        "the container's request",
+        (put(c.path + ("resources", "limits", resource), raw),),
+    )
 
 
 _DECIMAL = {"KB": "k", "kB": "k", "MB": "M", "GB": "G", "TB": "T", "PB": "P", "EB": "E"}
@@ -83,8 +97,12 @@ def decimal_suffix(path: tuple, raw: Any) -> Fix | None:
     if _quantity(new) is None:
         return None
     binary = number + ("Ki" if suffix in ("KB", "kB") else suffix[0] + "i")
-    return Fix(f"write {new} ({suffix} as the decimal suffix; {binary} is the binary alternative)", UNSAFE,
-               "the value as written", (put(path, new),))
+    return Fix(
+        f"write {new} ({suffix} as the decimal suffix; {binary} is the binary alternative)",
+        UNSAFE,
+        "the value as written",
+        (put(path, new),),
+    )
 
 
 # --------------------------------------------------------------------------
@@ -116,8 +134,10 @@ def _share(tpl: PodTemplate, ctx: Any) -> tuple[Fraction, str] | str:
         share = node.memory * g / node.gpus
         if best is None or share < best[0]:
             name = f"node pool {node.name}" if node.source == "profile" else node.name
-            best = (share, f"{g} of {node.gpus} {devices_label(node.gpu_resource)} on {name} "
-                           f"({amount(node.memory)} allocatable)")
+            best = (
+                share,
+                f"{g} of {node.gpus} {devices_label(node.gpu_resource)} on {name} ({amount(node.memory)} allocatable)",
+            )
     if best is None:
         return "no candidate node type fits the pod's accelerators"
     return best
@@ -158,15 +178,19 @@ def memory_plan(tpl: PodTemplate, ctx: Any, params: dict) -> dict[int, tuple[Fra
             running = [c for c in tpl.containers] + [c for c in tpl.init_containers if c.role == "sidecar"]
             from kubelint_ml.k8s.resources import defaulted_requests
 
-            taken = sum((defaulted_requests(*requests_limits(c)).get("memory", Fraction(0))
-                         for c in running if _has_memory(c)), Fraction(0))
+            taken = sum(
+                (defaulted_requests(*requests_limits(c)).get("memory", Fraction(0)) for c in running if _has_memory(c)),
+                Fraction(0),
+            )
             taken += sum((plan[id(c)][0] or plan[id(c)][1] for c in running if id(c) in plan), Fraction(0))
             open_ = [c for c in running if id(c) not in plan and not _has_memory(c)]
             each = (budget - taken) / len(open_) if open_ else budget
             source = f"GPU share of node memory: {share[1]}, less {float(headroom) * 100:g}% headroom"
             for c in rest:
                 value = budget if c.role == "initContainer" else each
-                value = Fraction(math.floor(value / MI) * MI) if value < 10 * GI else Fraction(math.floor(value / GI) * GI)
+                value = (
+                    Fraction(math.floor(value / MI) * MI) if value < 10 * GI else Fraction(math.floor(value / GI) * GI)
+                )
                 if value > 0:
                     plan[id(c)] = (None, value, source)
     if not plan:
@@ -197,13 +221,21 @@ def container_memory(tpl: PodTemplate, c: ContainerView, ctx: Any, params: dict)
     entry = plan.get(id(c))
     if entry is None:
         if "memory" in requests:
-            _note(ctx, tpl, f"memory limit of {c.describe()}",
-                  "it has a memory request; its peak is not known (observed usage would give it)")
+            _note(
+                ctx,
+                tpl,
+                f"memory limit of {c.describe()}",
+                "it has a memory request; its peak is not known (observed usage would give it)",
+            )
         return None
     request, limit, source = entry
-    return Fix(f"set {c.describe()}'s memory limit to {amount_exact(limit)}"
-               + (f" and request to {amount_exact(request)}" if request is not None else ""),
-               UNSAFE, source, _container_changes(c, request, limit))
+    return Fix(
+        f"set {c.describe()}'s memory limit to {amount_exact(limit)}"
+        + (f" and request to {amount_exact(request)}" if request is not None else ""),
+        UNSAFE,
+        source,
+        _container_changes(c, request, limit),
+    )
 
 
 def pod_memory(tpl: PodTemplate, ctx: Any, params: dict) -> Fix | None:
@@ -274,11 +306,18 @@ def shm_mount(tpl: PodTemplate, c: ContainerView, processes: int | None, params:
     while name in taken:
         name, n = f"{SHM_VOLUME}-{n}", n + 1
     changes = (
-        append(tpl.spec_path + ("volumes",), {"name": name, "emptyDir": {"medium": "Memory", "sizeLimit": amount_exact(size)}}),
+        append(
+            tpl.spec_path + ("volumes",),
+            {"name": name, "emptyDir": {"medium": "Memory", "sizeLimit": amount_exact(size)}},
+        ),
         append(c.path + ("volumeMounts",), {"name": name, "mountPath": "/dev/shm"}),
     ) + _raise_memory(c, size)
-    return Fix(f"mount a {amount_exact(size)} medium: Memory emptyDir at /dev/shm", UNSAFE,
-               _shm_source(processes, params), changes)
+    return Fix(
+        f"mount a {amount_exact(size)} medium: Memory emptyDir at /dev/shm",
+        UNSAFE,
+        _shm_source(processes, params),
+        changes,
+    )
 
 
 def _shm_source(processes: int | None, params: dict) -> str:
@@ -287,8 +326,9 @@ def _shm_source(processes: int | None, params: dict) -> str:
     return f"shmPerProcess ({per}) x {count}, at most shmMax ({params.get('shmMax', DEFAULT_SHM_MAX)})"
 
 
-def shm_size_limit(tpl: PodTemplate, volume_path: tuple, old: Fraction | None, mounted_by: list,
-                   processes: int | None, params: dict) -> Fix | None:
+def shm_size_limit(
+    tpl: PodTemplate, volume_path: tuple, old: Fraction | None, mounted_by: list, processes: int | None, params: dict
+) -> Fix | None:
     """A /dev/shm emptyDir's sizeLimit set (or raised), and its containers' memory limits raised by as much."""
     size = shm_size(processes, params)
     if old is not None and size <= old:
@@ -297,8 +337,12 @@ def shm_size_limit(tpl: PodTemplate, volume_path: tuple, old: Fraction | None, m
     for c in mounted_by:
         if c is not None:
             changes += _raise_memory(c, size - (old or 0))
-    return Fix(f"set the /dev/shm emptyDir's sizeLimit to {amount_exact(size)}", UNSAFE,
-               _shm_source(processes, params), changes)
+    return Fix(
+        f"set the /dev/shm emptyDir's sizeLimit to {amount_exact(size)}",
+        UNSAFE,
+        _shm_source(processes, params),
+        changes,
+    )
 
 
 def memory_size_limit(volume_path: tuple, mounted_by: list[ContainerView], params: dict) -> Fix:
@@ -308,14 +352,19 @@ def memory_size_limit(volume_path: tuple, mounted_by: list[ContainerView], param
     changes: tuple = (put(volume_path + ("emptyDir", "sizeLimit"), amount_exact(size)),)
     for c in mounted_by:
         changes += _raise_memory(c, size)
-    return Fix(f"set the emptyDir's sizeLimit to {amount_exact(size)}", UNSAFE,
-               f"rule param fixSizeLimit ({raw})", changes)
+    return Fix(
+        f"set the emptyDir's sizeLimit to {amount_exact(size)}", UNSAFE, f"rule param fixSizeLimit ({raw})", changes
+    )
 
 
 def disk_size_limit(volume_path: tuple, params: dict) -> Fix:
     raw = params.get("fixSizeLimit", DEFAULT_DISK_SIZE_LIMIT)
-    return Fix(f"set the emptyDir's sizeLimit to {raw}", UNSAFE, f"rule param fixSizeLimit ({raw})",
-               (put(volume_path + ("emptyDir", "sizeLimit"), raw),))
+    return Fix(
+        f"set the emptyDir's sizeLimit to {raw}",
+        UNSAFE,
+        f"rule param fixSizeLimit ({raw})",
+        (put(volume_path + ("emptyDir", "sizeLimit"), raw),),
+    )
 
 
 def ephemeral_request(c: ContainerView, sized: Fraction, unsized: int, params: dict) -> Fix | None:
@@ -328,17 +377,24 @@ def ephemeral_request(c: ContainerView, sized: Fraction, unsized: int, params: d
     if total <= 0:
         return None
     source = "the emptyDirs' sizeLimits" + (f" (fixSizeLimit {raw} for those without)" if unsized else "")
-    return Fix(f"request {amount_exact(total)} ephemeral-storage", UNSAFE, source,
-               (put(c.path + ("resources", "requests", "ephemeral-storage"), amount_exact(total)),))
+    return Fix(
+        f"request {amount_exact(total)} ephemeral-storage",
+        UNSAFE,
+        source,
+        (put(c.path + ("resources", "requests", "ephemeral-storage"), amount_exact(total)),),
+    )
 
 
 # --------------------------------------------------------------------------
 # Priority and Jobs
 
 
-CLASS_PARAM = {"type": "string", "minLength": 1,
-               "description": "For the fix: the PriorityClass training pod templates get when the object names "
-               "none elsewhere (the cluster's default training class). No fix without it."}
+CLASS_PARAM = {
+    "type": "string",
+    "minLength": 1,
+    "description": "For the fix: the PriorityClass training pod templates get when the object names "
+    "none elsewhere (the cluster's default training class). No fix without it.",
+}
 
 
 def missing_priority(tpl: PodTemplate, refs: list, params: dict, kai: bool, training: bool, ctx: Any) -> Fix | None:
@@ -353,15 +409,23 @@ def missing_priority(tpl: PodTemplate, refs: list, params: dict, kai: bool, trai
             return Fix(f"set priorityClassName: {r.name}", UNSAFE, f"the object's {r.field}", (put(path, r.name),))
     name = params.get("fixClass")
     if name and training:
-        return Fix(f"set priorityClassName: {name}", UNSAFE, "rule param fixClass (the default training class)",
-                   (put(path, name),))
+        return Fix(
+            f"set priorityClassName: {name}",
+            UNSAFE,
+            "rule param fixClass (the default training class)",
+            (put(path, name),),
+        )
     _note(ctx, tpl, "missing-priority-class", "the object names no class elsewhere and fixClass is not set")
     return None
 
 
 def restart_policy(path: tuple) -> Fix:
-    return Fix("set restartPolicy: Never", UNSAFE, "the Job API (Never is valid with or without a podFailurePolicy)",
-               (put(path, "Never"),))
+    return Fix(
+        "set restartPolicy: Never",
+        UNSAFE,
+        "the Job API (Never is valid with or without a podFailurePolicy)",
+        (put(path, "Never"),),
+    )
 
 
 IGNORE_DISRUPTION = {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}
@@ -373,5 +437,9 @@ def ignore_disruption(job_path: tuple, tpl: PodTemplate, has_policy: bool) -> Fi
     if tpl.spec.get("restartPolicy") != "Never":
         changes += (put(tpl.spec_path + ("restartPolicy",), "Never"),)
     what = "put a DisruptionTarget Ignore rule first in podFailurePolicy.rules"
-    return Fix(what + ("" if has_policy else " (a new podFailurePolicy)"), UNSAFE,
-               "the Job API's pod failure policy (preemption sets the DisruptionTarget condition)", changes)
+    return Fix(
+        what + ("" if has_policy else " (a new podFailurePolicy)"),
+        UNSAFE,
+        "the Job API's pod failure policy (preemption sets the DisruptionTarget condition)",
+        changes,
+    )

@@ -92,8 +92,14 @@ def object_refs(obj: K8sObject) -> list[PriorityRef]:
     if is_kubeflow_v1(obj):
         name = named(dig(data, "spec", "runPolicy", "schedulingPolicy", "priorityClass"))
         if name:
-            out.append(PriorityRef("kubeflow", name, ("spec", "runPolicy", "schedulingPolicy", "priorityClass"),
-                                   "spec.runPolicy.schedulingPolicy.priorityClass"))
+            out.append(
+                PriorityRef(
+                    "kubeflow",
+                    name,
+                    ("spec", "runPolicy", "schedulingPolicy", "priorityClass"),
+                    "spec.runPolicy.schedulingPolicy.priorityClass",
+                )
+            )
     labels = obj.labels
     if is_ray(obj):
         name = named(labels.get(RAY_LABEL))
@@ -106,8 +112,11 @@ def object_refs(obj: K8sObject) -> list[PriorityRef]:
         jlabels = dig(data, "spec", "jobTemplate", "metadata", "labels")
         name = named(jlabels.get(KUEUE_LABEL)) if isinstance(jlabels, dict) else None
         if name:
-            out.append(PriorityRef("kueue", name, ("spec", "jobTemplate", "metadata", "labels", KUEUE_LABEL),
-                                   f"label {KUEUE_LABEL}"))
+            out.append(
+                PriorityRef(
+                    "kueue", name, ("spec", "jobTemplate", "metadata", "labels", KUEUE_LABEL), f"label {KUEUE_LABEL}"
+                )
+            )
     return out
 
 

@@ -47,7 +47,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         fix = f"set resources.limits.{resource}"
         consequence = (
             "it can use all of the node's memory and is OOM-killed or evicted unpredictably"
-            if resource == "memory" else "its use is unbounded"
+            if resource == "memory"
+            else "its use is unbounded"
         )
     elif missing == "request":
         if resource in requests or resource in limits or resource in pod_requests:

@@ -45,15 +45,17 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
 
     limit = pod_ephemeral_storage_limit(tpl)
     if limit is not None and total > limit:
-        hits.append(Hit(
-            largest.size_path,
-            f"emptyDir sizeLimits {size(total)} exceed the ephemeral-storage limits {size(limit)}",
-            detail=f"{tpl.describe()}: {listing}, but the containers' ephemeral-storage limits add up to {size(limit)}: "
-            f"the kubelet evicts the pod once its local storage (disk emptyDirs, writable layers and logs together) "
-            f"passes {size(limit)}, so the sizeLimit can never be reached. Raise the containers' "
-            f"limits.ephemeral-storage to cover the emptyDirs plus their own writes, or lower sizeLimit",
-            at_value=True,
-        ))
+        hits.append(
+            Hit(
+                largest.size_path,
+                f"emptyDir sizeLimits {size(total)} exceed the ephemeral-storage limits {size(limit)}",
+                detail=f"{tpl.describe()}: {listing}, but the containers' ephemeral-storage limits add up to {size(limit)}: "
+                f"the kubelet evicts the pod once its local storage (disk emptyDirs, writable layers and logs together) "
+                f"passes {size(limit)}, so the sizeLimit can never be reached. Raise the containers' "
+                f"limits.ephemeral-storage to cover the emptyDirs plus their own writes, or lower sizeLimit",
+                at_value=True,
+            )
+        )
 
     pools = ctx.profile.node_pools if ctx is not None and ctx.profile is not None else ()
     node, how = resolve_node_type(tpl.spec, pools)
@@ -63,22 +65,26 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         share, whose = storage, f"the node's local storage ({node.name}: {size(storage)})"
         if params["nodeShare"] and 0 < gpus < node.gpus:
             share = storage * gpus / node.gpus
-            whose = (f"its share of the node's local storage: it uses {gpus} of {node.gpus} GPUs of "
-                     f"{node.name}, and {gpus}/{node.gpus} of {size(storage)} is {size(share)}")
+            whose = (
+                f"its share of the node's local storage: it uses {gpus} of {node.gpus} GPUs of "
+                f"{node.name}, and {gpus}/{node.gpus} of {size(storage)} is {size(share)}"
+            )
         if total > share:
             consequence = (
-                "the node's disk fills before the sizeLimit is reached and the kubelet evicts pods under disk "
-                "pressure" if total > storage else
-                "pods on the node's other GPUs get less than their share, or the node runs short of disk"
+                "the node's disk fills before the sizeLimit is reached and the kubelet evicts pods under disk pressure"
+                if total > storage
+                else "pods on the node's other GPUs get less than their share, or the node runs short of disk"
             )
-            hits.append(Hit(
-                largest.size_path,
-                f"emptyDir sizeLimits {size(total)} exceed {'the' if share == storage else 'its GPU share of the'} "
-                f"node's {size(share)} local storage ({node.name})",
-                detail=f"{tpl.describe()}: {listing}, more than {whose} (node type from {how}): {consequence}. Lower "
-                f"sizeLimit, or use a PersistentVolume or a larger node for the data",
-                at_value=True,
-            ))
+            hits.append(
+                Hit(
+                    largest.size_path,
+                    f"emptyDir sizeLimits {size(total)} exceed {'the' if share == storage else 'its GPU share of the'} "
+                    f"node's {size(share)} local storage ({node.name})",
+                    detail=f"{tpl.describe()}: {listing}, more than {whose} (node type from {how}): {consequence}. Lower "
+                    f"sizeLimit, or use a PersistentVolume or a larger node for the data",
+                    at_value=True,
+                )
+            )
     elif not hits and limit is None:
         why = how if node is None else f"{node.name} has no known local storage size"
         raise SkipUnit(f"no container limits ephemeral-storage and the node type is unknown ({why})")

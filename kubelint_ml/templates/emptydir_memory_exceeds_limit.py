@@ -20,7 +20,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     memory limit when the container has none). Equal is not reported."""
     tpl, c = unit.tpl, unit.container
     mine: list[EmptyDir] = [
-        e for e in empty_dirs(tpl)
+        e
+        for e in empty_dirs(tpl)
         if e.medium == MEMORY and e.size_limit is not None and any(m.container is c for m in e.mounts)
     ]
     if not mine or resources_unknown(tpl):

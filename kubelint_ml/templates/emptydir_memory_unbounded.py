@@ -11,9 +11,13 @@ from kubelint_ml.templates._volumes import MEMORY, empty_dir_of, memory_limit, n
 
 UNIT = "volume"
 DEFAULTS: dict = {}
-PARAMS = {"type": "object", "additionalProperties": False, "properties": {
-    "fixSizeLimit": _fixes.MEMORY_SIZE_PARAM,
-}}
+PARAMS = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "fixSizeLimit": _fixes.MEMORY_SIZE_PARAM,
+    },
+}
 
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:

@@ -12,9 +12,13 @@ from kubelint_ml.templates._volumes import DISK, empty_dirs, names, requests_eph
 
 UNIT = "podTemplate"
 DEFAULTS: dict = {}
-PARAMS = {"type": "object", "additionalProperties": False, "properties": {
-    "fixSizeLimit": _fixes.DISK_SIZE_PARAM,
-}}
+PARAMS = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "fixSizeLimit": _fixes.DISK_SIZE_PARAM,
+    },
+}
 
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
@@ -32,12 +36,16 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     vols = names([e.name for e in disk])
     noun = "volumes" if len(disk) > 1 else "volume"
     if sized:
-        detail = (f"the scheduler never looks at sizeLimit ({size(total)} in all), so the pod can land on a node "
-                  f"without that much free disk and be evicted when the node runs short")
+        detail = (
+            f"the scheduler never looks at sizeLimit ({size(total)} in all), so the pod can land on a node "
+            f"without that much free disk and be evicted when the node runs short"
+        )
         fix = f"set resources.requests.ephemeral-storage on {target.describe()} (at least {size(total)})"
     else:
-        detail = ("the scheduler reserves no local disk for it, so the pod can land on a node without the space it "
-                  "needs and be evicted when the node runs short")
+        detail = (
+            "the scheduler reserves no local disk for it, so the pod can land on a node without the space it "
+            "needs and be evicted when the node runs short"
+        )
         fix = f"set resources.requests.ephemeral-storage on {target.describe()} to what the emptyDirs will hold"
     yield Hit(
         target.path + ("resources", "requests", "ephemeral-storage"),

@@ -11,9 +11,13 @@ from kubelint_ml.templates._volumes import DISK, empty_dir_of, pod_ephemeral_sto
 
 UNIT = "volume"
 DEFAULTS: dict = {}
-PARAMS = {"type": "object", "additionalProperties": False, "properties": {
-    "fixSizeLimit": _fixes.DISK_SIZE_PARAM,
-}}
+PARAMS = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "fixSizeLimit": _fixes.DISK_SIZE_PARAM,
+    },
+}
 
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
@@ -39,4 +43,3 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         f"(and request that much ephemeral-storage)",
         fix=_fixes.disk_size_limit(v.path, params),
     )
-

@@ -53,7 +53,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                     c.path + ("resources", "limits", resource),
                     f"{c.describe()} requests {amount} {resource} without a limit (API server rejects it)",
                     detail=f"{tpl.describe()}: {c.describe()} requests {amount} {resource} but sets no limit for it; "
-                    f"the API server rejects the pod (\"Limit must be set for non overcommitable resources\"). "
+                    f'the API server rejects the pod ("Limit must be set for non overcommitable resources"). '
                     f"Set limits.{resource}: {amount} (the request may then be dropped: it defaults to the limit)",
                     container=c.name,
                     fix=_fixes.accelerator_limit(c, resource, req.raw),
@@ -64,7 +64,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                     req.path,
                     f"{c.describe()} {resource} request {amount} != limit {limit} (API server rejects it)",
                     detail=f"{tpl.describe()}: {c.describe()} requests {amount} {resource} but limits it to {limit}; "
-                    f"the API server rejects the pod (\"must be equal to {resource} limit of {limit}\"). "
+                    f'the API server rejects the pod ("must be equal to {resource} limit of {limit}"). '
                     f"Make the request equal to the limit, or drop the request (it defaults to the limit)",
                     container=c.name,
                     at_value=True,

@@ -44,19 +44,28 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         chosen = _selection(tpl.spec)
         on = f" (the pod selects {chosen})" if chosen else ""
         short = f"no {family} node types in the built-in catalog: GPU-share checks skipped for {devices}"
-        message = (f"{tpl.describe()}: accelerator pod ({devices}): the built-in catalog has no {family} node types, "
-                   f"so its node type cannot be resolved{on}; the GPU-share checks did not run. Describe the node "
-                   f"pool (labels, gpus, gpuResource: {first}, memory, cpu) under profile.nodePools in the config")
+        message = (
+            f"{tpl.describe()}: accelerator pod ({devices}): the built-in catalog has no {family} node types, "
+            f"so its node type cannot be resolved{on}; the GPU-share checks did not run. Describe the node "
+            f"pool (labels, gpus, gpuResource: {first}, memory, cpu) under profile.nodePools in the config"
+        )
     else:
-        message = (f"{tpl.describe()}: accelerator pod ({devices}) on a node type that cannot be resolved: {why}; "
-                   "the GPU-share checks did not run. Pin the node type (e.g. nodeSelector "
-                   "node.kubernetes.io/instance-type) or describe the node pool under profile.nodePools in the config")
+        message = (
+            f"{tpl.describe()}: accelerator pod ({devices}) on a node type that cannot be resolved: {why}; "
+            "the GPU-share checks did not run. Pin the node type (e.g. nodeSelector "
+            "node.kubernetes.io/instance-type) or describe the node pool under profile.nodePools in the config"
+        )
         short = f"node type unknown for {devices}: GPU-share checks skipped"
     yield Hit(_where(tpl), short, detail=message)
 
 
-_FAMILIES = {"google.com/tpu": "TPU", "aws.amazon.com/neuron": "AWS Neuron", "aws.amazon.com/neuroncore": "AWS Neuron",
-             "habana.ai/gaudi": "Gaudi", "amd.com/gpu": "AMD GPU"}
+_FAMILIES = {
+    "google.com/tpu": "TPU",
+    "aws.amazon.com/neuron": "AWS Neuron",
+    "aws.amazon.com/neuroncore": "AWS Neuron",
+    "habana.ai/gaudi": "Gaudi",
+    "amd.com/gpu": "AMD GPU",
+}
 
 
 def _selection(spec: dict) -> str:
@@ -72,6 +81,9 @@ def _selection(spec: dict) -> str:
                 continue
             raw = expr.get("values")
             values: list = raw if isinstance(raw, list) else []
-            parts.append(f"{expr.get('key')}={values[0]}" if len(values) == 1
-                         else f"{expr.get('key')} in ({', '.join(map(str, values))})")
+            parts.append(
+                f"{expr.get('key')}={values[0]}"
+                if len(values) == 1
+                else f"{expr.get('key')} in ({', '.join(map(str, values))})"
+            )
     return ", ".join(parts)

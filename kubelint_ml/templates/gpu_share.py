@@ -137,8 +137,7 @@ def _largest_source(tpl: PodTemplate, resource: str) -> _Source | None:
     if pod is not None and resource in pod[0] and resource in ("cpu", "memory"):
         raw = tpl.spec.get("resources") or {}
         part = "requests" if resource in (raw.get("requests") or {}) else "limits"
-        return _Source(tpl.spec_path + ("resources", part, resource), "pod-level resources", None,
-                       pod[0][resource])
+        return _Source(tpl.spec_path + ("resources", part, resource), "pod-level resources", None, pod[0][resource])
     running = [_container_request(c, resource) for c in tpl.containers]
     sidecars: list[_Source] = []
     app_total = sum((s.value for s in running), Fraction(0))
@@ -215,8 +214,9 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             yield hit
 
 
-def _never_fits(tpl: PodTemplate, place: Placement, accel: dict[str, int],
-                too_small: list[NodeType], wrong: list[NodeType]) -> Iterator[Hit]:
+def _never_fits(
+    tpl: PodTemplate, place: Placement, accel: dict[str, int], too_small: list[NodeType], wrong: list[NodeType]
+) -> Iterator[Hit]:
     if too_small:
         node = max(too_small, key=lambda n: n.gpus)
         resource = node.gpu_resource
@@ -225,7 +225,8 @@ def _never_fits(tpl: PodTemplate, place: Placement, accel: dict[str, int],
         biggest = "" if n == 1 else f" (the largest of {_choices(place, n)})"
         src = _gpu_field(tpl, resource)
         yield _at_source(
-            tpl, src,
+            tpl,
+            src,
             f"requests {g} {label} but {_node_label(node)} has only {node.gpus}",
             f"{tpl.describe()}: the pod requests {g} {label} but {_node_label(node)}{biggest} has only "
             f"{node.gpus}: the pod can never be scheduled. Request at most {node.gpus} {label} per pod "
@@ -239,7 +240,8 @@ def _never_fits(tpl: PodTemplate, place: Placement, accel: dict[str, int],
     n = len(place.nodes)
     where = _node_label(node) if n == 1 else f"each of the {_choices(place, n)}"
     yield _at_source(
-        tpl, src,
+        tpl,
+        src,
         f"requests {names} but {_node_label(node)} offers {node.gpu_resource} only",
         f"{tpl.describe()}: the pod requests {names} but {where} offers {node.gpu_resource} only: "
         f"the pod can never be scheduled there. Request {node.gpu_resource}, or select nodes that "
@@ -254,8 +256,9 @@ def _at_source(tpl: PodTemplate, src, message: str, detail: str | None = None) -
     return Hit(src.path, message, container=src.container, at_value=True, detail=detail)
 
 
-def _share_hit(tpl: PodTemplate, place: Placement, accel: dict[str, int], fits: list[NodeType],
-               resource: str, tolerance: Fraction) -> Hit | None:
+def _share_hit(
+    tpl: PodTemplate, place: Placement, accel: dict[str, int], fits: list[NodeType], resource: str, tolerance: Fraction
+) -> Hit | None:
     request = effective_pod_request(tpl.spec, resource)
     if request <= 0:
         return None
@@ -272,14 +275,17 @@ def _share_hit(tpl: PodTemplate, place: Placement, accel: dict[str, int], fits: 
     src = _largest_source(tpl, resource)
     origin = ""
     if src is not None:
-        origin = (f", set by {src.where}" if src.value == request
-                  else f", {_exact(resource, src.value)} of it by {src.where}")
+        origin = (
+            f", set by {src.where}" if src.value == request else f", {_exact(resource, src.value)} of it by {src.where}"
+        )
     placeable = [r for r in rows if request <= r[1]]
     if not placeable:
         node, alloc, _ = max(rows, key=lambda r: r[1])
         on = _on(node, place, len(fits), accel[node.gpu_resource])
-        message = (f"requests {_exact(resource, request)} {resource} but {_node_label(node)} has "
-                   f"{_approx(resource, alloc)} {_of_node(resource)}")
+        message = (
+            f"requests {_exact(resource, request)} {resource} but {_node_label(node)} has "
+            f"{_approx(resource, alloc)} {_of_node(resource)}"
+        )
         detail = (
             f"{tpl.describe()}: the pod requests {_exact(resource, request)} {resource}{origin}, but {on} has "
             f"only {_approx(resource, alloc)} {_of_node(resource)}: the pod can never be scheduled. Request at "
@@ -292,13 +298,19 @@ def _share_hit(tpl: PodTemplate, place: Placement, accel: dict[str, int], fits: 
         label = devices_label(node.gpu_resource)
         fitting = math.floor(alloc / request)
         if fitting * g < (big_g // g) * g:
-            effect = (f"at most {fitting} such pod{'s' if fitting != 1 else ''} fit{'s' if fitting == 1 else ''} "
-                      f"on one node, leaving {big_g - fitting * g} of its {big_g} {label} idle")
+            effect = (
+                f"at most {fitting} such pod{'s' if fitting != 1 else ''} fit{'s' if fitting == 1 else ''} "
+                f"on one node, leaving {big_g - fitting * g} of its {big_g} {label} idle"
+            )
         else:
-            effect = (f"the node's other {big_g - g} {label} are left {_approx(resource, alloc - request)} "
-                      f"{resource} between them")
-        message = (f"{g} of {big_g} {label} but {percent(request / alloc)} of {_node_label(node)} {resource} "
-                   f"({_exact(resource, request)})")
+            effect = (
+                f"the node's other {big_g - g} {label} are left {_approx(resource, alloc - request)} "
+                f"{resource} between them"
+            )
+        message = (
+            f"{g} of {big_g} {label} but {percent(request / alloc)} of {_node_label(node)} {resource} "
+            f"({_exact(resource, request)})"
+        )
         detail = (
             f"{tpl.describe()}: uses {g} of {big_g} {label} ({percent(Fraction(g, big_g))}) on "
             f"{_on(node, place, len(fits), g)} but requests {_exact(resource, request)} {resource} "

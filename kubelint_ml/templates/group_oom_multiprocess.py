@@ -147,11 +147,15 @@ def _remedy(groups: list[Nodes]) -> str:
     new = [n for n in groups if not any(n is o for o in old)]
     parts = []
     if new:
-        parts.append("set singleProcessOOMKill: true in the KubeletConfiguration of "
-                     + " and ".join(n.label() for n in new))
+        parts.append(
+            "set singleProcessOOMKill: true in the KubeletConfiguration of " + " and ".join(n.label() for n in new)
+        )
     if old:
-        parts.append("upgrade " + " and ".join(n.label() for n in old)
-                     + " to kubelet 1.32+ and set singleProcessOOMKill: true there")
+        parts.append(
+            "upgrade "
+            + " and ".join(n.label() for n in old)
+            + " to kubelet 1.32+ and set singleProcessOOMKill: true there"
+        )
     return " or ".join(parts)
 
 
@@ -161,15 +165,17 @@ def _message(where: str, what: str, sigs: list[Signal], groups: list[Nodes], vic
     first = sigs[0].text if len(sigs[0].text) <= 40 else sigs[0].text[:37] + "..."
     more = f" (+{len(sigs) - 1} more)" if len(sigs) > 1 else ""
     message = f"{what} runs `{first}`{more} under group OOM kill"
-    return dict(message=message, detail=
-        f"{where}: {what} starts several processes ({_shown(sigs)}) and runs on {nodes}, where group OOM kill is "
+    return dict(
+        message=message,
+        detail=f"{where}: {what} starts several processes ({_shown(sigs)}) and runs on {nodes}, where group OOM kill is "
         "in effect: when the kernel OOM-kills one of them, memory.oom.group kills every process in the container, "
-        f"{victim} included. Give resources.limits.memory headroom for all of them, or {_remedy(groups)}"
+        f"{victim} included. Give resources.limits.memory headroom for all of them, or {_remedy(groups)}",
     )
 
 
-def _workload_hit(tpl: PodTemplate, sig: Signal, templates: list[PodTemplate], roles: tuple[str, ...], ctx: Any,
-                  training: bool) -> Hit | None:
+def _workload_hit(
+    tpl: PodTemplate, sig: Signal, templates: list[PodTemplate], roles: tuple[str, ...], ctx: Any, training: bool
+) -> Hit | None:
     """One finding per object for a workload-level signal: in the first
     template it applies to (without a container finding), naming them all."""
     sharing = []
@@ -207,8 +213,12 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         # Group kill stays inside one container: a sidecar's takes down the sidecar.
         trainer = training and c.role == "container" and any(s.kind in _TRAINING_SIGNALS for s in sigs)
         victim = "the trainer" if trainer else "the main process"
-        yield Hit(c.path + sigs[0].path, **_message(tpl.describe(), c.describe(), sigs, ev.group, victim),
-                  container=c.name, at_value=True)
+        yield Hit(
+            c.path + sigs[0].path,
+            **_message(tpl.describe(), c.describe(), sigs, ev.group, victim),
+            container=c.name,
+            at_value=True,
+        )
     if ev.containers:
         return
     for sig in ev.workload:

@@ -30,16 +30,29 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                     hint = f" (write {low[:-2]}M or {low[:-2]}Mi)"
                 elif low.endswith(("KB", "Kb", "kb", "K")):
                     hint = f" (write {low.rstrip('BbK').rstrip('k')}k or {low.rstrip('BbK').rstrip('k')}Ki)"
-            yield Hit(f.path, f"{f.where} {label} {raw_text(f.raw)} is not a valid quantity{hint}",
-                      detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is not a valid quantity: "
-                              f"{f.error}{hint}", container=container, at_value=True,
-                      fix=_fixes.decimal_suffix(f.path, f.raw))
+            yield Hit(
+                f.path,
+                f"{f.where} {label} {raw_text(f.raw)} is not a valid quantity{hint}",
+                detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is not a valid quantity: "
+                f"{f.error}{hint}",
+                container=container,
+                at_value=True,
+                fix=_fixes.decimal_suffix(f.path, f.raw),
+            )
         elif f.parsed.value < 0:
-            yield Hit(f.path, f"{f.where} {label} {raw_text(f.raw)} is negative",
-                      detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is negative; "
-                              "quantities must be >= 0", container=container, at_value=True)
+            yield Hit(
+                f.path,
+                f"{f.where} {label} {raw_text(f.raw)} is negative",
+                detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is negative; quantities must be >= 0",
+                container=container,
+                at_value=True,
+            )
         elif f.part != "sizeLimit" and is_extended_resource(f.resource) and not f.parsed.is_integer():
-            yield Hit(f.path, f"{f.where} {label} {raw_text(f.raw)} is not a whole number",
-                      detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is not a whole number; "
-                              f"extended resources such as {f.resource} are counted in whole devices",
-                      container=container, at_value=True)
+            yield Hit(
+                f.path,
+                f"{f.where} {label} {raw_text(f.raw)} is not a whole number",
+                detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is not a whole number; "
+                f"extended resources such as {f.resource} are counted in whole devices",
+                container=container,
+                at_value=True,
+            )

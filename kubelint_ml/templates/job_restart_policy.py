@@ -37,24 +37,46 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     fix = "set restartPolicy: Never" + ("" if has_pfp else " (or OnFailure)")
     if raw is None or raw == "":
         if batch:
-            yield Hit(path, "no restartPolicy: a Job needs Never or OnFailure", detail=(
-                f"{who}: pod template has no restartPolicy: a Job requires Never or OnFailure (the pod default, "
-                f"Always, is not allowed), and {rejected}; {fix}"),
-                fix=_fixes.restart_policy(path))
+            yield Hit(
+                path,
+                "no restartPolicy: a Job needs Never or OnFailure",
+                detail=(
+                    f"{who}: pod template has no restartPolicy: a Job requires Never or OnFailure (the pod default, "
+                    f"Always, is not allowed), and {rejected}; {fix}"
+                ),
+                fix=_fixes.restart_policy(path),
+            )
         elif has_pfp:
-            yield Hit(path, "restartPolicy defaults to OnFailure but podFailurePolicy needs Never", detail=(
-                f"{who}: pod template has no restartPolicy, so JobSet defaults it to OnFailure, but the Job's "
-                f"podFailurePolicy requires Never: {rejected}; set restartPolicy: Never"),
-                fix=_fixes.restart_policy(path))
+            yield Hit(
+                path,
+                "restartPolicy defaults to OnFailure but podFailurePolicy needs Never",
+                detail=(
+                    f"{who}: pod template has no restartPolicy, so JobSet defaults it to OnFailure, but the Job's "
+                    f"podFailurePolicy requires Never: {rejected}; set restartPolicy: Never"
+                ),
+                fix=_fixes.restart_policy(path),
+            )
         return
     if raw not in _VALID:
-        yield Hit(path, f"restartPolicy {raw_text(raw)} is not allowed in a Job", detail=(
-            f"{who}: restartPolicy {raw_text(raw)} is not allowed in a Job (only Never or OnFailure): {rejected}; "
-            f"{fix}"), at_value=True,
-            fix=_fixes.restart_policy(path))
+        yield Hit(
+            path,
+            f"restartPolicy {raw_text(raw)} is not allowed in a Job",
+            detail=(
+                f"{who}: restartPolicy {raw_text(raw)} is not allowed in a Job (only Never or OnFailure): {rejected}; "
+                f"{fix}"
+            ),
+            at_value=True,
+            fix=_fixes.restart_policy(path),
+        )
         return
     if raw == "OnFailure" and has_pfp:
-        yield Hit(path, "restartPolicy OnFailure with a podFailurePolicy (needs Never)", detail=(
-            f"{who}: restartPolicy OnFailure with a podFailurePolicy: a Job with podFailurePolicy requires "
-            f"restartPolicy Never, and {rejected}; set restartPolicy: Never"), at_value=True,
-            fix=_fixes.restart_policy(path))
+        yield Hit(
+            path,
+            "restartPolicy OnFailure with a podFailurePolicy (needs Never)",
+            detail=(
+                f"{who}: restartPolicy OnFailure with a podFailurePolicy: a Job with podFailurePolicy requires "
+                f"restartPolicy Never, and {rejected}; set restartPolicy: Never"
+            ),
+            at_value=True,
+            fix=_fixes.restart_policy(path),
+        )

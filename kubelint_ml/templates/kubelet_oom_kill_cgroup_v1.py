@@ -27,7 +27,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             ("singleProcessOOMKill",),
             f"singleProcessOOMKill: false stops the kubelet on cgroup v1 ({nodes.label()})",
             detail=f"{config_name(obj)} sets singleProcessOOMKill: false for {nodes.describe()}: on cgroup v1 the "
-            "kubelet refuses to start with it (\"must not be explicitly set to false when using cgroup v1\"). "
+            'kubelet refuses to start with it ("must not be explicitly set to false when using cgroup v1"). '
             "Remove the field (cgroup v1 always kills a single process), or move these nodes to cgroup v2",
             at_value=True,
         )

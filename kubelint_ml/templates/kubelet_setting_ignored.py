@@ -52,8 +52,11 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                     f"only on Linux (the only allowed value elsewhere is null), so it has no effect. Remove it",
                     at_value=True,
                 )
-            elif (hit := _too_old(name, "singleProcessOOMKill", spok, nodes, SINGLE_PROCESS_MIN, unknown,
-                                  _old_kill(nodes))) is not None:
+            elif (
+                hit := _too_old(
+                    name, "singleProcessOOMKill", spok, nodes, SINGLE_PROCESS_MIN, unknown, _old_kill(nodes)
+                )
+            ) is not None:
                 found = True
                 yield hit
         if fcg is not None and (hit := _too_old(name, "failCgroupV1", fcg, nodes, FAIL_CGROUP_V1_MIN, unknown)):
@@ -64,8 +67,9 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         raise SkipUnit(f"no kubelet or Kubernetes version for {labels} in the profile")
 
 
-def _too_old(name: str, key: str, value: object, nodes: Nodes, minimum: tuple[int, int], unknown: list[str],
-             extra: str = "") -> Hit | None:
+def _too_old(
+    name: str, key: str, value: object, nodes: Nodes, minimum: tuple[int, int], unknown: list[str], extra: str = ""
+) -> Hit | None:
     """The field set for nodes whose kubelet predates it; nodes without a version go to ``unknown``."""
     if nodes.version is None:
         unknown.append(nodes.label())

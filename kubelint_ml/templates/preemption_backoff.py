@@ -41,8 +41,11 @@ def _first_match(rules: list) -> tuple[int, dict, str] | None:
         if isinstance(codes, dict) and isinstance(codes.get("values"), list):
             values = {v for v in codes["values"] if isinstance(v, int)}
             op = codes.get("operator")
-            hit = any(k in values for k in _KILLED) if op == "In" else (
-                op == "NotIn" and any(k not in values for k in _KILLED))
+            hit = (
+                any(k in values for k in _KILLED)
+                if op == "In"
+                else (op == "NotIn" and any(k not in values for k in _KILLED))
+            )
             if hit:
                 return i, rule, "exitCodes"
     return None
@@ -84,25 +87,37 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     runs_as = f"runs at PriorityClass '{name}' (value {value})"
     spec = job_spec(tpl)
     base = job_spec_path(tpl)
-    preemptible = (f"{tpl.describe()} {runs_as}, below PriorityClass '{top.name}' (value {top.value}"
-                   f"{origin(top, obj.file)}), so its pods can be preempted")
+    preemptible = (
+        f"{tpl.describe()} {runs_as}, below PriorityClass '{top.name}' (value {top.value}"
+        f"{origin(top, obj.file)}), so its pods can be preempted"
+    )
     retries = _retries(spec)
     pfp = spec.get("podFailurePolicy")
     rules = pfp.get("rules") if isinstance(pfp, dict) else None
     if not isinstance(pfp, dict):
-        yield Hit(base + ("podFailurePolicy",), f"no podFailurePolicy: preemptions use up {_limit(spec)}", detail=(
-            f"{preemptible}, and the Job has no podFailurePolicy: every preemption {retries}, so preemptions "
-            f"alone can fail the Job; add podFailurePolicy.rules: [{_IGNORE_RULE}] "
-            "(podFailurePolicy requires restartPolicy: Never)"),
-            fix=_fixes.ignore_disruption(base, tpl, False))
+        yield Hit(
+            base + ("podFailurePolicy",),
+            f"no podFailurePolicy: preemptions use up {_limit(spec)}",
+            detail=(
+                f"{preemptible}, and the Job has no podFailurePolicy: every preemption {retries}, so preemptions "
+                f"alone can fail the Job; add podFailurePolicy.rules: [{_IGNORE_RULE}] "
+                "(podFailurePolicy requires restartPolicy: Never)"
+            ),
+            fix=_fixes.ignore_disruption(base, tpl, False),
+        )
         return
     match = _first_match(rules if isinstance(rules, list) else [])
     if match is None:
-        yield Hit(base + ("podFailurePolicy", "rules"), f"no Ignore rule for DisruptionTarget: preemptions use up {_limit(spec)}", detail=(
-            f"{preemptible}, and its podFailurePolicy has no rule with action Ignore on the DisruptionTarget pod "
-            f"condition: every preemption {retries}, so preemptions alone can fail the Job; add the rule "
-            f"{_IGNORE_RULE} first in podFailurePolicy.rules"),
-            fix=_fixes.ignore_disruption(base, tpl, True))
+        yield Hit(
+            base + ("podFailurePolicy", "rules"),
+            f"no Ignore rule for DisruptionTarget: preemptions use up {_limit(spec)}",
+            detail=(
+                f"{preemptible}, and its podFailurePolicy has no rule with action Ignore on the DisruptionTarget pod "
+                f"condition: every preemption {retries}, so preemptions alone can fail the Job; add the rule "
+                f"{_IGNORE_RULE} first in podFailurePolicy.rules"
+            ),
+            fix=_fixes.ignore_disruption(base, tpl, True),
+        )
         return
     index, rule, how = match
     action = rule.get("action")
@@ -114,11 +129,16 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     }.get(action if isinstance(action, str) else "", f"every preemption {retries}")
     if how == "exitCodes":
         codes = rule["onExitCodes"]
-        what = (f"podFailurePolicy.rules[{index}] (action {action} on exit codes {codes.get('operator')} "
-                f"{codes.get('values')}) matches a preempted container's exit code (143 after SIGTERM, 137 after "
-                "SIGKILL) before any rule on the DisruptionTarget condition")
+        what = (
+            f"podFailurePolicy.rules[{index}] (action {action} on exit codes {codes.get('operator')} "
+            f"{codes.get('values')}) matches a preempted container's exit code (143 after SIGTERM, 137 after "
+            "SIGKILL) before any rule on the DisruptionTarget condition"
+        )
     else:
         what = f"podFailurePolicy.rules[{index}] handles the DisruptionTarget condition with action {action}"
-    yield Hit(base + ("podFailurePolicy", "rules", index), f"podFailurePolicy.rules[{index}] ({action}) matches preemptions first", detail=(
-        f"{preemptible}, and {what}: {effect}; put the rule {_IGNORE_RULE} first in podFailurePolicy.rules"),
-        fix=_fixes.ignore_disruption(base, tpl, True))
+    yield Hit(
+        base + ("podFailurePolicy", "rules", index),
+        f"podFailurePolicy.rules[{index}] ({action}) matches preemptions first",
+        detail=(f"{preemptible}, and {what}: {effect}; put the rule {_IGNORE_RULE} first in podFailurePolicy.rules"),
+        fix=_fixes.ignore_disruption(base, tpl, True),
+    )

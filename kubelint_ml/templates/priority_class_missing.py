@@ -25,9 +25,13 @@ from kubelint_ml.templates._priority import (
 
 UNIT = "podTemplate"
 DEFAULTS: dict = {}
-PARAMS = {"type": "object", "additionalProperties": False, "properties": {
-    "fixClass": _fixes.CLASS_PARAM,
-}}
+PARAMS = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "fixClass": _fixes.CLASS_PARAM,
+    },
+}
 
 # Shared runtimes: the TrainJob that uses one carries its priority (Kueue label or overrides).
 _RUNTIMES = {("trainer.kubeflow.org", "TrainingRuntime"), ("trainer.kubeflow.org", "ClusterTrainingRuntime")}
@@ -54,42 +58,55 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     notes: list[str] = []
     path = tpl.spec_path + ("priorityClassName",)
     if "priorityClass" in spec:
-        notes.append(f"spec.priorityClass {raw_text(spec['priorityClass'])} is not a pod field, so it is dropped: "
-                     "the field is priorityClassName")
+        notes.append(
+            f"spec.priorityClass {raw_text(spec['priorityClass'])} is not a pod field, so it is dropped: "
+            "the field is priorityClassName"
+        )
         path = tpl.spec_path + ("priorityClass",)
     for r in refs:
         if r.source == "kubeflow":
-            notes.append(f"{r.field} '{r.name}' is copied only into the gang-scheduling PodGroup, not into the pods, "
-                         "so kube-scheduler preemption does not see it")
+            notes.append(
+                f"{r.field} '{r.name}' is copied only into the gang-scheduling PodGroup, not into the pods, "
+                "so kube-scheduler preemption does not see it"
+            )
     if not uses_kai(tpl) and (named(tpl.labels.get(KAI_LABEL)) or named(obj.labels.get(KAI_LABEL))):
-        notes.append(f"the label {KAI_LABEL} is read only by KAI Scheduler, and this template's schedulerName "
-                     "is not kai-scheduler")
+        notes.append(
+            f"the label {KAI_LABEL} is read only by KAI Scheduler, and this template's schedulerName "
+            "is not kai-scheduler"
+        )
     prio = spec.get("priority")
     if isinstance(prio, int) and not isinstance(prio, bool):
-        notes.append(f"spec.priority {prio} cannot set it: the Priority admission plugin computes spec.priority "
-                     "from the class and rejects a pod whose value differs")
+        notes.append(
+            f"spec.priority {prio} cannot set it: the Priority admission plugin computes spec.priority "
+            "from the class and rejects a pod whose value differs"
+        )
 
     default = facts_of(ctx).global_default()
     if uses_kai(tpl):  # KAI Scheduler's documented defaults, by workload type
-        runs_at = ("KAI Scheduler gives its pods its built-in default priority for the workload type ('inference' "
-                   "for a Deployment, 'train' otherwise)")
+        runs_at = (
+            "KAI Scheduler gives its pods its built-in default priority for the workload type ('inference' "
+            "for a Deployment, 'train' otherwise)"
+        )
     elif default is not None:
         value = f", value {default.value}" if default.value is not None else ""
-        runs_at = ("its pods run at the cluster's default priority (the globalDefault PriorityClass "
-                   f"'{default.name}'{value}{origin(default, obj.file)})")
+        runs_at = (
+            "its pods run at the cluster's default priority (the globalDefault PriorityClass "
+            f"'{default.name}'{value}{origin(default, obj.file)})"
+        )
     else:
         runs_at = "its pods run at the cluster's default priority (0 unless a globalDefault PriorityClass exists)"
 
     gang = next((r.name for r in refs if r.source == "kubeflow"), None)
-    training = is_training_kind(obj)  # else an accelerator Deployment, LeaderWorkerSet, ...: serving or interactive work
+    training = is_training_kind(
+        obj
+    )  # else an accelerator Deployment, LeaderWorkerSet, ...: serving or interactive work
     target = f"'{gang}' too" if gang else f"a PriorityClass for {'training' if training else 'this workload'}"
     alternatives = [f"the Kueue label {KUEUE_LABEL} on the object if Kueue admits it"]
     if uses_kai(tpl):
         alternatives.insert(0, f"KAI Scheduler's label {KAI_LABEL} on the workload")
     if is_volcano_job(obj):
         alternatives.insert(0, "spec.priorityClassName on the Volcano Job")
-    fix = (f"set {render_path(tpl.spec_path + ('priorityClassName',))} to {target} "
-           f"(or {' or '.join(alternatives)})")
+    fix = f"set {render_path(tpl.spec_path + ('priorityClassName',))} to {target} (or {' or '.join(alternatives)})"
 
     short = "no priorityClassName"
     if "priorityClass" in spec:
@@ -101,7 +118,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     message = f"{tpl.describe()}: pod template has no priorityClassName"
     if notes:
         message += " (" + "; ".join(notes) + ")"
-    message += (f": {runs_at}, so any higher-priority pod can preempt them{' mid-run' if training else ''} and they "
-                f"cannot preempt lower-priority work; {fix}")
-    yield Hit(path, short, detail=message,
-              fix=_fixes.missing_priority(tpl, refs, params, uses_kai(tpl), training, ctx))
+    message += (
+        f": {runs_at}, so any higher-priority pod can preempt them{' mid-run' if training else ''} and they "
+        f"cannot preempt lower-priority work; {fix}"
+    )
+    yield Hit(path, short, detail=message, fix=_fixes.missing_priority(tpl, refs, params, uses_kai(tpl), training, ctx))

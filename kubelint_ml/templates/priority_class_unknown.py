@@ -19,16 +19,16 @@ UNIT = "object"
 DEFAULTS: dict = {}
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 
-_FORBIDDEN = "the Priority admission plugin rejects the pods (\"no PriorityClass with name {name} was found\")"
+_FORBIDDEN = 'the Priority admission plugin rejects the pods ("no PriorityClass with name {name} was found")'
 _CONSEQUENCE = {
     "pod": _FORBIDDEN + ", so the controller never creates them",
     "volcano": "Volcano gives it to the PodGroup and to every pod whose template has no priorityClassName, and "
-               + _FORBIDDEN,
+    + _FORBIDDEN,
     "ray": "KubeRay's Volcano integration copies it into the PodGroup and into every pod's priorityClassName, and "
-           + _FORBIDDEN,
+    + _FORBIDDEN,
     "kai": "KAI Scheduler cannot resolve the workload's priority from it",
     "kubeflow": "the training operator copies it into the gang-scheduling PodGroup, which then names a class "
-                "that does not exist",
+    "that does not exist",
 }
 
 
@@ -82,27 +82,45 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             names = list(facts.workload_priority_classes)
             hint = _hint(ref.name, names)
             files = [facts.workload_priority_class_files[n] for n in names]  # a file, never the profile
-            hits.append(Hit(ref.path, f"unknown WorkloadPriorityClass '{ref.name}'{hint}", detail=(
-                f"{where}: {ref.field} '{ref.name}' names no known Kueue WorkloadPriorityClass "
-                f"(known: {_known(names, files, unit.obj.file)}){hint}: Kueue fails to build the Workload, so the job is never admitted; "
-                "correct the name or define the WorkloadPriorityClass"), at_value=True))
+            hits.append(
+                Hit(
+                    ref.path,
+                    f"unknown WorkloadPriorityClass '{ref.name}'{hint}",
+                    detail=(
+                        f"{where}: {ref.field} '{ref.name}' names no known Kueue WorkloadPriorityClass "
+                        f"(known: {_known(names, files, unit.obj.file)}){hint}: Kueue fails to build the Workload, so the job is never admitted; "
+                        "correct the name or define the WorkloadPriorityClass"
+                    ),
+                    at_value=True,
+                )
+            )
             continue
         if not facts.defines_priority_classes:
-            skipped.append(f"no PriorityClass among the inputs or in the profile to check {ref.field} "
-                           f"'{ref.name}' against")
+            skipped.append(
+                f"no PriorityClass among the inputs or in the profile to check {ref.field} '{ref.name}' against"
+            )
             continue
         if facts.knows_priority_class(ref.name):
             continue
         names = list(facts.priority_classes)
         hint = _hint(ref.name, names + list(SYSTEM_PRIORITY_CLASSES))
         consequence = _CONSEQUENCE[ref.source].format(name=ref.name)
-        files = ["the profile" if facts.priority_classes[n].source == "profile" else facts.priority_classes[n].source
-                 for n in names]
-        hits.append(Hit(ref.path, f"unknown PriorityClass '{ref.name}'{hint}", detail=(
-            f"{where}: {ref.field} '{ref.name}' names no known PriorityClass (known: {_known(names, files, unit.obj.file)}; "
-            f"plus the built-in system-cluster-critical and system-node-critical){hint}: {consequence}; "
-            "correct the name, or define the PriorityClass (in the linted files or in profile.priorityClasses)"),
-            at_value=True))
+        files = [
+            "the profile" if facts.priority_classes[n].source == "profile" else facts.priority_classes[n].source
+            for n in names
+        ]
+        hits.append(
+            Hit(
+                ref.path,
+                f"unknown PriorityClass '{ref.name}'{hint}",
+                detail=(
+                    f"{where}: {ref.field} '{ref.name}' names no known PriorityClass (known: {_known(names, files, unit.obj.file)}; "
+                    f"plus the built-in system-cluster-critical and system-node-critical){hint}: {consequence}; "
+                    "correct the name, or define the PriorityClass (in the linted files or in profile.priorityClasses)"
+                ),
+                at_value=True,
+            )
+        )
     if not hits and skipped:
         raise SkipUnit("; ".join(skipped))
     yield from hits

@@ -36,8 +36,15 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     detail = None
     if qos == "BestEffort":
         accel = ""
-        names = sorted({str(k) for c in tpl.all_containers for part in ("requests", "limits")
-                        for k in (c.resources.get(part) or {}) if isinstance(c.resources.get(part), dict)})
+        names = sorted(
+            {
+                str(k)
+                for c in tpl.all_containers
+                for part in ("requests", "limits")
+                for k in (c.resources.get(part) or {})
+                if isinstance(c.resources.get(part), dict)
+            }
+        )
         if names:
             accel = f" (it sets only {', '.join(names)}, which do not count for QoS)"
         message = f"BestEffort QoS: no cpu or memory requests or limits{accelerator_note(tpl)}"
@@ -49,5 +56,6 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     else:
         message = f"QoS class {qos}"
         detail = f"{tpl.describe()} has QoS class {qos}"
-    yield Hit(tpl.spec_path, message, detail=detail,
-              fix=_fixes.pod_memory(tpl, ctx, params) if qos == "BestEffort" else None)
+    yield Hit(
+        tpl.spec_path, message, detail=detail, fix=_fixes.pod_memory(tpl, ctx, params) if qos == "BestEffort" else None
+    )

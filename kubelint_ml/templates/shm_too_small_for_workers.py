@@ -85,7 +85,7 @@ def _brief(signals: list[Signal]) -> str:
     return f"{s.processes} {'workers' if s.kind == 'dataloader' else 'processes'} ({text})"
 
 
-_BUS_ERROR = "\"Bus error ... insufficient shared memory (shm)\""
+_BUS_ERROR = '"Bus error ... insufficient shared memory (shm)"'
 _WHY = {
     "dataloader": f"DataLoader workers pass batches through it and fail with {_BUS_ERROR}",
     "mpi": "the ranks in the pod share it for MPI's{collectives} intra-node shared-memory transports, which fail "
@@ -101,11 +101,13 @@ _COLLECTIVES = (("nvidia.com/", "NCCL"), ("amd.com/", "RCCL"))
 
 
 def _why(signals: list[Signal], tpl: PodTemplate) -> str:
-    library = next((name for resource in accelerators(tpl) for prefix, name in _COLLECTIVES
-                    if resource.startswith(prefix)), None)
+    library = next(
+        (name for resource in accelerators(tpl) for prefix, name in _COLLECTIVES if resource.startswith(prefix)), None
+    )
     return _WHY.get(signals[0].kind, _LAUNCH).format(
         collectives=f" and {library}'s" if library else "",
-        collectives_of=f" ({library}'s shared-memory transport)" if library else "")
+        collectives_of=f" ({library}'s shared-memory transport)" if library else "",
+    )
 
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
@@ -156,6 +158,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         f"'{name}' it mounts at /dev/shm has sizeLimit {size(limit)}, {compared}: {_why(signals, tpl)}. Raise "
         f"sizeLimit (several GiB for multi-GPU training; it counts against the memory limit)",
         at_value=True,
-        fix=_fixes.shm_size_limit(tpl, volume.path, limit, [c], max((s.processes or 0 for s in signals), default=0) or None,
-                                  params),
+        fix=_fixes.shm_size_limit(
+            tpl, volume.path, limit, [c], max((s.processes or 0 for s in signals), default=0) or None, params
+        ),
     )

@@ -36,10 +36,12 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     if share >= fraction:
         return
     c = unit.container
-    yield Hit(c.path + ("resources", "limits", resource),
-              f"{c.describe()}: GPU memory peaked at {show_bytes(g.peak)} of {show_bytes(g.device_memory)} "
-              f"({share:.0%}) on every device {over(ctx)} (below {fraction:.0%}); a smaller MIG profile or fewer "
-              "GPUs would do",
-              detail=f"DCGM's framebuffer use, per device, over {g.devices} device series and {g.samples} samples: "
-                     "no device ever held more than this.",
-              data={"peak": g.peak, "deviceMemory": g.device_memory, "share": round(share, 4)})
+    yield Hit(
+        c.path + ("resources", "limits", resource),
+        f"{c.describe()}: GPU memory peaked at {show_bytes(g.peak)} of {show_bytes(g.device_memory)} "
+        f"({share:.0%}) on every device {over(ctx)} (below {fraction:.0%}); a smaller MIG profile or fewer "
+        "GPUs would do",
+        detail=f"DCGM's framebuffer use, per device, over {g.devices} device series and {g.samples} samples: "
+        "no device ever held more than this.",
+        data={"peak": g.peak, "deviceMemory": g.device_memory, "share": round(share, 4)},
+    )

@@ -39,16 +39,20 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     c, tpl = unit.container, unit.tpl
     want, _ = recommended_memory(mem, ctx.usage.headroom)
     ratio = float(request / used)
-    message = (f"{c.describe()}: memory request {show('memory', request)} is {ratio:.1f}x the observed {pct} "
-               f"{show_bytes(float(used))} {over(ctx)} (above {float(factor):g}x); request {show_quantity(want)}")
+    message = (
+        f"{c.describe()}: memory request {show('memory', request)} is {ratio:.1f}x the observed {pct} "
+        f"{show_bytes(float(used))} {over(ctx)} (above {float(factor):g}x); request {show_quantity(want)}"
+    )
     idle = _idle_gpus(tpl, ctx, request, Fraction(want))
     if idle:
         message += f"; {idle}"
-    yield Hit(request_path(unit),
-              message,
-              detail="The scheduler reserves the request whether or not it is used: what is reserved and unused "
-                     "keeps other pods (and the accelerators beside the memory) off the node.",
-              data={"ratio": round(ratio, 3), "percentile": pct, "observed": float(used)})
+    yield Hit(
+        request_path(unit),
+        message,
+        detail="The scheduler reserves the request whether or not it is used: what is reserved and unused "
+        "keeps other pods (and the accelerators beside the memory) off the node.",
+        data={"ratio": round(ratio, 3), "percentile": pct, "observed": float(used)},
+    )
 
 
 def _idle_gpus(tpl, ctx, request: Fraction, wanted: Fraction) -> str:
@@ -74,5 +78,7 @@ def _idle_gpus(tpl, ctx, request: Fraction, wanted: Fraction) -> str:
     if fit >= by_gpu or idle <= 0:
         return ""
     pods = f"{fit} such pod{'s' if fit != 1 else ''} fit{'s' if fit == 1 else ''}"
-    return (f"on a {node.name} only {pods} by memory: {idle} of {node.gpus} GPUs idle "
-            f"({fit_sized} at the recommended request)")
+    return (
+        f"on a {node.name} only {pods} by memory: {idle} of {node.gpus} GPUs idle "
+        f"({fit_sized} at the recommended request)"
+    )

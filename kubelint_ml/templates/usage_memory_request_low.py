@@ -25,10 +25,12 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         return  # no request at all is missing-memory-request's finding
     c = unit.container
     want, _ = recommended_memory(mem, ctx.usage.headroom)
-    yield Hit(request_path(unit),
-              f"{c.describe()}: memory request {show('memory', request)} is below the observed median "
-              f"{show_bytes(mem.median)} {over(ctx)}; request {show_quantity(want)}",
-              detail="Most of the time the container uses more than the node reserved for it: under memory "
-                     "pressure the kubelet evicts pods by how far their usage exceeds their request, so this "
-                     "one goes first.",
-              data={"median": mem.median, "request": float(request)})
+    yield Hit(
+        request_path(unit),
+        f"{c.describe()}: memory request {show('memory', request)} is below the observed median "
+        f"{show_bytes(mem.median)} {over(ctx)}; request {show_quantity(want)}",
+        detail="Most of the time the container uses more than the node reserved for it: under memory "
+        "pressure the kubelet evicts pods by how far their usage exceeds their request, so this "
+        "one goes first.",
+        data={"median": mem.median, "request": float(request)},
+    )

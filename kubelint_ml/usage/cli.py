@@ -31,10 +31,12 @@ class UsageFailure(click.ClickException):
 
 
 def _source_options(f: Callable) -> Callable:
-    f = click.option("--namespace", default=None,
-                     help="Namespace of manifests without metadata.namespace [default: default].")(f)
-    f = click.option("--step", default=None,
-                     help="Resolution of the samples the quantiles are computed over [default: 5m].")(f)
+    f = click.option(
+        "--namespace", default=None, help="Namespace of manifests without metadata.namespace [default: default]."
+    )(f)
+    f = click.option(
+        "--step", default=None, help="Resolution of the samples the quantiles are computed over [default: 5m]."
+    )(f)
     f = click.option("--lookback", default=None, help="How far back usage is read (e.g. 14d, 36h) [default: 14d].")(f)
     return f
 
@@ -49,10 +51,17 @@ def check_options(f: Callable) -> Callable:
         return f(*args, **kwargs)
 
     out: Callable = _source_options(wrapper)
-    out = click.option("--usage", "usage_file", type=click.Path(dir_okay=False),
-                       help="Judge with observed usage from a snapshot (`kubelint-ml usage export`).")(out)
-    return click.option("--prometheus", metavar="URL",
-                        help="Judge with observed usage from this Prometheus (or Thanos, Mimir, VictoriaMetrics).")(out)
+    out = click.option(
+        "--usage",
+        "usage_file",
+        type=click.Path(dir_okay=False),
+        help="Judge with observed usage from a snapshot (`kubelint-ml usage export`).",
+    )(out)
+    return click.option(
+        "--prometheus",
+        metavar="URL",
+        help="Judge with observed usage from this Prometheus (or Thanos, Mimir, VictoriaMetrics).",
+    )(out)
 
 
 def for_check(paths: tuple[str, ...] | list[str], config: Any, rules: list, verbose: bool) -> tuple[Any, list]:
@@ -86,17 +95,34 @@ def _notes(usage: Any) -> None:
 # kubelint-ml usage ...
 
 
-def _load(load_config: Callable[[str | None], Any], paths: tuple[str, ...], config_path: str | None,
-          prometheus: str | None, usage_file: str | None, lookback: str | None, namespace: str | None,
-          end: str | None, need_prometheus: bool, step: str | None = None) -> tuple[Any, list]:
+def _load(
+    load_config: Callable[[str | None], Any],
+    paths: tuple[str, ...],
+    config_path: str | None,
+    prometheus: str | None,
+    usage_file: str | None,
+    lookback: str | None,
+    namespace: str | None,
+    end: str | None,
+    need_prometheus: bool,
+    step: str | None = None,
+) -> tuple[Any, list]:
     from kubelint_ml.usage.source import load_usage, scan, settings
 
     if not paths:
         raise UsageFailure("no paths given")
     config = load_config(config_path)
     try:
-        s = settings(getattr(config, "usage", None), config_path=config.path, prometheus=prometheus,
-                     usage_file=usage_file, lookback=lookback, namespace=namespace, end=end, step=step)
+        s = settings(
+            getattr(config, "usage", None),
+            config_path=config.path,
+            prometheus=prometheus,
+            usage_file=usage_file,
+            lookback=lookback,
+            namespace=namespace,
+            end=end,
+            step=step,
+        )
         if need_prometheus and not s.prometheus:
             raise UsageError("give --prometheus URL (or usage.prometheus in the config)")
         if not s.configured:
@@ -111,8 +137,13 @@ def _common(f: Callable) -> Callable:
     f = click.option("-v", "--verbose", is_flag=True, help="Say which workloads have no series or too few samples.")(f)
     f = click.option("--end", default=None, help="End of the lookback: unix seconds or RFC 3339 [default: now].")(f)
     f = _source_options(f)
-    f = click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False),
-                     help="Config file [default: .kubelint-ml.yaml found upward].")(f)
+    f = click.option(
+        "-c",
+        "--config",
+        "config_path",
+        type=click.Path(dir_okay=False),
+        help="Config file [default: .kubelint-ml.yaml found upward].",
+    )(f)
     return f
 
 
@@ -126,26 +157,41 @@ def group(load_config: Callable[[str | None], Any]) -> click.Group:
 
     @usage.command("export")
     @click.argument("paths", nargs=-1)
-    @click.option("--prometheus", metavar="URL", help="The Prometheus (or compatible) server [default: usage.prometheus].")
-    @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
-                  help="The snapshot file to write.")
+    @click.option(
+        "--prometheus", metavar="URL", help="The Prometheus (or compatible) server [default: usage.prometheus]."
+    )
+    @click.option(
+        "-o", "--output", "output", required=True, type=click.Path(dir_okay=False), help="The snapshot file to write."
+    )
     @_common
-    def export(paths: tuple[str, ...], prometheus: str | None, output: str, config_path: str | None,
-               lookback: str | None, step: str | None, namespace: str | None, end: str | None,
-               verbose: bool) -> None:
+    def export(
+        paths: tuple[str, ...],
+        prometheus: str | None,
+        output: str,
+        config_path: str | None,
+        lookback: str | None,
+        step: str | None,
+        namespace: str | None,
+        end: str | None,
+        verbose: bool,
+    ) -> None:
         """Write a usage snapshot (versioned JSON) for the workloads in PATH..."""
         from kubelint_ml.usage import snapshot
 
-        found, _ = _load(load_config, paths, config_path, prometheus, None, lookback, namespace, end,
-                         need_prometheus=True, step=step)
+        found, _ = _load(
+            load_config, paths, config_path, prometheus, None, lookback, namespace, end, need_prometheus=True, step=step
+        )
         if verbose:
             _notes(found)
         try:
             snapshot.write(found, output)
         except UsageError as e:
             raise UsageFailure(str(e)) from None
-        click.echo(f"wrote {output}: {sum(len(w.containers) for w in found.workloads.values())} containers of "
-                   f"{len(found.workloads)} workload templates ({found.queries} queries)", err=True)
+        click.echo(
+            f"wrote {output}: {sum(len(w.containers) for w in found.workloads.values())} containers of "
+            f"{len(found.workloads)} workload templates ({found.queries} queries)",
+            err=True,
+        )
 
     @usage.command("report")
     @click.argument("paths", nargs=-1)
@@ -153,14 +199,33 @@ def group(load_config: Callable[[str | None], Any]) -> click.Group:
     @click.option("--usage", "usage_file", type=click.Path(dir_okay=False), help="A snapshot from `usage export`.")
     @click.option("-f", "--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text")
     @_common
-    def report(paths: tuple[str, ...], prometheus: str | None, usage_file: str | None, fmt: str,
-               config_path: str | None, lookback: str | None, step: str | None, namespace: str | None,
-               end: str | None, verbose: bool) -> None:
+    def report(
+        paths: tuple[str, ...],
+        prometheus: str | None,
+        usage_file: str | None,
+        fmt: str,
+        config_path: str | None,
+        lookback: str | None,
+        step: str | None,
+        namespace: str | None,
+        end: str | None,
+        verbose: bool,
+    ) -> None:
         """A table per workload and container: requests and limits today, median, p99, peak, recommended."""
         from kubelint_ml.usage.report import write
 
-        found, templates = _load(load_config, paths, config_path, prometheus, usage_file, lookback, namespace, end,
-                                 need_prometheus=False, step=step)
+        found, templates = _load(
+            load_config,
+            paths,
+            config_path,
+            prometheus,
+            usage_file,
+            lookback,
+            namespace,
+            end,
+            need_prometheus=False,
+            step=step,
+        )
         if verbose:
             _notes(found)
         write(found, templates, fmt, sys.stdout)

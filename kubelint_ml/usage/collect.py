@@ -111,7 +111,7 @@ def check_selector(text: str) -> str:
         return ""
     for part in _split_matchers(text):
         if not _SELECTOR.fullmatch(part):
-            raise UsageError(f"usage.selector: {part.strip()!r} is not a label matcher (name=\"value\", =~, !=, !~)")
+            raise UsageError(f'usage.selector: {part.strip()!r} is not a label matcher (name="value", =~, !=, !~)')
     return text
 
 
@@ -144,7 +144,9 @@ def _regex_any(names: Iterable[str]) -> str:
     return "|".join(re.escape(n) for n in sorted(names))
 
 
-def _sel(plan: Plan, namespace: str, container: bool = True, prefix: str = "", pods: Iterable[str] | None = None) -> str:
+def _sel(
+    plan: Plan, namespace: str, container: bool = True, prefix: str = "", pods: Iterable[str] | None = None
+) -> str:
     parts = [f"{prefix}namespace={_q(namespace)}"]
     if container:
         parts += [f'{prefix}container!=""', f'{prefix}container!="POD"']
@@ -175,11 +177,15 @@ def stats_query(grid: Grid, at_step: str, peak: str) -> str:
     fetched from storage once."""
     t = [f"{_at(grid.last + k)}5" for k in range(len(QUANTILES) - 1)]  # between the instants
     q = " + ".join(
-        f"{qv} * " + " * ".join(([f"(time() > bool {t[k - 1]})"] if k else [])
-                                + ([f"(time() < bool {t[k]})"] if k < len(t) else []))
-        for k, (_, qv) in enumerate(QUANTILES))
-    return _tagged([("quantile", f"quantile_over_time({q}, {at_step})"), ("count", f"count_over_time({at_step})"),
-                    ("max", peak)])
+        f"{qv} * "
+        + " * ".join(
+            ([f"(time() > bool {t[k - 1]})"] if k else []) + ([f"(time() < bool {t[k]})"] if k < len(t) else [])
+        )
+        for k, (_, qv) in enumerate(QUANTILES)
+    )
+    return _tagged(
+        [("quantile", f"quantile_over_time({q}, {at_step})"), ("count", f"count_over_time({at_step})"), ("max", peak)]
+    )
 
 
 def stats_range(grid: Grid) -> tuple[int, int, int]:
@@ -212,19 +218,25 @@ def _gpu(fn: str, metric: str, plan: Plan, ns: str) -> str:
 
 
 def gpu_query(plan: Plan, ns: str) -> str:
-    return _tagged([
-        ("count", _gpu("count_over_time", FB_USED, plan, ns)),
-        ("max", _gpu("max_over_time", FB_USED, plan, ns)),
-        ("total", f"({_gpu('last_over_time', FB_USED, plan, ns)} + {_gpu('last_over_time', FB_FREE, plan, ns)})"),
-    ])
+    return _tagged(
+        [
+            ("count", _gpu("count_over_time", FB_USED, plan, ns)),
+            ("max", _gpu("max_over_time", FB_USED, plan, ns)),
+            ("total", f"({_gpu('last_over_time', FB_USED, plan, ns)} + {_gpu('last_over_time', FB_FREE, plan, ns)})"),
+        ]
+    )
 
 
 def ksm_query(plan: Plan, ns: str) -> str:
     rng = f"[{_s(plan.window.lookback)}]"
     restarts = f"{RESTARTS}{_sel(plan, ns)}{rng}"
-    oom = f"{TERMINATED}{_sel(plan, ns)[:-1]},reason=\"OOMKilled\"}}{rng}"
-    return _tagged([("restarts", f"(max_over_time({restarts}) - min_over_time({restarts}))"),
-                    ("oom", f"max without (reason) (max_over_time({oom}))")])
+    oom = f'{TERMINATED}{_sel(plan, ns)[:-1]},reason="OOMKilled"}}{rng}'
+    return _tagged(
+        [
+            ("restarts", f"(max_over_time({restarts}) - min_over_time({restarts}))"),
+            ("oom", f"max without (reason) (max_over_time({oom}))"),
+        ]
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -329,9 +341,11 @@ def collect(prom: Prometheus, targets: list[Target], plan: Plan, verbose_log: li
         any_memory = any_memory or had_memory
     if targets and not any_memory:
         names = ", ".join(sorted(by_ns))
-        raise UsageError(f"{prom.url}: no {MEMORY} series in namespace(s) {names} over the "
-                         f"{_s(plan.window.lookback)} before {_iso(plan.window.end)}: is cAdvisor scraped, are "
-                         "the namespace (--namespace) and --lookback right?")
+        raise UsageError(
+            f"{prom.url}: no {MEMORY} series in namespace(s) {names} over the "
+            f"{_s(plan.window.lookback)} before {_iso(plan.window.end)}: is cAdvisor scraped, are "
+            "the namespace (--namespace) and --lookback right?"
+        )
     return {"workloads": workloads, "missing": missing}
 
 
@@ -339,8 +353,9 @@ def _iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
-def _namespace(prom: Prometheus, ns: str, targets: list[Target], plan: Plan,
-               missing: dict[Key, str]) -> tuple[dict[Key, WorkloadUsage], bool]:
+def _namespace(
+    prom: Prometheus, ns: str, targets: list[Target], plan: Plan, missing: dict[Key, str]
+) -> tuple[dict[Key, WorkloadUsage], bool]:
     w = plan.window
     at = w.end
     grid = Grid.of(w)
@@ -361,8 +376,10 @@ def _namespace(prom: Prometheus, ns: str, targets: list[Target], plan: Plan,
     ksm = _by_series(prom.query(ksm_query(plan, ns), at)[1], "kube-state-metrics")
     sel = _sel(plan, ns, container=False)
     found = prom.series([f"kube_pod_labels{sel}", f"kube_pod_owner{sel}"], at - w.lookback, at)
-    pods = pods_from_series([s for s in found if s.get("__name__") == "kube_pod_labels"],
-                            [s for s in found if s.get("__name__") == "kube_pod_owner"])
+    pods = pods_from_series(
+        [s for s in found if s.get("__name__") == "kube_pod_labels"],
+        [s for s in found if s.get("__name__") == "kube_pod_owner"],
+    )
     for table in (memory, cpu, gpu, ksm):
         for pod, _, _ in table:
             pods.setdefault(pod, Pod(pod))
@@ -372,8 +389,9 @@ def _namespace(prom: Prometheus, ns: str, targets: list[Target], plan: Plan,
     for t in targets:
         matcher = matcher_for(*t.key, plan.overrides)
         if matcher is None:
-            missing[t.key] = (f"no pod mapping for kind {t.key[2]}; map it under usage.workloads "
-                              "(a pods regex or labels)")
+            missing[t.key] = (
+                f"no pod mapping for kind {t.key[2]}; map it under usage.workloads (a pods regex or labels)"
+            )
             continue
         names = _pods_of(matcher, pods)
         if not names:
@@ -438,22 +456,31 @@ def _samples(prom: Prometheus, promql: str, at: float, what: str) -> dict[Series
     return out
 
 
-def _pooled(table: dict[SeriesId, dict[str, float]], ids: list[SeriesId], raw: dict[SeriesId, list[float]],
-            what: str, container: str) -> Stats | None:
+def _pooled(
+    table: dict[SeriesId, dict[str, float]],
+    ids: list[SeriesId],
+    raw: dict[SeriesId, list[float]],
+    what: str,
+    container: str,
+) -> Stats | None:
     ids = [s for s in ids if table[s].get("count", 0) > 0]
     if not ids:
         return None
     if len(ids) == 1:
         found = table[ids[0]]
         if not {"median", "p90", "p99", "max"} <= set(found):
-            raise UsageError(f"{what} of pod {ids[0][0]} container {container}: the server answered without "
-                             "every statistic; refusing to size from it")
+            raise UsageError(
+                f"{what} of pod {ids[0][0]} container {container}: the server answered without "
+                "every statistic; refusing to size from it"
+            )
         return _stats(found)
     values: list[float] = []
     for s in ids:
         if s not in raw:
-            raise UsageError(f"{what} of pod {s[0]} container {container}: the samples vanished between two "
-                             "queries (data deleted or compacted?); run again")
+            raise UsageError(
+                f"{what} of pod {s[0]} container {container}: the samples vanished between two "
+                "queries (data deleted or compacted?); run again"
+            )
         values.extend(raw[s])
     if not values:
         return None
@@ -468,8 +495,12 @@ def _gpu_stats(table: dict[SeriesId, dict[str, float]], ids: list[SeriesId]) -> 
         return None
     totals = [table[s]["total"] for s in ids if "total" in table[s]]
     # Without DCGM_FI_DEV_FB_FREE beside it the device's size is unknown: 0, and nothing is judged on it.
-    return GpuStats(int(sum(table[s]["count"] for s in ids)), len(ids), max(table[s]["max"] for s in ids) * MI,
-                    min(totals) * MI if len(totals) == len(ids) else 0.0)
+    return GpuStats(
+        int(sum(table[s]["count"] for s in ids)),
+        len(ids),
+        max(table[s]["max"] for s in ids) * MI,
+        min(totals) * MI if len(totals) == len(ids) else 0.0,
+    )
 
 
 def from_prometheus(prom: Prometheus, targets: list[Target], plan: Plan, **settings: Any) -> Usage:
@@ -477,9 +508,24 @@ def from_prometheus(prom: Prometheus, targets: list[Target], plan: Plan, **setti
         found = collect(prom, targets, plan)
     except PrometheusError as e:
         raise UsageError(str(e)) from None
-    usage = Usage(window=plan.window, source=prom.url, workloads=found["workloads"], missing=found["missing"],
-                  queries=prom.queries, **settings)
+    usage = Usage(
+        window=plan.window,
+        source=prom.url,
+        workloads=found["workloads"],
+        missing=found["missing"],
+        queries=prom.queries,
+        **settings,
+    )
     return usage
 
 
-__all__ = ["Grid", "Plan", "Target", "collect", "from_prometheus", "overrides_from_config", "check_selector", "stats_of"]
+__all__ = [
+    "Grid",
+    "Plan",
+    "Target",
+    "collect",
+    "from_prometheus",
+    "overrides_from_config",
+    "check_selector",
+    "stats_of",
+]

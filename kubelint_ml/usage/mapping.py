@@ -95,56 +95,92 @@ def _c(pattern: str) -> re.Pattern[str]:
 
 def _job(name: str, role: str) -> Matcher:
     job = _exact(name)
-    return Matcher(_c(_lit(name) + rf"-(\d+-)?{_RANDOM}"),
-                   [[(ksm_label("batch.kubernetes.io/job-name"), job)], [(ksm_label("job-name"), job)]],
-                   ("Job", job), "Job pods")
+    return Matcher(
+        _c(_lit(name) + rf"-(\d+-)?{_RANDOM}"),
+        [[(ksm_label("batch.kubernetes.io/job-name"), job)], [(ksm_label("job-name"), job)]],
+        ("Job", job),
+        "Job pods",
+    )
 
 
 def _cronjob(name: str, role: str) -> Matcher:
     job = _c(_lit(name) + r"-\d+")
-    return Matcher(_c(_lit(name) + rf"-\d+-(\d+-)?{_RANDOM}"),
-                   [[(ksm_label("batch.kubernetes.io/job-name"), job)], [(ksm_label("job-name"), job)]],
-                   ("Job", job), "the pods of every run")
+    return Matcher(
+        _c(_lit(name) + rf"-\d+-(\d+-)?{_RANDOM}"),
+        [[(ksm_label("batch.kubernetes.io/job-name"), job)], [(ksm_label("job-name"), job)]],
+        ("Job", job),
+        "the pods of every run",
+    )
 
 
 def _kubeflow(name: str, role: str) -> Matcher:
     rtype = _exact(role.lower(), ignore_case=True)
-    return Matcher(_c(_lit(name) + "-" + _lit(role.lower()) + r"-\d+"),
-                   [[(ksm_label("training.kubeflow.org/job-name"), _exact(name)),
-                     (ksm_label("training.kubeflow.org/replica-type"), rtype)],
-                    [(ksm_label("job-name"), _exact(name)), (ksm_label("replica-type"), rtype)]],
-                   None, f"replica type {role}")
+    return Matcher(
+        _c(_lit(name) + "-" + _lit(role.lower()) + r"-\d+"),
+        [
+            [
+                (ksm_label("training.kubeflow.org/job-name"), _exact(name)),
+                (ksm_label("training.kubeflow.org/replica-type"), rtype),
+            ],
+            [(ksm_label("job-name"), _exact(name)), (ksm_label("replica-type"), rtype)],
+        ],
+        None,
+        f"replica type {role}",
+    )
 
 
 def _jobset(name: str, role: str) -> Matcher:
-    return Matcher(_c(_lit(name) + "-" + _lit(role) + rf"-\d+-(\d+-)?{_RANDOM}"),
-                   [[(ksm_label("jobset.sigs.k8s.io/jobset-name"), _exact(name)),
-                     (ksm_label("jobset.sigs.k8s.io/replicatedjob-name"), _exact(role))]],
-                   None, f"replicated job {role}")
+    return Matcher(
+        _c(_lit(name) + "-" + _lit(role) + rf"-\d+-(\d+-)?{_RANDOM}"),
+        [
+            [
+                (ksm_label("jobset.sigs.k8s.io/jobset-name"), _exact(name)),
+                (ksm_label("jobset.sigs.k8s.io/replicatedjob-name"), _exact(role)),
+            ]
+        ],
+        None,
+        f"replicated job {role}",
+    )
 
 
 def _ray(name: str, role: str) -> Matcher:
     if role == "head":
-        return Matcher(_c(_lit(name) + f"-head-{_RANDOM}"),
-                       [[(ksm_label("ray.io/cluster"), _exact(name)), (ksm_label("ray.io/node-type"), _exact("head"))]],
-                       None, "head")
-    return Matcher(_c(_lit(name) + "-(" + _lit(role) + "-worker|worker-" + _lit(role) + f")-{_RANDOM}"),
-                   [[(ksm_label("ray.io/cluster"), _exact(name)), (ksm_label("ray.io/group"), _exact(role))]],
-                   None, f"worker group {role}")
+        return Matcher(
+            _c(_lit(name) + f"-head-{_RANDOM}"),
+            [[(ksm_label("ray.io/cluster"), _exact(name)), (ksm_label("ray.io/node-type"), _exact("head"))]],
+            None,
+            "head",
+        )
+    return Matcher(
+        _c(_lit(name) + "-(" + _lit(role) + "-worker|worker-" + _lit(role) + f")-{_RANDOM}"),
+        [[(ksm_label("ray.io/cluster"), _exact(name)), (ksm_label("ray.io/group"), _exact(role))]],
+        None,
+        f"worker group {role}",
+    )
 
 
 def _volcano(name: str, role: str) -> Matcher:
-    return Matcher(_c(_lit(name) + "-" + _lit(role) + r"-\d+"),
-                   [[(ksm_label("volcano.sh/job-name"), _exact(name)), (ksm_label("volcano.sh/task-spec"), _exact(role))]],
-                   None, f"task {role}")
+    return Matcher(
+        _c(_lit(name) + "-" + _lit(role) + r"-\d+"),
+        [[(ksm_label("volcano.sh/job-name"), _exact(name)), (ksm_label("volcano.sh/task-spec"), _exact(role))]],
+        None,
+        f"task {role}",
+    )
 
 
 def _lws(name: str, role: str) -> Matcher:
     leader = role == "leader"
-    return Matcher(_c(_lit(name) + (r"-\d+" if leader else r"-\d+-\d+")),
-                   [[(ksm_label("leaderworkerset.sigs.k8s.io/name"), _exact(name)),
-                     (ksm_label("leaderworkerset.sigs.k8s.io/worker-index"), _c("0" if leader else r"[1-9]\d*"))]],
-                   None, role)
+    return Matcher(
+        _c(_lit(name) + (r"-\d+" if leader else r"-\d+-\d+")),
+        [
+            [
+                (ksm_label("leaderworkerset.sigs.k8s.io/name"), _exact(name)),
+                (ksm_label("leaderworkerset.sigs.k8s.io/worker-index"), _c("0" if leader else r"[1-9]\d*")),
+            ]
+        ],
+        None,
+        role,
+    )
 
 
 def _deployment(name: str, role: str) -> Matcher:
@@ -208,8 +244,9 @@ def overrides_from_config(entries: list[dict[str, Any]]) -> list[Override]:
     return out
 
 
-def matcher_for(namespace: str, group: str, kind: str, name: str, role: str,
-                overrides: list[Override]) -> Matcher | None:
+def matcher_for(
+    namespace: str, group: str, kind: str, name: str, role: str, overrides: list[Override]
+) -> Matcher | None:
     for o in overrides:
         okind = o.kind.split("/")[-1]
         ogroup = o.kind.split("/")[0] if "/" in o.kind else None

@@ -36,7 +36,9 @@ class Stats:
         return {"samples": self.samples, "median": self.median, "p90": self.p90, "p99": self.p99, "max": self.max}
 
     def at(self, percentile: str) -> float:
-        return {"median": self.median, "p50": self.median, "p90": self.p90, "p99": self.p99, "max": self.max}[percentile]
+        return {"median": self.median, "p50": self.median, "p90": self.p90, "p99": self.p99, "max": self.max}[
+            percentile
+        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,9 +162,11 @@ class Usage:
         if mem is None:
             return None
         request, limit = recommended_memory(mem, self.headroom)
-        source = (f"observed median {show_bytes(mem.median)} and peak {show_bytes(mem.max)} over "
-                  f"{duration_text(self.window.lookback)} ({mem.samples} samples, {self.source}); "
-                  f"limit = peak + {self.headroom:.0%}")
+        source = (
+            f"observed median {show_bytes(mem.median)} and peak {show_bytes(mem.max)} over "
+            f"{duration_text(self.window.lookback)} ({mem.samples} samples, {self.source}); "
+            f"limit = peak + {self.headroom:.0%}"
+        )
         return request, limit, source
 
     def notes(self) -> list[str]:
@@ -173,13 +177,17 @@ class Usage:
                 if cu.memory is None:
                     out.append(f"usage: {w.describe()}: container '{name}': no memory series; not judged")
                 if cu.gpu is not None and cu.gpu.device_memory <= 0:
-                    out.append(f"usage: {w.describe()}: container '{name}': no DCGM_FI_DEV_FB_FREE beside "
-                               "DCGM_FI_DEV_FB_USED, so the GPU's memory is unknown; GPU memory not judged")
+                    out.append(
+                        f"usage: {w.describe()}: container '{name}': no DCGM_FI_DEV_FB_FREE beside "
+                        "DCGM_FI_DEV_FB_USED, so the GPU's memory is unknown; GPU memory not judged"
+                    )
                 if cu.memory is None:
                     continue
                 if cu.memory.samples < self.min_samples:
-                    out.append(f"usage: {w.describe()}: container '{name}': {cu.memory.samples} memory samples, "
-                               f"fewer than {self.min_samples} (usage.minSamples); not judged")
+                    out.append(
+                        f"usage: {w.describe()}: container '{name}': {cu.memory.samples} memory samples, "
+                        f"fewer than {self.min_samples} (usage.minSamples); not judged"
+                    )
         return out
 
 

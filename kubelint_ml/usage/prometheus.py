@@ -95,8 +95,10 @@ def auth_from_env(env: Mapping[str, str] | None = None, tenant: str | None = Non
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001 - urllib's signature
-        raise PrometheusError(f"{req.full_url}: the server redirects to {newurl} (HTTP {code}); "
-                              "give that URL instead (redirects are not followed, credentials would go along)")
+        raise PrometheusError(
+            f"{req.full_url}: the server redirects to {newurl} (HTTP {code}); "
+            "give that URL instead (redirects are not followed, credentials would go along)"
+        )
 
 
 @dataclass
@@ -121,8 +123,11 @@ class Prometheus:
         self.url = self.url.rstrip("/")
         handlers: list[Any] = [_NoRedirect()]
         if parsed.scheme == "https":
-            context = ssl.create_default_context(cafile=self.auth.ca_file) if self.auth.ca_file else \
-                ssl.create_default_context()
+            context = (
+                ssl.create_default_context(cafile=self.auth.ca_file)
+                if self.auth.ca_file
+                else ssl.create_default_context()
+            )
             handlers.append(urllib.request.HTTPSHandler(context=context))
         self._opener = urllib.request.build_opener(*handlers)
         import threading
@@ -138,8 +143,10 @@ class Prometheus:
         return data.get("resultType", ""), data.get("result") or []
 
     def query_range(self, promql: str, start: float, end: float, step: float) -> list[dict]:
-        data = self._call("/api/v1/query_range", {"query": promql, "start": _ts(start), "end": _ts(end),
-                                                   "step": _step(step), "timeout": _dur(self.timeout)})
+        data = self._call(
+            "/api/v1/query_range",
+            {"query": promql, "start": _ts(start), "end": _ts(end), "step": _step(step), "timeout": _dur(self.timeout)},
+        )
         return data.get("result") or []
 
     def series(self, matchers: list[str], start: float, end: float) -> list[dict]:
@@ -153,8 +160,12 @@ class Prometheus:
         assert endpoint in ENDPOINTS
         body = urllib.parse.urlencode(form).encode()
         url = self.url + endpoint
-        headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json",
-                   "User-Agent": "kubelint-ml", **self.auth.headers()}
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Accept": "application/json",
+            "User-Agent": "kubelint-ml",
+            **self.auth.headers(),
+        }
         delay = self.backoff
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
@@ -173,20 +184,24 @@ class Prometheus:
                 raise
             except TimeoutError:
                 if last:
-                    raise PrometheusError(f"{url}: no answer within {self.timeout:g}s "
-                                          f"({self.retries + 1} attempts); the server is slow or the query too big "
-                                          "(try a shorter --lookback or usage.timeout)") from None
+                    raise PrometheusError(
+                        f"{url}: no answer within {self.timeout:g}s "
+                        f"({self.retries + 1} attempts); the server is slow or the query too big "
+                        "(try a shorter --lookback or usage.timeout)"
+                    ) from None
             except (urllib.error.URLError, ConnectionError, OSError) as e:
                 reason = getattr(e, "reason", e)
                 if isinstance(reason, (TimeoutError, socket.timeout)):
                     if last:
-                        raise PrometheusError(f"{url}: no answer within {self.timeout:g}s "
-                                              f"({self.retries + 1} attempts)") from None
+                        raise PrometheusError(
+                            f"{url}: no answer within {self.timeout:g}s ({self.retries + 1} attempts)"
+                        ) from None
                 elif isinstance(reason, ssl.SSLError):
                     raise PrometheusError(f"{url}: TLS: {reason} (a private CA goes in {ENV}CA_FILE)") from None
                 elif last:
-                    raise PrometheusError(f"{url}: unreachable: {_reason(reason)} "
-                                          f"({self.retries + 1} attempts)") from None
+                    raise PrometheusError(
+                        f"{url}: unreachable: {_reason(reason)} ({self.retries + 1} attempts)"
+                    ) from None
             time.sleep(delay)
             delay *= 2
         raise AssertionError("unreachable")
@@ -228,12 +243,16 @@ def _http_problem(e: urllib.error.HTTPError, url: str) -> str:
     except (ValueError, OSError):
         pass
     if e.code in (401, 403):
-        return (f"{url}: HTTP {e.code} {'unauthorized' if e.code == 401 else 'forbidden'}: "
-                f"check the credentials ({ENV}TOKEN, or {ENV}USERNAME and {ENV}PASSWORD)"
-                + (f"; the server says: {detail}" if detail else ""))
+        return (
+            f"{url}: HTTP {e.code} {'unauthorized' if e.code == 401 else 'forbidden'}: "
+            f"check the credentials ({ENV}TOKEN, or {ENV}USERNAME and {ENV}PASSWORD)"
+            + (f"; the server says: {detail}" if detail else "")
+        )
     if "too many samples" in detail:
-        return (f"{url}: the query is over the server's sample limit (query.max-samples): {detail}; "
-                "lint fewer namespaces at a time, shorten --lookback or lengthen --step")
+        return (
+            f"{url}: the query is over the server's sample limit (query.max-samples): {detail}; "
+            "lint fewer namespaces at a time, shorten --lookback or lengthen --step"
+        )
     if e.code == 404:
         return f"{url}: HTTP 404: no Prometheus HTTP API here (give the server's base URL)"
     return f"{url}: HTTP {e.code}" + (f": {detail}" if detail else f" {e.reason}")

@@ -10,9 +10,24 @@ from typing import Any, TextIO
 from kubelint_ml.usage.model import Usage, describe_key, recommended_memory, show_bytes, show_cores, show_quantity
 from kubelint_ml.usage.source import TemplateSpec
 
-COLUMNS = ("workload", "container", "pods", "samples", "memory request", "memory limit", "median", "p99", "peak",
-           "recommended request", "recommended limit", "cpu request", "cpu median", "cpu p99", "gpu memory peak",
-           "oom")
+COLUMNS = (
+    "workload",
+    "container",
+    "pods",
+    "samples",
+    "memory request",
+    "memory limit",
+    "median",
+    "p99",
+    "peak",
+    "recommended request",
+    "recommended limit",
+    "cpu request",
+    "cpu median",
+    "cpu p99",
+    "gpu memory peak",
+    "oom",
+)
 
 
 def rows(usage: Usage, templates: list[TemplateSpec]) -> list[dict[str, Any]]:
@@ -27,8 +42,13 @@ def rows(usage: Usage, templates: list[TemplateSpec]) -> list[dict[str, Any]]:
             cu = w.containers.get(c.name) if w else None
             row: dict[str, Any] = {
                 "file": t.file,
-                "namespace": t.key[0], "group": t.key[1], "kind": t.key[2], "name": t.key[3], "template": t.key[4],
-                "workload": describe_key(t.key), "container": c.name,
+                "namespace": t.key[0],
+                "group": t.key[1],
+                "kind": t.key[2],
+                "name": t.key[3],
+                "template": t.key[4],
+                "workload": describe_key(t.key),
+                "container": c.name,
                 "requests": {r: _num(v) for r, v in sorted(c.requests.items()) if r in ("memory", "cpu")},
                 "limits": {r: _num(v) for r, v in sorted(c.limits.items()) if r in ("memory", "cpu")},
                 "usage": cu.to_dict() if cu else None,
@@ -68,9 +88,17 @@ def _cells(row: dict[str, Any]) -> list[str]:
 
     req, lim = row["requests"], row["limits"]
     return [
-        row["workload"], row["container"], str(u.get("pods", "-")), str(mem.get("samples", "-")),
-        b(req.get("memory")), b(lim.get("memory")), b(mem.get("median")), b(mem.get("p99")), b(mem.get("max")),
-        q(rec.get("request")), q(rec.get("limit")),
+        row["workload"],
+        row["container"],
+        str(u.get("pods", "-")),
+        str(mem.get("samples", "-")),
+        b(req.get("memory")),
+        b(lim.get("memory")),
+        b(mem.get("median")),
+        b(mem.get("p99")),
+        b(mem.get("max")),
+        q(rec.get("request")),
+        q(rec.get("limit")),
         show_cores(req["cpu"]) if "cpu" in req else "-",
         show_cores(cpu["median"]) if "median" in cpu else "-",
         show_cores(cpu["p99"]) if "p99" in cpu else "-",
@@ -82,14 +110,22 @@ def _cells(row: dict[str, Any]) -> list[str]:
 def write(usage: Usage, templates: list[TemplateSpec], fmt: str, out: TextIO) -> None:
     table = rows(usage, templates)
     if fmt == "json":
-        doc = {"window": usage.window.to_dict(), "source": usage.source, "cluster": usage.cluster,
-               "minSamples": usage.min_samples, "headroom": usage.headroom, "rows": table}
+        doc = {
+            "window": usage.window.to_dict(),
+            "source": usage.source,
+            "cluster": usage.cluster,
+            "minSamples": usage.min_samples,
+            "headroom": usage.headroom,
+            "rows": table,
+        }
         out.write(json.dumps(doc, indent=1, allow_nan=False) + "\n")
         return
     cells = [_cells(r) for r in table]
     header = list(COLUMNS)
-    title = (f"Observed usage over {usage.lookback_text} (step {_dur(usage.window.step)}) from {usage.source}; "
-             f"recommended: request = median, limit = peak + {usage.headroom:.0%}")
+    title = (
+        f"Observed usage over {usage.lookback_text} (step {_dur(usage.window.step)}) from {usage.source}; "
+        f"recommended: request = median, limit = peak + {usage.headroom:.0%}"
+    )
     if fmt == "markdown":
         from kubelint_ml.report.escape import markdown_cell as md_cell
 
@@ -104,9 +140,13 @@ def write(usage: Usage, templates: list[TemplateSpec], fmt: str, out: TextIO) ->
     cells = [[neutralise(x) for x in c] for c in cells]
     widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(header)]
     out.write(neutralise(title) + "\n\n")
-    out.write("  ".join(h.ljust(widths[i]) if i < 2 else h.rjust(widths[i]) for i, h in enumerate(header)).rstrip() + "\n")
+    out.write(
+        "  ".join(h.ljust(widths[i]) if i < 2 else h.rjust(widths[i]) for i, h in enumerate(header)).rstrip() + "\n"
+    )
     for c in cells:
-        out.write("  ".join(x.ljust(widths[i]) if i < 2 else x.rjust(widths[i]) for i, x in enumerate(c)).rstrip() + "\n")
+        out.write(
+            "  ".join(x.ljust(widths[i]) if i < 2 else x.rjust(widths[i]) for i, x in enumerate(c)).rstrip() + "\n"
+        )
     judged = sum(1 for r in table if r["judged"])
     out.write(f"\n{judged} of {len(table)} containers sized\n")
 

@@ -67,13 +67,30 @@ def to_dict(usage: Usage) -> dict[str, Any]:
     workloads = []
     for key in sorted(usage.workloads):
         w = usage.workloads[key]
-        workloads.append({"namespace": w.namespace, "group": w.group, "kind": w.kind, "name": w.name,
-                          "template": w.role, "pods": w.pods,
-                          "containers": {n: w.containers[n].to_dict() for n in sorted(w.containers)}})
-    missing = [{"namespace": k[0], "group": k[1], "kind": k[2], "name": k[3], "template": k[4], "reason": why}
-               for k, why in sorted(usage.missing.items())]
-    return {"kind": KIND, "version": VERSION, "cluster": usage.cluster, "source": usage.source,
-            "window": usage.window.to_dict(), "workloads": workloads, "missing": missing}
+        workloads.append(
+            {
+                "namespace": w.namespace,
+                "group": w.group,
+                "kind": w.kind,
+                "name": w.name,
+                "template": w.role,
+                "pods": w.pods,
+                "containers": {n: w.containers[n].to_dict() for n in sorted(w.containers)},
+            }
+        )
+    missing = [
+        {"namespace": k[0], "group": k[1], "kind": k[2], "name": k[3], "template": k[4], "reason": why}
+        for k, why in sorted(usage.missing.items())
+    ]
+    return {
+        "kind": KIND,
+        "version": VERSION,
+        "cluster": usage.cluster,
+        "source": usage.source,
+        "window": usage.window.to_dict(),
+        "workloads": workloads,
+        "missing": missing,
+    }
 
 
 def write(usage: Usage, path: str) -> None:
@@ -114,8 +131,10 @@ def _get(d: Any, key: str, kind: type | tuple, where: str, optional: bool = Fals
 
 def _name(kind: type | tuple) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join({int: "integer", float: "number", str: "string", bool: "boolean", dict: "object",
-                        list: "list"}[k] for k in kinds)
+    return " or ".join(
+        {int: "integer", float: "number", str: "string", bool: "boolean", dict: "object", list: "list"}[k]
+        for k in kinds
+    )
 
 
 def _number(d: dict, key: str, where: str) -> float:
@@ -147,7 +166,7 @@ def _only(d: dict, keys: set[str], where: str) -> None:
 
 def from_dict(doc: Any, **settings: Any) -> Usage:
     if not isinstance(doc, dict) or doc.get("kind") != KIND:
-        raise _Bad(f"not a usage snapshot (\"kind\": \"{KIND}\" expected)")
+        raise _Bad(f'not a usage snapshot ("kind": "{KIND}" expected)')
     version = doc.get("version")
     if version not in READS or isinstance(version, bool):
         raise _Bad(f"version {version!r}: this kubelint-ml reads versions {', '.join(map(str, READS))}")
@@ -156,17 +175,29 @@ def from_dict(doc: Any, **settings: Any) -> Usage:
     lookback = _get(win, "lookback", str, "window")
     step = _get(win, "step", str, "window")
     try:
-        window = Window(parse_duration(lookback, "window.lookback"), parse_duration(step, "window.step"),
-                        _number(win, "end", "window"))
+        window = Window(
+            parse_duration(lookback, "window.lookback"),
+            parse_duration(step, "window.step"),
+            _number(win, "end", "window"),
+        )
     except UsageError as e:
         raise _Bad(str(e)) from None
-    usage = Usage(window=window, cluster=_get(doc, "cluster", str, "(top level)", optional=True),
-                  source=_get(doc, "source", str, "(top level)", optional=True) or "", **settings)
+    usage = Usage(
+        window=window,
+        cluster=_get(doc, "cluster", str, "(top level)", optional=True),
+        source=_get(doc, "source", str, "(top level)", optional=True) or "",
+        **settings,
+    )
     for i, w in enumerate(_get(doc, "workloads", list, "(top level)")):
         where = f"workloads[{i}]"
-        _only(w if isinstance(w, dict) else {}, {"namespace", "group", "kind", "name", "template", "pods",
-                                                 "containers"}, where)
-        ns, group, kind, name_, role = (_get(w, k, str, where) for k in ("namespace", "group", "kind", "name", "template"))
+        _only(
+            w if isinstance(w, dict) else {},
+            {"namespace", "group", "kind", "name", "template", "pods", "containers"},
+            where,
+        )
+        ns, group, kind, name_, role = (
+            _get(w, k, str, where) for k in ("namespace", "group", "kind", "name", "template")
+        )
         wu = WorkloadUsage(ns, group, kind, name_, role, pods=_count(w, "pods", where))
         for name, c in _get(w, "containers", dict, where).items():
             cw = f"{where}.containers.{name}"
@@ -181,8 +212,12 @@ def from_dict(doc: Any, **settings: Any) -> Usage:
             if "gpuMemory" in c:
                 g = c["gpuMemory"]
                 gw = cw + ".gpuMemory"
-                cu.gpu = GpuStats(_count(g, "samples", gw), _count(g, "devices", gw), _number(g, "peak", gw),
-                                  _number(g, "deviceMemory", gw))
+                cu.gpu = GpuStats(
+                    _count(g, "samples", gw),
+                    _count(g, "devices", gw),
+                    _number(g, "peak", gw),
+                    _number(g, "deviceMemory", gw),
+                )
                 _only(g, {"samples", "devices", "peak", "deviceMemory"}, gw)
             if "restarts" in c:
                 cu.restarts = _count(c, "restarts", cw)
@@ -216,11 +251,15 @@ def read(path: str, cluster: str | None = None, **settings: Any) -> Usage:
     except _Bad as e:
         raise UsageError(f"--usage {path}: malformed snapshot: {e}") from None
     if cluster and usage.cluster and usage.cluster != cluster:
-        raise UsageError(f"--usage {path}: the snapshot is from cluster {usage.cluster!r}, not {cluster!r} "
-                         "(usage.cluster); export one from this cluster")
+        raise UsageError(
+            f"--usage {path}: the snapshot is from cluster {usage.cluster!r}, not {cluster!r} "
+            "(usage.cluster); export one from this cluster"
+        )
     if cluster and not usage.cluster:
-        raise UsageError(f"--usage {path}: the snapshot names no cluster, and usage.cluster is {cluster!r}; "
-                         "export it with usage.cluster set")
+        raise UsageError(
+            f"--usage {path}: the snapshot names no cluster, and usage.cluster is {cluster!r}; "
+            "export it with usage.cluster set"
+        )
     usage.source = path
     return usage
 
@@ -234,8 +273,13 @@ def example_usage(doc: Any) -> Usage:
     out (a 14-day window at a 5-minute step). Raises ValueError when it is malformed."""
     if not isinstance(doc, dict):
         raise ValueError("example usage: must be a mapping")
-    full = {"kind": KIND, "version": VERSION, "window": {"lookback": "14d", "step": "5m", "end": 0},
-            "workloads": [], **doc}
+    full = {
+        "kind": KIND,
+        "version": VERSION,
+        "window": {"lookback": "14d", "step": "5m", "end": 0},
+        "workloads": [],
+        **doc,
+    }
     try:
         usage = from_dict(full)
     except _Bad as e:

@@ -46,9 +46,17 @@ class Settings:
         return bool(self.prometheus or self.snapshot)
 
 
-def settings(section: dict | None, *, config_path: str | None = None, prometheus: str | None = None,
-             usage_file: str | None = None, lookback: str | None = None, namespace: str | None = None,
-             end: Any = None, step: str | None = None) -> Settings:
+def settings(
+    section: dict | None,
+    *,
+    config_path: str | None = None,
+    prometheus: str | None = None,
+    usage_file: str | None = None,
+    lookback: str | None = None,
+    namespace: str | None = None,
+    end: Any = None,
+    step: str | None = None,
+) -> Settings:
     """The usage settings: command-line values over the config's ``usage:`` section."""
     cfg = dict(section or {})
     if prometheus and usage_file:
@@ -189,8 +197,9 @@ def load_usage(s: Settings, templates: list[TemplateSpec]) -> Usage:
         raise UsageError(str(e)) from None
     _check_credential_target(s, auth)
     end = s.end if s.end is not None else float(int(time.time()))
-    plan = Plan(Window(s.lookback, s.step, end), s.selector, s.cpu_window, overrides_from_config(s.workloads),
-                s.concurrency)
+    plan = Plan(
+        Window(s.lookback, s.step, end), s.selector, s.cpu_window, overrides_from_config(s.workloads), s.concurrency
+    )
     targets: dict[tuple, set[str]] = {}
     for t in templates:
         targets.setdefault(t.key, set()).update(c.name for c in t.containers)
@@ -209,9 +218,11 @@ def _check_credential_target(s: Settings, auth: object) -> None:
         return
     allowed = (os.environ.get(ENV + "URL") or "").rstrip("/")
     if allowed != (s.prometheus or "").rstrip("/"):
-        raise UsageError(f"{s.url_from_config}: usage.prometheus {s.prometheus!r} would get the credentials in "
-                         f"{ENV}*; give the URL with --prometheus, or set {ENV}URL to it to allow it "
-                         "(a pull request can change the config file)")
+        raise UsageError(
+            f"{s.url_from_config}: usage.prometheus {s.prometheus!r} would get the credentials in "
+            f"{ENV}*; give the URL with --prometheus, or set {ENV}URL to it to allow it "
+            "(a pull request can change the config file)"
+        )
 
 
 def for_check(section: dict | None, paths: list[str], config: Any, **options: Any) -> Usage | None:
