@@ -228,6 +228,11 @@ class RunResult:
                 unsafe += 1
         return safe, unsafe
 
+    def files_with_findings(self) -> int:
+        """How many linted inputs have findings: a finding mapped back from rendered output (a chart,
+        a kustomization) counts for the rendered input it was found in, not the source file it names."""
+        return len({f.related[0][0] if f.related else f.file for f in self.findings})
+
     def counts(self) -> dict[str, int]:
         c = {s: 0 for s in SEVERITIES}
         for f in self.findings:
@@ -244,7 +249,7 @@ class RunResult:
             "documents": self.documents,
             "objects": self.objects,
             "findings": len(self.findings),
-            "files_with_findings": len({f.file for f in self.findings}),
+            "files_with_findings": self.files_with_findings(),
             "by_severity": self.counts(),
             "suppressed": len(self.suppressed),
             "baselined": self.baselined,

@@ -260,6 +260,14 @@ def test_overlay_is_built_and_findings_point_at_base_and_patch() -> None:
 
 
 @needs_kustomize
+def test_summary_counts_the_rendered_input_once_however_many_source_files_it_maps_to() -> None:
+    r = check(["fixtures/render/kustomize"], ROOT)
+    assert r.output.rstrip().splitlines()[-1] == "2 errors, 3 warnings in 1 of 1 file"
+    r = check(["fixtures/render/kustomize", "-f", "json"], ROOT)
+    assert json.loads(r.output)["summary"]["files_with_findings"] == 1
+
+
+@needs_kustomize
 def test_naming_the_overlay_kustomization_is_not_silent() -> None:
     r = check(["fixtures/render/kustomize/overlays/prod/kustomization.yaml", "-f", "json"], ROOT)
     assert r.exit_code == 1

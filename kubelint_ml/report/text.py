@@ -53,7 +53,7 @@ def _plural(n: int, word: str) -> str:
 
 
 def files_with_findings(result: RunResult) -> int:
-    return len({f.file for f in result.findings})
+    return result.files_with_findings()
 
 
 def summary_line(result: RunResult) -> str:
