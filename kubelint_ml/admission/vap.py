@@ -36,6 +36,7 @@ import re
 from typing import Any
 
 from kubelint_ml.admission.review import Policy
+from kubelint_ml.input.workloads import KUBEFLOW_REPLICA_SPECS
 from kubelint_ml.k8s.version import parse_version
 
 API = "admissionregistration.k8s.io/v1"
@@ -158,15 +159,7 @@ TEMPLATE_KINDS: dict[tuple[str, str], tuple[str, str]] = {
     ("flow.volcano.sh", "JobTemplate"): ("jobtemplates", _volcano()),
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ("leaderworkersets", _lws()),
 }
-for _kind, _field in {
-    "TFJob": "tfReplicaSpecs",
-    "PyTorchJob": "pytorchReplicaSpecs",
-    "XGBoostJob": "xgbReplicaSpecs",
-    "PaddleJob": "paddleReplicaSpecs",
-    "JAXJob": "jaxReplicaSpecs",
-    "MXJob": "mxReplicaSpecs",
-    "MPIJob": "mpiReplicaSpecs",
-}.items():
+for _kind, _field in KUBEFLOW_REPLICA_SPECS.items():
     TEMPLATE_KINDS[("kubeflow.org", _kind)] = (_kind.lower() + "s", _replica_specs(_field))
 
 

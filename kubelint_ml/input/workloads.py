@@ -222,7 +222,8 @@ class KindInfo:
     training: bool  # a training workload whatever its pods request
 
 
-_KUBEFLOW_V1 = {
+# Kubeflow training-operator v1 kinds and the field that holds their replica specs.
+KUBEFLOW_REPLICA_SPECS = {
     "TFJob": "tfReplicaSpecs",
     "PyTorchJob": "pytorchReplicaSpecs",
     "XGBoostJob": "xgbReplicaSpecs",
@@ -255,7 +256,7 @@ KINDS: dict[tuple[str, str], KindInfo] = {
     ("flow.volcano.sh", "JobTemplate"): KindInfo(_volcano_tasks(("spec",)), True),
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): KindInfo(_lws, False),
 }
-for _kind, _field in _KUBEFLOW_V1.items():
+for _kind, _field in KUBEFLOW_REPLICA_SPECS.items():
     KINDS[("kubeflow.org", _kind)] = KindInfo(_replica_specs(_field, 0 if _kind == "MPIJob" else 1), True)
 
 # Kinds that hold no pod template: never searched by the fallback.
