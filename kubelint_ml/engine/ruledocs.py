@@ -25,18 +25,8 @@ def pseudo_rules() -> list[Rule]:
     from kubelint_ml.engine.api import PSEUDO_RULES
 
     return [
-        Rule(
-            id=i.id,
-            severity=i.severity,
-            title=i.title,
-            description=i.description,
-            remediation=i.remediation,
-            unit="object",
-            check={"reportedBy": "kubelint-ml"},
-            examples={},
-            family=i.family,
-            builtin=True,
-            source="kubelint_ml/engine/api.py",
+        Rule.described(
+            i, family=i.family, source="kubelint_ml/engine/api.py", check={"reportedBy": "kubelint-ml"}, builtin=True
         )
         for i in PSEUDO_RULES.values()
     ]

@@ -50,6 +50,24 @@ class Rule:
     template: Any = None  # the template module, or a CelCheck
     fix: dict | None = None  # the rule file's fix section: applicability, source, description
 
+    @classmethod
+    def described(cls, info: Any, *, family: str, source: str, check: dict, builtin: bool = False) -> Rule:
+        """A rule that only documents findings something else reports (the engine's own, a policy's):
+        for `rules list`/`rules show`, the docs and SARIF; never run by the engine."""
+        return cls(
+            id=info.id,
+            severity=info.severity,
+            title=info.title,
+            description=info.description,
+            remediation=info.remediation,
+            unit="object",
+            check=check,
+            examples={},
+            family=family,
+            builtin=builtin,
+            source=source,
+        )
+
     def info(self) -> RuleInfo:
         return RuleInfo(
             id=self.id,

@@ -76,21 +76,7 @@ def policy_rules(paths: list[str]) -> list:
         infos = policies.rule_infos()
         sources = {r.rule_id: r.file for r in policies.rego_rules}
         sources.update({c.rule_id: c.file for c in policies.constraints})
-        return [
-            Rule(
-                id=i.id,
-                severity=i.severity,
-                title=i.title,
-                description=i.description,
-                remediation=i.remediation,
-                unit="object",
-                check={},
-                examples={},
-                family="policy",
-                source=sources.get(i.id, ""),
-            )
-            for i in infos.values()
-        ]
+        return [Rule.described(i, family="policy", source=sources.get(i.id, ""), check={}) for i in infos.values()]
     finally:
         policies.close()
 
