@@ -107,12 +107,60 @@ def test_audit_mode_from_config(tmp_path):
     assert v.allowed is False
 
 
-def test_what_check_runs_and_admission_does_not_is_named(tmp_path):
+def test_policies_and_usage_snapshot_are_loaded_prometheus_is_named_not_run(tmp_path):
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
     cfg = tmp_path / "c.yaml"
     cfg.write_text(json.dumps({"rules": [str(root / "fixtures" / "policies" / "conftest")]}))
     policy = load_policy(str(cfg))
-    assert policy.not_run == ["Rego and Gatekeeper policies under rules: (check runs them; admission does not)"]
+    try:
+        assert policy.not_run == []
+        assert {"main.deny", "gpu.deny_too_many_gpus"} <= policy.rule_ids
+        assert policy.usage is None and not any(r.family == "usage" for r in policy.engine.rules)
+    finally:
+        policy.retire()
+    cfg.write_text(json.dumps({"usage": {"snapshot": str(root / "fixtures" / "fix-usage" / "snapshot.json")}}))
+    policy = load_policy(str(cfg))
+    assert policy.usage is not None and str(root / "fixtures" / "fix-usage" / "snapshot.json") in policy.watched
+    assert "memory-limit-below-peak" in policy.rule_ids
+    cfg.write_text(json.dumps({"usage": {"prometheus": "http://127.0.0.1:1"}}))
+    policy = load_policy(str(cfg))
+    assert policy.usage is None and "memory-limit-below-peak" not in policy.rule_ids
+    assert policy.not_run and "usage.snapshot" in policy.not_run[0]
     assert load_policy(None).not_run == []
+
+
+def test_context_files_give_facts_at_admission(tmp_path):
+    (tmp_path / "cluster").mkdir()
+    (tmp_path / "cluster" / "classes.yaml").write_text(
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: team-high}\nvalue: 1000\n"
+    )
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("context: [cluster/]\n")
+    policy = load_policy(str(cfg))
+    assert "unknown-priority-class" not in policy.missing_context
+    assert str(tmp_path / "cluster" / "classes.yaml") in policy.watched
+
+    def rules(name: str, obj: dict | None = None) -> list[str]:
+        pod = json.loads(json.dumps(obj or POD))
+        pod["spec"]["priorityClassName"] = name
+        return [f.rule for f in review(policy, {"uid": "1", "operation": "CREATE", "object": pod}).findings]
+
+    assert "unknown-priority-class" not in rules("team-high")
+    assert "unknown-priority-class" in rules("team-hihg")
+    # A PriorityClass under review joins the context files' classes; it does not replace them.
+    other = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "batch-low"},
+        "value": 10,
+    }
+    v = review(policy, {"uid": "2", "operation": "CREATE", "object": other})
+    assert "unknown-priority-class" not in [f.rule for f in v.findings]
+    from kubelint_ml.admission.review import _facts_with
+    from kubelint_ml.input.loader import Document
+    from kubelint_ml.input.objects import unpack
+
+    facts = _facts_with(policy, unpack(Document(0, positioned(other), 0), "<admission>").objects)
+    assert set(facts.priority_classes) == {"team-high", "batch-low"}

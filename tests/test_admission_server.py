@@ -77,6 +77,24 @@ def _text(f: dict) -> str:
     return f"{f['rule']}: {f['message']}{at}"
 
 
+def _assert_as_check(resp: dict, want: list[dict], i: int, obj: dict) -> tuple[list[str], list[str]]:
+    """The review's answer says what ``check`` found: denied with its errors, its warnings as warnings."""
+    errors = [_text(f) for f in want if f["severity"] == "error"]
+    warnings = [_text(f) for f in want if f["severity"] == "warning"]
+    where = f"object {i}: {obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
+    assert resp["allowed"] is (not errors), where
+    assert resp.get("warnings", []) == warnings, where
+    if errors:
+        message = resp["status"]["message"]
+        assert resp["status"]["code"] == 403
+        assert message.startswith(f"kubelint-ml: {len(errors)} error finding"), where
+        assert message.endswith(
+            "; ".join(t[:511] + ("…" if len(t) > 512 else t[511:]) for t in errors[:10])
+            + (f"; and {len(errors) - 10} more" if len(errors) > 10 else "")
+        ), where
+    return errors, warnings
+
+
 @pytest.mark.slow
 def test_decisions_and_warnings_equal_check_over_fixtures_and_corpus(stack, tmp_path, corpus):
     paths = sorted((ROOT / "fixtures").rglob("*.yaml")) + sorted(corpus.rglob("*.yaml"))
@@ -89,22 +107,9 @@ def test_decisions_and_warnings_equal_check_over_fixtures_and_corpus(stack, tmp_
         conn = hook.connection()
         for i, obj in enumerate(objects):
             resp = hook.review(review_body(obj, uid=f"u{i}"), conn=conn)
-            want = expected[i]
-            errors = [_text(f) for f in want if f["severity"] == "error"]
-            warnings = [_text(f) for f in want if f["severity"] == "warning"]
-            where = f"object {i}: {obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
             assert resp["uid"] == f"u{i}"
-            assert resp["allowed"] is (not errors), where
-            assert resp.get("warnings", []) == warnings, where
-            if errors:
-                message = resp["status"]["message"]
-                assert resp["status"]["code"] == 403
-                assert message.startswith(f"kubelint-ml: {len(errors)} error finding"), where
-                assert message.endswith(
-                    "; ".join(t[:511] + ("…" if len(t) > 512 else t[511:]) for t in errors[:10])
-                    + (f"; and {len(errors) - 10} more" if len(errors) > 10 else "")
-                ), where
-                denied += 1
+            errors, warnings = _assert_as_check(resp, expected[i], i, obj)
+            denied += bool(errors)
             warned += bool(warnings)
         conn.close()
         # Metrics count what was answered.
@@ -398,3 +403,198 @@ def test_certificate_reloaded_on_change(stack, tmp_path):
         assert hook.metric('kubelint_ml_admission_certificate_reloads_total{result="success"}') >= 1
         hook.cert = new_cert  # clients trusting the new certificate are served
         assert hook.review(review_body(JOB))["allowed"] is False
+
+
+# ----------------------------------------------------------------------------
+# Rego and Gatekeeper policies, and observed usage, in the same config
+
+
+POLICIES = ROOT / "fixtures" / "policies"
+
+# Gatekeeper gives templates the admission request as input.review: who asks, and how.
+REQUESTER_TEMPLATE = """\
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata:
+  name: k8snointerngpu
+spec:
+  crd:
+    spec:
+      names:
+        kind: K8sNoInternGpu
+  targets:
+    - target: admission.k8s.gatekeeper.sh
+      rego: |
+        package k8snointerngpu
+        violation[{"msg": msg}] {
+          input.review.userInfo.username == "intern"
+          input.review.operation == "CREATE"
+          msg := sprintf("%v may not create GPU jobs", [input.review.userInfo.username])
+        }
+---
+apiVersion: constraints.gatekeeper.sh/v1beta1
+kind: K8sNoInternGpu
+metadata:
+  name: no-intern-gpu
+spec:
+  match:
+    kinds:
+      - apiGroups: ["batch"]
+        kinds: ["Job"]
+"""
+
+
+def _policy_config(tmp: Path) -> Path:
+    rules = tmp / "policies"
+    rules.mkdir()
+    for sub in ("conftest", "gatekeeper"):
+        for f in (POLICIES / sub).iterdir():
+            if f.suffix in (".rego", ".yaml") and not f.name.endswith("_test.rego"):
+                (rules / f.name).write_bytes(f.read_bytes())
+    return write_config(tmp / "kubelint-ml.yaml", {**PROFILE_CONFIG, "rules": ["policies"]})
+
+
+@pytest.mark.slow
+def test_rego_and_gatekeeper_policies_judge_as_check(stack, tmp_path):
+    objects = _objects([POLICIES / "manifests" / "train.yaml", *sorted((ROOT / "fixtures" / "qos").glob("*.yaml"))])
+    config = _policy_config(tmp_path)
+    expected = _check_findings(tmp_path, objects, config)
+    rules = {f["rule"] for fs in expected.values() for f in fs}
+    # check finds conftest rules and both constraints on these objects: the comparison means something
+    assert {"main.deny", "gpu.deny_too_many_gpus", "K8sGpuJobDeadline/gpu-jobs-end", "K8sTeamLabel/known-team"} <= rules
+    with Webhook(tmp_path, config) as hook:
+        conn = hook.connection()
+        for i, obj in enumerate(objects):
+            _assert_as_check(hook.review(review_body(obj, uid=f"u{i}"), conn=conn), expected[i], i, obj)
+        conn.close()
+        assert hook.metric('kubelint_ml_admission_findings_total{rule="main.deny",severity="error"}') == sum(
+            f["rule"] == "main.deny" for fs in expected.values() for f in fs
+        )
+    start = next(r for r in hook.log_records() if r.get("msg") == "serving")
+    assert "notRun" not in start and start["rules"] > 30
+
+
+def test_gatekeeper_templates_see_the_admission_request(stack, tmp_path):
+    config = _policy_config(tmp_path)
+    (tmp_path / "policies" / "requester.yaml").write_text(REQUESTER_TEMPLATE)
+    job = json.loads(json.dumps(JOB))
+    job["metadata"]["labels"] = {"team": "research", "cost-center": "42"}
+    with Webhook(tmp_path, config) as hook:
+
+        def ask(user: str, operation: str = "CREATE") -> dict:
+            body = json.loads(review_body(job, operation=operation))
+            body["request"]["userInfo"] = {"username": user, "groups": ["system:authenticated"]}
+            return hook.review(json.dumps(body).encode())
+
+        denied = ask("intern")
+        assert denied["allowed"] is False
+        assert "K8sNoInternGpu/no-intern-gpu: intern may not create GPU jobs" in denied["status"]["message"]
+        assert "K8sNoInternGpu" not in ask("alice")["status"]["message"]
+        assert "K8sNoInternGpu" not in ask("intern", operation="UPDATE")["status"]["message"]
+
+
+def test_broken_policy_keeps_the_last_good_one(stack, tmp_path):
+    config = _policy_config(tmp_path)
+    job = json.loads(json.dumps(JOB))
+    job["metadata"]["labels"] = {"team": "platform"}  # (team research has an exception for it)
+    with Webhook(tmp_path, config) as hook:
+        assert (
+            "gpu.deny_cost_center: Job gpu has no cost-center label"
+            in hook.review(review_body(job))["status"]["message"]
+        )
+        # A policy that does not compile, pushed while serving: rejected, the last good policies stay.
+        (tmp_path / "policies" / "broken.rego").write_text("package broken\n\ndeny contains msg if {\n")
+        assert _wait(lambda: hook.metric('kubelint_ml_admission_config_reloads_total{result="failure"}') >= 1)
+        assert "gpu.deny_cost_center" in hook.review(review_body(job))["status"]["message"]
+        # Fixed, and the cost-center rule removed: taken.
+        (tmp_path / "policies" / "broken.rego").unlink()
+        (tmp_path / "policies" / "gpu.rego").write_text(
+            "package gpu\n\nimport rego.v1\n\ndeny_nothing contains 1 if false\n"
+        )
+        assert _wait(lambda: hook.metric('kubelint_ml_admission_config_reloads_total{result="success"}') >= 1)
+        assert "gpu.deny_cost_center" not in hook.review(review_body(job))["status"]["message"]
+        assert "main.deny" in hook.review(review_body(job))["status"]["message"]  # ml.rego still there
+    rejected = [r for r in hook.log_records() if r.get("msg") == "config rejected; the last good config stays in force"]
+    assert rejected and "broken.rego" in rejected[0]["error"]
+
+
+def _snapshot(path: Path, peak: float) -> Path:
+    stats = {"samples": 20000, "median": 2.0e9, "p90": 3.0e9, "p99": peak * 0.9, "max": peak}
+    path.write_text(
+        json.dumps(
+            {
+                "kind": "kubelint-ml/usage-snapshot",
+                "version": 1,
+                "cluster": None,
+                "source": "test",
+                "window": {"lookback": "14d", "step": "1m", "end": 1763856000},
+                "workloads": [
+                    {
+                        "namespace": "ml",
+                        "group": "batch",
+                        "kind": "Job",
+                        "name": "sized",
+                        "template": "",
+                        "pods": 3,
+                        "containers": {"train": {"pods": 3, "memory": stats}},
+                    }
+                ],
+                "missing": [],
+            }
+        )
+    )
+    return path
+
+
+SIZED = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {"name": "sized", "namespace": "ml"},
+    "spec": {
+        "template": {
+            "spec": {
+                "restartPolicy": "Never",
+                "priorityClassName": "training-high",
+                "containers": [
+                    {
+                        "name": "train",
+                        "image": "t",
+                        "resources": {
+                            "requests": {"cpu": "1", "memory": "4Gi"},
+                            "limits": {"cpu": "1", "memory": "4Gi"},
+                        },
+                    }
+                ],
+            }
+        }
+    },
+}
+
+
+def test_usage_snapshot_rules_judge_as_check_and_reload(stack, tmp_path):
+    snap = _snapshot(tmp_path / "usage.json", peak=9.0e9)
+    config = write_config(tmp_path / "kubelint-ml.yaml", {**PROFILE_CONFIG, "usage": {"snapshot": "usage.json"}})
+    expected = _check_findings(tmp_path, [SIZED], config)[0]
+    assert "memory-limit-below-peak" in {f["rule"] for f in expected}
+    with Webhook(tmp_path, config) as hook:
+        resp = hook.review(review_body(SIZED))
+        _assert_as_check(resp, expected, 0, SIZED)
+        assert "memory-limit-below-peak" in str(resp)
+        # A snapshot that does not read is rejected; the last good one stays.
+        (tmp_path / "usage.bad").write_text('{"kind": "kubelint-ml/usage-snapshot"')
+        (tmp_path / "usage.bad").replace(snap)
+        assert _wait(lambda: hook.metric('kubelint_ml_admission_config_reloads_total{result="failure"}') >= 1)
+        assert "memory-limit-below-peak" in str(hook.review(review_body(SIZED)))
+        # A new snapshot (the job's peak fell) is read on change, like the config.
+        _snapshot(tmp_path / "usage.new", peak=3.5e9)
+        (tmp_path / "usage.new").replace(snap)
+        assert _wait(lambda: hook.metric('kubelint_ml_admission_config_reloads_total{result="success"}') >= 1)
+        assert "memory-limit-below-peak" not in str(hook.review(review_body(SIZED)))
+
+
+def test_usage_from_prometheus_is_said_not_run(stack, tmp_path):
+    config = write_config(tmp_path / "kubelint-ml.yaml", {"usage": {"prometheus": "http://127.0.0.1:1"}})
+    with Webhook(tmp_path, config) as hook:
+        assert hook.review(review_body(SIZED))["allowed"] is True
+    start = next(r for r in hook.log_records() if r.get("msg") == "serving")
+    assert any("usage.snapshot" in n for n in start["notRun"])

@@ -16,6 +16,8 @@ and no line numbers.
 from __future__ import annotations
 
 import json
+import os
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +29,8 @@ from kubelint_ml.findings import Finding
 from kubelint_ml.input.loader import Document, PosDict, PosList
 from kubelint_ml.input.objects import unpack
 from kubelint_ml.run.config import Config, ConfigError, load_config
+from kubelint_ml.run.facts import context_facts
+from kubelint_ml.usage.model import USAGE_FAMILY
 
 REVIEW_API = "admission.k8s.io/v1"
 DISPLAY = "<admission>"  # the "file" of an object under review
@@ -68,10 +72,26 @@ class Policy:
     missing_context: dict[str, str] = field(default_factory=dict)
     # What `check` would run with this config that admission does not (logged at load).
     not_run: list[str] = field(default_factory=list)
+    # Rego and Gatekeeper policies under `rules:` (kubelint_ml.policy.lint.Policies), or None.
+    policies: Any = None
+    # Observed usage from the snapshot in `usage.snapshot` (kubelint_ml.usage.model.Usage), or None.
+    usage: Any = None
+    # Files whose change means a reload: the config's rule files, context files, kubelet configs, snapshot.
+    watched: list[str] = field(default_factory=list)
+    # The policies' evaluator is one helper process: one review at a time uses it.
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    retired: bool = False  # replaced by a newer config, its helper process stopped
 
     @property
     def mode(self) -> str:
         return self.settings["mode"]
+
+    def retire(self) -> None:
+        """Stop the policies' helper process (once no review can still be using this policy)."""
+        with self.lock:
+            self.retired = True
+            if self.policies is not None:
+                self.policies.close()
 
 
 def load_policy(config_path: str | None, mode: str | None = None) -> Policy:
@@ -93,39 +113,109 @@ def load_policy(config_path: str | None, mode: str | None = None) -> Policy:
         settings["mode"] = mode
     try:
         facts = first_pass([], config, None)[0]
+        context_facts(facts, list(config.context), [], config)
     except ConfigError as e:
         raise PolicyError(str(e)) from None
-    engine = Engine(rules, severity_overrides=severity, known_rule_ids=all_ids)
+    usage, not_run = _usage(config)
+    if usage is None:  # as `check`: the usage rules run only with a usage source
+        rules = [r for r in rules if r.family != USAGE_FAMILY]
+    policies = _policies(config, float(settings["requestTimeoutSeconds"]))
+    known = set(all_ids) | (policies.rule_ids() if policies is not None else set())
+    engine = Engine(rules, severity_overrides=severity, known_rule_ids=known)
     policy = Policy(
         config,
         engine,
         facts,
         settings,
-        frozenset(r.id for r in rules),
+        frozenset(r.id for r in rules) | (frozenset(policies.rule_ids()) if policies is not None else frozenset()),
         str(config_path) if config_path else "(defaults)",
+        policies=policies,
+        usage=usage,
+        not_run=not_run,
     )
     policy.missing_context = _missing_context(policy)
-    policy.not_run = _not_run(config)
+    policy.watched = _watched(config, usage)
     return policy
 
 
-def _not_run(config: Config) -> list[str]:
-    """Parts of the config that `check` runs and a review does not: Rego and Gatekeeper policies under
-    `rules:` (evaluated over a whole run, not one object), and the observed-usage rules (`usage:`)."""
-    out = []
-    if config.rules_dirs:
-        from kubelint_ml.policy.load import PolicyError, find
-        from kubelint_ml.policy.rego import RegoError
+def _policies(config: Config, timeout: float) -> Any:
+    """The Rego and Gatekeeper policies under the config's ``rules:``, as ``check`` compiles them.
 
+    Gatekeeper's ``data.inventory`` comes from the config's ``context:`` files (at admission there
+    is no run to take it from). One evaluation may take at most most of the review's time limit.
+    """
+    if not config.rules_dirs:
+        return None
+    from kubelint_ml.policy.lint import compile_policies
+    from kubelint_ml.policy.load import PolicyError as Unusable
+
+    try:
+        policies = compile_policies(list(config.rules_dirs), context_paths=list(config.context))
+    except Unusable as e:
+        raise PolicyError(str(e)) from None
+    if policies is None:
+        return None
+    bounded = policies.runtime.bounded
+    bounded.time_limit = min(bounded.time_limit, max(0.2, timeout * 0.8))
+    policies.prepare([], config.limits, None, 1)
+    return policies
+
+
+def _usage(config: Config) -> tuple[Any, list[str]]:
+    """Observed usage from ``usage.snapshot`` (read once per config version), and what is not run.
+
+    A review has a few seconds at most: admission does not query Prometheus. ``usage.prometheus``
+    is said at start-up instead, with the way to get the same rules (a snapshot, refreshed by a job).
+    """
+    section = getattr(config, "usage", None)
+    if not section:
+        return None, []
+    from kubelint_ml.usage.model import UsageError
+    from kubelint_ml.usage.source import settings
+
+    try:
+        s = settings(section, config_path=config.path)
+        if not s.snapshot:
+            return None, [
+                "observed-usage rules with usage.prometheus: a review does not query Prometheus; export a "
+                "snapshot (kubelint-ml usage export) and give it as usage.snapshot"
+            ]
+        from kubelint_ml.usage.snapshot import read
+
+        usage = read(
+            s.snapshot,
+            cluster=s.cluster,
+            default_namespace=s.namespace,
+            min_samples=s.min_samples,
+            headroom=s.headroom,
+        )
+    except UsageError as e:
+        raise PolicyError(f"{config.path}: usage: {e}") from None
+    return usage, []
+
+
+def _watched(config: Config, usage: Any) -> list[str]:
+    """The files (and directories, for files added) a policy was built from, besides the config."""
+    from kubelint_ml.input.sources import SourceError, collect
+
+    out: list[str] = []
+    for d in config.rules_dirs:
+        out.append(d)
+        if os.path.isdir(d):
+            try:
+                out.extend(os.path.join(d, n) for n in sorted(os.listdir(d)))
+            except OSError:
+                pass
+    out.extend(config.profile.kubelet_config_paths())
+    for path in config.context:
+        out.append(path)
         try:
-            found = find(list(config.rules_dirs))
-            if found.modules or found.templates or found.constraints:
-                out.append("Rego and Gatekeeper policies under rules: (check runs them; admission does not)")
-        except (PolicyError, RegoError, OSError):
-            out.append("Rego and Gatekeeper policies under rules: (not loadable here; check reports why)")
-    if getattr(config, "usage", None):
-        out.append("observed-usage rules (usage:): they need the usage source, which admission does not query")
-    return out
+            out.extend(s.real for s in collect([path]) if s.real != "-")
+        except SourceError:
+            pass
+    if usage is not None and usage.source:
+        out.append(usage.source)
+    return list(dict.fromkeys(out))
 
 
 def _missing_context(policy: Policy) -> dict[str, str]:
@@ -193,8 +283,11 @@ def positioned(value: Any) -> Any:
     return build(value)
 
 
-def lint_object(policy: Policy, data: Any) -> tuple[list[Finding], list[str]]:
-    """Findings (excludes applied; suppressed ones kept, marked) and skip notes for one object."""
+def lint_object(policy: Policy, data: Any, request: dict | None = None) -> tuple[list[Finding], list[str]]:
+    """Findings (excludes applied; suppressed ones kept, marked) and skip notes for one object.
+
+    ``request``: the AdmissionReview request it came in, for Gatekeeper templates' ``input.review``
+    (without one, a CREATE, as ``check`` builds it)."""
     from kubelint_ml.engine.core import parse_error
     from kubelint_ml.input.loader import locate, render_path
     from kubelint_ml.run.lint import apply_excludes
@@ -209,20 +302,38 @@ def lint_object(policy: Policy, data: Any) -> tuple[list[Finding], list[str]]:
     if any(o.kind in CONTEXT_KINDS for o in unpacked.objects):
         # As `check` on a file holding this object: the object is among the facts too.
         facts = _facts_with(policy, unpacked.objects)
-    ctx = Context(profile=policy.config.profile, facts=facts, wants_notes=True)
+    ctx = Context(profile=policy.config.profile, facts=facts, usage=policy.usage, wants_notes=True)
     for obj in unpacked.objects:
         findings.extend(policy.engine.evaluate(obj, ctx))
+    if policy.policies is not None:
+        if request is not None:
+            request = dict(request, object=doc.data)
+        with policy.lock:
+            if not policy.retired:  # (a review in a thread that outlived its time limit and its config)
+                # Each review is judged on its own: a policy that hit a limit before is tried again.
+                policy.policies.runtime.limit_hits.clear()
+                policy.policies.defer(DISPLAY, [(doc, unpacked.objects)], findings, ctx.notes, request)
+                policy.policies.flush()
     apply_excludes(findings, policy.config)
     findings.sort(key=Finding.sort_key)
     return findings, list(dict.fromkeys(ctx.notes))
 
 
 def _facts_with(policy: Policy, objects: list) -> Facts:
+    """The policy's facts with the reviewed objects among them (first, as the file being linted)."""
+    base = policy.facts
     facts = Facts()
     for obj in objects:
         facts.add_object(obj)
-    for k in policy.facts.kubelet_configs:
-        facts.kubelet_configs.append(k)
+    for pc in base.priority_class_objects:
+        facts.priority_class_objects.append(pc)
+        if pc.name:
+            facts.priority_classes.setdefault(pc.name, pc)
+    for name, value in base.workload_priority_classes.items():
+        facts.workload_priority_classes.setdefault(name, value)
+        facts.workload_priority_class_files.setdefault(name, base.workload_priority_class_files.get(name, ""))
+    facts.kubelet_configs.extend(base.kubelet_configs)
+    facts.crds.extend(base.crds)
     facts.add_profile(policy.config.profile)
     return facts
 
@@ -289,7 +400,7 @@ def review(policy: Policy, request: dict) -> Verdict:
         # The API server fills metadata.namespace in after admission: judge (and exclude) by the request's.
         obj = dict(obj)
         obj["metadata"] = dict(obj["metadata"], namespace=namespace)
-    findings, notes = lint_object(policy, obj)
+    findings, notes = lint_object(policy, obj, request)
     active = [f for f in findings if f.suppressed is None]
     errors = [f for f in active if f.severity == "error"]
     warnings = [f for f in active if f.severity == "warning"]

@@ -85,19 +85,13 @@ def _stat(path: str) -> tuple:
 
 
 def config_signature(config_path: str | None, policy: Policy | None) -> tuple:
-    """What a config reload depends on: the file, its custom rule files, the profile's kubelet configs."""
+    """What a config reload depends on: the file, and the files its policy was built from (custom rule
+    files and policies, context files, the profile's kubelet configs, the usage snapshot)."""
     if not config_path:
         return ()
     parts = [_stat(config_path)]
     if policy is not None:
-        for d in policy.config.rules_dirs:
-            parts.append(_stat(d))
-            if os.path.isdir(d):
-                try:
-                    parts.extend(_stat(os.path.join(d, n)) for n in sorted(os.listdir(d)))
-                except OSError:
-                    pass
-        parts.extend(_stat(p) for p in policy.config.profile.kubelet_config_paths())
+        parts.extend(_stat(p) for p in policy.watched)
     return tuple(parts)
 
 
@@ -146,7 +140,11 @@ class Reloader:
                 },
             )
             return
-        self.holder.policy = policy
+        old, self.holder.policy = self.holder.policy, policy
+        if old is not None and old.policies is not None:
+            # Reviews that took the old policy finish within their time limit; then its helper goes.
+            delay = float(old.settings["requestTimeoutSeconds"]) + 1
+            asyncio.get_running_loop().call_later(delay, lambda: asyncio.ensure_future(asyncio.to_thread(old.retire)))
         self.config_sig = config_signature(self.opts.config, policy)  # its rule files may differ now
         self.metrics.inc("config_reloads_total", (("result", "success"),))
         self.metrics.set("config_last_reload_successful", 1)
@@ -229,6 +227,8 @@ def serve(opts: ServeOptions, policy: Policy) -> int:
         finally:
             holder.shutting_down = True
             watcher.cancel()
+            if holder.policy is not None:
+                holder.policy.retire()
         log.info("stopped", extra={"fields": {"reviews": int(sum(metrics.counters["requests_total"].values()))}})
 
     asyncio.run(main())

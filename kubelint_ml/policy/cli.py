@@ -48,21 +48,13 @@ def load_policies(
     paths: list[str], namespaces: tuple[str, ...] = (), combine: bool = False, context_paths: list[str] | None = None
 ) -> Any:
     """The compiled policies under ``paths`` (``None`` when there are none); exit 2 when one is unusable."""
-    from kubelint_ml.policy.lint import Policies
-    from kubelint_ml.policy.load import PolicyError, find
-    from kubelint_ml.policy.rego import RegoError
+    from kubelint_ml.policy.lint import compile_policies
+    from kubelint_ml.policy.load import PolicyError
 
     try:
-        found = find(paths)
-        if not (found.modules or found.templates or found.constraints):
-            if namespaces or combine:
-                raise PolicyFailure("--policy-namespace and --combine need Rego policies (--policy or --rules)")
-            return None
-        policies = Policies.build(found, namespaces, combine)
-    except (PolicyError, RegoError) as e:
+        return compile_policies(paths, namespaces, combine, context_paths)
+    except PolicyError as e:
         raise PolicyFailure(str(e)) from None
-    policies.context_paths = list(context_paths or [])
-    return policies
 
 
 def policy_rules(paths: list[str]) -> list:

@@ -248,10 +248,17 @@ class Policies:
         return out
 
     def defer(
-        self, file: str, units: list[tuple[Any, list[Any]]], into: list[Finding], notes: list[str] | None = None
+        self,
+        file: str,
+        units: list[tuple[Any, list[Any]]],
+        into: list[Finding],
+        notes: list[str] | None = None,
+        request: dict | None = None,
     ) -> None:
         """Queue the evaluations of one file; :meth:`flush` appends its findings to ``into``.
-        Evaluations go to the helper process in batches of many files (one wake-up each)."""
+        Evaluations go to the helper process in batches of many files (one wake-up each).
+        ``request``: the AdmissionReview request the objects came in (the webhook), which
+        Gatekeeper templates see as ``input.review`` (its operation, userInfo, oldObject)."""
         jobs: list[tuple | None] = []
         plans: list[tuple] = []  # what each job is for
         for doc, objects in units:
@@ -272,7 +279,7 @@ class Policies:
                     if note and notes is not None:
                         notes.append(f"{file}: {obj.ref.display()}: {c.rule_id}: {note}")
                     params = c.parameters if c.parameters is not None else {}
-                    review = gk.review(obj.data)
+                    review = gk.review(obj.data if request is None else {"kind": "AdmissionReview", "request": request})
                     if c.template.cel is not None:
                         plans.append(("cel", c, doc, obj, review, params))
                         jobs.append(None)
@@ -462,6 +469,27 @@ class Policies:
             None,
             index,
         )
+
+
+def compile_policies(
+    paths: list[str], namespaces: tuple[str, ...] = (), combine: bool = False, context_paths: list[str] | None = None
+) -> Policies | None:
+    """The compiled policies under ``paths`` (``None`` when there are none); :class:`PolicyError` names
+    what is unusable (a Rego syntax or compile error included)."""
+    from kubelint_ml.policy.load import find
+    from kubelint_ml.policy.rego import RegoError
+
+    try:
+        found = find(paths)
+        if not (found.modules or found.templates or found.constraints):
+            if namespaces or combine:
+                raise PolicyError("--policy-namespace and --combine need Rego policies (--policy or --rules)")
+            return None
+        policies = Policies.build(found, namespaces, combine)
+    except RegoError as e:
+        raise PolicyError(str(e)) from None
+    policies.context_paths = list(context_paths or [])
+    return policies
 
 
 def _annotations(data: Any) -> dict:

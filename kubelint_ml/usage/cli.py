@@ -15,10 +15,9 @@ from typing import Any
 
 import click
 
-from kubelint_ml.usage.model import UsageError
+from kubelint_ml.usage.model import USAGE_FAMILY, UsageError
 
 _META = "kubelint_ml.usage.options"
-USAGE_FAMILY = "usage"
 
 
 class UsageFailure(click.ClickException):

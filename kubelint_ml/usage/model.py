@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MI = 1024 * 1024
+USAGE_FAMILY = "usage"  # the family of the rules that judge with observed usage
 
 Key = tuple[str, str, str, str, str]  # namespace, group, kind, name, role
 
