@@ -108,6 +108,31 @@ def test_every_builtin_template_has_a_reason():
 
 
 @needs_cel
+def test_policies_and_usage_rules_are_listed_with_the_reason(tmp_path):
+    policies = ROOT / "fixtures" / "policies"
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "rules": [str(policies / "conftest"), str(policies / "gatekeeper")],
+                "usage": {"snapshot": str(ROOT / "fixtures" / "fix-usage" / "snapshot.json")},
+            }
+        )
+    )
+    code, docs, out, err = _export(config)
+    assert code == 0, err
+    assert [d["metadata"]["name"] for d in docs] == ["kubelint-ml-restart-policy-invalid"] * 2
+    listed = dict(line[4:].split(": ", 1) for line in out.splitlines() if line.startswith("#   "))
+    for rid in ("main.deny", "main.warn", "gpu.deny_too_many_gpus", "gpu.warn_latest", "gpu.deny_cost_center"):
+        assert listed[rid].startswith("a Rego rule: the API server evaluates CEL only")
+    assert listed["K8sGpuJobDeadline/gpu-jobs-end"].startswith("a Gatekeeper constraint with a Rego template")
+    assert "generateVAP" in listed["K8sTeamLabel/known-team"]
+    for rid in ("memory-limit-below-peak", "memory-request-below-median", "gpu-memory-underused"):
+        assert listed[rid].startswith("observed usage")
+    assert "1 rule(s) exported; 34 not exported" in err  # 23 built-ins, 4 usage rules, 5 Rego rules, 2 constraints
+
+
+@needs_cel
 def test_profile_version_gates_the_export(tmp_path):
     (tmp_path / "rules").symlink_to(CONFIG.parent / "rules")
     old = tmp_path / "old.yaml"

@@ -556,7 +556,29 @@ def policy_documents(policy: Policy) -> tuple[list[dict], list[tuple[str, str]],
                 "spec": binding,
             }
         )
+    skipped.extend(_policy_rules_skipped(policy))
     return docs, skipped, version, assumed
+
+
+def _policy_rules_skipped(policy: Policy) -> list[tuple[str, str]]:
+    """The Rego rules and Gatekeeper constraints under ``rules:``: the API server runs neither."""
+    policies = policy.policies
+    if policies is None:
+        return []
+    out = [
+        (r.rule_id, "a Rego rule: the API server evaluates CEL only (`kubelint-ml serve` runs it at admission)")
+        for r in policies.rego_rules
+    ]
+    for c in policies.constraints:
+        if c.template.cel is not None:
+            why = (
+                "a Gatekeeper constraint: Gatekeeper makes its own ValidatingAdmissionPolicy from a "
+                "K8sNativeValidation template (generateVAP); `kubelint-ml serve` runs it too"
+            )
+        else:
+            why = "a Gatekeeper constraint with a Rego template: the API server evaluates CEL only"
+        out.append((c.rule_id, why))
+    return sorted(out)
 
 
 def export_policies(policy: Policy) -> tuple[str, list[tuple[str, str]]]:
