@@ -3,6 +3,7 @@
     python bench/admission.py                     # the `kubelint-ml serve` stack, 1, 8 and 32 clients
     python bench/admission.py --stack all         # also the other server stacks compared in the README
     python bench/admission.py --seconds 5 --clients 8
+    python bench/admission.py --config fixtures/policies/bench.yaml   # with Rego and Gatekeeper policies
 
 Each run starts the server as its own process on 127.0.0.1 (a free port, a
 self-signed certificate made with the openssl CLI), then one client process
@@ -46,9 +47,9 @@ from kubelint_ml.admission.app import Holder, WebhookApp
 from kubelint_ml.admission.metrics import Metrics
 from kubelint_ml.admission.review import load_policy, warm_up
 from kubelint_ml.admission.server import setup_logging
-stack, host, port, cert, key = sys.argv[1:6]
+stack, host, port, cert, key, config = sys.argv[1:7]
 setup_logging()  # one JSON line per review, as `serve` writes (to a file here)
-policy = load_policy(None)
+policy = load_policy(config or None)
 warm_up(policy)
 app = WebhookApp(Holder(policy), Metrics())
 if stack.startswith("uvicorn"):
@@ -243,13 +244,23 @@ def wait_ready(host: str, port: int, proc: subprocess.Popen, timeout: float = 30
 
 
 def run_stack(
-    stack: str, cert: str, key: str, bodies: list[bytes], clients: list[int], seconds: float, warm: float
+    stack: str,
+    cert: str,
+    key: str,
+    bodies: list[bytes],
+    clients: list[int],
+    seconds: float,
+    warm: float,
+    config: str = "",
 ) -> list[dict]:
     host, port = "127.0.0.1", free_port()
     python = sys.executable
     log = open(os.path.join(os.path.dirname(cert), f"{stack}.log"), "w+b")  # noqa: SIM115 - closed in finally
     proc = subprocess.Popen(
-        [python, "-c", SERVER, stack, host, str(port), cert, key], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log
+        [python, "-c", SERVER, stack, host, str(port), cert, key, config],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
     )
     try:
         wait_ready(host, port, proc)
@@ -289,6 +300,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=5.0, help="measured seconds per point (at most 60)")
     ap.add_argument("--warm", type=float, default=1.0, help="unmeasured seconds before each point")
     ap.add_argument("--json", help="also write the rows to this file")
+    ap.add_argument("--config", default="", help="the server's .kubelint-ml.yaml [default: none, the defaults]")
     args = ap.parse_args()
     seconds = min(args.seconds, 60.0)
     clients = args.clients or [1, 8, 32]
@@ -304,7 +316,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         cert, key = make_cert(tmp)
         for stack in stacks:
-            rows += run_stack(stack, cert, key, bodies, clients, seconds, args.warm)
+            rows += run_stack(
+                stack,
+                cert,
+                key,
+                bodies,
+                clients,
+                seconds,
+                args.warm,
+                os.path.abspath(args.config) if args.config else "",
+            )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     print("\n| stack | clients | p50 ms | p99 ms | reviews/s | server CPU ms/review |\n|---|---:|---:|---:|---:|---:|")
     for r in rows:
