@@ -573,3 +573,21 @@ def test_unread_body_after_an_early_answer_and_reloaded_limit(stack, tmp_path):
         assert _read_until_closed(idle) == b""
         assert 2.3 < time.monotonic() - t0 < 6
         idle.close()
+
+
+def test_sigterm_does_not_wait_for_idle_or_stalled_connections(stack, tmp_path):
+    # Neither client answers the server's TLS close_notify; the limit (10 s) is not what ends them.
+    config = write_config(tmp_path / "kubelint-ml.yaml", {"admission": {"headerTimeoutSeconds": 10}})
+    hook = Webhook(tmp_path, config)
+    with hook:
+        idle = _tls(hook)
+        idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert idle.recv(4096).startswith(b"HTTP/1.1 200 ")  # then kept alive, and never read again
+        stalled = _tls(hook)
+        stalled.sendall(b"POST /validate HTTP/1.1\r\nHo")
+        assert _wait(lambda: hook.get("/healthz")[0] == 200)
+        t0 = time.monotonic()
+        assert hook.stop() == 0
+        assert time.monotonic() - t0 < 6  # about one second's grace; 25 s and more before
+        idle.close()
+        stalled.close()

@@ -23,7 +23,9 @@ slots, for as long as it likes. Here:
 
 On expiry a partial request gets ``408`` with ``Connection: close``; then the
 connection is closed, and aborted (no TLS close_notify wait) if the client has
-not let it go within :data:`CLOSE_GRACE_SECONDS`. Each expiry is counted in
+not let it go within :data:`CLOSE_GRACE_SECONDS`. On SIGTERM, idle connections
+and those still waiting for headers are closed the same way (aborted after the
+grace), so that they do not hold the shutdown up. Each expiry is counted in
 ``connection_timeouts_total{phase}`` and logged (the handshake at debug level:
 TCP probes and scanners end there too).
 
@@ -61,6 +63,7 @@ UVICORN_HOOKS = (
     "on_headers_complete",
     "on_message_complete",
     "on_response_complete",
+    "shutdown",
 )
 
 _REQUEST_TIMEOUT = (
@@ -196,6 +199,14 @@ class TimedHttpToolsProtocol(HttpToolsProtocol):
             self._disarm()
         self._between_requests = True
         super().on_message_complete()
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        if self.transport.is_closing() and self._closing is None:
+            # Idle, or still waiting for headers: no answer is due, so the TLS close need not wait for the
+            # client's close_notify (asyncio waits up to 30 s), nor a stalled client for its limit.
+            self._disarm()
+            self._closing = self.loop.call_later(CLOSE_GRACE_SECONDS, self.transport.abort)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
