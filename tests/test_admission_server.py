@@ -591,3 +591,23 @@ def test_sigterm_does_not_wait_for_idle_or_stalled_connections(stack, tmp_path):
         assert time.monotonic() - t0 < 6  # about one second's grace; 25 s and more before
         idle.close()
         stalled.close()
+
+
+@pytest.mark.parametrize("value", [0, -1, 61, "5", None])
+def test_header_timeout_setting_is_validated(tmp_path, value):
+    from kubelint_ml.admission.review import PolicyError, load_policy
+
+    config = write_config(tmp_path / "kubelint-ml.yaml", {"admission": {"headerTimeoutSeconds": value}})
+    with pytest.raises(PolicyError, match="headerTimeoutSeconds"):
+        load_policy(str(config))
+
+
+def test_header_timeout_setting_default_and_value(tmp_path):
+    need_server_stack()
+    from kubelint_ml.admission.app import Holder
+    from kubelint_ml.admission.connections import HEADER_TIMEOUT_SECONDS, header_timeout
+    from kubelint_ml.admission.review import load_policy
+
+    assert header_timeout(Holder(load_policy(None))) == HEADER_TIMEOUT_SECONDS == 5
+    config = write_config(tmp_path / "kubelint-ml.yaml", {"admission": {"headerTimeoutSeconds": 0.5}})
+    assert header_timeout(Holder(load_policy(str(config)))) == 0.5
