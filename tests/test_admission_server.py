@@ -4,7 +4,9 @@ and the faults an admission webhook meets (bad bodies, slow clients, SIGTERM, a 
 from __future__ import annotations
 
 import json
+import os
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -598,3 +600,214 @@ def test_usage_from_prometheus_is_said_not_run(stack, tmp_path):
         assert hook.review(review_body(SIZED))["allowed"] is True
     start = next(r for r in hook.log_records() if r.get("msg") == "serving")
     assert any("usage.snapshot" in n for n in start["notRun"])
+
+
+# --- connection time limits (kubelint_ml/admission/connections.py): slow TLS handshakes and headers
+
+
+def _tls(hook: Webhook, timeout: float = 10) -> socket.socket:
+    sock = hook.context().wrap_socket(socket.create_connection(("127.0.0.1", hook.port)), server_hostname="127.0.0.1")
+    sock.settimeout(timeout)
+    return sock
+
+
+def _read_until_closed(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (a reset counts as closed)."""
+    data = b""
+    while True:
+        try:
+            chunk = sock.recv(4096)
+        except ConnectionResetError:
+            return data
+        if not chunk:
+            return data
+        data += chunk
+
+
+def _still_open(sock: socket.socket) -> bool:
+    """Not closed by the server yet (what it sent meanwhile is read and dropped)."""
+    sock.setblocking(False)
+    try:
+        return sock.recv(4096) != b""
+    except (BlockingIOError, ssl.SSLWantReadError):
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.settimeout(10)
+
+
+def test_slow_headers_and_handshakes_are_closed_in_time(stack, tmp_path):
+    config = write_config(tmp_path / "kubelint-ml.yaml", {"admission": {"headerTimeoutSeconds": 1}})
+    with Webhook(tmp_path, config) as hook:
+        stalled = []  # (what, socket, when its time began)
+        for what, data in (
+            ("partial request line", b"POST /valid"),
+            ("partial headers", b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: appl"),
+            ("nothing after the TLS handshake", b""),
+        ):
+            t0 = time.monotonic()
+            sock = _tls(hook)
+            sock.sendall(data)
+            stalled.append((what, sock, t0))
+        raw_t0 = time.monotonic()
+        raw = socket.create_connection(("127.0.0.1", hook.port), timeout=10)  # no ClientHello, ever
+
+        # slowloris: a byte every 0.15 s, never idle long, never done
+        trickled: dict[str, object] = {}
+
+        def trickle() -> None:
+            t0 = time.monotonic()
+            sock = _tls(hook)
+            request = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 200
+            try:
+                for i in range(len(request)):
+                    sock.sendall(request[i : i + 1])
+                    time.sleep(0.15)
+                    if not _still_open(sock):
+                        break
+            except OSError:
+                pass
+            trickled["seconds"] = time.monotonic() - t0
+            sock.close()
+
+        trickler = threading.Thread(target=trickle)
+        trickler.start()
+
+        # another client is served meanwhile
+        t_review = time.monotonic()
+        assert hook.review(review_body(JOB))["allowed"] is False
+        if time.monotonic() - stalled[0][2] < 0.8:  # (a very busy machine may be past the limit already)
+            assert all(_still_open(sock) for _, sock, _ in stalled)
+        assert time.monotonic() - t_review < 5
+
+        for what, sock, t0 in stalled:
+            answer = _read_until_closed(sock)
+            seconds = time.monotonic() - t0
+            assert 0.9 < seconds < 4, (what, seconds)
+            if what.startswith("partial"):  # a partial request is told why
+                assert answer.startswith(b"HTTP/1.1 408 "), (what, answer[:100])
+                assert b"connection: close" in answer and b"within 1 s" in answer
+            else:
+                assert answer == b"", (what, answer[:100])
+        # the server lets go of the TCP connection too, though the client never answers its TLS close_notify
+        what, sock, t0 = stalled[0]
+        plain = socket.socket(fileno=os.dup(sock.fileno()))
+        plain.settimeout(10)
+        assert _read_until_closed(plain) == b""
+        assert time.monotonic() - t0 < 6  # the limit, then one second's grace
+        plain.close()
+        for _, sock, _ in stalled:
+            sock.close()
+
+        assert _read_until_closed(raw) == b""
+        assert 0.9 < time.monotonic() - raw_t0 < 4
+        raw.close()
+
+        trickler.join(30)
+        assert 0.9 < trickled["seconds"] < 4  # type: ignore[operator]
+
+        assert hook.metric('kubelint_ml_admission_connection_timeouts_total{phase="headers"}') == 4
+        assert hook.metric('kubelint_ml_admission_connection_timeouts_total{phase="tls_handshake"}') == 1
+        assert hook.metric('kubelint_ml_admission_requests_total{result="denied"}') == 1
+    warned = [
+        r for r in hook.log_records() if r.get("msg") == "request headers not received in time; connection closed"
+    ]
+    assert len(warned) == 4 and all(r["level"] == "warning" and r["timeoutSeconds"] == 1 for r in warned)
+    assert {0, 11, 52} <= {r["receivedBytes"] for r in warned}  # the stalled ones; the trickler's vary
+
+
+def test_keep_alive_clients_with_pauses_are_not_cut(stack, tmp_path):
+    config = write_config(tmp_path / "kubelint-ml.yaml", {"admission": {"headerTimeoutSeconds": 1}})
+    with Webhook(tmp_path, config) as hook:
+        conn = hook.connection()
+        local = None
+        # pauses shorter than the limit, and one longer: idle keep-alive time is not header time
+        for i, pause in enumerate((0.3, 0.6, 1.6, 0.2, 0)):
+            assert hook.review(review_body(JOB, uid=f"k{i}"), conn=conn)["allowed"] is False
+            assert conn.sock is not None
+            local = local or conn.sock.getsockname()
+            assert conn.sock.getsockname() == local  # the same connection throughout
+            time.sleep(pause)
+        conn.close()
+        assert hook.metric('kubelint_ml_admission_requests_total{result="denied"}') == 5
+        assert "connection_timeouts_total{" not in hook.get("/metrics")[1].decode()
+
+
+def test_unread_body_after_an_early_answer_and_reloaded_limit(stack, tmp_path):
+    config = write_config(
+        tmp_path / "kubelint-ml.yaml", {"admission": {"headerTimeoutSeconds": 1, "requestTimeoutSeconds": 1}}
+    )
+    with Webhook(tmp_path, config) as hook:
+        # the body stalls: 408 after requestTimeoutSeconds; trickling the rest then does not keep the connection
+        sock = _tls(hook)
+        sock.sendall(
+            b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"
+        )
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += sock.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 408 "), answer[:100]
+        t0 = time.monotonic()
+        closed = None
+        for _ in range(40):
+            try:
+                sock.sendall(b" ")
+            except OSError:
+                closed = time.monotonic() - t0
+                break
+            if not _still_open(sock):
+                closed = time.monotonic() - t0
+                break
+            time.sleep(0.1)
+        sock.close()
+        assert closed is not None and 0.8 < closed < 4, closed
+        assert hook.metric('kubelint_ml_admission_connection_timeouts_total{phase="unread_body"}') == 1
+        assert hook.metric('kubelint_ml_admission_requests_total{result="timeout"}') == 1
+
+        # a reloaded limit applies to the connections accepted after it
+        write_config(config, {"admission": {"headerTimeoutSeconds": 2.5}})
+        assert _wait(lambda: hook.metric('kubelint_ml_admission_config_reloads_total{result="success"}') == 1)
+        t0 = time.monotonic()
+        idle = _tls(hook)
+        assert _read_until_closed(idle) == b""
+        assert 2.3 < time.monotonic() - t0 < 6
+        idle.close()
+
+
+def test_sigterm_does_not_wait_for_idle_or_stalled_connections(stack, tmp_path):
+    # Neither client answers the server's TLS close_notify; the limit (10 s) is not what ends them.
+    config = write_config(tmp_path / "kubelint-ml.yaml", {"admission": {"headerTimeoutSeconds": 10}})
+    hook = Webhook(tmp_path, config)
+    with hook:
+        idle = _tls(hook)
+        idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert idle.recv(4096).startswith(b"HTTP/1.1 200 ")  # then kept alive, and never read again
+        stalled = _tls(hook)
+        stalled.sendall(b"POST /validate HTTP/1.1\r\nHo")
+        assert _wait(lambda: hook.get("/healthz")[0] == 200)
+        t0 = time.monotonic()
+        assert hook.stop() == 0
+        assert time.monotonic() - t0 < 6  # about one second's grace; 25 s and more before
+        idle.close()
+        stalled.close()
+
+
+@pytest.mark.parametrize("value", [0, -1, 61, "5", None])
+def test_header_timeout_setting_is_validated(tmp_path, value):
+    from kubelint_ml.admission.review import PolicyError, load_policy
+
+    config = write_config(tmp_path / "kubelint-ml.yaml", {"admission": {"headerTimeoutSeconds": value}})
+    with pytest.raises(PolicyError, match="headerTimeoutSeconds"):
+        load_policy(str(config))
+
+
+def test_header_timeout_setting_default_and_value(tmp_path):
+    need_server_stack()
+    from kubelint_ml.admission.app import Holder
+    from kubelint_ml.admission.connections import HEADER_TIMEOUT_SECONDS, header_timeout
+    from kubelint_ml.admission.review import load_policy
+
+    assert header_timeout(Holder(load_policy(None))) == HEADER_TIMEOUT_SECONDS == 5
+    config = write_config(tmp_path / "kubelint-ml.yaml", {"admission": {"headerTimeoutSeconds": 0.5}})
+    assert header_timeout(Holder(load_policy(str(config)))) == 0.5

@@ -59,6 +59,12 @@ class Metrics:
         ),
         "certificate_reloads_total": ("counter", "TLS certificate reloads, by result (success, failure)."),
         "in_flight_reviews": ("gauge", "Reviews being answered now."),
+        "connection_timeouts_total": (
+            "counter",
+            "Connections closed by a time limit, by phase: tls_handshake (no TLS handshake completed in time; "
+            "failed and abandoned handshakes count too), headers (request line and headers not in time), "
+            "unread_body (the rest of a request answered early not in time).",
+        ),
     }
 
     def inc(self, name: str, labels: tuple = (), by: float = 1.0) -> None:

@@ -189,10 +189,18 @@ def serve(opts: ServeOptions, policy: Policy) -> int:
     """Run until SIGTERM/SIGINT; returns the exit code."""
     import uvicorn
 
+    from kubelint_ml.admission.connections import (
+        ConnectionLimits,
+        TimedHttpToolsProtocol,
+        bound_tls_handshake,
+        header_timeout,
+    )
+
     holder = Holder(policy)
     metrics = Metrics()
     metrics.set("config_last_reload_successful", 1)
     app = WebhookApp(holder, metrics)
+    limits = ConnectionLimits(holder, metrics, handshake_seconds=header_timeout(holder))
     config = uvicorn.Config(
         app,
         host=opts.host,
@@ -207,6 +215,7 @@ def serve(opts: ServeOptions, policy: Policy) -> int:
         timeout_graceful_shutdown=int(opts.graceful_seconds),
         limit_concurrency=opts.limit_concurrency,
         timeout_keep_alive=30,  # the API server reuses connections
+        http=TimedHttpToolsProtocol.bind(limits),  # with TLS handshake and header time limits
     )
     config.load()  # builds the SSL context now, so that reloads can reach it
     server = uvicorn.Server(config)
@@ -219,6 +228,7 @@ def serve(opts: ServeOptions, policy: Policy) -> int:
     async def main() -> None:
         reloader = Reloader(opts, holder, metrics, config.ssl)
         watcher = asyncio.create_task(reloader.run())
+        bound_tls_handshake(asyncio.get_running_loop(), limits.handshake_seconds)
         log.info(
             "serving", extra={"fields": {"address": f"https://{opts.host}:{opts.port}/validate", **describe(policy)}}
         )
