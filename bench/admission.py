@@ -15,10 +15,11 @@ latency and throughput it hardly depends on what else the machine runs. The
 machine's load average is printed next to the table: on a shared machine the
 other numbers move with it.
 
-Stacks: ``uvicorn`` (what ``serve`` runs: uvicorn with httptools and uvloop
-when installed, else h11 and asyncio), ``uvicorn-h11`` (pure Python HTTP
-parser and asyncio loop), ``hypercorn`` (asyncio). All serve the same ASGI
-application (kubelint_ml.admission.app).
+Stacks: ``serve`` (``kubelint-ml serve`` itself: uvicorn with httptools and
+uvloop, its connection time limits, the reload watcher, the JSON log),
+``uvicorn`` (the same server library with its own protocol classes),
+``uvicorn-h11`` (pure Python HTTP parser and asyncio loop), ``hypercorn``
+(asyncio). All serve the same ASGI application (kubelint_ml.admission.app).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
-STACKS = ("uvicorn", "uvicorn-h11", "hypercorn")
+STACKS = ("serve", "uvicorn", "uvicorn-h11", "hypercorn")
 
 # The server side of a stack: the ASGI app over the given server library.
 SERVER = r"""
@@ -256,8 +257,13 @@ def run_stack(
     host, port = "127.0.0.1", free_port()
     python = sys.executable
     log = open(os.path.join(os.path.dirname(cert), f"{stack}.log"), "w+b")  # noqa: SIM115 - closed in finally
+    if stack == "serve":
+        command = [python, "-m", "kubelint_ml", "serve", "--cert", cert, "--key", key, "--host", host]
+        command += ["--port", str(port)] + (["--config", config] if config else [])
+    else:
+        command = [python, "-c", SERVER, stack, host, str(port), cert, key, config]
     proc = subprocess.Popen(
-        [python, "-c", SERVER, stack, host, str(port), cert, key, config],
+        command,
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=log,
@@ -295,7 +301,7 @@ def run_stack(
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--stack", choices=STACKS + ("all",), default="uvicorn")
+    ap.add_argument("--stack", choices=STACKS + ("all",), default="serve")
     ap.add_argument("--clients", type=int, action="append", help="concurrent clients (repeatable) [1, 8, 32]")
     ap.add_argument("--seconds", type=float, default=5.0, help="measured seconds per point (at most 60)")
     ap.add_argument("--warm", type=float, default=1.0, help="unmeasured seconds before each point")
