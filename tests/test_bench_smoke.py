@@ -191,3 +191,28 @@ def test_time_after_start_up_is_the_median_of_per_round_differences(bench) -> No
     assert lint.median_after(start) == pytest.approx(1.0)
     assert lint.median() - start.median() == pytest.approx(1.0)
     assert case(1.0, 3.0, 1.2).median_after(case(0.1, 2.0, 0.1)) == pytest.approx(1.0)
+
+
+@pytest.mark.slow
+def test_admission_bench_runs_serve_and_reports_every_point(tmp_path, corpus):
+    # The webhook bench's plumbing on a short run: it starts `kubelint-ml serve`, answers come back,
+    # the rows are written. How fast is not asserted here (bench/README.md).
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl CLI makes the bench's certificate (apt-get install openssl)")
+    out = tmp_path / "rows.json"
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "admission.py"), "--clients", "1", "--clients", "4"]
+        + ["--seconds", "0.5", "--warm", "0.2", "--config", str(ROOT / "fixtures/policies/bench.yaml")]
+        + ["--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = json.loads(out.read_text())
+    assert [(row["stack"], row["clients"]) for row in rows] == [("serve", 1), ("serve", 4)]
+    assert all(row["per_second"] > 0 and row["p99_ms"] >= row["p50_ms"] > 0 for row in rows)
