@@ -592,6 +592,8 @@ def test_usage_snapshot_rules_judge_as_check_and_reload(stack, tmp_path):
         (tmp_path / "usage.new").replace(snap)
         assert _wait(lambda: hook.metric('kubelint_ml_admission_config_reloads_total{result="success"}') >= 1)
         assert "memory-limit-below-peak" not in str(hook.review(review_body(SIZED)))
+    rejected = [r for r in hook.log_records() if r.get("msg") == "config rejected; the last good config stays in force"]
+    assert rejected and f"usage.snapshot {snap}: not valid JSON" in rejected[0]["error"]
 
 
 def test_usage_from_prometheus_is_said_not_run(stack, tmp_path):

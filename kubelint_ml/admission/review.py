@@ -185,12 +185,13 @@ def _usage(config: Config) -> tuple[Any, list[str]]:
         usage = read(
             s.snapshot,
             cluster=s.cluster,
+            name="usage.snapshot",
             default_namespace=s.namespace,
             min_samples=s.min_samples,
             headroom=s.headroom,
         )
     except UsageError as e:
-        raise PolicyError(f"{config.path}: usage: {e}") from None
+        raise PolicyError(f"{config.path}: {e}") from None
     return usage, []
 
 

@@ -234,30 +234,31 @@ def from_dict(doc: Any, **settings: Any) -> Usage:
     return usage
 
 
-def read(path: str, cluster: str | None = None, **settings: Any) -> Usage:
+def read(path: str, cluster: str | None = None, name: str = "--usage", **settings: Any) -> Usage:
+    """The snapshot at ``path``; errors name it as ``name`` gave it (``--usage``, ``usage.snapshot``)."""
     try:
         with open(path, "rb") as fh:
             data = fh.read(MAX_BYTES + 1)
     except OSError as e:
-        raise UsageError(f"--usage {path}: cannot read: {e.strerror}") from None
+        raise UsageError(f"{name} {path}: cannot read: {e.strerror}") from None
     if len(data) > MAX_BYTES:
-        raise UsageError(f"--usage {path}: over {MAX_BYTES} bytes; not a usage snapshot")
+        raise UsageError(f"{name} {path}: over {MAX_BYTES} bytes; not a usage snapshot")
     try:
         doc = json.loads(data, parse_constant=_no_constant)
     except (ValueError, _Bad) as e:
-        raise UsageError(f"--usage {path}: not valid JSON: {e}") from None
+        raise UsageError(f"{name} {path}: not valid JSON: {e}") from None
     try:
         usage = from_dict(doc, **settings)
     except _Bad as e:
-        raise UsageError(f"--usage {path}: malformed snapshot: {e}") from None
+        raise UsageError(f"{name} {path}: malformed snapshot: {e}") from None
     if cluster and usage.cluster and usage.cluster != cluster:
         raise UsageError(
-            f"--usage {path}: the snapshot is from cluster {usage.cluster!r}, not {cluster!r} "
+            f"{name} {path}: the snapshot is from cluster {usage.cluster!r}, not {cluster!r} "
             "(usage.cluster); export one from this cluster"
         )
     if cluster and not usage.cluster:
         raise UsageError(
-            f"--usage {path}: the snapshot names no cluster, and usage.cluster is {cluster!r}; "
+            f"{name} {path}: the snapshot names no cluster, and usage.cluster is {cluster!r}; "
             "export it with usage.cluster set"
         )
     usage.source = path

@@ -40,6 +40,7 @@ class Settings:
     concurrency: int = 4
     workloads: list = field(default_factory=list)
     url_from_config: str | None = None  # the config file, when the URL came from it
+    snapshot_from_config: bool = False  # the snapshot is usage.snapshot, not --usage
 
     @property
     def configured(self) -> bool:
@@ -69,6 +70,7 @@ def settings(
         s.prometheus = cfg.get("prometheus")
         s.url_from_config = (config_path or ".kubelint-ml.yaml") if s.prometheus else None
         s.snapshot = str(base / cfg["snapshot"]) if cfg.get("snapshot") else None
+        s.snapshot_from_config = bool(s.snapshot)
         if s.prometheus and s.snapshot:
             raise UsageError(f"{config_path}: usage: give prometheus or snapshot, not both")
     s.lookback = parse_duration(lookback or cfg.get("lookback") or DEFAULT_LOOKBACK, "--lookback")
@@ -181,7 +183,8 @@ def load_usage(s: Settings, templates: list[TemplateSpec]) -> Usage:
     if s.snapshot:
         from kubelint_ml.usage import snapshot
 
-        usage = snapshot.read(s.snapshot, cluster=s.cluster, **common)
+        name = "usage.snapshot" if s.snapshot_from_config else "--usage"
+        usage = snapshot.read(s.snapshot, cluster=s.cluster, name=name, **common)
         for t in templates:
             if t.key not in usage.workloads and t.key not in usage.missing:
                 usage.missing[t.key] = "not in the snapshot; not judged"
