@@ -46,13 +46,14 @@ def select_rules(
     enable: tuple[str, ...] = (),
     disable: tuple[str, ...] = (),
     rules: list | None = None,
+    policy_ids: set[str] | None = None,
 ) -> tuple[list, dict, set]:
     """:func:`kubelint_ml.run.selection.select_rules`, its errors as usage failures (exit 2)."""
     from kubelint_ml.run.selection import SelectionError
     from kubelint_ml.run.selection import select_rules as select
 
     try:
-        return select(config, extra_dirs, verbose, enable, disable, rules)
+        return select(config, extra_dirs, verbose, enable, disable, rules, policy_ids or set())
     except SelectionError as e:
         _fail(str(e))
 
@@ -199,15 +200,22 @@ def check(
     formats = formats or ("text",)
     config = _load_config(config_path)
     level = fail_level or config.fail_level or "error"
-    rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable + fix_args["select"], disable)
-    usage, rules = usage_cli.for_check(paths, config, rules, verbose)
-    rules = selected(rules, fix_args["select"])
     policies = load_policies(
         list(config.rules_dirs) + list(rules_dirs) + list(policy_paths),
         policy_namespaces,
         combine,
         list(config.context) + list(context_paths),
     )
+    policy_ids = policies.rule_ids() if policies is not None else set()
+    rules, severity, all_ids = select_rules(
+        config, rules_dirs, verbose, enable + fix_args["select"], disable, policy_ids=policy_ids
+    )
+    if policies is not None:
+        from kubelint_ml.run.selection import policy_off
+
+        policies.choose(policy_off(config, policy_ids, disable), severity)
+    usage, rules = usage_cli.for_check(paths, config, rules, verbose)
+    rules = selected(rules, fix_args["select"])
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     session: dict = {}  # what --fix needs to lint a file again
     result, notes = _lint(

@@ -164,3 +164,33 @@ def test_context_files_give_facts_at_admission(tmp_path):
 
     facts = _facts_with(policy, unpack(Document(0, positioned(other), 0), "<admission>").objects)
     assert set(facts.priority_classes) == {"team-high", "batch-low"}
+
+
+def test_policy_rules_follow_the_configs_disable_and_overrides(tmp_path):
+    from pathlib import Path
+
+    pol = Path(__file__).resolve().parent.parent / "fixtures" / "policies"
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        json.dumps(
+            {
+                "rules": [str(pol / "conftest")],
+                "disable": ["main.warn"],
+                "overrides": {"gpu.warn_latest": {"severity": "error"}},
+            }
+        )
+    )
+    policy = load_policy(str(cfg))
+    try:
+        job = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "j", "namespace": "ml", "labels": {"team": "research"}},
+            "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "registry.internal/x:latest"}]}}},
+        }
+        v = review(policy, {"uid": "1", "operation": "CREATE", "object": job})
+        found = {(f.rule, f.severity) for f in v.findings}
+        assert ("gpu.warn_latest", "error") in found and "main.warn" not in {r for r, _ in found}
+        assert v.allowed is False and "gpu.warn_latest" in v.response["status"]["message"]
+    finally:
+        policy.retire()

@@ -554,3 +554,45 @@ def test_rules_list_shows_policy_rules():
         ("main.deny", "error", str(POL / "conftest" / "ml.rego")),
         ("main.warn", "warning", str(POL / "conftest" / "ml.rego")),
     ]
+
+
+# ----------------------------------------------------------------------------
+# The config's and the command line's choices apply to policy rules too
+
+
+def test_disable_and_severity_overrides_name_policy_rules(tmp_path):
+    config = write(
+        tmp_path,
+        "k.yaml",
+        f"rules: [{POL / 'conftest'}, {POL / 'gatekeeper'}]\n"
+        "disable: [main.warn, K8sTeamLabel/known-team]\n"
+        "overrides:\n"
+        "  gpu.warn_latest: {severity: error}\n"
+        "  K8sGpuJobDeadline/gpu-jobs-end: {severity: warning}\n",
+    )
+    found = policy_findings(str(MANIFEST), "--config", str(config))
+    rules = {(rule, severity) for rule, severity, *_ in found}
+    assert ("gpu.warn_latest", "error") in rules and ("K8sGpuJobDeadline/gpu-jobs-end", "warning") in rules
+    assert not {r for r, _ in rules} & {"main.warn", "K8sTeamLabel/known-team"}
+    assert ("main.deny", "error") in rules and ("gpu.deny_too_many_gpus", "error") in rules  # the rest as they were
+    # The reports' rule table says the overridden severity too.
+    r = cli("check", str(MANIFEST), "--config", str(config), "-f", "sarif", "-q")
+    rules_table = {d["id"]: d for d in json.loads(r.output)["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules_table["gpu.warn_latest"]["defaultConfiguration"]["level"] == "error"
+    # On the command line: --disable takes a policy rule id.
+    found = policy_findings(str(MANIFEST), "--policy", str(POL / "conftest"), "--disable", "main.deny")
+    assert "main.deny" not in {f[0] for f in found} and "main.warn" in {f[0] for f in found}
+
+
+def test_unknown_or_parametrised_policy_rule_ids_are_refused(tmp_path):
+    typo = write(tmp_path, "typo.yaml", f"rules: [{POL / 'conftest'}]\ndisable: [main.wran]\n")
+    r = CliRunner().invoke(main, ["check", str(MANIFEST), "--config", str(typo)])
+    assert r.exit_code == 2 and "unknown rule id 'main.wran' (did you mean 'main.warn'?)" in r.output
+    params = write(
+        tmp_path, "params.yaml", f"rules: [{POL / 'conftest'}]\noverrides:\n  main.warn: {{params: {{a: 1}}}}\n"
+    )
+    r = CliRunner().invoke(main, ["check", str(MANIFEST), "--config", str(params)])
+    assert r.exit_code == 2 and "main.warn is a policy rule; it takes no params" in r.output
+    bad = write(tmp_path, "bad.yaml", "disable: [Besteffort_QoS]\n")
+    r = CliRunner().invoke(main, ["check", str(MANIFEST), "--config", str(bad)])
+    assert r.exit_code == 2 and "disable.0" in r.output

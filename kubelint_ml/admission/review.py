@@ -96,21 +96,37 @@ class Policy:
 
 def load_policy(config_path: str | None, mode: str | None = None) -> Policy:
     """The policy of a config file (None: the defaults); raises PolicyError."""
-    from kubelint_ml.run.facts import first_pass
-    from kubelint_ml.run.selection import SelectionError, select_rules
-
     try:
         config = load_config(config_path)
     except ConfigError as e:
-        raise PolicyError(str(e)) from None
-    try:
-        rules, severity, all_ids = select_rules(config, (), verbose=False)
-    except SelectionError as e:
         raise PolicyError(str(e)) from None
     settings = dict(DEFAULTS)
     settings.update(config.admission)
     if mode:
         settings["mode"] = mode
+    policies = _policies(config, float(settings["requestTimeoutSeconds"]))
+    try:
+        policy = _build(config, config_path, settings, policies)
+    except BaseException:
+        if policies is not None:
+            policies.close()  # its helper process
+        raise
+    policy.missing_context = _missing_context(policy)
+    policy.watched = _watched(config, policy.usage)
+    return policy
+
+
+def _build(config: Config, config_path: str | None, settings: dict, policies: Any) -> Policy:
+    from kubelint_ml.run.facts import first_pass
+    from kubelint_ml.run.selection import SelectionError, policy_off, select_rules
+
+    policy_ids = policies.rule_ids() if policies is not None else set()
+    try:
+        rules, severity, all_ids = select_rules(config, (), verbose=False, policy_ids=policy_ids)
+    except SelectionError as e:
+        raise PolicyError(str(e)) from None
+    if policies is not None:
+        policies.choose(policy_off(config, policy_ids), severity)
     try:
         facts = first_pass([], config, None)[0]
         context_facts(facts, list(config.context), [], config)
@@ -119,10 +135,8 @@ def load_policy(config_path: str | None, mode: str | None = None) -> Policy:
     usage, not_run = _usage(config)
     if usage is None:  # as `check`: the usage rules run only with a usage source
         rules = [r for r in rules if r.family != USAGE_FAMILY]
-    policies = _policies(config, float(settings["requestTimeoutSeconds"]))
-    known = set(all_ids) | (policies.rule_ids() if policies is not None else set())
-    engine = Engine(rules, severity_overrides=severity, known_rule_ids=known)
-    policy = Policy(
+    engine = Engine(rules, severity_overrides=severity, known_rule_ids=all_ids)
+    return Policy(
         config,
         engine,
         facts,
@@ -133,16 +147,13 @@ def load_policy(config_path: str | None, mode: str | None = None) -> Policy:
         usage=usage,
         not_run=not_run,
     )
-    policy.missing_context = _missing_context(policy)
-    policy.watched = _watched(config, usage)
-    return policy
 
 
 def _policies(config: Config, timeout: float) -> Any:
     """The Rego and Gatekeeper policies under the config's ``rules:``, as ``check`` compiles them.
 
     Gatekeeper's ``data.inventory`` comes from the config's ``context:`` files (at admission there
-    is no run to take it from). One evaluation may take at most most of the review's time limit.
+    is no run to take it from). One evaluation may take at most 80% of the review's time limit.
     """
     if not config.rules_dirs:
         return None

@@ -121,6 +121,7 @@ class Policies:
     _pending: list = field(default_factory=list)
     _pending_jobs: int = 0
     context_paths: list[str] = field(default_factory=list)  # files whose objects join data.inventory
+    severity: dict[str, str] = field(default_factory=dict)  # the config's severity overrides, by rule id
 
     @classmethod
     def build(cls, found: Found, namespaces: tuple[str, ...] = (), combine: bool = False) -> Policies:
@@ -207,6 +208,20 @@ class Policies:
                     objects.extend(o.data for o in unpack(doc, src.path).objects)
             self.set_inventory(objects)
         return 1 if self.combine else jobs
+
+    def choose(self, off: set[str], severity: dict[str, str]) -> None:
+        """The config's and the command line's choices: the rules in ``off`` are not evaluated, and
+        ``severity`` overrides a rule's own (from ``deny``/``warn`` or the enforcementAction)."""
+        self.rego_rules = [r for r in self.rego_rules if r.rule_id not in off]
+        self.constraints = [c for c in self.constraints if c.rule_id not in off]
+        ids = self.rule_ids()
+        self.severity = {rid: sev for rid, sev in severity.items() if rid in ids}
+
+    def _overridden(self, found: list[Finding]) -> list[Finding]:
+        if self.severity:
+            for f in found:
+                f.severity = self.severity.get(f.rule, f.severity)
+        return found
 
     def rule_ids(self) -> set[str]:
         return {r.rule_id for r in self.rego_rules} | {c.rule_id for c in self.constraints}
@@ -306,7 +321,7 @@ class Policies:
         real = [j for _, jobs, _, _ in pending for j in jobs if j is not None]
         answers = iter(self.runtime.run(real))
         for file, jobs, plans, into in pending:
-            into.extend(self._findings(file, jobs, plans, answers))
+            into.extend(self._overridden(self._findings(file, jobs, plans, answers)))
 
     def _findings(self, file: str, jobs: list, plans: list, answers: Any) -> list[Finding]:
         out: list[Finding] = []
@@ -371,7 +386,7 @@ class Policies:
                 if rule.short is not None and rule.short in excepted.get(rule.package, set()):
                     f.suppressed = f"exception in package {rule.package}"
                 out.append(f)
-        return out
+        return self._overridden(out)
 
     def _combined_finding(self, rule: RegoRule, docs: list[tuple[str, Any]], msg: str, details: Any) -> Finding:
         # details may name the file ("path") the result is about

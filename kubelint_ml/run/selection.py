@@ -36,13 +36,16 @@ def select_rules(
     enable: tuple[str, ...] = (),
     disable: tuple[str, ...] = (),
     rules: list | None = None,
+    policy_ids: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[list, dict, set]:
     """(the rules on, severity overrides, every rule id): built-in plus user rules (``rules``: already
-    loaded by :func:`all_rules`), with config and command-line choices applied."""
+    loaded by :func:`all_rules`), with config and command-line choices applied. ``policy_ids``: the
+    Rego rules and Gatekeeper constraints of the run, which ``enable``, ``disable`` and ``overrides``
+    may name too (see :func:`policy_off`)."""
     from kubelint_ml.engine.rulefile import RuleFileError, _validate_params
 
     by_id = {r.id: r for r in (rules if rules is not None else all_rules(config, extra_dirs))}
-    all_ids = set(by_id)
+    all_ids = set(by_id) | set(policy_ids)
     from kubelint_ml.engine.api import did_you_mean
 
     lines = getattr(config, "rule_lines", {})  # rule id -> the config line that names it
@@ -58,6 +61,8 @@ def select_rules(
                 f"{where}: unknown rule id {rid!r}{did_you_mean(rid, all_ids)} (see `kubelint-ml rules list`)"
             )
     for rid, params in config.params.items():
+        if rid not in by_id:
+            raise SelectionError(f"{config.path}: overrides.{rid}.params: {rid} is a policy rule; it takes no params")
         rule = by_id[rid]
         if not hasattr(rule.template, "PARAMS"):
             raise SelectionError(f"{config.path}: overrides.{rid}.params: rule {rid} takes no params")
@@ -77,3 +82,9 @@ def select_rules(
         if on:
             chosen.append(r)
     return chosen, dict(config.severity), all_ids
+
+
+def policy_off(config: Any, policy_ids: set[str], disable: tuple[str, ...] = ()) -> set[str]:
+    """The policy rules turned off by the config's or the command line's ``disable`` (policy rules are
+    on unless disabled)."""
+    return {rid for rid in policy_ids if rid in config.disable or rid in disable}
