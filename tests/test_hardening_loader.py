@@ -1,15 +1,23 @@
 """The loader on hostile input: limits, tags, encodings, and never an exception.
 
+Every test runs on both parsers a user can have: LibYAML's (PyYAML's wheels) and
+PyYAML's pure-Python one (PyYAML built without LibYAML, and the loader's fallback);
+the nesting tests also on a LibYAML whose own nesting ceiling cannot be lifted.
 How long the bombs and floods take is measured by bench/bounds.py.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from bombs import billion_laughs, merge_bomb
+from click.testing import CliRunner
 
+from kubelint_ml.cli import main
+from kubelint_ml.input import loader
 from kubelint_ml.input.loader import (
     COMPOSE_SAFE_DEPTH,
     Limits,
@@ -22,6 +30,47 @@ from kubelint_ml.input.loader import (
 )
 
 GOOD = b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: good\n"
+
+
+@pytest.fixture(autouse=True, params=["libyaml", "pure-python"])
+def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Which YAML parser the loader reads with.
+
+    ``libyaml-capped``: LibYAML with PyYAML 6.0.4's own nesting ceiling (1,000 levels)
+    and no way to lift it, as a PyYAML built on a LibYAML with the ceiling but without
+    the setter would be: the loader must fall back to the pure-Python parser.
+    """
+    if request.param != "pure-python" and not yaml.__with_libyaml__:
+        pytest.skip(f"PyYAML {yaml.__version__} is built without LibYAML")
+    if request.param == "pure-python":
+        monkeypatch.setattr(loader, "PositionLoader", loader.PurePositionLoader)
+    if request.param == "libyaml":
+        # LibYAML reads every file itself: its nesting ceiling, where it has one, is lifted.
+        read_with = []
+        real_load = loader._load
+
+        def spy(data: bytes, limits: Limits, loader_class: type, deep: bool) -> loader.LoadResult:
+            read_with.append(loader_class)
+            return real_load(data, limits, loader_class, deep)
+
+        monkeypatch.setattr(loader, "_load", spy)
+        yield request.param
+        assert loader.PurePositionLoader not in read_with
+        return
+    if request.param == "libyaml-capped":
+        if loader._set_max_nest_level is None:
+            pytest.skip(f"PyYAML {yaml.__version__}'s LibYAML has no nesting ceiling")
+        before = loader._get_max_nest_level()
+        monkeypatch.setattr(loader, "_set_max_nest_level", None)
+        yaml._yaml._set_max_nest_level(1000)  # type: ignore[attr-defined]
+        yield request.param
+        yaml._yaml._set_max_nest_level(before)  # type: ignore[attr-defined]
+        return
+    yield request.param
+
+
+# The nesting tests: on the two parsers, and on a LibYAML whose ceiling stays.
+every_parser = pytest.mark.parametrize("parser", ["libyaml", "pure-python", "libyaml-capped"], indirect=True)
 
 
 DEFAULT_LIMITS = Limits()
@@ -60,6 +109,7 @@ def test_shared_subtrees_are_fine() -> None:
     assert doc["z"][1] == {"cpu": 1, "memory": "1Gi"}
 
 
+@every_parser
 def test_aliases_cannot_nest_past_the_depth_limit() -> None:
     deep = b"[" * 150 + b"]" * 150
     data = b"a: &a " + deep + b"\nb: " + b"[" * 100 + b"*a" + b"]" * 100 + b"\n"
@@ -113,6 +163,7 @@ def test_merge_keys_keep_yaml_semantics() -> None:
 # Depth, size, nodes, documents
 
 
+@every_parser
 def test_deep_flow_nesting_drops_only_that_document() -> None:
     data = GOOD + b"---\n" + b"[" * 300 + b"]" * 300 + b"\n---\n" + GOOD
     result = load(data)
@@ -122,6 +173,7 @@ def test_deep_flow_nesting_drops_only_that_document() -> None:
     assert [d.index for d in result.documents] == [0, 2]
 
 
+@every_parser
 def test_deep_block_nesting() -> None:
     data = b"".join(b" " * i + b"a:\n" for i in range(250)) + b"---\n" + GOOD
     result = load(data)
@@ -131,6 +183,7 @@ def test_deep_block_nesting() -> None:
     assert problems(seq) == [(1, 401, "nesting deeper than 200 levels (limits.maxDepth); document not linted")]
 
 
+@every_parser
 def test_nesting_hidden_between_block_and_flow_is_found() -> None:
     # 150 block levels (short lines) then 100 flow levels on separate lines.
     block = b"".join(b" " * i + b"k:\n" for i in range(150))
@@ -138,6 +191,16 @@ def test_nesting_hidden_between_block_and_flow_is_found() -> None:
     assert problems(block + flow)[0][2] == "nesting deeper than 200 levels (limits.maxDepth); document not linted"
 
 
+@pytest.mark.parametrize(
+    "parser",
+    # PyYAML's pure-Python scanner takes seconds (quadratic in the flow levels) to reach the limit.
+    [
+        "libyaml",
+        pytest.param("pure-python", marks=pytest.mark.slow),
+        pytest.param("libyaml-capped", marks=pytest.mark.slow),
+    ],
+    indirect=True,
+)
 @pytest.mark.parametrize("opener, closer", [(b"[", b"]"), (b"{a: ", b"}"), (b"- ", b"")])
 def test_nesting_that_would_crash_libyaml_refuses_the_file(opener: bytes, closer: bytes) -> None:
     # LibYAML's composer recurses in C; 100,000 levels end the process with SIGSEGV.
@@ -149,6 +212,52 @@ def test_nesting_that_would_crash_libyaml_refuses_the_file(opener: bytes, closer
     ]
 
 
+SECOND = b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: second\nspec:\n  containers:\n  - name: app\n    image: busybox:1.36\n"
+
+
+@every_parser
+@pytest.mark.parametrize(
+    "deep, where",
+    [
+        (b"[" * 1200 + b"]" * 1200 + b"\n", (6, 201)),  # over LibYAML 0.2.6's own 1,000
+        (b"{a: " * 2000 + b"x" + b"}" * 2000 + b"\n", (6, 801)),
+        (b"- " * 2000 + b"x\n", (6, 401)),
+        (b"".join(b" " * i + b"a:\n" for i in range(2000)) + b" " * 2000 + b"x\n", (206, 201)),
+    ],
+    ids=["flow-sequences", "flow-mappings", "block-sequences", "block-mappings"],
+)
+def test_a_deep_document_between_two_good_ones_hides_nothing(deep: bytes, where: tuple[int, int]) -> None:
+    # PyYAML 6.0.4's LibYAML refuses 1,000 levels by itself: unhandled, the second good
+    # document was lost behind an "exceeded maximum nesting depth" syntax error.
+    result = load(GOOD + b"---\n" + deep + b"---\n" + SECOND)
+    assert [(p.line, p.column, p.document, p.message) for p in result.problems] == [
+        (*where, 1, "nesting deeper than 200 levels (limits.maxDepth); document not linted")
+    ]
+    assert [(d.index, d.data["metadata"]["name"]) for d in result.documents] == [(0, "good"), (2, "second")]
+    assert result.documents[1].data["spec"]["containers"][0].lc["image"] == (
+        8 + deep.count(b"\n") + 6,
+        5,
+        8 + deep.count(b"\n") + 6,
+        12,
+    )
+
+
+@every_parser
+def test_a_deep_document_keeps_the_findings_of_the_others(tmp_path: Path) -> None:
+    path = tmp_path / "pods.yaml"
+    path.write_bytes(GOOD + b"---\n" + b"[" * 1200 + b"]" * 1200 + b"\n---\n" + SECOND)
+    run = CliRunner().invoke(main, ["check", "--format", "concise", str(path)])
+    assert run.exit_code == 1, run.output
+    assert run.output.replace(str(path), "pods.yaml").splitlines() == [
+        "pods.yaml:6:201: parse-error nesting deeper than 200 levels (limits.maxDepth); document not linted",
+        "pods.yaml:12:1: besteffort-qos BestEffort QoS: no cpu or memory requests or limits",
+        "pods.yaml:12:1: missing-priority-class no priorityClassName: pods run at the default priority",
+        "pods.yaml:14:5: missing-memory-limit container 'app' has no memory limit",
+        "pods.yaml:14:5: missing-memory-request container 'app' has no memory request or limit",
+    ]
+
+
+@every_parser
 def test_depth_limit_is_configurable() -> None:
     data = b"[" * 30 + b"]" * 30
     assert load(data).problems == []
@@ -157,6 +266,7 @@ def test_depth_limit_is_configurable() -> None:
     ]
 
 
+@every_parser
 def test_the_highest_depth_limit_the_config_allows_is_honoured() -> None:
     limits = Limits(max_depth=1000)  # the schema's maximum
     block = b"a:\n" + b"".join(b"  " * (i + 1) + b"a:\n" for i in range(998)) + b"  " * 999 + b"a: 1\n"
@@ -340,8 +450,14 @@ def test_empty_and_comment_only_files() -> None:
         assert all(d.data is None for d in result.documents)
 
 
-def test_errors_at_end_of_input_stay_inside_the_file() -> None:
-    assert problems(b"[") == [(1, 1, "invalid YAML: while parsing a flow node: did not find expected node content")]
+def test_errors_at_end_of_input_stay_inside_the_file(parser: str) -> None:
+    # A syntax error is told in its parser's words (the limits and tag problems are the loader's own).
+    if parser == "libyaml":
+        assert problems(b"[") == [(1, 1, "invalid YAML: while parsing a flow node: did not find expected node content")]
+    else:
+        assert problems(b"[") == [
+            (1, 2, "invalid YAML: while parsing a flow node: expected the node content, but found '<stream end>'")
+        ]
     assert problems(b"a: 1\rb: [")[0][0] == 2
 
 

@@ -22,13 +22,15 @@ from kubelint_ml.input.loader import PosDict, PosList, load
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
+# PyYAML's own safe loader: LibYAML's, or the pure-Python one where PyYAML was built without it.
+REFERENCE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _reference(data: bytes) -> list | None:
     """PyYAML's safe reading, with timestamps as their text; None when it fails."""
     try:
-        docs = list(yaml.load_all(data, Loader=yaml.CSafeLoader))
-        nodes = list(yaml.compose_all(data, Loader=yaml.CSafeLoader))
+        docs = list(yaml.load_all(data, Loader=REFERENCE))
+        nodes = list(yaml.compose_all(data, Loader=REFERENCE))
     except (yaml.YAMLError, RecursionError, ValueError):
         return None
     return [_texts(d, n) for d, n in zip(docs, nodes)]
@@ -114,7 +116,7 @@ def test_every_corpus_and_fixture_file_reads_as_pyyaml_reads_it(corpus) -> None:
         if expected is None or got.problems:
             continue  # broken or hostile input: covered by the hardening tests
         assert [_plain(d.data) for d in got.documents] == expected, path
-        nodes = list(yaml.compose_all(data, Loader=yaml.CSafeLoader))
+        nodes = list(yaml.compose_all(data, Loader=REFERENCE))
         for doc, node in zip(got.documents, [n for n in nodes if n is not None]):
             positions += _check_positions(doc.data, node)
         compared += 1
@@ -173,7 +175,7 @@ def test_generated_documents_read_as_pyyaml_reads_them(value, style, flow) -> No
     assert expected is not None and not got.problems, (text, got.problems)
     assert [_plain(d.data) for d in got.documents] == expected
     if not any(c in text for c in _UNICODE_BREAKS):  # LibYAML's marks count them as line breaks; we do not
-        _check_positions(got.documents[0].data, yaml.compose(data, Loader=yaml.CSafeLoader))
+        _check_positions(got.documents[0].data, yaml.compose(data, Loader=REFERENCE))
 
 
 @pytest.mark.parametrize(
@@ -239,7 +241,7 @@ def test_depth_pre_check_never_misses_deep_input(value, flow, indent, newline, l
     from kubelint_ml.input.loader import _may_nest_deeper
 
     text = yaml.safe_dump(value, default_flow_style=flow, indent=indent).replace("\n", newline)
-    real = _depth(yaml.load(text, Loader=yaml.CSafeLoader))
+    real = _depth(yaml.load(text, Loader=REFERENCE))
     if real > limit:
         assert _may_nest_deeper(text.encode(), limit)
 

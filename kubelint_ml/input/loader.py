@@ -24,18 +24,20 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 import yaml
+from yaml.constructor import ConstructorError, SafeConstructor
 
 try:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import CSafeLoader as _BaseLoader
+    from yaml import CSafeLoader as _CLoader
 except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
-
-from yaml.constructor import ConstructorError, SafeConstructor
+    _CLoader = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,14 +108,15 @@ _RESOLVED_MAX_LENGTH = 64
 _RESOLVED_MAX_ENTRIES = 4096
 
 
-class PositionLoader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """Safe loader whose mappings and sequences carry positions.
+class _Positions(SafeConstructor):  # type: ignore[misc]
+    """Safe construction whose mappings and sequences carry positions.
 
-    LibYAML composes the node graph; :meth:`construct_document` then builds
-    the values in one recursive walk. Plain strings, the bulk of every
-    manifest, are taken straight from their nodes, and collections are built
-    in place; everything unusual (other tags, merge keys, tag/node mismatches)
-    goes through PyYAML's own constructor machinery below, unchanged.
+    LibYAML (or PyYAML's pure-Python parser, see :class:`PurePositionLoader`)
+    composes the node graph; :meth:`construct_document` then builds the
+    values in one recursive walk. Plain strings, the bulk of every manifest,
+    are taken straight from their nodes, and collections are built in place;
+    everything unusual (other tags, merge keys, tag/node mismatches) goes
+    through PyYAML's own constructor machinery below, unchanged.
     """
 
     def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
@@ -344,21 +347,43 @@ _SCALARS = {
     "tag:yaml.org,2002:float": SafeConstructor.construct_yaml_float,
     "tag:yaml.org,2002:bool": SafeConstructor.construct_yaml_bool,
 }
-# A fresh table: only these tags are ever constructed. Everything else,
-# including every python/* tag, has no constructor and is a parse problem.
-PositionLoader.yaml_constructors = {}
-PositionLoader.yaml_multi_constructors = {}
-PositionLoader.add_constructor(None, SafeConstructor.construct_undefined)
-PositionLoader.add_constructor("tag:yaml.org,2002:null", SafeConstructor.construct_yaml_null)
-PositionLoader.add_constructor("tag:yaml.org,2002:str", SafeConstructor.construct_yaml_str)
-for _tag in _SCALARS:
-    PositionLoader.add_constructor(_tag, PositionLoader.construct_checked_scalar)
-for _tag in sorted(_MAP_TAGS | _SEQ_TAGS):
-    PositionLoader.add_constructor(_tag, PositionLoader.construct_mismatch)
-# Kubernetes reads YAML through JSON: timestamps and binary stay strings, their text.
-PositionLoader.add_constructor("tag:yaml.org,2002:timestamp", SafeConstructor.construct_yaml_str)
-PositionLoader.add_constructor("tag:yaml.org,2002:binary", SafeConstructor.construct_yaml_str)
-_IMPLICIT = _implicit_table(PositionLoader)
+
+
+class PurePositionLoader(_Positions, yaml.SafeLoader):  # type: ignore[misc]
+    """The same loader on PyYAML's pure-Python parser: used where PyYAML was
+    built without LibYAML, and for a file whose nesting LibYAML refuses by
+    itself (see :func:`load`). Slower; same values, positions and problems."""
+
+
+if _CLoader is not None:
+
+    class PositionLoader(_Positions, _CLoader):  # type: ignore[misc]
+        """The loader on LibYAML's parser and composer: the fast path."""
+
+else:  # pragma: no cover - PyYAML without LibYAML
+    PositionLoader = PurePositionLoader  # type: ignore[misc]
+
+
+def _safe_tags_only(cls: Any) -> None:
+    """A fresh table: only these tags are ever constructed. Everything else,
+    including every python/* tag, has no constructor and is a parse problem."""
+    cls.yaml_constructors = {}
+    cls.yaml_multi_constructors = {}
+    cls.add_constructor(None, SafeConstructor.construct_undefined)
+    cls.add_constructor("tag:yaml.org,2002:null", SafeConstructor.construct_yaml_null)
+    cls.add_constructor("tag:yaml.org,2002:str", SafeConstructor.construct_yaml_str)
+    for tag in _SCALARS:
+        cls.add_constructor(tag, _Positions.construct_checked_scalar)
+    for tag in sorted(_MAP_TAGS | _SEQ_TAGS):
+        cls.add_constructor(tag, _Positions.construct_mismatch)
+    # Kubernetes reads YAML through JSON: timestamps and binary stay strings, their text.
+    cls.add_constructor("tag:yaml.org,2002:timestamp", SafeConstructor.construct_yaml_str)
+    cls.add_constructor("tag:yaml.org,2002:binary", SafeConstructor.construct_yaml_str)
+
+
+for _cls in {PositionLoader, PurePositionLoader}:
+    _safe_tags_only(_cls)
+_IMPLICIT = _implicit_table(PurePositionLoader)
 
 
 @dataclass(slots=True)
@@ -476,8 +501,49 @@ _END_EVENTS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 _NODE_EVENTS = (yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
 # LibYAML's composer recurses in C: far deeper input crashes the process
 # (50,000 levels do). A document deeper than the limit but below this is
-# composed and then dropped; deeper than this, the whole file is refused.
+# skipped (its events read, nothing composed); deeper than this, the whole
+# file is refused.
 COMPOSE_SAFE_DEPTH = 5_000
+
+# The LibYAML that PyYAML 6.0.4 builds in refuses, in its scanner, nesting deeper than
+# 1,000 levels ("exceeded maximum nesting depth"): the whole rest of the file would be
+# lost, and limits.maxDepth up to 1000 would not hold. Its setter (private in 6.0.4;
+# absent, with no limit, before) lifts that ceiling to the one the prescan enforces,
+# for the time the loader reads, and puts it back after. A LibYAML that still refuses
+# (a ceiling with no setter) gets the file read again with the pure-Python parser,
+# which has no such ceiling.
+try:  # pragma: no cover - depends on how PyYAML was built
+    from yaml._yaml import _get_max_nest_level, _set_max_nest_level  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover
+    _get_max_nest_level = _set_max_nest_level = None
+_LIBYAML_NESTING = "exceeded maximum nesting depth"
+_nesting_lock = threading.Lock()
+_nesting_state = [0, 0]  # [loads reading now, the ceiling to put back]
+
+
+@contextmanager
+def _libyaml_nesting(levels: int) -> Iterator[None]:
+    """LibYAML's own nesting ceiling at least ``levels`` while a load reads."""
+    if _set_max_nest_level is None:
+        yield
+        return
+    with _nesting_lock:
+        if _nesting_state[0] == 0:
+            _nesting_state[1] = _get_max_nest_level()
+        _nesting_state[0] += 1
+        if _get_max_nest_level() < levels:
+            _set_max_nest_level(levels)
+    try:
+        yield
+    finally:
+        with _nesting_lock:
+            _nesting_state[0] -= 1
+            if _nesting_state[0] == 0:
+                _set_max_nest_level(_nesting_state[1])
+
+
+class _NestingRefused(Exception):
+    """LibYAML refused nesting by itself: the file is read again without it."""
 
 
 @dataclass(slots=True)
@@ -486,7 +552,7 @@ class _Scan:
     too_deep: dict[int, LoadProblem] = field(default_factory=dict)  # document index -> problem
 
 
-def _prescan(data: bytes, limits: Limits) -> _Scan:
+def _prescan(data: bytes, limits: Limits, parser: Any) -> _Scan:
     """Depth and node count from the event stream, before anything is composed.
 
     The event stream costs constant memory, so input that is too deep (which
@@ -499,7 +565,7 @@ def _prescan(data: bytes, limits: Limits) -> _Scan:
     document = -1
     hard_limit = max(COMPOSE_SAFE_DEPTH, limits.max_depth)
     try:
-        for event in yaml.parse(data, Loader=_BaseLoader):
+        for event in yaml.parse(data, Loader=parser):
             if isinstance(event, _NODE_EVENTS):
                 nodes += 1
                 if nodes > limits.max_nodes:
@@ -535,8 +601,10 @@ def _prescan(data: bytes, limits: Limits) -> _Scan:
             elif isinstance(event, yaml.DocumentStartEvent):
                 document += 1
                 depth = 0
-    except yaml.YAMLError:
-        pass  # the real load reports the syntax error, with the documents before it
+    except yaml.YAMLError as e:
+        if _LIBYAML_NESTING in str(getattr(e, "problem", "")) and parser is not PurePositionLoader:
+            raise _NestingRefused from None
+        # Otherwise the real load reports the syntax error, with the documents before it.
     return out
 
 
@@ -616,6 +684,9 @@ def _describe(err: yaml.YAMLError) -> str:
         return str(err.problem)
     if isinstance(err, _DuplicateKey):
         return f"duplicate key: {err.problem[len('found duplicate key ') :]} (each key may appear once in a mapping)"
+    if isinstance(err, yaml.reader.ReaderError):
+        # LibYAML's words; PyYAML's pure-Python reader says "special characters".
+        return "invalid YAML: " + str(err).splitlines()[0].replace("special characters", "control characters")
     problem = getattr(err, "problem", None)
     context = getattr(err, "context", None)
     if isinstance(problem, str) and problem.startswith("could not determine a constructor for the tag"):
@@ -655,21 +726,45 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
     if bad:
         problems.append(bad)
         return LoadResult(docs, problems)
+    deep = _may_nest_deeper(data, limits.max_depth)
+    loader = PositionLoader
+    if loader is not PurePositionLoader:
+        try:
+            if not (
+                deep if limits.max_depth <= _UNDER_LIBYAML_CEILING else _may_nest_deeper(data, _UNDER_LIBYAML_CEILING)
+            ):
+                return _load(data, limits, loader, deep)  # shallow: LibYAML's ceiling cannot matter
+            # The scanner runs ahead of the events, by up to a simple key's 1,024 characters.
+            with _libyaml_nesting(max(COMPOSE_SAFE_DEPTH, limits.max_depth) + 2048):
+                return _load(data, limits, loader, deep)
+        except _NestingRefused:
+            loader = PurePositionLoader
+    return _load(data, limits, loader, deep)
+
+
+_UNDER_LIBYAML_CEILING = 900  # levels LibYAML 0.2.6 reads with its own ceiling (1,000) in place
+
+
+def _load(data: bytes, limits: Limits, loader_class: Any, deep: bool) -> LoadResult:
+    docs: list[Document] = []
+    problems: list[LoadProblem] = []
     too_deep: dict[int, LoadProblem] = {}
-    if len(data) > limits.max_nodes or _may_nest_deeper(data, limits.max_depth):
-        scan = _prescan(data, limits)
+    if len(data) > limits.max_nodes or deep:
+        scan = _prescan(data, limits, loader_class)
         if scan.refused:
             problems.append(scan.refused)
             return LoadResult(docs, problems)
         too_deep = scan.too_deep
 
-    # Building recurses about two frames per level: room for every depth the limits allow.
+    # Building recurses about two frames per level (and so does the pure-Python composer):
+    # room for every depth the limits allow.
     if sys.getrecursionlimit() < 2 * limits.max_depth + 1000:
         sys.setrecursionlimit(2 * limits.max_depth + 1000)
-    loader = PositionLoader(data)
-    loader.max_merged = limits.max_expanded_nodes
+    loader = None
     index = 0
     try:
+        loader = loader_class(data)  # the pure-Python reader checks every character here
+        loader.max_merged = limits.max_expanded_nodes
         while loader.check_node():
             if index >= limits.max_documents:
                 problems.append(
@@ -681,12 +776,19 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
                     )
                 )
                 break
-            node = loader.get_node()
-            line = node.start_mark.line + 1 if node is not None else 1
             if index in too_deep:
                 problems.append(too_deep[index])
+                if loader_class is PurePositionLoader:
+                    # Composing would recurse in Python, a few frames a level: its events are
+                    # read past instead, whatever the depth (below the prescan's hard limit).
+                    while not isinstance(loader.get_event(), yaml.DocumentEndEvent):
+                        pass
+                else:
+                    loader.get_node()  # LibYAML composes in C: safe below COMPOSE_SAFE_DEPTH
                 index += 1
                 continue
+            node = loader.get_node()
+            line = node.start_mark.line + 1 if node is not None else 1
             try:
                 value = loader.construct_document(node)
             except (ConstructorError, RecursionError) as e:
@@ -706,6 +808,8 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
             docs.append(Document(index, value, line))
             index += 1
     except yaml.YAMLError as e:
+        if _LIBYAML_NESTING in str(getattr(e, "problem", "")) and loader_class is not PurePositionLoader:
+            raise _NestingRefused from None
         line, col = _mark_of(e)
         problems.append(LoadProblem(_describe(e), line, col, index))
     except RecursionError:
@@ -713,7 +817,8 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
     except Exception as e:  # pragma: no cover - a loader bug must not take the run down
         problems.append(LoadProblem(f"could not load the file ({type(e).__name__}: {e})"[:300], 1, 1, index))
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if any(b in data for b in _UNICODE_BREAKS):
         _remap_lines(data, docs, problems)
     if problems:
