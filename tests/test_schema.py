@@ -179,9 +179,14 @@ def test_missing_required_fields_reported_once_at_parent(plain):
 def test_missing_required_at_root(plain):
     obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}}
     assert plain.validate(obj) == [SchemaProblem(("spec",), "spec: 'containers' is a required property")]
-    assert plain.validate({"apiVersion": "apps/v1", "kind": "Deployment"}) == [
-        SchemaProblem((), "(root): 'spec' is a required property")
+    # A root property every bundled version requires (Deployment's spec is required from 1.37 only).
+    assert plain.validate({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "b"}}) == [
+        SchemaProblem((), "(root): 'target' is a required property")
     ]
+    if "1.37" in bundled_versions():
+        assert SchemaValidator("1.37").validate({"apiVersion": "apps/v1", "kind": "Deployment"}) == [
+            SchemaProblem((), "(root): 'spec' is a required property")
+        ]
 
 
 def test_unknown_field_only_in_strict_mode(plain, strict):
