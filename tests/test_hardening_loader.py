@@ -257,6 +257,23 @@ def test_a_deep_document_keeps_the_findings_of_the_others(tmp_path: Path) -> Non
     ]
 
 
+@pytest.mark.parametrize("parser", ["libyaml"], indirect=True)
+def test_libyaml_gets_its_own_nesting_ceiling_back(parser: str) -> None:
+    # Lifted only while the loader reads, counted across threads: other LibYAML users keep theirs.
+    if loader._get_max_nest_level is None:
+        pytest.skip(f"PyYAML {yaml.__version__}'s LibYAML has no nesting ceiling to lift")
+    from concurrent.futures import ThreadPoolExecutor
+
+    before = loader._get_max_nest_level()
+    data = GOOD + b"---\n" + b"[" * 1200 + b"]" * 1200 + b"\n---\n" + SECOND
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(load, [data] * 8))
+    assert all([d.index for d in r.documents] == [0, 2] for r in results)
+    assert loader._get_max_nest_level() == before
+    with pytest.raises(yaml.YAMLError, match="exceeded maximum nesting depth"):
+        yaml.load(b"[" * 1200 + b"]" * 1200, Loader=yaml.CSafeLoader)
+
+
 @every_parser
 def test_depth_limit_is_configurable() -> None:
     data = b"[" * 30 + b"]" * 30
