@@ -22,7 +22,8 @@ pip=("$bin/python" -m pip install --disable-pip-version-check --quiet)
 if [ -n "${KUBELINT_ML_VERSION:-}" ]; then
   "${pip[@]}" "kubelint-ml==$KUBELINT_ML_VERSION"
 else
-  "${pip[@]}" "$KUBELINT_ML_ACTION_PATH"
+  # The action's own checkout: the versions its CI tested (constraints.txt, the lock).
+  "${pip[@]}" -c "$KUBELINT_ML_ACTION_PATH/constraints.txt" "$KUBELINT_ML_ACTION_PATH"
 fi
 {
   echo "bin=$bin/kubelint-ml"

@@ -248,7 +248,7 @@ def test_install_step(tmp_path: Path) -> None:
     venv = tmp_path / "kubelint-ml-venv"
     assert log.read_text().splitlines() == [
         f"{fake_python} -m venv {venv}",
-        f"{venv}/bin/python -m pip install --disable-pip-version-check --quiet {ROOT}",
+        f"{venv}/bin/python -m pip install --disable-pip-version-check --quiet -c {ROOT}/constraints.txt {ROOT}",
     ]
     assert outputs == {"bin": f"{venv}/bin/kubelint-ml", "python": f"{venv}/bin/python"}
     log.unlink()
