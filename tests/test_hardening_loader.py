@@ -245,15 +245,20 @@ def test_a_deep_document_between_two_good_ones_hides_nothing(deep: bytes, where:
 @every_parser
 def test_a_deep_document_keeps_the_findings_of_the_others(tmp_path: Path) -> None:
     path = tmp_path / "pods.yaml"
-    path.write_bytes(GOOD + b"---\n" + b"[" * 1200 + b"]" * 1200 + b"\n---\n" + SECOND)
+    first = SECOND.replace(b"name: second", b"name: first")
+    path.write_bytes(first + b"---\n" + b"[" * 1200 + b"]" * 1200 + b"\n---\n" + SECOND)
     run = CliRunner().invoke(main, ["check", "--format", "concise", str(path)])
     assert run.exit_code == 1, run.output
     assert run.output.replace(str(path), "pods.yaml").splitlines() == [
-        "pods.yaml:6:201: parse-error nesting deeper than 200 levels (limits.maxDepth); document not linted",
-        "pods.yaml:12:1: besteffort-qos BestEffort QoS: no cpu or memory requests or limits",
-        "pods.yaml:12:1: missing-priority-class no priorityClassName: pods run at the default priority",
-        "pods.yaml:14:5: missing-memory-limit container 'app' has no memory limit",
-        "pods.yaml:14:5: missing-memory-request container 'app' has no memory request or limit",
+        "pods.yaml:5:1: besteffort-qos BestEffort QoS: no cpu or memory requests or limits",
+        "pods.yaml:5:1: missing-priority-class no priorityClassName: pods run at the default priority",
+        "pods.yaml:7:5: missing-memory-limit container 'app' has no memory limit",
+        "pods.yaml:7:5: missing-memory-request container 'app' has no memory request or limit",
+        "pods.yaml:10:201: parse-error nesting deeper than 200 levels (limits.maxDepth); document not linted",
+        "pods.yaml:16:1: besteffort-qos BestEffort QoS: no cpu or memory requests or limits",
+        "pods.yaml:16:1: missing-priority-class no priorityClassName: pods run at the default priority",
+        "pods.yaml:18:5: missing-memory-limit container 'app' has no memory limit",
+        "pods.yaml:18:5: missing-memory-request container 'app' has no memory request or limit",
     ]
 
 
