@@ -8,6 +8,9 @@ from a precomputed table, so reading with positions costs less than PyYAML's
 own ``safe_load`` of the same bytes. Nothing is walked twice, except input
 whose size or bracket count and indentation allow nesting or node counts
 beyond the limits: its event stream is scanned first (constant memory).
+Where PyYAML has no LibYAML, or LibYAML refuses a file's nesting by itself
+(PyYAML 6.0.4, see ``_libyaml_nesting``), the same loader runs on PyYAML's
+pure-Python parser (``PurePositionLoader``): slower, same results.
 
 Safety: only the safe YAML tags are constructed, and only into JSON-shaped
 values (``PosDict``, ``PosList``, ``str``, ``int``, ``float``, ``bool``,
@@ -705,8 +708,8 @@ def _describe(err: yaml.YAMLError) -> str:
 def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
     """Parse every document of one file; never raises.
 
-    A broken document is reported and the ones before it are kept. LibYAML
-    cannot resynchronise after a syntax error, so the documents after the
+    A broken document is reported and the ones before it are kept. The parser
+    (LibYAML's or the pure-Python one) cannot resynchronise after a syntax error, so the documents after the
     first broken one are lost; the problem says where it stopped. A document
     whose values cannot be constructed (a bad tag, a duplicate key, an alias
     bomb) is reported and the following documents are still loaded.
