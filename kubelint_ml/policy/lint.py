@@ -124,8 +124,14 @@ class Policies:
     severity: dict[str, str] = field(default_factory=dict)  # the config's severity overrides, by rule id
 
     @classmethod
-    def build(cls, found: Found, namespaces: tuple[str, ...] = (), combine: bool = False) -> Policies:
-        """Compile and check everything; :class:`PolicyError` (exit 2) names what is unusable."""
+    def build(
+        cls, found: Found, namespaces: tuple[str, ...] = (), combine: bool = False, strict: bool = False
+    ) -> Policies:
+        """Compile and check everything; :class:`PolicyError` (exit 2) names what is unusable.
+
+        ``strict``: a built-in error in a conftest rule is a ``rule-error`` (conftest's
+        ``--show-builtin-errors``); by default it makes its expression undefined, as conftest and
+        Gatekeeper run OPA. Gatekeeper templates are never strict (Gatekeeper has no such option)."""
         self = cls(found, tuple(namespaces), combine)
         self.rego_rules = conftest_rules(found.modules, self.namespaces)
         self.exception_packages = sorted(
@@ -156,12 +162,28 @@ class Policies:
             seen[c.rule_id] = (f, d)
             self.constraints.append(c)
         if found.modules:
+            self.runtime.strict = strict
             self.runtime.add(CONFTEST, found.modules, found.data)
+            self.runtime.strict = False
         for tpl in self.templates.values():
             if tpl.modules:
                 self.runtime.add(tpl.kind, tpl.modules)
         self._probe()
         return self
+
+    def readmit_after(self, seconds: float) -> None:
+        """For a long-lived process (``serve``): a rule disabled after it hit a limit is tried again
+        once ``seconds`` have passed (in ``check`` it stays disabled for the run), and every
+        evaluation it skips meanwhile is a ``rule-error`` finding, so that a review never passes
+        silently. A new :class:`Policies` (a config reload) starts with every rule enabled."""
+        self.runtime.readmit_after = seconds
+
+    def disabled_rules(self) -> dict[str, str]:
+        """The rules disabled after they hit a limit: rule id -> reason."""
+        out = {}
+        for (key, rule), (_, reason) in self.runtime.disabled.items():
+            out[rule if key == CONFTEST else f"ConstraintTemplate for {key}"] = reason
+        return out
 
     def _probe(self) -> None:
         """Evaluate every rule once on an empty input: names that do not resolve, unsafe variables and
@@ -178,6 +200,7 @@ class Policies:
             if status == "error" and compile_problem(str(value)):
                 where = job[1] if job[0] == CONFTEST else f"ConstraintTemplate for {job[0]}"
                 raise PolicyError(f"{where}: does not compile: {str(value).removeprefix('EvalError: ')}")
+        self.runtime.disabled.clear()  # a rule is judged on documents, not on this empty input
 
     @property
     def needs_inventory(self) -> bool:
@@ -341,14 +364,11 @@ class Policies:
                 if status == "ok":
                     exceptions[(id(plan[2]), plan[1])] = _excepted(value)
                 continue
+            if status == "skipped" and self.runtime.readmit_after is None:
+                continue  # said once, by the finding of the evaluation that hit the limit
             if status != "ok":
                 rid = plan[1].rule_id
-                what = (
-                    "evaluation failed: " + str(value).removeprefix("EvalError: ")
-                    if status == "error"
-                    else f"evaluation stopped: {value}"
-                )
-                out.append(self._error(rid, file, plan[2], plan[3], what))
+                out.append(self._error(rid, file, plan[2], plan[3], self._what(status, value)))
                 continue
             if plan[0] == "rego":
                 pending.append((plan[1], plan[2], value))
@@ -379,7 +399,7 @@ class Policies:
         out = []
         for rule, (status, value) in zip(self.rego_rules, answers):
             if status != "ok":
-                out.append(self._error(rule.rule_id, file, first, None, f"evaluation failed: {value}"))
+                out.append(self._error(rule.rule_id, file, first, None, self._what(status, value)))
                 continue
             for msg, details in results(value):
                 f = self._combined_finding(rule, docs, msg, details)
@@ -398,6 +418,18 @@ class Policies:
                     break
         path, doc = target
         return self._doc_finding(rule, path, doc.data, doc.index, doc.line, msg, None)
+
+    def _what(self, status: str, value: Any) -> str:
+        if status == "error":
+            return "evaluation failed: " + str(value).removeprefix("EvalError: ")
+        later = (
+            "it is not evaluated again in this run"
+            if self.runtime.readmit_after is None
+            else f"it is not evaluated again for {self.runtime.readmit_after:g} s"
+        )
+        if status == "skipped":
+            return f"not evaluated: it stopped earlier ({value}); {later}"
+        return f"evaluation stopped: {value}; {later}"
 
     # ------------------------------------------------------------------
     # Findings
@@ -487,7 +519,11 @@ class Policies:
 
 
 def compile_policies(
-    paths: list[str], namespaces: tuple[str, ...] = (), combine: bool = False, context_paths: list[str] | None = None
+    paths: list[str],
+    namespaces: tuple[str, ...] = (),
+    combine: bool = False,
+    context_paths: list[str] | None = None,
+    strict: bool = False,
 ) -> Policies | None:
     """The compiled policies under ``paths`` (``None`` when there are none); :class:`PolicyError` names
     what is unusable (a Rego syntax or compile error included)."""
@@ -500,7 +536,7 @@ def compile_policies(
             if namespaces or combine:
                 raise PolicyError("--policy-namespace and --combine need Rego policies (--policy or --rules)")
             return None
-        policies = Policies.build(found, namespaces, combine)
+        policies = Policies.build(found, namespaces, combine, strict)
     except RegoError as e:
         raise PolicyError(str(e)) from None
     policies.context_paths = list(context_paths or [])

@@ -63,7 +63,71 @@ class EvalError(Exception):
 def _engine() -> Any:
     import regorus
 
-    return regorus.Engine()
+    engine = regorus.Engine()
+    engine.add_extension("sprintf", 2, _sprintf)
+    engine.add_extension(GUARD, 2, _guard)
+    engine.add_extension(SPRINTF_JSON, 2, _sprintf_json)
+    return engine
+
+
+def _sprintf_json(fmt: Any, args: Any) -> str:
+    """``sprintf`` for arguments the interpreter cannot hand to Python (sets of objects or sets):
+    each argument comes as ``[json, is_set]``. OPA passes a set to Go's fmt as its Rego text."""
+    from kubelint_ml.policy.gofmt import _rego_order, rego_string, sprintf
+
+    values: list[Any] = []
+    for text, is_set in args:
+        v = json.loads(text)
+        if is_set:
+            v = "{" + ", ".join(rego_string(x) for x in sorted(v, key=_rego_order)) + "}" if v else "set()"
+        values.append(v)
+    return sprintf(str(fmt), values)
+
+
+def _sprintf(fmt: Any, args: Any) -> str:
+    """OPA's ``sprintf`` (Go's fmt), in place of the interpreter's own."""
+    from kubelint_ml.policy.gofmt import sprintf
+
+    if not isinstance(fmt, str):
+        raise TypeError(f"sprintf: operand 1 must be string but got {type(fmt).__name__}")
+    if not isinstance(args, (list, tuple)):
+        raise TypeError("sprintf: operand 2 must be array")
+    return sprintf(fmt, list(args))
+
+
+# Non-strict built-in errors (OPA's default, conftest's and Gatekeeper's): a built-in call that
+# fails makes its expression undefined. The interpreter always fails the evaluation instead, so a
+# call (or an arithmetic expression) that failed once is rewritten, in this evaluator's copy of the
+# module, into a call of a generated function that gives the built-in's value when the built-in
+# succeeds on those arguments and is undefined when it fails (GUARD tries it on a side engine).
+NONSTRICT = "kubelint_nonstrict"
+GUARD = "kubelint_builtin_ok"
+SPRINTF_JSON = "kubelint_sprintf_json"
+MAX_REWRITES = 64  # per evaluator: a policy with more failing sites keeps failing as errors
+_OPS = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/", "Mod": "%", "Or": "|", "And": "&"}
+_side: Any = None
+
+
+def _guard(name: Any, args: Any) -> bool:
+    """Whether the built-in (or operator) ``name`` succeeds on ``args``: ``[json, is_set]`` pairs."""
+    global _side
+    import regorus
+
+    if _side is None:
+        _side = regorus.Engine()
+        _side.add_extension("sprintf", 2, _sprintf)
+    values = [
+        f"{{v | some v in json.unmarshal(input[{i}][0])}}" if a[1] else f"json.unmarshal(input[{i}][0])"
+        for i, a in enumerate(args)
+    ]
+    name = str(name)
+    call = f" {name} ".join(values) if name in _OPS.values() else f"{name}({', '.join(values)})"
+    try:
+        _side.set_input_json(json.dumps(args))
+        _side.eval_query(f"__x := {call}")
+    except Exception:  # noqa: BLE001 - a failing built-in is the answer
+        return False
+    return True
 
 
 def error_parts(text: str, default_path: str = "") -> tuple[str, int, int, str]:
@@ -249,21 +313,145 @@ def parse(path: str, text: str, v0_default: bool = False) -> Module:
 
 
 class Evaluator:
-    """Compiled modules and data, evaluated one rule at a time against an input."""
+    """Compiled modules and data, evaluated one rule at a time against an input.
 
-    def __init__(self, modules: list[Module], data: dict | None = None) -> None:
+    ``strict``: a built-in error fails the evaluation (OPA's strict mode, conftest's
+    ``--show-builtin-errors``); otherwise it makes its expression undefined, as OPA does by default.
+    """
+
+    def __init__(self, modules: list[Module], data: dict | None = None, strict: bool = False) -> None:
         self.modules = modules
-        self._engine = _engine()
-        for m in modules:
-            self._engine.set_rego_v0(m.v0)
+        self.strict = strict
+        self._texts = {m.path: m.text.encode() for m in modules}
+        self._wrappers: list[str] = []
+        self._asts: dict[str, Any] | None = None
+        self._functions: set[str] | None = None
+        self._data = json.dumps(data or {})
+        self._input: str | None = None
+        self._build()
+
+    def _build(self) -> None:
+        engine = _engine()
+        for m in self.modules:
+            engine.set_rego_v0(m.v0)
             try:
-                self._engine.add_policy(m.path, m.text)
+                engine.add_policy(m.path, self._texts[m.path].decode())
             except Exception as e:  # noqa: BLE001
                 raise RegoError(*error_parts(str(e), m.path)) from None
-        self._data = json.dumps(data or {})
-        if data:
-            self._engine.add_data_json(self._data)
-        self._input: str | None = None
+        if self._wrappers:
+            engine.set_rego_v0(False)
+            engine.add_policy(f"{NONSTRICT}.rego", f"package {NONSTRICT}\n\n" + "\n".join(self._wrappers) + "\n")
+        if self._data != "{}":
+            engine.add_data_json(self._data)
+        if self._input is not None:
+            engine.set_input_json(self._input)
+        self._engine = engine
+        self._asts = None
+
+    def _nodes(self, path: str) -> list[tuple[int, int, str, dict]]:
+        """``(start, end, kind, node)`` of the calls, operators and ``some .. in`` collections of one
+        module (byte offsets)."""
+        if self._asts is None:
+            trees = json.loads(self._engine.get_ast_as_json())
+            self._asts = {}
+            funcs: set[str] = set()
+            for t in trees:
+                ast = t.get("ast") or {}
+                self._asts[str((t.get("source") or {}).get("file") or "")] = ast
+                for r in ast.get("rules", []):
+                    head = ((r.get("Spec") or {}).get("head") or {}).get("Func")
+                    if head:
+                        funcs.add(_ref_name(head.get("refr")).split(".")[-1])
+            self._functions = funcs
+        out: list[tuple[int, int, str, dict]] = []
+        stack: list[Any] = [self._asts.get(path)]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, dict):
+                for kind in ("Call", "ArithExpr", "BinExpr", "SomeIn"):
+                    node = n.get(kind)
+                    if isinstance(node, dict):
+                        sp = _span(node.get("collection") if kind == "SomeIn" else {kind: node})
+                        if sp:
+                            out.append((sp[0], sp[1], kind, node))
+                stack.extend(n.values())
+            elif isinstance(n, list):
+                stack.extend(n)
+        return out
+
+    def _rewrite(self, path: str, line: int, col: int, message: str) -> bool:
+        """Rewrite the failing site at ``path:line:col`` (see :data:`NONSTRICT`); ``False`` when it
+        is not a built-in error this layer makes undefined."""
+        text = self._texts.get(path)
+        if text is None or len(self._wrappers) >= MAX_REWRITES:
+            return False
+        iteration = "`some .. in collection` expects" in message
+        unpassable = "unhashable type" in message  # a set of objects or sets to sprintf
+        if self.strict and not iteration and not unpassable:
+            return False
+        lines = text.split(b"\n")
+        if line < 1 or line > len(lines):
+            return False
+        offset = sum(len(x) + 1 for x in lines[: line - 1]) + col - 1
+        kinds = ("SomeIn",) if iteration else ("Call", "ArithExpr", "BinExpr")
+        candidates = [c for c in self._nodes(path) if c[2] in kinds and c[0] <= offset < max(c[1], c[0] + 1)]
+        if not candidates:
+            return False
+        start, end, kind, node = min(candidates, key=lambda c: c[1] - c[0])
+        name = f"w{len(self._wrappers)}"
+        ref = f"data.{NONSTRICT}.{name}".encode()
+        if unpassable:
+            calls = sorted(
+                (c for c in candidates if _ref_name(c[3].get("fcn")) == "sprintf"), key=lambda c: c[1] - c[0]
+            )
+            fsp = _span(calls[0][3].get("fcn")) if calls else None
+            if not fsp:
+                return False
+            self._wrappers.append(
+                f"{name}(f, args) := {SPRINTF_JSON}(f, [[json.marshal(a), is_set(a)] | some a in args])\n"
+            )
+            start, end = fsp
+            new = ref
+        elif kind == "SomeIn":
+            # OPA: iterating over anything but a collection (null, a string) is undefined, strict or not.
+            self._wrappers.append(
+                f"{name}(x) := x if is_array(x)\n{name}(x) := x if is_object(x)\n{name}(x) := x if is_set(x)\n"
+            )
+            new = ref + b"(" + text[start:end] + b")"
+        elif kind == "Call":
+            fname = _ref_name(node.get("fcn"))
+            params = node.get("params") or []
+            if not fname or fname.split(".")[-1] in (self._functions or set()) or fname.startswith("data."):
+                return False
+            args = [f"a{i}" for i in range(len(params))]
+            self._wrappers.append(self._wrapper(name, fname, args, f"{fname}({', '.join(args)})"))
+            fsp = _span(node.get("fcn"))
+            if not fsp:
+                return False
+            start, end = fsp
+            new = ref
+        else:
+            op = _OPS.get(str(node.get("op")))
+            lsp, rsp = _span(node.get("lhs")), _span(node.get("rhs"))
+            if op is None or not lsp or not rsp:
+                return False
+            self._wrappers.append(self._wrapper(name, op, ["a", "b"], f"a {op} b"))
+            new = ref + b"(" + text[lsp[0] : lsp[1]] + b", " + text[rsp[0] : rsp[1]] + b")"
+            start, end = min(start, lsp[0]), max(end, rsp[1])
+        self._texts[path] = text[:start] + new + text[end:]
+        try:
+            self._build()
+        except RegoError:
+            self._texts[path] = text
+            self._wrappers.pop()
+            self._build()
+            return False
+        return True
+
+    @staticmethod
+    def _wrapper(name: str, op: str, args: list[str], expr: str) -> str:
+        guard = ", ".join(f"[json.marshal({a}), is_set({a})]" for a in args)
+        return f"{name}({', '.join(args)}) := r if {{\n\t{GUARD}({json.dumps(op)}, [{guard}])\n\tr := {expr}\n}}\n"
 
     def set_data_json(self, text: str) -> None:
         """Replace the data (``data.<key>`` for each top-level key) with this JSON document."""
@@ -279,14 +467,18 @@ class Evaluator:
 
     def eval(self, rule: str) -> Any:
         """The value of ``data.<rule>`` for the current input; ``None`` when undefined."""
-        try:
-            out = self._engine.eval_rule_as_json("data." + rule)
-        except Exception as e:  # noqa: BLE001
-            path, line, col, message = error_parts(str(e))
-            if message == "not a valid rule path":  # no such rule: undefined, as in OPA
-                return None
-            where = f"{path}:{line}:{col}: " if path else ""
-            raise EvalError(where + message) from None
+        while True:
+            try:
+                out = self._engine.eval_rule_as_json("data." + rule)
+                break
+            except Exception as e:  # noqa: BLE001
+                path, line, col, message = error_parts(str(e))
+                if message == "not a valid rule path":  # no such rule: undefined, as in OPA
+                    return None
+                if path and self._rewrite(path, line, col, message):
+                    continue
+                where = f"{path}:{line}:{col}: " if path else ""
+                raise EvalError(where + message) from None
         if out == '"<undefined>"':
             return None
         return json.loads(out)
@@ -298,6 +490,16 @@ class Evaluator:
             path, line, col, message = error_parts(str(e))
             raise EvalError((f"{path}:{line}:{col}: " if path else "") + message) from None
         return [r["expressions"][0]["value"] for r in result.get("result", []) if r.get("expressions")]
+
+
+def _span(node: Any) -> tuple[int, int] | None:
+    """``(start, end)`` byte offsets of an expression node of the interpreter's AST."""
+    if isinstance(node, dict):
+        for v in node.values():
+            if isinstance(v, dict) and isinstance(v.get("span"), dict):
+                sp = v["span"]
+                return int(sp.get("start", 0)), int(sp.get("end", 0))
+    return None
 
 
 def compile_problem(message: str) -> bool:

@@ -1,0 +1,213 @@
+"""Rego as conftest and Gatekeeper run it (OPA's non-strict built-in errors, iteration over null,
+empty documents, Go's fmt in sprintf) and a runaway rule that costs one time limit per run.
+
+The expected messages are OPA's own (opa-golib-python-bindings, OPA v1.20.2), written down here;
+tests/test_policy_opa.py compares with OPA itself when it is available."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kubelint_ml.cli import main
+
+
+def check(*args: str) -> tuple[int, list[tuple]]:
+    r = CliRunner().invoke(main, ["check", *args, "-f", "json", "-q", "--jobs", "1"], catch_exceptions=False)
+    assert r.exit_code in (0, 1), r.output
+    data = json.loads(r.output)
+    return r.exit_code, sorted(
+        (f["rule"], f["line"], f["message"]) for f in data["findings"] if "." in f["rule"] or f["rule"] == "rule-error"
+    )
+
+
+def write(tmp: Path, name: str, text: str) -> str:
+    p = tmp / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+    return str(p)
+
+
+QUANTITY_POLICY = """package main
+import rego.v1
+
+deny contains msg if {
+  some c in input.spec.containers
+  to_number(c.resources.limits.cpu) > 4
+  msg := sprintf("%s: more than 4 CPUs", [c.name])
+}
+
+deny contains msg if {
+  some c in input.spec.containers
+  not c.resources.limits.memory
+  msg := sprintf("%s: no memory limit", [c.name])
+}
+
+warn contains msg if {
+  x := 8 / count(input.spec.volumes)
+  msg := sprintf("volume share %v", [x])
+}
+"""
+
+POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  annotations:
+spec:
+  containers:
+  - name: a
+    image: a:1
+    resources:
+      limits:
+        cpu: 500m
+  - name: b
+    image: b:1
+    resources:
+      limits:
+        cpu: "8"
+        memory: 1Gi
+  volumes: []
+"""
+
+
+def test_builtin_error_makes_the_expression_undefined_as_in_conftest(tmp_path):
+    pol = write(tmp_path, "p/main.rego", QUANTITY_POLICY)
+    pod = write(tmp_path, "pod.yaml", POD)
+    _, got = check("--policy", pol, pod)
+    # to_number("500m") and 8 / 0 fail: those expressions are undefined, the other results stay
+    assert got == [("main.deny", 1, "a: no memory limit"), ("main.deny", 1, "b: more than 4 CPUs")]
+
+
+def test_show_builtin_errors_makes_them_rule_errors(tmp_path):
+    pol = write(tmp_path, "p/main.rego", QUANTITY_POLICY)
+    pod = write(tmp_path, "pod.yaml", POD)
+    _, got = check("--policy", pol, "--show-builtin-errors", pod)
+    rules = sorted({g[0] for g in got})
+    assert rules == ["rule-error"]
+    assert any("main.deny" in g[2] and "could not parse string as number" in g[2] for g in got)
+    assert any("main.warn" in g[2] and "divide by zero" in g[2] for g in got)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_iterating_over_null_is_undefined_even_strict(tmp_path, strict):
+    pol = write(
+        tmp_path,
+        "p/ann.rego",
+        'package ann\nimport rego.v1\n\ndeny contains k if {\n  some k, v in input.metadata.annotations\n  v == ""\n}\n'
+        'warn contains "seen" if input.kind == "Pod"\n',
+    )
+    pod = write(tmp_path, "pod.yaml", POD)
+    _, got = check("--policy", pol, *(["--show-builtin-errors"] if strict else []), pod)
+    assert got == [("ann.warn", 1, "seen")]
+
+
+def test_empty_document_is_null_input_without_rule_error(tmp_path):
+    pol = write(
+        tmp_path,
+        "p/e.rego",
+        'package e\nimport rego.v1\n\ndeny contains msg if {\n  object.get(input, ["metadata", "name"], "") == "p"\n'
+        '  msg := "named p"\n}\n',
+    )
+    pod = write(tmp_path, "pod.yaml", POD + "---\n")
+    _, got = check("--policy", pol, pod)
+    assert got == [("e.deny", 1, "named p")]
+
+
+# OPA v1.20.2's outputs (through opa-golib-python-bindings)
+SPRINTF = [
+    ('"pod %d"', '["name"]', "pod %!d(string=name)"),
+    ('"%v %v %v %v"', "[1, 1.5, true, null]", "1 1.5 true null"),
+    ('"%s"', "[3]", "%!s(int64=3)"),
+    ('"%.2f"', "[1]", "%!f(int64=01)"),
+    ('"%d|%v"', "[1.5, 1.5]", "%!d(float64=1.5)|1.5"),
+    ('"%v"', '[{"b": 1, "a": [2]}]', '{"a": [2], "b": 1}'),
+    ('"%v %v"', "[{3, 1}, set()]", "{1, 3} set()"),
+    ('"%q %x %X %o %b %c %U"', '["q", 255, 255, 8, 5, 65, 65]', '"q" ff FF 10 101 A U+0041'),
+    ('"%5d|%-5d|%05d|%+d"', "[3, 3, -3, 3]", "    3|3    |-0003|+3"),
+    ('"%e %g %.3g %8.3f"', "[1234567.5, 1234567.5, 0.000012, 3.14159]", "1.234568e+06 1.2345675e+06 1.2e-05    3.142"),
+    ('"%v %v"', "[1]", "1 %!v(MISSING)"),
+    ('"%d"', "[1, 2]", "1%!(EXTRA int64=2)"),
+    ('"%[2]d %[1]d %*d"', "[1, 2]", "2 1 %!d(MISSING)"),
+    ('"%v"', "[12345678901234567890]", "12345678901234567890"),
+    ('"%s"', '[{{"a": 1}}]', '{{"a": 1}}'),
+    ('"100%%"', "[]", "100%"),
+]
+
+
+@pytest.mark.parametrize(("fmt", "args", "want"), SPRINTF)
+def test_sprintf_is_gos_fmt_as_opa_calls_it(fmt, args, want):
+    from kubelint_ml.policy.rego import Evaluator, parse
+
+    ev = Evaluator([parse("s.rego", f"package s\nimport rego.v1\n\nx := sprintf({fmt}, {args})\n")])
+    ev.set_input_json("{}")
+    assert ev.eval("s.x") == want
+
+
+RUNAWAY = """package slow
+import rego.v1
+
+deny contains "slow" if {
+  a := numbers.range(1, 3000)
+  count([1 | some i in a; some j in a; some k in a; i + j + k < 0]) == 0
+}
+"""
+
+
+@pytest.mark.slow
+def test_runaway_rule_costs_one_time_limit_per_run(tmp_path, monkeypatch):
+    import kubelint_ml.policy.sandbox as sandbox
+
+    monkeypatch.setattr(sandbox, "TIME_LIMIT", 1.0)
+    fine = write(tmp_path, "fine/fine.rego", 'package fine\nimport rego.v1\n\nwarn contains "fine" if input.kind\n')
+    write(tmp_path, "slow/slow.rego", RUNAWAY)
+    docs = "".join(f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n" for i in range(8))
+    files = [write(tmp_path, f"m/cm{n}.yaml", docs) for n in range(3)]
+    t0 = time.monotonic()
+    _, base = check("--policy", fine, *files)
+    plain = time.monotonic() - t0
+    t0 = time.monotonic()
+    _, got = check("--policy", fine, "--policy", str(tmp_path / "slow"), *files)
+    runaway = time.monotonic() - t0
+    errors = [g for g in got if g[0] == "rule-error"]
+    assert len(errors) == 1, errors
+    assert "slow.deny" in errors[0][2] and "did not finish within 1 s" in errors[0][2]
+    assert "not evaluated again in this run" in errors[0][2]
+    assert [g for g in got if g[0] != "rule-error"] == base
+    assert len(base) == 24
+    assert runaway - plain < 1.0 + 1.5  # one time limit, and some slack on a loaded machine
+
+
+def test_serve_mode_readmits_after_its_period_and_says_so_meanwhile(tmp_path, monkeypatch):
+    import kubelint_ml.policy.sandbox as sandbox
+    from kubelint_ml.input.loader import Limits, load
+    from kubelint_ml.policy.lint import compile_policies
+
+    monkeypatch.setattr(sandbox, "TIME_LIMIT", 0.5)
+    write(tmp_path, "slow/slow.rego", RUNAWAY)
+    policies = compile_policies([str(tmp_path / "slow")])
+    assert policies is not None
+    policies.readmit_after(60)
+    docs = load(b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n", Limits()).documents
+    try:
+        t0 = time.monotonic()
+        first = policies.lint_file("a.yaml", [(docs[0], [])])
+        second = policies.lint_file("b.yaml", [(docs[0], [])])
+        took = time.monotonic() - t0
+        assert [f.rule for f in first] == ["rule-error"] and "did not finish" in first[0].message
+        assert [f.rule for f in second] == ["rule-error"] and "not evaluated" in second[0].message
+        assert "for 60 s" in second[0].message
+        assert took < 0.5 + 1.0
+        assert policies.disabled_rules() == {"slow.deny": "did not finish within 0.5 s"}
+        # once the period has passed, the rule is tried again
+        key = next(iter(policies.runtime.disabled))
+        when, reason = policies.runtime.disabled[key]
+        policies.runtime.disabled[key] = (when - 61, reason)
+        third = policies.lint_file("c.yaml", [(docs[0], [])])
+        assert "did not finish" in third[0].message
+    finally:
+        policies.close()
