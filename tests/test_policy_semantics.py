@@ -211,3 +211,57 @@ def test_serve_mode_readmits_after_its_period_and_says_so_meanwhile(tmp_path, mo
         assert "did not finish" in third[0].message
     finally:
         policies.close()
+
+
+# Built-in errors OPA v1.20.2 reports in strict mode (eval_builtin_error / eval_type_error); in its
+# default mode each makes the expression undefined. Some carry no position in the engine's errors.
+FAILING = [
+    'to_number("3000m")',
+    "8 / input.zero",
+    "8 % input.zero",
+    "count(input.n)",
+    "object.keys(input.n)",
+    'object.get(input.n, "a", 1)',
+    'concat(",", input.n)',
+    'regex.match("[", "a")',
+    'json.unmarshal("{")',
+    'semver.compare("1", "x")',
+    'time.parse_rfc3339_ns("x")',
+    'time.parse_duration_ns("x")',
+    'net.cidr_expand("x")',
+    "numbers.range(1, input.n)",
+]
+
+
+@pytest.mark.parametrize("expr", FAILING)
+def test_each_builtin_error_is_undefined_by_default_and_an_error_when_strict(expr):
+    from kubelint_ml.policy.rego import EvalError, Evaluator, parse
+
+    src = f'package b\nimport rego.v1\n\nr contains "before" if true\nr contains "after" if {{\n  {expr}\n}}\n'
+    for strict in (False, True):
+        ev = Evaluator([parse("b.rego", src)], strict=strict)
+        ev.set_input_json('{"n": null, "zero": 0}')
+        if strict:
+            with pytest.raises(EvalError):
+                ev.eval("b.r")
+        else:
+            assert ev.eval("b.r") == ["before"]
+
+
+def test_a_file_of_comments_only_is_one_null_input_as_in_conftest(tmp_path):
+    pol = write(
+        tmp_path,
+        "p/k.rego",
+        'package k\nimport rego.v1\n\ndeny contains "no kind" if not input.kind\n'
+        'warn contains "null input" if input == null\n',
+    )
+    empty = write(tmp_path, "empty.yaml", "# nothing here yet\n")
+    trailing = write(tmp_path, "trailing.yaml", "kind: Pod\n---\n")
+    code, got = check("--policy", pol, empty, trailing)
+    assert code == 1
+    assert got == [
+        ("k.deny", 1, "no kind"),  # empty.yaml
+        ("k.deny", 3, "no kind"),  # trailing.yaml's empty document
+        ("k.warn", 1, "null input"),
+        ("k.warn", 3, "null input"),
+    ]

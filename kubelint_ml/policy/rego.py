@@ -104,6 +104,8 @@ NONSTRICT = "kubelint_nonstrict"
 GUARD = "kubelint_builtin_ok"
 SPRINTF_JSON = "kubelint_sprintf_json"
 MAX_REWRITES = 64  # per evaluator: a policy with more failing sites keeps failing as errors
+# Built-ins whose errors the interpreter reports without a position.
+UNLOCATED = frozenset({"time.parse_rfc3339_ns", "time.parse_ns", "time.parse_duration_ns", "net.cidr_expand"})
 _OPS = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/", "Mod": "%", "Or": "|", "And": "&"}
 _side: Any = None
 
@@ -326,6 +328,7 @@ class Evaluator:
         self._wrappers: list[str] = []
         self._asts: dict[str, Any] | None = None
         self._functions: set[str] | None = None
+        self._unlocated_done = False
         self._data = json.dumps(data or {})
         self._input: str | None = None
         self._build()
@@ -448,6 +451,32 @@ class Evaluator:
             return False
         return True
 
+    def _wrap_unlocated(self) -> bool:
+        """Non-strict: the built-ins whose errors carry no position (:data:`UNLOCATED`) are all
+        rewritten at once, the first time one fails."""
+        if self.strict or self._unlocated_done:
+            return False
+        self._unlocated_done = True
+        changed = False
+        for path in list(self._texts):
+            text = self._texts[path]
+            sites = []
+            for _, _, kind, node in self._nodes(path):
+                fname = _ref_name(node.get("fcn")) if kind == "Call" else ""
+                fsp = _span(node.get("fcn")) if fname in UNLOCATED else None
+                if fsp:
+                    sites.append((fsp, fname, len(node.get("params") or [])))
+            for (start, end), fname, n in sorted(sites, reverse=True):
+                name = f"w{len(self._wrappers)}"
+                args = [f"a{i}" for i in range(n)]
+                self._wrappers.append(self._wrapper(name, fname, args, f"{fname}({', '.join(args)})"))
+                text = text[:start] + f"data.{NONSTRICT}.{name}".encode() + text[end:]
+                changed = True
+            self._texts[path] = text
+        if changed:
+            self._build()
+        return changed
+
     @staticmethod
     def _wrapper(name: str, op: str, args: list[str], expr: str) -> str:
         guard = ", ".join(f"[json.marshal({a}), is_set({a})]" for a in args)
@@ -476,6 +505,8 @@ class Evaluator:
                 if message == "not a valid rule path":  # no such rule: undefined, as in OPA
                     return None
                 if path and self._rewrite(path, line, col, message):
+                    continue
+                if not path and self._wrap_unlocated():
                     continue
                 where = f"{path}:{line}:{col}: " if path else ""
                 raise EvalError(where + message) from None

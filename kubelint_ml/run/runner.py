@@ -80,6 +80,11 @@ class Runner:
             out.notes.append(f"{display}: skipped: empty file (no YAML documents)")
         ctx = Context(profile=self.config.profile, facts=self.facts, usage=self.usage, wants_notes=self.verbose)
         policy_units: list = []
+        if self.policies is not None and not loaded.documents and not loaded.problems:
+            # conftest reads an empty file (or one of comments only) as one document: `input = null`
+            from kubelint_ml.input.loader import Document
+
+            policy_units.append((Document(0, None, 1), []))
         for doc in loaded.documents:
             out.documents += 1
             unpacked = unpack(doc, display)
