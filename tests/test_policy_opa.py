@@ -129,3 +129,59 @@ def test_non_strict_equals_opa_wherever_opa_has_no_builtin_error(opa, documents)
                 differ.append((name, rule, want, got))
     assert errors > 0  # the corpus has quantities like "500m" that to_number refuses
     assert differ == []
+
+
+def _v1(rego: str) -> str:
+    """A gatekeeper-library template's Rego (v0) in v1, line by line (the bindings read v1 only)."""
+    import re
+
+    out = []
+    for line in rego.splitlines():
+        m = re.match(r"^([a-z_]+)\[(.*)\]\s*\{\s*$", line)
+        if m:
+            line = f"{m.group(1)} contains {m.group(2)} if {{"
+        elif re.match(r"^[a-z_]", line) and line.rstrip().endswith("{") and " if " not in line:
+            if not line.startswith(("package", "import")):
+                line = line.rstrip()[:-1].rstrip() + " if {"
+        elif re.match(r"^[a-z_]+\([^=]*\)\s*$", line):
+            line = line.rstrip() + " := true"
+        out.append(line)
+    return "\n".join(out)
+
+
+def test_gatekeeper_users_template_as_opa_runs_it(opa):
+    """The gatekeeper-library case that failed before (users-and-groups-together/example-allowed):
+    `not accept_value(rule, provided_value, params.ranges)` with params.ranges undefined."""
+    import yaml
+
+    from kubelint_ml.policy import gatekeeper as gk
+    from kubelint_ml.policy.lint import compile_policies
+
+    base = ROOT.parent / "shared" / "policy-suites" / "gatekeeper-library" / "library" / "pod-security-policy" / "users"
+    if not base.is_dir():
+        pytest.skip("../shared/policy-suites is not beside the project")
+    mod, _ = opa
+    target = yaml.safe_load((base / "template.yaml").read_text())["spec"]["targets"][0]
+    engine = mod.OpaEngine()
+    for i, src in enumerate([target["rego"], *target.get("libs", [])]):
+        engine.add_policy(f"t{i}.rego", _v1(src))
+    samples = base / "samples" / "psp-pods-allowed-user-ranges"
+    params = yaml.safe_load((samples / "constraint.yaml").read_text())["spec"]["parameters"]
+    policies = compile_policies([str(base / "template.yaml"), str(samples / "constraint.yaml")])
+    assert policies is not None
+    try:
+        for name, violations in (("example_allowed", 0), ("example_disallowed", 1), ("disallowed_ephemeral", 1)):
+            obj = yaml.safe_load((samples / f"{name}.yaml").read_text())
+            want = engine.eval_document(
+                "k8spspallowedusers.violation", input={"review": gk.review(obj), "parameters": params}
+            )
+            assert len(want) == violations
+            from kubelint_ml.input.loader import Limits, load
+            from kubelint_ml.input.objects import unpack
+
+            doc = load((samples / f"{name}.yaml").read_bytes(), Limits()).documents[0]
+            got = policies.lint_file(name, [(doc, unpack(doc, name).objects)])
+            assert sorted(f.message for f in got) == sorted(v["msg"] for v in want)
+    finally:
+        policies.close()
+    engine.close()

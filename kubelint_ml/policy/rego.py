@@ -275,6 +275,136 @@ def normalise(text: str) -> str:
     return "".join(out)
 
 
+_CALL_KINDS = ("Call", "ArithExpr", "BinExpr")
+_COMPOSITES = ("Array", "Object", "Set")
+
+
+def _kind(node: Any) -> tuple[str, dict]:
+    if isinstance(node, dict) and len(node) == 1:
+        k, v = next(iter(node.items()))
+        if isinstance(v, dict):
+            return k, v
+    return "", {}
+
+
+def _dynamic(node: Any) -> bool:
+    """Whether a term holds a reference or a call (it may be undefined)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, dict):
+            if any(k in n for k in ("RefDot", "RefBrack", *_CALL_KINDS)):
+                return True
+            if any(k in n for k in ("ArrayCompr", "SetCompr", "ObjectCompr")):
+                continue
+            stack.extend(n.values())
+        elif isinstance(n, list):
+            stack.extend(n)
+    return False
+
+
+def _has_wildcard(node: Any) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, dict):
+            var = n.get("Var")
+            if isinstance(var, dict) and var.get("value") == "_":
+                return True
+            stack.extend(n.values())
+        elif isinstance(n, list):
+            stack.extend(n)
+    return False
+
+
+def hoist_negated(text: str, tree: dict) -> str:
+    """OPA evaluates the arguments of a call in a negated expression before the negation (its
+    compiler binds refs, composites holding refs and nested calls to variables first): when one is
+    undefined, ``not f(input.missing)`` is undefined, not true. ``==`` keeps a plain ref operand
+    inside (``not input.missing == 1`` is true). The interpreter negates the whole expression, so
+    those arguments are bound before the ``not`` here, in the same line: ``x := input.missing;
+    not f(x)`` (with the expression's ``with`` modifiers, if any)."""
+    data = text.encode()
+    edits: list[tuple[int, int, bytes]] = []
+    count = 0
+    stack: list[Any] = [tree.get("rules", [])]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, list):
+            stack.extend(n)
+            continue
+        if not isinstance(n, dict):
+            continue
+        stack.extend(n.values())
+        literal = n.get("literal")
+        neg = literal.get("NotExpr") if isinstance(literal, dict) else None
+        if not isinstance(neg, dict) or not isinstance(n.get("span"), dict):
+            continue
+        # the bound arguments are evaluated under the expression's `with` modifiers, as in OPA
+        mods = [_span({"With": w}) for w in n.get("with_mods") or []]
+        if any(m is None for m in mods):
+            continue
+        suffix = b"".join(b" " + data[m[0] : m[1]] for m in mods if m)
+        kind, node = _kind(neg.get("expr"))
+        keep_refs = False
+        if kind == "Call":
+            args = list(node.get("params") or [])
+        elif kind == "BoolExpr":
+            args, keep_refs = [node.get("lhs"), node.get("rhs")], node.get("op") == "Eq"
+        elif kind in ("ArithExpr", "BinExpr"):
+            args = [node.get("lhs"), node.get("rhs")]
+        elif kind == "Membership":
+            args = [x for x in (node.get("key"), node.get("value"), node.get("collection")) if x]
+        else:
+            continue
+        prefix = b""
+        for arg in args:
+            ak, _ = _kind(arg)
+            hoist = (ak in ("RefDot", "RefBrack") and not keep_refs) or (
+                ak in _CALL_KINDS + _COMPOSITES and _dynamic(arg)
+            )
+            sp = _span(arg)
+            if not hoist or not sp or _has_wildcard(arg):
+                continue
+            piece = data[sp[0] : sp[1]]
+            if b"\n" in piece or not _balanced(piece):
+                continue
+            name = f"__kubelint_not{count}".encode()
+            count += 1
+            prefix += name + b" := " + piece + suffix + b"; "
+            edits.append((sp[0], sp[1], name))
+        if prefix:
+            start = int(n["span"].get("start", 0))
+            edits.append((start, start, prefix))
+    for start, end, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        data = data[:start] + new + data[end:]
+    return data.decode()
+
+
+def _balanced(piece: bytes) -> bool:
+    depth = 0
+    quote = 0
+    escaped = False
+    for c in piece:
+        if quote:
+            if escaped:
+                escaped = False
+            elif c == 0x5C and quote == 0x22:
+                escaped = True
+            elif c == quote:
+                quote = 0
+            continue
+        if c in (0x22, 0x60):
+            quote = c
+        elif c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0 and not quote
+
+
 def parse(path: str, text: str, v0_default: bool = False) -> Module:
     """Parse one file; :class:`RegoError` names the file, line and column.
 
@@ -309,6 +439,15 @@ def parse(path: str, text: str, v0_default: bool = False) -> Module:
                     f"built-in {name} is not available: policies run offline, without network, clock or randomness",
                 )
         imports = tuple(_ref_name(i.get("refr")) for i in tree.get("imports", []) if isinstance(i, dict))
+        hoisted = hoist_negated(source, tree)
+        if hoisted != source:
+            check = _engine()
+            check.set_rego_v0(v0)
+            try:
+                check.add_policy(path, hoisted)
+                source = hoisted
+            except Exception:  # noqa: BLE001 - a form the rewrite does not know: left as written
+                pass
         return Module(path, source, package, v0, rules, imports)
     # Report the error of the syntax the file is written in: v1 keywords without future imports mean v1.
     raise errors[False] if _v1_like(text) else errors[True]
