@@ -19,7 +19,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 POLICIES = ROOT / "fixtures" / "policies" / "opa-diff"
 CORPUS = ROOT.parent / "shared" / "corpus"
-RULES = [f"{pkg}.{r}" for pkg in ("resources", "strings_", "structure") for r in ("deny", "warn")]
+RULES = [f"{pkg}.{r}" for pkg in ("resources", "strings_", "structure", "conftest_style") for r in ("deny", "warn")] + [
+    "conftest_style.exception"
+]
 
 
 @pytest.fixture(scope="module")

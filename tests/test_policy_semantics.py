@@ -299,3 +299,28 @@ def test_negated_call_with_an_undefined_argument_is_undefined_as_in_opa(body, wa
     ev = Evaluator([m])
     ev.set_input_json('{"p": {}}')
     assert ev.eval("p.r") is want
+
+
+def test_with_on_a_rule_of_the_package_and_negation_in_one_file():
+    from kubelint_ml.policy.rego import Evaluator, parse
+
+    src = """package w
+import rego.v1
+
+default allowed := ["a/"]
+
+trusted(image) if {
+  some p in allowed
+  startswith(image, p)
+}
+
+r contains "mocked" if trusted("b/x") with allowed as ["b/"]
+
+r contains "negated" if not trusted(input.missing)
+
+r contains "plain" if not trusted("c/x")
+"""
+    ev = Evaluator([parse("w.rego", src)])
+    ev.set_input_json("{}")
+    # OPA: with replaces the rule; not trusted(input.missing) is undefined
+    assert ev.eval("w.r") == ["mocked", "plain"]

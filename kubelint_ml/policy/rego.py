@@ -19,6 +19,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 # The interpreter's errors carry a captured backtrace unless told not to: slow and useless here.
@@ -317,6 +318,75 @@ def _has_wildcard(node: Any) -> bool:
     return False
 
 
+def _rewritten(path: str, text: str, v0: bool, tree: dict | None, rewrite: Any) -> str:
+    """``rewrite(text, tree)`` when the result still parses (else the text as it was); ``tree``
+    ``None``: the text's own, parsed here."""
+    if tree is None:
+        engine = _engine()
+        engine.set_rego_v0(v0)
+        try:
+            engine.add_policy(path, text)
+        except Exception:  # noqa: BLE001
+            return text
+        tree = json.loads(engine.get_ast_as_json())[0]["ast"]
+    new = rewrite(text, tree)
+    if new == text:
+        return text
+    check = _engine()
+    check.set_rego_v0(v0)
+    try:
+        check.add_policy(path, new)
+    except Exception:  # noqa: BLE001 - a form the rewrite does not know: left as written
+        return text
+    return str(new)
+
+
+def qualify_with_targets(text: str, tree: dict, package: str, rules: dict[str, int]) -> str:
+    """``with allowed as [...]`` names a rule of the package (or an import) as OPA resolves it; the
+    interpreter needs the full ``data.<package>.allowed``. Same length of lines: the name grows
+    in place."""
+    data = text.encode()
+    aliases: dict[str, str] = {}
+    for imp in tree.get("imports", []):
+        if not isinstance(imp, dict):
+            continue
+        path = _ref_name(imp.get("refr"))
+        alias = imp.get("as")
+        if isinstance(alias, dict) and "start" in alias:
+            name = data[int(alias["start"]) : int(alias["end"])].decode().strip()
+        elif isinstance(alias, list) and len(alias) > 1 and isinstance(alias[1], str):
+            name = alias[1]
+        else:
+            name = path.rsplit(".", 1)[-1]
+        if path.startswith("data.") and name:
+            aliases[name] = path
+    edits: list[tuple[int, int, bytes]] = []
+    stack: list[Any] = [tree.get("rules", [])]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, list):
+            stack.extend(n)
+            continue
+        if not isinstance(n, dict):
+            continue
+        stack.extend(n.values())
+        for mod in n.get("with_mods") or []:
+            root: Any = mod.get("refr") if isinstance(mod, dict) else None
+            while isinstance(root, dict) and ("RefDot" in root or "RefBrack" in root):
+                root = (root.get("RefDot") or root.get("RefBrack") or {}).get("refr")
+            var = root.get("Var") if isinstance(root, dict) else None
+            if not isinstance(var, dict) or not isinstance(var.get("span"), dict):
+                continue
+            name = str(var.get("value"))
+            full = aliases.get(name) or (f"data.{package}.{name}" if name in rules else None)
+            if full:
+                sp = var["span"]
+                edits.append((int(sp["start"]), int(sp["end"]), full.encode()))
+    for start, end, new in sorted(set(edits), reverse=True):
+        data = data[:start] + new + data[end:]
+    return data.decode()
+
+
 def hoist_negated(text: str, tree: dict) -> str:
     """OPA evaluates the arguments of a call in a negated expression before the negation (its
     compiler binds refs, composites holding refs and nested calls to variables first): when one is
@@ -328,6 +398,7 @@ def hoist_negated(text: str, tree: dict) -> str:
     edits: list[tuple[int, int, bytes]] = []
     count = 0
     stack: list[Any] = [tree.get("rules", [])]
+    inline: set[int] = set()  # queries of comprehensions: `[x | a; b]` needs no braces
     while stack:
         n = stack.pop()
         if isinstance(n, list):
@@ -336,49 +407,73 @@ def hoist_negated(text: str, tree: dict) -> str:
         if not isinstance(n, dict):
             continue
         stack.extend(n.values())
-        literal = n.get("literal")
-        neg = literal.get("NotExpr") if isinstance(literal, dict) else None
-        if not isinstance(neg, dict) or not isinstance(n.get("span"), dict):
+        for compr in ("ArrayCompr", "SetCompr", "ObjectCompr"):
+            if isinstance(n.get(compr), dict):
+                inline.add(id(n[compr].get("query")))
+        stmts = n.get("stmts")
+        qspan = n.get("span")
+        if not isinstance(stmts, list) or not isinstance(qspan, dict):
             continue
-        # the bound arguments are evaluated under the expression's `with` modifiers, as in OPA
-        mods = [_span({"With": w}) for w in n.get("with_mods") or []]
-        if any(m is None for m in mods):
-            continue
-        suffix = b"".join(b" " + data[m[0] : m[1]] for m in mods if m)
-        kind, node = _kind(neg.get("expr"))
-        keep_refs = False
-        if kind == "Call":
-            args = list(node.get("params") or [])
-        elif kind == "BoolExpr":
-            args, keep_refs = [node.get("lhs"), node.get("rhs")], node.get("op") == "Eq"
-        elif kind in ("ArithExpr", "BinExpr"):
-            args = [node.get("lhs"), node.get("rhs")]
-        elif kind == "Membership":
-            args = [x for x in (node.get("key"), node.get("value"), node.get("collection")) if x]
-        else:
-            continue
-        prefix = b""
-        for arg in args:
-            ak, _ = _kind(arg)
-            hoist = (ak in ("RefDot", "RefBrack") and not keep_refs) or (
-                ak in _CALL_KINDS + _COMPOSITES and _dynamic(arg)
-            )
-            sp = _span(arg)
-            if not hoist or not sp or _has_wildcard(arg):
+        wrapped = False
+        for stmt in stmts:
+            prefix, args = _hoisted(data, stmt, count)
+            if not prefix:
                 continue
-            piece = data[sp[0] : sp[1]]
-            if b"\n" in piece or not _balanced(piece):
-                continue
-            name = f"__kubelint_not{count}".encode()
-            count += 1
-            prefix += name + b" := " + piece + suffix + b"; "
-            edits.append((sp[0], sp[1], name))
-        if prefix:
-            start = int(n["span"].get("start", 0))
+            count += len(args)
+            edits.extend(args)
+            start = int(stmt["span"].get("start", 0))
             edits.append((start, start, prefix))
+            first = data[int(qspan.get("start", 0)) : int(qspan.get("start", 0)) + 1]
+            if not wrapped and id(n) not in inline and first != b"{":
+                # a body without braces (`r if not f(x)`) gets them: two statements need them
+                wrapped = True
+                edits.append((int(qspan["start"]), int(qspan["start"]), b"{ "))
+                edits.append((int(qspan["end"]), int(qspan["end"]), b" }"))
     for start, end, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         data = data[:start] + new + data[end:]
     return data.decode()
+
+
+def _hoisted(data: bytes, stmt: Any, count: int) -> tuple[bytes, list[tuple[int, int, bytes]]]:
+    """For one statement: the assignments to put before it and the edits of its arguments."""
+    if not isinstance(stmt, dict) or not isinstance(stmt.get("span"), dict):
+        return b"", []
+    literal = stmt.get("literal")
+    neg = literal.get("NotExpr") if isinstance(literal, dict) else None
+    if not isinstance(neg, dict):
+        return b"", []
+    # the bound arguments are evaluated under the expression's `with` modifiers, as in OPA
+    mods = [_span({"With": w}) for w in stmt.get("with_mods") or []]
+    if any(m is None for m in mods):
+        return b"", []
+    suffix = b"".join(b" " + data[m[0] : m[1]] for m in mods if m)
+    kind, node = _kind(neg.get("expr"))
+    keep_refs = False
+    if kind == "Call":
+        args = list(node.get("params") or [])
+    elif kind == "BoolExpr":
+        args, keep_refs = [node.get("lhs"), node.get("rhs")], node.get("op") == "Eq"
+    elif kind in ("ArithExpr", "BinExpr"):
+        args = [node.get("lhs"), node.get("rhs")]
+    elif kind == "Membership":
+        args = [x for x in (node.get("key"), node.get("value"), node.get("collection")) if x]
+    else:
+        return b"", []
+    prefix = b""
+    edits: list[tuple[int, int, bytes]] = []
+    for arg in args:
+        ak, _ = _kind(arg)
+        hoist = (ak in ("RefDot", "RefBrack") and not keep_refs) or (ak in _CALL_KINDS + _COMPOSITES and _dynamic(arg))
+        sp = _span(arg)
+        if not hoist or not sp or _has_wildcard(arg):
+            continue
+        piece = data[sp[0] : sp[1]]
+        if b"\n" in piece or not _balanced(piece):
+            continue
+        name = f"__kubelint_not{count + len(edits)}".encode()
+        prefix += name + b" := " + piece + suffix + b"; "
+        edits.append((sp[0], sp[1], name))
+    return prefix, edits
 
 
 def _balanced(piece: bytes) -> bool:
@@ -439,15 +534,8 @@ def parse(path: str, text: str, v0_default: bool = False) -> Module:
                     f"built-in {name} is not available: policies run offline, without network, clock or randomness",
                 )
         imports = tuple(_ref_name(i.get("refr")) for i in tree.get("imports", []) if isinstance(i, dict))
-        hoisted = hoist_negated(source, tree)
-        if hoisted != source:
-            check = _engine()
-            check.set_rego_v0(v0)
-            try:
-                check.add_policy(path, hoisted)
-                source = hoisted
-            except Exception:  # noqa: BLE001 - a form the rewrite does not know: left as written
-                pass
+        source = _rewritten(path, source, v0, tree, hoist_negated)
+        source = _rewritten(path, source, v0, None, partial(qualify_with_targets, package=package, rules=rules))
         return Module(path, source, package, v0, rules, imports)
     # Report the error of the syntax the file is written in: v1 keywords without future imports mean v1.
     raise errors[False] if _v1_like(text) else errors[True]
