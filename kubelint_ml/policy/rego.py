@@ -318,6 +318,18 @@ def _has_wildcard(node: Any) -> bool:
     return False
 
 
+def _dicts(root: Any) -> Iterator[dict]:
+    """Every dict of an AST, parents before their children."""
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, list):
+            stack.extend(reversed(n))
+        elif isinstance(n, dict):
+            yield n
+            stack.extend(n.values())
+
+
 def _rewritten(path: str, text: str, v0: bool, tree: dict | None, rewrite: Any) -> str:
     """``rewrite(text, tree)`` when the result still parses (else the text as it was); ``tree``
     ``None``: the text's own, parsed here."""
@@ -361,15 +373,7 @@ def qualify_with_targets(text: str, tree: dict, package: str, rules: dict[str, i
         if path.startswith("data.") and name:
             aliases[name] = path
     edits: list[tuple[int, int, bytes]] = []
-    stack: list[Any] = [tree.get("rules", [])]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, list):
-            stack.extend(n)
-            continue
-        if not isinstance(n, dict):
-            continue
-        stack.extend(n.values())
+    for n in _dicts(tree.get("rules", [])):
         for mod in n.get("with_mods") or []:
             root: Any = mod.get("refr") if isinstance(mod, dict) else None
             while isinstance(root, dict) and ("RefDot" in root or "RefBrack" in root):
@@ -397,16 +401,8 @@ def hoist_negated(text: str, tree: dict) -> str:
     data = text.encode()
     edits: list[tuple[int, int, bytes]] = []
     count = 0
-    stack: list[Any] = [tree.get("rules", [])]
     inline: set[int] = set()  # queries of comprehensions: `[x | a; b]` needs no braces
-    while stack:
-        n = stack.pop()
-        if isinstance(n, list):
-            stack.extend(n)
-            continue
-        if not isinstance(n, dict):
-            continue
-        stack.extend(n.values())
+    for n in _dicts(tree.get("rules", [])):
         for compr in ("ArrayCompr", "SetCompr", "ObjectCompr"):
             if isinstance(n.get(compr), dict):
                 inline.add(id(n[compr].get("query")))
