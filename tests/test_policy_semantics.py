@@ -324,3 +324,32 @@ r contains "plain" if not trusted("c/x")
     ev.set_input_json("{}")
     # OPA: with replaces the rule; not trusted(input.missing) is undefined
     assert ev.eval("w.r") == ["mocked", "plain"]
+
+
+@pytest.mark.slow
+def test_serve_a_runaway_rule_costs_one_time_limit_then_each_review_says_it_was_skipped(tmp_path, monkeypatch):
+    import kubelint_ml.policy.sandbox as sandbox
+    from kubelint_ml.admission.review import POLICY_READMIT_SECONDS, load_policy, review
+
+    monkeypatch.setattr(sandbox, "TIME_LIMIT", 0.5)
+    write(tmp_path, "slow/slow.rego", RUNAWAY)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(json.dumps({"rules": [str(tmp_path / "slow")]}))
+    policy = load_policy(str(cfg))
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "d"}}
+    try:
+        t0 = time.monotonic()
+        first = review(policy, {"uid": "1", "operation": "CREATE", "object": cm})
+        took_first = time.monotonic() - t0
+        t0 = time.monotonic()
+        second = review(policy, {"uid": "2", "operation": "CREATE", "object": cm})
+        took_second = time.monotonic() - t0
+    finally:
+        policy.retire()
+    errors = [f.message for f in first.findings if f.rule == "rule-error"]
+    assert len(errors) == 1 and "did not finish within 0.5 s" in errors[0]
+    assert f"not evaluated again for {POLICY_READMIT_SECONDS:g} s" in errors[0]
+    later = [f.message for f in second.findings if f.rule == "rule-error"]
+    assert len(later) == 1 and "not evaluated: it stopped earlier" in later[0]  # never a silent pass
+    assert first.allowed is False and second.allowed is False
+    assert took_first >= 0.5 and took_second < 0.4
