@@ -33,7 +33,7 @@ def _type(arg: Any) -> str:
     return "string"
 
 
-def _rego_order(v: Any) -> tuple:
+def rego_order(v: Any) -> tuple:
     if v is None:
         return (0,)
     if isinstance(v, bool):
@@ -43,12 +43,12 @@ def _rego_order(v: Any) -> tuple:
     if isinstance(v, str):
         return (3, v)
     if isinstance(v, list):
-        return (4, [_rego_order(x) for x in v])
+        return (4, [rego_order(x) for x in v])
     if isinstance(v, dict):
-        keys = sorted(v, key=_rego_order)
-        return (5, [(_rego_order(k), _rego_order(v[k])) for k in keys])
+        keys = sorted(v, key=rego_order)
+        return (5, [(rego_order(k), rego_order(v[k])) for k in keys])
     if isinstance(v, (set, frozenset)):
-        return (6, sorted(_rego_order(x) for x in v))
+        return (6, sorted(rego_order(x) for x in v))
     return (7, str(v))
 
 
@@ -92,12 +92,12 @@ def rego_string(v: Any) -> str:
     if isinstance(v, list):
         return "[" + ", ".join(rego_string(x) for x in v) + "]"
     if isinstance(v, dict):
-        keys = sorted(v, key=_rego_order)
+        keys = sorted(v, key=rego_order)
         return "{" + ", ".join(f"{rego_string(k)}: {rego_string(v[k])}" for k in keys) + "}"
     if isinstance(v, (set, frozenset)):
         if not v:
             return "set()"
-        return "{" + ", ".join(rego_string(x) for x in sorted(v, key=_rego_order)) + "}"
+        return "{" + ", ".join(rego_string(x) for x in sorted(v, key=rego_order)) + "}"
     return str(v)
 
 

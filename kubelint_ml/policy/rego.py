@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from kubelint_ml.policy.gofmt import rego_order, rego_string, sprintf
+
 # The interpreter's errors carry a captured backtrace unless told not to: slow and useless here.
 os.environ.setdefault("RUST_LIB_BACKTRACE", "0")
 
@@ -74,21 +76,17 @@ def _engine() -> Any:
 def _sprintf_json(fmt: Any, args: Any) -> str:
     """``sprintf`` for arguments the interpreter cannot hand to Python (sets of objects or sets):
     each argument comes as ``[json, is_set]``. OPA passes a set to Go's fmt as its Rego text."""
-    from kubelint_ml.policy.gofmt import _rego_order, rego_string, sprintf
-
     values: list[Any] = []
     for text, is_set in args:
         v = json.loads(text)
         if is_set:
-            v = "{" + ", ".join(rego_string(x) for x in sorted(v, key=_rego_order)) + "}" if v else "set()"
+            v = "{" + ", ".join(rego_string(x) for x in sorted(v, key=rego_order)) + "}" if v else "set()"
         values.append(v)
     return sprintf(str(fmt), values)
 
 
 def _sprintf(fmt: Any, args: Any) -> str:
     """OPA's ``sprintf`` (Go's fmt), in place of the interpreter's own."""
-    from kubelint_ml.policy.gofmt import sprintf
-
     if not isinstance(fmt, str):
         raise TypeError(f"sprintf: operand 1 must be string but got {type(fmt).__name__}")
     if not isinstance(args, (list, tuple)):
