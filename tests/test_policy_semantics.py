@@ -353,3 +353,18 @@ def test_serve_a_runaway_rule_costs_one_time_limit_then_each_review_says_it_was_
     assert len(later) == 1 and "not evaluated: it stopped earlier" in later[0]  # never a silent pass
     assert first.allowed is False and second.allowed is False
     assert took_first >= 0.5 and took_second < 0.4
+
+
+def test_show_builtin_errors_does_not_refuse_a_policy_whose_error_is_a_builtin_one(tmp_path):
+    # on the empty input the probe sees lower(null) fail: a built-in error, reported per document
+    pol = write(
+        tmp_path,
+        "p/k.rego",
+        'package k\nimport rego.v1\n\ndeny contains "pod" if lower(object.get(input, "kind", null)) == "pod"\n',
+    )
+    pod = write(tmp_path, "pod.yaml", "kind: Pod\n---\nmetadata: {}\n")
+    _, got = check("--policy", pol, "--show-builtin-errors", pod)
+    assert [g[0] for g in got] == ["k.deny", "rule-error"]
+    assert "`lower` expects string argument" in got[1][2]
+    _, got = check("--policy", pol, pod)
+    assert got == [("k.deny", 1, "pod")]

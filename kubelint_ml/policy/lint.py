@@ -197,10 +197,26 @@ class Policies:
             if t.modules
         ]
         for job, (status, value) in zip(jobs, self.runtime.run(jobs)):
-            if status == "error" and compile_problem(str(value)):
+            if status == "error" and compile_problem(str(value)) and not self._builtin_error(job):
                 where = job[1] if job[0] == CONFTEST else f"ConstraintTemplate for {job[0]}"
                 raise PolicyError(f"{where}: does not compile: {str(value).removeprefix('EvalError: ')}")
         self.runtime.disabled.clear()  # a rule is judged on documents, not on this empty input
+
+    def _builtin_error(self, job: tuple) -> bool:
+        """Whether a strict evaluator's error on the empty input is a built-in error (gone when not
+        strict), which conftest reports per document, not as a policy that does not compile."""
+        from kubelint_ml.policy.rego import EvalError, Evaluator
+
+        ev = self.runtime.evaluators.get(job[0])
+        if ev is None or not ev.strict:
+            return False
+        loose = Evaluator(ev.modules, self.found.data if job[0] == CONFTEST else None, strict=False)
+        loose.set_input_json(job[2])
+        try:
+            loose.eval(job[1])
+        except EvalError:
+            return False
+        return True
 
     @property
     def needs_inventory(self) -> bool:

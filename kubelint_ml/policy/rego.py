@@ -621,7 +621,16 @@ class Evaluator:
         candidates = [c for c in self._nodes(path) if c[2] in kinds and c[0] <= offset < max(c[1], c[0] + 1)]
         if not candidates:
             return False
-        start, end, kind, node = min(candidates, key=lambda c: c[1] - c[0])
+
+        # The position is that of the argument the built-in refused (to_number("3m") points in "3m",
+        # lower(object.get(...)) at object.get): the call one of whose arguments holds it, else
+        # the innermost expression holding it (8 / 0 points at the operator).
+        def holds(arg: Any) -> bool:
+            sp = _span(arg)
+            return sp is not None and sp[0] <= offset < max(sp[1], sp[0] + 1)
+
+        by_argument = [c for c in candidates if c[2] == "Call" and any(holds(a) for a in c[3].get("params") or [])]
+        start, end, kind, node = min(by_argument or candidates, key=lambda c: c[1] - c[0])
         name = f"w{len(self._wrappers)}"
         ref = f"data.{NONSTRICT}.{name}".encode()
         if unpassable:
