@@ -122,6 +122,7 @@ class Policies:
     _pending_jobs: int = 0
     context_paths: list[str] = field(default_factory=list)  # files whose objects join data.inventory
     severity: dict[str, str] = field(default_factory=dict)  # the config's severity overrides, by rule id
+    _untold: dict[tuple[str, str], str] = field(default_factory=dict)  # rules the load-time probe stopped
 
     @classmethod
     def build(
@@ -200,7 +201,9 @@ class Policies:
             if status == "error" and compile_problem(str(value)) and not self._builtin_error(job):
                 where = job[1] if job[0] == CONFTEST else f"ConstraintTemplate for {job[0]}"
                 raise PolicyError(f"{where}: does not compile: {str(value).removeprefix('EvalError: ')}")
-        self.runtime.disabled.clear()  # a rule is judged on documents, not on this empty input
+            if status == "limit":
+                # disabled already (one time limit is enough); said on the first document it skips
+                self._untold[(job[0], job[1])] = f"{value}, on an empty input when the policies were loaded"
 
     def _builtin_error(self, job: tuple) -> bool:
         """Whether a strict evaluator's error on the empty input is a built-in error (gone when not
@@ -381,7 +384,10 @@ class Policies:
                     exceptions[(id(plan[2]), plan[1])] = _excepted(value)
                 continue
             if status == "skipped" and self.runtime.readmit_after is None:
-                continue  # said once, by the finding of the evaluation that hit the limit
+                told = self._untold.pop((job[0], job[1]), None)
+                if told is None:
+                    continue  # said once, by the finding of the evaluation that hit the limit
+                status, value = "limit", told
             if status != "ok":
                 rid = plan[1].rule_id
                 out.append(self._error(rid, file, plan[2], plan[3], self._what(status, value)))
