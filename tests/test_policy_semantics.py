@@ -371,3 +371,14 @@ def test_show_builtin_errors_does_not_refuse_a_policy_whose_error_is_a_builtin_o
     assert "`lower` expects string argument" in got[1][2]
     _, got = check("--policy", pol, pod)
     assert got == [("k.deny", 1, "pod")]
+
+
+def test_documents_are_conftests_a_licence_header_above_the_first_separator_is_a_null_document(tmp_path):
+    pol = write(tmp_path, "p/k.rego", 'package k\nimport rego.v1\n\ndeny contains "no kind" if not input.kind\n')
+    headed = write(tmp_path, "headed.yaml", "# Copyright\n# Licence\n---\nkind: Pod\n---\nkind: Job\n")
+    doubled = write(tmp_path, "doubled.yaml", "kind: Pod\n---\n---\nkind: Job\n")
+    code, got = check("--policy", pol, headed, doubled)
+    # conftest: headed.yaml has 3 documents, the first null; doubled.yaml 2 (a `---` right after a
+    # separator is not one), where the YAML stream has an empty one between them
+    assert code == 1
+    assert got == [("k.deny", 1, "no kind")]

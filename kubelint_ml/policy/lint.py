@@ -172,6 +172,13 @@ class Policies:
         self._probe()
         return self
 
+    def documents(self, data: bytes, units: list[tuple[Any, list[Any]]]) -> list[tuple[Any, list[Any]]]:
+        """A file's ``(Document, objects)`` units as conftest reads the file: see
+        :mod:`kubelint_ml.policy.documents`."""
+        from kubelint_ml.policy.documents import conftest_units
+
+        return conftest_units(data, units)
+
     def readmit_after(self, seconds: float) -> None:
         """For a long-lived process (``serve``): a rule disabled after it hit a limit is tried again
         once ``seconds`` have passed (in ``check`` it stays disabled for the run), and every

@@ -80,11 +80,6 @@ class Runner:
             out.notes.append(f"{display}: skipped: empty file (no YAML documents)")
         ctx = Context(profile=self.config.profile, facts=self.facts, usage=self.usage, wants_notes=self.verbose)
         policy_units: list = []
-        if self.policies is not None and not loaded.documents and not loaded.problems:
-            # conftest reads an empty file (or one of comments only) as one document: `input = null`
-            from kubelint_ml.input.loader import Document
-
-            policy_units.append((Document(0, None, 1), []))
         for doc in loaded.documents:
             out.documents += 1
             unpacked = unpack(doc, display)
@@ -103,6 +98,9 @@ class Runner:
                 out.findings.extend(self.engine.evaluate(obj, ctx))
                 if self.schema is not None:
                     out.findings.extend(self._schema(obj))
+        if self.policies is not None:
+            # the documents as conftest reads them (a licence header above `---` is a null document)
+            policy_units = self.policies.documents(data, policy_units)
         if policy_units:
             if self.policies.combine:
                 self.combined.extend((display, doc) for doc, _ in policy_units)
