@@ -239,3 +239,80 @@ def test_gatekeeper_library_templates_over_the_corpus_as_opa_runs_them(opa, docu
         engine.close()
     assert templates >= 30 and pairs > 15000
     assert differ == []
+
+
+def _conftest_rules(path: Path) -> dict[str, list[str]]:
+    """package -> the rule names conftest evaluates (deny/violation/warn and their _suffixed kin)."""
+    import re
+
+    text = path.read_text()
+    package = re.search(r"^package (\S+)", text, re.M).group(1)
+    names = sorted(set(re.findall(r"^((?:deny|violation|warn)(?:_[A-Za-z0-9_]+)?)\b", text, re.M)))
+    return {package: names}
+
+
+def test_check_reports_per_file_what_conftest_with_opa_reports(opa):
+    """End to end, as a user compares: `check --policy` over the corpus against conftest's
+    evaluation (its documents, rules, exceptions and messages) done with OPA itself. Per file and
+    rule, the same messages; and no rule-error (conftest runs OPA non-strict). A (file, rule) where
+    OPA's strict evaluation fails is not compared (conftest would see those expressions undefined)."""
+    from collections import Counter
+
+    from click.testing import CliRunner
+
+    from kubelint_ml.cli import main
+    from kubelint_ml.input.loader import Limits, load
+    from kubelint_ml.policy.documents import conftest_units
+
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus is not beside the project")
+    mod, engine = opa
+    rules: dict[str, list[str]] = {}
+    for p in sorted(POLICIES.glob("*.rego")):
+        rules.update(_conftest_rules(p))
+    files = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+
+    def query(q: str, doc) -> list:
+        with_input = " with input as null" if doc is None else ""
+        found = engine.eval_query(f"x := {q}{with_input}", input=doc)
+        return found[0]["x"] if found else []
+
+    want: dict[tuple[str, str], Counter] = {}
+    unknown: set[tuple[str, str]] = set()
+    for path in files:
+        data = path.read_bytes()
+        units = conftest_units(data, [(d, []) for d in load(data, Limits()).documents])
+        for doc, _ in units:
+            value = None if doc.data is None else json.loads(json.dumps(doc.data, default=str))
+            for package, names in rules.items():
+                for name in names:
+                    key = (str(path), f"{package}.{name}")
+                    short = name.split("_", 1)[1] if "_" in name and not name.startswith("warn") else ""
+                    try:
+                        excepted = name.startswith(("deny", "violation")) and any(
+                            short in rule for rule in query(f"data.{package}.exception", value)
+                        )
+                        results = query(f"data.{package}.{name}", value)
+                    except mod.OpaError:
+                        unknown.add(key)
+                        continue
+                    if excepted:
+                        continue
+                    msgs = [r if isinstance(r, str) else r.get("msg") for r in results or []]
+                    want.setdefault(key, Counter()).update(m for m in msgs if m)
+    r = CliRunner().invoke(
+        main, ["check", "--policy", str(POLICIES), "-f", "json", "-q", "--jobs", "1", *map(str, files)]
+    )
+    assert r.exit_code in (0, 1), r.output[-2000:]
+    findings = json.loads(r.output)["findings"]
+    assert [f for f in findings if f["rule"] == "rule-error"] == []
+    got: dict[tuple[str, str], Counter] = {}
+    for f in findings:
+        if f["rule"].split(".")[0] in rules:
+            got.setdefault((f["file"], f["rule"]), Counter()).update([f["message"]])
+    keys = (set(want) | set(got)) - unknown
+    differ = [
+        (k, want.get(k), got.get(k)) for k in sorted(keys) if (want.get(k) or Counter()) != (got.get(k) or Counter())
+    ]
+    assert sum(sum(c.values()) for c in want.values()) > 1000
+    assert differ == []
