@@ -382,3 +382,17 @@ def test_documents_are_conftests_a_licence_header_above_the_first_separator_is_a
     # separator is not one), where the YAML stream has an empty one between them
     assert code == 1
     assert got == [("k.deny", 1, "no kind")]
+
+
+def test_data_conftest_file_names_the_file_being_tested(tmp_path):
+    pol = write(
+        tmp_path,
+        "p/f.rego",
+        "package f\nimport rego.v1\n\n"
+        'warn contains sprintf("%s in %s", [data.conftest.file.name, base]) if {\n'
+        '  base := split(data.conftest.file.dir, "/")[count(split(data.conftest.file.dir, "/")) - 1]\n}\n',
+    )
+    a = write(tmp_path, "one/a.yaml", "kind: Pod\n")
+    b = write(tmp_path, "two/b.yaml", "kind: Job\n")
+    _, got = check("--policy", pol, a, b)
+    assert got == [("f.warn", 1, "a.yaml in one"), ("f.warn", 1, "b.yaml in two")]

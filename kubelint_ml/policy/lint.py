@@ -123,6 +123,7 @@ class Policies:
     context_paths: list[str] = field(default_factory=list)  # files whose objects join data.inventory
     severity: dict[str, str] = field(default_factory=dict)  # the config's severity overrides, by rule id
     _untold: dict[tuple[str, str], str] = field(default_factory=dict)  # rules the load-time probe stopped
+    _reads_file_info: bool | None = None  # whether a module reads data.conftest (see _file_data)
 
     @classmethod
     def build(
@@ -171,6 +172,22 @@ class Policies:
                 self.runtime.add(tpl.kind, tpl.modules)
         self._probe()
         return self
+
+    def _file_data(self, file: str) -> str | None:
+        """conftest's ``data.conftest.file`` (``name`` and ``dir`` of the file being tested) beside the
+        data files, for policies that read it; ``None`` (the data as loaded) for the others."""
+        if self._reads_file_info is None:
+            self._reads_file_info = any(re.search(r"\bdata\.conftest\b", m.text) for m in self.found.modules)
+        if not self._reads_file_info:
+            return None
+        import os
+
+        path = os.path.abspath(file)
+        data = dict(self.found.data or {})
+        conftest = dict(data.get("conftest") or {}) if isinstance(data.get("conftest"), dict) else {}
+        conftest["file"] = {"name": os.path.basename(path), "dir": os.path.dirname(path)}
+        data["conftest"] = conftest
+        return dumps(data)
 
     def documents(self, data: bytes, units: list[tuple[Any, list[Any]]]) -> list[tuple[Any, list[Any]]]:
         """A file's ``(Document, objects)`` units as conftest reads the file: see
@@ -328,11 +345,12 @@ class Policies:
         for doc, objects in units:
             if not self.combine and self.rego_rules:
                 text = dumps(doc.data)
+                data_json = self._file_data(file)
                 for r in self.rego_rules:
-                    jobs.append((CONFTEST, r.rule_id, text, None))
+                    jobs.append((CONFTEST, r.rule_id, text, data_json))
                     plans.append(("rego", r, doc, None))
                 for pkg in self.exception_packages:
-                    jobs.append((CONFTEST, f"{pkg}.exception", text, None))
+                    jobs.append((CONFTEST, f"{pkg}.exception", text, data_json))
                     plans.append(("exception", pkg, doc, None))
             for obj in objects:
                 review_json = None
