@@ -396,3 +396,25 @@ def test_data_conftest_file_names_the_file_being_tested(tmp_path):
     b = write(tmp_path, "two/b.yaml", "kind: Job\n")
     _, got = check("--policy", pol, a, b)
     assert got == [("f.warn", 1, "a.yaml in one"), ("f.warn", 1, "b.yaml in two")]
+
+
+# OPA v1.20.2's values
+EXTENDED = [
+    ('crypto.sha256("abc")', "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+    ('crypto.md5("héllo")', "be50e8478cf24ff3595bc7307fb91b50"),
+    ('crypto.sha1("")', "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
+    ('crypto.hmac.sha256("abc", "k")', "342e519ce0ad6c03a36b98eeb3f1d130db4813b9df4d1160eda488d712dc78ee"),
+    ('crypto.hmac.md5("a", "b")', "5e69fae25f4b4f3e8cc5de09a8163520"),
+    ('crypto.hmac.equal("a", "b")', False),
+    ('net.cidr_intersects("10.0.0.0/8", "10.1.0.0/16")', True),
+    ('net.cidr_intersects("10.0.0.0/8", "::/0")', False),
+]
+
+
+@pytest.mark.parametrize(("expr", "want"), EXTENDED)
+def test_builtins_the_engine_lacks_give_opas_values(expr, want):
+    from kubelint_ml.policy.rego import Evaluator, parse
+
+    ev = Evaluator([parse("x.rego", f"package x\nimport rego.v1\n\nr := {expr}\n")])
+    ev.set_input_json("{}")
+    assert ev.eval("x.r") == want

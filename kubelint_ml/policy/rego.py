@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from kubelint_ml.policy.builtins import EXTENSIONS
 from kubelint_ml.policy.gofmt import rego_order, rego_string, sprintf
 
 # The interpreter's errors carry a captured backtrace unless told not to: slow and useless here.
@@ -70,6 +71,8 @@ def _engine() -> Any:
     engine.add_extension("sprintf", 2, _sprintf)
     engine.add_extension(GUARD, 2, _guard)
     engine.add_extension(SPRINTF_JSON, 2, _sprintf_json)
+    for name, (nargs, fn) in EXTENSIONS.items():
+        engine.add_extension(name, nargs, fn)
     return engine
 
 
@@ -117,6 +120,8 @@ def _guard(name: Any, args: Any) -> bool:
     if _side is None:
         _side = regorus.Engine()
         _side.add_extension("sprintf", 2, _sprintf)
+        for ext, (nargs, fn) in EXTENSIONS.items():
+            _side.add_extension(ext, nargs, fn)
     values = [
         f"{{v | some v in json.unmarshal(input[{i}][0])}}" if a[1] else f"json.unmarshal(input[{i}][0])"
         for i, a in enumerate(args)
