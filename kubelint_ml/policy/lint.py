@@ -342,10 +342,10 @@ class Policies:
         Gatekeeper templates see as ``input.review`` (its operation, userInfo, oldObject)."""
         jobs: list[tuple | None] = []
         plans: list[tuple] = []  # what each job is for
+        data_json = self._file_data(file) if self.rego_rules and not self.combine else None
         for doc, objects in units:
             if not self.combine and self.rego_rules:
                 text = dumps(doc.data)
-                data_json = self._file_data(file)
                 for r in self.rego_rules:
                     jobs.append((CONFTEST, r.rule_id, text, data_json))
                     plans.append(("rego", r, doc, None))
