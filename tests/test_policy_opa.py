@@ -316,3 +316,111 @@ def test_check_reports_per_file_what_conftest_with_opa_reports(opa):
     ]
     assert sum(sum(c.values()) for c in want.values()) > 1000
     assert differ == []
+
+
+GRID_VALUES = [
+    None,
+    "",
+    "abc",
+    "500m",
+    "1Gi",
+    "2.5",
+    "5.Gi",
+    "3zz",
+    "a,b",
+    0,
+    1,
+    1.5,
+    -3,
+    [],
+    [1, "a"],
+    {},
+    {"a": 1},
+    True,
+]
+GRID_EXPRESSIONS = [
+    "count(input.a)",
+    "lower(input.a)",
+    "trim_space(input.a)",
+    "to_number(input.a)",
+    "units.parse(input.a)",
+    "units.parse_bytes(input.a)",
+    "abs(input.a)",
+    "round(input.a)",
+    "object.keys(input.a)",
+    "sum(input.a)",
+    "max(input.a)",
+    "sort(input.a)",
+    "type_name(input.a)",
+    "json.marshal(input.a)",
+    "format_int(input.a, 10)",
+    'split(input.a, ",")',
+    'concat(",", input.a)',
+    'contains(input.a, "a")',
+    'startswith(input.a, "a")',
+    'indexof(input.a, "a")',
+    'regex.match("^a", input.a)',
+    "substring(input.a, 1, 2)",
+    "numbers.range(0, input.a)",
+    "input.a + 1",
+    "input.a / 2",
+    "input.a % 2",
+    "input.a > 1",
+    "input.a | {1}",
+    "input.a & {1}",
+    "input.a - {1}",
+    "[x | some x in input.a]",
+    "{k | some k, _ in input.a}",
+    "input.a[0]",
+    'object.get(input.a, "a", 9)',
+    'sprintf("%v|%d|%s|%.1f", [input.a, input.a, input.a, input.a])',
+    'object.union(input.a, {"b": 2})',
+    "array.concat(input.a, [1])",
+    "json.unmarshal(input.a)",
+    "time.parse_rfc3339_ns(input.a)",
+    "semver.is_valid(input.a)",
+    'net.cidr_contains("10.0.0.0/8", input.a)',
+    "base64.decode(input.a)",
+    'object.remove(input.a, ["a"])',
+    "to_number(input.a) + to_number(input.a)",
+]
+# left out, where the engine still differs (docs/policies.md): yaml.marshal's quoting, walk over null
+GRID_KNOWN: set[tuple[str, str]] = set()
+
+
+def test_builtins_over_a_grid_of_values_as_opa(opa):
+    """Each expression on each value: strict, the same value, undefined or error as OPA; not
+    strict, OPA's value where OPA has no error and undefined where it has one."""
+    from kubelint_ml.policy.rego import EvalError, Evaluator, parse
+
+    mod, _ = opa
+    src = "package g\nimport rego.v1\n\n" + "".join(
+        f"r{i} := out if {{ out := {e} }}\n" for i, e in enumerate(GRID_EXPRESSIONS)
+    )
+    engine = mod.OpaEngine()
+    engine.add_policy("g.rego", src)
+    strict, loose = Evaluator([parse("g.rego", src)], strict=True), Evaluator([parse("g.rego", src)])
+    differ = []
+    for value in GRID_VALUES:
+        inp = {"a": value}
+        strict.set_input_json(json.dumps(inp))
+        loose.set_input_json(json.dumps(inp))
+        for i, expr in enumerate(GRID_EXPRESSIONS):
+            try:
+                want = ("ok", engine.eval_document(f"g.r{i}", input=inp))
+            except mod.OpaUndefinedError:
+                want = ("undefined",)
+            except mod.OpaError:
+                want = ("error",)
+            outcomes = []
+            for ev in (strict, loose):
+                try:
+                    got = ev.eval(f"g.r{i}")
+                    outcomes.append(("undefined",) if got is None else ("ok", got))
+                except EvalError:
+                    outcomes.append(("error",))
+            loose_want = ("undefined",) if want == ("error",) else want
+            if (outcomes[0] != want or outcomes[1] != loose_want) and (expr, repr(value)) not in GRID_KNOWN:
+                differ.append((expr, value, want, outcomes))
+    engine.close()
+    assert differ == []

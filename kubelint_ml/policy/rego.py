@@ -108,7 +108,7 @@ SPRINTF_JSON = "kubelint_sprintf_json"
 MAX_REWRITES = 64  # per evaluator: a policy with more failing sites keeps failing as errors
 # Built-ins whose errors the interpreter reports without a position.
 UNLOCATED = frozenset({"time.parse_rfc3339_ns", "time.parse_ns", "time.parse_duration_ns", "net.cidr_expand"})
-_OPS = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/", "Mod": "%", "Or": "|", "And": "&"}
+_OPS = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/", "Mod": "%", "Union": "|", "Intersection": "&"}
 _side: Any = None
 
 
@@ -628,13 +628,17 @@ class Evaluator:
             return False
 
         # The position is that of the argument the built-in refused (to_number("3m") points in "3m",
-        # lower(object.get(...)) at object.get): the call one of whose arguments holds it, else
-        # the innermost expression holding it (8 / 0 points at the operator).
+        # lower(object.get(...)) at object.get, null | {1} at null): the innermost call or operator
+        # one of whose operands holds it, else the innermost expression holding it (8 / 0 points at
+        # the operator).
         def holds(arg: Any) -> bool:
             sp = _span(arg)
             return sp is not None and sp[0] <= offset < max(sp[1], sp[0] + 1)
 
-        by_argument = [c for c in candidates if c[2] == "Call" and any(holds(a) for a in c[3].get("params") or [])]
+        def operands(c: tuple) -> list:
+            return list(c[3].get("params") or []) if c[2] == "Call" else [c[3].get("lhs"), c[3].get("rhs")]
+
+        by_argument = [c for c in candidates if c[2] != "SomeIn" and any(holds(a) for a in operands(c))]
         start, end, kind, node = min(by_argument or candidates, key=lambda c: c[1] - c[0])
         name = f"w{len(self._wrappers)}"
         ref = f"data.{NONSTRICT}.{name}".encode()
