@@ -185,6 +185,7 @@ def check(
     policy_namespaces: tuple[str, ...] = (),
     combine: bool = False,
     statistics: bool = False,
+    show_builtin_errors: bool = False,
     **fix_args: Any,
 ) -> None:
     """Lint manifests: files, directories (recursive), quoted globs ('k8s/**/*.yaml') or - for stdin.
@@ -205,6 +206,7 @@ def check(
         policy_namespaces,
         combine,
         list(config.context) + list(context_paths),
+        show_builtin_errors,
     )
     policy_ids = policies.rule_ids() if policies is not None else set()
     rules, severity, all_ids = select_rules(

@@ -302,11 +302,10 @@ def test_gatekeeper_library_conformance(library_cases):
     assert len(library_cases) == 270
     passed = sum(c["passed"] for c in library_cases)
     assert passed / len(library_cases) >= 0.95, [c for c in library_cases if not c["passed"]]
-    # the known engine gaps, listed in docs/policies.md
-    assert sorted(c["name"] for c in library_cases if not c["passed"]) == [
-        "horizontalpodautoscaler/horizontal-pod-autoscaler/example-disallowed-hpa-replicas",
-        "users/users-and-groups-together/example-allowed",
-    ]
+    # every case, the two that failed before included: the HPA case's sprintf with a missing argument
+    # prints %!v(MISSING) as OPA does, and the users case's `not accept_value(rule, v, params.ranges)`
+    # with params.ranges undefined is undefined, as in OPA (tests/test_policy_opa.py)
+    assert [c["name"] for c in library_cases if not c["passed"]] == []
 
 
 @pytest.mark.slow

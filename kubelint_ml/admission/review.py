@@ -149,6 +149,11 @@ def _build(config: Config, config_path: str | None, settings: dict, policies: An
     )
 
 
+# A policy rule that hit a limit in a review is skipped (a rule-error finding in each review) until
+# this many seconds have passed, or the config is reloaded.
+POLICY_READMIT_SECONDS = 300.0
+
+
 def _policies(config: Config, timeout: float) -> Any:
     """The Rego and Gatekeeper policies under the config's ``rules:``, as ``check`` compiles them.
 
@@ -168,6 +173,7 @@ def _policies(config: Config, timeout: float) -> Any:
         return None
     bounded = policies.runtime.bounded
     bounded.time_limit = min(bounded.time_limit, max(0.2, timeout * 0.8))
+    policies.readmit_after(POLICY_READMIT_SECONDS)
     policies.prepare([], config.limits, None, 1)
     return policies
 
@@ -322,8 +328,6 @@ def lint_object(policy: Policy, data: Any, request: dict | None = None) -> tuple
             request = dict(request, object=doc.data)
         with policy.lock:
             if not policy.retired:  # (a review in a thread that outlived its time limit and its config)
-                # Each review is judged on its own: a policy that hit a limit before is tried again.
-                policy.policies.runtime.limit_hits.clear()
                 policy.policies.defer(DISPLAY, [(doc, unpacked.objects)], findings, ctx.notes, request)
                 policy.policies.flush()
     apply_excludes(findings, policy.config)

@@ -20,7 +20,13 @@ class PolicyFailure(click.ClickException):
 
 
 def policy_options(f: Callable) -> Callable:
-    """``--policy``, ``--policy-namespace`` and ``--combine`` on a command."""
+    """``--policy``, ``--policy-namespace``, ``--combine`` and ``--show-builtin-errors`` on a command."""
+    f = click.option(
+        "--show-builtin-errors",
+        is_flag=True,
+        help='A built-in error in a Rego rule (to_number("500m"), a division by zero) is a rule-error '
+        "finding, as with conftest's flag of that name [default: the expression is undefined, as in OPA].",
+    )(f)
     f = click.option(
         "--combine",
         is_flag=True,
@@ -45,14 +51,18 @@ def policy_options(f: Callable) -> Callable:
 
 
 def load_policies(
-    paths: list[str], namespaces: tuple[str, ...] = (), combine: bool = False, context_paths: list[str] | None = None
+    paths: list[str],
+    namespaces: tuple[str, ...] = (),
+    combine: bool = False,
+    context_paths: list[str] | None = None,
+    strict: bool = False,
 ) -> Any:
     """The compiled policies under ``paths`` (``None`` when there are none); exit 2 when one is unusable."""
     from kubelint_ml.policy.lint import compile_policies
     from kubelint_ml.policy.load import PolicyError
 
     try:
-        return compile_policies(paths, namespaces, combine, context_paths)
+        return compile_policies(paths, namespaces, combine, context_paths, strict)
     except PolicyError as e:
         raise PolicyFailure(str(e)) from None
 

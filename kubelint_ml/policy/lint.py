@@ -122,10 +122,18 @@ class Policies:
     _pending_jobs: int = 0
     context_paths: list[str] = field(default_factory=list)  # files whose objects join data.inventory
     severity: dict[str, str] = field(default_factory=dict)  # the config's severity overrides, by rule id
+    _untold: dict[tuple[str, str], str] = field(default_factory=dict)  # rules the load-time probe stopped
+    _reads_file_info: bool | None = None  # whether a module reads data.conftest (see _file_data)
 
     @classmethod
-    def build(cls, found: Found, namespaces: tuple[str, ...] = (), combine: bool = False) -> Policies:
-        """Compile and check everything; :class:`PolicyError` (exit 2) names what is unusable."""
+    def build(
+        cls, found: Found, namespaces: tuple[str, ...] = (), combine: bool = False, strict: bool = False
+    ) -> Policies:
+        """Compile and check everything; :class:`PolicyError` (exit 2) names what is unusable.
+
+        ``strict``: a built-in error in a conftest rule is a ``rule-error`` (conftest's
+        ``--show-builtin-errors``); by default it makes its expression undefined, as conftest and
+        Gatekeeper run OPA. Gatekeeper templates are never strict (Gatekeeper has no such option)."""
         self = cls(found, tuple(namespaces), combine)
         self.rego_rules = conftest_rules(found.modules, self.namespaces)
         self.exception_packages = sorted(
@@ -156,12 +164,51 @@ class Policies:
             seen[c.rule_id] = (f, d)
             self.constraints.append(c)
         if found.modules:
+            self.runtime.strict = strict
             self.runtime.add(CONFTEST, found.modules, found.data)
+            self.runtime.strict = False
         for tpl in self.templates.values():
             if tpl.modules:
                 self.runtime.add(tpl.kind, tpl.modules)
         self._probe()
         return self
+
+    def _file_data(self, file: str) -> str | None:
+        """conftest's ``data.conftest.file`` (``name`` and ``dir`` of the file being tested) beside the
+        data files, for policies that read it; ``None`` (the data as loaded) for the others."""
+        if self._reads_file_info is None:
+            self._reads_file_info = any(re.search(r"\bdata\.conftest\b", m.text) for m in self.found.modules)
+        if not self._reads_file_info:
+            return None
+        import os
+
+        path = os.path.abspath(file)
+        data = dict(self.found.data or {})
+        conftest = dict(data.get("conftest") or {}) if isinstance(data.get("conftest"), dict) else {}
+        conftest["file"] = {"name": os.path.basename(path), "dir": os.path.dirname(path)}
+        data["conftest"] = conftest
+        return dumps(data)
+
+    def documents(self, data: bytes, units: list[tuple[Any, list[Any]]]) -> list[tuple[Any, list[Any]]]:
+        """A file's ``(Document, objects)`` units as conftest reads the file: see
+        :mod:`kubelint_ml.policy.documents`."""
+        from kubelint_ml.policy.documents import conftest_units
+
+        return conftest_units(data, units)
+
+    def readmit_after(self, seconds: float) -> None:
+        """For a long-lived process (``serve``): a rule disabled after it hit a limit is tried again
+        once ``seconds`` have passed (in ``check`` it stays disabled for the run), and every
+        evaluation it skips meanwhile is a ``rule-error`` finding, so that a review never passes
+        silently. A new :class:`Policies` (a config reload) starts with every rule enabled."""
+        self.runtime.readmit_after = seconds
+
+    def disabled_rules(self) -> dict[str, str]:
+        """The rules disabled after they hit a limit: rule id -> reason."""
+        out = {}
+        for (key, rule), (_, reason) in self.runtime.disabled.items():
+            out[rule if key == CONFTEST else f"ConstraintTemplate for {key}"] = reason
+        return out
 
     def _probe(self) -> None:
         """Evaluate every rule once on an empty input: names that do not resolve, unsafe variables and
@@ -175,9 +222,28 @@ class Policies:
             if t.modules
         ]
         for job, (status, value) in zip(jobs, self.runtime.run(jobs)):
-            if status == "error" and compile_problem(str(value)):
+            if status == "error" and compile_problem(str(value)) and not self._builtin_error(job):
                 where = job[1] if job[0] == CONFTEST else f"ConstraintTemplate for {job[0]}"
                 raise PolicyError(f"{where}: does not compile: {str(value).removeprefix('EvalError: ')}")
+            if status == "limit":
+                # disabled already (one time limit is enough); said on the first document it skips
+                self._untold[(job[0], job[1])] = f"{value}, on an empty input when the policies were loaded"
+
+    def _builtin_error(self, job: tuple) -> bool:
+        """Whether a strict evaluator's error on the empty input is a built-in error (gone when not
+        strict), which conftest reports per document, not as a policy that does not compile."""
+        from kubelint_ml.policy.rego import EvalError, Evaluator
+
+        ev = self.runtime.evaluators.get(job[0])
+        if ev is None or not ev.strict:
+            return False
+        loose = Evaluator(ev.modules, self.found.data if job[0] == CONFTEST else None, strict=False)
+        loose.set_input_json(job[2])
+        try:
+            loose.eval(job[1])
+        except EvalError:
+            return False
+        return True
 
     @property
     def needs_inventory(self) -> bool:
@@ -276,14 +342,15 @@ class Policies:
         Gatekeeper templates see as ``input.review`` (its operation, userInfo, oldObject)."""
         jobs: list[tuple | None] = []
         plans: list[tuple] = []  # what each job is for
+        data_json = self._file_data(file) if self.rego_rules and not self.combine else None
         for doc, objects in units:
             if not self.combine and self.rego_rules:
                 text = dumps(doc.data)
                 for r in self.rego_rules:
-                    jobs.append((CONFTEST, r.rule_id, text, None))
+                    jobs.append((CONFTEST, r.rule_id, text, data_json))
                     plans.append(("rego", r, doc, None))
                 for pkg in self.exception_packages:
-                    jobs.append((CONFTEST, f"{pkg}.exception", text, None))
+                    jobs.append((CONFTEST, f"{pkg}.exception", text, data_json))
                     plans.append(("exception", pkg, doc, None))
             for obj in objects:
                 review_json = None
@@ -341,14 +408,14 @@ class Policies:
                 if status == "ok":
                     exceptions[(id(plan[2]), plan[1])] = _excepted(value)
                 continue
+            if status == "skipped" and self.runtime.readmit_after is None:
+                told = self._untold.pop((job[0], job[1]), None)
+                if told is None:
+                    continue  # said once, by the finding of the evaluation that hit the limit
+                status, value = "limit", told
             if status != "ok":
                 rid = plan[1].rule_id
-                what = (
-                    "evaluation failed: " + str(value).removeprefix("EvalError: ")
-                    if status == "error"
-                    else f"evaluation stopped: {value}"
-                )
-                out.append(self._error(rid, file, plan[2], plan[3], what))
+                out.append(self._error(rid, file, plan[2], plan[3], self._what(status, value)))
                 continue
             if plan[0] == "rego":
                 pending.append((plan[1], plan[2], value))
@@ -379,7 +446,7 @@ class Policies:
         out = []
         for rule, (status, value) in zip(self.rego_rules, answers):
             if status != "ok":
-                out.append(self._error(rule.rule_id, file, first, None, f"evaluation failed: {value}"))
+                out.append(self._error(rule.rule_id, file, first, None, self._what(status, value)))
                 continue
             for msg, details in results(value):
                 f = self._combined_finding(rule, docs, msg, details)
@@ -398,6 +465,18 @@ class Policies:
                     break
         path, doc = target
         return self._doc_finding(rule, path, doc.data, doc.index, doc.line, msg, None)
+
+    def _what(self, status: str, value: Any) -> str:
+        if status == "error":
+            return "evaluation failed: " + str(value).removeprefix("EvalError: ")
+        later = (
+            "it is not evaluated again in this run"
+            if self.runtime.readmit_after is None
+            else f"it is not evaluated again for {self.runtime.readmit_after:g} s"
+        )
+        if status == "skipped":
+            return f"not evaluated: it stopped earlier ({value}); {later}"
+        return f"evaluation stopped: {value}; {later}"
 
     # ------------------------------------------------------------------
     # Findings
@@ -487,7 +566,11 @@ class Policies:
 
 
 def compile_policies(
-    paths: list[str], namespaces: tuple[str, ...] = (), combine: bool = False, context_paths: list[str] | None = None
+    paths: list[str],
+    namespaces: tuple[str, ...] = (),
+    combine: bool = False,
+    context_paths: list[str] | None = None,
+    strict: bool = False,
 ) -> Policies | None:
     """The compiled policies under ``paths`` (``None`` when there are none); :class:`PolicyError` names
     what is unusable (a Rego syntax or compile error included)."""
@@ -500,7 +583,7 @@ def compile_policies(
             if namespaces or combine:
                 raise PolicyError("--policy-namespace and --combine need Rego policies (--policy or --rules)")
             return None
-        policies = Policies.build(found, namespaces, combine)
+        policies = Policies.build(found, namespaces, combine, strict)
     except RegoError as e:
         raise PolicyError(str(e)) from None
     policies.context_paths = list(context_paths or [])

@@ -6,14 +6,18 @@ forked from the one that holds the compiled policies. The parent sends a batch
 of jobs (the evaluations of many files) and reads the answers, which come in
 groups at least every few milliseconds. When none comes for :data:`TIME_LIMIT`
 seconds, or the child dies (it went over :data:`MEMORY_LIMIT` bytes more than
-it started with: the allocation fails), the child is replaced and the rest of
-the batch is sent again one job per answer, so that the job that hit the limit
-is found; it is answered ``("limit", reason)`` and the others go on. Without ``fork`` (Windows) jobs run in this process,
-unbounded.
+it started with: the allocation fails), the child is replaced. The child writes
+the position of the job it is on into a page shared with the parent before it
+starts it, so the parent knows which job hit the limit without running it
+again: that job is answered ``("limit", reason)``, the jobs the caller says are
+related to it (the same rule, see :class:`Bounded`) ``("skipped", reason)``
+without being run, and the others go on in the new child. A runaway job costs
+one time limit. Without ``fork`` (Windows) jobs run in this process, unbounded.
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import pickle
 import select
@@ -73,9 +77,16 @@ class Bounded:
     """Runs ``work(job)`` for each job in a helper process; see the module docstring."""
 
     def __init__(
-        self, work: Callable[[Any], Any], time_limit: float | None = None, memory_limit: int | None = None
+        self,
+        work: Callable[[Any], Any],
+        time_limit: float | None = None,
+        memory_limit: int | None = None,
+        related: Callable[[Any, Any], bool] | None = None,
     ) -> None:
         self.work = work
+        # related(a, b): after job a hit a limit, job b of the same batch is not run ("skipped")
+        self.related = related
+        self._at: mmap.mmap | None = None  # the position of the job the helper is on
         self.time_limit = TIME_LIMIT if time_limit is None else time_limit
         self.memory_limit = MEMORY_LIMIT if memory_limit is None else memory_limit
         self._child: tuple[int, int, int] | None = None  # pid, to-child fd, from-child fd
@@ -85,6 +96,7 @@ class Bounded:
         if self._child is not None and self._owner == os.getpid():
             return self._child
         self._child = None  # inherited through a fork of the lint: not ours
+        self._at = mmap.mmap(-1, 8)
         down_r, down_w = os.pipe()
         up_r, up_w = os.pipe()
         pid = os.fork()
@@ -119,7 +131,10 @@ class Bounded:
                 careful, jobs = message
                 done: list = []
                 last = time.monotonic()
-                for job in jobs:
+                at = self._at
+                for position, job in enumerate(jobs):
+                    if at is not None:
+                        at[:8] = position.to_bytes(8, "little")
                     try:
                         answer = ("ok", self.work(job))
                     except MemoryError:
@@ -180,35 +195,39 @@ class Bounded:
                 except Exception as e:  # noqa: BLE001
                     out.append(("error", f"{type(e).__name__}: {e}"))
             return out
-        answers: list[tuple[str, Any]] = []
-        careful = False  # after a limit: one job per message, to tell which job it was
+        answers: dict[int, tuple[str, Any]] = {}
         while len(answers) < len(jobs):
-            pending = jobs[len(answers) :]
+            todo = [k for k in range(len(jobs)) if k not in answers]
             try:
                 pid, down, up = self._start()
-                _send(down, (careful, pending))
+                if self._at is not None:
+                    self._at[:8] = (0).to_bytes(8, "little")
+                _send(down, (False, [jobs[k] for k in todo]))
             except OSError as e:
                 self._stop()
-                answers.append(("limit", f"could not run the evaluation ({e.strerror or e})"))
+                answers[todo[0]] = ("limit", f"could not run the evaluation ({e.strerror or e})")
                 continue
-            goal = len(jobs)
-            while len(answers) < goal:
+            got = 0
+            while got < len(todo):
                 ok, group = _receive(up, time.monotonic() + self.time_limit)
                 if ok:
-                    answers.extend(group)
+                    for answer in group:
+                        answers[todo[got]] = answer
+                        got += 1
                     continue
+                at = int.from_bytes(self._at[:8], "little") if self._at is not None else got
                 died = self._exited()
                 self._stop()
-                if careful:
-                    answers.append(
-                        (
-                            "limit",
-                            "ran out of its memory limit" if died else f"did not finish within {self.time_limit:g} s",
-                        )
-                    )
-                careful = True
+                # Answers of jobs before `at` that were not sent yet are lost: those jobs run again.
+                culprit = todo[at] if got <= at < len(todo) else todo[got]
+                reason = "ran out of its memory limit" if died else f"did not finish within {self.time_limit:g} s"
+                answers[culprit] = ("limit", reason)
+                if self.related is not None:
+                    for k in todo:
+                        if k not in answers and self.related(jobs[culprit], jobs[k]):
+                            answers[k] = ("skipped", reason)
                 break
-        return answers
+        return [answers[k] for k in range(len(jobs))]
 
     def _exited(self) -> bool:
         """Whether the helper has died (rather than still running)."""

@@ -98,6 +98,9 @@ class Runner:
                 out.findings.extend(self.engine.evaluate(obj, ctx))
                 if self.schema is not None:
                     out.findings.extend(self._schema(obj))
+        if self.policies is not None:
+            # the documents as conftest reads them (a licence header above `---` is a null document)
+            policy_units = self.policies.documents(data, policy_units)
         if policy_units:
             if self.policies.combine:
                 self.combined.extend((display, doc) for doc, _ in policy_units)
