@@ -412,8 +412,11 @@ def value(raw: Any, what: str) -> float:
 def points(item: dict, instant: bool, what: str) -> list[tuple[Any, Any]]:
     """A result item's (timestamp, value) pairs: its ``value`` (instant) or ``values`` (range);
     :class:`BadSample` when they are not pairs."""
-    found = [item.get("value")] if instant else item.get("values")
-    if found is None or found == [None]:
+    if instant:
+        found = None if item.get("value") is None else [item["value"]]
+    else:
+        found = item.get("values")
+    if found is None:
         return []
     if not isinstance(found, list):
         raise BadSample(f"{what}: values is {_kind(found)}, not a list of [time, value] pairs")
