@@ -59,7 +59,12 @@ class Data:
             for s in families[metric]:
                 labels = ",".join(f'{k}="{v}"' for k, v in sorted(s.labels.items()))
                 for t, v in s.samples:
-                    text = "NaN" if isinstance(v, float) and math.isnan(v) else repr(float(v))
+                    if math.isnan(v):
+                        text = "NaN"
+                    elif math.isinf(v):
+                        text = "+Inf" if v > 0 else "-Inf"
+                    else:
+                        text = repr(float(v))
                     out.append(f"{metric}{{{labels}}} {text} {t:.3f}")
         out.append("# EOF")
         return "\n".join(out) + "\n"

@@ -49,6 +49,10 @@ def _walk(seed: int, times: list[int], low: float, high: float, peak: float | No
     return values
 
 
+def MIXED_GOOD() -> list[tuple[int, float]]:  # noqa: N802 - a constant, built on demand
+    return _walk(70, _times(), 1 * GI, 2 * GI, 3 * GI)
+
+
 def build() -> tuple[promserver.Data, dict[str, list[list[tuple[int, float]]]]]:
     """The series, and per workload container the memory series (raw samples) a reference computes from."""
     d = promserver.Data()
@@ -156,6 +160,19 @@ def build() -> tuple[promserver.Data, dict[str, list[list[tuple[int, float]]]]]:
     ) + cad("ml", "nightly-29001440-fghij", "report", _walk(61, _times()[800:], 0.9 * GI, 1.2 * GI))
     # A NaN series in its own namespace.
     cad("broken", "bad-abcde", "main", [(t, float("nan")) for t in _times(100)])
+    # Job mixed: one good replica, one whose exporter wrote a NaN and one an infinity (left out,
+    # the good one sized); its CPU counter was reset halfway (a restart): rate() takes it in.
+    cad("mixed", "mixed-abcde", "main", MIXED_GOOD())
+    nan_at = [(t, float("nan") if k == 700 else 1.5 * GI) for k, t in enumerate(_times())]
+    cad("mixed", "mixed-fghij", "main", nan_at)
+    cad("mixed", "mixed-klmno", "main", [(t, float("inf") if k == 10 else 1.0 * GI) for k, t in enumerate(_times())])
+    counter, total = [], 0.0
+    for k, t in enumerate(_times()):
+        total = 0.0 if k == N // 2 else total + 0.5 * STEP
+        counter.append((t, total))
+    d.add(
+        "container_cpu_usage_seconds_total", {"namespace": "mixed", "pod": "mixed-abcde", "container": "main"}, counter
+    )
     return d, ref
 
 
@@ -535,10 +552,34 @@ def _manifest(project: Path, namespace: str) -> None:
 
 
 def test_nan_series_is_refused(prom, project):
+    """Its only series is NaN: nothing is left to size from."""
     _manifest(project, "broken")
     r = _run(project, "check", "k8s", "--prometheus", prom.url, "--lookback", "1d")
     assert r.returncode == 2
-    assert "NaN" in r.stderr and "bad-abcde" in r.stderr
+    assert "nan" in r.stderr and "bad-abcde" in r.stderr and "nothing left to size from" in r.stderr
+
+
+def test_a_nan_or_infinite_series_is_left_out_and_the_others_sized(prom, project):
+    """What a real Prometheus returns for an exporter's NaN and +Inf samples: those replicas'
+    statistics are not numbers, so they are named and left out; the good replica is sized, and a
+    CPU counter reset halfway is taken in by rate() (never a negative rate)."""
+    _manifest(project, "mixed")
+    (project / "k8s" / "workloads.yaml").write_text(
+        (project / "k8s" / "workloads.yaml").read_text().replace("name: bad", "name: mixed")
+    )
+    r = _run(project, "usage", "report", "k8s", "--prometheus", prom.url, "--lookback", "1d", "-f", "json", "-v")
+    assert r.returncode == 0, r.stderr
+    (row,) = json.loads(r.stdout)["rows"]
+    want = _reference([MIXED_GOOD()])
+    assert row["judged"] and row["usage"]["memory"]["max"] == want["max"] == 3 * GI
+    assert row["usage"]["memory"]["median"] == pytest.approx(want["median"], rel=1e-12)
+    assert row["usage"]["cpu"]["median"] == pytest.approx(0.5)
+    left_out = " ".join(row["excluded"])
+    assert "mixed-fghij" in left_out and "mixed-klmno" in left_out and "mixed-abcde" not in left_out
+    assert "pod mixed-fghij container main" in r.stderr and "series left out" in r.stderr
+    check = _run(project, "check", "k8s", "--prometheus", prom.url, "--lookback", "1d", "-f", "json")
+    assert check.returncode == 1  # sized from the good replica: its 3Gi peak is over the 1Gi limit
+    assert [f["rule"] for f in json.loads(check.stdout)["findings"]].count("memory-limit-below-peak") == 1
 
 
 def test_no_series_at_all_is_refused(prom, project):

@@ -26,7 +26,11 @@ class UsageFailure(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"kubelint-ml: error: {self.format_message()}", err=True)
+        # The message may quote a server's text (an error, a label): escaped like any untrusted
+        # text, so it can neither colour the terminal nor start a workflow command in a CI log.
+        from kubelint_ml.report.escape import neutralise
+
+        click.echo(f"kubelint-ml: error: {neutralise(self.format_message())}", err=True)
 
 
 def _source_options(f: Callable) -> Callable:

@@ -47,7 +47,7 @@ from typing import Any
 
 from kubelint_ml.usage.mapping import Matcher, Pod, matcher_for, overrides_from_config, pods_from_series
 from kubelint_ml.usage.model import MI, ContainerUsage, GpuStats, Key, Stats, Usage, UsageError, Window, WorkloadUsage
-from kubelint_ml.usage.prometheus import Prometheus, PrometheusError, value
+from kubelint_ml.usage.prometheus import BadSample, Prometheus, PrometheusError, points, server_text, value
 
 MEMORY = "container_memory_working_set_bytes"
 CPU = "container_cpu_usage_seconds_total"
@@ -251,28 +251,49 @@ def _series_id(metric: dict) -> SeriesId:
     return metric.get("pod", ""), metric.get("container", ""), other
 
 
-def _by_series(result: list[dict], what: str, grid: Grid | None = None) -> dict[SeriesId, dict[str, float]]:
+def _where(what: str, metric: dict) -> str:
+    return f"{what} of pod {server_text(metric.get('pod'))} container {server_text(metric.get('container'))}"
+
+
+def _is_container(metric: dict) -> bool:
+    return bool(metric.get("pod")) and bool(metric.get("container")) and metric.get("container") != "POD"
+
+
+Excluded = dict[SeriesId, str]  # series left out, with why
+
+
+def _by_series(
+    result: list[dict], what: str, grid: Grid | None = None, bad: Excluded | None = None
+) -> dict[SeriesId, dict[str, float]]:
     """Per series, its statistics by name; from an instant query, or from the range query of
-    :func:`stats_query` (``grid`` given: the quantile's instants name the quantiles)."""
+    :func:`stats_query` (``grid`` given: the quantile's instants name the quantiles). A series
+    with a sample that cannot be sized from is left out, and said in ``bad``."""
     out: dict[SeriesId, dict[str, float]] = defaultdict(dict)
     for r in result:
-        metric = r.get("metric") or {}
-        if not metric.get("pod") or not metric.get("container") or metric.get("container") == "POD":
+        metric = r["metric"]
+        if not _is_container(metric):
             continue
+        sid = _series_id(metric)
         stat = str(metric.get(STAT, ""))
-        where = f"{what} of pod {metric.get('pod')} container {metric.get('container')}"
-        if grid is None:
-            points = [r.get("value") or [None, None]]
-        else:
-            points = r.get("values") or []
-        for t, raw in points:
-            name = stat
-            if stat == "quantile":
-                k = _instant(t, grid)
-                if k is None:
-                    continue
-                name = QUANTILES[k][0]
-            out[_series_id(metric)][name] = value(raw, f"{where} ({name})")
+        where = _where(what, metric)
+        try:
+            found = {}
+            for t, raw in points(r, grid is None, where):
+                name = stat
+                if stat == "quantile":
+                    k = _instant(t, grid)
+                    if k is None:
+                        continue
+                    name = QUANTILES[k][0]
+                found[name] = value(raw, f"{where} ({name})")
+        except BadSample as e:
+            if bad is not None:
+                bad.setdefault(sid, str(e))
+            continue
+        if sid not in (bad or {}):
+            out[sid].update(found)
+    for sid in bad or {}:
+        out.pop(sid, None)
     return out
 
 
@@ -320,12 +341,14 @@ def collect(prom: Prometheus, targets: list[Target], plan: Plan, verbose_log: li
         by_ns[t.key[0]].append(t)
     workloads: dict[Key, WorkloadUsage] = {}
     missing: dict[Key, str] = {}
+    excluded: dict[Key, dict[str, list[str]]] = {}
     any_memory = False
 
-    def one(ns: str) -> tuple[dict[Key, WorkloadUsage], bool, dict[Key, str]]:
+    def one(ns: str) -> tuple[dict[Key, WorkloadUsage], bool, dict[Key, str], dict]:
         gone: dict[Key, str] = {}
-        found, had_memory = _namespace(prom, ns, by_ns[ns], plan, gone)
-        return found, had_memory, gone
+        left_out: dict[Key, dict[str, list[str]]] = {}
+        found, had_memory = _namespace(prom, ns, by_ns[ns], plan, gone, left_out)
+        return found, had_memory, gone, left_out
 
     namespaces = sorted(by_ns)
     if plan.concurrency > 1 and len(namespaces) > 1:  # the server answers several namespaces at once
@@ -335,18 +358,22 @@ def collect(prom: Prometheus, targets: list[Target], plan: Plan, verbose_log: li
             results = list(pool.map(one, namespaces))
     else:
         results = [one(ns) for ns in namespaces]
-    for found, had_memory, gone in results:
+    for found, had_memory, gone, left_out in results:
         workloads.update(found)
         missing.update(gone)
+        excluded.update(left_out)
         any_memory = any_memory or had_memory
     if targets and not any_memory:
         names = ", ".join(sorted(by_ns))
+        unusable = sorted({why for why in missing.values() if why.startswith("no usable")})
+        if unusable:
+            raise UsageError(f"{prom.url}: {unusable[0]}; nothing left to size from")
         raise UsageError(
             f"{prom.url}: no {MEMORY} series in namespace(s) {names} over the "
             f"{_s(plan.window.lookback)} before {_iso(plan.window.end)}: is cAdvisor scraped, are "
             "the namespace (--namespace) and --lookback right?"
         )
-    return {"workloads": workloads, "missing": missing}
+    return {"workloads": workloads, "missing": missing, "excluded": excluded}
 
 
 def _iso(t: float) -> str:
@@ -354,33 +381,45 @@ def _iso(t: float) -> str:
 
 
 def _namespace(
-    prom: Prometheus, ns: str, targets: list[Target], plan: Plan, missing: dict[Key, str]
+    prom: Prometheus,
+    ns: str,
+    targets: list[Target],
+    plan: Plan,
+    missing: dict[Key, str],
+    excluded: dict[Key, dict[str, list[str]]],
 ) -> tuple[dict[Key, WorkloadUsage], bool]:
     w = plan.window
     at = w.end
     grid = Grid.of(w)
     start, end, step = stats_range(grid)
 
-    def stats(at_step: str, peak: str, what: str) -> dict[SeriesId, dict[str, float]]:
-        found = prom.query_range(stats_query(grid, at_step, peak), start / 1000, end / 1000, step / 1000)
-        return _by_series(found, what, grid)
+    bad: dict[str, Excluded] = {"memory": {}, "cpu": {}, "gpu": {}, "ksm": {}}
 
-    memory = stats(memory_at_step(plan, ns), memory_peak(plan, ns), MEMORY)
+    def stats(at_step: str, peak: str, what: str, into: Excluded) -> dict[SeriesId, dict[str, float]]:
+        found = prom.query_range(stats_query(grid, at_step, peak), start / 1000, end / 1000, step / 1000)
+        return _by_series(found, what, grid, into)
+
+    memory = stats(memory_at_step(plan, ns), memory_peak(plan, ns), MEMORY, bad["memory"])
     if not memory:
+        why = f"no {MEMORY} series in namespace {ns}; not judged"
+        if bad["memory"]:
+            first = next(iter(sorted(bad["memory"].items())))[1]
+            why = f"no usable {MEMORY} series in namespace {ns} ({len(bad['memory'])} left out: {first}); not judged"
         for t in targets:
-            missing[t.key] = f"no {MEMORY} series in namespace {ns}; not judged"
+            missing[t.key] = why
         return {}, False
     cpu_samples = cpu_at_step(plan, ns)
-    cpu = stats(cpu_samples, f"max_over_time({cpu_samples})", CPU)
-    gpu = _by_series(prom.query(gpu_query(plan, ns), at)[1], FB_USED)
-    ksm = _by_series(prom.query(ksm_query(plan, ns), at)[1], "kube-state-metrics")
+    cpu = stats(cpu_samples, f"max_over_time({cpu_samples})", CPU, bad["cpu"])
+    gpu = _by_series(prom.query(gpu_query(plan, ns), at)[1], FB_USED, bad=bad["gpu"])
+    ksm = _by_series(prom.query(ksm_query(plan, ns), at)[1], "kube-state-metrics", bad=bad["ksm"])
     sel = _sel(plan, ns, container=False)
     found = prom.series([f"kube_pod_labels{sel}", f"kube_pod_owner{sel}"], at - w.lookback, at)
     pods = pods_from_series(
         [s for s in found if s.get("__name__") == "kube_pod_labels"],
         [s for s in found if s.get("__name__") == "kube_pod_owner"],
     )
-    for table in (memory, cpu, gpu, ksm):
+    tables: list[dict[SeriesId, Any]] = [memory, cpu, gpu, ksm, *bad.values()]
+    for table in tables:  # series left out still name their pods
         for pod, _, _ in table:
             pods.setdefault(pod, Pod(pod))
 
@@ -415,9 +454,11 @@ def _namespace(
                     pooled_pods[metric].update(s[0] for s in ids)
     raw: dict[str, dict[SeriesId, list[float]]] = {"memory": {}, "cpu": {}}
     if pooled_pods["memory"]:
-        raw["memory"] = _samples(prom, memory_at_step(plan, ns, pooled_pods["memory"]), grid.last / 1000, MEMORY)
+        raw["memory"] = _samples(
+            prom, memory_at_step(plan, ns, pooled_pods["memory"]), grid.last / 1000, MEMORY, bad["memory"]
+        )
     if pooled_pods["cpu"]:
-        raw["cpu"] = _samples(prom, cpu_at_step(plan, ns, pooled_pods["cpu"]), grid.last / 1000, CPU)
+        raw["cpu"] = _samples(prom, cpu_at_step(plan, ns, pooled_pods["cpu"]), grid.last / 1000, CPU, bad["cpu"])
 
     out: dict[Key, WorkloadUsage] = {}
     for t in targets:
@@ -429,30 +470,41 @@ def _namespace(
             if not mem_ids and not group(gpu, t.key, c):
                 continue
             cu = ContainerUsage(pods=len({s[0] for s in mem_ids}))
-            cu.memory = _pooled(memory, mem_ids, raw["memory"], MEMORY, c)
-            cu.cpu = _pooled(cpu, group(cpu, t.key, c), raw["cpu"], CPU, c)
+            cu.memory = _pooled(memory, mem_ids, raw["memory"], MEMORY, c, bad["memory"])
+            cu.cpu = _pooled(cpu, group(cpu, t.key, c), raw["cpu"], CPU, c, bad["cpu"])
             cu.gpu = _gpu_stats(gpu, group(gpu, t.key, c))
             ksm_ids = group(ksm, t.key, c)
             if ksm_ids:
                 cu.restarts = int(sum(ksm[s].get("restarts", 0) for s in ksm_ids))
                 cu.oom_killed = any(ksm[s].get("oom", 0) > 0 for s in ksm_ids)
             wu.containers[c] = cu
+        mine = set(owned[t.key])
+        for c in t.containers:
+            left_out = [
+                why for table in bad.values() for sid, why in sorted(table.items()) if sid[0] in mine and sid[1] == c
+            ]
+            if left_out:
+                excluded.setdefault(t.key, {})[c] = left_out
         if not wu.containers:
-            missing[t.key] = f"{len(owned[t.key])} pods, but no series for its containers; not judged"
+            missing[t.key] = f"{len(owned[t.key])} pods, but no usable series for its containers; not judged"
             continue
         out[t.key] = wu
     return out, True
 
 
-def _samples(prom: Prometheus, promql: str, at: float, what: str) -> dict[SeriesId, list[float]]:
+def _samples(prom: Prometheus, promql: str, at: float, what: str, bad: Excluded) -> dict[SeriesId, list[float]]:
     kind, result = prom.query(promql, at)
     out: dict[SeriesId, list[float]] = {}
     for r in result:
-        metric = r.get("metric") or {}
-        if not metric.get("pod") or not metric.get("container") or metric.get("container") == "POD":
+        metric = r["metric"]
+        if not _is_container(metric):
             continue
-        where = f"{what} of pod {metric.get('pod')} container {metric.get('container')}"
-        out[_series_id(metric)] = [value(v, where) for _, v in r.get("values") or []]
+        where = _where(what, metric)
+        sid = _series_id(metric)
+        try:
+            out[sid] = [value(v, where) for _, v in points(r, False, where)]
+        except BadSample as e:
+            bad.setdefault(sid, str(e))
     return out
 
 
@@ -462,26 +514,32 @@ def _pooled(
     raw: dict[SeriesId, list[float]],
     what: str,
     container: str,
+    bad: Excluded,
 ) -> Stats | None:
     ids = [s for s in ids if table[s].get("count", 0) > 0]
+    for s in ids:
+        if not {"median", "p90", "p99", "max"} <= set(table[s]):
+            bad.setdefault(
+                s,
+                f"{what} of pod {server_text(s[0])} container {server_text(container)}: the server "
+                "answered without every statistic",
+            )
+    ids = [s for s in ids if s not in bad]
     if not ids:
         return None
     if len(ids) == 1:
-        found = table[ids[0]]
-        if not {"median", "p90", "p99", "max"} <= set(found):
-            raise UsageError(
-                f"{what} of pod {ids[0][0]} container {container}: the server answered without "
-                "every statistic; refusing to size from it"
-            )
-        return _stats(found)
+        return _stats(table[ids[0]])
     values: list[float] = []
     for s in ids:
+        if s in bad:
+            continue
         if s not in raw:
             raise UsageError(
-                f"{what} of pod {s[0]} container {container}: the samples vanished between two "
-                "queries (data deleted or compacted?); run again"
+                f"{what} of pod {server_text(s[0])} container {server_text(container)}: the samples vanished "
+                "between two queries (data deleted or compacted?); run again"
             )
         values.extend(raw[s])
+    ids = [s for s in ids if s not in bad]
     if not values:
         return None
     # The quantiles over the pooled samples at the step; the peak over every raw sample, as the server gave it.
@@ -513,6 +571,7 @@ def from_prometheus(prom: Prometheus, targets: list[Target], plan: Plan, **setti
         source=prom.url,
         workloads=found["workloads"],
         missing=found["missing"],
+        excluded=found["excluded"],
         queries=prom.queries,
         **settings,
     )

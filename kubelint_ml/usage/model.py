@@ -128,6 +128,9 @@ class Usage:
     workloads: dict[Key, WorkloadUsage] = field(default_factory=dict)
     # Workload templates linted but not found in the source, with why (for -v).
     missing: dict[Key, str] = field(default_factory=dict)
+    # Series left out because they cannot be sized from (a NaN, infinite or negative sample, samples
+    # that are not [time, value] pairs): per workload template and container, why (for -v and reports).
+    excluded: dict[Key, dict[str, list[str]]] = field(default_factory=dict)
     queries: int = 0
 
     @property
@@ -173,6 +176,10 @@ class Usage:
     def notes(self) -> list[str]:
         """For -v: workloads without series, or with too few samples to judge."""
         out = [f"usage: {describe_key(k)}: {why}" for k, why in sorted(self.missing.items())]
+        for key, containers in sorted(self.excluded.items()):
+            for name, whys in sorted(containers.items()):
+                for why in whys:
+                    out.append(f"usage: {describe_key(key)}: container '{name}': series left out: {why}")
         for _, w in sorted(self.workloads.items()):
             for name, cu in sorted(w.containers.items()):
                 if cu.memory is None:

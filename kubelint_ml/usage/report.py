@@ -55,10 +55,15 @@ def rows(usage: Usage, templates: list[TemplateSpec]) -> list[dict[str, Any]]:
                 "recommended": None,
                 "judged": False,
             }
+            left_out = usage.excluded.get(t.key, {}).get(c.name)
+            if left_out:
+                row["excluded"] = list(left_out)
             if cu is None:
                 row["reason"] = usage.missing.get(t.key) or (f"no series for container '{c.name}'" if w else "no data")
+                if left_out:
+                    row["reason"] = f"no usable series: {left_out[0]}"
             elif cu.memory is None:
-                row["reason"] = "no memory series"
+                row["reason"] = f"no usable memory series: {left_out[0]}" if left_out else "no memory series"
             elif cu.memory.samples < usage.min_samples:
                 row["reason"] = f"{cu.memory.samples} samples, fewer than {usage.min_samples}"
             else:
@@ -134,6 +139,11 @@ def write(usage: Usage, templates: list[TemplateSpec], fmt: str, out: TextIO) ->
         out.write("|" + "|".join("---" if i < 2 else "---:" for i in range(len(header))) + "|\n")
         for c in cells:
             out.write("| " + " | ".join(md_cell(x) for x in c) + " |\n")
+        notes = _left_out(table)
+        if notes:
+            out.write("\nSeries left out (not sized from):\n\n")
+            for workload, container, why in notes:
+                out.write(f"- {md_cell(workload)}, container {md_cell(container)}: {md_cell(why)}\n")
         return
     from kubelint_ml.report.escape import neutralise
 
@@ -147,8 +157,17 @@ def write(usage: Usage, templates: list[TemplateSpec], fmt: str, out: TextIO) ->
         out.write(
             "  ".join(x.ljust(widths[i]) if i < 2 else x.rjust(widths[i]) for i, x in enumerate(c)).rstrip() + "\n"
         )
+    notes = _left_out(table)
+    if notes:
+        out.write("\nSeries left out (not sized from):\n")
+        for workload, container, why in notes:
+            out.write(f"  {neutralise(workload)}, container {neutralise(container)}: {neutralise(why)}\n")
     judged = sum(1 for r in table if r["judged"])
     out.write(f"\n{judged} of {len(table)} containers sized\n")
+
+
+def _left_out(table: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    return [(r["workload"], r["container"], why) for r in table for why in r.get("excluded", ())]
 
 
 def _dur(seconds: float) -> str:

@@ -60,7 +60,9 @@ from kubelint_ml.usage.model import (
 KIND = "kubelint-ml/usage-snapshot"
 VERSION = 2
 READS = (1, 2)  # version 1: memory quantiles over raw samples; same fields
-MAX_BYTES = 256 * 1024 * 1024
+# A snapshot is about 600 bytes per workload container: 32 MiB holds some 50,000 of them, and
+# decodes in well under half a GiB. A larger file is refused before it is decoded.
+MAX_BYTES = 32 * 1024 * 1024
 
 
 def to_dict(usage: Usage) -> dict[str, Any]:
@@ -245,15 +247,17 @@ def read(path: str, cluster: str | None = None, name: str = "--usage", **setting
         raise UsageError(f"{name} {path}: over {MAX_BYTES} bytes; not a usage snapshot")
     try:
         doc = json.loads(data, parse_constant=_no_constant)
+    except RecursionError:
+        raise UsageError(f"{name} {path}: not a usage snapshot: nested too deeply") from None
     except (ValueError, _Bad) as e:
-        raise UsageError(f"{name} {path}: not valid JSON: {e}") from None
+        raise UsageError(f"{name} {path}: not valid JSON: {_cut(str(e))}") from None
     try:
         usage = from_dict(doc, **settings)
     except _Bad as e:
-        raise UsageError(f"{name} {path}: malformed snapshot: {e}") from None
+        raise UsageError(f"{name} {path}: malformed snapshot: {_cut(str(e))}") from None
     if cluster and usage.cluster and usage.cluster != cluster:
         raise UsageError(
-            f"{name} {path}: the snapshot is from cluster {usage.cluster!r}, not {cluster!r} "
+            f"{name} {path}: the snapshot is from cluster {_cut(usage.cluster)!r}, not {cluster!r} "
             "(usage.cluster); export one from this cluster"
         )
     if cluster and not usage.cluster:
@@ -263,6 +267,10 @@ def read(path: str, cluster: str | None = None, name: str = "--usage", **setting
         )
     usage.source = path
     return usage
+
+
+def _cut(text: str, most: int = 300) -> str:
+    return text if len(text) <= most else text[:most] + "..."
 
 
 def _no_constant(name: str) -> Any:

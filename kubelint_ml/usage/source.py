@@ -36,6 +36,7 @@ class Settings:
     selector: str = ""
     timeout: float = 60.0
     retries: int = 2
+    max_response_bytes: int = 64 * 1024 * 1024
     cpu_window: float = 300.0
     concurrency: int = 4
     workloads: list = field(default_factory=list)
@@ -90,6 +91,8 @@ def settings(
     s.tenant = cfg.get("tenant")
     s.timeout = float(cfg.get("timeout", 60.0))
     s.retries = int(cfg.get("retries", 2))
+    if cfg.get("maxResponseBytes") is not None:
+        s.max_response_bytes = _byte_size(cfg["maxResponseBytes"], "usage.maxResponseBytes")
     s.concurrency = int(cfg.get("concurrency", 4))
     s.cpu_window = parse_duration(cfg.get("cpuRateWindow") or "5m", "usage.cpuRateWindow")
     from kubelint_ml.usage.collect import check_selector
@@ -97,6 +100,19 @@ def settings(
     s.selector = check_selector(cfg.get("selector") or "")
     s.workloads = list(cfg.get("workloads") or [])
     return s
+
+
+def _byte_size(value: Any, what: str) -> int:
+    """A size in bytes: an integer, or a quantity (``256Mi``); at least 1Ki, at most 16Gi."""
+    from kubelint_ml.k8s.quantity import QuantityError, parse_quantity
+
+    try:
+        size = value if isinstance(value, int) and not isinstance(value, bool) else parse_quantity(str(value)).value
+    except QuantityError:
+        raise UsageError(f"{what}: {value!r} is not a size (bytes, or a quantity such as 256Mi)") from None
+    if not 1024 <= size <= 16 * 1024**3:
+        raise UsageError(f"{what}: {value!r} must be between 1Ki and 16Gi")
+    return int(size)
 
 
 def parse_time(value: Any) -> float:
@@ -195,7 +211,9 @@ def load_usage(s: Settings, templates: list[TemplateSpec]) -> Usage:
 
     try:
         auth = auth_from_env(tenant=s.tenant)
-        prom = Prometheus(s.prometheus or "", auth, timeout=s.timeout, retries=s.retries)
+        prom = Prometheus(
+            s.prometheus or "", auth, timeout=s.timeout, retries=s.retries, max_bytes=s.max_response_bytes
+        )
     except PrometheusError as e:
         raise UsageError(str(e)) from None
     _check_credential_target(s, auth)
