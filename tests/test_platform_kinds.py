@@ -162,7 +162,7 @@ def test_verbose_names_skipped_kinds(tmp_path: Path) -> None:
     f = tmp_path / "thing.yaml"
     f.write_text("apiVersion: x.io/v1\nkind: Thing\nmetadata:\n  name: t\nspec:\n  size: 3\n")
     r = subprocess.run([sys.executable, "-m", "kubelint_ml", "check", str(f), "-v"], capture_output=True, text=True)
-    assert "Thing/t: x.io/Thing skipped: kubelint-ml does not know how a x.io/Thing makes its pods" in r.stderr
+    assert "Thing/t: x.io/Thing skipped: kubelint-ml does not know how this kind makes its pods" in r.stderr
 
 
 @pytest.mark.parametrize(

@@ -58,7 +58,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         why = "its pod templates have fields of the wrong type (see the parse errors)"
         short = "pod templates unreadable"
     elif kind_info(obj) is None:
-        why = f"kubelint-ml does not know how a {kind} makes its pods, and found nothing shaped like a pod template"
+        why = "kubelint-ml does not know how this kind makes its pods, and found nothing shaped like a pod template"
         short = f"kind {kind} unknown"
     else:
         why = f"no pod template where a {kind} has one"
