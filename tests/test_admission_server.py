@@ -296,7 +296,15 @@ def test_faults_malformed_oversized_slow_and_unknown_kind(stack, tmp_path):
         resp = hook.review(review_body(widget))
         assert resp["allowed"] is False and "spec.runner.template.spec" in resp["status"]["message"]
         plain = {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"size": 3}}
-        assert hook.review(review_body(plain)) == {"uid": "u-1", "allowed": True}
+        # allowed (no rule judges it), and the audit annotation says it was skipped and why
+        assert hook.review(review_body(plain)) == {
+            "uid": "u-1",
+            "allowed": True,
+            "auditAnnotations": {
+                "skipped": "example.com/Gadget skipped: kubelint-ml does not know how this kind makes its pods, "
+                "and found nothing shaped like a pod template"
+            },
+        }
         assert hook.metric('kubelint_ml_admission_requests_total{result="invalid"}') == 5
         assert hook.metric('kubelint_ml_admission_requests_total{result="too_large"}') == 2
         assert hook.metric('kubelint_ml_admission_requests_total{result="timeout"}') == 1

@@ -129,7 +129,7 @@ def test_policies_and_usage_rules_are_listed_with_the_reason(tmp_path):
     assert "generateVAP" in listed["K8sTeamLabel/known-team"]
     for rid in ("memory-limit-below-peak", "memory-request-below-median", "gpu-memory-underused"):
         assert listed[rid].startswith("observed usage")
-    assert "1 rule(s) exported; 34 not exported" in err  # 23 built-ins, 4 usage rules, 5 Rego rules, 2 constraints
+    assert "1 rule(s) exported; 35 not exported" in err  # 24 built-ins, 4 usage rules, 5 Rego rules, 2 constraints
 
 
 @needs_cel

@@ -382,6 +382,7 @@ BUILTIN_REASONS = {
     "kubelet-fail-cgroup-v1": "the nodes' cgroup and kubelet versions from the profile (KubeletConfiguration is not admitted)",
     "kubelet-oom-kill-cgroup-v1": "the nodes' cgroup version from the profile (KubeletConfiguration is not admitted)",
     "kubelet-setting-ignored": "the kubelet versions of the nodes from the profile (KubeletConfiguration is not admitted)",
+    "accelerator-not-judged": "which kinds kubelint-ml builds pods for, and a search of the whole object for accelerators",
     "usage-memory-limit": _USAGE,
     "usage-memory-request-high": _USAGE,
     "usage-memory-request-low": _USAGE,

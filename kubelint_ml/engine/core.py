@@ -9,6 +9,7 @@ applies suppressions.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from kubelint_ml.engine.api import (
@@ -174,6 +175,8 @@ class Engine:
                     continue
                 for hit in hits:
                     severity = hit.severity or self.severity_for(rule, unit)
+                    if unit.tpl is not None and (unit.tpl.renames or unit.tpl.fix_note):
+                        _to_the_users_fields(hit, unit.tpl)
                     f = self.finding_at(
                         obj,
                         hit.path,
@@ -270,6 +273,20 @@ def _rendered(path: tuple) -> str:
             _RENDERED.clear()
         text = _RENDERED[path] = render_path(path)
     return text
+
+
+def _to_the_users_fields(hit: Any, tpl: Any) -> None:
+    """A hit on a pod a controller builds from other fields (docs/kinds.md): its path and its
+    fix's paths moved to where the user wrote the field; a fix that would not be the user's
+    edit made unfixable, with the reason."""
+    hit.path = tpl.real_path(tuple(hit.path))
+    fix = hit.fix
+    if fix is None:
+        return
+    if tpl.fix_note:
+        hit.fix = replace(fix, changes=(), unfixable=tpl.fix_note, resolved=True)
+    elif tpl.renames:
+        hit.fix = replace(fix, changes=tuple(replace(c, path=tpl.real_path(c.path)) for c in fix.changes))
 
 
 def _unit_path(unit: Unit) -> tuple:

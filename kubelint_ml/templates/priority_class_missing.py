@@ -41,8 +41,8 @@ _COUNTS = ("volcano", "ray", "kai", "kueue")
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     obj, tpl = unit.obj, unit.tpl
-    if (obj.group, obj.kind) in _RUNTIMES:
-        return
+    if (obj.group, obj.kind) in _RUNTIMES or tpl.shared:
+        return  # a shared definition: what uses it sets the priority (docs/kinds.md)
     if is_ray(obj) and tpl.path[-1:] == ("submitterPodTemplate",):
         return  # the short-lived `ray job submit` pod, not the cluster that trains
     spec = tpl.spec

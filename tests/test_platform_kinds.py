@@ -1,0 +1,178 @@
+"""Inference and pipeline kinds (KServe, Argo Workflows, Tekton, Seldon, Spark, Dynamo): their pods
+built as each controller builds them, every finding at the field in the user's file; and never a
+silent pass on an object that asks for an accelerator (docs/kinds.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kubelint_ml.admission.review import load_policy, review
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures" / "platform"
+
+
+def lint(path: Path, *extra: str) -> list[tuple[str, int, str]]:
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json", *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode in (0, 1), r.stderr
+    assert "Traceback" not in r.stderr
+    return sorted((f["rule"], f["line"], f["path"]) for f in json.loads(r.stdout)["findings"])
+
+
+def rules_at(found: list[tuple[str, int, str]], line: int) -> set[str]:
+    return {rule for rule, at, _ in found if at == line}
+
+
+def test_kserve_inference_services() -> None:
+    found = lint(FIXTURES / "kserve.yaml")
+    # flowers: the framework container gets KServe's defaults (requests 1 cpu / 2Gi): a 1Gi limit
+    # under the 2Gi default request is refused by the API server; the priority is the predictor's.
+    assert ("request-exceeds-limit", 10, "spec.predictor.tensorflow.resources") in found
+    assert ("missing-priority-class", 7, "spec.predictor") in found
+    # llama: a custom container is defaulted too (no memory finding), replicas from minReplicas.
+    assert rules_at(found, 21) == {"missing-priority-class"}
+    assert not [f for f in found if 22 <= f[1] <= 31]
+    # LLMInferenceService: the decode template is a GPU pod with nothing set; prefill is sized.
+    assert {"besteffort-qos", "missing-priority-class"} <= rules_at(found, 40)
+    assert ("missing-memory-limit", 45, "spec.template.containers[0].resources.limits") in found
+    assert rules_at(found, 49) == {"missing-priority-class"}
+
+
+def test_argo_workflows() -> None:
+    found = lint(FIXTURES / "argo.yaml")
+    # The container template runs torchrun on 8 GPUs with no memory limit and no /dev/shm.
+    assert ("shm-too-small-for-workers", 17, "spec.templates[1].container") in found
+    assert ("missing-memory-limit", 21, "spec.templates[1].container.resources.limits") in found
+    assert ("besteffort-qos", 16, "spec.templates[1]") in found
+    assert ("missing-priority-class", 16, "spec.templates[1]") in found
+    # The steps template has no pod; the CronWorkflow's priority comes from podPriorityClassName.
+    assert not [f for f in found if f[1] < 16]
+    assert [f for f in found if f[1] > 25] == [
+        ("request-exceeds-limit", 41, "spec.workflowSpec.templates[0].script.resources.requests.memory")
+    ]
+
+
+def test_tekton_steps_get_the_step_template_and_their_compute_resources() -> None:
+    found = lint(FIXTURES / "tekton.yaml")
+    # The stepTemplate's 4Gi request merged in; the limit is missing under computeResources.
+    assert ("missing-memory-limit", 15, "spec.steps[0].computeResources.limits") in found
+    # A Task is a shared definition (the run sets the priority); a PipelineRun is not.
+    assert not [f for f in found if f[0] == "missing-priority-class" and f[1] < 19]
+    assert ("missing-priority-class", 26, "spec.pipelineSpec.tasks[0].taskSpec") in found
+
+
+def test_seldon_spark_dynamo_and_an_unknown_kind() -> None:
+    found = lint(FIXTURES / "seldon-spark-dynamo.yaml")
+    assert (
+        "missing-memory-limit",
+        16,
+        "spec.predictors[0].componentSpecs[0].spec.containers[0].resources.limits",
+    ) in found
+    # Spark: memory plus overhead is both request and limit, so no memory finding; the GPU executor's
+    # priority is missing.
+    assert not [f for f in found if 21 <= f[1] <= 45 and f[0].startswith("missing-memory")]
+    assert ("missing-priority-class", 35, "spec.executor") in found
+    # Dynamo: the worker asks for a GPU through the service's resources and sets no memory.
+    assert ("missing-memory-limit", 57, "spec.services.VllmDecodeWorker.resources.limits") in found
+    assert ("besteffort-qos", 54, "spec.services.VllmDecodeWorker") in found
+    # An unknown kind with GPUs: not judged, and said so at the field that asks.
+    assert ("accelerator-workload-not-judged", 71, 'spec.worker.gpus["nvidia.com/gpu"]') in found
+
+
+def test_spark_pod_is_memory_plus_overhead() -> None:
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.workloads import pod_templates
+
+    data = (FIXTURES / "seldon-spark-dynamo.yaml").read_bytes()
+    objs = [o for d in load(data).documents for o in unpack(d, "x").objects if o.kind == "SparkApplication"]
+    driver, executor = pod_templates(objs[0])
+    assert driver.containers[0].data["resources"] == {
+        "requests": {"cpu": "1", "memory": "896Mi"},  # 512m + 384Mi (the minimum overhead)
+        "limits": {"memory": "896Mi"},
+    }
+    assert executor.replicas == 4
+    assert executor.containers[0].data["resources"]["limits"] == {"memory": "9011Mi", "nvidia.com/gpu": 1}
+
+
+def test_fixes_land_in_the_users_fields(tmp_path: Path) -> None:
+    """Tekton: a fix edits computeResources, not the pod's `resources`; Spark: unfixable, saying why."""
+    task = tmp_path / "task.yaml"
+    task.write_text(
+        "apiVersion: tekton.dev/v1\nkind: Task\nmetadata:\n  name: t\nspec:\n  steps:\n    - name: train\n"
+        "      image: pytorch/pytorch\n      computeResources:\n        requests:\n          memory: 8Gi\n"
+        "        limits:\n          memory: 4Gi\n          nvidia.com/gpu: 1\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(task), "--fix", "--unsafe-fixes"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in r.stderr
+    text = task.read_text()
+    assert "resources:" not in text.replace("computeResources:", "")
+    spark = tmp_path / "spark.yaml"
+    shutil.copy(FIXTURES / "seldon-spark-dynamo.yaml", spark)
+    out = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(spark), "-f", "json"], capture_output=True, text=True
+    )
+    fixes = [
+        f["fix"] for f in json.loads(out.stdout)["findings"] if f["path"].startswith("spec.executor") and f.get("fix")
+    ]
+    assert all("Spark operator" in f.get("unfixable", "") for f in fixes)
+
+
+def test_the_same_kinds_at_admission() -> None:
+    policy = load_policy(None)
+    wf = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Workflow",
+        "metadata": {"name": "w", "namespace": "ml"},
+        "spec": {
+            "entrypoint": "t",
+            "templates": [{"name": "t", "container": {"image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}}],
+        },
+    }
+    v = review(policy, {"uid": "1", "operation": "CREATE", "namespace": "ml", "object": wf})
+    assert v.allowed is False
+    assert {"besteffort-qos", "missing-memory-limit"} <= {f.rule for f in v.findings if f.severity == "error"}
+    unknown = {
+        "apiVersion": "x.io/v1",
+        "kind": "Thing",
+        "metadata": {"name": "t"},
+        "spec": {"gpus": {"amd.com/gpu": 2}},
+    }
+    v = review(policy, {"uid": "2", "operation": "CREATE", "namespace": "ml", "object": unknown})
+    assert [f.rule for f in v.findings] == ["accelerator-workload-not-judged"]
+
+
+def test_verbose_names_skipped_kinds(tmp_path: Path) -> None:
+    f = tmp_path / "thing.yaml"
+    f.write_text("apiVersion: x.io/v1\nkind: Thing\nmetadata:\n  name: t\nspec:\n  size: 3\n")
+    r = subprocess.run([sys.executable, "-m", "kubelint_ml", "check", str(f), "-v"], capture_output=True, text=True)
+    assert "Thing/t: x.io/Thing skipped: kubelint-ml does not know how this kind makes its pods" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "kind: ResourceQuota\napiVersion: v1\nmetadata:\n  name: q\nspec:\n  hard:\n    requests.nvidia.com/gpu: 4\n",
+        "kind: Node\napiVersion: v1\nmetadata:\n  name: n\nstatus:\n  capacity:\n    nvidia.com/gpu: 8\n",
+    ],
+)
+def test_objects_that_only_name_accelerators_are_not_reported(tmp_path: Path, doc: str) -> None:
+    f = tmp_path / "x.yaml"
+    f.write_text(doc)
+    assert lint(f) == []
