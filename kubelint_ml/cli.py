@@ -15,7 +15,6 @@ from typing import Any, NoReturn
 import click
 
 from kubelint_ml import __version__
-from kubelint_ml.admission import cli as admission_cli  # serve, export (their imports are lazy)
 from kubelint_ml.findings import SEVERITIES as LEVELS  # fail levels are severities
 from kubelint_ml.fix.cli import fix_options, selected
 from kubelint_ml.policy.cli import load_policies, policy_options
@@ -68,7 +67,31 @@ def _load_config(path: str | None) -> Any:
         _fail(str(e))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command line: the commands of other stages (``serve``, ``export``, ``lsp``) are imported only
+    when one is run or listed, so ``check`` pays nothing for them."""
+
+    # name -> (module, attribute): a click command in a module imported on first use
+    LAZY = {
+        "serve": ("kubelint_ml.admission.cli", "serve"),
+        "export": ("kubelint_ml.admission.cli", "export"),
+    }
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self.LAZY))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = super().get_command(ctx, cmd_name)
+        if found is None and cmd_name in self.LAZY:
+            import importlib
+
+            module, attr = self.LAZY[cmd_name]
+            found = getattr(importlib.import_module(module), attr)
+            self.add_command(found, cmd_name)
+        return found
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="kubelint-ml")
 def main() -> None:
     """Lint Kubernetes ML training manifests before `kubectl apply`."""
@@ -575,8 +598,6 @@ def init(force: bool, path: str) -> None:
 
 
 main.add_command(usage_cli.group(_load_config))
-main.add_command(admission_cli.serve)
-main.add_command(admission_cli.export)
 
 
 class Interrupted(BaseException):

@@ -58,6 +58,10 @@ def load_policies(
     strict: bool = False,
 ) -> Any:
     """The compiled policies under ``paths`` (``None`` when there are none); exit 2 when one is unusable."""
+    if not paths:  # nothing to look in: the Rego engine is not even imported
+        if namespaces or combine:
+            raise PolicyFailure("--policy-namespace and --combine need Rego policies (--policy or --rules)")
+        return None
     from kubelint_ml.policy.lint import compile_policies
     from kubelint_ml.policy.load import PolicyError
 

@@ -15,11 +15,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kubelint_ml.atomic import write_bytes_atomic
 from kubelint_ml.findings import Finding, RunResult
-from kubelint_ml.fix.apply import RENDERED, FileOutcome, fix_file, rendered, resolve_all, unified_diff
 from kubelint_ml.run import parallel, pool
+
+if TYPE_CHECKING:  # the byte-level fixer is imported when a fix is made or printed
+    from kubelint_ml.fix.apply import FileOutcome
 
 
 @dataclass(slots=True)
@@ -37,6 +40,8 @@ class FixReport:
         return [o for o in self.outcomes if o.changed]
 
     def diff(self) -> str:
+        from kubelint_ml.fix.apply import unified_diff
+
         return "".join(unified_diff(o.file, o.before, o.after) for o in self.changed)
 
 
@@ -61,6 +66,8 @@ def reader(session: dict) -> Callable[[str], bytes | None]:
 
 def resolve_result(result: RunResult, session: dict) -> None:
     """Give every reported fix its byte edits (JSON and SARIF show them)."""
+    from kubelint_ml.fix.apply import resolve_all
+
     resolve_all(result.findings, reader(session))
 
 
@@ -105,6 +112,8 @@ def apply_fixes(
             found = finish(runner.lint_bytes(new, file).findings)
             active = [f for f in found if f.suppressed is None]
             return (keep(active) if keep else active), [f for f in found if f.suppressed is not None]
+
+        from kubelint_ml.fix.apply import fix_file
 
         return fix_file(file, data, findings, supp, unsafe=unsafe, relint=relint)
 
@@ -174,6 +183,8 @@ def _fix_all(work: list, fix_one: Callable, jobs: int) -> list[FileOutcome]:
         ]
 
     def decode(part: list[tuple]) -> list[FileOutcome]:
+        from kubelint_ml.fix.apply import FileOutcome
+
         out = []
         for n, i, after, rows, supp, fixed, rounds, notes in part:
             file, before, _, _ = work[spans[n][0] + i]
@@ -224,8 +235,11 @@ def after_run(
     unsafe = bool(args.get("unsafe_fixes"))
     result.unsafe_fixes = unsafe
     for f in result.findings:
-        if f.fix is not None and rendered(f):  # its paths are the rendered output's: not offered
-            f.fix.resolved, f.fix.edits, f.fix.unfixable = True, (), RENDERED
+        if f.fix is not None and getattr(f, "related", None):
+            from kubelint_ml.fix.apply import RENDERED, rendered
+
+            if rendered(f):  # its paths are the rendered output's: not offered
+                f.fix.resolved, f.fix.edits, f.fix.unfixable = True, (), RENDERED
     out: Outcome | None = None
     if args.get("fix_diff"):
         report = apply_fixes(result, session, unsafe=unsafe, write=False, keep=keep)

@@ -72,6 +72,9 @@ def for_check(paths: tuple[str, ...] | list[str], config: Any, rules: list, verb
     be used; under -v says which workloads have no series or too few samples."""
     ctx = click.get_current_context(silent=True)
     options = dict(ctx.meta.get(_META, {})) if ctx is not None else {}
+    if not getattr(config, "usage", None) and not any(options.values()):
+        # No usage source anywhere: the usage rules are left out, and nothing of usage/ is imported.
+        return None, [r for r in rules if r.family != USAGE_FAMILY]
     try:
         from kubelint_ml.usage.source import for_check as load
 

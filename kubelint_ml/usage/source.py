@@ -95,9 +95,10 @@ def settings(
         s.max_response_bytes = _byte_size(cfg["maxResponseBytes"], "usage.maxResponseBytes")
     s.concurrency = int(cfg.get("concurrency", 4))
     s.cpu_window = parse_duration(cfg.get("cpuRateWindow") or "5m", "usage.cpuRateWindow")
-    from kubelint_ml.usage.collect import check_selector
+    if cfg.get("selector"):
+        from kubelint_ml.usage.collect import check_selector
 
-    s.selector = check_selector(cfg.get("selector") or "")
+        s.selector = check_selector(cfg["selector"])
     s.workloads = list(cfg.get("workloads") or [])
     return s
 
