@@ -75,6 +75,7 @@ class _Commands(click.Group):
     LAZY = {
         "serve": ("kubelint_ml.admission.cli", "serve"),
         "export": ("kubelint_ml.admission.cli", "export"),
+        "lsp": ("kubelint_ml.lsp", "lsp"),
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -1,0 +1,256 @@
+"""``kubelint-ml lsp`` driven by pygls's own client over stdio: the diagnostics equal `check`'s,
+fix all equals `check --fix`, quick fixes, hover, a YAML error while typing, a bad config."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls", reason="pygls is not installed (the language server's dependency)")
+
+from lsprotocol import types  # noqa: E402
+from pygls.lsp.client import LanguageClient  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+JOB = ROOT / "fixtures" / "lsp" / "job.yaml"
+SEVERITY = {1: "error", 2: "warning", 3: "info"}
+
+
+def check_json(path: Path, cwd: Path) -> list[tuple[str, int, int, str]]:
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json"], capture_output=True, text=True, cwd=cwd
+    )
+    return sorted((f["rule"], f["line"], f["column"], f["severity"]) for f in json.loads(r.stdout)["findings"])
+
+
+class Editor:
+    """A client session: what the server published, by uri."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.client = LanguageClient("test-editor", "1")
+        self.published: dict[str, list[types.Diagnostic]] = {}
+        self.events: dict[str, asyncio.Event] = {}
+
+        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def got(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
+            self.published[params.uri] = params.diagnostics
+            self.events.setdefault(params.uri, asyncio.Event()).set()
+
+    async def start(self, unsafe: bool = False) -> None:
+        await self.client.start_io(sys.executable, "-m", "kubelint_ml", "lsp")
+        await self.client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                root_uri=self.root.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=self.root.as_uri(), name="w")],
+                initialization_options={"unsafeFixes": unsafe},
+            )
+        )
+        self.client.initialized(types.InitializedParams())
+
+    async def diagnostics(self, uri: str, timeout: float = 10) -> list[types.Diagnostic]:
+        event = self.events.setdefault(uri, asyncio.Event())
+        await asyncio.wait_for(event.wait(), timeout)
+        event.clear()
+        return self.published[uri]
+
+    def open(self, path: Path, text: str) -> str:
+        uri = path.as_uri()
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=text)
+            )
+        )
+        return uri
+
+    def change(self, uri: str, version: int, text: str) -> None:
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    async def stop(self) -> None:
+        await self.client.shutdown_async(None)
+        self.client.exit(None)
+        await asyncio.wait_for(self.client.stop(), 10)
+
+
+def as_check(diags: list[types.Diagnostic], text: str) -> list[tuple[str, int, int, str]]:
+    lines = text.split("\n")
+    out = []
+    for d in diags:
+        line = lines[d.range.start.line]
+        col = len(line.encode("utf-16-le")[: d.range.start.character * 2].decode("utf-16-le")) + 1
+        out.append((str(d.code), d.range.start.line + 1, col, SEVERITY[d.severity]))
+    return sorted(out)
+
+
+def apply(text: str, edits: list[types.TextEdit]) -> str:
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    out = text
+    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        start = offsets[e.range.start.line] + e.range.start.character
+        end = offsets[e.range.end.line] + e.range.end.character if e.range.end.line < len(lines) else len(text)
+        out = out[:start] + e.new_text + out[end:]
+    return out
+
+
+def run(coro):  # noqa: ANN001, ANN201
+    return asyncio.run(asyncio.wait_for(coro, 90))
+
+
+def test_diagnostics_fix_all_quick_fix_and_hover(tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    shutil.copy(JOB, job)
+    text = job.read_text()
+    expected = check_json(job, tmp_path)
+    fixed = tmp_path / "fixed.yaml"
+    shutil.copy(JOB, fixed)
+    subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(fixed), "--fix", "--unsafe-fixes"],
+        capture_output=True,
+        cwd=tmp_path,
+    )
+    assert fixed.read_text() != text  # (every fix of this file is unsafe: --fix alone changes nothing)
+
+    async def session() -> None:
+        ed = Editor(tmp_path)
+        await ed.start(unsafe=True)
+        uri = ed.open(job, text)
+        diags = await ed.diagnostics(uri)
+        assert as_check(diags, text) == expected
+        assert all(
+            d.source == "kubelint-ml" and d.code_description and "rules" in d.code_description.href for d in diags
+        )
+        # fix all: the buffer check --fix writes
+        actions = await ed.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+                context=types.CodeActionContext(diagnostics=[], only=["source.fixAll.kubelint-ml"]),
+            )
+        )
+        (fix_all,) = [a for a in actions if a.kind == "source.fixAll.kubelint-ml"]
+        assert apply(text, fix_all.edit.changes[uri]) == fixed.read_text()
+        # a quick fix at a fixable finding, and a suppression
+        fixable = next(d for d in diags if d.code == "invalid-quantity")
+        line = fixable.range.start.line
+        actions = await ed.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=fixable.range,
+                context=types.CodeActionContext(diagnostics=[fixable], only=[types.CodeActionKind.QuickFix]),
+            )
+        )
+        titles = [a.title for a in actions]
+        assert any("[invalid-quantity]" in t for t in titles), titles
+        quick = next(a for a in actions if "[invalid-quantity]" in a.title)
+        assert "64G" in apply(text, quick.edit.changes[uri]).split("\n")[line]
+        suppress = next(a for a in actions if a.title.startswith("Suppress invalid-quantity"))
+        suppressed = apply(text, suppress.edit.changes[uri])
+        assert 'kubelint-ml.io/ignore: "invalid-quantity=reason"' in suppressed
+        # hover names the rule
+        found = await ed.client.text_document_hover_async(
+            types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=fixable.range.start)
+        )
+        assert (
+            found is not None
+            and "invalid-quantity" in found.contents.value
+            and "Why it matters" in found.contents.value
+        )
+        # a YAML error while typing: a parse-error within half a second, gone when undone
+        broken = text.replace("kind: PyTorchJob", "kind: [PyTorchJob", 1)
+        t0 = time.monotonic()
+        ed.change(uri, 2, broken)
+        diags = await ed.diagnostics(uri)
+        assert time.monotonic() - t0 < 0.5
+        assert [d.code for d in diags] == ["parse-error"]
+        ed.change(uri, 3, text)
+        diags = await ed.diagnostics(uri)
+        assert as_check(diags, text) == expected
+        await ed.stop()
+
+    run(session())
+
+
+def test_a_bad_config_is_a_diagnostic_on_the_config_not_a_dead_server(tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    shutil.copy(JOB, job)
+    text = job.read_text()
+    config = tmp_path / ".kubelint-ml.yaml"
+    config.write_text("disable: [invalid-quantity]\n")
+
+    async def session() -> None:
+        ed = Editor(tmp_path)
+        await ed.start()
+        uri = ed.open(job, text)
+        diags = await ed.diagnostics(uri)
+        assert "invalid-quantity" not in [d.code for d in diags]
+        assert as_check(diags, text) == check_json(job, tmp_path)
+        # the config edited in the editor (unsaved): taken at once
+        cfg_uri = ed.open(config, "disable: [invalid-quantity]\n")
+        await ed.diagnostics(cfg_uri)
+        ed.change(cfg_uri, 2, "disable: []\n")
+        assert list(await ed.diagnostics(cfg_uri)) == []  # a valid config: no diagnostic on it
+        diags = await ed.diagnostics(uri)
+        assert "invalid-quantity" in [d.code for d in diags]
+        ed.change(cfg_uri, 3, "disable: [no-such-rule]\nbogus: 1\n")
+        cfg = await ed.diagnostics(cfg_uri)
+        assert cfg and cfg[0].severity == 1 and "invalid kubelint-ml configuration" in cfg[0].message
+        # the server is alive: a hover still answers
+        await ed.client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=0)
+            )
+        )
+        await ed.stop()
+
+    run(session())
+
+
+def test_context_from_the_workspace(tmp_path: Path) -> None:
+    """A PriorityClass elsewhere in the workspace: the job's class is known (as `check <folder>`)."""
+    job = tmp_path / "job.yaml"
+    text = JOB.read_text().replace("  runPolicy:", "  runPolicy:", 1)
+    job.write_text(text)
+    (tmp_path / "classes.yaml").write_text(
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: training-high\nvalue: 1000\n"
+    )
+    want = sorted(
+        (f["rule"], f["line"], f["column"], f["severity"])
+        for f in json.loads(
+            subprocess.run(
+                [sys.executable, "-m", "kubelint_ml", "check", ".", "-f", "json"],
+                capture_output=True,
+                text=True,
+                cwd=tmp_path,
+            ).stdout
+        )["findings"]
+        if f["file"] == "job.yaml"
+    )
+
+    async def session() -> None:
+        ed = Editor(tmp_path)
+        await ed.start()
+        await asyncio.sleep(0.5)  # the background index
+        uri = ed.open(job, text)
+        diags = await ed.diagnostics(uri)
+        if as_check(diags, text) != want:  # the index finished after the first lint: the next publish has it
+            diags = await ed.diagnostics(uri)
+        assert as_check(diags, text) == want
+        await ed.stop()
+
+    run(session())
