@@ -254,3 +254,33 @@ def test_context_from_the_workspace(tmp_path: Path) -> None:
         await ed.stop()
 
     run(session())
+
+
+def test_a_kustomization_file_gets_the_rendered_findings_on_open_and_save(tmp_path: Path) -> None:
+    from kubelint_ml.input import render
+
+    version = render.kustomize_version()
+    if version is None or version < (4, 5):
+        pytest.skip("needs kustomize v4.5 or later (kustomize, or kubectl 1.24+ which embeds it) on PATH")
+    shutil.copytree(ROOT / "fixtures" / "render" / "kustomize", tmp_path / "k")
+    base = tmp_path / "k" / "base" / "job.yaml"
+    text = base.read_text()
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", ".", "-f", "json"], capture_output=True, text=True, cwd=tmp_path
+    )
+    want = sorted(
+        (f["rule"], f["line"], f["column"], f["severity"])
+        for f in json.loads(r.stdout)["findings"]
+        if f["file"] == "k/base/job.yaml"
+    )
+    assert want  # the overlay's findings that map to the base
+
+    async def session() -> None:
+        ed = Editor(tmp_path)
+        await ed.start()
+        uri = ed.open(base, text)
+        diags = await ed.diagnostics(uri, timeout=60)
+        assert as_check(diags, text) == want
+        await ed.stop()
+
+    run(session())

@@ -44,6 +44,8 @@ class Session:
     rules: dict[str, Any]
     finish: Any
     policies: Any = None
+    severity: dict = field(default_factory=dict)
+    all_ids: set = field(default_factory=set)
 
 
 @dataclass
@@ -174,7 +176,16 @@ class Linter:
         engine = Engine(rules, severity_overrides=severity, known_rule_ids=known)
         runner = Runner(engine, config, facts, None, False, None, policies)
         infos = run_lint._rule_infos(rules, severity, None, policies)
-        return Session(config, runner, infos, {r.id: r for r in rules}, lambda f: run_lint._finish(f, config), policies)
+        return Session(
+            config,
+            runner,
+            infos,
+            {r.id: r for r in rules},
+            lambda f: run_lint._finish(f, config),
+            policies,
+            dict(severity),
+            set(all_ids),
+        )
 
     # ------------------------------------------------------------------
     # Linting
@@ -202,6 +213,37 @@ class Linter:
             return a, b
 
         return fix_file(display, data, active, suppressed, unsafe=unsafe, relint=relint).after
+
+    def owner(self, path: str) -> tuple[str, str] | None:
+        """``(tool, directory)`` of the Helm chart or kustomization the file belongs to, or None."""
+        from kubelint_ml.input.render import _Owners
+
+        stops = self.roots or [os.path.dirname(path)]
+        return _Owners(stops).of(os.path.realpath(os.path.dirname(os.path.abspath(path))))
+
+    def rendered(self, path: str) -> list[Finding]:
+        """The findings that map back to ``path`` once the workspace folder holding it is rendered and
+        linted as `check <folder>` does (charts with helm, kustomizations built): run on save."""
+        from kubelint_ml.run.lint import run
+
+        root = next((r for r in self.roots if _inside(path, r)), os.path.dirname(os.path.abspath(path)))
+        s = self.session(path)
+        here = os.getcwd()
+        os.chdir(root)  # display paths as `check` run from the folder gives them
+        try:
+            with self._lock:
+                result, _ = run(
+                    ["."],
+                    s.config,
+                    [r for r in s.rules.values()],
+                    severity=s.severity,
+                    all_rule_ids=s.all_ids,
+                    policies=s.policies,
+                )
+        finally:
+            os.chdir(here)
+        real = os.path.realpath(path)
+        return [f for f in result.findings if os.path.realpath(os.path.join(root, f.file)) == real]
 
     @staticmethod
     def resolve(findings: list[Finding], data: bytes) -> None:
@@ -231,6 +273,14 @@ class Linter:
                 resolve([probe], data)
                 return probe.fix if probe.fix.edits else None
         return None
+
+
+def _inside(path: str, root: str) -> bool:
+    try:
+        Path(path).resolve().relative_to(Path(root).resolve())
+    except ValueError:
+        return False
+    return True
 
 
 def _display(path: str, roots: list[str]) -> str:

@@ -48,6 +48,7 @@ class Server(LanguageServer):
         self.latest: dict[str, int] = {}  # uri -> newest version seen
         self.results: dict[str, tuple[int | None, bytes, list[Finding], Any]] = {}
         self.event_loop: asyncio.AbstractEventLoop | None = None
+        self.rendered: dict[str, list[Finding]] = {}  # uri -> findings mapped back at the last save
 
 
 server = Server()
@@ -123,7 +124,12 @@ def _lint_now(ls: Server, uri: str, version: int | None, data: bytes) -> list[ty
             )
         return []
     ls.results[uri] = (version, data, active, session)
-    return [_diagnostic(f, lines, session.infos) for f in active]
+    shown = active + [
+        f
+        for f in ls.rendered.get(uri, [])
+        if (f.rule, f.line, f.column) not in {(a.rule, a.line, a.column) for a in active}
+    ]
+    return [_diagnostic(f, lines, session.infos) for f in sorted(shown, key=Finding.sort_key)]
 
 
 async def _publish(ls: Server, uri: str, version: int | None) -> None:
@@ -215,6 +221,10 @@ def did_open(ls: Server, params: types.DidOpenTextDocumentParams) -> None:
     if _is_config(doc.uri):
         _check_config(ls, doc.uri)
         return
+    ls.latest[doc.uri] = doc.version
+    if ls.linter.owner(path_of(doc.uri)) is not None:
+        asyncio.ensure_future(_render(ls, doc.uri))
+        return
     _schedule(ls, doc.uri, doc.version)
 
 
@@ -230,11 +240,39 @@ def did_change(ls: Server, params: types.DidChangeTextDocumentParams) -> None:
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-def did_save(ls: Server, params: types.DidSaveTextDocumentParams) -> None:
+async def did_save(ls: Server, params: types.DidSaveTextDocumentParams) -> None:
     uri = params.text_document.uri
     _track(ls, uri, ls.workspace.get_text_document(uri).source)
-    if not _is_config(uri):
+    if _is_config(uri):
+        return
+    if ls.linter.owner(path_of(uri)) is None:
         _schedule(ls, uri, ls.latest.get(uri))
+        return
+    await _render(ls, uri)
+
+
+async def _render(ls: Server, uri: str) -> None:
+    """A chart template or a kustomization's file: its findings are those of the rendered output that
+    map back to it (as `check <folder>` gives them), computed when it is opened and saved (rendering
+    on every keystroke is not expected); they stay until the next save."""
+    path = path_of(uri)
+    loop = asyncio.get_running_loop()
+    try:
+        found = await loop.run_in_executor(None, ls.linter.rendered, path)
+    except Exception:  # noqa: BLE001
+        log.exception("rendering for %s failed", uri)
+        return
+    ls.rendered[uri] = found
+    data = ls.workspace.get_text_document(uri).source.encode("utf-8")
+    session = ls.linter.session(path)
+    ls.results[uri] = (ls.latest.get(uri), data, found, session)
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(
+            uri=uri,
+            version=ls.latest.get(uri),
+            diagnostics=[_diagnostic(f, _lines(data), session.infos) for f in found],
+        )
+    )
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -242,6 +280,7 @@ def did_close(ls: Server, params: types.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.latest.pop(uri, None)
     ls.results.pop(uri, None)
+    ls.rendered.pop(uri, None)
     _track(ls, uri, None)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
