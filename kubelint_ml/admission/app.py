@@ -7,8 +7,13 @@ and the server is not shutting down), ``GET /metrics`` (Prometheus text).
 Limits: a body larger than ``maxBodyBytes`` is refused with 413 (from its
 Content-Length, before reading, or as soon as it passes the limit); a body
 not received within ``requestTimeoutSeconds`` gets 408; a review that takes
-longer than that is answered ``allowed`` with a warning, as the webhook's
-``failurePolicy: Ignore`` would.
+longer than that, or cannot start for want of memory, gets the ``onTimeout``
+answer: denied with the reason (the default), or allowed with a warning.
+
+Memory: every request reserves what its review may take (its body's size times
+:data:`BYTES_PER_BODY_BYTE`, measured) from a budget set by the memory the
+process may use (the cgroup's limit, or ``memoryLimitBytes``); a request that
+does not fit waits for others to finish, within its time limit.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -24,6 +30,61 @@ from kubelint_ml.admission.metrics import Metrics
 from kubelint_ml.admission.review import Policy, ReviewError, Verdict, envelope, parse_review, review
 
 log = logging.getLogger("kubelint_ml.admission")
+
+# What a review holds at its peak, per byte of its body (measured on Pods of 1,000 to 18,000
+# containers: 40 to 60 times the JSON's size: the decoded object, its positions, the views and
+# findings), with room; and what a request holds before its review.
+BYTES_PER_BODY_BYTE = 80
+BASE_REQUEST_BYTES = 256 * 1024
+# Of the memory limit, what reviews in flight may use: the rest is the process itself (about
+# 60 MiB with the rules loaded), the allocator's slack and the TLS buffers.
+BUDGET_SHARE = 0.6
+DEFAULT_MEMORY_BYTES = 1024 * 1024 * 1024  # no cgroup limit and no setting
+
+
+def memory_limit(configured: int | None = None) -> int:
+    """The memory this process may use: the setting, else the cgroup's limit (v2, then v1), else 1 GiB."""
+    if configured:
+        return int(configured)
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as fh:
+                text = fh.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and 0 < int(text) < 1 << 50:  # v1 says "no limit" with a huge number
+            return int(text)
+    return DEFAULT_MEMORY_BYTES
+
+
+class Budget:
+    """Bytes of review work in flight: a request takes its share before its body is read, and gives
+    it back when answered; what does not fit waits, for at most its time limit."""
+
+    def __init__(self, total: int) -> None:
+        self.total = max(total, BASE_REQUEST_BYTES)
+        self.used = 0
+        self._changed = asyncio.Event()
+
+    async def take(self, amount: int, timeout: float) -> bool:
+        amount = min(amount, self.total)  # one request alone always fits: it is answered, never starved
+        deadline = time.perf_counter() + timeout
+        while self.used + amount > self.total:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return False
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), left)
+            except asyncio.TimeoutError:
+                return False
+        self.used += amount
+        return True
+
+    def give(self, amount: int) -> None:
+        self.used -= min(amount, self.total)
+        self._changed.set()
+
 
 Scope = dict
 Receive = Callable[[], Awaitable[dict]]
@@ -51,6 +112,7 @@ class WebhookApp:
     def __init__(self, holder: Holder, metrics: Metrics) -> None:
         self.holder = holder
         self.metrics = metrics
+        self._memory: tuple[int, Budget] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -106,6 +168,13 @@ class WebhookApp:
         settings = policy.settings
         limit = settings["maxBodyBytes"]
         timeout = float(settings["requestTimeoutSeconds"])
+        budget = self._budget(settings)
+        need = BASE_REQUEST_BYTES + BYTES_PER_BODY_BYTE * min(_content_length(scope, limit), limit)
+        if not await budget.take(need, timeout):
+            self._count("busy", start)
+            log.warning("no memory for the review in time", extra={"fields": {"needBytes": need}})
+            await self._timed_out(send, scope, receive, policy, f"no memory free for its review within {timeout:g} s")
+            return
         self.metrics.add("in_flight_reviews", 1)
         try:
             try:
@@ -134,9 +203,21 @@ class WebhookApp:
                     verdict = review(policy, request)
                 else:
                     left = max(0.05, timeout - (time.perf_counter() - start))
-                    verdict = await asyncio.wait_for(asyncio.to_thread(review, policy, request), left)
+                    work = asyncio.ensure_future(asyncio.to_thread(review, policy, request))
+                    try:
+                        verdict = await asyncio.wait_for(asyncio.shield(work), left)
+                    except asyncio.TimeoutError:
+                        # The thread runs on and holds its memory: the budget is given back when it ends.
+                        held = need
+
+                        def release(_: object) -> None:
+                            budget.give(held)
+
+                        work.add_done_callback(release)
+                        need = 0
+                        raise
             except asyncio.TimeoutError:
-                verdict = _not_judged(request, f"review took longer than {timeout:g} s; not judged")
+                verdict = _timeout_verdict(request, policy, f"review took longer than {timeout:g} s; not judged")
                 self._count("timeout", start)
                 self._log(verdict, start, policy, level=logging.WARNING)
                 await _reply(send, 200, envelope(verdict.response))
@@ -152,6 +233,33 @@ class WebhookApp:
             await _reply(send, 200, envelope(verdict.response))
         finally:
             self.metrics.add("in_flight_reviews", -1)
+            budget.give(need)
+            if need > BASE_REQUEST_BYTES + BYTES_PER_BODY_BYTE * INLINE_BODY_BYTES and budget.used == 0:
+                _trim()  # a large review's memory back to the system once nothing else is in flight
+
+    def _budget(self, settings: dict) -> Budget:
+        limit = memory_limit(settings.get("memoryLimitBytes"))
+        if self._memory is None or self._memory[0] != limit:
+            self._memory = (limit, Budget(int(limit * BUDGET_SHARE)))
+        return self._memory[1]
+
+    async def _timed_out(self, send: Send, scope: Scope, receive: Receive, policy: Policy, why: str) -> None:
+        """The onTimeout answer to a request whose review could not start. The answer needs the
+        request's uid: the body is read (bytes only, never decoded whole: the API server writes
+        ``request.uid`` first), so that a busy server still denies instead of failing the call,
+        which ``failurePolicy: Ignore`` would turn into an admission."""
+        try:
+            body = await asyncio.wait_for(_read_body(scope, receive, policy.settings["maxBodyBytes"]), 2.0)
+        except (TooLarge, asyncio.TimeoutError):
+            await _reply(send, 429, {"error": f"kubelint-ml: {why}"})
+            return
+        uid = _uid(body)
+        if uid is None:
+            await _reply(send, 400, {"error": "not an AdmissionReview with a request.uid"})
+            return
+        verdict = _timeout_verdict({"uid": uid}, policy, why)
+        self._log(verdict, time.perf_counter(), policy, level=logging.WARNING)
+        await _reply(send, 200, envelope(verdict.response))
 
     def _count(self, result: str, start: float, verdict: Verdict | None = None, policy: Policy | None = None) -> None:
         m = self.metrics
@@ -197,6 +305,63 @@ def _object_name(req: dict) -> str:
     if isinstance(meta, dict):
         return str(meta.get("name") or meta.get("generateName") or "")
     return ""
+
+
+def _trim() -> None:
+    """Return freed heap to the system (glibc keeps it otherwise: 220 MiB after eight 1.5 MB reviews)."""
+    global _LIBC
+    try:
+        if _LIBC is None:
+            import ctypes
+
+            _LIBC = ctypes.CDLL("libc.so.6")
+        _LIBC.malloc_trim(0)
+    except (OSError, AttributeError):
+        _LIBC = False
+
+
+_LIBC: Any = None
+
+
+def _timeout_verdict(request: dict, policy: Policy, why: str) -> Verdict:
+    """The ``onTimeout`` answer: denied with the reason (enforce mode), or allowed with a warning."""
+    if policy.settings.get("onTimeout", "deny") == "deny" and policy.mode == "enforce":
+        uid = request["uid"]
+        message = f"kubelint-ml: {why}; denied (admission.onTimeout: deny): retry, or make the object smaller"
+        return Verdict(
+            uid,
+            False,
+            {"uid": uid, "allowed": False, "status": {"code": 403, "message": message}},
+            excluded=why,
+            request=request,
+        )
+    return _not_judged(request, why)
+
+
+_UID = re.compile(rb'"request"\s*:\s*\{\s*"uid"\s*:\s*"([A-Za-z0-9._:-]{1,128})"')
+
+
+def _uid(body: bytes) -> str | None:
+    """``request.uid`` of an AdmissionReview without decoding it: the API server writes it first."""
+    found = _UID.search(body[:65536])
+    if found:
+        return found.group(1).decode()
+    if len(body) <= INLINE_BODY_BYTES:
+        try:
+            return str(parse_review(body)["uid"])
+        except (ReviewError, KeyError):
+            return None
+    return None
+
+
+def _content_length(scope: Scope, limit: int) -> int:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                return max(0, int(value))
+            except ValueError:
+                return limit
+    return limit  # chunked: as much as may come
 
 
 def _not_judged(request: dict, why: str) -> Verdict:

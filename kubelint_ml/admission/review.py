@@ -46,8 +46,15 @@ DEFAULTS: dict[str, Any] = {
     # object twice (object and oldObject) plus the envelope.
     "maxBodyBytes": 8 * 1024 * 1024,
     "requestTimeoutSeconds": 5.0,
+    # A review that cannot be finished in time is not a free pass: denied (enforce mode), with the
+    # reason; "allow" admits it with a warning (docs/admission.md: failurePolicy and onTimeout).
+    "onTimeout": "deny",
+    "memoryLimitBytes": None,  # None: the cgroup's limit
 }
 MAX_DENY_FINDINGS = 10  # listed in the status message; the rest are counted
+# A rule stops on a pod template once it has this many hits and an error among them (the verdict is
+# settled): a review's cost stays small however many times an object repeats one mistake.
+MAX_HITS_PER_TEMPLATE = 100
 MAX_NOTE_LENGTH = 1024  # per audit annotation value
 
 
@@ -320,7 +327,13 @@ def lint_object(policy: Policy, data: Any, request: dict | None = None) -> tuple
     if any(o.kind in CONTEXT_KINDS for o in unpacked.objects):
         # As `check` on a file holding this object: the object is among the facts too.
         facts = _facts_with(policy, unpacked.objects)
-    ctx = Context(profile=policy.config.profile, facts=facts, usage=policy.usage, wants_notes=True)
+    ctx = Context(
+        profile=policy.config.profile,
+        facts=facts,
+        usage=policy.usage,
+        wants_notes=True,
+        max_hits_per_template=MAX_HITS_PER_TEMPLATE,
+    )
     for obj in unpacked.objects:
         findings.extend(policy.engine.evaluate(obj, ctx))
     if policy.policies is not None:

@@ -141,6 +141,11 @@ class Context:
     # What checks remember while this file is linted (dropped with it): keys are
     # prefixed by the module that owns them ("cel:converted").
     cache: dict[str, Any] = field(default_factory=dict)
+    # At admission (kubelint_ml.admission): once a rule has this many hits on one pod template and
+    # one of them is an error that is not suppressed, its remaining units are not evaluated: the
+    # verdict cannot change, and an object made of 18,000 copies of one mistake costs 100 hits, not
+    # 18,000. None (check, the editor): every unit is evaluated.
+    max_hits_per_template: int | None = None
     # id(obj) -> (obj, its templates); the object is held so that its id is not reused.
     _templates: dict[int, tuple[K8sObject, list[PodTemplate]]] = field(default_factory=dict)
 

@@ -146,13 +146,18 @@ class Engine:
         # A Pod's template metadata is the object's own: count it once.
         tpl_ignores = {id(t): parse_ignore(t.annotations.get(IGNORE_ANNOTATION)) if t.path else {} for t in templates}
         memo: dict[tuple, list[Unit]] = {}
+        settled = False  # an unsuppressed error stands: the object is denied whatever else is found
         for rule in self.rules_for(obj):
             if rule.workloads == "training":
                 if training is None:
                     training = is_training_workload(obj, templates)
                 if not training:
                     continue
+            cap = ctx.max_hits_per_template
+            hits_on: dict[int, int] = {}  # id(template) -> this rule's hits on it
             for unit in self._units(rule, obj, ctx, templates, memo):
+                if cap is not None and settled and unit.tpl is not None and hits_on.get(id(unit.tpl), 0) >= cap:
+                    continue  # the verdict is settled (an error stands): more of the same changes nothing
                 try:
                     hits = list(rule.template.check(unit, rule.params, ctx))
                 except SkipUnit as skip:
@@ -201,6 +206,10 @@ class Engine:
                     if reason is not None:
                         f.suppressed = reason or "kubelint-ml.io/ignore annotation"
                     out.append(f)
+                    if cap is not None:
+                        if unit.tpl is not None:
+                            hits_on[id(unit.tpl)] = hits_on.get(id(unit.tpl), 0) + 1
+                        settled = settled or (severity == "error" and f.suppressed is None)
         out.extend(self._unknown_ignores(obj, obj_ignores, ("metadata", "annotations", IGNORE_ANNOTATION)))
         for t in templates:
             out.extend(

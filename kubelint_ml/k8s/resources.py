@@ -92,9 +92,18 @@ def _is_qualified_name(value: str) -> bool:
 
 def is_extended_resource(name: str) -> bool:
     """A domain-prefixed, non-native name such as ``nvidia.com/gpu`` (``IsExtendedResourceName``)."""
-    if is_native_resource(name) or name.startswith("requests."):
-        return False
-    return _is_qualified_name("requests." + name)
+    found = _EXTENDED.get(name)
+    if found is None:
+        found = not (is_native_resource(name) or name.startswith("requests.")) and _is_qualified_name(
+            "requests." + name
+        )
+        if len(_EXTENDED) >= 4096:  # a few names recur in every container; hostile input cannot grow it
+            _EXTENDED.clear()
+        _EXTENDED[name] = found
+    return found
+
+
+_EXTENDED: dict[str, bool] = {}
 
 
 def is_accelerator_resource(name: str) -> bool:

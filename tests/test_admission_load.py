@@ -1,0 +1,83 @@
+"""Admission that holds under size and load (real `kubelint-ml serve` over HTTPS on 127.0.0.1):
+a review that cannot be finished or started in time gets the onTimeout answer (deny by default),
+never a free pass; the work in flight stays inside the memory the server may use."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from pathlib import Path
+
+import pytest
+from webhook import Webhook, need_server_stack, review_body, write_config
+
+from kubelint_ml.admission.app import BYTES_PER_BODY_BYTE, Budget, memory_limit
+
+
+@pytest.fixture(scope="module")
+def stack() -> None:
+    need_server_stack()
+
+
+def big_pod(containers: int, name: str = "big") -> dict:
+    """A Pod the rules deny (GPU containers with no memory limit), made large."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "ml"},
+        "spec": {
+            "containers": [
+                {"name": f"c{i}", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+                for i in range(containers)
+            ]
+        },
+    }
+
+
+def test_a_review_that_takes_too_long_is_denied_by_default(stack, tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.yaml", {"admission": {"requestTimeoutSeconds": 0.2}})
+    with Webhook(tmp_path, config) as hook:
+        resp = hook.review(review_body(big_pod(18000)))
+        assert resp["allowed"] is False
+        assert "review took longer than 0.2 s" in resp["status"]["message"]
+        assert "admission.onTimeout: deny" in resp["status"]["message"]
+        assert hook.metric('kubelint_ml_admission_requests_total{result="timeout"}') == 1
+    allow = write_config(tmp_path / "a.yaml", {"admission": {"requestTimeoutSeconds": 0.2, "onTimeout": "allow"}})
+    with Webhook(tmp_path, allow) as hook:
+        resp = hook.review(review_body(big_pod(18000)))
+        assert resp["allowed"] is True and "review took longer than 0.2 s" in resp["warnings"][0]
+
+
+def test_many_large_objects_at_once_none_admitted_and_memory_inside_the_limit(stack, tmp_path: Path) -> None:
+    """Eight 1.5 MB Pods the rules deny, sent at once, with the server held to 256 MiB: each is
+    denied (judged, or refused in time for want of memory), and the server's peak stays under it."""
+    limit = 256 * 1024 * 1024
+    config = write_config(tmp_path / "c.yaml", {"admission": {"memoryLimitBytes": limit, "requestTimeoutSeconds": 5}})
+    bodies = [review_body(big_pod(18000, f"big-{i}"), uid=f"u-{i}") for i in range(8)]
+    with Webhook(tmp_path, config) as hook:
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda b: hook.review(b, hook.connection(timeout=60)), bodies))
+        assert [a["allowed"] for a in answers] == [False] * 8
+        assert sorted(a["uid"] for a in answers) == sorted(f"u-{i}" for i in range(8))
+        status = Path(f"/proc/{hook.proc.pid}/status").read_text()
+        peak_kib = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM")))
+        assert peak_kib * 1024 < limit, f"peak {peak_kib // 1024} MiB"
+        # small objects are still answered: the budget was given back
+        ok = hook.review(review_body(big_pod(1, "small")))
+        assert ok["allowed"] is False and "missing-memory-limit" in ok["status"]["message"]
+
+
+def test_budget_and_limit() -> None:
+    import asyncio
+
+    async def go() -> tuple[bool, bool, bool]:
+        b = Budget(1_000_000)
+        first = await b.take(800_000, 0.1)
+        second = await b.take(800_000, 0.1)  # does not fit: waits, then gives up
+        b.give(800_000)
+        third = await b.take(5_000_000, 0.1)  # larger than the whole budget: alone, it fits
+        return first, second, third
+
+    assert asyncio.run(go()) == (True, False, True)
+    assert memory_limit(123456789) == 123456789
+    assert memory_limit() > 0
+    assert BYTES_PER_BODY_BYTE >= 40
