@@ -66,3 +66,16 @@ def test_catalog_rule_ids_exist_with_their_default_severity():
     for rid, (sev, accel) in severities.items():
         assert RULES[rid].severity == sev
         assert RULES[rid].accelerator_severity == accel
+
+
+def test_the_builtin_index_is_the_yaml() -> None:
+    """rules/builtin.json (what a run reads) holds exactly the rule files' documents."""
+    from kubelint_ml.engine.rulefile import BUILTIN_INDEX, builtin_index, builtin_rules_dir, load_builtin_rules
+
+    assert (builtin_rules_dir() / BUILTIN_INDEX).read_text() == builtin_index(), (
+        "regenerate: python -m kubelint_ml.engine.rulefile > rules/builtin.json"
+    )
+    fast, slow = load_builtin_rules(), load_builtin_rules(validate=True)
+    assert [(r.id, r.source, r.params, r.severity, r.title) for r in fast] == [
+        (r.id, r.source, r.params, r.severity, r.title) for r in slow
+    ]

@@ -267,6 +267,36 @@ def load_rules_dir(directory: str | os.PathLike, *, builtin: bool = False, valid
     return rules
 
 
+BUILTIN_INDEX = "builtin.json"
+
+
 def load_builtin_rules(validate: bool = False) -> list[Rule]:
-    """Built-in rules. Their files are validated by the test suite, not at every start."""
-    return load_rules_dir(builtin_rules_dir(), builtin=True, validate=validate)
+    """Built-in rules. Their files are validated by the test suite, not at every start.
+
+    A run reads them from ``builtin.json`` beside the YAML (the same documents, made by
+    :func:`builtin_index` when the rules change; a test keeps it equal to the YAML): one JSON read
+    instead of 30 YAML parses, a tenth of a one-file run. ``rules verify`` and ``validate`` read
+    the YAML itself."""
+    directory = builtin_rules_dir()
+    index = directory / BUILTIN_INDEX
+    if not validate and index.is_file():
+        import json
+
+        entries = json.loads(index.read_bytes())["rules"]
+        return [build_rule(doc, str(directory / name), builtin=True, validate=False) for name, doc in entries]
+    return load_rules_dir(directory, builtin=True, validate=validate)
+
+
+def builtin_index(directory: Path | None = None) -> str:
+    """``builtin.json``: every built-in rule file's document, by file name, in file order."""
+    import json
+
+    directory = directory or builtin_rules_dir()
+    entries = [[f.name, _read(f, trusted=True)] for f in rule_files(directory) if _is_rule_file(f)]
+    return json.dumps({"rules": entries}, indent=None, separators=(",", ":"), sort_keys=False) + "\n"
+
+
+if __name__ == "__main__":  # python -m kubelint_ml.engine.rulefile > rules/builtin.json
+    import sys
+
+    sys.stdout.write(builtin_index())
