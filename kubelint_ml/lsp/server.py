@@ -123,19 +123,18 @@ def _lint_now(ls: Server, uri: str, version: int | None, data: bytes) -> list[ty
                 types.PublishDiagnosticsParams(uri=cfg_uri, diagnostics=[_config_diagnostic(problem)])
             )
         return []
+    if ls.linter.owner(path) is not None:  # part of a chart or kustomization: what rendering gave at
+        active = ls.rendered.get(uri, [])  # the last open or save (never the file linted raw)
     ls.results[uri] = (version, data, active, session)
-    shown = active + [
-        f
-        for f in ls.rendered.get(uri, [])
-        if (f.rule, f.line, f.column) not in {(a.rule, a.line, a.column) for a in active}
-    ]
-    return [_diagnostic(f, lines, session.infos) for f in sorted(shown, key=Finding.sort_key)]
+    return [_diagnostic(f, lines, session.infos) for f in active]
 
 
 async def _publish(ls: Server, uri: str, version: int | None) -> None:
     await asyncio.sleep(DEBOUNCE)
     if ls.latest.get(uri) != version:
         return  # a newer version arrived: its own task lints it
+    if uri not in ls.rendered and ls.linter.owner(path_of(uri)) is not None:
+        return  # a chart's or kustomization's file: its diagnostics come when it is rendered
     doc = ls.workspace.get_text_document(uri)
     data = doc.source.encode("utf-8")
     loop = asyncio.get_running_loop()
