@@ -284,3 +284,72 @@ def test_a_kustomization_file_gets_the_rendered_findings_on_open_and_save(tmp_pa
         await ed.stop()
 
     run(session())
+
+
+def test_a_context_file_changed_on_disk_is_taken_in(tmp_path: Path) -> None:
+    """The server asks to watch the workspace's manifests; a PriorityClass written to disk and
+    announced changes the open job's findings to what `check .` then gives."""
+    job = tmp_path / "job.yaml"
+    text = (
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n"
+        "      priorityClassName: training-high\n      restartPolicy: Never\n      containers:\n"
+        "        - name: main\n          image: pytorch/pytorch\n"
+    )
+    job.write_text(text)
+    classes = tmp_path / "classes.yaml"
+    pclass = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: {}\nvalue: 1000\n"
+    classes.write_text(pclass.format("batch-low"))
+
+    def check_dir() -> list[tuple[str, int, int, str]]:
+        r = subprocess.run(
+            [sys.executable, "-m", "kubelint_ml", "check", ".", "-f", "json"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+        return sorted(
+            (f["rule"], f["line"], f["column"], f["severity"])
+            for f in json.loads(r.stdout)["findings"]
+            if f["file"] == "job.yaml"
+        )
+
+    before = check_dir()
+
+    async def session() -> None:
+        ed = Editor(tmp_path)
+        registered: list[str] = []
+
+        @ed.client.feature(types.CLIENT_REGISTER_CAPABILITY)
+        def register(client: LanguageClient, params: types.RegistrationParams) -> None:
+            registered.extend(r.method for r in params.registrations)
+
+        await ed.client.start_io(sys.executable, "-m", "kubelint_ml", "lsp")
+        await ed.client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(
+                    workspace=types.WorkspaceClientCapabilities(
+                        did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+                            dynamic_registration=True
+                        )
+                    )
+                ),
+                root_uri=tmp_path.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="w")],
+            )
+        )
+        ed.client.initialized(types.InitializedParams())
+        uri = ed.open(job, text)
+        assert as_check(await ed.diagnostics(uri), text) == before
+        assert registered == [types.WORKSPACE_DID_CHANGE_WATCHED_FILES]
+        classes.write_text(pclass.format("training-high"))
+        after = check_dir()
+        assert after != before
+        ed.client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=classes.as_uri(), type=types.FileChangeType.Changed)]
+            )
+        )
+        assert as_check(await ed.diagnostics(uri), text) == after
+        await ed.stop()
+
+    run(session())

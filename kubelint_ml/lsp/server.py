@@ -160,6 +160,28 @@ def _relint_open(ls: Server) -> None:
         _schedule(ls, uri, ls.latest[uri])
 
 
+@server.feature(types.INITIALIZED)
+def initialized(ls: Server, params: types.InitializedParams) -> None:
+    """Ask the editor to say when manifests and configs change on disk (context files, configs)."""
+    caps = ls.client_capabilities.workspace
+    watched = getattr(caps, "did_change_watched_files", None) if caps is not None else None
+    if watched is None or not watched.dynamic_registration:
+        return
+    ls.client_register_capability(
+        types.RegistrationParams(
+            registrations=[
+                types.Registration(
+                    id="kubelint-ml-watch",
+                    method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                    register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                        watchers=[types.FileSystemWatcher(glob_pattern="**/*.{yaml,yml,json}")]
+                    ),
+                )
+            ]
+        )
+    )
+
+
 @server.feature(types.INITIALIZE)
 def initialize(ls: Server, params: types.InitializeParams) -> None:
     roots = [path_of(f.uri) for f in params.workspace_folders or []]
