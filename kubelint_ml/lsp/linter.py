@@ -139,17 +139,7 @@ class Linter:
 
         try:
             if text is not None and config_path:  # the editor's unsaved config
-                import tempfile
-
-                with tempfile.NamedTemporaryFile(
-                    "wb", suffix=".yaml", dir=os.path.dirname(config_path), delete=False
-                ) as fh:
-                    fh.write(text)
-                try:
-                    config = load_config(fh.name)
-                finally:
-                    os.unlink(fh.name)
-                config.path = config_path
+                config = load_unsaved_config(config_path, text)
             else:
                 config = load_config(config_path)
             policies = None
@@ -273,6 +263,30 @@ class Linter:
                 resolve([probe], data)
                 return probe.fix if probe.fix.edits else None
         return None
+
+
+def load_unsaved_config(path: str, text: bytes) -> Any:
+    """A config as the editor holds it, unsaved: read from a temporary file beside ``path`` (its
+    relative paths mean what they will mean once saved), errors naming ``path``. Raises ConfigError."""
+    import tempfile
+
+    from kubelint_ml.run.config import ConfigError, load_config
+
+    try:
+        fd, name = tempfile.mkstemp(prefix=".kubelint-ml-", suffix=".yaml", dir=os.path.dirname(path))
+    except OSError as e:
+        raise ConfigError(f"{path}: the unsaved config cannot be checked here ({e.strerror}); save it") from None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(text)
+        try:
+            config = load_config(name)
+        except ConfigError as e:
+            raise ConfigError(str(e).replace(name, path)) from None
+    finally:
+        os.unlink(name)
+    config.path = path
+    return config
 
 
 def _inside(path: str, root: str) -> bool:

@@ -321,22 +321,16 @@ def did_change_watched(ls: Server, params: types.DidChangeWatchedFilesParams) ->
 
 def _check_config(ls: Server, uri: str) -> None:
     """An edited config: checked at once (a diagnostic on it when invalid), then every buffer again."""
-    from kubelint_ml.run.config import ConfigError, load_config
+    from kubelint_ml.lsp.linter import load_unsaved_config
+    from kubelint_ml.run.config import ConfigError
 
     path = path_of(uri)
-    data = ls.linter.buffers.get(path, b"")
-    import tempfile
-
     diagnostics = []
-    with tempfile.NamedTemporaryFile("wb", suffix=".yaml", dir=os.path.dirname(path), delete=False) as fh:
-        fh.write(data)
     try:
-        load_config(fh.name)
+        load_unsaved_config(path, ls.linter.buffers.get(path, b""))
     except ConfigError as e:
-        message = str(e).replace(fh.name, path)
+        message = str(e)
         diagnostics.append(_config_diagnostic(ConfigProblem(path, getattr(e, "line", 0) or _line_in(message), message)))
-    finally:
-        os.unlink(fh.name)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
     for other in list(ls.latest):
         if other != uri:
