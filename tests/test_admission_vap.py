@@ -32,9 +32,20 @@ def test_export_writes_a_policy_and_binding_per_exportable_rule():
     assert code == 0, err
     kinds = [(d["kind"], d["metadata"]["name"]) for d in docs]
     names = [
+        "accelerator-request-limit-mismatch",
+        "besteffort-qos",
+        "besteffort-qos-accelerators",
         "container-memory-cap",
+        "emptydir-memory-exceeds-limit",
+        "emptydir-memory-unbounded",
+        "emptydir-no-size-limit",
         "image-tag-pinned",
+        "missing-memory-limit",
+        "missing-memory-limit-accelerators",
+        "missing-memory-request",
+        "missing-priority-class",
         "node-selector-pool",
+        "request-exceeds-limit",
         "restart-policy-invalid",
         "shm-size-limit",
         "team-label",
@@ -51,9 +62,20 @@ def test_export_writes_a_policy_and_binding_per_exportable_rule():
         if d["kind"] == "ValidatingAdmissionPolicyBinding"
     }
     assert actions == {
+        "kubelint-ml-accelerator-request-limit-mismatch": ["Deny"],
+        "kubelint-ml-besteffort-qos": ["Warn"],
+        "kubelint-ml-besteffort-qos-accelerators": ["Deny"],
         "kubelint-ml-container-memory-cap": ["Deny"],
+        "kubelint-ml-emptydir-memory-exceeds-limit": ["Warn"],
+        "kubelint-ml-emptydir-memory-unbounded": ["Deny"],
+        "kubelint-ml-emptydir-no-size-limit": ["Warn"],
         "kubelint-ml-image-tag-pinned": ["Audit"],
+        "kubelint-ml-missing-memory-limit": ["Warn"],
+        "kubelint-ml-missing-memory-limit-accelerators": ["Deny"],
+        "kubelint-ml-missing-memory-request": ["Warn"],
+        "kubelint-ml-missing-priority-class": ["Warn"],
         "kubelint-ml-node-selector-pool": ["Warn"],
+        "kubelint-ml-request-exceeds-limit": ["Deny"],
         "kubelint-ml-restart-policy-invalid": ["Deny"],
         "kubelint-ml-shm-size-limit": ["Warn"],
         "kubelint-ml-team-label": ["Warn"],
@@ -87,11 +109,13 @@ def test_export_writes_a_policy_and_binding_per_exportable_rule():
     assert len(cap["spec"]["validations"]) == 25  # one per kind with pod templates
     # the rules not exported, with the reason
     assert "#   priority-class-known: reads `objects`" in out
-    assert "#   besteffort-qos: the QoS class after Pod defaulting" in out
+    assert "#   shm-too-small-for-workers: process counts read from command lines" in out
+    assert "#   parse-error: the API server decodes the object itself" in out  # the pseudo-rules too
     from kubelint_ml.admission.review import load_policy
+    from kubelint_ml.engine.api import PSEUDO_RULES
 
     enabled = len(load_policy(str(CONFIG)).engine.rules)
-    assert f"6 rule(s) exported; {enabled - 6} not exported" in err
+    assert f"15 rule(s) exported as 17 policies; {enabled - 15 + len(PSEUDO_RULES)} not exported" in err
     restart = next(
         d
         for d in docs
@@ -101,10 +125,11 @@ def test_export_writes_a_policy_and_binding_per_exportable_rule():
 
 
 def test_every_builtin_template_has_a_reason():
-    from kubelint_ml.admission.vap import BUILTIN_EXPORTS, BUILTIN_REASONS
+    from kubelint_ml.admission.vap import BUILTIN_EXPORTS, BUILTIN_REASONS, TRANSLATED
     from kubelint_ml.engine.rulefile import available_templates
 
-    assert set(available_templates()) <= set(BUILTIN_REASONS) | set(BUILTIN_EXPORTS)
+    assert set(available_templates()) <= set(BUILTIN_REASONS) | set(BUILTIN_EXPORTS) | set(TRANSLATED)
+    assert not set(BUILTIN_REASONS) & (set(BUILTIN_EXPORTS) | set(TRANSLATED))
 
 
 @needs_cel
@@ -121,7 +146,7 @@ def test_policies_and_usage_rules_are_listed_with_the_reason(tmp_path):
     )
     code, docs, out, err = _export(config)
     assert code == 0, err
-    assert [d["metadata"]["name"] for d in docs] == ["kubelint-ml-restart-policy-invalid"] * 2
+    assert "kubelint-ml-restart-policy-invalid" in [d["metadata"]["name"] for d in docs]
     listed = dict(line[4:].split(": ", 1) for line in out.splitlines() if line.startswith("#   "))
     for rid in ("main.deny", "main.warn", "gpu.deny_too_many_gpus", "gpu.warn_latest", "gpu.deny_cost_center"):
         assert listed[rid].startswith("a Rego rule: the API server evaluates CEL only")
@@ -129,7 +154,8 @@ def test_policies_and_usage_rules_are_listed_with_the_reason(tmp_path):
     assert "generateVAP" in listed["K8sTeamLabel/known-team"]
     for rid in ("memory-limit-below-peak", "memory-request-below-median", "gpu-memory-underused"):
         assert listed[rid].startswith("observed usage")
-    assert "1 rule(s) exported; 35 not exported" in err  # 24 built-ins, 4 usage rules, 5 Rego rules, 2 constraints
+    # 15 built-ins, 4 usage rules, 5 Rego rules, 2 constraints, 6 pseudo-rules
+    assert "10 rule(s) exported as 12 policies; 32 not exported" in err
 
 
 @needs_cel
@@ -142,7 +168,7 @@ def test_profile_version_gates_the_export(tmp_path):
     none = tmp_path / "none.yaml"
     none.write_text("rules: [rules/]\n")
     code, docs, out, _ = _export(none)
-    assert code == 0 and len(docs) == 12 and "Kubernetes 1.30 (no profile.kubernetesVersion" in out
+    assert code == 0 and len(docs) == 34 and "Kubernetes 1.30 (no profile.kubernetesVersion" in out
 
 
 @needs_cel
@@ -277,7 +303,8 @@ def test_every_exported_expression_gives_the_linters_verdict(corpus):
 
     policy = load_policy(str(CONFIG))
     docs, _, _, _ = policy_documents(policy)
-    policies = [d for d in docs if d["kind"] == "ValidatingAdmissionPolicy"]
+    # the built-ins translated with spec.variables: test_builtin_policies_give_serves_verdict
+    policies = [d for d in docs if d["kind"] == "ValidatingAdmissionPolicy" and not d["spec"].get("variables")]
     rules = {r.id: r for r in policy.engine.rules}
     compiled = {}
     for p in policies:
@@ -340,3 +367,368 @@ def test_every_exported_expression_gives_the_linters_verdict(corpus):
     for rid, c in counts.items():  # every rule is seen passing and failing
         assert c["pass"] > 10 and c["fail"] > 0, (rid, c)
     assert counts["node-selector-pool"]["error"] > 100
+
+
+# ----------------------------------------------------------------------------
+# Built-in rules translated to CEL (kubelint_ml/admission/vapbuiltin.py)
+
+BUILTIN_POLICIES = {
+    "accelerator-request-limit-mismatch": "Deny",
+    "besteffort-qos": "Warn",
+    "besteffort-qos-accelerators": "Deny",
+    "emptydir-memory-exceeds-limit": "Warn",
+    "emptydir-memory-unbounded": "Deny",
+    "emptydir-no-size-limit": "Warn",
+    "missing-memory-limit": "Warn",
+    "missing-memory-limit-accelerators": "Deny",
+    "missing-memory-request": "Warn",
+    "missing-priority-class": "Warn",
+    "request-exceeds-limit": "Deny",
+}
+
+
+class _Compiled:
+    """One exported policy, compiled as the API server would: variables, then the validation."""
+
+    def __init__(self, doc: dict) -> None:
+        from kubelint_ml.engine.cel import compile_expression
+
+        names = ("object", "request", "variables")
+        self.name = doc["metadata"]["name"]
+        self.rule = doc["metadata"]["labels"]["kubelint-ml.io/rule"]
+        self.severity = doc["metadata"]["annotations"]["kubelint-ml.io/severity"]
+        self.variables = [(v["name"], compile_expression(v["expression"], names)) for v in doc["spec"]["variables"]]
+        (validation,) = doc["spec"]["validations"]
+        self.expression = compile_expression(validation["expression"], names)
+        self.message = compile_expression(validation["messageExpression"], names)
+
+    def evaluate(self, obj: dict) -> tuple[object, str]:
+        """(True, "") when admitted, (False, message) when not, ("error", text) when an expression fails."""
+        from kubelint_ml.engine.cel import CelEvalError
+
+        values: dict = {}
+        activation = {"object": obj, "request": {}, "variables": values}
+        try:
+            for name, program in self.variables:
+                values[name] = program.evaluate(activation)
+            if self.expression.evaluate(activation) is True:
+                return True, ""
+            return False, str(self.message.evaluate(activation))
+        except CelEvalError as e:
+            return "error", str(e)
+
+
+def _builtin_policies(config: Path | None = None) -> tuple[object, list[_Compiled]]:
+    from kubelint_ml.admission.review import load_policy
+    from kubelint_ml.admission.vap import policy_documents
+
+    policy = load_policy(str(config) if config else None)
+    docs, _, _, _ = policy_documents(policy)
+    return policy, [
+        _Compiled(d) for d in docs if d["kind"] == "ValidatingAdmissionPolicy" and d["spec"].get("variables")
+    ]
+
+
+def _serve_verdicts(policy, obj: dict) -> dict[str, set[str]] | None:
+    """rule id -> severities of serve's unsuppressed findings; None for an object the API server's schema refuses."""
+    from kubelint_ml.admission.review import lint_object
+
+    findings, _ = lint_object(policy, obj)
+    if any(f.rule == "parse-error" for f in findings):
+        return None
+    out: dict[str, set[str]] = {}
+    for f in findings:
+        if f.suppressed is None:
+            out.setdefault(f.rule, set()).add(f.severity)
+    return out
+
+
+def _compare(policy, compiled: list[_Compiled], obj: dict, where: str, counts: dict) -> None:
+    want = _serve_verdicts(policy, obj)
+    if want is None:
+        return
+    got: dict[str, set[str]] = {}
+    findings_by_rule = {}
+    for c in compiled:
+        result, message = c.evaluate(obj)
+        assert result != "error", f"{c.name} on {where}: {message}"
+        counts.setdefault(c.name, {True: 0, False: 0})[result] += 1
+        if result is False:
+            got.setdefault(c.rule, set()).add(c.severity)
+            assert message.startswith(c.rule + ": "), (c.name, message)
+            findings_by_rule[c.rule] = message
+    for rule in {c.rule for c in compiled}:
+        assert got.get(rule, set()) == want.get(rule, set()), (
+            f"{rule} on {where}: policies {got.get(rule)}, serve {want.get(rule)}: {json.dumps(obj)[:2000]}"
+        )
+
+
+def test_builtin_policies_name_the_pod_templates_once(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("profile: {kubernetesVersion: '1.30'}\n")
+    r = CliRunner().invoke(main, ["export", "vap", "--config", str(config), "--audit"])
+    assert r.exit_code == 0, r.stderr
+    docs = [d for d in yaml.safe_load_all(r.stdout) if d]
+    policies = {
+        d["metadata"]["name"][len("kubelint-ml-") :]: d for d in docs if d["kind"] == "ValidatingAdmissionPolicy"
+    }
+    bindings = {
+        d["metadata"]["name"][len("kubelint-ml-") :]: d for d in docs if d["kind"] != "ValidatingAdmissionPolicy"
+    }
+    for name, action in BUILTIN_POLICIES.items():
+        assert bindings[name]["spec"]["validationActions"] == [action, "Audit"]
+        spec = policies[name]["spec"]
+        names = [v["name"] for v in spec["variables"]]
+        assert names == (
+            ["templates", "training", "judged", "failures"]
+            if name == "missing-priority-class"
+            else ["templates", "judged", "failures"]
+        )
+        templates = spec["variables"][0]["expression"].splitlines()
+        assert (
+            '  "batch/Job": (has(object.spec) && has(object.spec.template) ? [object.spec.template] : []),' in templates
+        )
+        assert '  "/Pod": [object],' in templates
+        assert len(templates) == 2 + 25  # one line per kind with pod templates
+        assert spec["validations"] == [
+            {
+                "expression": "size(variables.failures) == 0",
+                "messageExpression": f"\"{policies[name]['metadata']['labels']['kubelint-ml.io/rule']}: \" + variables.failures.join('; ')",
+                "message": spec["validations"][0]["message"],
+                "reason": "Invalid",
+            }
+        ]
+    # the multi-line expressions are written as literal blocks, for people to read
+    assert "  - name: templates\n    expression: |-\n      {\n" in r.stdout
+    assert policies["besteffort-qos-accelerators"]["metadata"]["annotations"]["kubelint-ml.io/pods"] == (
+        "pod templates that use accelerators"
+    )
+    # an override of the severity: one policy, whatever the pods use
+    config.write_text("overrides: {besteffort-qos: {severity: info}}\n")
+    code, docs, out, err = _export(config)
+    assert code == 0, err
+    names = [d["metadata"]["name"] for d in docs if d["kind"] == "ValidatingAdmissionPolicyBinding"]
+    assert "kubelint-ml-besteffort-qos" in names and "kubelint-ml-besteffort-qos-accelerators" not in names
+    actions = {
+        d["metadata"]["name"]: d["spec"]["validationActions"] for d in docs if d["kind"] != "ValidatingAdmissionPolicy"
+    }
+    assert actions["kubelint-ml-besteffort-qos"] == ["Audit"]
+
+
+GPU_JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      initContainers:
+        - {name: fetch, image: busybox, resources: {limits: {memory: 1Gi}}}
+      containers:
+        - name: trainer
+          image: pytorch
+          resources: {requests: {nvidia.com/gpu: 2}, limits: {nvidia.com/gpu: 1}}
+          volumeMounts: [{name: shm, mountPath: /dev/shm}, {name: scratch, mountPath: /scratch}]
+      volumes:
+        - {name: shm, emptyDir: {medium: Memory}}
+        - {name: scratch, emptyDir: {}}
+"""
+
+
+@needs_cel
+def test_builtin_policies_judge_a_gpu_job_as_serve_does():
+    policy, compiled = _builtin_policies()
+    obj = yaml.safe_load(GPU_JOB)
+    results = {c.name[len("kubelint-ml-") :]: c.evaluate(obj) for c in compiled}
+    failed = {name: message for name, (ok, message) in results.items() if ok is False}
+    assert failed == {
+        "accelerator-request-limit-mismatch": "accelerator-request-limit-mismatch: container 'trainer' requests 2 "
+        "nvidia.com/gpu != limit 1",
+        "emptydir-memory-unbounded": "emptydir-memory-unbounded: Memory emptyDir 'shm' has no sizeLimit and 'trainer' "
+        "no memory limit",
+        "emptydir-no-size-limit": "emptydir-no-size-limit: disk emptyDir 'scratch' has no sizeLimit and no "
+        "ephemeral-storage limit",
+        "missing-memory-limit-accelerators": "missing-memory-limit: container 'trainer' has no memory limit",
+        "missing-memory-request": "missing-memory-request: container 'trainer' has no memory request or limit",
+        "missing-priority-class": "missing-priority-class: pod template of containers 'fetch', 'trainer': no "
+        "priorityClassName: pods run at the default priority",
+    }
+    _compare(policy, compiled, obj, "gpu job", {})
+    # suppressed on the template: the policy admits it, as serve does
+    obj["spec"]["template"]["metadata"] = {
+        "annotations": {"kubelint-ml.io/ignore": "missing-memory-limit=sized by the runtime"}
+    }
+    assert {c.name: c.evaluate(obj)[0] for c in compiled}["kubelint-ml-missing-memory-limit-accelerators"] is True
+    _compare(policy, compiled, obj, "gpu job, suppressed", {})
+
+
+def _random_objects(seed: int, count: int) -> list[dict]:
+    """Objects of the kinds with pod templates, with resources, volumes and priorities drawn at random:
+    pod-level resources, sidecars, hugepages, numbers where strings usually are, zeros, DRA claims."""
+    import random
+
+    rnd = random.Random(seed)
+    values = ["0", "1", "2", "500m", "1Gi", "2Gi", "0.5", 1, 2, 0, 0.5, "1.5", "100Mi", "4", 8, "3Gi", "8Gi", "1e3"]
+    resources = [
+        "cpu",
+        "memory",
+        "ephemeral-storage",
+        "nvidia.com/gpu",
+        "amd.com/gpu",
+        "example.com/foo",
+        "hugepages-2Mi",
+    ]
+    volumes = ["shm", "scratch", "data"]
+
+    def rlist(names=resources):
+        return {r: rnd.choice(values) for r in rnd.sample(names, rnd.randint(0, 3 if len(names) > 2 else 2))}
+
+    def container(name, init=False):
+        c: dict = {"name": name, "image": "img"}
+        if rnd.random() < 0.8:
+            c["resources"] = {part: rlist() for part in ("requests", "limits") if rnd.random() < 0.6}
+            if rnd.random() < 0.05:
+                c["resources"]["claims"] = [{"name": "gpu"}]
+        if rnd.random() < 0.5:
+            c["volumeMounts"] = [{"name": v, "mountPath": "/" + v} for v in rnd.sample(volumes, rnd.randint(1, 2))]
+        if init and rnd.random() < 0.5:
+            c["restartPolicy"] = "Always"
+        return c
+
+    def volume(name):
+        ed: dict = {}
+        if rnd.random() < 0.5:
+            ed["medium"] = rnd.choice(["Memory", "", "Memory"])
+        if rnd.random() < 0.5:
+            ed["sizeLimit"] = rnd.choice(["0", "1Gi", "4Gi", "500Mi", "64Gi", 0])
+        return {"name": name, "emptyDir": ed}
+
+    def meta(name):
+        m: dict = {"name": name}
+        if rnd.random() < 0.15:
+            m["labels"] = {
+                rnd.choice(["kueue.x-k8s.io/priority-class", "priorityClassName", "ray.io/priority-class-name"]): "p"
+            }
+        if rnd.random() < 0.1:
+            m["annotations"] = {
+                "kubelint-ml.io/ignore": rnd.choice(
+                    ["*", "besteffort-qos", "missing-memory-limit=x, emptydir-no-size-limit"]
+                )
+            }
+        return m
+
+    def spec():
+        ps: dict = {"containers": [container(f"c{i}") for i in range(rnd.randint(1, 3))]}
+        if rnd.random() < 0.3:
+            ps["initContainers"] = [container(f"i{i}", True) for i in range(rnd.randint(1, 2))]
+        if rnd.random() < 0.25:
+            ps["resources"] = {part: rlist(["cpu", "memory"]) for part in ("requests", "limits") if rnd.random() < 0.7}
+        if rnd.random() < 0.6:
+            ps["volumes"] = [volume(v) for v in rnd.sample(volumes, rnd.randint(1, 3))]
+        if rnd.random() < 0.3:
+            ps["priorityClassName"] = rnd.choice(["high", " ", ""])
+        if rnd.random() < 0.1:
+            ps["schedulerName"] = "kai-scheduler"
+        if rnd.random() < 0.05:
+            ps["resourceClaims"] = [{"name": "x"}]
+        return ps
+
+    def tpl():
+        return {"metadata": meta("t"), "spec": spec()}
+
+    def obj():
+        kind = rnd.choice(
+            ["Pod", "Job", "CronJob", "Deployment", "PyTorchJob", "JobSet", "RayJob", "Volcano", "Runtime", "LWS"]
+        )
+        if kind == "Pod":
+            return {"apiVersion": "v1", "kind": "Pod", "metadata": meta("p"), "spec": spec()}
+        if kind == "Job":
+            return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta("j"), "spec": {"template": tpl()}}
+        if kind == "CronJob":
+            job = {"metadata": meta("jt"), "spec": {"template": tpl()}}
+            return {
+                "apiVersion": "batch/v1",
+                "kind": "CronJob",
+                "metadata": meta("cj"),
+                "spec": {"schedule": "@daily", "jobTemplate": job},
+            }
+        if kind == "Deployment":
+            return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta("d"), "spec": {"template": tpl()}}
+        if kind == "PyTorchJob":
+            specs = {"Master": {"replicas": 1, "template": tpl()}, "Worker": {"replicas": 2, "template": tpl()}}
+            return {
+                "apiVersion": "kubeflow.org/v1",
+                "kind": "PyTorchJob",
+                "metadata": meta("pj"),
+                "spec": {"pytorchReplicaSpecs": specs},
+            }
+        if kind == "JobSet":
+            jobs = [{"name": "w", "template": {"spec": {"template": tpl()}}}]
+            return {
+                "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                "kind": "JobSet",
+                "metadata": meta("js"),
+                "spec": {"replicatedJobs": jobs},
+            }
+        if kind == "Runtime":
+            jobs = [{"name": n, "template": {"spec": {"template": tpl()}}} for n in ("node", "initializer")]
+            return {
+                "apiVersion": "trainer.kubeflow.org/v1alpha1",
+                "kind": "TrainingRuntime",
+                "metadata": meta("tr"),
+                "spec": {"template": {"spec": {"replicatedJobs": jobs}}},
+            }
+        if kind == "RayJob":
+            cluster = {
+                "headGroupSpec": {"template": tpl()},
+                "workerGroupSpecs": [{"groupName": "g", "template": tpl()}],
+            }
+            return {
+                "apiVersion": "ray.io/v1",
+                "kind": "RayJob",
+                "metadata": meta("rj"),
+                "spec": {"rayClusterSpec": cluster, "submitterPodTemplate": tpl()},
+            }
+        if kind == "Volcano":
+            o = {
+                "apiVersion": "batch.volcano.sh/v1alpha1",
+                "kind": "Job",
+                "metadata": meta("vj"),
+                "spec": {"tasks": [{"name": "t", "template": tpl()}]},
+            }
+            if rnd.random() < 0.3:
+                o["spec"]["priorityClassName"] = "p"
+            return o
+        lwt = {"leaderTemplate": tpl(), "workerTemplate": tpl()}
+        return {
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "metadata": meta("l"),
+            "spec": {"leaderWorkerTemplate": lwt},
+        }
+
+    return [obj() for _ in range(count)]
+
+
+@needs_cel
+@pytest.mark.slow
+def test_builtin_policies_give_serves_verdict(corpus):
+    """Every translated built-in's policies against serve's findings for that rule, with the severity (a
+    warning is the Warn policy failing, an error the Deny one): the rule examples, the fixtures and the
+    corpus, and objects drawn at random around the semantics (pod-level resources, sidecars, hugepages...)."""
+    from kubelint_ml.admission.vap import TEMPLATE_KINDS
+
+    policy, compiled = _builtin_policies()
+    assert sorted(c.name[len("kubelint-ml-") :] for c in compiled) == sorted(BUILTIN_POLICIES)
+    counts: dict = {}
+    judged = 0
+    for where, obj in _samples(corpus):
+        if (str(obj.get("apiVersion", "")).rpartition("/")[0], obj["kind"]) in TEMPLATE_KINDS:
+            judged += 1
+            _compare(policy, compiled, obj, where, counts)
+    for n, obj in enumerate(_random_objects(20261125, 600)):
+        _compare(policy, compiled, obj, f"random object {n}", counts)
+    assert judged > 500
+    for name, c in counts.items():  # every policy is seen admitting and refusing
+        assert c[True] > 20 and c[False] > 3, (name, c)

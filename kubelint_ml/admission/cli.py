@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 
 import click
@@ -84,7 +85,13 @@ def export() -> None:
     type=click.Path(dir_okay=False),
     help="Config file [default: .kubelint-ml.yaml found upward from the current directory].",
 )
-def export_vap(config_path: str | None) -> None:
+@click.option(
+    "--audit",
+    is_flag=True,
+    help="Add Audit to every binding's validationActions (Deny and Warn stay): failures are also written to the "
+    "API server's audit log.",
+)
+def export_vap(config_path: str | None, audit: bool) -> None:
     """ValidatingAdmissionPolicies and bindings (admissionregistration.k8s.io/v1) on stdout.
 
     Every rule that CEL can express exactly; the others are listed on stderr
@@ -102,12 +109,13 @@ def export_vap(config_path: str | None) -> None:
         policy = load_policy(config_path)
     except PolicyError as e:
         raise _Failure(str(e)) from None
-    text, skipped = export_policies(policy)
+    text, skipped = export_policies(policy, audit)
     sys.stdout.write(text)
     sys.stdout.flush()
-    exported = text.count("\nkind: ValidatingAdmissionPolicy\n")
+    exported = len(set(re.findall(r"^    kubelint-ml\.io/rule: (.*)$", text, re.M)))
+    policies = text.count("\nkind: ValidatingAdmissionPolicy\n")
     click.echo(
-        f"kubelint-ml: {exported} rule(s) exported; {len(skipped)} not exported, each with the reason "
+        f"kubelint-ml: {exported} rule(s) exported as {policies} policies; {len(skipped)} not exported, each with the reason "
         "in the comments at the top of the output",
         err=True,
     )

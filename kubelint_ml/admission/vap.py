@@ -21,26 +21,36 @@ reproduce exactly. One policy and one binding per rule:
 - ``messageExpression`` names every failing container (template, volume),
   with the rule's own message or messageExpression.
 
-Not exported, with the reason: built-in rules (their logic is Python: QoS
-after defaulting, quantities with placeholders, node catalogs, signals in
-command lines), rules that read ``objects`` or ``profile`` (a policy sees one
-object), rules whose severity depends on accelerators (``acceleratorSeverity``)
-or whose scope is ``workloads: accelerator``/``training``, and rules using a
-CEL function newer than the profile's Kubernetes version.
+Built-in rules: those whose logic CEL can state at admission, where an object
+is single and concrete, are translated (:mod:`kubelint_ml.admission.vapbuiltin`:
+QoS after Pod defaulting, missing memory requests and limits, requests above
+limits, extended resources, priority classes, emptyDir sizes); a rule whose
+severity depends on accelerators becomes two policies, Warn for the pod
+templates that use none and Deny for those that do. ``restart-policy-invalid``
+has its own validations per Job kind.
+
+Not exported, with the reason: the other built-in rules (node catalogs,
+command lines, other objects, observed usage), the pseudo-rules, rules that
+read ``objects`` or ``profile`` (a policy sees one object), custom CEL rules
+whose severity depends on accelerators (``acceleratorSeverity``) or whose
+scope is ``workloads: accelerator``/``training``, and rules using a CEL
+function newer than the profile's Kubernetes version.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from kubelint_ml.admission.review import Policy
+from kubelint_ml.admission.vapbuiltin import TRANSLATED, Variant, kind_templates, variables
+from kubelint_ml.admission.vapbuiltin import group_is as _group
+from kubelint_ml.admission.vapbuiltin import ignored as _ignored
+from kubelint_ml.admission.vapbuiltin import lit as _lit
 from kubelint_ml.input.workloads import KUBEFLOW_REPLICA_SPECS
 from kubelint_ml.k8s.version import parse_version
 
 API = "admissionregistration.k8s.io/v1"
-IGNORE = "kubelint-ml.io/ignore"
 MIN_VERSION = (1, 30)  # ValidatingAdmissionPolicy v1 is GA in 1.30
 ACTIONS = {"error": "Deny", "warning": "Warn", "info": "Audit"}
 
@@ -68,108 +78,34 @@ FUNCTIONS_SINCE: dict[str, tuple[int, int]] = {
 _OPTIONAL_SYNTAX = re.compile(r"\.\?|\[\?|optional\.")
 
 
-def _group(group: str) -> str:
-    if group:
-        return f"object.apiVersion.startsWith({_lit(group + '/')})"
-    return "!object.apiVersion.contains('/')"
-
-
-def _lit(text: str) -> str:
-    """A CEL string literal (JSON's escapes are CEL's)."""
-    return json.dumps(text, ensure_ascii=False)
-
-
-def _at(*path: str) -> str:
-    """The template at a fixed path, when there: a list of zero or one."""
-    steps = ["object"]
-    for p in path:
-        steps.append(steps[-1] + "." + p)
-    return "(" + " && ".join(f"has({s})" for s in steps[1:]) + f" ? [{steps[-1]}] : [])"
-
-
-def _replica_specs(field: str) -> str:
-    m = f"object.spec.{field}"
-    return f"(has(object.spec) && has({m}) ? {m}.map(r, {m}[r]).filter(rs, has(rs.template)).map(rs, rs.template) : [])"
-
-
-def _jobset(prefix: str) -> str:
-    base = "object" + prefix
-    guards = []
-    acc = "object"
-    for part in prefix.strip(".").split(".") if prefix else []:
-        acc += "." + part
-        guards.append(f"has({acc})")
-    guards.append(f"has({base}.replicatedJobs)")
-    return (
-        f"({' && '.join(guards)} ? {base}.replicatedJobs.filter(j, has(j.template) && has(j.template.spec)"
-        f" && has(j.template.spec.template)).map(j, j.template.spec.template) : [])"
-    )
-
-
-def _ray(prefix: str) -> str:
-    base = "object" + prefix
-    guards = []
-    acc = "object"
-    for part in prefix.strip(".").split("."):
-        acc += "." + part
-        guards.append(f"has({acc})")
-    g = " && ".join(guards)
-    head = f"({g} && has({base}.headGroupSpec) && has({base}.headGroupSpec.template) ? [{base}.headGroupSpec.template] : [])"
-    workers = (
-        f"({g} && has({base}.workerGroupSpecs) ? {base}.workerGroupSpecs.filter(w, has(w.template))"
-        f".map(w, w.template) : [])"
-    )
-    return f"{head} + {workers}"
-
-
-def _volcano() -> str:
-    return (
-        "(has(object.spec) && has(object.spec.tasks) ? object.spec.tasks.filter(t, has(t.template))"
-        ".map(t, t.template) : [])"
-    )
-
-
-def _lws() -> str:
-    lwt = "object.spec.leaderWorkerTemplate"
-    g = f"has(object.spec) && has({lwt})"
-    return (
-        f"({g} && has({lwt}.leaderTemplate) ? [{lwt}.leaderTemplate] : []) + "
-        f"({g} && has({lwt}.workerTemplate) ? [{lwt}.workerTemplate] : [])"
-    )
-
+# (group, kind) -> resource of the kinds with pod templates at fixed paths (input/workloads.py KINDS).
+_RESOURCES = {
+    ("", "Pod"): "pods",
+    ("", "PodTemplate"): "podtemplates",
+    ("", "ReplicationController"): "replicationcontrollers",
+    ("batch", "Job"): "jobs",
+    ("batch", "CronJob"): "cronjobs",
+    ("apps", "Deployment"): "deployments",
+    ("apps", "StatefulSet"): "statefulsets",
+    ("apps", "ReplicaSet"): "replicasets",
+    ("apps", "DaemonSet"): "daemonsets",
+    ("jobset.x-k8s.io", "JobSet"): "jobsets",
+    ("trainer.kubeflow.org", "TrainingRuntime"): "trainingruntimes",
+    ("trainer.kubeflow.org", "ClusterTrainingRuntime"): "clustertrainingruntimes",
+    ("ray.io", "RayCluster"): "rayclusters",
+    ("ray.io", "RayJob"): "rayjobs",
+    ("ray.io", "RayService"): "rayservices",
+    ("batch.volcano.sh", "Job"): "jobs",
+    ("flow.volcano.sh", "JobTemplate"): "jobtemplates",
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkersets",
+}
+for _kind in KUBEFLOW_REPLICA_SPECS:
+    _RESOURCES[("kubeflow.org", _kind)] = _kind.lower() + "s"
 
 # (group, kind) -> (resource, CEL list of the kind's pod template specs), as input/workloads.py finds them.
 TEMPLATE_KINDS: dict[tuple[str, str], tuple[str, str]] = {
-    ("", "Pod"): ("pods", "[object]"),
-    ("", "PodTemplate"): ("podtemplates", _at("template")),
-    ("", "ReplicationController"): ("replicationcontrollers", _at("spec", "template")),
-    ("batch", "Job"): ("jobs", _at("spec", "template")),
-    ("batch", "CronJob"): ("cronjobs", _at("spec", "jobTemplate", "spec", "template")),
-    ("apps", "Deployment"): ("deployments", _at("spec", "template")),
-    ("apps", "StatefulSet"): ("statefulsets", _at("spec", "template")),
-    ("apps", "ReplicaSet"): ("replicasets", _at("spec", "template")),
-    ("apps", "DaemonSet"): ("daemonsets", _at("spec", "template")),
-    ("jobset.x-k8s.io", "JobSet"): ("jobsets", _jobset(".spec")),
-    ("trainer.kubeflow.org", "TrainingRuntime"): ("trainingruntimes", _jobset(".spec.template.spec")),
-    ("trainer.kubeflow.org", "ClusterTrainingRuntime"): ("clustertrainingruntimes", _jobset(".spec.template.spec")),
-    ("ray.io", "RayCluster"): ("rayclusters", _ray(".spec")),
-    ("ray.io", "RayJob"): ("rayjobs", _ray(".spec.rayClusterSpec") + " + " + _at("spec", "submitterPodTemplate")),
-    ("ray.io", "RayService"): ("rayservices", _ray(".spec.rayClusterConfig")),
-    ("batch.volcano.sh", "Job"): ("jobs", _volcano()),
-    ("flow.volcano.sh", "JobTemplate"): ("jobtemplates", _volcano()),
-    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ("leaderworkersets", _lws()),
+    key: (resource, kind_templates(key[0], key[1], Variant()) or "[]") for key, resource in _RESOURCES.items()
 }
-for _kind, _field in KUBEFLOW_REPLICA_SPECS.items():
-    TEMPLATE_KINDS[("kubeflow.org", _kind)] = (_kind.lower() + "s", _replica_specs(_field))
-
-
-def _ignored(meta: str, rule_id: str) -> str:
-    """The ``kubelint-ml.io/ignore`` annotation of ``meta`` names the rule (as Engine.parse_ignore reads it)."""
-    ann = f"{meta}.annotations"
-    return (
-        f"(has({meta}) && has({ann}) && {_lit(IGNORE)} in {ann} && {ann}[{_lit(IGNORE)}].split(',')"
-        f".exists(p, p.split('=')[0].trim() == {_lit(rule_id)}))"
-    )
 
 
 def _units(rule: Any) -> tuple[str, str, str]:
@@ -356,25 +292,16 @@ def _functions_too_new(source: str, version: tuple[int, int]) -> list[str]:
 
 
 _USAGE = "observed usage from Prometheus or a usage snapshot, which a policy cannot read"
-_QUANTITIES = "quantities as the API server stores them, with unrendered placeholders left unjudged"
 # Why each built-in template's logic is not one CEL expression (checked: every built-in rule has an entry).
 BUILTIN_REASONS = {
-    "qos-class": "the QoS class after Pod defaulting (requests from limits), pod-level resources and sidecars",
-    "container-resource-missing": f"pod-level resources and {_QUANTITIES}",
-    "extended-resource-mismatch": f"extended resources compared as exact quantities, {_QUANTITIES}",
     "invalid-quantity": "the apimachinery grammar with its messages, and whole numbers for extended resources",
     "suspicious-quantity": "heuristics over quantity values (empty, unit slips) with their suggestions",
-    "request-exceeds-limit": f"requests against limits after defaulting, {_QUANTITIES}",
     "overcommit-ratio": "exact rational ratios of quantities (CEL has no quantity division before 1.33)",
     "gpu-share": "the node catalog and the profile's node pools, resolved from selectors and affinity",
     "gpu-node-unresolved": "the node catalog and the profile's node pools",
-    "emptydir-no-size-limit": "which containers mount the volume and their ephemeral-storage limits, with sizeLimit 0 read as none",
-    "emptydir-memory-unbounded": "the pod's effective memory limit (every container, pod-level resources) and the mounts",
-    "emptydir-memory-exceeds-limit": "sums of sizeLimits per mounting container against effective limits",
     "emptydir-exceeds-ephemeral-storage": "the pod's ephemeral-storage budget and the node's local disk from the catalog",
     "emptydir-missing-ephemeral-request": "requests after defaulting across containers, and which volumes are mounted",
     "shm-too-small-for-workers": "process counts read from command lines (torchrun, DataLoader workers, mpirun)",
-    "priority-class-missing": "Kueue and gang-scheduling labels and partial templates (kustomize patches)",
     "priority-class-unknown": "the PriorityClasses of the cluster (other objects)",
     "priority-class-object": "the cluster's other PriorityClasses (globalDefault conflicts)",
     "preemption-backoff": "the values of other PriorityClasses",
@@ -396,6 +323,9 @@ def exportable(rule: Any, version: tuple[int, int]) -> str:
 
     if not isinstance(rule.template, CelCheck):
         template = rule.check.get("template", "")
+        if template in TRANSLATED:
+            built = TRANSLATED[template](rule)
+            return built if isinstance(built, str) else ""
         if template in BUILTIN_EXPORTS and not rule.accelerator_severity and rule.workloads == "all":
             return ""
         return BUILTIN_REASONS.get(template, "its template's logic is Python")
@@ -438,7 +368,9 @@ def _exclusions(policy: Policy, rule_id: str) -> list[dict]:
     return conditions
 
 
-def policy_documents(policy: Policy) -> tuple[list[dict], list[tuple[str, str]], tuple[int, int], bool]:
+def policy_documents(
+    policy: Policy, audit: bool = False
+) -> tuple[list[dict], list[tuple[str, str]], tuple[int, int], bool]:
     """(policies and bindings, (rule id, why not exported), the Kubernetes version used, whether it was assumed)."""
     version = parse_version(policy.config.profile.kubernetes_version)
     assumed = version is None
@@ -458,24 +390,56 @@ def policy_documents(policy: Policy) -> tuple[list[dict], list[tuple[str, str]],
             version,
             assumed,
         )
-    settings = policy.settings
     for rule in sorted(policy.engine.rules, key=lambda r: r.id):
         why = exportable(rule, version)
-        kinds: list[tuple[str, str]] = []
-        builtin = BUILTIN_EXPORTS.get(rule.check.get("template", "")) if not why else None
-        if builtin is not None:
-            kinds = [k for k in _JOB_SPECS if _kind_selected(rule, k)]
-        elif not why and rule.unit != "object":
-            found = _kinds_for(rule)
-            if isinstance(found, str):
-                why = found
-            else:
-                kinds = found
         if why:
             skipped.append((rule.id, why))
             continue
+        template = rule.check.get("template", "")
         severity = policy.engine.overrides.get(rule.id) or rule.severity
-        name = f"kubelint-ml-{rule.id}"
+        if template in TRANSLATED:
+            built = TRANSLATED[template](rule)
+            assert not isinstance(built, str)
+            kinds = [k for k in TEMPLATE_KINDS if _kind_selected(rule, k)]
+            accelerator_severity = rule.accelerator_severity or severity
+            split = (
+                not policy.engine.overrides.get(rule.id)
+                and accelerator_severity != severity
+                and rule.workloads != "accelerator"
+            )
+            # A severity that depends on accelerators: one policy for the pods that use them, one for the rest.
+            parts: list[tuple[str, str, bool | None]] = (
+                [("", severity, False), ("-accelerators", accelerator_severity, True)]
+                if split
+                else [("", severity, None)]
+            )
+            for suffix, sev, accelerators in parts:
+                spec = _spec(
+                    _template_rules(kinds),
+                    [
+                        {
+                            "expression": "size(variables.failures) == 0",
+                            "messageExpression": f"{_lit(rule.id + ': ')} + variables.failures.join('; ')",
+                            "message": _static(rule),
+                            "reason": "Invalid",
+                        }
+                    ],
+                    policy,
+                    rule.id,
+                )
+                spec["variables"] = variables(rule, built, kinds, accelerators)
+                docs.extend(_pair(policy, rule, f"kubelint-ml-{rule.id}{suffix}", sev, spec, accelerators, audit))
+            continue
+        builtin = BUILTIN_EXPORTS.get(template)
+        kinds = []
+        if builtin is not None:
+            kinds = [k for k in _JOB_SPECS if _kind_selected(rule, k)]
+        elif rule.unit != "object":
+            found = _kinds_for(rule)
+            if isinstance(found, str):
+                skipped.append((rule.id, found))
+                continue
+            kinds = found
         if rule.unit == "object":
             validations = [_object_validation(rule)]
             groups = sorted({k.rpartition("/")[0] for k in rule.kinds}) if rule.kinds else ["*"]
@@ -493,72 +457,89 @@ def policy_documents(policy: Policy) -> tuple[list[dict], list[tuple[str, str]],
                 if builtin is not None
                 else [_template_validation(rule, k, TEMPLATE_KINDS[k][1]) for k in kinds]
             )
-            by_group: dict[str, list[str]] = {}
-            for group, kind in kinds:
-                res = TEMPLATE_KINDS[(group, kind)][0]
-                if res not in by_group.setdefault(group, []):
-                    by_group[group].append(res)
-            resource_rules = [
-                {"apiGroups": [g], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": sorted(r)}
-                for g, r in sorted(by_group.items())
-            ]
-        spec: dict[str, Any] = {
-            "failurePolicy": "Fail",
-            "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": resource_rules},
-            "validations": validations,
-        }
-        conditions = _exclusions(policy, rule.id)
-        if conditions:
-            spec["matchConditions"] = conditions
-        labels = {"app.kubernetes.io/managed-by": "kubelint-ml", "kubelint-ml.io/rule": rule.id}
-        docs.append(
-            {
-                "apiVersion": API,
-                "kind": "ValidatingAdmissionPolicy",
-                "metadata": {
-                    "name": name,
-                    "labels": labels,
-                    "annotations": {
-                        "kubelint-ml.io/severity": severity,
-                        "kubelint-ml.io/title": " ".join(rule.title.split()),
-                    },
-                },
-                "spec": spec,
-            }
-        )
-        binding: dict[str, Any] = {"policyName": name, "validationActions": [ACTIONS[severity]]}
-        match: dict[str, Any] = {}
-        if settings.get("excludeNamespaces"):
-            match["namespaceSelector"] = {
-                "matchExpressions": [
-                    {
-                        "key": "kubernetes.io/metadata.name",
-                        "operator": "NotIn",
-                        "values": list(settings["excludeNamespaces"]),
-                    }
-                ]
-            }
-        if settings.get("excludeLabels"):
-            exprs = []
-            for key, value in settings["excludeLabels"].items():
-                exprs.append(
-                    {"key": key, "operator": "DoesNotExist"}
-                    if value == "*"
-                    else {"key": key, "operator": "NotIn", "values": [value]}
-                )
-            match["objectSelector"] = {"matchExpressions": exprs}
-        if match:
-            binding["matchResources"] = match
-        docs.append(
-            {
-                "apiVersion": API,
-                "kind": "ValidatingAdmissionPolicyBinding",
-                "metadata": {"name": name, "labels": labels},
-                "spec": binding,
-            }
-        )
+            resource_rules = _template_rules(kinds)
+        spec = _spec(resource_rules, validations, policy, rule.id)
+        docs.extend(_pair(policy, rule, f"kubelint-ml-{rule.id}", severity, spec, None, audit))
     skipped.extend(_policy_rules_skipped(policy))
     return docs, skipped, version, assumed
+
+
+def _template_rules(kinds: list[tuple[str, str]]) -> list[dict]:
+    by_group: dict[str, list[str]] = {}
+    for group, kind in kinds:
+        res = TEMPLATE_KINDS[(group, kind)][0]
+        if res not in by_group.setdefault(group, []):
+            by_group[group].append(res)
+    return [
+        {"apiGroups": [g], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": sorted(r)}
+        for g, r in sorted(by_group.items())
+    ]
+
+
+def _spec(resource_rules: list[dict], validations: list[dict], policy: Policy, rule_id: str) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "failurePolicy": "Fail",
+        "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": resource_rules},
+        "validations": validations,
+    }
+    conditions = _exclusions(policy, rule_id)
+    if conditions:
+        spec["matchConditions"] = conditions
+    return spec
+
+
+def _pair(
+    policy: Policy, rule: Any, name: str, severity: str, spec: dict, accelerators: bool | None, audit: bool
+) -> list[dict]:
+    """The policy and its binding."""
+    settings = policy.settings
+    labels = {"app.kubernetes.io/managed-by": "kubelint-ml", "kubelint-ml.io/rule": rule.id}
+    annotations = {"kubelint-ml.io/severity": severity, "kubelint-ml.io/title": " ".join(rule.title.split())}
+    if accelerators is not None:
+        annotations["kubelint-ml.io/pods"] = (
+            "pod templates that use accelerators" if accelerators else "pod templates that use no accelerators"
+        )
+    vap = {
+        "apiVersion": API,
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name, "labels": labels, "annotations": annotations},
+        "spec": spec,
+    }
+    actions = [ACTIONS[severity]]
+    if audit and actions != ["Audit"]:
+        actions.append("Audit")
+    binding: dict[str, Any] = {"policyName": name, "validationActions": actions}
+    match: dict[str, Any] = {}
+    if settings.get("excludeNamespaces"):
+        match["namespaceSelector"] = {
+            "matchExpressions": [
+                {
+                    "key": "kubernetes.io/metadata.name",
+                    "operator": "NotIn",
+                    "values": list(settings["excludeNamespaces"]),
+                }
+            ]
+        }
+    if settings.get("excludeLabels"):
+        exprs = []
+        for key, value in settings["excludeLabels"].items():
+            exprs.append(
+                {"key": key, "operator": "DoesNotExist"}
+                if value == "*"
+                else {"key": key, "operator": "NotIn", "values": [value]}
+            )
+        match["objectSelector"] = {"matchExpressions": exprs}
+    if match:
+        binding["matchResources"] = match
+    return [
+        vap,
+        {
+            "apiVersion": API,
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": name, "labels": labels},
+            "spec": binding,
+        },
+    ]
 
 
 def _policy_rules_skipped(policy: Policy) -> list[tuple[str, str]]:
@@ -582,24 +563,54 @@ def _policy_rules_skipped(policy: Policy) -> list[tuple[str, str]]:
     return sorted(out)
 
 
-def export_policies(policy: Policy) -> tuple[str, list[tuple[str, str]]]:
+# Why each pseudo-rule (reported by kubelint-ml about its input and its rules) is no policy.
+PSEUDO_REASONS = {
+    "parse-error": "the API server decodes the object itself and rejects one that is not a valid manifest",
+    "schema-invalid": "the API server validates the object against its schema before any policy runs",
+    "schema-unavailable": "the API server knows the schema of every kind it serves",
+    "cel-evaluation-error": "an exported policy has failurePolicy: Fail: an expression that errors rejects the object",
+    "unknown-ignore-rule": "a check of the annotation's text, not of the object; `check` and `serve` report it",
+    "rule-error": "a failure of kubelint-ml's own Python code, which policies do not run",
+}
+
+
+def export_policies(policy: Policy, audit: bool = False) -> tuple[str, list[tuple[str, str]]]:
     """The YAML stream, and the rules not exported with the reason."""
     import yaml
 
-    docs, skipped, version, assumed = policy_documents(policy)
+    from kubelint_ml.engine.api import PSEUDO_RULES
+
+    docs, skipped, version, assumed = policy_documents(policy, audit)
+    skipped = skipped + [(rid, PSEUDO_REASONS.get(rid, "reported by kubelint-ml itself")) for rid in PSEUDO_RULES]
+    rules = len({d["metadata"]["labels"]["kubelint-ml.io/rule"] for d in docs})
     head = [
-        f"# kubelint-ml export vap: {len(docs) // 2} rule(s) as ValidatingAdmissionPolicies ({API}),",
+        f"# kubelint-ml export vap: {rules} rule(s) as {len(docs) // 2} ValidatingAdmissionPolicies ({API}),",
         f"# CEL functions of Kubernetes {version[0]}.{version[1]}"
         + (" (no profile.kubernetesVersion: the first version with VAP v1)" if assumed else "")
         + ".",
         "# Pod templates are looked for in the kinds kubelint-ml knows (Pod, Job, CronJob, the Deployment",
         "# family, Kubeflow, JobSet, Trainer runtimes, Ray, Volcano, LeaderWorkerSet); other kinds, which",
-        "# `check` searches by shape, are not matched.",
+        "# `check` searches by shape or builds pods for (KServe, Argo, Tekton, Seldon, Spark), are not matched.",
     ]
     if skipped:
         head.append("# Not exported:")
         head.extend(f"#   {rid}: {why}" for rid, why in skipped)
     text = "\n".join(head) + "\n"
+    dumper = _literal_blocks()
     for d in docs:
-        text += "---\n" + yaml.safe_dump(d, sort_keys=False, width=1_000_000, allow_unicode=True)
+        text += "---\n" + yaml.dump(d, Dumper=dumper, sort_keys=False, width=1_000_000, allow_unicode=True)
     return text, skipped
+
+
+def _literal_blocks() -> Any:
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        """Multi-line expressions as literal blocks, to be read."""
+
+    def text(dumper: Any, value: str) -> Any:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, text)
+    return Dumper
