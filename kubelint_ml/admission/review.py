@@ -332,6 +332,7 @@ def lint_object(policy: Policy, data: Any, request: dict | None = None) -> tuple
         facts=facts,
         usage=policy.usage,
         wants_notes=True,
+        wants_fixes=False,  # a validating webhook returns no patches
         max_hits_per_template=MAX_HITS_PER_TEMPLATE,
     )
     for obj in unpacked.objects:

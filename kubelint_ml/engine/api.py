@@ -138,6 +138,9 @@ class Context:
     # False when nobody reads the notes (a run without --verbose): a template may then
     # leave out work whose only outcome would be a note.
     wants_notes: bool = True
+    # False when nobody reads fixes (admission): a template may then leave out planning a fix
+    # whose cost grows with the pod (memory for every container).
+    wants_fixes: bool = True
     # What checks remember while this file is linted (dropped with it): keys are
     # prefixed by the module that owns them ("cel:converted").
     cache: dict[str, Any] = field(default_factory=dict)

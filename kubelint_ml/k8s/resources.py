@@ -211,10 +211,35 @@ class _Container:
 
 
 def _containers(spec: Mapping) -> tuple[list[_Container], list[_Container]]:
-    """(init containers, app containers), defaulted. Ephemeral ones never have resources."""
-    inits = [_Container(c, True) for c in _items(spec.get("initContainers"))]
-    apps = [_Container(c, False) for c in _items(spec.get("containers"))]
-    return inits, apps
+    """(init containers, app containers), defaulted. Ephemeral ones never have resources.
+
+    The rules ask this of the same pod spec several times in a row (QoS, pod-level resources,
+    accelerators, limits): the last few specs' answers are kept, by identity (the entry holds
+    the spec, so its id cannot be reused while it is there), for specs with many containers.
+    """
+    inits_raw, apps_raw = spec.get("initContainers"), spec.get("containers")
+    size = (len(inits_raw) if isinstance(inits_raw, list) else 0) + (len(apps_raw) if isinstance(apps_raw, list) else 0)
+    if size < _RECENT_MIN:
+        return _build_containers(inits_raw, apps_raw)
+    key = id(spec)
+    hit = _RECENT.get(key)
+    if hit is not None and hit[0] is spec and hit[1] is inits_raw and hit[2] is apps_raw and hit[3] == size:
+        return hit[4]
+    found = _build_containers(inits_raw, apps_raw)
+    if len(_RECENT) >= _RECENT_MAX:
+        _RECENT.clear()
+    _RECENT[key] = (spec, inits_raw, apps_raw, size, found)
+    return found
+
+
+def _build_containers(inits_raw: object, apps_raw: object) -> tuple[list[_Container], list[_Container]]:
+    return [_Container(c, True) for c in _items(inits_raw)], [_Container(c, False) for c in _items(apps_raw)]
+
+
+# Pod specs with at least _RECENT_MIN containers: id -> (spec, its container lists, their size, the answer).
+_RECENT: dict[int, tuple] = {}
+_RECENT_MIN = 16
+_RECENT_MAX = 4
 
 
 def _aggregate(inits: list[_Container], apps: list[_Container], limits: bool) -> ResourceList:

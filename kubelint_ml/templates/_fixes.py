@@ -109,6 +109,11 @@ def decimal_suffix(path: tuple, raw: Any) -> Fix | None:
 # Memory for containers with none
 
 
+def wanted(ctx: Any) -> bool:
+    """Whether the run reads fixes (not at admission: see Context.wants_fixes)."""
+    return ctx is None or getattr(ctx, "wants_fixes", True)
+
+
 def _has_memory(c: ContainerView) -> bool:
     requests, limits = requests_limits(c)
     return "memory" in requests or "memory" in limits
@@ -244,17 +249,16 @@ def pod_memory(tpl: PodTemplate, ctx: Any, params: dict) -> Fix | None:
     if isinstance(plan, str):
         _note(ctx, tpl, "BestEffort QoS", plan)
         return None
-    changes: tuple = ()
-    sources = []
+    changes: list = []  # a list: one tuple grown per container would copy it for each (quadratic)
+    sources: dict[str, None] = {}
     for c in tpl.all_containers:
         entry = plan.get(id(c))
         if entry is not None:
-            changes += _container_changes(c, entry[0], entry[1])
-            if entry[2] not in sources:
-                sources.append(entry[2])
+            changes.extend(_container_changes(c, entry[0], entry[1]))
+            sources[entry[2]] = None
     if not changes:
         return None
-    return Fix("set a memory limit on every container", UNSAFE, "; ".join(sources), changes)
+    return Fix("set a memory limit on every container", UNSAFE, "; ".join(sources), tuple(changes))
 
 
 # --------------------------------------------------------------------------
@@ -333,15 +337,15 @@ def shm_size_limit(
     size = shm_size(processes, params)
     if old is not None and size <= old:
         return None
-    changes: tuple = (put(volume_path + ("emptyDir", "sizeLimit"), amount_exact(size)),)
+    changes = [put(volume_path + ("emptyDir", "sizeLimit"), amount_exact(size))]
     for c in mounted_by:
         if c is not None:
-            changes += _raise_memory(c, size - (old or 0))
+            changes.extend(_raise_memory(c, size - (old or 0)))
     return Fix(
         f"set the /dev/shm emptyDir's sizeLimit to {amount_exact(size)}",
         UNSAFE,
         _shm_source(processes, params),
-        changes,
+        tuple(changes),
     )
 
 
@@ -349,11 +353,14 @@ def memory_size_limit(volume_path: tuple, mounted_by: list[ContainerView], param
     """A Memory emptyDir's sizeLimit from the ``fixSizeLimit`` param; mounting containers' memory limits raised."""
     raw = params.get("fixSizeLimit", DEFAULT_SHM_PER_PROCESS)
     size = _quantity(raw) or GI
-    changes: tuple = (put(volume_path + ("emptyDir", "sizeLimit"), amount_exact(size)),)
+    changes = [put(volume_path + ("emptyDir", "sizeLimit"), amount_exact(size))]
     for c in mounted_by:
-        changes += _raise_memory(c, size)
+        changes.extend(_raise_memory(c, size))
     return Fix(
-        f"set the emptyDir's sizeLimit to {amount_exact(size)}", UNSAFE, f"rule param fixSizeLimit ({raw})", changes
+        f"set the emptyDir's sizeLimit to {amount_exact(size)}",
+        UNSAFE,
+        f"rule param fixSizeLimit ({raw})",
+        tuple(changes),
     )
 
 

@@ -67,5 +67,5 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         f"{c.describe()} has {'no ' + resource + ' request or limit' if missing == 'requestAndLimit' else what}"
         f"{accelerator_note(tpl)}",
         detail=f"{tpl.describe()}: {c.describe()} has {what} ({LIMITRANGE_NOTE}): {consequence}; {fix}",
-        fix=_fixes.container_memory(tpl, c, ctx, params) if resource == "memory" else None,
+        fix=_fixes.container_memory(tpl, c, ctx, params) if resource == "memory" and _fixes.wanted(ctx) else None,
     )

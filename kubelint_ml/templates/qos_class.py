@@ -57,5 +57,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         message = f"QoS class {qos}"
         detail = f"{tpl.describe()} has QoS class {qos}"
     yield Hit(
-        tpl.spec_path, message, detail=detail, fix=_fixes.pod_memory(tpl, ctx, params) if qos == "BestEffort" else None
+        tpl.spec_path,
+        message,
+        detail=detail,
+        fix=_fixes.pod_memory(tpl, ctx, params) if qos == "BestEffort" and _fixes.wanted(ctx) else None,
     )
