@@ -4,6 +4,7 @@
     python bench/admission.py --stack all         # also the other server stacks compared in the README
     python bench/admission.py --seconds 5 --clients 8
     python bench/admission.py --config fixtures/policies/bench.yaml   # with Rego and Gatekeeper policies
+    python bench/admission.py --large 18000       # one 1.5 MB Pod of 18,000 GPU containers, one client
 
 Each run starts the server as its own process on 127.0.0.1 (a free port, a
 self-signed certificate made with the openssl CLI), then one client process
@@ -102,6 +103,30 @@ def make_cert(directory: str) -> tuple[str, str]:
         capture_output=True,
     )
     return cert, key
+
+
+def large_body(containers: int) -> bytes:
+    """The AdmissionReview of one Pod the rules deny (GPU containers with no memory limit), made large:
+    18,000 containers are 1.5 MB, under the API server's request size limit."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "big", "namespace": "bench"},
+        "spec": {
+            "containers": [
+                {"name": f"c{i}", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+                for i in range(containers)
+            ]
+        },
+    }
+    req = {
+        "uid": "bench-large",
+        "operation": "CREATE",
+        "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        "namespace": "bench",
+        "object": pod,
+    }
+    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": req}).encode()
 
 
 def review_bodies(limit: int = 200) -> list[bytes]:
@@ -307,13 +332,15 @@ def main() -> None:
     ap.add_argument("--warm", type=float, default=1.0, help="unmeasured seconds before each point")
     ap.add_argument("--json", help="also write the rows to this file")
     ap.add_argument("--config", default="", help="the server's .kubelint-ml.yaml [default: none, the defaults]")
+    ap.add_argument("--large", type=int, default=0, help="instead: one Pod of this many containers [1 client]")
     args = ap.parse_args()
     seconds = min(args.seconds, 60.0)
-    clients = args.clients or [1, 8, 32]
-    bodies = review_bodies()
+    clients = args.clients or ([1] if args.large else [1, 8, 32])
+    bodies = [large_body(args.large)] if args.large else review_bodies()
     sizes = sorted(len(b) for b in bodies)
     print(
-        f"{len(bodies)} AdmissionReviews from {CORPUS} (median {sizes[len(sizes) // 2]} bytes); "
+        f"{len(bodies)} AdmissionReviews from {'a large Pod' if args.large else CORPUS} "
+        f"(median {sizes[len(sizes) // 2]} bytes); "
         f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs",
         flush=True,
     )

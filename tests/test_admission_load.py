@@ -5,6 +5,7 @@ never a free pass; the work in flight stays inside the memory the server may use
 from __future__ import annotations
 
 import concurrent.futures
+import json
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,21 @@ def test_budget_and_limit() -> None:
     assert memory_limit(123456789) == 123456789
     assert memory_limit() > 0
     assert BYTES_PER_BODY_BYTE >= 40
+
+
+def test_once_denied_a_template_of_many_containers_is_not_judged_further() -> None:
+    """At admission, once an error stands, later rules skip a template of more than 100 containers
+    (the rules that can deny run first); up to 100 containers every rule runs, as in `check`."""
+    from kubelint_ml.admission.review import lint_object, load_policy
+    from kubelint_ml.run.lint import lint_text
+
+    policy = load_policy(None)
+    findings, _ = lint_object(policy, big_pod(101))
+    assert [(f.rule, f.severity) for f in findings if f.suppressed is None] == [("besteffort-qos", "error")]
+    findings, _ = lint_object(policy, big_pod(100))
+    rules = {f.rule for f in findings if f.suppressed is None}
+    assert {"besteffort-qos", "missing-memory-limit", "missing-memory-request", "missing-priority-class"} <= rules
+    # check judges everything, whatever the size
+    text = json.dumps(big_pod(101)).encode()
+    found = lint_text(text, policy.engine.rules)
+    assert sum(f.rule == "missing-memory-limit" for f in found) == 101

@@ -19,6 +19,7 @@ does not fit waits for others to finish, within its time limit.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import re
@@ -308,8 +309,13 @@ def _object_name(req: dict) -> str:
 
 
 def _trim() -> None:
-    """Return freed heap to the system (glibc keeps it otherwise: 220 MiB after eight 1.5 MB reviews)."""
+    """Return freed heap to the system (glibc keeps it otherwise: 220 MiB after eight 1.5 MB reviews).
+
+    The large reviews' cyclic garbage (templates and their containers refer to their object) is
+    collected first: with the collector's thresholds raised for serving (review.GC_THRESHOLDS) it
+    could otherwise wait in the oldest generation."""
     global _LIBC
+    gc.collect()
     try:
         if _LIBC is None:
             import ctypes

@@ -126,6 +126,15 @@ class Engine:
         return out
 
     def evaluate(self, obj: K8sObject, ctx: Context) -> list[Finding]:
+        from kubelint_ml.k8s import resources
+
+        token = resources.remember()  # the rules share the defaulted containers of a large pod spec
+        try:
+            return self._evaluate(obj, ctx)
+        finally:
+            resources.forget(token)
+
+    def _evaluate(self, obj: K8sObject, ctx: Context) -> list[Finding]:
         templates = ctx.templates(obj)
         out: list[Finding] = []
         for tpl in templates:
@@ -147,16 +156,29 @@ class Engine:
         tpl_ignores = {id(t): parse_ignore(t.annotations.get(IGNORE_ANNOTATION)) if t.path else {} for t in templates}
         memo: dict[tuple, list[Unit]] = {}
         settled = False  # an unsuppressed error stands: the object is denied whatever else is found
-        for rule in self.rules_for(obj):
+        cap = ctx.max_hits_per_template
+        # At admission, templates with more containers than the cap: once an error stands, later rules
+        # skip them (their findings would only lengthen a denial), and rules that can deny run first.
+        huge = {id(t) for t in templates if len(t.all_containers) > cap} if cap is not None else set()
+        rules = self.rules_for(obj)
+        if huge:
+            rules = sorted(rules, key=lambda r: r.severity != "error" and r.accelerator_severity != "error")
+        for rule in rules:
+            if settled and huge and rule.unit != "object" and all(id(t) in huge for t in templates if not t.broken):
+                continue
             if rule.workloads == "training":
                 if training is None:
                     training = is_training_workload(obj, templates)
                 if not training:
                     continue
-            cap = ctx.max_hits_per_template
             hits_on: dict[int, int] = {}  # id(template) -> this rule's hits on it
             for unit in self._units(rule, obj, ctx, templates, memo):
-                if cap is not None and settled and unit.tpl is not None and hits_on.get(id(unit.tpl), 0) >= cap:
+                if (
+                    cap is not None
+                    and settled
+                    and unit.tpl is not None
+                    and (hits_on.get(id(unit.tpl), 0) >= cap or id(unit.tpl) in huge)
+                ):
                     continue  # the verdict is settled (an error stands): more of the same changes nothing
                 try:
                     hits = list(rule.template.check(unit, rule.params, ctx))

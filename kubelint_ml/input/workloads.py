@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubelint_ml.input.objects import HasMetadata, K8sObject, clip, dig, submap
+from kubelint_ml.input.objects import HasMetadata, K8sObject, clip, dig
 
 # ----------------------------------------------------------------------------
 # Views
@@ -29,12 +29,10 @@ class ContainerView:
     data: dict
     path: tuple  # from the object's root
     name: str
+    # ``data["resources"]`` when it is a mapping, else an empty one (read by most rules: looked up once).
+    resources: dict = field(default_factory=dict)
     # Per-container results shared by every rule (e.g. templates/_common.py requests_limits).
     cache: dict = field(default_factory=dict)
-
-    @property
-    def resources(self) -> dict:
-        return submap(self.data, "resources")
 
     def describe(self) -> str:
         label = {"container": "container", "initContainer": "init container", "sidecar": "sidecar"}[self.role]
@@ -430,7 +428,7 @@ def _views(items: list[tuple[Any, tuple]], key: str, problems: list[ShapeProblem
         role = "container"
         if key == "initContainers":
             role = "sidecar" if c.get("restartPolicy") == "Always" else "initContainer"
-        out.append(ContainerView(role, i, c, cpath, name))
+        out.append(ContainerView(role, i, c, cpath, name, res if isinstance(res, dict) else {}))
     return out
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterator, Mapping
+from contextvars import ContextVar, Token
 from fractions import Fraction
 
 from .quantity import QuantityError, milli_round_up, parse_manifest_quantity
@@ -214,21 +215,22 @@ def _containers(spec: Mapping) -> tuple[list[_Container], list[_Container]]:
     """(init containers, app containers), defaulted. Ephemeral ones never have resources.
 
     The rules ask this of the same pod spec several times in a row (QoS, pod-level resources,
-    accelerators, limits): the last few specs' answers are kept, by identity (the entry holds
-    the spec, so its id cannot be reused while it is there), for specs with many containers.
+    accelerators, limits): within :func:`remembering` (one object's evaluation), the answers for
+    specs with many containers are kept, by identity (the entry holds the spec, so its id cannot
+    be reused while it is there), and dropped when it ends.
     """
     inits_raw, apps_raw = spec.get("initContainers"), spec.get("containers")
-    size = (len(inits_raw) if isinstance(inits_raw, list) else 0) + (len(apps_raw) if isinstance(apps_raw, list) else 0)
-    if size < _RECENT_MIN:
+    memo = _MEMO.get()
+    if memo is None:
         return _build_containers(inits_raw, apps_raw)
-    key = id(spec)
-    hit = _RECENT.get(key)
+    size = (len(inits_raw) if isinstance(inits_raw, list) else 0) + (len(apps_raw) if isinstance(apps_raw, list) else 0)
+    if size < _MEMO_MIN:
+        return _build_containers(inits_raw, apps_raw)
+    hit = memo.get(id(spec))
     if hit is not None and hit[0] is spec and hit[1] is inits_raw and hit[2] is apps_raw and hit[3] == size:
         return hit[4]
     found = _build_containers(inits_raw, apps_raw)
-    if len(_RECENT) >= _RECENT_MAX:
-        _RECENT.clear()
-    _RECENT[key] = (spec, inits_raw, apps_raw, size, found)
+    memo[id(spec)] = (spec, inits_raw, apps_raw, size, found)
     return found
 
 
@@ -236,10 +238,18 @@ def _build_containers(inits_raw: object, apps_raw: object) -> tuple[list[_Contai
     return [_Container(c, True) for c in _items(inits_raw)], [_Container(c, False) for c in _items(apps_raw)]
 
 
-# Pod specs with at least _RECENT_MIN containers: id -> (spec, its container lists, their size, the answer).
-_RECENT: dict[int, tuple] = {}
-_RECENT_MIN = 16
-_RECENT_MAX = 4
+# Pod specs with at least _MEMO_MIN containers, within one evaluation (per thread: a context variable).
+_MEMO: ContextVar[dict | None] = ContextVar("kubelint_ml_defaulted_containers", default=None)
+_MEMO_MIN = 16
+
+
+def remember() -> Token:
+    """Start keeping defaulted containers (see :func:`_containers`); give the token to :func:`forget`."""
+    return _MEMO.set({})
+
+
+def forget(token: Token) -> None:
+    _MEMO.reset(token)
 
 
 def _aggregate(inits: list[_Container], apps: list[_Container], limits: bool) -> ResourceList:
@@ -248,9 +258,10 @@ def _aggregate(inits: list[_Container], apps: list[_Container], limits: bool) ->
     def pick(c: _Container) -> ResourceList:
         return c.limits if limits else c.requests
 
-    def add(into: ResourceList, extra: ResourceList) -> None:
+    def add(into: dict, extra: ResourceList) -> None:
+        # whole values are added as ints (a Fraction's addition costs ten times more): many containers
         for name, value in extra.items():
-            into[name] = into.get(name, 0) + value
+            into[name] = into.get(name, 0) + (value.numerator if value.denominator == 1 else value)
 
     result: ResourceList = {}
     for c in apps:
@@ -271,7 +282,7 @@ def _aggregate(inits: list[_Container], apps: list[_Container], limits: bool) ->
     for name, value in init_peak.items():
         if name not in result or value > result[name]:
             result[name] = value
-    return result
+    return {name: Fraction(value) for name, value in result.items()}
 
 
 def container_limits(pod_spec: Mapping) -> ResourceList:

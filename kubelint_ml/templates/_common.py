@@ -139,15 +139,58 @@ def why_resources_unknown(tpl: PodTemplate) -> str:
             found = "resources set by each TrainJob (spec.trainer.resourcesPerNode)"
         elif is_fragment(tpl):
             found = "a partial pod template (no containers, or one without an image): what completes it sets them"
-        elif any(
-            f.error is not None or f.placeholder or (f.parsed is not None and f.parsed.value < 0)
-            for f in quantity_fields(tpl)
-        ):
+        elif _any_unjudgeable(tpl):
             found = "invalid or unrendered resource quantities"
         else:
             found = ""
         tpl.cache["resources-unknown"] = found
     return found
+
+
+def _any_unjudgeable(tpl: PodTemplate) -> bool:
+    """Some quantity of the template (as :func:`quantity_fields` lists them) is invalid, an unrendered
+    placeholder or negative. Computed without building the fields: most templates have none."""
+    lists = [c.resources.get(part) for c in tpl.all_containers for part in ("requests", "limits")]
+    pod_res = tpl.spec.get("resources")
+    if isinstance(pod_res, dict):
+        lists += [pod_res.get("requests"), pod_res.get("limits")]
+    for values in lists:
+        if isinstance(values, dict) and values:
+            for raw in values.values():
+                if not _judgeable(raw):
+                    return True
+    for v in tpl.volumes:
+        ed = v.data.get("emptyDir")
+        if isinstance(ed, dict) and ed.get("sizeLimit") is not None and not _judgeable(ed["sizeLimit"]):
+            return True
+    return False
+
+
+def _judgeable(raw: Any) -> bool:
+    """A valid, non-negative quantity and not a placeholder (null reads as 0); remembered by value."""
+    key = (type(raw), raw)
+    try:
+        found = _JUDGEABLE.get(key)
+    except TypeError:  # a mapping or a list: not a quantity
+        return False
+    if found is None:
+        f = _field((), "", "", raw, None, "")
+        found = f.error is None and not f.placeholder and (f.parsed is None or f.parsed.value >= 0)
+        if len(_JUDGEABLE) >= 1024:
+            _JUDGEABLE.clear()
+        _JUDGEABLE[key] = found
+    return found
+
+
+_JUDGEABLE: dict[tuple, bool] = {}
+
+
+def container_quantity(c: ContainerView, part: str, name: str) -> QuantityField | None:
+    """The field ``resources.<part>.<name>`` of one container, parsed (None when absent)."""
+    values = c.resources.get(part)
+    if not isinstance(values, dict) or name not in values:
+        return None
+    return _field(c.path + ("resources", part, name), str(name), part, values[name], c, c.describe())
 
 
 def _trainer_job(tpl: PodTemplate) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import is_extended_resource
 from kubelint_ml.templates import _fixes
-from kubelint_ml.templates._common import QuantityField, quantity_fields, show
+from kubelint_ml.templates._common import QuantityField, container_quantity, show
 
 UNIT = "podTemplate"
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
@@ -34,12 +34,22 @@ def _judged(f: QuantityField | None) -> bool:
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     tpl = unit.tpl
-    # container path -> resource -> part -> field
+    # container path -> resource -> part -> field; only containers that request an extended resource
+    # (a limit alone is fine), so a pod of many containers costs a dict lookup each
     groups: dict[tuple, dict[str, dict[str, QuantityField]]] = {}
-    for f in quantity_fields(tpl):
-        if f.container is None or f.part == "sizeLimit" or not is_extended_resource(f.resource):
+    for c in tpl.all_containers:
+        requests = c.resources.get("requests")
+        if not isinstance(requests, dict) or not requests:
             continue
-        groups.setdefault(f.container.path, {}).setdefault(f.resource, {})[f.part] = f
+        for name in requests:
+            resource = str(name)
+            if not is_extended_resource(resource):
+                continue
+            parts = groups.setdefault(c.path, {}).setdefault(resource, {})
+            for part in ("requests", "limits"):
+                found = container_quantity(c, part, name)
+                if found is not None:
+                    parts[part] = found
     for by_resource in groups.values():
         for resource in sorted(by_resource):
             parts = by_resource[resource]
