@@ -3,15 +3,21 @@
     python bench/usage.py                  # 1,000 workloads x 3 containers, 14 days at a 1-minute step
     python bench/usage.py --workloads 100  # smaller
 
-The series (``container_memory_working_set_bytes``, one sample a minute for
-the whole lookback, for every container of every workload) are written as
+The series, one sample a minute for the whole lookback, are written as
 OpenMetrics, backfilled with ``promtool tsdb create-blocks-from openmetrics``
-and kept under ``bench/work/usage-<shape>/`` (made once: about 60 million
-samples for the default shape, several minutes). Each round starts
-``prometheus`` on that TSDB, sizes every workload of the generated manifests
-the way ``check --prometheus`` does (the manifests are scanned, the queries
-sent, the summaries built), and prints the time and the number of queries.
-Needs the ``prometheus`` and ``promtool`` binaries.
+and kept under ``bench/work/usage-<shape>/`` (made once: several minutes):
+``container_memory_working_set_bytes`` and ``container_cpu_usage_seconds_total``
+for every container of every workload, and the DCGM exporter's
+``DCGM_FI_DEV_FB_USED`` and ``DCGM_FI_DEV_FB_FREE`` for the first container of
+each (it asks for a GPU). Each round starts ``prometheus`` on that TSDB, sizes
+every workload of the generated manifests the way ``check --prometheus`` does
+(the manifests are scanned, the queries sent, the summaries built), and prints
+the time and the number of queries. Then, as the baseline, the plain PromQL
+queries that give the same statistics (for memory and cpu: the median, p90,
+p99 and count of the samples at the step and the peak; for GPU memory: the
+count, the peak and the device's size) are sent one after the other, over
+every series at once, and timed. Needs the ``prometheus`` and ``promtool``
+binaries.
 """
 
 from __future__ import annotations
@@ -39,20 +45,73 @@ def generate(path: str, workloads: int, containers: int, namespaces: int, points
     """OpenMetrics for every container of every workload; returns the sample count."""
     times = [str(END - k * step) for k in range(points - 1, -1, -1)]
     offsets = [((k * 7919) % 4096) * 65536 for k in range(points)]
+    jitter = [((k * 7919) % 4096) / 4096 for k in range(points)]  # under one CPU-second: the counter only grows
     total = 0
+
+    def pod(i: int) -> tuple[str, str]:
+        return f"team-{i % namespaces:02d}", f"w{i:04d}-abcde"
+
     with open(path, "w", encoding="ascii") as fh:
         fh.write("# TYPE container_memory_working_set_bytes gauge\n")
         for i in range(workloads):
-            ns = f"team-{i % namespaces:02d}"
+            ns, name = pod(i)
             for c in range(containers):
-                prefix = (
-                    f'container_memory_working_set_bytes{{namespace="{ns}",pod="w{i:04d}-abcde",container="c{c}"}} '
-                )
+                prefix = f'container_memory_working_set_bytes{{namespace="{ns}",pod="{name}",container="c{c}"}} '
                 base = (1 + c) * GI + i * 1048576
                 fh.write("".join(f"{prefix}{base + o} {t}\n" for o, t in zip(offsets, times)))
                 total += points
+        fh.write("# TYPE container_cpu_usage_seconds counter\n")
+        for i in range(workloads):
+            ns, name = pod(i)
+            for c in range(containers):
+                prefix = f'container_cpu_usage_seconds_total{{namespace="{ns}",pod="{name}",container="c{c}"}} '
+                rate = (0.5 + c + (i % 7) / 10) * step  # cores x seconds per step
+                fh.write("".join(f"{prefix}{k * rate + j:.3f} {t}\n" for k, (j, t) in enumerate(zip(jitter, times))))
+                total += points
+        for metric in ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE"):
+            fh.write(f"# TYPE {metric} gauge\n")
+            for i in range(workloads):
+                ns, name = pod(i)
+                prefix = (
+                    f'{metric}{{gpu="0",UUID="GPU-{i:08d}",modelName="NVIDIA A100-SXM4-80GB",'
+                    f'namespace="{ns}",pod="{name}",container="c0"}} '
+                )
+                used = [20000 + i + (o >> 16) for o in offsets]  # MiB of the 81,920 of an 80 GB A100
+                values = used if metric.endswith("USED") else [81920 - u for u in used]
+                fh.write("".join(f"{prefix}{v} {t}\n" for v, t in zip(values, times)))
+                total += points
         fh.write("# EOF\n")
     return total
+
+
+def baseline(url: str, args: argparse.Namespace) -> tuple[float, int]:
+    """The plain PromQL queries that give the same statistics, one after the other, over every series
+    at once: (seconds, queries)."""
+    import urllib.parse
+    import urllib.request
+
+    lookback, step = f"{args.days * 86400}s", args.query_step
+    sel = '{container!="",container!="POD"}'
+    memory = f"container_memory_working_set_bytes{sel}"
+    cpu = f"rate(container_cpu_usage_seconds_total{sel}[5m])[{lookback}:{step}]"
+    queries = []
+    for at_step, peak in ((f"{memory}[{lookback}:{step}]", f"max_over_time({memory}[{lookback}])"), (cpu, None)):
+        queries += [f"quantile_over_time({q}, {at_step})" for q in ("0.5", "0.9", "0.99")]
+        queries += [f"count_over_time({at_step})", peak or f"max_over_time({at_step})"]
+    used, free = f"DCGM_FI_DEV_FB_USED{sel}", f"DCGM_FI_DEV_FB_FREE{sel}"
+    queries += [
+        f"count_over_time({used}[{lookback}])",
+        f"max_over_time({used}[{lookback}])",
+        f"last_over_time({used}[{lookback}]) + last_over_time({free}[{lookback}])",
+    ]
+    t = time.monotonic()
+    for q in queries:
+        query = urllib.parse.urlencode({"query": q, "time": str(END)})
+        with urllib.request.urlopen(f"{url}/api/v1/query?{query}", timeout=600) as r:
+            answer = json.loads(r.read())
+        if answer.get("status") != "success" or not answer["data"]["result"]:
+            raise SystemExit(f"bench/usage.py: the baseline query {q} gave no result: {str(answer)[:300]}")
+    return time.monotonic() - t, len(queries)
 
 
 def manifests(directory: str, workloads: int, containers: int, namespaces: int) -> None:
@@ -63,8 +122,8 @@ def manifests(directory: str, workloads: int, containers: int, namespaces: int) 
         - name: c{c}
           image: busybox
           resources:
-            requests: {{memory: {1 + c}Gi}}
-            limits: {{memory: {2 + c}Gi}}"""
+            requests: {{memory: {1 + c}Gi, cpu: "{1 + c}"}}
+            limits: {{memory: {2 + c}Gi{", nvidia.com/gpu: 1" if c == 0 else ""}}}"""
             for c in range(containers)
         )
         with open(os.path.join(directory, f"w{i:04d}.yaml"), "w") as fh:
@@ -109,11 +168,12 @@ def main() -> None:
     from kubelint_ml.usage.model import parse_duration
     from kubelint_ml.usage.source import Settings, load_usage, scan
 
-    shape = f"{args.workloads}x{args.containers}-{args.namespaces}ns-{args.days}d-{args.step}s"
+    shape = f"{args.workloads}x{args.containers}-{args.namespaces}ns-{args.days}d-{args.step}s-mem-cpu-gpu"
     work = os.path.join(HERE, "work", f"usage-{shape}")
     tsdb = os.path.join(work, "tsdb")
     points = args.days * 86400 // args.step
-    samples = args.workloads * args.containers * points
+    # memory and CPU for every container, GPU memory used and free for the first of each workload
+    samples = 2 * args.workloads * args.containers * points + 2 * args.workloads * points
     if not os.path.isdir(tsdb):
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
@@ -145,7 +205,7 @@ def main() -> None:
         manifests(mdir, args.workloads, args.containers, args.namespaces)
     server = promserver.Server(tsdb, work, ready_timeout=120)
     try:
-        times, queries, server_cpu, client_cpu = [], 0, [], []
+        times, queries, server_cpu, client_cpu, plain, plain_cpu = [], 0, [], [], [], []
         for r in range(args.rounds):
             settings = Settings(
                 prometheus=server.url,
@@ -166,11 +226,19 @@ def main() -> None:
                 for c in w.containers.values()
                 if c.memory and c.memory.samples >= usage.min_samples
             )
+            with_cpu = sum(1 for w in usage.workloads.values() for c in w.containers.values() if c.cpu)
+            with_gpu = sum(1 for w in usage.workloads.values() for c in w.containers.values() if c.gpu)
             times.append(elapsed)
             queries = usage.queries
+            s1 = cpu_seconds(server.proc.pid)
+            base, base_queries = baseline(server.url, args)
+            plain.append(base)
+            plain_cpu.append(cpu_seconds(server.proc.pid) - s1)
             print(
-                f"round {r + 1}: {elapsed:.2f}s, {usage.queries} queries, {sized} containers sized; cpu: server "
-                f"{server_cpu[-1]:.1f}s, client {client_cpu[-1]:.1f}s; load {os.getloadavg()[0]:.1f}",
+                f"round {r + 1}: {elapsed:.2f}s, {usage.queries} queries, {sized} containers sized ({with_cpu} with "
+                f"cpu, {with_gpu} with GPU memory); cpu: server {server_cpu[-1]:.1f}s, client {client_cpu[-1]:.1f}s; "
+                f"plain PromQL ({base_queries} queries, one after the other) {base:.2f}s, server cpu "
+                f"{plain_cpu[-1]:.1f}s; ratio {elapsed / base:.2f}; load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
         result = {
@@ -188,6 +256,9 @@ def main() -> None:
             "serverCpu": server_cpu,
             "clientCpu": client_cpu,
             "load": os.getloadavg(),
+            "plainSeconds": plain,
+            "plainMedian": statistics.median(plain),
+            "plainServerCpu": plain_cpu,
         }
         print(json.dumps(result))
         with open(os.path.join(HERE, "work", "usage-results.json"), "w") as fh:

@@ -216,3 +216,40 @@ def test_admission_bench_runs_serve_and_reports_every_point(tmp_path, corpus):
     rows = json.loads(out.read_text())
     assert [(row["stack"], row["clients"]) for row in rows] == [("serve", 1), ("serve", 4)]
     assert all(row["per_second"] > 0 and row["p99_ms"] >= row["p50_ms"] > 0 for row in rows)
+
+
+@pytest.mark.slow
+def test_usage_bench_sizes_memory_cpu_and_gpu_and_times_the_plain_queries():
+    # The usage bench's plumbing on a small TSDB (a real Prometheus): every container is sized with its
+    # memory and CPU, the GPU container with its GPU memory, the baseline's queries all answer, and the
+    # last line is the JSON with the bench's keys. How fast is not asserted here (bench/README.md).
+    import shutil
+    import subprocess
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    import promserver
+
+    why = promserver.missing()
+    if why:
+        pytest.skip(why)
+    shape = ["--workloads", "4", "--containers", "2", "--namespaces", "2", "--days", "1", "--step", "60"]
+    work = ROOT / "bench" / "work" / "usage-4x2-2ns-1d-60s-mem-cpu-gpu"
+    try:
+        r = subprocess.run(
+            [sys.executable, str(ROOT / "bench" / "usage.py"), *shape, "--rounds", "1"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert r.returncode == 0, r.stderr[-2000:]
+        lines = r.stdout.strip().splitlines()
+        assert "8 containers sized (8 with cpu, 4 with GPU memory)" in lines[-2], lines[-2]
+        result = json.loads(lines[-1])
+        keys = ["workloads", "containers", "namespaces", "days", "step", "queryStep", "concurrency", "samples"]
+        keys += ["queries", "seconds", "median", "serverCpu", "clientCpu", "load"]
+        assert list(result)[: len(keys)] == keys
+        assert result["samples"] == 2 * 4 * 2 * 1440 + 2 * 4 * 1440
+        assert result["plainMedian"] > 0 and len(result["plainSeconds"]) == 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
