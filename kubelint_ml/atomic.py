@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Callable
 from typing import TextIO
 
@@ -46,6 +45,8 @@ def write_atomic(
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
     base = os.path.basename(target)
+    import tempfile  # here: a run that writes nothing does not pay for it (5 ms of start-up)
+
     fd, tmp = tempfile.mkstemp(prefix=f".{base[:100]}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding=encoding, newline=newline) as fh:

@@ -32,11 +32,14 @@ HEAVY = (
     "kubelint_ml.usage.prometheus",
     "kubelint_ml.usage.source",
     "kubelint_ml.usage.snapshot",
+    "kubelint_ml.usage.model",
     "kubelint_ml.fix.apply",
     "kubelint_ml.fix.yamltext",
     "kubelint_ml.engine.cel",
     "kubelint_ml.engine.celsandbox",
     "kubelint_ml.k8s.schema",
+    "subprocess",  # helm and kustomize are run only for a chart or kustomization among the paths
+    "tempfile",  # files are written only by --fix
     "http.client",
     "urllib.request",
     "ssl",

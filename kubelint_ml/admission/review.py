@@ -30,7 +30,7 @@ from kubelint_ml.input.loader import Document, PosDict, PosList
 from kubelint_ml.input.objects import unpack
 from kubelint_ml.run.config import Config, ConfigError, load_config
 from kubelint_ml.run.facts import context_facts
-from kubelint_ml.usage.model import USAGE_FAMILY
+from kubelint_ml.usage import USAGE_FAMILY
 
 REVIEW_API = "admission.k8s.io/v1"
 DISPLAY = "<admission>"  # the "file" of an object under review

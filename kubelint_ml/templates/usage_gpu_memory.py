@@ -8,7 +8,6 @@ from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import is_accelerator_resource
 from kubelint_ml.templates._common import requests_limits
 from kubelint_ml.templates._usage import observed, over
-from kubelint_ml.usage.model import show_bytes
 
 UNIT = "container"
 DEFAULTS = {"fraction": 0.5}
@@ -20,6 +19,9 @@ PARAMS = {
 
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+    # only runs with a usage source load it
+    from kubelint_ml.usage.model import show_bytes
+
     found = observed(unit, ctx)
     if found is None:
         return

@@ -11,7 +11,6 @@ from kubelint_ml.k8s.resources import effective_pod_request, is_accelerator_reso
 from kubelint_ml.templates._accel import placement
 from kubelint_ml.templates._common import accelerators, param_fraction, show
 from kubelint_ml.templates._usage import PERCENTILES, memory_request_limit, observed, over, request_path
-from kubelint_ml.usage.model import recommended_memory, show_bytes, show_quantity
 
 UNIT = "container"
 DEFAULTS = {"factor": 2.0, "percentile": "median"}
@@ -26,6 +25,9 @@ PARAMS = {
 
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+    # only runs with a usage source load it
+    from kubelint_ml.usage.model import recommended_memory, show_bytes, show_quantity
+
     found = observed(unit, ctx)
     if found is None or found[1] is None:
         return

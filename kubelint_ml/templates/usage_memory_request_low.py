@@ -8,7 +8,6 @@ from fractions import Fraction
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates._common import show
 from kubelint_ml.templates._usage import memory_request_limit, observed, over, request_path
-from kubelint_ml.usage.model import recommended_memory, show_bytes, show_quantity
 
 UNIT = "container"
 DEFAULTS: dict = {}
@@ -16,6 +15,9 @@ PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 
 
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+    # only runs with a usage source load it
+    from kubelint_ml.usage.model import recommended_memory, show_bytes, show_quantity
+
     found = observed(unit, ctx)
     if found is None or found[1] is None:
         return

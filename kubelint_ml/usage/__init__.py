@@ -1,0 +1,3 @@
+"""Sizing from observed usage (Prometheus, snapshots)."""
+
+USAGE_FAMILY = "usage"  # the family of the rules that judge with observed usage

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from kubelint_ml.usage.model import USAGE_FAMILY, UsageError
+from kubelint_ml.usage import USAGE_FAMILY
 
 _META = "kubelint_ml.usage.options"
 
@@ -75,6 +75,8 @@ def for_check(paths: tuple[str, ...] | list[str], config: Any, rules: list, verb
     if not getattr(config, "usage", None) and not any(options.values()):
         # No usage source anywhere: the usage rules are left out, and nothing of usage/ is imported.
         return None, [r for r in rules if r.family != USAGE_FAMILY]
+    from kubelint_ml.usage.model import UsageError
+
     try:
         from kubelint_ml.usage.source import for_check as load
 
@@ -113,6 +115,7 @@ def _load(
     need_prometheus: bool,
     step: str | None = None,
 ) -> tuple[Any, list]:
+    from kubelint_ml.usage.model import UsageError
     from kubelint_ml.usage.source import load_usage, scan, settings
 
     if not paths:
@@ -183,6 +186,7 @@ def group(load_config: Callable[[str | None], Any]) -> click.Group:
     ) -> None:
         """Write a usage snapshot (versioned JSON) for the workloads in PATH..."""
         from kubelint_ml.usage import snapshot
+        from kubelint_ml.usage.model import UsageError
 
         found, _ = _load(
             load_config, paths, config_path, prometheus, None, lookback, namespace, end, need_prometheus=True, step=step

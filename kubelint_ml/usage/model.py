@@ -13,8 +13,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubelint_ml.usage import USAGE_FAMILY  # noqa: F401 - the family of the rules that judge with observed usage
+
 MI = 1024 * 1024
-USAGE_FAMILY = "usage"  # the family of the rules that judge with observed usage
 
 Key = tuple[str, str, str, str, str]  # namespace, group, kind, name, role
 
