@@ -386,9 +386,9 @@ def test_a_file_that_cannot_be_written_is_exit_2(tmp_path: Path, monkeypatch: py
     def refused(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    import kubelint_ml.atomic as atomic
+    import tempfile
 
-    monkeypatch.setattr(atomic.tempfile, "mkstemp", refused)  # a directory the user cannot write in
+    monkeypatch.setattr(tempfile, "mkstemp", refused)  # a directory the user cannot write in
     r = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", str(d / "p.yaml")])
     assert r.exit_code == 2
     assert "cannot write" in r.output
