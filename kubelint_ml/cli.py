@@ -216,7 +216,7 @@ def check(
 
     Directories with a Chart.yaml are rendered with helm template, and those with a
     kustomization.yaml built with kustomize (or kubectl kustomize), when the tool is on PATH."""
-    from kubelint_ml.input.render import options as render_options
+    from kubelint_ml.input.charts import options as render_options
 
     if not paths:
         _fail("no paths given (try `kubelint-ml check .`)")

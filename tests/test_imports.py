@@ -33,6 +33,7 @@ HEAVY = (
     "kubelint_ml.usage.source",
     "kubelint_ml.usage.snapshot",
     "kubelint_ml.usage.model",
+    "kubelint_ml.input.render",  # a chart or kustomization among the paths, or output piped in
     "kubelint_ml.fix.apply",
     "kubelint_ml.fix.yamltext",
     "kubelint_ml.engine.cel",

@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubelint_ml.cli import main
-from kubelint_ml.input import render
+from kubelint_ml.input import charts, render
 from kubelint_ml.input.loader import render_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -207,7 +207,7 @@ def test_helm_runs_without_a_shell_with_values_and_set(tmp_path: Path, monkeypat
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: train\nversion: 0.1.0\n")
     (chart / "templates" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argv}\n")
     (tmp_path / "ci.yaml").write_text("a: 1\n")
-    opts = render.RenderOptions(helm_values=("ci.yaml",), helm_set=("a=$(touch pwned)",), timeout=30)
+    opts = charts.RenderOptions(helm_values=("ci.yaml",), helm_set=("a=$(touch pwned)",), timeout=30)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.chdir(tmp_path)
     from kubelint_ml.input.sources import collect

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -39,22 +38,17 @@ if TYPE_CHECKING:
 # rendered: most runs have none, and they cost a plain run 9 ms of start-up.
 
 from kubelint_ml.findings import Finding
+from kubelint_ml.input.charts import (
+    CHART_FILE,
+    STREAMS,
+    Owners,
+    RenderOptions,
+    has_markers,
+    kustomization_file,
+)
 from kubelint_ml.input.sources import _READ_ONCE, Source, display_path
 
-CHART_FILE = "Chart.yaml"
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
-DEFAULT_TIMEOUT = 120.0
 STDERR_CAP = 64 * 1024
-# How far above a named file to look for the chart or kustomization it belongs to.
-MAX_ANCESTORS = 8
-
-
-@dataclass(frozen=True, slots=True)
-class RenderOptions:
-    helm_values: tuple[str, ...] = ()
-    helm_set: tuple[str, ...] = ()
-    timeout: float = DEFAULT_TIMEOUT
-    enabled: bool = True
 
 
 @dataclass(slots=True)
@@ -75,51 +69,8 @@ class Plan:
     failures: list[tuple[str, str]] = field(default_factory=list)  # (file, message): did not render
 
 
-# Rendered streams of this run, by display name (what a finding's file is before mapping).
-STREAMS: dict[str, Stream] = {}
-
-
 # ----------------------------------------------------------------------------
-# Which files belong to which chart or kustomization
-
-
-def _is_chart(directory: str) -> bool:
-    return os.path.isfile(os.path.join(directory, CHART_FILE))
-
-
-def _kustomization_file(directory: str) -> str | None:
-    for name in KUSTOMIZATION_FILES:
-        path = os.path.join(directory, name)
-        if os.path.isfile(path):
-            return path
-    return None
-
-
-class _Owners:
-    """The chart or kustomization directory a file belongs to (the nearest one above it)."""
-
-    def __init__(self, stops: Iterable[str]) -> None:
-        self.stops = {os.path.realpath(s) for s in stops}
-        self.cache: dict[str, tuple[str, str] | None] = {}
-
-    def of(self, directory: str, depth: int = 0) -> tuple[str, str] | None:
-        """``(kind, directory)`` with kind ``helm`` or ``kustomize``, or None."""
-        if directory in self.cache:
-            return self.cache[directory]
-        found: tuple[str, str] | None = None
-        if _is_chart(directory):
-            found = ("helm", directory)
-            parent = os.path.dirname(directory)
-            if os.path.basename(parent) == "charts" and _is_chart(os.path.dirname(parent)):
-                found = self.of(os.path.dirname(parent), depth + 2) or found  # a subchart is its parent's
-        elif _kustomization_file(directory):
-            found = ("kustomize", directory)
-        elif depth < MAX_ANCESTORS and directory not in self.stops:
-            parent = os.path.dirname(directory)
-            if parent != directory:
-                found = self.of(parent, depth + 1)
-        self.cache[directory] = found
-        return found
+# Which files belong to which chart or kustomization: kubelint_ml/input/charts.py
 
 
 def _read_kustomization(path: str | None) -> dict:
@@ -138,7 +89,7 @@ def _read_kustomization(path: str | None) -> dict:
 
 def _kustomization_refs(directory: str) -> list[str]:
     """Directories (real paths) that the kustomization in ``directory`` builds on."""
-    data = _read_kustomization(_kustomization_file(directory))
+    data = _read_kustomization(kustomization_file(directory))
     out = []
     for key in ("resources", "bases", "components"):
         entries = data.get(key)
@@ -153,24 +104,19 @@ def _kustomization_refs(directory: str) -> list[str]:
     return out
 
 
-def plan(sources: list[Source], options: RenderOptions, max_bytes: int) -> Plan:
-    """Take the files of charts and kustomizations out of ``sources`` and put their rendered output in."""
+def plan(sources: list[Source], options: RenderOptions, max_bytes: int, owners: Owners | None = None) -> Plan:
+    """Take the files of charts and kustomizations out of ``sources`` and put their rendered output in.
+
+    ``owners``: the search :func:`kubelint_ml.input.charts.owners_for` made (its answers are reused)."""
     STREAMS.clear()
-    # The search for the chart or kustomization a file belongs to goes up to the working
-    # directory (a named template belongs to its chart even when its directory is named).
-    owners = _Owners([os.getcwd()])
+    if owners is None:
+        owners = Owners([os.getcwd()])
     units: dict[str, str] = {}  # real directory -> tool
     shown: dict[str, str] = {}  # real directory -> display
     kept: list[Source] = []
     by_dir: dict[str, tuple[str, str] | None] = {}  # a file's directory as named -> its owner
     for s in sources:
-        if s.real == "-" or s.error:
-            kept.append(s)
-            continue
-        named = os.path.dirname(s.real)
-        if named not in by_dir:
-            by_dir[named] = owners.of(os.path.realpath(os.path.abspath(named or ".")))
-        owner = by_dir[named]
+        owner = owners.owner_of(s, by_dir)
         if owner is None:
             kept.append(s)
             continue
@@ -375,7 +321,7 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
         argv = command + [wrapper or directory]
         cwd, base = wrapper, wrapper or directory
         what = " ".join(os.path.basename(command[0]) if i == 0 else c for i, c in enumerate(command))
-        name = os.path.basename(_kustomization_file(directory) or "kustomization.yaml")
+        name = os.path.basename(kustomization_file(directory) or "kustomization.yaml")
         anchor = name if shown == "." else os.path.join(shown, name)
     import shutil
     import time
@@ -448,10 +394,6 @@ _HELM_SOURCE = re.compile(r"^# Source: (.+?)\s*$", re.M)
 _ORIGIN = re.compile(r"config\.kubernetes\.io/origin: \|\n((?:[ \t]+\S.*\n?)+)")
 _TRANSFORMS = re.compile(r"alpha\.config\.kubernetes\.io/transformations: \|\n((?:[ \t]+\S.*\n?)+)")
 _PATCH_KINDS = ("PatchTransformer", "PatchStrategicMergeTransformer", "PatchesStrategicMerge")
-
-
-def has_markers(data: bytes) -> bool:
-    return b"# Source: " in data or b"config.kubernetes.io/origin" in data
 
 
 @dataclass(slots=True)
@@ -926,17 +868,3 @@ def _translate(path: tuple, rendered: Any, source: Any) -> tuple:
             node_r = node_r.get(part) if isinstance(node_r, dict) else None
             node_s = node_s.get(part) if isinstance(node_s, dict) else None
     return tuple(out)
-
-
-def options(
-    config: Any, helm_values: tuple[str, ...] = (), helm_set: tuple[str, ...] = (), enabled: bool | None = None
-) -> RenderOptions:
-    """The config's ``render`` section with the command line's values files and ``--set`` pairs after it."""
-    section = getattr(config, "render", None) or {}
-    helm = section.get("helm") or {}
-    return RenderOptions(
-        helm_values=tuple(helm.get("values", ())) + tuple(helm_values),
-        helm_set=tuple(helm.get("set", ())) + tuple(helm_set),
-        timeout=float(section.get("timeoutSeconds", DEFAULT_TIMEOUT)),
-        enabled=section.get("enabled", True) if enabled is None else enabled,
-    )

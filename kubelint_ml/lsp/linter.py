@@ -206,10 +206,10 @@ class Linter:
 
     def owner(self, path: str) -> tuple[str, str] | None:
         """``(tool, directory)`` of the Helm chart or kustomization the file belongs to, or None."""
-        from kubelint_ml.input.render import _Owners
+        from kubelint_ml.input.charts import Owners
 
         stops = self.roots or [os.path.dirname(path)]
-        return _Owners(stops).of(os.path.realpath(os.path.dirname(os.path.abspath(path))))
+        return Owners(stops).of(os.path.realpath(os.path.dirname(os.path.abspath(path))))
 
     def rendered(self, path: str) -> list[Finding]:
         """The findings that map back to ``path`` once the workspace folder holding it is rendered and

@@ -20,7 +20,7 @@ from kubelint_ml.engine.context import Facts, may_hold_context
 from kubelint_ml.engine.core import Engine, parse_error
 from kubelint_ml.engine.rulefile import Rule
 from kubelint_ml.findings import Finding, RuleInfo, RunResult
-from kubelint_ml.input import render as rendering
+from kubelint_ml.input import charts
 from kubelint_ml.input.sources import Source, collect, display_path, excluded, file_key
 from kubelint_ml.run import parallel
 from kubelint_ml.run.config import Config
@@ -172,8 +172,15 @@ def _run(
     path_excludes = tuple(ex["path"] for ex in config.exclude if set(ex) <= {"path", "reason"} and "path" in ex)
     sources = with_profile_files(collect(paths, path_excludes), config)
     # Charts and kustomizations: their files out, their rendered output in (kubelint_ml/input/render.py).
-    plan = rendering.plan(sources, render or rendering.options(config), config.limits.max_file_bytes)
-    sources = plan.sources
+    owners = charts.owners_for(sources)
+    if owners is not None:  # the renderer is imported only then
+        from kubelint_ml.input import render as rendering
+
+        plan = rendering.plan(sources, render or charts.options(config), config.limits.max_file_bytes, owners)
+        sources, warnings, notes, failures = plan.sources, plan.warnings, plan.notes, plan.failures
+    else:
+        charts.STREAMS.clear()
+        warnings, notes, failures = [], [], []
     stdin_data = None
     if any(s.real == "-" for s in sources):
         stdin_data = sys.stdin.buffer.read(config.limits.max_file_bytes + 1)
@@ -204,8 +211,8 @@ def _run(
     inputs = list(zip(sources, kept))
     del kept  # each file's bytes are let go as soon as it is linted
     total, run_notes, in_order = _second_pass(runner, inputs, jobs, size)
-    if plan.failures:  # a chart or kustomization that did not render: a parse-error on its file
-        total.findings.extend(parse_error(file, 1, 1, message) for file, message in plan.failures)
+    if failures:  # a chart or kustomization that did not render: a parse-error on its file
+        total.findings.extend(parse_error(file, 1, 1, message) for file, message in failures)
         in_order = False
     findings = _finish(total.findings, config, in_order)
     result = RunResult(
@@ -218,9 +225,9 @@ def _run(
         fail_level=fail_level,
         root=repo_root(),
         tool_version=__version__,
-        warnings=plan.warnings,
+        warnings=warnings,
     )
-    return result, plan.notes + total.notes + run_notes
+    return result, notes + total.notes + run_notes
 
 
 def _second_pass(runner: Runner, inputs: parallel.Inputs, jobs: int, size: int) -> tuple[FileResult, list[str], bool]:

@@ -10,7 +10,7 @@ from kubelint_ml.engine.api import SCHEMA_INVALID, SCHEMA_UNAVAILABLE
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.engine.core import Context, Engine, parse_error
 from kubelint_ml.findings import Finding
-from kubelint_ml.input import render as rendering
+from kubelint_ml.input import charts
 from kubelint_ml.input.loader import Limits, load, locate, looks_like_template, render_path
 from kubelint_ml.input.objects import K8sObject, unpack
 from kubelint_ml.input.sources import Source, read
@@ -60,7 +60,7 @@ class Runner:
             return out
         # Rendered output (ours, or helm's or kustomize's piped in) is YAML whatever `{{` its
         # strings hold (an Alertmanager template in a ConfigMap): no template check there.
-        rendered = display in rendering.STREAMS or (display == "<stdin>" and rendering.has_markers(data))
+        rendered = display in charts.STREAMS or (display == "<stdin>" and charts.has_markers(data))
         tline = 0 if rendered else looks_like_template(data)
         if tline:
             out.findings.append(
@@ -108,7 +108,9 @@ class Runner:
             self.policies.defer(display, policy_units, out.findings, out.notes if self.verbose else None)
         out.notes.extend(ctx.notes)
         if rendered:
-            rendering.map_back(out.findings, data, display)
+            from kubelint_ml.input.render import map_back
+
+            map_back(out.findings, data, display)
         return out
 
     def _schema(self, obj: K8sObject) -> list[Finding]:

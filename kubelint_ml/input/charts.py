@@ -1,0 +1,106 @@
+"""Which files belong to a Helm chart or a kustomization, the rendering options, and the streams
+rendered in this run: what every run asks, without the renderer (kubelint_ml/input/render.py),
+which is imported only when a chart or kustomization is among the paths or output is piped in.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+CHART_FILE = "Chart.yaml"
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+DEFAULT_TIMEOUT = 120.0
+# How far above a named file to look for the chart or kustomization it belongs to.
+MAX_ANCESTORS = 8
+
+# Rendered streams of this run (render.Stream), by display name (what a finding's file is before mapping).
+STREAMS: dict[str, Any] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class RenderOptions:
+    helm_values: tuple[str, ...] = ()
+    helm_set: tuple[str, ...] = ()
+    timeout: float = DEFAULT_TIMEOUT
+    enabled: bool = True
+
+
+def options(
+    config: Any, helm_values: tuple[str, ...] = (), helm_set: tuple[str, ...] = (), enabled: bool | None = None
+) -> RenderOptions:
+    """The config's ``render`` section with the command line's values files and ``--set`` pairs after it."""
+    section = getattr(config, "render", None) or {}
+    helm = section.get("helm") or {}
+    return RenderOptions(
+        helm_values=tuple(helm.get("values", ())) + tuple(helm_values),
+        helm_set=tuple(helm.get("set", ())) + tuple(helm_set),
+        timeout=float(section.get("timeoutSeconds", DEFAULT_TIMEOUT)),
+        enabled=section.get("enabled", True) if enabled is None else enabled,
+    )
+
+
+def is_chart(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, CHART_FILE))
+
+
+def kustomization_file(directory: str) -> str | None:
+    for name in KUSTOMIZATION_FILES:
+        path = os.path.join(directory, name)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def has_markers(data: bytes) -> bool:
+    """Output of ``helm template`` or ``kustomize build`` (piped in): it names the files it came from."""
+    return b"# Source: " in data or b"config.kubernetes.io/origin" in data
+
+
+class Owners:
+    """The chart or kustomization directory a file belongs to (the nearest one above it)."""
+
+    def __init__(self, stops: Iterable[str]) -> None:
+        self.stops = {os.path.realpath(s) for s in stops}
+        self.cache: dict[str, tuple[str, str] | None] = {}
+
+    def of(self, directory: str, depth: int = 0) -> tuple[str, str] | None:
+        """``(kind, directory)`` with kind ``helm`` or ``kustomize``, or None."""
+        if directory in self.cache:
+            return self.cache[directory]
+        found: tuple[str, str] | None = None
+        if is_chart(directory):
+            found = ("helm", directory)
+            parent = os.path.dirname(directory)
+            if os.path.basename(parent) == "charts" and is_chart(os.path.dirname(parent)):
+                found = self.of(os.path.dirname(parent), depth + 2) or found  # a subchart is its parent's
+        elif kustomization_file(directory):
+            found = ("kustomize", directory)
+        elif depth < MAX_ANCESTORS and directory not in self.stops:
+            parent = os.path.dirname(directory)
+            if parent != directory:
+                found = self.of(parent, depth + 1)
+        self.cache[directory] = found
+        return found
+
+    def owner_of(self, source: Any, by_dir: dict[str, tuple[str, str] | None]) -> tuple[str, str] | None:
+        """The owner of a source (a file named on the command line or found below a directory)."""
+        if source.real == "-" or source.error:
+            return None
+        named = os.path.dirname(source.real)
+        if named not in by_dir:
+            by_dir[named] = self.of(os.path.realpath(os.path.abspath(named or ".")))
+        return by_dir[named]
+
+
+def owners_for(sources: Iterable[Any]) -> Owners | None:
+    """The owners search of this run when some source belongs to a chart or kustomization, else None.
+
+    The search goes up to the working directory (a named template belongs to its chart even when
+    its directory is named). The renderer's plan reuses what it found.
+    """
+    owners = Owners([os.getcwd()])
+    by_dir: dict[str, tuple[str, str] | None] = {}
+    return owners if any(owners.owner_of(s, by_dir) is not None for s in sources) else None
