@@ -429,26 +429,31 @@ def _builtin_policies(config: Path | None = None) -> tuple[object, list[_Compile
     ]
 
 
-def _serve_verdicts(policy, obj: dict) -> dict[str, set[str]] | None:
-    """rule id -> severities of serve's unsuppressed findings; None for an object the API server's schema refuses."""
+def _serve_verdicts(policy, obj: dict) -> tuple[dict[str, set[str]], dict[str, set[str]]] | None:
+    """(rule id -> severities of serve's unsuppressed findings, rule id -> the containers they name); None
+    for an object the API server's schema refuses."""
     from kubelint_ml.admission.review import lint_object
 
     findings, _ = lint_object(policy, obj)
     if any(f.rule == "parse-error" for f in findings):
         return None
     out: dict[str, set[str]] = {}
+    names: dict[str, set[str]] = {}
     for f in findings:
         if f.suppressed is None:
             out.setdefault(f.rule, set()).add(f.severity)
-    return out
+            if f.container:
+                names.setdefault(f.rule, set()).add(f.container)
+    return out, names
 
 
 def _compare(policy, compiled: list[_Compiled], obj: dict, where: str, counts: dict) -> None:
-    want = _serve_verdicts(policy, obj)
-    if want is None:
+    served = _serve_verdicts(policy, obj)
+    if served is None:
         return
+    want, names = served
     got: dict[str, set[str]] = {}
-    findings_by_rule = {}
+    messages: dict[str, str] = {}
     for c in compiled:
         result, message = c.evaluate(obj)
         assert result != "error", f"{c.name} on {where}: {message}"
@@ -456,7 +461,10 @@ def _compare(policy, compiled: list[_Compiled], obj: dict, where: str, counts: d
         if result is False:
             got.setdefault(c.rule, set()).add(c.severity)
             assert message.startswith(c.rule + ": "), (c.name, message)
-            findings_by_rule[c.rule] = message
+            messages[c.rule] = messages.get(c.rule, "") + message
+    for rule, message in messages.items():  # the denial names every container serve names
+        for name in names.get(rule, ()):
+            assert f"'{name}'" in message, (rule, where, name, message)
     for rule in {c.rule for c in compiled}:
         assert got.get(rule, set()) == want.get(rule, set()), (
             f"{rule} on {where}: policies {got.get(rule)}, serve {want.get(rule)}: {json.dumps(obj)[:2000]}"

@@ -43,7 +43,7 @@ import re
 from typing import Any
 
 from kubelint_ml.admission.review import Policy
-from kubelint_ml.admission.vapbuiltin import TRANSLATED, Variant, kind_templates, variables
+from kubelint_ml.admission.vapbuiltin import TRANSLATED, Variant, containers, kind_templates, variables
 from kubelint_ml.admission.vapbuiltin import group_is as _group
 from kubelint_ml.admission.vapbuiltin import ignored as _ignored
 from kubelint_ml.admission.vapbuiltin import lit as _lit
@@ -111,20 +111,7 @@ TEMPLATE_KINDS: dict[tuple[str, str], tuple[str, str]] = {
 def _units(rule: Any) -> tuple[str, str, str]:
     """(variable, CEL list of the units inside one template ``klmT`` with ``podSpec`` bound, their label)."""
     if rule.unit == "container":
-        roles = set(rule.containers) or {"container", "initContainer", "sidecar"}
-        parts = []
-        if {"initContainer", "sidecar"} & roles:
-            if {"initContainer", "sidecar"} <= roles:
-                pred = "true"
-            elif "sidecar" in roles:
-                pred = "has(c.restartPolicy) && c.restartPolicy == 'Always'"
-            else:
-                pred = "!(has(c.restartPolicy) && c.restartPolicy == 'Always')"
-            init = "podSpec.initContainers" + ("" if pred == "true" else f".filter(c, {pred})")
-            parts.append(f"(has(podSpec.initContainers) ? {init} : [])")
-        if "container" in roles:
-            parts.append("(has(podSpec.containers) ? podSpec.containers : [])")
-        return "container", " + ".join(parts) if parts else "[]", "container"
+        return "container", containers("podSpec", frozenset(rule.containers)), "container"
     if rule.unit == "volume":
         return "volume", "(has(podSpec.volumes) ? podSpec.volumes : [])", "volume"
     return "podSpec", "[podSpec]", ""

@@ -365,10 +365,9 @@ def _resource_missing(rule: Any) -> BuiltinPolicy | str:
         # the pod-level request after defaulting: as written, from the limit, or from the containers'
         anyone = f"{every}.exists(d, {r} in {res('d', 'requests')} || {r} in {res('d', 'limits')})"
         pod = f"{r} in {R} || {r} in {L} || ({pod_limits_set(ps)} && {anyone})"
-        if missing == "request":
-            ok, what = f"{own_req} || {own_lim} || {pod}", f"no {resource} request"
-        else:
-            ok, what = f"{own_req} || {own_lim} || {pod}", f"no {resource} request or limit"
+        # a pod-level limit defaults the pod-level request too, so both modes ask the same
+        ok = f"{own_req} || {own_lim} || {pod}"
+        what = f"no {resource} request" if missing == "request" else f"no {resource} request or limit"
     failures = f"{cs}.filter(c, !({ok})).map(c, 'container ' + \"'\" + string(c.name) + \"' has {what}\")"
     return BuiltinPolicy(failures, True, Variant(skip_trainer_job=True))
 

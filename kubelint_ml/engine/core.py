@@ -162,7 +162,7 @@ class Engine:
         huge = {id(t) for t in templates if len(t.all_containers) > cap} if cap is not None else set()
         rules = self.rules_for(obj)
         if huge:
-            rules = sorted(rules, key=lambda r: r.severity != "error" and r.accelerator_severity != "error")
+            rules = sorted(rules, key=lambda r: not self._can_deny(r))
         for rule in rules:
             if settled and huge and rule.unit != "object" and all(id(t) in huge for t in templates if not t.broken):
                 continue
@@ -252,6 +252,11 @@ class Engine:
                     None,
                     at_value=True,
                 )
+
+    def _can_deny(self, rule: Rule) -> bool:
+        """Some finding of the rule can be an error (as :meth:`severity_for` decides)."""
+        override = self.overrides.get(rule.id)
+        return override == "error" if override else "error" in (rule.severity, rule.accelerator_severity)
 
     def severity_for(self, rule: Rule, unit: Unit) -> str:
         override = self.overrides.get(rule.id)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 from typing import Any
 
 from kubelint_ml.input.objects import dig
-from kubelint_ml.input.workloads import ContainerView, PodTemplate, is_runtime_trainer_job
+from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_runtime_trainer_job
 from kubelint_ml.k8s.quantity import (
     DECIMAL_SI,
     Quantity,
@@ -57,45 +58,58 @@ def _field(
         return QuantityField(path, resource, part, raw, container, where, None, str(e))
 
 
+def _quantities(tpl: PodTemplate) -> Iterator[tuple[ContainerView | VolumeView | None, str, Any, Any]]:
+    """``(owner, part, name, raw)`` of every resource quantity of a template: containers' requests and
+    limits, pod-level ones (owner None) and emptyDir sizeLimits (owner the volume)."""
+    for c in tpl.all_containers:
+        for part in ("requests", "limits"):
+            values = c.resources.get(part)
+            if isinstance(values, dict):
+                for name, raw in values.items():
+                    yield c, part, name, raw
+    pod_res = tpl.spec.get("resources")
+    if isinstance(pod_res, dict):
+        for part in ("requests", "limits"):
+            values = pod_res.get(part)
+            if isinstance(values, dict):
+                for name, raw in values.items():
+                    yield None, part, name, raw
+    for v in tpl.volumes:
+        ed = v.data.get("emptyDir")
+        if isinstance(ed, dict) and ed.get("sizeLimit") is not None:
+            yield v, "sizeLimit", "sizeLimit", ed["sizeLimit"]
+
+
+def _container_field(c: ContainerView, part: str, name: Any, raw: Any) -> QuantityField:
+    return _field(c.path + ("resources", part, name), str(name), part, raw, c, c.describe())
+
+
 def quantity_fields(tpl: PodTemplate) -> list[QuantityField]:
     """Every resource quantity of a pod template, parsed once and cached."""
     found = tpl.cache.get("quantities")
     if found is not None:
         return found
     out: list[QuantityField] = []
-    for c in tpl.all_containers:
-        res = c.resources
-        for part in ("requests", "limits"):
-            values = res.get(part)
-            if not isinstance(values, dict):
-                continue
-            for name, raw in values.items():
-                out.append(_field(c.path + ("resources", part, name), str(name), part, raw, c, c.describe()))
-    pod_res = tpl.spec.get("resources")
-    if isinstance(pod_res, dict):
-        for part in ("requests", "limits"):
-            values = pod_res.get(part)
-            if not isinstance(values, dict):
-                continue
-            for name, raw in values.items():
-                out.append(
-                    _field(tpl.spec_path + ("resources", part, name), str(name), part, raw, None, "pod-level resources")
-                )
-    for v in tpl.volumes:
-        ed = v.data.get("emptyDir")
-        if isinstance(ed, dict) and "sizeLimit" in ed and ed["sizeLimit"] is not None:
+    for owner, part, name, raw in _quantities(tpl):
+        if isinstance(owner, ContainerView):
+            out.append(_container_field(owner, part, name, raw))
+        elif owner is None:
             out.append(
-                _field(
-                    v.path + ("emptyDir", "sizeLimit"),
-                    "sizeLimit",
-                    "sizeLimit",
-                    ed["sizeLimit"],
-                    None,
-                    f"emptyDir volume '{v.name}'",
-                )
+                _field(tpl.spec_path + ("resources", part, name), str(name), part, raw, None, "pod-level resources")
             )
+        else:
+            path = owner.path + ("emptyDir", "sizeLimit")
+            out.append(_field(path, "sizeLimit", "sizeLimit", raw, None, f"emptyDir volume '{owner.name}'"))
     tpl.cache["quantities"] = out
     return out
+
+
+def container_quantity(c: ContainerView, part: str, name: str) -> QuantityField | None:
+    """The field ``resources.<part>.<name>`` of one container, parsed (None when absent)."""
+    values = c.resources.get(part)
+    if not isinstance(values, dict) or name not in values:
+        return None
+    return _container_field(c, part, name, values[name])
 
 
 _TRAINING_RUNTIMES = ("TrainingRuntime", "ClusterTrainingRuntime")
@@ -148,22 +162,9 @@ def why_resources_unknown(tpl: PodTemplate) -> str:
 
 
 def _any_unjudgeable(tpl: PodTemplate) -> bool:
-    """Some quantity of the template (as :func:`quantity_fields` lists them) is invalid, an unrendered
-    placeholder or negative. Computed without building the fields: most templates have none."""
-    lists = [c.resources.get(part) for c in tpl.all_containers for part in ("requests", "limits")]
-    pod_res = tpl.spec.get("resources")
-    if isinstance(pod_res, dict):
-        lists += [pod_res.get("requests"), pod_res.get("limits")]
-    for values in lists:
-        if isinstance(values, dict) and values:
-            for raw in values.values():
-                if not _judgeable(raw):
-                    return True
-    for v in tpl.volumes:
-        ed = v.data.get("emptyDir")
-        if isinstance(ed, dict) and ed.get("sizeLimit") is not None and not _judgeable(ed["sizeLimit"]):
-            return True
-    return False
+    """Some quantity of the template is invalid, an unrendered placeholder or negative; judged by value,
+    without building :func:`quantity_fields` (most templates have no such quantity)."""
+    return any(not _judgeable(raw) for _, _, _, raw in _quantities(tpl))
 
 
 def _judgeable(raw: Any) -> bool:
@@ -183,14 +184,6 @@ def _judgeable(raw: Any) -> bool:
 
 
 _JUDGEABLE: dict[tuple, bool] = {}
-
-
-def container_quantity(c: ContainerView, part: str, name: str) -> QuantityField | None:
-    """The field ``resources.<part>.<name>`` of one container, parsed (None when absent)."""
-    values = c.resources.get(part)
-    if not isinstance(values, dict) or name not in values:
-        return None
-    return _field(c.path + ("resources", part, name), str(name), part, values[name], c, c.describe())
 
 
 def _trainer_job(tpl: PodTemplate) -> bool:
