@@ -333,3 +333,24 @@ def test_kinds_that_read_as_built_in_ones_are_named_with_their_group():
     )
     assert ObjectRef("scheduling.k8s.io/v1", "PriorityClass", "", "h").display() == "PriorityClass/h"
     assert ObjectRef("v1", "Pod", "", "p").display() == "Pod/p"
+
+
+def test_a_trainjob_asking_for_gpus_is_not_judged_and_says_where_its_pods_come_from():
+    from kubelint_ml.engine.rulefile import load_builtin_rules
+    from kubelint_ml.run.lint import lint_text
+
+    doc = (
+        b"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: t}\nspec:\n"
+        b"  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n"
+        b"    resourcesPerNode:\n      limits: {nvidia.com/gpu: 8}\n"
+    )
+    found = [f for f in lint_text(doc, load_builtin_rules()) if f.suppressed is None]
+    assert [(f.rule, f.line, f.severity, f.message) for f in found] == [
+        (
+            "accelerator-workload-not-judged",
+            9,
+            "info",
+            "asks for nvidia.com/gpu but its pods were not judged: made from runtime 'torch-distributed'",
+        )
+    ]
+    assert "spec.runtimeRef.name" in found[0].detail

@@ -8,6 +8,7 @@ from typing import Any
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.input.loader import render_path
+from kubelint_ml.input.objects import clip, dig
 from kubelint_ml.input.workloads import NO_TEMPLATES, kind_info, qualified_kind
 from kubelint_ml.k8s.resources import is_accelerator_resource
 
@@ -17,6 +18,10 @@ PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 # Objects that name accelerator resources without asking for them (capacity, quota, classes).
 _NOT_ASKING = NO_TEMPLATES | {("", "Node"), ("resource.k8s.io", "DeviceClass"), ("resource.k8s.io", "ResourceSlice")}
 _MOST_NODES = 20_000  # a bound on the search in one object
+# Kinds whose pods are made from another object it names: (the reference's path, what it names).
+_PODS_ELSEWHERE = {
+    ("trainer.kubeflow.org", "TrainJob"): (("spec", "runtimeRef", "name"), "runtime"),
+}
 
 
 def _asked(root: Any) -> tuple[tuple, str] | None:
@@ -54,9 +59,17 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         return
     found = _asked(obj.data)
     kind = qualified_kind(obj)
+    elsewhere = _PODS_ELSEWHERE.get((obj.group, obj.kind))
     if templates:
         why = "its pod templates have fields of the wrong type (see the parse errors)"
         short = "pod templates unreadable"
+    elif elsewhere is not None:
+        ref = dig(obj.data, *elsewhere[0])
+        named = f" '{clip(ref)}'" if isinstance(ref, str) and ref else ""
+        why = (
+            f"its pods are made from the {elsewhere[1]}{named} it names ({'.'.join(elsewhere[0])}), not in this object"
+        )
+        short = f"made from {elsewhere[1]}{named}"
     elif kind_info(obj) is None:
         why = "kubelint-ml does not know how this kind makes its pods, and found nothing shaped like a pod template"
         short = f"kind {kind} unknown"
