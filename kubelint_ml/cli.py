@@ -418,7 +418,7 @@ def _print_notes(notes: list[str]) -> None:
 
 
 def _view(result: Any, show_suppressed: bool, quiet: bool) -> Any:
-    from dataclasses import replace
+    from kubelint_ml.records import replace
 
     return replace(result, show_suppressed=show_suppressed, quiet=quiet)
 

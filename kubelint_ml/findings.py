@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from kubelint_ml.records import Frozen, Record
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
@@ -61,14 +62,20 @@ def is_builtin_group(group: str) -> bool:
     return "." not in group or (group.endswith(".k8s.io") and not group.endswith(".x-k8s.io"))
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectRef:
+class ObjectRef(Frozen):
     """Identity of a Kubernetes object: what a finding is about."""
 
-    apiVersion: str = ""
-    kind: str = ""
-    namespace: str = ""
-    name: str = ""
+    apiVersion: str
+    kind: str
+    namespace: str
+    name: str
+    __slots__ = _fields = ("apiVersion", "kind", "namespace", "name")
+
+    def __init__(self, apiVersion: str = "", kind: str = "", namespace: str = "", name: str = "") -> None:
+        object.__setattr__(self, "apiVersion", apiVersion)
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "namespace", namespace)
+        object.__setattr__(self, "name", name)
 
     def to_dict(self) -> dict[str, str]:
         return {
@@ -96,8 +103,7 @@ class ObjectRef:
         return "/".join(parts)
 
 
-@dataclass(slots=True)
-class Finding:
+class Finding(Record):
     rule: str
     severity: str
     message: str
@@ -105,22 +111,76 @@ class Finding:
     file: str
     line: int
     column: int
-    path: str = ""
-    object: ObjectRef | None = None
-    container: str | None = None
+    path: str
+    object: ObjectRef | None
+    container: str | None
     # Index of the YAML document in its file (0-based); part of identity.
-    document: int = 0
+    document: int
     # Reason given by the suppression that matched, when suppressed.
-    suppressed: str | None = None
+    suppressed: str | None
     # Free-form extra data a rule wants to expose (JSON output only).
-    data: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, Any]
     # The longer explanation of this case (rationale, numbers): -v, JSON, SARIF, Markdown.
-    detail: str | None = None
+    detail: str | None
     # Other places that matter: ``(file, line, column, what)``, e.g. the rendered output a
     # finding was mapped back from (SARIF relatedLocations, JSON "related").
-    related: tuple = ()
+    related: tuple
     # kubelint_ml.fix.Fix: the edit that removes this finding, when its rule knows one.
-    fix: Any = None
+    fix: Any
+    __slots__ = _fields = (
+        "rule",
+        "severity",
+        "message",
+        "remediation",
+        "file",
+        "line",
+        "column",
+        "path",
+        "object",
+        "container",
+        "document",
+        "suppressed",
+        "data",
+        "detail",
+        "related",
+        "fix",
+    )
+
+    def __init__(
+        self,
+        rule: str,
+        severity: str,
+        message: str,
+        remediation: str,
+        file: str,
+        line: int,
+        column: int,
+        path: str = "",
+        object: ObjectRef | None = None,
+        container: str | None = None,
+        document: int = 0,
+        suppressed: str | None = None,
+        data: dict[str, Any] | None = None,
+        detail: str | None = None,
+        related: tuple = (),
+        fix: Any = None,
+    ) -> None:
+        self.rule = rule
+        self.severity = severity
+        self.message = message
+        self.remediation = remediation
+        self.file = file
+        self.line = line
+        self.column = column
+        self.path = path
+        self.object = object
+        self.container = container
+        self.document = document
+        self.suppressed = suppressed
+        self.data = {} if data is None else data
+        self.detail = detail
+        self.related = related
+        self.fix = fix
 
     def sort_key(self) -> tuple:
         obj = self.object
@@ -183,8 +243,7 @@ def related_dicts(related: tuple) -> list[dict[str, Any]]:
     return [{"file": r[0], "line": r[1], "column": r[2], "message": r[3]} for r in related]
 
 
-@dataclass(frozen=True, slots=True)
-class RuleInfo:
+class RuleInfo(Frozen):
     """What reporters need to know about a rule (SARIF rules[], docs)."""
 
     id: str
@@ -192,28 +251,94 @@ class RuleInfo:
     title: str
     description: str
     remediation: str
-    family: str = ""
-    help_uri: str = ""
+    family: str
+    help_uri: str
+    __slots__ = _fields = ("id", "severity", "title", "description", "remediation", "family", "help_uri")
+
+    def __init__(
+        self,
+        id: str,
+        severity: str,
+        title: str,
+        description: str,
+        remediation: str,
+        family: str = "",
+        help_uri: str = "",
+    ) -> None:
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "severity", severity)
+        object.__setattr__(self, "title", title)
+        object.__setattr__(self, "description", description)
+        object.__setattr__(self, "remediation", remediation)
+        object.__setattr__(self, "family", family)
+        object.__setattr__(self, "help_uri", help_uri)
 
 
-@dataclass(slots=True)
-class RunResult:
+class RunResult(Record):
     """Everything a reporter renders."""
 
     findings: list[Finding]  # sorted, not suppressed, not baselined
     suppressed: list[Finding]  # sorted
     rules: dict[str, RuleInfo]  # every rule that was enabled, plus input-problem ids
-    files: int = 0
-    documents: int = 0
-    objects: int = 0
-    baselined: int = 0
-    fail_level: str = "error"
-    root: str = "."  # directory that relative artifact URIs are taken from
-    tool_version: str = ""
-    show_suppressed: bool = False  # list suppressed findings (they are always counted)
-    quiet: bool = False  # text: findings only, no summary line
-    warnings: list[str] = field(default_factory=list)  # said once per run (a chart that could not be rendered)
-    unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes count as applicable (text marks, summaries)
+    files: int
+    documents: int
+    objects: int
+    baselined: int
+    fail_level: str
+    root: str  # directory that relative artifact URIs are taken from
+    tool_version: str
+    show_suppressed: bool  # list suppressed findings (they are always counted)
+    quiet: bool  # text: findings only, no summary line
+    warnings: list[str]  # said once per run (a chart that could not be rendered)
+    unsafe_fixes: bool  # --unsafe-fixes: unsafe fixes count as applicable (text marks, summaries)
+    __slots__ = _fields = (
+        "findings",
+        "suppressed",
+        "rules",
+        "files",
+        "documents",
+        "objects",
+        "baselined",
+        "fail_level",
+        "root",
+        "tool_version",
+        "show_suppressed",
+        "quiet",
+        "warnings",
+        "unsafe_fixes",
+    )
+
+    def __init__(
+        self,
+        findings: list[Finding],
+        suppressed: list[Finding],
+        rules: dict[str, RuleInfo],
+        files: int = 0,
+        documents: int = 0,
+        objects: int = 0,
+        baselined: int = 0,
+        fail_level: str = "error",
+        root: str = ".",
+        tool_version: str = "",
+        show_suppressed: bool = False,
+        quiet: bool = False,
+        warnings: list[str] | None = None,
+        unsafe_fixes: bool = False,
+    ) -> None:
+        self.findings = findings
+        self.suppressed = suppressed
+        self.rules = rules
+        self.files = files
+        self.documents = documents
+        self.objects = objects
+        self.baselined = baselined
+        self.fail_level = fail_level
+        self.root = root
+        self.tool_version = tool_version
+        self.show_suppressed = show_suppressed
+        self.quiet = quiet
+        self.warnings = [] if warnings is None else warnings
+        self.unsafe_fixes = unsafe_fixes
 
     def fixable(self) -> tuple[int, int]:
         """(findings with a fix --fix applies, findings with one only --unsafe-fixes applies)."""

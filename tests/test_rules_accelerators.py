@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import textwrap
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from kubelint_ml.cli import main
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.engine.core import Engine
 from kubelint_ml.engine.rulefile import load_builtin_rules
+from kubelint_ml.records import replace
 from kubelint_ml.run.config import Config, Profile
 from kubelint_ml.run.lint import Runner, lint_text
 

@@ -55,7 +55,7 @@ def run(manifest: str, profile: dict | None = None, only: str | None = None, par
         config.profile = Profile.from_dict(profile, ROOT)
     rules = [r for r in RULES if only is None or r.id == only]
     if params:
-        from dataclasses import replace
+        from kubelint_ml.records import replace
 
         rules = [replace(r, params={**r.params, **params}) for r in rules]
     found = lint_text(dedent(manifest).encode(), rules, config)

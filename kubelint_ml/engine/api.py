@@ -11,12 +11,12 @@ and SARIF) and an optional ``fix`` (the edit that removes it, for ``--fix``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kubelint_ml.findings import RuleInfo
 from kubelint_ml.input.objects import K8sObject
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_training_kind, pod_templates
+from kubelint_ml.records import Record
 
 # Findings the engine itself reports, beside the rules' own ids.
 IGNORE_ANNOTATION = "kubelint-ml.io/ignore"
@@ -100,57 +100,125 @@ UnitKind = Literal["object", "podTemplate", "container", "volume"]
 UNIT_KINDS: tuple[UnitKind, ...] = ("object", "podTemplate", "container", "volume")
 
 
-@dataclass(slots=True)
-class Hit:
+class Hit(Record):
     path: tuple  # from the object's root
     message: str
-    container: str | None = None
-    at_value: bool = False  # point at the value rather than the key
-    severity: str | None = None  # a template may lower/raise for a specific case
-    data: dict = field(default_factory=dict)
-    rule: str | None = None  # reported under another id (e.g. cel-evaluation-error)
-    detail: str | None = None  # the longer explanation of this case (rationale, numbers), shown by -v, JSON and SARIF
-    fix: Any = None  # kubelint_ml.fix.Fix: the edit that removes this hit, when one is known
+    container: str | None
+    at_value: bool  # point at the value rather than the key
+    severity: str | None  # a template may lower/raise for a specific case
+    data: dict
+    rule: str | None  # reported under another id (e.g. cel-evaluation-error)
+    detail: str | None  # the longer explanation of this case (rationale, numbers), shown by -v, JSON and SARIF
+    fix: Any  # kubelint_ml.fix.Fix: the edit that removes this hit, when one is known
+    __slots__ = _fields = ("path", "message", "container", "at_value", "severity", "data", "rule", "detail", "fix")
+
+    def __init__(
+        self,
+        path: tuple,
+        message: str,
+        container: str | None = None,
+        at_value: bool = False,
+        severity: str | None = None,
+        data: dict | None = None,
+        rule: str | None = None,
+        detail: str | None = None,
+        fix: Any = None,
+    ) -> None:
+        self.path = path
+        self.message = message
+        self.container = container
+        self.at_value = at_value
+        self.severity = severity
+        self.data = {} if data is None else data
+        self.rule = rule
+        self.detail = detail
+        self.fix = fix
 
 
-@dataclass(slots=True)
-class Unit:
+class Unit(Record):
     obj: K8sObject
-    tpl: PodTemplate | None = None
-    container: ContainerView | None = None
-    volume: VolumeView | None = None
-    ctx: Context | None = None
+    tpl: PodTemplate | None
+    container: ContainerView | None
+    volume: VolumeView | None
+    ctx: Context | None
+    __slots__ = _fields = ("obj", "tpl", "container", "volume", "ctx")
+
+    def __init__(
+        self,
+        obj: K8sObject,
+        tpl: PodTemplate | None = None,
+        container: ContainerView | None = None,
+        volume: VolumeView | None = None,
+        ctx: Context | None = None,
+    ) -> None:
+        self.obj = obj
+        self.tpl = tpl
+        self.container = container
+        self.volume = volume
+        self.ctx = ctx
 
     def templates(self) -> list[PodTemplate]:
         return self.ctx.templates(self.obj) if self.ctx else pod_templates(self.obj)
 
 
-@dataclass(slots=True)
-class Context:
+class Context(Record):
     """What a rule may know beyond its unit: the profile and context objects."""
 
-    profile: Any = None  # kubelint_ml.run.config.Profile
-    facts: Any = None  # kubelint_ml.engine.context.Facts (PriorityClasses, KubeletConfigurations, ...)
+    profile: Any  # kubelint_ml.run.config.Profile
+    facts: Any  # kubelint_ml.engine.context.Facts (PriorityClasses, KubeletConfigurations, ...)
     # Observed usage (kubelint_ml.usage), when a usage source is configured: per-container
     # summaries that usage rules judge against and that fixes take their values from.
-    usage: Any = None
-    notes: list[str] = field(default_factory=list)  # "skipped because..." for --verbose
+    usage: Any
+    notes: list[str]  # "skipped because..." for --verbose
     # False when nobody reads the notes (a run without --verbose): a template may then
     # leave out work whose only outcome would be a note.
-    wants_notes: bool = True
+    wants_notes: bool
     # False when nobody reads fixes (admission): a template may then leave out planning a fix
     # whose cost grows with the pod (memory for every container).
-    wants_fixes: bool = True
+    wants_fixes: bool
     # What checks remember while this file is linted (dropped with it): keys are
     # prefixed by the module that owns them ("cel:converted").
-    cache: dict[str, Any] = field(default_factory=dict)
+    cache: dict[str, Any]
     # At admission (kubelint_ml.admission): once a rule has this many hits on one pod template and
     # one of them is an error that is not suppressed, its remaining units are not evaluated: the
     # verdict cannot change, and an object made of 18,000 copies of one mistake costs 100 hits, not
     # 18,000. None (check, the editor): every unit is evaluated.
-    max_hits_per_template: int | None = None
+    max_hits_per_template: int | None
     # id(obj) -> (obj, its templates); the object is held so that its id is not reused.
-    _templates: dict[int, tuple[K8sObject, list[PodTemplate]]] = field(default_factory=dict)
+    _templates: dict[int, tuple[K8sObject, list[PodTemplate]]]
+    __slots__ = _fields = (
+        "profile",
+        "facts",
+        "usage",
+        "notes",
+        "wants_notes",
+        "wants_fixes",
+        "cache",
+        "max_hits_per_template",
+        "_templates",
+    )
+
+    def __init__(
+        self,
+        profile: Any = None,
+        facts: Any = None,
+        usage: Any = None,
+        notes: list[str] | None = None,
+        wants_notes: bool = True,
+        wants_fixes: bool = True,
+        cache: dict[str, Any] | None = None,
+        max_hits_per_template: int | None = None,
+        _templates: dict[int, tuple[K8sObject, list[PodTemplate]]] | None = None,
+    ) -> None:
+        self.profile = profile
+        self.facts = facts
+        self.usage = usage
+        self.notes = [] if notes is None else notes
+        self.wants_notes = wants_notes
+        self.wants_fixes = wants_fixes
+        self.cache = {} if cache is None else cache
+        self.max_hits_per_template = max_hits_per_template
+        self._templates = {} if _templates is None else _templates
 
     def templates(self, obj: K8sObject) -> list[PodTemplate]:
         found = self._templates.get(id(obj))

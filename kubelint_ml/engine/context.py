@@ -14,10 +14,10 @@ small summaries are kept.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from kubelint_ml.input.objects import K8sObject
+from kubelint_ml.records import Record
 
 CONTEXT_KINDS = ("PriorityClass", "WorkloadPriorityClass", "KubeletConfiguration", "CustomResourceDefinition")
 _CONTEXT_RE = re.compile(
@@ -44,14 +44,30 @@ def _int_value(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-@dataclass(slots=True)
-class PriorityClassFact:
+class PriorityClassFact(Record):
     name: str
     value: int | None
     global_default: bool
     source: str  # file path, or "profile"
-    obj: K8sObject | None = None
-    preemption_policy: str = "PreemptLowerPriority"  # or "Never": the class never preempts
+    obj: K8sObject | None
+    preemption_policy: str  # or "Never": the class never preempts
+    __slots__ = _fields = ("name", "value", "global_default", "source", "obj", "preemption_policy")
+
+    def __init__(
+        self,
+        name: str,
+        value: int | None,
+        global_default: bool,
+        source: str,
+        obj: K8sObject | None = None,
+        preemption_policy: str = "PreemptLowerPriority",
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.global_default = global_default
+        self.source = source
+        self.obj = obj
+        self.preemption_policy = preemption_policy
 
     @property
     def key(self) -> tuple | None:
@@ -65,24 +81,57 @@ class PriorityClassFact:
         return self.value is None or self.value <= HIGHEST_USER_PRIORITY
 
 
-@dataclass(slots=True)
-class KubeletConfigFact:
+class KubeletConfigFact(Record):
     source: str  # file path
     data: dict
-    obj: K8sObject | None = None
+    obj: K8sObject | None
+    __slots__ = _fields = ("source", "data", "obj")
+
+    def __init__(self, source: str, data: dict, obj: K8sObject | None = None) -> None:
+        self.source = source
+        self.data = data
+        self.obj = obj
 
 
-@dataclass
-class Facts:
-    priority_classes: dict[str, PriorityClassFact] = field(default_factory=dict)
-    priority_class_objects: list[PriorityClassFact] = field(default_factory=list)
-    workload_priority_classes: dict[str, int | None] = field(default_factory=dict)
-    workload_priority_class_files: dict[str, str] = field(default_factory=dict)  # name -> file it came from
-    kubelet_configs: list[KubeletConfigFact] = field(default_factory=list)
-    crds: list[dict] = field(default_factory=list)
+class Facts(Record):
+    priority_classes: dict[str, PriorityClassFact]
+    priority_class_objects: list[PriorityClassFact]
+    workload_priority_classes: dict[str, int | None]
+    workload_priority_class_files: dict[str, str]  # name -> file it came from
+    kubelet_configs: list[KubeletConfigFact]
+    crds: list[dict]
     # Answers computed from all the facts, asked once per pod template: kept
     # until the next fact arrives (thousands of classes and pods stay linear).
-    _memo: dict = field(default_factory=dict)
+    _memo: dict
+    _fields = (
+        "priority_classes",
+        "priority_class_objects",
+        "workload_priority_classes",
+        "workload_priority_class_files",
+        "kubelet_configs",
+        "crds",
+        "_memo",
+    )
+
+    def __init__(
+        self,
+        priority_classes: dict[str, PriorityClassFact] | None = None,
+        priority_class_objects: list[PriorityClassFact] | None = None,
+        workload_priority_classes: dict[str, int | None] | None = None,
+        workload_priority_class_files: dict[str, str] | None = None,
+        kubelet_configs: list[KubeletConfigFact] | None = None,
+        crds: list[dict] | None = None,
+        _memo: dict | None = None,
+    ) -> None:
+        self.priority_classes = {} if priority_classes is None else priority_classes
+        self.priority_class_objects = [] if priority_class_objects is None else priority_class_objects
+        self.workload_priority_classes = {} if workload_priority_classes is None else workload_priority_classes
+        self.workload_priority_class_files = (
+            {} if workload_priority_class_files is None else workload_priority_class_files
+        )
+        self.kubelet_configs = [] if kubelet_configs is None else kubelet_configs
+        self.crds = [] if crds is None else crds
+        self._memo = {} if _memo is None else _memo
 
     def context_objects(self) -> list[dict]:
         """The context objects themselves (what CEL rules see as ``objects``; do not mutate)."""

@@ -9,7 +9,6 @@ applies suppressions.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
 from typing import Any
 
 from kubelint_ml.engine.api import (
@@ -32,6 +31,7 @@ from kubelint_ml.findings import Finding, ObjectRef
 from kubelint_ml.input.loader import locate, render_path, value_position
 from kubelint_ml.input.objects import K8sObject
 from kubelint_ml.input.workloads import PodTemplate
+from kubelint_ml.records import replace
 
 
 def _kind_matches(rule: Rule, obj: K8sObject) -> bool:

@@ -11,13 +11,13 @@ import importlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
 from kubelint_ml.engine.api import UnitKind
 from kubelint_ml.findings import RuleInfo
+from kubelint_ml.records import Record
 
 DOCS_BASE = "https://github.com/kubelint-ml/kubelint-ml/blob/main/docs/rules.md"
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -27,8 +27,7 @@ class RuleFileError(Exception):
     """A rule file that cannot be used; the message names the file and field."""
 
 
-@dataclass(slots=True)
-class Rule:
+class Rule(Record):
     id: str
     severity: str
     title: str
@@ -37,18 +36,84 @@ class Rule:
     unit: UnitKind
     check: dict
     examples: dict
-    family: str = ""
-    accelerator_severity: str | None = None
-    enabled: bool = True
-    kinds: tuple[str, ...] = ()
-    workloads: str = "all"
-    containers: tuple[str, ...] = ()
-    docs: str = ""
-    source: str = ""
-    builtin: bool = False
-    params: dict = field(default_factory=dict)
-    template: Any = None  # the template module, or a CelCheck
-    fix: dict | None = None  # the rule file's fix section: applicability, source, description
+    family: str
+    accelerator_severity: str | None
+    enabled: bool
+    kinds: tuple[str, ...]
+    workloads: str
+    containers: tuple[str, ...]
+    docs: str
+    source: str
+    builtin: bool
+    params: dict
+    template: Any  # the template module, or a CelCheck
+    fix: dict | None  # the rule file's fix section: applicability, source, description
+    __slots__ = _fields = (
+        "id",
+        "severity",
+        "title",
+        "description",
+        "remediation",
+        "unit",
+        "check",
+        "examples",
+        "family",
+        "accelerator_severity",
+        "enabled",
+        "kinds",
+        "workloads",
+        "containers",
+        "docs",
+        "source",
+        "builtin",
+        "params",
+        "template",
+        "fix",
+    )
+
+    def __init__(
+        self,
+        id: str,
+        severity: str,
+        title: str,
+        description: str,
+        remediation: str,
+        unit: UnitKind,
+        check: dict,
+        examples: dict,
+        family: str = "",
+        accelerator_severity: str | None = None,
+        enabled: bool = True,
+        kinds: tuple[str, ...] = (),
+        workloads: str = "all",
+        containers: tuple[str, ...] = (),
+        docs: str = "",
+        source: str = "",
+        builtin: bool = False,
+        params: dict | None = None,
+        template: Any = None,
+        fix: dict | None = None,
+    ) -> None:
+        self.id = id
+        self.severity = severity
+        self.title = title
+        self.description = description
+        self.remediation = remediation
+        self.unit = unit
+        self.check = check
+        self.examples = examples
+        self.family = family
+        self.accelerator_severity = accelerator_severity
+        self.enabled = enabled
+        self.kinds = kinds
+        self.workloads = workloads
+        self.containers = containers
+        self.docs = docs
+        self.source = source
+        self.builtin = builtin
+        self.params = {} if params is None else params
+        self.template = template
+        self.fix = fix
 
     @classmethod
     def described(cls, info: Any, *, family: str, source: str, check: dict, builtin: bool = False) -> Rule:

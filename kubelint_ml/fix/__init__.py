@@ -28,21 +28,27 @@ falls back to the GPU share of the node, or is not offered (``-v`` says why).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Any
+
+from kubelint_ml.records import Frozen, Record, replace
 
 SAFE = "safe"
 UNSAFE = "unsafe"
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(Frozen):
     """``op``: ``put`` (set ``value`` at ``path``), ``append`` or ``prepend`` (add ``value`` to the end or the
     start of the sequence at ``path``)."""
 
     op: str
     path: tuple
     value: Any
+    __slots__ = _fields = ("op", "path", "value")
+
+    def __init__(self, op: str, path: tuple, value: Any) -> None:
+        object.__setattr__(self, "op", op)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "value", value)
 
 
 def put(path: tuple, value: Any) -> Change:
@@ -58,28 +64,62 @@ def prepend(path: tuple, item: Any) -> Change:
     return Change("prepend", tuple(path), item)
 
 
-@dataclass(frozen=True, slots=True)
-class Edit:
+class Edit(Frozen):
     """Replace bytes ``[start, end)`` of the file with ``text`` (UTF-8)."""
 
     start: int
     end: int
     text: str
+    __slots__ = _fields = ("start", "end", "text")
+
+    def __init__(self, start: int, end: int, text: str) -> None:
+        object.__setattr__(self, "start", start)
+        object.__setattr__(self, "end", end)
+        object.__setattr__(self, "text", text)
 
     def to_dict(self) -> dict[str, Any]:
         return {"start": self.start, "end": self.end, "text": self.text}
 
 
-@dataclass(slots=True)
-class Fix:
+class Fix(Record):
     description: str
-    applicability: str = UNSAFE
-    source: str = ""
-    changes: tuple[Change, ...] = ()
-    document: int = 0  # set by the engine: the document of the file the paths are in
-    edits: tuple[Edit, ...] = ()  # set when resolved against the file's bytes
-    unfixable: str | None = None  # why the edits could not be made (alias on the path, Helm, ...)
-    resolved: bool = False
+    applicability: str
+    source: str
+    changes: tuple[Change, ...]
+    document: int  # set by the engine: the document of the file the paths are in
+    edits: tuple[Edit, ...]  # set when resolved against the file's bytes
+    unfixable: str | None  # why the edits could not be made (alias on the path, Helm, ...)
+    resolved: bool
+    __slots__ = _fields = (
+        "description",
+        "applicability",
+        "source",
+        "changes",
+        "document",
+        "edits",
+        "unfixable",
+        "resolved",
+    )
+
+    def __init__(
+        self,
+        description: str,
+        applicability: str = UNSAFE,
+        source: str = "",
+        changes: tuple[Change, ...] = (),
+        document: int = 0,
+        edits: tuple[Edit, ...] = (),
+        unfixable: str | None = None,
+        resolved: bool = False,
+    ) -> None:
+        self.description = description
+        self.applicability = applicability
+        self.source = source
+        self.changes = changes
+        self.document = document
+        self.edits = edits
+        self.unfixable = unfixable
+        self.resolved = resolved
 
     def bound(self, base: tuple, document: int) -> Fix:
         """The same fix with paths from the document's root (``base``: the object's place in it)."""

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
+
+from kubelint_ml.records import Frozen
 
 CHART_FILE = "Chart.yaml"
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -20,12 +21,24 @@ MAX_ANCESTORS = 8
 STREAMS: dict[str, Any] = {}
 
 
-@dataclass(frozen=True, slots=True)
-class RenderOptions:
-    helm_values: tuple[str, ...] = ()
-    helm_set: tuple[str, ...] = ()
-    timeout: float = DEFAULT_TIMEOUT
-    enabled: bool = True
+class RenderOptions(Frozen):
+    helm_values: tuple[str, ...]
+    helm_set: tuple[str, ...]
+    timeout: float
+    enabled: bool
+    __slots__ = _fields = ("helm_values", "helm_set", "timeout", "enabled")
+
+    def __init__(
+        self,
+        helm_values: tuple[str, ...] = (),
+        helm_set: tuple[str, ...] = (),
+        timeout: float = DEFAULT_TIMEOUT,
+        enabled: bool = True,
+    ) -> None:
+        object.__setattr__(self, "helm_values", helm_values)
+        object.__setattr__(self, "helm_set", helm_set)
+        object.__setattr__(self, "timeout", timeout)
+        object.__setattr__(self, "enabled", enabled)
 
 
 def options(

@@ -30,12 +30,13 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
+
+from kubelint_ml.records import Frozen, Record
 
 try:  # pragma: no cover - depends on how PyYAML was built
     from yaml import CSafeLoader as _CLoader
@@ -43,16 +44,30 @@ except ImportError:  # pragma: no cover
     _CLoader = None
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
-    max_file_bytes: int = 20 * 1024 * 1024
-    max_depth: int = 200
-    max_documents: int = 100_000
+class Limits(Frozen):
+    max_file_bytes: int
+    max_depth: int
+    max_documents: int
     # Nodes a document may expand to when aliases are followed.
-    max_expanded_nodes: int = 1_000_000
+    max_expanded_nodes: int
     # YAML nodes (scalars, mappings, sequences, aliases) in one file, as
     # written: bounds the memory a file can make the loader use.
-    max_nodes: int = 200_000
+    max_nodes: int
+    __slots__ = _fields = ("max_file_bytes", "max_depth", "max_documents", "max_expanded_nodes", "max_nodes")
+
+    def __init__(
+        self,
+        max_file_bytes: int = 20 * 1024 * 1024,
+        max_depth: int = 200,
+        max_documents: int = 100_000,
+        max_expanded_nodes: int = 1_000_000,
+        max_nodes: int = 200_000,
+    ) -> None:
+        object.__setattr__(self, "max_file_bytes", max_file_bytes)
+        object.__setattr__(self, "max_depth", max_depth)
+        object.__setattr__(self, "max_documents", max_documents)
+        object.__setattr__(self, "max_expanded_nodes", max_expanded_nodes)
+        object.__setattr__(self, "max_nodes", max_nodes)
 
 
 DEFAULT_LIMITS = Limits()
@@ -389,25 +404,40 @@ for _cls in {PositionLoader, PurePositionLoader}:
 _IMPLICIT = _implicit_table(PurePositionLoader)
 
 
-@dataclass(slots=True)
-class Document:
+class Document(Record):
     index: int
     data: Any  # PosDict for a normal manifest
     line: int  # first line of the document (1-based)
+    __slots__ = _fields = ("index", "data", "line")
+
+    def __init__(self, index: int, data: Any, line: int) -> None:
+        self.index = index
+        self.data = data
+        self.line = line
 
 
-@dataclass(slots=True)
-class LoadProblem:
+class LoadProblem(Record):
     message: str
     line: int
-    column: int = 1
-    document: int = 0
+    column: int
+    document: int
+    __slots__ = _fields = ("message", "line", "column", "document")
+
+    def __init__(self, message: str, line: int, column: int = 1, document: int = 0) -> None:
+        self.message = message
+        self.line = line
+        self.column = column
+        self.document = document
 
 
-@dataclass(slots=True)
-class LoadResult:
+class LoadResult(Record):
     documents: list[Document]
     problems: list[LoadProblem]
+    __slots__ = _fields = ("documents", "problems")
+
+    def __init__(self, documents: list[Document], problems: list[LoadProblem]) -> None:
+        self.documents = documents
+        self.problems = problems
 
 
 # ----------------------------------------------------------------------------
@@ -549,10 +579,14 @@ class _NestingRefused(Exception):
     """LibYAML refused nesting by itself: the file is read again without it."""
 
 
-@dataclass(slots=True)
-class _Scan:
-    refused: LoadProblem | None = None  # the whole file
-    too_deep: dict[int, LoadProblem] = field(default_factory=dict)  # document index -> problem
+class _Scan(Record):
+    refused: LoadProblem | None  # the whole file
+    too_deep: dict[int, LoadProblem]  # document index -> problem
+    __slots__ = _fields = ("refused", "too_deep")
+
+    def __init__(self, refused: LoadProblem | None = None, too_deep: dict[int, LoadProblem] | None = None) -> None:
+        self.refused = refused
+        self.too_deep = {} if too_deep is None else too_deep
 
 
 def _prescan(data: bytes, limits: Limits, parser: Any) -> _Scan:

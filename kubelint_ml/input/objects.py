@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from kubelint_ml.findings import ObjectRef
 from kubelint_ml.input.loader import Document
+from kubelint_ml.records import Record
 
 
 class HasMetadata:
@@ -24,14 +24,22 @@ class HasMetadata:
         return submap(self.metadata, "labels")
 
 
-@dataclass(slots=True)
-class K8sObject(HasMetadata):
+class K8sObject(HasMetadata, Record):
     data: dict  # the object's mapping
     root: Any  # the document it sits in (for positions)
     base: tuple  # path of ``data`` inside ``root``: () or ("items", i)
     ref: ObjectRef
     file: str
     document: int
+    __slots__ = _fields = ("data", "root", "base", "ref", "file", "document")
+
+    def __init__(self, data: dict, root: Any, base: tuple, ref: ObjectRef, file: str, document: int) -> None:
+        self.data = data
+        self.root = root
+        self.base = base
+        self.ref = ref
+        self.file = file
+        self.document = document
 
     @property
     def kind(self) -> str:
@@ -47,29 +55,49 @@ class K8sObject(HasMetadata):
         return submap(self.data, "metadata")
 
 
-@dataclass(slots=True)
-class ObjectProblem:
+class ObjectProblem(Record):
     """A document that is not a usable object (reported as parse-error)."""
 
     message: str
     path: tuple
     root: Any
-    ref: ObjectRef | None = None
+    ref: ObjectRef | None
+    __slots__ = _fields = ("message", "path", "root", "ref")
+
+    def __init__(self, message: str, path: tuple, root: Any, ref: ObjectRef | None = None) -> None:
+        self.message = message
+        self.path = path
+        self.root = root
+        self.ref = ref
 
 
-@dataclass(slots=True)
-class Skipped:
+class Skipped(Record):
     """A document that is valid YAML but not a Kubernetes object."""
 
     reason: str
     line: int
+    __slots__ = _fields = ("reason", "line")
+
+    def __init__(self, reason: str, line: int) -> None:
+        self.reason = reason
+        self.line = line
 
 
-@dataclass(slots=True)
-class Unpacked:
-    objects: list[K8sObject] = field(default_factory=list)
-    problems: list[ObjectProblem] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
+class Unpacked(Record):
+    objects: list[K8sObject]
+    problems: list[ObjectProblem]
+    skipped: list[Skipped]
+    __slots__ = _fields = ("objects", "problems", "skipped")
+
+    def __init__(
+        self,
+        objects: list[K8sObject] | None = None,
+        problems: list[ObjectProblem] | None = None,
+        skipped: list[Skipped] | None = None,
+    ) -> None:
+        self.objects = [] if objects is None else objects
+        self.problems = [] if problems is None else problems
+        self.skipped = [] if skipped is None else skipped
 
 
 def dig(node: Any, *keys: Any) -> Any:

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
+
+from kubelint_ml.records import replace
 
 if TYPE_CHECKING:
     import subprocess

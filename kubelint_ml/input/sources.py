@@ -19,8 +19,9 @@ import errno
 import fnmatch
 import os
 import stat
-from dataclasses import dataclass
 from functools import lru_cache
+
+from kubelint_ml.records import Frozen
 
 EXTENSIONS = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -30,13 +31,20 @@ class SourceError(Exception):
     """A path given on the command line that does not exist."""
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
+class Source(Frozen):
     path: str  # as displayed in findings: relative to the cwd when below it
     real: str  # what to open ("-" for stdin)
-    error: str = ""  # set when the walk already knows it cannot be read
-    identity: str = ""  # the file's real path when the walk already knows it (saves a realpath call)
-    skipped: str = ""  # why the walk passes over it (a broken symlink): read as empty, said under -v
+    error: str  # set when the walk already knows it cannot be read
+    identity: str  # the file's real path when the walk already knows it (saves a realpath call)
+    skipped: str  # why the walk passes over it (a broken symlink): read as empty, said under -v
+    __slots__ = _fields = ("path", "real", "error", "identity", "skipped")
+
+    def __init__(self, path: str, real: str, error: str = "", identity: str = "", skipped: str = "") -> None:
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "real", real)
+        object.__setattr__(self, "error", error)
+        object.__setattr__(self, "identity", identity)
+        object.__setattr__(self, "skipped", skipped)
 
 
 def file_key(path: str | None) -> str | None:

@@ -13,48 +13,75 @@ problem is not evaluated further, but every other template is.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from kubelint_ml.input.objects import HasMetadata, K8sObject, clip, dig
+from kubelint_ml.records import Frozen, Record
 
 # ----------------------------------------------------------------------------
 # Views
 
 
-@dataclass(slots=True)
-class ContainerView:
+class ContainerView(Record):
     role: str  # "container" | "initContainer" | "sidecar"
     index: int
     data: dict
     path: tuple  # from the object's root
     name: str
     # ``data["resources"]`` when it is a mapping, else an empty one (read by most rules: looked up once).
-    resources: dict = field(default_factory=dict)
+    resources: dict
     # Per-container results shared by every rule (e.g. templates/_common.py requests_limits).
-    cache: dict = field(default_factory=dict)
+    cache: dict
+    __slots__ = _fields = ("role", "index", "data", "path", "name", "resources", "cache")
+
+    def __init__(
+        self,
+        role: str,
+        index: int,
+        data: dict,
+        path: tuple,
+        name: str,
+        resources: dict | None = None,
+        cache: dict | None = None,
+    ) -> None:
+        self.role = role
+        self.index = index
+        self.data = data
+        self.path = path
+        self.name = name
+        self.resources = {} if resources is None else resources
+        self.cache = {} if cache is None else cache
 
     def describe(self) -> str:
         label = {"container": "container", "initContainer": "init container", "sidecar": "sidecar"}[self.role]
         return f"{label} '{clip(self.name)}'"
 
 
-@dataclass(slots=True)
-class VolumeView:
+class VolumeView(Record):
     index: int
     data: dict
     path: tuple
     name: str
+    __slots__ = _fields = ("index", "data", "path", "name")
+
+    def __init__(self, index: int, data: dict, path: tuple, name: str) -> None:
+        self.index = index
+        self.data = data
+        self.path = path
+        self.name = name
 
 
-@dataclass(slots=True)
-class ShapeProblem:
+class ShapeProblem(Record):
     path: tuple  # from the object's root
     message: str
+    __slots__ = _fields = ("path", "message")
+
+    def __init__(self, path: tuple, message: str) -> None:
+        self.path = path
+        self.message = message
 
 
-@dataclass(slots=True)
-class PodTemplate(HasMetadata):
+class PodTemplate(HasMetadata, Record):
     obj: K8sObject
     path: tuple  # the PodTemplateSpec (metadata + spec); () for a Pod
     spec_path: tuple
@@ -62,22 +89,76 @@ class PodTemplate(HasMetadata):
     metadata: dict
     role: str  # e.g. "Worker", a replicated job's name, "head"; "" for single-template kinds
     replicas: int | None
-    containers: list[ContainerView] = field(default_factory=list)
-    init_containers: list[ContainerView] = field(default_factory=list)
-    volumes: list[VolumeView] = field(default_factory=list)
-    problems: list[ShapeProblem] = field(default_factory=list)
-    cache: dict = field(default_factory=dict)
+    containers: list[ContainerView]
+    init_containers: list[ContainerView]
+    volumes: list[VolumeView]
+    problems: list[ShapeProblem]
+    cache: dict
     # Set when the kind's usual place held no template and the generic search found this one.
-    found_by_search: bool = False
+    found_by_search: bool
     # Pods a controller builds from other fields (KServe, Argo, Tekton, Spark, Dynamo; see
     # docs/kinds.md): where a field of the pod spec the rules read is written in the user's file,
     # as (pod path prefix, file path prefix), longest first; and, where a fix at the pod's field
     # would not be the user's edit, why not.
-    renames: tuple[tuple[tuple, tuple], ...] = ()
-    fix_note: str | None = None
+    renames: tuple[tuple[tuple, tuple], ...]
+    fix_note: str | None
     # A reusable definition (a Tekton Task, a ServingRuntime): what uses it sets the pods'
     # priority, so the priority rules leave it alone.
-    shared: bool = False
+    shared: bool
+    __slots__ = _fields = (
+        "obj",
+        "path",
+        "spec_path",
+        "spec",
+        "metadata",
+        "role",
+        "replicas",
+        "containers",
+        "init_containers",
+        "volumes",
+        "problems",
+        "cache",
+        "found_by_search",
+        "renames",
+        "fix_note",
+        "shared",
+    )
+
+    def __init__(
+        self,
+        obj: K8sObject,
+        path: tuple,
+        spec_path: tuple,
+        spec: dict,
+        metadata: dict,
+        role: str,
+        replicas: int | None,
+        containers: list[ContainerView] | None = None,
+        init_containers: list[ContainerView] | None = None,
+        volumes: list[VolumeView] | None = None,
+        problems: list[ShapeProblem] | None = None,
+        cache: dict | None = None,
+        found_by_search: bool = False,
+        renames: tuple[tuple[tuple, tuple], ...] = (),
+        fix_note: str | None = None,
+        shared: bool = False,
+    ) -> None:
+        self.obj = obj
+        self.path = path
+        self.spec_path = spec_path
+        self.spec = spec
+        self.metadata = metadata
+        self.role = role
+        self.replicas = replicas
+        self.containers = [] if containers is None else containers
+        self.init_containers = [] if init_containers is None else init_containers
+        self.volumes = [] if volumes is None else volumes
+        self.problems = [] if problems is None else problems
+        self.cache = {} if cache is None else cache
+        self.found_by_search = found_by_search
+        self.renames = renames
+        self.fix_note = fix_note
+        self.shared = shared
 
     @property
     def broken(self) -> bool:
@@ -231,13 +312,20 @@ def _pod(obj: dict) -> Iterator[TemplateSpot]:
     yield (), "", 1
 
 
-@dataclass(frozen=True, slots=True)
-class KindInfo:
+class KindInfo(Frozen):
     finder: Finder
     training: bool  # a training workload whatever its pods request
     # Kinds whose pods a controller builds from fields that are not a pod template (the
     # platform kinds below): the templates, built as that controller builds them.
-    builder: Callable[[K8sObject], list[PodTemplate]] | None = None
+    builder: Callable[[K8sObject], list[PodTemplate]] | None
+    __slots__ = _fields = ("finder", "training", "builder")
+
+    def __init__(
+        self, finder: Finder, training: bool, builder: Callable[[K8sObject], list[PodTemplate]] | None = None
+    ) -> None:
+        object.__setattr__(self, "finder", finder)
+        object.__setattr__(self, "training", training)
+        object.__setattr__(self, "builder", builder)
 
 
 # Kubeflow training-operator v1 kinds and the field that holds their replica specs.

@@ -19,11 +19,11 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from kubelint_ml.k8s.quantity import parse_manifest_quantity
+from kubelint_ml.records import Frozen
 
 MI = 1 << 20
 GI = 1 << 30
@@ -32,8 +32,7 @@ GI = 1 << 30
 # Public records
 
 
-@dataclass(frozen=True)
-class NodeType:
+class NodeType(Frozen):
     name: str  # "p4d.24xlarge" or profile pool name
     gpus: int
     gpu_resource: str  # "nvidia.com/gpu"
@@ -42,23 +41,82 @@ class NodeType:
     cpu: Fraction | None  # allocatable cpu in cores
     ephemeral_storage: Fraction | None  # local NVMe / SSD bytes
     source: str  # "catalog" | "profile"
+    _fields = ("name", "gpus", "gpu_resource", "gpu_model", "memory", "cpu", "ephemeral_storage", "source")
+
+    def __init__(
+        self,
+        name: str,
+        gpus: int,
+        gpu_resource: str,
+        gpu_model: str,
+        memory: Fraction | None,
+        cpu: Fraction | None,
+        ephemeral_storage: Fraction | None,
+        source: str,
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "gpus", gpus)
+        object.__setattr__(self, "gpu_resource", gpu_resource)
+        object.__setattr__(self, "gpu_model", gpu_model)
+        object.__setattr__(self, "memory", memory)
+        object.__setattr__(self, "cpu", cpu)
+        object.__setattr__(self, "ephemeral_storage", ephemeral_storage)
+        object.__setattr__(self, "source", source)
 
 
-@dataclass(frozen=True)
-class NodePool:
+class NodePool(Frozen):
     """A node pool from the user's cluster profile."""
 
     name: str
-    labels: dict[str, str] = field(default_factory=dict)
-    gpus: int | None = None
-    gpu_resource: str = "nvidia.com/gpu"
-    memory: Fraction | None = None
-    cpu: Fraction | None = None
-    ephemeral_storage: Fraction | None = None
-    kubelet_version: str | None = None
-    cgroup_version: int | None = None
-    os: str | None = None
-    kubelet_config: str | None = None
+    labels: dict[str, str]
+    gpus: int | None
+    gpu_resource: str
+    memory: Fraction | None
+    cpu: Fraction | None
+    ephemeral_storage: Fraction | None
+    kubelet_version: str | None
+    cgroup_version: int | None
+    os: str | None
+    kubelet_config: str | None
+    _fields = (
+        "name",
+        "labels",
+        "gpus",
+        "gpu_resource",
+        "memory",
+        "cpu",
+        "ephemeral_storage",
+        "kubelet_version",
+        "cgroup_version",
+        "os",
+        "kubelet_config",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        labels: dict[str, str] | None = None,
+        gpus: int | None = None,
+        gpu_resource: str = "nvidia.com/gpu",
+        memory: Fraction | None = None,
+        cpu: Fraction | None = None,
+        ephemeral_storage: Fraction | None = None,
+        kubelet_version: str | None = None,
+        cgroup_version: int | None = None,
+        os: str | None = None,
+        kubelet_config: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "labels", {} if labels is None else labels)
+        object.__setattr__(self, "gpus", gpus)
+        object.__setattr__(self, "gpu_resource", gpu_resource)
+        object.__setattr__(self, "memory", memory)
+        object.__setattr__(self, "cpu", cpu)
+        object.__setattr__(self, "ephemeral_storage", ephemeral_storage)
+        object.__setattr__(self, "kubelet_version", kubelet_version)
+        object.__setattr__(self, "cgroup_version", cgroup_version)
+        object.__setattr__(self, "os", os)
+        object.__setattr__(self, "kubelet_config", kubelet_config)
 
 
 # --------------------------------------------------------------------------
@@ -108,11 +166,16 @@ KNOWN_KEYS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class _Entry:
+class _Entry(Frozen):
     node: NodeType
     provider: str
     labels: dict[str, str]
+    _fields = ("node", "provider", "labels")
+
+    def __init__(self, node: NodeType, provider: str, labels: dict[str, str]) -> None:
+        object.__setattr__(self, "node", node)
+        object.__setattr__(self, "provider", provider)
+        object.__setattr__(self, "labels", labels)
 
 
 _ENTRIES: dict[str, _Entry] | None = None
@@ -243,12 +306,18 @@ def node_pool_from_config(name: str, data: Mapping[str, Any]) -> NodePool:
 # Node constraints of a pod
 
 
-@dataclass(frozen=True)
-class _Req:
+class _Req(Frozen):
     key: str
     op: str
     values: tuple[str, ...]
-    origin: str = "nodeAffinity"  # or "nodeSelector"
+    origin: str  # or "nodeSelector"
+    _fields = ("key", "op", "values", "origin")
+
+    def __init__(self, key: str, op: str, values: tuple[str, ...], origin: str = "nodeAffinity") -> None:
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "op", op)
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "origin", origin)
 
     def text(self) -> str:
         if self.op == "In" and len(self.values) == 1:
@@ -480,13 +549,18 @@ def _resolve_term(term: Sequence[_Req]) -> tuple[list[_Entry], str | None]:
     return found, None
 
 
-@dataclass(frozen=True)
-class Candidates:
+class Candidates(Frozen):
     """Every node type a pod's hard node constraints allow, smallest first."""
 
     nodes: tuple[NodeType, ...]
     how: str  # the constraints, e.g. "nodeSelector node.kubernetes.io/instance-type=p4d.24xlarge"
     source: str  # "profile" | "catalog"
+    _fields = ("nodes", "how", "source")
+
+    def __init__(self, nodes: tuple[NodeType, ...], how: str, source: str) -> None:
+        object.__setattr__(self, "nodes", nodes)
+        object.__setattr__(self, "how", how)
+        object.__setattr__(self, "source", source)
 
 
 def node_type_candidates(pod_spec: Mapping[str, Any], pools: Sequence[NodePool] = ()) -> tuple[Candidates | None, str]:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+
+from kubelint_ml.records import Frozen
 
 __all__ = [
     "BINARY_SI",
@@ -46,12 +47,16 @@ class QuantityError(ValueError):
     """A value that Kubernetes would not accept as a resource quantity."""
 
 
-@dataclass(frozen=True, slots=True)
-class Quantity:
+class Quantity(Frozen):
     """A parsed quantity: its exact value and the format family it keeps."""
 
     value: Fraction
     format: str
+    __slots__ = _fields = ("value", "format")
+
+    def __init__(self, value: Fraction, format: str) -> None:
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "format", format)
 
     def canonical(self) -> str:
         """Kubernetes' canonical form (``CanonicalizeBytes``): "1024Mi" -> "1Gi"."""

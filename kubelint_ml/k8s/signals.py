@@ -33,19 +33,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from kubelint_ml.input.objects import dig
 from kubelint_ml.input.workloads import is_runtime_trainer_job
+from kubelint_ml.records import Frozen
 
 
-@dataclass(frozen=True)
-class Signal:
+class Signal(Frozen):
     text: str  # what was found, as written
     kind: str  # "torchrun" | "dataloader" | "deepspeed" | "accelerate" | "mpi" | ...
     path: tuple  # field path in the container, or from the object root
     processes: int | None  # number of processes when known
+    _fields = ("text", "kind", "path", "processes")
+
+    def __init__(self, text: str, kind: str, path: tuple, processes: int | None) -> None:
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "processes", processes)
 
 
 # --------------------------------------------------------------------------
@@ -55,11 +61,16 @@ _OPERATORS = ("&&", "||", ";;", ";", "&", "|", "(", ")", "\n")
 _OP_START = frozenset(o[0] for o in _OPERATORS)
 
 
-@dataclass(frozen=True)
-class _Tok:
+class _Tok(Frozen):
     text: str
     path: tuple
-    op: bool = False
+    op: bool
+    _fields = ("text", "path", "op")
+
+    def __init__(self, text: str, path: tuple, op: bool = False) -> None:
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "op", op)
 
 
 def _shell_words(text: str) -> list[tuple[str, bool]]:

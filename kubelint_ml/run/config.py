@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from kubelint_ml.engine.api import did_you_mean
 from kubelint_ml.input.loader import Limits, LoadError, load_single
+from kubelint_ml.records import Record, replace
 
 CONFIG_NAMES = (".kubelint-ml.yaml", ".kubelint-ml.yml")
 
@@ -19,15 +19,41 @@ class ConfigError(Exception):
     """An unusable config file; the message names the file and the field."""
 
 
-@dataclass(slots=True)
-class Profile:
-    kubernetes_version: str | None = None
-    kubelet_version: str | None = None
-    os: str | None = None
-    cgroup_version: int | None = None
-    kubelet_config: str | None = None  # path, resolved against the config file
-    node_pools: list = field(default_factory=list)  # kubelint_ml.k8s.nodes.NodePool
-    priority_classes: dict[str, int | None] = field(default_factory=dict)
+class Profile(Record):
+    kubernetes_version: str | None
+    kubelet_version: str | None
+    os: str | None
+    cgroup_version: int | None
+    kubelet_config: str | None  # path, resolved against the config file
+    node_pools: list  # kubelint_ml.k8s.nodes.NodePool
+    priority_classes: dict[str, int | None]
+    __slots__ = _fields = (
+        "kubernetes_version",
+        "kubelet_version",
+        "os",
+        "cgroup_version",
+        "kubelet_config",
+        "node_pools",
+        "priority_classes",
+    )
+
+    def __init__(
+        self,
+        kubernetes_version: str | None = None,
+        kubelet_version: str | None = None,
+        os: str | None = None,
+        cgroup_version: int | None = None,
+        kubelet_config: str | None = None,
+        node_pools: list | None = None,
+        priority_classes: dict[str, int | None] | None = None,
+    ) -> None:
+        self.kubernetes_version = kubernetes_version
+        self.kubelet_version = kubelet_version
+        self.os = os
+        self.cgroup_version = cgroup_version
+        self.kubelet_config = kubelet_config
+        self.node_pools = [] if node_pools is None else node_pools
+        self.priority_classes = {} if priority_classes is None else priority_classes
 
     def kubelet_config_paths(self) -> list[str]:
         """The KubeletConfiguration files the profile names (the cluster's, then the pools'), in order."""
@@ -127,24 +153,77 @@ def _version(value: Any) -> str | None:
     return None if value is None else str(value).lstrip("v")
 
 
-@dataclass(slots=True)
-class Config:
-    path: str | None = None
-    rules_dirs: list[str] = field(default_factory=list)
-    enable: set[str] = field(default_factory=set)
-    disable: set[str] = field(default_factory=set)
-    severity: dict[str, str] = field(default_factory=dict)
-    params: dict[str, dict] = field(default_factory=dict)
-    exclude: list[dict] = field(default_factory=list)
-    fail_level: str | None = None
-    profile: Profile = field(default_factory=Profile)
-    schema: dict = field(default_factory=dict)
-    limits: Limits = field(default_factory=Limits)
-    rule_lines: dict[str, int] = field(default_factory=dict)  # rule id -> line of the config that names it
-    render: dict = field(default_factory=dict)  # helm/kustomize rendering (kubelint_ml/input/render.py)
-    context: list[str] = field(default_factory=list)  # files read for facts only, never reported on
-    usage: dict = field(default_factory=dict)  # the `usage:` section (kubelint_ml.usage.source reads it)
-    admission: dict = field(default_factory=dict)  # `kubelint-ml serve` settings (kubelint_ml.admission)
+class Config(Record):
+    path: str | None
+    rules_dirs: list[str]
+    enable: set[str]
+    disable: set[str]
+    severity: dict[str, str]
+    params: dict[str, dict]
+    exclude: list[dict]
+    fail_level: str | None
+    profile: Profile
+    schema: dict
+    limits: Limits
+    rule_lines: dict[str, int]  # rule id -> line of the config that names it
+    render: dict  # helm/kustomize rendering (kubelint_ml/input/render.py)
+    context: list[str]  # files read for facts only, never reported on
+    usage: dict  # the `usage:` section (kubelint_ml.usage.source reads it)
+    admission: dict  # `kubelint-ml serve` settings (kubelint_ml.admission)
+    __slots__ = _fields = (
+        "path",
+        "rules_dirs",
+        "enable",
+        "disable",
+        "severity",
+        "params",
+        "exclude",
+        "fail_level",
+        "profile",
+        "schema",
+        "limits",
+        "rule_lines",
+        "render",
+        "context",
+        "usage",
+        "admission",
+    )
+
+    def __init__(
+        self,
+        path: str | None = None,
+        rules_dirs: list[str] | None = None,
+        enable: set[str] | None = None,
+        disable: set[str] | None = None,
+        severity: dict[str, str] | None = None,
+        params: dict[str, dict] | None = None,
+        exclude: list[dict] | None = None,
+        fail_level: str | None = None,
+        profile: Profile | None = None,
+        schema: dict | None = None,
+        limits: Limits | None = None,
+        rule_lines: dict[str, int] | None = None,
+        render: dict | None = None,
+        context: list[str] | None = None,
+        usage: dict | None = None,
+        admission: dict | None = None,
+    ) -> None:
+        self.path = path
+        self.rules_dirs = [] if rules_dirs is None else rules_dirs
+        self.enable = set() if enable is None else enable
+        self.disable = set() if disable is None else disable
+        self.severity = {} if severity is None else severity
+        self.params = {} if params is None else params
+        self.exclude = [] if exclude is None else exclude
+        self.fail_level = fail_level
+        self.profile = Profile() if profile is None else profile
+        self.schema = {} if schema is None else schema
+        self.limits = Limits() if limits is None else limits
+        self.rule_lines = {} if rule_lines is None else rule_lines
+        self.render = {} if render is None else render
+        self.context = [] if context is None else context
+        self.usage = {} if usage is None else usage
+        self.admission = {} if admission is None else admission
 
 
 def find_config(start: str | None = None) -> Path | None:

@@ -32,7 +32,7 @@ def _usage(example: dict):
 def _with_params(rule: Rule, example: dict) -> Rule:
     if not example.get("params"):
         return rule
-    from dataclasses import replace
+    from kubelint_ml.records import replace
 
     params = dict(rule.params)
     params.update(example["params"])

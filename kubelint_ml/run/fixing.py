@@ -14,22 +14,29 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kubelint_ml.atomic import write_bytes_atomic
 from kubelint_ml.findings import Finding, RunResult
+from kubelint_ml.records import Record
 from kubelint_ml.run import parallel, pool
 
 if TYPE_CHECKING:  # the byte-level fixer is imported when a fix is made or printed
     from kubelint_ml.fix.apply import FileOutcome
 
 
-@dataclass(slots=True)
-class FixReport:
-    outcomes: list[FileOutcome] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)  # files that could not be written
+class FixReport(Record):
+    outcomes: list[FileOutcome]
+    notes: list[str]
+    errors: list[str]  # files that could not be written
+    __slots__ = _fields = ("outcomes", "notes", "errors")
+
+    def __init__(
+        self, outcomes: list[FileOutcome] | None = None, notes: list[str] | None = None, errors: list[str] | None = None
+    ) -> None:
+        self.outcomes = [] if outcomes is None else outcomes
+        self.notes = [] if notes is None else notes
+        self.errors = [] if errors is None else errors
 
     @property
     def fixed(self) -> int:
@@ -212,15 +219,29 @@ def _real(session: dict, display: str) -> str:
     return display
 
 
-@dataclass(slots=True)
-class Outcome:
+class Outcome(Record):
     """What the command prints and how it ends after the fixes (``exit_code`` None: go on and report)."""
 
-    diff: str = ""
-    summary: str = ""
-    errors: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    exit_code: int | None = None
+    diff: str
+    summary: str
+    errors: list[str]
+    notes: list[str]
+    exit_code: int | None
+    __slots__ = _fields = ("diff", "summary", "errors", "notes", "exit_code")
+
+    def __init__(
+        self,
+        diff: str = "",
+        summary: str = "",
+        errors: list[str] | None = None,
+        notes: list[str] | None = None,
+        exit_code: int | None = None,
+    ) -> None:
+        self.diff = diff
+        self.summary = summary
+        self.errors = [] if errors is None else errors
+        self.notes = [] if notes is None else notes
+        self.exit_code = exit_code
 
 
 def after_run(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from dataclasses import replace
 from fnmatch import fnmatch
 from typing import Any
 
@@ -22,6 +21,7 @@ from kubelint_ml.engine.rulefile import Rule
 from kubelint_ml.findings import Finding, RuleInfo, RunResult
 from kubelint_ml.input import charts
 from kubelint_ml.input.sources import Source, collect, display_path, excluded, file_key
+from kubelint_ml.records import replace
 from kubelint_ml.run import parallel
 from kubelint_ml.run.config import Config
 from kubelint_ml.run.facts import MAX_KEPT_BYTES, add_facts, context_facts, first_pass

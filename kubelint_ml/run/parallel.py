@@ -8,7 +8,6 @@ rebuilt with their repeated strings shared.
 from __future__ import annotations
 
 import os
-from dataclasses import fields
 from operator import attrgetter
 
 from kubelint_ml.findings import Finding, ObjectRef
@@ -83,7 +82,7 @@ def _work(runner: Runner, inputs: Inputs, span: tuple[int, int]) -> tuple[list[t
     return list(map(_encode, r.findings)), r.notes, r.documents, r.objects
 
 
-_FINDING_FIELDS = tuple(f.name for f in fields(Finding))
+_FINDING_FIELDS = Finding._fields
 _OBJECT_AT = _FINDING_FIELDS.index("object")
 _SHARED_AT = tuple(_FINDING_FIELDS.index(n) for n in ("rule", "severity", "remediation", "file"))
 _finding_tuple = attrgetter(*_FINDING_FIELDS)

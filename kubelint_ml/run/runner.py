@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 from kubelint_ml.engine.api import SCHEMA_INVALID, SCHEMA_UNAVAILABLE
@@ -14,15 +13,28 @@ from kubelint_ml.input import charts
 from kubelint_ml.input.loader import Limits, load, locate, looks_like_template, render_path
 from kubelint_ml.input.objects import K8sObject, unpack
 from kubelint_ml.input.sources import Source, read
+from kubelint_ml.records import Record
 from kubelint_ml.run.config import Config
 
 
-@dataclass(slots=True)
-class FileResult:
-    findings: list[Finding] = field(default_factory=list)
-    documents: int = 0
-    objects: int = 0
-    notes: list[str] = field(default_factory=list)
+class FileResult(Record):
+    findings: list[Finding]
+    documents: int
+    objects: int
+    notes: list[str]
+    __slots__ = _fields = ("findings", "documents", "objects", "notes")
+
+    def __init__(
+        self,
+        findings: list[Finding] | None = None,
+        documents: int = 0,
+        objects: int = 0,
+        notes: list[str] | None = None,
+    ) -> None:
+        self.findings = [] if findings is None else findings
+        self.documents = documents
+        self.objects = objects
+        self.notes = [] if notes is None else notes
 
     def add(self, other: FileResult) -> None:
         self.findings.extend(other.findings)
@@ -31,16 +43,36 @@ class FileResult:
         self.objects += other.objects
 
 
-@dataclass(slots=True)
-class Runner:
+class Runner(Record):
     engine: Engine
     config: Config
     facts: Facts
-    schema: Any = None  # kubelint_ml.k8s.schema.SchemaValidator when --schema
-    verbose: bool = False
-    usage: Any = None  # kubelint_ml.usage.model.Usage when a usage source is configured
-    policies: Any = None  # kubelint_ml.policy.lint.Policies: Rego and Gatekeeper policies
-    combined: list = field(default_factory=list)  # (file, document) pairs, for policies.combine
+    schema: Any  # kubelint_ml.k8s.schema.SchemaValidator when --schema
+    verbose: bool
+    usage: Any  # kubelint_ml.usage.model.Usage when a usage source is configured
+    policies: Any  # kubelint_ml.policy.lint.Policies: Rego and Gatekeeper policies
+    combined: list  # (file, document) pairs, for policies.combine
+    __slots__ = _fields = ("engine", "config", "facts", "schema", "verbose", "usage", "policies", "combined")
+
+    def __init__(
+        self,
+        engine: Engine,
+        config: Config,
+        facts: Facts,
+        schema: Any = None,
+        verbose: bool = False,
+        usage: Any = None,
+        policies: Any = None,
+        combined: list | None = None,
+    ) -> None:
+        self.engine = engine
+        self.config = config
+        self.facts = facts
+        self.schema = schema
+        self.verbose = verbose
+        self.usage = usage
+        self.policies = policies
+        self.combined = [] if combined is None else combined
 
     def lint_bytes(self, data: bytes, display: str, size: int | None = None) -> FileResult:
         out = FileResult()

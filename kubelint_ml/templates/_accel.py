@@ -11,25 +11,30 @@ fits, so the candidates are listed here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from kubelint_ml.input.workloads import PodTemplate
 from kubelint_ml.k8s.nodes import NodePool, NodeType, node_type_candidates, pinned_pool_types
+from kubelint_ml.records import Frozen
 
 # Accelerator resources that are slices or shares of a node's GPUs: how many
 # of them a node offers depends on its MIG layout or time-slicing config.
 SLICE_PREFIXES = ("nvidia.com/mig-", "nvidia.com/gpu.shared")
 
 
-@dataclass(frozen=True, slots=True)
-class Placement:
+class Placement(Frozen):
     """The node types a pod template may land on (smallest first) and how
     they were found."""
 
     nodes: tuple[NodeType, ...]
     how: str  # "nodeSelector node.kubernetes.io/instance-type=p4d.24xlarge", "profile pool a100"
     source: str  # "catalog" | "profile"
+    __slots__ = _fields = ("nodes", "how", "source")
+
+    def __init__(self, nodes: tuple[NodeType, ...], how: str, source: str) -> None:
+        object.__setattr__(self, "nodes", nodes)
+        object.__setattr__(self, "how", how)
+        object.__setattr__(self, "source", source)
 
 
 def pools_of(ctx: Any) -> Sequence[NodePool]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 from typing import Any
@@ -19,6 +18,7 @@ from kubelint_ml.k8s.quantity import (
     format_cpu,
     parse_manifest_quantity,
 )
+from kubelint_ml.records import Record
 
 LIMITRANGE_NOTE = "unless a namespace LimitRange supplies a default"
 
@@ -28,8 +28,7 @@ PLACEHOLDER = re.compile(
 )
 
 
-@dataclass(slots=True)
-class QuantityField:
+class QuantityField(Record):
     path: tuple  # from the object's root
     resource: str  # "memory", "nvidia.com/gpu", or "sizeLimit"
     part: str  # "requests" | "limits" | "sizeLimit"
@@ -38,8 +37,44 @@ class QuantityField:
     where: str  # human description: "container 'trainer'", "pod-level resources", "emptyDir volume 'shm'"
     parsed: Quantity | None
     error: str | None
-    placeholder: bool = False  # an unrendered variable ($GPUS): not judged
-    empty: bool = False  # YAML null, which Kubernetes reads as 0
+    placeholder: bool  # an unrendered variable ($GPUS): not judged
+    empty: bool  # YAML null, which Kubernetes reads as 0
+    __slots__ = _fields = (
+        "path",
+        "resource",
+        "part",
+        "raw",
+        "container",
+        "where",
+        "parsed",
+        "error",
+        "placeholder",
+        "empty",
+    )
+
+    def __init__(
+        self,
+        path: tuple,
+        resource: str,
+        part: str,
+        raw: Any,
+        container: ContainerView | None,
+        where: str,
+        parsed: Quantity | None,
+        error: str | None,
+        placeholder: bool = False,
+        empty: bool = False,
+    ) -> None:
+        self.path = path
+        self.resource = resource
+        self.part = part
+        self.raw = raw
+        self.container = container
+        self.where = where
+        self.parsed = parsed
+        self.error = error
+        self.placeholder = placeholder
+        self.empty = empty
 
 
 _ZERO = Quantity(Fraction(0), DECIMAL_SI)

@@ -19,11 +19,11 @@ matches the same file given on the command line.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from kubelint_ml.input.sources import file_key as real
 from kubelint_ml.k8s.version import parse_version
+from kubelint_ml.records import Record
 
 GROUP_KILL_MIN = (1, 28)  # memory.oom.group set on cgroup v2
 SINGLE_PROCESS_MIN = (1, 32)  # singleProcessOOMKill field
@@ -34,8 +34,7 @@ _NONE = "none"  # no KubeletConfiguration applies: kubelet defaults
 _UNKNOWN = "unknown"  # cannot tell which one applies
 
 
-@dataclass(slots=True)
-class Nodes:
+class Nodes(Record):
     """One group of nodes with the same facts."""
 
     names: list[str]  # node pool names; empty for the profile-level nodes
@@ -43,8 +42,27 @@ class Nodes:
     cgroup: int | None
     version: tuple[int, int] | None
     version_text: str | None
-    config: dict | None = None  # the KubeletConfiguration in effect (None: defaults or unknown)
-    config_known: bool = True
+    config: dict | None  # the KubeletConfiguration in effect (None: defaults or unknown)
+    config_known: bool
+    __slots__ = _fields = ("names", "os", "cgroup", "version", "version_text", "config", "config_known")
+
+    def __init__(
+        self,
+        names: list[str],
+        os: str | None,
+        cgroup: int | None,
+        version: tuple[int, int] | None,
+        version_text: str | None,
+        config: dict | None = None,
+        config_known: bool = True,
+    ) -> None:
+        self.names = names
+        self.os = os
+        self.cgroup = cgroup
+        self.version = version
+        self.version_text = version_text
+        self.config = config
+        self.config_known = config_known
 
     @property
     def linux(self) -> bool:

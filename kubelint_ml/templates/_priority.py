@@ -21,12 +21,12 @@ WorkloadPriorityClass, not a PriorityClass.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.input.objects import K8sObject, dig
 from kubelint_ml.input.workloads import PodTemplate
+from kubelint_ml.records import Frozen
 from kubelint_ml.templates._common import PLACEHOLDER
 
 KUEUE_LABEL = "kueue.x-k8s.io/priority-class"
@@ -54,14 +54,20 @@ def is_placeholder(value: str) -> bool:
     return bool(PLACEHOLDER.match(value))
 
 
-@dataclass(frozen=True, slots=True)
-class PriorityRef:
+class PriorityRef(Frozen):
     """One place that names a priority class."""
 
     source: str  # "pod" | "volcano" | "ray" | "kai" | "kubeflow" | "kueue"
     name: str
     path: tuple  # from the object's root, to the value
     field: str  # human description of the field
+    __slots__ = _fields = ("source", "name", "path", "field")
+
+    def __init__(self, source: str, name: str, path: tuple, field: str) -> None:
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "field", field)
 
     @property
     def placeholder(self) -> bool:

@@ -18,13 +18,13 @@ Decisions:
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import container_limits
+from kubelint_ml.records import Record
 from kubelint_ml.templates._common import pod_level, requests_limits, show
 
 DISK = "disk"
@@ -35,20 +35,39 @@ OTHER = "other"
 SHM_PATH = "/dev/shm"
 
 
-@dataclass(slots=True)
-class Mount:
+class Mount(Record):
     container: ContainerView
     index: int  # in the container's volumeMounts
     path: str  # mountPath as written
+    __slots__ = _fields = ("container", "index", "path")
+
+    def __init__(self, container: ContainerView, index: int, path: str) -> None:
+        self.container = container
+        self.index = index
+        self.path = path
 
 
-@dataclass(slots=True)
-class EmptyDir:
+class EmptyDir(Record):
     volume: VolumeView
     medium: str  # DISK | MEMORY | HUGEPAGES | OTHER
     size_limit: Fraction | None  # positive sizeLimit, else None
     raw_size: Any  # sizeLimit as written (None when absent)
-    mounts: list[Mount] = field(default_factory=list)
+    mounts: list[Mount]
+    __slots__ = _fields = ("volume", "medium", "size_limit", "raw_size", "mounts")
+
+    def __init__(
+        self,
+        volume: VolumeView,
+        medium: str,
+        size_limit: Fraction | None,
+        raw_size: Any,
+        mounts: list[Mount] | None = None,
+    ) -> None:
+        self.volume = volume
+        self.medium = medium
+        self.size_limit = size_limit
+        self.raw_size = raw_size
+        self.mounts = [] if mounts is None else mounts
 
     @property
     def name(self) -> str:

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 from fractions import Fraction
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
 from kubelint_ml.k8s.nodes import GI, MI, NodeType
 from kubelint_ml.k8s.resources import defaulted_requests, effective_pod_request
+from kubelint_ml.records import Record
 from kubelint_ml.templates._accel import Placement, devices_label, is_slice, percent, placement
 from kubelint_ml.templates._common import (
     accelerators,
@@ -116,12 +116,18 @@ def _on(node: NodeType, place: Placement, among: int, gpus: int) -> str:
 # Where the request comes from
 
 
-@dataclass(slots=True)
-class _Source:
+class _Source(Record):
     path: tuple
     where: str  # "container 'pytorch'", "pod-level resources"
     container: str | None
     value: Fraction
+    __slots__ = _fields = ("path", "where", "container", "value")
+
+    def __init__(self, path: tuple, where: str, container: str | None, value: Fraction) -> None:
+        self.path = path
+        self.where = where
+        self.container = container
+        self.value = value
 
 
 def _container_request(c: ContainerView, resource: str) -> _Source:

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit, is_training_workload
 from kubelint_ml.input.objects import dig
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
 from kubelint_ml.k8s.signals import Signal
+from kubelint_ml.records import Record
 from kubelint_ml.templates._common import signals_of, template_signals
 from kubelint_ml.templates._kubelet import SINGLE_PROCESS_MIN, Nodes, nodes_for_pod, oom_mode
 
@@ -63,12 +63,24 @@ _REMOTE_RANKS = re.compile(r"(?:^|[\s;&|])(?:--?(?:host|hosts|hostfile|machinefi
 _HOSTFILE_ENV = ("OMPI_MCA_orte_default_hostfile", "PRTE_MCA_prte_default_hostfile", "OMPI_MCA_rmaps_base_hostfile")
 
 
-@dataclass(slots=True)
-class _Eval:
-    containers: list[tuple[ContainerView, list[Signal]]] = field(default_factory=list)
-    workload: list[Signal] = field(default_factory=list)
-    group: list[Nodes] = field(default_factory=list)  # nodes in group-kill mode
-    skip: str | None = None
+class _Eval(Record):
+    containers: list[tuple[ContainerView, list[Signal]]]
+    workload: list[Signal]
+    group: list[Nodes]  # nodes in group-kill mode
+    skip: str | None
+    __slots__ = _fields = ("containers", "workload", "group", "skip")
+
+    def __init__(
+        self,
+        containers: list[tuple[ContainerView, list[Signal]]] | None = None,
+        workload: list[Signal] | None = None,
+        group: list[Nodes] | None = None,
+        skip: str | None = None,
+    ) -> None:
+        self.containers = [] if containers is None else containers
+        self.workload = [] if workload is None else workload
+        self.group = [] if group is None else group
+        self.skip = skip
 
 
 def _ranks_elsewhere(tpl: PodTemplate) -> bool:
