@@ -12,12 +12,14 @@ import json
 import os
 import re
 from functools import cache, lru_cache
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubelint_ml.engine.api import UnitKind
 from kubelint_ml.findings import RuleInfo
 from kubelint_ml.records import Record
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DOCS_BASE = "https://github.com/kubelint-ml/kubelint-ml/blob/main/docs/rules.md"
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -168,12 +170,16 @@ def template_module(name: str) -> Any:
 
 
 def available_templates() -> list[str]:
+    from pathlib import Path
+
     here = Path(__file__).parent.parent / "templates"
     return sorted(p.stem.replace("_", "-") for p in here.glob("*.py") if not p.stem.startswith("_"))
 
 
 @lru_cache(maxsize=1)
 def _rule_validator() -> Any:
+    from pathlib import Path
+
     import jsonschema
 
     schema = json.loads((Path(__file__).parent.parent / "schemas" / "rule.schema.json").read_text())
@@ -280,16 +286,24 @@ def _read(path: Path, *, trusted: bool = False) -> Any:
 
 def builtin_rules_dir() -> Path:
     """The shipped rules: ``rules/`` beside the package in a checkout, else package data."""
-    here = Path(__file__).resolve().parent.parent
-    source_tree = here.parent / "rules"
-    if (here.parent / "pyproject.toml").is_file() and (source_tree / "__init__.py").is_file():
+    from pathlib import Path
+
+    return Path(_builtin_rules_path())
+
+
+def _builtin_rules_path() -> str:
+    # os.path, not pathlib: a plain run reads the built-in rules and nothing else needs pathlib
+    here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    top = os.path.dirname(here)
+    source_tree = os.path.join(top, "rules")
+    if os.path.isfile(os.path.join(top, "pyproject.toml")) and os.path.isfile(os.path.join(source_tree, "__init__.py")):
         return source_tree
-    installed = here / "builtin_rules"  # package data beside the package's modules, as pip installs it
-    if (installed / "__init__.py").is_file():
+    installed = os.path.join(here, "builtin_rules")  # package data beside the package's modules, as pip installs it
+    if os.path.isfile(os.path.join(installed, "__init__.py")):
         return installed  # a plain path: importlib.resources (and the tempfile it imports) cost 11 ms of start-up
     from importlib import resources
 
-    return Path(str(resources.files("kubelint_ml.builtin_rules")))
+    return str(resources.files("kubelint_ml.builtin_rules"))
 
 
 def rule_files(directory: Path) -> list[Path]:
@@ -318,6 +332,8 @@ def _is_rule_file(path: Path) -> bool:
 
 
 def load_rules_dir(directory: str | os.PathLike, *, builtin: bool = False, validate: bool = True) -> list[Rule]:
+    from pathlib import Path
+
     path = Path(directory)
     if not path.is_dir():
         if path.is_file():
@@ -345,13 +361,14 @@ def load_builtin_rules(validate: bool = False) -> list[Rule]:
     :func:`builtin_index` when the rules change; a test keeps it equal to the YAML): one JSON read
     instead of 30 YAML parses, a tenth of a one-file run. ``rules verify`` and ``validate`` read
     the YAML itself."""
-    directory = builtin_rules_dir()
-    index = directory / BUILTIN_INDEX
-    if not validate and index.is_file():
+    directory = _builtin_rules_path()
+    index = os.path.join(directory, BUILTIN_INDEX)
+    if not validate and os.path.isfile(index):
         import json
 
-        entries = json.loads(index.read_bytes())["rules"]
-        return [build_rule(doc, str(directory / name), builtin=True, validate=False) for name, doc in entries]
+        with open(index, "rb") as fh:
+            entries = json.load(fh)["rules"]
+        return [build_rule(doc, os.path.join(directory, name), builtin=True, validate=False) for name, doc in entries]
     return load_rules_dir(directory, builtin=True, validate=validate)
 
 

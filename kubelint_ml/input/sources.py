@@ -145,10 +145,10 @@ def expand(pattern: str) -> list[str] | None:
     A path that exists as written is never a glob. Files a glob matches are
     kept only when they are YAML or JSON; hidden names are matched only by a
     pattern that starts them with a dot."""
-    import glob
-
     if not any(c in pattern for c in _GLOB_CHARS) or os.path.exists(pattern):
         return None
+    import glob
+
     found = []
     for path in glob.glob(pattern, recursive=True):
         if os.path.isdir(path) or (os.path.isfile(path) and path.lower().endswith(EXTENSIONS)):

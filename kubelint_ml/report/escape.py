@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import os
 import re
-from urllib.parse import quote
 
 # ANSI/VT escape sequences: CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST),
 # DCS/SOS/PM/APC strings, and two-character ESC sequences; the 8-bit C1 forms too.
@@ -191,6 +190,8 @@ def uri_path(path: str) -> str:
     Names that came from undecodable bytes (surrogate escapes) are encoded as
     their original bytes.
     """
+    from urllib.parse import quote  # SARIF and links only: urllib.parse brings ipaddress, 3 ms of a start
+
     try:
         return quote(path, safe="/", errors="surrogateescape")
     except UnicodeEncodeError:

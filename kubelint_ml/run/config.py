@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import os
 from fractions import Fraction
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubelint_ml.engine.api import did_you_mean
 from kubelint_ml.input.loader import Limits, LoadError, load_single
 from kubelint_ml.records import Record, replace
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CONFIG_NAMES = (".kubelint-ml.yaml", ".kubelint-ml.yml")
 
@@ -226,14 +228,18 @@ class Config(Record):
         self.admission = {} if admission is None else admission
 
 
-def find_config(start: str | None = None) -> Path | None:
-    here = Path(start or os.getcwd()).resolve()
-    for directory in (here, *here.parents):
+def find_config(start: str | None = None) -> str | None:
+    """The config file in ``start`` (the working directory) or the nearest directory above it."""
+    directory = os.path.realpath(start or os.getcwd())
+    while True:
         for name in CONFIG_NAMES:
-            candidate = directory / name
-            if candidate.is_file():
+            candidate = os.path.join(directory, name)
+            if os.path.isfile(candidate):
                 return candidate
-    return None
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
 
 
 def line_of(data: Any, path: tuple) -> int:
@@ -250,7 +256,8 @@ def _schema_errors(data: Any) -> list[tuple[int, str]]:
     """(line, "where: what") for each way the config breaks its schema, first by position."""
     import jsonschema
 
-    schema = json.loads((Path(__file__).parent.parent / "schemas" / "config.schema.json").read_text())
+    with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "schemas", "config.schema.json"), "rb") as fh:
+        schema = json.load(fh)
     validator = jsonschema.Draft202012Validator(schema)
     out = []
     for err in validator.iter_errors(data):
@@ -270,6 +277,8 @@ def _schema_errors(data: Any) -> list[tuple[int, str]]:
 def load_config(path: str | os.PathLike | None) -> Config:
     if path is None:
         return Config()
+    from pathlib import Path  # only with a config: a plain run never needs it
+
     p = Path(path)
     try:
         text = p.read_bytes()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from difflib import get_close_matches
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.engine.context import SYSTEM_PRIORITY_CLASSES
@@ -127,5 +126,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
 
 
 def _hint(name: str, names: list[str]) -> str:
+    from difflib import get_close_matches  # only for a name that is not found
+
     close = get_close_matches(name, names, n=1, cutoff=0.75)
     return f" (did you mean '{close[0]}'?)" if close else ""
