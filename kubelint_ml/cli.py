@@ -259,6 +259,7 @@ def check(
         render=render_options(config, helm_values, helm_set),
         context=context_paths,
         session=session,
+        resolve_fixes=any(fmt in ("json", "sarif") for fmt in formats) and not write_baseline,
     )
     if write_baseline:
         _record_baseline(write_baseline, result, quiet)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -220,13 +221,12 @@ class Text:
         return [Edit(self.byte_offset(s), self.byte_offset(e), text) for s, e, text in out]
 
     def _check(self, d: Doc, node: Node, path: tuple) -> None:
-        where = _show(path)
         if node.kind == "alias":
-            raise Refused(f"{where} is an alias (*{node.value}); editing it would change the anchored node")
+            raise Refused(f"{_show(path)} is an alias (*{node.value}); editing it would change the anchored node")
         if node.anchor is not None and node.anchor in d.aliased:
-            raise Refused(f"{where} is anchored (&{node.anchor}) and shared by an alias")
+            raise Refused(f"{_show(path)} is anchored (&{node.anchor}) and shared by an alias")
         if node.kind == "map" and node.merge:
-            raise Refused(f"{where} has a merge key (<<)")
+            raise Refused(f"{_show(path)} has a merge key (<<)")
 
     def _apply(
         self, d: Doc, node: Node, patch: dict, path: tuple, key: Node | None, out: list[tuple[int, int, str]]
@@ -455,6 +455,7 @@ def _show(path: tuple) -> str:
 _PLAIN_SAFE = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./-]*\Z")
 
 
+@lru_cache(maxsize=4096)  # the same keys and values come back fix after fix
 def _plain_ok(text: str) -> bool:
     if not _PLAIN_SAFE.match(text):
         return False

@@ -126,6 +126,7 @@ def run(
     render: Any = None,
     context: tuple[str, ...] = (),
     session: dict | None = None,
+    resolve_fixes: bool = False,
 ) -> tuple[RunResult, list[str]]:
     # Parse trees are many young, acyclic containers: collecting every 700 allocations
     # only costs time (about 7% of a run). Cycles are still collected, less often.
@@ -147,6 +148,7 @@ def run(
             render=render,
             context=context,
             session=session,
+            resolve_fixes=resolve_fixes,
         )
     finally:
         gc.set_threshold(*threshold)
@@ -168,6 +170,7 @@ def _run(
     render: Any = None,
     context: tuple[str, ...] = (),
     session: dict | None = None,
+    resolve_fixes: bool = False,
 ) -> tuple[RunResult, list[str]]:
     path_excludes = tuple(ex["path"] for ex in config.exclude if set(ex) <= {"path", "reason"} and "path" in ex)
     sources = with_profile_files(collect(paths, path_excludes), config)
@@ -196,7 +199,7 @@ def _run(
             schema.add_crd(crd)
     known = set(all_rule_ids or ()) | (policies.rule_ids() if policies is not None else set())
     engine = Engine(rules, severity_overrides=severity, known_rule_ids=known)
-    runner = Runner(engine, config, facts, schema, verbose, usage, policies)
+    runner = Runner(engine, config, facts, schema, verbose, usage, policies, resolve_fixes=resolve_fixes)
     if policies is not None:  # data.inventory for referential templates; --combine runs in one process
         jobs = policies.prepare(sources, config.limits, stdin_data, jobs)
     if session is not None:  # what --fix needs to lint a file again (kubelint_ml.run.fixing)

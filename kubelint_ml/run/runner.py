@@ -52,7 +52,20 @@ class Runner(Record):
     usage: Any  # kubelint_ml.usage.model.Usage when a usage source is configured
     policies: Any  # kubelint_ml.policy.lint.Policies: Rego and Gatekeeper policies
     combined: list  # (file, document) pairs, for policies.combine
-    __slots__ = _fields = ("engine", "config", "facts", "schema", "verbose", "usage", "policies", "combined")
+    # JSON and SARIF print each fix's edits: resolved here, against the bytes just parsed (in the
+    # worker that linted the file), instead of reading and parsing every file again after the run
+    resolve_fixes: bool
+    __slots__ = _fields = (
+        "engine",
+        "config",
+        "facts",
+        "schema",
+        "verbose",
+        "usage",
+        "policies",
+        "combined",
+        "resolve_fixes",
+    )
 
     def __init__(
         self,
@@ -64,6 +77,7 @@ class Runner(Record):
         usage: Any = None,
         policies: Any = None,
         combined: list | None = None,
+        resolve_fixes: bool = False,
     ) -> None:
         self.engine = engine
         self.config = config
@@ -73,6 +87,7 @@ class Runner(Record):
         self.usage = usage
         self.policies = policies
         self.combined = [] if combined is None else combined
+        self.resolve_fixes = resolve_fixes
 
     def lint_bytes(self, data: bytes, display: str, size: int | None = None) -> FileResult:
         out = FileResult()
@@ -143,6 +158,12 @@ class Runner(Record):
             from kubelint_ml.input.render import map_back
 
             map_back(out.findings, data, display)
+        if self.resolve_fixes:
+            fixable = [f for f in out.findings if f.fix is not None and not f.fix.resolved]
+            if fixable:
+                from kubelint_ml.fix.apply import resolve
+
+                resolve(fixable, data)
         return out
 
     def _schema(self, obj: K8sObject) -> list[Finding]:
