@@ -163,6 +163,7 @@ class Engine:
         rules = self.rules_for(obj)
         if huge:
             rules = sorted(rules, key=lambda r: not self._can_deny(r))
+        scope = self._scope
         for rule in rules:
             if settled and huge and rule.unit != "object" and all(id(t) in huge for t in templates if not t.broken):
                 continue
@@ -171,17 +172,21 @@ class Engine:
                     training = is_training_workload(obj, templates)
                 if not training:
                     continue
-            hits_on: dict[int, int] = {}  # id(template) -> this rule's hits on it
-            for unit in self._units(rule, obj, ctx, templates, memo):
+            units = memo.get(scope[rule.id])
+            if units is None:
+                units = self._units(rule, obj, ctx, templates, memo)
+            check, params = rule.template.check, rule.params
+            hits_on: dict[int, int] | None = {} if cap is not None else None  # id(template) -> hits on it
+            for unit in units:
                 if (
-                    cap is not None
+                    hits_on is not None
                     and settled
                     and unit.tpl is not None
-                    and (hits_on.get(id(unit.tpl), 0) >= cap or id(unit.tpl) in huge)
+                    and (hits_on.get(id(unit.tpl), 0) >= cap or id(unit.tpl) in huge)  # type: ignore[operator]
                 ):
                     continue  # the verdict is settled (an error stands): more of the same changes nothing
                 try:
-                    hits = list(rule.template.check(unit, rule.params, ctx))
+                    hits = list(check(unit, params, ctx))
                 except SkipUnit as skip:
                     if ctx.wants_notes:
                         ctx.note(f"{obj.file}: {obj.ref.display()}: {rule.id} skipped: {skip}")
@@ -222,13 +227,15 @@ class Engine:
                         f.data = hit.data
                     if hit.fix is not None:
                         f.fix = hit.fix.bound(obj.base, obj.document)
-                    reason = _ignored(obj_ignores, rule.id)
+                    reason = _ignored(obj_ignores, rule.id) if obj_ignores else None
                     if reason is None and unit.tpl is not None:
-                        reason = _ignored(tpl_ignores[id(unit.tpl)], rule.id)
+                        tpl_ignore = tpl_ignores[id(unit.tpl)]
+                        if tpl_ignore:
+                            reason = _ignored(tpl_ignore, rule.id)
                     if reason is not None:
                         f.suppressed = reason or "kubelint-ml.io/ignore annotation"
                     out.append(f)
-                    if cap is not None:
+                    if hits_on is not None:
                         if unit.tpl is not None:
                             hits_on[id(unit.tpl)] = hits_on.get(id(unit.tpl), 0) + 1
                         settled = settled or (severity == "error" and f.suppressed is None)

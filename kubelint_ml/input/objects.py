@@ -31,7 +31,9 @@ class K8sObject(HasMetadata, Record):
     ref: ObjectRef
     file: str
     document: int
-    __slots__ = _fields = ("data", "root", "base", "ref", "file", "document")
+    group: str  # the API group of ``ref.apiVersion`` ("" for the core group): asked by every rule
+    _fields = ("data", "root", "base", "ref", "file", "document")
+    __slots__ = _fields + ("group",)
 
     def __init__(self, data: dict, root: Any, base: tuple, ref: ObjectRef, file: str, document: int) -> None:
         self.data = data
@@ -40,15 +42,12 @@ class K8sObject(HasMetadata, Record):
         self.ref = ref
         self.file = file
         self.document = document
+        api = ref.apiVersion
+        self.group = api.split("/", 1)[0] if "/" in api else ""
 
     @property
     def kind(self) -> str:
         return self.ref.kind
-
-    @property
-    def group(self) -> str:
-        api = self.ref.apiVersion
-        return api.split("/", 1)[0] if "/" in api else ""
 
     @property
     def metadata(self) -> dict:  # type: ignore[override]

@@ -215,8 +215,8 @@ def _containers(spec: Mapping) -> tuple[list[_Container], list[_Container]]:
     """(init containers, app containers), defaulted. Ephemeral ones never have resources.
 
     The rules ask this of the same pod spec several times in a row (QoS, pod-level resources,
-    accelerators, limits): within :func:`remembering` (one object's evaluation), the answers for
-    specs with many containers are kept, by identity (the entry holds the spec, so its id cannot
+    accelerators, limits): within :func:`remember` (one object's evaluation), the answers are
+    kept, by identity (the entry holds the spec, so its id cannot
     be reused while it is there), and dropped when it ends.
     """
     inits_raw, apps_raw = spec.get("initContainers"), spec.get("containers")
@@ -239,8 +239,9 @@ def _build_containers(inits_raw: object, apps_raw: object) -> tuple[list[_Contai
 
 
 # Pod specs with at least _MEMO_MIN containers, within one evaluation (per thread: a context variable).
+# A lookup costs less than defaulting even one container, which a dozen rules ask for.
 _MEMO: ContextVar[dict | None] = ContextVar("kubelint_ml_defaulted_containers", default=None)
-_MEMO_MIN = 16
+_MEMO_MIN = 1
 
 
 def remember() -> Token:
