@@ -502,6 +502,18 @@ def test_load_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
         raise ZeroDivisionError("boom")
 
     monkeypatch.setattr(loader.PositionLoader, "construct_document", broken)
+
+    class BrokenEvents:  # a bug in building from events: the file goes to the composing loader
+        def __init__(self, data: bytes) -> None:
+            pass
+
+        def get_event(self) -> None:
+            raise ZeroDivisionError("events")
+
+        def dispose(self) -> None:
+            pass
+
+    monkeypatch.setattr(loader, "_CParser", BrokenEvents)
     assert problems(GOOD) == [(1, 1, "could not load the file (ZeroDivisionError: boom)")]
 
 

@@ -260,3 +260,85 @@ def test_remembered_tags_never_leak_between_styles_or_grow_without_bound() -> No
     many = "".join(f"- v{i}\n" for i in range(loader._RESOLVED_MAX_ENTRIES + 10))
     assert load(many.encode()).documents[0].data == [f"v{i}" for i in range(loader._RESOLVED_MAX_ENTRIES + 10)]
     assert len(loader._RESOLVED) <= loader._RESOLVED_MAX_ENTRIES
+
+
+def _same(a, b, where: str = "") -> int:
+    """Values, their types and every recorded position equal; returns how many nodes were compared."""
+    assert type(a) is type(b), where
+    if isinstance(a, PosDict):
+        assert (a.start, a.lc, list(a)) == (b.start, b.lc, list(b)), where
+        return 1 + sum(_same(a[k], b[k], f"{where}.{k}") for k in a)
+    if isinstance(a, PosList):
+        assert (a.start, a.lc, len(a)) == (b.start, b.lc, len(b)), where
+        return 1 + sum(_same(x, y, f"{where}[{i}]") for i, (x, y) in enumerate(zip(a, b)))
+    assert a == b or (a != a and b != b), where  # NaN
+    return 1
+
+
+def _composed(data: bytes, monkeypatch: pytest.MonkeyPatch):
+    from kubelint_ml.input import loader
+
+    with monkeypatch.context() as m:
+        m.setattr(loader, "_CParser", None)  # the composing loader alone
+        return load(data)
+
+
+def test_events_read_what_the_composing_loader_reads(corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The event-built fast path (most files) gives the composing loader's documents exactly:
+    values, types, key order, every position; anything else it leaves to the composing loader."""
+    from kubelint_ml.input.loader import DEFAULT_LIMITS, _load_events
+
+    if getattr(yaml, "CSafeLoader", None) is None:
+        pytest.skip("PyYAML without LibYAML: the composing loader reads everything")
+    files = sorted(
+        p
+        for base in (corpus, ROOT / "fixtures", ROOT / "tests" / "data")
+        for p in base.rglob("*")
+        if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
+    )
+    fast = nodes = 0
+    for path in files:
+        data = path.read_bytes()
+        events = _load_events(data, DEFAULT_LIMITS)
+        if events is None:
+            continue
+        composed = _composed(data, monkeypatch)
+        assert not composed.problems, path
+        assert [(d.index, d.line) for d in events.documents] == [(d.index, d.line) for d in composed.documents], path
+        for a, b in zip(events.documents, composed.documents):
+            nodes += _same(a.data, b.data, str(path))
+        fast += 1
+    assert fast > 350 and nodes > 20_000
+    # what goes to the composing loader
+    for text in (
+        b"a: &x 1\nb: *x\n",
+        b"<<: {a: 1}\nb: 2\n",
+        b"a: !!str 1\n",
+        b"a: 1\na: 2\n",
+        b"? [a]\n: 1\n",
+        b"a: [1\n",
+        b"a: 0b_\n",
+        b"a: =\n",
+    ):
+        assert _load_events(text, DEFAULT_LIMITS) is None, text
+
+
+@settings(max_examples=300, deadline=None)
+@given(values, st.sampled_from([None, '"', "'", "|", ">"]), st.booleans())
+def test_generated_documents_read_alike_both_ways(value, style, flow) -> None:
+    from kubelint_ml.input import loader
+
+    text = yaml.safe_dump_all([value, {"k": value}], default_style=style, default_flow_style=flow, allow_unicode=True)
+    data = text.encode("utf-8")
+    events = loader._load_events(data, loader.DEFAULT_LIMITS)
+    saved = loader._CParser
+    loader._CParser = None
+    try:
+        composed = load(data)
+    finally:
+        loader._CParser = saved
+    if events is None:
+        return
+    assert not composed.problems
+    for a, b in zip(events.documents, composed.documents, strict=True):
+        _same(a.data, b.data)

@@ -40,8 +40,9 @@ from kubelint_ml.records import Frozen, Record
 
 try:  # pragma: no cover - depends on how PyYAML was built
     from yaml import CSafeLoader as _CLoader
+    from yaml._yaml import CParser as _CParser
 except ImportError:  # pragma: no cover
-    _CLoader = None
+    _CLoader = _CParser = None
 
 
 class Limits(Frozen):
@@ -108,6 +109,7 @@ class _LimitError(ConstructorError):
 _STR_TAG = _YAML_TAG + "str"
 _NULL_TAG = _YAML_TAG + "null"
 _INT_TAG = _YAML_TAG + "int"
+_TIMESTAMP_TAG = _YAML_TAG + "timestamp"
 _MAP_TAGS = frozenset((_YAML_TAG + "map", _YAML_TAG + "set"))
 _SEQ_TAGS = frozenset((_YAML_TAG + "seq", _YAML_TAG + "omap", _YAML_TAG + "pairs"))
 _ScalarNode, _MappingNode, _SequenceNode = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
@@ -124,6 +126,20 @@ def _implicit_table(resolver: Any) -> dict[str, tuple]:
 _RESOLVED: dict[str, str] = {}
 _RESOLVED_MAX_LENGTH = 64
 _RESOLVED_MAX_ENTRIES = 4096
+
+
+def _plain_tag(value: str) -> str:
+    """The implicit tag of a plain scalar's text, as ``BaseResolver.resolve`` finds it (remembered)."""
+    tag = _STR_TAG
+    for implicit_tag, regexp in _IMPLICIT.get(value[:1], ()):
+        if regexp.match(value):
+            tag = implicit_tag
+            break
+    if len(value) <= _RESOLVED_MAX_LENGTH:
+        if len(_RESOLVED) >= _RESOLVED_MAX_ENTRIES:
+            _RESOLVED.clear()
+        _RESOLVED[value] = tag
+    return tag
 
 
 class _Positions(SafeConstructor):  # type: ignore[misc]
@@ -146,17 +162,7 @@ class _Positions(SafeConstructor):  # type: ignore[misc]
         if kind is _ScalarNode:
             if implicit[0]:
                 tag = _RESOLVED.get(value)
-                if tag is None:
-                    tag = _STR_TAG
-                    for implicit_tag, regexp in _IMPLICIT.get(value[:1], ()):
-                        if regexp.match(value):
-                            tag = implicit_tag
-                            break
-                    if len(value) <= _RESOLVED_MAX_LENGTH:
-                        if len(_RESOLVED) >= _RESOLVED_MAX_ENTRIES:
-                            _RESOLVED.clear()
-                        _RESOLVED[value] = tag
-                return tag
+                return _plain_tag(value) if tag is None else tag
             return _STR_TAG
         return _YAML_TAG + "seq" if kind is _SequenceNode else _YAML_TAG + "map"
 
@@ -402,6 +408,129 @@ def _safe_tags_only(cls: Any) -> None:
 for _cls in {PositionLoader, PurePositionLoader}:
     _safe_tags_only(_cls)
 _IMPLICIT = _implicit_table(PurePositionLoader)
+
+
+# ---------------------------------------------------------------------------
+# The common case, straight from LibYAML's events
+
+_ScalarEvent, _AliasEvent = yaml.ScalarEvent, yaml.AliasEvent
+_MappingStart, _MappingEnd = yaml.MappingStartEvent, yaml.MappingEndEvent
+_SequenceStart, _SequenceEnd = yaml.SequenceStartEvent, yaml.SequenceEndEvent
+_DocumentStart = yaml.DocumentStartEvent
+_SCALAR_BUILDER = _Positions.__new__(_Positions)  # for construct_checked_scalar: no state is used
+
+
+class _Unusual(Exception):
+    """Something :func:`_load_events` leaves to the composing loader."""
+
+
+def _load_events(data: bytes, limits: Limits) -> LoadResult | None:
+    """The documents built from LibYAML's events, without composing nodes first; None when the
+    file holds anything but plain mappings, sequences and untagged scalars (an anchor, an alias,
+    a tag, a merge key, a key that is not a scalar, a duplicate key, a value that does not
+    construct, a syntax error, more documents than the limit): the composing loader then reads
+    it from the start, with the same values and positions and its own problems.
+
+    Composing costs LibYAML a Python node, two marks and a resolver call for every node, about a
+    third of the reading; a manifest rarely holds anything else. Called only for input that
+    cannot nest deeper than the limits (the building recurses once per level).
+    """
+    if sys.getrecursionlimit() < 2 * limits.max_depth + 1000:
+        sys.setrecursionlimit(2 * limits.max_depth + 1000)
+    parser = _CParser(data)
+    get_event = parser.get_event
+    str_tag, null_tag, int_tag, resolved = _STR_TAG, _NULL_TAG, _INT_TAG, _RESOLVED
+
+    def scalar(ev: Any) -> Any:
+        tag = ev.tag
+        if ev.anchor is not None or (tag is not None and tag != "!"):
+            raise _Unusual
+        text = ev.value
+        if not ev.implicit[0]:
+            return text  # quoted, block, or the non-specific tag "!": a string
+        tag = resolved.get(text) or _plain_tag(text)
+        if tag == str_tag:
+            return text
+        if tag == null_tag:
+            return None
+        if tag == int_tag and len(text) < 19 and text.isdigit() and text.isascii() and (text[0] != "0" or text == "0"):
+            return int(text)
+        if tag in _SCALARS:  # booleans, floats, other ints: PyYAML's own constructors, checked
+            node = _ScalarNode(tag, text, ev.start_mark, ev.end_mark, ev.style)
+            try:
+                return _SCALAR_BUILDER.construct_checked_scalar(node)
+            except ConstructorError:
+                raise _Unusual from None
+        if tag == _TIMESTAMP_TAG:
+            return text  # Kubernetes reads YAML through JSON: a timestamp is its text
+        raise _Unusual  # a merge key where a value goes, `=`: the composing loader says what is wrong
+
+    def value(ev: Any) -> Any:
+        cls = ev.__class__
+        if cls is _ScalarEvent:
+            return scalar(ev)
+        if ev.anchor is not None or (ev.tag is not None and ev.tag != "!"):
+            raise _Unusual
+        mark = ev.start_mark
+        if cls is _MappingStart:
+            mapping = PosDict()
+            mapping.start = (mark.line + 1, mark.column + 1)
+            lc: dict[Any, tuple[int, int, int, int]] = {}
+            while True:
+                kev = get_event()
+                if kev.__class__ is not _ScalarEvent:
+                    if kev.__class__ is _MappingEnd:
+                        break
+                    raise _Unusual  # an alias, or a mapping or sequence as a key
+                key = scalar(kev)
+                if key is None or key.__class__ is bool or key.__class__ is int:
+                    # as the composing loader names them (see _Positions._build_map)
+                    key = "null" if key is None else ("true" if key else "false") if key.__class__ is bool else str(key)
+                if key in mapping:
+                    raise _Unusual  # a duplicate key: reported by the composing loader
+                vev = get_event()
+                mapping[key] = (
+                    vev.value
+                    if vev.__class__ is _ScalarEvent and not vev.implicit[0] and vev.tag is None and vev.anchor is None
+                    else value(vev)
+                )
+                km, vm = kev.start_mark, vev.start_mark
+                lc[key] = (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1)
+            mapping.lc = lc
+            return mapping
+        if cls is _SequenceStart:
+            items = PosList()
+            items.start = (mark.line + 1, mark.column + 1)
+            positions = []
+            while True:
+                iev = get_event()
+                if iev.__class__ is _SequenceEnd:
+                    break
+                items.append(value(iev))
+                m = iev.start_mark
+                positions.append((m.line + 1, m.column + 1))
+            items.lc = positions
+            return items
+        raise _Unusual  # an alias
+
+    docs: list[Document] = []
+    try:
+        get_event()  # the stream's start
+        while get_event().__class__ is _DocumentStart:
+            if len(docs) >= limits.max_documents:
+                return None
+            first = get_event()
+            docs.append(Document(len(docs), value(first), first.start_mark.line + 1))
+            get_event()  # the document's end
+    except (_Unusual, yaml.YAMLError):
+        return None
+    except Exception:  # pragma: no cover - whatever it is, the composing loader reports it
+        return None
+    finally:
+        parser.dispose()
+    if any(b in data for b in _UNICODE_BREAKS):
+        _remap_lines(data, docs, [])
+    return LoadResult(docs, [])
 
 
 class Document(Record):
@@ -765,6 +894,10 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
         return LoadResult(docs, problems)
     deep = _may_nest_deeper(data, limits.max_depth)
     loader = PositionLoader
+    if _CParser is not None and not deep and len(data) <= limits.max_nodes:
+        fast = _load_events(data, limits)
+        if fast is not None:
+            return fast
     if loader is not PurePositionLoader:
         try:
             if not (
