@@ -528,6 +528,9 @@ def _load_events(data: bytes, limits: Limits) -> LoadResult | None:
         return None
     finally:
         parser.dispose()
+        # `value` calls itself through this function's cell: a cycle that would keep the
+        # parser (and its buffers) alive until the collector runs, file after file
+        value = None  # type: ignore[assignment]
     if any(b in data for b in _UNICODE_BREAKS):
         _remap_lines(data, docs, [])
     return LoadResult(docs, [])
