@@ -13,14 +13,14 @@ small summaries are kept.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from kubelint_ml.input.objects import K8sObject
+from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 
 CONTEXT_KINDS = ("PriorityClass", "WorkloadPriorityClass", "KubeletConfiguration", "CustomResourceDefinition")
-_CONTEXT_RE = re.compile(
+_CONTEXT_RE = LazyPattern(
     rb"""["']?kind["']?\s*:\s*["']?(PriorityClass|WorkloadPriorityClass|KubeletConfiguration|CustomResourceDefinition)\b"""
 )
 

@@ -36,6 +36,7 @@ from typing import Any
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 
+from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Frozen, Record
 
 try:  # pragma: no cover - depends on how PyYAML was built
@@ -576,7 +577,7 @@ class LoadResult(Record):
 # Cheap pre-checks on raw bytes
 
 
-_TEMPLATE_LINE = re.compile(rb"^[ \t]*(?:- )?\{\{|:[ \t]+\{\{", re.M)
+_TEMPLATE_LINE = LazyPattern(rb"^[ \t]*(?:- )?\{\{|:[ \t]+\{\{", re.M)
 
 
 def looks_like_template(data: bytes) -> int:
@@ -999,11 +1000,11 @@ def _load(data: bytes, limits: Limits, loader_class: Any, deep: bool) -> LoadRes
     return LoadResult(docs, problems)
 
 
-_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+_LINE_BREAK = LazyPattern(rb"\r\n|\r|\n")
 # NEL, LS, PS: line breaks to LibYAML (YAML 1.1), not to YAML 1.2, Kubernetes, editors or GitHub.
 _UNICODE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
-_YAML11_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
-_TEXT_BREAK = re.compile("\r\n|[\r\n]")
+_YAML11_BREAK = LazyPattern("\r\n|[\r\n\x85\u2028\u2029]")
+_TEXT_BREAK = LazyPattern("\r\n|[\r\n]")
 
 
 def _remap_lines(data: bytes, docs: list[Document], problems: list[LoadProblem]) -> None:

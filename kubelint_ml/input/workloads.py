@@ -389,25 +389,26 @@ def _looks_like_template(node: Any) -> bool:
 
 def _fallback(obj: dict, limit_depth: int = 10) -> Iterator[TemplateSpot]:
     """Anything shaped like a PodTemplateSpec (``spec.containers`` list)."""
+    yield from _walk(obj.get("spec"), ("spec",), 0, limit_depth)
 
-    def walk(node: Any, path: tuple, depth: int) -> Iterator[TemplateSpot]:
-        if depth > limit_depth:
-            return
-        if isinstance(node, dict):
-            for key in node:
-                child = node[key]
-                if not isinstance(child, (dict, list)):
-                    continue
-                cpath = path + (key,)
-                if key != "spec" and _looks_like_template(child):
-                    yield cpath, render_role(cpath), _int(node.get("replicas"), None)
-                    continue
-                yield from walk(child, cpath, depth + 1)
-        elif isinstance(node, list):
-            for i, child in enumerate(node):
-                yield from walk(child, path + (i,), depth + 1)
 
-    yield from walk(obj.get("spec"), ("spec",), 0)
+def _walk(node: Any, path: tuple, depth: int, limit_depth: int) -> Iterator[TemplateSpot]:
+    # a module function, not a closure: a recursive closure is a cycle left for the collector
+    if depth > limit_depth:
+        return
+    if isinstance(node, dict):
+        for key in node:
+            child = node[key]
+            if not isinstance(child, (dict, list)):
+                continue
+            cpath = path + (key,)
+            if key != "spec" and _looks_like_template(child):
+                yield cpath, render_role(cpath), _int(node.get("replicas"), None)
+                continue
+            yield from _walk(child, cpath, depth + 1, limit_depth)
+    elif isinstance(node, list):
+        for i, child in enumerate(node):
+            yield from _walk(child, path + (i,), depth + 1, limit_depth)
 
 
 def render_role(path: tuple) -> str:

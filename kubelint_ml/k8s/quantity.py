@@ -13,6 +13,7 @@ import re
 from decimal import Decimal
 from fractions import Fraction
 
+from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Frozen
 
 __all__ = [
@@ -69,7 +70,7 @@ class Quantity(Frozen):
 # Same language as apimachinery's parseQuantityString scanner:
 # sign, digits, optional "." and digits, suffix letters, optional sign, digits.
 _QUANTITY_RE = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*[+-]?[0-9]*)")
-_EXPONENT_RE = re.compile(r"[+-]?[0-9]+")
+_EXPONENT_RE = LazyPattern(r"[+-]?[0-9]+")
 
 # suffix -> (base, exponent, format)
 _SUFFIXES: dict[str, tuple[int, int, str]] = {
@@ -138,7 +139,7 @@ def _decimal_value(negative: bool, digits: str, exp: int) -> Fraction:
     return _round_up(mantissa * _pow10(exp), _NANO)
 
 
-_NUMBER_PREFIX_RE = re.compile(r"[+-]?[0-9]*(?:\.[0-9]*)?")
+_NUMBER_PREFIX_RE = LazyPattern(r"[+-]?[0-9]*(?:\.[0-9]*)?")
 _SUFFIX_HINT = " (suffixes are case-sensitive: n u m k M G T P E, Ki Mi Gi Ti Pi Ei, or e<exponent>)"
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from kubelint_ml.input.objects import dig
 from kubelint_ml.input.workloads import is_runtime_trainer_job
+from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Frozen
 
 
@@ -175,7 +176,7 @@ def _segments(tokens: Sequence[_Tok]) -> Iterator[tuple[list[_Tok], str | None]]
 # --------------------------------------------------------------------------
 # Counts
 
-_VAR = re.compile(r"^\$(?:\((\w+)\)|\{(\w+)\}|(\w+))$")
+_VAR = LazyPattern(r"^\$(?:\((\w+)\)|\{(\w+)\}|(\w+))$")
 _DEVICE_WORDS = {"auto", "gpu", "cpu", "xpu"}
 
 
@@ -218,11 +219,11 @@ def _multi(value: Any, env: Mapping[str, str], above: int, words: bool = True) -
 # Detectors on one simple command
 
 _PREFIX = {"exec", "nohup", "time", "command", "sudo", "env", "nice", "stdbuf", "builtin"}
-_PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
-_ASSIGN = re.compile(r"^[A-Za-z_]\w*=")
-_LOADER_FLAG = re.compile(r"^--(?:dataloader[_-])?num[_-]workers(?:=(.*))?$")
-_LOADER_KEY = re.compile(r"^\+{0,2}(?:[\w-]+\.)*(?:dataloader[_.])?num_workers=(.*)$")
-_WORKERS = re.compile(r"^--workers(?:=(.*))?$")
+_PYTHON = LazyPattern(r"^python(\d+(\.\d+)?)?$")
+_ASSIGN = LazyPattern(r"^[A-Za-z_]\w*=")
+_LOADER_FLAG = LazyPattern(r"^--(?:dataloader[_-])?num[_-]workers(?:=(.*))?$")
+_LOADER_KEY = LazyPattern(r"^\+{0,2}(?:[\w-]+\.)*(?:dataloader[_.])?num_workers=(.*)$")
+_WORKERS = LazyPattern(r"^--workers(?:=(.*))?$")
 
 
 def _basename(word: str) -> str:
@@ -480,10 +481,10 @@ def _scan_tokens(tokens: list[_Tok], c: _Collector) -> None:
 
 # Python source inlined in args (python -c, heredocs).
 _CODE_PATTERNS = (
-    (re.compile(r"(?<![\w.\-])num_workers\s*=\s*(\d+)"), "dataloader"),
-    (re.compile(r"(?<![\w.\-])n_jobs\s*=\s*(-?\d+)"), "multiprocessing"),
+    (LazyPattern(r"(?<![\w.\-])num_workers\s*=\s*(\d+)"), "dataloader"),
+    (LazyPattern(r"(?<![\w.\-])n_jobs\s*=\s*(-?\d+)"), "multiprocessing"),
     (
-        re.compile(
+        LazyPattern(
             r"\b(?:multiprocessing|mp)\.(?:Pool|Process|get_context)\s*\("
             r"|\bProcessPoolExecutor\s*\("
             r"|\btorch\.multiprocessing\.spawn\s*\(|\bmp\.spawn\s*\("
@@ -513,7 +514,7 @@ def _scan_code(text: str, path: tuple, c: _Collector) -> None:
 # --------------------------------------------------------------------------
 # Public API
 
-_LOADER_ENV = re.compile(r"(?:DATA_?LOADER|LOADER).*WORKERS|(?:NUM_)?DATA_WORKERS$", re.IGNORECASE)
+_LOADER_ENV = LazyPattern(r"(?:DATA_?LOADER|LOADER).*WORKERS|(?:NUM_)?DATA_WORKERS$", re.IGNORECASE)
 _NPROC_ENV = {"PET_NPROC_PER_NODE"}  # torchrun reads it as --nproc-per-node
 
 

@@ -11,9 +11,11 @@ import math
 import os
 import re
 
+from kubelint_ml.lazyre import LazyPattern
+
 # ANSI/VT escape sequences: CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST),
 # DCS/SOS/PM/APC strings, and two-character ESC sequences; the 8-bit C1 forms too.
-_ANSI_RE = re.compile(
+_ANSI_RE = LazyPattern(
     r"""
     (?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]                 # CSI
   | (?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])          # OSC, DCS, SOS, PM, APC ...
@@ -28,13 +30,13 @@ _ANSI_RE = re.compile(
 # separators, and the invisible characters that make two names look the same
 # (soft hyphen, Mongolian vowel separator, zero-width space/joiners, word
 # joiner and invisible operators, zero-width no-break space).
-_CONTROL_RE = re.compile(
+_CONTROL_RE = LazyPattern(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u202a-\u202e"
     "\u2060-\u2064\u2066-\u2069\u2028\u2029\ufeff]"
 )
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_SURROGATE_RE = LazyPattern("[\ud800-\udfff]")
 # Characters not allowed anywhere in an XML 1.0 document.
-_XML_ILLEGAL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_XML_ILLEGAL_RE = LazyPattern("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -136,11 +138,11 @@ def github_property(text: str) -> str:
 
 
 # Inline Markdown punctuation, backslash-escaped anywhere in a cell.
-_MD_INLINE_RE = re.compile(r"([\\`*_~\[\]|$])")
+_MD_INLINE_RE = LazyPattern(r"([\\`*_~\[\]|$])")
 # Block syntax that only matters at the start of a line.
-_MD_LEADING_RE = re.compile(r"^(\d*)([#+\-=.)])")  # `>` becomes &gt; anyway
+_MD_LEADING_RE = LazyPattern(r"^(\d*)([#+\-=.)])")  # `>` becomes &gt; anyway
 # Autolink triggers and mentions, broken with an invisible word joiner.
-_MD_AUTOLINK_RE = re.compile(r"(?i)(://|www\.|@)")
+_MD_AUTOLINK_RE = LazyPattern(r"(?i)(://|www\.|@)")
 _WORD_JOINER = "\u2060"
 
 

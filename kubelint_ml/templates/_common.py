@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from fractions import Fraction
 from functools import cache
@@ -18,12 +17,13 @@ from kubelint_ml.k8s.quantity import (
     format_cpu,
     parse_manifest_quantity,
 )
+from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 
 LIMITRANGE_NOTE = "unless a namespace LimitRange supplies a default"
 
 # Values left for envsubst/sed/kustomize to fill in: $GPUS, ${GPUS}, PLACEHOLDER_GPUS, <gpus>.
-PLACEHOLDER = re.compile(
+PLACEHOLDER = LazyPattern(
     r"^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_][A-Za-z0-9_]*\)|[A-Z][A-Z0-9]*_[A-Z0-9_]+|<[^<>]+>)$"
 )
 

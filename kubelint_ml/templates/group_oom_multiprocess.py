@@ -30,7 +30,6 @@ Decisions:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,6 +37,7 @@ from kubelint_ml.engine.api import Hit, SkipUnit, Unit, is_training_workload
 from kubelint_ml.input.objects import dig
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
 from kubelint_ml.k8s.signals import Signal
+from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 from kubelint_ml.templates._common import signals_of, template_signals
 from kubelint_ml.templates._kubelet import SINGLE_PROCESS_MIN, Nodes, nodes_for_pod, oom_mode
@@ -59,7 +59,7 @@ PARAMS = {
 _MAX_SHOWN = 3
 # Signals of processes that train (others: servers, build tools, shell jobs).
 _TRAINING_SIGNALS = {"torchrun", "dataloader", "deepspeed", "accelerate", "mpi", "multiprocessing", "trainjob"}
-_REMOTE_RANKS = re.compile(r"(?:^|[\s;&|])(?:--?(?:host|hosts|hostfile|machinefile)|-H)(?:[=\s]|$)")
+_REMOTE_RANKS = LazyPattern(r"(?:^|[\s;&|])(?:--?(?:host|hosts|hostfile|machinefile)|-H)(?:[=\s]|$)")
 _HOSTFILE_ENV = ("OMPI_MCA_orte_default_hostfile", "PRTE_MCA_prte_default_hostfile", "OMPI_MCA_rmaps_base_hostfile")
 
 
