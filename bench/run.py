@@ -411,13 +411,18 @@ def main(argv: list[str] | None = None) -> int:
         kubelint = shlex.split(args.kubelint)
     else:
         kubelint = [str(ensure_venv(sys.executable))]
-    venv_python = WORK / "venv" / "bin" / "python"
+    # The interpreter of the environment the measured command runs in (the baselines import
+    # what it imports at start-up: an editable install's path hooks, say).
+    beside = Path(kubelint[0]).parent / "python"
+    venv_python = beside if beside.exists() else WORK / "venv" / "bin" / "python"
     python = str(venv_python) if venv_python.exists() else sys.executable
     env = dict(os.environ)
     # Measure what an installed tool costs: byte-code caches written once and reused (pip compiles
     # them at install time), not every module compiled again at every start.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    if args.kubelint and "PYTHONPATH" not in env:
+    if args.kubelint and "-m" in kubelint and "PYTHONPATH" not in env:
+        # `python -m kubelint_ml`: this checkout. A console script runs what its environment holds
+        # (another version's install is measured as that version, not as this checkout).
         env["PYTHONPATH"] = str(REPO)
     enable, nrules = all_rule_flags(kubelint, env)
     cpus = os.cpu_count() or 1
