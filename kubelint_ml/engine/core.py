@@ -98,11 +98,8 @@ class Engine:
     def _units(
         self, rule: Rule, obj: K8sObject, ctx: Context, templates: list[PodTemplate], memo: dict[tuple, list[Unit]]
     ) -> list[Unit]:
-        """The units ``rule`` runs on; rules with the same scope share one list (built once per object)."""
-        key = self._scope[rule.id]
-        found = memo.get(key)
-        if found is not None:
-            return found
+        """The units ``rule`` runs on, kept in ``memo`` under its scope: rules with the same scope
+        share one list, built once per object (the caller looks there first)."""
         out: list[Unit] = []
         if rule.unit == "object":
             out.append(Unit(obj, ctx=ctx))
@@ -122,7 +119,7 @@ class Engine:
                 else:
                     for v in tpl.volumes:
                         out.append(Unit(obj, tpl, None, v, ctx=ctx))
-        memo[key] = out
+        memo[self._scope[rule.id]] = out
         return out
 
     def evaluate(self, obj: K8sObject, ctx: Context) -> list[Finding]:
@@ -176,13 +173,13 @@ class Engine:
             if units is None:
                 units = self._units(rule, obj, ctx, templates, memo)
             check, params = rule.template.check, rule.params
-            hits_on: dict[int, int] | None = {} if cap is not None else None  # id(template) -> hits on it
+            hits_on: dict[int, int] = {}  # id(template) -> this rule's hits on it (admission)
             for unit in units:
                 if (
-                    hits_on is not None
+                    cap is not None
                     and settled
                     and unit.tpl is not None
-                    and (hits_on.get(id(unit.tpl), 0) >= cap or id(unit.tpl) in huge)  # type: ignore[operator]
+                    and (hits_on.get(id(unit.tpl), 0) >= cap or id(unit.tpl) in huge)
                 ):
                     continue  # the verdict is settled (an error stands): more of the same changes nothing
                 try:
@@ -235,7 +232,7 @@ class Engine:
                     if reason is not None:
                         f.suppressed = reason or "kubelint-ml.io/ignore annotation"
                     out.append(f)
-                    if hits_on is not None:
+                    if cap is not None:
                         if unit.tpl is not None:
                             hits_on[id(unit.tpl)] = hits_on.get(id(unit.tpl), 0) + 1
                         settled = settled or (severity == "error" and f.suppressed is None)

@@ -364,8 +364,6 @@ def load_builtin_rules(validate: bool = False) -> list[Rule]:
     directory = _builtin_rules_path()
     index = os.path.join(directory, BUILTIN_INDEX)
     if not validate and os.path.isfile(index):
-        import json
-
         with open(index, "rb") as fh:
             entries = json.load(fh)["rules"]
         return [build_rule(doc, os.path.join(directory, name), builtin=True, validate=False) for name, doc in entries]

@@ -492,11 +492,7 @@ def _load_events(data: bytes, limits: Limits) -> LoadResult | None:
                 if key in mapping:
                     raise _Unusual  # a duplicate key: reported by the composing loader
                 vev = get_event()
-                mapping[key] = (
-                    vev.value
-                    if vev.__class__ is _ScalarEvent and not vev.implicit[0] and vev.tag is None and vev.anchor is None
-                    else value(vev)
-                )
+                mapping[key] = value(vev)
                 km, vm = kev.start_mark, vev.start_mark
                 lc[key] = (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1)
             mapping.lc = lc
