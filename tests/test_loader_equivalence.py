@@ -17,6 +17,7 @@ import yaml
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from kubelint_ml.fix.yamltext import Text
 from kubelint_ml.input.loader import PosDict, PosList, load
 
 pytestmark = pytest.mark.slow
@@ -275,6 +276,32 @@ def _same(a, b, where: str = "") -> int:
     return 1
 
 
+def _event(ev) -> tuple:
+    """What an event says, its marks by offset."""
+    marks = (ev.start_mark.index, ev.end_mark.index)
+    return (
+        type(ev).__name__,
+        marks,
+        *(getattr(ev, a, None) for a in ("anchor", "tag", "value", "style", "flow_style")),
+    )
+
+
+def _spans(text: Text) -> list:
+    """Every span tree's nodes, in order, with what the edits read of them."""
+
+    def walk(n) -> list:
+        own = [(n.kind, n.start, n.end, n.col, n.anchor, n.flow, n.style, n.value, n.merge)]
+        if n.kind == "map":
+            return own + [x for k, v in n.items for x in walk(k) + walk(v)]
+        if n.kind == "seq":
+            return own + [x for i in n.items for x in walk(i)]
+        return own
+
+    return [(d.start, d.end, d.helm, sorted(d.aliased), walk(d.root) if d.root else None) for d in text.docs] + [
+        text.broken_from
+    ]
+
+
 def _composed(data: bytes, monkeypatch: pytest.MonkeyPatch):
     from kubelint_ml.input import loader
 
@@ -307,6 +334,9 @@ def test_events_read_what_the_composing_loader_reads(corpus, monkeypatch: pytest
         assert [(d.index, d.line) for d in events.documents] == [(d.index, d.line) for d in composed.documents], path
         for a, b in zip(events.documents, composed.documents):
             nodes += _same(a.data, b.data, str(path))
+        # the events kept for a fix's edits are the whole stream, as a parse of the file gives it
+        assert [_event(e) for e in events.events] == [_event(e) for e in yaml.parse(data, Loader=yaml.CSafeLoader)]
+        assert _spans(Text(data, events.events)) == _spans(Text(data)), path
         fast += 1
     assert fast > 350 and nodes > 20_000
     # what goes to the composing loader

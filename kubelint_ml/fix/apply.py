@@ -23,8 +23,9 @@ from kubelint_ml.fix.yamltext import Refused, Text
 MAX_ROUNDS = 10
 
 
-def resolve(findings: list[Finding], data: bytes) -> None:
-    """Resolve the fixes of one file's findings against its bytes (sets ``edits`` or ``unfixable``)."""
+def resolve(findings: list[Finding], data: bytes, events: list | None = None) -> None:
+    """Resolve the fixes of one file's findings against its bytes (sets ``edits`` or ``unfixable``);
+    ``events``: the parse events the file was read from, when the loader kept them."""
     text: Text | None = None
     why: str | None = None
     for f in findings:
@@ -36,7 +37,7 @@ def resolve(findings: list[Finding], data: bytes) -> None:
             continue
         if text is None and why is None:
             try:
-                text = Text(data)
+                text = Text(data, events)
             except UnicodeDecodeError:
                 why = "the file is not UTF-8"
         fix.resolved = True

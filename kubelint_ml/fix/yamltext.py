@@ -1,7 +1,7 @@
 """Byte-exact edits of YAML text: a fix's changes, made where the file has them.
 
-The file is read once more with LibYAML's event parser (safe, nothing is
-constructed) into a light tree of spans: for every node its start and end
+The file's LibYAML events (those the loader read it from, or the file is
+parsed again: safe, nothing is constructed) become a light tree of spans: for every node its start and end
 offset, its style (block or flow, plain or quoted), anchor, and the key nodes
 of mappings. A change then becomes the smallest edit of the original text:
 
@@ -75,7 +75,9 @@ class Doc:
 class Text:
     """One file's text, its documents' span trees, and its style."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, events: list | None = None) -> None:
+        """``events``: the stream's parse events, as LibYAML gave them for ``data`` (all of them,
+        from the stream's start to its end); None: ``data`` is parsed here."""
         self.data = data
         self.bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
         self.text = data[self.bom :].decode("utf-8")
@@ -83,12 +85,12 @@ class Text:
         self.nl = "\r\n" if "\r\n" in self.text else "\n"
         self.docs: list[Doc] = []
         self.broken_from: int | None = None  # documents from this index on did not parse
-        self._parse()
+        self._parse(events)
         self._style: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------ parsing
 
-    def _parse(self) -> None:
+    def _parse(self, events: list | None) -> None:
         stack: list[Node] = []
         pending_key: list[Node | None] = []
         root: Node | None = None
@@ -112,7 +114,7 @@ class Text:
                 pending_key[-1] = None
 
         try:
-            for ev in yaml.parse(self.data, Loader=_Loader):
+            for ev in yaml.parse(self.data, Loader=_Loader) if events is None else events:
                 cls = ev.__class__
                 if cls is yaml.ScalarEvent:
                     n = Node("scalar", ev.start_mark.index, ev.start_mark.column, ev.anchor)

@@ -437,11 +437,16 @@ def _load_events(data: bytes, limits: Limits) -> LoadResult | None:
     Composing costs LibYAML a Python node, two marks and a resolver call for every node, about a
     third of the reading; a manifest rarely holds anything else. Called only for input that
     cannot nest deeper than the limits (the building recurses once per level).
+
+    The events are kept in the result (``events``): a fix's edits are resolved from them, so a
+    file with fixes is parsed once, not again to find the spans of the fields a fix edits.
     """
     if sys.getrecursionlimit() < 2 * limits.max_depth + 1000:
         sys.setrecursionlimit(2 * limits.max_depth + 1000)
     parser = _CParser(data)
     get_event = parser.get_event
+    events: list[Any] = []
+    keep = events.append
     str_tag, null_tag, int_tag, resolved = _STR_TAG, _NULL_TAG, _INT_TAG, _RESOLVED
 
     def scalar(ev: Any) -> Any:
@@ -481,6 +486,7 @@ def _load_events(data: bytes, limits: Limits) -> LoadResult | None:
             lc: dict[Any, tuple[int, int, int, int]] = {}
             while True:
                 kev = get_event()
+                keep(kev)
                 if kev.__class__ is not _ScalarEvent:
                     if kev.__class__ is _MappingEnd:
                         break
@@ -492,6 +498,7 @@ def _load_events(data: bytes, limits: Limits) -> LoadResult | None:
                 if key in mapping:
                     raise _Unusual  # a duplicate key: reported by the composing loader
                 vev = get_event()
+                keep(vev)
                 mapping[key] = value(vev)
                 km, vm = kev.start_mark, vev.start_mark
                 lc[key] = (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1)
@@ -503,6 +510,7 @@ def _load_events(data: bytes, limits: Limits) -> LoadResult | None:
             positions = []
             while True:
                 iev = get_event()
+                keep(iev)
                 if iev.__class__ is _SequenceEnd:
                     break
                 items.append(value(iev))
@@ -514,13 +522,18 @@ def _load_events(data: bytes, limits: Limits) -> LoadResult | None:
 
     docs: list[Document] = []
     try:
-        get_event()  # the stream's start
-        while get_event().__class__ is _DocumentStart:
+        keep(get_event())  # the stream's start
+        while True:
+            ev = get_event()
+            keep(ev)
+            if ev.__class__ is not _DocumentStart:
+                break  # the stream's end
             if len(docs) >= limits.max_documents:
                 return None
             first = get_event()
+            keep(first)
             docs.append(Document(len(docs), value(first), first.start_mark.line + 1))
-            get_event()  # the document's end
+            keep(get_event())  # the document's end
     except (_Unusual, yaml.YAMLError):
         return None
     except Exception:  # pragma: no cover - whatever it is, the composing loader reports it
@@ -532,7 +545,7 @@ def _load_events(data: bytes, limits: Limits) -> LoadResult | None:
         value = None  # type: ignore[assignment]
     if any(b in data for b in _UNICODE_BREAKS):
         _remap_lines(data, docs, [])
-    return LoadResult(docs, [])
+    return LoadResult(docs, [], events)
 
 
 class Document(Record):
@@ -564,11 +577,16 @@ class LoadProblem(Record):
 class LoadResult(Record):
     documents: list[Document]
     problems: list[LoadProblem]
-    __slots__ = _fields = ("documents", "problems")
+    # LibYAML's events of the whole stream, when the documents were built from them: what a fix's
+    # edits are resolved from (kubelint_ml.fix.yamltext) without parsing the file again. Not a field.
+    events: list | None
+    __slots__ = ("documents", "problems", "events")
+    _fields = ("documents", "problems")
 
-    def __init__(self, documents: list[Document], problems: list[LoadProblem]) -> None:
+    def __init__(self, documents: list[Document], problems: list[LoadProblem], events: list | None = None) -> None:
         self.documents = documents
         self.problems = problems
+        self.events = events
 
 
 # ----------------------------------------------------------------------------

@@ -163,7 +163,7 @@ class Runner(Record):
             if fixable:
                 from kubelint_ml.fix.apply import resolve
 
-                resolve(fixable, data)
+                resolve(fixable, data, loaded.events)
         return out
 
     def _schema(self, obj: K8sObject) -> list[Finding]:
