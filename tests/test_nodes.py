@@ -132,6 +132,18 @@ def test_catalog_file_documents_rules_and_loads_once():
     assert len(catalog()) == 68
 
 
+def test_the_catalog_rows_are_the_yaml():
+    """data/gpu-catalog.json (what a run reads) holds exactly the YAML's rows."""
+    shipped = (Path(nodes.__file__).parent.parent / "data" / nodes.CATALOG_ROWS).read_text()
+    assert shipped == nodes.catalog_rows(), (
+        "regenerate: python -m kubelint_ml.k8s.nodes > kubelint_ml/data/gpu-catalog.json"
+    )
+    assert (
+        nodes._load_rows()
+        == yaml.safe_load((Path(nodes.__file__).parent.parent / "data" / "gpu-catalog.yaml").read_text())["types"]
+    )
+
+
 def test_catalog_labels():
     labels = catalog_labels("p5.48xlarge")
     assert labels["karpenter.k8s.aws/instance-family"] == "p5"
