@@ -432,3 +432,23 @@ def test_findings_mapped_back_from_rendered_output_are_not_fixed() -> None:
     )
     resolve([f], data)
     assert fix.edits == () and fix.unfixable and "rendered output" in fix.unfixable
+
+
+def test_json_edits_come_from_the_parse_that_found_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """JSON prints each fix's edits without parsing the file a second time: the loader's events are used."""
+    import yaml as pyyaml
+
+    from kubelint_ml.fix import yamltext
+
+    if getattr(pyyaml, "CSafeLoader", None) is None:
+        pytest.skip("PyYAML without LibYAML: the composing loader reads the file, the edits parse it again")
+    paths = [str(FIX / name) for name in ("emptydir.yaml", "shm.yaml", "priority.yaml")]  # no anchors
+    expected = cli("check", "--format", "json", "--jobs", "1", *paths).output
+    edits = [f["fix"]["edits"] for f in json.loads(expected)["findings"] if f.get("fix")]
+    assert len(edits) > 5 and all(edits)
+
+    def no_second_parse(*args, **kwargs):
+        raise AssertionError("the file was parsed again for its fix edits")
+
+    monkeypatch.setattr(yamltext.yaml, "parse", no_second_parse)
+    assert cli("check", "--format", "json", "--jobs", "1", *paths).output == expected

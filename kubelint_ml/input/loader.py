@@ -427,7 +427,7 @@ class _Unusual(Exception):
     """Something :func:`_load_events` leaves to the composing loader."""
 
 
-def _load_events(data: bytes, limits: Limits) -> LoadResult | None:
+def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> LoadResult | None:
     """The documents built from LibYAML's events, without composing nodes first; None when the
     file holds anything but plain mappings, sequences and untagged scalars (an anchor, an alias,
     a tag, a merge key, a key that is not a scalar, a duplicate key, a value that does not
@@ -438,15 +438,16 @@ def _load_events(data: bytes, limits: Limits) -> LoadResult | None:
     third of the reading; a manifest rarely holds anything else. Called only for input that
     cannot nest deeper than the limits (the building recurses once per level).
 
-    The events are kept in the result (``events``): a fix's edits are resolved from them, so a
-    file with fixes is parsed once, not again to find the spans of the fields a fix edits.
+    With ``keep_events`` the events are kept in the result (``events``): a fix's edits are resolved
+    from them, so a file with fixes is parsed once, not again to find the spans a fix edits.
     """
     if sys.getrecursionlimit() < 2 * limits.max_depth + 1000:
         sys.setrecursionlimit(2 * limits.max_depth + 1000)
     parser = _CParser(data)
     get_event = parser.get_event
-    events: list[Any] = []
-    keep = events.append
+    events: list[Any] | None = [] if keep_events else None
+    # `id`: a builtin that takes the event and keeps nothing, as cheap a call as the append
+    keep = events.append if events is not None else id
     str_tag, null_tag, int_tag, resolved = _STR_TAG, _NULL_TAG, _INT_TAG, _RESOLVED
 
     def scalar(ev: Any) -> Any:
@@ -888,7 +889,7 @@ def _describe(err: yaml.YAMLError) -> str:
     return "invalid YAML: " + text.replace("\n", " ")
 
 
-def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
+def load(data: bytes, limits: Limits = DEFAULT_LIMITS, keep_events: bool = False) -> LoadResult:
     """Parse every document of one file; never raises.
 
     A broken document is reported and the ones before it are kept. The parser
@@ -896,6 +897,9 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
     first broken one are lost; the problem says where it stopped. A document
     whose values cannot be constructed (a bad tag, a duplicate key, an alias
     bomb) is reported and the following documents are still loaded.
+
+    ``keep_events``: keep LibYAML's events in the result when the documents are built from them
+    (``LoadResult.events``; None otherwise), for resolving fix edits without a second parse.
     """
     docs: list[Document] = []
     problems: list[LoadProblem] = []
@@ -915,7 +919,7 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS) -> LoadResult:
     deep = _may_nest_deeper(data, limits.max_depth)
     loader = PositionLoader
     if _CParser is not None and not deep and len(data) <= limits.max_nodes:
-        fast = _load_events(data, limits)
+        fast = _load_events(data, limits, keep_events)
         if fast is not None:
             return fast
     if loader is not PurePositionLoader:

@@ -120,7 +120,7 @@ class Runner(Record):
                 )
             )
             return out
-        loaded = load(data, limits)
+        loaded = load(data, limits, keep_events=self.resolve_fixes)  # fix edits come from its events
         for p in loaded.problems:
             out.findings.append(parse_error(display, p.line, p.column, p.message, p.document))
         if self.verbose and not loaded.documents and not loaded.problems:
