@@ -492,15 +492,39 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
                     if kev.__class__ is _MappingEnd:
                         break
                     raise _Unusual  # an alias, or a mapping or sequence as a key
-                key = scalar(kev)
-                if key is None or key.__class__ is bool or key.__class__ is int:
-                    # as the composing loader names them (see _Positions._build_map)
-                    key = "null" if key is None else ("true" if key else "false") if key.__class__ is bool else str(key)
+                # Inline below, what scalar() gives for the common scalar: an untagged string
+                # (quoted, or plain text that resolves to a string); anything else goes through it.
+                if (
+                    kev.anchor is None
+                    and kev.tag is None
+                    and (not kev.implicit[0] or resolved.get(kev.value) == str_tag)
+                ):
+                    key = kev.value
+                else:
+                    key = scalar(kev)
+                    if key is None or key.__class__ is bool or key.__class__ is int:
+                        # as the composing loader names them (see _Positions._build_map)
+                        key = (
+                            "null"
+                            if key is None
+                            else ("true" if key else "false")
+                            if key.__class__ is bool
+                            else str(key)
+                        )
                 if key in mapping:
                     raise _Unusual  # a duplicate key: reported by the composing loader
                 vev = get_event()
                 keep(vev)
-                mapping[key] = value(vev)
+                if vev.__class__ is not _ScalarEvent:
+                    mapping[key] = value(vev)
+                elif (
+                    vev.anchor is None
+                    and vev.tag is None
+                    and (not vev.implicit[0] or resolved.get(vev.value) == str_tag)
+                ):
+                    mapping[key] = vev.value
+                else:
+                    mapping[key] = scalar(vev)
                 km, vm = kev.start_mark, vev.start_mark
                 lc[key] = (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1)
             mapping.lc = lc
@@ -514,7 +538,16 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
                 keep(iev)
                 if iev.__class__ is _SequenceEnd:
                     break
-                items.append(value(iev))
+                if iev.__class__ is not _ScalarEvent:
+                    items.append(value(iev))
+                elif (
+                    iev.anchor is None
+                    and iev.tag is None
+                    and (not iev.implicit[0] or resolved.get(iev.value) == str_tag)
+                ):
+                    items.append(iev.value)
+                else:
+                    items.append(scalar(iev))
                 m = iev.start_mark
                 positions.append((m.line + 1, m.column + 1))
             items.lc = positions
