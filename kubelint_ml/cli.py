@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 import click
 
 from kubelint_ml import __version__
+from kubelint_ml.clitypes import FILE, PATH
 from kubelint_ml.findings import SEVERITIES as LEVELS  # fail levels are severities
 from kubelint_ml.fix.cli import fix_options, selected
 from kubelint_ml.policy.cli import load_policies, policy_options
@@ -113,7 +114,7 @@ def main() -> None:
     "--output",
     "outputs",
     multiple=True,
-    type=click.Path(dir_okay=False),
+    type=FILE,
     help="Write the matching --format to FILE (default: stdout).",
 )
 @click.option(
@@ -126,10 +127,10 @@ def main() -> None:
     "-c",
     "--config",
     "config_path",
-    type=click.Path(dir_okay=False),
+    type=FILE,
     help="Config file [default: .kubelint-ml.yaml found upward from the current directory].",
 )
-@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(), help="Directory of custom rules (repeatable).")
+@click.option("--rules", "rules_dirs", multiple=True, type=PATH, help="Directory of custom rules (repeatable).")
 @click.option("--enable", multiple=True, help="Turn on a rule by id (repeatable).")
 @click.option("--disable", multiple=True, help="Turn off a rule by id (repeatable).")
 @click.option(
@@ -137,13 +138,9 @@ def main() -> None:
 )
 @click.option("--kubernetes-version", help="Kubernetes version for --schema [default: the profile's].")
 @click.option("--strict", is_flag=True, default=None, help="With --schema: unknown fields are errors.")
-@click.option(
-    "--crd", "crds", multiple=True, type=click.Path(), help="CRD file or directory for --schema (repeatable)."
-)
-@click.option("--baseline", type=click.Path(dir_okay=False), help="Report only findings not in this baseline file.")
-@click.option(
-    "--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings as a baseline and exit 0."
-)
+@click.option("--crd", "crds", multiple=True, type=PATH, help="CRD file or directory for --schema (repeatable).")
+@click.option("--baseline", type=FILE, help="Report only findings not in this baseline file.")
+@click.option("--write-baseline", type=FILE, help="Record the current findings as a baseline and exit 0.")
 @click.option("--show-suppressed", is_flag=True, help="Also list suppressed findings.")
 @click.option(
     "-j",
@@ -167,13 +164,13 @@ def main() -> None:
     "--context",
     "context_paths",
     multiple=True,
-    type=click.Path(),
+    type=PATH,
     help="File or directory read for context (PriorityClasses, kubelet configs, CRDs), not reported on (repeatable).",
 )
 @click.option(
     "--helm-values",
     multiple=True,
-    type=click.Path(dir_okay=False),
+    type=FILE,
     help="Values file for the charts among the paths (helm template --values; repeatable).",
 )
 @click.option(
@@ -486,7 +483,7 @@ def rules() -> None:
 
 @rules.command("list")
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text")
-@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(), help="Also list custom rules from DIR.")
+@click.option("--rules", "rules_dirs", multiple=True, type=PATH, help="Also list custom rules from DIR.")
 def rules_list(fmt: str, rules_dirs: tuple[str, ...]) -> None:
     """A table of every rule: id, severity, family, title."""
     from kubelint_ml.engine import ruledocs
@@ -504,7 +501,7 @@ def rules_list(fmt: str, rules_dirs: tuple[str, ...]) -> None:
 
 @rules.command("show")
 @click.argument("rule_id")
-@click.option("--rules", "rules_dirs", multiple=True, type=click.Path())
+@click.option("--rules", "rules_dirs", multiple=True, type=PATH)
 def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
     """Description, remediation and the fail/pass examples of one rule."""
     from kubelint_ml.engine import ruledocs
@@ -518,7 +515,7 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
 
 
 @rules.command("verify")
-@click.argument("directory", required=False, type=click.Path())
+@click.argument("directory", required=False, type=PATH)
 @click.option(
     "--format",
     "fmt",
@@ -587,7 +584,7 @@ def _all_rules(config: Any, rules_dirs: tuple[str, ...]) -> list:
 
 @main.command()
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
-@click.argument("path", default=".kubelint-ml.yaml", type=click.Path(dir_okay=False))
+@click.argument("path", default=".kubelint-ml.yaml", type=FILE)
 def init(force: bool, path: str) -> None:
     """Write a commented starter config."""
     from kubelint_ml.run.config import STARTER

@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from kubelint_ml.clitypes import FILE
+
 
 class _Failure(click.ClickException):
     """The tool could not do what was asked: exit 2 (as kubelint_ml.cli's, which this module cannot import)."""
@@ -18,15 +20,15 @@ class _Failure(click.ClickException):
 
 
 @click.command()
-@click.option("--cert", required=True, type=click.Path(dir_okay=False), help="TLS certificate (PEM, chain first).")
-@click.option("--key", required=True, type=click.Path(dir_okay=False), help="TLS private key (PEM).")
+@click.option("--cert", required=True, type=FILE, help="TLS certificate (PEM, chain first).")
+@click.option("--key", required=True, type=FILE, help="TLS private key (PEM).")
 @click.option("--host", default="0.0.0.0", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8443, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
 @click.option(
     "-c",
     "--config",
     "config_path",
-    type=click.Path(dir_okay=False),
+    type=FILE,
     help="Config file [default: .kubelint-ml.yaml found upward from the current directory]; reloaded on change.",
 )
 @click.option(
@@ -82,7 +84,7 @@ def export() -> None:
     "-c",
     "--config",
     "config_path",
-    type=click.Path(dir_okay=False),
+    type=FILE,
     help="Config file [default: .kubelint-ml.yaml found upward from the current directory].",
 )
 @click.option(

@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from kubelint_ml.clitypes import PATH
+
 
 class PolicyFailure(click.ClickException):
     """A policy that cannot be used: exit 2, said as the command line says its errors."""
@@ -43,7 +45,7 @@ def policy_options(f: Callable) -> Callable:
         "--policy",
         "policy_paths",
         multiple=True,
-        type=click.Path(),
+        type=PATH,
         help="Rego (conftest) policy file or directory, or Gatekeeper templates and constraints; "
         "an alias of --rules (repeatable).",
     )(f)

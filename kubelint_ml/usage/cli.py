@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from kubelint_ml.clitypes import FILE
 from kubelint_ml.usage import USAGE_FAMILY
 
 _META = "kubelint_ml.usage.options"
@@ -57,7 +58,7 @@ def check_options(f: Callable) -> Callable:
     out = click.option(
         "--usage",
         "usage_file",
-        type=click.Path(dir_okay=False),
+        type=FILE,
         help="Judge with observed usage from a snapshot (`kubelint-ml usage export`).",
     )(out)
     return click.option(
@@ -150,7 +151,7 @@ def _common(f: Callable) -> Callable:
         "-c",
         "--config",
         "config_path",
-        type=click.Path(dir_okay=False),
+        type=FILE,
         help="Config file [default: .kubelint-ml.yaml found upward].",
     )(f)
     return f
@@ -169,9 +170,7 @@ def group(load_config: Callable[[str | None], Any]) -> click.Group:
     @click.option(
         "--prometheus", metavar="URL", help="The Prometheus (or compatible) server [default: usage.prometheus]."
     )
-    @click.option(
-        "-o", "--output", "output", required=True, type=click.Path(dir_okay=False), help="The snapshot file to write."
-    )
+    @click.option("-o", "--output", "output", required=True, type=FILE, help="The snapshot file to write.")
     @_common
     def export(
         paths: tuple[str, ...],
@@ -206,7 +205,7 @@ def group(load_config: Callable[[str | None], Any]) -> click.Group:
     @usage.command("report")
     @click.argument("paths", nargs=-1)
     @click.option("--prometheus", metavar="URL", help="The Prometheus (or compatible) server.")
-    @click.option("--usage", "usage_file", type=click.Path(dir_okay=False), help="A snapshot from `usage export`.")
+    @click.option("--usage", "usage_file", type=FILE, help="A snapshot from `usage export`.")
     @click.option("-f", "--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text")
     @_common
     def report(
