@@ -542,8 +542,25 @@ def _unalias(req: _Req) -> _Req:
     return _Req(req.key, req.op, values, req.origin)
 
 
-def _resolve_term(term: Sequence[_Req]) -> tuple[list[_Entry], str | None]:
-    """Catalog entries a term allows, or ([], reason) when it cannot say."""
+_RESOLVED_TERMS: dict[tuple[_Req, ...], tuple[tuple[_Entry, ...], str | None]] = {}
+_RESOLVED_TERMS_MAX = 1024
+
+
+def _resolve_term(term: Sequence[_Req]) -> tuple[tuple[_Entry, ...], str | None]:
+    """Catalog entries a term allows, or ((), reason) when it cannot say; remembered: the same
+    few selectors (an instance type, a GPU product) come back template after template, and
+    each is matched against every catalog entry."""
+    key = tuple(term)
+    found = _RESOLVED_TERMS.get(key)
+    if found is None:
+        if len(_RESOLVED_TERMS) >= _RESOLVED_TERMS_MAX:
+            _RESOLVED_TERMS.clear()
+        entries, reason = _match_term(key)
+        found = _RESOLVED_TERMS[key] = (tuple(entries), reason)
+    return found
+
+
+def _match_term(term: Sequence[_Req]) -> tuple[list[_Entry], str | None]:
     term = [_unalias(r) for r in term]
     identifying = [r for r in term if r.key in IDENTIFYING_KEYS and r.op == "In"]
     if not identifying:
