@@ -91,64 +91,67 @@ class Text:
     # ------------------------------------------------------------------ parsing
 
     def _parse(self, events: list | None) -> None:
-        stack: list[Node] = []
-        pending_key: list[Node | None] = []
+        # One pass over the events; the innermost open collection and the key awaiting its
+        # value are kept in locals (the stacks hold the outer ones).
+        stack: list[tuple[Node | None, Node | None]] = []
+        parent: Node | None = None
+        key: Node | None = None  # a mapping's key whose value comes next
         root: Node | None = None
         aliased: set[str] = set()
         doc_start = 0
-
-        def add(node: Node) -> None:
-            nonlocal root
-            if not stack:
-                root = node
-                return
-            parent = stack[-1]
-            if parent.kind == "seq":
-                parent.items.append(node)
-            elif pending_key[-1] is None:
-                pending_key[-1] = node
-                if node.kind == "scalar" and node.value == "<<" and node.style in (None, ""):
-                    parent.merge = True
-            else:
-                parent.items.append((pending_key[-1], node))
-                pending_key[-1] = None
-
+        scalar_event, alias_event = yaml.ScalarEvent, yaml.AliasEvent
+        map_start, seq_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
+        map_end, seq_end = yaml.MappingEndEvent, yaml.SequenceEndEvent
+        doc_start_event, doc_end_event = yaml.DocumentStartEvent, yaml.DocumentEndEvent
         try:
             for ev in yaml.parse(self.data, Loader=_Loader) if events is None else events:
                 cls = ev.__class__
-                if cls is yaml.ScalarEvent:
-                    n = Node("scalar", ev.start_mark.index, ev.start_mark.column, ev.anchor)
+                if cls is scalar_event:
+                    mark = ev.start_mark
+                    n = Node("scalar", mark.index, mark.column, ev.anchor)
                     n.end = ev.end_mark.index
                     n.value = ev.value
                     n.style = ev.style or None
-                    add(n)
-                elif cls is yaml.MappingStartEvent or cls is yaml.SequenceStartEvent:
-                    n = Node(
-                        "map" if cls is yaml.MappingStartEvent else "seq",
-                        ev.start_mark.index,
-                        ev.start_mark.column,
-                        ev.anchor,
-                    )
+                elif cls is map_start or cls is seq_start:
+                    mark = ev.start_mark
+                    n = Node("map" if cls is map_start else "seq", mark.index, mark.column, ev.anchor)
                     n.flow = bool(ev.flow_style)
-                    add(n)
-                    stack.append(n)
-                    pending_key.append(None)
-                elif cls is yaml.MappingEndEvent or cls is yaml.SequenceEndEvent:
-                    n = stack.pop()
-                    pending_key.pop()
-                    n.end = ev.end_mark.index
-                elif cls is yaml.AliasEvent:
-                    n = Node("alias", ev.start_mark.index, ev.start_mark.column, None)
+                elif cls is map_end or cls is seq_end:
+                    assert parent is not None
+                    parent.end = ev.end_mark.index
+                    parent, key = stack.pop()
+                    continue
+                elif cls is alias_event:
+                    mark = ev.start_mark
+                    n = Node("alias", mark.index, mark.column, None)
                     n.end = ev.end_mark.index
                     n.value = ev.anchor
                     aliased.add(ev.anchor)
-                    add(n)
-                elif cls is yaml.DocumentStartEvent:
+                elif cls is doc_start_event:
                     root, aliased, doc_start = None, set(), ev.start_mark.index
-                elif cls is yaml.DocumentEndEvent:
+                    continue
+                elif cls is doc_end_event:
                     end = ev.end_mark.index
                     helm = "{{" in self.text[doc_start:end]
                     self.docs.append(Doc(root, aliased, doc_start, end, helm))  # type: ignore[arg-type]
+                    continue
+                else:
+                    continue  # the stream's start and end
+                # the new node's place: the root, an item, a key, or a key's value
+                if parent is None:
+                    root = n
+                elif parent.kind == "seq":
+                    parent.items.append(n)
+                elif key is None:
+                    key = n
+                    if n.kind == "scalar" and n.value == "<<" and n.style is None:
+                        parent.merge = True
+                else:
+                    parent.items.append((key, n))
+                    key = None
+                if n.kind == "map" or n.kind == "seq":
+                    stack.append((parent, key))
+                    parent, key = n, None
         except yaml.YAMLError:
             self.broken_from = len(self.docs)
 

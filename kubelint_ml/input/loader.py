@@ -1141,6 +1141,9 @@ def load_single(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
 # Positions
 
 
+_NEEDS_BRACKETS = re.compile(r'[.\[\]" \t\n]')  # a key written ["..."] in a rendered path
+
+
 def render_path(path: tuple) -> str:
     """``("spec", "containers", 0, "resources")`` -> ``spec.containers[0].resources``."""
     out: list[str] = []
@@ -1149,7 +1152,7 @@ def render_path(path: tuple) -> str:
             out.append(f"[{part}]")
         else:
             text = str(part)
-            if not text or any(c in text for c in '.[]" \t\n'):
+            if not text or _NEEDS_BRACKETS.search(text):
                 out.append('["' + text.replace("\\", "\\\\").replace('"', '\\"') + '"]')
             else:
                 out.append(("." if out else "") + text)

@@ -53,8 +53,10 @@ class ContainerView(Record):
         self.cache = {} if cache is None else cache
 
     def describe(self) -> str:
-        label = {"container": "container", "initContainer": "init container", "sidecar": "sidecar"}[self.role]
-        return f"{label} '{clip(self.name)}'"
+        return f"{_ROLE_LABELS[self.role]} '{clip(self.name)}'"
+
+
+_ROLE_LABELS = {"container": "container", "initContainer": "init container", "sidecar": "sidecar"}
 
 
 class VolumeView(Record):
