@@ -108,6 +108,14 @@ def test_a_plain_check_imports_only_what_it_uses(tmp_path: Path, fmt: str) -> No
     assert sorted(found.intersection(START) - before_the_command(tmp_path)) == []
 
 
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_json_and_sarif_import_the_fix_editor_they_print_and_nothing_else(tmp_path: Path, fmt: str) -> None:
+    found = imported(tmp_path, "check", EXAMPLE, "--format", fmt)  # (click imports difflib for "-f")
+    assert "kubelint_ml.fix.yamltext" in found  # each fix's edits are printed
+    assert heavy(found, ("kubelint_ml.fix.apply", "kubelint_ml.fix.yamltext")) == []
+    assert sorted(found.intersection(START + ("difflib",)) - before_the_command(tmp_path)) == []
+
+
 def test_rules_list_and_show_import_no_engine_they_do_not_use(tmp_path: Path) -> None:
     assert heavy(imported(tmp_path, "rules", "list")) == []
     assert heavy(imported(tmp_path, "rules", "show", "besteffort-qos")) == []

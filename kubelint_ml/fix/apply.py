@@ -12,13 +12,12 @@ editor never produces one. The command then writes each file atomically
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from kubelint_ml.findings import Finding
 from kubelint_ml.fix import Edit, Fix
 from kubelint_ml.fix.yamltext import Refused, Text
+from kubelint_ml.records import Record
 
 MAX_ROUNDS = 10
 
@@ -117,16 +116,36 @@ def apply_edits(data: bytes, edits: list[Edit]) -> bytes:
     return b"".join(out)
 
 
-@dataclass(slots=True)
-class FileOutcome:
+class FileOutcome(Record):
     file: str
     before: bytes
     after: bytes
     findings: list[Finding]  # what is left to report (active)
     suppressed: list[Finding]
-    fixed: int = 0
-    rounds: int = 0
-    notes: list[str] = field(default_factory=list)
+    fixed: int
+    rounds: int
+    notes: list[str]
+    __slots__ = _fields = ("file", "before", "after", "findings", "suppressed", "fixed", "rounds", "notes")
+
+    def __init__(
+        self,
+        file: str,
+        before: bytes,
+        after: bytes,
+        findings: list[Finding],
+        suppressed: list[Finding],
+        fixed: int = 0,
+        rounds: int = 0,
+        notes: list[str] | None = None,
+    ) -> None:
+        self.file = file
+        self.before = before
+        self.after = after
+        self.findings = findings
+        self.suppressed = suppressed
+        self.fixed = fixed
+        self.rounds = rounds
+        self.notes = [] if notes is None else notes
 
     @property
     def changed(self) -> bool:
@@ -188,6 +207,8 @@ def unified_diff(file: str, before: bytes, after: bytes) -> str:
     a = before.decode("utf-8", "replace").splitlines(keepends=True)
     b = after.decode("utf-8", "replace").splitlines(keepends=True)
     out = []
+    import difflib
+
     for line in difflib.unified_diff(a, b, fromfile=f"a/{file}", tofile=f"b/{file}"):
         if line.endswith("\n"):
             out.append(line)
