@@ -53,7 +53,11 @@ class ContainerView(Record):
         self.cache = {} if cache is None else cache
 
     def describe(self) -> str:
-        return f"{_ROLE_LABELS[self.role]} '{clip(self.name)}'"
+        """``container 'trainer'``: said in most messages about the container (remembered)."""
+        found = self.cache.get("describe")
+        if found is None:
+            found = self.cache["describe"] = f"{_ROLE_LABELS[self.role]} '{clip(self.name)}'"
+        return found
 
 
 _ROLE_LABELS = {"container": "container", "initContainer": "init container", "sidecar": "sidecar"}
@@ -172,10 +176,14 @@ class PodTemplate(HasMetadata, Record):
         return self.init_containers + self.containers
 
     def describe(self) -> str:
-        text = self.obj.ref.display()
-        if self.role:
-            text += f" ({clip(self.role)})"
-        return text
+        """``PyTorchJob/ns/bert (Worker)``: said in most messages about the template (remembered)."""
+        found = self.cache.get("describe")
+        if found is None:
+            found = self.obj.ref.display()
+            if self.role:
+                found += f" ({clip(self.role)})"
+            self.cache["describe"] = found
+        return found
 
     def real_path(self, path: tuple) -> tuple:
         """Where the field at ``path`` (from the object's root, as the rules see the pod) is
