@@ -204,11 +204,11 @@ def _key(f: Finding) -> tuple:
 
 def unified_diff(file: str, before: bytes, after: bytes) -> str:
     """A unified diff of one file (``a/FILE`` -> ``b/FILE``), marking a last line without a newline."""
+    import difflib  # only a diff needs it
+
     a = before.decode("utf-8", "replace").splitlines(keepends=True)
     b = after.decode("utf-8", "replace").splitlines(keepends=True)
     out = []
-    import difflib
-
     for line in difflib.unified_diff(a, b, fromfile=f"a/{file}", tofile=f"b/{file}"):
         if line.endswith("\n"):
             out.append(line)
