@@ -577,7 +577,7 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
         # `value` calls itself through this function's cell: a cycle that would keep the
         # parser (and its buffers) alive until the collector runs, file after file
         value = None  # type: ignore[assignment]
-    if any(b in data for b in _UNICODE_BREAKS):
+    if _has_unicode_breaks(data):
         _remap_lines(data, docs, [])
     return LoadResult(docs, [], events)
 
@@ -667,6 +667,8 @@ def _wide_encoding(head: bytes) -> str:
 def decode_problem(data: bytes) -> LoadProblem | None:
     """Binary or non-UTF-8 input, reported instead of decoded as garbage."""
     head = data[:8192]
+    if data.isascii() and b"\x00" not in head:
+        return None  # no byte order mark, no UTF-16 without one, valid UTF-8: what the checks below find
     wide = _wide_encoding(head)
     if wide:
         return LoadProblem(
@@ -680,10 +682,6 @@ def decode_problem(data: bytes) -> LoadProblem | None:
         line = data.count(b"\n", 0, e.start) + 1
         return LoadProblem(f"file is not valid UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start})", line)
     return None
-
-
-# Line breaks other than LF (CR, NEL, LS, PS), or UTF-16: lines are not what LF splits.
-_ODD_BREAKS = (b"\r", b"\x00", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 
 
 @lru_cache(maxsize=64)
@@ -705,7 +703,8 @@ def _may_nest_deeper(data: bytes, limit: int) -> bool:
     flow = data.count(b"[") + data.count(b"{")
     if flow + 2 > limit:
         return True
-    if any(b in data for b in _ODD_BREAKS):
+    # Line breaks other than LF (CR, NEL, LS, PS), or UTF-16: lines are not what LF splits.
+    if b"\r" in data or b"\x00" in data or _has_unicode_breaks(data):
         return flow + max(map(len, data.split(b"\n"))) > limit
     # A leading run of n characters makes the bound flow + 2n + 2.
     n = (limit - flow - 2) // 2 + 1
@@ -1046,7 +1045,7 @@ def _load(data: bytes, limits: Limits, loader_class: Any, deep: bool) -> LoadRes
     finally:
         if loader is not None:
             loader.dispose()
-    if any(b in data for b in _UNICODE_BREAKS):
+    if _has_unicode_breaks(data):
         _remap_lines(data, docs, problems)
     if problems:
         _clamp_lines(data, problems)
@@ -1056,6 +1055,14 @@ def _load(data: bytes, limits: Limits, loader_class: Any, deep: bool) -> LoadRes
 _LINE_BREAK = LazyPattern(rb"\r\n|\r|\n")
 # NEL, LS, PS: line breaks to LibYAML (YAML 1.1), not to YAML 1.2, Kubernetes, editors or GitHub.
 _UNICODE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
+def _has_unicode_breaks(data: bytes) -> bool:
+    """NEL, LS or PS in the text (ASCII text, checked at once, has none: three searches for
+    multi-byte needles cost more than the rest of a small file's checks)."""
+    return not data.isascii() and any(b in data for b in _UNICODE_BREAKS)
+
+
 _YAML11_BREAK = LazyPattern("\r\n|[\r\n\x85\u2028\u2029]")
 _TEXT_BREAK = LazyPattern("\r\n|[\r\n]")
 
