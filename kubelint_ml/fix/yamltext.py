@@ -36,6 +36,7 @@ except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 from kubelint_ml.fix import Edit, Fix
+from kubelint_ml.input import yamlevents
 
 
 class Refused(Exception):
@@ -99,39 +100,41 @@ class Text:
         root: Node | None = None
         aliased: set[str] = set()
         doc_start = 0
-        scalar_event, alias_event = yaml.ScalarEvent, yaml.AliasEvent
-        map_start, seq_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
-        map_end, seq_end = yaml.MappingEndEvent, yaml.SequenceEndEvent
-        doc_start_event, doc_end_event = yaml.DocumentStartEvent, yaml.DocumentEndEvent
+        E = yamlevents
+        scalar_event, alias_event = E.ScalarEvent, E.AliasEvent
+        map_start, seq_start = E.MappingStartEvent, E.SequenceStartEvent
+        map_end, seq_end = E.MappingEndEvent, E.SequenceEndEvent
+        doc_start_event, doc_end_event = E.DocumentStartEvent, E.DocumentEndEvent
         try:
-            for ev in yaml.parse(self.data, Loader=_Loader) if events is None else events:
+            for ev in E.parse(self.data, _Loader) if events is None else events:
                 cls = ev.__class__
+                a = ev.args
                 if cls is scalar_event:
-                    mark = ev.start_mark
-                    n = Node("scalar", mark.index, mark.column, ev.anchor)
-                    n.end = ev.end_mark.index
-                    n.value = ev.value
-                    n.style = ev.style or None
+                    mark = a[E.SCALAR_START]
+                    n = Node("scalar", mark.index, mark.column, a[E.ANCHOR])
+                    n.end = a[E.SCALAR_END].index
+                    n.value = a[E.VALUE]
+                    n.style = a[E.STYLE] or None
                 elif cls is map_start or cls is seq_start:
-                    mark = ev.start_mark
-                    n = Node("map" if cls is map_start else "seq", mark.index, mark.column, ev.anchor)
-                    n.flow = bool(ev.flow_style)
+                    mark = a[E.COLLECTION_START]
+                    n = Node("map" if cls is map_start else "seq", mark.index, mark.column, a[E.ANCHOR])
+                    n.flow = bool(a[E.FLOW])
                 elif cls is map_end or cls is seq_end:
                     assert parent is not None
-                    parent.end = ev.end_mark.index
+                    parent.end = a[E.END].index
                     parent, key = stack.pop()
                     continue
                 elif cls is alias_event:
-                    mark = ev.start_mark
+                    mark = a[E.ALIAS_START]
                     n = Node("alias", mark.index, mark.column, None)
-                    n.end = ev.end_mark.index
-                    n.value = ev.anchor
-                    aliased.add(ev.anchor)
+                    n.end = a[E.ALIAS_END].index
+                    n.value = a[E.ANCHOR]
+                    aliased.add(a[E.ANCHOR])
                 elif cls is doc_start_event:
-                    root, aliased, doc_start = None, set(), ev.start_mark.index
+                    root, aliased, doc_start = None, set(), a[E.START].index
                     continue
                 elif cls is doc_end_event:
-                    end = ev.end_mark.index
+                    end = a[E.END].index
                     helm = "{{" in self.text[doc_start:end]
                     self.docs.append(Doc(root, aliased, doc_start, end, helm))  # type: ignore[arg-type]
                     continue

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
@@ -38,6 +38,7 @@ from typing import Any
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 
+from kubelint_ml.input import yamlevents
 from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Frozen, Record
 
@@ -416,10 +417,10 @@ _IMPLICIT = _implicit_table(PurePositionLoader)
 # ---------------------------------------------------------------------------
 # The common case, straight from LibYAML's events
 
-_ScalarEvent, _AliasEvent = yaml.ScalarEvent, yaml.AliasEvent
-_MappingStart, _MappingEnd = yaml.MappingStartEvent, yaml.MappingEndEvent
-_SequenceStart, _SequenceEnd = yaml.SequenceStartEvent, yaml.SequenceEndEvent
-_DocumentStart = yaml.DocumentStartEvent
+_ScalarEvent = yamlevents.ScalarEvent
+_MappingStart, _MappingEnd = yamlevents.MappingStartEvent, yamlevents.MappingEndEvent
+_SequenceStart, _SequenceEnd = yamlevents.SequenceStartEvent, yamlevents.SequenceEndEvent
+_DocumentStart = yamlevents.DocumentStartEvent
 _SCALAR_BUILDER = _Positions.__new__(_Positions)  # for construct_checked_scalar: no state is used
 
 
@@ -436,7 +437,8 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
 
     Composing costs LibYAML a Python node, two marks and a resolver call for every node, about a
     third of the reading; a manifest rarely holds anything else. Called only for input that
-    cannot nest deeper than the limits (the building recurses once per level).
+    cannot nest deeper than the limits (the building recurses once per level). The events are
+    :mod:`kubelint_ml.input.yamlevents`' (their fields by index in ``args``).
 
     With ``keep_events`` the events are kept in the result (``events``): a fix's edits are resolved
     from them, so a file with fixes is parsed once, not again to find the spans a fix edits.
@@ -444,18 +446,22 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
     if sys.getrecursionlimit() < 2 * limits.max_depth + 1000:
         sys.setrecursionlimit(2 * limits.max_depth + 1000)
     parser = _CParser(data)
-    get_event = parser.get_event
+    get_event: Callable[[], Any] = parser.get_event
+    if not yamlevents.ACTIVE:  # pragma: no cover - a binding that builds PyYAML's own classes
+        raw_event = get_event
+        get_event = lambda: yamlevents.fast(raw_event())  # noqa: E731
     events: list[Any] | None = [] if keep_events else None
     # `id`: a builtin that takes the event and keeps nothing, as cheap a call as the append
     keep = events.append if events is not None else id
     str_tag, null_tag, int_tag, resolved = _STR_TAG, _NULL_TAG, _INT_TAG, _RESOLVED
 
-    def scalar(ev: Any) -> Any:
-        tag = ev.tag
-        if ev.anchor is not None or (tag is not None and tag != "!"):
+    def scalar(a: tuple) -> Any:
+        """A scalar event's value, from its ``args`` (anchor, tag, implicit, value, start, end, style)."""
+        tag = a[1]
+        if a[0] is not None or (tag is not None and tag != "!"):
             raise _Unusual
-        text = ev.value
-        if not ev.implicit[0]:
+        text = a[3]
+        if not a[2][0]:
             return text  # quoted, block, or the non-specific tag "!": a string
         tag = resolved.get(text) or _plain_tag(text)
         if tag == str_tag:
@@ -465,7 +471,7 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
         if tag == int_tag and len(text) < 19 and text.isdigit() and text.isascii() and (text[0] != "0" or text == "0"):
             return int(text)
         if tag in _SCALARS:  # booleans, floats, other ints: PyYAML's own constructors, checked
-            node = _ScalarNode(tag, text, ev.start_mark, ev.end_mark, ev.style)
+            node = _ScalarNode(tag, text, a[4], a[5], a[6])
             try:
                 return _SCALAR_BUILDER.construct_checked_scalar(node)
             except ConstructorError:
@@ -476,11 +482,12 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
 
     def value(ev: Any) -> Any:
         cls = ev.__class__
+        a = ev.args
         if cls is _ScalarEvent:
-            return scalar(ev)
-        if ev.anchor is not None or (ev.tag is not None and ev.tag != "!"):
-            raise _Unusual
-        mark = ev.start_mark
+            return scalar(a)
+        if a[0] is not None or (a[1] is not None and a[1] != "!"):
+            raise _Unusual  # an anchor or a tag (an alias: its anchor)
+        mark = a[3]
         if cls is _MappingStart:
             mapping = PosDict()
             mapping.start = (mark.line + 1, mark.column + 1)
@@ -492,16 +499,13 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
                     if kev.__class__ is _MappingEnd:
                         break
                     raise _Unusual  # an alias, or a mapping or sequence as a key
+                ka = kev.args
                 # Inline below, what scalar() gives for the common scalar: an untagged string
                 # (quoted, or plain text that resolves to a string); anything else goes through it.
-                if (
-                    kev.anchor is None
-                    and kev.tag is None
-                    and (not kev.implicit[0] or resolved.get(kev.value) == str_tag)
-                ):
-                    key = kev.value
+                if ka[0] is None and ka[1] is None and (not ka[2][0] or resolved.get(ka[3]) == str_tag):
+                    key = ka[3]
                 else:
-                    key = scalar(kev)
+                    key = scalar(ka)
                     if key is None or key.__class__ is bool or key.__class__ is int:
                         # as the composing loader names them (see _Positions._build_map)
                         key = (
@@ -515,17 +519,17 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
                     raise _Unusual  # a duplicate key: reported by the composing loader
                 vev = get_event()
                 keep(vev)
+                va = vev.args
                 if vev.__class__ is not _ScalarEvent:
                     mapping[key] = value(vev)
-                elif (
-                    vev.anchor is None
-                    and vev.tag is None
-                    and (not vev.implicit[0] or resolved.get(vev.value) == str_tag)
-                ):
-                    mapping[key] = vev.value
+                    vm = va[3]  # a collection's start (an alias was refused)
+                elif va[0] is None and va[1] is None and (not va[2][0] or resolved.get(va[3]) == str_tag):
+                    mapping[key] = va[3]
+                    vm = va[4]
                 else:
-                    mapping[key] = scalar(vev)
-                km, vm = kev.start_mark, vev.start_mark
+                    mapping[key] = scalar(va)
+                    vm = va[4]
+                km = ka[4]
                 lc[key] = (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1)
             mapping.lc = lc
             return mapping
@@ -538,17 +542,16 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
                 keep(iev)
                 if iev.__class__ is _SequenceEnd:
                     break
+                ia = iev.args
                 if iev.__class__ is not _ScalarEvent:
                     items.append(value(iev))
-                elif (
-                    iev.anchor is None
-                    and iev.tag is None
-                    and (not iev.implicit[0] or resolved.get(iev.value) == str_tag)
-                ):
-                    items.append(iev.value)
+                    m = ia[3]
+                elif ia[0] is None and ia[1] is None and (not ia[2][0] or resolved.get(ia[3]) == str_tag):
+                    items.append(ia[3])
+                    m = ia[4]
                 else:
-                    items.append(scalar(iev))
-                m = iev.start_mark
+                    items.append(scalar(ia))
+                    m = ia[4]
                 positions.append((m.line + 1, m.column + 1))
             items.lc = positions
             return items
@@ -566,7 +569,8 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
                 return None
             first = get_event()
             keep(first)
-            docs.append(Document(len(docs), value(first), first.start_mark.line + 1))
+            root = value(first)
+            docs.append(Document(len(docs), root, first.args[4 if first.__class__ is _ScalarEvent else 3].line + 1))
             keep(get_event())  # the document's end
     except (_Unusual, yaml.YAMLError):
         return None
