@@ -295,24 +295,18 @@ class Engine:
             line, col, found = locate(obj.root, full)
         rel = found[len(obj.base) :] if len(found) >= len(obj.base) else ()
         return Finding(
-            rule, severity, message, remediation, obj.file, line, col, _rendered(rel), obj.ref, container, obj.document
+            rule,
+            severity,
+            message,
+            remediation,
+            obj.file,
+            line,
+            col,
+            render_path(rel),
+            obj.ref,
+            container,
+            obj.document,
         )
-
-
-_RENDERED: dict[tuple, str] = {}
-
-
-def _rendered(path: tuple) -> str:
-    """``render_path``, remembered: findings point at the same few field paths over and over."""
-    for part in path:
-        if type(part) is not str and type(part) is not int:  # True == 1 == 1.0: not a safe key
-            return render_path(path)
-    text = _RENDERED.get(path)
-    if text is None:
-        if len(_RENDERED) >= 4096:
-            _RENDERED.clear()
-        text = _RENDERED[path] = render_path(path)
-    return text
 
 
 def _to_the_users_fields(hit: Any, tpl: Any) -> None:

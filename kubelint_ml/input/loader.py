@@ -1155,8 +1155,24 @@ def load_single(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
 _NEEDS_BRACKETS = re.compile(r'[.\[\]" \t\n]')  # a key written ["..."] in a rendered path
 
 
+_RENDERED: dict[tuple, str] = {}
+
+
 def render_path(path: tuple) -> str:
-    """``("spec", "containers", 0, "resources")`` -> ``spec.containers[0].resources``."""
+    """``("spec", "containers", 0, "resources")`` -> ``spec.containers[0].resources``; remembered
+    (findings and messages name the same few field paths over and over)."""
+    for part in path:
+        if type(part) is not str and type(part) is not int:  # True == 1 == 1.0: not a safe key
+            return _render_path(path)
+    text = _RENDERED.get(path)
+    if text is None:
+        if len(_RENDERED) >= 4096:
+            _RENDERED.clear()
+        text = _RENDERED[path] = _render_path(path)
+    return text
+
+
+def _render_path(path: tuple) -> str:
     out: list[str] = []
     for part in path:
         if isinstance(part, int):
