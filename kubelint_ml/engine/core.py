@@ -82,6 +82,7 @@ class Engine:
             self.by_unit[r.unit].append(r)
         self.remediation = {r.id: r.remediation.strip() for r in rules}
         self._for_kind: dict[tuple[str, str], list[Rule]] = {}
+        self._plans: dict[tuple[str, str], list[tuple]] = {}
         # Rules with the same scope run on the same units.
         self._scope = {r.id: (r.unit, r.workloads == "accelerator", r.containers) for r in rules}
 
@@ -91,6 +92,18 @@ class Engine:
         found = self._for_kind.get(key)
         if found is None:
             found = self._for_kind[key] = [r for r in self.rules if _kind_matches(r, obj)]
+        return found
+
+    def _plans_for(self, obj: K8sObject) -> list[tuple]:
+        """:meth:`rules_for`, each rule with what the loop reads of it: (rule, scope, check, params,
+        training only); worked out once per kind."""
+        key = (obj.kind, obj.group)
+        found = self._plans.get(key)
+        if found is None:
+            found = self._plans[key] = [
+                (r, self._scope[r.id], r.template.check, r.params, r.workloads == "training")
+                for r in self.rules_for(obj)
+            ]
         return found
 
     # ------------------------------------------------------------------
@@ -157,22 +170,20 @@ class Engine:
         # At admission, templates with more containers than the cap: once an error stands, later rules
         # skip them (their findings would only lengthen a denial), and rules that can deny run first.
         huge = {id(t) for t in templates if len(t.all_containers) > cap} if cap is not None else set()
-        rules = self.rules_for(obj)
+        plans = self._plans_for(obj)
         if huge:
-            rules = sorted(rules, key=lambda r: not self._can_deny(r))
-        scope = self._scope
-        for rule in rules:
+            plans = sorted(plans, key=lambda p: not self._can_deny(p[0]))
+        for rule, scope, check, params, training_only in plans:
             if settled and huge and rule.unit != "object" and all(id(t) in huge for t in templates if not t.broken):
                 continue
-            if rule.workloads == "training":
+            if training_only:
                 if training is None:
                     training = is_training_workload(obj, templates)
                 if not training:
                     continue
-            units = memo.get(scope[rule.id])
+            units = memo.get(scope)
             if units is None:
                 units = self._units(rule, obj, ctx, templates, memo)
-            check, params = rule.template.check, rule.params
             hits_on: dict[int, int] = {}  # id(template) -> this rule's hits on it (admission)
             for unit in units:
                 if (

@@ -108,8 +108,17 @@ _EXTENDED: dict[str, bool] = {}
 
 
 def is_accelerator_resource(name: str) -> bool:
-    """An extended resource from the accelerator list (GPUs, TPUs, Gaudi, Neuron...)."""
-    return _ACCELERATOR_RE.match(name) is not None and is_extended_resource(name)
+    """An extended resource from the accelerator list (GPUs, TPUs, Gaudi, Neuron...); remembered."""
+    found = _ACCELERATOR.get(name)
+    if found is None:
+        found = _ACCELERATOR_RE.match(name) is not None and is_extended_resource(name)
+        if len(_ACCELERATOR) >= 4096:  # as _EXTENDED: bounded whatever the input names
+            _ACCELERATOR.clear()
+        _ACCELERATOR[name] = found
+    return found
+
+
+_ACCELERATOR: dict[str, bool] = {}
 
 
 def _is_pod_level_resource(name: str) -> bool:
@@ -465,6 +474,6 @@ def is_accelerator_pod(pod_spec: Mapping) -> bool:
             if _has_claims(_mapping(_mapping(raw).get("resources")).get("claims")):
                 return True
             for values in container_requests_limits(raw):
-                if any(v > 0 and is_accelerator_resource(n) for n, v in values.items()):
+                if any(is_accelerator_resource(n) and v > 0 for n, v in values.items()):
                     return True
     return False

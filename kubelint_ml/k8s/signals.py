@@ -62,16 +62,15 @@ _OPERATORS = ("&&", "||", ";;", ";", "&", "|", "(", ")", "\n")
 _OP_START = frozenset(o[0] for o in _OPERATORS)
 
 
-class _Tok(Frozen):
-    text: str
-    path: tuple
-    op: bool
-    _fields = ("text", "path", "op")
+class _Tok:
+    """A shell word or operator and the field it was read from (many per command: a plain class)."""
+
+    __slots__ = ("text", "path", "op")
 
     def __init__(self, text: str, path: tuple, op: bool = False) -> None:
-        object.__setattr__(self, "text", text)
-        object.__setattr__(self, "path", path)
-        object.__setattr__(self, "op", op)
+        self.text = text
+        self.path = path
+        self.op = op
 
 
 def _shell_words(text: str) -> list[tuple[str, bool]]:
