@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from kubelint_ml import __version__
 from kubelint_ml.findings import ObjectRef, RunResult
+from kubelint_ml.fix import Edit, Fix
 from kubelint_ml.report.json_ import render
 
 finding = partial(
@@ -110,6 +111,28 @@ def test_any_text_is_valid_json(message: str, file: str, data: dict) -> None:
 
 
 _text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
+
+
+def _make_fix(description: str, applicability: str, source: str, state: tuple) -> Fix:
+    """A fix as the engine leaves it: not resolved, unfixable, or with its edits."""
+    fix = Fix(description, applicability, source)
+    resolved, unfixable, edits = state
+    if resolved:
+        fix.resolved, fix.unfixable, fix.edits = True, unfixable, tuple(Edit(a, a + b, t) for a, b, t in edits)
+    return fix
+
+
+_fixes = st.builds(
+    _make_fix,
+    _text,
+    st.sampled_from(["safe", "unsafe"]),
+    _text,
+    st.tuples(
+        st.booleans(),
+        st.none() | _text,
+        st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 99), _text), max_size=3),
+    ),
+)
 _findings = st.lists(
     st.builds(
         make_finding,
@@ -126,6 +149,7 @@ _findings = st.lists(
         suppressed=st.none() | _text,
         detail=st.none() | _text,
         data=st.dictionaries(_text, _text | st.integers() | st.lists(st.integers(), max_size=3), max_size=3),
+        fix=st.none() | _fixes,
     ),
     max_size=4,
 )
