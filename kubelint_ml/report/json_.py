@@ -99,7 +99,8 @@ def _finding(f: Finding, cache: dict) -> str:
             parts += (',\n      "fix": ', _fix(f.fix))
         parts.append("\n    }")
         text = "".join(parts)
-        text.encode("utf-8")
+        if not text.isascii():  # a lone surrogate does not encode (isascii costs nothing: a flag)
+            text.encode("utf-8")
     except (UnicodeEncodeError, ValueError, TypeError):  # lone surrogates, NaN, odd data: the careful path
         text = _object(cast(dict, sanitize_json(f.to_dict())), "    ")
     return text
@@ -169,9 +170,13 @@ def write(result: RunResult, out: TextIO, *, color: bool = False, verbose: bool 
             continue
         out.write("[\n")
         cache: dict = {}
+        batch: list[str] = []  # written a few hundred findings at a time: one write per finding costs more
         for i, f in enumerate(items):
-            out.write(("    " if i == 0 else ",\n    ") + _finding(f, cache))
-        out.write("\n  ],\n")
+            batch.append(("    " if i == 0 else ",\n    ") + _finding(f, cache))
+            if len(batch) >= 256:
+                out.write("".join(batch))
+                batch.clear()
+        out.write("".join(batch) + "\n  ],\n")
     summary = json.dumps(sanitize_json(result.summary()), indent=2, ensure_ascii=False, allow_nan=False)
     out.write('  "summary": ' + summary.replace("\n", "\n  ") + "\n}\n")
 
