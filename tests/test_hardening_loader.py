@@ -288,6 +288,20 @@ def test_depth_limit_is_configurable() -> None:
     ]
 
 
+@pytest.mark.skipif(loader._CParser is None, reason="PyYAML without LibYAML: no event reader")
+def test_the_event_reader_builds_up_to_the_depth_limit_and_leaves_deeper_input() -> None:
+    """Plain input is read from its events up to the limit (no nesting pre-check first); one level
+    more, and the composing loader reads it and reports the document."""
+    block = b"a:\n" + b"".join(b"  " * (i + 1) + b"a:\n" for i in range(18)) + b"  " * 19 + b"a: 1\n"
+    for data in (block, b"[" * 20 + b"]" * 20, b"- " * 20 + b"x\n"):
+        fast = loader._load_events(data, Limits(max_depth=20))
+        assert fast is not None and len(fast.documents) == 1, data
+        assert loader._load_events(data, Limits(max_depth=19)) is None, data
+        assert problems(data, Limits(max_depth=19))[0][2] == (
+            "nesting deeper than 19 levels (limits.maxDepth); document not linted"
+        )
+
+
 @every_parser
 def test_the_highest_depth_limit_the_config_allows_is_honoured() -> None:
     limits = Limits(max_depth=1000)  # the schema's maximum

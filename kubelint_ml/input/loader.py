@@ -432,12 +432,13 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
     """The documents built from LibYAML's events, without composing nodes first; None when the
     file holds anything but plain mappings, sequences and untagged scalars (an anchor, an alias,
     a tag, a merge key, a key that is not a scalar, a duplicate key, a value that does not
-    construct, a syntax error, more documents than the limit): the composing loader then reads
-    it from the start, with the same values and positions and its own problems.
+    construct, a syntax error, more documents than the limit, nesting deeper than the limit):
+    the composing loader then reads it from the start, with the same values and positions and
+    its own problems.
 
     Composing costs LibYAML a Python node, two marks and a resolver call for every node, about a
-    third of the reading; a manifest rarely holds anything else. Called only for input that
-    cannot nest deeper than the limits (the building recurses once per level). The events are
+    third of the reading; a manifest rarely holds anything else. The building recurses once per
+    level, up to ``limits.max_depth`` levels (the recursion limit is raised to fit). The events are
     :mod:`kubelint_ml.input.yamlevents`' (their fields by index in ``args``).
 
     With ``keep_events`` the events are kept in the result (``events``): a fix's edits are resolved
@@ -454,6 +455,7 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
     # `id`: a builtin that takes the event and keeps nothing, as cheap a call as the append
     keep = events.append if events is not None else id
     str_tag, null_tag, int_tag, resolved = _STR_TAG, _NULL_TAG, _INT_TAG, _RESOLVED
+    max_depth = limits.max_depth
 
     def scalar(a: tuple) -> Any:
         """A scalar event's value, from its ``args`` (anchor, tag, implicit, value, start, end, style)."""
@@ -480,13 +482,16 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
             return text  # Kubernetes reads YAML through JSON: a timestamp is its text
         raise _Unusual  # a merge key where a value goes, `=`: the composing loader says what is wrong
 
-    def value(ev: Any) -> Any:
+    def value(ev: Any, level: int) -> Any:
+        """The node that ``ev`` starts, ``level`` collections deep (1: the root's)."""
         cls = ev.__class__
         a = ev.args
         if cls is _ScalarEvent:
             return scalar(a)
         if a[0] is not None or (a[1] is not None and a[1] != "!"):
             raise _Unusual  # an anchor or a tag (an alias: its anchor)
+        if level > max_depth:
+            raise _Unusual  # nested deeper than the limit: the composing loader reports it
         mark = a[3]
         if cls is _MappingStart:
             mapping = PosDict()
@@ -521,7 +526,7 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
                 keep(vev)
                 va = vev.args
                 if vev.__class__ is not _ScalarEvent:
-                    mapping[key] = value(vev)
+                    mapping[key] = value(vev, level + 1)
                     vm = va[3]  # a collection's start (an alias was refused)
                 elif va[0] is None and va[1] is None and (not va[2][0] or resolved.get(va[3]) == str_tag):
                     mapping[key] = va[3]
@@ -544,7 +549,7 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
                     break
                 ia = iev.args
                 if iev.__class__ is not _ScalarEvent:
-                    items.append(value(iev))
+                    items.append(value(iev, level + 1))
                     m = ia[3]
                 elif ia[0] is None and ia[1] is None and (not ia[2][0] or resolved.get(ia[3]) == str_tag):
                     items.append(ia[3])
@@ -569,7 +574,7 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
                 return None
             first = get_event()
             keep(first)
-            root = value(first)
+            root = value(first, 1)
             docs.append(Document(len(docs), root, first.args[4 if first.__class__ is _ScalarEvent else 3].line + 1))
             keep(get_event())  # the document's end
     except (_Unusual, yaml.YAMLError):
@@ -952,12 +957,12 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS, keep_events: bool = False
     if bad:
         problems.append(bad)
         return LoadResult(docs, problems)
-    deep = _may_nest_deeper(data, limits.max_depth)
-    loader = PositionLoader
-    if _CParser is not None and not deep and len(data) <= limits.max_nodes:
-        fast = _load_events(data, limits, keep_events)
+    if _CParser is not None and len(data) <= limits.max_nodes:
+        fast = _load_events(data, limits, keep_events)  # refuses input nested deeper than the limit
         if fast is not None:
             return fast
+    deep = _may_nest_deeper(data, limits.max_depth)
+    loader = PositionLoader
     if loader is not PurePositionLoader:
         try:
             if not (
