@@ -128,11 +128,12 @@ def test_template_cache_is_not_fooled_by_a_reused_object_id() -> None:
 
 
 def test_remembered_field_paths_keep_bool_and_int_keys_apart() -> None:
-    from kubelint_ml.engine.core import _rendered
+    from kubelint_ml.input.loader import render_path
 
-    assert _rendered(("spec", "containers", 1, "resources")) == "spec.containers[1].resources"
-    assert _rendered(("data", 1)) == "data[1]"
-    assert _rendered(("data", True)) != _rendered(("data", 1))
+    assert render_path(("spec", "containers", 1, "resources")) == "spec.containers[1].resources"
+    assert render_path(("data", 1)) == "data[1]"
+    assert render_path(("data", True)) != render_path(("data", 1))
+    assert render_path(("data", True)) == "data[True]"
 
 
 def test_findings_cross_the_worker_boundary_unchanged() -> None:
