@@ -16,10 +16,16 @@ PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     tpl = unit.tpl
     for f in quantity_fields(tpl):
-        label = f"{f.part}.{f.resource}" if f.part != "sizeLimit" else "sizeLimit"
-        container = f.container.name if f.container else None
         if f.placeholder or f.empty:
             continue
+        if (
+            f.error is None
+            and f.parsed.value >= 0
+            and (f.part == "sizeLimit" or not is_extended_resource(f.resource) or f.parsed.is_integer())
+        ):
+            continue  # a valid quantity (most are): nothing to say
+        label = f"{f.part}.{f.resource}" if f.part != "sizeLimit" else "sizeLimit"
+        container = f.container.name if f.container else None
         if f.error is not None:
             hint = ""
             if isinstance(f.raw, str):
@@ -47,7 +53,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 container=container,
                 at_value=True,
             )
-        elif f.part != "sizeLimit" and is_extended_resource(f.resource) and not f.parsed.is_integer():
+        else:  # an extended resource that is not a whole number
             yield Hit(
                 f.path,
                 f"{f.where} {label} {raw_text(f.raw)} is not a whole number",

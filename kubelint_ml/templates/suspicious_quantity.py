@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from fractions import Fraction
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.quantity import parse_quantity
@@ -21,12 +22,24 @@ PARAMS = {
 }
 
 
+def _bounds(params: dict) -> tuple[Fraction, Fraction, frozenset]:
+    """(minBytes, maxCpu, byteResources) of the rule's parameters, read once per parameter set."""
+    key = (params["minBytes"], params["maxCpu"], tuple(params["byteResources"]))
+    found = _BOUNDS.get(key)
+    if found is None:
+        found = _BOUNDS[key] = (parse_quantity(key[0]).value, param_fraction(key[1]), frozenset(key[2]))
+    return found
+
+
+_BOUNDS: dict[tuple, tuple[Fraction, Fraction, frozenset]] = {}
+
+
 def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     tpl = unit.tpl
-    min_bytes = parse_quantity(params["minBytes"]).value
-    max_cpu = param_fraction(params["maxCpu"])
-    byte_resources = set(params["byteResources"])
+    min_bytes, max_cpu, byte_resources = _bounds(params)
     for f in quantity_fields(tpl):
+        if not f.empty and (f.parsed is None or f.parsed.value <= 0):
+            continue
         label = f"{f.part}.{f.resource}" if f.part != "sizeLimit" else "sizeLimit"
         container = f.container.name if f.container else None
         if f.empty:
@@ -37,8 +50,6 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 f"quantity as 0, so this asks for no {f.resource}. Write the number, or remove the key",
                 container=container,
             )
-            continue
-        if f.parsed is None or f.parsed.value <= 0:
             continue
         value = f.parsed.value
         if f.resource in byte_resources and value < min_bytes:
