@@ -102,6 +102,9 @@ def _walk(root: str, out: list[Source], excludes: tuple[str, ...]) -> None:
             continue
         dirs: list[str] = []
         shown_dir = display_path(current)
+        # os.path.join(dir, name) for every name, as one concatenation: join(dir, "") ends with the separator
+        shown_prefix = "" if shown_dir == "." else os.path.join(shown_dir, "")
+        real_prefix = os.path.join(real, "")
         for entry in entries:
             if entry.name.startswith("."):
                 continue
@@ -117,7 +120,7 @@ def _walk(root: str, out: list[Source], excludes: tuple[str, ...]) -> None:
             except OSError:
                 continue
             # Same text as display_path(path), without a relpath call per file.
-            shown = entry.name if shown_dir == "." else os.path.join(shown_dir, entry.name)
+            shown = shown_prefix + entry.name
             if excludes and excluded(shown, excludes):
                 continue
             if is_dir:
@@ -128,11 +131,11 @@ def _walk(root: str, out: list[Source], excludes: tuple[str, ...]) -> None:
                         shown,
                         path,
                         skipped="broken symbolic link (its target does not exist)",
-                        identity=os.path.join(real, entry.name),
+                        identity=real_prefix + entry.name,
                     )
                 )
             elif is_file and entry.name.lower().endswith(EXTENSIONS):
-                out.append(Source(shown, path, identity="" if link else os.path.join(real, entry.name)))
+                out.append(Source(shown, path, identity="" if link else real_prefix + entry.name))
         stack.extend(reversed(dirs))
 
 
