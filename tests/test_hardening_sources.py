@@ -148,6 +148,18 @@ def test_a_regular_file_is_read_whole_up_to_the_cap(tmp_path: Path) -> None:
         read(Source("dir.yaml", str(tmp_path)), 100)
 
 
+@pytest.mark.parametrize("size", [0, 100, 64 * 1024 - 1, 64 * 1024, 64 * 1024 + 1, 200_000])
+def test_a_file_the_walk_found_is_read_whole_without_fstat(tmp_path: Path, size: int) -> None:
+    """The walk knows its files are regular: one read up to 64 KiB, more only when it fills."""
+    data = bytes(i % 251 for i in range(size))
+    (tmp_path / "f.yaml").write_bytes(data)
+    [found] = collect([str(tmp_path)])
+    assert found.identity  # what tells read() the file is regular
+    assert read(found, 10**6) == data
+    assert read(found, 1000) == data[:1001]  # capped at the limit plus one byte, as any other read
+    assert read(found, size) == data
+
+
 def test_unreadable_directory_is_a_parse_error_in_the_run(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 

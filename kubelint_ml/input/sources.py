@@ -200,6 +200,8 @@ def collect(paths: list[str], excludes: tuple[str, ...] = ()) -> list[Source]:
 # Bytes of named pipes and devices (``<(helm template ...)``): they can be read
 # only once, so a second read returns what the first one got.
 _READ_ONCE: dict[str, bytes] = {}
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+_FIRST_READ = 64 * 1024  # below malloc's mmap threshold: the buffer is cheap to shrink
 
 
 def read_once(source: Source) -> bool:
@@ -229,10 +231,18 @@ def read(source: Source, max_bytes: int) -> bytes:
     kept = _READ_ONCE.get(source.real)
     if kept is not None:
         return kept
-    # A regular file is read with one read() sized by fstat, on a bare descriptor: no
-    # file object, and no buffer of max_bytes allocated and then shrunk per file.
-    fd = os.open(source.real, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    fd = os.open(source.real, _OPEN_FLAGS)
     try:
+        if source.identity:
+            # A file the walk listed as a regular file: a read shorter than asked is its end, so a
+            # small file takes one read() and no fstat (a system call is dear on some machines).
+            first = min(max_bytes + 1, _FIRST_READ)
+            data = os.read(fd, first)
+            if len(data) < first:
+                return data
+            return data + _read_stream(fd, max_bytes + 1 - len(data))
+        # Otherwise a regular file is read with one read() sized by fstat, on a bare descriptor:
+        # no file object, and no buffer of max_bytes allocated and then shrunk per file.
         st = os.fstat(fd)
         regular = stat.S_ISREG(st.st_mode)
         if regular and st.st_size <= max_bytes:
