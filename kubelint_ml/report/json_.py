@@ -172,8 +172,9 @@ def write(result: RunResult, out: TextIO, *, color: bool = False, verbose: bool 
         cache: dict = {}
         batch: list[str] = []  # written a few hundred findings at a time: one write per finding costs more
         for i, f in enumerate(items):
-            batch.append(("    " if i == 0 else ",\n    ") + _finding(f, cache))
-            if len(batch) >= 256:
+            batch.append("    " if i == 0 else ",\n    ")  # appended apart: a finding's text is not copied again
+            batch.append(_finding(f, cache))
+            if len(batch) >= 512:
                 out.write("".join(batch))
                 batch.clear()
         out.write("".join(batch) + "\n  ],\n")
