@@ -100,3 +100,56 @@ def test_a_crashing_rule_is_reported_and_the_other_rules_still_run() -> None:
     assert any(f.rule == "missing-priority-class" for f in findings)
     crash = [f for f in findings if "broken-rule" in f.message]
     assert len(crash) == 1 and crash[0].severity == "error" and "ZeroDivisionError" in crash[0].message
+
+
+class _Returns:
+    """A template that returns its hits (a list, or None for none) instead of yielding them."""
+
+    UNIT = "container"
+
+    @staticmethod
+    def check(unit, params, ctx) -> list[Hit] | None:
+        c = unit.container
+        return [Hit(c.path + ("image",), f"{c.name} listed")] if c.name == "a" else None
+
+
+class _YieldsThenFails:
+    """A generator template that yields a hit, then fails: its hit is not reported, the failure is."""
+
+    UNIT = "container"
+
+    @staticmethod
+    def check(unit, params, ctx) -> Iterator[Hit]:
+        yield Hit(unit.container.path, "half")
+        raise ZeroDivisionError("bug after a hit")
+
+
+def test_a_check_may_return_its_hits_or_yield_them() -> None:
+    def rule(rid: str, template) -> object:
+        r = build_rule(
+            {
+                "id": rid,
+                "severity": "warning",
+                "title": "t",
+                "description": "d",
+                "remediation": "r",
+                "scope": {"unit": "container"},
+                "check": {
+                    "template": "container-resource-missing",
+                    "params": {"resource": "memory", "missing": "limit"},
+                },
+                "examples": {"fail": [], "pass": []},
+            },
+            "<test>",
+            validate=False,
+        )
+        r.template = template
+        return r
+
+    data = pod("  - name: a\n    image: x\n  - name: b\n    image: y\n").encode()
+    findings = lint_text(data, [rule("returns", _Returns), rule("fails-late", _YieldsThenFails)])
+    assert [(f.rule, f.message, f.line) for f in findings if f.rule == "returns"] == [
+        ("returns", "a listed", 8)
+    ]  # its image
+    late = [f for f in findings if "fails-late" in f.message or f.rule == "fails-late"]
+    assert [f.rule for f in late] == ["rule-error", "rule-error"]  # one per container, no half results

@@ -194,7 +194,12 @@ class Engine:
                 ):
                     continue  # the verdict is settled (an error stands): more of the same changes nothing
                 try:
-                    hits = list(check(unit, params, ctx))
+                    # A check returns its hits as a list (None: none), or yields them (a generator).
+                    hits = check(unit, params, ctx)
+                    if not hits:
+                        continue
+                    if hits.__class__ is not list:
+                        hits = list(hits)  # run the generator here: what it raises is this rule's
                 except SkipUnit as skip:
                     if ctx.wants_notes:
                         ctx.note(f"{obj.file}: {obj.ref.display()}: {rule.id} skipped: {skip}")

@@ -3,7 +3,6 @@ passed in silence."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from kubelint_ml.engine.api import Hit, Unit
@@ -50,13 +49,13 @@ def _asked(root: Any) -> tuple[tuple, str] | None:
     return None
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     obj = unit.obj
     if (obj.group, obj.kind) in _NOT_ASKING:
-        return
+        return None
     templates = unit.templates()
     if any(not t.broken for t in templates):
-        return
+        return None
     found = _asked(obj.data)
     kind = qualified_kind(obj)
     elsewhere = _PODS_ELSEWHERE.get((obj.group, obj.kind))
@@ -79,11 +78,13 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     if ctx is not None and getattr(ctx, "wants_notes", False) and not templates:
         ctx.note(f"{obj.file}: {obj.ref.display()}: {kind} skipped: {why}")
     if found is None:
-        return
+        return None
     path, resource = found
-    yield Hit(
-        path,
-        f"asks for {resource} but its pods were not judged: {short}",
-        detail=f"{obj.ref.display()} asks for {resource} at {render_path(path)}, but {why}; no rule judged its "
-        "pods (memory limits, QoS, /dev/shm, priority).",
-    )
+    return [
+        Hit(
+            path,
+            f"asks for {resource} but its pods were not judged: {short}",
+            detail=f"{obj.ref.display()} asks for {resource} at {render_path(path)}, but {why}; no rule judged its "
+            "pods (memory limits, QoS, /dev/shm, priority).",
+        )
+    ]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import (
@@ -32,17 +30,17 @@ PARAMS = {
 }
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl, c = unit.tpl, unit.container
     if resources_unknown(tpl):
-        return
+        return None
     resource, missing = params["resource"], params["missing"]
     requests, limits = requests_limits(c)
     pod = pod_level(tpl)
     pod_requests, pod_limits = pod if pod else ({}, {})
     if missing == "limit":
         if resource in limits or resource in pod_limits:
-            return
+            return None
         what = f"no {resource} limit"
         fix = f"set resources.limits.{resource}"
         consequence = (
@@ -52,20 +50,22 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         )
     elif missing == "request":
         if resource in requests or resource in limits or resource in pod_requests:
-            return
+            return None
         what = f"no {resource} request"
         fix = f"set resources.requests.{resource}"
         consequence = "the scheduler reserves nothing for it"
     else:
         if resource in requests or resource in limits or resource in pod_requests or resource in pod_limits:
-            return
+            return None
         what = f"neither a {resource} request nor a {resource} limit"
         fix = f"set resources.requests.{resource} (and a limit)"
         consequence = "the scheduler reserves nothing for it"
-    yield Hit(
-        c.path + ("resources", "limits" if missing == "limit" else "requests", resource),
-        f"{c.describe()} has {'no ' + resource + ' request or limit' if missing == 'requestAndLimit' else what}"
-        f"{accelerator_note(tpl)}",
-        detail=f"{tpl.describe()}: {c.describe()} has {what} ({LIMITRANGE_NOTE}): {consequence}; {fix}",
-        fix=_fixes.container_memory(tpl, c, ctx, params) if resource == "memory" and _fixes.wanted(ctx) else None,
-    )
+    return [
+        Hit(
+            c.path + ("resources", "limits" if missing == "limit" else "requests", resource),
+            f"{c.describe()} has {'no ' + resource + ' request or limit' if missing == 'requestAndLimit' else what}"
+            f"{accelerator_note(tpl)}",
+            detail=f"{tpl.describe()}: {c.describe()} has {what} ({LIMITRANGE_NOTE}): {consequence}; {fix}",
+            fix=_fixes.container_memory(tpl, c, ctx, params) if resource == "memory" and _fixes.wanted(ctx) else None,
+        )
+    ]

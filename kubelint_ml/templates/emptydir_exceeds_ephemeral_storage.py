@@ -3,7 +3,6 @@ limits, or above its share of the node's local storage."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from fractions import Fraction
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
@@ -33,11 +32,11 @@ def _listing(sized: list[EmptyDir], total: Fraction) -> str:
     return f"disk emptyDir sizeLimits add up to {size(total)} ({parts})"
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
     sized = [e for e in empty_dirs(tpl) if e.medium == DISK and e.size_limit is not None and e.mounts]
     if not sized or resources_unknown(tpl):
-        return
+        return None
     total = sum((e.size_limit or 0 for e in sized), Fraction(0))
     largest = max(sized, key=lambda e: e.size_limit or 0)
     listing = _listing(sized, total)
@@ -88,4 +87,4 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     elif not hits and limit is None:
         why = how if node is None else f"{node.name} has no known local storage size"
         raise SkipUnit(f"no container limits ephemeral-storage and the node type is unknown ({why})")
-    yield from hits
+    return list(hits)

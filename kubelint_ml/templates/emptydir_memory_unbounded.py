@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import resources_unknown
@@ -20,7 +18,7 @@ PARAMS = {
 }
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     """Fires when the tmpfs has no sizeLimit, no pod-level memory limit
     applies, and some container that mounts it has no memory limit.
 
@@ -33,22 +31,24 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     tpl, v = unit.tpl, unit.volume
     ed = empty_dir_of(tpl, v)
     if ed is None or ed.medium != MEMORY or ed.size_limit is not None or not ed.mounts:
-        return
+        return None
     if resources_unknown(tpl) or pod_level_memory_limit(tpl) is not None:
-        return
+        return None
     unlimited = [c for c in ed.mounted_by() if memory_limit(c) is None]
     if not unlimited:
-        return
+        return None
     who = names([c.name for c in unlimited])
     plural = len(unlimited) > 1
     size_note = "has sizeLimit 0, which sets no limit" if ed.raw_size is not None else "has no sizeLimit"
-    yield Hit(
-        ed.size_path,
-        f"Memory emptyDir '{ed.name}' has no sizeLimit and {who} no memory limit",
-        detail=f"{tpl.describe()}: medium: Memory emptyDir '{ed.name}' ({ed.describe_mounts()}) {size_note}, and "
-        f"container{'s' if plural else ''} {who} {'have' if plural else 'has'} no memory limit: the tmpfs is sized "
-        f"to the node's allocatable memory (the kubelet caps it at the pod's memory limit only when every "
-        f"container has one), so what is written there is RAM nothing bounds and can exhaust the node. Set "
-        f"emptyDir.sizeLimit, and a memory limit on {who} that leaves room for it",
-        fix=_fixes.memory_size_limit(v.path, ed.mounted_by(), params),
-    )
+    return [
+        Hit(
+            ed.size_path,
+            f"Memory emptyDir '{ed.name}' has no sizeLimit and {who} no memory limit",
+            detail=f"{tpl.describe()}: medium: Memory emptyDir '{ed.name}' ({ed.describe_mounts()}) {size_note}, and "
+            f"container{'s' if plural else ''} {who} {'have' if plural else 'has'} no memory limit: the tmpfs is sized "
+            f"to the node's allocatable memory (the kubelet caps it at the pod's memory limit only when every "
+            f"container has one), so what is written there is RAM nothing bounds and can exhaust the node. Set "
+            f"emptyDir.sizeLimit, and a memory limit on {who} that leaves room for it",
+            fix=_fixes.memory_size_limit(v.path, ed.mounted_by(), params),
+        )
+    ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from fractions import Fraction
 
 from kubelint_ml.engine.api import Hit, Unit
@@ -21,13 +20,13 @@ PARAMS = {
 }
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
     disk = [e for e in empty_dirs(tpl) if e.medium == DISK and e.mounts]
     if not disk or resources_unknown(tpl):
-        return
+        return None
     if any(requests_ephemeral_storage(c) for c in tpl.all_containers):
-        return
+        return None
     # Point at the first app container that mounts one (else the first mounting container).
     mounting = [m.container for e in disk for m in e.mounts]
     target = next((c for c in mounting if c.role == "container"), mounting[0])
@@ -47,11 +46,13 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             "needs and be evicted when the node runs short"
         )
         fix = f"set resources.requests.ephemeral-storage on {target.describe()} to what the emptyDirs will hold"
-    yield Hit(
-        target.path + ("resources", "requests", "ephemeral-storage"),
-        f"{target.describe()} requests no ephemeral-storage for disk emptyDir {vols}"
-        + (f" (sizeLimits {size(total)})" if sized else ""),
-        detail=f"{tpl.describe()}: disk emptyDir {noun} {vols} but no container requests ephemeral-storage: {detail}; {fix}",
-        container=target.name,
-        fix=_fixes.ephemeral_request(target, total, len(disk) - len(sized), params),
-    )
+    return [
+        Hit(
+            target.path + ("resources", "requests", "ephemeral-storage"),
+            f"{target.describe()} requests no ephemeral-storage for disk emptyDir {vols}"
+            + (f" (sizeLimits {size(total)})" if sized else ""),
+            detail=f"{tpl.describe()}: disk emptyDir {noun} {vols} but no container requests ephemeral-storage: {detail}; {fix}",
+            container=target.name,
+            fix=_fixes.ephemeral_request(target, total, len(disk) - len(sized), params),
+        )
+    ]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import resources_unknown
@@ -20,26 +18,28 @@ PARAMS = {
 }
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl, v = unit.tpl, unit.volume
     ed = empty_dir_of(tpl, v)
     if ed is None or ed.medium != DISK or ed.size_limit is not None or not ed.mounts:
-        return
+        return None
     if resources_unknown(tpl):
-        return
+        return None
     # Any container ephemeral-storage limit makes the kubelet evict the pod
     # once its total local storage (emptyDirs included) passes their sum:
     # the volume is bounded even without a sizeLimit.
     if pod_ephemeral_storage_limit(tpl) is not None:
-        return
+        return None
     what = "has sizeLimit 0, which sets no limit" if ed.raw_size is not None else "has no sizeLimit"
-    yield Hit(
-        ed.size_path,
-        f"disk emptyDir '{ed.name}' {'has sizeLimit 0 (no limit)' if ed.raw_size is not None else 'has no sizeLimit'}"
-        " and no ephemeral-storage limit",
-        detail=f"{tpl.describe()}: emptyDir volume '{ed.name}' ({ed.describe_mounts()}) is on the node's disk and {what}, "
-        f"and no container limits ephemeral-storage: it can grow until the node runs short of disk, and the "
-        f"kubelet then evicts this pod or its neighbours. Set emptyDir.sizeLimit to the most it should hold "
-        f"(and request that much ephemeral-storage)",
-        fix=_fixes.disk_size_limit(v.path, params),
-    )
+    return [
+        Hit(
+            ed.size_path,
+            f"disk emptyDir '{ed.name}' {'has sizeLimit 0 (no limit)' if ed.raw_size is not None else 'has no sizeLimit'}"
+            " and no ephemeral-storage limit",
+            detail=f"{tpl.describe()}: emptyDir volume '{ed.name}' ({ed.describe_mounts()}) is on the node's disk and {what}, "
+            f"and no container limits ephemeral-storage: it can grow until the node runs short of disk, and the "
+            f"kubelet then evicts this pod or its neighbours. Set emptyDir.sizeLimit to the most it should hold "
+            f"(and request that much ephemeral-storage)",
+            fix=_fixes.disk_size_limit(v.path, params),
+        )
+    ]

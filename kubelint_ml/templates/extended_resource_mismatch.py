@@ -9,8 +9,6 @@ into the request.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import is_extended_resource
 from kubelint_ml.templates import _fixes
@@ -32,7 +30,8 @@ def _judged(f: QuantityField | None) -> bool:
     )
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit]:
+    out: list[Hit] = []
     tpl = unit.tpl
     # container path -> resource -> part -> field; only containers that request an extended resource
     # (a limit alone is fine), so a pod of many containers costs a dict lookup each
@@ -59,23 +58,28 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             c = req.container
             amount = show(resource, req.parsed.value)
             if lim is None:
-                yield Hit(
-                    c.path + ("resources", "limits", resource),
-                    f"{c.describe()} requests {amount} {resource} without a limit (API server rejects it)",
-                    detail=f"{tpl.describe()}: {c.describe()} requests {amount} {resource} but sets no limit for it; "
-                    f'the API server rejects the pod ("Limit must be set for non overcommitable resources"). '
-                    f"Set limits.{resource}: {amount} (the request may then be dropped: it defaults to the limit)",
-                    container=c.name,
-                    fix=_fixes.accelerator_limit(c, resource, req.raw),
+                out.append(
+                    Hit(
+                        c.path + ("resources", "limits", resource),
+                        f"{c.describe()} requests {amount} {resource} without a limit (API server rejects it)",
+                        detail=f"{tpl.describe()}: {c.describe()} requests {amount} {resource} but sets no limit for it; "
+                        f'the API server rejects the pod ("Limit must be set for non overcommitable resources"). '
+                        f"Set limits.{resource}: {amount} (the request may then be dropped: it defaults to the limit)",
+                        container=c.name,
+                        fix=_fixes.accelerator_limit(c, resource, req.raw),
+                    )
                 )
             elif _judged(lim) and lim.parsed.value != req.parsed.value:
                 limit = show(resource, lim.parsed.value)
-                yield Hit(
-                    req.path,
-                    f"{c.describe()} {resource} request {amount} != limit {limit} (API server rejects it)",
-                    detail=f"{tpl.describe()}: {c.describe()} requests {amount} {resource} but limits it to {limit}; "
-                    f'the API server rejects the pod ("must be equal to {resource} limit of {limit}"). '
-                    f"Make the request equal to the limit, or drop the request (it defaults to the limit)",
-                    container=c.name,
-                    at_value=True,
+                out.append(
+                    Hit(
+                        req.path,
+                        f"{c.describe()} {resource} request {amount} != limit {limit} (API server rejects it)",
+                        detail=f"{tpl.describe()}: {c.describe()} requests {amount} {resource} but limits it to {limit}; "
+                        f'the API server rejects the pod ("must be equal to {resource} limit of {limit}"). '
+                        f"Make the request equal to the limit, or drop the request (it defaults to the limit)",
+                        container=c.name,
+                        at_value=True,
+                    )
                 )
+    return out

@@ -3,8 +3,6 @@ catalog resolves: the share checks cannot run for it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.input.objects import dig
 from kubelint_ml.k8s.nodes import catalog
@@ -26,14 +24,14 @@ def _where(tpl) -> tuple:
     return tpl.spec_path + ("nodeSelector",)
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
     accel = accelerators(tpl)
     if not accel:
         raise SkipUnit("DRA resource claims only: the share check does not judge them, wherever the pod runs")
     place, why = placement(tpl, ctx)
     if place is not None:
-        return
+        return None
     devices = ", ".join(f"{n} {r}" for r, n in accel.items())
     in_catalog = {n.gpu_resource for n in catalog().values()}
     missing = [r for r in accel if r not in in_catalog]
@@ -56,7 +54,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             "node.kubernetes.io/instance-type) or describe the node pool under profile.nodePools in the config"
         )
         short = f"node type unknown for {devices}: GPU-share checks skipped"
-    yield Hit(_where(tpl), short, detail=message)
+    return [Hit(_where(tpl), short, detail=message)]
 
 
 _FAMILIES = {

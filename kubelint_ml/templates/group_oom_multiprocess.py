@@ -30,7 +30,6 @@ Decisions:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit, is_training_workload
@@ -209,31 +208,35 @@ def _workload_hit(
     return Hit(sig.path, **_message(where, what, [sig], groups, victim), container=container, at_value=True)
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit]:
+    out: list[Hit] = []
     tpl = unit.tpl
     roles = tuple(params["containers"])
     ev = _evaluate(tpl, roles, ctx)
     if not ev.containers and not ev.workload:
-        return
+        return out
     if ev.skip:
         raise SkipUnit(ev.skip)
     if not ev.group:
-        return
+        return out
     templates = [t for t in unit.templates() if not t.broken]
     training = is_training_workload(tpl.obj, templates)
     for c, sigs in ev.containers:
         # Group kill stays inside one container: a sidecar's takes down the sidecar.
         trainer = training and c.role == "container" and any(s.kind in _TRAINING_SIGNALS for s in sigs)
         victim = "the trainer" if trainer else "the main process"
-        yield Hit(
-            c.path + sigs[0].path,
-            **_message(tpl.describe(), c.describe(), sigs, ev.group, victim),
-            container=c.name,
-            at_value=True,
+        out.append(
+            Hit(
+                c.path + sigs[0].path,
+                **_message(tpl.describe(), c.describe(), sigs, ev.group, victim),
+                container=c.name,
+                at_value=True,
+            )
         )
     if ev.containers:
-        return
+        return out
     for sig in ev.workload:
         hit = _workload_hit(tpl, sig, templates, roles, ctx, training)
         if hit is not None:
-            yield hit
+            out.append(hit)
+    return out

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import is_extended_resource
 from kubelint_ml.templates import _fixes
@@ -13,7 +11,8 @@ UNIT = "podTemplate"
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit]:
+    out: list[Hit] = []
     tpl = unit.tpl
     for f in quantity_fields(tpl):
         if f.placeholder or f.empty:
@@ -36,29 +35,36 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                     hint = f" (write {low[:-2]}M or {low[:-2]}Mi)"
                 elif low.endswith(("KB", "Kb", "kb", "K")):
                     hint = f" (write {low.rstrip('BbK').rstrip('k')}k or {low.rstrip('BbK').rstrip('k')}Ki)"
-            yield Hit(
-                f.path,
-                f"{f.where} {label} {raw_text(f.raw)} is not a valid quantity{hint}",
-                detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is not a valid quantity: "
-                f"{f.error}{hint}",
-                container=container,
-                at_value=True,
-                fix=_fixes.decimal_suffix(f.path, f.raw),
+            out.append(
+                Hit(
+                    f.path,
+                    f"{f.where} {label} {raw_text(f.raw)} is not a valid quantity{hint}",
+                    detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is not a valid quantity: "
+                    f"{f.error}{hint}",
+                    container=container,
+                    at_value=True,
+                    fix=_fixes.decimal_suffix(f.path, f.raw),
+                )
             )
         elif f.parsed.value < 0:
-            yield Hit(
-                f.path,
-                f"{f.where} {label} {raw_text(f.raw)} is negative",
-                detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is negative; quantities must be >= 0",
-                container=container,
-                at_value=True,
+            out.append(
+                Hit(
+                    f.path,
+                    f"{f.where} {label} {raw_text(f.raw)} is negative",
+                    detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is negative; quantities must be >= 0",
+                    container=container,
+                    at_value=True,
+                )
             )
         else:  # an extended resource that is not a whole number
-            yield Hit(
-                f.path,
-                f"{f.where} {label} {raw_text(f.raw)} is not a whole number",
-                detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is not a whole number; "
-                f"extended resources such as {f.resource} are counted in whole devices",
-                container=container,
-                at_value=True,
+            out.append(
+                Hit(
+                    f.path,
+                    f"{f.where} {label} {raw_text(f.raw)} is not a whole number",
+                    detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is not a whole number; "
+                    f"extended resources such as {f.resource} are counted in whole devices",
+                    container=container,
+                    at_value=True,
+                )
             )
+    return out

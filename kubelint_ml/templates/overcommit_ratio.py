@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from fractions import Fraction
 
 from kubelint_ml.engine.api import Hit, Unit
@@ -22,25 +21,27 @@ PARAMS = {
 }
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl, c = unit.tpl, unit.container
     if resources_unknown(tpl):
-        return
+        return None
     resource = params["resource"]
     ratio = param_fraction(params["ratio"])
     requests, limits = requests_limits(c)
     requests = defaulted_requests(requests, limits)
     lim, req = limits.get(resource), requests.get(resource)
     if lim is None or req is None or req <= 0 or lim <= req * ratio:
-        return
+        return None
     actual = lim / req
     # Quantities reach 10^1000: cap before converting to float.
     shown = float(min(actual, _MAX_SHOWN))
-    yield Hit(
-        c.path + ("resources", "limits", resource),
-        f"{c.describe()} {resource} limit {show(resource, lim)} is {shown:.1f}x its request {show(resource, req)}",
-        detail=f"{tpl.describe()}: {c.describe()} limits {resource} to {show(resource, lim)} but requests only "
-        f"{show(resource, req)} ({shown:.1f}x, above {float(ratio):g}x): the node reserves the request, "
-        f"so under memory pressure this pod is among the first evicted. Raise the request closer to the limit",
-        data={"ratio": round(shown, 3)},
-    )
+    return [
+        Hit(
+            c.path + ("resources", "limits", resource),
+            f"{c.describe()} {resource} limit {show(resource, lim)} is {shown:.1f}x its request {show(resource, req)}",
+            detail=f"{tpl.describe()}: {c.describe()} limits {resource} to {show(resource, lim)} but requests only "
+            f"{show(resource, req)} ({shown:.1f}x, above {float(ratio):g}x): the node reserves the request, "
+            f"so under memory pressure this pod is among the first evicted. Raise the request closer to the limit",
+            data={"ratio": round(shown, 3)},
+        )
+    ]

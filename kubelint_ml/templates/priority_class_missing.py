@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.input.loader import render_path
 from kubelint_ml.input.workloads import is_training_kind
@@ -39,21 +37,21 @@ _RUNTIMES = {("trainer.kubeflow.org", "TrainingRuntime"), ("trainer.kubeflow.org
 _COUNTS = ("volcano", "ray", "kai", "kueue")
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     obj, tpl = unit.obj, unit.tpl
     if (obj.group, obj.kind) in _RUNTIMES or tpl.shared:
-        return  # a shared definition: what uses it sets the priority (docs/kinds.md)
+        return None  # a shared definition: what uses it sets the priority (docs/kinds.md)
     if is_ray(obj) and tpl.path[-1:] == ("submitterPodTemplate",):
-        return  # the short-lived `ray job submit` pod, not the cluster that trains
+        return None  # the short-lived `ray job submit` pod, not the cluster that trains
     spec = tpl.spec
     if named(spec.get("priorityClassName")) or is_fragment(tpl):
-        return
+        return None
     refs = object_refs(obj) + template_refs(tpl)
     kai = kai_object_ref(obj, tpl)
     if kai is not None:
         refs.append(kai)
     if any(r.source in _COUNTS for r in refs):
-        return
+        return None
 
     notes: list[str] = []
     path = tpl.spec_path + ("priorityClassName",)
@@ -122,4 +120,6 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         f": {runs_at}, so any higher-priority pod can preempt them{' mid-run' if training else ''} and they "
         f"cannot preempt lower-priority work; {fix}"
     )
-    yield Hit(path, short, detail=message, fix=_fixes.missing_priority(tpl, refs, params, uses_kai(tpl), training, ctx))
+    return [
+        Hit(path, short, detail=message, fix=_fixes.missing_priority(tpl, refs, params, uses_kai(tpl), training, ctx))
+    ]

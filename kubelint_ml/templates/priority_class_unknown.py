@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.engine.context import SYSTEM_PRIORITY_CLASSES
 from kubelint_ml.templates._priority import (
@@ -64,10 +62,10 @@ def _refs(unit: Unit) -> list[tuple[PriorityRef, str]]:
     return [(r, where) for r, where in out if not r.placeholder]
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     refs = _refs(unit)
     if not refs:
-        return
+        return None
     facts = facts_of(ctx)
     hits: list[Hit] = []
     skipped: list[str] = []
@@ -122,7 +120,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         )
     if not hits and skipped:
         raise SkipUnit("; ".join(skipped))
-    yield from hits
+    return list(hits)
 
 
 def _hint(name: str, names: list[str]) -> str:

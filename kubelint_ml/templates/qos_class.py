@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import qos_class
 from kubelint_ml.templates import _fixes
@@ -26,13 +24,13 @@ PARAMS = {
 }
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
     if resources_unknown(tpl):
-        return
+        return None
     qos = qos_class(tpl.spec)
     if qos not in params["classes"]:
-        return
+        return None
     detail = None
     if qos == "BestEffort":
         accel = ""
@@ -56,9 +54,11 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     else:
         message = f"QoS class {qos}"
         detail = f"{tpl.describe()} has QoS class {qos}"
-    yield Hit(
-        tpl.spec_path,
-        message,
-        detail=detail,
-        fix=_fixes.pod_memory(tpl, ctx, params) if qos == "BestEffort" and _fixes.wanted(ctx) else None,
-    )
+    return [
+        Hit(
+            tpl.spec_path,
+            message,
+            detail=detail,
+            fix=_fixes.pod_memory(tpl, ctx, params) if qos == "BestEffort" and _fixes.wanted(ctx) else None,
+        )
+    ]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates._common import quantity_fields, show
 
@@ -16,7 +14,8 @@ PARAMS = {
 }
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit]:
+    out: list[Hit] = []
     tpl = unit.tpl
     wanted = set(params["resources"])
     # (container path or pod) -> resource -> {part: field}
@@ -32,13 +31,16 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             req, lim = parts.get("requests"), parts.get("limits")
             if req is None or lim is None or req.parsed.value <= lim.parsed.value:
                 continue
-            yield Hit(
-                req.path,
-                f"{req.where} {resource} request {show(resource, req.parsed.value)} > limit "
-                f"{show(resource, lim.parsed.value)}",
-                detail=f"{tpl.describe()}: {req.where} requests {show(resource, req.parsed.value)} {resource} "
-                f"but limits it to {show(resource, lim.parsed.value)}; the API server rejects a request above "
-                f"its limit. Lower the request to at most the limit (or raise the limit)",
-                container=req.container.name if req.container else None,
-                at_value=True,
+            out.append(
+                Hit(
+                    req.path,
+                    f"{req.where} {resource} request {show(resource, req.parsed.value)} > limit "
+                    f"{show(resource, lim.parsed.value)}",
+                    detail=f"{tpl.describe()}: {req.where} requests {show(resource, req.parsed.value)} {resource} "
+                    f"but limits it to {show(resource, lim.parsed.value)}; the API server rejects a request above "
+                    f"its limit. Lower the request to at most the limit (or raise the limit)",
+                    container=req.container.name if req.container else None,
+                    at_value=True,
+                )
             )
+    return out

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
@@ -110,55 +108,61 @@ def _why(signals: list[Signal], tpl: PodTemplate) -> str:
     )
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit]:
+    out: list[Hit] = []
     tpl, c = unit.tpl, unit.container
     if is_kuberay_pod(tpl):
-        return  # KubeRay mounts a Memory emptyDir at /dev/shm in the Ray container
+        return out  # KubeRay mounts a Memory emptyDir at /dev/shm in the Ray container
     if tpl.spec.get("hostIPC") is True:
-        return  # the host's IPC namespace, and its /dev/shm
+        return out  # the host's IPC namespace, and its /dev/shm
     # The volume first: most containers cannot be reported whatever they run, and
     # reading a container's signals (its shell commands) is the costly part.
     mount = shm_mount(c)
     if mount is None:
         signals = _signals(unit, set(params["kinds"]))
         if signals:
-            yield Hit(
-                c.path + ("volumeMounts",),
-                f"{c.describe()} runs {_brief(signals)} on the default 64Mi /dev/shm",
-                detail=f"{tpl.describe()}: {c.describe()} runs {_describe(signals)} on an accelerator pod but mounts "
-                f"nothing at /dev/shm, so it gets the container runtime's 64Mi default: {_why(signals, tpl)}. Mount an "
-                f"emptyDir {{medium: Memory, sizeLimit: <size>}} volume at /dev/shm (its pages count against the "
-                f"memory limit)",
-                fix=_fixes.shm_mount(tpl, c, max((s.processes or 0 for s in signals), default=0) or None, params),
+            out.append(
+                Hit(
+                    c.path + ("volumeMounts",),
+                    f"{c.describe()} runs {_brief(signals)} on the default 64Mi /dev/shm",
+                    detail=f"{tpl.describe()}: {c.describe()} runs {_describe(signals)} on an accelerator pod but mounts "
+                    f"nothing at /dev/shm, so it gets the container runtime's 64Mi default: {_why(signals, tpl)}. Mount an "
+                    f"emptyDir {{medium: Memory, sizeLimit: <size>}} volume at /dev/shm (its pages count against the "
+                    f"memory limit)",
+                    fix=_fixes.shm_mount(tpl, c, max((s.processes or 0 for s in signals), default=0) or None, params),
+                )
             )
-        return
+        return out
     _, name = mount
     volume = volume_named(tpl, name)
     ed = volume.data.get("emptyDir") if volume is not None else None
     if not isinstance(ed, dict) or ed.get("sizeLimit") is None:
-        return  # hostPath /dev/shm, an unbounded emptyDir, or another volume: not the 64Mi default
+        return out  # hostPath /dev/shm, an unbounded emptyDir, or another volume: not the 64Mi default
     try:
         limit = parse_manifest_quantity(ed["sizeLimit"]).value
         floor = parse_manifest_quantity(params["tooSmall"]).value
     except QuantityError:
-        return
+        return out
     if limit <= 0 or limit > floor:
-        return  # 0 sets no limit
+        return out  # 0 sets no limit
     signals = _signals(unit, set(params["kinds"]))
     if not signals:
-        return
+        return out
     if limit <= _RUNTIME_DEFAULT:
         compared = "no more than the container runtime's 64Mi default"
     else:
         compared = f"at or below the rule's {size(floor)} threshold"
-    yield Hit(
-        volume.path + ("emptyDir", "sizeLimit"),
-        f"{c.describe()} runs {_brief(signals)} on a {size(limit)} /dev/shm",
-        detail=f"{tpl.describe()}: {c.describe()} runs {_describe(signals)} on an accelerator pod, but the emptyDir "
-        f"'{name}' it mounts at /dev/shm has sizeLimit {size(limit)}, {compared}: {_why(signals, tpl)}. Raise "
-        f"sizeLimit (several GiB for multi-GPU training; it counts against the memory limit)",
-        at_value=True,
-        fix=_fixes.shm_size_limit(
-            tpl, volume.path, limit, [c], max((s.processes or 0 for s in signals), default=0) or None, params
-        ),
+    out.append(
+        Hit(
+            volume.path + ("emptyDir", "sizeLimit"),
+            f"{c.describe()} runs {_brief(signals)} on a {size(limit)} /dev/shm",
+            detail=f"{tpl.describe()}: {c.describe()} runs {_describe(signals)} on an accelerator pod, but the emptyDir "
+            f"'{name}' it mounts at /dev/shm has sizeLimit {size(limit)}, {compared}: {_why(signals, tpl)}. Raise "
+            f"sizeLimit (several GiB for multi-GPU training; it counts against the memory limit)",
+            at_value=True,
+            fix=_fixes.shm_size_limit(
+                tpl, volume.path, limit, [c], max((s.processes or 0 for s in signals), default=0) or None, params
+            ),
+        )
     )
+    return out

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from fractions import Fraction
 
 from kubelint_ml.engine.api import Hit, Unit
@@ -34,7 +33,8 @@ def _bounds(params: dict) -> tuple[Fraction, Fraction, frozenset]:
 _BOUNDS: dict[tuple, tuple[Fraction, Fraction, frozenset]] = {}
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit]:
+    out: list[Hit] = []
     tpl = unit.tpl
     min_bytes, max_cpu, byte_resources = _bounds(params)
     for f in quantity_fields(tpl):
@@ -43,12 +43,14 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         label = f"{f.part}.{f.resource}" if f.part != "sizeLimit" else "sizeLimit"
         container = f.container.name if f.container else None
         if f.empty:
-            yield Hit(
-                f.path,
-                f"{f.where} {label} is empty (read as 0)",
-                detail=f"{tpl.describe()}: {f.where} {label} has no value; Kubernetes reads an empty "
-                f"quantity as 0, so this asks for no {f.resource}. Write the number, or remove the key",
-                container=container,
+            out.append(
+                Hit(
+                    f.path,
+                    f"{f.where} {label} is empty (read as 0)",
+                    detail=f"{tpl.describe()}: {f.where} {label} has no value; Kubernetes reads an empty "
+                    f"quantity as 0, so this asks for no {f.resource}. Write the number, or remove the key",
+                    container=container,
+                )
             )
             continue
         value = f.parsed.value
@@ -60,19 +62,24 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             elif not isinstance(f.raw, str) or f.raw.strip().isdigit():
                 hint = f"; a bare number is bytes, did you mean {f.raw}Mi or {f.raw}Gi?"
                 short = f" ({f.raw}Mi?)"
-            yield Hit(
-                f.path,
-                f"{f.where} {label} {raw_text(f.raw)} is only {show(f.resource, value)}{short}",
-                detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is only {show(f.resource, value)}{hint}",
-                container=container,
-                at_value=True,
+            out.append(
+                Hit(
+                    f.path,
+                    f"{f.where} {label} {raw_text(f.raw)} is only {show(f.resource, value)}{short}",
+                    detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is only {show(f.resource, value)}{hint}",
+                    container=container,
+                    at_value=True,
+                )
             )
         elif f.resource == "cpu" and value > max_cpu:
-            yield Hit(
-                f.path,
-                f"{f.where} {label} {raw_text(f.raw)} is {show('cpu', value)} cores; did you mean {f.raw}m?",
-                detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is {show('cpu', value)} "
-                f"cores, more than any node has; did you mean {f.raw}m?",
-                container=container,
-                at_value=True,
+            out.append(
+                Hit(
+                    f.path,
+                    f"{f.where} {label} {raw_text(f.raw)} is {show('cpu', value)} cores; did you mean {f.raw}m?",
+                    detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is {show('cpu', value)} "
+                    f"cores, more than any node has; did you mean {f.raw}m?",
+                    container=container,
+                    at_value=True,
+                )
             )
+    return out

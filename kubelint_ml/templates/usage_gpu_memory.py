@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import is_accelerator_resource
 from kubelint_ml.templates._common import requests_limits
@@ -18,32 +16,34 @@ PARAMS = {
 }
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     # only runs with a usage source load it
     from kubelint_ml.usage.model import show_bytes
 
     found = observed(unit, ctx)
     if found is None:
-        return
+        return None
     cu = found[0]
     g = cu.gpu
     if g is None or g.samples < ctx.usage.min_samples or g.device_memory <= 0:
-        return
+        return None
     _, limits = requests_limits(unit.container)
     resource = next((r for r in sorted(limits) if is_accelerator_resource(r) and limits[r] > 0), None)
     if resource is None:
-        return
+        return None
     fraction = params["fraction"]
     share = g.peak / g.device_memory
     if share >= fraction:
-        return
+        return None
     c = unit.container
-    yield Hit(
-        c.path + ("resources", "limits", resource),
-        f"{c.describe()}: GPU memory peaked at {show_bytes(g.peak)} of {show_bytes(g.device_memory)} "
-        f"({share:.0%}) on every device {over(ctx)} (below {fraction:.0%}); a smaller MIG profile or fewer "
-        "GPUs would do",
-        detail=f"DCGM's framebuffer use, per device, over {g.devices} device series and {g.samples} samples: "
-        "no device ever held more than this.",
-        data={"peak": g.peak, "deviceMemory": g.device_memory, "share": round(share, 4)},
-    )
+    return [
+        Hit(
+            c.path + ("resources", "limits", resource),
+            f"{c.describe()}: GPU memory peaked at {show_bytes(g.peak)} of {show_bytes(g.device_memory)} "
+            f"({share:.0%}) on every device {over(ctx)} (below {fraction:.0%}); a smaller MIG profile or fewer "
+            "GPUs would do",
+            detail=f"DCGM's framebuffer use, per device, over {g.devices} device series and {g.samples} samples: "
+            "no device ever held more than this.",
+            data={"peak": g.peak, "deviceMemory": g.device_memory, "share": round(share, 4)},
+        )
+    ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from fractions import Fraction
 
 from kubelint_ml.engine.api import Hit, Unit
@@ -24,20 +23,20 @@ PARAMS = {
 }
 
 
-def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
+def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     # only runs with a usage source load it
     from kubelint_ml.usage.model import recommended_memory, show_bytes, show_quantity
 
     found = observed(unit, ctx)
     if found is None or found[1] is None:
-        return
+        return None
     mem = found[1]
     request, _ = memory_request_limit(unit)
     pct = params["percentile"]
     used = Fraction(mem.at(pct))
     factor = param_fraction(params["factor"])
     if request is None or used <= 0 or request <= used * factor:
-        return
+        return None
     c, tpl = unit.container, unit.tpl
     want, _ = recommended_memory(mem, ctx.usage.headroom)
     ratio = float(request / used)
@@ -48,13 +47,15 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     idle = _idle_gpus(tpl, ctx, request, Fraction(want))
     if idle:
         message += f"; {idle}"
-    yield Hit(
-        request_path(unit),
-        message,
-        detail="The scheduler reserves the request whether or not it is used: what is reserved and unused "
-        "keeps other pods (and the accelerators beside the memory) off the node.",
-        data={"ratio": round(ratio, 3), "percentile": pct, "observed": float(used)},
-    )
+    return [
+        Hit(
+            request_path(unit),
+            message,
+            detail="The scheduler reserves the request whether or not it is used: what is reserved and unused "
+            "keeps other pods (and the accelerators beside the memory) off the node.",
+            data={"ratio": round(ratio, 3), "percentile": pct, "observed": float(used)},
+        )
+    ]
 
 
 def _idle_gpus(tpl, ctx, request: Fraction, wanted: Fraction) -> str:
