@@ -170,11 +170,11 @@ def write(result: RunResult, out: TextIO, *, color: bool = False, verbose: bool 
             continue
         out.write("[\n")
         cache: dict = {}
-        batch: list[str] = []  # written a few hundred findings at a time: one write per finding costs more
+        batch: list[str] = []  # written some findings at a time: one write per finding costs more
         for i, f in enumerate(items):
             batch.append("    " if i == 0 else ",\n    ")  # appended apart: a finding's text is not copied again
             batch.append(_finding(f, cache))
-            if len(batch) >= 512:
+            if len(batch) >= 128:  # 64 findings: a few writes, and little text held at the end of a run
                 out.write("".join(batch))
                 batch.clear()
         out.write("".join(batch) + "\n  ],\n")
