@@ -574,8 +574,7 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
                 return None
             first = get_event()
             keep(first)
-            root = value(first, 1)
-            docs.append(Document(len(docs), root, first.args[4 if first.__class__ is _ScalarEvent else 3].line + 1))
+            docs.append(Document(len(docs), value(first, 1), first.start_mark.line + 1))
             keep(get_event())  # the document's end
     except (_Unusual, yaml.YAMLError):
         return None

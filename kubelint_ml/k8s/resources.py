@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar, Token
 from fractions import Fraction
+from functools import lru_cache
 
 from .quantity import QuantityError, milli_round_up, parse_manifest_quantity
 
@@ -91,34 +92,16 @@ def _is_qualified_name(value: str) -> bool:
     return 0 < len(name) <= 63 and _QUALIFIED_NAME_RE.fullmatch(name) is not None
 
 
+@lru_cache(maxsize=4096)  # a few names recur in every container; hostile input cannot grow it
 def is_extended_resource(name: str) -> bool:
     """A domain-prefixed, non-native name such as ``nvidia.com/gpu`` (``IsExtendedResourceName``)."""
-    found = _EXTENDED.get(name)
-    if found is None:
-        found = not (is_native_resource(name) or name.startswith("requests.")) and _is_qualified_name(
-            "requests." + name
-        )
-        if len(_EXTENDED) >= 4096:  # a few names recur in every container; hostile input cannot grow it
-            _EXTENDED.clear()
-        _EXTENDED[name] = found
-    return found
+    return not (is_native_resource(name) or name.startswith("requests.")) and _is_qualified_name("requests." + name)
 
 
-_EXTENDED: dict[str, bool] = {}
-
-
+@lru_cache(maxsize=4096)
 def is_accelerator_resource(name: str) -> bool:
-    """An extended resource from the accelerator list (GPUs, TPUs, Gaudi, Neuron...); remembered."""
-    found = _ACCELERATOR.get(name)
-    if found is None:
-        found = _ACCELERATOR_RE.match(name) is not None and is_extended_resource(name)
-        if len(_ACCELERATOR) >= 4096:  # as _EXTENDED: bounded whatever the input names
-            _ACCELERATOR.clear()
-        _ACCELERATOR[name] = found
-    return found
-
-
-_ACCELERATOR: dict[str, bool] = {}
+    """An extended resource from the accelerator list (GPUs, TPUs, Gaudi, Neuron...)."""
+    return _ACCELERATOR_RE.match(name) is not None and is_extended_resource(name)
 
 
 def _is_pod_level_resource(name: str) -> bool:

@@ -87,4 +87,4 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     elif not hits and limit is None:
         why = how if node is None else f"{node.name} has no known local storage size"
         raise SkipUnit(f"no container limits ephemeral-storage and the node type is unknown ({why})")
-    return list(hits)
+    return hits

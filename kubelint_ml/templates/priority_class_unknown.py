@@ -120,7 +120,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         )
     if not hits and skipped:
         raise SkipUnit("; ".join(skipped))
-    return list(hits)
+    return hits
 
 
 def _hint(name: str, names: list[str]) -> str:

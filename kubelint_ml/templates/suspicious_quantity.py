@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
+from typing import Any
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.quantity import parse_quantity
@@ -21,22 +23,16 @@ PARAMS = {
 }
 
 
-def _bounds(params: dict) -> tuple[Fraction, Fraction, frozenset]:
+@lru_cache(maxsize=16)
+def _bounds(min_bytes: Any, max_cpu: Any, byte_resources: tuple) -> tuple[Fraction, Fraction, frozenset]:
     """(minBytes, maxCpu, byteResources) of the rule's parameters, read once per parameter set."""
-    key = (params["minBytes"], params["maxCpu"], tuple(params["byteResources"]))
-    found = _BOUNDS.get(key)
-    if found is None:
-        found = _BOUNDS[key] = (parse_quantity(key[0]).value, param_fraction(key[1]), frozenset(key[2]))
-    return found
-
-
-_BOUNDS: dict[tuple, tuple[Fraction, Fraction, frozenset]] = {}
+    return parse_quantity(min_bytes).value, param_fraction(max_cpu), frozenset(byte_resources)
 
 
 def check(unit: Unit, params: dict, ctx) -> list[Hit]:
     out: list[Hit] = []
     tpl = unit.tpl
-    min_bytes, max_cpu, byte_resources = _bounds(params)
+    min_bytes, max_cpu, byte_resources = _bounds(params["minBytes"], params["maxCpu"], tuple(params["byteResources"]))
     for f in quantity_fields(tpl):
         if not f.empty and (f.parsed is None or f.parsed.value <= 0):
             continue
