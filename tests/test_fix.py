@@ -452,3 +452,62 @@ def test_json_edits_come_from_the_parse_that_found_them(monkeypatch: pytest.Monk
 
     monkeypatch.setattr(yamltext.yaml, "parse", no_second_parse)
     assert cli("check", "--format", "json", "--jobs", "1", *paths).output == expected
+
+
+def _walk_counts(text: Text) -> tuple:
+    steps, seqs = text._indents_by_walk()
+    return dict(steps), dict(seqs)
+
+
+def test_indentation_is_counted_alike_from_the_kept_events_and_by_a_walk(corpus: Path) -> None:
+    """The file's indentation step and dash offset: counted in the pass that indexes the loader's
+    events, counted over a parse of the file, and counted by walking every node agree."""
+    files = sorted(p for p in corpus.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
+    from_events = 0
+    for path in files:
+        data = path.read_bytes()
+        try:
+            parsed = Text(data)
+        except UnicodeDecodeError:
+            continue
+        walk = _walk_counts(parsed)
+        steps, seqs = parsed._indents()
+        assert (dict(steps), dict(seqs)) == walk, path
+        events = load(data, keep_events=True).events
+        if events is not None:
+            kept = Text(data, events)
+            assert kept._counts is not None and tuple(dict(c) for c in kept._counts) == walk, path
+            assert kept.style() == parsed.style(), path
+            from_events += 1
+    import yaml
+
+    assert from_events > 300 or getattr(yaml, "CSafeLoader", None) is None  # without LibYAML no event is kept
+
+
+def test_a_tie_in_indentation_goes_as_the_walk_meets_it() -> None:
+    """Two steps as frequent: the one a walk of the trees meets first (the last document first)."""
+    data = b"a:\n  b: 1\n---\nc:\n    d: 1\n"
+    assert Text(data).style() == (4, 4)
+    assert Text(data, load(data, keep_events=True).events).style() == (4, 4)
+    nested = b"items:\n- a:\n    b: 1\nc:\n    d: 1\n"  # the root's own pairs come first
+    assert Text(nested).style() == (4, 0)
+
+
+def test_a_collection_as_a_key_is_counted_by_the_walk() -> None:
+    data = b"? [x, y]\n: a:\n    b: 1\nc:\n  d:\n    - 1\n"
+    text = Text(data)
+    assert text._counts is None
+    steps, seqs = text._indents()
+    assert (dict(steps), dict(seqs)) == _walk_counts(text)
+
+
+def test_a_fix_reads_only_the_collections_on_its_path() -> None:
+    """The span tree is made as a fix asks for it: a mapping off its path is never read."""
+    data = b"kind: Pod\nmetadata:\n  name: p\n  labels: {a: b}\nspec:\n  containers:\n  - name: c\n    image: i\n"
+    text = Text(data, load(data, keep_events=True).events)
+    edits = text.resolve(Fix("x", changes=(put(("spec", "priorityClassName"), "high"),)))
+    assert apply_edits(data, edits).endswith(b"    image: i\n  priorityClassName: high\n")
+    root = text.docs[0].root
+    metadata = dict((k.value, v) for k, v in root.items)["metadata"]
+    assert metadata._tree is not None  # not read
+    assert [k.value for k, _ in metadata.items] == ["name", "labels"]  # read when asked for

@@ -1,9 +1,12 @@
 """Byte-exact edits of YAML text: a fix's changes, made where the file has them.
 
 The file's LibYAML events (those the loader read it from, or the file is
-parsed again: safe, nothing is constructed) become a light tree of spans: for every node its start and end
-offset, its style (block or flow, plain or quoted), anchor, and the key nodes
-of mappings. A change then becomes the smallest edit of the original text:
+parsed again: safe, nothing is constructed) become a light tree of spans: for
+every node its start and end offset, its style (block or flow, plain or
+quoted), anchor, and the key nodes of mappings. One pass over the events finds
+where each collection ends; a collection's items are made when a change first
+reads them, so a fix pays for the mappings on its path, not for the whole file.
+A change then becomes the smallest edit of the original text:
 
 - a scalar is replaced in place, in its own quoting style;
 - keys missing from a block mapping are inserted as whole lines after the
@@ -44,7 +47,10 @@ class Refused(Exception):
 
 
 class Node:
-    __slots__ = ("kind", "start", "end", "anchor", "flow", "style", "value", "items", "keys", "merge", "col")
+    """A node's spans. A collection's items are read from the events the first time they are
+    asked for: a fix reads the few mappings on its path, not the whole file."""
+
+    __slots__ = ("kind", "start", "end", "anchor", "flow", "style", "value", "_items", "_merge", "col", "_tree", "_at")
 
     def __init__(self, kind: str, start: int, col: int, anchor: str | None) -> None:
         self.kind = kind  # "map" | "seq" | "scalar" | "alias"
@@ -55,8 +61,24 @@ class Node:
         self.flow = False
         self.style: str | None = None
         self.value: Any = None  # scalar text, or the alias name
-        self.items: list = []  # map: [(key Node, value Node)], seq: [Node]
-        self.merge = False
+        self._items: list = []
+        self._merge = False
+        self._tree: _Tree | None = None  # a collection whose items are not read yet
+        self._at = -1  # its start event's index
+
+    @property
+    def items(self) -> list:
+        """map: [(key Node, value Node)], seq: [Node]."""
+        if self._tree is not None:
+            self._tree.expand(self)
+        return self._items
+
+    @property
+    def merge(self) -> bool:
+        """A mapping with a merge key (``<<``)."""
+        if self._tree is not None:
+            self._tree.expand(self)
+        return self._merge
 
     def last_end(self) -> int:
         """Where the node's text ends: a block collection ends with its last descendant."""
@@ -64,6 +86,64 @@ class Node:
             last = self.items[-1]
             return (last[1] if self.kind == "map" else last).last_end()
         return self.end
+
+
+class _Tree:
+    """A stream's events and where each collection ends: the nodes, made when asked for.
+    (Nodes refer to it, it refers to no node: no reference cycle.)"""
+
+    __slots__ = ("events", "ends")
+
+    def __init__(self, events: list, ends: dict[int, int]) -> None:
+        self.events = events
+        self.ends = ends  # a collection's start event's index -> its end event's index
+
+    def node(self, i: int) -> Node:
+        """The node that event ``i`` starts."""
+        E = yamlevents
+        ev = self.events[i]
+        cls = ev.__class__
+        a = ev.args
+        if cls is E.ScalarEvent:
+            mark = a[E.SCALAR_START]
+            n = Node("scalar", mark.index, mark.column, a[E.ANCHOR])
+            n.end = a[E.SCALAR_END].index
+            n.value = a[E.VALUE]
+            n.style = a[E.STYLE] or None
+        elif cls is E.AliasEvent:
+            mark = a[E.ALIAS_START]
+            n = Node("alias", mark.index, mark.column, None)
+            n.end = a[E.ALIAS_END].index
+            n.value = a[E.ANCHOR]
+        else:
+            mark = a[E.COLLECTION_START]
+            n = Node("map" if cls is E.MappingStartEvent else "seq", mark.index, mark.column, a[E.ANCHOR])
+            n.flow = bool(a[E.FLOW])
+            n.end = self.events[self.ends[i]].args[E.END].index
+            n._tree, n._at = self, i
+        return n
+
+    def expand(self, n: Node) -> None:
+        """Read collection ``n``'s items (and, for a mapping, whether it has a merge key)."""
+        ends = self.ends
+        end = ends[n._at]
+        j = n._at + 1
+        items: list = []
+        if n.kind == "map":
+            while j < end:
+                k = self.node(j)
+                j = ends[j] + 1 if j in ends else j + 1
+                v = self.node(j)
+                j = ends[j] + 1 if j in ends else j + 1
+                items.append((k, v))
+                if k.kind == "scalar" and k.value == "<<" and k.style is None:
+                    n._merge = True
+        else:
+            while j < end:
+                items.append(self.node(j))
+                j = ends[j] + 1 if j in ends else j + 1
+        n._items = items
+        n._tree = None
 
 
 class Doc:
@@ -86,77 +166,76 @@ class Text:
         self.nl = "\r\n" if "\r\n" in self.text else "\n"
         self.docs: list[Doc] = []
         self.broken_from: int | None = None  # documents from this index on did not parse
-        self._parse(events)
+        broken = False
+        # the indentation counts (see style), when every mapping key is a scalar: as the loader's
+        # event reader keeps them (it leaves any other key to the composing loader)
+        self._counts: tuple[Counter[int], Counter[int]] | None = (Counter(), Counter()) if events else None
+        if events is None:
+            events = []
+            try:
+                for ev in yamlevents.parse(data, _Loader):
+                    events.append(ev)
+            except yaml.YAMLError:
+                broken = True
+        self._stop = 0  # the events of the whole documents: events[:_stop]
+        self._tree = self._index(events)
+        if broken:
+            self.broken_from = len(self.docs)
         self._style: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------ parsing
 
-    def _parse(self, events: list | None) -> None:
-        # One pass over the events; the innermost open collection and the key awaiting its
-        # value are kept in locals (the stacks hold the outer ones).
-        stack: list[tuple[Node | None, Node | None]] = []
-        parent: Node | None = None
-        key: Node | None = None  # a mapping's key whose value comes next
-        root: Node | None = None
-        aliased: set[str] = set()
-        doc_start = 0
+    def _index(self, events: list) -> _Tree:
+        """One pass over the events: where each collection ends, and each whole document (its
+        root, the anchors its aliases name, its span, whether it holds a Helm directive); with
+        ``_counts``, how far each block collection that is a mapping's value is indented from its key."""
         E = yamlevents
         scalar_event, alias_event = E.ScalarEvent, E.AliasEvent
         map_start, seq_start = E.MappingStartEvent, E.SequenceStartEvent
         map_end, seq_end = E.MappingEndEvent, E.SequenceEndEvent
         doc_start_event, doc_end_event = E.DocumentStartEvent, E.DocumentEndEvent
-        try:
-            for ev in E.parse(self.data, _Loader) if events is None else events:
-                cls = ev.__class__
-                a = ev.args
-                if cls is scalar_event:
-                    mark = a[E.SCALAR_START]
-                    n = Node("scalar", mark.index, mark.column, a[E.ANCHOR])
-                    n.end = a[E.SCALAR_END].index
-                    n.value = a[E.VALUE]
-                    n.style = a[E.STYLE] or None
-                elif cls is map_start or cls is seq_start:
-                    mark = a[E.COLLECTION_START]
-                    n = Node("map" if cls is map_start else "seq", mark.index, mark.column, a[E.ANCHOR])
-                    n.flow = bool(a[E.FLOW])
-                elif cls is map_end or cls is seq_end:
-                    assert parent is not None
-                    parent.end = a[E.END].index
-                    parent, key = stack.pop()
-                    continue
-                elif cls is alias_event:
-                    mark = a[E.ALIAS_START]
-                    n = Node("alias", mark.index, mark.column, None)
-                    n.end = a[E.ALIAS_END].index
-                    n.value = a[E.ANCHOR]
-                    aliased.add(a[E.ANCHOR])
-                elif cls is doc_start_event:
-                    root, aliased, doc_start = None, set(), a[E.START].index
-                    continue
-                elif cls is doc_end_event:
-                    end = a[E.END].index
-                    helm = "{{" in self.text[doc_start:end]
-                    self.docs.append(Doc(root, aliased, doc_start, end, helm))  # type: ignore[arg-type]
-                    continue
-                else:
-                    continue  # the stream's start and end
-                # the new node's place: the root, an item, a key, or a key's value
-                if parent is None:
-                    root = n
-                elif parent.kind == "seq":
-                    parent.items.append(n)
-                elif key is None:
-                    key = n
-                    if n.kind == "scalar" and n.value == "<<" and n.style is None:
-                        parent.merge = True
-                else:
-                    parent.items.append((key, n))
-                    key = None
-                if n.kind == "map" or n.kind == "seq":
-                    stack.append((parent, key))
-                    parent, key = n, None
-        except yaml.YAMLError:
-            self.broken_from = len(self.docs)
+        ends: dict[int, int] = {}
+        tree = _Tree(events, ends)
+        open_: list[int] = []
+        push, pop = open_.append, open_.pop
+        aliased: set[str] = set()
+        doc_start = root = 0
+        counts = self._counts
+        steps, seqs = counts or (Counter(), Counter())
+        flow, collection_start, scalar_start = E.FLOW, E.COLLECTION_START, E.SCALAR_START
+        for i, ev in enumerate(events):
+            cls = ev.__class__
+            if cls is scalar_event:
+                continue
+            if cls is map_start or cls is seq_start:
+                if counts is not None and open_ and events[open_[-1]].__class__ is map_start:
+                    key = events[i - 1]
+                    if key.__class__ is not scalar_event:
+                        counts = self._counts = None  # a collection as a key: counted by _indents
+                    else:
+                        a = ev.args
+                        after = events[i + 1].__class__
+                        if not a[flow] and after is not map_end and after is not seq_end:  # it has items
+                            step = a[collection_start].column - key.args[scalar_start].column
+                            if cls is map_start:
+                                if step > 0:
+                                    steps[step] += 1
+                            elif step >= 0:
+                                seqs[step] += 1
+                push(i)
+            elif cls is map_end or cls is seq_end:
+                ends[pop()] = i
+            elif cls is alias_event:
+                aliased.add(ev.args[E.ANCHOR])
+            elif cls is doc_start_event:
+                aliased, doc_start, root = set(), ev.args[E.START].index, i + 1
+                del open_[:]
+            elif cls is doc_end_event:
+                end = ev.args[E.END].index
+                helm = self.text.find("{{", doc_start, end) >= 0
+                self.docs.append(Doc(tree.node(root), aliased, doc_start, end, helm))
+                self._stop = i + 1
+        return tree
 
     def doc(self, index: int) -> Doc:
         if self.broken_from is not None and index >= self.broken_from:
@@ -173,24 +252,75 @@ class Text:
     def style(self) -> tuple[int, int]:
         """(indentation step, offset of a block sequence's dash under its key) as the file writes them."""
         if self._style is None:
-            steps: Counter[int] = Counter()
-            seqs: Counter[int] = Counter()
-            todo = [d.root for d in self.docs if d.root is not None]
-            while todo:
-                n = todo.pop()
-                if n.kind == "map":
-                    for k, v in n.items:
-                        if v.kind == "map" and not v.flow and v.items and v.col > k.col:
-                            steps[v.col - k.col] += 1
-                        elif v.kind == "seq" and not v.flow and v.items and v.col >= k.col:
-                            seqs[v.col - k.col] += 1
-                        todo.append(v)
-                elif n.kind == "seq":
-                    todo.extend(n.items)
-            step = steps.most_common(1)[0][0] if steps else 2
-            offset = seqs.most_common(1)[0][0] if seqs else step
-            self._style = (step, offset)
+            steps, seqs = self._counts or self._indents()
+            step, offset = _most_common(steps), _most_common(seqs)
+            if step is _TIED or offset is _TIED:
+                steps, seqs = self._indents_by_walk()
+                step = steps.most_common(1)[0][0] if steps else None
+                offset = seqs.most_common(1)[0][0] if seqs else None
+            step = 2 if step is None else step
+            self._style = (step, step if offset is None else offset)
         return self._style
+
+    def _indents(self) -> tuple[Counter[int], Counter[int]]:
+        """How far each block mapping (``steps``) and block sequence (``seqs``) that is a mapping's
+        value is indented from its key, counted from the events."""
+        E = yamlevents
+        scalar_event, alias_event = E.ScalarEvent, E.AliasEvent
+        map_start, seq_start = E.MappingStartEvent, E.SequenceStartEvent
+        map_end, seq_end = E.MappingEndEvent, E.SequenceEndEvent
+        steps: Counter[int] = Counter()
+        seqs: Counter[int] = Counter()
+        events = self._tree.events
+        outer: list = []
+        top: list | None = None  # the open collection: [a mapping?, its nodes so far, its last key's column]
+        for i in range(self._stop):
+            ev = events[i]
+            cls = ev.__class__
+            if cls is scalar_event or cls is alias_event:
+                if top is not None and top[0]:
+                    if not top[1] & 1:
+                        top[2] = ev.args[E.SCALAR_START if cls is scalar_event else E.ALIAS_START].column
+                    top[1] += 1
+            elif cls is map_start or cls is seq_start:
+                a = ev.args
+                col = a[E.COLLECTION_START].column
+                if top is not None and top[0]:
+                    if not top[1] & 1:
+                        top[2] = col  # a collection as a key
+                    elif not a[E.FLOW]:
+                        after = events[i + 1].__class__
+                        if after is not map_end and after is not seq_end:  # it has items
+                            if cls is map_start:
+                                if col > top[2]:
+                                    steps[col - top[2]] += 1
+                            elif col >= top[2]:
+                                seqs[col - top[2]] += 1
+                outer.append(top)
+                top = [cls is map_start, 0, 0]
+            elif cls is map_end or cls is seq_end:
+                top = outer.pop()
+                if top is not None and top[0]:
+                    top[1] += 1
+        return steps, seqs
+
+    def _indents_by_walk(self) -> tuple[Counter[int], Counter[int]]:
+        """The same counts, in the order a walk of the trees meets them (the order that breaks a tie)."""
+        steps: Counter[int] = Counter()
+        seqs: Counter[int] = Counter()
+        todo = [d.root for d in self.docs if d.root is not None]
+        while todo:
+            n = todo.pop()
+            if n.kind == "map":
+                for k, v in n.items:
+                    if v.kind == "map" and not v.flow and v.items and v.col > k.col:
+                        steps[v.col - k.col] += 1
+                    elif v.kind == "seq" and not v.flow and v.items and v.col >= k.col:
+                        seqs[v.col - k.col] += 1
+                    todo.append(v)
+            elif n.kind == "seq":
+                todo.extend(n.items)
+        return steps, seqs
 
     # ------------------------------------------------------------------ offsets
 
@@ -440,6 +570,18 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Append):
         return [_plain(v) for v in value.items]
     return value
+
+
+_TIED = object()
+
+
+def _most_common(counts: Counter[int]) -> Any:
+    """The most frequent count's key; None for none; _TIED when two share the top."""
+    if not counts:
+        return None
+    best = max(counts.values())
+    keys = [k for k, n in counts.items() if n == best]
+    return keys[0] if len(keys) == 1 else _TIED
 
 
 def _child(node: Node, key: Any) -> tuple[Node, Node] | None:
