@@ -135,3 +135,37 @@ def test_a_binding_that_builds_pyyamls_classes_reads_the_same(monkeypatch: pytes
             assert [_fields(e) for e in again.events] == [_fields(e) for e in loaded.events]
             assert _spans(Text(d, again.events)) == _spans(text)
         assert _spans(_text(d)) == _spans(text)
+
+
+def _paths(node, path=()):
+    yield path
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _paths(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _paths(v, path + (i,))
+
+
+@pytest.mark.parametrize("data", STREAMS[:1] + STREAMS[3:], ids=["manifest", "unicode", "bom-crlf"])
+def test_positions_from_marks_pickle_and_copy_as_numbers(data: bytes) -> None:
+    """Read from events, a mapping keeps LibYAML's marks until its positions are asked for:
+    locate reads the same from the marks as from the numbers, and pickle and copy carry the
+    numbers (a mark is not carried)."""
+    import copy
+    import pickle
+
+    marks = load(data, keep_events=True).documents[0].data
+    numbers = load(data).documents[0].data
+    expected = _positions(numbers)  # makes every lc
+    paths = list(_paths(numbers))
+    assert len(paths) > 2
+    every = paths + [path + ("missing",) for path in paths]
+    for path in every:
+        assert loader.locate(marks, path) == loader.locate(numbers, path), path
+    if "\u2028" not in data.decode("utf-8-sig"):  # (a file with such breaks has its positions remapped)
+        assert marks._lc is None  # read from the marks
+    for path in every:
+        assert loader.value_position(marks, path) == loader.value_position(numbers, path), path
+    assert _positions(pickle.loads(pickle.dumps(marks, pickle.HIGHEST_PROTOCOL))) == expected
+    assert _positions(copy.deepcopy(marks)) == expected == _positions(marks)

@@ -83,19 +83,68 @@ class PosDict(dict):
 
     ``lc[key] = (key_line, key_col, value_line, value_col)``, 1-based.
     ``start = (line, col)`` of the mapping itself.
+
+    Read from events, it keeps LibYAML's marks (``_marks[key] = (key mark, value mark)``, 0-based)
+    and makes ``lc`` from them when it is first read: most positions are never asked for, and
+    :func:`locate` reads the marks themselves.
     """
 
-    __slots__ = ("lc", "start")
-    lc: dict
+    __slots__ = ("_lc", "start", "_marks")
     start: tuple[int, int]
+    _lc: Any  # dict, or None until lc is first read
+    _marks: Any  # dict of marks, or None
+
+    @property
+    def lc(self) -> dict:
+        lc = self._lc
+        if lc is None:
+            lc = self._lc = {
+                k: (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1) for k, (km, vm) in self._marks.items()
+            }
+            self._marks = None
+        return lc
+
+    @lc.setter
+    def lc(self, value: dict) -> None:
+        self._lc, self._marks = value, None
+
+    def __getstate__(self) -> tuple:  # pickle and copy carry the positions, not the marks
+        return None, _slot_state(self)
 
 
 class PosList(list):
-    """A sequence that knows where each of its items starts (1-based)."""
+    """A sequence that knows where each of its items starts (1-based); from events, as
+    :class:`PosDict`: ``_marks[i]`` is the item's mark."""
 
-    __slots__ = ("lc", "start")
-    lc: list
+    __slots__ = ("_lc", "start", "_marks")
     start: tuple[int, int]
+    _lc: Any
+    _marks: Any
+
+    @property
+    def lc(self) -> list:
+        lc = self._lc
+        if lc is None:
+            lc = self._lc = [(m.line + 1, m.column + 1) for m in self._marks]
+            self._marks = None
+        return lc
+
+    @lc.setter
+    def lc(self, value: list) -> None:
+        self._lc, self._marks = value, None
+
+    def __getstate__(self) -> tuple:
+        return None, _slot_state(self)
+
+
+def _slot_state(node: PosDict | PosList) -> dict:
+    """What of a PosDict's or PosList's slots pickle and copy carry: its positions, not the marks."""
+    state: dict = {"_marks": None}
+    if getattr(node, "_lc", None) is not None or getattr(node, "_marks", None) is not None:
+        state["_lc"] = node.lc
+    if hasattr(node, "start"):
+        state["start"] = node.start
+    return state
 
 
 _YAML_TAG = "tag:yaml.org,2002:"
@@ -496,7 +545,7 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
         if cls is _MappingStart:
             mapping = PosDict()
             mapping.start = (mark.line + 1, mark.column + 1)
-            lc: dict[Any, tuple[int, int, int, int]] = {}
+            marks: dict[Any, tuple[Any, Any]] = {}
             while True:
                 kev = get_event()
                 keep(kev)
@@ -534,9 +583,9 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
                 else:
                     mapping[key] = scalar(va)
                     vm = va[4]
-                km = ka[4]
-                lc[key] = (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1)
-            mapping.lc = lc
+                marks[key] = (ka[4], vm)
+            mapping._lc = None
+            mapping._marks = marks
             return mapping
         if cls is _SequenceStart:
             items = PosList()
@@ -557,8 +606,9 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
                 else:
                     items.append(scalar(ia))
                     m = ia[4]
-                positions.append((m.line + 1, m.column + 1))
-            items.lc = positions
+                positions.append(m)
+            items._lc = None
+            items._marks = positions
             return items
         raise _Unusual  # an alias
 
@@ -1204,13 +1254,22 @@ def locate(root: Any, path: tuple) -> tuple[int, int, tuple]:
         if isinstance(node, PosDict):
             if part not in node:
                 break
-            kl, kc, _, _ = node.lc[part]
-            line, col = kl, kc
+            marks = node._marks
+            if marks is None:
+                line, col, _, _ = node._lc[part]
+            else:
+                m = marks[part][0]
+                line, col = m.line + 1, m.column + 1
             node = node[part]
         elif isinstance(node, PosList):
             if not isinstance(part, int) or not 0 <= part < len(node):
                 break
-            line, col = node.lc[part]
+            marks = node._marks
+            if marks is None:
+                line, col = node._lc[part]
+            else:
+                m = marks[part]
+                line, col = m.line + 1, m.column + 1
             node = node[part]
         else:
             break
