@@ -20,6 +20,7 @@ from kubelint_ml.k8s.quantity import (
     milli_round_up,
     parse_manifest_quantity,
     parse_quantity,
+    rational_lt,
 )
 
 F = Fraction
@@ -413,3 +414,12 @@ def test_arbitrary_text_only_raises_quantity_error(text):
 
 def test_exponent_with_leading_zeros_reads_as_go_does():
     assert parse_quantity("1e" + "0" * 30 + "3").value == 1000
+
+
+fractions_ = st.fractions(max_denominator=10**12) | st.integers(-(10**30), 10**30)
+
+
+@given(fractions_, fractions_)
+def test_rational_lt_compares_as_fraction_does(a, b):
+    assert rational_lt(a, b) == (Fraction(a) < Fraction(b))
+    assert rational_lt(b, a) == (Fraction(b) < Fraction(a))

@@ -214,6 +214,12 @@ def _parse(text: str) -> Quantity:
     return Quantity(value, fmt)
 
 
+def rational_lt(a: Fraction | int, b: Fraction | int) -> bool:
+    """``a < b`` for two Fractions (or ints), as Fraction compares them, in integers: Fraction's own
+    comparison first asks ``numbers.Rational`` (an ABC) about the other operand, a few times the cost."""
+    return a.numerator * b.denominator < b.numerator * a.denominator
+
+
 def parse_quantity(text: str) -> Quantity:
     """Parse like apimachinery's ``ParseQuantity``: no whitespace trimming."""
     if not isinstance(text, str):

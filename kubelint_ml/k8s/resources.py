@@ -457,6 +457,6 @@ def is_accelerator_pod(pod_spec: Mapping) -> bool:
             if _has_claims(_mapping(_mapping(raw).get("resources")).get("claims")):
                 return True
             for values in container_requests_limits(raw):
-                if any(is_accelerator_resource(n) and v > 0 for n, v in values.items()):
+                if any(is_accelerator_resource(n) and v.numerator > 0 for n, v in values.items()):
                     return True
     return False

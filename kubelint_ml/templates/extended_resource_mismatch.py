@@ -25,7 +25,7 @@ def _judged(f: QuantityField | None) -> bool:
         and f.parsed is not None
         and not f.placeholder
         and not f.empty
-        and f.parsed.value >= 0
+        and f.parsed.value.numerator >= 0  # (the sign of a Fraction)
         and f.parsed.value.denominator == 1
     )
 

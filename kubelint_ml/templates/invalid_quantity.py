@@ -19,7 +19,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit]:
             continue
         if (
             f.error is None
-            and f.parsed.value >= 0
+            and f.parsed.value.numerator >= 0  # (the sign of a Fraction)
             and (f.part == "sizeLimit" or not is_extended_resource(f.resource) or f.parsed.is_integer())
         ):
             continue  # a valid quantity (most are): nothing to say

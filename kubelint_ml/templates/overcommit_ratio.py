@@ -5,7 +5,6 @@ from __future__ import annotations
 from fractions import Fraction
 
 from kubelint_ml.engine.api import Hit, Unit
-from kubelint_ml.k8s.resources import defaulted_requests
 from kubelint_ml.templates._common import param_fraction, requests_limits, resources_unknown, show
 
 UNIT = "container"
@@ -28,9 +27,13 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     resource = params["resource"]
     ratio = param_fraction(params["ratio"])
     requests, limits = requests_limits(c)
-    requests = defaulted_requests(requests, limits)
     lim, req = limits.get(resource), requests.get(resource)
-    if lim is None or req is None or req <= 0 or lim <= req * ratio:
+    if req is None:
+        req = lim  # SetDefaults_Pod: a missing request takes its limit (defaulted_requests)
+    if lim is None or req is None or req.numerator <= 0:
+        return None
+    # lim <= req * ratio, as Fraction compares them, in integers (each denominator is positive)
+    if lim.numerator * req.denominator * ratio.denominator <= req.numerator * ratio.numerator * lim.denominator:
         return None
     actual = lim / req
     # Quantities reach 10^1000: cap before converting to float.

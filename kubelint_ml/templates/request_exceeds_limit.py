@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
+from kubelint_ml.k8s.quantity import rational_lt
 from kubelint_ml.templates._common import quantity_fields, show
 
 UNIT = "podTemplate"
@@ -29,7 +30,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit]:
         for resource in sorted(groups[key]):
             parts = groups[key][resource]
             req, lim = parts.get("requests"), parts.get("limits")
-            if req is None or lim is None or req.parsed.value <= lim.parsed.value:
+            if req is None or lim is None or not rational_lt(lim.parsed.value, req.parsed.value):
                 continue
             out.append(
                 Hit(

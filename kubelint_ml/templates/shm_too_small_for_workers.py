@@ -39,7 +39,9 @@ _RUNTIME_DEFAULT = 64 << 20  # bytes: the /dev/shm containerd, CRI-O and Docker 
 
 
 def _wants_accelerator(c: ContainerView) -> bool:
-    return any(v > 0 and is_accelerator_resource(n) for values in requests_limits(c) for n, v in values.items())
+    return any(
+        v.numerator > 0 and is_accelerator_resource(n) for values in requests_limits(c) for n, v in values.items()
+    )
 
 
 def _workload_targets(tpl: PodTemplate) -> list[ContainerView]:

@@ -7,7 +7,7 @@ from functools import lru_cache
 from typing import Any
 
 from kubelint_ml.engine.api import Hit, Unit
-from kubelint_ml.k8s.quantity import parse_quantity
+from kubelint_ml.k8s.quantity import parse_quantity, rational_lt
 from kubelint_ml.templates._common import param_fraction, quantity_fields, raw_text, show
 
 UNIT = "podTemplate"
@@ -34,7 +34,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit]:
     tpl = unit.tpl
     min_bytes, max_cpu, byte_resources = _bounds(params["minBytes"], params["maxCpu"], tuple(params["byteResources"]))
     for f in quantity_fields(tpl):
-        if not f.empty and (f.parsed is None or f.parsed.value <= 0):
+        if not f.empty and (f.parsed is None or f.parsed.value.numerator <= 0):  # (the sign of a Fraction)
             continue
         label = f"{f.part}.{f.resource}" if f.part != "sizeLimit" else "sizeLimit"
         container = f.container.name if f.container else None
@@ -50,7 +50,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit]:
             )
             continue
         value = f.parsed.value
-        if f.resource in byte_resources and value < min_bytes:
+        if f.resource in byte_resources and rational_lt(value, min_bytes):
             hint = short = ""
             if isinstance(f.raw, str) and f.raw.strip().endswith("m"):
                 hint = f"; 'm' means milli ({show(f.resource, value)}), did you mean {f.raw.strip()[:-1]}Mi?"
@@ -67,7 +67,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit]:
                     at_value=True,
                 )
             )
-        elif f.resource == "cpu" and value > max_cpu:
+        elif f.resource == "cpu" and rational_lt(max_cpu, value):
             out.append(
                 Hit(
                     f.path,
