@@ -31,6 +31,7 @@ from kubelint_ml.findings import Finding, ObjectRef
 from kubelint_ml.input.loader import locate, render_path, value_position
 from kubelint_ml.input.objects import K8sObject
 from kubelint_ml.input.workloads import PodTemplate
+from kubelint_ml.k8s import resources
 from kubelint_ml.records import replace
 
 
@@ -136,8 +137,6 @@ class Engine:
         return out
 
     def evaluate(self, obj: K8sObject, ctx: Context) -> list[Finding]:
-        from kubelint_ml.k8s import resources
-
         token = resources.remember()  # the rules share the defaulted containers of a large pod spec
         try:
             return self._evaluate(obj, ctx)

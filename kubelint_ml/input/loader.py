@@ -1247,34 +1247,39 @@ def locate(root: Any, path: tuple) -> tuple[int, int, tuple]:
     item. When the path runs out (a missing field), the answer is the
     nearest existing parent.
     """
-    line, col = getattr(root, "start", (1, 1))
     node = root
     found: list = []
+    at: Any = None  # the collection that holds the last part found
     for part in path:
         if isinstance(node, PosDict):
             if part not in node:
                 break
-            marks = node._marks
-            if marks is None:
-                line, col, _, _ = node._lc[part]
-            else:
-                m = marks[part][0]
-                line, col = m.line + 1, m.column + 1
-            node = node[part]
         elif isinstance(node, PosList):
             if not isinstance(part, int) or not 0 <= part < len(node):
                 break
-            marks = node._marks
-            if marks is None:
-                line, col = node._lc[part]
-            else:
-                m = marks[part]
-                line, col = m.line + 1, m.column + 1
-            node = node[part]
         else:
             break
+        at = node
+        node = node[part]
         found.append(part)
+    if at is None:
+        line, col = getattr(root, "start", (1, 1))
+    else:  # only the last part's position is read
+        line, col = _position(at, found[-1], False)
     return line, col, tuple(found)
+
+
+def _position(at: PosDict | PosList, part: Any, value: bool) -> tuple[int, int]:
+    """Where ``at[part]`` starts: its key's position, or (``value``) its value's, in a mapping."""
+    marks = at._marks
+    if marks is None:
+        pos = at._lc[part]
+        return (pos[2], pos[3]) if value and isinstance(at, PosDict) else (pos[0], pos[1])
+    if isinstance(at, PosDict):
+        m = marks[part][1 if value else 0]
+    else:
+        m = marks[part]
+    return m.line + 1, m.column + 1
 
 
 def value_position(root: Any, path: tuple) -> tuple[int, int, tuple]:
@@ -1288,10 +1293,8 @@ def value_position(root: Any, path: tuple) -> tuple[int, int, tuple]:
     for part in found:
         parent = parent[part]
     last = path[-1]
-    if isinstance(parent, PosDict) and last in parent:
-        _, _, vl, vc = parent.lc[last]
-        return vl, vc, path
-    if isinstance(parent, PosList) and isinstance(last, int) and 0 <= last < len(parent):
-        vl, vc = parent.lc[last]
-        return vl, vc, path
+    if (isinstance(parent, PosDict) and last in parent) or (
+        isinstance(parent, PosList) and isinstance(last, int) and 0 <= last < len(parent)
+    ):
+        return (*_position(parent, last, True), path)
     return line, col, found

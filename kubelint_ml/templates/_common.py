@@ -7,6 +7,7 @@ from fractions import Fraction
 from functools import cache, lru_cache
 from typing import Any
 
+from kubelint_ml.engine.api import is_accelerator_template
 from kubelint_ml.input.objects import dig
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_runtime_trainer_job
 from kubelint_ml.k8s.quantity import (
@@ -230,8 +231,6 @@ def _trainer_job(tpl: PodTemplate) -> bool:
 
 def accelerator_note(tpl: PodTemplate) -> str:
     """`` (GPU pod)`` or `` (accelerator pod)`` for a pod that uses accelerators, else ""."""
-    from kubelint_ml.engine.api import is_accelerator_template
-
     if not is_accelerator_template(tpl):
         return ""
     return " (GPU pod)" if any("gpu" in r for r in accelerators(tpl)) else " (accelerator pod)"

@@ -18,6 +18,8 @@ from kubelint_ml.fix import SAFE, UNSAFE, Fix, append, prepend, put
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
 from kubelint_ml.k8s.nodes import GI, MI
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
+from kubelint_ml.k8s.resources import defaulted_requests
+from kubelint_ml.templates._accel import devices_label, is_slice, placement
 from kubelint_ml.templates._common import accelerators, requests_limits
 
 DEFAULT_HEADROOM = 0.10
@@ -121,8 +123,6 @@ def _has_memory(c: ContainerView) -> bool:
 
 def _share(tpl: PodTemplate, ctx: Any) -> tuple[Fraction, str] | str:
     """The pod's GPU share of node allocatable memory, and its source; or why there is none."""
-    from kubelint_ml.templates._accel import devices_label, is_slice, placement
-
     accel = accelerators(tpl)
     if not accel:
         return "the pod uses no counted accelerator, so it has no GPU share of a node to size memory from"
@@ -181,8 +181,6 @@ def memory_plan(tpl: PodTemplate, ctx: Any, params: dict) -> dict[int, tuple[Fra
             headroom = Fraction(str(params.get("fixHeadroom", DEFAULT_HEADROOM)))
             budget = share[0] * (1 - headroom)
             running = [c for c in tpl.containers] + [c for c in tpl.init_containers if c.role == "sidecar"]
-            from kubelint_ml.k8s.resources import defaulted_requests
-
             taken = sum(
                 (defaulted_requests(*requests_limits(c)).get("memory", Fraction(0)) for c in running if _has_memory(c)),
                 Fraction(0),

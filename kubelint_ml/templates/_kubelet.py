@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kubelint_ml.input.sources import file_key as real
+from kubelint_ml.k8s.nodes import pools_for_pod
 from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.records import Record
 
@@ -181,8 +182,6 @@ def cgroup_v1_nodes(fact_obj: Any, ctx: Any) -> tuple[list[Nodes], list[Nodes]]:
 
 def nodes_for_pod(pod_spec: Any, ctx: Any) -> list[Nodes]:
     """The node groups a pod may run on, each with its KubeletConfiguration."""
-    from kubelint_ml.k8s.nodes import pools_for_pod
-
     profile = ctx.profile
     pools = list(profile.node_pools) if profile is not None else []
     if pools:
