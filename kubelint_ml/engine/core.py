@@ -57,6 +57,9 @@ def _ignored(ignores: dict[str, str], rule_id: str) -> str | None:
     return ignores.get(IGNORE_ALL) if reason is None else reason
 
 
+_NO_CAP: dict[int, int] = {}  # never written: see hits_on
+
+
 def parse_ignore(value: Any) -> dict[str, str]:
     """``"rule-a,rule-b=reason"`` -> ``{"rule-a": "", "rule-b": "reason"}``."""
     out: dict[str, str] = {}
@@ -84,8 +87,12 @@ class Engine:
         self.remediation = {r.id: r.remediation.strip() for r in rules}
         self._for_kind: dict[tuple[str, str], list[Rule]] = {}
         self._plans: dict[tuple[str, str], list[tuple]] = {}
-        # Rules with the same scope run on the same units.
-        self._scope = {r.id: (r.unit, r.workloads == "accelerator", r.containers) for r in rules}
+        # Rules with the same scope run on the same units; a scope is named by a small int (a
+        # cheap key for the per-object memo of units).
+        scopes: dict[tuple, int] = {}
+        self._scope = {
+            r.id: scopes.setdefault((r.unit, r.workloads == "accelerator", r.containers), len(scopes)) for r in rules
+        }
 
     def rules_for(self, obj: K8sObject) -> list[Rule]:
         """The rules whose ``kinds`` match the object's kind and group (worked out once per kind)."""
@@ -110,7 +117,7 @@ class Engine:
     # ------------------------------------------------------------------
 
     def _units(
-        self, rule: Rule, obj: K8sObject, ctx: Context, templates: list[PodTemplate], memo: dict[tuple, list[Unit]]
+        self, rule: Rule, obj: K8sObject, ctx: Context, templates: list[PodTemplate], memo: dict[int, list[Unit]]
     ) -> list[Unit]:
         """The units ``rule`` runs on, kept in ``memo`` under its scope: rules with the same scope
         share one list, built once per object (the caller looks there first)."""
@@ -163,7 +170,7 @@ class Engine:
         obj_ignores = parse_ignore(obj.annotations.get(IGNORE_ANNOTATION))
         # A Pod's template metadata is the object's own: count it once.
         tpl_ignores = {id(t): parse_ignore(t.annotations.get(IGNORE_ANNOTATION)) if t.path else {} for t in templates}
-        memo: dict[tuple, list[Unit]] = {}
+        memo: dict[int, list[Unit]] = {}
         settled = False  # an unsuppressed error stands: the object is denied whatever else is found
         cap = ctx.max_hits_per_template
         # At admission, templates with more containers than the cap: once an error stands, later rules
@@ -183,7 +190,8 @@ class Engine:
             units = memo.get(scope)
             if units is None:
                 units = self._units(rule, obj, ctx, templates, memo)
-            hits_on: dict[int, int] = {}  # id(template) -> this rule's hits on it (admission)
+            # id(template) -> this rule's hits on it (admission: written only when there is a cap)
+            hits_on: dict[int, int] = {} if cap is not None else _NO_CAP
             for unit in units:
                 if (
                     cap is not None
