@@ -16,6 +16,7 @@ from typing import Any, Literal
 from kubelint_ml.findings import RuleInfo
 from kubelint_ml.input.objects import K8sObject
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_training_kind, pod_templates
+from kubelint_ml.k8s.resources import is_accelerator_pod
 from kubelint_ml.records import Record
 
 # Findings the engine itself reports, beside the rules' own ids.
@@ -250,8 +251,6 @@ def did_you_mean(name: str, choices: Any, cutoff: float = 0.6) -> str:
 def is_accelerator_template(tpl: PodTemplate) -> bool:
     found = tpl.cache.get("accelerator")
     if found is None:
-        from kubelint_ml.k8s.resources import is_accelerator_pod
-
         found = is_accelerator_pod(tpl.spec)
         tpl.cache["accelerator"] = found
     return found

@@ -18,6 +18,8 @@ from kubelint_ml.k8s.quantity import (
     format_cpu,
     parse_manifest_quantity,
 )
+from kubelint_ml.k8s.resources import accelerator_requests, container_requests_limits, pod_level_resources
+from kubelint_ml.k8s.signals import container_signals, signals_for_template
 from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 
@@ -254,8 +256,6 @@ def requests_limits(c: ContainerView) -> tuple[dict, dict]:
     """``container_requests_limits(c.data)``, computed once per container for all rules (do not mutate)."""
     found = c.cache.get("requests_limits")
     if found is None:
-        from kubelint_ml.k8s.resources import container_requests_limits
-
         found = c.cache["requests_limits"] = container_requests_limits(c.data)
     return found
 
@@ -263,8 +263,6 @@ def requests_limits(c: ContainerView) -> tuple[dict, dict]:
 def pod_level(tpl: PodTemplate) -> tuple[dict, dict] | None:
     """``pod_level_resources(tpl.spec)``, computed once per template (do not mutate)."""
     if "pod_level_resources" not in tpl.cache:  # None is an answer too
-        from kubelint_ml.k8s.resources import pod_level_resources
-
         tpl.cache["pod_level_resources"] = pod_level_resources(tpl.spec)
     return tpl.cache["pod_level_resources"]
 
@@ -273,8 +271,6 @@ def accelerators(tpl: PodTemplate) -> dict[str, int]:
     """``accelerator_requests(tpl.spec)``, computed once per template (do not mutate)."""
     found = tpl.cache.get("accelerator_requests")
     if found is None:
-        from kubelint_ml.k8s.resources import accelerator_requests
-
         found = tpl.cache["accelerator_requests"] = accelerator_requests(tpl.spec)
     return found
 
@@ -290,8 +286,6 @@ def signals_of(c: ContainerView) -> list:
     """``container_signals(c.data)``, computed once per container for all rules (do not mutate)."""
     found = c.cache.get("signals")
     if found is None:
-        from kubelint_ml.k8s.signals import container_signals
-
         found = c.cache["signals"] = container_signals(c.data)
     return found
 
@@ -300,7 +294,5 @@ def template_signals(tpl: PodTemplate) -> list:
     """The workload-level signals that apply to ``tpl``, computed once per template."""
     found = tpl.cache.get("signals")
     if found is None:
-        from kubelint_ml.k8s.signals import signals_for_template
-
         found = tpl.cache["signals"] = signals_for_template(tpl.obj.data, tpl.path)
     return found
