@@ -275,7 +275,7 @@ def _aggregate(inits: list[_Container], apps: list[_Container], limits: bool) ->
     for name, value in init_peak.items():
         if name not in result or value > result[name]:
             result[name] = value
-    return {name: Fraction(value) for name, value in result.items()}
+    return {name: value if value.__class__ is Fraction else Fraction(value) for name, value in result.items()}
 
 
 def container_limits(pod_spec: Mapping) -> ResourceList:
@@ -357,10 +357,12 @@ def _requirements_qos(requests: ResourceList, limits: ResourceList) -> str:
         return BEST_EFFORT
     shapes = set()
     for name in _QOS_RESOURCES:
+        # Compared as numerator and denominator (Fractions are kept in lowest terms; an int is n/1):
+        # Fraction's own comparison of two Fractions asks an ABC first, a few times the cost.
         request, limit = requests.get(name, 0), limits.get(name, 0)
-        if request != limit:
+        if request.numerator != limit.numerator or request.denominator != limit.denominator:
             return BURSTABLE
-        shapes.add(BEST_EFFORT if request == 0 else GUARANTEED)
+        shapes.add(BEST_EFFORT if request.numerator == 0 else GUARANTEED)
     return shapes.pop() if len(shapes) == 1 else BURSTABLE
 
 
@@ -437,7 +439,7 @@ def accelerator_requests(pod_spec: Mapping) -> dict[str, int]:
     totals = _aggregate(inits, apps, limits=False)
     out = {}
     for name in sorted(totals):
-        if is_accelerator_resource(name) and totals[name] > 0:
+        if is_accelerator_resource(name) and totals[name].numerator > 0:
             out[name] = int(totals[name])
     return out
 
