@@ -356,13 +356,13 @@ def _label_value(v: Any) -> str | None:
 
 def _term_reqs(term: Any) -> list[_Req]:
     reqs: list[_Req] = []
-    if not isinstance(term, Mapping):
+    if not isinstance(term, dict):
         return reqs
     exprs = term.get("matchExpressions")
     if not isinstance(exprs, list):
         return reqs
     for expr in exprs:
-        if not isinstance(expr, Mapping):
+        if not isinstance(expr, dict):
             continue
         key, op = expr.get("key"), expr.get("operator")
         if not isinstance(key, str) or op not in _OPS:
@@ -376,20 +376,20 @@ def _term_reqs(term: Any) -> list[_Req]:
 def _pod_terms(pod_spec: Any) -> list[list[_Req]] | None:
     """The pod's hard node constraints as OR-ed terms of AND-ed requirements;
     None when the pod has none."""
-    if not isinstance(pod_spec, Mapping):
+    if not isinstance(pod_spec, dict):
         return None
     base: list[_Req] = []
     selector = pod_spec.get("nodeSelector")
-    if isinstance(selector, Mapping):
+    if isinstance(selector, dict):
         for k, v in selector.items():
             value = _label_value(v)
             if isinstance(k, str) and value is not None:
                 base.append(_Req(k, "In", (value,), "nodeSelector"))
     terms: list[list[_Req]] = []
     affinity = pod_spec.get("affinity")
-    node_aff = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
-    required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_aff, Mapping) else None
-    raw_terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
+    node_aff = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_aff, dict) else None
+    raw_terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
     if isinstance(raw_terms, list):
         for term in raw_terms:
             terms.append(base + _term_reqs(term))
@@ -464,12 +464,12 @@ def _requested_extended(pod_spec: Mapping[str, Any]) -> set[str]:
         if not isinstance(containers, list):
             continue
         for c in containers:
-            res = c.get("resources") if isinstance(c, Mapping) else None
-            if not isinstance(res, Mapping):
+            res = c.get("resources") if isinstance(c, dict) else None
+            if not isinstance(res, dict):
                 continue
             for kind in ("limits", "requests"):
                 values = res.get(kind)
-                if not isinstance(values, Mapping):
+                if not isinstance(values, dict):
                     continue
                 for k, v in values.items():
                     if isinstance(k, str) and "/" in k and "kubernetes.io/" not in k and v not in (0, "0"):
@@ -601,7 +601,7 @@ class Candidates(Frozen):
 def node_type_candidates(pod_spec: Mapping[str, Any], pools: Sequence[NodePool] = ()) -> tuple[Candidates | None, str]:
     """(Candidates, how) or (None, why not). Profile pools are tried first,
     then the catalog."""
-    if not isinstance(pod_spec, Mapping):
+    if not isinstance(pod_spec, dict):
         return None, "pod spec is not a mapping"
     terms = _pod_terms(pod_spec)
 
