@@ -620,7 +620,10 @@ def entry() -> None:
     130 and SIGTERM 143, as a shell expects (a file being written is left as it
     was); an internal error exits 2, never 1 (which means findings).
     """
-    import signal
+    try:  # the C module: the `signal` module makes its enums at import, a millisecond of every start
+        import _signal as signal
+    except ImportError:  # pragma: no cover - an interpreter without it
+        import signal  # type: ignore[no-redef]
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _interrupted)
