@@ -242,19 +242,36 @@ def _second_pass(runner: Runner, inputs: parallel.Inputs, jobs: int, size: int) 
     results: list[FileResult]
     run_notes: list[str] = []
     in_order = False
+    total = FileResult()
     if parallel.use_parallel(jobs, len(inputs), size):
         results = parallel.lint_parallel(runner, inputs, jobs, run_notes)
         in_order = parallel.concatenation_sorted(results)
     else:
         results = []
+        # A file's findings go straight into the total, sorted (its own list is freed, and no
+        # sort of every finding at the end needs a key for each at once), unless policies add
+        # theirs to it later (Policies.flush, evaluated in batches).
+        direct = runner.policies is None
+        in_order = direct
+        last = None
         for i, (source, data) in enumerate(inputs):
             inputs[i] = (source, None)  # the bytes are not needed after this file
-            results.append(runner.lint(source, data))
+            result = runner.lint(source, data)
+            if direct:
+                found = result.findings
+                if found:
+                    found.sort(key=Finding.sort_key)
+                    if last is not None and not last < found[0].file:
+                        in_order = False  # (as parallel.concatenation_sorted says)
+                    last = found[-1].file
+                total.add(result)
+            else:
+                results.append(result)
         if runner.policies is not None:
             runner.policies.flush()
-    total = FileResult()
-    for r in results:
-        total.add(r)
+    results.reverse()
+    while results:
+        total.add(results.pop())  # in order, each file's own list freed as it is added
     if runner.policies is not None and runner.policies.combine:
         total.findings.extend(runner.policies.lint_combined(runner.combined))
     return total, run_notes, in_order
