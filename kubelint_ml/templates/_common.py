@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from fractions import Fraction
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any
 
 from kubelint_ml.engine.api import is_accelerator_template
@@ -276,7 +276,6 @@ def accelerators(tpl: PodTemplate) -> dict[str, int]:
 
 
 @cache
-@lru_cache(maxsize=256, typed=True)  # a rule's parameters are the same call after call
 def param_fraction(value: Any) -> Fraction:
     """A numeric rule parameter as an exact fraction (``0.1`` is 1/10), parsed once."""
     return Fraction(str(value))
