@@ -78,73 +78,66 @@ class Limits(Frozen):
 DEFAULT_LIMITS = Limits()
 
 
-class PosDict(dict):
+class _Placed:
+    """What PosDict and PosList share: ``lc``, made from LibYAML's marks (``_marks``) the first
+    time it is read when the node was read from events (most positions are never asked for, and
+    :func:`locate` reads the marks themselves); pickle and copy carry the positions, not the marks."""
+
+    __slots__ = ()
+    _lc: Any  # the positions, or None until lc is first read
+    _marks: Any  # the marks, or None
+
+    @staticmethod
+    def _from_marks(marks: Any) -> Any:  # pragma: no cover - each class has its own
+        raise NotImplementedError
+
+    @property
+    def lc(self) -> Any:
+        lc = self._lc
+        if lc is None:
+            lc = self._lc = self._from_marks(self._marks)
+            self._marks = None
+        return lc
+
+    @lc.setter
+    def lc(self, value: Any) -> None:
+        self._lc, self._marks = value, None
+
+    def __getstate__(self) -> tuple:
+        state: dict = {"_marks": None}
+        if getattr(self, "_lc", None) is not None or getattr(self, "_marks", None) is not None:
+            state["_lc"] = self.lc
+        if hasattr(self, "start"):
+            state["start"] = self.start  # type: ignore[attr-defined]
+        return None, state
+
+
+class PosDict(_Placed, dict):
     """A mapping that knows where each of its keys and values starts.
 
     ``lc[key] = (key_line, key_col, value_line, value_col)``, 1-based.
-    ``start = (line, col)`` of the mapping itself.
-
-    Read from events, it keeps LibYAML's marks (``_marks[key] = (key mark, value mark)``, 0-based)
-    and makes ``lc`` from them when it is first read: most positions are never asked for, and
-    :func:`locate` reads the marks themselves.
+    ``start = (line, col)`` of the mapping itself. Read from events: ``_marks[key] =
+    (key mark, value mark)``, 0-based, until ``lc`` is read.
     """
 
     __slots__ = ("_lc", "start", "_marks")
     start: tuple[int, int]
-    _lc: Any  # dict, or None until lc is first read
-    _marks: Any  # dict of marks, or None
 
-    @property
-    def lc(self) -> dict:
-        lc = self._lc
-        if lc is None:
-            lc = self._lc = {
-                k: (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1) for k, (km, vm) in self._marks.items()
-            }
-            self._marks = None
-        return lc
-
-    @lc.setter
-    def lc(self, value: dict) -> None:
-        self._lc, self._marks = value, None
-
-    def __getstate__(self) -> tuple:  # pickle and copy carry the positions, not the marks
-        return None, _slot_state(self)
+    @staticmethod
+    def _from_marks(marks: dict) -> dict:
+        return {k: (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1) for k, (km, vm) in marks.items()}
 
 
-class PosList(list):
-    """A sequence that knows where each of its items starts (1-based); from events, as
-    :class:`PosDict`: ``_marks[i]`` is the item's mark."""
+class PosList(_Placed, list):
+    """A sequence that knows where each of its items starts (1-based); read from events,
+    ``_marks[i]`` is the item's mark until ``lc`` is read."""
 
     __slots__ = ("_lc", "start", "_marks")
     start: tuple[int, int]
-    _lc: Any
-    _marks: Any
 
-    @property
-    def lc(self) -> list:
-        lc = self._lc
-        if lc is None:
-            lc = self._lc = [(m.line + 1, m.column + 1) for m in self._marks]
-            self._marks = None
-        return lc
-
-    @lc.setter
-    def lc(self, value: list) -> None:
-        self._lc, self._marks = value, None
-
-    def __getstate__(self) -> tuple:
-        return None, _slot_state(self)
-
-
-def _slot_state(node: PosDict | PosList) -> dict:
-    """What of a PosDict's or PosList's slots pickle and copy carry: its positions, not the marks."""
-    state: dict = {"_marks": None}
-    if getattr(node, "_lc", None) is not None or getattr(node, "_marks", None) is not None:
-        state["_lc"] = node.lc
-    if hasattr(node, "start"):
-        state["start"] = node.start
-    return state
+    @staticmethod
+    def _from_marks(marks: list) -> list:
+        return [(m.line + 1, m.column + 1) for m in marks]
 
 
 _YAML_TAG = "tag:yaml.org,2002:"
@@ -1209,21 +1202,13 @@ def load_single(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
 _NEEDS_BRACKETS = re.compile(r'[.\[\]" \t\n]')  # a key written ["..."] in a rendered path
 
 
-_RENDERED: dict[tuple, str] = {}
-
-
 def render_path(path: tuple) -> str:
     """``("spec", "containers", 0, "resources")`` -> ``spec.containers[0].resources``; remembered
     (findings and messages name the same few field paths over and over)."""
     for part in path:
         if type(part) is not str and type(part) is not int:  # True == 1 == 1.0: not a safe key
             return _render_path(path)
-    text = _RENDERED.get(path)
-    if text is None:
-        if len(_RENDERED) >= 4096:
-            _RENDERED.clear()
-        text = _RENDERED[path] = _render_path(path)
-    return text
+    return _remembered_path(path)
 
 
 def _render_path(path: tuple) -> str:
@@ -1238,6 +1223,9 @@ def _render_path(path: tuple) -> str:
             else:
                 out.append(("." if out else "") + text)
     return "".join(out)
+
+
+_remembered_path = lru_cache(maxsize=4096)(_render_path)
 
 
 def locate(root: Any, path: tuple) -> tuple[int, int, tuple]:
