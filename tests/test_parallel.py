@@ -182,10 +182,17 @@ def test_sorted_spans_skip_the_final_sort_only_when_their_files_follow_each_othe
     def part(*files: str) -> parallel.FileResult:
         return parallel.FileResult([Finding("r", "error", "m", "", f, 1, 1) for f in files])
 
-    assert parallel.concatenation_sorted([part("a", "a", "b"), part(), part("c"), part("d", "e")])
-    assert not parallel.concatenation_sorted([part("a", "b"), part("b", "c")])  # one file in two spans
+    def joined(*parts: parallel.FileResult) -> parallel.Concatenation:
+        out = parallel.Concatenation()
+        for p in parts:
+            out.add(p)
+        return out
+
+    together = joined(part("a", "a", "b"), part(), part("c"), part("d", "e"))
+    assert together.sorted and [f.file for f in together.total.findings] == ["a", "a", "b", "c", "d", "e"]
+    assert not joined(part("a", "b"), part("b", "c")).sorted  # one file in two spans
     # Profile kubelet configs are linted after the tree, whatever their names.
-    assert not parallel.concatenation_sorted([part("tree/pod.yaml"), part("/etc/kubelet/config.yaml")])
+    assert not joined(part("tree/pod.yaml"), part("/etc/kubelet/config.yaml")).sorted
 
 
 def test_output_stays_sorted_when_a_profile_file_comes_after_the_tree(

@@ -160,6 +160,38 @@ deny contains msg if {
     assert policy_findings("--policy", str(tmp_path / "p"), str(tmp_path / "m")) == []
 
 
+def test_combined_findings_keep_the_order_whatever_the_jobs(tmp_path):
+    """The combined documents' finding is added after every file's own: the output is still
+    sorted, whatever --jobs says (--combine runs in one process)."""
+    write(
+        tmp_path,
+        "p/c.rego",
+        """package main
+import rego.v1
+
+deny contains msg if {
+  count(input) > 1
+  msg := sprintf("%d documents", [count(input)])
+}
+""",
+    )
+    pad = "# " + "x" * 78 + "\n"  # 60 files of 5 KB: enough for the parallel path
+    for i in range(60):
+        job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n"
+        write(tmp_path, f"m/f{i:02d}.yaml", job + "      containers:\n      - name: c\n        image: i:1\n" + pad * 60)
+    outs = [
+        cli(
+            "check", "--policy", str(tmp_path / "p"), "--combine", str(tmp_path / "m"), "-f", "json", "--jobs", j
+        ).output
+        for j in ("1", "2")
+    ]
+    assert outs[0] == outs[1]
+    found = json.loads(outs[0])["findings"]
+    keys = [(f["file"], f["line"], f["column"]) for f in found]
+    assert len(found) > 60 and keys == sorted(keys)  # the built-in rules' findings on every file, and:
+    assert [f["message"] for f in found if f["rule"] == "main.deny"] == ["60 documents"]
+
+
 def test_sarif_and_baseline_carry_policy_findings(tmp_path):
     out = tmp_path / "r.sarif"
     r = cli("check", "--policy", str(POL / "conftest"), str(MANIFEST), "-f", "sarif", "-o", str(out))

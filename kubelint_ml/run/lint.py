@@ -239,41 +239,37 @@ def _run(
 def _second_pass(runner: Runner, inputs: parallel.Inputs, jobs: int, size: int) -> tuple[FileResult, list[str], bool]:
     """Every file linted, in this process or shared with forked workers: the results added up,
     the run's own notes, and whether the findings are already in order."""
-    results: list[FileResult]
     run_notes: list[str] = []
-    in_order = False
-    total = FileResult()
+    joined = parallel.Concatenation()
     if parallel.use_parallel(jobs, len(inputs), size):
-        results = parallel.lint_parallel(runner, inputs, jobs, run_notes)
-        in_order = parallel.concatenation_sorted(results)
+        results = parallel.lint_parallel(runner, inputs, jobs, run_notes)  # each span's findings sorted
+        results.reverse()
+        while results:
+            joined.add(results.pop())  # each span's own list let go as it is added
     else:
-        results = []
-        # A file's findings go straight into the total, sorted (its own list is freed, and no
-        # sort of every finding at the end needs a key for each at once), unless policies add
-        # theirs to it later (Policies.flush, evaluated in batches).
-        direct = runner.policies is None
-        in_order = direct
-        last = None
+        # Each file's findings sorted, as the parallel path sorts each span's: on a tree whose files
+        # come in order, no sort of every finding (a key for each at once) is left for the end.
+        # Policies add findings to the files' results later (Policies.flush): those wait for it.
+        waiting: list[FileResult] = []
         for i, (source, data) in enumerate(inputs):
             inputs[i] = (source, None)  # the bytes are not needed after this file
             result = runner.lint(source, data)
-            if direct:
-                found = result.findings
-                if found:
-                    found.sort(key=Finding.sort_key)
-                    if last is not None and not last < found[0].file:
-                        in_order = False  # (as parallel.concatenation_sorted says)
-                    last = found[-1].file
-                total.add(result)
+            if runner.policies is None:
+                result.findings.sort(key=Finding.sort_key)
+                joined.add(result)
             else:
-                results.append(result)
+                waiting.append(result)
         if runner.policies is not None:
             runner.policies.flush()
-    results.reverse()
-    while results:
-        total.add(results.pop())  # in order, each file's own list freed as it is added
+            for result in waiting:
+                result.findings.sort(key=Finding.sort_key)
+                joined.add(result)
+    total, in_order = joined.total, joined.sorted
     if runner.policies is not None and runner.policies.combine:
-        total.findings.extend(runner.policies.lint_combined(runner.combined))
+        combined = runner.policies.lint_combined(runner.combined)
+        if combined:
+            total.findings.extend(combined)
+            in_order = False  # appended after every file's
     return total, run_notes, in_order
 
 

@@ -51,21 +51,30 @@ def lint_parallel(runner: Runner, inputs: Inputs, jobs: int, notes: list[str] | 
     )
 
 
-def concatenation_sorted(parts: list[FileResult]) -> bool:
-    """Whether parts whose findings are each sorted are sorted as a whole: true when each part's
-    files all come before the next part's (the sort key starts with the file)."""
-    last = None
-    for part in parts:
-        if part.findings:
-            if last is not None and not last < part.findings[0].file:
-                return False
-            last = part.findings[-1].file
-    return True
+class Concatenation:
+    """Results added in order, each with its findings sorted: their ``total``, and whether it is
+    ``sorted`` as a whole (each part's files all come after the previous part's: the sort key
+    starts with the file). A part is let go as it is added; nothing of it is copied."""
+
+    __slots__ = ("total", "sorted", "_last")
+
+    def __init__(self) -> None:
+        self.total = FileResult()
+        self.sorted = True
+        self._last: str | None = None
+
+    def add(self, part: FileResult) -> None:
+        found = part.findings
+        if found:
+            if self._last is not None and not self._last < found[0].file:
+                self.sorted = False
+            self._last = found[-1].file
+        self.total.add(part)
 
 
 def _lint_span(runner: Runner, inputs: Inputs, span: tuple[int, int]) -> FileResult:
     """The files of one span, as one result, its findings sorted (spans are sorted in the
-    process that lints them, so that the parent has no sort left to do; see concatenation_sorted)."""
+    process that lints them, so that the parent has no sort left to do; see Concatenation)."""
     out = FileResult()
     parts = [runner.lint(source, data) for source, data in inputs[span[0] : span[1]]]
     if runner.policies is not None:
