@@ -38,6 +38,7 @@ __all__ = [
     "is_native_resource",
     "is_sidecar",
     "pod_level_resources",
+    "pod_requests",
     "qos_class",
 ]
 
@@ -444,20 +445,19 @@ def accelerator_requests(pod_spec: Mapping) -> dict[str, int]:
     return out
 
 
-def _has_claims(value: object) -> bool:
-    return any(True for _ in _items(value))
+def pod_requests(pod_spec: Mapping) -> ResourceList:
+    """``PodRequests`` of every resource from the containers (defaulted, sidecars and init containers
+    aggregated as the scheduler does)."""
+    return _aggregate(*_containers(_mapping(pod_spec)), limits=False)
 
 
 def is_accelerator_pod(pod_spec: Mapping) -> bool:
-    """Some container requests or limits a positive amount of an accelerator
-    resource, or the pod uses DRA (``resources.claims`` / ``resourceClaims``)."""
+    """Some container requests or limits a positive amount of an accelerator resource.
+
+    DRA claims are not judged here: what they hold is in other objects (kubelint_ml/k8s/dra.py)."""
     spec = _mapping(pod_spec)
-    if _has_claims(spec.get("resourceClaims")) or _has_claims(_mapping(spec.get("resources")).get("claims")):
-        return True
     for key in ("initContainers", "containers"):
         for raw in _items(spec.get(key)):
-            if _has_claims(_mapping(_mapping(raw).get("resources")).get("claims")):
-                return True
             for values in container_requests_limits(raw):
                 if any(is_accelerator_resource(n) and v.numerator > 0 for n, v in values.items()):
                     return True

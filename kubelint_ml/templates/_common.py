@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from fractions import Fraction
 from functools import cache
 from typing import Any
 
-from kubelint_ml.engine.api import is_accelerator_template
+from kubelint_ml.engine.api import is_accelerator_template, template_devices
 from kubelint_ml.input.objects import dig
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_runtime_trainer_job
 from kubelint_ml.k8s.quantity import (
@@ -268,11 +269,38 @@ def pod_level(tpl: PodTemplate) -> tuple[dict, dict] | None:
 
 
 def accelerators(tpl: PodTemplate) -> dict[str, int]:
-    """``accelerator_requests(tpl.spec)``, computed once per template (do not mutate)."""
+    """``accelerator_requests(tpl.spec)`` and the GPUs its DRA claims hold (counted as the device
+    plugin's resource: a claimed ``gpu.nvidia.com`` device is one ``nvidia.com/gpu``), computed once
+    per template (do not mutate). A claim with ``allocationMode: All`` adds the resource with 0
+    here; :func:`counts_on` counts it as the node's number of devices."""
     found = tpl.cache.get("accelerator_requests")
     if found is None:
-        found = tpl.cache["accelerator_requests"] = accelerator_requests(tpl.spec)
+        found = accelerator_requests(tpl.spec)
+        devices = template_devices(tpl)
+        if devices is not None and devices.counts:
+            found = dict(found)
+            for resource, n in devices.counts.items():
+                found[resource] = found.get(resource, 0) + math.ceil(n)
+        tpl.cache["accelerator_requests"] = found
     return found
+
+
+def counts_on(tpl: PodTemplate, accel: dict[str, int], gpu_resource: str, gpus: int) -> dict[str, int]:
+    """``accel`` on a node with ``gpus`` devices of ``gpu_resource``: a DRA claim with
+    ``allocationMode: All`` gets every one of them."""
+    devices = template_devices(tpl)
+    if devices is None or gpu_resource not in devices.all_of:
+        return accel
+    return {**accel, gpu_resource: accel.get(gpu_resource, 0) + gpus}
+
+
+def uncounted_accelerators(tpl: PodTemplate) -> str | None:
+    """Why the template's accelerator count is not known (DRA devices of classes no node counts,
+    alternatives), or None."""
+    devices = template_devices(tpl)
+    if devices is None or not devices.uncounted:
+        return None
+    return "; ".join(devices.uncounted)
 
 
 @cache

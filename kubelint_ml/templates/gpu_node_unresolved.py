@@ -7,7 +7,7 @@ from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.input.objects import dig
 from kubelint_ml.k8s.nodes import catalog
 from kubelint_ml.templates._accel import placement
-from kubelint_ml.templates._common import accelerators
+from kubelint_ml.templates._common import accelerators, uncounted_accelerators
 
 UNIT = "podTemplate"
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
@@ -28,7 +28,9 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
     accel = accelerators(tpl)
     if not accel:
-        raise SkipUnit("DRA resource claims only: the share check does not judge them, wherever the pod runs")
+        raise SkipUnit(
+            uncounted_accelerators(tpl) or "no counted accelerator devices: the share check does not judge them"
+        )
     place, why = placement(tpl, ctx)
     if place is not None:
         return None

@@ -25,10 +25,12 @@ from kubelint_ml.records import Record
 from kubelint_ml.templates._accel import Placement, devices_label, is_slice, percent, placement
 from kubelint_ml.templates._common import (
     accelerators,
+    counts_on,
     param_fraction,
     pod_level,
     requests_limits,
     show,
+    uncounted_accelerators,
     why_resources_unknown,
 )
 
@@ -185,9 +187,12 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     why = why_resources_unknown(tpl)
     if why:
         raise SkipUnit(why)
+    uncounted = uncounted_accelerators(tpl)
+    if uncounted:
+        raise SkipUnit(uncounted)
     accel = accelerators(tpl)
     if not accel:
-        raise SkipUnit("no counted accelerator devices (DRA resource claims only)")
+        raise SkipUnit("no counted accelerator devices")
     place, how = placement(tpl, ctx)
     if place is None:
         raise SkipUnit(f"node type not resolved: {how}")
@@ -203,7 +208,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 sliced = True
             else:
                 wrong.append(node)
-        elif accel[node.gpu_resource] > node.gpus:
+        elif _count(tpl, accel, node) > node.gpus:
             too_small.append(node)
         else:
             fits.append(node)
@@ -226,7 +231,7 @@ def _never_fits(
     if too_small:
         node = max(too_small, key=lambda n: n.gpus)
         resource = node.gpu_resource
-        g, label = accel[resource], devices_label(resource)
+        g, label = _count(tpl, accel, node), devices_label(resource)
         n = len(place.nodes)
         biggest = "" if n == 1 else f" (the largest of {_choices(place, n)})"
         src = _gpu_field(tpl, resource)
@@ -274,7 +279,7 @@ def _share_hit(
         alloc = _node_amount(node, resource)
         if alloc is None or alloc <= 0:
             return None  # unknown on some candidate: it may fit there
-        share = alloc * accel[node.gpu_resource] / node.gpus
+        share = alloc * _count(tpl, accel, node) / node.gpus
         if request <= alloc and request <= share * (1 + tolerance):
             return None  # fine on this candidate
         rows.append((node, alloc, share))
@@ -287,7 +292,7 @@ def _share_hit(
     placeable = [r for r in rows if request <= r[1]]
     if not placeable:
         node, alloc, _ = max(rows, key=lambda r: r[1])
-        on = _on(node, place, len(fits), accel[node.gpu_resource])
+        on = _on(node, place, len(fits), _count(tpl, accel, node))
         message = (
             f"requests {_exact(resource, request)} {resource} but {_node_label(node)} has "
             f"{_approx(resource, alloc)} {_of_node(resource)}"
@@ -300,7 +305,7 @@ def _share_hit(
         )
     else:
         node, alloc, share = max(placeable, key=lambda r: r[2])
-        g, big_g = accel[node.gpu_resource], node.gpus
+        g, big_g = _count(tpl, accel, node), node.gpus
         label = devices_label(node.gpu_resource)
         fitting = math.floor(alloc / request)
         if fitting * g < (big_g // g) * g:
@@ -325,3 +330,8 @@ def _share_hit(
             f"or a node type with more {resource} per GPU"
         )
     return _at_source(tpl, src, message, detail)
+
+
+def _count(tpl: PodTemplate, accel: dict[str, int], node: NodeType) -> int:
+    """The pod's devices of the node's GPU resource (a DRA claim of them all: the node's count)."""
+    return counts_on(tpl, accel, node.gpu_resource, node.gpus)[node.gpu_resource]
