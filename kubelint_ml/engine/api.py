@@ -17,7 +17,8 @@ from kubelint_ml.findings import RuleInfo
 from kubelint_ml.input.objects import K8sObject
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_training_kind, pod_templates
 from kubelint_ml.k8s.dra import PodDevices, pod_devices, uses_dra
-from kubelint_ml.k8s.resources import is_accelerator_pod, pod_requests
+from kubelint_ml.k8s.resources import is_accelerator_pod, pod_level_gates, pod_requests
+from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.records import Record
 
 # Findings the engine itself reports, beside the rules' own ids.
@@ -229,8 +230,13 @@ class Context(Record):
         templates = pod_templates(obj)
         self._templates[id(obj)] = (obj, templates)
         dra = getattr(self.facts, "dra", None)
-        if dra is not None:
-            for t in templates:
+        gates = self.cache.get("pod_level_gates")
+        if gates is None:
+            version = parse_version(getattr(self.profile, "kubernetes_version", None))
+            gates = self.cache["pod_level_gates"] = pod_level_gates(version)
+        for t in templates:
+            t.cache["gates"] = gates  # the cluster version's pod-level resources gates
+            if dra is not None:
                 t.cache["dra"] = dra  # the run's claims, templates and device classes
         if self.wants_notes:
             from kubelint_ml.input.workloads import search_note

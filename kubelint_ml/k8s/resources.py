@@ -288,10 +288,27 @@ def container_limits(pod_spec: Mapping) -> ResourceList:
 # --- pod-level resources --------------------------------------------------
 
 
+# The PodLevelResources gates for a cluster version: (PodLevelResources, on from 1.34 (before, the
+# API server drops spec.resources); PodLevelResourcesFixKubeletQOSClass, on from 1.36 (an empty
+# block no longer decides QoS); PodLevelResourcesFixUpdateDefaulting, on from 1.36 (pod limits
+# default from the containers' limits)). An unknown version: the newest behaviour.
+PodLevelGates = tuple[bool, bool, bool]
+NEWEST_GATES: PodLevelGates = (True, True, True)
+
+
+def pod_level_gates(version: tuple[int, int] | None) -> PodLevelGates:
+    if version is None:
+        return NEWEST_GATES
+    return (version >= (1, 34), version >= (1, 36), version >= (1, 36))
+
+
 def _defaulted_pod_level(
-    spec: Mapping, inits: list[_Container], apps: list[_Container]
+    spec: Mapping, inits: list[_Container], apps: list[_Container], limit_defaulting: bool = True
 ) -> tuple[ResourceList, ResourceList] | None:
-    """``spec.resources`` after pod-level defaulting, or None when it is absent."""
+    """``spec.resources`` after pod-level defaulting, or None when it is absent.
+
+    ``limit_defaulting``: pod limits default from the containers' limits
+    (PodLevelResourcesFixUpdateDefaulting)."""
     raw = spec.get("resources")
     if not isinstance(raw, dict):
         return None
@@ -313,7 +330,7 @@ def _defaulted_pod_level(
             if name not in requests and _is_pod_level_resource(name):
                 requests[name] = value
     # defaultPodLimits
-    if not any(map(_is_pod_level_resource, limits)) and any(map(_is_pod_level_resource, requests)):
+    if limit_defaulting and not any(map(_is_pod_level_resource, limits)) and any(map(_is_pod_level_resource, requests)):
         for name, value in _aggregate(inits, apps, limits=True).items():
             if (
                 name not in limits
@@ -330,7 +347,9 @@ def _pod_level_set(requests: ResourceList, limits: ResourceList) -> bool:
     return any(map(_is_pod_level_resource, requests)) or any(map(_is_pod_level_resource, limits))
 
 
-def pod_level_resources(pod_spec: Mapping, *, enabled: bool = True) -> tuple[ResourceList, ResourceList] | None:
+def pod_level_resources(
+    pod_spec: Mapping, *, enabled: bool = True, limit_defaulting: bool = True
+) -> tuple[ResourceList, ResourceList] | None:
     """Pod-level (requests, limits) after pod-level defaulting.
 
     None when ``spec.resources`` is absent or holds no cpu/memory/hugepages
@@ -343,7 +362,7 @@ def pod_level_resources(pod_spec: Mapping, *, enabled: bool = True) -> tuple[Res
     if not isinstance(spec.get("resources"), dict):
         return None  # the common case: no need to look at every container
     inits, apps = _containers(spec)
-    pod_level = _defaulted_pod_level(spec, inits, apps)
+    pod_level = _defaulted_pod_level(spec, inits, apps, limit_defaulting)
     if pod_level is None or not _pod_level_set(*pod_level):
         return None
     return pod_level
@@ -367,17 +386,24 @@ def _requirements_qos(requests: ResourceList, limits: ResourceList) -> str:
     return shapes.pop() if len(shapes) == 1 else BURSTABLE
 
 
-def qos_class(pod_spec: Mapping, *, pod_level_enabled: bool = True, pod_level_qos_fix: bool = True) -> str:
+def qos_class(
+    pod_spec: Mapping,
+    *,
+    pod_level_enabled: bool = True,
+    pod_level_qos_fix: bool = True,
+    pod_level_limit_defaulting: bool = True,
+) -> str:
     """The pod's QoS class, computed as ``ComputePodQOS`` on the defaulted pod.
 
     ``pod_level_enabled``: the PodLevelResources gate (on from v1.34).
     ``pod_level_qos_fix``: the PodLevelResourcesFixKubeletQOSClass gate; without
     it an empty ``spec.resources: {}`` makes the pod BestEffort.
+    ``pod_level_limit_defaulting``: PodLevelResourcesFixUpdateDefaulting (see :func:`pod_level_gates`).
     """
     spec = _mapping(pod_spec)
     inits, apps = _containers(spec)
     if pod_level_enabled:
-        pod_level = _defaulted_pod_level(spec, inits, apps)
+        pod_level = _defaulted_pod_level(spec, inits, apps, pod_level_limit_defaulting)
         if pod_level is not None and (not pod_level_qos_fix or _pod_level_set(*pod_level)):
             return _requirements_qos(*pod_level)
     pod_qos = ""
@@ -395,16 +421,16 @@ def qos_class(pod_spec: Mapping, *, pod_level_enabled: bool = True, pod_level_qo
 # --- effective pod requests and limits ------------------------------------
 
 
-def effective_pod_request(pod_spec: Mapping, resource: str) -> Fraction:
+def effective_pod_request(pod_spec: Mapping, resource: str, *, pod_level_enabled: bool = True) -> Fraction:
     """What the scheduler reserves for the pod (``PodRequests``, overhead excluded).
 
     max(sum of app containers + all sidecars, max over init containers i of
     (init_i + sidecars declared before i)), after defaulting; a pod-level
-    request for cpu/memory/hugepages replaces it.
+    request for cpu/memory/hugepages replaces it (when ``pod_level_enabled``).
     """
     spec = _mapping(pod_spec)
     inits, apps = _containers(spec)
-    pod_level = _defaulted_pod_level(spec, inits, apps)
+    pod_level = _defaulted_pod_level(spec, inits, apps) if pod_level_enabled else None
     if pod_level is not None and resource in pod_level[0] and _is_pod_level_resource(resource):
         return pod_level[0][resource]
     return Fraction(_aggregate(inits, apps, limits=False).get(resource, 0))

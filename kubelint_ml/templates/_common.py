@@ -19,7 +19,13 @@ from kubelint_ml.k8s.quantity import (
     format_cpu,
     parse_manifest_quantity,
 )
-from kubelint_ml.k8s.resources import accelerator_requests, container_requests_limits, pod_level_resources
+from kubelint_ml.k8s.resources import (
+    NEWEST_GATES,
+    PodLevelGates,
+    accelerator_requests,
+    container_requests_limits,
+    pod_level_resources,
+)
 from kubelint_ml.k8s.signals import container_signals, signals_for_template
 from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
@@ -261,10 +267,17 @@ def requests_limits(c: ContainerView) -> tuple[dict, dict]:
     return found
 
 
+def gates(tpl: PodTemplate) -> PodLevelGates:
+    """The pod-level resources gates of the profile's Kubernetes version (``pod_level_gates``)."""
+    return tpl.cache.get("gates") or NEWEST_GATES
+
+
 def pod_level(tpl: PodTemplate) -> tuple[dict, dict] | None:
-    """``pod_level_resources(tpl.spec)``, computed once per template (do not mutate)."""
+    """``pod_level_resources(tpl.spec)`` as the profile's Kubernetes version has it (None before
+    1.34: the API server drops the field), computed once per template (do not mutate)."""
     if "pod_level_resources" not in tpl.cache:  # None is an answer too
-        tpl.cache["pod_level_resources"] = pod_level_resources(tpl.spec)
+        enabled, _, defaulting = gates(tpl)
+        tpl.cache["pod_level_resources"] = pod_level_resources(tpl.spec, enabled=enabled, limit_defaulting=defaulting)
     return tpl.cache["pod_level_resources"]
 
 

@@ -26,6 +26,7 @@ from kubelint_ml.templates._accel import Placement, devices_label, is_slice, per
 from kubelint_ml.templates._common import (
     accelerators,
     counts_on,
+    gates,
     param_fraction,
     pod_level,
     requests_limits,
@@ -270,7 +271,7 @@ def _at_source(tpl: PodTemplate, src, message: str, detail: str | None = None) -
 def _share_hit(
     tpl: PodTemplate, place: Placement, accel: dict[str, int], fits: list[NodeType], resource: str, tolerance: Fraction
 ) -> Hit | None:
-    request = effective_pod_request(tpl.spec, resource)
+    request = effective_pod_request(tpl.spec, resource, pod_level_enabled=gates(tpl)[0])
     if request <= 0:
         return None
     # (node, allocatable, fair share) for every node type the pod fits

@@ -8,7 +8,7 @@ from fractions import Fraction
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import effective_pod_request, is_accelerator_resource
 from kubelint_ml.templates._accel import placement
-from kubelint_ml.templates._common import accelerators, param_fraction, show
+from kubelint_ml.templates._common import accelerators, gates, param_fraction, show
 from kubelint_ml.templates._usage import PERCENTILES, memory_request_limit, observed, over, request_path
 
 UNIT = "container"
@@ -70,7 +70,7 @@ def _idle_gpus(tpl, ctx, request: Fraction, wanted: Fraction) -> str:
     node = place.nodes[0]
     if not node.gpus or not node.memory:
         return ""
-    pod = effective_pod_request(tpl.spec, "memory")
+    pod = effective_pod_request(tpl.spec, "memory", pod_level_enabled=gates(tpl)[0])
     if pod <= 0:
         return ""
     by_gpu = node.gpus // gpus
