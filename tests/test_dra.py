@@ -441,3 +441,26 @@ def test_claim_request_forms():
     assert [(s.device_class, s.count) for r in claim_requests(v1) for s in r] == [("gpu.nvidia.com", 2)]
     assert [(s.device_class, s.count) for r in claim_requests(beta) for s in r] == [("gpu.nvidia.com", None)]
     assert [(s.device_class, s.count) for r in claim_requests(first) for s in r] == [("x", 1), ("y", 3)]
+
+
+def test_serve_judges_dra_pods_as_check_does(tmp_path):
+    """serve reads the config's context files once; a reviewed pod's claims resolve against them."""
+    import yaml
+
+    from kubelint_ml.admission.review import lint_object, load_policy
+
+    claims = MISSING[: MISSING.index("---")]  # single-gpu: a GPU
+    (tmp_path / "claims.yaml").write_text(
+        claims + "---\n" + NIC_DEPLOYMENT[: NIC_DEPLOYMENT.index("---\napiVersion: apps")]
+    )
+    config = tmp_path / ".kubelint-ml.yaml"
+    config.write_text("context: [claims.yaml]\n")
+    policy = load_policy(str(config))
+    for template, severity in (("single-gpu", "error"), ("one-nic", "warning")):
+        job = MISSING[MISSING.index("apiVersion: batch/v1") :].replace("singel-gpu", template)
+        served, _ = lint_object(policy, yaml.safe_load(job))
+        (tmp_path / "job.yaml").write_text(job)
+        r = CliRunner().invoke(main, ["check", str(tmp_path / "job.yaml"), "--config", str(config), "--format", "json"])
+        checked = json.loads(r.output)["findings"]
+        assert sorted((f.rule, f.severity) for f in served) == sorted((f["rule"], f["severity"]) for f in checked)
+        assert ("besteffort-qos", severity) in {(f.rule, f.severity) for f in served}

@@ -474,3 +474,111 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
     out.counts = {r: v for r, v in counts.items()}
     out.all_of = frozenset(all_of)
     return out
+
+
+# --------------------------------------------------------------------------
+# What a policy that sees one object can be told (kubelint_ml/admission/vapbuiltin.py)
+
+
+def _re2_escape(text: str) -> str:
+    return re.sub(r"([.\\+*?()|\[\]{}^$])", r"\\\1", text)
+
+
+def _alternatives(names: list[str]) -> str:
+    return "|".join(_re2_escape(n) for n in sorted(names))
+
+
+_WORDS_RE = "^{prefix}([^./]*[-_])?({words})([-_][^./]*)?(\\.[^/]*)?$"
+
+
+class AdmissionDra(Record):
+    """The DRA facts a ValidatingAdmissionPolicy is built with: the names of the templates and
+    claims that hold accelerators, and RE2 patterns over a container's resource names for the DRA
+    extended resources that count as accelerators. ``whole``: the DeviceClasses'
+    extendedResourceNames (whole numbers, as extended resources); for
+    ``deviceclass.resource.kubernetes.io/<class>``: ``accel``/``other`` the classes known by name
+    or object, and for the rest ``by_name`` (MIG, NVIDIA's GPU driver), else ``words`` and not
+    ``not_words``, as :func:`classify_name` decides."""
+
+    templates: dict[str, bool]  # "<pod namespace>/<name>" ("" none, "*" any other) -> holds accelerators
+    claims: dict[str, bool]
+    whole: str | None
+    accel: str
+    other: str
+    by_name: str
+    words: str
+    not_words: str
+    __slots__ = _fields = ("templates", "claims", "whole", "accel", "other", "by_name", "words", "not_words")
+
+    def __init__(
+        self,
+        templates: dict[str, bool],
+        claims: dict[str, bool],
+        whole: str | None,
+        accel: str,
+        other: str,
+        by_name: str,
+        words: str,
+        not_words: str,
+    ) -> None:
+        self.templates = templates
+        self.claims = claims
+        self.whole = whole
+        self.accel = accel
+        self.other = other
+        self.by_name = by_name
+        self.words = words
+        self.not_words = not_words
+
+
+def admission_dra(facts: DraFacts | None) -> AdmissionDra:
+    """:class:`AdmissionDra` for the run's DRA facts: the same answers :func:`pod_devices` gives."""
+    facts = facts or _EMPTY_FACTS
+
+    def holds_accelerators(requests: tuple) -> bool:
+        for alternatives in requests:
+            for s in alternatives:
+                info = facts.classify(s.device_class)
+                if info is not None and info.accelerator:
+                    return True
+        return False
+
+    def accelerator_names(table: dict[str, list[tuple[str, tuple]]]) -> dict[str, bool]:
+        # "<pod namespace>/<name>" -> whether it holds accelerators, as find() resolves it for a pod
+        # without a namespace (""), in each namespace listed, and in any other ("*"); names that
+        # hold none anywhere are left out.
+        out: dict[str, bool] = {}
+        for name, entries in table.items():
+            answers = {}
+            for pod_ns in ["", *(ns for ns, _ in entries if ns), "*"]:
+                first = next((r for ns, r in entries if not ns or not pod_ns or (pod_ns != "*" and ns == pod_ns)), None)
+                answers[f"{pod_ns}/{name}"] = first is not None and holds_accelerators(first)
+            if any(answers.values()):
+                out.update(answers)
+        return out
+
+    templates = accelerator_names(facts.templates)
+    claims = accelerator_names(facts.claims)
+    extended = []
+    for name, cls in facts.extended.items():
+        info = facts.classify(cls)
+        if info is not None and info.accelerator:
+            extended.append(name)
+    # Classes decided by the profile, a DeviceClass's driver or the known table; the rest by their names.
+    explicit = set(_KNOWN_CLASSES) | set(facts.profile_classes) | {n for n, f in facts.classes.items() if f.driver}
+    accel: list[str] = []
+    other: list[str] = []
+    for name in explicit:
+        info = facts.classify(name)
+        (accel if info is not None and info.accelerator else other).append(name)
+    prefix = _re2_escape(DRA_EXTENDED_PREFIX)
+    return AdmissionDra(
+        templates,
+        claims,
+        f"^({_alternatives(extended)})$" if extended else None,
+        f"^{prefix}({_alternatives(accel)})$",
+        f"^{prefix}({_alternatives(other)})$",
+        f"^{prefix}([^./]*mig[^/]*|[^/]*\\.gpu\\.nvidia\\.com)$",
+        _WORDS_RE.format(prefix=prefix, words="|".join(sorted(_ACCELERATOR_WORDS))),
+        _WORDS_RE.format(prefix=prefix, words="|".join(sorted(_OTHER_WORDS))),
+    )
