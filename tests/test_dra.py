@@ -464,3 +464,19 @@ def test_serve_judges_dra_pods_as_check_does(tmp_path):
         checked = json.loads(r.output)["findings"]
         assert sorted((f.rule, f.severity) for f in served) == sorted((f["rule"], f["severity"]) for f in checked)
         assert ("besteffort-qos", severity) in {(f.rule, f.severity) for f in served}
+
+
+def test_rules_show_says_how_dra_is_counted():
+    for rid in (
+        "besteffort-qos",
+        "missing-memory-limit",
+        "gpu-memory-share-mismatch",
+        "gpu-node-unresolved",
+        "shm-too-small-for-workers",
+        "missing-priority-class",
+    ):
+        out = " ".join(CliRunner().invoke(main, ["rules", "show", rid]).output.split())
+        assert "or a DRA claim holds accelerator devices" in out, rid
+        assert "does not make an accelerator pod" in out, rid
+    out = " ".join(CliRunner().invoke(main, ["rules", "show", "gpu-memory-share-mismatch"]).output.split())
+    assert "with `allocationMode: All` it is all of the node's GPUs" in out
