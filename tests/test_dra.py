@@ -480,3 +480,20 @@ def test_rules_show_says_how_dra_is_counted():
         assert "does not make an accelerator pod" in out, rid
     out = " ".join(CliRunner().invoke(main, ["rules", "show", "gpu-memory-share-mismatch"]).output.split())
     assert "with `allocationMode: All` it is all of the node's GPUs" in out
+
+
+def test_wrongly_typed_dra_fields_never_crash():
+    text = (ROOT / "tests" / "data" / "dra-hostile.yaml").read_text()
+    found = lint_text(text.encode(), RULES, Config())
+    assert {f.rule for f in found} <= {
+        "parse-error",
+        "besteffort-qos",
+        "missing-priority-class",
+        "missing-memory-limit",
+        "missing-memory-request",
+        "unknown-resource-claim",
+        "gpu-node-unresolved",
+    }
+    assert [(f.line, f.rule) for f in found if f.rule == "parse-error"] == [(5, "parse-error")]
+    # the template with odd requests still counts its one well-formed GPU request
+    assert ("besteffort-qos", "error") in {(f.rule, f.severity) for f in found}

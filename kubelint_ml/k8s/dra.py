@@ -368,9 +368,11 @@ _EMPTY_FACTS = DraFacts()
 
 
 def _claim_entries(spec: Mapping) -> Iterator[tuple[int, Mapping]]:
-    for i, entry in enumerate(spec.get("resourceClaims") or ()):
-        if isinstance(entry, dict):
-            yield i, entry
+    entries = spec.get("resourceClaims")
+    if isinstance(entries, list):  # anything else is a parse-error of its own
+        for i, entry in enumerate(entries):
+            if isinstance(entry, dict):
+                yield i, entry
 
 
 def _dra_names(spec: Mapping, facts: DraFacts) -> bool:
