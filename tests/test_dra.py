@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from fractions import Fraction
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -419,7 +420,7 @@ def test_classification():
         None,
     )
     info = facts.classify("small")
-    assert (info.kind, info.resource) == (SLICE, "nvidia.com/mig-1g.12gb")
+    assert (info.kind, info.resource, info.fraction) == (SLICE, "nvidia.com/gpu", Fraction(1, 7))
 
 
 def test_claim_request_forms():
@@ -497,3 +498,13 @@ def test_wrongly_typed_dra_fields_never_crash():
     assert [(f.line, f.rule) for f in found if f.rule == "parse-error"] == [(5, "parse-error")]
     # the template with odd requests still counts its one well-formed GPU request
     assert ("besteffort-qos", "error") in {(f.rule, f.severity) for f in found}
+
+
+def test_mig_partitions_count_as_a_fraction_of_a_gpu_where_the_class_names_the_profile():
+    text = (ROOT / "tests" / "data" / "dra-mig.yaml").read_text()
+    found = findings_of(text, "gpu-memory-share-mismatch")
+    assert [(f.line, f.message) for f in found] == [(35, "6/7 of 8 GPUs but 56.7% of p4de.24xlarge memory (600Gi)")]
+    assert "leaving 7.14 of its 8 GPUs idle" in found[0].detail
+    # a MIG class whose profile is unknown: an accelerator, not counted
+    generic = text.replace("deviceClassName: mig-3g-40gb.gpu.nvidia.com", "deviceClassName: mig.nvidia.com")
+    assert findings_of(generic, "gpu-memory-share-mismatch") == []

@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
+from kubelint_ml.k8s.resources import is_accelerator_resource
 from kubelint_ml.records import Record
 
 __all__ = [
@@ -50,6 +51,9 @@ GPU = "gpu"  # whole accelerators, counted per node as `resource`
 SLICE = "slice"  # partitions of one (MIG): how many a node offers depends on its layout
 ACCELERATOR = "accelerator"  # an accelerator whose count per node is not known here
 OTHER = "other"  # known not to be an accelerator (IMEX channels, NICs)
+# Compute slices of a MIG-capable GPU (A100, H100, H200, GH200, B200): a "3g.40gb" partition is 3/7
+# of one (NVIDIA MIG user guide, "Supported MIG profiles"; the A30's 4 slices are not told apart).
+MIG_SLICES = 7
 
 
 class ClassInfo(Record):
@@ -59,12 +63,14 @@ class ClassInfo(Record):
     kind: str | None
     resource: str | None
     how: str
-    __slots__ = _fields = ("kind", "resource", "how")
+    fraction: Fraction | None  # a MIG partition's share of its GPU, when the class names its profile
+    __slots__ = _fields = ("kind", "resource", "how", "fraction")
 
-    def __init__(self, kind: str | None, resource: str | None, how: str) -> None:
+    def __init__(self, kind: str | None, resource: str | None, how: str, fraction: Fraction | None = None) -> None:
         self.kind = kind
         self.resource = resource
         self.how = how
+        self.fraction = fraction
 
     @property
     def accelerator(self) -> bool:
@@ -301,8 +307,14 @@ class DraFacts:
             by_driver = classify_name(fact.driver)
             if by_driver is not None:
                 if by_driver.accelerator and fact.mig:
-                    resource = f"nvidia.com/mig-{fact.profile}" if fact.profile else None
-                    return ClassInfo(SLICE, resource, f"DeviceClass '{name}' selects MIG devices of {fact.driver}")
+                    # "<g>g.<memory>gb": g of the GPU's 7 compute slices (A100, H100, H200, GH200, B200)
+                    fraction = Fraction(int(fact.profile.split("g.")[0]), MIG_SLICES) if fact.profile else None
+                    return ClassInfo(
+                        SLICE,
+                        by_driver.resource if fraction is not None and fraction <= 1 else None,
+                        f"DeviceClass '{name}' selects MIG devices of {fact.driver}",
+                        fraction if fraction is not None and fraction <= 1 else None,
+                    )
                 return ClassInfo(by_driver.kind, by_driver.resource, f"DeviceClass '{name}' selects {fact.driver}")
         return classify_name(name)
 
@@ -412,8 +424,9 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
                 counts.setdefault(info.resource, Fraction(0))
             else:
                 counts[info.resource] = counts.get(info.resource, Fraction(0)) + n
-        elif info.kind == SLICE and info.resource and n is not None:
-            counts[info.resource] = counts.get(info.resource, Fraction(0)) + n
+        elif info.kind == SLICE and info.resource and info.fraction and n is not None:
+            # MIG partitions of a known profile: their share of one GPU each
+            counts[info.resource] = counts.get(info.resource, Fraction(0)) + n * info.fraction
         else:
             what = "MIG partitions" if info.kind == SLICE else "accelerators"
             out.uncounted.append(f"{where} asks for {what} of class '{cls}', whose count per node is not known")
@@ -471,8 +484,8 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
         if not info.accelerator:
             continue
         out.accelerator = True
-        if rname.startswith(DRA_EXTENDED_PREFIX) or info.resource != rname:
-            count(info, cls, value, rname)
+        if rname.startswith(DRA_EXTENDED_PREFIX) or not is_accelerator_resource(rname):
+            count(info, cls, value, rname)  # (an accelerator resource's name is counted as the plugin's)
     out.counts = {r: v for r, v in counts.items()}
     out.all_of = frozenset(all_of)
     return out

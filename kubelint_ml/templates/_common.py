@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from fractions import Fraction
 from functools import cache
@@ -281,11 +280,12 @@ def pod_level(tpl: PodTemplate) -> tuple[dict, dict] | None:
     return tpl.cache["pod_level_resources"]
 
 
-def accelerators(tpl: PodTemplate) -> dict[str, int]:
+def accelerators(tpl: PodTemplate) -> dict[str, Any]:
     """``accelerator_requests(tpl.spec)`` and the GPUs its DRA claims hold (counted as the device
     plugin's resource: a claimed ``gpu.nvidia.com`` device is one ``nvidia.com/gpu``), computed once
     per template (do not mutate). A claim with ``allocationMode: All`` adds the resource with 0
-    here; :func:`counts_on` counts it as the node's number of devices."""
+    here; :func:`counts_on` counts it as the node's number of devices. Claimed MIG partitions of a
+    known profile count as a Fraction of a GPU (int otherwise)."""
     found = tpl.cache.get("accelerator_requests")
     if found is None:
         found = accelerator_requests(tpl.spec)
@@ -293,12 +293,13 @@ def accelerators(tpl: PodTemplate) -> dict[str, int]:
         if devices is not None and devices.counts:
             found = dict(found)
             for resource, n in devices.counts.items():
-                found[resource] = found.get(resource, 0) + math.ceil(n)
+                total = found.get(resource, 0) + n  # MIG partitions claimed: a fraction of a GPU
+                found[resource] = total.numerator if total.denominator == 1 else total
         tpl.cache["accelerator_requests"] = found
     return found
 
 
-def counts_on(tpl: PodTemplate, accel: dict[str, int], gpu_resource: str, gpus: int) -> dict[str, int]:
+def counts_on(tpl: PodTemplate, accel: dict[str, Any], gpu_resource: str, gpus: int) -> dict[str, Any]:
     """``accel`` on a node with ``gpus`` devices of ``gpu_resource``: a DRA claim with
     ``allocationMode: All`` gets every one of them."""
     devices = template_devices(tpl)

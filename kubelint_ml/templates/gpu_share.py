@@ -312,11 +312,11 @@ def _share_hit(
         if fitting * g < (big_g // g) * g:
             effect = (
                 f"at most {fitting} such pod{'s' if fitting != 1 else ''} fit{'s' if fitting == 1 else ''} "
-                f"on one node, leaving {big_g - fitting * g} of its {big_g} {label} idle"
+                f"on one node, leaving {_devices(big_g - fitting * g)} of its {big_g} {label} idle"
             )
         else:
             effect = (
-                f"the node's other {big_g - g} {label} are left {_approx(resource, alloc - request)} "
+                f"the node's other {_devices(big_g - g)} {label} are left {_approx(resource, alloc - request)} "
                 f"{resource} between them"
             )
         message = (
@@ -333,6 +333,13 @@ def _share_hit(
     return _at_source(tpl, src, message, detail)
 
 
-def _count(tpl: PodTemplate, accel: dict[str, int], node: NodeType) -> int:
+def _count(tpl: PodTemplate, accel: dict, node: NodeType) -> Fraction | int:
     """The pod's devices of the node's GPU resource (a DRA claim of them all: the node's count)."""
     return counts_on(tpl, accel, node.gpu_resource, node.gpus)[node.gpu_resource]
+
+
+def _devices(n: Fraction | int) -> str:
+    """3, or 7.86 for what is left beside claimed MIG partitions."""
+    if n == int(n):
+        return str(int(n))
+    return f"{float(n):.2f}".rstrip("0").rstrip(".")
