@@ -508,3 +508,15 @@ def test_mig_partitions_count_as_a_fraction_of_a_gpu_where_the_class_names_the_p
     # a MIG class whose profile is unknown: an accelerator, not counted
     generic = text.replace("deviceClassName: mig-3g-40gb.gpu.nvidia.com", "deviceClassName: mig.nvidia.com")
     assert findings_of(generic, "gpu-memory-share-mismatch") == []
+
+
+def test_the_memory_fix_sizes_from_the_claimed_gpus(tmp_path):
+    path = tmp_path / "pod.yaml"
+    path.write_text((ROOT / "tests" / "data" / "dra-fix.yaml").read_text())
+    r = CliRunner().invoke(main, ["check", "--diff", "--unsafe-fixes", str(path)])
+    # 2 of p5.48xlarge's 8 GPUs: a quarter of its 1893Gi allocatable, less the 10% headroom
+    assert "+      limits:\n+        memory: 425Gi\n" in r.output, r.output
+    # without the template the claim's devices are unknown: no GPU share to size from
+    path.write_text(path.read_text().replace("resourceClaimTemplateName: two-gpus", "resourceClaimTemplateName: x"))
+    r = CliRunner().invoke(main, ["check", "--diff", "--unsafe-fixes", str(path)])
+    assert "memory: 425Gi" not in r.output
