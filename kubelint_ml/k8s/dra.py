@@ -28,6 +28,7 @@ from fractions import Fraction
 from typing import Any
 
 from kubelint_ml.k8s.resources import is_accelerator_resource
+from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 
 __all__ = [
@@ -101,9 +102,9 @@ _SLICE_WORDS = ("mig",)
 # ... and words that name something else (NICs, storage).
 _OTHER_WORDS = frozenset(("nic", "net", "netdev", "rdma", "sriov", "dranet", "network", "storage", "fpga", "imex"))
 
-_DRIVER_RE = re.compile(r"""device\.driver\s*==\s*['"]([^'"]+)['"]""")
-_MIG_RE = re.compile(r"""\.type\s*==\s*['"]mig['"]""")
-_PROFILE_RE = re.compile(r"""\.profile\s*==\s*['"](\d+g\.\d+gb)['"]""")
+_DRIVER_RE = LazyPattern(r"""device\.driver\s*==\s*['"]([^'"]+)['"]""")
+_MIG_RE = LazyPattern(r"""\.type\s*==\s*['"]mig['"]""")
+_PROFILE_RE = LazyPattern(r"""\.profile\s*==\s*['"](\d+g\.\d+gb)['"]""")
 
 
 def _mapping(value: object) -> Mapping:
@@ -121,7 +122,7 @@ def _by_word(name: str) -> ClassInfo | None:
     first = name.split(".", 1)[0].lower()
     if any(w in first for w in _SLICE_WORDS):
         return ClassInfo(SLICE, None, f"'{name}' names MIG partitions")
-    words = set(re.split(r"[-_]", first))
+    words = set(first.replace("_", "-").split("-"))
     if words & _OTHER_WORDS:
         return ClassInfo(OTHER, None, f"'{name}' names a non-accelerator device")
     if words & _ACCELERATOR_WORDS:
