@@ -17,7 +17,7 @@ from kubelint_ml.findings import RuleInfo
 from kubelint_ml.input.objects import K8sObject
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_training_kind, pod_templates
 from kubelint_ml.k8s.dra import PodDevices, pod_devices, uses_dra
-from kubelint_ml.k8s.resources import is_accelerator_pod, pod_level_gates, pod_requests
+from kubelint_ml.k8s.resources import ACCELERATOR, NO_DEVICES, accelerator_use, pod_level_gates, pod_requests
 from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.records import Record
 
@@ -282,8 +282,11 @@ def is_accelerator_template(tpl: PodTemplate) -> bool:
     that holds NICs or IMEX channels only, does not make one."""
     found = tpl.cache.get("accelerator")
     if found is None:
-        found = is_accelerator_pod(tpl.spec)
+        use = accelerator_use(tpl.spec)
+        found = use == ACCELERATOR
         if not found:
+            if use == NO_DEVICES and not tpl.spec.get("resourceClaims"):
+                tpl.cache.setdefault("dra.devices", None)  # no claim, no name a DeviceClass may serve
             devices = template_devices(tpl)
             found = devices is not None and devices.accelerator
         tpl.cache["accelerator"] = found

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
-from kubelint_ml.k8s.resources import is_accelerator_resource
+from kubelint_ml.k8s.resources import DRA_EXTENDED_PREFIX, is_accelerator_resource
 from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 
@@ -41,8 +41,8 @@ __all__ = [
 ]
 
 RESOURCE_GROUP = "resource.k8s.io"
-# k8s.io/api/resource/v1 ResourceDeviceClassPrefix: any class asked for as an extended resource.
-DRA_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
+# DRA_EXTENDED_PREFIX (k8s.io/api/resource/v1 ResourceDeviceClassPrefix): any class asked for as an
+# extended resource; it lives in resources.py, which tells such names apart from the others.
 # The kinds the first pass reads (ComputeDomain: NVIDIA's driver makes the template it names).
 DRA_CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim", "DeviceClass", "ComputeDomain")
 

@@ -477,14 +477,39 @@ def pod_requests(pod_spec: Mapping) -> ResourceList:
     return _aggregate(*_containers(_mapping(pod_spec)), limits=False)
 
 
+# What a pod's resource names say of its devices (see :func:`accelerator_use`).
+NO_DEVICES, MAYBE_DRA, ACCELERATOR = 0, 1, 2
+DRA_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"  # k8s.io/api/resource/v1 ResourceDeviceClassPrefix
+
+
+@lru_cache(maxsize=4096)
+def _name_use(name: str) -> int:
+    if is_accelerator_resource(name):
+        return ACCELERATOR
+    # a DRA extended resource: a class's implicit name, or any extended name a DeviceClass may declare
+    return MAYBE_DRA if name.startswith(DRA_EXTENDED_PREFIX) or is_extended_resource(name) else NO_DEVICES
+
+
+def accelerator_use(pod_spec: Mapping) -> int:
+    """ACCELERATOR when some container requests or limits a positive amount of an accelerator
+    resource; else MAYBE_DRA when some container names a resource a DRA DeviceClass may serve
+    (``deviceclass.resource.kubernetes.io/<class>``, another extended resource); else NO_DEVICES."""
+    spec = _mapping(pod_spec)
+    use = NO_DEVICES
+    for key in ("initContainers", "containers"):
+        for raw in _items(spec.get(key)):
+            for values in container_requests_limits(raw):
+                for n, v in values.items():
+                    found = _name_use(n)
+                    if found == ACCELERATOR and v.numerator > 0:
+                        return ACCELERATOR
+                    if found == MAYBE_DRA:
+                        use = MAYBE_DRA
+    return use
+
+
 def is_accelerator_pod(pod_spec: Mapping) -> bool:
     """Some container requests or limits a positive amount of an accelerator resource.
 
     DRA claims are not judged here: what they hold is in other objects (kubelint_ml/k8s/dra.py)."""
-    spec = _mapping(pod_spec)
-    for key in ("initContainers", "containers"):
-        for raw in _items(spec.get(key)):
-            for values in container_requests_limits(raw):
-                if any(is_accelerator_resource(n) and v.numerator > 0 for n, v in values.items()):
-                    return True
-    return False
+    return accelerator_use(pod_spec) == ACCELERATOR
