@@ -520,3 +520,27 @@ def test_the_memory_fix_sizes_from_the_claimed_gpus(tmp_path):
     path.write_text(path.read_text().replace("resourceClaimTemplateName: two-gpus", "resourceClaimTemplateName: x"))
     r = CliRunner().invoke(main, ["check", "--diff", "--unsafe-fixes", str(path)])
     assert "memory: 425Gi" not in r.output
+
+
+def test_a_profile_class_and_its_extended_resource():
+    pod = """\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: p}
+    spec:
+      nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}
+      containers:
+      - name: c
+        image: x
+        resources:
+          requests: {memory: 1800Gi}
+          limits: {memory: 1800Gi, example.com/h100: 1}
+    """
+    assert findings_of(pod, "gpu-memory-share-mismatch") == []  # example.com/h100 means nothing by itself
+    profile = {
+        "acceleratorDeviceClasses": [
+            {"name": "h100.example.com", "resource": "nvidia.com/gpu", "extendedResourceName": "example.com/h100"}
+        ]
+    }
+    found = findings_of(pod, "gpu-memory-share-mismatch", profile)
+    assert [(f.line, f.message) for f in found] == [(10, "1 of 8 GPUs but 95.1% of p5.48xlarge memory (1800Gi)")]

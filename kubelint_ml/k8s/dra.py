@@ -278,7 +278,8 @@ class DraFacts:
             self.extended.setdefault(fact.extended, name)
 
     def add_profile(self, entries: Any) -> None:
-        """``profile.acceleratorDeviceClasses``: names, or {name, resource} for GPU classes a node counts."""
+        """``profile.acceleratorDeviceClasses``: names, or {name, resource, extendedResourceName}: the
+        device-plugin resource a node counts its devices as, and the extended resource the class serves."""
         for entry in entries or ():
             if isinstance(entry, str):
                 self.profile_classes[entry] = ClassInfo(ACCELERATOR, None, f"'{entry}' is listed in the profile")
@@ -288,6 +289,9 @@ class DraFacts:
                 self.profile_classes[entry["name"]] = ClassInfo(
                     kind, resource if kind == GPU else None, f"'{entry['name']}' is listed in the profile"
                 )
+                extended = entry.get("extendedResourceName")
+                if isinstance(extended, str) and extended:
+                    self.extended.setdefault(extended, entry["name"])
         self._memo.clear()
 
     def classify(self, name: str) -> ClassInfo | None:
