@@ -41,8 +41,9 @@ __all__ = [
 ]
 
 RESOURCE_GROUP = "resource.k8s.io"
-# DRA_EXTENDED_PREFIX (k8s.io/api/resource/v1 ResourceDeviceClassPrefix): any class asked for as an
-# extended resource; it lives in resources.py, which tells such names apart from the others.
+# (DRA_EXTENDED_PREFIX, k8s.io/api/resource/v1 ResourceDeviceClassPrefix, the name any class is asked
+# for by as an extended resource, lives in resources.py, which tells such names from the others.)
+
 # The kinds the first pass reads (ComputeDomain: NVIDIA's driver makes the template it names).
 DRA_CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim", "DeviceClass", "ComputeDomain")
 
