@@ -544,3 +544,48 @@ def test_a_profile_class_and_its_extended_resource():
     }
     found = findings_of(pod, "gpu-memory-share-mismatch", profile)
     assert [(f.line, f.message) for f in found] == [(10, "1 of 8 GPUs but 95.1% of p5.48xlarge memory (1800Gi)")]
+
+
+def test_claims_in_other_namespaces_and_the_v1beta2_form():
+    text = """\
+apiVersion: resource.k8s.io/v1beta2
+kind: ResourceClaim
+metadata: {name: shared-gpus, namespace: research}
+spec:
+  devices:
+    requests:
+    - name: gpus
+      exactly: {deviceClassName: gpu.nvidia.com, count: 4}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: here, namespace: research}
+spec:
+  priorityClassName: training
+  nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}
+  containers:
+  - name: c
+    image: x
+    resources:
+      requests: {memory: 1800Gi}
+      limits: {memory: 1800Gi}
+  resourceClaims:
+  - {name: gpus, resourceClaimName: shared-gpus}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: elsewhere, namespace: prod}
+spec:
+  containers:
+  - name: c
+    image: x
+  resourceClaims:
+  - {name: gpus, resourceClaimName: shared-gpus}
+"""
+    found = lint_text(text.encode(), RULES, Config())
+    share = [(f.line, f.message) for f in found if f.rule == "gpu-memory-share-mismatch"]
+    assert share == [(20, "4 of 8 GPUs but 95.1% of p5.48xlarge memory (1800Gi)")]
+    # the claim lives in another namespace: not found there, and not an accelerator pod
+    missing = [(f.line, f.severity, f.message) for f in found if f.rule == "unknown-resource-claim"]
+    assert missing == [(33, "error", "ResourceClaim 'shared-gpus' is not defined among the inputs or --context")]
+    assert [(f.line, f.severity) for f in found if f.rule == "besteffort-qos"] == [(28, "warning")]
