@@ -13,7 +13,7 @@ from kubelint_ml.cli import main
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.engine.core import Engine
 from kubelint_ml.engine.rulefile import load_builtin_rules
-from kubelint_ml.k8s.dra import ACCELERATOR, GPU, OTHER, SLICE, DraFacts, claim_requests
+from kubelint_ml.k8s.dra import ACCELERATOR, ANY_GPU, GPU, OTHER, SLICE, DraFacts, claim_requests
 from kubelint_ml.run.config import Config, Profile
 from kubelint_ml.run.lint import Runner, lint_text
 
@@ -393,10 +393,11 @@ def test_classification():
     assert facts.classify("mig-1g-12gb.gpu.nvidia.com").kind == SLICE
     assert facts.classify("compute-domain-default-channel.nvidia.com").kind == OTHER
     assert facts.classify("gpu.amd.com").resource == "amd.com/gpu"
-    assert facts.classify("gpu.intel.com").kind == ACCELERATOR
+    assert (facts.classify("gpu.intel.com").kind, facts.classify("gpu.intel.com").resource) == (GPU, ANY_GPU)
     assert facts.classify("neuron.aws.com").kind == ACCELERATOR
     assert facts.classify("tpu.google.com").kind == ACCELERATOR
-    assert facts.classify("gpu.example.com").kind == ACCELERATOR
+    assert facts.classify("gpu.example.com").kind == GPU  # one of its node's GPUs
+    assert facts.classify("npu.example.com").kind == ACCELERATOR
     assert facts.classify("rdma.example.com").kind == OTHER
     assert facts.classify("resource.example.com") is None
     # a DeviceClass's selectors name its driver
@@ -589,3 +590,46 @@ spec:
     missing = [(f.line, f.severity, f.message) for f in found if f.rule == "unknown-resource-claim"]
     assert missing == [(33, "error", "ResourceClaim 'shared-gpus' is not defined among the inputs or --context")]
     assert [(f.line, f.severity) for f in found if f.rule == "besteffort-qos"] == [(28, "warning")]
+
+
+def test_a_gpu_class_without_a_vendor_resource_is_one_of_its_nodes_gpus():
+    text = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.example.com'"}
+  extendedResourceName: example.com/gpu
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  priorityClassName: training
+  nodeSelector: {pool: mi300}
+  containers:
+  - name: c
+    image: x
+    resources:
+      requests: {memory: 900Gi}
+      limits: {memory: 900Gi, example.com/gpu: 1}
+"""
+    profile = {
+        "nodePools": [
+            {
+                "name": "mi300",
+                "labels": {"pool": "mi300"},
+                "gpus": 8,
+                "gpuResource": "amd.com/gpu",
+                "memory": "1000Gi",
+                "cpu": "190",
+            }
+        ]
+    }
+    found = findings_of(text, "gpu-memory-share-mismatch", profile)
+    assert [(f.line, f.message) for f in found] == [(19, "1 of 8 GPUs but 90% of node pool mi300 memory (900Gi)")]
+    on_p5 = text.replace("{pool: mi300}", "{node.kubernetes.io/instance-type: p5.48xlarge}")
+    assert [f.message for f in findings_of(on_p5, "gpu-memory-share-mismatch")] == [
+        "1 of 8 GPUs but 47.5% of p5.48xlarge memory (900Gi)"
+    ]

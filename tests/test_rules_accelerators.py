@@ -566,13 +566,13 @@ spec:
       requests:
       - name: gpu
         exactly:
-          deviceClassName: gpu.example.com
+          deviceClassName: tpu.example.com
 ---
 """
 
 
 def test_unresolved_skips_pods_with_uncounted_claims():
-    # gpu.example.com is an accelerator by its name, but no node type counts its devices
+    # tpu.example.com is an accelerator by its name, but no node type counts its devices
     text = ONE_EXAMPLE_GPU + pod(
         "claims: [{name: gpu}]", "resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]"
     )
@@ -580,7 +580,7 @@ def test_unresolved_skips_pods_with_uncounted_claims():
     [note] = notes(text, UNRESOLVED)
     assert note.endswith(
         "gpu-node-unresolved skipped: ResourceClaimTemplate 'one-gpu' asks for accelerators of class "
-        "'gpu.example.com', whose count per node is not known"
+        "'tpu.example.com', whose count per node is not known"
     )
     # nor is the share judged
     text = ONE_EXAMPLE_GPU + pod(

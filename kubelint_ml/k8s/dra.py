@@ -32,6 +32,7 @@ from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 
 __all__ = [
+    "ANY_GPU",
     "DRA_CLAIM_KINDS",
     "DRA_EXTENDED_PREFIX",
     "ClassInfo",
@@ -53,6 +54,10 @@ GPU = "gpu"  # whole accelerators, counted per node as `resource`
 SLICE = "slice"  # partitions of one (MIG): how many a node offers depends on its layout
 ACCELERATOR = "accelerator"  # an accelerator whose count per node is not known here
 OTHER = "other"  # known not to be an accelerator (IMEX channels, NICs)
+# The resource of a GPU class whose vendor resource is not known (gpu.example.com, Intel's): on a node
+# it is one of that node's GPUs, counted as the node's GPU resource (our inference: a GPU node's
+# DRA driver publishes the GPUs its device plugin would).
+ANY_GPU = "gpu"
 # Compute slices of a MIG-capable GPU (A100, H100, H200, GH200, B200): a "3g.40gb" partition is 3/7
 # of one (NVIDIA MIG user guide, "Supported MIG profiles"; the A30's 4 slices are not told apart).
 MIG_SLICES = 7
@@ -83,7 +88,7 @@ class ClassInfo(Record):
 _ACCELERATOR_DRIVERS: dict[str, tuple[str, str | None]] = {
     "gpu.nvidia.com": (GPU, "nvidia.com/gpu"),
     "gpu.amd.com": (GPU, "amd.com/gpu"),
-    "gpu.intel.com": (ACCELERATOR, None),  # i915 or xe: not one resource
+    "gpu.intel.com": (GPU, ANY_GPU),  # i915 or xe: the node's own GPU resource
     "gaudi.intel.com": (ACCELERATOR, "habana.ai/gaudi"),
     "neuron.aws.com": (ACCELERATOR, None),  # devices or cores
     "tpu.google.com": (ACCELERATOR, "google.com/tpu"),
@@ -126,6 +131,8 @@ def _by_word(name: str) -> ClassInfo | None:
     words = set(first.replace("_", "-").split("-"))
     if words & _OTHER_WORDS:
         return ClassInfo(OTHER, None, f"'{name}' names a non-accelerator device")
+    if words & {"gpu", "gpus"}:
+        return ClassInfo(GPU, ANY_GPU, f"'{name}' names GPUs")
     if words & _ACCELERATOR_WORDS:
         return ClassInfo(ACCELERATOR, None, f"'{name}' names an accelerator")
     return None

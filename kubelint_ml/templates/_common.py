@@ -10,6 +10,7 @@ from typing import Any
 from kubelint_ml.engine.api import is_accelerator_template, template_devices
 from kubelint_ml.input.objects import dig
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_runtime_trainer_job
+from kubelint_ml.k8s.dra import ANY_GPU
 from kubelint_ml.k8s.quantity import (
     DECIMAL_SI,
     Quantity,
@@ -301,11 +302,18 @@ def accelerators(tpl: PodTemplate) -> dict[str, Any]:
 
 def counts_on(tpl: PodTemplate, accel: dict[str, Any], gpu_resource: str, gpus: int) -> dict[str, Any]:
     """``accel`` on a node with ``gpus`` devices of ``gpu_resource``: a DRA claim with
-    ``allocationMode: All`` gets every one of them."""
+    ``allocationMode: All`` gets every one of them, and GPUs of a class with no vendor resource
+    (``ANY_GPU``) are that node's GPUs."""
     devices = template_devices(tpl)
-    if devices is None or gpu_resource not in devices.all_of:
+    if devices is None:
         return accel
-    return {**accel, gpu_resource: accel.get(gpu_resource, 0) + gpus}
+    out = accel
+    if ANY_GPU in accel:
+        out = {r: n for r, n in accel.items() if r != ANY_GPU}
+        out[gpu_resource] = out.get(gpu_resource, 0) + accel[ANY_GPU]
+    if gpu_resource in devices.all_of or ANY_GPU in devices.all_of:
+        out = {**out, gpu_resource: out.get(gpu_resource, 0) + gpus}
+    return out
 
 
 def uncounted_accelerators(tpl: PodTemplate) -> str | None:

@@ -136,8 +136,9 @@ def _share(tpl: PodTemplate, ctx: Any) -> tuple[Fraction, str] | str:
         return f"node type not resolved ({how})"
     best: tuple[Fraction, str] | None = None
     for node in place.nodes:
-        g = counts_on(tpl, accel, node.gpu_resource, node.gpus).get(node.gpu_resource)
-        if g is None or len(accel) > 1 or g > node.gpus or not node.memory:
+        here = counts_on(tpl, accel, node.gpu_resource, node.gpus)
+        g = here.get(node.gpu_resource)
+        if g is None or len(here) > 1 or g > node.gpus or not node.memory:
             continue
         share = node.memory * g / node.gpus
         if best is None or share < best[0]:

@@ -203,7 +203,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     wrong: list[NodeType] = []
     sliced = False
     for node in place.nodes:
-        others = [r for r in accel if r != node.gpu_resource]
+        others = [r for r in counts_on(tpl, accel, node.gpu_resource, node.gpus) if r != node.gpu_resource]
         if others:
             if node.gpu_resource == "nvidia.com/gpu" and all(is_slice(r) for r in others):
                 sliced = True
@@ -246,6 +246,7 @@ def _never_fits(
         )
         return
     node = wrong[0]
+    accel = counts_on(tpl, accel, node.gpu_resource, node.gpus)
     asked = sorted(r for r in accel if r != node.gpu_resource)
     src = _gpu_field(tpl, asked[0])
     names = ", ".join(f"{accel[r]} {r}" for r in asked)
