@@ -152,8 +152,9 @@ def test_counts_of_the_older_request_form_and_of_all_devices():
     assert findings_of(pod, "gpu-memory-share-mismatch") == []
     # more GPUs than the node has
     pod = gpu_claim_pod("exactly:\n  deviceClassName: gpu.nvidia.com\n  count: 16", memory="100Gi")
-    assert [f.message for f in findings_of(pod, "gpu-memory-share-mismatch")] == [
-        "requests 16 GPUs but p5.48xlarge has only 8"
+    found = findings_of(pod, "gpu-memory-share-mismatch")
+    assert [(f.line, str(f.path), f.message) for f in found] == [
+        (32, "spec.resourceClaims[0].resourceClaimTemplateName", "requests 16 GPUs but p5.48xlarge has only 8")
     ]
 
 

@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterator
 from fractions import Fraction
 
-from kubelint_ml.engine.api import Hit, SkipUnit, Unit
+from kubelint_ml.engine.api import Hit, SkipUnit, Unit, template_devices
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
 from kubelint_ml.k8s.nodes import GI, MI, NodeType
 from kubelint_ml.k8s.resources import defaulted_requests, effective_pod_request
@@ -168,7 +168,8 @@ def _largest_source(tpl: PodTemplate, resource: str) -> _Source | None:
 
 
 def _gpu_field(tpl: PodTemplate, resource: str) -> _Source | None:
-    """The container field asking for the most devices of ``resource``."""
+    """The container field asking for the most devices of ``resource``; else, for GPUs claimed
+    through DRA, the pod's first claim that was followed to its devices."""
     best: _Source | None = None
     for c in tpl.all_containers:
         requests, limits = requests_limits(c)
@@ -176,6 +177,11 @@ def _gpu_field(tpl: PodTemplate, resource: str) -> _Source | None:
         if value > 0 and (best is None or value > best.value):
             part = "limits" if resource in limits else "requests"
             best = _Source(c.path + ("resources", part, resource), c.describe(), c.name, value)
+    if best is None:
+        devices = template_devices(tpl)
+        claim = next((c for c in devices.claims if c.found), None) if devices is not None else None
+        if claim is not None:
+            best = _Source(tpl.spec_path + claim.path, f"{claim.kind} {claim.name}", None, Fraction(0))
     return best
 
 
