@@ -634,3 +634,9 @@ spec:
     assert [f.message for f in findings_of(on_p5, "gpu-memory-share-mismatch")] == [
         "1 of 8 GPUs but 47.5% of p5.48xlarge memory (900Gi)"
     ]
+
+
+def test_the_configs_severity_wins_over_the_rules_own_choice():
+    job = MISSING[MISSING.index("apiVersion: batch/v1") :]
+    found = lint_text(job.encode(), RULES, Config(), severity={"unknown-resource-claim": "error"})
+    assert [(f.line, f.severity) for f in found if f.rule == "unknown-resource-claim"] == [(17, "error")]

@@ -108,7 +108,7 @@ class Hit(Record):
     message: str
     container: str | None
     at_value: bool  # point at the value rather than the key
-    severity: str | None  # a template may lower/raise for a specific case
+    severity: str | None  # a template may lower/raise for a specific case (a config override still wins)
     data: dict
     rule: str | None  # reported under another id (e.g. cel-evaluation-error)
     detail: str | None  # the longer explanation of this case (rationale, numbers), shown by -v, JSON and SARIF
