@@ -266,7 +266,7 @@ def read_regular(path: str, max_bytes: int) -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, f"{path}: not a regular file")
+            raise OSError(errno.EINVAL, "not a regular file (devices, pipes and sockets are not read)")
         return _read_stream(fd, max_bytes + 1)
     finally:
         os.close(fd)

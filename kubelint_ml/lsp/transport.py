@@ -31,6 +31,7 @@ MAX_FRAME = 128 * 1024 * 1024
 _HEADER = re.compile(rb"content-length[ \t]*:[ \t]*([0-9]+)[ \t]*", re.IGNORECASE)
 _NEXT = re.compile(rb"content-length[ \t]*:", re.IGNORECASE)
 _CHUNK = 1 << 16
+RESYNC_WAIT = 0.5  # seconds: how long the rest of a body too short for its header is waited for
 
 
 class FrameError(Exception):
@@ -43,9 +44,16 @@ class Reader:
         self.buf = bytearray()
         self.eof = False
 
-    def _fill(self) -> bool:
+    def _fill(self, timeout: float | None = None) -> bool:
+        """Read what comes next (waiting at most ``timeout`` seconds for it, when given)."""
         if self.eof:
             return False
+        if timeout is not None:
+            import select
+
+            ready, _, _ = select.select([self.fd], [], [], timeout)
+            if not ready:
+                return False
         chunk = os.read(self.fd, _CHUNK)
         if not chunk:
             self.eof = True
@@ -121,7 +129,7 @@ def parse(reader: Reader, body: bytes) -> tuple[Any, str]:
             return json.loads(head), ""
         except (ValueError, RecursionError):
             return None, why
-    # Too short: the message goes on up to the next header.
+    # Too short: the message goes on up to the next header (or is complete with what follows soon).
     rest = bytearray()
     while True:
         found = _NEXT.search(reader.buf)
@@ -131,7 +139,7 @@ def parse(reader: Reader, body: bytes) -> tuple[Any, str]:
             break
         rest += reader.buf
         reader.buf.clear()
-        if _complete(body + bytes(rest)) or len(rest) > MAX_FRAME or not reader._fill():
+        if _complete(body + bytes(rest)) or len(rest) > MAX_FRAME or not reader._fill(RESYNC_WAIT):
             break
     try:
         return json.loads(body + bytes(rest)), ""
