@@ -12,6 +12,7 @@ The findings are then those of ``kubelint-ml check <workspace folder>`` for that
 from __future__ import annotations
 
 import copy
+import logging
 import os
 import re
 import threading
@@ -26,6 +27,10 @@ from kubelint_ml.fix import SAFE, Fix, put
 
 # Files the workspace index reads at most (a huge monorepo is indexed only up to this).
 MAX_INDEXED_FILES = 20_000
+# The bytes of context files the server holds at most (a buffer or file is at most MAX_FILE_BYTES).
+MAX_CONTEXT_BYTES = 256 * 1024 * 1024
+MAX_FILE_BYTES = 20 * 1024 * 1024
+log = logging.getLogger("kubelint-ml.lsp")
 
 
 class ConfigProblem(Exception):
@@ -48,13 +53,19 @@ class Session:
     policies: Any = None
     severity: dict = field(default_factory=dict)
     all_ids: set = field(default_factory=set)
+    engine: Any = None
+    context_gen: int = 0  # the workspace context its facts were made from
 
 
 @dataclass
 class Linter:
     roots: list[str] = field(default_factory=list)
     buffers: dict[str, bytes] = field(default_factory=dict)  # open documents, by absolute path
-    _context: dict[str, bytes] = field(default_factory=dict)  # files that mention a context kind
+    # The workspace's context: for each file that mentions a context kind, a digest of its bytes and
+    # the context objects read from it (each file parsed once per change of its bytes).
+    _context: dict[str, tuple[bytes, list]] = field(default_factory=dict)
+    _context_bytes: dict[str, int] = field(default_factory=dict)
+    _context_gen: int = 0
     _sessions: dict[str | None, tuple[bytes | None, Session]] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
     indexed: threading.Event = field(default_factory=threading.Event)
@@ -62,13 +73,14 @@ class Linter:
     # ------------------------------------------------------------------
     # The workspace index
 
-    def index(self) -> None:
-        """Read the workspace folders' files that mention a context kind (in the background)."""
+    def index(self) -> dict[str, bytes]:
+        """The workspace folders' files that mention a context kind, read (in the background, within
+        :data:`MAX_CONTEXT_BYTES` in all); :meth:`take_index` takes them in on the worker."""
         from kubelint_ml.input.sources import SourceError, collect, read
         from kubelint_ml.run.facts import mentions_context
 
         found: dict[str, bytes] = {}
-        seen = 0
+        seen = total = 0
         for root in self.roots:
             if not os.path.isdir(root):  # taken as written: a folder that is not there is not a glob
                 continue
@@ -84,13 +96,44 @@ class Linter:
                     data = read(s, MAX_FILE_BYTES)
                 except OSError:
                     continue
-                if mentions_context(data):
-                    found[os.path.abspath(s.real)] = data
+                if len(data) > MAX_FILE_BYTES or not mentions_context(data):
+                    continue
+                if total + len(data) > MAX_CONTEXT_BYTES:
+                    log.warning("the workspace's context files pass %d bytes: the rest are not read", MAX_CONTEXT_BYTES)
+                    return found
+                total += len(data)
+                found[os.path.abspath(s.real)] = data
+        return found
+
+    def take_index(self, found: dict[str, bytes]) -> None:
         with self._lock:
             for path, data in found.items():
-                self._context.setdefault(path, data)
-            self._drop_sessions()
+                if path not in self._context:
+                    self._set_context(path, data)
+            self._context_gen += 1
         self.indexed.set()
+
+    def _set_context(self, path: str, data: bytes) -> bool:
+        """Read one context file's objects (only when its bytes changed). True when they did."""
+        from hashlib import blake2b
+
+        from kubelint_ml.engine.context import CONTEXT_KINDS
+        from kubelint_ml.input.loader import load
+        from kubelint_ml.input.objects import unpack
+
+        digest = blake2b(data, digest_size=16).digest()
+        known = self._context.get(path)
+        if known is not None and known[0] == digest:
+            return False
+        objects: list[Any] = []
+        try:
+            for doc in load(data).documents:
+                objects.extend(o for o in unpack(doc, path).objects if o.kind in CONTEXT_KINDS)
+        except Exception:  # noqa: BLE001 - a context file being typed may not parse: it gives nothing
+            objects = []
+        self._context[path] = (digest, objects)
+        self._context_bytes[path] = len(data)
+        return True
 
     def in_workspace(self, path: str) -> bool:
         return any(_inside(path, root) for root in self.roots)
@@ -126,17 +169,23 @@ class Linter:
         path = os.path.abspath(path)
         with self._lock:
             if os.path.basename(path) in CONFIG_NAMES:
-                self._drop_sessions()
+                self._drop_sessions()  # closed here, on the worker thread that built them
                 return True
             had = path in self._context
-            if data is not None and mentions_context(data):
-                changed = self._context.get(path) != data
-                self._context[path] = data
+            if data is not None and len(data) <= MAX_FILE_BYTES and mentions_context(data):
+                others = sum(n for p, n in self._context_bytes.items() if p != path)
+                if others + len(data) > MAX_CONTEXT_BYTES:
+                    log.warning(
+                        "%s: not taken as context: the workspace's context passes %d bytes", path, MAX_CONTEXT_BYTES
+                    )
+                    return False
+                changed = self._set_context(path, data)
             else:
                 changed = had
                 self._context.pop(path, None)
+                self._context_bytes.pop(path, None)
             if changed:
-                self._drop_sessions()
+                self._context_gen += 1
             return changed
 
     # ------------------------------------------------------------------
@@ -156,13 +205,38 @@ class Linter:
         with self._lock:
             found = self._sessions.get(config_path)
             if found is not None and found[0] == text:
-                return found[1]
+                session = found[1]
+                if session.context_gen != self._context_gen:  # the context changed: new facts, the
+                    self._refresh(session)  # same rules and policies (no compile, no new helper)
+                return session
             if found is not None:
                 _close(found[1])
                 del self._sessions[config_path]
             session = self._build(config_path, text)
             self._sessions[config_path] = (text, session)
             return session
+
+    def _facts(self, config: Any) -> Facts:
+        from kubelint_ml.run.facts import _profile_facts, context_facts
+
+        facts = Facts()
+        for _, objects in self._context.values():
+            for obj in objects:
+                facts.add_object(obj)
+        context_facts(facts, list(config.context), [], config)
+        _profile_facts(facts, config)
+        return facts
+
+    def _refresh(self, session: Session) -> None:
+        from kubelint_ml.run.config import ConfigError
+        from kubelint_ml.run.runner import Runner
+
+        try:
+            facts = self._facts(session.config)
+        except ConfigError as e:
+            raise ConfigProblem(session.config.path or "", getattr(e, "line", 0) or 1, str(e)) from None
+        session.runner = Runner(session.engine, session.config, facts, None, False, None, session.policies)
+        session.context_gen = self._context_gen
 
     def _drop_sessions(self) -> None:
         for _, session in self._sessions.values():
@@ -178,7 +252,6 @@ class Linter:
         from kubelint_ml.engine.core import Engine
         from kubelint_ml.run import lint as run_lint
         from kubelint_ml.run.config import ConfigError, load_config
-        from kubelint_ml.run.facts import _profile_facts, add_facts, context_facts
         from kubelint_ml.run.runner import Runner
         from kubelint_ml.run.selection import SelectionError, policy_off, select_rules
 
@@ -198,11 +271,7 @@ class Linter:
             if policies is not None:
                 policies.choose(policy_off(config, policy_ids, ()), severity)
             rules = [r for r in rules if r.family != "usage"]  # no Prometheus per keystroke: see docs/editors.md
-            facts = Facts()
-            for path, data in self._context.items():
-                add_facts(facts, self.buffers.get(path, data), path, config.limits)
-            context_facts(facts, list(config.context), [], config)
-            _profile_facts(facts, config)
+            facts = self._facts(config)
         except (ConfigError, SelectionError) as e:
             raise ConfigProblem(config_path or "", getattr(e, "line", 0) or 1, str(e)) from None
         except Exception as e:  # noqa: BLE001 - a policy that does not compile, a bad context file
@@ -220,6 +289,8 @@ class Linter:
             policies,
             dict(severity),
             set(all_ids),
+            engine,
+            self._context_gen,
         )
 
     # ------------------------------------------------------------------
@@ -419,9 +490,6 @@ def finding_range(doc: Any, line: int, column: int, encoding: str) -> tuple[tupl
     end = max(end, col)
     start = doc.starts[i]
     return doc.position(start + col, encoding), doc.position(start + end, encoding)
-
-
-MAX_FILE_BYTES = 20 * 1024 * 1024
 
 
 def load_unsaved_config(path: str, text: bytes) -> Any:

@@ -452,8 +452,11 @@ def initialize(ls: Server, params: types.InitializeParams) -> None:
 
 
 def _index(ls: Server) -> None:
+    """Read the workspace's context files (this thread), take them in on the worker (which owns the
+    sessions), then lint the open buffers again."""
     try:
-        ls.linter.index()
+        found = ls.linter.index()
+        ls.worker.submit(ls.linter.take_index, found).result()
     except Exception:  # noqa: BLE001
         log.exception("indexing the workspace failed")
         ls.linter.indexed.set()
