@@ -290,3 +290,38 @@ def test_edits_name_the_version_they_were_made_for(tmp_path: Path) -> None:
     finally:
         assert client.stop() == 0
         client.kill()
+
+
+def test_fix_all_in_a_lightbulb_is_made_when_resolved(tmp_path: Path) -> None:
+    """A client that resolves code actions gets fix all without its edit on a cursor move (no fix run
+    per move), and the edit, equal to check --fix, when it resolves it."""
+    text = with_endings(manifest(), "crlf")
+    path = tmp_path / "job.yaml"
+    path.write_bytes(text.encode())
+    uri = path.as_uri()
+    client = RawClient(cwd=tmp_path)
+    try:
+        client.initialize(
+            tmp_path,
+            ["utf-8"],
+            options={"unsafeFixes": True},
+            textDocument={"codeAction": {"resolveSupport": {"properties": ["edit"]}}},
+        )
+        client.open(uri, text)
+        client.diagnostics(uri, 1)
+        found = client.call(
+            "textDocument/codeAction",
+            {
+                "textDocument": {"uri": uri},
+                "range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 0}},
+                "context": {"diagnostics": []},
+            },
+        )["result"]
+        (lazy,) = [a for a in found if a.get("kind") == FIX_ALL]
+        assert "edit" not in lazy
+        resolved = client.call("codeAction/resolve", lazy, timeout=60)["result"]
+        after = apply(text, edits_of(resolved, uri, 1), "utf-8")
+        assert after.encode() == check_fix(tmp_path, text.encode())
+    finally:
+        assert client.stop() == 0
+        client.kill()

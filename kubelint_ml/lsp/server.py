@@ -725,14 +725,13 @@ async def code_actions(ls: Server, params: types.CodeActionParams) -> list[types
                     )
                 )
     if want_fix_all and any(f.fix is not None for f in result.findings):
-        if ls.resolve_edits and not result.fix_all_done:
-            action = _fix_all_action(ls, uri, result, lazy=True)
-        else:
-            if asked_fix_all and not result.fix_all_done:
-                await ls.run_in_worker(_fix_all_job, ls, uri, result)
-            elif not result.fix_all_done:  # a lightbulb: made in the background for the next ask
-                asyncio.ensure_future(ls.run_in_worker(_fix_all_job, ls, uri, result))
-            action = _fix_all_action(ls, uri, result, lazy=False)
+        # Asked for by kind (fix all on save, a command): made now. Offered in a lightbulb (which
+        # an editor asks for on every cursor move): made when the client resolves the action, or
+        # offered once made (a fix run per cursor move would cost a --fix each).
+        if asked_fix_all and not result.fix_all_done:
+            await ls.run_in_worker(_fix_all_job, ls, uri, result)
+        lazy = not result.fix_all_done and ls.resolve_edits
+        action = _fix_all_action(ls, uri, result, lazy=lazy)
         if action is not None:
             out.append(action)
     current = ls.docs.get(uri)
