@@ -96,7 +96,7 @@ class Linter:
                     data = read(s, MAX_FILE_BYTES)
                 except OSError:
                     continue
-                if len(data) > MAX_FILE_BYTES or not mentions_context(data):
+                if len(data) > MAX_FILE_BYTES or not mentions_context(data) or not _editor_context(data):
                     continue
                 if total + len(data) > MAX_CONTEXT_BYTES:
                     log.warning("the workspace's context files pass %d bytes: the rest are not read", MAX_CONTEXT_BYTES)
@@ -117,7 +117,6 @@ class Linter:
         """Read one context file's objects (only when its bytes changed). True when they did."""
         from hashlib import blake2b
 
-        from kubelint_ml.engine.context import CONTEXT_KINDS
         from kubelint_ml.input.loader import load
         from kubelint_ml.input.objects import unpack
 
@@ -126,9 +125,13 @@ class Linter:
         if known is not None and known[0] == digest:
             return False
         objects: list[Any] = []
+        if not _editor_context(data):
+            self._context[path] = (digest, objects)
+            self._context_bytes[path] = 0
+            return known is not None and bool(known[1])
         try:
             for doc in load(data).documents:
-                objects.extend(o for o in unpack(doc, path).objects if o.kind in CONTEXT_KINDS)
+                objects.extend(o for o in unpack(doc, path).objects if o.kind in EDITOR_CONTEXT)
         except Exception:  # noqa: BLE001 - a context file being typed may not parse: it gives nothing
             objects = []
         self._context[path] = (digest, objects)
@@ -453,6 +456,19 @@ class Fixes:
 
 
 _LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+# The context kinds the editor's rules read. CustomResourceDefinitions are context for `check
+# --schema` only (schema validation is not run in the editor): a file of CRDs is neither parsed nor
+# kept, however large.
+EDITOR_CONTEXT = frozenset(("PriorityClass", "WorkloadPriorityClass", "KubeletConfiguration"))
+_EDITOR_CONTEXT_RE = re.compile(
+    rb"""["']?kind["']?\s*:\s*["']?(PriorityClass|WorkloadPriorityClass|KubeletConfiguration)\b"""
+)
+
+
+def _editor_context(data: bytes) -> bool:
+    return _EDITOR_CONTEXT_RE.search(data) is not None
 
 
 def _suppression_probe(f: Finding, obj: Any, reason: str) -> Finding:

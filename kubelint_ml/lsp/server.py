@@ -454,6 +454,9 @@ def initialize(ls: Server, params: types.InitializeParams) -> None:
 def _index(ls: Server) -> None:
     """Read the workspace's context files (this thread), take them in on the worker (which owns the
     sessions), then lint the open buffers again."""
+    import time
+
+    t0 = time.monotonic()
     try:
         found = ls.linter.index()
         ls.worker.submit(ls.linter.take_index, found).result()
@@ -463,6 +466,12 @@ def _index(ls: Server) -> None:
         return
     loop = ls.event_loop
     if loop is not None and not loop.is_closed():
+        message = (
+            f"kubelint-ml: the workspace's context indexed: {len(found)} files, "
+            f"{sum(map(len, found.values()))} bytes, {time.monotonic() - t0:.1f} s"
+        )
+        params = types.LogMessageParams(type=types.MessageType.Info, message=message)
+        loop.call_soon_threadsafe(ls.window_log_message, params)
         loop.call_soon_threadsafe(_relint_open, ls)
 
 
