@@ -206,7 +206,7 @@ def group(load_config: Callable[[str | None], Any]) -> click.Group:
     @click.argument("paths", nargs=-1)
     @click.option("--prometheus", metavar="URL", help="The Prometheus (or compatible) server.")
     @click.option("--usage", "usage_file", type=FILE, help="A snapshot from `usage export`.")
-    @click.option("-f", "--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text")
+    @click.option("-f", "--format", "fmt", type=click.Choice(("text", "json", "markdown", "html")), default="text")
     @_common
     def report(
         paths: tuple[str, ...],
@@ -237,6 +237,6 @@ def group(load_config: Callable[[str | None], Any]) -> click.Group:
         )
         if verbose:
             _notes(found)
-        write(found, templates, fmt, sys.stdout)
+        write(found, templates, fmt, sys.stdout, inputs=list(paths))
 
     return usage
