@@ -64,16 +64,26 @@ def _workload_key(f: Finding) -> tuple:
 # GPU workloads: read again from the files that have findings (only for this report)
 
 
+def _accelerator_words() -> tuple[bytes, ...]:
+    """Text every manifest asking for an accelerator holds: a resource name's fixed start, or DRA's claims."""
+    from kubelint_ml.k8s.resources import ACCELERATOR_PATTERNS
+
+    return tuple(sorted({p.split("*")[0].encode() for p in ACCELERATOR_PATTERNS})) + (b"claims",)
+
+
 def gpu_workloads(files: list[str]) -> dict[tuple, int]:
     """(file, kind, namespace, name) -> GPUs (accelerator devices) the object's pods request, replicas
     counted, for each object with a pod template that asks for an accelerator (0: DRA claims only).
 
-    A file that cannot be read or parsed again (stdin, a chart's template) is left out."""
+    Read again from the files that have findings (only for this report); a file that cannot be read
+    or parsed again (stdin, a chart's template) is left out, and so is one that names no accelerator
+    resource or claim anywhere in its text."""
     from kubelint_ml.input.loader import load
     from kubelint_ml.input.objects import unpack
     from kubelint_ml.input.workloads import pod_templates
     from kubelint_ml.k8s.resources import accelerator_requests, is_accelerator_pod
 
+    words = _accelerator_words()
     out: dict[tuple, int] = {}
     for file in files:
         if file == "-" or file == "<stdin>":
@@ -81,7 +91,9 @@ def gpu_workloads(files: list[str]) -> dict[tuple, int]:
         try:
             with open(file, "rb") as fh:
                 data = fh.read()
-            docs = load(data).documents
+            if not any(w in data for w in words):
+                continue
+            docs = load(data).documents  # the lint's loader, with its limits
         except Exception:  # noqa: BLE001 - unreadable or unparsable: the lint has said so
             continue
         for doc in docs:

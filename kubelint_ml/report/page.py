@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+from functools import lru_cache
 from html import escape as _escape
 
 from kubelint_ml.report.escape import neutralise
@@ -21,12 +22,16 @@ from kubelint_ml.report.escape import neutralise
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 
-def esc(text: object) -> str:
-    """Untrusted text for HTML content or a quoted attribute value."""
-    s = text if isinstance(text, str) else str(text)
+@lru_cache(maxsize=8192)  # rule ids, namespaces, objects and files recur across a report
+def _esc(s: str) -> str:
     if not (s.isascii() and s.isprintable()):
         s = neutralise(s, keep_newlines=True)
     return _escape(s, quote=True)
+
+
+def esc(text: object) -> str:
+    """Untrusted text for HTML content or a quoted attribute value."""
+    return _esc(text if isinstance(text, str) else str(text))
 
 
 def safe_url(url: str | None) -> str | None:
