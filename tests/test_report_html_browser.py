@@ -77,7 +77,7 @@ def test_corpus_report_in_chromium(browser, corpus, tmp_path) -> None:
     run(
         ROOT,
         "check",
-        str(corpus),
+        os.path.relpath(corpus, ROOT),  # as a user in the repository writes it
         "-f",
         "json",
         "-o",
@@ -209,3 +209,28 @@ def test_sizing_report_in_chromium(browser, tmp_path) -> None:
     page = browser.open((tmp_path / "check.html").as_uri())
     assert page.problems() == [] and page.eval("document.querySelectorAll('#sizing svg').length") == 1
     assert page.eval("document.querySelectorAll('#findings .f').length") >= 1
+
+
+def test_check_with_usage_in_chromium(browser, tmp_path) -> None:
+    """``check --usage`` on two pods (one over its limit at the peak, one asking for ten times its
+    median and a GPU it barely uses): the sizing section draws memory, cpu and GPU memory."""
+    from tests.test_report_html import PODS, SNAPSHOT
+
+    (tmp_path / "pods.yaml").write_text(PODS)
+    (tmp_path / "snap.json").write_text(json.dumps(SNAPSHOT))
+    run(tmp_path, "check", "pods.yaml", "--usage", "snap.json", "-f", "html", "-o", "report.html")
+    page = browser.open((tmp_path / "report.html").as_uri())
+    assert page.problems() == [] and page.requests() == [(tmp_path / "report.html").as_uri()]
+    charts = page.eval(
+        "Array.prototype.map.call(document.querySelectorAll('#sizing .sz'),function(a){"
+        "return [a.getAttribute('data-workload'),Array.prototype.map.call(a.querySelectorAll('h4'),"
+        "function(h){return h.textContent;})];})"
+    )
+    assert charts == [
+        ["Pod/ml/tight", ["memory (working set)"]],
+        ["Pod/ml/idle", ["memory (working set)", "cpu (cores)", "GPU memory (peak per device)"]],
+    ]
+    page.eval("document.getElementById('sizing').scrollIntoView()")
+    png = page.screenshot()
+    not_blank(png)
+    keep(png, "html-sizing-check.png")
