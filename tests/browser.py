@@ -157,12 +157,15 @@ class Browser:
 
     # --- pages
 
-    def open(self, url: str) -> Page:
+    def open(self, url: str, *, scripts: bool = True) -> Page:
+        """A new tab at ``url``, once loaded; ``scripts=False``: the page's own scripts never run."""
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         page = Page(self, session)
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable", session=session)
+        if not scripts:
+            self.call("Emulation.setScriptExecutionDisabled", {"value": True}, session)
         since = len(self.events)
         started = time.monotonic()
         self.call("Page.navigate", {"url": url}, session)

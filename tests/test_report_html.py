@@ -10,6 +10,7 @@ The same pages in a real browser: tests/test_report_html_browser.py.
 from __future__ import annotations
 
 import json
+import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -350,3 +351,21 @@ def test_html_is_imported_only_when_asked_for(tmp_path: Path) -> None:
     assert "kubelint_ml.report.html" in found
     # the fixes' edits are resolved for their diffs; no usage, policy or server module
     assert heavy(found, ("kubelint_ml.fix.apply", "kubelint_ml.fix.yamltext")) == []
+
+
+def test_hostile_file_names(monkeypatch, tmp_path) -> None:
+    """A file name with markup, an escape sequence and a byte that is not UTF-8: written escaped,
+    the page still valid UTF-8."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "k8s").mkdir()
+    name = os.fsdecode(b"<i>x\xff\x1b[2J.yaml")
+    (tmp_path / "k8s" / name).write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - {name: c, image: busybox}\n"
+    )
+    out = tmp_path / "r.html"
+    r = run(["check", "k8s", "-f", "html", "-o", str(out)])
+    assert r.exit_code == 0, r.output  # warnings only
+    text = out.read_bytes().decode("utf-8")  # valid UTF-8
+    check_self_contained(text)
+    assert "<i>" not in text and "\x1b" not in text
+    assert "&lt;i&gt;x\ufffd.yaml" in text  # the escape sequence removed, as in the text output

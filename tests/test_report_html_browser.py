@@ -234,3 +234,17 @@ def test_check_with_usage_in_chromium(browser, tmp_path) -> None:
     png = page.screenshot()
     not_blank(png)
     keep(png, "html-sizing-check.png")
+
+
+def test_readable_without_javascript(browser, tmp_path) -> None:
+    run(ROOT, "check", "fixtures/examples/pytorchjob-gpu.yaml", "-f", "html", "-o", str(tmp_path / "r.html"))
+    page = browser.open((tmp_path / "r.html").as_uri(), scripts=False)
+    assert page.eval("document.documentElement.classList.contains('js')") is False  # the script did not run
+    shown = page.eval(
+        "Array.prototype.filter.call(document.querySelectorAll('#findings .f'),function(r){"
+        "return r.offsetParent!==null;}).length"
+    )
+    assert shown == 8
+    assert page.eval("getComputedStyle(document.querySelector('.nojs')).display") != "none"
+    assert page.eval("document.getElementById('filters').offsetParent") is None  # no filters that do nothing
+    not_blank(page.screenshot())

@@ -71,7 +71,7 @@ STYLE = """
 --info:#0b5cad;--ok:#1a7f37;--acc:#6639ba}
 @media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#9da7b3;--line:#30363d;--bg:#0d1117;--soft:#161b22;
 --err:#ff7b72;--warn:#e3b341;--info:#79c0ff;--ok:#56d364;--acc:#d2a8ff}}
-*{box-sizing:border-box}
+*{box-sizing:border-box}[hidden]{display:none!important}
 body{font:1rem/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);background:var(--bg);margin:0;
 padding:1rem 1.5rem 3rem;max-width:90rem}
 h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.25rem;margin:2rem 0 .5rem;border-bottom:1px solid var(--line)}
