@@ -369,3 +369,14 @@ def test_hostile_file_names(monkeypatch, tmp_path) -> None:
     check_self_contained(text)
     assert "<i>" not in text and "\x1b" not in text
     assert "&lt;i&gt;x\ufffd.yaml" in text  # the escape sequence removed, as in the text output
+
+
+def test_usage_findings_link_to_their_chart(monkeypatch, sized) -> None:
+    monkeypatch.chdir(sized)
+    text = run(["check", "pods.yaml", "--usage", "snap.json", "-f", "html"]).output
+    page = Page(text)
+    for f in page.findings:
+        if f["attrs"]["data-r"] == "memory-limit-below-peak":
+            assert "sizing chart" in "".join(f["text"])
+    assert re.search(r'data-r="memory-limit-below-peak".*?<a href="#sz0">sizing chart</a>', text)  # tight: first
+    assert re.search(r'data-r="memory-request-above-usage".*?<a href="#sz1">sizing chart</a>', text)

@@ -217,12 +217,13 @@ def write(
     counts = result.counts()
     gpu = gpu_workloads(sorted({f.file for f in findings if f.object is not None}))
     link = _linker(result, ctx.get("base_url"))
+    sizing = ctx.get("sizing")
+    charts = _chart_links(sizing) if sizing is not None else None
     w = out.write
     w(head("kubelint-ml report"))
     w("<header><h1>kubelint-ml report</h1>\n")
     w(_meta(result, ctx))
     w("</header>\n")
-    sizing = ctx.get("sizing")
     w(
         '<nav aria-label="sections"><a href="#totals">Totals</a><a href="#rules">By rule</a>'
         '<a href="#namespaces">By namespace</a><a href="#workloads">By workload</a>'
@@ -362,7 +363,7 @@ def write(
                 buf.append("</section>\n")
             current = f.file
             buf.append(f'<section class="file"><h3>{esc(f.file)}</h3>\n')
-        buf.append(_finding(f, i, suppressed, link, files, f.object is not None and _workload_key(f) in gpu))
+        buf.append(_finding(f, i, suppressed, link, files, f.object is not None and _workload_key(f) in gpu, charts))
         if len(buf) >= 256:
             w("".join(buf))
             buf.clear()
@@ -416,7 +417,22 @@ def _meta(result: RunResult, ctx: dict) -> str:
     return f'<dl class="meta">{body}</dl>\n'
 
 
-def _finding(f: Finding, i: int, suppressed: str | None, link: Any, files: _Files, is_gpu: bool) -> str:
+def _chart_links(sizing: Any) -> Any:
+    """A finding -> the id of its container's sizing chart, or None."""
+    anchors, default_ns = sizing.anchors(), sizing.default_namespace
+
+    def chart(f: Finding) -> str | None:
+        obj = f.object
+        if obj is None or f.container is None:
+            return None
+        return anchors.get((obj.namespace or default_ns, obj.kind, obj.name, f.container))
+
+    return chart
+
+
+def _finding(
+    f: Finding, i: int, suppressed: str | None, link: Any, files: _Files, is_gpu: bool, charts: Any = None
+) -> str:
     obj = workload_label(f)
     pos = f"{f.line}:{f.column}" if f.line >= 1 and f.column >= 1 else (str(f.line) if f.line >= 1 else "-")
     url = link(f.file, f.line) if link is not None else None
@@ -433,6 +449,9 @@ def _finding(f: Finding, i: int, suppressed: str | None, link: Any, files: _File
         parts.append(f'<span class="ctr">container {esc(f.container)}</span>')
     if is_gpu:
         parts.append('<span class="gpu">GPU</span>')
+    chart = charts(f) if charts is not None else None
+    if chart:
+        parts.append(f'<a href="#{chart}">sizing chart</a>')
     if suppressed is not None:
         parts.append(f"<span>(suppressed{': ' + esc(suppressed) if suppressed else ''})</span>")
     parts.append(f'</div><p class="m">{esc(f.message)}</p>')

@@ -32,6 +32,14 @@ class Sizing:
     headroom: float = 0.2
     lookback_seconds: float = 0.0
     inputs: list[str] = field(default_factory=list)
+    default_namespace: str = "default"
+
+    def anchors(self) -> dict[tuple[str, str, str, str], str]:
+        """(namespace, kind, name, container) -> the id of its chart (a finding links to it)."""
+        out: dict[tuple[str, str, str, str], str] = {}
+        for i, (row, _) in enumerate(ordered(self)):
+            out.setdefault((row["namespace"], row["kind"], row["name"], row["container"]), f"sz{i}")
+        return out
 
 
 def from_usage(usage: Any, templates: list) -> Sizing:
@@ -48,6 +56,7 @@ def from_usage(usage: Any, templates: list) -> Sizing:
         usage.min_samples,
         usage.headroom,
         usage.window.lookback,
+        default_namespace=usage.default_namespace,
     )
 
 
