@@ -87,7 +87,10 @@ def writer(result, fmt: str) -> tuple[float, int]:
 
     buf = io.StringIO()
     t0 = time.perf_counter()
-    report.write(fmt, result, buf, context={"inputs": ["corpus"], "command": "check"} if fmt == "html" else None)
+    from kubelint_ml.run.gpus import gpu_workloads
+
+    context = {"inputs": ["corpus"], "command": "check", "gpu_workloads": gpu_workloads}  # as check gives it
+    report.write(fmt, result, buf, context=context if fmt == "html" else None)
     return time.perf_counter() - t0, len(buf.getvalue().encode())
 
 

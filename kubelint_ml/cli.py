@@ -425,13 +425,21 @@ def _html_context(
     if "html" not in formats:
         return None
     from kubelint_ml.report.html import base_url_for
-    from kubelint_ml.report.sizing import for_check
+    from kubelint_ml.run.gpus import gpu_workloads
+    from kubelint_ml.usage.html import for_check
 
     try:
         base = base_url_for(base_url)
     except ValueError as e:
         _fail(str(e))
-    return {"inputs": list(paths), "base_url": base, "command": "check", "sizing": for_check(usage, paths, config)}
+    sizing = for_check(usage, paths, config)
+    return {
+        "inputs": list(paths),
+        "base_url": base,
+        "command": "check",
+        "gpu_workloads": gpu_workloads,
+        "sizing": sizing,
+    }
 
 
 def _print_notes(notes: list[str]) -> None:

@@ -12,8 +12,10 @@ the sizing charts of :mod:`kubelint_ml.report.sizing` follow the totals.
 
 ``context`` (all optional) is what the command knows beyond the result:
 ``inputs`` (the paths or the cluster), ``base_url`` (links to files:
-``BASE/<path relative to the run's root>#L<line>``), ``command``, and
-``sizing`` (a :class:`kubelint_ml.report.sizing.Sizing`).
+``BASE/<path relative to the run's root>#L<line>``), ``command``, ``gpu_workloads``
+(:func:`kubelint_ml.run.gpus.gpu_workloads`: without it GPUs are not counted) and
+``sizing`` (a :class:`kubelint_ml.usage.html.Sizing`). The report imports nothing of the
+stages above it: what they know comes in through ``context``.
 """
 
 from __future__ import annotations
@@ -58,64 +60,6 @@ def workload_label(f: Finding) -> str:
 def _workload_key(f: Finding) -> tuple:
     obj = f.object
     return (f.file, obj.kind, obj.namespace, obj.name) if obj is not None else (f.file, "", "", "")
-
-
-# ----------------------------------------------------------------------------
-# GPU workloads: read again from the files that have findings (only for this report)
-
-
-def _accelerator_words() -> tuple[bytes, ...]:
-    """Text every manifest asking for an accelerator holds: a resource name's fixed start, or DRA's claims."""
-    from kubelint_ml.k8s.resources import ACCELERATOR_PATTERNS
-
-    return tuple(sorted({p.split("*")[0].encode() for p in ACCELERATOR_PATTERNS})) + (b"claims",)
-
-
-def gpu_workloads(files: list[str]) -> dict[tuple, int]:
-    """(file, kind, namespace, name) -> GPUs (accelerator devices) the object's pods request, replicas
-    counted, for each object with a pod template that asks for an accelerator (0: DRA claims only).
-
-    Read again from the files that have findings (only for this report); a file that cannot be read
-    or parsed again (stdin, a chart's template) is left out, and so is one that names no accelerator
-    resource or claim anywhere in its text."""
-    from kubelint_ml.input.loader import load
-    from kubelint_ml.input.objects import unpack
-    from kubelint_ml.input.workloads import pod_templates
-    from kubelint_ml.k8s.resources import accelerator_requests, is_accelerator_pod
-
-    words = _accelerator_words()
-    out: dict[tuple, int] = {}
-    for file in files:
-        if file == "-" or file == "<stdin>":
-            continue
-        try:
-            with open(file, "rb") as fh:
-                data = fh.read()
-            if not any(w in data for w in words):
-                continue
-            docs = load(data).documents  # the lint's loader, with its limits
-        except Exception:  # noqa: BLE001 - unreadable or unparsable: the lint has said so
-            continue
-        for doc in docs:
-            try:
-                objects = unpack(doc, file).objects
-            except Exception:  # noqa: BLE001
-                continue
-            for obj in objects:
-                try:
-                    gpus, accel = 0, False
-                    for tpl in pod_templates(obj):
-                        if tpl.broken or not is_accelerator_pod(tpl.spec):
-                            continue
-                        accel = True
-                        per_pod = sum(accelerator_requests(tpl.spec).values())
-                        gpus += per_pod * (tpl.replicas if isinstance(tpl.replicas, int) and tpl.replicas > 0 else 1)
-                except Exception:  # noqa: BLE001 - a shape the lint reports
-                    continue
-                if accel:
-                    ref = obj.ref
-                    out[(file, ref.kind, ref.namespace, ref.name)] = gpus
-    return out
 
 
 # ----------------------------------------------------------------------------
@@ -215,7 +159,8 @@ def write(
     findings = result.findings
     shown_suppressed = result.suppressed if result.show_suppressed else []
     counts = result.counts()
-    gpu = gpu_workloads(sorted({f.file for f in findings if f.object is not None}))
+    count_gpus = ctx.get("gpu_workloads")
+    gpu = count_gpus(sorted({f.file for f in findings if f.object is not None})) if count_gpus else {}
     link = _linker(result, ctx.get("base_url"))
     sizing = ctx.get("sizing")
     charts = _chart_links(sizing) if sizing is not None else None
@@ -259,14 +204,15 @@ def write(
     w(
         f'<div class="card">findings<b>{len(findings)}</b>in {result.files_with_findings()} of {result.files} files</div>'
     )
-    w(
-        f'<div class="card"><span class="gpu">GPU workloads</span> with findings<b>{len(gpu_hit)}</b>'
-        f"{len(gpu_err)} with errors</div>"
-    )
-    w(
-        f'<div class="card"><span class="gpu">GPUs at risk</span><b>{gpus_at_risk}</b>'
-        "requested by GPU workloads with errors</div>"
-    )
+    if count_gpus:
+        w(
+            f'<div class="card"><span class="gpu">GPU workloads</span> with findings<b>{len(gpu_hit)}</b>'
+            f"{len(gpu_err)} with errors</div>"
+        )
+        w(
+            f'<div class="card"><span class="gpu">GPUs at risk</span><b>{gpus_at_risk}</b>'
+            "requested by GPU workloads with errors</div>"
+        )
     w("</div>\n")
     w(
         f"<p>{result.objects} objects in {result.documents} documents; {len(result.suppressed)} suppressed, "
@@ -344,9 +290,7 @@ def write(
     w("</details></section>\n")
 
     if sizing is not None:
-        from kubelint_ml.report.sizing import write_section
-
-        write_section(sizing, out)
+        sizing.write_section(out)
 
     # --- findings
     w('<section id="findings"><h2>Findings</h2>\n')

@@ -237,6 +237,13 @@ def group(load_config: Callable[[str | None], Any]) -> click.Group:
         )
         if verbose:
             _notes(found)
-        write(found, templates, fmt, sys.stdout, inputs=list(paths))
+        if fmt == "html":  # a chart per container
+            from kubelint_ml.usage.html import from_usage, write_page
+
+            page = from_usage(found, templates)
+            page.inputs = list(paths)
+            write_page(page, sys.stdout)
+            return
+        write(found, templates, fmt, sys.stdout)
 
     return usage

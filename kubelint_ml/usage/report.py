@@ -1,5 +1,6 @@
 """``kubelint-ml usage report``: per workload template and container, requests and limits
-today against what was observed, and the recommended values (text, JSON, Markdown, HTML)."""
+today against what was observed, and the recommended values (text, JSON, Markdown; the HTML page
+with a chart per container is :mod:`kubelint_ml.usage.html`)."""
 
 from __future__ import annotations
 
@@ -112,14 +113,7 @@ def _cells(row: dict[str, Any]) -> list[str]:
     ]
 
 
-def write(usage: Usage, templates: list[TemplateSpec], fmt: str, out: TextIO, inputs: list[str] | None = None) -> None:
-    if fmt == "html":  # a chart per container (kubelint_ml/report/sizing.py)
-        from kubelint_ml.report.sizing import from_usage, write_page
-
-        sizing = from_usage(usage, templates)
-        sizing.inputs = list(inputs or [])
-        write_page(sizing, out)
-        return
+def write(usage: Usage, templates: list[TemplateSpec], fmt: str, out: TextIO) -> None:
     table = rows(usage, templates)
     if fmt == "json":
         doc = {

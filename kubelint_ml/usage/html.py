@@ -3,8 +3,9 @@ today's requests and limits and the recommended ones, as an inline SVG chart wit
 beside it and the recommended resources as YAML to paste.
 
 Used by ``usage report --format html`` (a page of its own, :func:`write_page`) and by
-``check --format html`` with a usage source (a section of the findings page,
-:func:`write_section`). Rows are :func:`kubelint_ml.usage.report.rows`' dicts, so both read
+``check --format html`` with a usage source: the command line hands the findings page
+(:mod:`kubelint_ml.report.html`) a :class:`Sizing`, whose ``write_section`` writes the
+section and whose ``anchors`` let each usage finding link to its chart. Rows are :func:`kubelint_ml.usage.report.rows`' dicts, so both read
 the same numbers as the text, JSON and Markdown reports.
 
 Workloads come most at risk first (a memory limit under the observed peak, or an OOM kill:
@@ -33,6 +34,9 @@ class Sizing:
     lookback_seconds: float = 0.0
     inputs: list[str] = field(default_factory=list)
     default_namespace: str = "default"
+
+    def write_section(self, out: TextIO) -> None:
+        write_section(self, out)
 
     def anchors(self) -> dict[tuple[str, str, str, str], str]:
         """(namespace, kind, name, container) -> the id of its chart (a finding links to it)."""
