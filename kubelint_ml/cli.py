@@ -245,7 +245,7 @@ def check(
 
         policies.choose(policy_off(config, policy_ids, disable), severity)
     usage, rules = usage_cli.for_check(paths, config, rules, verbose)
-    html_context = _html_context(formats, paths, html_base_url, usage, config)
+    html_context = _html_context(formats, paths, html_base_url, usage, config, _jobs(jobs))
     rules = selected(rules, fix_args["select"])
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     session: dict = {}  # what --fix needs to lint a file again
@@ -419,7 +419,7 @@ def _write_report(write: Any, fmt: str, view: Any, verbose: bool, context: dict 
 
 
 def _html_context(
-    formats: tuple[str, ...], paths: tuple[str, ...], base_url: str | None, usage: Any, config: Any
+    formats: tuple[str, ...], paths: tuple[str, ...], base_url: str | None, usage: Any, config: Any, jobs: int
 ) -> Any:
     """What the HTML report shows beyond the findings (docs/output.md#html); None without --format html."""
     if "html" not in formats:
@@ -437,7 +437,7 @@ def _html_context(
         "inputs": list(paths),
         "base_url": base,
         "command": "check",
-        "gpu_workloads": gpu_workloads,
+        "gpu_workloads": functools.partial(gpu_workloads, jobs=jobs),
         "sizing": sizing,
     }
 

@@ -380,3 +380,19 @@ def test_usage_findings_link_to_their_chart(monkeypatch, sized) -> None:
             assert "sizing chart" in "".join(f["text"])
     assert re.search(r'data-r="memory-limit-below-peak".*?<a href="#sz0">sizing chart</a>', text)  # tight: first
     assert re.search(r'data-r="memory-request-above-usage".*?<a href="#sz1">sizing chart</a>', text)
+
+
+def test_gpu_count_shared_with_forked_workers_is_the_same(monkeypatch, tmp_path) -> None:
+    from kubelint_ml.run import gpus
+
+    files = []
+    for i in range(6):
+        path = tmp_path / f"job{i}.yaml"
+        path.write_text((ROOT / EXAMPLE).read_text().replace("llama-finetune", f"llama-{i}"))
+        files.append(str(path))
+    (tmp_path / "cpu.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: []}\n")
+    files.append(str(tmp_path / "cpu.yaml"))
+    alone = gpus.gpu_workloads(files)
+    assert alone == {(f, "PyTorchJob", "research", f"llama-{i}"): 14 for i, f in enumerate(files[:6])}
+    monkeypatch.setattr(gpus, "PARALLEL_MIN_FILES", 1)
+    assert gpus.gpu_workloads(files, jobs=2) == alone

@@ -8,6 +8,7 @@ parsed at all.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from kubelint_ml.k8s.resources import ACCELERATOR_PATTERNS
@@ -18,11 +19,32 @@ def _words() -> tuple[bytes, ...]:
     return tuple(sorted({p.split("*")[0].encode() for p in ACCELERATOR_PATTERNS})) + (b"claims",)
 
 
-def gpu_workloads(files: list[str]) -> dict[tuple[str, str, str, str], int]:
+# From this many files, with more than one job, the reading is shared by forked workers.
+PARALLEL_MIN_FILES = 64
+
+
+def gpu_workloads(files: list[str], jobs: int = 1) -> dict[tuple[str, str, str, str], int]:
     """(file, kind, namespace, name) -> the accelerator devices the object's pods request, replicas
     counted, for each object with a pod template that asks for an accelerator (0: DRA claims only).
 
-    A file that cannot be read or parsed again (stdin, a chart's template) is left out."""
+    A file that cannot be read or parsed again (stdin, a chart's template) is left out. With
+    ``jobs`` > 1 and many files, forked workers share the files (:func:`kubelint_ml.run.pool.fork_map`)."""
+    if jobs <= 1 or len(files) < PARALLEL_MIN_FILES or not hasattr(os, "fork"):
+        return _count(files)
+    from kubelint_ml.run import pool
+
+    spans = pool.spans(len(files), jobs)
+
+    def span(n: int) -> dict[tuple[str, str, str, str], int]:
+        return _count(files[spans[n][0] : spans[n][1]])
+
+    out: dict[tuple[str, str, str, str], int] = {}
+    for part in pool.fork_map(len(spans), jobs, span, span, lambda found: found):
+        out.update(part)
+    return out
+
+
+def _count(files: list[str]) -> dict[tuple[str, str, str, str], int]:
     from kubelint_ml.input.loader import load
     from kubelint_ml.input.objects import unpack
     from kubelint_ml.input.workloads import pod_templates
