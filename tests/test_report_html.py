@@ -326,7 +326,7 @@ def test_usage_report_html_has_a_chart_per_container_most_at_risk_first(monkeypa
     assert "memory: 15Gi" in text  # tight: 12Gi x 1.2 = 14.4Gi, rounded up to a whole GiB
     assert "14d" in words and "http://prometheus.example:9090" in words and "2026-09-21 14:13:20 UTC" in words
     assert "peak share 11%" in words
-    for label in ("median", "p90", "p99", "peak", "request (R)", "limit (L)", "recommended request (r)"):
+    for label in ("median", "p90", "p99", "peak", "request (R)", "limit (L)", "recommended request (R′)"):
         assert label in words
     assert "request change −62Gi" in words  # idle: 2Gi recommended against 64Gi today
     assert "memory of main: median 2Gi; p90 3Gi; p99 4Gi; peak 5Gi; request 64Gi; limit 64Gi" in text  # aria-label

@@ -130,8 +130,8 @@ W, H, LEFT, RIGHT = 460, 92, 10, 10
 LINES = {
     "request": ("R", "", "var(--info)"),
     "limit": ("L", "6 3", "var(--err)"),
-    "recommended request": ("r", "2 2", "var(--ok)"),
-    "recommended limit": ("l", "8 2 2 2", "var(--ok)"),
+    "recommended request": ("R\u2032", "2 2", "var(--ok)"),
+    "recommended limit": ("L\u2032", "8 2 2 2", "var(--ok)"),
     "device memory": ("D", "6 3", "var(--acc)"),
 }
 
@@ -140,7 +140,7 @@ def chart(title: str, stats: dict[str, Any], lines: dict[str, float], show: Any)
     """An SVG: the range 0..peak, a box from the median to p99 with p90 marked, the peak as a
     diamond, and a vertical line per request/limit (today's and recommended), each lettered."""
     values = [v for v in (stats.get("median"), stats.get("p90"), stats.get("p99"), stats.get("max")) if v is not None]
-    top = max(values + list(lines.values()) + [1e-9]) * 1.08
+    top = _scale(max(values + list(lines.values()) + [1e-9]) * 1.05, show is _bytes)
     span = W - LEFT - RIGHT
 
     def x(v: float) -> float:
@@ -185,11 +185,11 @@ def chart(title: str, stats: dict[str, Any], lines: dict[str, float], show: Any)
         parts.append(
             f'<path d="M{px} 48 L{px + 6} 56 L{px} 64 L{px - 6} 56 Z" fill="currentColor"><title>peak</title></path>'
         )
-    for i, (name, value) in enumerate(lines.items()):
+    for name, value in lines.items():
         letter, dash, colour = LINES[name]
         lx = x(value)
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        y = 14 + 14 * (i % 2)
+        y = 28 if name.startswith("recommended") else 14  # today's letters above the recommended ones
         parts.append(
             f'<line x1="{lx}" y1="{y + 2}" x2="{lx}" y2="72" style="stroke:{colour}" stroke-width="2"{dash_attr}>'
             f"<title>{esc(name)} {esc(show(value))}</title></line>"
@@ -198,6 +198,18 @@ def chart(title: str, stats: dict[str, Any], lines: dict[str, float], show: Any)
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _scale(value: float, in_bytes: bool) -> float:
+    """The end of the axis: four ticks of a round size (1, 2, 2.5 or 5 times a power of ten, in
+    GiB or MiB for bytes, in cores for cpu) reaching ``value``."""
+    import math
+
+    unit = (GI if value >= GI else 1024**2) if in_bytes else 1.0
+    quarter = value / unit / 4
+    power = 10 ** math.floor(math.log10(quarter)) if quarter > 0 else 1.0
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= quarter)
+    return step * 4 * unit
 
 
 def _legend(stats: dict[str, Any], lines: dict[str, float], show: Any, extra: list[tuple[str, str]]) -> str:
@@ -333,8 +345,8 @@ def write_section(sizing: Sizing, out: TextIO) -> None:
         + f"<dt>judged</dt><dd>from {esc(sizing.min_samples)} samples on</dd></dl>\n"
         f"<p>Recommended: request at the median working set, limit at the peak + {sizing.headroom:.0%} "
         "(rounded up). In each chart the bar is the range up to the peak (\u25c6), the box the median (thick) "
-        f"to p99 (p90 marked); lines: R request, L limit (dashed), r recommended request (dotted), "
-        f"l recommended limit (dash-dot).</p>\n"
+        f"to p99 (p90 marked); lines: R request, L limit (dashed), R\u2032 recommended request "
+        f"(dotted), L\u2032 recommended limit (dash-dot).</p>\n"
         f"<p>{judged} of {len(items)} containers sized; <b>{risk}</b> at risk (limit under the peak, or "
         f"OOM-killed); <b>{waste:,.1f}</b> GiB-hours of memory requested and unused per pod in the window.</p>\n"
     )
