@@ -396,3 +396,16 @@ def test_gpu_count_shared_with_forked_workers_is_the_same(monkeypatch, tmp_path)
     assert alone == {(f, "PyTorchJob", "research", f"llama-{i}"): 14 for i, f in enumerate(files[:6])}
     monkeypatch.setattr(gpus, "PARALLEL_MIN_FILES", 1)
     assert gpus.gpu_workloads(files, jobs=2) == alone
+
+
+def test_a_container_not_judged_says_why_and_comes_last(monkeypatch, sized) -> None:
+    monkeypatch.chdir(sized)
+    (sized / "pods.yaml").write_text(
+        PODS + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: ghost, namespace: ml}\n"
+        "spec:\n  containers:\n    - {name: main, image: busybox}\n"
+    )
+    text = run(["usage", "report", "pods.yaml", "--usage", "snap.json", "-f", "html"]).output
+    order = re.findall(r'data-workload="([^"]+)"', text)
+    assert order == ["Pod/ml/tight", "Pod/ml/idle", "Pod/ml/ghost"]
+    ghost = text[text.index('data-workload="Pod/ml/ghost"') :]
+    assert "<span>not in the snapshot; not judged</span>" in ghost and "<svg" not in ghost.split("</article>")[0]

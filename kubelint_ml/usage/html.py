@@ -252,7 +252,8 @@ def _container(row: dict[str, Any], j: dict[str, Any], index: int) -> str:
     if "headroom" in j and j["headroom"] >= 0:
         badges.append(f"<span>headroom under the limit at the peak: {esc(_bytes(j['headroom']))}</span>")
     if not row["judged"]:
-        badges.append(f"<span>not judged: {esc(row.get('reason') or 'no data')}</span>")
+        why = row.get("reason") or "no data"
+        badges.append(f"<span>{esc(why if 'not judged' in why else 'not judged: ' + why)}</span>")
     out = [
         f'<article class="sz" id="sz{index}" data-workload="{esc(row["workload"])}" '
         f'data-container="{esc(row["container"])}">'
