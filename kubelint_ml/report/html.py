@@ -109,10 +109,11 @@ def fix_diff(f: Finding, files: _Files) -> str | None:
         return None
     edits = sorted(fix.edits, key=lambda e: (e.start, e.end))
     data = files.get(f.file)
-    if data is None or edits[-1].end > len(data) or edits[0].start < 0:
+    end = max(e.end for e in edits)
+    if data is None or end > len(data) or edits[0].start < 0:
         return "".join(f"+{line}\n" for e in edits for line in e.text.splitlines())
     lo = data.rfind(b"\n", 0, edits[0].start) + 1
-    hi = data.find(b"\n", edits[-1].end)
+    hi = data.find(b"\n", end)
     hi = len(data) if hi < 0 else hi + 1
     for _ in range(2):  # two lines of context each side
         if lo > 0:
