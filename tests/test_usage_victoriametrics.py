@@ -160,3 +160,27 @@ def test_a_nan_sample_is_not_stored_so_the_replica_is_sized_from_the_rest(server
     assert r.returncode == 2 and "no container_memory_working_set_bytes series in namespace(s) broken" in r.stderr
     r = _run(project, "check", "k8s", "--prometheus", prom.url, "--lookback", "1d")
     assert r.returncode == 2 and "nothing left to size from" in r.stderr
+
+
+@pytest.mark.parametrize("which", ["prom", "vm"])
+def test_sizing_page_from_a_live_server(servers, project, which) -> None:
+    """``usage report --format html`` straight from the server: a chart per container sized, the
+    server and the window named, the numbers those of the JSON report."""
+    vm, prom, _ = servers
+    url = (vm if which == "vm" else prom).url
+    r = _run(project, "usage", "report", "k8s", "--prometheus", url, "--lookback", "1d", "-f", "html")
+    assert r.returncode == 0, r.stderr
+    page = r.stdout
+    rows = _rows(project, url)
+    judged = [row for row in rows.values() if row["judged"]]
+    observed = [row for row in rows.values() if (row["usage"] or {}).get("memory")]
+    assert len(judged) == 5 and len(observed) == 6  # fresh: drawn, too few samples to judge
+    assert page.count("<h4>memory (working set)</h4>") == len(observed)
+    assert f"<dt>source</dt><dd>{url}</dd>" in page and "1d to 2026-09-21 14:13:20 UTC" in page
+    first = page.index('<article class="sz"')
+    assert 'data-workload="Job.batch/ml/train"' in page[first : first + 200]  # the largest shortfall first
+    from kubelint_ml.usage.model import show_quantity
+
+    for row in judged:
+        rec = row["recommended"]["memory"]
+        assert f"memory: {show_quantity(rec['request'])}" in page and f"memory: {show_quantity(rec['limit'])}" in page
