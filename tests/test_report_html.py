@@ -312,9 +312,13 @@ def sized(tmp_path: Path) -> Path:
 
 def test_usage_report_html_has_a_chart_per_container_most_at_risk_first(monkeypatch, sized) -> None:
     monkeypatch.chdir(sized)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1790000000")  # the two pages below are written alike
     r = run(["usage", "report", "pods.yaml", "--usage", "snap.json", "--format", "html"])
     assert r.exit_code == 0, r.output
     text = r.output
+    written = run(["usage", "report", "pods.yaml", "--usage", "snap.json", "-f", "html", "-o", "sizing.html"])
+    assert written.exit_code == 0 and written.output == ""
+    assert (sized / "sizing.html").read_text() == text  # -o writes the same page
     page = check_self_contained(text)
     articles = re.findall(r'<article class="sz" id="sz\d+" data-workload="([^"]+)" data-container="([^"]+)"', text)
     assert articles == [("Pod/ml/tight", "main"), ("Pod/ml/idle", "main")]  # over its limit first
