@@ -333,9 +333,8 @@ def write(
                 w(f'<p class="help">{esc(info.description.strip())}</p>\n')
             if info.remediation:
                 w(f'<p><b>Fix:</b></p><p class="help">{esc(info.remediation.strip())}</p>\n')
-            url = safe_url(info.help_uri)
-            if url:
-                w(f'<p><a href="{esc(url)}" rel="noreferrer">Documentation</a></p>\n')
+            if info.help_uri:  # as text: the page links out only to the files, and only when asked to
+                w(f'<p class="meta">Documentation: <code>{esc(info.help_uri)}</code></p>\n')
         w(f'<p class="meta"><code>kubelint-ml rules show {esc(rule)}</code></p></article>\n')
     w("</section>\n")
     w(f'<footer class="meta"><p>Written by kubelint-ml {esc(result.tool_version or _version())}.</p></footer>\n')
