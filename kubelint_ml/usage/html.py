@@ -201,14 +201,14 @@ def chart(title: str, stats: dict[str, Any], lines: dict[str, float], show: Any)
 
 
 def _scale(value: float, in_bytes: bool) -> float:
-    """The end of the axis: four ticks of a round size (1, 2, 2.5 or 5 times a power of ten, in
+    """The end of the axis: four ticks of a round size (1 to 8 times a power of ten, in
     GiB or MiB for bytes, in cores for cpu) reaching ``value``."""
     import math
 
     unit = (GI if value >= GI else 1024**2) if in_bytes else 1.0
     quarter = value / unit / 4
     power = 10 ** math.floor(math.log10(quarter)) if quarter > 0 else 1.0
-    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= quarter)
+    step = next(m * power for m in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10) if m * power >= quarter)
     return step * 4 * unit
 
 
