@@ -411,3 +411,15 @@ def test_a_container_not_judged_says_why_and_comes_last(monkeypatch, sized) -> N
     assert order == ["Pod/ml/tight", "Pod/ml/idle", "Pod/ml/ghost"]
     ghost = text[text.index('data-workload="Pod/ml/ghost"') :]
     assert "<span>not in the snapshot; not judged</span>" in ghost and "<svg" not in ghost.split("</article>")[0]
+
+
+def test_sizing_page_escapes_what_the_snapshot_says(monkeypatch, sized) -> None:
+    monkeypatch.chdir(sized)
+    hostile = dict(SNAPSHOT, source="<script>alert(1)</script>", cluster="c\u202e<img src=x>")
+    (sized / "snap.json").write_text(json.dumps(hostile))
+    (sized / ".kubelint-ml.yaml").write_text("usage:\n  cluster: \"c\\u202e<img src=x>\"\n")
+    r = run(["usage", "report", "pods.yaml", "--usage", "snap.json", "-f", "html"])
+    assert r.exit_code == 0, r.output
+    page = check_self_contained(r.output)
+    assert page.tags.count("script") == 0 and "<img" not in r.output and "\u202e" not in r.output
+    assert "exported from &lt;script&gt;alert(1)&lt;/script&gt;" in r.output
