@@ -417,7 +417,7 @@ def test_sizing_page_escapes_what_the_snapshot_says(monkeypatch, sized) -> None:
     monkeypatch.chdir(sized)
     hostile = dict(SNAPSHOT, source="<script>alert(1)</script>", cluster="c\u202e<img src=x>")
     (sized / "snap.json").write_text(json.dumps(hostile))
-    (sized / ".kubelint-ml.yaml").write_text("usage:\n  cluster: \"c\\u202e<img src=x>\"\n")
+    (sized / ".kubelint-ml.yaml").write_text('usage:\n  cluster: "c\\u202e<img src=x>"\n')
     r = run(["usage", "report", "pods.yaml", "--usage", "snap.json", "-f", "html"])
     assert r.exit_code == 0, r.output
     page = check_self_contained(r.output)

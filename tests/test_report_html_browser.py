@@ -266,3 +266,36 @@ def test_readable_without_javascript(browser, tmp_path) -> None:
     assert page.eval("getComputedStyle(document.querySelector('.nojs')).display") != "none"
     assert page.eval("document.getElementById('filters').offsetParent") is None  # no filters that do nothing
     not_blank(page.screenshot())
+
+
+def test_filters_are_kept_in_the_address(browser, tmp_path) -> None:
+    example = "fixtures/examples/pytorchjob-gpu.yaml"
+    run(
+        ROOT,
+        "check",
+        example,
+        "-f",
+        "html",
+        "-o",
+        str(tmp_path / "r.html"),
+        "-f",
+        "json",
+        "-o",
+        str(tmp_path / "r.json"),
+    )
+    findings = json.loads((tmp_path / "r.json").read_text())["findings"]
+    url = (tmp_path / "r.html").as_uri()
+    page = browser.open(url)
+    got = page.eval(SET_FILTER % json.dumps({"sev": ["error", "warning"], "rule": "missing-priority-class"}))
+    assert got["shown"] == [f"f{i}" for i, f in enumerate(findings) if f["rule"] == "missing-priority-class"]
+    assert page.eval("location.hash") == "#filter?hide=info&rule=missing-priority-class"
+    page.eval(SET_FILTER % json.dumps({"sev": ["error", "warning", "info"], "rule": ""}))
+    assert page.eval("location.hash") == ""
+    linked = browser.open(url + "#filter?hide=warning%2Cinfo&q=64GB")  # the errors that say 64GB
+    shown = linked.eval(
+        "Array.prototype.filter.call(document.querySelectorAll('#findings .f'),function(r){return !r.hidden;}).length"
+    )
+    assert shown == 1 and linked.eval("document.getElementById('shown').textContent") == "1 of 8 shown"
+    assert linked.eval("document.querySelector('#filters input[name=q]').value") == "64GB"
+    broken = browser.open(url + "#filter?q=%E0%A4%A&rule=<x>")  # malformed: ignored, no error
+    assert broken.problems() == [] and page.problems() == [] and linked.problems() == []
