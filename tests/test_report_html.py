@@ -328,6 +328,11 @@ def test_usage_report_html_has_a_chart_per_container_most_at_risk_first(monkeypa
     assert "memory: 15Gi" in text  # tight: 12Gi x 1.2 = 14.4Gi, rounded up to a whole GiB
     assert "14d" in words and "http://prometheus.example:9090" in words and "2026-09-21 14:13:20 UTC" in words
     assert "peak share 11%" in words
+    assert re.search(
+        r'<table class="by-namespace">.*<td>ml</td><td class="n">2</td><td class="n">2</td>'
+        r'<td class="n">1</td><td class="n">20,832.0</td>',
+        text,
+    )
     for label in ("median", "p90", "p99", "peak", "request (R)", "limit (L)", "recommended request (R′)"):
         assert label in words
     assert "request change −62Gi" in words  # idle: 2Gi recommended against 64Gi today

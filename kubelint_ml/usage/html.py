@@ -351,9 +351,31 @@ def write_section(sizing: Sizing, out: TextIO) -> None:
         f"<p>{judged} of {len(items)} containers sized; <b>{risk}</b> at risk (limit under the peak, or "
         f"OOM-killed); <b>{waste:,.1f}</b> GiB-hours of memory requested and unused per pod in the window.</p>\n"
     )
+    out.write(_namespaces(items))
     for i, (row, j) in enumerate(items):
         out.write(_container(row, j, i))
     out.write("</section>\n")
+
+
+def _namespaces(items: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+    """Per namespace: containers, sized, at risk, GiB-hours requested and unused; most at risk first."""
+    table: dict[str, list[float]] = {}
+    for row, j in items:
+        t = table.setdefault(row["namespace"], [0, 0, 0, 0.0])
+        t[0] += 1
+        t[1] += 1 if row["judged"] else 0
+        t[2] += 1 if j["over"] > 0 or j["oom"] else 0
+        t[3] += j["waste"]
+    body = "".join(
+        f'<tr><td>{esc(ns)}</td><td class="n">{int(c)}</td><td class="n">{int(sized)}</td>'
+        f'<td class="n">{int(risk)}</td><td class="n">{waste:,.1f}</td></tr>'
+        for ns, (c, sized, risk, waste) in sorted(table.items(), key=lambda kv: (-kv[1][2], -kv[1][3], kv[0]))
+    )
+    return (
+        '<table class="by-namespace"><thead><tr><th scope="col">namespace</th><th scope="col" class="n">containers</th>'
+        '<th scope="col" class="n">sized</th><th scope="col" class="n">at risk</th>'
+        f'<th scope="col" class="n">GiB-hours unused per pod</th></tr></thead><tbody>{body}</tbody></table>\n'
+    )
 
 
 def write_page(sizing: Sizing, out: TextIO) -> None:
