@@ -8,7 +8,7 @@ base URL is given), rule, object, message, detail and the fix as a diff where
 one exists; then each rule's help once. Without JavaScript the page is all
 there; with it, filters by severity, rule, namespace, GPU and text narrow the
 findings in place. With observed usage (``check --usage``/``--prometheus``)
-the sizing charts of :mod:`kubelint_ml.report.sizing` follow the totals.
+the sizing charts of :mod:`kubelint_ml.usage.html` follow the totals.
 
 ``context`` (all optional) is what the command knows beyond the result:
 ``inputs`` (the paths or the cluster), ``base_url`` (links to files:
