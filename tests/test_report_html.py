@@ -150,6 +150,12 @@ def test_totals_gpus_at_risk_and_namespaces(monkeypatch, tmp_path) -> None:
     spaces = {f["attrs"]["data-n"] for f in page.findings}
     assert spaces == {"research", "dir:other"}
     assert "(no namespace) other/" in "".join(page.text)
+    # the namespace table: research has 1 GPU workload and its 14 GPUs at risk; other/ none
+    assert re.search(
+        r'data-ns="research">research</a></td>(<td class="n">\d*</td>){3}'
+        r'<td class="n">1</td><td class="n">1</td><td class="n">14</td>',
+        text,
+    )
     assert all(("data-g" in f["attrs"]) == (f["attrs"]["data-n"] == "research") for f in page.findings)
 
 

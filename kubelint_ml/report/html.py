@@ -254,14 +254,17 @@ def write(
         w(
             '<table><thead><tr><th scope="col">namespace</th>'
             + "".join(f'<th scope="col" class="n">{sev(s)}</th>' for s in SEVERITIES)
-            + '<th scope="col" class="n">workloads</th><th scope="col" class="n">GPU workloads</th></tr></thead><tbody>\n'
+            + '<th scope="col" class="n">workloads</th><th scope="col" class="n">GPU workloads</th>'
+            '<th scope="col" class="n">GPUs at risk</th></tr></thead><tbody>\n'
         )
         for ns, c in sorted(by_ns.items(), key=lambda kv: (-kv[1]["error"], -sum(kv[1].values()), kv[0])):
             n_gpu = sum(1 for k in ns_workloads[ns] if k in gpu)
+            at_risk = sum(gpu[k] for k in ns_workloads[ns] if k in gpu and by_workload[k]["error"])
             w(
                 f'<tr><td><a href="#findings" data-ns="{esc(ns)}">{esc(namespace_label(ns))}</a></td>'
                 + "".join(f'<td class="n">{c[s] or ""}</td>' for s in SEVERITIES)
-                + f'<td class="n">{len(ns_workloads[ns])}</td><td class="n">{n_gpu or ""}</td></tr>\n'
+                + f'<td class="n">{len(ns_workloads[ns])}</td><td class="n">{n_gpu or ""}</td>'
+                f'<td class="n">{at_risk or ""}</td></tr>\n'
             )
         w("</tbody></table>\n")
     w("</section>\n")
