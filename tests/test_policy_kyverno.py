@@ -553,3 +553,9 @@ def test_kyverno_library_conformance(kyverno_library):
     assert [c.name for c in failed if not c.reason.startswith("not evaluated")] == [
         "ensure-readonly-hostpath/ensure-readonly-hostpath/ensure-hostpaths-readonly/Pod/good-pod-01"
     ]
+
+
+def test_policy_key_of_the_config(tmp_path: Path):
+    cfg = write(tmp_path, "c.yaml", f"policy: [{KY / 'policies' / 'memory-limit.yaml'}]\n")
+    got = findings("--config", str(cfg), str(ML))
+    assert [(g[0], g[3]) for g in got] == [(MEMORY, 20), (MEMORY, 39), (MEMORY, 64)]

@@ -289,12 +289,13 @@ def _one_line(message: str) -> str:
 class CelProgram:
     """A compiled expression, ready to evaluate against many activations."""
 
-    __slots__ = ("source", "variables", "_expr", "budgeted")
+    __slots__ = ("source", "variables", "_expr", "budgeted", "env")
 
-    def __init__(self, source: str, variables: tuple[str, ...], expr: Any) -> None:
+    def __init__(self, source: str, variables: tuple[str, ...], expr: Any, env: Any = None) -> None:
         self.source = source
         self.variables = variables
         self._expr = expr
+        self.env = env  # the environment it was compiled in (its Activations serve all its programs)
         # Whether its cost can exceed a few passes over the input (see needs_budget).
         self.budgeted = needs_budget(source)
 
@@ -322,12 +323,14 @@ class CelProgram:
         except ValueError as exc:
             raise CelEvalError(str(exc)) from None
 
-    def evaluate_here(self, data: Mapping[str, object]) -> object:
-        """Evaluate in this process, on already converted values (iteration budget only)."""
+    def evaluate_here(self, data: Mapping[str, object], activation: Any = None) -> object:
+        """Evaluate in this process, on already converted values (iteration budget only).
+        ``activation``: an Activation of ``self.env`` holding them, reused by several programs
+        of one environment (much cheaper than converting ``data`` at each evaluation)."""
         from cel_expr_python import cel
 
         try:
-            result = self._expr.eval(data=data)
+            result = self._expr.eval(activation=activation) if activation is not None else self._expr.eval(data=data)
         except Exception as exc:  # the binding raises for bad activations
             raise CelEvalError(_one_line(str(exc))) from None
         if result.type() == cel.Type.ERROR:
@@ -433,8 +436,12 @@ def _uses_quantity(source: str) -> bool:
     return "uantity" in source
 
 
-def compile_expression(source: str, variables: Sequence[str] = DEFAULT_VARIABLES) -> CelProgram:
-    """Parse and type-check `source`; raises CelCompileError (one line)."""
+def compile_expression(
+    source: str, variables: Sequence[str] = DEFAULT_VARIABLES, libraries: bool = False
+) -> CelProgram:
+    """Parse and type-check `source`; raises CelCompileError (one line). ``libraries``: compile in
+    the environment with every library (quantity, url, ip, cidr, semver, ...), whichever the
+    source uses, so that programs compiled so share one environment (and its Activations)."""
     if not isinstance(source, str) or not source.strip():
         raise CelCompileError("expression is empty")
     if len(source) > MAX_EXPRESSION_LENGTH:
@@ -444,7 +451,7 @@ def compile_expression(source: str, variables: Sequence[str] = DEFAULT_VARIABLES
     names = tuple(variables)
     from kubelint_ml.engine.cellibs import uses_libraries
 
-    env = _env(names, _uses_quantity(source), uses_libraries(source))
+    env = _env(names, True, True) if libraries else _env(names, _uses_quantity(source), uses_libraries(source))
     try:
         expr = env.compile(source)
     except Exception as exc:
@@ -452,4 +459,4 @@ def compile_expression(source: str, variables: Sequence[str] = DEFAULT_VARIABLES
     # Only the variables the source names are converted at each evaluation. CEL has no
     # dynamic lookup, so a word test can only keep too many, never too few.
     used = tuple(n for n in names if re.search(rf"\b{re.escape(n)}\b", source))
-    return CelProgram(source, used, expr)
+    return CelProgram(source, used, expr, env)

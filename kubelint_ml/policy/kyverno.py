@@ -91,6 +91,47 @@ class Rule:
     param_ref: dict | None = None
     unsupported: str = ""
     namespace_policy: str = ""  # a namespaced Kyverno Policy applies in its namespace only
+    # set by finish(): what evaluation needs
+    budgeted: bool = False  # an expression is evaluated under the helper's memory and time budget
+    names: frozenset[str] = frozenset()  # the activation's variables the expressions read
+    uses_resource: bool = False
+    kinds: frozenset[str] | None = None  # the kinds (lower-case plurals) it can match; None: any
+    needs_context: bool = False  # reads the run's objects: params, namespaces, resource.*
+    _spec: str = ""
+
+    def programs(self) -> list[Any]:
+        out = [p for _, p in self.conditions] + [p for _, p in self.variables]
+        for v in self.validations:
+            out.append(v.program)
+            if v.message_expression is not None:
+                out.append(v.message_expression)
+        return [p for p in out if p is not None]
+
+    def finish(self) -> Rule:
+        programs = self.programs()
+        self.budgeted = any(p.budgeted for p in programs)
+        self.names = frozenset(n for p in programs for n in p.variables)
+        self.uses_resource = "resource" in self.names
+        self.needs_context = self.uses_resource or "namespaceObject" in self.names or self.param_kind is not None
+        return self
+
+    def spec(self) -> str:
+        """The rule's sources, for the helper process (which compiles each spec once)."""
+        if not self._spec:
+            import json
+
+            self._spec = json.dumps(
+                [
+                    [p.source for _, p in self.conditions],
+                    [[n, p.source] for n, p in self.variables],
+                    [
+                        [v.program.source, v.message, v.message_expression.source if v.message_expression else None]
+                        for v in self.validations
+                    ],
+                    self.first_only,
+                ]
+            )
+        return self._spec
 
     @property
     def first_only(self) -> bool:
@@ -114,6 +155,7 @@ class Target:
     annotations: dict
     namespace_labels: dict | None
     operation: str = "CREATE"
+    cache: dict = field(default_factory=dict)  # the activation, built once for every rule
 
 
 # ----------------------------------------------------------------------------
@@ -350,11 +392,10 @@ class _Compiler:
                 why = "calls time.now(): a result that depends on the clock is not a lint result"
             self.offline = self.offline or why
             return None
-        from kubelint_ml.engine.cellibs import uses_resource
 
         source = or_value_compat(expr) if self.compat and "orValue" in expr else expr
         try:
-            return compile_expression(source, NAMES if uses_resource(expr) else NAMES[:-1])
+            return compile_expression(source, NAMES, libraries=True)
         except CelCompileError as e:
             raise PolicyError(f"{where}: {self.what}: {_render(path)}: {e}") from None
 
@@ -428,6 +469,23 @@ def _pods_only(match: dict) -> bool:
     )
 
 
+def _resource_kinds(match: dict) -> frozenset[str] | None:
+    """The resources (plurals) ``matchConstraints`` can match; None: any."""
+    out: set[str] = set()
+    for r in match.get("resourceRules") or []:
+        for res in (r or {}).get("resources") or [] if isinstance(r, dict) else []:
+            res = str(res)
+            if res in ("*", "*/*"):
+                return None
+            out.add(res)
+    return frozenset(out)
+
+
+def _selects_namespaces(match: Any) -> bool:
+    """Whether a match block has a namespaceSelector (namespace labels come from the run)."""
+    return isinstance(match, dict) and "namespaceSelector" in str(match)
+
+
 def validating_policy(file: str, doc: dict, line: int) -> list[Rule]:
     name = str(_meta(doc).get("name") or "")
     spec = _submap(doc, "spec")
@@ -444,7 +502,9 @@ def validating_policy(file: str, doc: dict, line: int) -> list[Rule]:
     match = _submap(spec, "matchConstraints")
     if not match.get("resourceRules"):
         raise PolicyError(f"{_where(doc, ('spec', 'matchConstraints'), file)}: {kind} {name}: no resourceRules")
-    rule.match = lambda t, m=match: resources_match(m, t)
+    rule.match = functools.partial(resources_match, match)
+    rule.kinds = _resource_kinds(match)
+    rule.needs_context = _selects_namespaces(match)
     rule.severity = _severity(spec.get("validationActions") or ["Deny"])
     _cel_parts(rule, spec, ("spec",), _Compiler(file, doc, f"{kind} {name}", compat=True))
     if not rule.validations and not rule.unsupported:
@@ -467,10 +527,12 @@ def admission_policy(file: str, doc: dict, line: int, bindings: list[tuple[str, 
     if not base.validations and not base.unsupported:
         raise PolicyError(f"{_where(doc, ('spec',), file)}: ValidatingAdmissionPolicy {name}: no validations")
     base.param_kind = spec.get("paramKind") if isinstance(spec.get("paramKind"), dict) else None
+    base.kinds = _resource_kinds(match)
+    base.needs_context = _selects_namespaces(match)
     base.pods = _pods_only(match)
     mine = [b for b in bindings if str(_submap(b[1], "spec").get("policyName") or "") == name]
     if not mine:
-        base.match = lambda t, m=match: resources_match(m, t)
+        base.match = functools.partial(resources_match, match)
         return [base]
     out = []
     for bfile, bdoc, bline in mine:
@@ -495,15 +557,17 @@ def admission_policy(file: str, doc: dict, line: int, bindings: list[tuple[str, 
             bspec.get("paramRef") if isinstance(bspec.get("paramRef"), dict) else None,
             base.unsupported,
         )
+        r.kinds = base.kinds
+        r.needs_context = base.needs_context or _selects_namespaces(bspec.get("matchResources"))
         bmatch = bspec.get("matchResources")
         if isinstance(bmatch, dict) and bmatch.get("resourceRules"):
-            r.match = lambda t, m=match, b=bmatch: resources_match(m, t) and resources_match(b, t)
+            r.match = functools.partial(_both, match, bmatch)
             r.pods = r.pods and _pods_only(bmatch)
         elif isinstance(bmatch, dict):  # selectors only: they narrow the policy's own rules
             narrowed = {**match, **{k: v for k, v in bmatch.items() if k != "resourceRules"}}
-            r.match = lambda t, m=narrowed: resources_match(m, t)
+            r.match = functools.partial(resources_match, narrowed)
         else:
-            r.match = lambda t, m=match: resources_match(m, t)
+            r.match = functools.partial(resources_match, match)
         out.append(r)
     return out
 
@@ -537,6 +601,8 @@ def kyverno_policy(file: str, doc: dict, line: int) -> list[Rule]:
         action = str(validate.get("failureAction") or validate.get("validationFailureAction") or spec_action).lower()
         rule.severity = FAILURE_ACTIONS.get(action, "info")
         rule.match = functools.partial(_rule_match, r.get("match"), r.get("exclude"), rule.namespace_policy)
+        rule.kinds = _match_kinds(r.get("match"))
+        rule.needs_context = _selects_namespaces(r.get("match")) or _selects_namespaces(r.get("exclude"))
         compile_ = _Compiler(file, doc, f"{kind} {name} rule {rname}")
         base = ("spec", "rules", i)
         for j, v in enumerate(r.get("celPreconditions") or []):
@@ -574,11 +640,37 @@ def kyverno_policy(file: str, doc: dict, line: int) -> list[Rule]:
     return out
 
 
+def _both(match: dict, binding: dict, t: Target) -> bool:
+    return resources_match(match, t) and resources_match(binding, t)
+
+
 def _rule_match(match: Any, exclude: Any, namespace: str, t: Target) -> bool:
     """A ClusterPolicy / Policy rule's ``match`` and ``exclude`` (a Policy: its own namespace only)."""
     if namespace and t.namespace != namespace:
         return False
     return kyverno_match(match, t, False) and not kyverno_match(exclude, t, False)
+
+
+def _match_kinds(block: Any) -> frozenset[str] | None:
+    """The resources (plurals) a Kyverno ``match`` block can match; None: any."""
+    if not isinstance(block, dict):
+        return None
+    filters = list(block.get("any") or []) + list(block.get("all") or []) + [block]
+    out: set[str] = set()
+    for f in filters:
+        desc = f.get("resources") if isinstance(f, dict) else None
+        if not isinstance(desc, dict):
+            continue
+        kinds = desc.get("kinds") or []
+        if not kinds:
+            return None
+        for k in kinds:
+            kind = str(k).split("/")
+            name = kind[-2] if len(kind) >= 2 and kind[-1][:1].islower() and kind[-2][:1].isupper() else kind[-1]
+            if "*" in name or "?" in name:
+                return None
+            out.add(plural(name))
+    return frozenset(out) if out else None
 
 
 def _form(r: dict) -> str:
@@ -639,6 +731,8 @@ def build(docs: list[tuple[str, dict, int]]) -> list[Rule]:
             out.extend(kyverno_policy(file, doc, line))
     seen: set[str] = set()
     for r in out:
+        if not r.unsupported:
+            r.finish()
         if r.rule_id in seen:
             raise PolicyError(f"{r.file}:{r.line}: {r.rule_id} is defined twice")
         seen.add(r.rule_id)
@@ -668,6 +762,15 @@ class Context:
     namespaces: dict[str, dict] = field(default_factory=dict)  # name -> labels
     namespace_objects: dict[str, dict] = field(default_factory=dict)  # name -> the Namespace
     user_info: dict = field(default_factory=dict)
+    _kinds: dict[str, list[dict]] | None = None
+
+    def of_kind(self, kind: str) -> list[dict]:
+        if self._kinds is None:
+            self._kinds = {}
+            for o in self.objects:
+                if isinstance(o, dict):
+                    self._kinds.setdefault(str(o.get("kind")), []).append(o)
+        return self._kinds.get(kind, [])
 
     @classmethod
     def of(cls, objects: list[dict], namespace_labels: dict[str, dict] | None = None) -> Context:
@@ -760,8 +863,8 @@ def _params(rule: Rule, t: Target, ctx: Context | None) -> list[Any] | None:
     api, kind = str(rule.param_kind.get("apiVersion") or ""), str(rule.param_kind.get("kind") or "")
     ref = rule.param_ref or {}
     found = []
-    for o in ctx.objects if ctx is not None else []:
-        if not isinstance(o, dict) or o.get("kind") != kind or (api and o.get("apiVersion") != api):
+    for o in ctx.of_kind(kind) if ctx is not None else []:
+        if api and o.get("apiVersion") != api:
             continue
         meta = _meta(o)
         if ref.get("name") and meta.get("name") != ref.get("name"):
@@ -784,15 +887,18 @@ def _params(rule: Rule, t: Target, ctx: Context | None) -> list[Any] | None:
 
 
 def evaluate(rule: Rule, t: Target, ctx: Context | None = None, converted: dict | None = None) -> Outcome:
-    """One rule on one target (already matched)."""
-    from kubelint_ml.engine.cel import CelEvalError
+    """One rule on one target (already matched). A rule with an expression that may build large
+    values or loop (see ``engine.cel.needs_budget``) is evaluated whole in the budgeted helper
+    process (one request per rule and target), the others here."""
+    from kubelint_ml.engine.cel import CelEvalError, _convert
 
     params_list = _params(rule, t, ctx)
     if params_list is None:
         return Outcome("skip")
     messages: list[str] = []
-    ns_obj = _namespace_object(t, ctx)
-    request = _request(t, ctx)
+    base = _activation(t, ctx, rule.uses_resource)
+    converted = {} if converted is None else converted
+    sandbox = _rule_sandbox() if rule.budgeted else None
     applied = False
     for params in params_list:
         if params == "__missing__":
@@ -800,66 +906,299 @@ def evaluate(rule: Rule, t: Target, ctx: Context | None = None, converted: dict 
             messages.append(f"no params found for binding {rule.rule}: {ref.get('name') or ref.get('selector')}")
             applied = True
             continue
-        variables: dict[str, Any] = {}
-        activation = {
-            "object": t.view,
-            "oldObject": request["oldObject"],
-            "request": request,
-            "params": params,
-            "namespaceObject": ns_obj,
-            "variables": variables,
-        }
-        if ctx is not None:
-            from kubelint_ml.engine.cellibs import resource_value
+        data = {k: _convert(v, converted) for k, v in base.items() if k in rule.names and k != "resource"}
+        if "resource" in rule.names and "resource" in base:
+            data["resource"] = (
+                _run_marker(ctx) if sandbox is not None and ctx is not None else _convert(base["resource"], converted)
+            )
+        if "params" in rule.names:
+            data["params"] = _convert(params, converted)
+        if sandbox is not None:
+            from kubelint_ml.engine.celsandbox import SandboxFailure
 
-            activation["resource"] = resource_value(ctx)
-        errors: list[str] = []
-        try:
-            for _, program in rule.conditions:
-                activation["variables"] = {}
-                if program.evaluate(activation, converted) is not True:
-                    break
-            else:
-                applied = True
-                for name, program in rule.variables:
-                    activation["variables"] = dict(variables)
-                    try:
-                        variables[name] = program.evaluate(activation, converted)
-                    except CelEvalError:
-                        continue  # an unset variable: an expression that reads it fails, as a lazy one would
-                activation["variables"] = dict(variables)
-                for v in rule.validations:
-                    try:
-                        if v.program.evaluate(activation, converted) is True:
-                            continue
-                    except CelEvalError as e:
-                        if rule.first_only:
-                            raise
-                        errors.append(str(e))  # the API server's validator goes on to the next one
-                        continue
-                    messages.append(_message(v, activation, converted))
-                    if rule.first_only:
-                        break  # Kyverno's ValidatingPolicy stops at the first validation that fails
-        except CelEvalError as e:
-            return Outcome("error", [str(e)])
-        if errors:
-            return Outcome("error", errors + messages)
+            try:
+                [(status, found)] = sandbox.evaluate(
+                    "0\t" + _spec_line(rule, sandbox), NAMES, {f"{k}#0": v for k, v in data.items()}
+                )
+            except (SandboxFailure, ValueError) as e:
+                return Outcome("error", [str(e)])
+        else:
+            try:
+                status, found = run_programs(rule.conditions, rule.variables, rule.validations, rule.first_only, data)
+            except CelEvalError as e:
+                return Outcome("error", [str(e)])
+        if status == "error":
+            return Outcome("error", found)
+        if status != "skip":
+            applied = True
+            messages.extend(found)
     if not applied:
         return Outcome("skip")
     return Outcome("fail", messages) if messages else Outcome("pass")
 
 
-def _message(v: Validation, activation: dict, converted: dict | None) -> str:
+def _activation(t: Target, ctx: Context | None, resource: bool) -> dict[str, Any]:
+    """The variables a target gives every rule (built once per target)."""
+    base = t.cache.get("activation")
+    if base is None:
+        request = _request(t, ctx)
+        base = t.cache["activation"] = {
+            "object": t.view,
+            "oldObject": request["oldObject"],
+            "request": request,
+            "namespaceObject": _namespace_object(t, ctx),
+        }
+    if resource and "resource" not in base and ctx is not None:
+        from kubelint_ml.engine.cellibs import resource_value
+
+        base["resource"] = resource_value(ctx)
+    return base
+
+
+def run_programs(
+    conditions: list[tuple[str, Any]],
+    variables: list[tuple[str, Any]],
+    validations: list[Validation],
+    first_only: bool,
+    data: dict[str, Any],
+    shared: dict | None = None,
+) -> tuple[str, list[str]]:
+    """``(status, messages)`` of a rule's programs on converted values, evaluated in this process:
+    ``skip`` (a condition is not true), ``pass``/``fail`` (the messages of the validations that
+    failed) or ``error`` (the errors, then the messages). Raises CelEvalError for an error in a
+    condition, or in a validation of a Kyverno ValidatingPolicy (it stops there)."""
+    from kubelint_ml.engine.cel import CelEvalError
+
+    activation = dict(data)
+    activation["variables"] = {}
+    programs = [p for _, p in conditions] + [p for _, p in variables] + [v.program for v in validations]
+    env = programs[0].env if programs else None
+    if shared is not None:  # the target's Activation (without variables), shared by its rules
+        act = shared.get("act")
+        if act is None:
+            act = shared["act"] = _cel_activation(env, activation)
+    else:
+        act = _cel_activation(env, activation)
+    for _, program in conditions:
+        if program.evaluate_here(activation, act) is not True:
+            return "skip", []
+    values: dict[str, Any] = {}
+    for name, program in variables:
+        activation["variables"] = dict(values)
+        try:
+            values[name] = program.evaluate_here(activation, _cel_activation(env, activation))
+        except CelEvalError:
+            continue  # an unset variable: an expression that reads it fails, as a lazy one would
+    activation["variables"] = values
+    act = _cel_activation(env, activation) if variables else act
+    errors: list[str] = []
+    messages: list[str] = []
+    for v in validations:
+        try:
+            if v.program.evaluate_here(activation, act) is True:
+                continue
+        except CelEvalError as e:
+            if first_only:
+                raise
+            errors.append(str(e))  # the API server's validator goes on to the next one
+            continue
+        messages.append(_message(v, activation))
+        if first_only:
+            break  # Kyverno's ValidatingPolicy stops at the first validation that fails
+    if errors:
+        return "error", errors + messages
+    return ("fail" if messages else "pass"), messages
+
+
+def _cel_activation(env: Any, data: dict[str, Any]) -> Any:
+    """One Activation of the environment every Kyverno expression is compiled in, for all the
+    programs that see the same values (None: each evaluation converts its values)."""
+    if env is None:
+        return None
+    try:
+        return env.Activation(data)
+    except Exception:  # noqa: BLE001 - a value the runtime cannot hold: each evaluation says so
+        return None
+
+
+def _message(v: Validation, activation: dict) -> str:
     from kubelint_ml.engine.cel import CelEvalError
 
     if v.message_expression is not None:
         try:
-            value = v.message_expression.evaluate(activation, converted)
+            value = v.message_expression.evaluate_here(activation)
             if isinstance(value, str) and value.strip():
                 return value
         except CelEvalError:
             pass
     return v.message or f"failed expression: {v.program.source}"
+
+
+@functools.lru_cache(maxsize=256)
+def _helper_rule(spec: str) -> tuple:
+    """A rule's programs compiled from its spec (in the helper process, once per spec)."""
+    import json
+
+    from kubelint_ml.engine.cel import compile_expression
+
+    c, v, x, first = json.loads(spec)
+
+    def compiled(e: str) -> Any:
+        return compile_expression(e, NAMES, libraries=True)
+
+    return (
+        [(str(i), compiled(e)) for i, e in enumerate(c)],
+        [(n, compiled(e)) for n, e in v],
+        [Validation(compiled(e), m, compiled(me) if me else None) for e, m, me in x],
+        first,
+    )
+
+
+_SANDBOX: list = []
+
+
+def _rule_sandbox() -> Any:
+    """The helper process that evaluates whole rules under the CEL budget (engine.celsandbox), or
+    None where processes cannot be forked (or KUBELINT_ML_CEL_IN_PROCESS=1)."""
+    if not _SANDBOX:
+        import os
+
+        if not hasattr(os, "fork") or os.environ.get("KUBELINT_ML_CEL_IN_PROCESS") == "1":
+            _SANDBOX.append(None)
+        else:
+            from kubelint_ml.engine.celsandbox import Sandbox
+
+            _SANDBOX.append(Sandbox(_rule_in_helper))
+    return _SANDBOX[0]
+
+
+def _rule_in_helper(specs: str, names: tuple, data: dict) -> list[tuple[str, list[str]]]:
+    """What the budgeted helper runs: one line per (target, rule), ``<target>\\t<rule spec>``; the
+    targets' variables are ``<name>#<target>`` in ``data``."""
+    from kubelint_ml.engine.cel import CelEvalError
+
+    del names
+    out = []
+    shared: dict[str, dict] = {}
+    for line in specs.split("\n"):
+        target, _, spec = line.partition("\t")
+        key, _, text = spec.partition("\t")
+        if text:
+            _HELPER_SPECS[key] = text
+        spec = _HELPER_SPECS[key]
+        suffix = f"#{target}"
+        activation = {k[: -len(suffix)]: v for k, v in data.items() if k.endswith(suffix)}
+        if isinstance(activation.get("resource"), str):
+            activation["resource"] = _run_objects(activation["resource"])
+        conditions, variables, validations, first = _helper_rule(spec)
+        try:
+            out.append(
+                run_programs(conditions, variables, validations, first, activation, shared.setdefault(target, {}))
+            )
+        except CelEvalError as e:
+            out.append(("error", [str(e)]))
+    return out
+
+
+_HELPER_SPECS: dict[str, str] = {}  # in the helper: rule specs by key, sent once
+_SENT_SPECS: dict[str, int] = {}  # in the parent: spec key -> the helper (generation) it was sent to
+
+
+def _spec_line(rule: Rule, sandbox: Any) -> str:
+    """``key`` when the helper has the rule's spec already, else ``key<TAB>spec``."""
+    spec = rule.spec()
+    key = str(hash(spec) & 0xFFFFFFFFFFFF)
+    sandbox.ensure_started()
+    if _SENT_SPECS.get(key) == sandbox.generation:
+        return key
+    _SENT_SPECS[key] = sandbox.generation
+    return f"{key}\t{spec}"
+
+
+# The contexts of this process's runs, by key: the helper process, forked after they are set,
+# reads the run's objects from here (resource.Get/List) instead of receiving them each time.
+_CONTEXTS: dict[str, Context] = {}
+
+
+def _run_marker(ctx: Context) -> str:
+    key = f"run-{id(ctx)}"
+    if _CONTEXTS.get(key) is not ctx:
+        _CONTEXTS.clear()
+        _CONTEXTS[key] = ctx
+        if _SANDBOX and _SANDBOX[0] is not None:
+            _SANDBOX[0].stop()  # the next evaluation forks a helper that has this context
+    return key
+
+
+@functools.lru_cache(maxsize=2)
+def _run_objects(key: str) -> dict:
+    """In the helper: the ``resource`` value of a run, converted once."""
+    from kubelint_ml.engine.cel import to_cel_value
+    from kubelint_ml.engine.cellibs import resource_value
+
+    ctx = _CONTEXTS.get(key)
+    if ctx is None:
+        raise ValueError("the objects of the run are not known to the evaluation process")
+    return to_cel_value(resource_value(ctx))
+
+
+# Rule evaluations sent to the helper in one request: few enough that a request stays far below
+# the helper's CPU budget per request (about 50 us each), many enough that the round trips of a
+# run are few.
+REQUEST_RULES = 256
+
+
+def evaluate_many(pairs: list[tuple[Rule, Target]], ctx: Context | None, converted: dict) -> list[Outcome]:
+    """``evaluate`` for each (rule, target): the budgeted rules (without params) are sent to the
+    helper REQUEST_RULES at a time; when a request hits a budget, each of its rules is tried
+    alone, so that only the rule that ran away gets the error."""
+    sandbox = _rule_sandbox()
+    batch = [i for i, (r, _) in enumerate(pairs) if sandbox is not None and r.budgeted and r.param_kind is None]
+    out: dict[int, Outcome] = {}
+    for start in range(0, len(batch) if len(batch) > 1 else 0, REQUEST_RULES):
+        _request_batch(pairs, batch[start : start + REQUEST_RULES], ctx, converted, sandbox, out)
+    return [out[i] if i in out else evaluate(rule, t, ctx, converted) for i, (rule, t) in enumerate(pairs)]
+
+
+def _request_batch(
+    pairs: list[tuple[Rule, Target]],
+    batch: list[int],
+    ctx: Context | None,
+    converted: dict,
+    sandbox: Any,
+    out: dict[int, Outcome],
+) -> None:
+    from kubelint_ml.engine.cel import _convert
+    from kubelint_ml.engine.celsandbox import SandboxFailure
+
+    if batch:
+        targets: dict[int, int] = {}  # id(target) -> its number in the request
+        data: dict[str, Any] = {}
+        lines = []
+        for i in batch:
+            rule, t = pairs[i]
+            n = targets.setdefault(id(t), len(targets))
+            base = _activation(t, ctx, rule.uses_resource)
+            for k in rule.names:
+                if k == "resource" and ctx is not None:
+                    data[f"resource#{n}"] = _run_marker(ctx)  # the helper has the run's objects
+                elif k in base:
+                    data.setdefault(f"{k}#{n}", _convert(base[k], converted))
+                elif k == "params":
+                    data[f"params#{n}"] = None
+            lines.append(f"{n}\t{_spec_line(rule, sandbox)}")
+        try:
+            answers = sandbox.evaluate("\n".join(lines), NAMES, data)
+        except (SandboxFailure, ValueError):
+            answers = []  # each alone, by the caller
+        for i, (status, found) in zip(batch, answers):
+            out[i] = _outcome(status, found)
+
+
+def _outcome(status: str, found: list[str]) -> Outcome:
+    if status in ("error", "skip"):
+        return Outcome(status, found)
+    return Outcome("fail", found) if found else Outcome("pass")
 
 
 def controller_allowed(rule: Rule, kind: str) -> bool:
@@ -898,10 +1237,11 @@ def plan(rules: list[Rule], obj: Any, ctx: Context | None, operation: str = "CRE
     direct = target(data, ctx=ctx, operation=operation)
     out: list[tuple[Rule, Target, Any]] = []
     rest = []
+    kind = plural(direct.kind)
     for r in rules:
         if r.unsupported or r.match is None:
             continue
-        if r.match(direct):
+        if (r.kinds is None or kind in r.kinds) and r.match(direct):
             out.append((r, direct, None))
         elif r.pods and direct.kind != "Pod" and controller_allowed(r, direct.kind):
             rest.append(r)
@@ -970,10 +1310,23 @@ class CelPolicies:
         self.all_rules = rules
         self.rules = [r for r in rules if not r.unsupported]
         self.context: Context | None = None
+        self._ready: dict[int, tuple[Any, list, list[Outcome]]] = {}  # by prefetch: id(obj) -> results
+
+    def prefetch(self, objects: list[Any]) -> None:
+        """Evaluate every rule on these objects at once (the helper's requests shared by all of
+        them); :meth:`findings` then reads the results."""
+        pairs: list[tuple[Rule, Target]] = []
+        spans = []
+        for obj in objects:
+            planned = plan(self.rules, obj, self.context)
+            spans.append((obj, planned, len(pairs)))
+            pairs.extend((r, t) for r, t, _ in planned)
+        outcomes = evaluate_many(pairs, self.context, {})
+        self._ready = {id(obj): (obj, planned, outcomes[at : at + len(planned)]) for obj, planned, at in spans}
 
     @property
     def needs_objects(self) -> bool:
-        return bool(self.rules)
+        return any(r.needs_context for r in self.rules)
 
     def set_objects(self, objects: list[dict]) -> None:
         self.context = Context.of(objects)
@@ -989,10 +1342,14 @@ class CelPolicies:
         from kubelint_ml.input.loader import locate
 
         out: list[Any] = []
-        converted: dict = {}
         ignore = parse_ignore(obj.annotations.get(IGNORE_ANNOTATION))
-        for rule, t, tpl in plan(self.rules, obj, self.context):
-            outcome = evaluate(rule, t, self.context, converted)
+        ready = self._ready.pop(id(obj), None)
+        if ready is not None and ready[0] is obj:
+            _, planned, outcomes = ready
+        else:
+            planned = plan(self.rules, obj, self.context)
+            outcomes = evaluate_many([(r, t) for r, t, _ in planned], self.context, {})
+        for (rule, _, tpl), outcome in zip(planned, outcomes):
             if outcome.status in ("pass", "skip"):
                 continue
             path = obj.base if tpl is None else obj.base + tuple(tpl.real_path(tpl.spec_path))
