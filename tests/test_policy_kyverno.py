@@ -4,6 +4,7 @@ pods, autogen settings, verification, the CEL libraries, bad input, the library'
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -559,3 +560,49 @@ def test_policy_key_of_the_config(tmp_path: Path):
     cfg = write(tmp_path, "c.yaml", f"policy: [{KY / 'policies' / 'memory-limit.yaml'}]\n")
     got = findings("--config", str(cfg), str(ML))
     assert [(g[0], g[3]) for g in got] == [(MEMORY, 20), (MEMORY, 39), (MEMORY, 64)]
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "fork") or os.environ.get("KUBELINT_ML_CEL_IN_PROCESS") == "1",
+    reason="the budget is the helper process's (needs fork)",
+)
+def test_runaway_expression_is_bounded_per_object(tmp_path: Path):
+    """An expression that grows tenfold per call is ended by the helper's budget: a rule-error for
+    the object it ran on; the same rule still judges the next object, and the other rules ran."""
+    bomb = ".replace('a', 'aaaaaaaaaa')" * 9
+    pol = write(
+        tmp_path,
+        "p/v.yaml",
+        f"""\
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {{name: bomb}}
+spec:
+  validationActions: [Deny]
+  matchConstraints:
+    resourceRules: [{{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}}]
+  validations:
+    - expression: "!has(object.data.grow) || size(object.data.grow{bomb}) > 0"
+      message: never
+    - expression: "object.metadata.name != 'bad'"
+      message: bad name
+""",
+    )
+    m = write(
+        tmp_path,
+        "m.yaml",
+        """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: bad}
+data: {grow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: bad}
+data: {other: x}
+""",
+    )
+    got = findings("--policy", str(pol.parent), str(m))
+    assert [(g[0], g[3]) for g in got] == [("ValidatingPolicy/bomb", 6), ("rule-error", 1)]
+    assert "budget exceeded" in got[1][5]

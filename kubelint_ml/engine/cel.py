@@ -355,14 +355,20 @@ _SANDBOX: list = []
 
 def _sandbox() -> Any:
     """The helper-process evaluator of this process, or None where processes cannot be forked."""
-    if not _SANDBOX:
+    return sandbox_for(_SANDBOX, _evaluate_in_helper)
+
+
+def sandbox_for(holder: list, evaluate: Any) -> Any:
+    """The helper process running ``evaluate`` (kept in ``holder``, started on first use), or None
+    where processes cannot be forked or with KUBELINT_ML_CEL_IN_PROCESS=1."""
+    if not holder:
         if not hasattr(os, "fork") or os.environ.get("KUBELINT_ML_CEL_IN_PROCESS") == "1":
-            _SANDBOX.append(None)
+            holder.append(None)
         else:
             from kubelint_ml.engine.celsandbox import Sandbox
 
-            _SANDBOX.append(Sandbox(_evaluate_in_helper))
-    return _SANDBOX[0]
+            holder.append(Sandbox(evaluate))
+    return holder[0]
 
 
 def _to_python(value: Any) -> Any:

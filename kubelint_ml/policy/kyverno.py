@@ -926,7 +926,7 @@ def evaluate(rule: Rule, t: Target, ctx: Context | None = None, converted: dict 
             try:
                 status, found = run_programs(rule.conditions, rule.variables, rule.validations, rule.first_only, data)
             except CelEvalError as e:
-                return Outcome("error", [str(e)])
+                return Outcome("error", [_why(e)])
         if status == "error":
             return Outcome("error", found)
         if status != "skip":
@@ -1000,7 +1000,7 @@ def run_programs(
         except CelEvalError as e:
             if first_only:
                 raise
-            errors.append(str(e))  # the API server's validator goes on to the next one
+            errors.append(_why(e))  # the API server's validator goes on to the next one
             continue
         messages.append(_message(v, activation))
         if first_only:
@@ -1008,6 +1008,16 @@ def run_programs(
     if errors:
         return "error", errors + messages
     return ("fail" if messages else "pass"), messages
+
+
+def _why(e: Exception) -> str:
+    """An evaluation error as said in a finding (the runtime's allocation failure is the budget)."""
+    text = str(e)
+    if "bad_alloc" in text:
+        from kubelint_ml.engine.celsandbox import MEMORY_BUDGET
+
+        return f"memory budget exceeded (more than {MEMORY_BUDGET >> 20} MiB)"
+    return text
 
 
 def _cel_activation(env: Any, data: dict[str, Any]) -> Any:
@@ -1060,16 +1070,9 @@ _SANDBOX: list = []
 def _rule_sandbox() -> Any:
     """The helper process that evaluates whole rules under the CEL budget (engine.celsandbox), or
     None where processes cannot be forked (or KUBELINT_ML_CEL_IN_PROCESS=1)."""
-    if not _SANDBOX:
-        import os
+    from kubelint_ml.engine.cel import sandbox_for
 
-        if not hasattr(os, "fork") or os.environ.get("KUBELINT_ML_CEL_IN_PROCESS") == "1":
-            _SANDBOX.append(None)
-        else:
-            from kubelint_ml.engine.celsandbox import Sandbox
-
-            _SANDBOX.append(Sandbox(_rule_in_helper))
-    return _SANDBOX[0]
+    return sandbox_for(_SANDBOX, _rule_in_helper)
 
 
 def _rule_in_helper(specs: str, names: tuple, data: dict) -> list[tuple[str, list[str]]]:
@@ -1096,7 +1099,7 @@ def _rule_in_helper(specs: str, names: tuple, data: dict) -> list[tuple[str, lis
                 run_programs(conditions, variables, validations, first, activation, shared.setdefault(target, {}))
             )
         except CelEvalError as e:
-            out.append(("error", [str(e)]))
+            out.append(("error", [_why(e)]))
     return out
 
 
