@@ -56,7 +56,7 @@ KYVERNO_CONTROLLERS = {
     "ReplicationController": "replicationcontrollers",
 }
 # Libraries that need a cluster or the network (Kyverno's CEL libraries); refused offline.
-_OFFLINE = re.compile(r"(?<![.\w])(?:(http|globalContext|imagedata|x509|gctx)\s*\.|(image)\s*[.(]|(time)\s*\.\s*now\b)")
+_OFFLINE = re.compile(r"(?<![.?\w])(?:(http|globalContext|imagedata|x509|gctx)\s*\.|(image)\s*[.(]|(time)\s*\.\s*now\b)")
 _RULE_FORMS = ("pattern", "anyPattern", "deny", "foreach", "podSecurity", "manifests", "assert")
 ERROR_REMEDIATION = "Fix the policy (guard the field with has() or an optional), or remove it."
 REMEDIATION = "Change the manifest so that the policy passes (see the policy's message), or suppress it with a reason."
