@@ -612,3 +612,111 @@ data: {other: x}
     got = findings("--policy", str(pol.parent), str(m))
     assert [(g[0], g[3]) for g in got] == [("ValidatingPolicy/bomb", 6), ("rule-error", 1)]
     assert "budget exceeded" in got[1][5]
+
+
+def test_verify_exceptions_operations_and_param_resources(tmp_path: Path):
+    """A Test's PolicyExceptions (the objects they match are skipped), a result's ``operation``
+    (DELETE: the policy sees ``oldObject``), and ``paramResources`` for a VAP's params."""
+    write(
+        tmp_path,
+        "s/policy.yaml",
+        """\
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: labels}
+spec:
+  validationActions: [Deny]
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
+  validations:
+    - expression: "has(object.metadata.labels) && 'team' in object.metadata.labels"
+---
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: protect}
+spec:
+  validationActions: [Deny]
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [DELETE], resources: [pods]}]
+  validations:
+    - expression: "object == null && !('protected' in oldObject.metadata.?labels.orValue({}))"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: max-gpus}
+spec:
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
+  validations:
+    - expression: "object.spec.containers.all(c, int(c.?resources.?limits[?'nvidia.com/gpu'].orValue('0')) <= int(params.data.max))"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-gpus}
+spec:
+  policyName: max-gpus
+  validationActions: [Deny]
+  paramRef: {name: gpu-limits, parameterNotFoundAction: Deny}
+""",
+    )
+    write(
+        tmp_path,
+        "s/exception.yaml",
+        """\
+apiVersion: policies.kyverno.io/v1alpha1
+kind: PolicyException
+metadata: {name: sandbox}
+spec:
+  policyRefs: [{name: labels, kind: ValidatingPolicy}]
+  matchConditions:
+    - {name: ns, expression: "object.metadata.namespace == 'sandbox'"}
+""",
+    )
+    write(tmp_path, "s/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: gpu-limits}\ndata: {max: '4'}\n")
+    write(
+        tmp_path,
+        "s/pods.yaml",
+        """\
+apiVersion: v1
+kind: Pod
+metadata: {name: a, namespace: sandbox, labels: {protected: "true"}}
+spec: {containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: b, labels: {team: nlp}}
+spec: {containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 2}}}]}
+""",
+    )
+    write(
+        tmp_path,
+        "s/.kyverno-test/kyverno-test.yaml",
+        """\
+apiVersion: cli.kyverno.io/v1alpha1
+kind: Test
+metadata: {name: t}
+policies: [../policy.yaml]
+exceptions: [../exception.yaml]
+paramResources: [../cm.yaml]
+resources: [../pods.yaml]
+results:
+  - {policy: labels, kind: Pod, resources: [sandbox/a], result: skip}
+  - {policy: labels, kind: Pod, resources: [b], result: pass}
+  - {policy: protect, kind: Pod, resources: [a], result: fail, operation: DELETE}
+  - {policy: protect, kind: Pod, resources: [b], result: pass, operation: DELETE}
+  - {policy: max-gpus, kind: Pod, resources: [a], result: fail}
+  - {policy: max-gpus, kind: Pod, resources: [b], result: pass}
+""",
+    )
+    r = cli("rules", "verify", str(tmp_path / "s"), "--format", "json")
+    cases = json.loads(r.output)
+    assert [(c["name"], c["passed"]) for c in cases] == [
+        ("t/labels/Pod/sandbox/a", True),
+        ("t/labels/Pod/b", True),
+        ("t/protect/Pod/a", True),
+        ("t/protect/Pod/b", True),
+        ("t/max-gpus/Pod/a", True),
+        ("t/max-gpus/Pod/b", True),
+    ], cases
+    assert r.exit_code == 0

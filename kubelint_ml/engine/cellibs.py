@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 _TYPES = ("URL", "IP", "CIDR", "Semver")
 _USES = re.compile(r"\b(url|isURL|ip|isIP|cidr|isCIDR|semver|isSemver|find|findAll|sets\.|parseServiceAccount)\b")
-_RESOURCE = re.compile(r"\bresource\s*\.\s*(Get|List)\s*\(")
+_RESOURCE = re.compile(r"\bresource\s*\.\s*(Get|List|get|list)\s*\(")
 
 
 def uses_libraries(source: str) -> bool:
@@ -326,28 +326,15 @@ def resource_functions() -> list[Any]:
     def listed(res: Any, api: str, resource: str, namespace: str) -> Any:
         return {"apiVersion": api, "kind": "List", "items": _listed(res, api, resource, namespace)}
 
-    return [
-        (
-            "Get",
-            cel.Overload(
-                "resource_get",
-                T.DYN,
-                [T.Map(T.STRING, T.DYN), T.STRING, T.STRING, T.STRING, T.STRING],
-                is_member=True,
-                impl=get,
-            ),
-        ),
-        (
-            "List",
-            cel.Overload(
-                "resource_list",
-                T.DYN,
-                [T.Map(T.STRING, T.DYN), T.STRING, T.STRING, T.STRING],
-                is_member=True,
-                impl=listed,
-            ),
-        ),
-    ]
+    M = T.Map(T.STRING, T.DYN)
+    out = []
+    for name in ("Get", "get"):  # Kyverno's library has both spellings
+        params = [M, T.STRING, T.STRING, T.STRING, T.STRING]
+        out.append((name, cel.Overload(f"resource_{name}", T.DYN, params, is_member=True, impl=get)))
+    for name in ("List", "list"):
+        params = [M, T.STRING, T.STRING, T.STRING]
+        out.append((name, cel.Overload(f"resource_{name}", T.DYN, params, is_member=True, impl=listed)))
+    return out
 
 
 def _listed(res: Any, api: str, resource: str, namespace: str) -> list:

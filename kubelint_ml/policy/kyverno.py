@@ -56,7 +56,9 @@ KYVERNO_CONTROLLERS = {
     "ReplicationController": "replicationcontrollers",
 }
 # Libraries that need a cluster or the network (Kyverno's CEL libraries); refused offline.
-_OFFLINE = re.compile(r"(?<![.?\w])(?:(http|globalContext|imagedata|x509|gctx)\s*\.|(image)\s*[.(]|(time)\s*\.\s*now\b)")
+_OFFLINE = re.compile(
+    r"(?<![.?\w])(?:(http|globalContext|imagedata|x509|gctx)\s*\.|(image)\s*[.(]|(time)\s*\.\s*now\b)"
+)
 _RULE_FORMS = ("pattern", "anyPattern", "deny", "foreach", "podSecurity", "manifests", "assert")
 ERROR_REMEDIATION = "Fix the policy (guard the field with has() or an optional), or remove it."
 REMEDIATION = "Change the manifest so that the policy passes (see the policy's message), or suppress it with a reason."
@@ -716,6 +718,29 @@ def _kyverno_autogen(spec: dict) -> bool:
     return needed
 
 
+def _exception(file: str, doc: dict, line: int, rules: list[Rule]) -> None:
+    """A ``policies.kyverno.io`` PolicyException: the policies it names skip an object on which
+    all its ``matchConditions`` are true (one more condition of each rule: ``!(c1 && c2 ...)``)."""
+    name = str(_meta(doc).get("name") or "")
+    spec = _submap(doc, "spec")
+    conditions = [c for c in spec.get("matchConditions") or [] if isinstance(c, dict)]
+    sources = [str(c.get("expression") or "") for c in conditions]
+    if not sources or not all(x.strip() for x in sources):
+        raise PolicyError(f"{file}:{line}: PolicyException {name}: no matchConditions (it would except everything)")
+    compile_ = _Compiler(file, doc, f"PolicyException {name}", compat=True)
+    for i, c in enumerate(conditions):  # each checked where it is written
+        compile_(c.get("expression"), ("spec", "matchConditions", i, "expression"))
+    combined = "!(" + " && ".join(f"({x})" for x in sources) + ")"
+    for ref in spec.get("policyRefs") or []:
+        if not isinstance(ref, dict):
+            continue
+        for r in rules:
+            if r.policy == str(ref.get("name")) and (not ref.get("kind") or r.family == str(ref.get("kind"))):
+                program = compile_(combined, ("spec", "matchConditions"))
+                if program is not None:
+                    r.conditions.insert(0, (f"exception {name}", program))
+
+
 def build(docs: list[tuple[str, dict, int]]) -> list[Rule]:
     """Every rule of the Kyverno and admission documents; :class:`PolicyError` for a malformed one."""
     bindings = [(f, d, line) for f, d, line in docs if d.get("kind") in ("ValidatingAdmissionPolicyBinding",)]
@@ -729,6 +754,12 @@ def build(docs: list[tuple[str, dict, int]]) -> list[Rule]:
             out.extend(admission_policy(file, doc, line, bindings))
         elif group == KYVERNO_GROUP and kind in ("ClusterPolicy", "Policy"):
             out.extend(kyverno_policy(file, doc, line))
+    for file, doc, line in docs:
+        if (
+            str(doc.get("apiVersion") or "").split("/", 1)[0] == KYVERNO_CEL_GROUP
+            and doc.get("kind") == "PolicyException"
+        ):
+            _exception(file, doc, line, out)
     seen: set[str] = set()
     for r in out:
         if not r.unsupported:
@@ -836,8 +867,8 @@ def _request(t: Target, ctx: Context | None) -> dict:
         "namespace": t.namespace,
         "operation": t.operation,
         "userInfo": dict(ctx.user_info) if ctx is not None else {},
-        "object": t.view,
-        "oldObject": t.view if t.operation == "UPDATE" else None,
+        "object": None if t.operation == "DELETE" else t.view,
+        "oldObject": t.view if t.operation in ("UPDATE", "DELETE") else None,
         "dryRun": False,
     }
 
@@ -943,7 +974,7 @@ def _activation(t: Target, ctx: Context | None, resource: bool) -> dict[str, Any
     if base is None:
         request = _request(t, ctx)
         base = t.cache["activation"] = {
-            "object": t.view,
+            "object": request["object"],
             "oldObject": request["oldObject"],
             "request": request,
             "namespaceObject": _namespace_object(t, ctx),

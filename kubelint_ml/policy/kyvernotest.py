@@ -2,8 +2,9 @@
 
 A Test names its ``policies`` and ``resources`` (files, relative to it), optionally a
 ``variables`` file (``Values``: ``namespaceSelector`` labels, per-resource ``request.operation``),
-a ``userinfo`` file (``UserInfo``: the request's user) and a ``context`` file (``Context``:
-more objects, for ``resource.Get``/``List`` and params), and ``results``: ``{policy, rule,
+a ``userinfo`` file (``UserInfo``: the request's user), a ``context`` file (``Context``:
+more objects, for ``resource.Get``/``List`` and params), ``paramResources`` (params of
+ValidatingAdmissionPolicies), ``clusterResources`` (more objects), ``exceptions`` (PolicyExceptions), and ``results``: ``{policy, rule,
 resources, kind, result}`` with ``pass``, ``fail``, ``skip``, ``warn`` or ``error``. Each
 (result, resource) pair is one case; a resource is named ``name`` or ``namespace/name``, as
 ``kyverno test`` names them. Rule names ``autogen-<rule>`` and ``autogen-cronjob-<rule>`` are
@@ -96,11 +97,16 @@ def run_test(file: str, test: dict) -> list[CaseResult]:
         return f"{tname}/{r.get('policy')}{'/' + str(rule) if rule else ''}/{r.get('kind')}/{res}"
 
     try:
-        rules = kyverno.build([d for d in _docs(base, test.get("policies")) if _is_policy(d[1])])
+        policy_docs = _docs(base, list(test.get("policies") or []) + list(test.get("exceptions") or []))
+        rules = kyverno.build([d for d in policy_docs if _is_policy(d[1])])
         resources = _objects(_docs(base, test.get("resources")))
-        extra: list[dict] = []
-        for _, d, _ in _docs(base, [test["context"]] if test.get("context") else []):
-            extra.extend(o for o in ((d.get("spec") or {}).get("resources") or []) if isinstance(o, dict))
+        extra: list[dict] = []  # params of VAPs, objects of the cluster (resource.*)
+        more = list(test.get("paramResources") or []) + list(test.get("clusterResources") or [])
+        for _, d, _ in _docs(base, more + ([test["context"]] if test.get("context") else [])):
+            if str(d.get("apiVersion") or "").startswith("cli.kyverno.io/"):  # Context, ClusterResource
+                extra.extend(o for o in ((d.get("spec") or {}).get("resources") or []) if isinstance(o, dict))
+            else:
+                extra.append(d)
         labels, ops, namespaces = _values(base, test.get("variables"))
         extra.extend(namespaces)
         user: dict = {}
@@ -117,10 +123,6 @@ def run_test(file: str, test: dict) -> list[CaseResult]:
     for r, res in cases:
         name = name_of(r, res)
         expected = str(r.get("result") or "")
-        objs = [o for o in resources if _kind_matches(str(r.get("kind") or ""), o) and _name_matches(res, o)]
-        if not objs:
-            out.append(CaseResult(name, False, file, f"no resource {r.get('kind')} {res} among the test's resources"))
-            continue
         policy = str(r.get("policy") or "")
         mine = [x for x in rules if x.policy == policy.rpartition("/")[2]]
         rule = str(r.get("rule") or "")
@@ -136,7 +138,12 @@ def run_test(file: str, test: dict) -> list[CaseResult]:
         if unsupported:
             out.append(CaseResult(name, False, file, f"not evaluated: {unsupported[0].unsupported}"))
             continue
-        got, why = _outcome(mine, objs[0], ctx, ops.get((policy, res), "CREATE"))
+        objs = [o for o in resources if _kind_matches(str(r.get("kind") or ""), o) and _name_matches(res, o)]
+        if not objs:
+            out.append(CaseResult(name, False, file, f"no resource {r.get('kind')} {res} among the test's resources"))
+            continue
+        operation = str(r.get("operation") or ops.get((policy, res), "CREATE"))
+        got, why = _outcome(mine, objs[0], ctx, operation)
         if got == expected or (expected == "warn" and got == "fail"):
             out.append(CaseResult(name, True, file))
         else:

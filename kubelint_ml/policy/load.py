@@ -38,6 +38,7 @@ KYVERNO_KINDS = frozenset(
         "NamespacedImageValidatingPolicy",
         "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding",
+        "PolicyException",
     }
 )
 KYVERNO_TEST_GROUP = "cli.kyverno.io"
