@@ -720,3 +720,39 @@ results:
         ("t/max-gpus/Pod/b", True),
     ], cases
     assert r.exit_code == 0
+
+
+def test_unset_variable_error_says_why(tmp_path: Path):
+    pol = write(
+        tmp_path,
+        "p/v.yaml",
+        """\
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: cm}
+spec:
+  validationActions: [Deny]
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
+  variables:
+    - {name: cm, expression: "resource.Get('v1', 'configmaps', 'platform', 'allowed')"}
+    - {name: allowed, expression: "variables.cm.data.images.split(',')"}
+  validations:
+    - expression: "object.spec.containers.all(c, c.image in variables.allowed)"
+""",
+    )
+    got = findings("--policy", str(pol.parent), str(ML))
+    assert {g[5] for g in got if g[0] == "rule-error"} == {
+        'policy ValidatingPolicy/cm failed here (evaluation failed: variables.cm: configmaps "allowed" not found '
+        f"among the objects of the run) (pod template of {owner}); the other rules still ran"
+        for owner in (
+            "PyTorchJob/ml/bert (Master)",
+            "PyTorchJob/ml/bert (Worker)",
+            "JobSet/ml/llama (workers)",
+            "RayJob/ml/tune (head)",
+            "RayJob/ml/tune (gpu)",
+            "Job/ml/compliant",
+            "Job/ml/no-priority",
+            "Job/sandbox/sandboxed",
+        )
+    }

@@ -844,17 +844,17 @@ def target(view: dict, owner: dict | None = None, ctx: Context | None = None, op
 def pod_view(owner: dict, spec: dict, metadata: dict | None, keep_namespace: bool) -> dict:
     """The owner as a pod policy sees it after Kyverno's autogen rewrite: ``object.spec`` is the
     pod template's spec, ``object.metadata`` its metadata (the owner's namespace kept, as the CEL
-    policies' autogen keeps ``object.metadata.namespace``)."""
+    policies' autogen keeps ``object.metadata.namespace``). A template written without
+    ``metadata`` has an empty one: at admission every pod template has it (a Deployment's
+    selector needs its labels, a Job's controller adds its own)."""
     view = {k: v for k, v in owner.items() if k not in ("metadata", "spec")}
-    meta = dict(metadata) if isinstance(metadata, dict) else None
+    meta = dict(metadata) if isinstance(metadata, dict) else {}
     ns = _meta(owner).get("namespace")
     if keep_namespace:
-        meta = dict(meta or {})
         meta.pop("namespace", None)
         if ns:
             meta["namespace"] = ns
-    if meta is not None:
-        view["metadata"] = meta
+    view["metadata"] = meta
     view["spec"] = spec
     return view
 
@@ -1014,12 +1014,14 @@ def run_programs(
         if program.evaluate_here(activation, act) is not True:
             return "skip", []
     values: dict[str, Any] = {}
+    failed: dict[str, str] = {}  # why each unset variable is unset
     for name, program in variables:
         activation["variables"] = dict(values)
         try:
             values[name] = program.evaluate_here(activation, _cel_activation(env, activation))
-        except CelEvalError:
-            continue  # an unset variable: an expression that reads it fails, as a lazy one would
+        except CelEvalError as e:
+            # unset: an expression that reads it fails, as a lazy one would
+            failed[name] = _cause(str(e), failed) or f"variables.{name}: {_why(e)}"
     activation["variables"] = values
     act = _cel_activation(env, activation) if variables else act
     errors: list[str] = []
@@ -1029,9 +1031,12 @@ def run_programs(
             if v.program.evaluate_here(activation, act) is True:
                 continue
         except CelEvalError as e:
+            cause = _cause(str(e), failed)
             if first_only:
+                if cause:
+                    raise CelEvalError(cause) from None
                 raise
-            errors.append(_why(e))  # the API server's validator goes on to the next one
+            errors.append(cause or _why(e))  # the API server's validator goes on to the next one
             continue
         messages.append(_message(v, activation))
         if first_only:
@@ -1039,6 +1044,15 @@ def run_programs(
     if errors:
         return "error", errors + messages
     return ("fail" if messages else "pass"), messages
+
+
+_MISSING_KEY = re.compile(r'^Key not found in map : "([^"]+)"$')
+
+
+def _cause(message: str, failed: dict[str, str]) -> str:
+    """For an error reading a variable that is unset: why that variable is unset."""
+    m = _MISSING_KEY.match(message)
+    return failed.get(m.group(1), "") if m else ""
 
 
 def _why(e: Exception) -> str:
@@ -1287,9 +1301,7 @@ def plan(rules: list[Rule], obj: Any, ctx: Context | None, operation: str = "CRE
         for r in rest:
             t = views.get(r.protect_namespace)
             if t is None:
-                view = pod_view(
-                    data, tpl.spec, meta if meta or "metadata" in _at(data, tpl.path) else None, r.protect_namespace
-                )
+                view = pod_view(data, tpl.spec, meta, r.protect_namespace)
                 t = views[r.protect_namespace] = Target(
                     view,
                     "Pod",
@@ -1325,16 +1337,6 @@ def defaulted(data: dict) -> dict:
     if not fix:
         return data
     return {**data, "metadata": {**meta, **fix}}
-
-
-def _at(data: Any, path: tuple) -> dict:
-    node = data
-    for p in path:
-        try:
-            node = node[p]
-        except (KeyError, IndexError, TypeError):
-            return {}
-    return node if isinstance(node, dict) else {}
 
 
 class CelPolicies:
