@@ -756,3 +756,26 @@ spec:
             "Job/sandbox/sandboxed",
         )
     }
+
+
+def test_namespaced_policy_applies_in_its_namespace(tmp_path: Path):
+    pol = write(
+        tmp_path,
+        "p/v.yaml",
+        """\
+apiVersion: policies.kyverno.io/v1
+kind: NamespacedValidatingPolicy
+metadata: {name: only-ml, namespace: ml}
+spec:
+  validationActions: [Warn]
+  matchConstraints:
+    resourceRules: [{apiGroups: [batch], apiVersions: [v1], operations: [CREATE], resources: [jobs]}]
+  validations:
+    - {expression: "false", message: seen}
+""",
+    )
+    got = findings("--policy", str(pol.parent), str(ML))
+    assert [(g[0], g[1], g[3]) for g in got] == [
+        ("NamespacedValidatingPolicy/only-ml", "warning", 69),
+        ("NamespacedValidatingPolicy/only-ml", "warning", 85),
+    ]

@@ -495,7 +495,7 @@ def validating_policy(file: str, doc: dict, line: int) -> list[Rule]:
     if not name:
         raise PolicyError(f"{file}:{line}: {kind} without metadata.name")
     rule = Rule(f"{kind}/{name}", kind, name, "", file, line)
-    if kind != "ValidatingPolicy":
+    if kind not in ("ValidatingPolicy", "NamespacedValidatingPolicy"):
         rule.unsupported = f"{kind} is not evaluated offline (image verification needs registries)"
         return [rule]
     if str(_submap(spec, "evaluation").get("mode") or "Kubernetes") == "JSON":
@@ -505,6 +505,9 @@ def validating_policy(file: str, doc: dict, line: int) -> list[Rule]:
     if not match.get("resourceRules"):
         raise PolicyError(f"{_where(doc, ('spec', 'matchConstraints'), file)}: {kind} {name}: no resourceRules")
     rule.match = functools.partial(resources_match, match)
+    if kind.startswith("Namespaced"):  # applies in its own namespace only
+        rule.namespace_policy = str(_meta(doc).get("namespace") or "default")
+        rule.match = functools.partial(_in_namespace, rule.namespace_policy, rule.match)
     rule.kinds = _resource_kinds(match)
     rule.needs_context = _selects_namespaces(match)
     rule.severity = _severity(spec.get("validationActions") or ["Deny"])
@@ -640,6 +643,10 @@ def kyverno_policy(file: str, doc: dict, line: int) -> list[Rule]:
     if not out:
         raise PolicyError(f"{file}:{line}: {kind} {name}: no rules")
     return out
+
+
+def _in_namespace(namespace: str, match: Any, t: Target) -> bool:
+    return t.namespace == namespace and bool(match(t))
 
 
 def _both(match: dict, binding: dict, t: Target) -> bool:
