@@ -323,10 +323,12 @@ class CelProgram:
         except ValueError as exc:
             raise CelEvalError(str(exc)) from None
 
-    def evaluate_here(self, data: Mapping[str, object], activation: Any = None) -> object:
+    def evaluate_here(self, data: Mapping[str, object], activation: Any = None, plain: bool = False) -> object:
         """Evaluate in this process, on already converted values (iteration budget only).
         ``activation``: an Activation of ``self.env`` holding them, reused by several programs
-        of one environment (much cheaper than converting ``data`` at each evaluation)."""
+        of one environment (much cheaper than converting ``data`` at each evaluation).
+        ``plain``: the runtime's own value, Quantities left as messages (for a value that goes
+        back into an Activation, not to the caller)."""
         from cel_expr_python import cel
 
         try:
@@ -335,7 +337,7 @@ class CelProgram:
             raise CelEvalError(_one_line(str(exc))) from None
         if result.type() == cel.Type.ERROR:
             raise CelEvalError(_one_line(str(result.value())))
-        return _to_python(result.plain_value())
+        return result.plain_value() if plain else _to_python(result.plain_value())
 
 
 @functools.lru_cache(maxsize=256)

@@ -1025,7 +1025,7 @@ def run_programs(
     for name, program in variables:
         activation["variables"] = dict(values)
         try:
-            values[name] = program.evaluate_here(activation, _cel_activation(env, activation))
+            values[name] = program.evaluate_here(activation, _cel_activation(env, activation), plain=env is not None)
         except CelEvalError as e:
             # unset: an expression that reads it fails, as a lazy one would
             failed[name] = _cause(str(e), failed) or f"variables.{name}: {_why(e)}"
@@ -1135,16 +1135,17 @@ def _rule_in_helper(specs: str, names: tuple, data: dict) -> list[tuple[str, lis
     del names
     out = []
     shared: dict[str, dict] = {}
+    targets: dict[str, dict[str, Any]] = {}
+    for k, v in data.items():
+        name, _, target = k.rpartition("#")
+        targets.setdefault(target, {})[name] = _run_objects(v) if name == "resource" and isinstance(v, str) else v
     for line in specs.split("\n"):
         target, _, spec = line.partition("\t")
         key, _, text = spec.partition("\t")
         if text:
             _HELPER_SPECS[key] = text
         spec = _HELPER_SPECS[key]
-        suffix = f"#{target}"
-        activation = {k[: -len(suffix)]: v for k, v in data.items() if k.endswith(suffix)}
-        if isinstance(activation.get("resource"), str):
-            activation["resource"] = _run_objects(activation["resource"])
+        activation = targets.get(target, {})
         conditions, variables, validations, first = _helper_rule(spec)
         try:
             out.append(
