@@ -1265,14 +1265,6 @@ def controller_allowed(rule: Rule, kind: str) -> bool:
     return bool(rule.autogen & names)
 
 
-def applies(rule: Rule, t: Target) -> bool:
-    return bool(rule.match(t)) if rule.match is not None and not rule.unsupported else False
-
-
-def cronjob_style(kind: str) -> bool:
-    return kind == "CronJob"
-
-
 # ----------------------------------------------------------------------------
 # In a lint run
 
