@@ -140,7 +140,10 @@ class Rule:
         return self.family in ("ValidatingPolicy", "NamespacedValidatingPolicy")
 
     def describe(self) -> str:
-        return f"{self.family} {self.policy}" + (f" rule {self.rule}" if self.rule else "")
+        if not self.rule:
+            return f"{self.family} {self.policy}"
+        what = "binding" if self.family == "ValidatingAdmissionPolicy" else "rule"
+        return f"{self.family} {self.policy} {what} {self.rule}"
 
 
 @dataclass(slots=True)
