@@ -622,6 +622,8 @@ def kyverno_policy(file: str, doc: dict, line: int) -> list[Rule]:
                     )
                 )
         _cel_parts(rule, cel, (*base, "validate", "cel"), compile_)
+        for v in rule.validations:  # an expression without a message has the rule's (validate_cel.go)
+            v.message = v.message or str(validate.get("message") or "")
         if not rule.validations and not rule.unsupported:
             raise PolicyError(
                 f"{_where(doc, (*base, 'validate', 'cel'), file)}: {kind} {name} rule {rname}: no expressions"
