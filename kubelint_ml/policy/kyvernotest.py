@@ -1,15 +1,16 @@
 """``rules verify`` for Kyverno CLI tests: ``kyverno-test.yaml`` (``cli.kyverno.io/v1alpha1`` Test).
 
 A Test names its ``policies`` and ``resources`` (files, relative to it), optionally a
-``variables`` file (``Values``: ``namespaceSelector`` labels, per-resource ``request.operation``),
-a ``userinfo`` file (``UserInfo``: the request's user), a ``context`` file (``Context``:
-more objects, for ``resource.Get``/``List`` and params), ``paramResources`` (params of
-ValidatingAdmissionPolicies), ``clusterResources`` (more objects), ``exceptions`` (PolicyExceptions), and ``results``: ``{policy, rule,
-resources, kind, result}`` with ``pass``, ``fail``, ``skip``, ``warn`` or ``error`` (a resource the policy does not match at
-all passes, as in ``kyverno test``). Each
-(result, resource) pair is one case; a resource is named ``name`` or ``namespace/name``, as
-``kyverno test`` names them. Rule names ``autogen-<rule>`` and ``autogen-cronjob-<rule>`` are
-the rule as Kyverno's autogen applies it to a controller's pods.
+``variables`` file (``Values``: ``namespaces``, ``namespaceSelector`` labels, per-resource
+``request.operation``), a ``userinfo`` file (``UserInfo``: the request's user), a ``context``
+file (``Context``: more objects, for ``resource.Get``/``List`` and params), ``paramResources``
+(params of ValidatingAdmissionPolicies), ``clusterResources`` (more objects), ``exceptions``
+(PolicyExceptions), and ``results``: ``{policy, rule, resources, kind, result, operation}``
+with ``pass``, ``fail``, ``skip``, ``warn`` or ``error`` (a resource the policy does not match
+at all passes, as in ``kyverno test``). Each (result, resource) pair is one case; a resource is
+named ``name`` or ``namespace/name``, as ``kyverno test`` names them. Rule names
+``autogen-<rule>`` and ``autogen-cronjob-<rule>`` are the rule as Kyverno's autogen applies it
+to a controller's pods.
 """
 
 from __future__ import annotations
