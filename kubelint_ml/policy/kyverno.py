@@ -634,7 +634,6 @@ def kyverno_policy(file: str, doc: dict, line: int) -> list[Rule]:
             rule.unsupported = rule.unsupported or "JMESPath preconditions (only celPreconditions are evaluated)"
         rule.param_kind = cel.get("paramKind") if isinstance(cel.get("paramKind"), dict) else None
         rule.param_ref = cel.get("paramRef") if isinstance(cel.get("paramRef"), dict) else None
-        rule.protect_namespace = False  # ClusterPolicy autogen rewrites object.metadata.* whole
         out.append(rule)
     pods = _kyverno_autogen(spec)
     if controllers is not None:
