@@ -226,6 +226,10 @@ kind: Namespace
 metadata: {name: train, labels: {tier: training}}
 ---
 apiVersion: v1
+kind: Namespace
+metadata: {name: other, labels: {tier: web}}
+---
+apiVersion: v1
 kind: ConfigMap
 metadata: {name: limits, namespace: platform}
 data: {maxReplicas: "4"}
@@ -252,8 +256,8 @@ spec:
 """,
     )
     assert findings("--policy", str(pol.parent), str(manifests)) == [
-        ("ValidatingAdmissionPolicy/max-replicas/max-replicas-binding", "error", "m.yaml", 10, 1, "replicas 8 > 4"),
-        ("ValidatingAdmissionPolicy/named", "error", "m.yaml", 20, 1, "deployments are named ml-*"),
+        ("ValidatingAdmissionPolicy/max-replicas/max-replicas-binding", "error", "m.yaml", 14, 1, "replicas 8 > 4"),
+        ("ValidatingAdmissionPolicy/named", "error", "m.yaml", 24, 1, "deployments are named ml-*"),
     ]
 
 
@@ -779,3 +783,29 @@ spec:
         ("NamespacedValidatingPolicy/only-ml", "warning", 69),
         ("NamespacedValidatingPolicy/only-ml", "warning", 85),
     ]
+
+
+def test_namespace_selector_on_a_namespace_the_run_does_not_hold(tmp_path: Path):
+    """Its labels live in the cluster: the policy is applied (never silently skipped); a Namespace
+    among the inputs decides."""
+    pol = write(
+        tmp_path,
+        "p/v.yaml",
+        """\
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: prod-only}
+spec:
+  validationActions: [Deny]
+  matchConstraints:
+    namespaceSelector: {matchLabels: {env: prod}}
+    resourceRules: [{apiGroups: [batch], apiVersions: [v1], operations: [CREATE], resources: [jobs]}]
+  validations:
+    - {expression: "has(object.spec.template.spec.priorityClassName)", message: no priority}
+""",
+    )
+    got = findings("--policy", str(pol.parent), str(ML))
+    assert [(g[0], g[3]) for g in got] == [("ValidatingPolicy/prod-only", 85), ("ValidatingPolicy/prod-only", 100)]
+    ns = write(tmp_path, "ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: ml, labels: {env: dev}}\n")
+    got = findings("--policy", str(pol.parent), str(ML), str(ns))
+    assert [(g[0], g[3]) for g in got] == [("ValidatingPolicy/prod-only", 100)]

@@ -114,7 +114,9 @@ class Rule:
         self.budgeted = any(p.budgeted for p in programs)
         self.names = frozenset(n for p in programs for n in p.variables)
         self.uses_resource = "resource" in self.names
-        self.needs_context = self.uses_resource or "namespaceObject" in self.names or self.param_kind is not None
+        self.needs_context = (
+            self.needs_context or self.uses_resource or "namespaceObject" in self.names or self.param_kind is not None
+        )
         return self
 
     def spec(self) -> str:
@@ -158,8 +160,9 @@ class Target:
     namespace: str  # "" for cluster-scoped
     labels: dict
     annotations: dict
-    namespace_labels: dict | None
+    namespace_labels: dict | None  # None: the namespace is not among the run's objects
     operation: str = "CREATE"
+    unknown_selected: bool = True  # see Context.unknown_namespaces_selected
     cache: dict = field(default_factory=dict)  # the activation, built once for every rule
 
 
@@ -267,7 +270,7 @@ def resources_match(match: dict, t: Target) -> bool:
     if isinstance(ns_sel, dict) and (ns_sel.get("matchLabels") or ns_sel.get("matchExpressions")):
         if t.kind == "Namespace":
             return selector_matches(ns_sel, t.labels)
-        if t.namespace and not selector_matches(ns_sel, t.namespace_labels):
+        if t.namespace and not _namespace_selected(ns_sel, t):
             return False
     return True
 
@@ -314,11 +317,19 @@ def _description(desc: dict, t: Target) -> bool:
     if isinstance(desc.get("selector"), dict) and not selector_matches(desc["selector"], t.labels):
         return False
     ns_sel = desc.get("namespaceSelector")
-    if isinstance(ns_sel, dict):
-        labels = t.labels if t.kind == "Namespace" else t.namespace_labels
-        if not selector_matches(ns_sel, labels):
-            return False
-    return True
+    if not isinstance(ns_sel, dict):
+        return True
+    return selector_matches(ns_sel, t.labels) if t.kind == "Namespace" else _namespace_selected(ns_sel, t)
+
+
+def _namespace_selected(selector: dict, t: Target) -> bool:
+    """A namespaceSelector on the object's namespace. A namespace that is not among the run's
+    objects is taken as selected in a lint (its labels live in the cluster: a policy that might
+    apply is applied, never silently skipped); in a Kyverno test, as the CLI does, it has no
+    labels (or those of the test's values)."""
+    if t.namespace_labels is None and t.unknown_selected:
+        return True
+    return selector_matches(selector, t.namespace_labels)
 
 
 def _filter(f: dict, t: Target) -> bool:
@@ -802,6 +813,9 @@ class Context:
 
     objects: list[dict] = field(default_factory=list)
     namespaces: dict[str, dict] = field(default_factory=dict)  # name -> labels
+    # a namespace the run does not hold is selected by every namespaceSelector (lint) or by none
+    # (a Kyverno test, as the CLI)
+    unknown_namespaces_selected: bool = True
     namespace_objects: dict[str, dict] = field(default_factory=dict)  # name -> the Namespace
     user_info: dict = field(default_factory=dict)
     _kinds: dict[str, list[dict]] | None = None
@@ -849,6 +863,7 @@ def target(view: dict, owner: dict | None = None, ctx: Context | None = None, op
         _submap(vmeta, "annotations"),
         labels,
         operation,
+        ctx.unknown_namespaces_selected if ctx is not None else True,
     )
 
 
@@ -1317,6 +1332,7 @@ def plan(rules: list[Rule], obj: Any, ctx: Context | None, operation: str = "CRE
                     _submap(meta, "annotations"),
                     direct.namespace_labels,
                     operation,
+                    direct.unknown_selected,
                 )
             if r.match(t):
                 out.append((r, t, tpl))

@@ -121,6 +121,7 @@ def run_test(file: str, test: dict) -> list[CaseResult]:
         return [CaseResult(name_of(r, res), False, file, f"policies or resources: {e}") for r, res in cases]
     ctx = kyverno.Context.of([o.data for o in resources] + extra, labels)
     ctx.user_info = user
+    ctx.unknown_namespaces_selected = False  # as the CLI: no labels but the test's values
     out = []
     for r, res in cases:
         name = name_of(r, res)
