@@ -809,3 +809,44 @@ spec:
     ns = write(tmp_path, "ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: ml, labels: {env: dev}}\n")
     got = findings("--policy", str(pol.parent), str(ML), str(ns))
     assert [(g[0], g[3]) for g in got] == [("ValidatingPolicy/prod-only", 100)]
+
+
+def test_admission_review_gives_its_operation_user_and_old_object(tmp_path: Path):
+    """In ``serve``, a policy sees the review's operation, user and old object."""
+    from kubelint_ml.admission.review import lint_object, load_policy
+
+    write(
+        tmp_path,
+        "p/v.yaml",
+        """\
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: no-shrink}
+spec:
+  validationActions: [Deny]
+  matchConstraints:
+    resourceRules: [{apiGroups: [apps], apiVersions: [v1], operations: [UPDATE], resources: [deployments]}]
+  validations:
+    - expression: "object.spec.replicas >= oldObject.spec.replicas || request.userInfo.username == 'admin'"
+      messageExpression: "request.userInfo.username + ' may not scale down'"
+""",
+    )
+    cfg = write(tmp_path, "c.yaml", "policy: [p]\n")
+    policy = load_policy(str(cfg))
+    new = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": "ml"},
+        "spec": {"replicas": 1},
+    }
+    old = dict(new, spec={"replicas": 3})
+
+    def rules(request):
+        found, _ = lint_object(policy, new, request)
+        return [(f.rule, f.message) for f in found if f.rule.startswith("ValidatingPolicy/")]
+
+    assert rules({"operation": "CREATE", "object": new}) == []
+    assert rules({"operation": "UPDATE", "object": new, "oldObject": old, "userInfo": {"username": "bob"}}) == [
+        ("ValidatingPolicy/no-shrink", "bob may not scale down")
+    ]
+    assert rules({"operation": "UPDATE", "object": new, "oldObject": old, "userInfo": {"username": "admin"}}) == []

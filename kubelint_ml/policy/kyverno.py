@@ -163,6 +163,7 @@ class Target:
     namespace_labels: dict | None  # None: the namespace is not among the run's objects
     operation: str = "CREATE"
     unknown_selected: bool = True  # see Context.unknown_namespaces_selected
+    review: dict | None = None  # the admission request the object came in (serve): user, oldObject
     cache: dict = field(default_factory=dict)  # the activation, built once for every rule
 
 
@@ -886,15 +887,20 @@ def pod_view(owner: dict, spec: dict, metadata: dict | None, keep_namespace: boo
 
 
 def _request(t: Target, ctx: Context | None) -> dict:
+    old: Any = t.view if t.operation in ("UPDATE", "DELETE") else None
+    user: Any = dict(ctx.user_info) if ctx is not None else {}
+    if t.review is not None:  # a review's own user and old object
+        user = t.review["userInfo"] if isinstance(t.review.get("userInfo"), dict) else user
+        old = t.review["oldObject"] if isinstance(t.review.get("oldObject"), dict) else old
     return {
         "kind": {"group": t.group, "version": t.version, "kind": t.kind},
         "resource": {"group": t.group, "version": t.version, "resource": plural(t.kind)},
         "name": t.name,
         "namespace": t.namespace,
         "operation": t.operation,
-        "userInfo": dict(ctx.user_info) if ctx is not None else {},
+        "userInfo": user,
         "object": None if t.operation == "DELETE" else t.view,
-        "oldObject": t.view if t.operation in ("UPDATE", "DELETE") else None,
+        "oldObject": old,
         "dryRun": False,
     }
 
@@ -1298,10 +1304,16 @@ def templates_of(obj: Any) -> list[Any]:
         return []
 
 
-def plan(rules: list[Rule], obj: Any, ctx: Context | None, operation: str = "CREATE") -> list[tuple[Rule, Target, Any]]:
-    """``(rule, target, pod template or None)`` for each evaluation an object gets."""
+def plan(
+    rules: list[Rule], obj: Any, ctx: Context | None, operation: str = "CREATE", review: dict | None = None
+) -> list[tuple[Rule, Target, Any]]:
+    """``(rule, target, pod template or None)`` for each evaluation an object gets; ``review``:
+    the admission request it came in (its operation, user and old object)."""
     data = defaulted(obj.data)
+    if review is not None:
+        operation = str(review.get("operation") or operation)
     direct = target(data, ctx=ctx, operation=operation)
+    direct.review = review
     out: list[tuple[Rule, Target, Any]] = []
     rest = []
     kind = plural(direct.kind)
@@ -1368,13 +1380,14 @@ class CelPolicies:
         self.context: Context | None = None
         self._ready: dict[int, tuple[Any, list, list[Outcome]]] = {}  # by prefetch: id(obj) -> results
 
-    def prefetch(self, objects: list[Any]) -> None:
-        """Evaluate every rule on these objects at once (the helper's requests shared by all of
-        them); :meth:`findings` then reads the results."""
+    def prefetch(self, objects: list[tuple[Any, dict | None]]) -> None:
+        """Evaluate every rule on these objects (with the admission request each came in, if any)
+        at once, the helper's requests shared by all of them; :meth:`findings` then reads the
+        results."""
         pairs: list[tuple[Rule, Target]] = []
         spans = []
-        for obj in objects:
-            planned = plan(self.rules, obj, self.context)
+        for obj, review in objects:
+            planned = plan(self.rules, obj, self.context, review=review)
             spans.append((obj, planned, len(pairs)))
             pairs.extend((r, t) for r, t, _ in planned)
         outcomes = evaluate_many(pairs, self.context, {})
@@ -1391,7 +1404,7 @@ class CelPolicies:
         self.all_rules = [r for r in self.all_rules if r.rule_id not in off]
         self.rules = [r for r in self.rules if r.rule_id not in off]
 
-    def findings(self, obj: Any) -> list[Any]:
+    def findings(self, obj: Any, review: dict | None = None) -> list[Any]:
         from kubelint_ml.engine.api import IGNORE_ANNOTATION, RULE_ERROR
         from kubelint_ml.engine.core import parse_ignore
         from kubelint_ml.findings import Finding
@@ -1403,7 +1416,7 @@ class CelPolicies:
         if ready is not None and ready[0] is obj:
             _, planned, outcomes = ready
         else:
-            planned = plan(self.rules, obj, self.context)
+            planned = plan(self.rules, obj, self.context, review=review)
             outcomes = evaluate_many([(r, t) for r, t, _ in planned], self.context, {})
         for (rule, _, tpl), outcome in zip(planned, outcomes):
             if outcome.status in ("pass", "skip"):

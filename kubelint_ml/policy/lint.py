@@ -372,7 +372,7 @@ class Policies:
                     plans.append(("exception", pkg, doc, None))
             for obj in objects:
                 if self.kyverno is not None:
-                    plans.append(("kyverno", None, doc, obj))
+                    plans.append(("kyverno", None, doc, obj, request))
                     jobs.append(None)
                 review_json = None
                 for c in self.constraints:
@@ -407,7 +407,7 @@ class Policies:
         """Evaluate everything queued by :meth:`defer`, in one batch."""
         pending, self._pending, self._pending_jobs = self._pending, [], 0
         if self.kyverno is not None:  # every object of the batch at once (the helper's requests shared)
-            self.kyverno.prefetch([p[3] for _, _, plans, _ in pending for p in plans if p[0] == "kyverno"])
+            self.kyverno.prefetch([(p[3], p[4]) for _, _, plans, _ in pending for p in plans if p[0] == "kyverno"])
         real = [j for _, jobs, _, _ in pending for j in jobs if j is not None]
         answers = iter(self.runtime.run(real))
         for file, jobs, plans, into in pending:
@@ -419,7 +419,7 @@ class Policies:
         pending: list[tuple] = []
         for job, plan in zip(jobs, plans):
             if job is None and plan[0] == "kyverno":
-                out.extend(self.kyverno.findings(plan[3]))
+                out.extend(self.kyverno.findings(plan[3], plan[4]))
                 continue
             if job is None:
                 _, c, doc, obj, review, params = plan
