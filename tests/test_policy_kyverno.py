@@ -377,6 +377,15 @@ apiVersion: policies.kyverno.io/v1
 kind: ImageValidatingPolicy
 metadata: {name: sigs}
 spec: {}
+---
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: js}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], resources: [pods]}]
+  validations:
+    - expression: "json.unmarshal(object.metadata.annotations['x']).a == 1"
 """,
     )
     got = findings("--policy", str(pol.parent), str(ML))
@@ -393,6 +402,12 @@ spec: {}
             10,
             "ImageValidatingPolicy sigs is not evaluated: ImageValidatingPolicy is not evaluated offline "
             "(image verification needs registries)",
+        ),
+        (
+            "rule-error",
+            "warning",
+            15,
+            "ValidatingPolicy js is not evaluated: uses json, a Kyverno CEL library kubelint-ml does not have",
         ),
     ]
 
@@ -474,6 +489,8 @@ spec: {template: {spec: {priorityClassName: hihg, containers: [{name: c, image: 
         ("semver('v1.2', true).minor()", 2),
         ("sets.contains([1, 2, 3], [2, 3]) && sets.intersects([1], [1, 5]) && sets.equivalent([1, 2], [2, 1])", True),
         ("quantity('1Gi').isGreaterThan(quantity('1000Mi'))", True),
+        ("math.greatest([1, 5, 3]) == 5 && cel.bind(x, 3, x * x) == 9", True),
+        ("base64.encode(b'gpu')", "Z3B1"),
         ("'%s has %d GPUs'.format(['node', 8])", "node has 8 GPUs"),
     ],
 )

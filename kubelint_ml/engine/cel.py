@@ -215,10 +215,15 @@ def _env(variables: tuple[str, ...], with_quantity: bool, with_libraries: bool =
     by_name: dict[str, list[Any]] = {}
     for name, overload in overloads:
         by_name.setdefault(name, []).append(overload)
+    extensions = [ext_strings.ExtStrings(), ext_optional.ExtOptional()]
+    if with_libraries:  # as Kubernetes' and Kyverno's environments: cel.bind, base64, math.*
+        from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math
+
+        extensions += [ext_bindings.ExtBindings(), ext_encoders.ExtEncoders(), ext_math.ExtMath()]
     return cel.NewEnv(
         pool,
         variables={name: cel.Type.DYN for name in variables},
-        extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional()],
+        extensions=extensions,
         functions=[cel.FunctionDecl(name, found) for name, found in by_name.items()],
     )
 

@@ -18,7 +18,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 _TYPES = ("URL", "IP", "CIDR", "Semver")
-_USES = re.compile(r"\b(url|isURL|ip|isIP|cidr|isCIDR|semver|isSemver|find|findAll|sets\.|parseServiceAccount)\b")
+_USES = re.compile(
+    r"\b(url|isURL|ip|isIP|cidr|isCIDR|semver|isSemver|find|findAll|sets\.|parseServiceAccount|math\.|base64\.|cel\.bind)"
+)
 _RESOURCE = re.compile(r"\bresource\s*\.\s*(Get|List|get|list)\s*\(")
 
 

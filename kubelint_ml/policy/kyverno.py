@@ -359,6 +359,12 @@ def kyverno_match(block: Any, t: Target, empty: bool) -> bool:
 # Building rules
 
 
+# Kyverno's own CEL libraries (github.com/kyverno/sdk extensions/cel/libs) not provided here: an
+# expression that calls one makes its rule not evaluated (not a malformed policy).
+KYVERNO_LIBRARIES = frozenset(
+    ("json", "yaml", "hash", "gzip", "random", "x509", "time", "user", "image", "imagedata", "http", "globalContext")
+)
+_UNDECLARED = re.compile(r"undeclared reference to '([^']+)'")
 _OR_VALUE = re.compile(r"\.\s*orValue\s*\(")
 _SEGMENT = re.compile(r"\.\??([A-Za-z_][A-Za-z0-9_]*)$")
 
@@ -414,6 +420,10 @@ class _Compiler:
         try:
             return compile_expression(source, NAMES, libraries=True)
         except CelCompileError as e:
+            m = _UNDECLARED.search(str(e))
+            if m and m.group(1).split(".")[0] in KYVERNO_LIBRARIES:
+                self.offline = self.offline or f"uses {m.group(1)}, a Kyverno CEL library kubelint-ml does not have"
+                return None
             raise PolicyError(f"{where}: {self.what}: {_render(path)}: {e}") from None
 
 
