@@ -867,3 +867,14 @@ spec:
         ("ValidatingPolicy/no-shrink", "bob may not scale down")
     ]
     assert rules({"operation": "UPDATE", "object": new, "oldObject": old, "userInfo": {"username": "admin"}}) == []
+
+
+def test_serve_lists_the_rules_it_does_not_evaluate(tmp_path: Path):
+    from kubelint_ml.admission.review import load_policy
+
+    write(tmp_path, "p/legacy.yaml", (KY / "policies" / "legacy.yaml").read_text())
+    cfg = write(tmp_path, "c.yaml", "policy: [p]\n")
+    assert load_policy(str(cfg)).not_run == [
+        "ClusterPolicy pod-rules rule require-labels is not evaluated: a validate.pattern rule "
+        "(only validate.cel rules are evaluated)"
+    ]
