@@ -45,7 +45,7 @@ def add_types(pool: Any) -> None:
     for name in _TYPES:
         m = fd.message_type.add(name=name)
         m.field.add(name="value", number=1, type=9, label=1)  # string
-    pool.Add(fd)
+    pool.AddSerializedFile(fd.SerializeToString())
     for n in _TYPES:
         _CLASSES[n] = message_factory.GetMessageClass(pool.FindMessageTypeByName(f"kubernetes.{n}"))
 
