@@ -559,7 +559,7 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
 )
 def rules_verify(directory: str | None, fmt: str = "text") -> None:
     """Run rules against their own examples (built-in rules when DIR is omitted); for a path with
-    policies, also their Rego test_ rules and Gatekeeper Suite files."""
+    policies, also their Rego test_ rules, Gatekeeper Suite files and Kyverno kyverno-test.yaml files."""
     from kubelint_ml.engine.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
     from kubelint_ml.run.examples import verify_rules
 
