@@ -366,6 +366,7 @@ def _facts_with(policy: Policy, objects: list) -> Facts:
     facts.kubelet_configs.extend(base.kubelet_configs)
     facts.crds.extend(base.crds)
     facts.add_profile(policy.config.profile)
+    facts.dra = base.dra  # the context's claims and classes (a reviewed claim object holds no pods)
     return facts
 
 
