@@ -303,7 +303,7 @@ def load_config(path: str | os.PathLike | None) -> Config:
         )
     base = p.parent
     cfg = Config(path=str(p))
-    cfg.rules_dirs = [str(base / d) for d in data.get("rules", [])]
+    cfg.rules_dirs = [str(base / d) for d in list(data.get("rules", [])) + list(data.get("policy", []))]
     cfg.enable = set(data.get("enable", []))
     cfg.disable = set(data.get("disable", []))
     for rid, o in (data.get("overrides") or {}).items():

@@ -13,7 +13,7 @@ import os
 from kubelint_ml.engine.context import Facts, may_hold_context
 from kubelint_ml.input.loader import Limits, load
 from kubelint_ml.input.objects import unpack
-from kubelint_ml.input.sources import Source, file_key, read, read_once
+from kubelint_ml.input.sources import Source, file_key, read, read_once, read_regular
 from kubelint_ml.run import pool
 from kubelint_ml.run.config import Config, ConfigError
 
@@ -139,6 +139,8 @@ def context_facts(facts: Facts, paths: list[str], linted: list[Source], config: 
         except SourceError:
             raise ConfigError(f"context {path}: no such file or directory") from None
         for s in found:
+            if read_once(s):  # stdin, a device, a FIFO, a socket: never waited on for context
+                raise ConfigError(f"context {path}: not a regular file (devices, pipes and sockets are not read)")
             key = s.identity or file_key(s.real)
             if key in have:
                 continue
@@ -161,8 +163,7 @@ def _profile_facts(facts: Facts, config: Config) -> None:
             continue
         have.add(file_key(path))
         try:
-            with open(path, "rb") as fh:
-                data = fh.read(config.limits.max_file_bytes + 1)
+            data = read_regular(path, config.limits.max_file_bytes)
         except OSError as e:
             raise ConfigError(f"profile kubeletConfig {path}: cannot read: {e.strerror}") from None
         add_facts(facts, data, path, config.limits, only="KubeletConfiguration")
