@@ -251,7 +251,109 @@ def test_resize_rejections():
         (11, "spec.containers[0].resizePolicy[0].restartPolicy", "error"),
         (12, "spec.containers[0].resizePolicy[1].resourceName", "error"),
     ]
-    assert "must be 'NotRequired' when `restartPolicy` is 'Never'" in found[0].detail
+    # validateResizePolicy's own words (pkg/apis/core/validation/validation.go)
+    assert (
+        "Invalid value: \"RestartContainer\": must be 'NotRequired' when `restartPolicy` is 'Never'" in found[0].detail
+    )
     assert 'Unsupported value: "ephemeral-storage": supported values: "cpu", "memory"' in found[1].detail
     # the field is dropped before 1.33
     assert findings(pod, "1.32", ("resize-policy-invalid",)) == []
+
+
+def test_pod_level_sums_as_the_api_server_does():
+    """Sidecars add to the sum, an init container counts by its maximum, a limit alone is the
+    container's request, and a sidecar's limit is not held to the pod's (only spec.containers are)."""
+    manifest = """\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: sidecar-sum}
+    spec:
+      resources:
+        requests: {cpu: "2", memory: 4Gi}
+      initContainers:
+      - name: log
+        image: x
+        restartPolicy: Always
+        resources: {requests: {cpu: "1", memory: 1Gi}}
+      containers:
+      - name: c
+        image: x
+        resources: {requests: {cpu: 1500m, memory: 2Gi}}
+    ---
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: init-max}
+    spec:
+      resources:
+        requests: {cpu: "2", memory: 4Gi}
+      initContainers:
+      - name: setup
+        image: x
+        resources: {requests: {cpu: "3"}}
+      containers:
+      - name: c
+        image: x
+        resources: {limits: {cpu: "1", memory: 1Gi}}
+    ---
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: limits-only}
+    spec:
+      resources:
+        limits: {cpu: "4", memory: 8Gi}
+      initContainers:
+      - name: log
+        image: x
+        restartPolicy: Always
+        resources: {limits: {cpu: "8"}}
+      containers:
+      - name: c
+        image: x
+        resources: {limits: {cpu: "3", memory: 1Gi, nvidia.com/gpu: 1}}
+    """
+    found = [
+        f
+        for f in lint_text(textwrap.dedent(manifest).encode(), RULES, Config())
+        if f.rule == "pod-level-resources-invalid"
+    ]
+    assert [(f.line, str(f.path), f.message) for f in found] == [
+        (6, "spec.resources.requests.cpu", "pod cpu request 2 < the containers' 2500m"),
+        (22, "spec.resources.requests.cpu", "pod cpu request 2 < the containers' 3"),
+        # limits-only: the pod's cpu request defaults to the containers' (3 + the sidecar's 8) and
+        # its cpu limit 4 is below that; the sidecar's own limit above the pod's is not judged
+        (37, "spec.resources.limits.cpu", "pod cpu limit 4 < the containers' requests 11"),
+    ]
+    assert (
+        'spec.resources.requests: Invalid value: "11": must be less than or equal to cpu limit of 4' in found[2].detail
+    )
+
+
+def test_a_pod_request_defaulted_above_the_pod_limit_is_rejected():
+    """defaultPodRequests fills a pod-level request left out from the containers' (when pod-level
+    limits are set); validateResourceRequirements then holds it to the pod-level limit."""
+    manifest = """\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: p}
+    spec:
+      resources:
+        limits: {memory: 4Gi, cpu: "4"}
+      containers:
+      - name: c
+        image: x
+        resources: {requests: {memory: 6Gi, cpu: "2"}}
+    """
+    found = [
+        f
+        for f in lint_text(textwrap.dedent(manifest).encode(), RULES, Config())
+        if f.rule == "pod-level-resources-invalid"
+    ]
+    assert [(f.line, f.column, str(f.path), f.severity) for f in found] == [
+        (6, 22, "spec.resources.limits.memory", "error")
+    ]
+    assert 'Invalid value: "6Gi": must be less than or equal to memory limit of 4Gi' in found[0].detail
+    # a written request above the limit is request-exceeds-limit's, not reported twice
+    written = manifest.replace("limits: {memory: 4Gi", "requests: {memory: 8Gi}\n        limits: {memory: 4Gi")
+    assert findings(written, rules=("pod-level-resources-invalid", "request-exceeds-limit")) == [
+        (6, 24, "request-exceeds-limit", "error")
+    ]

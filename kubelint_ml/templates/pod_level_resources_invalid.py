@@ -4,7 +4,10 @@ Followed: ``validatePodResourceName`` and ``validatePodResourceConsistency``
 (pkg/apis/core/validation/validation.go: only cpu, memory and hugepages at pod
 level; the aggregate of the containers' requests, defaulted, at most the pod's
 request; no container limit above the pod's limit) and ``dropDisabledPodLevelResources``
-(pkg/api/pod/util.go: before 1.34 the gate is off and the field is dropped).
+(pkg/api/pod/util.go: before 1.34 the gate is off and the field is dropped); a
+pod-level request left out defaults to the containers' aggregate request when pod-level
+limits are set (``defaultPodRequests``) and is then held to the pod-level limit
+(``validateResourceRequirements``: at most the limit).
 """
 
 from __future__ import annotations
@@ -97,6 +100,7 @@ def _consistency(tpl: PodTemplate, raw: dict, base: tuple) -> list[Hit]:
                     at_value=True,
                 )
             )
+    out.extend(_request_above_limit(tpl, raw, base, pod_requests_, pod_limits))
     for c in tpl.containers:
         _, limits = requests_limits(c)
         for name in sorted(limits):
@@ -118,4 +122,37 @@ def _consistency(tpl: PodTemplate, raw: dict, base: tuple) -> list[Hit]:
                         at_value=True,
                     )
                 )
+    return out
+
+
+def _request_above_limit(tpl: PodTemplate, raw: dict, base: tuple, requests: dict, limits: dict) -> list[Hit]:
+    """A pod-level request defaulted from the containers' requests above the written pod-level limit
+    (a written request above it is request-exceeds-limit's)."""
+    written_limits = raw.get("limits")
+    written_requests = raw.get("requests")
+    if not isinstance(written_limits, dict):
+        return []
+    if not isinstance(written_requests, dict):
+        written_requests = {}
+    out: list[Hit] = []
+    for name in sorted(n for n in written_limits if isinstance(n, str) and _supported(n)):
+        if name in written_requests or name not in requests or name not in limits:
+            continue
+        request, limit = requests[name], limits[name]
+        if request <= limit:
+            continue  # (hugepages requests default to the limit, not from the containers)
+        out.append(
+            Hit(
+                base + ("limits", name),
+                f"pod {name} limit {show(name, limit)} < the containers' requests {show(name, request)}",
+                detail=(
+                    f"{tpl.describe()}: the pod-level {name} request, not written, defaults to the containers' "
+                    f"aggregate request {show(name, request)}, above the pod-level limit {show(name, limit)}; the "
+                    f'API server rejects the pod (spec.resources.requests: Invalid value: "{show(name, request)}": '
+                    f"must be less than or equal to {name} limit of {show(name, limit)}). Raise the pod-level limit "
+                    "or lower the containers' requests"
+                ),
+                at_value=True,
+            )
+        )
     return out

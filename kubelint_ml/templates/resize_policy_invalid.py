@@ -54,8 +54,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                         detail=(
                             f"{tpl.describe()}: {c.describe()} asks for {policy} on resize of "
                             f"{name if isinstance(name, str) else 'a resource'}, but the pod's restartPolicy is "
-                            f"Never; the API server rejects the pod (must be 'NotRequired' when `restartPolicy` is "
-                            f"'Never'). Use NotRequired (the default), or a pod that may restart its containers"
+                            f"Never; the API server rejects the pod (Invalid value: \"{policy}\": must be 'NotRequired' "
+                            f"when `restartPolicy` is 'Never'). Use NotRequired (the default), or a pod that may restart its containers"
                         ),
                         container=c.name,
                         at_value=True,
