@@ -640,3 +640,72 @@ def test_the_configs_severity_wins_over_the_rules_own_choice():
     job = MISSING[MISSING.index("apiVersion: batch/v1") :]
     found = lint_text(job.encode(), RULES, Config(), severity={"unknown-resource-claim": "error"})
     assert [(f.line, f.severity) for f in found if f.rule == "unknown-resource-claim"] == [(17, "error")]
+
+
+ADMIN_ACCESS = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: all-gpus-admin
+  namespace: monitoring
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          allocationMode: All
+          adminAccess: true
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: dcgm-exporter
+  namespace: monitoring
+spec:
+  selector: {matchLabels: {app: dcgm}}
+  template:
+    metadata: {labels: {app: dcgm}}
+    spec:
+      nodeSelector:
+        node.kubernetes.io/instance-type: p5.48xlarge
+      containers:
+      - name: exporter
+        image: nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.3-ubuntu22.04
+        resources:
+          claims: [{name: gpus}]
+      resourceClaims:
+      - name: gpus
+        resourceClaimTemplateName: all-gpus-admin
+"""
+
+
+def test_admin_access_to_gpus_is_not_an_accelerator_pod():
+    """A request with adminAccess (a monitoring agent's: KEP-5018, on by default from 1.34) ignores
+    every ordinary claim and allocation of the devices: the pod holds no GPU, so it is judged as
+    any pod, and its node's GPUs are not counted as its own."""
+    assert lint(ADMIN_ACCESS) == [
+        (25, "besteffort-qos", "warning"),
+        (31, "missing-memory-limit", "warning"),
+        (31, "missing-memory-request", "warning"),
+    ]
+    assert (
+        claim_requests(
+            {
+                "devices": {
+                    "requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.nvidia.com", "adminAccess": True}}]
+                }
+            }
+        )
+        == ()
+    )
+    # v1beta1: the field on the request itself; adminAccess: false is an ordinary request
+    assert claim_requests({"devices": {"requests": [{"name": "g", "deviceClassName": "c", "adminAccess": True}]}}) == ()
+    [[sub]] = claim_requests(
+        {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "c", "adminAccess": False}}]}}
+    )
+    assert (sub.device_class, sub.count) == ("c", 1)
+    # the same claim without adminAccess is a GPU pod
+    ordinary = ADMIN_ACCESS.replace("          adminAccess: true\n", "")
+    assert (24, "besteffort-qos", "error") in lint(ordinary)  # (a line less)

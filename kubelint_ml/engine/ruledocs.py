@@ -42,7 +42,8 @@ ACCELERATOR_PODS = (
     "tpu.google.com, a first name part such as gpu or tpu; profile.acceleratorDeviceClasses lists a "
     "cluster's own). DRA extended resources count by their class: deviceclass.resource.kubernetes.io/<class>, "
     "and a DeviceClass's extendedResourceName. A claim holding only NICs, storage or NVIDIA's IMEX channels "
-    "does not make an accelerator pod, nor does one whose devices cannot be known (--verbose says why). "
+    "does not make an accelerator pod, nor does a request for administrative access (adminAccess: a "
+    "monitoring agent's, which holds no device), nor one whose devices cannot be known (--verbose says why). "
     "Claimed GPUs count for the pod's GPU share of its node (gpu-memory-share-mismatch, the memory fixes) as "
     "the device plugin's do."
 )

@@ -195,10 +195,15 @@ def _sub(raw: Mapping) -> SubRequest | None:
 
 
 def claim_requests(claim_spec: object) -> tuple[tuple[SubRequest, ...], ...]:
-    """A ResourceClaimSpec's device requests, each as its alternatives (one unless ``firstAvailable``)."""
+    """A ResourceClaimSpec's device requests, each as its alternatives (one unless ``firstAvailable``);
+    requests for administrative access are left out (they allocate no device)."""
     out = []
     for req in _items(_mapping(_mapping(claim_spec).get("devices")).get("requests")):
         alternatives: list[SubRequest] = []
+        if _mapping(req.get("exactly")).get("adminAccess") is True or req.get("adminAccess") is True:
+            # Administrative access (monitoring, management: DCGM, a device health agent) ignores
+            # every ordinary claim and allocation of the devices: it holds none of them.
+            continue
         if isinstance(req.get("exactly"), dict):  # resource.k8s.io/v1, v1beta2
             sub = _sub(req["exactly"])
             alternatives = [sub] if sub else []
