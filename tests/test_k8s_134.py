@@ -357,3 +357,73 @@ def test_a_pod_request_defaulted_above_the_pod_limit_is_rejected():
     assert findings(written, rules=("pod-level-resources-invalid", "request-exceeds-limit")) == [
         (6, 24, "request-exceeds-limit", "error")
     ]
+
+
+JOBSET_PER_INDEX = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: sweep
+spec:
+  successPolicy:
+    operator: All
+    targetReplicatedJobs: [trials]
+  replicatedJobs:
+  - name: trials
+    replicas: 1
+    template:
+      spec:
+        completions: 8
+        parallelism: 8
+        backoffLimitPerIndex: 1
+        successPolicy:
+          rules:
+          - succeededCount: 4
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: trial
+              image: python:3.12
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-distributed
+spec:
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          spec:
+            backoffLimitPerIndex: 2
+            template:
+              spec:
+                containers:
+                - name: node
+                  image: pytorch/pytorch
+"""
+
+
+def test_a_jobsets_jobs_are_indexed_unless_they_say_otherwise():
+    """JobSet's defaulting webhook sets completionMode: Indexed on every replicated Job that does
+    not set it (a training runtime becomes a JobSet): per-index limits and a Job successPolicy are
+    then valid. The JobSet's own successPolicy is not the Job's."""
+    assert findings(JOBSET_PER_INDEX, rules=("job-spec-invalid",)) == []
+    explicit = JOBSET_PER_INDEX.replace(
+        "        completions: 8\n", "        completionMode: NonIndexed\n        completions: 8\n"
+    )
+    found = [f for f in lint_text(explicit.encode(), RULES, Config()) if f.rule == "job-spec-invalid"]
+    assert [(f.line, str(f.path), f.message) for f in found] == [
+        (
+            17,
+            "spec.replicatedJobs[0].template.spec.backoffLimitPerIndex",
+            "backoffLimitPerIndex needs completionMode: Indexed, not NonIndexed",
+        ),
+        (
+            18,
+            "spec.replicatedJobs[0].template.spec.successPolicy",
+            "successPolicy needs completionMode: Indexed, not NonIndexed",
+        ),
+    ]

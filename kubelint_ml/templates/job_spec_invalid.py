@@ -2,7 +2,9 @@
 
 Followed: ``validateJobSpec``, ``validatePodReplacementPolicy`` and
 ``validatePodFailurePolicyRule`` in pkg/apis/batch/validation/validation.go; the
-reasons are the API server's.
+reasons are the API server's. A JobSet's Jobs (and a training runtime's, which
+become a JobSet) are Indexed unless they say otherwise: JobSet's defaulting
+webhook sets ``completionMode: Indexed`` where it is unset.
 """
 
 from __future__ import annotations
@@ -44,7 +46,10 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             )
         )
 
-    indexed = spec.get("completionMode") == "Indexed"
+    mode = spec.get("completionMode")
+    # JobSet's webhook defaults its Jobs' completionMode to Indexed (a Kubeflow Trainer runtime
+    # becomes a JobSet); a batch Job's default is NonIndexed.
+    indexed = mode == "Indexed" or (mode is None and not batch)
     if not indexed:
         mode = spec.get("completionMode") or "NonIndexed (the default)"
         for name in _INDEXED_ONLY:
