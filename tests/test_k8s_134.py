@@ -427,3 +427,28 @@ def test_a_jobsets_jobs_are_indexed_unless_they_say_otherwise():
             "successPolicy needs completionMode: Indexed, not NonIndexed",
         ),
     ]
+
+
+def test_claims_at_pod_level_are_rejected():
+    pod = """\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: p}
+    spec:
+      resources:
+        claims:
+        - name: gpu
+      resourceClaims:
+      - name: gpu
+        resourceClaimName: shared-gpu
+      containers:
+      - name: c
+        image: x
+    """
+    found = [
+        f for f in lint_text(textwrap.dedent(pod).encode(), RULES, Config()) if f.rule == "pod-level-resources-invalid"
+    ]
+    assert [(f.line, str(f.path), f.severity) for f in found] == [(6, "spec.resources.claims", "error")]
+    assert "Forbidden: claims cannot be set for Resources at pod-level" in found[0].detail
+    # the gate is off before 1.34: dropped with the rest of spec.resources (nothing else to say)
+    assert findings(pod, "1.33", ("pod-level-resources-invalid",)) == []

@@ -2,7 +2,7 @@
 
 Followed: ``validatePodResourceName`` and ``validatePodResourceConsistency``
 (pkg/apis/core/validation/validation.go: only cpu, memory and hugepages at pod
-level; the aggregate of the containers' requests, defaulted, at most the pod's
+level, no claims; the aggregate of the containers' requests, defaulted, at most the pod's
 request; no container limit above the pod's limit) and ``dropDisabledPodLevelResources``
 (pkg/api/pod/util.go: before 1.34 the gate is off and the field is dropped); a
 pod-level request left out defaults to the containers' aggregate request when pod-level
@@ -53,6 +53,18 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             )
         ]
     out: list[Hit] = []
+    if raw.get("claims") is not None:
+        out.append(
+            Hit(
+                base + ("claims",),
+                "pod-level resources cannot hold claims: a container names the claims it uses",
+                detail=(
+                    f"{who}: spec.resources.claims is set; the API server rejects the pod (spec.resources.claims: "
+                    "Forbidden: claims cannot be set for Resources at pod-level). List the pod's claims in "
+                    "spec.resourceClaims and name them in each container's resources.claims"
+                ),
+            )
+        )
     for part in ("requests", "limits"):
         values = raw.get(part)
         if not isinstance(values, dict):
