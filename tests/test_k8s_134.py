@@ -452,3 +452,44 @@ def test_claims_at_pod_level_are_rejected():
     assert "Forbidden: claims cannot be set for Resources at pod-level" in found[0].detail
     # the gate is off before 1.34: dropped with the rest of spec.resources (nothing else to say)
     assert findings(pod, "1.33", ("pod-level-resources-invalid",)) == []
+
+
+def test_success_policy_rules_of_an_indexed_job():
+    """validateSuccessPolicy: at least one rule, each with succeededCount or succeededIndexes, and
+    no succeededCount above the completions."""
+    job = """\
+    apiVersion: batch/v1
+    kind: Job
+    metadata: {name: j}
+    spec:
+      completionMode: Indexed
+      completions: 4
+      successPolicy:
+        rules:
+        - succeededCount: 5
+        - {}
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: c
+            image: x
+    """
+    found = [f for f in lint_text(textwrap.dedent(job).encode(), RULES, Config()) if f.rule == "job-spec-invalid"]
+    assert [(f.line, str(f.path), f.message) for f in found] == [
+        (9, "spec.successPolicy.rules[0].succeededCount", "succeededCount 5 > completions 4"),
+        (10, "spec.successPolicy.rules[1]", "successPolicy rule with neither succeededCount nor succeededIndexes"),
+    ]
+    assert "must be less than or equal to 4 (the number of specified completions)" in found[0].detail
+    assert "at least one of succeededCount or succeededIndexes must be specified" in found[1].detail
+    empty = textwrap.dedent(job).replace(
+        "  successPolicy:\n    rules:\n    - succeededCount: 5\n    - {}\n", "  successPolicy: {}\n"
+    )
+    found = [f for f in lint_text(empty.encode(), RULES, Config()) if f.rule == "job-spec-invalid"]
+    assert [(f.line, str(f.path)) for f in found] == [(7, "spec.successPolicy")]
+    assert "at least one rules must be specified when the successPolicy is specified" in found[0].detail
+    # within the completions: valid
+    ok = textwrap.dedent(job).replace(
+        "    - succeededCount: 5\n    - {}\n", "    - succeededCount: 4\n      succeededIndexes: 0-3\n"
+    )
+    assert findings(ok, rules=("job-spec-invalid",)) == []

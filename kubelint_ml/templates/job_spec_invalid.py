@@ -88,4 +88,48 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                     "backoffLimitPerIndex to be set",
                     "Set backoffLimitPerIndex (an Indexed Job), or use FailJob",
                 )
+    success = spec.get("successPolicy")
+    if indexed and isinstance(success, dict):
+        _success_rules(success, spec.get("completions"), hit)
     return out
+
+
+def _success_rules(success: dict, completions: object, hit) -> None:
+    """``validateSuccessPolicy``: at least one rule, each with succeededCount or succeededIndexes, and
+    no succeededCount above the completions."""
+    rules = success.get("rules")
+    if not isinstance(rules, list) or not rules:
+        hit(
+            ("successPolicy",),
+            "successPolicy without rules",
+            "spec.successPolicy.rules: Required value: at least one rules must be specified when the "
+            "successPolicy is specified",
+            "Add a rule (succeededCount and/or succeededIndexes), or remove the successPolicy",
+        )
+        return
+    for i, rule in enumerate(rules):
+        if not isinstance(rule, dict):
+            continue
+        count = rule.get("succeededCount")
+        if count is None and rule.get("succeededIndexes") is None:
+            hit(
+                ("successPolicy", "rules", i),
+                "successPolicy rule with neither succeededCount nor succeededIndexes",
+                f"spec.successPolicy.rules[{i}]: Required value: at least one of succeededCount or "
+                "succeededIndexes must be specified",
+                "Give the rule a succeededCount, succeededIndexes, or both",
+            )
+        if (
+            isinstance(count, int)
+            and isinstance(completions, int)
+            and not isinstance(count, bool)
+            and not isinstance(completions, bool)
+            and count > completions
+        ):
+            hit(
+                ("successPolicy", "rules", i, "succeededCount"),
+                f"succeededCount {count} > completions {completions}",
+                f"spec.successPolicy.rules[{i}].succeededCount: Invalid value: {count}: must be less than or "
+                f"equal to {completions} (the number of specified completions)",
+                "Lower succeededCount to at most the Job's completions",
+            )
