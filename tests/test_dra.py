@@ -709,3 +709,45 @@ def test_admin_access_to_gpus_is_not_an_accelerator_pod():
     # the same claim without adminAccess is a GPU pod
     ordinary = ADMIN_ACCESS.replace("          adminAccess: true\n", "")
     assert (24, "besteffort-qos", "error") in lint(ordinary)  # (a line less)
+
+
+def test_a_container_claim_the_pod_does_not_list_is_rejected():
+    """validateResourceClaimNames: every container's (and init container's) resources.claims[].name
+    is one of spec.resourceClaims[].name, else the API server rejects the pod."""
+    pod = MISSING.replace("singel-gpu", "single-gpu").replace(
+        "          claims:\n          - name: gpu\n",
+        "          claims:\n          - name: gpu\n          - name: gpus\n",
+    )
+    found = findings_of(pod, "unknown-resource-claim")
+    assert [(f.line, f.column, str(f.path), f.severity, f.message) for f in found] == [
+        (
+            27,
+            19,
+            "spec.template.spec.containers[0].resources.claims[1].name",
+            "error",
+            "container 'train' uses claim 'gpus', which spec.resourceClaims does not list",
+        )
+    ]
+    assert 'Not found: "gpus": must be one of the names in pod.spec.resourceClaims: gpu' in found[0].detail
+    # no spec.resourceClaims at all, in an init container
+    bare = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  initContainers:
+  - name: warmup
+    image: x
+    resources:
+      claims:
+      - name: gpu
+  containers:
+  - name: c
+    image: x
+"""
+    [f] = findings_of(bare, "unknown-resource-claim")
+    assert (f.line, str(f.path)) == (11, "spec.initContainers[0].resources.claims[0].name")
+    assert "pod.spec.resourceClaims which is empty" in f.detail
+    # the names listed: nothing to say
+    assert findings_of(MISSING.replace("singel-gpu", "single-gpu"), "unknown-resource-claim") == []

@@ -1,8 +1,11 @@
-"""A pod's DRA claim that names a ResourceClaimTemplate or ResourceClaim found nowhere."""
+"""A pod's DRA claim that names a ResourceClaimTemplate or ResourceClaim found nowhere, and a
+container's claim that names no entry of the pod's ``spec.resourceClaims`` (which the API server
+rejects: ``validateResourceClaimNames``)."""
 
 from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit, template_devices
+from kubelint_ml.input.workloads import PodTemplate
 
 UNIT = "podTemplate"
 DEFAULTS: dict = {}
@@ -11,14 +14,14 @@ PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
+    hits = _container_claims(tpl)
     devices = template_devices(tpl)
     if devices is None or all(c.found for c in devices.claims):
-        return None
+        return hits or None
     dra = getattr(getattr(ctx, "facts", None), "dra", None)
     # Sure when the claims are shipped with the pod (its file defines some) or given with --context;
     # otherwise the cluster may hold it.
     known = dra is not None and (dra.from_context or unit.obj.file in dra.files)
-    hits = []
     for claim in devices.claims:
         if claim.found:
             continue
@@ -47,3 +50,38 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             )
         )
     return hits
+
+
+def _container_claims(tpl: PodTemplate) -> list[Hit]:
+    """``resources.claims[].name`` of every container, held to the names in ``spec.resourceClaims``."""
+    out: list[Hit] = []
+    names: list[str] | None = None
+    for c in tpl.all_containers:
+        resources = c.data.get("resources")
+        claims = resources.get("claims") if isinstance(resources, dict) else None
+        if not isinstance(claims, list):
+            continue
+        if names is None:
+            entries = tpl.spec.get("resourceClaims")
+            entries = entries if isinstance(entries, list) else []
+            names = sorted({e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)})
+        for i, claim in enumerate(claims):
+            name = claim.get("name") if isinstance(claim, dict) else None
+            if not isinstance(name, str) or not name or name in names:
+                continue
+            listed = ": " + ", ".join(names) if names else " which is empty"
+            out.append(
+                Hit(
+                    c.path + ("resources", "claims", i, "name"),
+                    f"{c.describe()} uses claim '{name}', which spec.resourceClaims does not list",
+                    detail=(
+                        f"{tpl.describe()}: {c.describe()} names the claim '{name}' in resources.claims; the API "
+                        f'server rejects the pod (Not found: "{name}": must be one of the names in '
+                        f"pod.spec.resourceClaims{listed}). Correct the name, or add the claim to "
+                        "spec.resourceClaims"
+                    ),
+                    container=c.name,
+                    at_value=True,
+                )
+            )
+    return out
