@@ -309,7 +309,8 @@ BUILTIN_REASONS = {
     "usage-memory-request-high": _USAGE,
     "usage-memory-request-low": _USAGE,
     "usage-gpu-memory": _USAGE,
-    "resource-claim-unknown": "the ResourceClaimTemplates and ResourceClaims of the namespace (other objects)",
+    "resource-claim-unknown": "the ResourceClaimTemplates and ResourceClaims of the namespace (other objects); "
+    "the API server rejects a container claim the pod does not list itself",
     "pod-level-resources-invalid": "the API server rejects these pod-level resources itself; the profile's "
     "Kubernetes version decides whether the field is dropped",
     "job-spec-invalid": "the API server rejects these Job specs itself, with the same reasons",
