@@ -493,3 +493,28 @@ def test_success_policy_rules_of_an_indexed_job():
         "    - succeededCount: 5\n    - {}\n", "    - succeededCount: 4\n      succeededIndexes: 0-3\n"
     )
     assert findings(ok, rules=("job-spec-invalid",)) == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        (
+            "completionMode: indexed\ncompletions: 4\nbackoffLimitPerIndex: 1",
+            [(6, "spec.completionMode", 'Unsupported value: "indexed": supported values: "NonIndexed", "Indexed"')],
+        ),
+        (
+            "podReplacementPolicy: Terminating",
+            [
+                (
+                    6,
+                    "spec.podReplacementPolicy",
+                    'Unsupported value: "Terminating": supported values: "Failed", "TerminatingOrFailed"',
+                )
+            ],
+        ),
+        ("podReplacementPolicy: TerminatingOrFailed", []),
+        ("completionMode: NonIndexed\npodReplacementPolicy: Failed", []),
+    ],
+)
+def test_misspelt_job_modes(spec, expected):
+    test_job_rejections(spec, expected)

@@ -47,10 +47,17 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         )
 
     mode = spec.get("completionMode")
+    if isinstance(mode, str) and mode not in ("NonIndexed", "Indexed"):
+        hit(
+            ("completionMode",),
+            f"completionMode {mode}: only NonIndexed or Indexed",
+            f'spec.completionMode: Unsupported value: "{mode}": supported values: "NonIndexed", "Indexed"',
+            "Write NonIndexed or Indexed (the case matters)",
+        )
     # JobSet's webhook defaults its Jobs' completionMode to Indexed (a Kubeflow Trainer runtime
     # becomes a JobSet); a batch Job's default is NonIndexed.
     indexed = mode == "Indexed" or (mode is None and not batch)
-    if not indexed:
+    if not indexed and mode in (None, "NonIndexed"):  # (a misspelt mode is its own finding)
         mode = spec.get("completionMode") or "NonIndexed (the default)"
         for name in _INDEXED_ONLY:
             if spec.get(name) is not None:
@@ -76,6 +83,14 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             f'spec.podReplacementPolicy: Unsupported value: "{policy}": supported values: "Failed"',
             "With a podFailurePolicy a pod is replaced only once it has failed: set podReplacementPolicy: Failed "
             "(or remove it: it defaults to Failed then)",
+        )
+    elif isinstance(policy, str) and policy not in ("Failed", "TerminatingOrFailed"):
+        hit(
+            ("podReplacementPolicy",),
+            f"podReplacementPolicy {policy}: only TerminatingOrFailed or Failed",
+            f'spec.podReplacementPolicy: Unsupported value: "{policy}": supported values: "Failed", '
+            '"TerminatingOrFailed"',
+            "Write TerminatingOrFailed or Failed (the case matters)",
         )
     rules = pfp.get("rules") if isinstance(pfp, dict) else None
     if isinstance(rules, list) and spec.get("backoffLimitPerIndex") is None:
