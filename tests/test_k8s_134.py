@@ -518,3 +518,43 @@ def test_success_policy_rules_of_an_indexed_job():
 )
 def test_misspelt_job_modes(spec, expected):
     test_job_rejections(spec, expected)
+
+
+def test_resize_policy_values_and_duplicates():
+    pod = """\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: p}
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: x
+        resizePolicy:
+        - resourceName: cpu
+          restartPolicy: Restart
+        - resourceName: cpu
+          restartPolicy: RestartContainer
+        - resourceName: memory
+          restartPolicy: NotRequired
+    """
+    found = [f for f in lint_text(textwrap.dedent(pod).encode(), RULES, Config()) if f.rule == "resize-policy-invalid"]
+    assert [(f.line, str(f.path)) for f in found] == [
+        (11, "spec.containers[0].resizePolicy[0].restartPolicy"),
+        (12, "spec.containers[0].resizePolicy[1].resourceName"),
+        (13, "spec.containers[0].resizePolicy[1].restartPolicy"),
+    ]
+    assert 'Unsupported value: "Restart": supported values: "NotRequired", "RestartContainer"' in found[0].detail
+    assert 'Duplicate value: "cpu"' in found[1].detail
+    # a sidecar's resizePolicy is held to the pod's restartPolicy too; an OnFailure pod may restart
+    sidecar = textwrap.dedent(pod).replace(
+        "  containers:\n",
+        "  initContainers:\n  - name: proxy\n    image: envoy\n    restartPolicy: Always\n    resizePolicy:\n    - {resourceName: memory, restartPolicy: RestartContainer}\n  containers:\n",
+    )
+    assert (11, "spec.initContainers[0].resizePolicy[0].restartPolicy") in [
+        (f.line, str(f.path)) for f in lint_text(sidecar.encode(), RULES, Config()) if f.rule == "resize-policy-invalid"
+    ]
+    on_failure = sidecar.replace("restartPolicy: Never", "restartPolicy: OnFailure")
+    assert [
+        str(f.path) for f in lint_text(on_failure.encode(), RULES, Config()) if f.rule == "resize-policy-invalid"
+    ] == ["spec.containers[0].resizePolicy[0].restartPolicy", "spec.containers[0].resizePolicy[1].resourceName"]

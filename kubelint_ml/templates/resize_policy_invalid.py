@@ -1,8 +1,8 @@
 """Container resizePolicy entries the API server rejects (in-place resize, KEP-1287, GA 1.35).
 
 Followed: ``validateResizePolicy`` (pkg/apis/core/validation/validation.go): the
-resource is cpu or memory; with the pod's ``restartPolicy: Never`` every entry
-must be NotRequired (the default).
+resource is cpu or memory, named once; the policy NotRequired or RestartContainer;
+with the pod's ``restartPolicy: Never`` every entry must be NotRequired (the default).
 """
 
 from __future__ import annotations
@@ -26,11 +26,42 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         entries = c.data.get("resizePolicy")
         if not isinstance(entries, list):
             continue
+        seen: set[str] = set()
         for i, entry in enumerate(entries):
             if not isinstance(entry, dict):
                 continue
             name = entry.get("resourceName")
             path = c.path + ("resizePolicy", i)
+            if isinstance(name, str) and name in seen:
+                out.append(
+                    Hit(
+                        path + ("resourceName",),
+                        f"{c.describe()} resizePolicy names {name} twice",
+                        detail=(
+                            f"{tpl.describe()}: {c.describe()} has two resizePolicy entries for {name}; the API "
+                            f'server rejects the pod (Duplicate value: "{name}"). Keep one'
+                        ),
+                        container=c.name,
+                        at_value=True,
+                    )
+                )
+            if isinstance(name, str):
+                seen.add(name)
+            policy = entry.get("restartPolicy")
+            if isinstance(policy, str) and policy not in ("NotRequired", "RestartContainer"):
+                out.append(
+                    Hit(
+                        path + ("restartPolicy",),
+                        f"{c.describe()} resizePolicy restartPolicy {policy}: only NotRequired or RestartContainer",
+                        detail=(
+                            f"{tpl.describe()}: {c.describe()} asks for {policy} on resize; the API server rejects "
+                            f'the pod (Unsupported value: "{policy}": supported values: "NotRequired", '
+                            '"RestartContainer"). Write NotRequired or RestartContainer (the case matters)'
+                        ),
+                        container=c.name,
+                        at_value=True,
+                    )
+                )
             if isinstance(name, str) and name not in ("cpu", "memory"):
                 out.append(
                     Hit(
@@ -45,8 +76,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                         at_value=True,
                     )
                 )
-            policy = entry.get("restartPolicy")
-            if never and isinstance(policy, str) and policy != "NotRequired":
+            if never and policy == "RestartContainer":
                 out.append(
                     Hit(
                         path + ("restartPolicy",),
