@@ -751,3 +751,37 @@ spec:
     assert "pod.spec.resourceClaims which is empty" in f.detail
     # the names listed: nothing to say
     assert findings_of(MISSING.replace("singel-gpu", "single-gpu"), "unknown-resource-claim") == []
+
+
+def test_a_pod_claim_names_exactly_one_source():
+    """validatePodResourceClaim: resourceClaimName or resourceClaimTemplateName, not neither, not both."""
+    pod = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+  - name: c
+    image: x
+    resources:
+      claims: [{name: gpu}, {name: nic}]
+  resourceClaims:
+  - name: gpu
+  - name: nic
+    resourceClaimName: a
+    resourceClaimTemplateName: b
+"""
+    found = findings_of(pod, "unknown-resource-claim")
+    assert [(f.line, str(f.path), f.severity, f.message) for f in found] == [
+        (12, "spec.resourceClaims[0]", "error", "claim 'gpu' names no ResourceClaim or template"),
+        (13, "spec.resourceClaims[1]", "error", "claim 'nic' names both a ResourceClaim and a template"),
+        (
+            15,
+            "spec.resourceClaims[1].resourceClaimTemplateName",
+            "warning",
+            "ResourceClaimTemplate 'b' is not defined among the inputs or --context",
+        ),
+    ]
+    assert "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`" in found[0].detail
+    assert "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified" in found[1].detail

@@ -14,7 +14,7 @@ PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
-    hits = _container_claims(tpl)
+    hits = _claim_sources(tpl) + _container_claims(tpl)
     devices = template_devices(tpl)
     if devices is None or all(c.found for c in devices.claims):
         return hits or None
@@ -84,4 +84,39 @@ def _container_claims(tpl: PodTemplate) -> list[Hit]:
                     at_value=True,
                 )
             )
+    return out
+
+
+def _claim_sources(tpl: PodTemplate) -> list[Hit]:
+    """``validatePodResourceClaim``: each entry of ``spec.resourceClaims`` names exactly one of a
+    ResourceClaim and a ResourceClaimTemplate."""
+    entries = tpl.spec.get("resourceClaims")
+    if not isinstance(entries, list):
+        return []
+    out: list[Hit] = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or isinstance(entry.get("source"), dict):  # (the v1alpha2 form)
+            continue
+        both = entry.get("resourceClaimName") is not None and entry.get("resourceClaimTemplateName") is not None
+        if not both and (
+            entry.get("resourceClaimName") is not None or entry.get("resourceClaimTemplateName") is not None
+        ):
+            continue
+        name = entry.get("name") if isinstance(entry.get("name"), str) else str(i)
+        reason = (
+            "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified"
+            if both
+            else "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"
+        )
+        out.append(
+            Hit(
+                tpl.spec_path + ("resourceClaims", i),
+                f"claim '{name}' names {'both a ResourceClaim and a template' if both else 'no ResourceClaim or template'}",
+                detail=(
+                    f"{tpl.describe()}: spec.resourceClaims[{i}] ('{name}'): the API server rejects the pod "
+                    f"({reason}). Name either the ResourceClaim the pods share "
+                    "(resourceClaimName) or the template a claim is made from for each pod (resourceClaimTemplateName)"
+                ),
+            )
+        )
     return out
