@@ -109,7 +109,11 @@ class Runner(Record):
         # strings hold (an Alertmanager template in a ConfigMap): no template check there.
         rendered = display in charts.STREAMS or (display == "<stdin>" and charts.has_markers(data))
         tline = 0 if rendered else looks_like_template(data)
-        if tline:
+        loaded = load(data, limits, keep_events=self.resolve_fixes)  # fix edits come from its events
+        # A `{{` the YAML reads as text (an Argo parameter in a script or a quoted string) is
+        # the workflow's business: only a file that does not read as YAML from the directive on
+        # is a template.
+        if tline and loaded.problems and loaded.problems[0].line >= tline:
             out.findings.append(
                 parse_error(
                     display,
@@ -120,7 +124,6 @@ class Runner(Record):
                 )
             )
             return out
-        loaded = load(data, limits, keep_events=self.resolve_fixes)  # fix edits come from its events
         for p in loaded.problems:
             out.findings.append(parse_error(display, p.line, p.column, p.message, p.document))
         if self.verbose and not loaded.documents and not loaded.problems:
