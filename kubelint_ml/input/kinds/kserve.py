@@ -1,6 +1,8 @@
-"""KServe (``serving.kserve.io``; kserve/kserve v0.15, ``pkg/apis/serving/v1beta1``, ``v1alpha1``):
-InferenceService components, ServingRuntime and ClusterServingRuntime, LLMInferenceService. What is
-modelled, kind by kind, is in docs/kinds.md."""
+"""KServe (``serving.kserve.io``; kserve/kserve v0.20): InferenceService components
+(``pkg/apis/serving/v1beta1``), ServingRuntime and ClusterServingRuntime, LLMInferenceService and
+LLMInferenceServiceConfig (``v1alpha1``/``v1alpha2``; the controller is
+``pkg/controller/v1alpha2/llmisvc``, its presets ``config/llmisvcconfig``). What is modelled, kind by
+kind, is in docs/kinds.md."""
 
 from __future__ import annotations
 
@@ -100,14 +102,147 @@ def _serving_runtime(obj: K8sObject) -> list[Pod]:
     return [t for t in out if t is not None and t.has_containers]
 
 
+# --- LLMInferenceService -----------------------------------------------------------
+#
+# The controller (pkg/controller/v1alpha2/llmisvc/config_merge.go, combineBaseRefsConfig) merges
+# well-known LLMInferenceServiceConfig presets, then the user's baseRefs, then the service itself
+# (strategic merge: containers and volumes by name). Which preset a part gets depends on the
+# layout: prefill/decode or not, a worker or not, data parallel or pipeline parallel. What the
+# rules need of the presets, as config/llmisvcconfig/*.yaml ships them: the main container's name
+# and image, and its /dev/shm (a memory-backed emptyDir "dshm"). No preset sets resources on the
+# main container or a priorityClassName.
+LLM_IMAGE = "ghcr.io/llm-d/llm-d-cuda:v0.9.0"
+LLM_PRESETS = {  # preset -> the /dev/shm sizeLimit of its pods
+    "kserve-config-llm-template": "1Gi",
+    "kserve-config-llm-decode-template": "1Gi",
+    "kserve-config-llm-prefill-template": "1Gi",
+    "kserve-config-llm-worker-data-parallel": "8Gi",
+    "kserve-config-llm-decode-worker-data-parallel": "8Gi",
+    "kserve-config-llm-prefill-worker-data-parallel": "8Gi",
+}
+# Managed DRA (pkg/controller/v1alpha2/llmisvc/managed_dra.go): this annotation makes the controller
+# add a ResourceClaimTemplate "<name>-managed-dra" and a pod claim "managed-device", consumed by the
+# container named in exp-dra-container-name, else the first one.
+MANAGED_DRA = "serving.kserve.io/exp-dra-device-class"
+MANAGED_DRA_CONTAINER = "serving.kserve.io/exp-dra-container-name"
+
+
+def _parallel(parallelism: Any) -> str:
+    """``data``, ``pipeline`` or "" as ParallelismSpec.IsDataParallel / IsPipelineParallel decide."""
+    if not isinstance(parallelism, dict):
+        return ""
+    if any(isinstance(parallelism.get(k), int) and parallelism[k] > 0 for k in ("data", "dataLocal")):
+        return "data"
+    pipeline = parallelism.get("pipeline")
+    return "pipeline" if isinstance(pipeline, int) and pipeline > 0 else ""
+
+
+def _llm_preset(part: Any, parallelism: Any, which: str) -> str | None:
+    """The well-known preset of a part (``spec`` or ``spec.prefill``) for ``which`` ("" single-node,
+    "decode", "prefill"); None where the controller ships none (pipeline parallel)."""
+    if not isinstance(part, dict) or part.get("worker") is None:
+        return f"kserve-config-llm-{which + '-' if which else ''}template"
+    if _parallel(parallelism) == "data":
+        return f"kserve-config-llm-{which + '-' if which else ''}worker-data-parallel"
+    return None
+
+
+def _llm_pod(obj: K8sObject, path: tuple, role: str, replicas: int | None, preset: str | None) -> Pod | None:
+    spec = dig(obj.data, *path)
+    if spec is None and path[-1] != "template":
+        return None  # a worker the user did not ask for
+    if not isinstance(spec, dict):
+        spec = {} if spec is None else spec
+    if not isinstance(spec, dict):
+        return pod_spec_at(obj, path, role, replicas)  # the wrong type: reported as written
+    containers = listed(spec.get("containers"), path + ("containers",))
+    assumed: list[str] = []
+    shm = LLM_PRESETS.get(preset or "")
+    if preset is not None:
+        main = next((i for i, (c, _) in enumerate(containers) if isinstance(c, dict) and c.get("name") == "main"), None)
+        base = {"name": "main", "image": LLM_IMAGE}
+        if main is None:
+            containers.insert(0, (base, path))
+            assumed.append("its main container")
+        else:
+            c, cpath = containers[main]
+            if not c.get("image"):
+                assumed.append(f"image {LLM_IMAGE}")
+            containers[main] = ({**base, **c}, cpath)
+        c, cpath = containers[0 if main is None else main]
+        mounts = c.get("volumeMounts") if isinstance(c.get("volumeMounts"), list) else []
+        if not any(isinstance(m, dict) and m.get("mountPath") == "/dev/shm" for m in mounts):
+            c = {**c, "volumeMounts": [*mounts, {"name": "dshm", "mountPath": "/dev/shm"}]}
+            containers[0 if main is None else main] = (c, cpath)
+    volumes = listed(spec.get("volumes"), path + ("volumes",))
+    if shm and not any(isinstance(v, dict) and v.get("name") == "dshm" for v, _ in volumes):
+        volumes.append(({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}}, path))
+    pod_spec = dict(spec)
+    renames: list[tuple[tuple, tuple]] = [(path + ("metadata",), path)]
+    annotations = dig(obj.data, "metadata", "annotations")
+    device_class = annotations.get(MANAGED_DRA) if isinstance(annotations, dict) else None
+    if isinstance(device_class, str) and device_class.strip():
+        where = ("metadata", "annotations", MANAGED_DRA)
+        name = obj.data["metadata"].get("name")
+        claims = pod_spec.get("resourceClaims") if isinstance(pod_spec.get("resourceClaims"), list) else []
+        pod_spec["resourceClaims"] = [
+            *claims,
+            {"name": "managed-device", "resourceClaimTemplateName": f"{name}-managed-dra"},
+        ]
+        renames.append((path + ("resourceClaims",), where))
+        want = annotations.get(MANAGED_DRA_CONTAINER)
+        target = next(
+            (i for i, (c, _) in enumerate(containers) if isinstance(c, dict) and (not want or c.get("name") == want)),
+            None,
+        )
+        if target is not None:
+            c, cpath = containers[target]
+            res = dict(c["resources"]) if isinstance(c.get("resources"), dict) else {}
+            have = res.get("claims") if isinstance(res.get("claims"), list) else []
+            res["claims"] = [*have, {"name": "managed-device"}]
+            containers[target] = ({**c, "resources": res}, cpath)
+        assumed.append(f"a DRA claim of device class {device_class.strip()}")
+    if isinstance(dig(obj.data, "spec", "baseRefs"), list) and dig(obj.data, "spec", "baseRefs"):
+        assumed.append("its baseRefs not read")
+    pod = Pod(
+        path,
+        pod_spec,
+        role,
+        replicas,
+        containers,
+        init=listed(spec.get("initContainers"), path + ("initContainers",)),
+        volumes=volumes,
+        renames=renames,
+    )
+    if assumed:
+        pod.cache["assumed"] = f"as KServe completes it{' with ' + preset if preset else ''}: " + ", ".join(assumed)
+    return pod
+
+
 def _llm_inference_service(obj: K8sObject) -> list[Pod]:
-    replicas = integer(dig(obj.data, "spec", "replicas"), 1)
-    prefill = integer(dig(obj.data, "spec", "prefill", "replicas"), 1)
+    spec: Any = obj.data.get("spec") if isinstance(obj.data.get("spec"), dict) else {}
+    replicas = integer(spec.get("replicas"), 1)
+    prefill: Any = spec.get("prefill")
+    pd = isinstance(prefill, dict)
+    decode = _llm_preset(spec, spec.get("parallelism"), "decode" if pd else "")
     out = [
-        pod_spec_at(obj, ("spec", "template"), "decode" if dig(obj.data, "spec", "prefill") else "", replicas),
-        pod_spec_at(obj, ("spec", "worker"), "worker", None),
-        pod_spec_at(obj, ("spec", "prefill", "template"), "prefill", prefill),
-        pod_spec_at(obj, ("spec", "prefill", "worker"), "prefill-worker", None),
+        _llm_pod(obj, ("spec", "template"), "decode" if pd else "", replicas, decode),
+        _llm_pod(obj, ("spec", "worker"), "worker", None, decode),
+    ]
+    if pd:
+        pre = _llm_preset(prefill, prefill.get("parallelism"), "prefill")
+        out.append(_llm_pod(obj, ("spec", "prefill", "template"), "prefill", integer(prefill.get("replicas"), 1), pre))
+        out.append(_llm_pod(obj, ("spec", "prefill", "worker"), "prefill-worker", None, pre))
+    return [t for t in out if t is not None and t.has_containers]
+
+
+def _llm_inference_service_config(obj: K8sObject) -> list[Pod]:
+    """A preset or a user's config: its parts as written, shared (the service sets the priority)."""
+    out = [
+        pod_spec_at(obj, ("spec", "template"), "", None, shared=True),
+        pod_spec_at(obj, ("spec", "worker"), "worker", None, shared=True),
+        pod_spec_at(obj, ("spec", "prefill", "template"), "prefill", None, shared=True),
+        pod_spec_at(obj, ("spec", "prefill", "worker"), "prefill-worker", None, shared=True),
     ]
     return [t for t in out if t is not None and t.has_containers]
 
@@ -117,5 +252,5 @@ KINDS: dict[tuple[str, str], KindInfo] = {
     ("serving.kserve.io", "ServingRuntime"): KindInfo(none, False, _serving_runtime),
     ("serving.kserve.io", "ClusterServingRuntime"): KindInfo(none, False, _serving_runtime),
     ("serving.kserve.io", "LLMInferenceService"): KindInfo(none, False, _llm_inference_service),
-    ("serving.kserve.io", "LLMInferenceServiceConfig"): KindInfo(none, False, _llm_inference_service),
+    ("serving.kserve.io", "LLMInferenceServiceConfig"): KindInfo(none, False, _llm_inference_service_config),
 }
