@@ -184,7 +184,8 @@ def _llm_pod(obj: K8sObject, path: tuple, role: str, replicas: int | None, prese
     if isinstance(device_class, str) and device_class.strip():
         where = ("metadata", "annotations", MANAGED_DRA)
         name = obj.data["metadata"].get("name")
-        claims = pod_spec.get("resourceClaims") if isinstance(pod_spec.get("resourceClaims"), list) else []
+        claims: Any = pod_spec.get("resourceClaims")
+        claims = claims if isinstance(claims, list) else []
         pod_spec["resourceClaims"] = [
             *claims,
             {"name": "managed-device", "resourceClaimTemplateName": f"{name}-managed-dra"},
@@ -198,7 +199,8 @@ def _llm_pod(obj: K8sObject, path: tuple, role: str, replicas: int | None, prese
         if target is not None:
             c, cpath = containers[target]
             res = dict(c["resources"]) if isinstance(c.get("resources"), dict) else {}
-            have = res.get("claims") if isinstance(res.get("claims"), list) else []
+            have: Any = res.get("claims")
+            have = have if isinstance(have, list) else []
             res["claims"] = [*have, {"name": "managed-device"}]
             containers[target] = ({**c, "resources": res}, cpath)
         assumed.append(f"a DRA claim of device class {device_class.strip()}")
