@@ -67,3 +67,44 @@ def test_managed_dra_annotation_makes_a_gpu_pod(tmp_path: Path) -> None:
     plain = tmp_path / "plain.yaml"
     plain.write_text(sample.read_text().replace("serving.kserve.io/exp-dra-device-class", "example.com/note"))
     assert lint(plain) == []
+
+
+# --- NVIDIA Dynamo v1beta1 -----------------------------------------------------------
+
+
+def test_dynamo_v1beta1_components_are_judged_from_their_pod_templates() -> None:
+    found = rules(lint(SAMPLES / "dynamo" / "v1beta1-agg.yaml"))
+    worker = "spec.components[1].podTemplate"
+    assert ("besteffort-qos", 24, f"{worker}.spec") in found
+    assert ("missing-priority-class", 24, f"{worker}.spec") in found
+    assert ("missing-memory-limit", 39, f"{worker}.spec.containers[0].resources.limits") in found
+    assert ("missing-memory-request", 41, f"{worker}.spec.containers[0].resources.requests") in found
+    assert not [f for f in found if f[0] == "accelerator-workload-not-judged"]
+
+
+def test_dynamo_v1beta1_multinode_workers() -> None:
+    found = rules(lint(SAMPLES / "dynamo" / "v1beta1-disagg-multinode.yaml"))
+    for line, i in ((31, 1), (61, 2)):
+        assert ("missing-priority-class", line, f"spec.components[{i}].podTemplate.spec") in found
+
+
+def test_dynamo_shared_memory_and_graph_priority(tmp_path: Path) -> None:
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.workloads import pod_templates
+
+    text = (SAMPLES / "dynamo" / "v1beta1-disagg-multinode.yaml").read_text()
+    text = text.replace("spec:\n  components:", "spec:\n  priorityClassName: inference\n  components:", 1)
+    text = text.replace("    name: prefill\n", '    name: prefill\n    sharedMemorySize: "0"\n', 1)
+    [doc] = load(text.encode()).documents
+    [obj] = unpack(doc, "x.yaml").objects
+    frontend, decode, prefill = pod_templates(obj)
+    assert (decode.role, decode.replicas) == ("decode", 2)  # replicas x multinode.nodeCount
+    assert [v.data["emptyDir"] for v in decode.volumes] == [{"medium": "Memory", "sizeLimit": "8Gi"}]
+    assert {"name": "shared-memory", "mountPath": "/dev/shm"} in decode.containers[0].data["volumeMounts"]
+    assert prefill.volumes == []
+    assert decode.spec["priorityClassName"] == "inference"
+    assert decode.real_path(decode.spec_path + ("priorityClassName",)) == ("spec", "priorityClassName")
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    assert not [f for f in lint(path) if f[0] == "missing-priority-class"]
