@@ -108,3 +108,57 @@ def test_dynamo_shared_memory_and_graph_priority(tmp_path: Path) -> None:
     path = tmp_path / "p.yaml"
     path.write_text(text)
     assert not [f for f in lint(path) if f[0] == "missing-priority-class"]
+
+
+# --- NVIDIA NIM Operator -----------------------------------------------------------------
+
+
+def test_nim_service_basic_sample() -> None:
+    found = rules(lint(SAMPLES / "nim" / "standalone-basic-llm.yaml"))
+    assert found == [
+        ("besteffort-qos", 32, "spec"),
+        ("emptydir-memory-unbounded", 32, "spec"),  # dshm: no sharedMemorySizeLimit, no memory limit
+        ("missing-memory-limit", 46, "spec.resources.limits"),
+        ("missing-memory-request", 45, "spec.resources"),
+        ("missing-priority-class", 32, "spec"),
+    ]
+
+
+def test_nim_service_dra_resources_make_an_accelerator_pod() -> None:
+    found = lint(SAMPLES / "nim" / "advanced-dra-manual-llm.yaml")
+    assert ("missing-memory-limit", 49, "spec") in rules(found)
+    assert all("(accelerator pod)" in m for r, _, _, m in found if r == "missing-memory-limit")
+
+
+def test_nim_pipeline_services_are_nim_services() -> None:
+    found = rules(lint(SAMPLES / "nim" / "rag-rag-pipeline.yaml"))
+    assert [f for f in found if f[0] == "missing-priority-class"] == [
+        ("missing-priority-class", 11, "spec.services[0].spec"),
+        ("missing-priority-class", 33, "spec.services[1].spec"),
+        ("missing-priority-class", 57, "spec.services[2].spec"),
+    ]
+    assert ("missing-memory-limit", 47, "spec.services[1].spec.resources.limits") in found
+
+
+def test_nim_service_gets_a_gpu_from_the_operator(tmp_path: Path) -> None:
+    path = tmp_path / "nim.yaml"
+    path.write_text(
+        "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nmetadata:\n  name: llm\nspec:\n"
+        "  image:\n    repository: nvcr.io/nim/meta/llama-3.1-8b-instruct\n    tag: '1.3'\n"
+        "  priorityClassName: serving\n  storage:\n    sharedMemorySizeLimit: 16Gi\n"
+        "  resources:\n    requests: {cpu: '4', memory: 16Gi}\n    limits: {cpu: '4', memory: 16Gi}\n"
+    )
+    found = lint(path)
+    # no GPU written: the operator assigns one; sized, prioritised, its /dev/shm bounded: nothing to say
+    assert found == []
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.workloads import pod_templates
+
+    [doc] = load(path.read_bytes()).documents
+    [tpl] = pod_templates(unpack(doc, "nim.yaml").objects[0])
+    [c] = tpl.containers
+    assert (c.name, c.data["image"]) == ("llm-ctr", "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3")
+    assert c.resources["limits"]["nvidia.com/gpu"] == 1
+    assert tpl.volumes[0].data == {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}
+    assert "nvidia.com/gpu: 1" in tpl.cache["assumed"]

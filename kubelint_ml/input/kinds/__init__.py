@@ -16,6 +16,7 @@ from kubelint_ml.input.kinds import (
     kserve,
     kubeflow,
     lws,
+    nim,
     ray,
     seldon,
     spark,
@@ -26,7 +27,7 @@ from kubelint_ml.input.kinds.base import KindInfo
 
 # Kubernetes and the training operators first, then the platforms whose controllers build pods
 # from other fields.
-FAMILIES = (core, jobset, kubeflow, ray, volcano, lws, kserve, seldon, spark, dynamo, argo, tekton)
+FAMILIES = (core, jobset, kubeflow, ray, volcano, lws, kserve, seldon, spark, dynamo, nim, argo, tekton)
 
 KINDS: dict[tuple[str, str], KindInfo] = {}
 for _family in FAMILIES:
@@ -34,5 +35,5 @@ for _family in FAMILIES:
 
 # The inference and pipeline platforms (docs/kinds.md).
 PLATFORM_KINDS: dict[tuple[str, str], KindInfo] = {
-    key: info for family in (kserve, seldon, spark, dynamo, argo, tekton) for key, info in family.KINDS.items()
+    key: info for family in (kserve, seldon, spark, dynamo, nim, argo, tekton) for key, info in family.KINDS.items()
 }
