@@ -162,3 +162,52 @@ def test_nim_service_gets_a_gpu_from_the_operator(tmp_path: Path) -> None:
     assert c.resources["limits"]["nvidia.com/gpu"] == 1
     assert tpl.volumes[0].data == {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}
     assert "nvidia.com/gpu: 1" in tpl.cache["assumed"]
+
+
+# --- KubeAI ------------------------------------------------------------------------------
+
+
+def test_kubeai_model_resources_from_the_charts_profile() -> None:
+    found = lint(SAMPLES / "kubeai" / "llama-3.1-8b-instruct-fp8-l4.yaml")
+    # nvidia-gpu-l4:1 requests 6 cpu and 24Gi but limits only the GPU: no memory limit
+    assert rules(found) == [
+        ("emptydir-memory-unbounded", 17, "spec.resourceProfile"),
+        ("missing-memory-limit", 17, "spec.resourceProfile"),
+        ("missing-priority-class", 7, "spec"),
+    ]
+    assert all("resource profile nvidia-gpu-l4 as the KubeAI chart defines it" in m for *_, m in found)
+
+
+def test_kubeai_amd_profile_is_a_gpu_pod() -> None:
+    found = rules(lint(SAMPLES / "kubeai" / "llama-3.1-70b-instruct-fp8-mi300x.yaml"))
+    assert ("besteffort-qos", 7, "spec") in found  # amd-gpu-mi300x limits amd.com/gpu alone
+    assert ("missing-priority-class", 7, "spec") in found
+
+
+def test_kubeai_unknown_profile_is_not_judged_and_says_so(tmp_path: Path) -> None:
+    sample = SAMPLES / "kubeai" / "gemma-2b-it-tpu.yaml"
+    found = lint(sample)
+    assert rules(found) == [("accelerator-workload-not-judged", 14, "spec.resourceProfile")]
+    # the cluster's profile in the config: judged with it
+    config = tmp_path / ".kubelint-ml.yaml"
+    config.write_text(
+        "kinds:\n  kubeai:\n    resourceProfiles:\n      google-tpu-v5e-1x1:\n"
+        "        limits: {google.com/tpu: 1, memory: 8Gi}\n        requests: {google.com/tpu: 1, memory: 8Gi, cpu: 2}\n"
+    )
+    found = lint(sample, "--config", str(config))
+    assert rules(found) == [("missing-priority-class", 7, "spec")]
+    assert "resource profile google-tpu-v5e-1x1 as the config defines it" in found[0][3]
+
+
+def test_kubeai_profile_count_multiplies_the_profile() -> None:
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.workloads import pod_templates
+
+    text = b"apiVersion: kubeai.org/v1\nkind: Model\nmetadata: {name: m}\nspec: {resourceProfile: 'nvidia-gpu-l4:4'}\n"
+    [doc] = load(text).documents
+    [tpl] = pod_templates(unpack(doc, "m.yaml").objects[0])
+    assert tpl.containers[0].resources == {
+        "requests": {"nvidia.com/gpu": "4", "cpu": "24", "memory": "96Gi"},
+        "limits": {"nvidia.com/gpu": "4"},
+    }

@@ -14,6 +14,7 @@ from kubelint_ml.input.kinds import (
     dynamo,
     jobset,
     kserve,
+    kubeai,
     kubeflow,
     lws,
     nim,
@@ -27,7 +28,7 @@ from kubelint_ml.input.kinds.base import KindInfo
 
 # Kubernetes and the training operators first, then the platforms whose controllers build pods
 # from other fields.
-FAMILIES = (core, jobset, kubeflow, ray, volcano, lws, kserve, seldon, spark, dynamo, nim, argo, tekton)
+FAMILIES = (core, jobset, kubeflow, ray, volcano, lws, kserve, seldon, spark, dynamo, nim, kubeai, argo, tekton)
 
 KINDS: dict[tuple[str, str], KindInfo] = {}
 for _family in FAMILIES:
@@ -35,5 +36,13 @@ for _family in FAMILIES:
 
 # The inference and pipeline platforms (docs/kinds.md).
 PLATFORM_KINDS: dict[tuple[str, str], KindInfo] = {
-    key: info for family in (kserve, seldon, spark, dynamo, nim, argo, tekton) for key, info in family.KINDS.items()
+    key: info
+    for family in (kserve, seldon, spark, dynamo, nim, kubeai, argo, tekton)
+    for key, info in family.KINDS.items()
 }
+
+
+def configure(settings: dict | None) -> None:
+    """What the config's ``kinds:`` section says of the controllers (each run sets it, so one run's
+    settings never leak into another's)."""
+    kubeai.configure(((settings or {}).get("kubeai") or {}).get("resourceProfiles"))
