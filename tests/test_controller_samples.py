@@ -211,3 +211,46 @@ def test_kubeai_profile_count_multiplies_the_profile() -> None:
         "requests": {"nvidia.com/gpu": "4", "cpu": "24", "memory": "96Gi"},
         "limits": {"nvidia.com/gpu": "4"},
     }
+
+
+# --- AIBrix ------------------------------------------------------------------------------
+
+
+def test_aibrix_storm_service_roles() -> None:
+    found = rules(lint(SAMPLES / "aibrix" / "stormservice-vllm-1p1d.yaml"))
+    for line, i in ((38, 0), (117, 1)):
+        assert ("missing-priority-class", line, f"spec.template.spec.roles[{i}].template.spec") in found
+        assert ("besteffort-qos", line, f"spec.template.spec.roles[{i}].template.spec") in found
+    assert (
+        "missing-memory-limit",
+        84,
+        "spec.template.spec.roles[0].template.spec.containers[0].resources.limits",
+    ) in found
+
+
+def test_aibrix_ray_cluster_fleet() -> None:
+    found = rules(lint(SAMPLES / "aibrix" / "rayclusterfleet.yaml"))
+    assert found == [
+        ("missing-memory-limit", 50, "spec.template.spec.headGroupSpec.template.spec.containers[0].resources.limits"),
+        (
+            "missing-memory-request",
+            53,
+            "spec.template.spec.headGroupSpec.template.spec.containers[0].resources.requests",
+        ),
+        ("missing-priority-class", 31, "spec.template.spec.headGroupSpec.template.spec"),
+    ]
+
+
+def test_aibrix_pod_counts() -> None:
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.workloads import pod_templates
+
+    text = (
+        b"apiVersion: orchestration.aibrix.ai/v1alpha1\nkind: StormService\nmetadata: {name: s}\nspec:\n"
+        b"  replicas: 3\n  template:\n    spec:\n      roles:\n      - name: prefill\n        replicas: 2\n"
+        b"        podGroupSize: 4\n        template:\n          spec:\n            containers: [{name: c, image: i}]\n"
+    )
+    [doc] = load(text).documents
+    [tpl] = pod_templates(unpack(doc, "s.yaml").objects[0])
+    assert (tpl.role, tpl.replicas, tpl.found_by_search) == ("prefill", 24, False)

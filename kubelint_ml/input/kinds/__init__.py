@@ -9,6 +9,7 @@ docs/kinds.md says, kind by kind, what is modelled.
 from __future__ import annotations
 
 from kubelint_ml.input.kinds import (
+    aibrix,
     argo,
     core,
     dynamo,
@@ -28,7 +29,7 @@ from kubelint_ml.input.kinds.base import KindInfo
 
 # Kubernetes and the training operators first, then the platforms whose controllers build pods
 # from other fields.
-FAMILIES = (core, jobset, kubeflow, ray, volcano, lws, kserve, seldon, spark, dynamo, nim, kubeai, argo, tekton)
+FAMILIES = (core, jobset, kubeflow, ray, volcano, lws, aibrix, kserve, seldon, spark, dynamo, nim, kubeai, argo, tekton)
 
 KINDS: dict[tuple[str, str], KindInfo] = {}
 for _family in FAMILIES:
@@ -37,7 +38,7 @@ for _family in FAMILIES:
 # The inference and pipeline platforms (docs/kinds.md).
 PLATFORM_KINDS: dict[tuple[str, str], KindInfo] = {
     key: info
-    for family in (kserve, seldon, spark, dynamo, nim, kubeai, argo, tekton)
+    for family in (kserve, seldon, spark, dynamo, nim, kubeai, aibrix, argo, tekton)
     for key, info in family.KINDS.items()
 }
 

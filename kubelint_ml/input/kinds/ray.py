@@ -10,7 +10,10 @@ from kubelint_ml.input.kinds.base import Finder, KindInfo, TemplateSpot, at, cha
 from kubelint_ml.input.objects import dig
 
 
-def _ray(prefix: tuple) -> Finder:
+def ray_groups(prefix: tuple) -> Finder:
+    """The head group's template (one pod) and each worker group's (replicas x numOfHosts) of the
+    RayClusterSpec at ``prefix``."""
+
     def find(obj: dict) -> Iterator[TemplateSpot]:
         cluster = dig(obj, *prefix)
         if not isinstance(cluster, dict):
@@ -35,7 +38,9 @@ def _ray(prefix: tuple) -> Finder:
 
 
 KINDS: dict[tuple[str, str], KindInfo] = {
-    ("ray.io", "RayCluster"): KindInfo(_ray(("spec",)), True),
-    ("ray.io", "RayJob"): KindInfo(chain(_ray(("spec", "rayClusterSpec")), at("spec", "submitterPodTemplate")), True),
-    ("ray.io", "RayService"): KindInfo(_ray(("spec", "rayClusterConfig")), False),
+    ("ray.io", "RayCluster"): KindInfo(ray_groups(("spec",)), True),
+    ("ray.io", "RayJob"): KindInfo(
+        chain(ray_groups(("spec", "rayClusterSpec")), at("spec", "submitterPodTemplate")), True
+    ),
+    ("ray.io", "RayService"): KindInfo(ray_groups(("spec", "rayClusterConfig")), False),
 }
