@@ -23,6 +23,12 @@ Decisions:
   command (the PyTorch examples' flag), as server workers for
   gunicorn/uvicorn, and is ignored elsewhere.
 * ``OMP_NUM_THREADS`` and other thread counts are never signals.
+* An inference server's model-parallel degree above 1 (vLLM and SGLang
+  ``--tensor-parallel-size``/``-tp``/``--tp-size`` and
+  ``--pipeline-parallel-size``/``-pp``/``--pp-size``, TGI ``--num-shard``,
+  or ``NUM_SHARD``/``TENSOR_PARALLEL_SIZE``/``PIPELINE_PARALLEL_SIZE`` in
+  ``env``) is a ``model-parallel`` signal: one worker process per GPU, tensor x
+  pipeline processes.
 * ``processes`` is the number of processes the signal starts (per node for
   launchers: accelerate's ``--num_processes`` is divided by
   ``--num_machines``); for ``mpirun -np N`` it is the total rank count,
@@ -280,7 +286,7 @@ def _option(seg: list[_Tok], start: int, names: Sequence[str]) -> tuple[str, tup
                 if i + 1 < len(seg):
                     return f"{w} {seg[i + 1].text}", seg[i].path, seg[i + 1].text
                 return w, seg[i].path, None
-            if name.startswith("--") and w.startswith(name + "="):
+            if len(name) > 2 and w.startswith(name + "="):
                 return w, seg[i].path, w[len(name) + 1 :]
             if len(name) == 2 and w.startswith(name) and w[2:].isdigit():
                 return w, seg[i].path, w[2:]
@@ -416,6 +422,7 @@ def _scan_segment(seg: list[_Tok], ci: int, c: _Collector) -> None:
 
     # torchrun's count; also honoured in any command (a launcher in a variable).
     c.counted(_option(seg, rest, ["--nproc_per_node", "--nproc-per-node"]), "torchrun", 1, None)
+    _model_parallel(seg, rest, c)
     python_like = launcher is not None or _PYTHON.match(cmd) is not None
     for i in range(rest, len(seg)):
         w = seg[i].text
@@ -436,6 +443,47 @@ def _scan_segment(seg: list[_Tok], ci: int, c: _Collector) -> None:
             multi, n = _multi(k.group(1), c.env, 0, False)
             if multi:
                 c.add(w, "dataloader", seg[i].path, n)
+
+
+# Inference servers that start one worker process per GPU of a model-parallel group, exchanging
+# activations through NCCL (whose intra-node transport is /dev/shm): vLLM's and SGLang's tensor and
+# pipeline parallel sizes (vllm/engine/arg_utils.py: -tp, -pp; sglang/srt/server_args.py: --tp-size,
+# --tp, --pp-size), text-generation-inference's shards (launcher: --num-shard, env NUM_SHARD).
+_TP_FLAGS = (
+    "--tensor-parallel-size",
+    "--tensor_parallel_size",
+    "-tp",
+    "--tp-size",
+    "--tp_size",
+    "--tp",
+    "--num-shard",
+    "--num_shard",
+)
+_PP_FLAGS = ("--pipeline-parallel-size", "--pipeline_parallel_size", "-pp", "--pp-size", "--pp_size", "--pp")
+# The same sizes as env variables (TGI reads NUM_SHARD; serving charts pass the others to the server).
+_TP_ENV = {"NUM_SHARD", "TENSOR_PARALLEL_SIZE", "TP_SIZE", "VLLM_TENSOR_PARALLEL_SIZE"}
+_PP_ENV = {"PIPELINE_PARALLEL_SIZE", "PP_SIZE", "VLLM_PIPELINE_PARALLEL_SIZE"}
+
+
+def _model_parallel(seg: list[_Tok], start: int, c: _Collector) -> None:
+    """A model-parallel degree above 1: processes = tensor x pipeline (where both are known)."""
+    tp = _option(seg, start, _TP_FLAGS)
+    pp = _option(seg, start, _PP_FLAGS)
+    sizes = [(hit, _multi(hit[2], c.env, 1)) for hit in (tp, pp) if hit is not None]
+    multi = [(hit, n) for hit, (m, n) in sizes if m]
+    if not multi:
+        return
+    counts = [n for _, (_, n) in sizes]
+    processes = None if any(n is None for n in counts) else _product(counts)
+    hit = multi[0][0]
+    c.add(hit[0], "model-parallel", hit[1], processes)
+
+
+def _product(values: list[int | None]) -> int:
+    out = 1
+    for v in values:
+        out *= v or 1
+    return out
 
 
 _TRIVIAL = {
@@ -557,7 +605,7 @@ def _dedupe(found: list[Signal]) -> list[Signal]:
 # (an IGNORECASE alternation is several times slower).
 MAY_SIGNAL = re.compile(
     r"torch|deepspeed|accelerate|mpirun|mpiexec|orterun|horovodrun|ray|gunicorn|uvicorn|make|parallel|xargs"
-    r"|supervisord|nproc|workers|n_jobs|multiprocessing|mp\.|processpool|spawn|&"
+    r"|supervisord|nproc|workers|n_jobs|multiprocessing|mp\.|processpool|spawn|&|-tp|-pp|shard|tp[_-]size|pp[_-]size"
 )
 
 
@@ -623,6 +671,10 @@ def _env_signals(container: Mapping[str, Any], env: Mapping[str, str], c: _Colle
                 multi, n = _multi(value, env, 1)
                 if multi:
                     c.add(f"{name}={value}", "torchrun", path, n)
+            elif name in _TP_ENV or name in _PP_ENV:
+                multi, n = _multi(value, env, 1)
+                if multi:
+                    c.add(f"{name}={value}", "model-parallel", path, n)
             elif _LOADER_ENV.search(name):
                 multi, n = _multi(value, env, 0, False)
                 if multi:
