@@ -1,5 +1,5 @@
 """Argo Workflows (``argoproj.io/v1alpha1`` Workflow, WorkflowTemplate, ClusterWorkflowTemplate,
-CronWorkflow; argoproj/argo-workflows ``pkg/apis/workflow/v1alpha1``, v3.6): each template with a
+CronWorkflow; argoproj/argo-workflows ``pkg/apis/workflow/v1alpha1``): each template with a
 ``container``, ``script`` or ``containerSet`` is one pod; the workflow's pod fields are its
 defaults (docs/kinds.md)."""
 

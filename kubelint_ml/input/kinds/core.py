@@ -1,7 +1,7 @@
 """Kubernetes' own kinds with a pod template (``core/v1`` Pod, PodTemplate, ReplicationController;
 ``batch/v1`` Job, CronJob; ``apps/v1`` Deployment, StatefulSet, ReplicaSet, DaemonSet), as the API
 defines them (kubernetes/api, ``core/v1/types.go``, ``batch/v1/types.go``, ``apps/v1/types.go``,
-v1.33). A Job's pods are its ``parallelism``; a DaemonSet's, one per node (unknown here)."""
+stable API). A Job's pods are its ``parallelism``; a DaemonSet's, one per node (unknown here)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """NVIDIA Dynamo (``nvidia.com`` DynamoGraphDeployment, DynamoComponentDeployment; ai-dynamo/dynamo
-``deploy/operator/api``, v1.3): in ``v1alpha1`` each ``spec.services.<name>`` is a pod whose main
+``deploy/operator/api``, v1.3, as its samples for the 1.3.1 runtime use it): in ``v1alpha1`` each ``spec.services.<name>`` is a pod whose main
 container gets the service's ``resources``; in ``v1beta1`` (the storage version) each
 ``spec.components[]`` carries a native ``podTemplate`` whose container ``main`` the operator completes
 (command, env, probes; no resources). Both get the operator's ``/dev/shm``: a memory-backed emptyDir

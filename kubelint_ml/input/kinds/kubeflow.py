@@ -1,8 +1,8 @@
 """Kubeflow's training kinds: the training-operator v1 jobs (``kubeflow.org/v1`` TFJob, PyTorchJob,
-XGBoostJob, PaddleJob, JAXJob, MXJob, MPIJob; kubeflow/training-operator ``pkg/apis/kubeflow.org/v1``,
-v1.8: ``spec.<x>ReplicaSpecs.<Role>.template``, a Worker's replicas default 1, an MPIJob's 0), and
+XGBoostJob, PaddleJob, JAXJob, MXJob, MPIJob; kubeflow/training-operator ``pkg/apis/kubeflow.org/v1``:
+``spec.<x>ReplicaSpecs.<Role>.template``, a Worker's replicas default 1, an MPIJob's 0), and
 Kubeflow Trainer v2's runtimes (``trainer.kubeflow.org/v1alpha1`` TrainingRuntime and
-ClusterTrainingRuntime, kubeflow/trainer ``pkg/apis/trainer/v1alpha1``, v2.0: a JobSet template at
+ClusterTrainingRuntime, kubeflow/trainer ``pkg/apis/trainer/v1alpha1``: a JobSet template at
 ``spec.template``; the trainer's job is the one labelled ``trainer.kubeflow.org/trainjob-ancestor-step:
 trainer``, or named ``node``)."""
 

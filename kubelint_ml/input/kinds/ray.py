@@ -1,5 +1,5 @@
 """KubeRay (``ray.io/v1`` RayCluster, RayJob, RayService; ray-project/kuberay ``ray-operator/apis/ray/v1``,
-v1.3): the head group's template (one pod) and each worker group's (``replicas`` x ``numOfHosts``);
+v1.7): the head group's template (one pod) and each worker group's (``replicas`` x ``numOfHosts``);
 a RayJob's ``submitterPodTemplate`` too."""
 
 from __future__ import annotations

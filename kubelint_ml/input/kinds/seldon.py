@@ -1,5 +1,5 @@
 """Seldon Core v1 (``machinelearning.seldon.io/v1`` SeldonDeployment; SeldonIO/seldon-core
-``operator/apis/machinelearning.seldon.io/v1``, v1.18): each ``predictors[].componentSpecs[]`` is a
+``operator/apis/machinelearning.seldon.io/v1``): each ``predictors[].componentSpecs[]`` is a
 pod template."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Spark operator (``sparkoperator.k8s.io/v1beta2`` SparkApplication; kubeflow/spark-operator
-``api/v1beta2``, ``internal/controller/sparkapplication``, v2.1): the driver's and executors' pods with
+``api/v1beta2``, ``internal/controller/sparkapplication``): the driver's and executors' pods with
 the resources the operator computes from ``cores``, ``coreLimit``, ``memory``, ``memoryOverhead`` and
 ``gpu``."""
 
