@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from kubelint_ml.input.objects import dig
@@ -276,19 +277,28 @@ def _command_word(seg: list[_Tok]) -> int | None:
     return None
 
 
-def _option(seg: list[_Tok], start: int, names: Sequence[str]) -> tuple[str, tuple, Any] | None:
+@lru_cache(maxsize=64)
+def _option_forms(names: tuple[str, ...]) -> tuple[tuple[str, str | None, bool], ...]:
+    """Per name: (name, its ``name=`` prefix for a long name, whether ``-nV`` is read)."""
+    return tuple((n, n + "=" if len(n) > 2 else None, len(n) == 2) for n in names)
+
+
+def _option(seg: list[_Tok], start: int, names: tuple[str, ...]) -> tuple[str, tuple, Any] | None:
     """First `--name=V`, `--name V`, or `-nV` (short names) from start:
     (text as written, path, value)."""
+    forms = _option_forms(names)
     for i in range(start, len(seg)):
         w = seg[i].text
-        for name in names:
+        if w[:1] != "-":
+            continue
+        for name, prefix, short in forms:
             if w == name:
                 if i + 1 < len(seg):
                     return f"{w} {seg[i + 1].text}", seg[i].path, seg[i + 1].text
                 return w, seg[i].path, None
-            if len(name) > 2 and w.startswith(name + "="):
-                return w, seg[i].path, w[len(name) + 1 :]
-            if len(name) == 2 and w.startswith(name) and w[2:].isdigit():
+            if prefix is not None and w.startswith(prefix):
+                return w, seg[i].path, w[len(prefix) :]
+            if short and w.startswith(name) and w[2:].isdigit():
                 return w, seg[i].path, w[2:]
     return None
 
@@ -391,26 +401,26 @@ def _scan_segment(seg: list[_Tok], ci: int, c: _Collector) -> None:
         head = ("accelerate launch", seg[ci].path)
 
     if launcher == "deepspeed":
-        c.counted(_option(seg, rest, ["--num_gpus", "--num-gpus"]), "deepspeed", 1, head)
+        c.counted(_option(seg, rest, ("--num_gpus", "--num-gpus")), "deepspeed", 1, head)
     elif launcher == "accelerate":
-        machines = _option(seg, rest, ["--num_machines", "--num-machines"])
+        machines = _option(seg, rest, ("--num_machines", "--num-machines"))
         ok, m = _count(machines[2], c.env, False) if machines else (False, None)
-        c.counted(_option(seg, rest, ["--num_processes", "--num-processes"]), "accelerate", 1, head, m if ok else None)
+        c.counted(_option(seg, rest, ("--num_processes", "--num-processes")), "accelerate", 1, head, m if ok else None)
     elif cmd in ("mpirun", "mpiexec", "mpiexec.hydra", "orterun", "horovodrun"):
-        c.counted(_option(seg, rest, ["-np", "--np", "-n", "-c"]), "mpi", 1, head)
+        c.counted(_option(seg, rest, ("-np", "--np", "-n", "-c")), "mpi", 1, head)
     elif cmd == "ray":
         if rest < len(seg) and seg[rest].text == "start":
             c.add("ray start", "ray", seg[ci].path, None)
         return  # Ray's --num-workers means Ray workers, not DataLoader ones
     elif cmd in ("gunicorn", "uvicorn"):
-        names = ["-w", "--workers"] if cmd == "gunicorn" else ["--workers"]
+        names = ("-w", "--workers") if cmd == "gunicorn" else ("--workers",)
         c.counted(_option(seg, rest, names), "server", 1, None)
         return
     elif cmd in ("make", "parallel"):
         _jobs(seg, rest, cmd, c)
         return
     elif cmd == "xargs":
-        hit = _option(seg, rest, ["-P", "--max-procs"])
+        hit = _option(seg, rest, ("-P", "--max-procs"))
         if hit is not None:
             ok, n = _count(hit[2], c.env, False)
             if ok and (n is None or n == 0 or n > 1):
@@ -421,7 +431,7 @@ def _scan_segment(seg: list[_Tok], ci: int, c: _Collector) -> None:
         return
 
     # torchrun's count; also honoured in any command (a launcher in a variable).
-    c.counted(_option(seg, rest, ["--nproc_per_node", "--nproc-per-node"]), "torchrun", 1, None)
+    c.counted(_option(seg, rest, ("--nproc_per_node", "--nproc-per-node")), "torchrun", 1, None)
     _model_parallel(seg, rest, c)
     python_like = launcher is not None or _PYTHON.match(cmd) is not None
     for i in range(rest, len(seg)):
@@ -465,8 +475,13 @@ _TP_ENV = {"NUM_SHARD", "TENSOR_PARALLEL_SIZE", "TP_SIZE", "VLLM_TENSOR_PARALLEL
 _PP_ENV = {"PIPELINE_PARALLEL_SIZE", "PP_SIZE", "VLLM_PIPELINE_PARALLEL_SIZE"}
 
 
+_PARALLEL_WORDS = LazyPattern(r"parallel|shard|(?:^|[\s-])-?(?:tp|pp)(?:[\s=_-]|$)")
+
+
 def _model_parallel(seg: list[_Tok], start: int, c: _Collector) -> None:
     """A model-parallel degree above 1: processes = tensor x pipeline (where both are known)."""
+    if not any(t.text[:1] == "-" and _PARALLEL_WORDS.search(t.text) for t in seg[start:]):
+        return
     tp = _option(seg, start, _TP_FLAGS)
     pp = _option(seg, start, _PP_FLAGS)
     sizes = [(hit, _multi(hit[2], c.env, 1)) for hit in (tp, pp) if hit is not None]

@@ -73,9 +73,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         shm = memory if memory is not None else requests.get("memory")
         if not shm:
             return None  # KubeRay's emptyDir without a size: the node's memory
-        shm_text = (
-            f"the {size(shm)} /dev/shm KubeRay mounts (the Ray container's memory {'limit' if memory else 'request'})"
-        )
+        where = f"KubeRay mounts (the Ray container's memory {'limit' if memory else 'request'})"
         shm_path = ray.path + ("resources", "limits" if memory else "requests", "memory")
     else:
         volume = volume_named(tpl, mount[1])
@@ -86,22 +84,26 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         if not bounds:
             return None  # an unbounded tmpfs: the node's memory
         shm = min(bounds)
-        shm_text = f"the {size(shm)} /dev/shm it mounts ('{volume.name}')"
+        where = f"it mounts ('{volume.name}')"
         shm_path = volume.path + ("emptyDir", "sizeLimit") if ed.size_limit is not None else volume.path
     explicit = _bytes(start.get("object-store-memory"))
     if explicit is not None:
         store = Fraction(explicit)
-        store_text = f"object-store-memory {explicit}"
         path = group + ("rayStartParams", "object-store-memory")
     else:
         if memory is None:
             return None  # the node's memory: unknown here
         cap = min(Fraction(_DEFAULT_CAP), max(Fraction(_SLOW_STORAGE_THRESHOLD), shm * Fraction(95, 100)))
         store = min(memory * _DEFAULT_PROPORTION, cap)
-        store_text = f"Ray's default object store ({size(store)}: 30% of the {size(memory)} memory limit)"
         path = shm_path
     if store < shm:
         return None
+    # the words, only for a finding (sizes are spelled out at some cost)
+    shm_text = f"the {size(shm)} /dev/shm {where}"
+    if explicit is not None:
+        store_text = f"object-store-memory {explicit}"
+    else:
+        store_text = f"Ray's default object store ({size(store)}: 30% of the {size(memory)} memory limit)"
     refuses = store > _SLOW_STORAGE_THRESHOLD and not _allows_slow_storage(ray.data)
     if refuses:
         outcome = (
