@@ -307,6 +307,7 @@ class _Collector:
     def __init__(self, env: Mapping[str, str]) -> None:
         self.env = env
         self.found: list[Signal] = []
+        self.parallel = False  # the text may hold a model-parallel flag
 
     def add(self, text: str, kind: str, path: tuple, processes: int | None) -> None:
         self.found.append(Signal(text, kind, path, processes))
@@ -475,12 +476,9 @@ _TP_ENV = {"NUM_SHARD", "TENSOR_PARALLEL_SIZE", "TP_SIZE", "VLLM_TENSOR_PARALLEL
 _PP_ENV = {"PIPELINE_PARALLEL_SIZE", "PP_SIZE", "VLLM_PIPELINE_PARALLEL_SIZE"}
 
 
-_PARALLEL_WORDS = LazyPattern(r"parallel|shard|(?:^|[\s-])-?(?:tp|pp)(?:[\s=_-]|$)")
-
-
 def _model_parallel(seg: list[_Tok], start: int, c: _Collector) -> None:
     """A model-parallel degree above 1: processes = tensor x pipeline (where both are known)."""
-    if not any(t.text[:1] == "-" and _PARALLEL_WORDS.search(t.text) for t in seg[start:]):
+    if not c.parallel:
         return
     tp = _option(seg, start, _TP_FLAGS)
     pp = _option(seg, start, _PP_FLAGS)
@@ -620,11 +618,11 @@ def _dedupe(found: list[Signal]) -> list[Signal]:
 # (an IGNORECASE alternation is several times slower).
 MAY_SIGNAL = re.compile(
     r"torch|deepspeed|accelerate|mpirun|mpiexec|orterun|horovodrun|ray|gunicorn|uvicorn|make|parallel|xargs"
-    r"|supervisord|nproc|workers|n_jobs|multiprocessing|mp\.|processpool|spawn|&|-tp|-pp|shard|tp[_-]size|pp[_-]size"
+    r"|supervisord|nproc|workers|n_jobs|multiprocessing|mp\.|processpool|spawn|&|-tp|-pp|num[_-]shard|tp[_-]size|pp[_-]size"
 )
 
 
-def _may_signal(container: Mapping[str, Any]) -> bool:
+def _signal_text(container: Mapping[str, Any]) -> str:
     parts: list[str] = []
     for key in ("command", "args"):
         value = container.get(key)
@@ -638,7 +636,11 @@ def _may_signal(container: Mapping[str, Any]) -> bool:
     text = "\n".join(parts)
     if "\\" in text or "'" in text or '"' in text:
         text = text.replace("\\\n", "").replace("\\", "").replace("'", "").replace('"', "")
-    return MAY_SIGNAL.search(text.lower()) is not None
+    return text.lower()
+
+
+# What a model-parallel flag needs in the text (see _model_parallel).
+_PARALLEL_HINTS = ("parallel", "num-shard", "num_shard", "-tp", "-pp", "tp_size", "tp-size", "pp_size", "pp-size")
 
 
 def container_signals(container: Mapping[str, Any]) -> list[Signal]:
@@ -647,9 +649,11 @@ def container_signals(container: Mapping[str, Any]) -> list[Signal]:
         return []
     env = _literal_env(container)
     c = _Collector(env)
-    if not _may_signal(container):
+    text = _signal_text(container)
+    if MAY_SIGNAL.search(text) is None:
         _env_signals(container, env, c, scan_values=False)
         return _dedupe(c.found)
+    c.parallel = any(hint in text for hint in _PARALLEL_HINTS)
     tokens: list[_Tok] = []
     texts: list[tuple[str, tuple]] = []
     for key in ("command", "args"):

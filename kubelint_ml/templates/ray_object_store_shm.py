@@ -63,11 +63,16 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if "plasma-directory" in start:
         return None  # the user put the store elsewhere
     ray = tpl.containers[0]  # KubeRay's Ray container
+    explicit = _bytes(start.get("object-store-memory"))
+    mount = shm_mount(ray)
+    if explicit is None and mount is None:
+        # Ray's default store is at most 30% of the memory limit, and KubeRay's /dev/shm is that
+        # limit (or, without one, Ray sees the node's memory): it fits
+        return None
     requests, limits = requests_limits(ray)
     memory = limits.get("memory")
     memory = memory if memory is not None and memory > 0 else None
     # the /dev/shm the pod gets
-    mount = shm_mount(ray)
     shm_path: tuple
     if mount is None:
         shm = memory if memory is not None else requests.get("memory")
@@ -86,7 +91,6 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         shm = min(bounds)
         where = f"it mounts ('{volume.name}')"
         shm_path = volume.path + ("emptyDir", "sizeLimit") if ed.size_limit is not None else volume.path
-    explicit = _bytes(start.get("object-store-memory"))
     if explicit is not None:
         store = Fraction(explicit)
         path = group + ("rayStartParams", "object-store-memory")
