@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubelint_ml.input.objects import K8sObject
+from kubelint_ml.k8s.dra import DRA_CLAIM_KINDS, DraFacts
 from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 
@@ -25,9 +26,14 @@ CONTEXT_KINDS = (
     "KubeletConfiguration",
     "CustomResourceDefinition",
     "TrainJob",
+    *DRA_CLAIM_KINDS,
 )
+# It starts with the literal "kind" (a quote before it changes nothing a search finds), so the regex
+# engine skips from one "kind" to the next with a fast literal scan: one pass over a file's bytes costs
+# less than a substring test per kind.
 _CONTEXT_RE = LazyPattern(
-    rb"""["']?kind["']?\s*:\s*["']?(PriorityClass|WorkloadPriorityClass|KubeletConfiguration|CustomResourceDefinition|TrainJob)\b"""
+    rb"""kind["']?\s*:\s*["']?(PriorityClass|WorkloadPriorityClass|KubeletConfiguration|CustomResourceDefinition"""
+    rb"""|TrainJob|ResourceClaimTemplate|ResourceClaim|DeviceClass|ComputeDomain)\b"""
 )
 
 
@@ -199,6 +205,8 @@ class Facts(Record):
         self.crds = [] if crds is None else crds
         self.train_jobs = [] if train_jobs is None else train_jobs
         self._memo = {} if _memo is None else _memo
+        # Dynamic Resource Allocation: claims, templates and device classes (kubelint_ml/k8s/dra.py).
+        self.dra = DraFacts()
 
     def context_objects(self) -> list[dict]:
         """The context objects themselves (what CEL rules see as ``objects``; do not mutate)."""
@@ -239,6 +247,8 @@ class Facts(Record):
             job = _train_job(obj)
             if job is not None:
                 self.train_jobs.append(job)
+        elif kind in DRA_CLAIM_KINDS:
+            self.dra.add_object(kind, group, data, name, obj.ref.namespace, obj.file)
 
     def train_jobs_using(self, runtime: K8sObject) -> list[TrainJobFact]:
         """The TrainJobs among the inputs that name this (Cluster)TrainingRuntime (a TrainingRuntime:
@@ -256,6 +266,7 @@ class Facts(Record):
         self._memo.clear()
         if profile is None:
             return
+        self.dra.add_profile(getattr(profile, "accelerator_device_classes", None))
         for name, value in profile.priority_classes.items():
             self.priority_classes.setdefault(name, PriorityClassFact(name, value, False, "profile"))
 
