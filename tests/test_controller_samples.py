@@ -127,7 +127,8 @@ def test_nim_service_basic_sample() -> None:
 def test_nim_service_dra_resources_make_an_accelerator_pod() -> None:
     found = lint(SAMPLES / "nim" / "advanced-dra-manual-llm.yaml")
     assert ("missing-memory-limit", 49, "spec") in rules(found)
-    assert all("(accelerator pod)" in m for r, _, _, m in found if r == "missing-memory-limit")
+    # the claim template in the file asks for devices of class gpu.nvidia.com: GPUs
+    assert all("(GPU pod)" in m for r, _, _, m in found if r == "missing-memory-limit")
 
 
 def test_nim_pipeline_services_are_nim_services() -> None:

@@ -158,6 +158,21 @@ def with_resources(container: dict, requests: dict, limits: dict) -> dict:
     return out
 
 
+# A DRA device class asked for as an extended resource (KEP-5004; k8s.io/api/resource/v1
+# ResourceDeviceClassPrefix): how a pod is described whose controller makes the claim template
+# itself, from a device class and a count it was given (the devices are the same to the rules).
+DEVICE_CLASS_RESOURCE = "deviceclass.resource.kubernetes.io/"
+
+
+def with_device_class(container: dict, device_class: str, count: int) -> dict:
+    """A copy of ``container`` that asks for ``count`` devices of ``device_class``."""
+    res = dict(container["resources"]) if isinstance(container.get("resources"), dict) else {}
+    for part in ("requests", "limits"):
+        have = res.get(part)
+        res[part] = {**(have if isinstance(have, dict) else {}), DEVICE_CLASS_RESOURCE + device_class: count}
+    return {**container, "resources": res}
+
+
 def pod_spec_at(obj: K8sObject, path: tuple, role: str, replicas: int | None, shared: bool = False) -> Pod | None:
     """A PodSpec written directly at ``path`` (no template metadata around it)."""
     spec = dig(obj.data, *path)

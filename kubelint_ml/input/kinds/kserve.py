@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubelint_ml.input.kinds.base import KindInfo, Pod, integer, listed, none, pod_spec_at, with_resources
+from kubelint_ml.input.kinds.base import (
+    DEVICE_CLASS_RESOURCE,
+    KindInfo,
+    Pod,
+    integer,
+    listed,
+    none,
+    pod_spec_at,
+    with_device_class,
+    with_resources,
+)
 from kubelint_ml.input.objects import K8sObject, dig
 
 # The model-framework specs of a v1beta1 component: one container each (KServe names it
@@ -121,10 +131,12 @@ LLM_PRESETS = {  # preset -> the /dev/shm sizeLimit of its pods
     "kserve-config-llm-prefill-worker-data-parallel": "8Gi",
 }
 # Managed DRA (pkg/controller/v1alpha2/llmisvc/managed_dra.go): this annotation makes the controller
-# add a ResourceClaimTemplate "<name>-managed-dra" and a pod claim "managed-device", consumed by the
-# container named in exp-dra-container-name, else the first one.
+# add a ResourceClaimTemplate "<name>-managed-dra" (exp-dra-device-count devices of the class, 1 by
+# default) and a pod claim "managed-device", consumed by the container named in
+# exp-dra-container-name, else the first one.
 MANAGED_DRA = "serving.kserve.io/exp-dra-device-class"
 MANAGED_DRA_CONTAINER = "serving.kserve.io/exp-dra-container-name"
+MANAGED_DRA_COUNT = "serving.kserve.io/exp-dra-device-count"
 
 
 def _parallel(parallelism: Any) -> str:
@@ -182,15 +194,11 @@ def _llm_pod(obj: K8sObject, path: tuple, role: str, replicas: int | None, prese
     annotations = dig(obj.data, "metadata", "annotations")
     device_class = annotations.get(MANAGED_DRA) if isinstance(annotations, dict) else None
     if isinstance(device_class, str) and device_class.strip():
+        # KServe makes a ResourceClaimTemplate "<name>-managed-dra" of exp-dra-device-count devices of
+        # the class and has the container use it: described here as the devices it asks for.
         where = ("metadata", "annotations", MANAGED_DRA)
-        name = obj.data["metadata"].get("name")
-        claims: Any = pod_spec.get("resourceClaims")
-        claims = claims if isinstance(claims, list) else []
-        pod_spec["resourceClaims"] = [
-            *claims,
-            {"name": "managed-device", "resourceClaimTemplateName": f"{name}-managed-dra"},
-        ]
-        renames.append((path + ("resourceClaims",), where))
+        count = annotations.get(MANAGED_DRA_COUNT)
+        devices = int(count) if isinstance(count, str) and count.strip().isdigit() else 1
         want = annotations.get(MANAGED_DRA_CONTAINER)
         target = next(
             (i for i, (c, _) in enumerate(containers) if isinstance(c, dict) and (not want or c.get("name") == want)),
@@ -198,11 +206,9 @@ def _llm_pod(obj: K8sObject, path: tuple, role: str, replicas: int | None, prese
         )
         if target is not None:
             c, cpath = containers[target]
-            res = dict(c["resources"]) if isinstance(c.get("resources"), dict) else {}
-            have: Any = res.get("claims")
-            have = have if isinstance(have, list) else []
-            res["claims"] = [*have, {"name": "managed-device"}]
-            containers[target] = ({**c, "resources": res}, cpath)
+            containers[target] = (with_device_class(c, device_class.strip(), devices), cpath)
+            for part in ("requests", "limits"):
+                renames.append((cpath + ("resources", part, DEVICE_CLASS_RESOURCE + device_class.strip()), where))
         assumed.append(f"a DRA claim of device class {device_class.strip()}")
     if isinstance(dig(obj.data, "spec", "baseRefs"), list) and dig(obj.data, "spec", "baseRefs"):
         assumed.append("its baseRefs not read")

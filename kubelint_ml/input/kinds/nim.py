@@ -10,8 +10,9 @@ and ``runtimeClassName`` are the pod's. ``/dev/shm`` is the memory-backed emptyD
 ``storage.sharedMemorySizeLimit`` (unbounded without it). Where the service names no GPU and no
 ``draResources``, the operator assigns ``nvidia.com/gpu``: the profile's tensor parallelism (1 when
 the profile does not say; the profile is not read here, so 1 is assumed), or
-``multiNode.parallelism.tensor``. Each ``draResources`` entry becomes a pod claim used by the
-container. Replicas are ``replicas`` (``scale.hpa.minReplicas`` with autoscaling). A NIMPipeline is
+``multiNode.parallelism.tensor``. A ``draResources`` entry naming a ResourceClaim or
+ResourceClaimTemplate is a pod claim the container uses; one with ``claimCreationSpec`` asks for its
+``devices`` (class and count), the template the operator makes. Replicas are ``replicas`` (``scale.hpa.minReplicas`` with autoscaling). A NIMPipeline is
 the NIMServices of its enabled ``services[].spec``. A NIMCache's caching Job asks for cpu and memory
 only: no pod is judged.
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubelint_ml.input.kinds.base import KindInfo, Pod, integer, none, text
+from kubelint_ml.input.kinds.base import KindInfo, Pod, integer, none, text, with_device_class
 from kubelint_ml.input.objects import K8sObject, dig
 
 _POD_FIELDS = ("nodeSelector", "tolerations", "affinity", "priorityClassName", "schedulerName", "runtimeClassName")
@@ -42,6 +43,31 @@ def _side(items: Any, path: tuple) -> list[tuple[Any, tuple]]:
         if isinstance(c, dict):
             c = {**c, "image": _image(c.get("image"))}
         out.append((c, path + (i,)))
+    return out
+
+
+def _claims(dra: Any) -> list[dict]:
+    """The pod claims of ``draResources`` entries that name a ResourceClaim or ResourceClaimTemplate."""
+    out = []
+    for i, d in enumerate(dra if isinstance(dra, list) else []):
+        if not isinstance(d, dict):
+            continue
+        for key in ("resourceClaimName", "resourceClaimTemplateName"):
+            if isinstance(d.get(key), str):
+                out.append({"name": f"dra-{i}", key: d[key]})
+                break
+    return out
+
+
+def _created_devices(dra: Any) -> list[tuple[str, int]]:
+    """(device class, count) of the templates the operator creates (``claimCreationSpec.devices``)."""
+    out = []
+    for d in dra if isinstance(dra, list) else []:
+        devices = dig(d, "claimCreationSpec", "devices") if isinstance(d, dict) else None
+        for dev in devices if isinstance(devices, list) else []:
+            if isinstance(dev, dict) and isinstance(dev.get("deviceClassName"), str):
+                count = integer(dev.get("count"), 1)
+                out.append((dev["deviceClassName"], count if count and count > 0 else 1))
     return out
 
 
@@ -69,12 +95,13 @@ def _nim_service(obj: K8sObject, path: tuple, spec: Any, role: str) -> Pod | Non
                 res[part] = {**(have if isinstance(have, dict) else {}), _GPU: count}
             if not (isinstance(tensor, int) and tensor > 0):
                 assumed.append("nvidia.com/gpu: 1 (the model profile's tensor parallelism is not read here)")
-        if isinstance(dra, list) and dra:
-            claims: Any = res.get("claims")
-            claims = list(claims) if isinstance(claims, list) else []
-            claims += [{"name": text(d.get("name"), f"dra-{i}")} for i, d in enumerate(dra) if isinstance(d, dict)]
-            res["claims"] = claims
         container["resources"] = res
+    claims = _claims(dra)
+    if claims:
+        own: Any = res.get("claims") if isinstance(res, dict) else None
+        res["claims"] = [*(own if isinstance(own, list) else []), *({"name": c["name"]} for c in claims)]
+    for device_class, count in _created_devices(dra):
+        container = with_device_class(container, device_class, count)
     mounts: Any = spec.get("volumeMounts")
     container["volumeMounts"] = [
         *(mounts if isinstance(mounts, list) else []),
@@ -85,10 +112,8 @@ def _nim_service(obj: K8sObject, path: tuple, spec: Any, role: str) -> Pod | Non
     if limit is not None:
         shm["sizeLimit"] = limit
     pod_spec = {k: spec[k] for k in _POD_FIELDS if k in spec}
-    if isinstance(dra, list) and dra:
-        pod_spec["resourceClaims"] = [
-            {"name": text(d.get("name"), f"dra-{i}")} for i, d in enumerate(dra) if isinstance(d, dict)
-        ]
+    if claims:
+        pod_spec["resourceClaims"] = claims
     replicas = integer(spec.get("replicas"), 1)
     if dig(spec, "scale", "enabled") is True:
         replicas = integer(dig(spec, "scale", "hpa", "minReplicas"), 1)
