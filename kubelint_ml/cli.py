@@ -214,6 +214,7 @@ def check(
     Directories with a Chart.yaml are rendered with helm template, and those with a
     kustomization.yaml built with kustomize (or kubectl kustomize), when the tool is on PATH."""
     from kubelint_ml.input.charts import options as render_options
+    from kubelint_ml.run.inputs import RunInputs
 
     if not paths:
         _fail("no paths given (try `kubelint-ml check .`)")
@@ -241,8 +242,7 @@ def check(
     rules = selected(rules, fix_args["select"])
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     session: dict = {}  # what --fix needs to lint a file again
-    result, notes = _lint(
-        list(paths),
+    inputs = RunInputs(
         config,
         rules,
         fail_level=level,
@@ -255,9 +255,9 @@ def check(
         policies=policies,
         render=render_options(config, helm_values, helm_set),
         context=context_paths,
-        session=session,
         resolve_fixes=any(fmt in ("json", "sarif") for fmt in formats) and not write_baseline,
     )
+    result, notes = _lint(list(paths), inputs, session)
     if write_baseline:
         _record_baseline(write_baseline, result, quiet)
         sys.exit(0)
@@ -286,14 +286,14 @@ def _jobs(jobs: int) -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _lint(paths: list[str], config: Any, rules: list, **options: Any) -> tuple[Any, list[str]]:
+def _lint(paths: list[str], inputs: Any, session: dict | None = None) -> tuple[Any, list[str]]:
     """The run (:func:`kubelint_ml.run.lint.run`), with the problems of the asking turned into exit 2."""
     from kubelint_ml.input.sources import SourceError
     from kubelint_ml.run.config import ConfigError
     from kubelint_ml.run.lint import run
 
     try:
-        return run(paths, config, rules, **options)
+        return run(paths, inputs, session)
     except (SourceError, ConfigError) as e:  # a missing path; config-time problems surfacing late (kubelet files)
         _fail(str(e))
 

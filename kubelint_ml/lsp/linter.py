@@ -214,6 +214,7 @@ class Linter:
     def rendered(self, path: str) -> list[Finding]:
         """The findings that map back to ``path`` once the workspace folder holding it is rendered and
         linted as `check <folder>` does (charts with helm, kustomizations built): run on save."""
+        from kubelint_ml.run.inputs import RunInputs
         from kubelint_ml.run.lint import run
 
         root = next((r for r in self.roots if _inside(path, r)), os.path.dirname(os.path.abspath(path)))
@@ -222,14 +223,14 @@ class Linter:
         os.chdir(root)  # display paths as `check` run from the folder gives them
         try:
             with self._lock:
-                result, _ = run(
-                    ["."],
+                inputs = RunInputs(
                     s.config,
-                    [r for r in s.rules.values()],
+                    list(s.rules.values()),
                     severity=s.severity,
                     all_rule_ids=s.all_ids,
                     policies=s.policies,
                 )
+                result, _ = run(["."], inputs)
         finally:
             os.chdir(here)
         real = os.path.realpath(path)
