@@ -15,14 +15,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubelint_ml.engine.cluster import CLUSTER_KINDS, ClusterFacts
 from kubelint_ml.input.objects import K8sObject
 from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 
-CONTEXT_KINDS = ("PriorityClass", "WorkloadPriorityClass", "KubeletConfiguration", "CustomResourceDefinition")
-_CONTEXT_RE = LazyPattern(
-    rb"""["']?kind["']?\s*:\s*["']?(PriorityClass|WorkloadPriorityClass|KubeletConfiguration|CustomResourceDefinition)\b"""
+CONTEXT_KINDS = (
+    "PriorityClass",
+    "WorkloadPriorityClass",
+    "KubeletConfiguration",
+    "CustomResourceDefinition",
+    *CLUSTER_KINDS,  # kubelint_ml/engine/cluster.py
 )
+_CONTEXT_RE = LazyPattern(rb"""["']?kind["']?\s*:\s*["']?(""" + "|".join(CONTEXT_KINDS).encode() + rb""")\b""")
 
 
 def may_hold_context(data: bytes) -> bool:
@@ -100,6 +105,7 @@ class Facts(Record):
     workload_priority_class_files: dict[str, str]  # name -> file it came from
     kubelet_configs: list[KubeletConfigFact]
     crds: list[dict]
+    cluster: ClusterFacts  # Nodes, LimitRanges, quotas, PVCs, Kueue and Volcano objects
     # Answers computed from all the facts, asked once per pod template: kept
     # until the next fact arrives (thousands of classes and pods stay linear).
     _memo: dict
@@ -111,6 +117,7 @@ class Facts(Record):
         "kubelet_configs",
         "crds",
         "_memo",
+        "cluster",
     )
 
     def __init__(
@@ -122,6 +129,7 @@ class Facts(Record):
         kubelet_configs: list[KubeletConfigFact] | None = None,
         crds: list[dict] | None = None,
         _memo: dict | None = None,
+        cluster: ClusterFacts | None = None,
     ) -> None:
         self.priority_classes = {} if priority_classes is None else priority_classes
         self.priority_class_objects = [] if priority_class_objects is None else priority_class_objects
@@ -132,6 +140,7 @@ class Facts(Record):
         self.kubelet_configs = [] if kubelet_configs is None else kubelet_configs
         self.crds = [] if crds is None else crds
         self._memo = {} if _memo is None else _memo
+        self.cluster = ClusterFacts() if cluster is None else cluster
 
     def context_objects(self) -> list[dict]:
         """The context objects themselves (what CEL rules see as ``objects``; do not mutate)."""
@@ -168,6 +177,8 @@ class Facts(Record):
             self.kubelet_configs.append(KubeletConfigFact(obj.file, data, obj))
         elif kind == "CustomResourceDefinition" and group == "apiextensions.k8s.io":
             self.crds.append(data)
+        else:
+            self.cluster.add_object(obj)
 
     def add_profile(self, profile: Any) -> None:
         self._memo.clear()

@@ -14,6 +14,7 @@ from kubelint_ml.engine.context import CONTEXT_KINDS, Facts, may_hold_context
 from kubelint_ml.input.loader import Limits, load
 from kubelint_ml.input.objects import unpack
 from kubelint_ml.input.sources import Source, file_key, read, read_once
+from kubelint_ml.records import replace
 from kubelint_ml.run import pool
 from kubelint_ml.run.config import Config, ConfigError
 
@@ -153,6 +154,16 @@ def context_facts(facts: Facts, paths: list[str], linted: list[Source], config: 
                 continue
             if len(data) <= config.limits.max_file_bytes and mentions_context(data):
                 add_facts(facts, data, s.path, config.limits)
+
+
+def with_cluster_nodes(config: Config, facts: Facts) -> Config:
+    """The config whose profile's node pools start with the cluster's Nodes (one pool per node shape):
+    a node type the catalogue does not know (a DGX labelled by its owner) resolves from its Node."""
+    pools = facts.cluster.node_pools()
+    if not pools:
+        return config
+    profile = replace(config.profile, node_pools=pools + list(config.profile.node_pools))
+    return replace(config, profile=profile)
 
 
 def _profile_facts(facts: Facts, config: Config) -> None:

@@ -24,7 +24,7 @@ from kubelint_ml.input.sources import Source, collect, display_path, excluded, f
 from kubelint_ml.records import replace
 from kubelint_ml.run import parallel
 from kubelint_ml.run.config import Config
-from kubelint_ml.run.facts import MAX_KEPT_BYTES, add_facts, context_facts, first_pass
+from kubelint_ml.run.facts import MAX_KEPT_BYTES, add_facts, context_facts, first_pass, with_cluster_nodes
 from kubelint_ml.run.inputs import RunInputs
 from kubelint_ml.run.runner import FileResult, Runner
 
@@ -150,6 +150,7 @@ def _run(paths: list[str], inputs: RunInputs, session: dict | None) -> tuple[Run
         sources, config, stdin_data, parallel.PARALLEL_MIN_BYTES if may_fork else MAX_KEPT_BYTES, jobs
     )
     context_facts(facts, inputs.context_paths(), sources, config)
+    config = with_cluster_nodes(config, facts)
     if schema is not None:
         for crd in facts.crds:
             schema.add_crd(crd)
@@ -257,6 +258,7 @@ def lint_text(
     if may_hold_context(data):
         add_facts(facts, data, display, config.limits)
     facts.add_profile(config.profile)
+    config = with_cluster_nodes(config, facts)
     if schema is not None:
         for crd in facts.crds:
             schema.add_crd(crd)

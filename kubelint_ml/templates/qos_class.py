@@ -5,6 +5,7 @@ from __future__ import annotations
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import qos_class
 from kubelint_ml.templates import _fixes
+from kubelint_ml.templates._cluster import admitted_pod_spec, applied_defaults
 from kubelint_ml.templates._common import accelerator_note, resources_unknown
 
 UNIT = "podTemplate"
@@ -31,6 +32,17 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     qos = qos_class(tpl.spec)
     if qos not in params["classes"]:
         return None
+    applied = applied_defaults(tpl, ctx)
+    if applied:  # the namespace's LimitRange defaults, in as the pods are created
+        admitted_qos = qos_class(admitted_pod_spec(tpl, ctx))
+        if admitted_qos != qos:
+            ctx.note(
+                f"{tpl.obj.file}: {tpl.describe()}: QoS class {admitted_qos} once admitted: "
+                + "; ".join(f"{a.container}: {a.describe()}" for a in applied)
+            )
+            qos = admitted_qos
+            if qos not in params["classes"]:
+                return None
     detail = None
     if qos == "BestEffort":
         accel = ""

@@ -1,0 +1,294 @@
+"""Cluster objects as facts: Nodes as node pools, LimitRange defaults and bounds, ResourceQuota's
+required values, Kueue and Volcano queues, gangs, and ReadWriteOnce claims shared across nodes.
+
+Each case runs `check --context <cluster objects> <workload>` and asserts the findings with their
+lines (the cluster objects are in fixtures/cluster/, as `kubectl get -o yaml` prints a List)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kubelint_ml.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+CLUSTER = ROOT / "fixtures" / "cluster"
+NODES = str(CLUSTER / "nodes-limitrange.yaml")
+QUEUES = str(CLUSTER / "kueue-volcano.yaml")
+
+
+def _check(tmp_path: Path, manifest: str, *context: str, verbose: bool = False) -> tuple[list[tuple], str]:
+    path = tmp_path / "w.yaml"
+    path.write_text(manifest)
+    args = ["check", str(path), "-f", "json", "-q", "--jobs", "1"]
+    for c in context:
+        args += ["--context", c]
+    if verbose:
+        args.append("-v")
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        r = CliRunner().invoke(main, args, catch_exceptions=False)
+    finally:
+        os.chdir(here)
+    assert r.exit_code in (0, 1), r.output
+    out = r.stdout
+    data = json.loads(out[: out.rindex("}") + 1])
+    return [(f["rule"], f["line"], f["severity"], f["message"]) for f in data["findings"]], r.output
+
+
+def _rules(found: list[tuple]) -> list[tuple]:
+    return [(rule, line) for rule, line, _, _ in found]
+
+
+GPU_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: team-a
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      priorityClassName: high
+      nodeSelector:
+        node.kubernetes.io/instance-type: dgx-h100
+      tolerations:
+        - {key: dedicated, operator: Equal, value: training, effect: NoSchedule}
+      containers:
+        - name: train
+          image: python:3.12
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+              memory: 1000Gi
+"""
+
+
+def test_a_custom_node_type_resolves_from_the_cluster_nodes(tmp_path: Path) -> None:
+    # Without the Nodes, dgx-h100 is not in the catalogue: the share check is silent.
+    alone, _ = _check(tmp_path, GPU_JOB)
+    assert "gpu-memory-share-mismatch" not in {r for r, *_ in alone}
+    found, _ = _check(tmp_path, GPU_JOB, NODES)
+    share = [f for f in found if f[0] == "gpu-memory-share-mismatch"]
+    assert share == [
+        (
+            "gpu-memory-share-mismatch",
+            21,
+            "warning",
+            f"1 of 8 GPUs but 50% of node pool dgx-01 (2 Nodes alike from {NODES}) memory (1000Gi)",
+        )
+    ]
+
+
+def test_a_node_whose_taint_the_pod_does_not_tolerate_is_not_a_candidate(tmp_path: Path) -> None:
+    untolerated = GPU_JOB.replace(
+        "      tolerations:\n        - {key: dedicated, operator: Equal, value: training, effect: NoSchedule}\n", ""
+    )
+    found, _ = _check(tmp_path, untolerated, NODES)
+    assert "gpu-memory-share-mismatch" not in {r for r, *_ in found}
+
+
+NOTEBOOK = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: notebook
+  namespace: {ns}
+spec:
+  priorityClassName: high
+  containers:
+    - name: lab
+      image: jupyter/base-notebook
+"""
+
+
+def test_limit_range_defaults_clear_missing_limits_and_besteffort(tmp_path: Path) -> None:
+    found, output = _check(tmp_path, NOTEBOOK.replace("{ns}", "team-a"), NODES, verbose=True)
+    assert found == []
+    assert "container 'lab': memory limit 16Gi from LimitRange team-a/defaults" in output
+    assert "QoS class Guaranteed once admitted" in output
+    # Another namespace has no LimitRange: the same pod is BestEffort with no memory limit.
+    other, _ = _check(tmp_path, NOTEBOOK.replace("{ns}", "team-c"), NODES)
+    assert _rules(other) == [("besteffort-qos", 6), ("missing-memory-limit", 9), ("missing-memory-request", 9)]
+
+
+def test_limit_range_max_and_the_ratio_and_the_quota(tmp_path: Path) -> None:
+    big = GPU_JOB.replace("memory: 1000Gi", "memory: 2Ti")
+    found, _ = _check(tmp_path, big, NODES)
+    assert ("limit-range-violation", 21) in _rules(found)
+    [msg] = [m for r, _, _, m in found if r == "limit-range-violation"]
+    assert msg == (
+        "container 'train': maximum memory usage per Container is 1Ti, but limit is 2Ti (LimitRange team-a/defaults)"
+    )
+    team_b = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: loader
+  namespace: team-b
+spec:
+  priorityClassName: high
+  containers:
+    - name: a
+      image: busybox
+      resources:
+        requests: {memory: 1Gi}
+        limits: {memory: 4Gi}
+    - name: b
+      image: busybox
+      resources:
+        requests: {memory: 512Mi, cpu: "40"}
+        limits: {memory: 512Mi}
+    - name: c
+      image: busybox
+      resources:
+        requests: {memory: 2Gi, cpu: "40"}
+"""
+    found, _ = _check(tmp_path, team_b, QUEUES)
+    got = sorted((line, msg) for rule, line, _, msg in found if rule == "limit-range-violation")
+    assert got == [
+        (
+            6,
+            "the pod: maximum cpu usage per Pod is 64, but no limit is specified (LimitRange team-b/bounds)",
+        ),
+        (
+            13,
+            "container 'a': memory max limit to request ratio per Container is 2, but limit/request is 4.00 "
+            "(LimitRange team-b/bounds)",
+        ),
+        (
+            17,
+            "container 'b': minimum memory usage per Container is 1Gi, but request is 512Mi (LimitRange team-b/bounds)",
+        ),
+        (
+            21,
+            "container 'c': memory max limit to request ratio per Container is 2, but no limit is specified "
+            "(LimitRange team-b/bounds)",
+        ),
+        (
+            21,
+            "container 'c': must specify limits.memory: no memory limit (ResourceQuota team-b/compute)",
+        ),
+    ]
+
+
+def _pytorch(queue: str | None, workers: int, gpus: int, extra: str = "") -> str:
+    label = f"  labels:\n    kueue.x-k8s.io/queue-name: {queue}\n" if queue else ""
+    return f"""\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: bert
+  namespace: team-a
+{label}spec:
+{extra}  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          priorityClassName: high
+          containers:
+            - name: pytorch
+              image: pytorch/pytorch
+              resources:
+                limits: {{nvidia.com/gpu: {gpus}, memory: 64Gi, cpu: "8"}}
+    Worker:
+      replicas: {workers}
+      template:
+        spec:
+          priorityClassName: high
+          containers:
+            - name: pytorch
+              image: pytorch/pytorch
+              resources:
+                limits: {{nvidia.com/gpu: {gpus}, memory: 64Gi, cpu: "8"}}
+          volumes:
+            - name: data
+              persistentVolumeClaim:
+                claimName: data
+"""
+
+
+def test_queue_rules(tmp_path: Path) -> None:
+    missing, _ = _check(tmp_path, _pytorch(None, 1, 8), QUEUES)
+    assert ("queue-name-missing", 3) in _rules(missing)
+    unknown, _ = _check(tmp_path, _pytorch("team-z", 1, 8), QUEUES)
+    assert [(r, line, m) for r, line, _, m in unknown if r.startswith("queue")] == [
+        (
+            "queue-unknown",
+            7,
+            "LocalQueue 'team-z' does not exist in namespace 'team-a' (it has capped, orphan, shared, team-a)",
+        )
+    ]
+    orphan, _ = _check(tmp_path, _pytorch("orphan", 1, 8), QUEUES)
+    assert [(r, line) for r, line, *_ in orphan if r.startswith("queue")] == [("queue-unknown", 7)]
+    # 1 + 2 workers × 8 GPUs = 24 > 16 nominal, no cohort
+    over, _ = _check(tmp_path, _pytorch("team-a", 2, 8), QUEUES)
+    assert [(r, line, m) for r, line, _, m in over if r.startswith("queue")] == [
+        (
+            "queue-quota-exceeded",
+            7,
+            "needs 24 nvidia.com/gpu in all (1 × 8 + 2 × 8) but ClusterQueue 'team-a-cq' can provide at most 16",
+        )
+    ]
+    fits, _ = _check(tmp_path, _pytorch("team-a", 1, 8), QUEUES)
+    assert not [r for r, *_ in fits if r.startswith("queue")]
+    # in a cohort without a borrowing limit: it may borrow any amount, no finding
+    cohort, _ = _check(tmp_path, _pytorch("shared", 7, 8), QUEUES)
+    assert not [r for r, *_ in cohort if r.startswith("queue")]
+    # borrowing limited: 8 + 8 = 16 < 24
+    capped, _ = _check(tmp_path, _pytorch("capped", 2, 8), QUEUES)
+    assert [(r, line) for r, line, *_ in capped if r.startswith("queue")] == [("queue-quota-exceeded", 7)]
+
+
+def test_gangs(tmp_path: Path) -> None:
+    gang = "  runPolicy:\n    schedulingPolicy:\n      minAvailable: 4\n"
+    found, _ = _check(tmp_path, _pytorch("team-a", 1, 1, gang), QUEUES)
+    assert [(r, line, m) for r, line, _, m in found if r.startswith("gang")] == [
+        ("gang-min-available-unsatisfiable", 11, "gang minAvailable 4 is more than the 2 pods the job creates")
+    ]
+    podgroup = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: workers
+  namespace: team-a
+spec:
+  replicas: 4
+  template:
+    metadata:
+      annotations:
+        scheduling.k8s.io/group-name: gang-of-8
+    spec:
+      schedulerName: volcano
+      containers:
+        - name: w
+          image: busybox
+          resources:
+            limits: {memory: 1Gi, cpu: "1"}
+"""
+    found, _ = _check(tmp_path, podgroup, QUEUES)
+    assert [(r, line, m) for r, line, _, m in found if r.startswith("gang")] == [
+        (
+            "gang-min-available-unsatisfiable",
+            11,
+            "PodGroup 'gang-of-8' needs 8 pods (minMember) but this workload creates 4",
+        )
+    ]
+
+
+def test_a_read_write_once_claim_shared_by_workers(tmp_path: Path) -> None:
+    one, _ = _check(tmp_path, _pytorch("team-a", 1, 8), QUEUES)  # one worker mounts it: one pod
+    assert not [r for r, *_ in one if r.startswith("volume")]
+    found, _ = _check(tmp_path, _pytorch("team-a", 3, 1), QUEUES)
+    assert [(r, line, s) for r, line, s, _ in found if r.startswith("volume")] == [
+        ("volume-single-node-shared", 33, "warning")
+    ]
+    # Unknown claim (no context): nothing said.
+    alone, _ = _check(tmp_path, _pytorch("team-a", 1, 8))
+    assert not [r for r, *_ in alone if r.startswith("volume")]
