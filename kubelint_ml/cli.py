@@ -1,4 +1,4 @@
-"""The command line: ``kubelint-ml check``, ``rules``, ``init``.
+"""The command line: ``kubelint-ml check``, ``audit``, ``rules``, ``init``.
 
 Exit codes: 0 when nothing reaches the fail level; 1 when findings (a
 parse-error included) reach it; 2 when the tool could not do what was asked
@@ -474,6 +474,110 @@ def _crd_objects(path: str, config: Any) -> list[dict]:
 
 # ----------------------------------------------------------------------------
 # rules
+
+
+@main.command()
+@click.argument("paths", nargs=-1)
+@click.option("--kubectl", "use_kubectl", is_flag=True, help="Run `kubectl get -o json` for the kinds audit reads.")
+@click.option("--context-name", help="With --kubectl: the kubeconfig context (kubectl --context).")
+@click.option("-n", "--namespace", help="With --kubectl: only this namespace (cluster objects are read whole).")
+@click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="With --kubectl: every namespace.")
+@click.option("-f", "--format", "formats", multiple=True, type=click.Choice(FORMATS), help="Output format (as check).")
+@click.option("-o", "--output", "outputs", multiple=True, type=FILE, help="Write the matching --format to FILE.")
+@click.option("--fail-level", type=click.Choice(LEVELS), default=None, help="Lowest severity that exits 1.")
+@click.option("-c", "--config", "config_path", type=FILE, help="Config file (as check).")
+@click.option("--rules", "rules_dirs", multiple=True, type=PATH, help="Directory of custom rules (repeatable).")
+@click.option("--enable", multiple=True, help="Turn on a rule by id (repeatable).")
+@click.option("--disable", multiple=True, help="Turn off a rule by id (repeatable).")
+@click.option("--show-suppressed", is_flag=True, help="Also list suppressed findings.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only findings (no summaries).")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Remediations, and notes on skipped kinds and where values came from."
+)
+@click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
+def audit(
+    paths: tuple[str, ...],
+    use_kubectl: bool,
+    context_name: str | None,
+    namespace: str | None,
+    all_namespaces: bool,
+    formats: tuple[str, ...],
+    outputs: tuple[str, ...],
+    fail_level: str | None,
+    config_path: str | None,
+    rules_dirs: tuple[str, ...],
+    enable: tuple[str, ...],
+    disable: tuple[str, ...],
+    show_suppressed: bool,
+    quiet: bool,
+    verbose: bool,
+    no_color: bool,
+) -> None:
+    """Judge what runs in a cluster: `kubectl get -o json|yaml` dumps (files, or - for a pipe), or
+    --kubectl. Pods are judged as admitted and reported once per owner (Deployment, JobSet,
+    PyTorchJob...) with the number of pods; owners without pods from their templates."""
+    from kubelint_ml.run.audit import AuditError, render_summary
+    from kubelint_ml.run.audit import audit as run_audit
+    from kubelint_ml.run.inputs import RunInputs
+
+    if bool(paths) == use_kubectl:
+        _fail("give dump files (or - for stdin), or --kubectl" if not paths else "--kubectl reads no files")
+    if len(outputs) > max(1, len(formats)):
+        _fail("each --output needs a --format before it")
+    formats = formats or ("text",)
+    config = _load_config(config_path)
+    rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
+    level = fail_level or config.fail_level or "error"
+    inputs = RunInputs(config, rules, fail_level=level, verbose=verbose, severity=severity, all_rule_ids=all_ids)
+    notes: list[str] = []
+    warnings: list[str] = []
+    try:
+        if use_kubectl:
+            from kubelint_ml.run.kubectl import KubectlError, dumps
+
+            try:
+                result, run_notes, summary = run_audit(
+                    inputs, dumps(context_name, namespace, all_namespaces, notes, warnings)
+                )
+            except KubectlError as e:
+                _fail(str(e))
+        else:
+            result, run_notes, summary = run_audit(inputs, _dump_streams(paths))
+    except AuditError as e:
+        _fail(str(e))
+    result.warnings.extend(warnings)
+    _report(
+        result,
+        formats,
+        outputs,
+        show_suppressed=show_suppressed,
+        quiet=quiet,
+        verbose=verbose,
+        color=not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty(),
+    )
+    if not quiet and summary:
+        table = render_summary(summary)
+        if formats == ("text",) and not outputs:
+            sys.stdout.write("\n" + table)
+        else:
+            click.echo(table, err=True, nl=False)
+    if verbose:
+        _print_notes(notes + run_notes)
+    sys.exit(1 if result.failed() else 0)
+
+
+def _dump_streams(paths: tuple[str, ...]) -> Any:
+    """Each dump path opened in turn ("-": stdin); a missing file is a usage failure."""
+    for path in paths:
+        if path == "-":
+            yield sys.stdin.buffer, "<stdin>"
+            continue
+        try:
+            fh = open(path, "rb")  # noqa: SIM115  (closed below, once the reader is done with it)
+        except OSError as e:
+            _fail(f"{path}: cannot read: {e.strerror}")
+        with fh:
+            yield fh, path
 
 
 @main.group()

@@ -21,8 +21,20 @@ def namespace_of(tpl: PodTemplate) -> str | None:
     return tpl.obj.ref.namespace or None
 
 
+def admitted_pod(tpl: PodTemplate) -> bool:
+    """A Pod read from a cluster (it has a creation time): admitted already, LimitRange defaults in."""
+    obj = tpl.obj
+    if obj.kind != "Pod":
+        return False
+    meta = obj.data.get("metadata")
+    return isinstance(meta, dict) and bool(meta.get("creationTimestamp"))
+
+
 def limit_ranges(tpl: PodTemplate, ctx: Any) -> tuple[LimitRange, ...]:
+    """The LimitRanges of the template's namespace (none for a pod admitted already: no guessing)."""
     cluster = cluster_of(ctx)
+    if cluster is not None and admitted_pod(tpl):
+        return ()
     return cluster.limit_ranges_in(namespace_of(tpl)) if cluster is not None else ()
 
 

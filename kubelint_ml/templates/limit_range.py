@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.limitrange import limit_range_violations, quota_violations
-from kubelint_ml.templates._cluster import admitted, cluster_of, limit_ranges, namespace_of
+from kubelint_ml.templates._cluster import admitted, admitted_pod, cluster_of, limit_ranges, namespace_of
 from kubelint_ml.templates._common import resources_unknown
 
 UNIT = "podTemplate"
@@ -16,8 +16,8 @@ PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
     cluster = cluster_of(ctx)
-    if cluster is None or tpl.shared or resources_unknown(tpl):
-        return None
+    if cluster is None or tpl.shared or resources_unknown(tpl) or admitted_pod(tpl):
+        return None  # a running pod was admitted: judged as it is
     ranges = limit_ranges(tpl, ctx)
     required = cluster.quotas_in(namespace_of(tpl))
     if not ranges and not required:

@@ -1,0 +1,383 @@
+"""`kubelint-ml audit`: what runs in a cluster, judged as it runs, reported once per owner.
+
+The input is what `kubectl get -o json|yaml` prints (a List, several files, a
+pipe), or `kubectl get` run for the kinds it needs (:mod:`kubelint_ml.run.kubectl`).
+Each object is read once (JSON streamed: :mod:`kubelint_ml.input.dump`):
+
+* Pods are judged as they were admitted (no defaulting guessed). Each is filed
+  under its controller (``ownerReferences``) and, within it, under its shape:
+  the spec without what differs from pod to pod of one template (the node, the
+  hostname, per-pod env values, the service-account token volume). One pod of
+  each shape is judged; its findings hold for every pod of the shape.
+* Controllers are followed up to the top owner (Pod → ReplicaSet → Deployment,
+  Pod → Job → JobSet or CronJob, Pod → PyTorchJob, KServe and Ray owners); where
+  the dump lacks an intermediate object its labels and names say it
+  (``pod-template-hash``, ``jobset.sigs.k8s.io/jobset-name``,
+  ``serving.kserve.io/inferenceservice``, ``ray.io/originated-from-*``).
+* Each finding is reported once per top owner with the number of pods it holds
+  for; object rules (queues, gangs, volumes) run on the owner when the dump has it;
+  owners without pods are judged from their templates.
+* Cluster objects (Nodes, PriorityClasses, LimitRanges, ResourceQuotas, PVCs,
+  Kueue and Volcano objects) become the run's facts, as ``--context`` does for check.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import IO, Any
+
+from kubelint_ml import __version__
+from kubelint_ml.engine.context import CONTEXT_KINDS, Facts
+from kubelint_ml.engine.core import Context, Engine
+from kubelint_ml.findings import Finding, ObjectRef, RunResult
+from kubelint_ml.input.dump import DumpError, Item, looks_like_json, read_json
+from kubelint_ml.input.loader import load
+from kubelint_ml.input.objects import K8sObject, make_ref, unpack
+from kubelint_ml.input.workloads import KINDS
+from kubelint_ml.k8s.resources import is_accelerator_pod
+from kubelint_ml.records import replace
+from kubelint_ml.run.facts import with_cluster_nodes
+from kubelint_ml.run.inputs import RunInputs
+from kubelint_ml.run.lint import GC_MIDDLE_THRESHOLD, GC_YOUNG_THRESHOLD, _finish, _rule_infos, repo_root
+
+ACCESS_VOLUME = "kube-api-access-"
+# Pod fields that differ from pod to pod of one template.
+_PER_POD = ("nodeName", "hostname")
+_IGNORE = "kubelint-ml.io/ignore"
+_QUEUE = "kueue.x-k8s.io/queue-name"
+
+
+class AuditError(Exception):
+    """The input cannot be read (exit 2)."""
+
+
+def _group(api: str) -> str:
+    return api.split("/", 1)[0] if "/" in api else ""
+
+
+def _controller(meta: Mapping) -> tuple[str, str, str] | None:
+    refs = meta.get("ownerReferences")
+    for ref in refs if isinstance(refs, list) else ():
+        if isinstance(ref, Mapping) and ref.get("controller") is True and ref.get("kind") and ref.get("name"):
+            return str(ref["kind"]), str(ref["name"]), str(ref.get("apiVersion", ""))
+    return None
+
+
+def _without_token(items: Any) -> Any:
+    if not isinstance(items, list):
+        return items
+    return [v for v in items if not (isinstance(v, Mapping) and str(v.get("name", "")).startswith(ACCESS_VOLUME))]
+
+
+def _container_shape(c: Any) -> Any:
+    if not isinstance(c, Mapping):
+        return c
+    out = dict(c)
+    env = c.get("env")
+    if isinstance(env, list):  # per-pod values (RANK, TF_CONFIG): the names stay
+        out["env"] = [e.get("name") if isinstance(e, Mapping) else e for e in env]
+    if "volumeMounts" in c:
+        out["volumeMounts"] = _without_token(c["volumeMounts"])
+    return out
+
+
+def shape_key(pod: Mapping) -> str:
+    """What every pod of one template shares: the spec without per-pod values, and the labels and
+    annotations rules read (suppressions, the Kueue queue)."""
+    spec = pod.get("spec")
+    spec = spec if isinstance(spec, Mapping) else {}
+    shape: dict[str, Any] = {k: v for k, v in spec.items() if k not in _PER_POD}
+    if "volumes" in spec:
+        shape["volumes"] = _without_token(spec["volumes"])
+    for group in ("containers", "initContainers"):
+        if isinstance(spec.get(group), list):
+            shape[group] = [_container_shape(c) for c in spec[group]]
+    meta = pod.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    notes, labels = meta.get("annotations"), meta.get("labels")
+    shape["@ignore"] = notes.get(_IGNORE) if isinstance(notes, Mapping) else None
+    shape["@queue"] = labels.get(_QUEUE) if isinstance(labels, Mapping) else None
+    return json.dumps(shape, sort_keys=True, default=str)
+
+
+class Shape:
+    """The pods of one owner that share a shape: how many, and the first one (to judge)."""
+
+    __slots__ = ("count", "item", "file")
+
+    def __init__(self, item: Item, file: str) -> None:
+        self.count = 0
+        self.item = item
+        self.file = file
+
+
+class Known:
+    """A non-pod workload object of the dump: its controller, labels, and where to read it again."""
+
+    __slots__ = ("ref", "controller", "labels", "item", "file")
+
+    def __init__(self, ref: ObjectRef, controller: tuple[str, str, str] | None, labels: Any, item: Item, file: str):
+        self.ref, self.controller, self.labels, self.item, self.file = ref, controller, labels, item, file
+
+
+OwnerKey = tuple[str, str, str]  # (namespace, kind, name)
+
+
+class Audit:
+    def __init__(self, inputs: RunInputs) -> None:
+        self.inputs = inputs
+        self.facts = Facts()
+        # direct owner -> shape -> pods; the direct owner's apiVersion and a pod's labels (owner hints)
+        self.pods: dict[OwnerKey, dict[str, Shape]] = {}
+        self.owner_info: dict[OwnerKey, tuple[str, Mapping]] = {}
+        self.known: dict[OwnerKey, Known] = {}
+        self.skipped: Counter[str] = Counter()
+        self.files = 0
+        self.objects = 0
+        self.notes: list[str] = []
+
+    # -- reading ---------------------------------------------------------------
+
+    def read(self, fh: IO[bytes], file: str) -> None:
+        """One dump (JSON streamed, YAML read whole); :class:`AuditError` when it cannot be read."""
+        self.files += 1
+        head = fh.peek(64) if hasattr(fh, "peek") else b""
+        try:
+            if looks_like_json(head[:64]) or not head:
+                for item in read_json(fh, file):
+                    self.add(item, file)
+            else:
+                self._yaml(fh.read(), file)
+        except DumpError as e:
+            raise AuditError(str(e)) from None
+
+    def _yaml(self, data: bytes, file: str) -> None:
+        limits = self.inputs.config.limits
+        big = replace(limits, max_file_bytes=max(limits.max_file_bytes, 1 << 31), max_nodes=1 << 31)
+        loaded = load(data, big)
+        for p in loaded.problems:
+            raise DumpError(file, p.line, p.column, f"not valid YAML: {p.message}")
+        if not loaded.documents:
+            raise DumpError(file, 1, 1, "no objects: not what `kubectl get -o yaml` prints")
+        for doc in loaded.documents:
+            unpacked = unpack(doc, file)
+            if unpacked.problems:
+                prob = unpacked.problems[0]
+                raise DumpError(file, 1, 1, f"not a Kubernetes object or List: {prob.message}")
+            for s in unpacked.skipped:
+                self.skipped[f"(no kind, line {s.line})"] += 1
+            for obj in unpacked.objects:
+                line, col = _position(obj)
+                self.add(Item(obj.data, line, col, None, obj), file)
+
+    def add(self, item: Item, file: str) -> None:
+        data = item.data
+        if not isinstance(data, Mapping):
+            self.skipped["(not an object)"] += 1
+            return
+        kind, api = data.get("kind"), data.get("apiVersion")
+        if not isinstance(kind, str) or not isinstance(api, str):
+            self.skipped["(no kind)"] += 1
+            return
+        self.objects += 1
+        meta = data.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        group = _group(api)
+        if kind == "Pod" and group == "":
+            owner = _controller(meta)
+            key = (ns, owner[0], owner[1]) if owner else (ns, "Pod", name)
+            shapes = self.pods.get(key)
+            if shapes is None:
+                shapes = self.pods[key] = {}
+                self.owner_info[key] = (owner[2] if owner else api, meta.get("labels") or {})
+            shape_id = shape_key(data) if owner else name
+            shape = shapes.get(shape_id)
+            if shape is None:
+                shape = shapes[shape_id] = Shape(item, file)
+            shape.count += 1
+        elif kind in CONTEXT_KINDS:
+            self.facts.add_object(item.obj or _plain(data, file))
+        elif (group, kind) in KINDS:
+            self.known[(ns, kind, name)] = Known(
+                make_ref(dict(data)), _controller(meta), meta.get("labels"), item, file
+            )
+        else:
+            self.skipped[f"{kind} ({api})"] += 1
+
+    # -- judging ---------------------------------------------------------------
+
+    def top(self, key: OwnerKey) -> tuple[OwnerKey, str]:
+        """The top owner of a direct owner, and its apiVersion."""
+        ns = key[0]
+        api, labels = self.owner_info.get(key, ("", {}))
+        labels = labels if isinstance(labels, Mapping) else {}
+        for _ in range(16):
+            known = self.known.get(key)
+            if known is not None:
+                api = known.ref.apiVersion
+                if known.controller is None:
+                    break
+                key, api = (ns, known.controller[0], known.controller[1]), known.controller[2]
+                continue
+            if (
+                key[1] == "ReplicaSet"
+                and labels.get("pod-template-hash")
+                and key[2].endswith("-" + str(labels["pod-template-hash"]))
+            ):
+                key, api = (ns, "Deployment", key[2][: -len(str(labels["pod-template-hash"])) - 1]), "apps/v1"
+                continue
+            if key[1] == "RayCluster" and labels.get("ray.io/originated-from-cr-name"):
+                crd = str(labels.get("ray.io/originated-from-crd") or "")
+                if crd in ("RayJob", "RayService"):
+                    key, api = (ns, crd, str(labels["ray.io/originated-from-cr-name"])), "ray.io/v1"
+                    continue
+            break
+        isvc = labels.get("serving.kserve.io/inferenceservice")
+        if isvc and key[1] != "InferenceService":  # KServe: Deployment, Knative Revision... under it
+            return (ns, "InferenceService", str(isvc)), "serving.kserve.io/v1beta1"
+        jobset = labels.get("jobset.sigs.k8s.io/jobset-name")
+        if jobset and key[1] == "Job":  # the JobSet's Jobs are not in the dump
+            return (ns, "JobSet", str(jobset)), "jobset.x-k8s.io/v1alpha2"
+        return key, api
+
+    def judge(self) -> tuple[RunResult, list[str], dict[str, dict[str, int]]]:
+        inputs = self.inputs
+        config = with_cluster_nodes(inputs.config, self.facts)
+        self.facts.add_profile(config.profile)
+        known_ids = set(inputs.all_rule_ids or ())
+        engine = Engine(inputs.rules, severity_overrides=inputs.severity, known_rule_ids=known_ids)
+        owner_rules = [r for r in inputs.rules if r.unit == "object"]
+        owner_engine = Engine(owner_rules, severity_overrides=inputs.severity, known_rule_ids=known_ids)
+        ctx = Context(profile=config.profile, facts=self.facts, wants_notes=inputs.verbose)
+        tops: dict[OwnerKey, tuple[str, list[Shape]]] = {}
+        for key, by_shape in self.pods.items():
+            top, api = self.top(key)
+            tops.setdefault(top, (api, []))[1].extend(by_shape.values())
+        findings: list[Finding] = []
+        summary: dict[str, dict[str, int]] = {}
+        training_rules = {r.id for r in inputs.rules if r.workloads == "training"}
+        for top, (api, shapes) in sorted(tops.items()):
+            total = sum(s.count for s in shapes)
+            owner = ObjectRef(api, top[1], top[0], top[2])
+            info = KINDS.get((_group(api), top[1]))
+            training = top[1] == "Pod" or bool(info and info.training)
+            found: dict[tuple[str, str], list] = {}
+            for shape in shapes:
+                spec = shape.item.data.get("spec")
+                # A pod is judged as its owner would be: a Deployment's pods are no training workload
+                # unless they use accelerators.
+                skip = (
+                    set() if training or is_accelerator_pod(spec if isinstance(spec, dict) else {}) else training_rules
+                )
+                for f in _evaluate(engine, shape.item, shape.file, ctx):
+                    if f.rule in skip:
+                        continue
+                    entry = found.setdefault((f.rule, f.message), [f, 0])
+                    entry[1] += shape.count
+            known = self.known.get(top)
+            if known is not None:
+                for f in _evaluate(owner_engine, known.item, known.file, ctx):
+                    found.setdefault((f.rule, f.message), [f, total])
+            for f, count in found.values():
+                findings.append(_per_owner(f, owner, count, total))
+            _count(summary, top[0], total, [f for f, _ in found.values()])
+        for key, known in sorted(self.known.items()):
+            if key in tops or known.controller is not None:
+                continue  # judged through its pods, or part of an owner above it
+            own = _evaluate(engine, known.item, known.file, ctx)
+            for f in own:
+                f.data = {**(f.data or {}), "pods": 0}
+            findings.extend(own)
+            _count(summary, key[0], 0, own)
+        self.notes.extend(ctx.notes)
+        if inputs.verbose and self.skipped:
+            kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(self.skipped.items()))
+            self.notes.append(f"skipped objects of kinds audit does not judge: {kinds}")
+        findings = _finish(findings, config)
+        result = RunResult(
+            findings=[f for f in findings if f.suppressed is None],
+            suppressed=[f for f in findings if f.suppressed is not None],
+            rules=_rule_infos(inputs.rules, inputs.severity, None),
+            files=self.files,
+            documents=self.files,
+            objects=self.objects,
+            fail_level=inputs.fail_level,
+            root=repo_root(),
+            tool_version=__version__,
+        )
+        return result, self.notes, summary
+
+
+def _plain(data: Mapping, file: str) -> K8sObject:
+    value = dict(data)
+    return K8sObject(value, value, (), make_ref(value), file, 0)
+
+
+def _position(obj: K8sObject) -> tuple[int, int]:
+    from kubelint_ml.input.loader import locate
+
+    line, col, _ = locate(obj.root, obj.base)
+    return line, col
+
+
+def _evaluate(engine: Engine, item: Item, file: str, ctx: Context) -> list[Finding]:
+    """The item's findings, read again with positions (JSON) or as read (YAML)."""
+    if item.obj is not None:
+        return list(engine.evaluate(item.obj, ctx))
+    if item.text is None:  # a List read whole (its kind before its items): positions of the item only
+        found = list(engine.evaluate(_plain(item.data, file), ctx))
+        for f in found:
+            f.line, f.column = item.line, item.column
+        return found
+    loaded = load((item.text or "").encode())
+    out: list[Finding] = []
+    for doc in loaded.documents:
+        for obj in unpack(doc, file).objects:
+            for f in engine.evaluate(obj, ctx):
+                f.line += item.line - 1
+                out.append(f)
+    return out
+
+
+def _per_owner(f: Finding, owner: ObjectRef, count: int, total: int) -> Finding:
+    """One finding for the owner: its object, and the pods it holds for."""
+    pods = f"{count} pod" + ("s" if count != 1 else "") if count == total else f"{count} of {total} pods"
+    f.message = f"{f.message} [{pods}]"
+    f.data = {**(f.data or {}), "pods": count, "ownerPods": total, "pod": f.object.name if f.object else ""}
+    f.object = owner
+    return f
+
+
+def _count(summary: dict[str, dict[str, int]], namespace: str, pods: int, found: Iterable[Finding]) -> None:
+    row = summary.setdefault(namespace or "(cluster)", {"owners": 0, "pods": 0, "error": 0, "warning": 0, "info": 0})
+    row["owners"] += 1
+    row["pods"] += pods
+    for f in found:
+        row[f.severity] = row.get(f.severity, 0) + 1
+
+
+def render_summary(summary: dict[str, dict[str, int]]) -> str:
+    """The per-namespace table printed after the findings."""
+    rows = [("NAMESPACE", "OWNERS", "PODS", "ERRORS", "WARNINGS", "INFO")]
+    for ns in sorted(summary):
+        r = summary[ns]
+        rows.append((ns, str(r["owners"]), str(r["pods"]), str(r["error"]), str(r["warning"]), str(r["info"])))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() + "\n" for row in rows)
+
+
+def audit(inputs: RunInputs, streams: Iterable[tuple[IO[bytes], str]]) -> tuple[RunResult, list[str], dict]:
+    """Read every dump, then judge: the result, the notes, and the per-namespace summary."""
+    threshold = gc.get_threshold()
+    gc.set_threshold(max(threshold[0], GC_YOUNG_THRESHOLD), max(threshold[1], GC_MIDDLE_THRESHOLD), *threshold[2:])
+    try:
+        run = Audit(inputs)
+        for fh, file in streams:
+            run.read(fh, file)
+        return run.judge()
+    finally:
+        gc.set_threshold(*threshold)

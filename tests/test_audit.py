@@ -1,0 +1,302 @@
+"""`kubelint-ml audit` on dumps in the exact format `kubectl get -o json|yaml` prints, and `--kubectl`
+with a `kubectl` stand-in on PATH that checks its arguments and prints such a dump.
+
+The cluster: a PyTorchJob (in the dump) whose four GPU pods have no memory limit, a JobSet (not in
+the dump: its Jobs and pods are) whose GPU pods are BestEffort, a Deployment in a namespace whose
+LimitRange filled in the pods' limits (clean: judged as admitted), a Deployment scaled to zero (judged
+from its template), Nodes, a LimitRange, and kinds audit does not judge (a Service)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).parent))
+from clusterdump import container, kubectl_list, node, obj, owner, pod  # noqa: E402
+
+from kubelint_ml.cli import main  # noqa: E402
+
+GPU = {"limits": {"nvidia.com/gpu": "8"}, "requests": {"cpu": "8", "nvidia.com/gpu": "8"}}
+ADMITTED = {"limits": {"cpu": "1", "memory": "16Gi"}, "requests": {"cpu": "1", "memory": "16Gi"}}
+
+
+def cluster_items() -> list[dict]:
+    items: list[dict] = [
+        node(
+            "gpu-1",
+            {"node.kubernetes.io/instance-type": "p4d.24xlarge"},
+            {"cpu": "95", "memory": "1000Gi", "nvidia.com/gpu": "8"},
+        ),
+        obj(
+            "v1",
+            "LimitRange",
+            "defaults",
+            "web",
+            {"limits": [{"type": "Container", "default": {"memory": "16Gi", "cpu": "1"}}]},
+        ),
+        obj("v1", "Service", "web", "web", {"ports": [{"port": 80}]}),
+    ]
+    # PyTorchJob: master + 3 workers, each pod with its own RANK, node and token volume.
+    items.append(obj("kubeflow.org/v1", "PyTorchJob", "bert", "research", {"pytorchReplicaSpecs": {}}))
+    for i, role in enumerate(["master", "worker", "worker", "worker"]):
+        env = [{"name": "RANK", "value": str(i)}, {"name": "WORLD_SIZE", "value": "4"}]
+        items.append(
+            pod(
+                f"bert-{role}-{max(0, i - 1)}",
+                "research",
+                [container("pytorch", "pytorch/pytorch:2.3.0", GPU, env, token=f"t{i}x0z")],
+                owned_by=owner("kubeflow.org/v1", "PyTorchJob", "bert"),
+                labels={"training.kubeflow.org/job-name": "bert", "training.kubeflow.org/replica-type": role},
+                node=f"gpu-{i}",
+                token=f"t{i}x0z",
+                priority_class="high",
+                restart="OnFailure",
+            )
+        )
+    # JobSet llama: 2 Jobs × 2 pods, BestEffort GPU pods; the JobSet object itself is not in the dump.
+    for j in range(2):
+        job = f"llama-workers-{j}"
+        items.append(
+            obj("batch/v1", "Job", job, "research", {"parallelism": 2, "template": {"spec": {"containers": []}}})
+        )
+        items[-1]["metadata"]["ownerReferences"] = [owner("jobset.x-k8s.io/v1alpha2", "JobSet", "llama")]
+        for k in range(2):
+            items.append(
+                pod(
+                    f"{job}-{k}-abcde",
+                    "research",
+                    [
+                        container(
+                            "train",
+                            "ghcr.io/llama:1",
+                            {"limits": {"nvidia.com/gpu": "4"}, "requests": {"nvidia.com/gpu": "4"}},
+                            token=f"j{j}k{k}q",
+                        )
+                    ],
+                    owned_by=owner("batch/v1", "Job", job),
+                    labels={"jobset.sigs.k8s.io/jobset-name": "llama", "batch.kubernetes.io/job-name": job},
+                    token=f"j{j}k{k}q",
+                    priority_class="high",
+                    restart="Never",
+                )
+            )
+    # Deployment web in a LimitRange-defaulted namespace: the pods carry the defaults (admitted).
+    items.append(
+        obj(
+            "apps/v1",
+            "Deployment",
+            "web",
+            "web",
+            {"replicas": 2, "template": {"spec": {"containers": [{"name": "web", "image": "nginx"}]}}},
+        )
+    )
+    rs = obj(
+        "apps/v1",
+        "ReplicaSet",
+        "web-7d9f8b6c5",
+        "web",
+        {"replicas": 2, "template": {"spec": {"containers": [{"name": "web", "image": "nginx"}]}}},
+    )
+    rs["metadata"]["ownerReferences"] = [owner("apps/v1", "Deployment", "web")]
+    items.append(rs)
+    for k in range(2):
+        items.append(
+            pod(
+                f"web-7d9f8b6c5-{k}abcd",
+                "web",
+                [container("web", "nginx", ADMITTED, token=f"w{k}xyz")],
+                owned_by=owner("apps/v1", "ReplicaSet", "web-7d9f8b6c5"),
+                labels={"app": "web", "pod-template-hash": "7d9f8b6c5"},
+                token=f"w{k}xyz",
+            )
+        )
+    # A Deployment with no pods: judged from its template.
+    items.append(
+        obj(
+            "apps/v1",
+            "Deployment",
+            "idle",
+            "research",
+            {
+                "replicas": 0,
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {"name": "idle", "image": "busybox", "resources": {"requests": {"memory": "1Gi"}}}
+                        ]
+                    }
+                },
+            },
+        )
+    )
+    return items
+
+
+def _run(args: list[str], env: dict | None = None, stdin: str | None = None) -> tuple[int, str, str]:
+    r = CliRunner(env=env).invoke(main, args, input=stdin, catch_exceptions=False)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def _line_of(text: str, needle: str, after: str) -> int:
+    """1-based line of the first ``needle`` after the first ``after`` (found by text, not by the tool)."""
+    start = text.index(after)
+    return text[: text.index(needle, start)].count("\n") + 1
+
+
+def _findings(out: str) -> list[dict]:
+    return json.loads(out[: out.rindex("}") + 1])["findings"]
+
+
+@pytest.fixture
+def dump(tmp_path: Path) -> tuple[Path, str]:
+    text = kubectl_list(cluster_items())
+    path = tmp_path / "cluster.json"
+    path.write_text(text)
+    return path, text
+
+
+def test_one_finding_per_owner_with_the_pod_count(dump: tuple[Path, str]) -> None:
+    path, text = dump
+    code, out, err = _run(["audit", str(path), "-f", "json"])
+    assert code == 1, err
+    got = sorted(
+        (f["object"]["kind"], f["object"]["name"], f["rule"], f["data"]["pods"], f["line"]) for f in _findings(out)
+    )
+    bert = '"name": "bert-master-0"'
+    llama = '"name": "llama-workers-0-0-abcde"'
+    idle = _line_of(text, '"resources"', '"name": "idle"')
+    assert got == [
+        ("Deployment", "idle", "missing-memory-limit", 0, idle),
+        ("JobSet", "llama", "besteffort-qos", 4, _line_of(text, '"spec"', llama)),
+        ("JobSet", "llama", "missing-memory-limit", 4, _line_of(text, '"limits"', llama)),
+        ("JobSet", "llama", "missing-memory-request", 4, _line_of(text, '"requests"', llama)),
+        ("PyTorchJob", "bert", "missing-memory-limit", 4, _line_of(text, '"limits"', bert)),
+        ("PyTorchJob", "bert", "missing-memory-request", 4, _line_of(text, '"requests"', bert)),
+    ]
+    messages = {(f["object"]["name"], f["rule"]): f["message"] for f in _findings(out)}
+    assert messages[("bert", "missing-memory-limit")] == "container 'pytorch' has no memory limit (GPU pod) [4 pods]"
+    # The web Deployment's pods carry their LimitRange defaults (admitted): nothing to say.
+    assert not [f for f in _findings(out) if f["object"]["name"] == "web"]
+
+
+def test_text_output_names_owners_and_the_namespace_summary(dump: tuple[Path, str]) -> None:
+    path, _ = dump
+    code, out, err = _run(["audit", str(path), "-v"])
+    assert code == 1
+    assert "no memory limit (GPU pod) [4 pods]" in out
+    assert "  PyTorchJob research/bert\n" in out
+    summary = out[out.index("NAMESPACE") :].splitlines()
+    assert summary[0].split() == ["NAMESPACE", "OWNERS", "PODS", "ERRORS", "WARNINGS", "INFO"]
+    rows = {line.split()[0]: line.split()[1:] for line in summary[1:]}
+    assert rows["research"] == ["3", "8", "3", "3", "0"]
+    assert rows["web"] == ["1", "2", "0", "0", "0"]
+    assert "skipped objects of kinds audit does not judge: Service (v1) ×1" in err
+
+
+def test_yaml_and_stdin_give_the_same_findings(dump: tuple[Path, str], tmp_path: Path) -> None:
+    import yaml
+
+    path, text = dump
+    _, out_json, _ = _run(["audit", str(path), "-f", "json"])
+    as_yaml = yaml.safe_dump(json.loads(text), sort_keys=False)
+    ypath = tmp_path / "cluster.yaml"
+    ypath.write_text(as_yaml)
+    _, out_yaml, _ = _run(["audit", str(ypath), "-f", "json"])
+    key = lambda f: (f["object"]["kind"], f["object"]["name"], f["rule"], f["data"]["pods"])  # noqa: E731
+    assert sorted(map(key, _findings(out_json))) == sorted(map(key, _findings(out_yaml)))
+    _, out_stdin, _ = _run(["audit", "-", "-f", "json"], stdin=text)
+    assert [(f["line"], f["rule"]) for f in _findings(out_stdin)] == [
+        (f["line"], f["rule"]) for f in _findings(out_json)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json or yaml: [", "not valid YAML"),
+        (
+            '{\n    "apiVersion": "v1",\n    "items": [\n        {"kind": "Pod", "apiVersion": "v1", "metadata": {',
+            "truncated",
+        ),
+        ('{"apiVersion": "v1", "items": [{"kind": "Pod",, }], "kind": "List"}', "1:"),
+        ('{"hello": "world"}', "not a Kubernetes object or List"),
+        ('{"apiVersion": "v1", "items": [1, 2], "kind": "List"}', "an item must be a JSON object"),
+    ],
+)
+def test_bad_input_is_a_clear_error_with_the_position(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    code, out, err = _run(["audit", str(path)])
+    assert code == 2
+    assert message in err and str(path) in err, err
+
+
+def test_truncated_dump_says_where(dump: tuple[Path, str], tmp_path: Path) -> None:
+    _, text = dump
+    cut = tmp_path / "cut.json"
+    cut.write_text(text[: len(text) // 2])
+    code, _, err = _run(["audit", str(cut)])
+    assert code == 2
+    assert f"{cut}:" in err and "truncated" in err
+
+
+STANDIN = r"""#!{python}
+import json, sys
+args = sys.argv[1:]
+with open({log!r}, "a") as fh:
+    fh.write(" ".join(args) + "\n")
+assert args[0] == "get" and args[2:4] == ["-o", "json"], args
+assert "--context" in args and args[args.index("--context") + 1] == "prod", args
+resource = args[1]
+namespaced = resource not in {cluster_scoped!r}
+assert ("--all-namespaces" in args) == namespaced, args
+if resource.startswith("pytorchjobs"):
+    sys.stderr.write('Error from server (Forbidden): pytorchjobs.kubeflow.org is forbidden: User "dev" cannot list resource "pytorchjobs" in API group "kubeflow.org" at the cluster scope\n')
+    sys.exit(1)
+if resource.startswith("rayjobs"):
+    sys.stderr.write('error: the server doesn\'t have a resource type "rayjobs"\n')
+    sys.exit(1)
+dump = json.load(open({dump!r}))
+kinds = {{"pods": "Pod", "nodes": "Node", "limitranges": "LimitRange", "jobs.batch": "Job", "deployments.apps": "Deployment", "replicasets.apps": "ReplicaSet", "services": "Service"}}
+want = kinds.get(resource)
+items = [i for i in dump["items"] if i["kind"] == want]
+sys.stdout.write(json.dumps({{"apiVersion": "v1", "items": items, "kind": "List", "metadata": {{"resourceVersion": ""}}}}, indent=4))
+"""
+
+
+def test_kubectl_runs_read_only_gets_and_skips_forbidden_kinds(dump: tuple[Path, str], tmp_path: Path) -> None:
+    from kubelint_ml.run.kubectl import RESOURCES
+
+    path, _ = dump
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    log = tmp_path / "calls.log"
+    script = bindir / "kubectl"
+    cluster_scoped = [r for r, namespaced in RESOURCES if not namespaced]
+    script.write_text(
+        STANDIN.format(python=sys.executable, log=str(log), dump=str(path), cluster_scoped=cluster_scoped)
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    env = {"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    code, out, err = _run(["audit", "--kubectl", "--context-name", "prod", "-A", "-f", "json", "-v"], env=env)
+    assert code == 1, err
+    calls = log.read_text().splitlines()
+    assert {c.split()[0] for c in calls} == {"get"}  # read-only
+    assert len(calls) == len(RESOURCES)
+    assert "cannot list pytorchjobs.kubeflow.org (RBAC: forbidden); skipped" in err
+    assert "the cluster does not serve rayjobs.ray.io; skipped" in err
+    owners = {(f["object"]["kind"], f["object"]["name"]) for f in _findings(out)}
+    # The PyTorchJob could not be listed: its pods still name it.
+    assert owners == {("PyTorchJob", "bert"), ("JobSet", "llama"), ("Deployment", "idle")}
+
+
+def test_kubectl_missing_from_path(tmp_path: Path) -> None:
+    code, _, err = _run(["audit", "--kubectl"], env={"PATH": str(tmp_path)})
+    assert code == 2
+    assert "kubectl is not on PATH" in err
