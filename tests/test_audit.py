@@ -300,3 +300,19 @@ def test_kubectl_missing_from_path(tmp_path: Path) -> None:
     code, _, err = _run(["audit", "--kubectl"], env={"PATH": str(tmp_path)})
     assert code == 2
     assert "kubectl is not on PATH" in err
+
+
+def test_no_credentials_in_any_output(tmp_path: Path) -> None:
+    items = cluster_items()
+    secret_env = [{"name": "HF_TOKEN", "value": "hf_SECRETvalue0123456789"}, {"name": "WORLD_SIZE", "value": "4"}]
+    for item in items:
+        if item["kind"] == "Pod" and item["metadata"]["name"].startswith("bert-"):
+            c = item["spec"]["containers"][0]
+            c["env"] = secret_env
+            c["args"] = ["torchrun", "--nproc_per_node=8", "--api-key=sk-SECRET987654", "train.py"]
+    path = tmp_path / "dump.json"
+    path.write_text(kubectl_list(items))
+    for fmt in ("text", "json", "sarif"):
+        code, out, err = _run(["audit", str(path), "-v", "-f", fmt])
+        assert code == 1
+        assert "SECRET" not in out and "SECRET" not in err, fmt

@@ -301,6 +301,10 @@ BUILTIN_REASONS = {
     "usage-memory-request-high": _USAGE,
     "usage-memory-request-low": _USAGE,
     "usage-gpu-memory": _USAGE,
+    "limit-range": "the namespace's LimitRanges and ResourceQuotas (other objects), applied as LimitRanger does",
+    "queue": "the namespace's Kueue LocalQueues and ClusterQueues, and Volcano Queues (other objects)",
+    "gang": "the replicas of every task, and the PodGroups of the cluster (other objects)",
+    "volume-single-node": "the access modes of the PersistentVolumeClaims (other objects)",
 }
 
 

@@ -34,14 +34,30 @@ class DumpError(Exception):
 class Item:
     """One object of a dump: its value, position, and (JSON) its text from the start of its line."""
 
-    __slots__ = ("data", "line", "column", "text", "obj")
+    __slots__ = ("data", "line", "column", "text", "obj", "_span")
 
-    def __init__(self, data: Any, line: int, column: int, text: str | None = None, obj: Any = None) -> None:
+    def __init__(
+        self,
+        data: Any,
+        line: int,
+        column: int,
+        text: str | None = None,
+        obj: Any = None,
+        span: tuple[str, int, int] | None = None,
+    ) -> None:
         self.data = data
         self.line = line
         self.column = column
         self.text = text
         self.obj = obj  # YAML: the K8sObject (with positions) already
+        self._span = span  # (buffer, start, end): the text, copied only when kept
+
+    def keep(self) -> None:
+        """Copy the item's text out of the reader's buffer (only the items that are judged need it)."""
+        if self._span is not None:
+            buf, start, end = self._span
+            self.text = buf[start:end]
+            self._span = None
 
 
 class _JsonStream:
@@ -201,7 +217,7 @@ class _JsonStream:
             value, end = self.value(i)
             line, col = self.position(i)
             begin = self.buf.rfind("\n", 0, i) + 1
-            yield Item(value, line, col, self.buf[begin:end])
+            yield Item(value, line, col, None, None, (self.buf, begin, end))
             moved = self.drop(begin) if begin > CHUNK else 0
             i = self.skip(end - moved)
             if i >= len(self.buf):

@@ -24,7 +24,6 @@ Each object is read once (JSON streamed: :mod:`kubelint_ml.input.dump`):
 from __future__ import annotations
 
 import gc
-import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
@@ -72,46 +71,54 @@ def _without_token(items: Any) -> Any:
     return [v for v in items if not (isinstance(v, Mapping) and str(v.get("name", "")).startswith(ACCESS_VOLUME))]
 
 
-def _container_shape(c: Any) -> Any:
-    if not isinstance(c, Mapping):
-        return c
-    out = dict(c)
-    env = c.get("env")
-    if isinstance(env, list):  # per-pod values (RANK, TF_CONFIG): the names stay
-        out["env"] = [e.get("name") if isinstance(e, Mapping) else e for e in env]
-    if "volumeMounts" in c:
-        out["volumeMounts"] = _without_token(c["volumeMounts"])
-    return out
+def _containers(items: Any) -> Any:
+    if not isinstance(items, list):
+        return items
+    return [
+        (c.get("name"), c.get("image"), c.get("resources"), c.get("command"), c.get("args"), c.get("restartPolicy"))
+        if isinstance(c, Mapping)
+        else c
+        for c in items
+    ]
 
 
-def shape_key(pod: Mapping) -> str:
-    """What every pod of one template shares: the spec without per-pod values, and the labels and
-    annotations rules read (suppressions, the Kueue queue)."""
+def signature(pod: Mapping) -> tuple:
+    """What the pods of one controller share and rules read: containers (image, command, resources),
+    volumes but the service-account token, scheduling fields, and the labels and annotations rules
+    read (suppressions, the Kueue queue). Per-pod values (the node, the hostname, env values such
+    as RANK) are left out. Compared with ``==`` (dicts compare in C), never serialised."""
     spec = pod.get("spec")
     spec = spec if isinstance(spec, Mapping) else {}
-    shape: dict[str, Any] = {k: v for k, v in spec.items() if k not in _PER_POD}
-    if "volumes" in spec:
-        shape["volumes"] = _without_token(spec["volumes"])
-    for group in ("containers", "initContainers"):
-        if isinstance(spec.get(group), list):
-            shape[group] = [_container_shape(c) for c in spec[group]]
     meta = pod.get("metadata")
     meta = meta if isinstance(meta, Mapping) else {}
     notes, labels = meta.get("annotations"), meta.get("labels")
-    shape["@ignore"] = notes.get(_IGNORE) if isinstance(notes, Mapping) else None
-    shape["@queue"] = labels.get(_QUEUE) if isinstance(labels, Mapping) else None
-    return json.dumps(shape, sort_keys=True, default=str)
+    return (
+        _containers(spec.get("containers")),
+        _containers(spec.get("initContainers")),
+        _without_token(spec.get("volumes")),
+        spec.get("resources"),
+        spec.get("priorityClassName"),
+        spec.get("nodeSelector"),
+        spec.get("affinity"),
+        spec.get("tolerations"),
+        spec.get("runtimeClassName"),
+        spec.get("schedulerName"),
+        spec.get("restartPolicy"),
+        notes.get(_IGNORE) if isinstance(notes, Mapping) else None,
+        labels.get(_QUEUE) if isinstance(labels, Mapping) else None,
+    )
 
 
 class Shape:
     """The pods of one owner that share a shape: how many, and the first one (to judge)."""
 
-    __slots__ = ("count", "item", "file")
+    __slots__ = ("count", "item", "file", "signature")
 
-    def __init__(self, item: Item, file: str) -> None:
+    def __init__(self, item: Item, file: str, signature: tuple) -> None:
         self.count = 0
         self.item = item
         self.file = file
+        self.signature = signature
 
 
 class Known:
@@ -131,7 +138,7 @@ class Audit:
         self.inputs = inputs
         self.facts = Facts()
         # direct owner -> shape -> pods; the direct owner's apiVersion and a pod's labels (owner hints)
-        self.pods: dict[OwnerKey, dict[str, Shape]] = {}
+        self.pods: dict[OwnerKey, list[Shape]] = {}
         self.owner_info: dict[OwnerKey, tuple[str, Mapping]] = {}
         self.known: dict[OwnerKey, Known] = {}
         self.skipped: Counter[str] = Counter()
@@ -192,16 +199,21 @@ class Audit:
             key = (ns, owner[0], owner[1]) if owner else (ns, "Pod", name)
             shapes = self.pods.get(key)
             if shapes is None:
-                shapes = self.pods[key] = {}
+                shapes = self.pods[key] = []
                 self.owner_info[key] = (owner[2] if owner else api, meta.get("labels") or {})
-            shape_id = shape_key(data) if owner else name
-            shape = shapes.get(shape_id)
-            if shape is None:
-                shape = shapes[shape_id] = Shape(item, file)
+            sig = signature(data)
+            for shape in shapes:  # usually one: the pods of a controller come from one template
+                if shape.signature == sig:
+                    break
+            else:
+                item.keep()
+                shape = Shape(item, file, sig)
+                shapes.append(shape)
             shape.count += 1
         elif kind in CONTEXT_KINDS:
             self.facts.add_object(item.obj or _plain(data, file))
         elif (group, kind) in KINDS:
+            item.keep()
             self.known[(ns, kind, name)] = Known(
                 make_ref(dict(data)), _controller(meta), meta.get("labels"), item, file
             )
@@ -256,7 +268,7 @@ class Audit:
         tops: dict[OwnerKey, tuple[str, list[Shape]]] = {}
         for key, by_shape in self.pods.items():
             top, api = self.top(key)
-            tops.setdefault(top, (api, []))[1].extend(by_shape.values())
+            tops.setdefault(top, (api, []))[1].extend(by_shape)
         findings: list[Finding] = []
         summary: dict[str, dict[str, int]] = {}
         training_rules = {r.id for r in inputs.rules if r.workloads == "training"}
