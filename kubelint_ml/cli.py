@@ -519,6 +519,7 @@ def audit(
     from kubelint_ml.run.audit import AuditError, render_summary
     from kubelint_ml.run.audit import audit as run_audit
     from kubelint_ml.run.inputs import RunInputs
+    from kubelint_ml.usage import USAGE_FAMILY
 
     if bool(paths) == use_kubectl:
         _fail("give dump files (or - for stdin), or --kubectl" if not paths else "--kubectl reads no files")
@@ -527,6 +528,7 @@ def audit(
     formats = formats or ("text",)
     config = _load_config(config_path)
     rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
+    rules = [r for r in rules if r.family != USAGE_FAMILY]  # no usage source here (yet)
     level = fail_level or config.fail_level or "error"
     inputs = RunInputs(config, rules, fail_level=level, verbose=verbose, severity=severity, all_rule_ids=all_ids)
     notes: list[str] = []

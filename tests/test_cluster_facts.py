@@ -282,6 +282,47 @@ spec:
     ]
 
 
+VOLCANO_JOB = """\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: mpi
+  namespace: team-a
+spec:
+  queue: research
+  schedulerName: volcano
+  tasks:
+    - name: worker
+      replicas: {n}
+      template:
+        spec:
+          containers:
+            - name: worker
+              image: mpioperator/mpi-pi
+              resources:
+                limits: {{nvidia.com/gpu: 8, memory: 64Gi, cpu: "8"}}
+"""
+
+
+def test_a_gang_above_its_volcano_queue_capability(tmp_path: Path) -> None:
+    found, _ = _check(tmp_path, VOLCANO_JOB.format(n=3), QUEUES)  # 24 GPUs > 16
+    assert [(r, line, m) for r, line, _, m in found if r.startswith("gang")] == [
+        (
+            "gang-min-available-unsatisfiable",
+            7,
+            "the gang needs 24 nvidia.com/gpu at once, above Volcano Queue 'research' capability 16",
+        )
+    ]
+    fits, _ = _check(tmp_path, VOLCANO_JOB.format(n=2), QUEUES)
+    assert not [r for r, *_ in fits if r.startswith("gang")]
+    # The PodGroup of the context itself: reported when it is linted.
+    found, _ = _check(tmp_path, (CLUSTER / "kueue-volcano.yaml").read_text())
+    [(line, msg)] = [(line, m) for r, line, _, m in found if r.startswith("gang")]
+    text = (CLUSTER / "kueue-volcano.yaml").read_text()
+    assert line == text[: text.index("nvidia.com/gpu: 32")].count("\n") + 1
+    assert msg == "the gang needs 32 nvidia.com/gpu at once, above Volcano Queue 'research' capability 16"
+
+
 def test_a_read_write_once_claim_shared_by_workers(tmp_path: Path) -> None:
     one, _ = _check(tmp_path, _pytorch("team-a", 1, 8), QUEUES)  # one worker mounts it: one pod
     assert not [r for r, *_ in one if r.startswith("volume")]
@@ -292,3 +333,31 @@ def test_a_read_write_once_claim_shared_by_workers(tmp_path: Path) -> None:
     # Unknown claim (no context): nothing said.
     alone, _ = _check(tmp_path, _pytorch("team-a", 1, 8))
     assert not [r for r, *_ in alone if r.startswith("volume")]
+
+
+def test_queue_name_missing_where_the_profile_says_kueue_manages_jobs(tmp_path: Path) -> None:
+    job = _pytorch(None, 1, 8).replace("namespace: team-a", "namespace: team-n")
+    alone, _ = _check(tmp_path, job)
+    assert not [r for r, *_ in alone if r == "queue-name-missing"]
+    (tmp_path / ".kubelint-ml.yaml").write_text("profile:\n  kueueNamespaces: [team-n]\n")
+    found, _ = _check(tmp_path, job)
+    assert [(r, line, m) for r, line, _, m in found if r == "queue-name-missing"] == [
+        (
+            "queue-name-missing",
+            3,
+            "no kueue.x-k8s.io/queue-name label: Kueue ignores this accelerator workload (the profile's kueueNamespaces)",
+        )
+    ]
+
+
+def test_a_namespace_known_to_have_no_local_queue(tmp_path: Path) -> None:
+    job = _pytorch("team-a", 1, 8).replace("namespace: team-a", "namespace: team-n")
+    # team-n has no LocalQueue, but nothing says the dump covers it: no finding.
+    found, _ = _check(tmp_path, job, QUEUES)
+    assert not [r for r, *_ in found if r == "queue-unknown"]
+    ns = tmp_path / "ns.yaml"
+    ns.write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-n\n")
+    found, _ = _check(tmp_path, job, QUEUES, str(ns))
+    assert [(r, line, m) for r, line, _, m in found if r == "queue-unknown"] == [
+        ("queue-unknown", 7, "LocalQueue 'team-a' does not exist in namespace 'team-n' (it has no LocalQueue)")
+    ]

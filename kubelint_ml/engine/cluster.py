@@ -124,7 +124,7 @@ class ClusterFacts(Record):
     flavors: dict[str, dict[str, str]]  # ResourceFlavor -> nodeLabels
     cluster_queues: dict[str, ClusterQueueFact]
     local_queues: dict[tuple[str, str], str]  # (ns, name) -> ClusterQueue
-    volcano_queues: set[str]
+    volcano_queues: dict[str, dict[str, Fraction]]  # Volcano Queue -> its capability
     pod_groups: dict[tuple[str, str], int | None]  # (ns, name) -> minMember
     _pools: list[NodePool] | None
     __slots__ = _fields = (
@@ -150,7 +150,7 @@ class ClusterFacts(Record):
         self.flavors = {}
         self.cluster_queues = {}
         self.local_queues = {}
-        self.volcano_queues = set()
+        self.volcano_queues = {}
         self.pod_groups = {}
         self._pools = None
 
@@ -205,7 +205,10 @@ class ClusterFacts(Record):
             cq = spec.get("clusterQueue")
             self.local_queues[(_ns(obj), name)] = str(cq) if cq else ""
         elif kind == "Queue":
-            self.volcano_queues.add(name)
+            capability = _sub(spec, "capability")
+            self.volcano_queues[name] = {
+                str(k): q for k, q in ((k, _quantity(v)) for k, v in capability.items()) if q is not None
+            }
         elif kind == "PodGroup":
             mm = spec.get("minMember")
             self.pod_groups[(_ns(obj), name)] = mm if isinstance(mm, int) and not isinstance(mm, bool) else None

@@ -29,6 +29,7 @@ class Profile(Record):
     kubelet_config: str | None  # path, resolved against the config file
     node_pools: list  # kubelint_ml.k8s.nodes.NodePool
     priority_classes: dict[str, int | None]
+    kueue_namespaces: tuple[str, ...]  # where Kueue is to manage every accelerator workload ("*": all)
     __slots__ = _fields = (
         "kubernetes_version",
         "kubelet_version",
@@ -37,6 +38,7 @@ class Profile(Record):
         "kubelet_config",
         "node_pools",
         "priority_classes",
+        "kueue_namespaces",
     )
 
     def __init__(
@@ -48,7 +50,9 @@ class Profile(Record):
         kubelet_config: str | None = None,
         node_pools: list | None = None,
         priority_classes: dict[str, int | None] | None = None,
+        kueue_namespaces: tuple[str, ...] = (),
     ) -> None:
+        self.kueue_namespaces = tuple(kueue_namespaces)
         self.kubernetes_version = kubernetes_version
         self.kubelet_version = kubelet_version
         self.os = os
@@ -115,6 +119,7 @@ class Profile(Record):
             kubelet_config=str(base / kcfg) if kcfg else None,
             node_pools=pools,
             priority_classes=classes,
+            kueue_namespaces=tuple(data.get("kueueNamespaces", ())),
         )
 
     def effective_kubelet_version(self, pool: Any = None) -> str | None:

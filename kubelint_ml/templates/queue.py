@@ -60,7 +60,10 @@ def _dig(data: Any, *keys: str) -> Any:
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     cluster = cluster_of(ctx)
     obj = unit.obj
-    if cluster is None or (obj.group, obj.kind) in _NOT_WORKLOADS:
+    managed = tuple(getattr(getattr(ctx, "profile", None), "kueue_namespaces", None) or ())
+    if cluster is None and not (params["check"] == "missing" and managed):
+        return None
+    if (obj.group, obj.kind) in _NOT_WORKLOADS:
         return None
     if params["check"] == "unknown" and obj.group in (VOLCANO, "batch.volcano.sh"):
         return _volcano_queue(obj, cluster)
@@ -69,33 +72,43 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         return None
     ns = obj.ref.namespace
     name, path = queue_label(obj, templates)
-    queues = cluster.local_queues_in(ns) if ns else []
+    queues = cluster.local_queues_in(ns) if ns and cluster is not None else []
     which = params["check"]
     if which == "missing":
-        if name is not None or not queues or not any(is_accelerator_template(t) for t in templates):
+        by_profile = "*" in managed or (ns and ns in managed)
+        if name is not None or not (queues or by_profile) or not any(is_accelerator_template(t) for t in templates):
             return None
+        where = (
+            f"namespace '{ns}' has {len(queues)} LocalQueue{'s' if len(queues) > 1 else ''}"
+            if queues
+            else "the profile's kueueNamespaces"
+        )
         return [
             Hit(
                 ("metadata",),
-                f"no {QUEUE_LABEL} label: Kueue ignores this accelerator workload "
-                f"(namespace '{ns}' has {len(queues)} LocalQueue{'s' if len(queues) > 1 else ''})",
-                detail=f"{obj.ref.display()}: namespace '{ns}' has Kueue LocalQueues ({', '.join(queues)}), "
-                f"but this workload names none: Kueue ignores it unless manageJobsWithoutQueueName is set, "
-                f"so its pods bypass the team's quota and fair sharing; add the label "
-                f"{QUEUE_LABEL}: {queues[0]}",
+                f"no {QUEUE_LABEL} label: Kueue ignores this accelerator workload ({where})",
+                detail=f"{obj.ref.display()}: Kueue manages the workloads of {where.replace('has', 'with')}, but this "
+                f"one names no LocalQueue: Kueue ignores it unless manageJobsWithoutQueueName is set, so its pods "
+                f"bypass the team's quota and fair sharing; add the label {QUEUE_LABEL}: "
+                f"{queues[0] if queues else '<local-queue>'}",
             )
         ]
     if name is None or not ns:
         return None
     if which == "unknown":
-        if queues and name not in queues:
+        # The namespace's LocalQueues are known when it has some, or when its Namespace object is known
+        # beside other LocalQueues (a dump of the cluster: the namespace has none).
+        known = bool(queues) or (ns in cluster.namespaces and bool(cluster.local_queues))
+        if known and name not in queues:
+            have = f"it has {', '.join(queues)}" if queues else "it has no LocalQueue"
             return [
                 Hit(
                     path,
-                    f"LocalQueue '{name}' does not exist in namespace '{ns}' (it has {', '.join(queues)})",
+                    f"LocalQueue '{name}' does not exist in namespace '{ns}' ({have})",
                     at_value=True,
                     detail=f"{obj.ref.display()}: Kueue keeps a workload whose LocalQueue does not exist "
-                    f"inadmissible, pending forever; use one of {', '.join(queues)}",
+                    f"inadmissible, pending forever; "
+                    + (f"use one of {', '.join(queues)}" if queues else "create the LocalQueue in this namespace"),
                 )
             ]
         cq = cluster.local_queues.get((ns, name))
