@@ -316,3 +316,42 @@ def test_no_credentials_in_any_output(tmp_path: Path) -> None:
         code, out, err = _run(["audit", str(path), "-v", "-f", fmt])
         assert code == 1
         assert "SECRET" not in out and "SECRET" not in err, fmt
+
+
+def test_a_limit_range_namespace_is_clean_even_when_pods_lack_its_defaults(tmp_path: Path) -> None:
+    """Pods admitted before their namespace's LimitRange lack its defaults: judged as the next pod will be."""
+    items = [
+        obj(
+            "v1",
+            "LimitRange",
+            "defaults",
+            "lr",
+            {"limits": [{"type": "Container", "default": {"memory": "4Gi", "cpu": "1"}}]},
+        )
+    ]
+    for k in range(3):
+        items.append(
+            pod(
+                f"api-5c6d7e8f9-{k}zzzz",
+                "lr",
+                [container("api", "nginx", {}, token=f"a{k}bcd")],
+                owned_by=owner("apps/v1", "ReplicaSet", "api-5c6d7e8f9"),
+                labels={"pod-template-hash": "5c6d7e8f9"},
+                token=f"a{k}bcd",
+            )
+        )
+    path = tmp_path / "lr.json"
+    path.write_text(kubectl_list(items))
+    code, out, err = _run(["audit", str(path), "-f", "json"])
+    assert code == 0, err
+    assert _findings(out) == []
+    # Without the LimitRange the same pods are BestEffort, once for the inferred Deployment.
+    path.write_text(kubectl_list(items[1:]))
+    _, out, _ = _run(["audit", str(path), "-f", "json"])
+    assert sorted(
+        {(f["object"]["kind"], f["object"]["name"], f["rule"], f["data"]["pods"]) for f in _findings(out)}
+    ) == [
+        ("Deployment", "api", "besteffort-qos", 3),
+        ("Deployment", "api", "missing-memory-limit", 3),
+        ("Deployment", "api", "missing-memory-request", 3),
+    ]

@@ -117,6 +117,17 @@ def test_limit_range_defaults_clear_missing_limits_and_besteffort(tmp_path: Path
     assert _rules(other) == [("besteffort-qos", 6), ("missing-memory-limit", 9), ("missing-memory-request", 9)]
 
 
+def test_a_limit_range_default_bounds_a_memory_emptydir(tmp_path: Path) -> None:
+    shm = (
+        NOTEBOOK
+        + "      volumeMounts: [{name: shm, mountPath: /dev/shm}]\n  volumes:\n    - name: shm\n      emptyDir: {medium: Memory}\n"
+    )
+    found, _ = _check(tmp_path, shm.replace("{ns}", "team-a"), NODES)
+    assert found == []
+    other, _ = _check(tmp_path, shm.replace("{ns}", "team-c"), NODES)
+    assert ("emptydir-memory-unbounded", 14) in _rules(other)
+
+
 def test_limit_range_max_and_the_ratio_and_the_quota(tmp_path: Path) -> None:
     big = GPU_JOB.replace("memory: 1000Gi", "memory: 2Ti")
     found, _ = _check(tmp_path, big, NODES)

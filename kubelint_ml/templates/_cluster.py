@@ -31,10 +31,10 @@ def admitted_pod(tpl: PodTemplate) -> bool:
 
 
 def limit_ranges(tpl: PodTemplate, ctx: Any) -> tuple[LimitRange, ...]:
-    """The LimitRanges of the template's namespace (none for a pod admitted already: no guessing)."""
+    """The LimitRanges of the template's namespace. A running pod carries their defaults already; one
+    that lacks a value they default (admitted before the LimitRange) is judged as the controller's
+    next pod will be created: with it."""
     cluster = cluster_of(ctx)
-    if cluster is not None and admitted_pod(tpl):
-        return ()
     return cluster.limit_ranges_in(namespace_of(tpl)) if cluster is not None else ()
 
 
