@@ -121,16 +121,17 @@ class _JsonStream:
 
     def value(self, i: int) -> tuple[Any, int]:
         """One JSON value from buf[i]; more is read while it is incomplete."""
-        last = None
         while True:
             try:
                 value, end = self.dec.raw_decode(self.buf, i)
             except json.JSONDecodeError as e:
-                # Past the end of what was read: read more. The same error after more text: a real one.
-                if self.eof or (last == e.pos and e.pos < len(self.buf) - 1 - CHUNK // 2):
-                    what = "truncated" if self.eof and e.pos >= len(self.buf.rstrip()) else "not valid JSON"
+                # An error where the text read so far ends (a string, literal, escape or number cut by the
+                # chunk) is read past; one before it, or at the end of the input, is the input's.
+                content = len(self.buf.rstrip())
+                cut = e.pos >= content - 8 or e.msg.startswith("Unterminated string")
+                if self.eof or not cut:
+                    what = "truncated" if self.eof and cut else "not valid JSON"
                     raise self.error(e.pos, f"{what}: {e.msg}") from None
-                last = e.pos
                 self.more()
                 continue
             if end >= len(self.buf) and not self.eof and not isinstance(value, (dict, list, str)):
