@@ -233,7 +233,7 @@ def test_queue_rules(tmp_path: Path) -> None:
         (
             "queue-unknown",
             7,
-            "LocalQueue 'team-z' does not exist in namespace 'team-a' (it has capped, orphan, shared, team-a)",
+            "LocalQueue 'team-z' does not exist in namespace 'team-a' (it has capped, mixed, orphan, shared, team-a)",
         )
     ]
     orphan, _ = _check(tmp_path, _pytorch("orphan", 1, 8), QUEUES)
@@ -255,6 +255,25 @@ def test_queue_rules(tmp_path: Path) -> None:
     # borrowing limited: 8 + 8 = 16 < 24
     capped, _ = _check(tmp_path, _pytorch("capped", 2, 8), QUEUES)
     assert [(r, line) for r, line, *_ in capped if r.startswith("queue")] == [("queue-quota-exceeded", 7)]
+
+
+def test_quota_over_the_flavors_a_pod_set_may_use(tmp_path: Path) -> None:
+    # 1 + 1 pods × 8 GPUs = 16: fits the two flavors (8 + 64) and, per pod set, the h100 one.
+    fits, _ = _check(tmp_path, _pytorch("mixed", 1, 8), QUEUES)
+    assert not [r for r, *_ in fits if r.startswith("queue")]
+    # Pinned to the a100 flavor's nodes: 8 at most.
+    pinned = _pytorch("mixed", 1, 8).replace(
+        "          priorityClassName: high\n",
+        "          priorityClassName: high\n          nodeSelector: {node.kubernetes.io/instance-type: p4d.24xlarge}\n",
+    )
+    found, _ = _check(tmp_path, pinned, QUEUES)
+    assert [(r, line, m) for r, line, _, m in found if r.startswith("queue")] == [
+        (
+            "queue-quota-exceeded",
+            7,
+            "needs 16 nvidia.com/gpu in all (1 × 8 + 1 × 8) but ClusterQueue 'mixed-cq' can provide at most 8",
+        )
+    ]
 
 
 def test_gangs(tmp_path: Path) -> None:

@@ -130,48 +130,66 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     return _quota(obj, templates, ctx, cq, path)
 
 
+def _fits(tpl: Any, labels: Mapping[str, str] | None) -> bool:
+    """The pod set may use a flavor: its nodeSelector does not contradict the flavor's nodeLabels."""
+    selector = tpl.spec.get("nodeSelector")
+    if not labels or not isinstance(selector, Mapping):
+        return True
+    return all(str(selector[k]) == v for k, v in labels.items() if k in selector)
+
+
+def _per_pod(tpl: Any, ctx: Any, resource: str) -> Fraction:
+    if resource == "pods":  # Kueue's count of pods
+        return Fraction(1)
+    return effective_pod_request(admitted_pod_spec(tpl, ctx), resource)
+
+
 def _quota(obj: Any, templates: list, ctx: Any, cq: ClusterQueueFact, path: tuple) -> list[Hit] | None:
+    flavor_labels = cluster_of(ctx).flavors
     hits = []
     for resource, quotas in sorted(cq.quotas.items()):
-        if cq.cohort and any(q.borrowing is None for q in quotas):
-            continue  # the cohort may lend any amount of its unused quota
-        caps = [q.nominal + ((q.borrowing or 0) if cq.cohort else 0) for q in quotas]
         sets = []
         for tpl in templates:
-            count = _count(obj, tpl)
-            per_pod = effective_pod_request(admitted_pod_spec(tpl, ctx), resource)
-            if count and per_pod:
-                sets.append((tpl, count, per_pod))
-        total = sum((Fraction(count) * per for _, count, per in sets), Fraction(0))
-        flavors = ", ".join(q.flavor for q in quotas)
+            count, per = _count(obj, tpl), _per_pod(tpl, ctx, resource)
+            if count and per:
+                usable = [q for q in quotas if _fits(tpl, flavor_labels.get(q.flavor))]
+                sets.append((tpl, count, per, usable))
+        usable_all = {id(q): q for *_, usable in sets for q in usable}.values()
+        if cq.cohort and any(q.borrowing is None for q in usable_all):
+            continue  # the cohort may lend any amount of its unused quota
+        cap = {id(q): q.nominal + ((q.borrowing or 0) if cq.cohort else 0) for q in quotas}
+        total = sum((Fraction(count) * per for _, count, per, _ in sets), Fraction(0))
+        most = sum((cap[id(q)] for q in usable_all), Fraction(0))
+        flavors = ", ".join(q.flavor for q in usable_all) or "none"
         borrow = f" plus borrowing limits in cohort '{cq.cohort}'" if cq.cohort else " (no cohort to borrow from)"
-        if total > sum(caps):
-            parts = " + ".join(f"{count} × {show(resource, per)}" for _, count, per in sets)
+        if total > most:
+            parts = " + ".join(f"{count} × {show(resource, per)}" for _, count, per, _ in sets)
             hits.append(
                 Hit(
                     path,
                     f"needs {show(resource, total)} {resource} in all ({parts}) but ClusterQueue '{cq.name}' "
-                    f"can provide at most {show(resource, sum(caps, Fraction(0)))}",
+                    f"can provide at most {show(resource, most)}",
                     at_value=True,
                     detail=f"{obj.ref.display()}: Kueue admits a Workload only when all its pod sets fit; "
                     f"ClusterQueue '{cq.name}' ({cq.source}) has nominal quota{borrow} of "
-                    f"{show(resource, sum(caps, Fraction(0)))} {resource} over flavors {flavors}: the workload "
-                    f"stays pending forever; lower the replicas or the request, or raise the quota",
+                    f"{show(resource, most)} {resource} over the flavors the pods may use ({flavors}): the "
+                    f"workload stays pending forever; lower the replicas or the request, or raise the quota",
                 )
             )
             continue
-        for tpl, count, per in sets:  # a pod set gets one flavor of the resource group
-            if Fraction(count) * per > max(caps):
+        for tpl, count, per, usable in sets:  # a pod set gets one flavor of the resource group
+            largest = max((cap[id(q)] for q in usable), default=Fraction(0))
+            if Fraction(count) * per > largest:
                 hits.append(
                     Hit(
                         path,
                         f"pod set {tpl.role or tpl.obj.ref.name} needs {show(resource, count * per)} {resource} "
-                        f"({count} × {show(resource, per)}) but no flavor of ClusterQueue '{cq.name}' "
-                        f"provides more than {show(resource, max(caps))}",
+                        f"({count} × {show(resource, per)}) but no flavor of ClusterQueue '{cq.name}' it may use "
+                        f"provides more than {show(resource, largest)}",
                         at_value=True,
-                        detail=f"{tpl.describe()}: Kueue assigns each pod set one flavor per resource group; "
-                        f"the largest flavor of ClusterQueue '{cq.name}' ({flavors}) gives "
-                        f"{show(resource, max(caps))}: the workload stays pending forever",
+                        detail=f"{tpl.describe()}: Kueue assigns each pod set one flavor per resource group (one "
+                        f"whose nodeLabels agree with its nodeSelector); the largest it may use in ClusterQueue "
+                        f"'{cq.name}' gives {show(resource, largest)}: the workload stays pending forever",
                     )
                 )
                 break
