@@ -391,3 +391,28 @@ def test_a_namespace_known_to_have_no_local_queue(tmp_path: Path) -> None:
     assert [(r, line, m) for r, line, _, m in found if r == "queue-unknown"] == [
         ("queue-unknown", 7, "LocalQueue 'team-a' does not exist in namespace 'team-n' (it has no LocalQueue)")
     ]
+
+
+def test_a_json_dump_as_context_is_streamed(tmp_path: Path) -> None:
+    import yaml
+
+    from kubelint_ml.input import dump
+
+    as_json = tmp_path / "cluster.json"
+    as_json.write_text(json.dumps(yaml.safe_load(Path(NODES).read_text()), indent=4))
+    from_yaml, _ = _check(tmp_path, GPU_JOB, NODES)
+    old = dump.CHUNK
+    dump.CHUNK = 100  # many chunks
+    try:
+        from_json, _ = _check(tmp_path, GPU_JOB, str(as_json))
+    finally:
+        dump.CHUNK = old
+    strip = lambda found: [(r, line, s) for r, line, s, _ in found]  # noqa: E731
+    assert strip(from_json) == strip(from_yaml)
+    assert ("gpu-memory-share-mismatch", 21, "warning") in strip(from_json)
+    broken = tmp_path / "broken.json"
+    broken.write_text(as_json.read_text()[:-40])
+    path = tmp_path / "w.yaml"
+    r = CliRunner().invoke(main, ["check", str(path), "--context", str(broken)])
+    assert r.exit_code == 2
+    assert f"context {broken}:" in r.stderr and "truncated" in r.stderr

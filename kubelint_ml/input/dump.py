@@ -21,6 +21,10 @@ import json
 from collections.abc import Generator, Iterator
 from typing import IO, Any
 
+from kubelint_ml.input.loader import Limits
+from kubelint_ml.input.objects import K8sObject, make_ref
+from kubelint_ml.records import replace
+
 CHUNK = 4 << 20
 _WS = " \t\r\n\ufeff"
 
@@ -233,6 +237,17 @@ class _JsonStream:
 
 def read_json(fh: IO[bytes], file: str) -> Iterator[Item]:
     return _JsonStream(fh, file).documents()
+
+
+def dump_limits(limits: Limits) -> Limits:
+    """A dump of a cluster read whole (YAML) is one file of many objects: the per-file size and node
+    limits scale to it (depth and aliases stay bounded)."""
+    return replace(limits, max_file_bytes=max(limits.max_file_bytes, 1 << 31), max_nodes=max(limits.max_nodes, 1 << 31))
+
+
+def plain_object(data: dict, file: str) -> K8sObject:
+    """An object of a streamed dump as the facts read it (no positions)."""
+    return K8sObject(data, data, (), make_ref(data), file, 0)
 
 
 def looks_like_json(head: bytes) -> bool:

@@ -32,12 +32,11 @@ from kubelint_ml import __version__
 from kubelint_ml.engine.context import CONTEXT_KINDS, Facts
 from kubelint_ml.engine.core import Context, Engine
 from kubelint_ml.findings import Finding, ObjectRef, RunResult
-from kubelint_ml.input.dump import DumpError, Item, looks_like_json, read_json
+from kubelint_ml.input.dump import DumpError, Item, dump_limits, looks_like_json, plain_object, read_json
 from kubelint_ml.input.loader import load
 from kubelint_ml.input.objects import K8sObject, make_ref, unpack
 from kubelint_ml.input.workloads import KINDS
 from kubelint_ml.k8s.resources import is_accelerator_pod
-from kubelint_ml.records import replace
 from kubelint_ml.run.facts import with_cluster_nodes
 from kubelint_ml.run.inputs import RunInputs
 from kubelint_ml.run.lint import GC_MIDDLE_THRESHOLD, GC_YOUNG_THRESHOLD, _finish, _rule_infos, repo_root
@@ -162,9 +161,7 @@ class Audit:
             raise AuditError(str(e)) from None
 
     def _yaml(self, data: bytes, file: str) -> None:
-        limits = self.inputs.config.limits
-        big = replace(limits, max_file_bytes=max(limits.max_file_bytes, 1 << 31), max_nodes=1 << 31)
-        loaded = load(data, big)
+        loaded = load(data, dump_limits(self.inputs.config.limits))
         for p in loaded.problems:
             raise DumpError(file, p.line, p.column, f"not valid YAML: {p.message}")
         if not loaded.documents:
@@ -211,7 +208,7 @@ class Audit:
                 shapes.append(shape)
             shape.count += 1
         elif kind in CONTEXT_KINDS:
-            self.facts.add_object(item.obj or _plain(data, file))
+            self.facts.add_object(item.obj or plain_object(dict(data), file))
         elif (group, kind) in KINDS:
             item.keep()
             self.known[(ns, kind, name)] = Known(
@@ -324,11 +321,6 @@ class Audit:
         return result, self.notes, summary
 
 
-def _plain(data: Mapping, file: str) -> K8sObject:
-    value = dict(data)
-    return K8sObject(value, value, (), make_ref(value), file, 0)
-
-
 def _position(obj: K8sObject) -> tuple[int, int]:
     from kubelint_ml.input.loader import locate
 
@@ -341,7 +333,7 @@ def _evaluate(engine: Engine, item: Item, file: str, ctx: Context) -> list[Findi
     if item.obj is not None:
         return list(engine.evaluate(item.obj, ctx))
     if item.text is None:  # a List read whole (its kind before its items): positions of the item only
-        found = list(engine.evaluate(_plain(item.data, file), ctx))
+        found = list(engine.evaluate(plain_object(dict(item.data), file), ctx))
         for f in found:
             f.line, f.column = item.line, item.column
         return found

@@ -148,12 +148,30 @@ def context_facts(facts: Facts, paths: list[str], linted: list[Source], config: 
             if key in have:
                 continue
             have.add(key)
+            _context_file(facts, s, config)
+
+
+def _context_file(facts: Facts, s: Source, config: Config) -> None:
+    """One context file: a JSON dump (``kubectl get -o json``) streamed object by object, whatever its
+    size; YAML read whole, with the limits of a cluster dump (one file of many objects)."""
+    from kubelint_ml.input.dump import DumpError, dump_limits, looks_like_json, plain_object, read_json
+
+    try:
+        fh = open(s.real, "rb")  # noqa: SIM115  (closed below)
+    except OSError:
+        return
+    with fh:
+        if looks_like_json(fh.peek(64)[:64]):
             try:
-                data = read(s, config.limits.max_file_bytes)
-            except OSError:
-                continue
-            if len(data) <= config.limits.max_file_bytes and mentions_context(data):
-                add_facts(facts, data, s.path, config.limits)
+                for item in read_json(fh, s.path):
+                    if isinstance(item.data, dict) and item.data.get("kind") in CONTEXT_KINDS:
+                        facts.add_object(plain_object(item.data, s.path))
+            except DumpError as e:
+                raise ConfigError(f"context {e}") from None
+            return
+        data = fh.read()
+    if mentions_context(data):
+        add_facts(facts, data, s.path, dump_limits(config.limits))
 
 
 def with_cluster_nodes(config: Config, facts: Facts) -> Config:
