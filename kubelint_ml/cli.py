@@ -495,6 +495,10 @@ def _crd_objects(path: str, config: Any) -> list[dict]:
     "-v", "--verbose", is_flag=True, help="Remediations, and notes on skipped kinds and where values came from."
 )
 @click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
+@click.option("--prometheus", metavar="URL", help="Size the owners found from this Prometheus (as check).")
+@click.option("--usage", "usage_file", type=FILE, help="Size the owners found from a usage snapshot.")
+@click.option("--lookback", default=None, help="With a usage source: how far back usage is read [default: 14d].")
+@click.option("--step", default=None, help="With a usage source: the resolution of the samples [default: 5m].")
 def audit(
     paths: tuple[str, ...],
     use_kubectl: bool,
@@ -512,6 +516,10 @@ def audit(
     quiet: bool,
     verbose: bool,
     no_color: bool,
+    prometheus: str | None = None,
+    usage_file: str | None = None,
+    lookback: str | None = None,
+    step: str | None = None,
 ) -> None:
     """Judge what runs in a cluster: `kubectl get -o json|yaml` dumps (files, or - for a pipe), or
     --kubectl. Pods are judged as admitted and reported once per owner (Deployment, JobSet,
@@ -528,7 +536,9 @@ def audit(
     formats = formats or ("text",)
     config = _load_config(config_path)
     rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
-    rules = [r for r in rules if r.family != USAGE_FAMILY]  # no usage source here (yet)
+    usage_for = _audit_usage(config, prometheus, usage_file, lookback, step, verbose)
+    if usage_for is None:
+        rules = [r for r in rules if r.family != USAGE_FAMILY]
     level = fail_level or config.fail_level or "error"
     inputs = RunInputs(config, rules, fail_level=level, verbose=verbose, severity=severity, all_rule_ids=all_ids)
     notes: list[str] = []
@@ -539,12 +549,12 @@ def audit(
 
             try:
                 result, run_notes, summary = run_audit(
-                    inputs, dumps(context_name, namespace, all_namespaces, notes, warnings)
+                    inputs, dumps(context_name, namespace, all_namespaces, notes, warnings), usage_for
                 )
             except KubectlError as e:
                 _fail(str(e))
         else:
-            result, run_notes, summary = run_audit(inputs, _dump_streams(paths))
+            result, run_notes, summary = run_audit(inputs, _dump_streams(paths), usage_for)
     except AuditError as e:
         _fail(str(e))
     result.warnings.extend(warnings)
@@ -566,6 +576,42 @@ def audit(
     if verbose:
         _print_notes(notes + run_notes)
     sys.exit(1 if result.failed() else 0)
+
+
+def _audit_usage(
+    config: Any, prometheus: str | None, usage_file: str | None, lookback: str | None, step: str | None, verbose: bool
+) -> Any:
+    """With a usage source (options or the config's ``usage:``): a function from the owners' templates to
+    their Usage, for audit; else None (and nothing of usage/ is imported)."""
+    if not getattr(config, "usage", None) and not (prometheus or usage_file):
+        return None
+    from kubelint_ml.usage.model import UsageError
+    from kubelint_ml.usage.source import load_usage, settings
+
+    try:
+        s = settings(
+            getattr(config, "usage", None),
+            config_path=getattr(config, "path", None),
+            prometheus=prometheus,
+            usage_file=usage_file,
+            lookback=lookback,
+            step=step,
+        )
+    except UsageError as e:
+        _fail(str(e))
+    if not s.configured:
+        return None
+
+    def load(templates: list) -> Any:
+        try:
+            usage = load_usage(s, templates)
+        except UsageError as e:
+            _fail(str(e))
+        if verbose:
+            usage_cli._notes(usage)
+        return usage
+
+    return load
 
 
 def _dump_streams(paths: tuple[str, ...]) -> Any:

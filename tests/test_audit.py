@@ -355,3 +355,77 @@ def test_a_limit_range_namespace_is_clean_even_when_pods_lack_its_defaults(tmp_p
         ("Deployment", "api", "missing-memory-limit", 3),
         ("Deployment", "api", "missing-memory-request", 3),
     ]
+
+
+def test_usage_sizes_the_owners_found(tmp_path: Path) -> None:
+    """With a usage snapshot, the usage rules judge the owners the dump holds, keyed as their series are."""
+    limits = {"limits": {"cpu": "1", "memory": "2Gi"}, "requests": {"cpu": "1", "memory": "2Gi"}}
+    template = {
+        "metadata": {"labels": {"app": "serve"}},
+        "spec": {"containers": [{"name": "server", "image": "vllm", "resources": limits}]},
+    }
+    dep = obj("apps/v1", "Deployment", "serve", "ml", {"replicas": 3, "template": template})
+    rs = obj("apps/v1", "ReplicaSet", "serve-6f7d9c8b5", "ml", {"replicas": 3, "template": template})
+    rs["metadata"]["ownerReferences"] = [owner("apps/v1", "Deployment", "serve")]
+    items = [dep, rs]
+    for k in range(3):
+        items.append(
+            pod(
+                f"serve-6f7d9c8b5-{k}abcd",
+                "ml",
+                [container("server", "vllm", limits, token=f"s{k}xyz")],
+                owned_by=owner("apps/v1", "ReplicaSet", "serve-6f7d9c8b5"),
+                labels={"app": "serve", "pod-template-hash": "6f7d9c8b5"},
+                token=f"s{k}xyz",
+            )
+        )
+    path = tmp_path / "dump.json"
+    text = kubectl_list(items)
+    path.write_text(text)
+    snapshot = {
+        "kind": "kubelint-ml/usage-snapshot",
+        "version": 1,
+        "cluster": None,
+        "source": "test",
+        "window": {"lookback": "14d", "step": "1m", "end": 1763856000},
+        "workloads": [
+            {
+                "namespace": "ml",
+                "group": "apps",
+                "kind": "Deployment",
+                "name": "serve",
+                "template": "",
+                "pods": 3,
+                "containers": {
+                    "server": {
+                        "pods": 3,
+                        "memory": {
+                            "samples": 20000,
+                            "median": 2000000000,
+                            "p90": 2500000000,
+                            "p99": 2900000000,
+                            "max": 3221225472,
+                        },
+                    }
+                },
+            }
+        ],
+        "missing": [],
+    }
+    snap = tmp_path / "snapshot.json"
+    snap.write_text(json.dumps(snapshot))
+    _, out, _ = _run(["audit", str(path), "-f", "json"])
+    assert _findings(out) == []
+    code, out, err = _run(["audit", str(path), "-f", "json", "--usage", str(snap)])
+    assert code == 1, err
+    [f] = _findings(out)
+    assert (f["rule"], f["object"]["kind"], f["object"]["name"], f["data"]["pods"]) == (
+        "memory-limit-below-peak",
+        "Deployment",
+        "serve",
+        3,
+    )
+    assert f["line"] == _line_of(text, '"memory": "2Gi"', '"kind": "Deployment"')  # limits.memory
+    assert f["message"] == (
+        "container 'server': memory limit 2Gi is below the observed peak 3Gi over 14d; set it to 3712Mi (peak + 20%) [3 pods]"
+    )

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any
 
 from kubelint_ml import __version__
@@ -35,11 +35,12 @@ from kubelint_ml.findings import Finding, ObjectRef, RunResult
 from kubelint_ml.input.dump import DumpError, Item, dump_limits, looks_like_json, plain_object, read_json
 from kubelint_ml.input.loader import load
 from kubelint_ml.input.objects import K8sObject, make_ref, unpack
-from kubelint_ml.input.workloads import KINDS
+from kubelint_ml.input.workloads import KINDS, pod_templates
 from kubelint_ml.k8s.resources import is_accelerator_pod
 from kubelint_ml.run.facts import with_cluster_nodes
 from kubelint_ml.run.inputs import RunInputs
 from kubelint_ml.run.lint import GC_MIDDLE_THRESHOLD, GC_YOUNG_THRESHOLD, _finish, _rule_infos, repo_root
+from kubelint_ml.usage import USAGE_FAMILY
 
 ACCESS_VOLUME = "kube-api-access-"
 # Pod fields that differ from pod to pod of one template.
@@ -133,8 +134,10 @@ OwnerKey = tuple[str, str, str]  # (namespace, kind, name)
 
 
 class Audit:
-    def __init__(self, inputs: RunInputs) -> None:
+    def __init__(self, inputs: RunInputs, usage_for: Callable[[list], Any] | None = None) -> None:
         self.inputs = inputs
+        # With a usage source: the Usage of the owners found (kubelint_ml.usage.source.load_usage)
+        self.usage_for = usage_for
         self.facts = Facts()
         # direct owner -> shape -> pods; the direct owner's apiVersion and a pod's labels (owner hints)
         self.pods: dict[OwnerKey, list[Shape]] = {}
@@ -253,19 +256,49 @@ class Audit:
             return (ns, "JobSet", str(jobset)), "jobset.x-k8s.io/v1alpha2"
         return key, api
 
+    def _owner_templates(self, tops: Mapping[OwnerKey, Any]) -> list:
+        """The pod templates of the owners the dump holds (those with pods and those without), as the
+        usage source sizes them: keyed by namespace, group, kind, name and role."""
+        from kubelint_ml.k8s.resources import container_requests_limits, defaulted_requests
+        from kubelint_ml.usage.source import ContainerSpec, TemplateSpec
+
+        out = []
+        for key, known in sorted(self.known.items()):
+            if known.controller is not None and key not in tops:
+                continue  # part of an owner above it
+            for obj in _objects(known.item, known.file):
+                for tpl in pod_templates(obj):
+                    if tpl.broken:
+                        continue
+                    containers = []
+                    for c in tpl.all_containers:
+                        req, lim = container_requests_limits(c.data)
+                        containers.append(ContainerSpec(c.name, dict(defaulted_requests(req, lim)), dict(lim)))
+                    spec_key = (obj.ref.namespace, obj.group, obj.kind, obj.ref.name, tpl.role)
+                    out.append(TemplateSpec(known.file, spec_key, containers))
+        return out
+
     def judge(self) -> tuple[RunResult, list[str], dict[str, dict[str, int]]]:
         inputs = self.inputs
         config = with_cluster_nodes(inputs.config, self.facts)
         self.facts.add_profile(config.profile)
         known_ids = set(inputs.all_rule_ids or ())
-        engine = Engine(inputs.rules, severity_overrides=inputs.severity, known_rule_ids=known_ids)
-        owner_rules = [r for r in inputs.rules if r.unit == "object"]
+        usage_rules = [r for r in inputs.rules if r.family == USAGE_FAMILY]
+        rules = [r for r in inputs.rules if r.family != USAGE_FAMILY]
+        engine = Engine(rules, severity_overrides=inputs.severity, known_rule_ids=known_ids)
+        # On an owner the dump holds: its object rules, and (with a usage source) the usage rules on its
+        # templates, keyed by the owner as Prometheus series are.
+        owner_rules = [r for r in rules if r.unit == "object"]
+        if self.usage_for is not None:
+            owner_rules += usage_rules
         owner_engine = Engine(owner_rules, severity_overrides=inputs.severity, known_rule_ids=known_ids)
         ctx = Context(profile=config.profile, facts=self.facts, wants_notes=inputs.verbose)
         tops: dict[OwnerKey, tuple[str, list[Shape]]] = {}
         for key, by_shape in self.pods.items():
             top, api = self.top(key)
             tops.setdefault(top, (api, []))[1].extend(by_shape)
+        if self.usage_for is not None:
+            ctx.usage = self.usage_for(self._owner_templates(tops))
         findings: list[Finding] = []
         summary: dict[str, dict[str, int]] = {}
         training_rules = {r.id for r in inputs.rules if r.workloads == "training"}
@@ -294,6 +327,8 @@ class Audit:
             for f, count in found.values():
                 findings.append(_per_owner(f, owner, count, total))
             _count(summary, top[0], total, [f for f, _ in found.values()])
+        if self.usage_for is not None:
+            engine = Engine(rules + usage_rules, severity_overrides=inputs.severity, known_rule_ids=known_ids)
         for key, known in sorted(self.known.items()):
             if key in tops or known.controller is not None:
                 continue  # judged through its pods, or part of an owner above it
@@ -326,6 +361,18 @@ def _position(obj: K8sObject) -> tuple[int, int]:
 
     line, col, _ = locate(obj.root, obj.base)
     return line, col
+
+
+def _objects(item: Item, file: str) -> list[K8sObject]:
+    """The item as objects with positions (read again from its text for JSON)."""
+    if item.obj is not None:
+        return [item.obj]
+    if item.text is None:
+        return [plain_object(dict(item.data), file)]
+    out = []
+    for doc in load(item.text.encode()).documents:
+        out.extend(unpack(doc, file).objects)
+    return out
 
 
 def _evaluate(engine: Engine, item: Item, file: str, ctx: Context) -> list[Finding]:
@@ -374,12 +421,15 @@ def render_summary(summary: dict[str, dict[str, int]]) -> str:
     return "".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() + "\n" for row in rows)
 
 
-def audit(inputs: RunInputs, streams: Iterable[tuple[IO[bytes], str]]) -> tuple[RunResult, list[str], dict]:
-    """Read every dump, then judge: the result, the notes, and the per-namespace summary."""
+def audit(
+    inputs: RunInputs, streams: Iterable[tuple[IO[bytes], str]], usage_for: Callable[[list], Any] | None = None
+) -> tuple[RunResult, list[str], dict]:
+    """Read every dump, then judge: the result, the notes, and the per-namespace summary. ``usage_for``
+    (with a usage source) gives the Usage of the owners found."""
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], GC_YOUNG_THRESHOLD), max(threshold[1], GC_MIDDLE_THRESHOLD), *threshold[2:])
     try:
-        run = Audit(inputs)
+        run = Audit(inputs, usage_for)
         for fh, file in streams:
             run.read(fh, file)
         return run.judge()
