@@ -333,8 +333,10 @@ class Audit:
             if key in tops or known.controller is not None:
                 continue  # judged through its pods, or part of an owner above it
             own = _evaluate(engine, known.item, known.file, ctx)
-            for f in own:
+            for f in own:  # judged from its template
+                f.message = f"{f.message} [no pods]"
                 f.data = {**(f.data or {}), "pods": 0}
+                f.fix = None
             findings.extend(own)
             _count(summary, key[0], 0, own)
         self.notes.extend(ctx.notes)
@@ -400,6 +402,7 @@ def _per_owner(f: Finding, owner: ObjectRef, count: int, total: int) -> Finding:
     f.message = f"{f.message} [{pods}]"
     f.data = {**(f.data or {}), "pods": count, "ownerPods": total, "pod": f.object.name if f.object else ""}
     f.object = owner
+    f.fix = None  # a dump is not a file to fix: the owner's manifest is
     return f
 
 
