@@ -169,7 +169,7 @@ spec:
         ),
         (
             13,
-            "container 'a': memory max limit to request ratio per Container is 2, but limit/request is 4.00 "
+            "container 'a': memory max limit to request ratio per Container is 2, but provided ratio is 4.00 "
             "(LimitRange team-b/bounds)",
         ),
         (
@@ -416,3 +416,29 @@ def test_a_json_dump_as_context_is_streamed(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["check", str(path), "--context", str(broken)])
     assert r.exit_code == 2
     assert f"context {broken}:" in r.stderr and "truncated" in r.stderr
+
+
+def test_pod_totals_are_limitrangers() -> None:
+    """A Pod-type bound sees the sum of a resource only when every app container states it, and the
+    largest init container where it is larger (plugin/pkg/admission/limitranger)."""
+    from kubelint_ml.k8s.limitrange import admitted_containers, limit_range_violations, parse_limit_range
+
+    lr = parse_limit_range(
+        {"spec": {"limits": [{"type": "Pod", "min": {"memory": "1Gi"}, "max": {"memory": "8Gi"}}]}}, "ns", "pod", "f"
+    )
+    spec = {
+        "initContainers": [{"name": "init", "resources": {"limits": {"memory": "9Gi"}}}],
+        "containers": [
+            {"name": "a", "resources": {"limits": {"memory": "2Gi"}}},
+            {"name": "b", "resources": {}},
+        ],
+    }
+    found = [v.message for v in limit_range_violations(admitted_containers(spec, (lr,)), (lr,))]
+    # b states no memory: the app sum leaves memory out, and the init container's 9Gi is the total.
+    assert found == ["maximum memory usage per Pod is 8Gi, but limit is 9Gi"]
+    spec["initContainers"] = []
+    found = [v.message for v in limit_range_violations(admitted_containers(spec, (lr,)), (lr,))]
+    assert found == [
+        "minimum memory usage per Pod is 1Gi, but no request is specified",
+        "maximum memory usage per Pod is 8Gi, but no limit is specified",
+    ]

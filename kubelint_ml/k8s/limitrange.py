@@ -249,21 +249,20 @@ def _bounds(
             yield (
                 "limits",
                 res,
-                f"{res} max limit to request ratio per {kind} is {text}, but limit/request is {float(lim / req):.2f}",
+                f"{res} max limit to request ratio per {kind} is {text}, but provided ratio is {float(lim / req):.2f}",
             )
 
 
 def _pod_sums(containers: list[AdmittedContainer], limits: bool) -> dict[str, Fraction]:
-    """Sum of app containers (and sidecars), or the largest init container when more."""
-    total: dict[str, Fraction] = {}
-    for c in containers:
-        if not c.init:
-            for k, v in (c.limits if limits else c.requests).items():
-                total[k] = total.get(k, Fraction(0)) + v
+    """LimitRanger's pod totals: the sum over the app containers of the resources every one of them
+    states (``sum`` leaves out a resource one lacks), then the largest init container where larger."""
+    apps = [(c.limits if limits else c.requests) for c in containers if not c.init]
+    keys = {k for values in apps for k in values}
+    total = {k: sum((v[k] for v in apps), Fraction(0)) for k in keys if all(k in v for v in apps)}
     for c in containers:
         if c.init:
             for k, v in (c.limits if limits else c.requests).items():
-                if v > total.get(k, Fraction(0)):
+                if k not in total or v > total[k]:
                     total[k] = v
     return total
 
