@@ -112,6 +112,7 @@ def test_limit_range_defaults_clear_missing_limits_and_besteffort(tmp_path: Path
     assert found == []
     assert "container 'lab': memory limit 16Gi from LimitRange team-a/defaults" in output
     assert "QoS class Guaranteed once admitted" in output
+    assert "note: cluster facts: 2 Nodes (1 node pool), 1 LimitRange\n" in output
     # Another namespace has no LimitRange: the same pod is BestEffort with no memory limit.
     other, _ = _check(tmp_path, NOTEBOOK.replace("{ns}", "team-c"), NODES)
     assert _rules(other) == [("besteffort-qos", 6), ("missing-memory-limit", 9), ("missing-memory-request", 9)]

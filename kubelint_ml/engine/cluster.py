@@ -214,6 +214,23 @@ class ClusterFacts(Record):
             self.pod_groups[(_ns(obj), name)] = mm if isinstance(mm, int) and not isinstance(mm, bool) else None
         return True
 
+    def describe(self) -> str:
+        """What the run knows of the cluster, for -v: "cluster facts: 16 Nodes (2 node pools), 3 LimitRanges..."."""
+        counts = [
+            (len(self.nodes), "Node", _pools_text(len(self.node_pools())) if self.nodes else ""),
+            (sum(len(v) for v in self.limit_ranges.values()), "LimitRange", ""),
+            (len({ref for v in self.quotas.values() for _, ref in v}), "ResourceQuota", ""),
+            (len(self.namespaces), "Namespace", ""),
+            (len(self.pvcs), "PersistentVolumeClaim", ""),
+            (len(self.flavors), "ResourceFlavor", ""),
+            (len(self.cluster_queues), "ClusterQueue", ""),
+            (len(self.local_queues), "LocalQueue", ""),
+            (len(self.volcano_queues), "Volcano Queue", ""),
+            (len(self.pod_groups), "PodGroup", ""),
+        ]
+        parts = [f"{n} {what}{'s' if n != 1 else ''}{extra}" for n, what, extra in counts if n]
+        return "cluster facts: " + ", ".join(parts)
+
     # ------------------------------------------------------------------
 
     def limit_ranges_in(self, namespace: str | None) -> tuple[LimitRange, ...]:
@@ -231,6 +248,10 @@ class ClusterFacts(Record):
         if self._pools is None:
             self._pools = _pools(self.nodes)
         return self._pools
+
+
+def _pools_text(n: int) -> str:
+    return f" ({n} node pool{'s' if n != 1 else ''})"
 
 
 def _pools(nodes: list[tuple[K8sObject, str]]) -> list[NodePool]:

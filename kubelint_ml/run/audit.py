@@ -340,6 +340,8 @@ class Audit:
             findings.extend(own)
             _count(summary, key[0], 0, own)
         self.notes.extend(ctx.notes)
+        if inputs.verbose and self.facts.cluster:
+            self.notes.append(self.facts.cluster.describe())
         if inputs.verbose and self.skipped:
             kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(self.skipped.items()))
             self.notes.append(f"skipped objects of kinds audit does not judge: {kinds}")

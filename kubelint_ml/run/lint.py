@@ -189,6 +189,8 @@ def _run(paths: list[str], inputs: RunInputs, session: dict | None) -> tuple[Run
         tool_version=__version__,
         warnings=warnings,
     )
+    if inputs.verbose and facts.cluster:
+        run_notes.append(facts.cluster.describe())
     return result, notes + total.notes + run_notes
 
 
