@@ -429,3 +429,28 @@ def test_usage_sizes_the_owners_found(tmp_path: Path) -> None:
     assert f["message"] == (
         "container 'server': memory limit 2Gi is below the observed peak 3Gi over 14d; set it to 3712Mi (peak + 20%) [3 pods]"
     )
+
+
+def test_roles_of_one_owner_make_one_finding(tmp_path: Path) -> None:
+    """A PyTorchJob's master (no GPU) and workers (GPUs) both lack a memory limit: one finding for the
+    job, at the most severe wording (GPU pods: error), holding for all five pods."""
+    items = [obj("kubeflow.org/v1", "PyTorchJob", "mixed", "ml", {"pytorchReplicaSpecs": {}})]
+    for i, role in enumerate(["master", "worker", "worker", "worker", "worker"]):
+        res = {"requests": {"cpu": "2"}} if role == "master" else GPU
+        items.append(
+            pod(
+                f"mixed-{role}-{i}",
+                "ml",
+                [container("pytorch", "pytorch/pytorch:2.3.0", res, token=f"m{i}abc")],
+                owned_by=owner("kubeflow.org/v1", "PyTorchJob", "mixed"),
+                labels={"training.kubeflow.org/replica-type": role},
+                token=f"m{i}abc",
+                priority_class="high",
+                restart="OnFailure",
+            )
+        )
+    path = tmp_path / "mixed.json"
+    path.write_text(kubectl_list(items))
+    _, out, _ = _run(["audit", str(path), "-f", "json"])
+    limits = [f for f in _findings(out) if f["rule"] == "missing-memory-limit"]
+    assert [(f["severity"], f["data"]["pods"], f["data"]["ownerPods"]) for f in limits] == [("error", 5, 5)]

@@ -49,6 +49,9 @@ _IGNORE = "kubelint-ml.io/ignore"
 _QUEUE = "kueue.x-k8s.io/queue-name"
 
 
+_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
 class AuditError(Exception):
     """The input cannot be read (exit 2)."""
 
@@ -307,7 +310,10 @@ class Audit:
             owner = ObjectRef(api, top[1], top[0], top[2])
             info = KINDS.get((_group(api), top[1]))
             training = top[1] == "Pod" or bool(info and info.training)
-            found: dict[tuple[str, str], list] = {}
+            # Once per owner: per rule and container (the roles of a PyTorchJob share their containers'
+            # names; a rule that fires twice on one container, its n-th time with the others' n-th),
+            # the most severe wording, and every pod it holds for.
+            found: dict[tuple[str, str | None, int], list] = {}
             for shape in shapes:
                 spec = shape.item.data.get("spec")
                 # A pod is judged as its owner would be: a Deployment's pods are no training workload
@@ -315,15 +321,20 @@ class Audit:
                 skip = (
                     set() if training or is_accelerator_pod(spec if isinstance(spec, dict) else {}) else training_rules
                 )
+                seen: Counter[tuple[str, str | None]] = Counter()
                 for f in _evaluate(engine, shape.item, shape.file, ctx):
                     if f.rule in skip:
                         continue
-                    entry = found.setdefault((f.rule, f.message), [f, 0])
+                    nth = seen[(f.rule, f.container)]
+                    seen[(f.rule, f.container)] += 1
+                    entry = found.setdefault((f.rule, f.container, nth), [f, 0])
                     entry[1] += shape.count
+                    if _RANK.get(f.severity, 0) > _RANK.get(entry[0].severity, 0):
+                        entry[0] = f
             known = self.known.get(top)
             if known is not None:
-                for f in _evaluate(owner_engine, known.item, known.file, ctx):
-                    found.setdefault((f.rule, f.message), [f, total])
+                for n, f in enumerate(_evaluate(owner_engine, known.item, known.file, ctx)):
+                    found.setdefault((f.rule, f.container, -1 - n), [f, total])
             for f, count in found.values():
                 findings.append(_per_owner(f, owner, count, total))
             _count(summary, top[0], total, [f for f, _ in found.values()])
