@@ -133,7 +133,7 @@ class Linter:
         from kubelint_ml.engine.core import Engine
         from kubelint_ml.run import lint as run_lint
         from kubelint_ml.run.config import ConfigError, load_config
-        from kubelint_ml.run.facts import _profile_facts, add_facts, context_facts
+        from kubelint_ml.run.facts import _profile_facts, add_facts, context_facts, with_cluster_nodes
         from kubelint_ml.run.runner import Runner
         from kubelint_ml.run.selection import SelectionError, policy_off, select_rules
 
@@ -158,6 +158,7 @@ class Linter:
                 add_facts(facts, self.buffers.get(path, data), path, config.limits)
             context_facts(facts, list(config.context), [], config)
             _profile_facts(facts, config)
+            config = with_cluster_nodes(config, facts)  # the workspace's Nodes as node pools
         except (ConfigError, SelectionError) as e:
             raise ConfigProblem(config_path or "", getattr(e, "line", 0) or 1, str(e)) from None
         except Exception as e:  # noqa: BLE001 - a policy that does not compile, a bad context file
