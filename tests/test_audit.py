@@ -454,3 +454,22 @@ def test_roles_of_one_owner_make_one_finding(tmp_path: Path) -> None:
     _, out, _ = _run(["audit", str(path), "-f", "json"])
     limits = [f for f in _findings(out) if f["rule"] == "missing-memory-limit"]
     assert [(f["severity"], f["data"]["pods"], f["data"]["ownerPods"]) for f in limits] == [("error", 5, 5)]
+
+
+def test_yaml_on_stdin_and_a_list_item_that_is_not_an_object(dump: tuple[Path, str], tmp_path: Path) -> None:
+    import yaml
+
+    path, text = dump
+    as_yaml = yaml.safe_dump(json.loads(text), sort_keys=False)
+    _, from_file, _ = _run(["audit", str(path), "-f", "json"])
+    code, from_stdin, err = _run(["audit", "-", "-f", "json"], stdin=as_yaml)
+    assert code == 1, err
+    key = lambda f: (f["object"]["kind"], f["object"]["name"], f["rule"], f["data"]["pods"])  # noqa: E731
+    assert sorted(map(key, _findings(from_stdin))) == sorted(map(key, _findings(from_file)))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: Pod\n    metadata: {name: a}\n  - 42\n"
+    )
+    code, _, err = _run(["audit", str(bad)])
+    assert code == 2
+    assert f"{bad}:7:5: not a Kubernetes object or List" in err, err

@@ -24,6 +24,7 @@ Each object is read once (JSON streamed: :mod:`kubelint_ml.input.dump`):
 from __future__ import annotations
 
 import gc
+import io
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any
@@ -33,7 +34,7 @@ from kubelint_ml.engine.context import CONTEXT_KINDS, Facts
 from kubelint_ml.engine.core import Context, Engine
 from kubelint_ml.findings import Finding, ObjectRef, RunResult
 from kubelint_ml.input.dump import DumpError, Item, dump_limits, looks_like_json, plain_object, read_json
-from kubelint_ml.input.loader import load
+from kubelint_ml.input.loader import load, locate
 from kubelint_ml.input.objects import K8sObject, make_ref, unpack
 from kubelint_ml.input.workloads import KINDS, pod_templates
 from kubelint_ml.k8s.resources import is_accelerator_pod
@@ -156,9 +157,11 @@ class Audit:
     def read(self, fh: IO[bytes], file: str) -> None:
         """One dump (JSON streamed, YAML read whole); :class:`AuditError` when it cannot be read."""
         self.files += 1
-        head = fh.peek(64) if hasattr(fh, "peek") else b""
+        if not hasattr(fh, "peek"):  # a stream that cannot look ahead: read it whole
+            fh = io.BufferedReader(io.BytesIO(fh.read()))  # type: ignore[arg-type]
+        head = fh.peek(8192)  # type: ignore[attr-defined]
         try:
-            if looks_like_json(head[:64]) or not head:
+            if looks_like_json(head) or not head:
                 for item in read_json(fh, file):
                     self.add(item, file)
             else:
@@ -176,7 +179,8 @@ class Audit:
             unpacked = unpack(doc, file)
             if unpacked.problems:
                 prob = unpacked.problems[0]
-                raise DumpError(file, 1, 1, f"not a Kubernetes object or List: {prob.message}")
+                line, col, _ = locate(prob.root, prob.path)
+                raise DumpError(file, line, col, f"not a Kubernetes object or List: {prob.message}")
             for s in unpacked.skipped:
                 self.skipped[f"(no kind, line {s.line})"] += 1
             for obj in unpacked.objects:
@@ -372,8 +376,6 @@ class Audit:
 
 
 def _position(obj: K8sObject) -> tuple[int, int]:
-    from kubelint_ml.input.loader import locate
-
     line, col, _ = locate(obj.root, obj.base)
     return line, col
 
