@@ -85,6 +85,21 @@ def test_a_custom_node_type_resolves_from_the_cluster_nodes(tmp_path: Path) -> N
     ]
 
 
+def test_node_pools_from_nodes() -> None:
+    from kubelint_ml.engine.context import Facts
+    from kubelint_ml.run.config import Config
+    from kubelint_ml.run.facts import add_facts
+
+    facts = Facts()
+    add_facts(facts, Path(NODES).read_bytes(), "nodes.yaml", Config().limits)
+    [pool] = facts.cluster.node_pools()  # two Nodes of one shape
+    assert pool.name == "dgx-01 (2 Nodes alike from nodes.yaml)"
+    assert (pool.gpus, pool.gpu_resource, pool.memory, pool.cpu) == (8, "nvidia.com/gpu", 2000 * 2**30, 220)
+    assert (pool.kubelet_version, pool.os) == ("1.33.1", "linux")
+    assert pool.labels == {"node.kubernetes.io/instance-type": "dgx-h100"}  # the hostname is no pool label
+    assert pool.taints == (("dedicated", "training", "NoSchedule"),)
+
+
 def test_a_node_whose_taint_the_pod_does_not_tolerate_is_not_a_candidate(tmp_path: Path) -> None:
     untolerated = GPU_JOB.replace(
         "      tolerations:\n        - {key: dedicated, operator: Equal, value: training, effect: NoSchedule}\n", ""

@@ -243,8 +243,9 @@ class ClusterFacts(Record):
         return sorted(name for ns, name in self.local_queues if ns == namespace)
 
     def node_pools(self) -> list[NodePool]:
-        """One pool per node shape (labels but the hostname, allocatable, taints), named by its first node
-        and where it came from: ``dgx-01 (4 Nodes alike from cluster.yaml)``."""
+        """One pool per node shape (labels but the hostname, allocatable, taints, kubelet version and OS from
+        ``status.nodeInfo``), named by its first node and where it came from:
+        ``dgx-01 (4 Nodes alike from cluster.yaml)``."""
         if self._pools is None:
             self._pools = _pools(self.nodes)
         return self._pools
@@ -266,6 +267,9 @@ def _pools(nodes: list[tuple[K8sObject, str]]) -> list[NodePool]:
         spec = _sub(obj.data, "spec")
         taints = spec.get("taints")
         taints = taints if isinstance(taints, list) else []
+        info = _sub(status, "nodeInfo")
+        kubelet = info.get("kubeletVersion")
+        system = info.get("operatingSystem")
         key: tuple = (
             tuple(sorted(labels.items())),
             tuple(sorted((str(k), str(v)) for k, v in alloc.items())),
@@ -277,6 +281,8 @@ def _pools(nodes: list[tuple[K8sObject, str]]) -> list[NodePool]:
                 )
             ),
             bool(spec.get("unschedulable")),
+            str(kubelet).lstrip("v") if isinstance(kubelet, str) and kubelet else None,
+            system if system in ("linux", "windows") else None,
         )
         shapes.setdefault(key, []).append(obj.ref.name)
         first.setdefault(key, (obj, file))
@@ -305,6 +311,8 @@ def _pools(nodes: list[tuple[K8sObject, str]]) -> list[NodePool]:
                 cpu=_quantity(shape.get("cpu")),
                 ephemeral_storage=_quantity(shape.get("ephemeral-storage")),
                 taints=key[2],
+                kubelet_version=key[4],
+                os=key[5],
             )
         )
     return pools
