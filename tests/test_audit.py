@@ -473,3 +473,56 @@ def test_yaml_on_stdin_and_a_list_item_that_is_not_an_object(dump: tuple[Path, s
     code, _, err = _run(["audit", str(bad)])
     assert code == 2
     assert f"{bad}:7:5: not a Kubernetes object or List" in err, err
+
+
+def test_a_read_write_once_claim_on_several_nodes(tmp_path: Path) -> None:
+    pvc = obj(
+        "v1",
+        "PersistentVolumeClaim",
+        "ckpt",
+        "ml",
+        {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Ti"}}},
+    )
+    items = [pvc]
+    claim = {"volumes": [{"name": "ckpt", "persistentVolumeClaim": {"claimName": "ckpt"}}]}
+    for i in range(3):  # a JobSet's pods spread over three nodes
+        p = pod(
+            f"ft-workers-0-{i}-xyz",
+            "ml",
+            [container("train", "img", ADMITTED, token=f"f{i}abc")],
+            owned_by=owner("batch/v1", "Job", "ft-workers-0"),
+            labels={"jobset.sigs.k8s.io/jobset-name": "ft"},
+            node=f"gpu-{i}",
+            token=f"f{i}abc",
+            priority_class="high",
+            restart="Never",
+        )
+        p["spec"]["volumes"] = claim["volumes"] + p["spec"]["volumes"]
+        items.append(p)
+    for i in range(2):  # a Deployment's two pods on one node: they share the attachment
+        p = pod(
+            f"cache-5d6f7-{i}abcd",
+            "ml",
+            [container("cache", "img", ADMITTED, token=f"c{i}abc")],
+            owned_by=owner("apps/v1", "ReplicaSet", "cache-5d6f7"),
+            labels={"pod-template-hash": "5d6f7"},
+            node="cpu-1",
+            token=f"c{i}abc",
+        )
+        p["spec"]["volumes"] = claim["volumes"] + p["spec"]["volumes"]
+        items.append(p)
+    path = tmp_path / "pvc.json"
+    text = kubectl_list(items)
+    path.write_text(text)
+    _, out, _ = _run(["audit", str(path), "-f", "json"])
+    shared = [f for f in _findings(out) if f["rule"] == "volume-single-node-shared"]
+    assert [(f["object"]["kind"], f["object"]["name"], f["data"]["pods"], f["line"], f["message"]) for f in shared] == [
+        (
+            "JobSet",
+            "ft",
+            3,
+            _line_of(text, '"claimName": "ckpt"', '"name": "ft-workers-0-0-xyz"'),
+            "PVC 'ckpt' is ReadWriteOnce but its pods run on 3 nodes: all but one node's fail with a "
+            "Multi-Attach error [3 pods]",
+        )
+    ]

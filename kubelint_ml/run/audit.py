@@ -51,6 +51,7 @@ _QUEUE = "kueue.x-k8s.io/queue-name"
 
 
 _RANK = {"info": 0, "warning": 1, "error": 2}
+SHARED_VOLUME = "volume-single-node-shared"
 
 
 class AuditError(Exception):
@@ -147,6 +148,8 @@ class Audit:
         self.pods: dict[OwnerKey, list[Shape]] = {}
         self.owner_info: dict[OwnerKey, tuple[str, Mapping]] = {}
         self.known: dict[OwnerKey, Known] = {}
+        # direct owner -> claim -> (the nodes its pods run on, how many pods mount it, the first such pod)
+        self.claims: dict[OwnerKey, dict[str, list]] = {}
         self.skipped: Counter[str] = Counter()
         self.files = 0
         self.objects = 0
@@ -217,6 +220,7 @@ class Audit:
                 shape = Shape(item, file, sig)
                 shapes.append(shape)
             shape.count += 1
+            self._claims(key, data, shape)
         elif kind in CONTEXT_KINDS:
             self.facts.add_object(item.obj or plain_object(dict(data), file))
         elif (group, kind) in KINDS:
@@ -226,6 +230,61 @@ class Audit:
             )
         else:
             self.skipped[f"{kind} ({api})"] += 1
+
+    def _claims(self, key: OwnerKey, pod: Mapping, shape: Shape) -> None:
+        """The PersistentVolumeClaims the pod mounts, and the node it runs on."""
+        spec = pod.get("spec")
+        volumes = spec.get("volumes") if isinstance(spec, Mapping) else None
+        for v in volumes if isinstance(volumes, list) else ():
+            claim = v.get("persistentVolumeClaim") if isinstance(v, Mapping) else None
+            name = claim.get("claimName") if isinstance(claim, Mapping) else None
+            if isinstance(name, str):
+                entry = self.claims.setdefault(key, {}).setdefault(name, [set(), 0, shape])
+                entry[0].add(spec.get("nodeName") or "")  # type: ignore[union-attr]
+                entry[1] += 1
+
+    def shared_claims(self, engine: Engine) -> dict[OwnerKey, list[tuple[Finding, int]]]:
+        """volume-single-node-shared as it runs: a ReadWriteOnce claim mounted by an owner's pods on
+        several nodes (a Multi-Attach error), a ReadWriteOncePod claim by several pods."""
+        rule = next((r for r in self.inputs.rules if r.id == SHARED_VOLUME), None)
+        if rule is None or not self.facts.cluster.pvcs:
+            return {}
+        per_top: dict[OwnerKey, dict[str, list]] = {}
+        for key, claims in self.claims.items():
+            top, _ = self.top(key)
+            for name, (nodes, pods, shape) in claims.items():
+                entry = per_top.setdefault(top, {}).setdefault(name, [set(), 0, shape])
+                entry[0] |= nodes
+                entry[1] += pods
+        out: dict[OwnerKey, list[tuple[Finding, int]]] = {}
+        severity = (self.inputs.severity or {}).get(SHARED_VOLUME, rule.severity)
+        for top, claims in per_top.items():
+            for name, (nodes, pods, shape) in sorted(claims.items()):
+                fact = self.facts.cluster.pvcs.get((top[0], name))
+                if fact is None or not fact[0] or {"ReadWriteMany", "ReadOnlyMany"} & set(fact[0]):
+                    continue
+                once_pod = "ReadWriteOncePod" in fact[0] and "ReadWriteOnce" not in fact[0]
+                if once_pod and pods > 1:
+                    message = f"PVC '{name}' is ReadWriteOncePod but {pods} pods mount it"
+                    sev = "error"
+                elif not once_pod and len(nodes - {""}) > 1:
+                    message = (
+                        f"PVC '{name}' is ReadWriteOnce but its pods run on {len(nodes - {''})} nodes: "
+                        "all but one node's fail with a Multi-Attach error"
+                    )
+                    sev = severity
+                else:
+                    continue
+                for obj in _objects(shape.item, shape.file):
+                    path = _claim_path(obj.data, name)
+                    f = engine.finding_at(obj, path, SHARED_VOLUME, sev, message, rule.remediation, None, at_value=True)
+                    f.line += shape.item.line - 1 if shape.item.obj is None and shape.item.text else 0
+                    f.detail = (
+                        f"PersistentVolumeClaim {top[0]}/{name} ({fact[2]}) has access modes {', '.join(fact[0])}; "
+                        f"{pods} pods mount it, on nodes {', '.join(sorted(nodes - {''})[:5])}"
+                    )
+                    out.setdefault(top, []).append((f, pods))
+        return out
 
     # -- judging ---------------------------------------------------------------
 
@@ -309,6 +368,7 @@ class Audit:
         findings: list[Finding] = []
         summary: dict[str, dict[str, int]] = {}
         training_rules = {r.id for r in inputs.rules if r.workloads == "training"}
+        shared = self.shared_claims(engine)
         for top, (api, shapes) in sorted(tops.items()):
             total = sum(s.count for s in shapes)
             owner = ObjectRef(api, top[1], top[0], top[2])
@@ -335,9 +395,14 @@ class Audit:
                     entry[1] += shape.count
                     if _RANK.get(f.severity, 0) > _RANK.get(entry[0].severity, 0):
                         entry[0] = f
+            running = shared.get(top, [])
+            for n, (f, pods) in enumerate(running):
+                found[(f.rule, None, -1000 - n)] = [f, pods]
             known = self.known.get(top)
             if known is not None:
                 for n, f in enumerate(_evaluate(owner_engine, known.item, known.file, ctx)):
+                    if f.rule == SHARED_VOLUME and running:
+                        continue  # said as it runs, from the pods' nodes
                     found.setdefault((f.rule, f.container, -1 - n), [f, total])
             for f, count in found.values():
                 findings.append(_per_owner(f, owner, count, total))
@@ -378,6 +443,15 @@ class Audit:
 def _position(obj: K8sObject) -> tuple[int, int]:
     line, col, _ = locate(obj.root, obj.base)
     return line, col
+
+
+def _claim_path(pod: Mapping, claim: str) -> tuple:
+    volumes = pod.get("spec", {}).get("volumes") if isinstance(pod.get("spec"), Mapping) else None
+    for i, v in enumerate(volumes if isinstance(volumes, list) else ()):
+        pvc = v.get("persistentVolumeClaim") if isinstance(v, Mapping) else None
+        if isinstance(pvc, Mapping) and pvc.get("claimName") == claim:
+            return ("spec", "volumes", i, "persistentVolumeClaim", "claimName")
+    return ("spec", "volumes")
 
 
 def _objects(item: Item, file: str) -> list[K8sObject]:
