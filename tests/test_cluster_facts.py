@@ -458,3 +458,18 @@ def test_pod_totals_are_limitrangers() -> None:
         "minimum memory usage per Pod is 1Gi, but no request is specified",
         "maximum memory usage per Pod is 8Gi, but no limit is specified",
     ]
+
+
+def test_a_pod_larger_than_its_namespace_quota(tmp_path: Path) -> None:
+    job = _pytorch(None, 1, 32).replace("namespace: team-a", "namespace: team-b")
+    job = job.replace(
+        'limits: {nvidia.com/gpu: 32, memory: 64Gi, cpu: "8"}',
+        'limits: {nvidia.com/gpu: 32, memory: 64Gi, cpu: "8"}\n                requests: {memory: 64Gi}',
+    )
+    found, _ = _check(tmp_path, job, QUEUES)
+    got = sorted((line, m) for r, line, _, m in found if r == "limit-range-violation")
+    message = (
+        "the pod: asks for 32 nvidia.com/gpu, above the quota's requests.nvidia.com/gpu: 16 "
+        "(ResourceQuota team-b/compute)"
+    )
+    assert got == [(11, message), (22, message)]  # each pod template's spec

@@ -16,7 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from kubelint_ml.input.objects import K8sObject
-from kubelint_ml.k8s.limitrange import LimitRange, parse_limit_range, quota_required
+from kubelint_ml.k8s.limitrange import LimitRange, parse_limit_range, quota_hard, quota_required
 from kubelint_ml.k8s.nodes import NodePool
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import is_accelerator_resource
@@ -119,6 +119,7 @@ class ClusterFacts(Record):
     nodes: list[tuple[K8sObject, str]]  # (node, file)
     limit_ranges: dict[str, list[LimitRange]]  # namespace -> its LimitRanges, by name
     quotas: dict[str, list[tuple[str, str]]]  # namespace -> (hard name, "ResourceQuota ns/name")
+    quota_hard: dict[str, list[tuple[str, dict]]]  # namespace -> ("ResourceQuota ns/name", spec.hard)
     namespaces: dict[str, dict[str, str]]  # name -> labels
     pvcs: dict[tuple[str, str], tuple[tuple[str, ...], str | None, str]]  # (ns, name) -> (modes, class, file)
     flavors: dict[str, dict[str, str]]  # ResourceFlavor -> nodeLabels
@@ -131,6 +132,7 @@ class ClusterFacts(Record):
         "nodes",
         "limit_ranges",
         "quotas",
+        "quota_hard",
         "namespaces",
         "pvcs",
         "flavors",
@@ -145,6 +147,7 @@ class ClusterFacts(Record):
         self.nodes = []
         self.limit_ranges = {}
         self.quotas = {}
+        self.quota_hard = {}
         self.namespaces = {}
         self.pvcs = {}
         self.flavors = {}
@@ -160,6 +163,7 @@ class ClusterFacts(Record):
                 self.nodes,
                 self.limit_ranges,
                 self.quotas,
+                self.quota_hard,
                 self.namespaces,
                 self.pvcs,
                 self.flavors,
@@ -187,6 +191,9 @@ class ClusterFacts(Record):
         elif kind == "ResourceQuota":
             ref = f"ResourceQuota {_ns(obj)}/{name}"
             self.quotas.setdefault(_ns(obj), []).extend((hard, ref) for hard in quota_required(data))
+            hard = quota_hard(data)
+            if hard:
+                self.quota_hard.setdefault(_ns(obj), []).append((ref, hard))
         elif kind == "Namespace":
             self.namespaces[name] = _str_map(obj.metadata.get("labels"))
         elif kind == "PersistentVolumeClaim":
@@ -219,7 +226,7 @@ class ClusterFacts(Record):
         counts = [
             (len(self.nodes), "Node", _pools_text(len(self.node_pools())) if self.nodes else ""),
             (sum(len(v) for v in self.limit_ranges.values()), "LimitRange", ""),
-            (len({ref for v in self.quotas.values() for _, ref in v}), "ResourceQuota", ""),
+            (sum(len(v) for v in self.quota_hard.values()), "ResourceQuota", ""),
             (len(self.namespaces), "Namespace", ""),
             (len(self.pvcs), "PersistentVolumeClaim", ""),
             (len(self.flavors), "ResourceFlavor", ""),
@@ -238,6 +245,9 @@ class ClusterFacts(Record):
 
     def quotas_in(self, namespace: str | None) -> list[tuple[str, str]]:
         return self.quotas.get(namespace, []) if namespace else []
+
+    def quota_hard_in(self, namespace: str | None) -> list[tuple[str, dict]]:
+        return self.quota_hard.get(namespace, []) if namespace else []
 
     def local_queues_in(self, namespace: str) -> list[str]:
         return sorted(name for ns, name in self.local_queues if ns == namespace)

@@ -315,3 +315,63 @@ def quota_violations(containers: list[AdmittedContainer], required: list[tuple[s
             what = "limit" if part == "limits" else "request"
             out.append(Violation(c, part, res, f"must specify {part}.{res}: no {res} {what}", origin))
     return out
+
+
+# Quota names that bound what pods ask for: compute resources of the requests or limits.
+_QUOTA_PARTS = {
+    "cpu": ("requests", "cpu"),
+    "memory": ("requests", "memory"),
+    "ephemeral-storage": ("requests", "ephemeral-storage"),
+}
+
+
+def quota_hard(data: Mapping) -> dict[str, tuple[Fraction, str]]:
+    """``spec.hard`` of an unscoped quota: name -> (value, as written)."""
+    spec = data.get("spec")
+    if not isinstance(spec, Mapping) or spec.get("scopes") or spec.get("scopeSelector"):
+        return {}
+    return _raw_list(spec.get("hard"))
+
+
+def _quota_part(name: str) -> tuple[str, str] | None:
+    if name in _QUOTA_PARTS:
+        return _QUOTA_PARTS[name]
+    for part in ("requests", "limits"):
+        if name.startswith(part + "."):
+            return part, name[len(part) + 1 :]
+    return None
+
+
+def _pod_total(containers: list[AdmittedContainer], limits: bool) -> dict[str, Fraction]:
+    """What the quota charges one pod: the app containers' sum, or the largest init container when more."""
+    total: dict[str, Fraction] = {}
+    for c in containers:
+        if not c.init:
+            for k, v in (c.limits if limits else c.requests).items():
+                total[k] = total.get(k, Fraction(0)) + v
+    for c in containers:
+        if c.init:
+            for k, v in (c.limits if limits else c.requests).items():
+                if v > total.get(k, Fraction(0)):
+                    total[k] = v
+    return total
+
+
+def quota_total_violations(
+    containers: list[AdmittedContainer], hards: list[tuple[str, dict[str, tuple[Fraction, str]]]]
+) -> list[Violation]:
+    """A single pod that asks for more than a quota's hard limit in all: it is never admitted."""
+    out = []
+    totals = {"requests": _pod_total(containers, False), "limits": _pod_total(containers, True)}
+    for origin, hard in hards:
+        for name, (value, text) in sorted(hard.items()):
+            where = _quota_part(name)
+            if where is None:
+                continue
+            part, res = where
+            asked = totals[part].get(res)
+            if asked is not None and asked > value:
+                what = "" if part == "requests" else " in limits"
+                message = f"asks for {_show(res, asked)} {res}{what}, above the quota's {name}: {text}"
+                out.append(Violation(None, part, res, message, origin))
+    return out

@@ -4,7 +4,7 @@ the API server rejects it when it is created (kubelint_ml/k8s/limitrange.py)."""
 from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
-from kubelint_ml.k8s.limitrange import limit_range_violations, quota_violations
+from kubelint_ml.k8s.limitrange import limit_range_violations, quota_total_violations, quota_violations
 from kubelint_ml.templates._cluster import admitted, admitted_pod, cluster_of, limit_ranges, namespace_of
 from kubelint_ml.templates._common import resources_unknown
 
@@ -20,10 +20,15 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         return None  # a running pod was admitted: judged as it is
     ranges = limit_ranges(tpl, ctx)
     required = cluster.quotas_in(namespace_of(tpl))
-    if not ranges and not required:
+    hards = cluster.quota_hard_in(namespace_of(tpl))
+    if not ranges and not required and not hards:
         return None
     containers = admitted(tpl, ctx)
-    found = limit_range_violations(containers, ranges) + quota_violations(containers, required)
+    found = (
+        limit_range_violations(containers, ranges)
+        + quota_violations(containers, required)
+        + quota_total_violations(containers, hards)
+    )
     hits = []
     for v in found:
         if v.container is None:
