@@ -526,3 +526,35 @@ def test_a_read_write_once_claim_on_several_nodes(tmp_path: Path) -> None:
             "Multi-Attach error [3 pods]",
         )
     ]
+
+
+@pytest.mark.parametrize(
+    ("owned_by", "labels", "top"),
+    [
+        (owner("apps/v1", "ReplicaSet", "web-6c7d8e9f"), {"pod-template-hash": "6c7d8e9f"}, ("Deployment", "web")),
+        (owner("batch/v1", "Job", "ls-workers-0"), {"jobset.sigs.k8s.io/jobset-name": "ls"}, ("JobSet", "ls")),
+        (
+            owner("apps/v1", "ReplicaSet", "pred-00001-deployment-5f6"),
+            {"serving.kserve.io/inferenceservice": "pred", "pod-template-hash": "5f6"},
+            ("InferenceService", "pred"),
+        ),
+        (
+            owner("ray.io/v1", "RayCluster", "rj-raycluster-x1"),
+            {"ray.io/originated-from-crd": "RayJob", "ray.io/originated-from-cr-name": "rj"},
+            ("RayJob", "rj"),
+        ),
+        (
+            owner("apps/v1", "StatefulSet", "lws-0"),
+            {"leaderworkerset.sigs.k8s.io/name": "lws"},
+            ("LeaderWorkerSet", "lws"),
+        ),
+        (owner("kubeflow.org/v1", "PyTorchJob", "pt"), {}, ("PyTorchJob", "pt")),
+        (None, {}, ("Pod", "bare")),
+    ],
+)
+def test_the_top_owner_from_labels_when_the_dump_lacks_it(tmp_path: Path, owned_by, labels, top) -> None:
+    p = pod("bare", "ml", [container("c", "img", {}, token="zzzzz")], owned_by=owned_by, labels=labels, token="zzzzz")
+    path = tmp_path / "one.json"
+    path.write_text(kubectl_list([p]))
+    _, out, _ = _run(["audit", str(path), "-f", "json"])
+    assert {(f["object"]["kind"], f["object"]["name"]) for f in _findings(out)} == {top}

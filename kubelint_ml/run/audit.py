@@ -317,6 +317,9 @@ class Audit:
         isvc = labels.get("serving.kserve.io/inferenceservice")
         if isvc and key[1] != "InferenceService":  # KServe: Deployment, Knative Revision... under it
             return (ns, "InferenceService", str(isvc)), "serving.kserve.io/v1beta1"
+        lws = labels.get("leaderworkerset.sigs.k8s.io/name")
+        if lws and key[1] == "StatefulSet":  # a LeaderWorkerSet's StatefulSets are not in the dump
+            return (ns, "LeaderWorkerSet", str(lws)), "leaderworkerset.x-k8s.io/v1"
         jobset = labels.get("jobset.sigs.k8s.io/jobset-name")
         if jobset and key[1] == "Job":  # the JobSet's Jobs are not in the dump
             return (ns, "JobSet", str(jobset)), "jobset.x-k8s.io/v1alpha2"
