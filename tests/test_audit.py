@@ -558,3 +558,26 @@ def test_the_top_owner_from_labels_when_the_dump_lacks_it(tmp_path: Path, owned_
     path.write_text(kubectl_list([p]))
     _, out, _ = _run(["audit", str(path), "-f", "json"])
     assert {(f["object"]["kind"], f["object"]["name"]) for f in _findings(out)} == {top}
+
+
+def test_queue_rules_judge_the_owner_not_its_pods(tmp_path: Path) -> None:
+    queue = obj("kueue.x-k8s.io/v1beta1", "LocalQueue", "team", "research", {"clusterQueue": "cq"})
+    items = [queue] + [i for i in cluster_items() if i["kind"] != "Service"]
+    [job] = [i for i in items if i["kind"] == "PyTorchJob"]
+    gpu_template = {"spec": {"containers": [{"name": "pytorch", "image": "pytorch/pytorch:2.3.0", "resources": GPU}]}}
+    job["spec"] = {"pytorchReplicaSpecs": {"Worker": {"replicas": 4, "template": gpu_template}}}
+    job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "team"}
+    path = tmp_path / "q.json"
+    path.write_text(kubectl_list(items))
+    _, out, _ = _run(["audit", str(path), "-f", "json"])
+    # The labelled PyTorchJob is queued, though its pods carry no label of their own.
+    assert [f for f in _findings(out) if f["rule"] == "queue-name-missing"] == []
+    job["metadata"]["labels"] = {}
+    path.write_text(kubectl_list(items))
+    _, out, _ = _run(["audit", str(path), "-f", "json"])
+    missing = [
+        (f["object"]["kind"], f["object"]["name"], f["data"]["pods"])
+        for f in _findings(out)
+        if f["rule"] == "queue-name-missing"
+    ]
+    assert missing == [("PyTorchJob", "bert", 4)]

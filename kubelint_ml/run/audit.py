@@ -52,6 +52,7 @@ _QUEUE = "kueue.x-k8s.io/queue-name"
 
 _RANK = {"info": 0, "warning": 1, "error": 2}
 SHARED_VOLUME = "volume-single-node-shared"
+CLUSTER_FAMILY = "cluster"
 
 
 class AuditError(Exception):
@@ -355,6 +356,9 @@ class Audit:
         usage_rules = [r for r in inputs.rules if r.family == USAGE_FAMILY]
         rules = [r for r in inputs.rules if r.family != USAGE_FAMILY]
         engine = Engine(rules, severity_overrides=inputs.severity, known_rule_ids=known_ids)
+        # A controller's pods carry no queue label or gang of their own: the owner's object rules say it.
+        owned_rules = [r for r in rules if not (r.unit == "object" and r.family == CLUSTER_FAMILY)]
+        pod_engine = Engine(owned_rules, severity_overrides=inputs.severity, known_rule_ids=known_ids)
         # On an owner the dump holds: its object rules, and (with a usage source) the usage rules on its
         # templates, keyed by the owner as Prometheus series are.
         owner_rules = [r for r in rules if r.unit == "object"]
@@ -389,7 +393,8 @@ class Audit:
                     set() if training or is_accelerator_pod(spec if isinstance(spec, dict) else {}) else training_rules
                 )
                 seen: Counter[tuple[str, str | None]] = Counter()
-                for f in _evaluate(engine, shape.item, shape.file, ctx):
+                judge = engine if top[1] == "Pod" else pod_engine
+                for f in _evaluate(judge, shape.item, shape.file, ctx):
                     if f.rule in skip:
                         continue
                     nth = seen[(f.rule, f.container)]
