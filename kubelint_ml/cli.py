@@ -165,7 +165,8 @@ def main() -> None:
     "context_paths",
     multiple=True,
     type=PATH,
-    help="File or directory read for context (PriorityClasses, kubelet configs, CRDs), not reported on (repeatable).",
+    help="File or directory read for context (PriorityClasses, kubelet configs, CRDs; Nodes, LimitRanges, quotas, "
+    "PVCs, Kueue and Volcano queues, e.g. a kubectl get -o json dump), not reported on (repeatable).",
 )
 @click.option(
     "--helm-values",
