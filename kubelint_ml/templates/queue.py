@@ -197,9 +197,13 @@ def _quota(obj: Any, templates: list, ctx: Any, cq: ClusterQueueFact, path: tupl
 
 
 def _count(obj: Any, tpl: Any) -> int:
-    """The pods Kueue counts for a pod set: the fewest it may admit with partial admission."""
+    """The pods Kueue counts for a pod set (a Job: its parallelism, or its completions when fewer), the
+    fewest it may admit with partial admission."""
     count = tpl.replicas if tpl.replicas is not None else 1
     if obj.kind == "Job" and obj.group == "batch":
+        completions = _dig(obj.data, "spec", "completions")
+        if isinstance(completions, int) and not isinstance(completions, bool) and 0 <= completions < count:
+            count = completions  # Kueue's podsCount: parallelism, or completions when fewer
         notes = _dig(obj.data, "metadata", "annotations")
         least = notes.get(MIN_PARALLELISM) if isinstance(notes, Mapping) else None
         if isinstance(least, str) and least.isdigit():
