@@ -473,3 +473,17 @@ def test_a_pod_larger_than_its_namespace_quota(tmp_path: Path) -> None:
         "(ResourceQuota team-b/compute)"
     )
     assert got == [(11, message), (22, message)]  # each pod template's spec
+
+
+def test_a_jobs_pods_are_its_parallelism_or_its_completions_when_fewer(tmp_path: Path) -> None:
+    job = GPU_JOB.replace("spec:\n  template:", "spec:\n  parallelism: 4\n  completions: {c}\n  template:", 1)
+    job = job.replace(
+        "  namespace: team-a\n", "  namespace: team-a\n  labels: {kueue.x-k8s.io/queue-name: team-a}\n", 1
+    )
+    job = job.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 8").replace("memory: 1000Gi", "memory: 100Gi")
+    fits, _ = _check(tmp_path, job.replace("{c}", "2"), QUEUES)  # 2 × 8 = 16: the nominal quota
+    assert not [r for r, *_ in fits if r == "queue-quota-exceeded"]
+    over, _ = _check(tmp_path, job.replace("{c}", "3"), QUEUES)
+    assert [m for r, _, _, m in over if r == "queue-quota-exceeded"] == [
+        "needs 24 nvidia.com/gpu in all (3 × 8) but ClusterQueue 'team-a-cq' can provide at most 16"
+    ]
