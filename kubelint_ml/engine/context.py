@@ -17,6 +17,7 @@ from typing import Any
 
 from kubelint_ml.engine.cluster import CLUSTER_KINDS, ClusterFacts
 from kubelint_ml.input.objects import K8sObject
+from kubelint_ml.k8s.dra import DRA_CLAIM_KINDS, DraFacts
 from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 
@@ -25,6 +26,7 @@ CONTEXT_KINDS = (
     "WorkloadPriorityClass",
     "KubeletConfiguration",
     "CustomResourceDefinition",
+    *DRA_CLAIM_KINDS,
     *CLUSTER_KINDS,  # kubelint_ml/engine/cluster.py
 )
 _CONTEXT_RE = LazyPattern(rb"""["']?kind["']?\s*:\s*["']?(""" + "|".join(CONTEXT_KINDS).encode() + rb""")\b""")
@@ -141,6 +143,8 @@ class Facts(Record):
         self.crds = [] if crds is None else crds
         self._memo = {} if _memo is None else _memo
         self.cluster = ClusterFacts() if cluster is None else cluster
+        # Dynamic Resource Allocation: claims, templates and device classes (kubelint_ml/k8s/dra.py).
+        self.dra = DraFacts()
 
     def context_objects(self) -> list[dict]:
         """The context objects themselves (what CEL rules see as ``objects``; do not mutate)."""
@@ -177,6 +181,8 @@ class Facts(Record):
             self.kubelet_configs.append(KubeletConfigFact(obj.file, data, obj))
         elif kind == "CustomResourceDefinition" and group == "apiextensions.k8s.io":
             self.crds.append(data)
+        elif kind in DRA_CLAIM_KINDS:
+            self.dra.add_object(kind, group, data, name, obj.ref.namespace, obj.file)
         else:
             self.cluster.add_object(obj)
 
@@ -184,6 +190,7 @@ class Facts(Record):
         self._memo.clear()
         if profile is None:
             return
+        self.dra.add_profile(getattr(profile, "accelerator_device_classes", None))
         for name, value in profile.priority_classes.items():
             self.priority_classes.setdefault(name, PriorityClassFact(name, value, False, "profile"))
 

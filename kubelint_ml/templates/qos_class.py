@@ -6,7 +6,7 @@ from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import qos_class
 from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._cluster import admitted_pod_spec, applied_defaults
-from kubelint_ml.templates._common import accelerator_note, resources_unknown
+from kubelint_ml.templates._common import accelerator_note, gates, resources_unknown
 
 UNIT = "podTemplate"
 DEFAULTS = {"classes": ["BestEffort"]}
@@ -29,12 +29,20 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
     if resources_unknown(tpl):
         return None
-    qos = qos_class(tpl.spec)
+    enabled, qos_fix, defaulting = gates(tpl)
+    qos = qos_class(
+        tpl.spec, pod_level_enabled=enabled, pod_level_qos_fix=qos_fix, pod_level_limit_defaulting=defaulting
+    )
     if qos not in params["classes"]:
         return None
     applied = applied_defaults(tpl, ctx)
     if applied:  # the namespace's LimitRange defaults, in as the pods are created
-        admitted_qos = qos_class(admitted_pod_spec(tpl, ctx))
+        admitted_qos = qos_class(
+            admitted_pod_spec(tpl, ctx),
+            pod_level_enabled=enabled,
+            pod_level_qos_fix=qos_fix,
+            pod_level_limit_defaulting=defaulting,
+        )
         if admitted_qos != qos:
             ctx.note(
                 f"{tpl.obj.file}: {tpl.describe()}: QoS class {admitted_qos} once admitted: "
