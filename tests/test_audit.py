@@ -581,3 +581,32 @@ def test_queue_rules_judge_the_owner_not_its_pods(tmp_path: Path) -> None:
         if f["rule"] == "queue-name-missing"
     ]
     assert missing == [("PyTorchJob", "bert", 4)]
+
+
+def test_a_running_pod_is_judged_on_the_node_it_runs_on(tmp_path: Path) -> None:
+    """8 GPUs and 1000Gi, or 4 GPUs and 2000Gi: 1 GPU with 400Gi of memory strands the first node's
+    GPUs (12.5% of its GPUs, 40% of its memory) but not the second's (25%, 20%)."""
+    nodes = [
+        node("gpu-a", {"pool": "a"}, {"cpu": "96", "memory": "1000Gi", "nvidia.com/gpu": "8"}),
+        node("gpu-b", {"pool": "b"}, {"cpu": "96", "memory": "2000Gi", "nvidia.com/gpu": "4"}),
+    ]
+    res = {
+        "limits": {"nvidia.com/gpu": "1", "memory": "400Gi", "cpu": "8"},
+        "requests": {"nvidia.com/gpu": "1", "memory": "400Gi", "cpu": "8"},
+    }
+
+    def dump(on: str) -> list[dict]:
+        p = pod("one", "ml", [container("c", "img", res, token="zzzzz")], node=on, token="zzzzz", priority_class="high")
+        return nodes + [p]
+
+    shares = {}
+    for on in ("gpu-a", "gpu-b", "elsewhere"):
+        path = tmp_path / f"{on}.json"
+        path.write_text(kubectl_list(dump(on)))
+        _, out, _ = _run(["audit", str(path), "-f", "json"])
+        shares[on] = [f["message"] for f in _findings(out) if f["rule"] == "gpu-memory-share-mismatch"]
+    assert shares["gpu-a"] == [
+        "1 of 8 GPUs but 40% of node pool gpu-a (Node from " + str(tmp_path / "gpu-a.json") + ") memory (400Gi) [1 pod]"
+    ]
+    assert shares["gpu-b"] == []
+    assert shares["elsewhere"] == []  # an unknown node: judged on every pool, and it does not hold on all

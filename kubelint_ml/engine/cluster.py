@@ -323,6 +323,7 @@ def _pools(nodes: list[tuple[K8sObject, str]]) -> list[NodePool]:
                 taints=key[2],
                 kubelet_version=key[4],
                 os=key[5],
+                nodes=tuple(names),
             )
         )
     return pools

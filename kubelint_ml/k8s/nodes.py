@@ -80,6 +80,7 @@ class NodePool(Frozen):
     os: str | None
     kubelet_config: str | None
     taints: tuple[tuple[str, str, str], ...]  # (key, value, effect) of a cluster's Node
+    nodes: tuple[str, ...]  # the names of a cluster's Nodes of this shape
     _fields = (
         "name",
         "labels",
@@ -93,6 +94,7 @@ class NodePool(Frozen):
         "os",
         "kubelet_config",
         "taints",
+        "nodes",
     )
 
     def __init__(
@@ -109,10 +111,12 @@ class NodePool(Frozen):
         os: str | None = None,
         kubelet_config: str | None = None,
         taints: tuple[tuple[str, str, str], ...] = (),
+        nodes: tuple[str, ...] = (),
     ) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "labels", {} if labels is None else labels)
         object.__setattr__(self, "taints", taints)
+        object.__setattr__(self, "nodes", nodes)
         object.__setattr__(self, "gpus", gpus)
         object.__setattr__(self, "gpu_resource", gpu_resource)
         object.__setattr__(self, "memory", memory)
@@ -458,7 +462,13 @@ def tolerates(pod_spec: Mapping[str, Any], taints: Sequence[tuple[str, str, str]
 
 def pools_for_pod(pod_spec: Mapping[str, Any], pools: Sequence[NodePool]) -> list[NodePool]:
     """Pools whose labels satisfy the pod's node constraints (all pools when
-    the pod has none) and whose taints it tolerates."""
+    the pod has none) and whose taints it tolerates; a pod bound to a known Node
+    (``spec.nodeName``: a running pod) is on that Node's pool."""
+    bound = pod_spec.get("nodeName")
+    if isinstance(bound, str) and bound:
+        pinned = [p for p in pools if bound in p.nodes]
+        if pinned:
+            return pinned
     terms = _pod_terms(pod_spec)
     pools = [p for p in pools if not p.taints or tolerates(pod_spec, p.taints)]
     if terms is None:
