@@ -610,3 +610,38 @@ def test_a_running_pod_is_judged_on_the_node_it_runs_on(tmp_path: Path) -> None:
     ]
     assert shares["gpu-b"] == []
     assert shares["elsewhere"] == []  # an unknown node: judged on every pool, and it does not hold on all
+
+
+def test_pods_of_one_shape_on_nodes_of_several_shapes_are_judged_on_every_pool(tmp_path: Path) -> None:
+    nodes = [
+        node("gpu-a", {"pool": "a"}, {"cpu": "96", "memory": "1000Gi", "nvidia.com/gpu": "8"}),
+        node("gpu-b", {"pool": "b"}, {"cpu": "96", "memory": "2000Gi", "nvidia.com/gpu": "4"}),
+    ]
+    res = {
+        "limits": {"nvidia.com/gpu": "1", "memory": "400Gi", "cpu": "8"},
+        "requests": {"nvidia.com/gpu": "1", "memory": "400Gi", "cpu": "8"},
+    }
+
+    def run(on: list[str]) -> list[tuple]:
+        items = list(nodes)
+        for k, name in enumerate(on):
+            items.append(
+                pod(
+                    f"inf-7f8d9-{k}abcd",
+                    "ml",
+                    [container("c", "img", res, token=f"i{k}abc")],
+                    owned_by=owner("apps/v1", "ReplicaSet", "inf-7f8d9"),
+                    labels={"pod-template-hash": "7f8d9"},
+                    node=name,
+                    token=f"i{k}abc",
+                )
+            )
+        path = tmp_path / "d.json"
+        path.write_text(kubectl_list(items))
+        _, out, _ = _run(["audit", str(path), "-f", "json"])
+        return [
+            (f["object"]["name"], f["data"]["pods"]) for f in _findings(out) if f["rule"] == "gpu-memory-share-mismatch"
+        ]
+
+    assert run(["gpu-a", "gpu-a"]) == [("inf", 2)]
+    assert run(["gpu-a", "gpu-b"]) == []  # it does not hold on gpu-b's shape

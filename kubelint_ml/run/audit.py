@@ -118,13 +118,14 @@ def signature(pod: Mapping) -> tuple:
 class Shape:
     """The pods of one owner that share a shape: how many, and the first one (to judge)."""
 
-    __slots__ = ("count", "item", "file", "signature")
+    __slots__ = ("count", "item", "file", "signature", "nodes")
 
     def __init__(self, item: Item, file: str, signature: tuple) -> None:
         self.count = 0
         self.item = item
         self.file = file
         self.signature = signature
+        self.nodes: set[str] = set()  # the nodes its pods run on
 
 
 class Known:
@@ -155,6 +156,7 @@ class Audit:
         self.files = 0
         self.objects = 0
         self.notes: list[str] = []
+        self._node_pool: dict[str, int] | None = None  # Node name -> its node pool (once facts are in)
 
     # -- reading ---------------------------------------------------------------
 
@@ -221,6 +223,8 @@ class Audit:
                 shape = Shape(item, file, sig)
                 shapes.append(shape)
             shape.count += 1
+            spec = data.get("spec")
+            shape.nodes.add(str(spec.get("nodeName") or "") if isinstance(spec, Mapping) else "")
             self._claims(key, data, shape)
         elif kind in CONTEXT_KINDS:
             self.facts.add_object(item.obj or plain_object(dict(data), file))
@@ -231,6 +235,15 @@ class Audit:
             )
         else:
             self.skipped[f"{kind} ({api})"] += 1
+
+    def _spans_pools(self, shape: Shape) -> bool:
+        """The shape's pods run on Nodes of more than one known node pool."""
+        if len(shape.nodes) < 2:
+            return False
+        if self._node_pool is None:
+            self._node_pool = {n: i for i, p in enumerate(self.facts.cluster.node_pools()) for n in p.nodes}
+        where = self._node_pool
+        return len({where.get(n) for n in shape.nodes}) > 1
 
     def _claims(self, key: OwnerKey, pod: Mapping, shape: Shape) -> None:
         """The PersistentVolumeClaims the pod mounts, and the node it runs on."""
@@ -394,7 +407,7 @@ class Audit:
                 )
                 seen: Counter[tuple[str, str | None]] = Counter()
                 judge = engine if top[1] == "Pod" else pod_engine
-                for f in _evaluate(judge, shape.item, shape.file, ctx):
+                for f in _evaluate(judge, shape.item, shape.file, ctx, unbind=self._spans_pools(shape)):
                     if f.rule in skip:
                         continue
                     nth = seen[(f.rule, f.container)]
@@ -474,12 +487,21 @@ def _objects(item: Item, file: str) -> list[K8sObject]:
     return out
 
 
-def _evaluate(engine: Engine, item: Item, file: str, ctx: Context) -> list[Finding]:
+def _unbound(obj: K8sObject, unbind: bool) -> K8sObject:
+    """With ``unbind``, the pod judged on every node pool it may use, not the one node it runs on (the
+    pods it stands for run on nodes of several shapes)."""
+    spec = obj.data.get("spec")
+    if unbind and isinstance(spec, dict):
+        spec.pop("nodeName", None)
+    return obj
+
+
+def _evaluate(engine: Engine, item: Item, file: str, ctx: Context, unbind: bool = False) -> list[Finding]:
     """The item's findings, read again with positions (JSON) or as read (YAML)."""
     if item.obj is not None:
-        return list(engine.evaluate(item.obj, ctx))
+        return list(engine.evaluate(_unbound(item.obj, unbind), ctx))
     if item.text is None:  # a List read whole (its kind before its items): positions of the item only
-        found = list(engine.evaluate(plain_object(dict(item.data), file), ctx))
+        found = list(engine.evaluate(_unbound(plain_object(dict(item.data), file), unbind), ctx))
         for f in found:
             f.line, f.column = item.line, item.column
         return found
@@ -487,7 +509,7 @@ def _evaluate(engine: Engine, item: Item, file: str, ctx: Context) -> list[Findi
     out: list[Finding] = []
     for doc in loaded.documents:
         for obj in unpack(doc, file).objects:
-            for f in engine.evaluate(obj, ctx):
+            for f in engine.evaluate(_unbound(obj, unbind), ctx):
                 f.line += item.line - 1
                 out.append(f)
     return out
