@@ -29,7 +29,10 @@ CONTEXT_KINDS = (
     *DRA_CLAIM_KINDS,
     *CLUSTER_KINDS,  # kubelint_ml/engine/cluster.py
 )
-_CONTEXT_RE = LazyPattern(rb"""["']?kind["']?\s*:\s*["']?(""" + "|".join(CONTEXT_KINDS).encode() + rb""")\b""")
+# It starts with the literal "kind" (a quote before it changes nothing a search finds), so the regex
+# engine skips from one "kind" to the next with a fast literal scan: one pass over a file's bytes costs
+# less than a substring test per kind.
+_CONTEXT_RE = LazyPattern(rb"""kind["']?\s*:\s*["']?(""" + "|".join(CONTEXT_KINDS).encode() + rb""")\b""")
 
 
 def may_hold_context(data: bytes) -> bool:
