@@ -13,6 +13,7 @@ from kubelint_ml.engine.rulefile import load_builtin_rules
 from kubelint_ml.input.loader import load
 from kubelint_ml.input.objects import unpack
 from kubelint_ml.run.config import Config, Profile
+from kubelint_ml.run.inputs import RunInputs
 from kubelint_ml.run.lint import lint_text, run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +47,7 @@ def lint_dir(tmp_path: Path, files: dict[str, str], profile: dict | None = None)
     """Several files linted as one run (facts are collected from all of them)."""
     for name, text in files.items():
         (tmp_path / name).write_text(dedent(text))
-    result, _ = run([str(tmp_path)], _config(profile), RULES, jobs=1)
+    result, _ = run([str(tmp_path)], RunInputs(_config(profile), RULES, jobs=1))
     return [(Path(f.file).name, f.line, f.rule, f.detail) for f in result.findings if f.rule in FAMILY]
 
 
@@ -75,7 +76,7 @@ CLASSES = {"priorityClasses": [{"name": "training-high", "value": 100000}, {"nam
 
 
 def test_fixture_directory_findings():
-    result, _ = run([str(FIXTURES)], Config(), RULES, jobs=1)
+    result, _ = run([str(FIXTURES)], RunInputs(Config(), RULES, jobs=1))
     got = sorted((Path(f.file).name, f.line, f.rule, f.severity) for f in result.findings)
     assert got == [
         ("cronjob-eval.yaml", 14, "preemption-consumes-backoff", "warning"),
@@ -113,7 +114,7 @@ def test_fixture_directory_findings():
 
 
 def test_fixture_patch_and_alternative_priorities_are_quiet():
-    result, _ = run([str(FIXTURES)], Config(), RULES, jobs=1)
+    result, _ = run([str(FIXTURES)], RunInputs(Config(), RULES, jobs=1))
     files = {Path(f.file).name for f in result.findings}
     # a kustomize patch, a KAI pod with the KAI label, a RayCluster with the KubeRay label, a clean Job
     assert not files & {"kustomize-job-patch.yaml", "kai-pod.yaml", "raycluster-volcano.yaml", "job-good.yaml"}
@@ -914,7 +915,7 @@ def test_restart_kustomize_patch_is_quiet():
 
 
 def test_corpus_findings_are_few_and_pointed(corpus):
-    result, _ = run([str(corpus)], Config(), RULES, jobs=1)
+    result, _ = run([str(corpus)], RunInputs(Config(), RULES, jobs=1))
     counts: dict[str, int] = {}
     for f in result.findings:
         counts[f.rule] = counts.get(f.rule, 0) + 1
@@ -929,3 +930,74 @@ def test_corpus_findings_are_few_and_pointed(corpus):
         ("example__kubecon-2019-china__task-priority__elastic-job.yaml", 16),
         ("example__kubecon-2019-china__task-priority__elastic-job.yaml", 29),
     ]
+
+
+# --- Kubeflow Trainer: a runtime judged with the TrainJobs that use it ------------------------
+
+_RUNTIME = """apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-gpu
+spec:
+  mlPolicy: {numNodes: 2, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime
+                      resources: {limits: {nvidia.com/gpu: 8}}
+"""
+_TRAINJOB = """apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: llama-ft
+{labels}spec:
+  runtimeRef:
+    name: torch-gpu
+  trainer:
+    numNodes: 2
+"""
+
+
+def _trainer_findings(tmp_path, trainjob: str | None):
+    import json
+
+    from click.testing import CliRunner
+
+    from kubelint_ml.cli import main
+
+    (tmp_path / "runtime.yaml").write_text(_RUNTIME)
+    if trainjob is not None:
+        (tmp_path / "job.yaml").write_text(trainjob)
+    r = CliRunner().invoke(main, ["check", str(tmp_path), "-f", "json"], catch_exceptions=False)
+    return [
+        (f["file"].rsplit("/", 1)[-1], f["line"], f["path"], f["message"])
+        for f in json.loads(r.output)["findings"]
+        if f["rule"] == "missing-priority-class"
+    ]
+
+
+def test_a_runtime_whose_trainjob_sets_no_priority_gets_the_finding(tmp_path):
+    found = _trainer_findings(tmp_path, _TRAINJOB.format(labels=""))
+    assert [f[:3] for f in found] == [
+        ("runtime.yaml", 14, "spec.template.spec.replicatedJobs[0].template.spec.template.spec")
+    ]
+    assert "TrainJob 'llama-ft' sets none either" in found[0][3]
+
+
+def test_a_runtime_alone_or_with_a_trainjob_that_sets_the_priority_is_left_to_it(tmp_path):
+    assert _trainer_findings(tmp_path, None) == []
+    kueue = "  labels:\n    kueue.x-k8s.io/priority-class: research\n"
+    assert _trainer_findings(tmp_path, _TRAINJOB.format(labels=kueue)) == []
+    patched = _TRAINJOB.format(labels="") + (
+        "  runtimePatches:\n    - manager: team\n      trainingRuntimeSpec:\n        template:\n          spec:\n"
+        "            replicatedJobs:\n              - name: node\n                template:\n                  spec:\n"
+        "                    template:\n                      spec:\n                        priorityClassName: research\n"
+    )
+    assert _trainer_findings(tmp_path, patched) == []

@@ -297,6 +297,7 @@ BUILTIN_REASONS = {
     "emptydir-exceeds-ephemeral-storage": "the pod's ephemeral-storage budget and the node's local disk from the catalog",
     "emptydir-missing-ephemeral-request": "requests after defaulting across containers, and which volumes are mounted",
     "shm-too-small-for-workers": "process counts read from command lines (torchrun, DataLoader workers, mpirun)",
+    "ray-object-store-shm": "Ray's object store size and the /dev/shm KubeRay gives the Ray container",
     "priority-class-unknown": "the PriorityClasses of the cluster (other objects)",
     "priority-class-object": "the cluster's other PriorityClasses (globalDefault conflicts)",
     "preemption-backoff": "the values of other PriorityClasses",
@@ -315,6 +316,10 @@ BUILTIN_REASONS = {
     "Kubernetes version decides whether the field is dropped",
     "job-spec-invalid": "the API server rejects these Job specs itself, with the same reasons",
     "resize-policy-invalid": "the API server rejects these resizePolicy entries itself, with the same reasons",
+    "limit-range": "the namespace's LimitRanges and ResourceQuotas (other objects), applied as LimitRanger does",
+    "queue": "the namespace's Kueue LocalQueues and ClusterQueues, and Volcano Queues (other objects)",
+    "gang": "the replicas of every task, and the PodGroups of the cluster (other objects)",
+    "volume-single-node": "the access modes of the PersistentVolumeClaims (other objects)",
 }
 
 

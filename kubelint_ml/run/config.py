@@ -30,6 +30,7 @@ class Profile(Record):
     node_pools: list  # kubelint_ml.k8s.nodes.NodePool
     priority_classes: dict[str, int | None]
     accelerator_device_classes: list  # DRA DeviceClass names, or {name, resource}
+    kueue_namespaces: tuple[str, ...]  # where Kueue is to manage every accelerator workload ("*": all)
     __slots__ = _fields = (
         "kubernetes_version",
         "kubelet_version",
@@ -39,6 +40,7 @@ class Profile(Record):
         "node_pools",
         "priority_classes",
         "accelerator_device_classes",
+        "kueue_namespaces",
     )
 
     def __init__(
@@ -51,7 +53,9 @@ class Profile(Record):
         node_pools: list | None = None,
         priority_classes: dict[str, int | None] | None = None,
         accelerator_device_classes: list | None = None,
+        kueue_namespaces: tuple[str, ...] = (),
     ) -> None:
+        self.kueue_namespaces = tuple(kueue_namespaces)
         self.kubernetes_version = kubernetes_version
         self.kubelet_version = kubelet_version
         self.os = os
@@ -120,6 +124,7 @@ class Profile(Record):
             node_pools=pools,
             priority_classes=classes,
             accelerator_device_classes=list(data.get("acceleratorDeviceClasses") or []),
+            kueue_namespaces=tuple(data.get("kueueNamespaces", ())),
         )
 
     def effective_kubelet_version(self, pool: Any = None) -> str | None:
@@ -177,6 +182,7 @@ class Config(Record):
     context: list[str]  # files read for facts only, never reported on
     usage: dict  # the `usage:` section (kubelint_ml.usage.source reads it)
     admission: dict  # `kubelint-ml serve` settings (kubelint_ml.admission)
+    kinds: dict  # what is assumed of controllers (kubelint_ml.input.kinds.configure)
     __slots__ = _fields = (
         "path",
         "rules_dirs",
@@ -194,6 +200,7 @@ class Config(Record):
         "context",
         "usage",
         "admission",
+        "kinds",
     )
 
     def __init__(
@@ -214,6 +221,7 @@ class Config(Record):
         context: list[str] | None = None,
         usage: dict | None = None,
         admission: dict | None = None,
+        kinds: dict | None = None,
     ) -> None:
         self.path = path
         self.rules_dirs = [] if rules_dirs is None else rules_dirs
@@ -231,6 +239,7 @@ class Config(Record):
         self.context = [] if context is None else context
         self.usage = {} if usage is None else usage
         self.admission = {} if admission is None else admission
+        self.kinds = {} if kinds is None else kinds
 
 
 def find_config(start: str | None = None) -> str | None:
@@ -335,6 +344,7 @@ def load_config(path: str | os.PathLike | None) -> Config:
     cfg.context = [str(base / c) for c in data.get("context", [])]
     cfg.usage = dict(data.get("usage") or {})
     cfg.admission = dict(data.get("admission") or {})
+    cfg.kinds = dict(data.get("kinds") or {})
     lim = data.get("limits") or {}
     defaults = Limits()
     cfg.limits = Limits(
