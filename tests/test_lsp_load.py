@@ -251,3 +251,30 @@ def test_a_burst_in_a_context_file_relints_its_dependents_once(tmp_path: Path) -
         assert client.stop() == 0
     finally:
         client.kill()
+
+
+def test_hover_while_typing_elsewhere_answers_from_the_last_lint(tmp_path: Path) -> None:
+    """A keystroke on another line of a large buffer: hover on a finding is answered from the last
+    lint at once, not after the newest version's lint."""
+    text = pods(600)
+    path = tmp_path / "pods.yaml"
+    path.write_text(text)
+    uri = path.as_uri()
+    client = RawClient(cwd=tmp_path)
+    try:
+        client.initialize(tmp_path)
+        client.open(uri, text)
+        bad = [d for d in client.diagnostics(uri, 1, timeout=60) if d["code"] == "invalid-quantity"]
+        client.change(uri, 2, [{"text": text.replace("name: train-0\n", "name: train-00\n", 1)}])
+        t0 = time.monotonic()
+        found = client.call(
+            "textDocument/hover",
+            {"textDocument": {"uri": uri}, "position": bad[-1]["range"]["start"]},
+            timeout=30,
+        )
+        assert "invalid-quantity" in found["result"]["contents"]["value"]
+        assert time.monotonic() - t0 < 0.5
+        client.diagnostics(uri, 2, timeout=60)
+        assert client.stop() == 0
+    finally:
+        client.kill()

@@ -159,9 +159,10 @@ class Linter:
 
         return mentions_context(data)
 
-    def context_paths(self) -> set[str]:
-        with self._lock:
-            return set(self._context)
+    def is_context(self, path: str) -> bool:
+        """Whether ``path`` is a context file (read from the event loop: no lock, which a lint in
+        progress holds; a dict's membership test is atomic)."""
+        return path in self._context
 
     def file_changed(self, path: str, data: bytes | None) -> bool:
         """A file's new bytes (``None``: deleted), from disk or a buffer. True when the context or a

@@ -513,7 +513,7 @@ def did_open(ls: Server, params: types.DidOpenTextDocumentParams) -> None:
         asyncio.ensure_future(_track_config(ls, uri, doc.data))
         return
     ls.owners[uri] = ls.linter.owner(path) if path is not None else None
-    if ls.linter.mentions_context(doc.data) or (path and path in ls.linter.context_paths()):
+    if ls.linter.mentions_context(doc.data) or (path is not None and ls.linter.is_context(path)):
         asyncio.ensure_future(_track(ls, uri, doc.data))
     if ls.owners[uri] is not None:
         asyncio.ensure_future(_render(ls, uri))
@@ -540,7 +540,7 @@ def did_change(ls: Server, params: types.DidChangeTextDocumentParams) -> None:
         asyncio.ensure_future(_track_config(ls, uri, doc.data))
         return
     path = path_of(uri)
-    if ls.linter.mentions_context(doc.data) or (path and path in ls.linter.context_paths()):
+    if ls.linter.mentions_context(doc.data) or (path is not None and ls.linter.is_context(path)):
         _track_soon(ls, uri)
     _schedule(ls, uri)
 
@@ -764,9 +764,21 @@ async def resolve_code_action(ls: Server, action: types.CodeAction) -> types.Cod
     return action
 
 
+def _still_valid(ls: Server, uri: str, line: int) -> Result | None:
+    """The last result, when the buffer changed since but not on ``line`` nor in its number of lines
+    (a keystroke elsewhere on a large buffer): hover need not wait for the newest lint."""
+    doc, known = ls.docs.get(uri), ls.results.get(uri)
+    if doc is None or known is None or known.doc.version == doc.version:
+        return None
+    if len(known.doc.starts) != len(doc.starts) or known.doc.line_text(line) != doc.line_text(line):
+        return None
+    return known
+
+
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 async def hover(ls: Server, params: types.HoverParams) -> types.Hover | None:
-    result = await _current(ls, params.text_document.uri)
+    uri = params.text_document.uri
+    result = _still_valid(ls, uri, params.position.line) or await _current(ls, uri)
     if result is None:
         return None
     pos = params.position
