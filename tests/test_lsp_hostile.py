@@ -297,3 +297,20 @@ def test_workspace_folders_are_taken_literally(tmp_path: Path, root: str) -> Non
         assert client.stop() == 0
     finally:
         client.kill()
+
+
+def test_fifty_thousand_watched_file_changes_do_not_block_hover(client: RawClient, tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    shutil.copy(JOB, job)
+    client.initialize(tmp_path)
+    client.open(job.as_uri(), job.read_text())
+    (bad,) = [d for d in client.diagnostics(job.as_uri(), 1) if d["code"] == "invalid-quantity"]
+    changes = [{"uri": (tmp_path / f"gone-{i}.yaml").as_uri(), "type": 3} for i in range(50_000)]
+    client.notify("workspace/didChangeWatchedFiles", {"changes": changes})
+    t0 = time.monotonic()
+    found = client.call(
+        "textDocument/hover", {"textDocument": {"uri": job.as_uri()}, "position": bad["range"]["start"]}, timeout=10
+    )
+    assert "invalid-quantity" in found["result"]["contents"]["value"]
+    assert time.monotonic() - t0 < 1.5
+    assert client.stop(30) == 0

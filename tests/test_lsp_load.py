@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("pygls", reason="pygls is not installed (the language server's dependency)")
 
-from lsp_raw import RawClient  # noqa: E402
+from lsp_raw import RawClient, children  # noqa: E402
 
 POD = """apiVersion: v1
 kind: Pod
@@ -158,19 +158,6 @@ def test_a_lone_surrogate_is_one_diagnostic_not_an_error_per_keystroke(tmp_path:
         assert client.stop() == 0
     finally:
         client.kill()
-
-
-def children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry.name))
-    return out
 
 
 def rss_kib(pid: int) -> int:

@@ -911,5 +911,8 @@ def main() -> None:
         out.flush()
     except OSError:
         pass
-    server.linter.close()
-    os._exit(status)  # the worker may be in a long lint: it is not waited for
+    try:  # the sessions closed on the worker that built them (their policy helpers reaped)
+        server.worker.submit(server.linter.close).result(timeout=2)
+    except Exception:  # noqa: BLE001 - a worker in a long lint is not waited for
+        pass
+    os._exit(status)
