@@ -312,5 +312,5 @@ def test_fifty_thousand_watched_file_changes_do_not_block_hover(client: RawClien
         "textDocument/hover", {"textDocument": {"uri": job.as_uri()}, "position": bad["range"]["start"]}, timeout=10
     )
     assert "invalid-quantity" in found["result"]["contents"]["value"]
-    assert time.monotonic() - t0 < 1.5
+    assert time.monotonic() - t0 < 3
     assert client.stop(30) == 0

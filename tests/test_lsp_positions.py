@@ -325,3 +325,27 @@ def test_fix_all_in_a_lightbulb_is_made_when_resolved(tmp_path: Path) -> None:
     finally:
         assert client.stop() == 0
         client.kill()
+
+
+def test_the_buffer_model_keeps_its_lines_through_random_edits() -> None:
+    """The server's buffer (kept line starts updated edit by edit) against the lines found again
+    from scratch, through random edits with CR, LF, CRLF, U+2028, NEL and astral characters."""
+    import random
+
+    from kubelint_ml.lsp.documents import Document
+
+    rnd = random.Random(41)
+    pieces = ["a", "é", "𝔘", "\n", "\r", "\r\n", "\u2028", "\x85", "  ", "key: value"]
+    doc = Document("file:///x", "".join(rnd.choice(pieces) for _ in range(200)))
+    for _ in range(3000):
+        doc.starts  # noqa: B018 - kept between edits, as the server keeps them
+        a = rnd.randrange(len(doc.text) + 1)
+        b = min(len(doc.text), a + rnd.randrange(4))
+        doc.replace(a, b, "".join(rnd.choice(pieces) for _ in range(rnd.randrange(3))))
+        fresh = Document("file:///y", doc.text)
+        assert doc.starts == fresh.starts
+        line = rnd.randrange(len(fresh.starts) + 1)
+        for enc in ("utf-8", "utf-16", "utf-32"):
+            assert doc.offset(line, 3, enc) == fresh.offset(line, 3, enc)
+            off = rnd.randrange(len(doc.text) + 1)
+            assert doc.position(off, enc) == fresh.position(off, enc)
