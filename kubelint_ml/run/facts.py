@@ -22,8 +22,8 @@ from kubelint_ml.run.config import Config, ConfigError
 MAX_KEPT_BYTES = 64 * 1024 * 1024
 # From this many files, with more than one job, the first pass is shared by forked workers too.
 PARALLEL_SCAN_MIN_FILES = 512
-# "WorkloadPriorityClass" contains "PriorityClass": one scan finds both.
-_CONTEXT_WORDS = tuple(k.encode() for k in CONTEXT_KINDS if k != "WorkloadPriorityClass")
+# "WorkloadPriorityClass" contains "PriorityClass" (and "ResourceClaimTemplate" "ResourceClaim"): one scan finds both.
+_CONTEXT_WORDS = tuple(k.encode() for k in CONTEXT_KINDS if k not in ("WorkloadPriorityClass", "ResourceClaimTemplate"))
 
 
 def mentions_context(data: bytes) -> bool:
@@ -154,7 +154,9 @@ def context_facts(facts: Facts, paths: list[str], linted: list[Source], config: 
             except OSError:
                 continue
             if len(data) <= config.limits.max_file_bytes and mentions_context(data):
+                claim_files = len(facts.dra.files)
                 add_facts(facts, data, s.path, config.limits)
+                facts.dra.from_context = facts.dra.from_context or len(facts.dra.files) > claim_files
 
 
 def _profile_facts(facts: Facts, config: Config) -> None:
