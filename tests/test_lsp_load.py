@@ -265,3 +265,64 @@ def test_hover_while_typing_elsewhere_answers_from_the_last_lint(tmp_path: Path)
         assert client.stop() == 0
     finally:
         client.kill()
+
+
+CLAIMS = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: {name}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+"""
+CLAIMING_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: train
+        image: pytorch/pytorch
+        resources:
+          claims:
+          - name: gpu
+      resourceClaims:
+      - name: gpu
+        resourceClaimTemplateName: single-gpu
+"""
+
+
+@pytest.mark.parametrize("name", ["single-gpu", "other-gpu"])
+def test_resource_claims_elsewhere_in_the_workspace_are_context(tmp_path: Path, name: str) -> None:
+    """A ResourceClaimTemplate in another file of the workspace: the Job's findings are those of
+    `check <folder>` for it, whether the template it names is there or not."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "claims.yaml").write_text(CLAIMS.format(name=name))
+    job = tmp_path / "job.yaml"
+    job.write_text(CLAIMING_JOB)
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", ".", "-f", "json"], capture_output=True, text=True, cwd=tmp_path
+    )
+    want = sorted((f["rule"], f["line"]) for f in json.loads(r.stdout)["findings"] if f["file"] == "job.yaml")
+    client = RawClient(cwd=tmp_path)
+    try:
+        client.initialize(tmp_path)
+        client.wait(lambda m: "context indexed" in str(m.get("params", {}).get("message")), timeout=30)
+        client.open(job.as_uri(), CLAIMING_JOB)
+        got = sorted((d["code"], d["range"]["start"]["line"] + 1) for d in client.diagnostics(job.as_uri(), 1))
+        assert got == want
+        assert client.stop() == 0
+    finally:
+        client.kill()

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kubelint_ml.engine.api import IGNORE_ANNOTATION
-from kubelint_ml.engine.context import Facts
+from kubelint_ml.engine.context import CONTEXT_KINDS, Facts
 from kubelint_ml.findings import Finding, RuleInfo
 from kubelint_ml.fix import SAFE, Fix, put
 
@@ -462,9 +462,9 @@ _LONE_CR = re.compile(rb"\r(?!\n)")
 # The context kinds the editor's rules read. CustomResourceDefinitions are context for `check
 # --schema` only (schema validation is not run in the editor): a file of CRDs is neither parsed nor
 # kept, however large.
-EDITOR_CONTEXT = frozenset(("PriorityClass", "WorkloadPriorityClass", "KubeletConfiguration"))
+EDITOR_CONTEXT = frozenset(k for k in CONTEXT_KINDS if k != "CustomResourceDefinition")
 _EDITOR_CONTEXT_RE = re.compile(
-    rb"""["']?kind["']?\s*:\s*["']?(PriorityClass|WorkloadPriorityClass|KubeletConfiguration)\b"""
+    rb"""["']?kind["']?\s*:\s*["']?(""" + "|".join(sorted(EDITOR_CONTEXT)).encode() + rb""")\b"""
 )
 
 
