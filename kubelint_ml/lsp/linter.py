@@ -4,9 +4,15 @@ its fixes as `check --fix` makes them, and the suppression the docs describe.
 A buffer is linted with the configuration `check` would use for its file (``.kubelint-ml.yaml``
 found upward from it, or the one the editor has open, unsaved), the rules, severities, excludes and
 Rego policies it selects, and the context the workspace gives (PriorityClasses,
-WorkloadPriorityClasses, KubeletConfigurations, CRDs): the files of the workspace folders that
-mention a context kind, read in the background and kept current from disk and from open buffers.
-The findings are then those of ``kubelint-ml check <workspace folder>`` for that file.
+WorkloadPriorityClasses, KubeletConfigurations, resource claims and device classes; CRDs matter to
+schema validation only, which the editor does not run): the files of the workspace folders that
+mention a context kind, read in the background, each parsed once per change of its bytes and kept
+current from disk and from open buffers. The findings are then those of ``kubelint-ml check
+<workspace folder>`` for that file.
+
+Every method that builds or uses a session (its rule engine, its policy engines and their helper
+process) is called on the server's one worker thread: a Rego engine must stay on the thread that
+built it.
 """
 
 from __future__ import annotations
@@ -311,23 +317,11 @@ class Linter:
         found = s.finish(out.findings)
         return [f for f in found if f.suppressed is None], [f for f in found if f.suppressed is not None], s
 
-    def fixed(self, path: str, data: bytes, unsafe: bool) -> bytes:
-        """The buffer as `check --fix` (``--unsafe-fixes``) would write it."""
-        from kubelint_ml.fix.apply import fix_file
-
-        active, suppressed, s = self.lint(path, data)
-        display = _display(path, self.roots)
-
-        def relint(new: bytes) -> tuple[list[Finding], list[Finding]]:
-            a, b, _ = self.lint(path, new)
-            return a, b
-
-        return fix_file(display, data, active, suppressed, unsafe=unsafe, relint=relint).after
-
     def fixed_from(
         self, path: str, data: bytes, active: list[Finding], suppressed: list[Finding], unsafe: bool
     ) -> bytes:
-        """As :meth:`fixed`, from the findings a lint of ``data`` already gave (copies: they are changed)."""
+        """The buffer as `check --fix` (``--unsafe-fixes``) would write it, from the findings a lint of
+        ``data`` already gave (copies: they are changed)."""
         from kubelint_ml.fix.apply import fix_file
 
         display = _display(path, self.roots)
