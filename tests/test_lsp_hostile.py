@@ -53,6 +53,10 @@ def test_a_content_length_too_long_or_too_short_loses_one_frame_at_most(client: 
     client.raw(b"Content-Length: %d\r\n\r\n" % len(fourth) + fourth)
     assert client.answer(104)["result"] is None
     assert client.answer(103)["result"] is None
+    # too long, and nothing after it: the message is taken once the input pauses
+    fifth = body(HOVER % 105)
+    client.raw(b"Content-Length: %d\r\n\r\n" % (len(fifth) + 30) + fifth)
+    assert client.answer(105)["result"] is None
     # garbage between frames, a frame that is not JSON: a parse error, then the server goes on
     client.raw(b"this is no header\r\n\r\n")
     client.raw(b"Content-Length: 5\r\n\r\n{oops")
