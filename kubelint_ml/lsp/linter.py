@@ -458,7 +458,7 @@ _LONE_CR = re.compile(rb"\r(?!\n)")
 # kept, however large.
 EDITOR_CONTEXT = frozenset(k for k in CONTEXT_KINDS if k != "CustomResourceDefinition")
 _EDITOR_CONTEXT_RE = re.compile(
-    rb"""["']?kind["']?\s*:\s*["']?(""" + "|".join(sorted(EDITOR_CONTEXT)).encode() + rb""")\b"""
+    rb"""kind["']?\s*:\s*["']?(""" + "|".join(sorted(EDITOR_CONTEXT)).encode() + rb""")\b"""
 )
 
 
