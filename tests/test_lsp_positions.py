@@ -138,32 +138,37 @@ def test_quick_fixes_and_fix_all_equal_check_fix(tmp_path: Path, encoding: str, 
         else:
             (fix_all,) = found
             assert apply(text, edits_of(fix_all, uri, 1), encoding).encode() == safe
-        # each quick fix of a rule found once, applied alone: what check --fix --select <rule> writes
         tried = 0
         for rule, found_here in sorted(by_rule.items()):
-            if len(found_here) != 1:
-                continue
-            (d,) = found_here
-            actions = client.call(
-                "textDocument/codeAction",
-                {
-                    "textDocument": {"uri": uri},
-                    "range": d["range"],
-                    "context": {"diagnostics": [d], "only": ["quickfix"]},
-                },
-                timeout=60,
-            )["result"]
-            fixes = [a for a in actions if a["title"].endswith(f"[{rule}]")]
+            # every finding of the rule: its quick fix; applied together (they do not overlap), the
+            # edits `check --fix --select <rule>` makes
+            fixes, suppress = [], []
+            for d in found_here:
+                actions = client.call(
+                    "textDocument/codeAction",
+                    {
+                        "textDocument": {"uri": uri},
+                        "range": d["range"],
+                        "context": {"diagnostics": [d], "only": ["quickfix"]},
+                    },
+                    timeout=60,
+                )["result"]
+                mine = [a for a in actions if a["diagnostics"] == [d]]
+                fixes += [a for a in mine if a["title"].endswith(f"[{rule}]")]
+                suppress += [a for a in mine if a["title"].startswith(f"Suppress {rule} ")]
             want = check_fix(tmp_path, data, rule)
             if want == data:  # check --fix makes no edit (or undoes one that would not parse)
                 assert fixes == [], rule
                 continue
-            (fix,) = fixes
-            assert apply(text, edits_of(fix, uri, 1), encoding).encode() == want, rule
+            assert len(fixes) == len(found_here), rule
+            edits = []  # an edit two fixes both make is made once (as check --fix takes it)
+            for e in (e for fix in fixes for e in edits_of(fix, uri, 1)):
+                if e not in edits:
+                    edits.append(e)
+            assert apply(text, edits, encoding).encode() == want, rule
             tried += 1
             # the suppression: the annotation added, nothing else changed (on CR-only text the fix
             # engine's insertion would not parse, and it is not offered, as check --fix would undo it)
-            suppress = [a for a in actions if a["title"].startswith(f"Suppress {rule} ")]
             assert suppress or eol in ("cr", "mixed")
             for action in suppress:
                 suppressed = apply(text, edits_of(action, uri, 1), encoding)
