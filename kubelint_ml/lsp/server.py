@@ -50,6 +50,9 @@ from kubelint_ml.lsp.linter import ConfigProblem, Fixes, Linter, finding_range
 SOURCE = "kubelint-ml"
 FIX_ALL = "source.fixAll.kubelint-ml"
 DEBOUNCE = 0.03  # seconds: a burst of keystrokes is linted once
+# Buffers up to this size get their quick fixes' parse made right after their diagnostics; a larger
+# one when a code action first asks (its parse tree is held only once wanted).
+WARM_MAX_BYTES = 4 * 1024 * 1024
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
@@ -360,7 +363,7 @@ async def _lint(ls: Server, uri: str, gen: int, debounce: bool = True) -> None:
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=uri, version=result.version, diagnostics=result.diagnostics)
     )
-    if result.findings:
+    if result.findings and len(result.doc.data) <= WARM_MAX_BYTES:
         asyncio.ensure_future(ls.run_in_worker(_warm_job, ls, uri, gen, result))
 
 
