@@ -71,7 +71,7 @@ def test_code_actions_on_a_400_pod_buffer_answer_from_its_lint(tmp_path: Path) -
 def test_nothing_waits_behind_a_long_lint_and_requests_can_be_cancelled(tmp_path: Path) -> None:
     small, big = tmp_path / "small.yaml", tmp_path / "big.yaml"
     small.write_text(pods(1))
-    big.write_text(pods(1000))
+    big.write_text(pods(2000))  # its lint takes long enough to be under way when the cancel comes
     client = RawClient(cwd=tmp_path)
     try:
         client.initialize(tmp_path)
