@@ -326,3 +326,65 @@ def test_resource_claims_elsewhere_in_the_workspace_are_context(tmp_path: Path, 
         assert client.stop() == 0
     finally:
         client.kill()
+
+
+GPU_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: team-a
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      priorityClassName: high
+      nodeSelector:
+        node.kubernetes.io/instance-type: dgx-h100
+      tolerations:
+        - {key: dedicated, operator: Equal, value: training, effect: NoSchedule}
+      containers:
+        - name: train
+          image: python:3.12
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+              memory: 1000Gi
+"""
+
+
+def test_cluster_nodes_in_the_workspace_are_node_pools_and_follow_their_edits(tmp_path: Path) -> None:
+    """The workspace's Nodes are node pools, as `check <folder>` takes them; emptied in the editor,
+    the Job is linted again with the new context (the same session, new facts and pools)."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    nodes = tmp_path / "nodes.yaml"
+    shutil.copy(Path(__file__).resolve().parent.parent / "fixtures" / "cluster" / "nodes-limitrange.yaml", nodes)
+    job = tmp_path / "job.yaml"
+    job.write_text(GPU_JOB)
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", ".", "-f", "json"], capture_output=True, text=True, cwd=tmp_path
+    )
+    want = sorted((f["rule"], f["line"]) for f in json.loads(r.stdout)["findings"] if f["file"] == "job.yaml")
+    assert ("gpu-memory-share-mismatch", 21) in want
+    client = RawClient(cwd=tmp_path)
+    try:
+        client.initialize(tmp_path)
+        client.wait(lambda m: "context indexed" in str(m.get("params", {}).get("message")), timeout=30)
+        client.open(job.as_uri(), GPU_JOB)
+        got = sorted((d["code"], d["range"]["start"]["line"] + 1) for d in client.diagnostics(job.as_uri(), 1))
+        assert got == want
+        client.open(nodes.as_uri(), nodes.read_text())
+        client.change(nodes.as_uri(), 2, [{"text": "apiVersion: v1\nkind: List\nitems: []\n"}])
+        deadline = time.monotonic() + 20
+        while True:
+            codes = {d["code"] for d in client.diagnostics(job.as_uri(), 1, timeout=20)}
+            if "gpu-memory-share-mismatch" not in codes or time.monotonic() > deadline:
+                break
+        assert "gpu-memory-share-mismatch" not in codes
+        assert client.stop() == 0
+    finally:
+        client.kill()

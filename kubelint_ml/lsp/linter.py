@@ -61,6 +61,7 @@ class Session:
     all_ids: set = field(default_factory=set)
     engine: Any = None
     context_gen: int = 0  # the workspace context its facts were made from
+    base_config: Any = None  # the config before the workspace's Nodes were added to its profile
 
 
 @dataclass
@@ -238,14 +239,20 @@ class Linter:
         return facts
 
     def _refresh(self, session: Session) -> None:
+        from kubelint_ml.run import lint as run_lint
         from kubelint_ml.run.config import ConfigError
+        from kubelint_ml.run.facts import with_cluster_nodes
         from kubelint_ml.run.runner import Runner
 
+        base = session.base_config if session.base_config is not None else session.config
         try:
-            facts = self._facts(session.config)
+            facts = self._facts(base)
         except ConfigError as e:
-            raise ConfigProblem(session.config.path or "", getattr(e, "line", 0) or 1, str(e)) from None
-        session.runner = Runner(session.engine, session.config, facts, None, False, None, session.policies)
+            raise ConfigProblem(base.path or "", getattr(e, "line", 0) or 1, str(e)) from None
+        config = with_cluster_nodes(base, facts)  # the workspace's Nodes as node pools, as they are now
+        session.config = config
+        session.finish = lambda f: run_lint._finish(f, config)
+        session.runner = Runner(session.engine, config, facts, None, False, None, session.policies)
         session.context_gen = self._context_gen
 
     def _drop_sessions(self) -> None:
@@ -282,6 +289,7 @@ class Linter:
             if policies is not None:
                 policies.choose(policy_off(config, policy_ids, ()), severity)
             rules = [r for r in rules if r.family != "usage"]  # no Prometheus per keystroke: see docs/editors.md
+            base = config
             facts = self._facts(config)
             config = with_cluster_nodes(config, facts)  # the workspace's Nodes as node pools
         except (ConfigError, SelectionError) as e:
@@ -303,6 +311,7 @@ class Linter:
             set(all_ids),
             engine,
             self._context_gen,
+            base,
         )
 
     # ------------------------------------------------------------------
@@ -354,7 +363,7 @@ class Linter:
         try:
             with self._lock:
                 inputs = RunInputs(
-                    s.config,
+                    s.base_config if s.base_config is not None else s.config,  # run adds the Nodes itself
                     list(s.rules.values()),
                     severity=s.severity,
                     all_rule_ids=s.all_ids,
