@@ -58,11 +58,13 @@ def select_rules(
         _fail(str(e))
 
 
-def _load_config(path: str | None) -> Any:
+def _load_config(path: str | None, start: str | None = None) -> Any:
     from kubelint_ml.run.config import ConfigError, find_config, load_config
 
     try:
-        found = path if path else find_config()
+        while start and not os.path.isdir(start):  # a name given to piped input need not exist
+            start = os.path.dirname(start) if os.path.dirname(start) != start else None
+        found = path if path else find_config(start)
         return load_config(found)
     except ConfigError as e:
         _fail(str(e))
@@ -176,6 +178,17 @@ def main() -> None:
 @click.option(
     "--helm-set", multiple=True, help="KEY=VALUE for the charts among the paths (helm template --set; repeatable)."
 )
+@click.option(
+    "--respect-gitignore/--no-respect-gitignore",
+    default=None,
+    help="Skip what .gitignore files and .git/info/exclude ignore when walking directories [default: on].",
+)
+@click.option(
+    "--stdin-filename",
+    metavar="NAME",
+    help="Show standard input as NAME in findings; excludes and the config found from NAME's directory apply.",
+)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings reach the fail level.")
 @fix_options
 @usage_cli.check_options
 @policy_options
@@ -207,6 +220,9 @@ def check(
     combine: bool = False,
     statistics: bool = False,
     show_builtin_errors: bool = False,
+    respect_gitignore: bool | None = None,
+    stdin_filename: str | None = None,
+    exit_zero: bool = False,
     **fix_args: Any,
 ) -> None:
     """Lint manifests: files, directories (recursive), quoted globs ('k8s/**/*.yaml') or - for stdin.
@@ -216,11 +232,13 @@ def check(
     from kubelint_ml.input.charts import options as render_options
 
     if not paths:
-        _fail("no paths given (try `kubelint-ml check .`)")
+        paths = ("-",) if stdin_filename else (".",)
     if len(outputs) > max(1, len(formats)):
         _fail("each --output needs a --format before it")
     formats = formats or ("text",)
-    config = _load_config(config_path)
+    config = _load_config(config_path, os.path.dirname(os.path.abspath(stdin_filename)) if stdin_filename else None)
+    if respect_gitignore is not None:
+        config.respect_gitignore = respect_gitignore
     level = fail_level or config.fail_level or "error"
     policies = load_policies(
         list(config.rules_dirs) + list(rules_dirs) + list(policy_paths),
@@ -257,6 +275,7 @@ def check(
         context=context_paths,
         session=session,
         resolve_fixes=any(fmt in ("json", "sarif") for fmt in formats) and not write_baseline,
+        stdin_name=stdin_filename,
     )
     if write_baseline:
         _record_baseline(write_baseline, result, quiet)
@@ -276,7 +295,7 @@ def check(
     )
     if verbose:
         _print_notes(notes)
-    sys.exit(2 if session.get("fix_errors") else 1 if result.failed() else 0)
+    sys.exit(2 if session.get("fix_errors") else 1 if result.failed() and not exit_zero else 0)
 
 
 def _jobs(jobs: int) -> int:

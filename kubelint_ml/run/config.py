@@ -172,6 +172,7 @@ class Config(Record):
     context: list[str]  # files read for facts only, never reported on
     usage: dict  # the `usage:` section (kubelint_ml.usage.source reads it)
     admission: dict  # `kubelint-ml serve` settings (kubelint_ml.admission)
+    respect_gitignore: bool  # a walk skips what .gitignore files ignore
     __slots__ = _fields = (
         "path",
         "rules_dirs",
@@ -189,6 +190,7 @@ class Config(Record):
         "context",
         "usage",
         "admission",
+        "respect_gitignore",
     )
 
     def __init__(
@@ -209,6 +211,7 @@ class Config(Record):
         context: list[str] | None = None,
         usage: dict | None = None,
         admission: dict | None = None,
+        respect_gitignore: bool = True,
     ) -> None:
         self.path = path
         self.rules_dirs = [] if rules_dirs is None else rules_dirs
@@ -226,6 +229,7 @@ class Config(Record):
         self.context = [] if context is None else context
         self.usage = {} if usage is None else usage
         self.admission = {} if admission is None else admission
+        self.respect_gitignore = respect_gitignore
 
 
 def find_config(start: str | None = None) -> str | None:
@@ -330,6 +334,7 @@ def load_config(path: str | os.PathLike | None) -> Config:
     cfg.context = [str(base / c) for c in data.get("context", [])]
     cfg.usage = dict(data.get("usage") or {})
     cfg.admission = dict(data.get("admission") or {})
+    cfg.respect_gitignore = data.get("respectGitignore", True)
     lim = data.get("limits") or {}
     defaults = Limits()
     cfg.limits = Limits(

@@ -128,6 +128,7 @@ def run(
     context: tuple[str, ...] = (),
     session: dict | None = None,
     resolve_fixes: bool = False,
+    stdin_name: str | None = None,
 ) -> tuple[RunResult, list[str]]:
     # Parse trees are many young, acyclic containers: collecting every 700 allocations
     # only costs time (about 7% of a run). Cycles are still collected, less often. What
@@ -152,6 +153,7 @@ def run(
             context=context,
             session=session,
             resolve_fixes=resolve_fixes,
+            stdin_name=stdin_name,
         )
     finally:
         gc.set_threshold(*threshold)
@@ -174,9 +176,10 @@ def _run(
     context: tuple[str, ...] = (),
     session: dict | None = None,
     resolve_fixes: bool = False,
+    stdin_name: str | None = None,
 ) -> tuple[RunResult, list[str]]:
     path_excludes = tuple(ex["path"] for ex in config.exclude if set(ex) <= {"path", "reason"} and "path" in ex)
-    sources = with_profile_files(collect(paths, path_excludes), config)
+    sources = with_profile_files(collect(paths, path_excludes, config.respect_gitignore, stdin_name), config)
     # Charts and kustomizations: their files out, their rendered output in (kubelint_ml/input/render.py).
     owners = charts.owners_for(sources)
     if owners is not None:  # the renderer is imported only then

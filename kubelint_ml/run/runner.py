@@ -89,7 +89,8 @@ class Runner(Record):
         self.combined = [] if combined is None else combined
         self.resolve_fixes = resolve_fixes
 
-    def lint_bytes(self, data: bytes, display: str, size: int | None = None) -> FileResult:
+    def lint_bytes(self, data: bytes, display: str, size: int | None = None, piped: bool | None = None) -> FileResult:
+        """One file's findings; ``piped``: read from standard input (by default: shown as ``<stdin>``)."""
         out = FileResult()
         limits: Limits = self.config.limits
         if len(data) > limits.max_file_bytes:
@@ -107,7 +108,9 @@ class Runner(Record):
             return out
         # Rendered output (ours, or helm's or kustomize's piped in) is YAML whatever `{{` its
         # strings hold (an Alertmanager template in a ConfigMap): no template check there.
-        rendered = display in charts.STREAMS or (display == "<stdin>" and charts.has_markers(data))
+        if piped is None:
+            piped = display == "<stdin>"
+        rendered = display in charts.STREAMS or (piped and charts.has_markers(data))
         tline = 0 if rendered else looks_like_template(data)
         if tline:
             out.findings.append(
@@ -205,10 +208,12 @@ class Runner(Record):
                 size = os.path.getsize(source.real)
         except OSError as e:
             return FileResult([parse_error(source.path, 1, 1, f"cannot read file: {e.strerror or e}")])
-        return self.lint_bytes(data, source.path, size)
+        return self.lint_bytes(data, source.path, size, source.real == "-")
 
     def lint(self, source: Source, data: bytes | None) -> FileResult:
         """``source`` from the bytes the first pass kept, else read again."""
         if source.skipped:
             return FileResult(notes=[f"{source.path}: skipped: {source.skipped}"] if self.verbose else [])
-        return self.lint_bytes(data, source.path) if data is not None else self.lint_source(source)
+        if data is None:
+            return self.lint_source(source)
+        return self.lint_bytes(data, source.path, piped=source.real == "-")

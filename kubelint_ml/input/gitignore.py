@@ -1,0 +1,258 @@
+"""``.gitignore`` rules, read as git reads them, for the directory walk.
+
+Patterns follow gitignore(5) and git's wildmatch: blank lines and ``#`` comments
+are skipped, unescaped trailing spaces dropped, ``!`` re-includes, a trailing
+``/`` matches directories only, a pattern with a ``/`` before its end is anchored
+to its file's directory (else it matches the name at any depth), ``*``, ``?`` and
+``[...]`` (ranges, ``!``/``^`` negation, ``[:alpha:]`` classes) never match a
+``/``, ``**/`` spans zero or more directories, a trailing ``/**`` everything
+inside, and ``\\`` escapes. Within one file the last matching pattern decides; a
+deeper ``.gitignore`` overrides a shallower one, and ``.git/info/exclude`` comes
+last. A file inside an ignored directory cannot be re-included: the walk does not
+enter the directory (as git does not). ``tests/test_gitignore.py`` compares the
+result with git's own on generated trees.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+# POSIX character classes inside brackets, as wildmatch knows them (C locale).
+_CLASSES = {
+    "alnum": "a-zA-Z0-9",
+    "alpha": "a-zA-Z",
+    "blank": " \\t",
+    "cntrl": "\\x00-\\x1f\\x7f",
+    "digit": "0-9",
+    "graph": "!-~",
+    "lower": "a-z",
+    "print": " -~",
+    "punct": "!-/:-@\\[-`{-~",
+    "space": " \\t\\n\\r\\f\\v",
+    "upper": "A-Z",
+    "xdigit": "0-9a-fA-F",
+}
+
+
+class Pattern:
+    __slots__ = ("regex", "negated", "dir_only", "basename")
+
+    def __init__(self, regex: re.Pattern[str], negated: bool, dir_only: bool, basename: bool) -> None:
+        self.regex = regex
+        self.negated = negated
+        self.dir_only = dir_only
+        self.basename = basename  # no slash in it: matched against the entry's name only
+
+
+def _bracket(pat: str, i: int) -> tuple[str, int] | None:
+    """The regex of the bracket expression that starts at ``pat[i] == '['``, and the index after
+    it; None when it is not closed (wildmatch then matches nothing)."""
+    n = len(pat)
+    j = i + 1
+    negate = j < n and pat[j] in "!^"
+    if negate:
+        j += 1
+    items: list[str] = []
+    first = True
+    while j < n:
+        c = pat[j]
+        if c == "]" and not first:
+            body = "".join(items)
+            return (f"[^/{body}]" if negate else f"(?!/)[{body}]"), j + 1
+        first = False
+        if c == "[" and pat.startswith("[:", j):
+            end = pat.find(":]", j + 2)
+            if end < 0:
+                items.append("\\[")
+                j += 1
+                continue
+            name = pat[j + 2 : end]
+            if name not in _CLASSES:
+                return None
+            items.append(_CLASSES[name])
+            j = end + 2
+            continue
+        if c == "\\":
+            j += 1
+            if j >= n:
+                return None
+            c = pat[j]
+        if j + 2 < n and pat[j + 1] == "-" and pat[j + 2] != "]":
+            hi = pat[j + 2]
+            k = j + 2
+            if hi == "\\":
+                k += 1
+                if k >= n:
+                    return None
+                hi = pat[k]
+            if ord(hi) >= ord(c):
+                items.append(re.escape(c) + "-" + re.escape(hi))
+            j = k + 1
+            continue
+        items.append(re.escape(c))
+        j += 1
+    return None
+
+
+def _translate(pat: str) -> str | None:
+    """The regex (anchored at both ends) of a wildmatch pattern with WM_PATHNAME; None for one
+    that can never match (a trailing backslash, an unclosed bracket)."""
+    out: list[str] = []
+    i, n = 0, len(pat)
+    while i < n:
+        c = pat[i]
+        if c == "*":
+            j = i
+            while j < n and pat[j] == "*":
+                j += 1
+            if j - i >= 2 and (i == 0 or pat[i - 1] == "/") and (j == n or pat[j] == "/"):
+                if j == n:
+                    out.append(".*")  # a trailing `**`: everything, slashes included
+                    i = j
+                else:
+                    out.append("(?:.*/)?")  # `**/`: zero or more directories
+                    i = j + 1
+                continue
+            out.append("[^/]*")
+            i = j
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            got = _bracket(pat, i)
+            if got is None:
+                return None
+            out.append(got[0])
+            i = got[1]
+        elif c == "\\":
+            if i + 1 >= n:
+                return None
+            out.append(re.escape(pat[i + 1]))
+            i += 2
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out) + r"\Z"
+
+
+def parse(text: str) -> list[Pattern]:
+    """The patterns of one ignore file, in order."""
+    out: list[Pattern] = []
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    for line in text.split("\n"):
+        if line.endswith("\r"):
+            line = line[:-1]
+        if not line or line.startswith("#"):
+            continue
+        # Trailing spaces go unless escaped with a backslash.
+        end = len(line)
+        while end > 0 and line[end - 1] == " ":
+            if end >= 2 and line[end - 2] == "\\":
+                break
+            end -= 1
+        line = line[:end]
+        negated = line.startswith("!")
+        if negated:
+            line = line[1:]
+        if not line:
+            continue
+        dir_only = line.endswith("/")
+        if dir_only:
+            line = line.rstrip("/")
+            if not line:
+                continue
+        basename = "/" not in line
+        if line.startswith("/"):
+            line = line[1:]
+        regex = _translate(line)
+        if regex is None:
+            continue
+        out.append(Pattern(re.compile(regex, re.DOTALL), negated, dir_only, basename))
+    return out
+
+
+def read_patterns(path: str) -> list[Pattern]:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(1 << 20)
+    except OSError:
+        return []
+    return parse(data.decode("utf-8", "surrogateescape"))
+
+
+class Layer:
+    """One ignore file's patterns and the directory they are relative to (absolute, with a
+    trailing separator)."""
+
+    __slots__ = ("base", "patterns")
+
+    def __init__(self, base: str, patterns: list[Pattern]) -> None:
+        self.base = base
+        self.patterns = patterns
+
+
+def decide(layers: tuple[Layer, ...], path: str, name: str, is_dir: bool) -> bool:
+    """Whether the entry at absolute ``path`` is ignored; ``layers`` from the lowest priority
+    (``info/exclude``) to the highest (the deepest ``.gitignore``)."""
+    for layer in reversed(layers):
+        if not path.startswith(layer.base):
+            continue
+        rel = path[len(layer.base) :].replace(os.sep, "/")
+        for p in reversed(layer.patterns):
+            if p.dir_only and not is_dir:
+                continue
+            if p.regex.match(name if p.basename else rel):
+                return not p.negated
+    return False
+
+
+def _git_dir(work_tree: str) -> str | None:
+    """The git directory whose ``info/exclude`` applies to ``work_tree`` (a worktree's ``.git``
+    file names its own directory; its common directory holds ``info/``)."""
+    dot = os.path.join(work_tree, ".git")
+    if os.path.isdir(dot):
+        return dot
+    try:
+        with open(dot, encoding="utf-8") as fh:
+            first = fh.readline().strip()
+    except OSError:
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    gitdir = os.path.join(work_tree, first[len("gitdir:") :].strip())
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
+            return os.path.normpath(os.path.join(gitdir, fh.read().strip()))
+    except OSError:
+        return gitdir
+
+
+def root_layers(root: str) -> tuple[Layer, ...]:
+    """The ignore files that apply to a walk of ``root`` from above it: the repository's
+    ``info/exclude`` and the ``.gitignore`` of every directory from the work tree's top down to
+    ``root``'s parent (``root``'s own is read by the walk). Outside a repository, none."""
+    start = os.path.abspath(root)
+    probe = start
+    above: list[str] = []
+    while True:
+        if os.path.exists(os.path.join(probe, ".git")):
+            break
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return ()
+        above.append(parent)
+        probe = parent
+    top = probe
+    layers: list[Layer] = []
+    git_dir = _git_dir(top)
+    if git_dir:
+        patterns = read_patterns(os.path.join(git_dir, "info", "exclude"))
+        if patterns:
+            layers.append(Layer(os.path.join(top, ""), patterns))
+    for directory in reversed(above):
+        patterns = read_patterns(os.path.join(directory, ".gitignore"))
+        if patterns:
+            layers.append(Layer(os.path.join(directory, ""), patterns))
+    return tuple(layers)

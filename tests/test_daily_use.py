@@ -1,0 +1,76 @@
+"""What a new user meets in the first hour: `check` with no path, --exit-zero, --stdin-filename."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kubelint_ml.cli import main
+
+NO_LIMIT = """apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+    - name: c
+      image: busybox
+      resources:
+        requests: {cpu: "1", memory: 1Gi, nvidia.com/gpu: 1}
+        limits: {nvidia.com/gpu: 1}
+"""
+
+
+def invoke(args: list[str], input: str | None = None):
+    return CliRunner().invoke(main, args, input=input, catch_exceptions=False)
+
+
+def found(result) -> list[tuple[str, str, int]]:
+    return [(f["file"], f["rule"], f["line"]) for f in json.loads(result.output)["findings"]]
+
+
+def test_check_without_a_path_checks_the_current_directory(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s" / "pod.yaml").write_text(NO_LIMIT)
+    monkeypatch.chdir(tmp_path)
+    r = invoke(["check", "--format", "json"])
+    assert r.exit_code == 1
+    assert found(r) == [("k8s/pod.yaml", "missing-priority-class", 4), ("k8s/pod.yaml", "missing-memory-limit", 10)]
+
+
+def test_exit_zero(tmp_path: Path) -> None:
+    p = tmp_path / "pod.yaml"
+    p.write_text(NO_LIMIT)
+    assert invoke(["check", str(p)]).exit_code == 1
+    r = invoke(["check", str(p), "--exit-zero"])
+    assert r.exit_code == 0
+    assert "missing-memory-limit" in r.output  # the findings are still reported
+    # A usage error is still exit 2.
+    assert invoke(["check", str(tmp_path / "missing.yaml"), "--exit-zero"]).exit_code == 2
+
+
+def test_stdin_filename_names_the_findings(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    r = invoke(["check", "-", "--stdin-filename", "./k8s/train.yaml", "--format", "json"], input=NO_LIMIT)
+    assert found(r) == [("k8s/train.yaml", "missing-priority-class", 4), ("k8s/train.yaml", "missing-memory-limit", 10)]
+    # No path at all with --stdin-filename reads standard input.
+    r = invoke(["check", "--stdin-filename", "k8s/train.yaml", "--format", "concise"], input=NO_LIMIT)
+    assert "k8s/train.yaml:10:9: missing-memory-limit" in r.output
+
+
+def test_stdin_filename_excludes_and_config_apply(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "team").mkdir()
+    (tmp_path / "team" / ".kubelint-ml.yaml").write_text(
+        "exclude:\n  - path: 'team/vendor/**'\n  - path: 'team/k8s/*.yaml'\n    rule: missing-memory-limit\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    # The config is found from the named file's directory upward, as for a file on disk.
+    r = invoke(["check", "-", "--stdin-filename", "team/k8s/train.yaml", "--format", "json"], input=NO_LIMIT)
+    assert found(r) == [("team/k8s/train.yaml", "missing-priority-class", 4)]
+    # A path exclude drops the piped file as it would the file itself.
+    r = invoke(["check", "-", "--stdin-filename", "team/vendor/x.yaml", "--format", "json"], input=NO_LIMIT)
+    assert r.exit_code == 0 and found(r) == []
+    # Without the name, neither applies.
+    r = invoke(["check", "-", "--format", "json"], input=NO_LIMIT)
+    assert found(r) == [("<stdin>", "missing-priority-class", 4), ("<stdin>", "missing-memory-limit", 10)]
