@@ -553,6 +553,7 @@ def _policy_rules_skipped(policy: Policy) -> list[tuple[str, str]]:
 # Why each pseudo-rule (reported by kubelint-ml about its input and its rules) is no policy.
 PSEUDO_REASONS = {
     "parse-error": "the API server decodes the object itself and rejects one that is not a valid manifest",
+    "render-error": "the API server receives rendered objects, never a chart or a kustomization",
     "schema-invalid": "the API server validates the object against its schema before any policy runs",
     "schema-unavailable": "the API server knows the schema of every kind it serves",
     "cel-evaluation-error": "an exported policy has failurePolicy: Fail: an expression that errors rejects the object",

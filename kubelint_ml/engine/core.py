@@ -15,6 +15,7 @@ from kubelint_ml.engine.api import (
     IGNORE_ANNOTATION,
     PARSE_ERROR,
     PSEUDO_RULES,
+    RENDER_ERROR,
     RULE_ERROR,
     UNIT_KINDS,
     UNKNOWN_IGNORE,
@@ -354,6 +355,23 @@ def _unit_path(unit: Unit) -> tuple:
     if unit.tpl is not None:
         return unit.tpl.spec_path
     return ()
+
+
+def render_error(file: str, message: str) -> Finding:
+    """A chart or kustomization that could not be rendered, on its Chart.yaml or kustomization.yaml."""
+    return Finding(
+        RENDER_ERROR,
+        "error",
+        message,
+        "Fix what the tool reports, install the tool, or pipe the rendered output in (or exclude the path).",
+        file,
+        1,
+        1,
+        "",
+        None,
+        None,
+        0,
+    )
 
 
 def parse_error(
