@@ -94,9 +94,10 @@ PSEUDO_RULES: dict[str, RuleInfo] = {
         RuleInfo(
             UNKNOWN_IGNORE,
             "info",
-            "Suppression annotation names an unknown rule",
-            f"A `{IGNORE_ANNOTATION}` annotation names a rule id that does not exist, so it suppresses nothing.",
-            "Correct the rule id (see `kubelint-ml rules list`) or remove it.",
+            "Suppression names an unknown rule or gives no reason",
+            f"A `{IGNORE_ANNOTATION}` annotation or a `# kubelint-ml: ignore[...]` comment names a rule id that "
+            "does not exist, or the comment gives no reason after its brackets, so it suppresses nothing.",
+            "Correct the rule id (see `kubelint-ml rules list`), give the reason, or remove it.",
             "input",
         ),
         RuleInfo(

@@ -8,6 +8,7 @@ applies suppressions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -61,12 +62,24 @@ def _ignored(ignores: dict[str, str], rule_id: str) -> str | None:
 _NO_CAP: dict[int, int] = {}  # never written: see hits_on
 
 
+# After a reason, a comma starts the next entry only when a rule id follows it: a hyphenated
+# id (`emptydir-no-size-limit`), a policy's (`main.deny`, `K8sRequiredLabels/team`) or `*`,
+# then `=`, another comma or the end. Otherwise the comma is the reason's own.
+_NEXT_ENTRY = re.compile(r"\s*(?:\*|[a-z0-9]+(?:-[a-z0-9]+)+|[A-Za-z0-9_]+(?:[./][A-Za-z0-9_-]+)+)\s*(?:=|,|$)")
+
+
 def parse_ignore(value: Any) -> dict[str, str]:
-    """``"rule-a,rule-b=reason"`` -> ``{"rule-a": "", "rule-b": "reason"}``."""
+    """``"rule-a,rule-b=reason, with a comma"`` -> ``{"rule-a": "", "rule-b": "reason, with a comma"}``."""
     out: dict[str, str] = {}
     if not isinstance(value, str):
         return out
+    entries: list[str] = []
     for part in value.split(","):
+        if entries and "=" in entries[-1] and not _NEXT_ENTRY.match(part):
+            entries[-1] += "," + part  # prose of the reason, not a rule id
+        else:
+            entries.append(part)
+    for part in entries:
         part = part.strip()
         if not part:
             continue

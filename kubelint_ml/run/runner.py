@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from kubelint_ml.engine import comments
 from kubelint_ml.engine.api import SCHEMA_INVALID, SCHEMA_UNAVAILABLE
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.engine.core import Context, Engine, parse_error
@@ -157,6 +158,8 @@ class Runner(Record):
             # evaluated in batches: see Policies.flush, called by whoever adds up the results
             self.policies.defer(display, policy_units, out.findings, out.notes if self.verbose else None)
         out.notes.extend(ctx.notes)
+        if comments.MARKER in data:  # `# kubelint-ml: ignore[...]` comments
+            out.findings.extend(comments.apply(out.findings, data, display, self.engine.known_ids))
         if rendered:
             from kubelint_ml.input.render import map_back
 
