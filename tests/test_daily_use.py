@@ -27,7 +27,7 @@ def invoke(args: list[str], input: str | None = None):
 
 
 def found(result) -> list[tuple[str, str, int]]:
-    return [(f["file"], f["rule"], f["line"]) for f in json.loads(result.output)["findings"]]
+    return [(f["file"], f["rule"], f["line"]) for f in json.loads(result.stdout)["findings"]]
 
 
 def test_check_without_a_path_checks_the_current_directory(tmp_path: Path, monkeypatch) -> None:
@@ -74,3 +74,41 @@ def test_stdin_filename_excludes_and_config_apply(tmp_path: Path, monkeypatch) -
     # Without the name, neither applies.
     r = invoke(["check", "-", "--format", "json"], input=NO_LIMIT)
     assert found(r) == [("<stdin>", "missing-priority-class", 4), ("<stdin>", "missing-memory-limit", 10)]
+
+
+MOVES = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      priorityClassName: high
+      containers:
+        - name: trainer
+          image: pytorch/pytorch
+          resources:
+            requests:
+              memory: 8Gi
+              nvidia.com/gpu: 1
+"""
+
+
+def test_fix_counts_only_findings_that_went_away(tmp_path: Path) -> None:
+    """The safe fix inserts `limits:` with the GPU; the missing memory limit, reported at
+    `resources` before, is reported at the new `limits` after: moved, not fixed."""
+    p = tmp_path / "job.yaml"
+    p.write_text(MOVES)
+    before = found(invoke(["check", str(p), "--format", "json"]))
+    assert [(rule, line) for _, rule, line in before] == [
+        ("accelerator-request-limit-mismatch", 13),
+        ("missing-memory-limit", 13),
+    ]
+    r = CliRunner().invoke(main, ["check", str(p), "--fix", "--format", "json"])
+    assert [(rule, line) for _, rule, line in found(r)] == [("missing-memory-limit", 17)]
+    assert "fixed 1 finding in 1 file" in r.stderr
+    assert p.read_text() == MOVES + "            limits:\n              nvidia.com/gpu: 1\n"
+    p.write_text(MOVES)
+    r = CliRunner().invoke(main, ["check", str(p), "--diff"])
+    assert "would fix 1 finding in 1 file" in r.stderr
