@@ -112,3 +112,50 @@ def test_fix_counts_only_findings_that_went_away(tmp_path: Path) -> None:
     p.write_text(MOVES)
     r = CliRunner().invoke(main, ["check", str(p), "--diff"])
     assert "would fix 1 finding in 1 file" in r.stderr
+
+
+def _config_error(tmp_path: Path, text: str) -> str:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(text)
+    (tmp_path / "pod.yaml").write_text(NO_LIMIT)
+    r = CliRunner().invoke(main, ["check", "--config", str(cfg), str(tmp_path / "pod.yaml")])
+    assert r.exit_code == 2
+    return r.stderr.strip()
+
+
+def test_config_traps_have_hints(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    assert _config_error(tmp_path, "profile:\n  kubernetesVersion: 1.30\n") == (
+        f"kubelint-ml: error: {cfg}:2: profile.kubernetesVersion: 1.3 is not of type 'string' "
+        '(YAML reads 1.30 as a number; quote it: "1.30")'
+    )
+    assert _config_error(tmp_path, "profile:\n\tkubernetesVersion: '1.30'\n") == (
+        f"kubelint-ml: error: {cfg}:2: invalid YAML: while scanning for the next token: found character that "
+        "cannot start any token (the line is indented with a tab: YAML indents with spaces only)"
+    )
+    assert _config_error(tmp_path, "profile:\n  nodePools:\n    - name: a100\n      instanceType: p4d.24xlarg\n") == (
+        f"kubelint-ml: error: {cfg}:4: profile.nodePools[a100].instanceType: unknown instance type 'p4d.24xlarg' "
+        "(did you mean 'p4d.24xlarge'?) (the built-in catalog's types are in kubelint_ml/data/gpu-catalog.yaml; "
+        "or give gpus, memory and cpu yourself)"
+    )
+
+
+def test_quantity_in_the_wrong_case_gets_a_did_you_mean_and_a_fix(tmp_path: Path) -> None:
+    p = tmp_path / "pod.yaml"
+    p.write_text(NO_LIMIT.replace("limits: {nvidia.com/gpu: 1}", "limits: {nvidia.com/gpu: 1, memory: 8gi}"))
+    r = invoke(["check", str(p), "--format", "concise"])
+    assert (
+        f"{p}:10:45: invalid-quantity container 'c' limits.memory '8gi' is not a valid quantity (did you mean 8Gi?)"
+        in r.stdout
+    )
+    CliRunner().invoke(main, ["check", str(p), "--fix", "--unsafe-fixes"])
+    assert "memory: 8Gi}" in p.read_text()
+
+
+def test_a_tab_in_a_manifest_gets_the_hint(tmp_path: Path) -> None:
+    p = tmp_path / "pod.yaml"
+    p.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n\tname: p\n")
+    r = invoke(["check", str(p), "--format", "concise"])
+    assert r.stdout.strip().endswith(
+        "found character that cannot start any token (the line is indented with a tab: YAML indents with spaces only)"
+    )

@@ -15,7 +15,7 @@ from kubelint_ml.input.loader import Limits, load, locate, looks_like_template, 
 from kubelint_ml.input.objects import K8sObject, unpack
 from kubelint_ml.input.sources import Source, read
 from kubelint_ml.records import Record
-from kubelint_ml.run.config import Config
+from kubelint_ml.run.config import Config, tab_hint
 
 
 class FileResult(Record):
@@ -126,7 +126,10 @@ class Runner(Record):
             return out
         loaded = load(data, limits, keep_events=self.resolve_fixes)  # fix edits come from its events
         for p in loaded.problems:
-            out.findings.append(parse_error(display, p.line, p.column, p.message, p.document))
+            message = p.message
+            if "cannot start any token" in message:
+                message += tab_hint(data, p.line)
+            out.findings.append(parse_error(display, p.line, p.column, message, p.document))
         if self.verbose and not loaded.documents and not loaded.problems:
             out.notes.append(f"{display}: skipped: empty file (no YAML documents)")
         ctx = Context(profile=self.config.profile, facts=self.facts, usage=self.usage, wants_notes=self.verbose)
