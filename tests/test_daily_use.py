@@ -159,3 +159,25 @@ def test_a_tab_in_a_manifest_gets_the_hint(tmp_path: Path) -> None:
     assert r.stdout.strip().endswith(
         "found character that cannot start any token (the line is indented with a tab: YAML indents with spaces only)"
     )
+
+
+def test_output_to_a_pipe_or_device_is_written_not_replaced(tmp_path: Path) -> None:
+    """`--output /dev/null` or a named pipe: written to, never renamed over (as root, a rename would
+    put a regular file in /dev)."""
+    import os
+    import stat
+    import threading
+
+    p = tmp_path / "pod.yaml"
+    p.write_text(NO_LIMIT)
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    r = CliRunner().invoke(main, ["check", str(p), "--format", "concise", "--output", str(fifo)])
+    reader.join(timeout=30)
+    assert r.exit_code == 1
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert b"missing-memory-limit" in got[0]
+    assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]

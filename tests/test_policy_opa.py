@@ -93,6 +93,7 @@ def _norm(value):
     return json.dumps(value, sort_keys=True)
 
 
+@pytest.mark.slow  # the whole corpus
 def test_strict_outcomes_and_messages_equal_opas(opa, documents):
     mod, engine = opa
     ev = _ours(strict=True)
@@ -110,6 +111,7 @@ def test_strict_outcomes_and_messages_equal_opas(opa, documents):
     assert differ == []
 
 
+@pytest.mark.slow  # the whole corpus
 def test_non_strict_equals_opa_wherever_opa_has_no_builtin_error(opa, documents):
     """Without --show-builtin-errors a built-in error makes its expression undefined: where OPA's
     strict evaluation has no error, non-strict results are the same; where it has one, ours is
@@ -191,6 +193,7 @@ def test_gatekeeper_users_template_as_opa_runs_it(opa):
     engine.close()
 
 
+@pytest.mark.slow  # the whole corpus
 def test_gatekeeper_library_templates_over_the_corpus_as_opa_runs_them(opa, documents):
     """Every Rego template of the gatekeeper-library (rewritten to v1 for the bindings; here as
     written, v0) with its first sample constraint's parameters, over every object of the corpus:
@@ -251,6 +254,7 @@ def _conftest_rules(path: Path) -> dict[str, list[str]]:
     return {package: names}
 
 
+@pytest.mark.slow  # the whole corpus
 def test_check_reports_per_file_what_conftest_with_opa_reports(opa):
     """End to end, as a user compares: `check --policy` over the corpus against conftest's
     evaluation (its documents, rules, exceptions and messages) done with OPA itself. Per file and

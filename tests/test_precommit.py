@@ -62,18 +62,19 @@ def test_hook_through_pre_commit_sees_the_staged_files_together(tmp_path: Path) 
     [published] = yaml.safe_load(HOOKS.read_text())
     repo = tmp_path / "repo"
     repo.mkdir()
+    # Nothing of the calling environment's git or pre-commit settings (a test runner's, a hook's).
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))},
+        "HOME": str(tmp_path),
         "PRE_COMMIT_HOME": str(tmp_path / "cache"),
         "GIT_AUTHOR_NAME": "t",
         "GIT_AUTHOR_EMAIL": "t@example.com",
         "GIT_COMMITTER_NAME": "t",
         "GIT_COMMITTER_EMAIL": "t@example.com",
-        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_GLOBAL": str(tmp_path / "gitconfig"),
         "GIT_CONFIG_NOSYSTEM": "1",
         "NO_COLOR": "1",
     }
-    env.pop("PRE_COMMIT_NO_CONCURRENCY", None)
 
     def run(*argv: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=120)
@@ -83,6 +84,7 @@ def test_hook_through_pre_commit_sees_the_staged_files_together(tmp_path: Path) 
         hook.update(language="system", entry=f"{KUBELINT} check", require_serial=require_serial)
         (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": [hook]}]}))
 
+    (tmp_path / "gitconfig").write_text("")
     assert run(GIT, "init", "-q").returncode == 0
     (repo / "k8s").mkdir()
     # Eight Jobs that name training-high, each beside a PriorityClass of its own, and training-high
