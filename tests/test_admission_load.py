@@ -48,6 +48,7 @@ def test_a_review_that_takes_too_long_is_denied_by_default(stack, tmp_path: Path
         assert resp["allowed"] is True and "review took longer than 0.2 s" in resp["warnings"][0]
 
 
+@pytest.mark.slow  # a load test: seconds of CPU
 def test_many_large_objects_at_once_none_admitted_and_memory_inside_the_limit(stack, tmp_path: Path) -> None:
     """Eight 1.5 MB Pods the rules deny, sent at once, with the server held to 256 MiB: each is
     denied (judged, or refused in time for want of memory), and the server's peak stays under it."""
