@@ -181,3 +181,14 @@ def test_output_to_a_pipe_or_device_is_written_not_replaced(tmp_path: Path) -> N
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert b"missing-memory-limit" in got[0]
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+
+
+def test_fix_never_writes_standard_input_to_a_file(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for args in (["-"], ["--stdin-filename", "k8s/job.yaml"]):
+        r = CliRunner().invoke(main, ["check", *args, "--fix", "-v", "--format", "concise"], input=MOVES)
+        assert r.exit_code == 1
+        assert "standard input cannot be written back (use --diff)" in r.stderr
+        assert sorted(p.name for p in tmp_path.iterdir()) == []  # no file named "-" or k8s/job.yaml
+    r = CliRunner().invoke(main, ["check", "--stdin-filename", "k8s/job.yaml", "--diff"], input=MOVES)
+    assert "+++ b/k8s/job.yaml" in r.stdout and "+            limits:" in r.stdout

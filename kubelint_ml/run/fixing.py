@@ -107,8 +107,8 @@ def apply_fixes(
         if data is None:
             report.notes.append(f"{file}: not fixed: the file cannot be read again")
             continue
-        if file == "-" and write:
-            report.notes.append("-: not fixed: standard input cannot be written back (use --diff)")
+        if write and _real(session, file) == "-":  # `-` shown as <stdin>, or as --stdin-filename's name
+            report.notes.append(f"{file}: not fixed: standard input cannot be written back (use --diff)")
             continue
         work.append((file, data, findings, supp_by_file.get(file, [])))
 
