@@ -40,21 +40,21 @@ def test_misspelt_resources_is_an_error_at_the_key_and_its_consequences_say_so()
             7,
             5,
             "warning",  # no GPU request is seen either: not an accelerator pod
-            "BestEffort QoS: no cpu or memory requests or limits (may follow from the unknown field 'resouces' at line 13)",
+            "BestEffort QoS: no cpu or memory requests or limits (may follow from the unknown field 'resouces')",
         ),
         (
             "missing-memory-limit",
             11,
             11,
             "warning",
-            "container 'trainer' has no memory limit (may follow from the unknown field 'resouces' at line 13)",
+            "container 'trainer' has no memory limit (may follow from the unknown field 'resouces')",
         ),
         (
             "missing-memory-request",
             11,
             11,
             "warning",
-            "container 'trainer' has no memory request or limit (may follow from the unknown field 'resouces' at line 13)",
+            "container 'trainer' has no memory request or limit (may follow from the unknown field 'resouces')",
         ),
         (
             "unknown-field",

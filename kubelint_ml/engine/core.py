@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from kubelint_ml.engine import typos
 from kubelint_ml.engine.api import (
     IGNORE_ANNOTATION,
     PARSE_ERROR,
@@ -95,6 +96,7 @@ class Engine:
         self.rules = rules
         self.overrides = severity_overrides or {}
         self.known_ids = set(known_rule_ids) | {r.id for r in rules} | set(PSEUDO_RULES)
+        self.reads_typos = any(r.id == typos.UNKNOWN_FIELD for r in rules)
         self.by_unit: dict[UnitKind, list[Rule]] = {unit: [] for unit in UNIT_KINDS}
         for r in rules:
             self.by_unit[r.unit].append(r)
@@ -278,6 +280,11 @@ class Engine:
             out.extend(
                 self._unknown_ignores(obj, tpl_ignores[id(t)], t.path + ("metadata", "annotations", IGNORE_ANNOTATION))
             )
+        if self.reads_typos:
+            for f in out:
+                if f.rule == typos.UNKNOWN_FIELD:  # findings that may follow from a misspelt key say so
+                    typos.annotate(out)
+                    break
         return out
 
     def _unknown_ignores(self, obj: K8sObject, ignores: dict[str, str], path: tuple) -> Iterator[Finding]:

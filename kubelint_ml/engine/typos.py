@@ -4,7 +4,7 @@
 ``missing-memory-limit`` are then about limits the author wrote, under the wrong key. Each
 finding of a rule that reads the field the unknown key most resembles, on the mapping that
 holds the key or on a mapping around it (the pod spec around a container), gets the unknown
-key and its line added to its message."""
+key added to its message (its own finding gives the line)."""
 
 from __future__ import annotations
 
@@ -87,13 +87,13 @@ def annotate(findings: list[Finding]) -> None:
             key = f.data.get("unknownField")
             affected = AFFECTED.get(f.data.get("closest", ""))
             if affected and isinstance(key, str) and f.path.endswith("." + key):
-                typos.append((f.path[: -len(key) - 1], key, f.line, affected))
+                typos.append((f.path[: -len(key) - 1], key, affected))
     if not typos:
         return
     for f in findings:
         if f.rule == UNKNOWN_FIELD:
             continue
-        for parent, key, line, affected in typos:
+        for parent, key, affected in typos:
             if f.rule in affected and _related(f.path, parent):
-                f.message += f" (may follow from the unknown field '{key}' at line {line})"
+                f.message += f" (may follow from the unknown field '{key}')"
                 break

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kubelint_ml.engine import comments, typos
+from kubelint_ml.engine import comments
 from kubelint_ml.engine.api import SCHEMA_INVALID, SCHEMA_UNAVAILABLE
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.engine.core import Context, Engine, parse_error
@@ -149,12 +149,7 @@ class Runner(Record):
                     out.notes.append(f"{display}:{s.line}: skipped: {s.reason}")
             for obj in unpacked.objects:
                 out.objects += 1
-                on_obj = self.engine.evaluate(obj, ctx)
-                for f in on_obj:
-                    if f.rule == typos.UNKNOWN_FIELD:  # findings that may follow from a misspelt key say so
-                        typos.annotate(on_obj)
-                        break
-                out.findings.extend(on_obj)
+                out.findings.extend(self.engine.evaluate(obj, ctx))
                 if self.schema is not None:
                     out.findings.extend(self._schema(obj))
         if self.policies is not None:
