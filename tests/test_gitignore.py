@@ -65,6 +65,11 @@ def ignored(patterns: str, rel: str, is_dir: bool = False) -> bool:
         ("[!ab].yaml", "c.yaml", False, True),
         ("[a-c]x", "bx", False, True),
         ("[[:digit:]]*", "7up", False, True),
+        ("a[+-0]b", "a.b", False, True),  # a range over "/" matches the rest of it
+        ("a[+-0]b", "a/b", False, False),  # but never "/"
+        ("a[[:punct:]]b", "a/b", False, False),
+        ("a[[:punct:]]b", "a-b", False, True),
+        ("[]]x", "]x", False, True),  # "]" first is literal
         ("[[:digit:]]*", "up", False, False),
         ("\\#x", "#x", False, True),
         ("#x", "#x", False, False),  # a comment
@@ -250,3 +255,19 @@ def test_worktree_info_exclude(tmp_path: Path) -> None:
     (main_repo / ".git" / "info" / "exclude").write_text("scratch/\n")
     assert _git_sees(wt) == set()  # untracked and not ignored: none (scratch/ is excluded)
     assert _we_see(wt) == {"k8s/a.yaml"}
+
+
+def test_a_hostile_pattern_does_not_stall_the_walk(tmp_path: Path) -> None:
+    """A backtracking regex engine takes seconds per name on `*a*a*a*...*b` (exponential in the
+    stars); the patterns are matched in linear time, so the walk of a tree with a long name stays quick."""
+    import time
+
+    (tmp_path / ".gitignore").write_text("*a" * 14 + "*b\n!keep.yaml\n")
+    (tmp_path / ("a" * 200 + ".yaml")).write_text(JOB.format(name="x"))
+    (tmp_path / "keep.yaml").write_text(JOB.format(name="k"))
+    started = time.process_time()
+    assert {s.path for s in collect([str(tmp_path)])} == {
+        str(tmp_path / ("a" * 200 + ".yaml")),
+        str(tmp_path / "keep.yaml"),
+    }
+    assert time.process_time() - started < 2
