@@ -144,3 +144,16 @@ def test_annotation_reason_with_a_comma_suppresses_and_reports_nothing_else(tmp_
     data = lint(tmp_path, text, "--show-suppressed")
     assert [r for r, _ in rows(data)] == ["missing-memory-limit"]
     assert [f["suppressed"] for f in data["suppressed"]] == ["interactive notebook, default priority is fine"]
+
+
+def test_hostile_comment_lines_are_read_in_linear_time() -> None:
+    import time
+
+    from kubelint_ml.engine import comments
+
+    data = ("# kubelint-ml: ignore[x] " + " " * 4000 + "a\n").encode() * 200
+    data += ("x: 1 " + "# kubelint-ml: ignore[" * 50_000 + "\n").encode()
+    started = time.process_time()
+    found = comments.read(data)
+    assert time.process_time() - started < 1
+    assert len(found) == 200 and found[0].reason == "a"  # the long line is not read

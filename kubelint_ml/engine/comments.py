@@ -22,7 +22,8 @@ from kubelint_ml.engine.core import IGNORE_ALL
 from kubelint_ml.findings import Finding
 
 MARKER = b"kubelint-ml:"
-_COMMENT = re.compile(r"(?:^|(?<=[ \t]))#[ \t]*kubelint-ml:[ \t]*(ignore-file|ignore)\[([^\]]*)\][ \t]*(.*?)[ \t]*$")
+_COMMENT = re.compile(r"(?:^|(?<=[ \t]))#[ \t]*kubelint-ml:[ \t]*(ignore-file|ignore)\[([^\]]*)\][ \t]*(.*)$")
+MAX_LINE = 4096  # longer lines are not read for comments: no regex scan of a hostile line
 
 
 class Suppression:
@@ -43,7 +44,7 @@ def read(data: bytes) -> list[Suppression]:
     lines = data.decode("utf-8", "replace").splitlines()
     out: list[Suppression] = []
     for i, text in enumerate(lines):
-        if "kubelint-ml:" not in text:
+        if "kubelint-ml:" not in text or len(text) > MAX_LINE:
             continue
         m = _COMMENT.search(text)
         if m is None:
@@ -65,7 +66,7 @@ def read(data: bytes) -> list[Suppression]:
                     if stripped and not stripped.startswith("#"):
                         target = j + 1
                         break
-        out.append(Suppression(rules, m.group(3), i + 1, target, whole_file))
+        out.append(Suppression(rules, m.group(3).rstrip(" \t"), i + 1, target, whole_file))
     return out
 
 
