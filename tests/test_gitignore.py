@@ -271,3 +271,22 @@ def test_a_hostile_pattern_does_not_stall_the_walk(tmp_path: Path) -> None:
         str(tmp_path / "keep.yaml"),
     }
     assert time.process_time() - started < 2
+
+
+@needs_git
+def test_global_excludes_file_as_git_reads_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """core.excludesFile (default ~/.config/git/ignore) is the lowest of the ignore files."""
+    home = tmp_path / "home"
+    (home / ".config" / "git").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM"):
+        monkeypatch.delenv(name, raising=False)
+    repo = tmp_path / "repo"
+    (home / ".config" / "git" / "ignore").write_text("scratch/\n*.json\n")
+    _tree(repo, ["k8s/a.yaml", "k8s/b.json", "scratch/s.yaml"], {"k8s/.gitignore": "!b.json\n"})
+    assert _we_see(repo) == _git_sees(repo) == {"k8s/a.yaml", "k8s/b.json"}
+    # Named in ~/.gitconfig instead.
+    (home / ".config" / "git" / "ignore").unlink()
+    (home / "my-ignore").write_text("k8s/a.yaml\n")
+    (home / ".gitconfig").write_text('[user]\n\tname = t\n[core]\n\texcludesFile = "~/my-ignore"\n')
+    assert _we_see(repo) == _git_sees(repo) == {"k8s/b.json", "scratch/s.yaml"}

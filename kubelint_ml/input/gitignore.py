@@ -252,9 +252,48 @@ def _git_dir(work_tree: str) -> str | None:
         return gitdir
 
 
+def _config_value(path: str, section: str, key: str) -> str | None:
+    """``section.key`` in a git config file (the last one set), read as plain INI; None when unset."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read(1 << 20).splitlines()
+    except OSError:
+        return None
+    current, found = "", None
+    for line in lines:
+        text = line.strip()
+        if text.startswith("["):
+            current = text[1:].split("]", 1)[0].strip().lower()
+            continue
+        name, eq, value = text.partition("=")
+        if eq and current == section and name.strip().lower() == key:
+            value = value.split(" #", 1)[0].split(" ;", 1)[0].strip()
+            found = value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
+    return found
+
+
+def _excludes_file(git_dir: str | None) -> str:
+    """git's ``core.excludesFile``: from the repository's config, else the global one
+    (``$GIT_CONFIG_GLOBAL``, else ``$XDG_CONFIG_HOME/git/config`` and ``~/.gitconfig``), else
+    ``$XDG_CONFIG_HOME/git/ignore`` (``~/.config/git/ignore``)."""
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    configs = (
+        [os.environ["GIT_CONFIG_GLOBAL"]]
+        if os.environ.get("GIT_CONFIG_GLOBAL")
+        else [os.path.join(xdg, "git", "config"), os.path.join(home, ".gitconfig")]
+    )
+    if git_dir:
+        configs.append(os.path.join(git_dir, "config"))
+    value = None
+    for config in configs:  # later files win, as in git
+        value = _config_value(config, "core", "excludesfile") or value
+    return os.path.expanduser(value) if value else os.path.join(xdg, "git", "ignore")
+
+
 def root_layers(root: str) -> tuple[Layer, ...]:
-    """The ignore files that apply to a walk of ``root`` from above it: the repository's
-    ``info/exclude`` and the ``.gitignore`` of every directory from the work tree's top down to
+    """The ignore files that apply to a walk of ``root`` from above it: git's global excludes
+    file (``core.excludesFile``), the repository's ``info/exclude`` and the ``.gitignore`` of every directory from the work tree's top down to
     ``root``'s parent (``root``'s own is read by the walk). Outside a repository, none."""
     start = os.path.abspath(root)
     probe = start
@@ -270,8 +309,8 @@ def root_layers(root: str) -> tuple[Layer, ...]:
     top = probe
     layers: list[Layer] = []
     git_dir = _git_dir(top)
-    if git_dir:
-        patterns = read_patterns(os.path.join(git_dir, "info", "exclude"))
+    for path in (_excludes_file(git_dir), os.path.join(git_dir, "info", "exclude") if git_dir else None):
+        patterns = read_patterns(path) if path else []
         if patterns:
             layers.append(Layer(os.path.join(top, ""), patterns))
     for directory in reversed(above):
