@@ -7,8 +7,8 @@ to its file's directory (else it matches the name at any depth), ``*``, ``?`` an
 ``[...]`` (ranges, ``!``/``^`` negation, ``[:alpha:]`` classes) never match a
 ``/``, ``**/`` spans zero or more directories, a trailing ``/**`` everything
 inside, and ``\\`` escapes. Within one file the last matching pattern decides; a
-deeper ``.gitignore`` overrides a shallower one, and ``.git/info/exclude`` comes
-last. A file inside an ignored directory cannot be re-included: the walk does not
+deeper ``.gitignore`` overrides a shallower one, then ``.git/info/exclude``, then
+git's global excludes file (``core.excludesFile``). A file inside an ignored directory cannot be re-included: the walk does not
 enter the directory (as git does not). ``tests/test_gitignore.py`` compares the
 result with git's own on generated trees. Patterns are matched with RE2, in time
 linear in the name, so that no ignore file can make the walk backtrack for
