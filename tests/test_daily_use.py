@@ -173,7 +173,7 @@ def test_output_to_a_pipe_or_device_is_written_not_replaced(tmp_path: Path) -> N
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
     got: list[bytes] = []
-    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
     reader.start()
     r = CliRunner().invoke(main, ["check", str(p), "--format", "concise", "--output", str(fifo)])
     reader.join(timeout=30)
