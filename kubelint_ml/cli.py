@@ -189,6 +189,12 @@ def main() -> None:
     help="Show standard input as NAME in findings; excludes and the config found from NAME's directory apply.",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings reach the fail level.")
+@click.option(
+    "--html-base-url",
+    metavar="URL",
+    help="With --format html: link each finding to BASE/<file>#L<line> (e.g. the repository's blob URL; "
+    "in GitHub Actions the commit's is used when not given).",
+)
 @fix_options
 @usage_cli.check_options
 @policy_options
@@ -223,6 +229,7 @@ def check(
     respect_gitignore: bool | None = None,
     stdin_filename: str | None = None,
     exit_zero: bool = False,
+    html_base_url: str | None = None,
     **fix_args: Any,
 ) -> None:
     """Lint manifests: files, directories (recursive), quoted globs ('k8s/**/*.yaml') or - for stdin.
@@ -256,6 +263,7 @@ def check(
 
         policies.choose(policy_off(config, policy_ids, disable), severity)
     usage, rules = usage_cli.for_check(paths, config, rules, verbose)
+    html_context = _html_context(formats, paths, html_base_url, usage, config, _jobs(jobs))
     rules = selected(rules, fix_args["select"])
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     session: dict = {}  # what --fix needs to lint a file again
@@ -274,7 +282,7 @@ def check(
         render=render_options(config, helm_values, helm_set),
         context=context_paths,
         session=session,
-        resolve_fixes=any(fmt in ("json", "sarif") for fmt in formats) and not write_baseline,
+        resolve_fixes=any(fmt in ("json", "sarif", "html") for fmt in formats) and not write_baseline,
         stdin_name=stdin_filename,
     )
     if write_baseline:
@@ -292,6 +300,7 @@ def check(
         verbose=verbose,
         color=not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty(),
         statistics=statistics,
+        context=html_context,
     )
     if verbose:
         _print_notes(notes)
@@ -390,6 +399,7 @@ def _report(
     verbose: bool,
     color: bool,
     statistics: bool = False,
+    context: dict | None = None,
 ) -> None:
     """Each format to its --output (or stdout), and the GitHub step summary when asked for."""
     from kubelint_ml import report
@@ -400,7 +410,7 @@ def _report(
         view = _view(result, show_suppressed, quiet and fmt == "text")
         if target:
             try:
-                write_atomic(target, functools.partial(_write_report, report.write, fmt, view, verbose))
+                write_atomic(target, functools.partial(_write_report, report.write, fmt, view, verbose, context))
             except OSError as e:
                 _fail(f"cannot write {target}: {e.strerror}")
         elif statistics and fmt == "text":
@@ -409,7 +419,7 @@ def _report(
             sys.stdout.write(render_statistics(view))
             sys.stdout.flush()
         else:
-            report.write(fmt, view, sys.stdout, color=color, verbose=verbose)
+            report.write(fmt, view, sys.stdout, color=color, verbose=verbose, context=context)
             sys.stdout.flush()
     from kubelint_ml.report.escape import neutralise
 
@@ -423,8 +433,32 @@ def _report(
             pass
 
 
-def _write_report(write: Any, fmt: str, view: Any, verbose: bool, fh: Any) -> None:
-    write(fmt, view, fh, color=False, verbose=verbose)
+def _write_report(write: Any, fmt: str, view: Any, verbose: bool, context: dict | None, fh: Any) -> None:
+    write(fmt, view, fh, color=False, verbose=verbose, context=context)
+
+
+def _html_context(
+    formats: tuple[str, ...], paths: tuple[str, ...], base_url: str | None, usage: Any, config: Any, jobs: int
+) -> Any:
+    """What the HTML report shows beyond the findings (docs/output.md#html); None without --format html."""
+    if "html" not in formats:
+        return None
+    from kubelint_ml.report.html import base_url_for
+    from kubelint_ml.run.gpus import gpu_workloads
+    from kubelint_ml.usage.html import for_check
+
+    try:
+        base = base_url_for(base_url)
+    except ValueError as e:
+        _fail(str(e))
+    sizing = for_check(usage, paths, config)
+    return {
+        "inputs": list(paths),
+        "base_url": base,
+        "command": "check",
+        "gpu_workloads": functools.partial(gpu_workloads, jobs=jobs),
+        "sizing": sizing,
+    }
 
 
 def _print_notes(notes: list[str]) -> None:
@@ -544,7 +578,7 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
 )
 def rules_verify(directory: str | None, fmt: str = "text") -> None:
     """Run rules against their own examples (built-in rules when DIR is omitted); for a path with
-    policies, also their Rego test_ rules and Gatekeeper Suite files."""
+    policies, also their Rego test_ rules, Gatekeeper Suite files and Kyverno kyverno-test.yaml files."""
     from kubelint_ml.engine.rulefile import RuleFileError, load_builtin_rules, load_rules_dir
     from kubelint_ml.run.examples import verify_rules
 

@@ -162,8 +162,8 @@ def test_policies_and_usage_rules_are_listed_with_the_reason(tmp_path):
     )
     for rid in usage_rules:
         assert listed[rid].startswith("observed usage")
-    # 16 built-ins, 4 usage rules, 5 Rego rules, 2 constraints, 7 pseudo-rules
-    assert "10 rule(s) exported as 12 policies; 34 not exported" in err
+    # the built-ins, 4 usage rules, 5 Rego rules, 2 constraints, 7 pseudo-rules
+    assert "10 rule(s) exported as 12 policies; 38 not exported" in err
     # Without a usage source, the usage rules are not run, but the export still lists all four.
     config.write_text(yaml.safe_dump({}))
     code, _, out, err = _export(config)
@@ -865,3 +865,132 @@ def test_custom_rule_scoped_to_kinds_matches_only_their_resources(tmp_path):
     assert listed["team-label (example.com/Widget)"].startswith("no resource (plural) known for example.com/Widget")
     policy, listed = exported("example.com/Widget")
     assert policy is None and listed["team-label"].startswith("no resource (plural) known for example.com/Widget")
+
+
+DRA_CONTEXT = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: train}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com, count: 1}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: prod}
+spec: {spec: {devices: {requests: [{name: nic, exactly: {deviceClassName: rdma.example.com}}]}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-nic}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: nic
+        exactly: {deviceClassName: rdma.example.com}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared-gpu}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      firstAvailable:
+      - {name: big, deviceClassName: gpu.nvidia.com, count: 2}
+      - {name: small, deviceClassName: mig.nvidia.com}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: fast.example.com}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.amd.com'"}
+  extendedResourceName: example.com/fast
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: nic.example.com}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'rdma.example.com'"}
+  extendedResourceName: example.com/nic
+"""
+
+
+def _dra_objects(seed: int, count: int) -> list[dict]:
+    """Pods and Jobs with DRA claims and DRA extended resources drawn at random."""
+    import random
+
+    rnd = random.Random(seed)
+    claims = [
+        {"resourceClaimTemplateName": "one-gpu"},
+        {"resourceClaimTemplateName": "one-nic"},
+        {"resourceClaimTemplateName": "missing"},
+        {"resourceClaimName": "shared-gpu"},
+        {"resourceClaimName": "one-gpu"},
+        {"source": {"resourceClaimTemplateName": "one-gpu"}},
+    ]
+    names = [
+        "deviceclass.resource.kubernetes.io/gpu.nvidia.com",
+        "deviceclass.resource.kubernetes.io/compute-domain-default-channel.nvidia.com",
+        "deviceclass.resource.kubernetes.io/gpu.example.com",
+        "deviceclass.resource.kubernetes.io/rdma-gpu.example.com",
+        "deviceclass.resource.kubernetes.io/mig-2g.gpu.nvidia.com",
+        "deviceclass.resource.kubernetes.io/fast.example.com",
+        "deviceclass.resource.kubernetes.io/nic.example.com",
+        "deviceclass.resource.kubernetes.io/thing.example.com",
+        "example.com/fast",
+        "example.com/nic",
+        "memory",
+        "cpu",
+    ]
+    values = ["1", "0", 2, "1Gi", "500m"]
+
+    def spec() -> dict:
+        resources = {
+            part: {n: rnd.choice(values) for n in rnd.sample(names, rnd.randint(0, 2))}
+            for part in ("requests", "limits")
+            if rnd.random() < 0.6
+        }
+        ps: dict = {"containers": [{"name": "c", "image": "x", "resources": resources}]}
+        if rnd.random() < 0.6:
+            ps["resourceClaims"] = [{"name": f"r{i}", **rnd.choice(claims)} for i in range(rnd.randint(1, 2))]
+        return ps
+
+    out = []
+    for i in range(count):
+        meta = {"name": f"o{i}"}
+        namespace = rnd.choice([None, "train", "prod", "dev"])
+        if namespace:
+            meta["namespace"] = namespace
+        if rnd.random() < 0.5:
+            out.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec()})
+        else:
+            tpl = {"spec": {**spec(), "restartPolicy": "Never"}}
+            out.append({"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": {"template": tpl}})
+    return out
+
+
+@needs_cel
+def test_builtin_policies_judge_dra_pods_as_serve_does(tmp_path):
+    """With the claims and classes in the config's context, the policies raise the accelerator
+    severities exactly where serve (and check) do; the export's header says what it assumes."""
+    (tmp_path / "claims.yaml").write_text(DRA_CONTEXT)
+    config = tmp_path / ".kubelint-ml.yaml"
+    config.write_text("context: [claims.yaml]\nprofile: {kubernetesVersion: '1.34'}\n")
+    policy, compiled = _builtin_policies(config)
+    counts: dict = {}
+    for n, obj in enumerate(_dra_objects(20261127, 200)):
+        _compare(policy, compiled, obj, f"DRA object {n}", counts)
+    # both sides of the accelerator split were exercised
+    assert counts["kubelint-ml-besteffort-qos-accelerators"][False] > 5
+    assert counts["kubelint-ml-besteffort-qos"][False] > 5
+    code, _, out, err = _export(config)
+    assert code == 0, err
+    assert "# A pod's resourceClaims make it an accelerator pod only when they name one known at export" in out
+    assert "ResourceClaimTemplate one-gpu, ResourceClaim shared-gpu;" in out

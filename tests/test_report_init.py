@@ -26,7 +26,7 @@ def _result() -> RunResult:
 
 
 def test_formats_tuple() -> None:
-    assert FORMATS == ("text", "json", "sarif", "github", "junit", "markdown", "concise")
+    assert FORMATS == ("text", "json", "sarif", "github", "junit", "markdown", "concise", "html")
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -384,8 +384,9 @@ def test_accelerator_requests_empty():
         ("containers: [{name: a, resources: {limits: {gpu.intel.com/i915: 1}}}]", True),
         ("containers: [{name: a, resources: {limits: {aws.amazon.com/neuroncore: 2}}}]", True),
         ("initContainers: [{name: i, resources: {limits: {nvidia.com/gpu: 1}}}]\ncontainers: [{name: a}]", True),
-        ("containers: [{name: a, resources: {claims: [{name: gpu}]}}]\nresourceClaims: [{name: gpu}]", True),
-        ("containers: [{name: a}]\nresourceClaims: [{name: gpu, resourceClaimTemplateName: t}]", True),
+        # what a claim holds is in other objects: kubelint_ml/k8s/dra.py (tests/test_dra.py)
+        ("containers: [{name: a, resources: {claims: [{name: gpu}]}}]\nresourceClaims: [{name: gpu}]", False),
+        ("containers: [{name: a}]\nresourceClaims: [{name: gpu, resourceClaimTemplateName: t}]", False),
         ("containers: [{name: a, resources: {limits: {nvidia.com/gpu: 0}}}]", False),
         ("containers: [{name: a, resources: {limits: {nvidia.com/gpu: '0.5'}}}]", False),
         ("containers: [{name: a, resources: {limits: {vpc.amazonaws.com/efa: 1}}}]", False),

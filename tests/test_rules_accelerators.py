@@ -50,9 +50,14 @@ def lint(manifest: str, *ids: str, profile: dict | None = None, params: dict | N
 
 
 def notes(manifest: str, rule_id: str, profile: dict | None = None) -> list[str]:
+    from kubelint_ml.run.facts import add_facts
+
     cfg = _config(profile)
-    runner = Runner(Engine(_rules((rule_id,), None)), cfg, Facts(), verbose=True)
-    return runner.lint_bytes(textwrap.dedent(manifest).encode(), "m.yaml").notes
+    data = textwrap.dedent(manifest).encode()
+    facts = Facts()
+    add_facts(facts, data, "m.yaml", cfg.limits)  # as a run's first pass (DRA claims, classes)
+    runner = Runner(Engine(_rules((rule_id,), None)), cfg, facts, verbose=True)
+    return runner.lint_bytes(data, "m.yaml").notes
 
 
 def pod(resources: str, spec_extra: str = "", containers_extra: str = "") -> str:
@@ -416,7 +421,6 @@ def test_pod_pinned_to_a_pool_of_another_vendor():
         ("requests: {memory: 900Gi}\nlimits: {nvidia.com/gpu.shared: 1}", "MIG slices or shared GPUs"),
         ("requests: {memory: $MEM}\nlimits: {nvidia.com/gpu: 1}", "invalid or unrendered resource quantities"),
         ("requests: {memory: 900GB}\nlimits: {nvidia.com/gpu: 1}", "invalid or unrendered resource quantities"),
-        ("requests: {memory: 900Gi}\nclaims: [{name: gpu}]", "DRA resource claims only"),
     ],
 )
 def test_not_judged_and_says_why(resources, reason):
@@ -551,11 +555,37 @@ def test_fixtures_without_the_profile(monkeypatch):
     assert _run("fixtures/accelerators/pools.yaml", "-v") == []  # and --verbose does not turn it on
 
 
-def test_unresolved_skips_dra_only_pods():
-    text = pod("claims: [{name: gpu}]", "resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]")
+ONE_EXAMPLE_GPU = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: one-gpu
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: tpu.example.com
+---
+"""
+
+
+def test_unresolved_skips_pods_with_uncounted_claims():
+    # tpu.example.com is an accelerator by its name, but no node type counts its devices
+    text = ONE_EXAMPLE_GPU + pod(
+        "claims: [{name: gpu}]", "resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]"
+    )
     assert lint(text, UNRESOLVED) == []
     [note] = notes(text, UNRESOLVED)
     assert note.endswith(
-        "gpu-node-unresolved skipped: DRA resource claims only: the share check does not judge "
-        "them, wherever the pod runs"
+        "gpu-node-unresolved skipped: ResourceClaimTemplate 'one-gpu' asks for accelerators of class "
+        "'tpu.example.com', whose count per node is not known"
     )
+    # nor is the share judged
+    text = ONE_EXAMPLE_GPU + pod(
+        "requests: {memory: 900Gi}\nclaims: [{name: gpu}]",
+        "resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]\n" + P4D,
+    )
+    assert lint(text, SHARE) == []
+    assert notes(text, SHARE)[-1].endswith("whose count per node is not known")

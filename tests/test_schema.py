@@ -626,3 +626,83 @@ def test_corpus_latest_version(corpus):
     assert ("scheduling.k8s.io/v1beta1", "PriorityClass") in no_schema
     assert ("batch.volcano.sh/v1alpha1", "Job") in no_schema
     assert ("batch/v1", "Job") not in no_schema
+
+
+JOB_POD_FAILURE_POLICY_IGNORE = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: job-pod-failure-policy-ignore
+spec:
+  completions: 4
+  parallelism: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: docker.io/library/bash:5
+        command: ["bash"]
+        args:
+        - -c
+        - echo "Hello world! I'm going to exit with 0 (success)." && sleep 90 && exit 0
+  backoffLimit: 0
+  podFailurePolicy:
+    rules:
+    - action: Ignore
+      onPodConditions:
+      - type: DisruptionTarget
+"""
+
+
+@pytest.mark.parametrize("version", [v for v in ("1.31", "1.33", "1.34", "1.35", "1.37") if v in bundled_versions()])
+@pytest.mark.parametrize("strict_mode", [False, True])
+def test_on_pod_conditions_status_is_defaulted(version, strict_mode):
+    """Kubernetes' own job-pod-failure-policy-ignore.yaml: status defaults to True (the schemas
+    before 1.35 mark it required)."""
+    job = yaml.safe_load(JOB_POD_FAILURE_POLICY_IGNORE)
+    assert SchemaValidator(version, strict=strict_mode).validate(job) == []
+    # the type stays required, and a status must still be a string
+    job["spec"]["podFailurePolicy"]["rules"][0]["onPodConditions"] = [{"status": 3}]
+    problems = SchemaValidator(version).validate(job)
+    assert problems and all("onPodConditions[0]" in p.message for p in problems)
+
+
+def test_the_documented_example_passes_check_with_schema(tmp_path):
+    from click.testing import CliRunner
+
+    from kubelint_ml.cli import main
+
+    path = tmp_path / "job-pod-failure-policy-ignore.yaml"
+    path.write_text(JOB_POD_FAILURE_POLICY_IGNORE)
+    r = CliRunner().invoke(main, ["check", "--schema", "--kubernetes-version", "1.33", str(path), "--format", "json"])
+    import json
+
+    rules = {f["rule"] for f in json.loads(r.output)["findings"]}
+    assert "schema-invalid" not in rules
+    assert r.exit_code == 0
+
+
+def test_a_built_in_group_names_the_version_that_brings_it(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from kubelint_ml.cli import main
+
+    path = tmp_path / "claims.yaml"
+    path.write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: gpu}\n"
+        "spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}}\n"
+    )
+    r = CliRunner().invoke(main, ["check", "--schema", "--kubernetes-version", "1.33", str(path), "--format", "json"])
+    [f] = json.loads(r.output)["findings"]
+    assert (f["rule"], f["line"]) == ("schema-unavailable", 2)
+    assert (
+        f["message"]
+        == "no schema for resource.k8s.io/v1 ResourceClaimTemplate in Kubernetes 1.33: it is built in from 1.34"
+    )
+    assert "--crd" not in f["remediation"]
+    r = CliRunner().invoke(main, ["check", "--schema", "--kubernetes-version", "1.34", str(path), "--format", "json"])
+    assert json.loads(r.output)["findings"] == []
+    assert schema.built_in_from("kubeflow.org/v1", "TFJob", "1.33") is None

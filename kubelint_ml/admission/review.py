@@ -140,6 +140,8 @@ def _build(config: Config, config_path: str | None, settings: dict, policies: An
     except ConfigError as e:
         raise PolicyError(str(e)) from None
     usage, not_run = _usage(config)
+    if policies is not None:  # Kyverno rules not evaluated (other rule forms, network libraries)
+        not_run = list(not_run) + [f.message for f in policies.load_findings()]
     if usage is None:  # as `check`: the usage rules run only with a usage source
         rules = [r for r in rules if r.family != USAGE_FAMILY]
     engine = Engine(rules, severity_overrides=severity, known_rule_ids=all_ids)
@@ -364,6 +366,7 @@ def _facts_with(policy: Policy, objects: list) -> Facts:
     facts.kubelet_configs.extend(base.kubelet_configs)
     facts.crds.extend(base.crds)
     facts.add_profile(policy.config.profile)
+    facts.dra = base.dra  # the context's claims and classes (a reviewed claim object holds no pods)
     return facts
 
 

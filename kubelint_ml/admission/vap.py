@@ -48,6 +48,7 @@ from kubelint_ml.admission.vapbuiltin import group_is as _group
 from kubelint_ml.admission.vapbuiltin import ignored as _ignored
 from kubelint_ml.admission.vapbuiltin import lit as _lit
 from kubelint_ml.input.workloads import KUBEFLOW_REPLICA_SPECS
+from kubelint_ml.k8s.dra import admission_dra
 from kubelint_ml.k8s.version import parse_version
 
 API = "admissionregistration.k8s.io/v1"
@@ -304,6 +305,11 @@ BUILTIN_REASONS = {
     "usage-gpu-memory": _USAGE,
     "unknown-field": "the API server decodes the object before any policy runs: strict field validation rejects an "
     "unknown field and lenient decoding drops it, so a policy never sees one",
+    "resource-claim-unknown": "the ResourceClaimTemplates and ResourceClaims of the namespace (other objects)",
+    "pod-level-resources-invalid": "the API server rejects these pod-level resources itself; the profile's "
+    "Kubernetes version decides whether the field is dropped",
+    "job-spec-invalid": "the API server rejects these Job specs itself, with the same reasons",
+    "resize-policy-invalid": "the API server rejects these resizePolicy entries itself, with the same reasons",
 }
 
 
@@ -367,6 +373,7 @@ def policy_documents(
     version = version or MIN_VERSION
     docs: list[dict] = []
     skipped: list[tuple[str, str]] = []
+    dra = admission_dra(getattr(policy.facts, "dra", None))
     if version < MIN_VERSION:
         return (
             [],
@@ -417,7 +424,7 @@ def policy_documents(
                     policy,
                     rule.id,
                 )
-                spec["variables"] = variables(rule, built, kinds, accelerators)
+                spec["variables"] = variables(rule, built, kinds, accelerators, dra)
                 docs.extend(_pair(policy, rule, f"kubelint-ml-{rule.id}{suffix}", sev, spec, accelerators, audit))
             continue
         builtin = BUILTIN_EXPORTS.get(template)
@@ -665,6 +672,7 @@ def export_policies(policy: Policy, audit: bool = False) -> tuple[str, list[tupl
         "# Pod templates are looked for in the kinds kubelint-ml knows (Pod, Job, CronJob, the Deployment",
         "# family, Kubeflow, JobSet, Trainer runtimes, Ray, Volcano, LeaderWorkerSet); other kinds, which",
         "# `check` searches by shape or builds pods for (KServe, Argo, Tekton, Seldon, Spark), are not matched.",
+        *_dra_header(getattr(policy.facts, "dra", None)),
     ]
     if skipped:
         head.append("# Not exported:")
@@ -674,6 +682,27 @@ def export_policies(policy: Policy, audit: bool = False) -> tuple[str, list[tupl
     for d in docs:
         text += "---\n" + yaml.dump(d, Dumper=dumper, sort_keys=False, width=1_000_000, allow_unicode=True)
     return text, skipped
+
+
+def _dra_header(facts: Any) -> list[str]:
+    """What the policies assume of DRA claims: a policy sees one object, never the claims it names."""
+    dra = admission_dra(facts)
+    known = [
+        f"{kind} {name}"
+        for kind, table in (("ResourceClaimTemplate", dra.templates), ("ResourceClaim", dra.claims))
+        for name in dict.fromkeys(k.partition("/")[2] for k in sorted(table))
+    ]
+    listed = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+    return [
+        "# DRA: a policy cannot read the ResourceClaimTemplates, ResourceClaims and DeviceClasses a pod names.",
+        "# A pod's resourceClaims make it an accelerator pod only when they name one known at export (from the",
+        "# config's context files) to hold accelerator devices in the pod's namespace: "
+        + (listed or "none known")
+        + ";",
+        "# other claims (NICs, IMEX channels, unknown ones) do not. DRA extended resources count by their class:",
+        "# deviceclass.resource.kubernetes.io/<class> by its name (or a known DeviceClass), and a known",
+        "# DeviceClass's extendedResourceName. As `check` with the same context files decides.",
+    ]
 
 
 def _literal_blocks() -> Any:

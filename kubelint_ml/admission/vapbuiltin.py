@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubelint_ml.input.workloads import KINDS, KUBEFLOW_REPLICA_SPECS, TRAINER_ANCESTOR_LABEL
+from kubelint_ml.k8s.dra import AdmissionDra, admission_dra
 from kubelint_ml.k8s.resources import ACCELERATOR_PATTERNS
 
 IGNORE = "kubelint-ml.io/ignore"
@@ -172,8 +173,11 @@ def _has_items(x: str, field: str) -> str:
     return f"(has({x}.{field}) && size({x}.{field}) > 0)"
 
 
-def uses_accelerators(ps: str) -> str:
-    """k8s/resources.py ``is_accelerator_pod``: a positive whole amount of an accelerator, or DRA claims."""
+def uses_accelerators(ps: str, dra: AdmissionDra | None = None) -> str:
+    """engine/api.py ``is_accelerator_template``: a positive whole amount of an accelerator; a claim
+    naming a template or claim known (at export) to hold accelerators; a DRA extended resource of an
+    accelerator class (k8s/dra.py ``admission_dra``)."""
+    dra = dra or admission_dra(None)
     amount = (
         "[{req}, {lim}].exists(rl, rl.exists(k, k.matches({pat}) && {ext} && {ok} && {val}.sign() > 0"
         " && {val}.isInteger()))"
@@ -185,11 +189,32 @@ def uses_accelerators(ps: str) -> str:
         ok=is_q("rl[k]"),
         val=q("rl[k]"),
     )
-    claims = f"(has({ps}.resources) && {_has_items(ps + '.resources', 'claims')})"
-    return (
-        f"({_has_items(ps, 'resourceClaims')} || {claims}"
-        f" || {containers(ps)}.exists(c, (has(c.resources) && {_has_items('c.resources', 'claims')}) || {amount}))"
+    implicit = (
+        f"(k.matches({lit(dra.accel)}) || (!k.matches({lit(dra.other)}) && (k.matches({lit(dra.by_name)})"
+        f" || (k.matches({lit(dra.words)}) && !k.matches({lit(dra.not_words)})))))"
     )
+    dra_names = f"({implicit} && {is_q('rl[k]')} && {q('rl[k]')}.sign() > 0)"
+    if dra.whole:
+        dra_names += (
+            f" || (k.matches({lit(dra.whole)}) && {is_q('rl[k]')} && {q('rl[k]')}.sign() > 0"
+            f" && {q('rl[k]')}.isInteger())"
+        )
+    dra_amount = f"[{res('c', 'requests')}, {res('c', 'limits')}].exists(rl, rl.exists(k, {dra_names}))"
+    out = f"{containers(ps)}.exists(c, {amount} || {dra_amount})"
+    refs = []
+    ns = "object.metadata.?namespace.orValue('')"
+    for field, known in (("resourceClaimTemplateName", dra.templates), ("resourceClaimName", dra.claims)):
+        if known:
+            table = "{" + ", ".join(f"{lit(k)}: {'true' if v else 'false'}" for k, v in sorted(known.items())) + "}"
+            for at in ("rc", "rc.source"):
+                # the pod's namespace, else any other one (k8s/dra.py admission_dra)
+                refs.append(
+                    f"({'has(rc.source) && ' if at != 'rc' else ''}has({at}.{field}) && [[{ns} + '/' + {at}.{field},"
+                    f" '*/' + {at}.{field}]].exists(k, k[0] in {table} ? {table}[k[0]] : k[1] in {table} && {table}[k[1]]))"
+                )
+    if refs:
+        out = f"({ps}.?resourceClaims.orValue([]).exists(rc, {' || '.join(refs)}) || {out})"
+    return out
 
 
 def names(items: str) -> str:
@@ -541,15 +566,23 @@ TRANSLATED: dict[str, Callable[[Any], BuiltinPolicy | str]] = {
 }
 
 
-def variables(rule: Any, built: BuiltinPolicy, kinds: list[tuple[str, str]], accelerators: bool | None) -> list[dict]:
-    """The policy's ``spec.variables``: templates, judged, failures (and training where the scope asks)."""
+def variables(
+    rule: Any,
+    built: BuiltinPolicy,
+    kinds: list[tuple[str, str]],
+    accelerators: bool | None,
+    dra: AdmissionDra | None = None,
+) -> list[dict]:
+    """The policy's ``spec.variables``: templates, judged, failures (and training where the scope asks).
+
+    ``dra``: what is known of DRA claims at export (see :func:`uses_accelerators`)."""
     keep = ["has(t.spec)", f"!{ignored('t.metadata', rule.id)}"]
     if built.resources_known:
         keep.append(f"![t.spec].exists(ps, {resources_unknown('ps')})")
     if accelerators is None and rule.workloads == "accelerator":
         accelerators = True
     if accelerators is not None:
-        uses = f"[t.spec].exists(ps, {uses_accelerators('ps')})"
+        uses = f"[t.spec].exists(ps, {uses_accelerators('ps', dra)})"
         keep.append(uses if accelerators else f"!{uses}")
     judged = f"{ignored('object.metadata', rule.id)} ? [] : variables.templates.filter(t, {' && '.join(keep)})"
     out = [{"name": "templates", "expression": templates_variable(kinds, built.variant)}]
@@ -558,7 +591,7 @@ def variables(rule: Any, built: BuiltinPolicy, kinds: list[tuple[str, str]], acc
         out.append(
             {
                 "name": "training",
-                "expression": f"{training_kind()}\n|| variables.templates.exists(t, has(t.spec) && [t.spec].exists(ps, {uses_accelerators('ps')}))",
+                "expression": f"{training_kind()}\n|| variables.templates.exists(t, has(t.spec) && [t.spec].exists(ps, {uses_accelerators('ps', dra)}))",
             }
         )
         judged = f"!variables.training ? [] : {judged}"

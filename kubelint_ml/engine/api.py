@@ -16,7 +16,9 @@ from typing import Any, Literal
 from kubelint_ml.findings import RuleInfo
 from kubelint_ml.input.objects import K8sObject
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_training_kind, pod_templates
-from kubelint_ml.k8s.resources import is_accelerator_pod
+from kubelint_ml.k8s.dra import PodDevices, pod_devices, uses_dra
+from kubelint_ml.k8s.resources import ACCELERATOR, NO_DEVICES, accelerator_use, pod_level_gates, pod_requests
+from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.records import Record
 
 # Findings the engine itself reports, beside the rules' own ids.
@@ -121,7 +123,7 @@ class Hit(Record):
     message: str
     container: str | None
     at_value: bool  # point at the value rather than the key
-    severity: str | None  # a template may lower/raise for a specific case
+    severity: str | None  # a template may lower/raise for a specific case (a config override still wins)
     data: dict
     rule: str | None  # reported under another id (e.g. cel-evaluation-error)
     detail: str | None  # the longer explanation of this case (rationale, numbers), shown by -v, JSON and SARIF
@@ -242,12 +244,25 @@ class Context(Record):
             return found[1]
         templates = pod_templates(obj)
         self._templates[id(obj)] = (obj, templates)
+        dra = getattr(self.facts, "dra", None)
+        gates = self.cache.get("pod_level_gates")
+        if gates is None:
+            version = parse_version(getattr(self.profile, "kubernetes_version", None))
+            gates = self.cache["pod_level_gates"] = pod_level_gates(version)
+        for t in templates:
+            t.cache["gates"] = gates  # the cluster version's pod-level resources gates
+            if dra is not None:
+                t.cache["dra"] = dra  # the run's claims, templates and device classes
         if self.wants_notes:
             from kubelint_ml.input.workloads import search_note
 
             note = search_note(obj, templates)
             if note:
                 self.note(f"{obj.file}: {note}")
+            for t in templates:
+                devices = template_devices(t) if not t.broken else None
+                for why in devices.unknown if devices is not None else ():
+                    self.note(f"{obj.file}: {t.describe()}: {why}; not counted as an accelerator")
         return templates
 
     def note(self, text: str) -> None:
@@ -263,10 +278,32 @@ def did_you_mean(name: str, choices: Any, cutoff: float = 0.6) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+def template_devices(tpl: PodTemplate) -> PodDevices | None:
+    """The devices the template's DRA claims and DRA extended resources ask for (None: it uses none),
+    resolved against the run's DRA objects (set on the template by :meth:`Context.templates`)."""
+    if "dra.devices" in tpl.cache:
+        return tpl.cache["dra.devices"]
+    facts = tpl.cache.get("dra")
+    found = None
+    if uses_dra(tpl.spec, facts):
+        found = pod_devices(tpl.spec, tpl.obj.ref.namespace, facts, pod_requests(tpl.spec))
+    tpl.cache["dra.devices"] = found
+    return found
+
+
 def is_accelerator_template(tpl: PodTemplate) -> bool:
+    """An accelerator pod: some container asks for an accelerator resource, or a DRA claim (or a
+    DRA extended resource) holds accelerator devices. A claim whose devices cannot be known, or
+    that holds NICs or IMEX channels only, does not make one."""
     found = tpl.cache.get("accelerator")
     if found is None:
-        found = is_accelerator_pod(tpl.spec)
+        use = accelerator_use(tpl.spec)
+        found = use == ACCELERATOR
+        if not found:
+            if use == NO_DEVICES and not tpl.spec.get("resourceClaims"):
+                tpl.cache.setdefault("dra.devices", None)  # no claim, no name a DeviceClass may serve
+            devices = template_devices(tpl)
+            found = devices is not None and devices.accelerator
         tpl.cache["accelerator"] = found
     return found
 

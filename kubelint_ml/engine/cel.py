@@ -128,6 +128,10 @@ def _quantity_functions() -> list[Any]:
         return True
 
     def cmp(a: Any, b: Any) -> int:
+        if not hasattr(a, "nanos"):  # a Semver (engine.cellibs): its overloads share these implementations
+            from kubelint_ml.engine.cellibs import compare_semver
+
+            return compare_semver(a, b)
         x, y = n(a), n(b)
         return (x > y) - (x < y)
 
@@ -144,43 +148,24 @@ def _quantity_functions() -> list[Any]:
             raise ValueError("cannot convert value to integer")
         return n(q) // _NANO
 
-    def member(name: str, oid: str, ret: Any, params: list[Any], impl: Any) -> Any:
-        return cel.FunctionDecl(name, [cel.Overload(oid, ret, params, is_member=True, impl=impl)])
+    def member(name: str, oid: str, ret: Any, params: list[Any], impl: Any) -> tuple[str, Any]:
+        return name, cel.Overload(oid, ret, params, is_member=True, impl=impl)
 
     return [
-        cel.FunctionDecl("quantity", [cel.Overload("string_to_quantity", Q, [T.STRING], impl=quantity)]),
-        cel.FunctionDecl("isQuantity", [cel.Overload("is_quantity_string", T.BOOL, [T.STRING], impl=is_quantity)]),
-        cel.FunctionDecl(
-            "sign",
-            [
-                cel.Overload("quantity_sign", T.INT, [Q], impl=sign),
-                cel.Overload("quantity_sign_member", T.INT, [Q], is_member=True, impl=sign),
-            ],
-        ),
+        ("quantity", cel.Overload("string_to_quantity", Q, [T.STRING], impl=quantity)),
+        ("isQuantity", cel.Overload("is_quantity_string", T.BOOL, [T.STRING], impl=is_quantity)),
+        ("sign", cel.Overload("quantity_sign", T.INT, [Q], impl=sign)),
+        member("sign", "quantity_sign_member", T.INT, [Q], sign),
         member("isGreaterThan", "quantity_is_greater_than", T.BOOL, [Q, Q], lambda a, b: cmp(a, b) == 1),
         member("isLessThan", "quantity_is_less_than", T.BOOL, [Q, Q], lambda a, b: cmp(a, b) == -1),
         member("compareTo", "quantity_compare_to", T.INT, [Q, Q], cmp),
         member("asApproximateFloat", "quantity_get_float", T.DOUBLE, [Q], lambda q: n(q) / _NANO),
         member("asInteger", "quantity_get_int", T.INT, [Q], as_integer),
         member("isInteger", "quantity_is_integer", T.BOOL, [Q], is_integer),
-        cel.FunctionDecl(
-            "add",
-            [
-                cel.Overload("quantity_add", Q, [Q, Q], is_member=True, impl=lambda a, b: make(n(a) + n(b))),
-                cel.Overload(
-                    "quantity_add_int", Q, [Q, T.INT], is_member=True, impl=lambda a, i: make(n(a) + i * _NANO)
-                ),
-            ],
-        ),
-        cel.FunctionDecl(
-            "sub",
-            [
-                cel.Overload("quantity_sub", Q, [Q, Q], is_member=True, impl=lambda a, b: make(n(a) - n(b))),
-                cel.Overload(
-                    "quantity_sub_int", Q, [Q, T.INT], is_member=True, impl=lambda a, i: make(n(a) - i * _NANO)
-                ),
-            ],
-        ),
+        member("add", "quantity_add", Q, [Q, Q], lambda a, b: make(n(a) + n(b))),
+        member("add", "quantity_add_int", Q, [Q, T.INT], lambda a, i: make(n(a) + i * _NANO)),
+        member("sub", "quantity_sub", Q, [Q, Q], lambda a, b: make(n(a) - n(b))),
+        member("sub", "quantity_sub_int", Q, [Q, T.INT], lambda a, i: make(n(a) - i * _NANO)),
     ]
 
 
@@ -197,8 +182,8 @@ def _list_functions() -> list[Any]:
             raise ValueError("list is empty")
         return items
 
-    def decl(name: str, ret: Any, impl: Any) -> Any:
-        return cel.FunctionDecl(name, [cel.Overload(f"list_{name}", ret, [L], is_member=True, impl=impl)])
+    def decl(name: str, ret: Any, impl: Any) -> tuple[str, Any]:
+        return name, cel.Overload(f"list_{name}", ret, [L], is_member=True, impl=impl)
 
     return [
         decl("isSorted", cel.Type.BOOL, lambda xs: all(a <= b for a, b in zip(xs, xs[1:]))),
@@ -208,21 +193,38 @@ def _list_functions() -> list[Any]:
     ]
 
 
-@functools.lru_cache(maxsize=16)
-def _env(variables: tuple[str, ...], with_quantity: bool) -> Any:
+@functools.lru_cache(maxsize=32)
+def _env(variables: tuple[str, ...], with_quantity: bool, with_libraries: bool = False) -> Any:
+    """An environment; ``with_libraries``: the Kubernetes url, ip, cidr, semver, regex and sets
+    libraries and Kyverno's offline ones (``kubelint_ml.engine.cellibs``)."""
     from cel_expr_python import cel
     from cel_expr_python.ext import ext_optional, ext_strings
 
-    functions = _list_functions()
+    overloads = _list_functions()
     pool = None
-    if with_quantity:
+    if with_quantity or with_libraries:
         pool = _quantity_pool()[0]
-        functions += _quantity_functions()
+        overloads += _quantity_functions()
+    if with_libraries:
+        from kubelint_ml.engine import cellibs
+
+        cellibs.add_types(pool)
+        overloads += cellibs.functions()
+        if "resource" in variables:
+            overloads += cellibs.resource_functions()
+    by_name: dict[str, list[Any]] = {}
+    for name, overload in overloads:
+        by_name.setdefault(name, []).append(overload)
+    extensions = [ext_strings.ExtStrings(), ext_optional.ExtOptional()]
+    if with_libraries:  # as Kubernetes' and Kyverno's environments: cel.bind, base64, math.*
+        from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math
+
+        extensions += [ext_bindings.ExtBindings(), ext_encoders.ExtEncoders(), ext_math.ExtMath()]
     return cel.NewEnv(
         pool,
         variables={name: cel.Type.DYN for name in variables},
-        extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional()],
-        functions=functions,
+        extensions=extensions,
+        functions=[cel.FunctionDecl(name, found) for name, found in by_name.items()],
     )
 
 
@@ -292,12 +294,13 @@ def _one_line(message: str) -> str:
 class CelProgram:
     """A compiled expression, ready to evaluate against many activations."""
 
-    __slots__ = ("source", "variables", "_expr", "budgeted")
+    __slots__ = ("source", "variables", "_expr", "budgeted", "env")
 
-    def __init__(self, source: str, variables: tuple[str, ...], expr: Any) -> None:
+    def __init__(self, source: str, variables: tuple[str, ...], expr: Any, env: Any = None) -> None:
         self.source = source
         self.variables = variables
         self._expr = expr
+        self.env = env  # the environment it was compiled in (its Activations serve all its programs)
         # Whether its cost can exceed a few passes over the input (see needs_budget).
         self.budgeted = needs_budget(source)
 
@@ -325,17 +328,21 @@ class CelProgram:
         except ValueError as exc:
             raise CelEvalError(str(exc)) from None
 
-    def evaluate_here(self, data: Mapping[str, object]) -> object:
-        """Evaluate in this process, on already converted values (iteration budget only)."""
+    def evaluate_here(self, data: Mapping[str, object], activation: Any = None, plain: bool = False) -> object:
+        """Evaluate in this process, on already converted values (iteration budget only).
+        ``activation``: an Activation of ``self.env`` holding them, reused by several programs
+        of one environment (much cheaper than converting ``data`` at each evaluation).
+        ``plain``: the runtime's own value, Quantities left as messages (for a value that goes
+        back into an Activation, not to the caller)."""
         from cel_expr_python import cel
 
         try:
-            result = self._expr.eval(data=data)
+            result = self._expr.eval(activation=activation) if activation is not None else self._expr.eval(data=data)
         except Exception as exc:  # the binding raises for bad activations
             raise CelEvalError(_one_line(str(exc))) from None
         if result.type() == cel.Type.ERROR:
             raise CelEvalError(_one_line(str(result.value())))
-        return _to_python(result.plain_value())
+        return result.plain_value() if plain else _to_python(result.plain_value())
 
 
 @functools.lru_cache(maxsize=256)
@@ -355,14 +362,20 @@ _SANDBOX: list = []
 
 def _sandbox() -> Any:
     """The helper-process evaluator of this process, or None where processes cannot be forked."""
-    if not _SANDBOX:
+    return sandbox_for(_SANDBOX, _evaluate_in_helper)
+
+
+def sandbox_for(holder: list, evaluate: Any) -> Any:
+    """The helper process running ``evaluate`` (kept in ``holder``, started on first use), or None
+    where processes cannot be forked or with KUBELINT_ML_CEL_IN_PROCESS=1."""
+    if not holder:
         if not hasattr(os, "fork") or os.environ.get("KUBELINT_ML_CEL_IN_PROCESS") == "1":
-            _SANDBOX.append(None)
+            holder.append(None)
         else:
             from kubelint_ml.engine.celsandbox import Sandbox
 
-            _SANDBOX.append(Sandbox(_evaluate_in_helper))
-    return _SANDBOX[0]
+            holder.append(Sandbox(evaluate))
+    return holder[0]
 
 
 def _to_python(value: Any) -> Any:
@@ -436,8 +449,12 @@ def _uses_quantity(source: str) -> bool:
     return "uantity" in source
 
 
-def compile_expression(source: str, variables: Sequence[str] = DEFAULT_VARIABLES) -> CelProgram:
-    """Parse and type-check `source`; raises CelCompileError (one line)."""
+def compile_expression(
+    source: str, variables: Sequence[str] = DEFAULT_VARIABLES, libraries: bool = False
+) -> CelProgram:
+    """Parse and type-check `source`; raises CelCompileError (one line). ``libraries``: compile in
+    the environment with every library (quantity, url, ip, cidr, semver, ...), whichever the
+    source uses, so that programs compiled so share one environment (and its Activations)."""
     if not isinstance(source, str) or not source.strip():
         raise CelCompileError("expression is empty")
     if len(source) > MAX_EXPRESSION_LENGTH:
@@ -445,7 +462,9 @@ def compile_expression(source: str, variables: Sequence[str] = DEFAULT_VARIABLES
     if not available():
         raise CelCompileError("CEL runtime not installed (needs Python >= 3.11 and the cel-expr-python package)")
     names = tuple(variables)
-    env = _env(names, _uses_quantity(source))
+    from kubelint_ml.engine.cellibs import uses_libraries
+
+    env = _env(names, True, True) if libraries else _env(names, _uses_quantity(source), uses_libraries(source))
     try:
         expr = env.compile(source)
     except Exception as exc:
@@ -453,4 +472,4 @@ def compile_expression(source: str, variables: Sequence[str] = DEFAULT_VARIABLES
     # Only the variables the source names are converted at each evaluation. CEL has no
     # dynamic lookup, so a word test can only keep too many, never too few.
     used = tuple(n for n in names if re.search(rf"\b{re.escape(n)}\b", source))
-    return CelProgram(source, used, expr)
+    return CelProgram(source, used, expr, env)

@@ -127,6 +127,7 @@ class Sandbox:
         self._pid = 0
         self._rfd = self._wfd = -1
         self._sent: dict[int, Any] = {}  # id(value) -> value, kept alive while the helper holds it
+        self.generation = 0  # counts the helpers started: what one helper was sent, a new one lacks
 
     def _start(self) -> None:
         to_child_r, to_child_w = os.pipe()
@@ -146,6 +147,7 @@ class Sandbox:
         self._owner, self._pid = os.getpid(), pid
         self._rfd, self._wfd = to_parent_r, to_child_w
         self._sent = {}
+        self.generation += 1
 
     def stop(self) -> None:
         if self._pid and self._owner == os.getpid():
@@ -162,12 +164,17 @@ class Sandbox:
         self._pid = 0
         self._sent = {}
 
-    def evaluate(self, source: str, variables: tuple, data: dict[str, Any]) -> Any:
-        """The value of ``source``; raises SandboxFailure (budget) or ValueError (evaluation error)."""
+    def ensure_started(self) -> None:
+        """A helper of this process is running (one inherited through fork is not ours)."""
         if self._pid and self._owner != os.getpid():
-            self._pid = 0  # inherited through fork from another process: that helper is not ours
+            self._pid = 0
+            self.generation += 1
         if not self._pid:
             self._start()
+
+    def evaluate(self, source: str, variables: tuple, data: dict[str, Any]) -> Any:
+        """The value of ``source``; raises SandboxFailure (budget) or ValueError (evaluation error)."""
+        self.ensure_started()
         clear = len(self._sent) + len(data) > _SENT_MAX
         if clear:
             self._sent = {}

@@ -16,12 +16,20 @@ from __future__ import annotations
 from typing import Any
 
 from kubelint_ml.input.objects import K8sObject
+from kubelint_ml.k8s.dra import DRA_CLAIM_KINDS, DraFacts
 from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 
-CONTEXT_KINDS = ("PriorityClass", "WorkloadPriorityClass", "KubeletConfiguration", "CustomResourceDefinition")
+CONTEXT_KINDS = (
+    "PriorityClass",
+    "WorkloadPriorityClass",
+    "KubeletConfiguration",
+    "CustomResourceDefinition",
+    *DRA_CLAIM_KINDS,
+)
 _CONTEXT_RE = LazyPattern(
-    rb"""["']?kind["']?\s*:\s*["']?(PriorityClass|WorkloadPriorityClass|KubeletConfiguration|CustomResourceDefinition)\b"""
+    rb"""["']?kind["']?\s*:\s*["']?(PriorityClass|WorkloadPriorityClass|KubeletConfiguration|CustomResourceDefinition"""
+    rb"""|ResourceClaimTemplate|ResourceClaim|DeviceClass|ComputeDomain)\b"""
 )
 
 
@@ -132,6 +140,8 @@ class Facts(Record):
         self.kubelet_configs = [] if kubelet_configs is None else kubelet_configs
         self.crds = [] if crds is None else crds
         self._memo = {} if _memo is None else _memo
+        # Dynamic Resource Allocation: claims, templates and device classes (kubelint_ml/k8s/dra.py).
+        self.dra = DraFacts()
 
     def context_objects(self) -> list[dict]:
         """The context objects themselves (what CEL rules see as ``objects``; do not mutate)."""
@@ -168,11 +178,14 @@ class Facts(Record):
             self.kubelet_configs.append(KubeletConfigFact(obj.file, data, obj))
         elif kind == "CustomResourceDefinition" and group == "apiextensions.k8s.io":
             self.crds.append(data)
+        elif kind in DRA_CLAIM_KINDS:
+            self.dra.add_object(kind, group, data, name, obj.ref.namespace, obj.file)
 
     def add_profile(self, profile: Any) -> None:
         self._memo.clear()
         if profile is None:
             return
+        self.dra.add_profile(getattr(profile, "accelerator_device_classes", None))
         for name, value in profile.priority_classes.items():
             self.priority_classes.setdefault(name, PriorityClassFact(name, value, False, "profile"))
 

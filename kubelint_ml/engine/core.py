@@ -242,7 +242,9 @@ class Engine:
                     )
                     continue
                 for hit in hits:
-                    severity = hit.severity or self.severity_for(rule, unit)
+                    severity = hit.severity
+                    if severity is None or rule.id in self.overrides:  # the config's severity wins
+                        severity = self.severity_for(rule, unit)
                     if unit.tpl is not None and (unit.tpl.renames or unit.tpl.fix_note):
                         _to_the_users_fields(hit, unit.tpl)
                     f = self.finding_at(

@@ -32,6 +32,31 @@ def pseudo_rules() -> list[Rule]:
     ]
 
 
+# What makes an accelerator pod, said by every rule whose severity or scope depends on it.
+ACCELERATOR_PODS = (
+    "Accelerator pods: a container asks for an accelerator resource (nvidia.com/gpu, nvidia.com/mig-*, "
+    "amd.com/gpu, gpu.intel.com/*, habana.ai/gaudi, aws.amazon.com/neuron*, google.com/tpu), or a DRA claim "
+    "holds accelerator devices. A pod's resourceClaims are followed to their ResourceClaimTemplate or "
+    "ResourceClaim (among the inputs and --context files), and each device request's DeviceClass is judged by "
+    "its driver or name (gpu.nvidia.com, mig.nvidia.com, gpu.amd.com, gpu.intel.com, neuron.aws.com, "
+    "tpu.google.com, a first name part such as gpu or tpu; profile.acceleratorDeviceClasses lists a "
+    "cluster's own). DRA extended resources count by their class: deviceclass.resource.kubernetes.io/<class>, "
+    "and a DeviceClass's extendedResourceName. A claim holding only NICs, storage or NVIDIA's IMEX channels "
+    "does not make an accelerator pod, nor does one whose devices cannot be known (--verbose says why). "
+    "Claimed GPUs count for the pod's GPU share of its node (gpu-memory-share-mismatch, the memory fixes) as "
+    "the device plugin's do."
+)
+
+
+def _about_accelerators(r: Rule) -> bool:
+    """The rule's severity, scope or fix depends on which pods are accelerator pods."""
+    return (
+        bool(r.accelerator_severity)
+        or r.workloads in ("accelerator", "training")
+        or "GPU share" in (r.fix or {}).get("source", "")
+    )
+
+
 def _severity(r: Rule) -> str:
     return r.severity + (f" ({r.accelerator_severity} for accelerator pods)" if r.accelerator_severity else "")
 
@@ -135,12 +160,17 @@ def render_rule(r: Rule) -> str:
         "Check: " + (f"template {r.check['template']}" if "template" in r.check else "CEL"),
         "",
     ]
+
     if "reportedBy" in r.check:  # a pseudo-rule: reported by the tool itself, always on
         import textwrap
 
         lines[5] = textwrap.fill(lines[5], 76)
         lines[8] = textwrap.fill(lines[8], 76)
         lines[-3:] = ["Reported by the tool itself (always on; cannot be disabled).", ""]
+    if _about_accelerators(r):
+        import textwrap
+
+        lines += [textwrap.fill(ACCELERATOR_PODS, 76), ""]
     if r.params:
         lines.append("Params: " + ", ".join(f"{k}={v}" for k, v in sorted(r.params.items())))
         lines.append("")
@@ -195,6 +225,10 @@ def render_docs(rules: Iterable[Rule]) -> str:
             out.append("")
             out.append("**Fix.** " + r.remediation.strip())
             out.append("")
+            if _about_accelerators(r):
+                head, _, body = ACCELERATOR_PODS.partition(": ")
+                out.append(f"**{head}.** {body[0].upper()}{body[1:]}")
+                out.append("")
             out.append(f"**Autofix.** {_fix_text(r)[len('Autofix: ') :]}")
             out.append("")
             if r.params:

@@ -311,6 +311,10 @@ def rule_files(directory: Path) -> list[Path]:
 
 
 _POLICY_MARKERS = (b"templates.gatekeeper.sh", b"constraints.gatekeeper.sh", b"test.gatekeeper.sh")
+# Kyverno policies and tests, ValidatingAdmissionPolicies (kubelint_ml.policy.kyverno)
+_KYVERNO_API = re.compile(
+    rb"^apiVersion:\s*['\"]?(?:policies\.|cli\.)?(?:kyverno\.io|admissionregistration\.k8s\.io)/", re.M
+)
 
 
 def _is_rule_file(path: Path) -> bool:
@@ -324,11 +328,25 @@ def _is_rule_file(path: Path) -> bool:
         head = path.read_bytes()[: 1 << 20]
     except OSError:
         return True  # reported when read
-    if any(m in head for m in _POLICY_MARKERS):
+    if any(m in head for m in _POLICY_MARKERS) or _KYVERNO_API.search(head):
         return False
-    if any(p.suffix == ".rego" for p in path.parent.iterdir()):
+    if any(p.suffix == ".rego" for p in path.parent.iterdir()) or _kyverno_dir(path.parent):
         return re.search(rb"^check:", head, re.M) is not None
     return True
+
+
+def _kyverno_dir(directory: Path) -> bool:
+    """Whether a directory holds Kyverno policies (its other YAML, such as artifacthub-pkg.yml, is
+    then a rule file only when it has a ``check:``)."""
+    for p in directory.iterdir():
+        if p.suffix in (".yaml", ".yml") and p.is_file():
+            try:
+                with open(p, "rb") as fh:
+                    if _KYVERNO_API.search(fh.read(1 << 16)):
+                        return True
+            except OSError:
+                continue
+    return False
 
 
 def load_rules_dir(directory: str | os.PathLike, *, builtin: bool = False, validate: bool = True) -> list[Rule]:

@@ -279,6 +279,20 @@ def read(source: Source, max_bytes: int) -> bytes:
     return data
 
 
+def read_regular(path: str, max_bytes: int) -> bytes:
+    """A regular file's bytes, at most ``max_bytes + 1``. Anything else (a device, a FIFO, a socket,
+    a directory) raises OSError without being read: opened non-blocking, so a FIFO with no writer
+    does not hang, and checked on the open descriptor."""
+    fd = os.open(path, _OPEN_FLAGS | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (devices, pipes and sockets are not read)")
+        return _read_stream(fd, max_bytes + 1)
+    finally:
+        os.close(fd)
+
+
 def _read_stream(fd: int, limit: int) -> bytes:
     """Up to ``limit`` bytes, however few each read returns (pipes, devices)."""
     parts: list[bytes] = []

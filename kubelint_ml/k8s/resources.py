@@ -38,6 +38,7 @@ __all__ = [
     "is_native_resource",
     "is_sidecar",
     "pod_level_resources",
+    "pod_requests",
     "qos_class",
 ]
 
@@ -287,10 +288,27 @@ def container_limits(pod_spec: Mapping) -> ResourceList:
 # --- pod-level resources --------------------------------------------------
 
 
+# The PodLevelResources gates for a cluster version: (PodLevelResources, on from 1.34 (before, the
+# API server drops spec.resources); PodLevelResourcesFixKubeletQOSClass, on from 1.36 (an empty
+# block no longer decides QoS); PodLevelResourcesFixUpdateDefaulting, on from 1.36 (pod limits
+# default from the containers' limits)). An unknown version: the newest behaviour.
+PodLevelGates = tuple[bool, bool, bool]
+NEWEST_GATES: PodLevelGates = (True, True, True)
+
+
+def pod_level_gates(version: tuple[int, int] | None) -> PodLevelGates:
+    if version is None:
+        return NEWEST_GATES
+    return (version >= (1, 34), version >= (1, 36), version >= (1, 36))
+
+
 def _defaulted_pod_level(
-    spec: Mapping, inits: list[_Container], apps: list[_Container]
+    spec: Mapping, inits: list[_Container], apps: list[_Container], limit_defaulting: bool = True
 ) -> tuple[ResourceList, ResourceList] | None:
-    """``spec.resources`` after pod-level defaulting, or None when it is absent."""
+    """``spec.resources`` after pod-level defaulting, or None when it is absent.
+
+    ``limit_defaulting``: pod limits default from the containers' limits
+    (PodLevelResourcesFixUpdateDefaulting)."""
     raw = spec.get("resources")
     if not isinstance(raw, dict):
         return None
@@ -312,7 +330,7 @@ def _defaulted_pod_level(
             if name not in requests and _is_pod_level_resource(name):
                 requests[name] = value
     # defaultPodLimits
-    if not any(map(_is_pod_level_resource, limits)) and any(map(_is_pod_level_resource, requests)):
+    if limit_defaulting and not any(map(_is_pod_level_resource, limits)) and any(map(_is_pod_level_resource, requests)):
         for name, value in _aggregate(inits, apps, limits=True).items():
             if (
                 name not in limits
@@ -329,7 +347,9 @@ def _pod_level_set(requests: ResourceList, limits: ResourceList) -> bool:
     return any(map(_is_pod_level_resource, requests)) or any(map(_is_pod_level_resource, limits))
 
 
-def pod_level_resources(pod_spec: Mapping, *, enabled: bool = True) -> tuple[ResourceList, ResourceList] | None:
+def pod_level_resources(
+    pod_spec: Mapping, *, enabled: bool = True, limit_defaulting: bool = True
+) -> tuple[ResourceList, ResourceList] | None:
     """Pod-level (requests, limits) after pod-level defaulting.
 
     None when ``spec.resources`` is absent or holds no cpu/memory/hugepages
@@ -342,7 +362,7 @@ def pod_level_resources(pod_spec: Mapping, *, enabled: bool = True) -> tuple[Res
     if not isinstance(spec.get("resources"), dict):
         return None  # the common case: no need to look at every container
     inits, apps = _containers(spec)
-    pod_level = _defaulted_pod_level(spec, inits, apps)
+    pod_level = _defaulted_pod_level(spec, inits, apps, limit_defaulting)
     if pod_level is None or not _pod_level_set(*pod_level):
         return None
     return pod_level
@@ -366,17 +386,24 @@ def _requirements_qos(requests: ResourceList, limits: ResourceList) -> str:
     return shapes.pop() if len(shapes) == 1 else BURSTABLE
 
 
-def qos_class(pod_spec: Mapping, *, pod_level_enabled: bool = True, pod_level_qos_fix: bool = True) -> str:
+def qos_class(
+    pod_spec: Mapping,
+    *,
+    pod_level_enabled: bool = True,
+    pod_level_qos_fix: bool = True,
+    pod_level_limit_defaulting: bool = True,
+) -> str:
     """The pod's QoS class, computed as ``ComputePodQOS`` on the defaulted pod.
 
     ``pod_level_enabled``: the PodLevelResources gate (on from v1.34).
     ``pod_level_qos_fix``: the PodLevelResourcesFixKubeletQOSClass gate; without
     it an empty ``spec.resources: {}`` makes the pod BestEffort.
+    ``pod_level_limit_defaulting``: PodLevelResourcesFixUpdateDefaulting (see :func:`pod_level_gates`).
     """
     spec = _mapping(pod_spec)
     inits, apps = _containers(spec)
     if pod_level_enabled:
-        pod_level = _defaulted_pod_level(spec, inits, apps)
+        pod_level = _defaulted_pod_level(spec, inits, apps, pod_level_limit_defaulting)
         if pod_level is not None and (not pod_level_qos_fix or _pod_level_set(*pod_level)):
             return _requirements_qos(*pod_level)
     pod_qos = ""
@@ -394,16 +421,16 @@ def qos_class(pod_spec: Mapping, *, pod_level_enabled: bool = True, pod_level_qo
 # --- effective pod requests and limits ------------------------------------
 
 
-def effective_pod_request(pod_spec: Mapping, resource: str) -> Fraction:
+def effective_pod_request(pod_spec: Mapping, resource: str, *, pod_level_enabled: bool = True) -> Fraction:
     """What the scheduler reserves for the pod (``PodRequests``, overhead excluded).
 
     max(sum of app containers + all sidecars, max over init containers i of
     (init_i + sidecars declared before i)), after defaulting; a pod-level
-    request for cpu/memory/hugepages replaces it.
+    request for cpu/memory/hugepages replaces it (when ``pod_level_enabled``).
     """
     spec = _mapping(pod_spec)
     inits, apps = _containers(spec)
-    pod_level = _defaulted_pod_level(spec, inits, apps)
+    pod_level = _defaulted_pod_level(spec, inits, apps) if pod_level_enabled else None
     if pod_level is not None and resource in pod_level[0] and _is_pod_level_resource(resource):
         return pod_level[0][resource]
     return Fraction(_aggregate(inits, apps, limits=False).get(resource, 0))
@@ -444,21 +471,45 @@ def accelerator_requests(pod_spec: Mapping) -> dict[str, int]:
     return out
 
 
-def _has_claims(value: object) -> bool:
-    return any(True for _ in _items(value))
+def pod_requests(pod_spec: Mapping) -> ResourceList:
+    """``PodRequests`` of every resource from the containers (defaulted, sidecars and init containers
+    aggregated as the scheduler does)."""
+    return _aggregate(*_containers(_mapping(pod_spec)), limits=False)
+
+
+# What a pod's resource names say of its devices (see :func:`accelerator_use`).
+NO_DEVICES, MAYBE_DRA, ACCELERATOR = 0, 1, 2
+DRA_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"  # k8s.io/api/resource/v1 ResourceDeviceClassPrefix
+
+
+@lru_cache(maxsize=4096)
+def _name_use(name: str) -> int:
+    if is_accelerator_resource(name):
+        return ACCELERATOR
+    # a DRA extended resource: a class's implicit name, or any extended name a DeviceClass may declare
+    return MAYBE_DRA if name.startswith(DRA_EXTENDED_PREFIX) or is_extended_resource(name) else NO_DEVICES
+
+
+def accelerator_use(pod_spec: Mapping) -> int:
+    """ACCELERATOR when some container requests or limits a positive amount of an accelerator
+    resource; else MAYBE_DRA when some container names a resource a DRA DeviceClass may serve
+    (``deviceclass.resource.kubernetes.io/<class>``, another extended resource); else NO_DEVICES."""
+    spec = _mapping(pod_spec)
+    use = NO_DEVICES
+    for key in ("initContainers", "containers"):
+        for raw in _items(spec.get(key)):
+            for values in container_requests_limits(raw):
+                for n, v in values.items():
+                    found = _name_use(n)
+                    if found == ACCELERATOR and v.numerator > 0:
+                        return ACCELERATOR
+                    if found == MAYBE_DRA:
+                        use = MAYBE_DRA
+    return use
 
 
 def is_accelerator_pod(pod_spec: Mapping) -> bool:
-    """Some container requests or limits a positive amount of an accelerator
-    resource, or the pod uses DRA (``resources.claims`` / ``resourceClaims``)."""
-    spec = _mapping(pod_spec)
-    if _has_claims(spec.get("resourceClaims")) or _has_claims(_mapping(spec.get("resources")).get("claims")):
-        return True
-    for key in ("initContainers", "containers"):
-        for raw in _items(spec.get(key)):
-            if _has_claims(_mapping(_mapping(raw).get("resources")).get("claims")):
-                return True
-            for values in container_requests_limits(raw):
-                if any(is_accelerator_resource(n) and v.numerator > 0 for n, v in values.items()):
-                    return True
-    return False
+    """Some container requests or limits a positive amount of an accelerator resource.
+
+    DRA claims are not judged here: what they hold is in other objects (kubelint_ml/k8s/dra.py)."""
+    return accelerator_use(pod_spec) == ACCELERATOR

@@ -109,6 +109,22 @@ def _resolve_version(requested: str) -> str:
     return minor
 
 
+# Fields the generated OpenAPI marks required although the API server defaults them before it
+# validates: a manifest may leave them out. onPodConditions[].status defaults to True
+# (SetDefaults_Job, pkg/apis/batch/v1/defaults.go); the schemas say so from 1.35 only.
+DEFAULTED_REQUIRED = {"io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern": ("status",)}
+
+
+def _defaulted_not_required(defs: dict) -> None:
+    table = defs.get("$defs") if isinstance(defs.get("$defs"), dict) else defs.get("definitions")
+    if not isinstance(table, dict):
+        return
+    for name, fields in DEFAULTED_REQUIRED.items():
+        node = table.get(name)
+        if isinstance(node, dict) and isinstance(node.get("required"), list):
+            node["required"] = [f for f in node["required"] if f not in fields]
+
+
 @functools.lru_cache(maxsize=8)
 def _registry(directory: str) -> Any:
     """A crawled referencing registry holding one version's ``_definitions.json``."""
@@ -117,6 +133,7 @@ def _registry(directory: str) -> Any:
 
     with open(_schema_root() / directory / "_definitions.json", encoding="utf-8") as fh:
         defs = json.load(fh)
+    _defaulted_not_required(defs)
     resource = Resource.from_contents(defs, default_specification=DRAFT202012)
     return Registry().with_resource(DEFS_URI, resource).crawl()
 
@@ -131,6 +148,12 @@ def _split_api_version(api_version: str) -> tuple[str, str] | None:
 @functools.lru_cache(maxsize=4096)
 def _builtin_validator(directory: str, api_version: str, kind: str) -> Any | None:
     """Validator for a built-in kind, or None when the version bundles no such kind."""
+    schema = _builtin_schema(directory, api_version, kind)
+    return None if schema is None else _validator_class()(schema, registry=_registry(directory))
+
+
+def _builtin_schema(directory: str, api_version: str, kind: str) -> dict | None:
+    """The schema file of a built-in kind, or None when the version bundles no such kind."""
     split = _split_api_version(api_version)
     if split is None or not _KIND_RE.match(kind):
         return None
@@ -148,7 +171,17 @@ def _builtin_validator(directory: str, api_version: str, kind: str) -> Any | Non
     gvks = schema.get("x-kubernetes-group-version-kind") or []
     if {"group": group, "version": version, "kind": kind} not in gvks:
         return None
-    return _validator_class()(schema, registry=_registry(directory))
+    return schema if isinstance(schema, dict) else None
+
+
+@functools.lru_cache(maxsize=1024)
+def built_in_from(api_version: str, kind: str, after: str) -> str | None:
+    """The first bundled Kubernetes version after ``after`` in which ``api_version`` ``kind`` is built
+    in (``resource.k8s.io/v1`` from 1.34), or None."""
+    for version in bundled_versions():
+        if _version_key(version) > _version_key(after) and _builtin_schema(_version_dirs()[version], api_version, kind):
+            return version
+    return None
 
 
 # ----------------------------------------------------------------------------
@@ -716,6 +749,10 @@ class SchemaValidator:
                 SchemaProblem(base + where, f"{_render(base + where)}: {text}") for where, text in converter.rejected
             ]
         return out
+
+    def built_in_from(self, api_version: str, kind: str) -> str | None:
+        """A later Kubernetes version that has ``api_version`` ``kind`` built in (see :func:`built_in_from`)."""
+        return built_in_from(api_version, kind, self.version)
 
     def has_schema(self, api_version: str, kind: str) -> bool:
         return self._validator_for(api_version, kind) is not None

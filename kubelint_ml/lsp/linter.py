@@ -11,7 +11,10 @@ The findings are then those of ``kubelint-ml check <workspace folder>`` for that
 
 from __future__ import annotations
 
+import copy
+import logging
 import os
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +27,10 @@ from kubelint_ml.fix import SAFE, Fix, put
 
 # Files the workspace index reads at most (a huge monorepo is indexed only up to this).
 MAX_INDEXED_FILES = 20_000
+# The bytes of context files the server holds at most (a buffer or file is at most MAX_FILE_BYTES).
+MAX_CONTEXT_BYTES = 256 * 1024 * 1024
+MAX_FILE_BYTES = 20 * 1024 * 1024
+log = logging.getLogger("kubelint-ml.lsp")
 
 
 class ConfigProblem(Exception):
@@ -46,28 +53,37 @@ class Session:
     policies: Any = None
     severity: dict = field(default_factory=dict)
     all_ids: set = field(default_factory=set)
+    engine: Any = None
+    context_gen: int = 0  # the workspace context its facts were made from
 
 
 @dataclass
 class Linter:
     roots: list[str] = field(default_factory=list)
     buffers: dict[str, bytes] = field(default_factory=dict)  # open documents, by absolute path
-    _context: dict[str, bytes] = field(default_factory=dict)  # files that mention a context kind
-    _sessions: dict[tuple, Session] = field(default_factory=dict)
+    # The workspace's context: for each file that mentions a context kind, a digest of its bytes and
+    # the context objects read from it (each file parsed once per change of its bytes).
+    _context: dict[str, tuple[bytes, list]] = field(default_factory=dict)
+    _context_bytes: dict[str, int] = field(default_factory=dict)
+    _context_gen: int = 0
+    _sessions: dict[str | None, tuple[bytes | None, Session]] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
     indexed: threading.Event = field(default_factory=threading.Event)
 
     # ------------------------------------------------------------------
     # The workspace index
 
-    def index(self) -> None:
-        """Read the workspace folders' files that mention a context kind (in the background)."""
+    def index(self) -> dict[str, bytes]:
+        """The workspace folders' files that mention a context kind, read (in the background, within
+        :data:`MAX_CONTEXT_BYTES` in all); :meth:`take_index` takes them in on the worker."""
         from kubelint_ml.input.sources import SourceError, collect, read
         from kubelint_ml.run.facts import mentions_context
 
         found: dict[str, bytes] = {}
-        seen = 0
+        seen = total = 0
         for root in self.roots:
+            if not os.path.isdir(root):  # taken as written: a folder that is not there is not a glob
+                continue
             try:
                 sources = collect([root])
             except SourceError:
@@ -77,16 +93,75 @@ class Linter:
                 if seen > MAX_INDEXED_FILES:
                     break
                 try:
-                    data = read(s, 20 * 1024 * 1024)
+                    data = read(s, MAX_FILE_BYTES)
                 except OSError:
                     continue
-                if mentions_context(data):
-                    found[os.path.abspath(s.real)] = data
+                if len(data) > MAX_FILE_BYTES or not mentions_context(data) or not _editor_context(data):
+                    continue
+                if total + len(data) > MAX_CONTEXT_BYTES:
+                    log.warning("the workspace's context files pass %d bytes: the rest are not read", MAX_CONTEXT_BYTES)
+                    return found
+                total += len(data)
+                found[os.path.abspath(s.real)] = data
+        return found
+
+    def take_index(self, found: dict[str, bytes]) -> None:
         with self._lock:
             for path, data in found.items():
-                self._context.setdefault(path, data)
-            self._sessions.clear()
+                if path not in self._context:
+                    self._set_context(path, data)
+            self._context_gen += 1
         self.indexed.set()
+
+    def _set_context(self, path: str, data: bytes) -> bool:
+        """Read one context file's objects (only when its bytes changed). True when they did."""
+        from hashlib import blake2b
+
+        from kubelint_ml.input.loader import load
+        from kubelint_ml.input.objects import unpack
+
+        digest = blake2b(data, digest_size=16).digest()
+        known = self._context.get(path)
+        if known is not None and known[0] == digest:
+            return False
+        objects: list[Any] = []
+        if not _editor_context(data):
+            self._context[path] = (digest, objects)
+            self._context_bytes[path] = 0
+            return known is not None and bool(known[1])
+        try:
+            for doc in load(data).documents:
+                objects.extend(o for o in unpack(doc, path).objects if o.kind in EDITOR_CONTEXT)
+        except Exception:  # noqa: BLE001 - a context file being typed may not parse: it gives nothing
+            objects = []
+        self._context[path] = (digest, objects)
+        self._context_bytes[path] = len(data)
+        return True
+
+    def in_workspace(self, path: str) -> bool:
+        return any(_inside(path, root) for root in self.roots)
+
+    def disk(self, path: str) -> bytes | None:
+        """A workspace file's bytes from disk: a regular file within the size limit, else None (a
+        device, a FIFO, a socket is never opened for reading)."""
+        from kubelint_ml.input.sources import read_regular
+
+        if not self.in_workspace(path):
+            return None
+        try:
+            return read_regular(path, MAX_FILE_BYTES)
+        except OSError:
+            return None
+
+    @staticmethod
+    def mentions_context(data: bytes) -> bool:
+        from kubelint_ml.run.facts import mentions_context
+
+        return mentions_context(data)
+
+    def context_paths(self) -> set[str]:
+        with self._lock:
+            return set(self._context)
 
     def file_changed(self, path: str, data: bytes | None) -> bool:
         """A file's new bytes (``None``: deleted), from disk or a buffer. True when the context or a
@@ -97,17 +172,23 @@ class Linter:
         path = os.path.abspath(path)
         with self._lock:
             if os.path.basename(path) in CONFIG_NAMES:
-                self._sessions.clear()
+                self._drop_sessions()  # closed here, on the worker thread that built them
                 return True
             had = path in self._context
-            if data is not None and mentions_context(data):
-                changed = self._context.get(path) != data
-                self._context[path] = data
+            if data is not None and len(data) <= MAX_FILE_BYTES and mentions_context(data):
+                others = sum(n for p, n in self._context_bytes.items() if p != path)
+                if others + len(data) > MAX_CONTEXT_BYTES:
+                    log.warning(
+                        "%s: not taken as context: the workspace's context passes %d bytes", path, MAX_CONTEXT_BYTES
+                    )
+                    return False
+                changed = self._set_context(path, data)
             else:
                 changed = had
                 self._context.pop(path, None)
+                self._context_bytes.pop(path, None)
             if changed:
-                self._sessions.clear()
+                self._context_gen += 1
             return changed
 
     # ------------------------------------------------------------------
@@ -120,20 +201,60 @@ class Linter:
         return str(found) if found else None
 
     def session(self, path: str) -> Session:
+        """The session for a file's config: one per config file, built again (and the one it replaces
+        closed: its policy helper process reaped) when the config's text or the context changes."""
         config_path = self._config_path(path)
         text = self.buffers.get(config_path) if config_path else None
-        key = (config_path, text)
         with self._lock:
-            found = self._sessions.get(key)
-            if found is None:
-                found = self._sessions[key] = self._build(config_path, text)
-            return found
+            found = self._sessions.get(config_path)
+            if found is not None and found[0] == text:
+                session = found[1]
+                if session.context_gen != self._context_gen:  # the context changed: new facts, the
+                    self._refresh(session)  # same rules and policies (no compile, no new helper)
+                return session
+            if found is not None:
+                _close(found[1])
+                del self._sessions[config_path]
+            session = self._build(config_path, text)
+            self._sessions[config_path] = (text, session)
+            return session
+
+    def _facts(self, config: Any) -> Facts:
+        from kubelint_ml.run.facts import _profile_facts, context_facts
+
+        facts = Facts()
+        for _, objects in self._context.values():
+            for obj in objects:
+                facts.add_object(obj)
+        context_facts(facts, list(config.context), [], config)
+        _profile_facts(facts, config)
+        return facts
+
+    def _refresh(self, session: Session) -> None:
+        from kubelint_ml.run.config import ConfigError
+        from kubelint_ml.run.runner import Runner
+
+        try:
+            facts = self._facts(session.config)
+        except ConfigError as e:
+            raise ConfigProblem(session.config.path or "", getattr(e, "line", 0) or 1, str(e)) from None
+        session.runner = Runner(session.engine, session.config, facts, None, False, None, session.policies)
+        session.context_gen = self._context_gen
+
+    def _drop_sessions(self) -> None:
+        for _, session in self._sessions.values():
+            _close(session)
+        self._sessions.clear()
+
+    def close(self) -> None:
+        """Close every session (their policy helper processes are reaped)."""
+        with self._lock:
+            self._drop_sessions()
 
     def _build(self, config_path: str | None, text: bytes | None) -> Session:
         from kubelint_ml.engine.core import Engine
         from kubelint_ml.run import lint as run_lint
         from kubelint_ml.run.config import ConfigError, load_config
-        from kubelint_ml.run.facts import _profile_facts, add_facts, context_facts
         from kubelint_ml.run.runner import Runner
         from kubelint_ml.run.selection import SelectionError, policy_off, select_rules
 
@@ -153,11 +274,7 @@ class Linter:
             if policies is not None:
                 policies.choose(policy_off(config, policy_ids, ()), severity)
             rules = [r for r in rules if r.family != "usage"]  # no Prometheus per keystroke: see docs/editors.md
-            facts = Facts()
-            for path, data in self._context.items():
-                add_facts(facts, self.buffers.get(path, data), path, config.limits)
-            context_facts(facts, list(config.context), [], config)
-            _profile_facts(facts, config)
+            facts = self._facts(config)
         except (ConfigError, SelectionError) as e:
             raise ConfigProblem(config_path or "", getattr(e, "line", 0) or 1, str(e)) from None
         except Exception as e:  # noqa: BLE001 - a policy that does not compile, a bad context file
@@ -175,6 +292,8 @@ class Linter:
             policies,
             dict(severity),
             set(all_ids),
+            engine,
+            self._context_gen,
         )
 
     # ------------------------------------------------------------------
@@ -196,6 +315,20 @@ class Linter:
         from kubelint_ml.fix.apply import fix_file
 
         active, suppressed, s = self.lint(path, data)
+        display = _display(path, self.roots)
+
+        def relint(new: bytes) -> tuple[list[Finding], list[Finding]]:
+            a, b, _ = self.lint(path, new)
+            return a, b
+
+        return fix_file(display, data, active, suppressed, unsafe=unsafe, relint=relint).after
+
+    def fixed_from(
+        self, path: str, data: bytes, active: list[Finding], suppressed: list[Finding], unsafe: bool
+    ) -> bytes:
+        """As :meth:`fixed`, from the findings a lint of ``data`` already gave (copies: they are changed)."""
+        from kubelint_ml.fix.apply import fix_file
+
         display = _display(path, self.roots)
 
         def relint(new: bytes) -> tuple[list[Finding], list[Finding]]:
@@ -235,34 +368,144 @@ class Linter:
         real = os.path.realpath(path)
         return [f for f in result.findings if os.path.realpath(os.path.join(root, f.file)) == real]
 
-    @staticmethod
-    def resolve(findings: list[Finding], data: bytes) -> None:
-        from kubelint_ml.fix.apply import resolve
 
-        resolve([f for f in findings if f.fix is not None], data)
+class Fixes:
+    """The quick fixes of one version of a buffer, made on demand from one parse of it: the buffer's
+    span tree and its objects are made once (:meth:`warm`, after the diagnostics are out); a finding's
+    fix and suppression then cost that finding's edits, whatever the size of the buffer."""
 
-    @staticmethod
-    def suppression(f: Finding, data: bytes, reason: str) -> Fix | None:
-        """The edit that adds ``rule=reason`` to the object's ``kubelint-ml.io/ignore`` annotation."""
-        from kubelint_ml.fix.apply import resolve
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self._text: Any = None
+        self._why: str | None = None
+        self._docs: dict[int, Any] | None = None
+        self._objects: dict[int, list] = {}
+        self._parses: bool | None = None
+        self._lock = threading.Lock()
+
+    def warm(self) -> None:
+        with self._lock:
+            self._warm()
+
+    def _warm(self) -> None:
+        from kubelint_ml.fix.yamltext import Text
         from kubelint_ml.input.loader import load
+
+        if self._text is None and self._why is None:
+            try:
+                self._text = Text(self.data)
+            except UnicodeDecodeError:
+                self._why = "the file is not UTF-8"
+        if self._docs is None:
+            try:
+                loaded = load(self.data)
+                self._docs = {d.index: d for d in loaded.documents}
+                self._parses = not loaded.problems
+            except Exception:  # noqa: BLE001 - a buffer the loader refuses: no suppression offered
+                self._docs, self._parses = {}, False
+
+    def fix(self, f: Finding) -> Fix | None:
+        """A copy of the finding's fix, resolved against the buffer (None: no edit to offer)."""
+        from kubelint_ml.fix.apply import rendered
+        from kubelint_ml.fix.yamltext import Refused
+
+        if f.fix is None or rendered(f):
+            return None
+        self.warm()
+        if self._text is None:
+            return None
+        fix = copy.deepcopy(f.fix)
+        try:
+            fix.edits = tuple(self._text.resolve(fix))
+        except Refused:
+            return None
+        fix.resolved = True
+        return fix if fix.edits else None
+
+    def suppression(self, f: Finding, reason: str) -> Fix | None:
+        self.warm()
+        assert self._docs is not None
+        doc = self._docs.get(f.document)
+        if doc is None or f.object is None or self._text is None:
+            return None
         from kubelint_ml.input.objects import unpack
 
-        docs = load(data).documents
-        doc = next((d for d in docs if d.index == f.document), None)
-        if doc is None or f.object is None:
-            return None
-        for obj in unpack(doc, f.file).objects:
+        if f.document not in self._objects:
+            self._objects[f.document] = unpack(doc, f.file).objects
+        for obj in self._objects[f.document]:
             if obj.ref.kind == f.object.kind and obj.ref.name == f.object.name:
-                current = obj.annotations.get(IGNORE_ANNOTATION)
-                entry = f"{f.rule}={reason}" if reason else f.rule
-                value = f"{current},{entry}" if isinstance(current, str) and current.strip() else entry
-                fix = Fix(f"suppress {f.rule}", SAFE, "", (put(("metadata", "annotations", IGNORE_ANNOTATION), value),))
-                probe = Finding(f.rule, f.severity, f.message, "", f.file, f.line, f.column, document=f.document)
-                probe.fix = fix.bound(obj.base, f.document)
-                resolve([probe], data)
-                return probe.fix if probe.fix.edits else None
+                probe = _suppression_probe(f, obj, reason)
+                return self.fix(probe)
         return None
+
+    def keeps_parsing(self, after: bytes) -> bool:
+        """Whether the buffer, which parsed, still parses after an edit (as `check --fix` undoes a
+        round whose text would not parse). Checked where a parse is cheap, and always on text with
+        CR-only line ends, where the fix engine's edits are known to go wrong."""
+        from kubelint_ml.input.loader import load
+
+        self.warm()
+        if not self._parses:
+            return True
+        if len(self.data) > 256 * 1024 and not _LONE_CR.search(self.data):
+            return True
+        try:
+            return not load(after).problems
+        except Exception:  # noqa: BLE001
+            return False
+
+
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+# The context kinds the editor's rules read. CustomResourceDefinitions are context for `check
+# --schema` only (schema validation is not run in the editor): a file of CRDs is neither parsed nor
+# kept, however large.
+EDITOR_CONTEXT = frozenset(("PriorityClass", "WorkloadPriorityClass", "KubeletConfiguration"))
+_EDITOR_CONTEXT_RE = re.compile(
+    rb"""["']?kind["']?\s*:\s*["']?(PriorityClass|WorkloadPriorityClass|KubeletConfiguration)\b"""
+)
+
+
+def _editor_context(data: bytes) -> bool:
+    return _EDITOR_CONTEXT_RE.search(data) is not None
+
+
+def _suppression_probe(f: Finding, obj: Any, reason: str) -> Finding:
+    current = obj.annotations.get(IGNORE_ANNOTATION)
+    entry = f"{f.rule}={reason}" if reason else f.rule
+    value = f"{current},{entry}" if isinstance(current, str) and current.strip() else entry
+    fix = Fix(f"suppress {f.rule}", SAFE, "", (put(("metadata", "annotations", IGNORE_ANNOTATION), value),))
+    probe = Finding(f.rule, f.severity, f.message, "", f.file, f.line, f.column, document=f.document)
+    probe.fix = fix.bound(obj.base, f.document)
+    return probe
+
+
+def _close(session: Session) -> None:
+    if session.policies is not None:
+        try:
+            session.policies.close()
+        except Exception:  # noqa: BLE001 - closing is best effort
+            pass
+
+
+def finding_range(doc: Any, line: int, column: int, encoding: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The LSP range of a finding's field: the key or one-line value that starts at its line and
+    column (the loader counts lines as the LSP does, at CR, LF and CRLF, and columns in characters),
+    in the negotiated encoding."""
+    from kubelint_ml.report.sarif import _token_end
+
+    i = max(line - 1, 0)
+    if i >= len(doc.starts):
+        end = doc.position(len(doc.text), encoding)
+        return end, end
+    text = doc.line_text(i)
+    col = min(max(column - 1, 0), len(text))
+    end = _token_end(text, col) if text else None
+    end = end if end is not None and end > col else len(text.rstrip())
+    end = max(end, col)
+    start = doc.starts[i]
+    return doc.position(start + col, encoding), doc.position(start + end, encoding)
 
 
 def load_unsaved_config(path: str, text: bytes) -> Any:

@@ -1,28 +1,51 @@
 """``kubelint-ml lsp``: the findings and fixes in the editor, over stdio (pygls, lsprotocol).
 
-Diagnostics are pushed on open and on change (the work for an older version of a buffer is
-dropped when a newer one arrives) and answered when pulled; code actions give each fixable
-finding its quick fix, ``source.fixAll.kubelint-ml`` the buffer `check --fix` would write, and a
-"suppress" action per finding; hover on a finding's field shows its rule's help. Only the protocol
-goes to stdout; logs go to stderr.
+Diagnostics are pushed on open and on change (a burst of edits is linted once, the work for an older
+version of a buffer is dropped when a newer one arrives) and answered when pulled; code actions give
+each fixable finding its quick fix, ``source.fixAll.kubelint-ml`` the buffer `check --fix` would
+write, and a "suppress" action per finding; hover on a finding's field shows its rule's help. Only
+the protocol goes to stdout; logs go to stderr.
+
+How it holds up (docs/editors.md says it for users):
+
+- The buffers are the server's own (:mod:`kubelint_ml.lsp.documents`): lines broken where the LSP
+  breaks them, columns in the position encoding negotiated at ``initialize``. Every edit the server
+  returns is applied to the buffer it was computed for and compared with the bytes `check --fix`
+  gives before it is sent, and it names that buffer's version.
+- One worker thread does all the linting, fixing and rendering, and owns the rule engine and the
+  policy engines (a Rego engine must stay on the thread that built it). The event loop only reads
+  messages, keeps the buffers and answers from what the worker made: a lint is made once per
+  version, the fixes of all its findings once, and a request slices them.
+- The frames are read by :mod:`kubelint_ml.lsp.transport`, not pygls's reader, and the lifecycle
+  (``initialize`` first and once, nothing but ``exit`` after ``shutdown``, the exit status) and
+  invalid parameters are answered as the LSP and JSON-RPC say.
+- Nothing is read from disk but regular files within the size limit, inside the workspace folders.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import os
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
+from pygls.capabilities import ServerCapabilitiesBuilder
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from kubelint_ml import __version__
 from kubelint_ml.findings import Finding
-from kubelint_ml.lsp.linter import ConfigProblem, Linter
+from kubelint_ml.lsp import documents as docs_
+from kubelint_ml.lsp.documents import Document
+from kubelint_ml.lsp.linter import ConfigProblem, Fixes, Linter, finding_range
 
 SOURCE = "kubelint-ml"
 FIX_ALL = "source.fixAll.kubelint-ml"
@@ -32,65 +55,117 @@ _SEVERITY = {
     "warning": types.DiagnosticSeverity.Warning,
     "info": types.DiagnosticSeverity.Information,
 }
+# JSON-RPC and LSP error codes
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+SERVER_NOT_INITIALIZED = -32002
 log = logging.getLogger("kubelint-ml.lsp")
 
 
-def path_of(uri: str) -> str:
+def path_of(uri: str) -> str | None:
+    """The file a ``file:`` URI names (None for any other scheme: never read)."""
+    if not isinstance(uri, str):
+        return None
     parsed = urlparse(uri)
-    return os.path.abspath(unquote(parsed.path)) if parsed.scheme == "file" else uri
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    return os.path.abspath(unquote(parsed.path))
+
+
+def display_of(uri: str) -> str:
+    return path_of(uri) or uri
+
+
+@dataclass
+class Result:
+    """What the worker made of one version of a buffer."""
+
+    version: int | None
+    gen: int
+    doc: Document  # the text it was made from
+    findings: list[Finding] = field(default_factory=list)
+    suppressed: list[Finding] = field(default_factory=list)
+    session: Any = None
+    diagnostics: list[types.Diagnostic] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)  # each finding's LSP line
+    fixes: Any = None  # linter.Fixes: this version's quick fixes, made on demand
+    actions: dict[int, list[tuple[str, bool, list[types.TextEdit]]]] = field(default_factory=dict)
+    fix_all: tuple[types.TextEdit, str] | None = None
+    fix_all_done: bool = False
+
+
+class Protocol(LanguageServerProtocol):
+    """pygls's protocol with the buffers kept by the server itself (pygls's own document store breaks
+    lines at U+2028 and NEL, and applies changes in its own way) and ``exit`` ending the read loop
+    with the status the LSP gives it."""
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        did_open(self._server, params)  # type: ignore[arg-type]
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        did_change(self._server, params)  # type: ignore[arg-type]
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        did_close(self._server, params)  # type: ignore[arg-type]
 
 
 class Server(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("kubelint-ml", __version__)
+        super().__init__("kubelint-ml", __version__, protocol_cls=Protocol)
         self.linter = Linter()
         self.unsafe = False
-        self.latest: dict[str, int] = {}  # uri -> newest version seen
-        self.results: dict[str, tuple[int | None, bytes, list[Finding], Any]] = {}
-        self.event_loop: asyncio.AbstractEventLoop | None = None
+        self.encoding = docs_.UTF16
+        self.document_changes = False  # the client takes versioned edits
+        self.resolve_edits = False  # the client resolves a code action's edit lazily
+        self.docs: dict[str, Document] = {}
+        self.gen: dict[str, int] = {}  # uri -> number of the newest lint asked for
+        self.results: dict[str, Result] = {}
+        self.waiters: dict[str, list[tuple[int, asyncio.Future]]] = {}
+        self.owners: dict[str, Any] = {}
         self.rendered: dict[str, list[Finding]] = {}  # uri -> findings mapped back at the last save
+        self.event_loop: asyncio.AbstractEventLoop | None = None
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kubelint-ml-worker")
+        # quick fixes are sliced from a version's parse on their own thread: a lint in progress does
+        # not hold up the lightbulb (no rule or policy engine runs there)
+        self.slicer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kubelint-ml-fixes")
+        self.initialized = False
+        self.status: int | None = None
+        self._done: asyncio.Event | None = None
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Logged, never a pop-up: an error on every keystroke is no help in the editor."""
+        log.error("%s", error)
+
+    def finish(self, status: int) -> None:
+        if self.status is None:
+            self.status = status
+        if self._done is not None:
+            self._done.set()
+
+    async def run_in_worker(self, fn: Any, *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.worker, fn, *args)
+
+    async def run_in_slicer(self, fn: Any, *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.slicer, fn, *args)
 
 
 server = Server()
 
 
-def _lines(data: bytes) -> list[str]:
-    return data.decode("utf-8", errors="replace").split("\n")
+# ----------------------------------------------------------------------
+# Findings as the protocol shows them
 
 
-def _utf16(text: str, chars: int) -> int:
-    """The UTF-16 offset of the ``chars``-th character of ``text`` (LSP positions count UTF-16)."""
-    head = text[:chars]
-    return len(head) + sum(1 for c in head if ord(c) > 0xFFFF)
-
-
-def _position(lines: list[str], byte_offset: int, data: bytes) -> types.Position:
-    head = data[:byte_offset].decode("utf-8", errors="replace")
-    line = head.count("\n")
-    col = len(head) - (head.rfind("\n") + 1)
-    return types.Position(line=line, character=_utf16(lines[line] if line < len(lines) else "", col))
-
-
-def _range(f: Finding, lines: list[str]) -> types.Range:
-    from kubelint_ml.report.sarif import _token_end
-
-    line = max(f.line - 1, 0)
-    text = lines[line] if line < len(lines) else ""
-    col = max(f.column - 1, 0)
-    end = _token_end(text, col) if text else None
-    end = end if end is not None and end > col else len(text.rstrip())
-    end = max(end, col)
-    return types.Range(
-        start=types.Position(line=line, character=_utf16(text, col)),
-        end=types.Position(line=line, character=_utf16(text, end)),
-    )
-
-
-def _diagnostic(f: Finding, lines: list[str], infos: dict) -> types.Diagnostic:
+def _diagnostic(f: Finding, doc: Document, infos: dict, encoding: str) -> types.Diagnostic:
     info = infos.get(f.rule)
     href = getattr(info, "help_uri", "") or ""
+    (sl, sc), (el, ec) = finding_range(doc, f.line, f.column, encoding)
     return types.Diagnostic(
-        range=_range(f, lines),
+        range=types.Range(start=types.Position(line=sl, character=sc), end=types.Position(line=el, character=ec)),
         message=f.message + (f"\n{f.detail}" if f.detail and f.detail != f.message else ""),
         severity=_SEVERITY.get(f.severity, types.DiagnosticSeverity.Information),
         code=f.rule,
@@ -111,53 +186,216 @@ def _config_diagnostic(problem: ConfigProblem) -> types.Diagnostic:
     )
 
 
-def _lint_now(ls: Server, uri: str, version: int | None, data: bytes) -> list[types.Diagnostic]:
-    path = path_of(uri)
-    lines = _lines(data)
+def _text_edits(doc: Document, edits: Any, encoding: str) -> list[types.TextEdit]:
+    out = []
+    for e in edits:
+        sl, sc = doc.byte_position(e.start, encoding)
+        el, ec = doc.byte_position(e.end, encoding)
+        out.append(
+            types.TextEdit(
+                range=types.Range(
+                    start=types.Position(line=sl, character=sc), end=types.Position(line=el, character=ec)
+                ),
+                new_text=e.text,
+            )
+        )
+    return out
+
+
+def _edits_hold(doc: Document, edits: list[types.TextEdit], want: bytes, encoding: str) -> bool:
+    """Whether ``edits``, applied to ``doc`` as an editor applies them, give the bytes ``want``."""
+    spans = [
+        (e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character, e.new_text)
+        for e in edits
+    ]
     try:
-        active, _, session = ls.linter.lint(path, data)
+        return docs_.encode(docs_.apply_edits(doc.text, doc, spans, encoding)) == want
+    except (UnicodeError, ValueError):
+        return False
+
+
+# ----------------------------------------------------------------------
+# The worker's jobs (run on the worker thread only)
+
+
+def _lint_job(ls: Server, uri: str, gen: int, doc: Document) -> Result | None:
+    if ls.gen.get(uri) != gen:
+        return None  # a newer version (or a re-lint) was asked for since: its own job runs
+    path = path_of(uri) or uri
+    result = Result(doc.version, gen, doc)
+    try:
+        active, suppressed, session = ls.linter.lint(path, doc.data)
     except ConfigProblem as problem:
         if problem.path:
-            cfg_uri = "file://" + problem.path
-            ls.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=cfg_uri, diagnostics=[_config_diagnostic(problem)])
-            )
-        return []
-    if ls.linter.owner(path) is not None:  # part of a chart or kustomization: what rendering gave at
-        active = ls.rendered.get(uri, [])  # the last open or save (never the file linted raw)
-    ls.results[uri] = (version, data, active, session)
-    return [_diagnostic(f, lines, session.infos) for f in active]
+            _publish_soon(ls, "file://" + problem.path, None, [_config_diagnostic(problem)])
+        return result
+    if ls.owners.get(uri) is not None:  # part of a chart or kustomization: what rendering gave at
+        active, suppressed = ls.rendered.get(uri, []), []  # the last open or save (never the file raw)
+    result.findings, result.suppressed, result.session = active, suppressed, session
+    result.diagnostics = [_diagnostic(f, doc, session.infos, ls.encoding) for f in active]
+    result.lines = [d.range.start.line for d in result.diagnostics]
+    result.fixes = Fixes(doc.data)
+    return result
 
 
-async def _publish(ls: Server, uri: str, version: int | None) -> None:
-    await asyncio.sleep(DEBOUNCE)
-    if ls.latest.get(uri) != version:
-        return  # a newer version arrived: its own task lints it
-    if uri not in ls.rendered and ls.linter.owner(path_of(uri)) is not None:
-        return  # a chart's or kustomization's file: its diagnostics come when it is rendered
-    doc = ls.workspace.get_text_document(uri)
-    data = doc.source.encode("utf-8")
-    loop = asyncio.get_running_loop()
-    try:
-        diagnostics = await loop.run_in_executor(None, _lint_now, ls, uri, version, data)
-    except Exception:  # noqa: BLE001 - a bug must not kill the server: logged, the buffer keeps its diagnostics
-        log.exception("linting %s failed", uri)
+def _warm_job(ls: Server, uri: str, gen: int, result: Result) -> None:
+    """After the diagnostics: the parse the quick fixes of this version are made from (skipped when
+    a newer version is on its way)."""
+    if ls.gen.get(uri) == gen and result.fixes is not None:
+        result.fixes.warm()
+
+
+def _actions_job(ls: Server, result: Result, wanted: list[int]) -> None:
+    """The quick fix and the suppression of each finding in ``wanted`` (kept: made once a version)."""
+    from kubelint_ml.fix.apply import apply_edits
+
+    assert result.fixes is not None
+    doc, data = result.doc, result.doc.data
+    for i in wanted:
+        if i in result.actions:
+            continue
+        f = result.findings[i]
+        here = []
+        for fix, suppress in ((result.fixes.fix(f), False), (result.fixes.suppression(f, "reason"), True)):
+            if fix is None:
+                continue
+            after = apply_edits(data, list(fix.edits))
+            edits = _text_edits(doc, fix.edits, ls.encoding)
+            if not _edits_hold(doc, edits, after, ls.encoding):
+                log.error("%s: the edits of %s do not give what check --fix gives; not offered", result.doc.uri, f.rule)
+                continue
+            if not result.fixes.keeps_parsing(after):
+                continue  # check --fix would undo it too
+            if suppress:
+                title = f"Suppress {f.rule} on this object (kubelint-ml.io/ignore, with a reason)"
+                here.append((title, False, edits))
+            else:  # every fixable finding; the unsafe ones say so
+                unsafe = fix.applicability != "safe"
+                here.append((f"{fix.description}{' (unsafe)' if unsafe else ''} [{f.rule}]", not unsafe, edits))
+        result.actions[i] = here
+
+
+def _fix_all_job(ls: Server, uri: str, result: Result) -> None:
+    """The buffer as `check --fix` writes it, as one edit of the part that changes: one fix run on
+    the findings the version already has."""
+    if result.fix_all_done:
         return
-    if ls.latest.get(uri) != version:
+    doc = result.doc
+    path = path_of(uri) or uri
+    active = [copy.copy(f) for f in result.findings]
+    for f in active:
+        f.fix = copy.deepcopy(f.fix)
+    after = ls.linter.fixed_from(path, doc.data, active, list(result.suppressed), ls.unsafe)
+    result.fix_all_done = True
+    if after == doc.data:
+        return
+    try:
+        new = docs_.decode(after)
+    except UnicodeDecodeError:
+        log.warning("fix all for %s gave bytes that are not UTF-8: not offered", uri)
+        return
+    start, end, new_end = docs_.common_span(doc.text, new)
+    (sl, sc), (el, ec) = doc.position(start, ls.encoding), doc.position(end, ls.encoding)
+    edit = types.TextEdit(
+        range=types.Range(start=types.Position(line=sl, character=sc), end=types.Position(line=el, character=ec)),
+        new_text=new[start:new_end],
+    )
+    if not _edits_hold(doc, [edit], after, ls.encoding):
+        log.error("fix all for %s: the edit does not give what check --fix gives; not offered", uri)
+        return
+    result.fix_all = (edit, "")
+
+
+# ----------------------------------------------------------------------
+# The loop's side
+
+
+def _publish_soon(ls: Server, uri: str, version: int | None, diagnostics: list[types.Diagnostic]) -> None:
+    """Publish from any thread (the protocol writes from the loop only)."""
+    loop = ls.event_loop
+    params = types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics)
+    if loop is None or loop.is_closed():
+        return
+    if threading.current_thread() is threading.main_thread():
+        ls.text_document_publish_diagnostics(params)
+    else:
+        loop.call_soon_threadsafe(ls.text_document_publish_diagnostics, params)
+
+
+def _landed(ls: Server, uri: str, result: Result) -> None:
+    """A result reached the loop: kept, and the requests waiting for it (or an older one) woken."""
+    known = ls.results.get(uri)
+    if known is None or known.gen <= result.gen:
+        ls.results[uri] = result
+    waiting = ls.waiters.get(uri, [])
+    keep = []
+    for gen, fut in waiting:
+        if gen <= result.gen:
+            if not fut.done():
+                fut.set_result(None)
+        else:
+            keep.append((gen, fut))
+    ls.waiters[uri] = keep
+
+
+async def _lint(ls: Server, uri: str, gen: int, debounce: bool = True) -> None:
+    if debounce:
+        await asyncio.sleep(DEBOUNCE)
+    doc = ls.docs.get(uri)
+    if ls.gen.get(uri) != gen or doc is None:
+        return  # a newer version arrived: its own task lints it
+    if ls.owners.get(uri) is not None and uri not in ls.rendered:
+        return  # a chart's or kustomization's file: its diagnostics come when it is rendered
+    snapshot = Document(uri, doc.text, doc.version)
+    try:
+        result = await ls.run_in_worker(_lint_job, ls, uri, gen, snapshot)
+    except Exception:  # noqa: BLE001 - a bug must not kill the server: logged, one line per version
+        log.exception("linting %s failed", uri)
+        result = Result(snapshot.version, gen, snapshot)
+    if result is None:
+        return
+    _landed(ls, uri, result)
+    if ls.gen.get(uri) != gen or uri not in ls.docs:
         return
     ls.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics)
+        types.PublishDiagnosticsParams(uri=uri, version=result.version, diagnostics=result.diagnostics)
     )
+    if result.findings:
+        asyncio.ensure_future(ls.run_in_worker(_warm_job, ls, uri, gen, result))
 
 
-def _schedule(ls: Server, uri: str, version: int | None) -> None:
-    ls.latest[uri] = version if version is not None else -1
-    asyncio.ensure_future(_publish(ls, uri, ls.latest[uri]))
+def _schedule(ls: Server, uri: str) -> None:
+    gen = ls.gen[uri] = ls.gen.get(uri, 0) + 1
+    asyncio.ensure_future(_lint(ls, uri, gen))
 
 
 def _relint_open(ls: Server) -> None:
-    for uri in list(ls.latest):
-        _schedule(ls, uri, ls.latest[uri])
+    for uri in list(ls.docs):
+        if not _is_config(uri):
+            _schedule(ls, uri)
+
+
+async def _current(ls: Server, uri: str) -> Result | None:
+    """The result for the buffer as it is now (waiting for its lint when it is on its way); None
+    when the buffer is not open or changed while waiting."""
+    doc = ls.docs.get(uri)
+    if doc is None or _is_config(uri):
+        return None
+    version = doc.version
+    known = ls.results.get(uri)
+    gen = ls.gen.get(uri, 0)
+    if known is None or known.gen < gen:
+        if ls.owners.get(uri) is not None and known is None:
+            return None
+        fut: asyncio.Future = asyncio.get_running_loop().create_future()
+        ls.waiters.setdefault(uri, []).append((gen, fut))
+        if known is None or known.gen < gen:
+            await fut
+        known = ls.results.get(uri)
+    doc = ls.docs.get(uri)
+    if known is None or doc is None or doc.version != version or known.doc.text != doc.text:
+        return None
+    return known
 
 
 @server.feature(types.INITIALIZED)
@@ -184,10 +422,24 @@ def initialized(ls: Server, params: types.InitializedParams) -> None:
 
 @server.feature(types.INITIALIZE)
 def initialize(ls: Server, params: types.InitializeParams) -> None:
-    roots = [path_of(f.uri) for f in params.workspace_folders or []]
-    if not roots and params.root_uri:
-        roots = [path_of(params.root_uri)]
+    uris = [f.uri for f in params.workspace_folders or []]
+    if not uris and params.root_uri:
+        uris = [params.root_uri]
+    roots = []
+    for uri in uris:  # a folder is a directory named by a file: URI, taken as it is written
+        path = path_of(uri)
+        if path is not None and os.path.isdir(path):
+            roots.append(path)
+        else:
+            log.warning("workspace folder %r is not a directory: not read", uri)
     ls.linter.roots = roots
+    ls.encoding = ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities) or docs_.UTF16
+    ls.encoding = str(getattr(ls.encoding, "value", ls.encoding))
+    edit_caps = params.capabilities.workspace.workspace_edit if params.capabilities.workspace else None
+    ls.document_changes = bool(edit_caps and edit_caps.document_changes)
+    action_caps = params.capabilities.text_document.code_action if params.capabilities.text_document else None
+    resolve = action_caps.resolve_support if action_caps else None
+    ls.resolve_edits = bool(resolve and "edit" in (resolve.properties or []))
     try:
         ls.event_loop = asyncio.get_running_loop()
     except RuntimeError:
@@ -195,96 +447,125 @@ def initialize(ls: Server, params: types.InitializeParams) -> None:
     options = params.initialization_options or {}
     if isinstance(options, dict):
         ls.unsafe = bool(options.get("unsafeFixes"))
+    ls.initialized = True
     threading.Thread(target=_index, args=(ls,), daemon=True, name="kubelint-ml-index").start()
 
 
 def _index(ls: Server) -> None:
+    """Read the workspace's context files (this thread), take them in on the worker (which owns the
+    sessions), then lint the open buffers again."""
+    import time
+
+    t0 = time.monotonic()
     try:
-        ls.linter.index()
+        found = ls.linter.index()
+        ls.worker.submit(ls.linter.take_index, found).result()
     except Exception:  # noqa: BLE001
         log.exception("indexing the workspace failed")
         ls.linter.indexed.set()
         return
     loop = ls.event_loop
     if loop is not None and not loop.is_closed():
+        message = (
+            f"kubelint-ml: the workspace's context indexed: {len(found)} files, "
+            f"{sum(map(len, found.values()))} bytes, {time.monotonic() - t0:.1f} s"
+        )
+        params = types.LogMessageParams(type=types.MessageType.Info, message=message)
+        loop.call_soon_threadsafe(ls.window_log_message, params)
         loop.call_soon_threadsafe(_relint_open, ls)
 
 
 def _is_config(uri: str) -> bool:
     from kubelint_ml.run.config import CONFIG_NAMES
 
-    return os.path.basename(path_of(uri)) in CONFIG_NAMES
-
-
-def _track(ls: Server, uri: str, text: str | None) -> None:
     path = path_of(uri)
-    data = text.encode("utf-8") if text is not None else None
-    if data is None:
-        ls.linter.buffers.pop(path, None)
-    else:
+    return path is not None and os.path.basename(path) in CONFIG_NAMES
+
+
+def _track_job(ls: Server, path: str | None, data: bytes | None, opened: bool) -> bool:
+    """A buffer opened, changed or closed (``data`` None): the context and configs follow (worker)."""
+    if path is None:
+        return False
+    if opened and data is not None:
         ls.linter.buffers[path] = data
-    if ls.linter.file_changed(path, data if data is not None else _disk(path)):
+    else:
+        ls.linter.buffers.pop(path, None)
+        data = ls.linter.disk(path)
+    return ls.linter.file_changed(path, data)
+
+
+async def _track(ls: Server, uri: str, data: bytes | None, opened: bool = True) -> None:
+    try:
+        changed = await ls.run_in_worker(_track_job, ls, path_of(uri), data, opened)
+    except Exception:  # noqa: BLE001
+        log.exception("taking in %s failed", uri)
+        return
+    if changed:
         _relint_open(ls)
 
 
-def _disk(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(20 * 1024 * 1024 + 1)
-    except OSError:
-        return None
-
-
-def _forget_finished(ls: Server) -> None:
-    """pygls 2 keeps, for each notification its built-in handlers take first (didOpen, didChange,
-    didSave, didClose), a future in ``protocol._request_futures`` that it never removes: about 1 KB
-    an edit, 20 MB over an hour of typing. The finished ones are dropped here (a pending request's
-    future is not finished; one whose answer is on its way is popped again with ``pop(id, None)``)."""
-    futures = getattr(ls.protocol, "_request_futures", None)
-    if isinstance(futures, dict) and len(futures) > _KEPT_FUTURES:
-        for key in [k for k, f in futures.items() if f.done()]:
-            futures.pop(key, None)
-
-
-_KEPT_FUTURES = 16
-
-
-@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: Server, params: types.DidOpenTextDocumentParams) -> None:
-    _forget_finished(ls)
-    doc = params.text_document
-    _track(ls, doc.uri, doc.text)
-    if _is_config(doc.uri):
-        _check_config(ls, doc.uri)
-        return
-    ls.latest[doc.uri] = doc.version
-    if ls.linter.owner(path_of(doc.uri)) is not None:
-        asyncio.ensure_future(_render(ls, doc.uri))
-        return
-    _schedule(ls, doc.uri, doc.version)
-
-
-@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-def did_change(ls: Server, params: types.DidChangeTextDocumentParams) -> None:
-    _forget_finished(ls)
-    uri = params.text_document.uri
-    doc = ls.workspace.get_text_document(uri)
-    _track(ls, uri, doc.source)
+    item = params.text_document
+    uri = item.uri
+    doc = ls.docs[uri] = Document(uri, item.text, item.version)
+    path = path_of(uri)
     if _is_config(uri):
-        _check_config(ls, uri)
+        asyncio.ensure_future(_track_config(ls, uri, doc.data))
         return
-    _schedule(ls, uri, params.text_document.version)
+    ls.owners[uri] = ls.linter.owner(path) if path is not None else None
+    if ls.linter.mentions_context(doc.data) or (path and path in ls.linter.context_paths()):
+        asyncio.ensure_future(_track(ls, uri, doc.data))
+    if ls.owners[uri] is not None:
+        asyncio.ensure_future(_render(ls, uri))
+        return
+    _schedule(ls, uri)
+
+
+def did_change(ls: Server, params: types.DidChangeTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    doc = ls.docs.get(uri)
+    if doc is None:
+        log.warning("a change to %s, which is not open: ignored", uri)
+        return
+    for change in params.content_changes:
+        rng = getattr(change, "range", None)
+        if rng is None:
+            doc.replace(0, len(doc.text), change.text)
+        else:
+            start = doc.offset(rng.start.line, rng.start.character, ls.encoding)
+            end = doc.offset(rng.end.line, rng.end.character, ls.encoding)
+            doc.replace(min(start, end), max(start, end), change.text)
+    doc.version = params.text_document.version
+    if _is_config(uri):
+        asyncio.ensure_future(_track_config(ls, uri, doc.data))
+        return
+    path = path_of(uri)
+    if ls.linter.mentions_context(doc.data) or (path and path in ls.linter.context_paths()):
+        _track_soon(ls, uri)
+    _schedule(ls, uri)
+
+
+def _track_soon(ls: Server, uri: str) -> None:
+    """A context file edited: taken in once per burst (after the debounce), in the worker."""
+    gen = ls.gen.get(uri, 0) + 1
+
+    async def later() -> None:
+        await asyncio.sleep(DEBOUNCE)
+        doc = ls.docs.get(uri)
+        if doc is not None and ls.gen.get(uri) == gen:
+            await _track(ls, uri, doc.data)
+
+    asyncio.ensure_future(later())
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 async def did_save(ls: Server, params: types.DidSaveTextDocumentParams) -> None:
-    _forget_finished(ls)
     uri = params.text_document.uri
-    _track(ls, uri, ls.workspace.get_text_document(uri).source)
-    if _is_config(uri):
+    doc = ls.docs.get(uri)
+    if doc is None or _is_config(uri):
         return
-    if ls.linter.owner(path_of(uri)) is None:
-        _schedule(ls, uri, ls.latest.get(uri))
+    if ls.owners.get(uri) is None:
+        _schedule(ls, uri)
         return
     await _render(ls, uri)
 
@@ -294,65 +575,85 @@ async def _render(ls: Server, uri: str) -> None:
     map back to it (as `check <folder>` gives them), computed when it is opened and saved (rendering
     on every keystroke is not expected); they stay until the next save."""
     path = path_of(uri)
-    loop = asyncio.get_running_loop()
+    if path is None:
+        return
     try:
-        found = await loop.run_in_executor(None, ls.linter.rendered, path)
+        found = await ls.run_in_worker(ls.linter.rendered, path)
     except Exception:  # noqa: BLE001
         log.exception("rendering for %s failed", uri)
         return
+    doc = ls.docs.get(uri)
+    if doc is None:
+        return
     ls.rendered[uri] = found
-    data = ls.workspace.get_text_document(uri).source.encode("utf-8")
-    session = ls.linter.session(path)
-    ls.results[uri] = (ls.latest.get(uri), data, found, session)
-    ls.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(
-            uri=uri,
-            version=ls.latest.get(uri),
-            diagnostics=[_diagnostic(f, _lines(data), session.infos) for f in found],
-        )
-    )
+    gen = ls.gen[uri] = ls.gen.get(uri, 0) + 1
+    await _lint(ls, uri, gen, debounce=False)
 
 
-@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: Server, params: types.DidCloseTextDocumentParams) -> None:
-    _forget_finished(ls)
     uri = params.text_document.uri
-    ls.latest.pop(uri, None)
+    if ls.docs.pop(uri, None) is None:
+        return
+    ls.gen.pop(uri, None)
     ls.results.pop(uri, None)
     ls.rendered.pop(uri, None)
-    _track(ls, uri, None)
+    ls.owners.pop(uri, None)
+    for _, fut in ls.waiters.pop(uri, []):
+        if not fut.done():
+            fut.set_result(None)
+    asyncio.ensure_future(_track(ls, uri, None, opened=False))
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
-@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-def did_change_watched(ls: Server, params: types.DidChangeWatchedFilesParams) -> None:
+def _watched_job(ls: Server, changes: list[tuple[str, bool]]) -> bool:
     changed = False
+    for path, gone in changes:
+        if path in ls.linter.buffers or not ls.linter.in_workspace(path):
+            continue  # the editor's text wins over the disk's; nothing outside the workspace is read
+        changed = ls.linter.file_changed(path, None if gone else ls.linter.disk(path)) or changed
+    return changed
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+async def did_change_watched(ls: Server, params: types.DidChangeWatchedFilesParams) -> None:
+    changes = []
     for event in params.changes:
         path = path_of(event.uri)
-        if path in ls.linter.buffers:
-            continue  # the editor's text wins over the disk's
-        gone = event.type == types.FileChangeType.Deleted
-        changed = ls.linter.file_changed(path, None if gone else _disk(path)) or changed
+        if path is not None:
+            changes.append((path, event.type == types.FileChangeType.Deleted))
+    try:
+        changed = await ls.run_in_worker(_watched_job, ls, changes)
+    except Exception:  # noqa: BLE001
+        log.exception("taking in changed files failed")
+        return
     if changed:
         _relint_open(ls)
 
 
-def _check_config(ls: Server, uri: str) -> None:
-    """An edited config: checked at once (a diagnostic on it when invalid), then every buffer again."""
+def _config_job(ls: Server, uri: str, data: bytes) -> list[types.Diagnostic]:
     from kubelint_ml.lsp.linter import load_unsaved_config
     from kubelint_ml.run.config import ConfigError
 
-    path = path_of(uri)
-    diagnostics = []
+    path = path_of(uri) or uri
+    ls.linter.buffers[path] = data
+    ls.linter.file_changed(path, data)
     try:
-        load_unsaved_config(path, ls.linter.buffers.get(path, b""))
+        load_unsaved_config(path, data)
     except ConfigError as e:
         message = str(e)
-        diagnostics.append(_config_diagnostic(ConfigProblem(path, getattr(e, "line", 0) or _line_in(message), message)))
+        return [_config_diagnostic(ConfigProblem(path, getattr(e, "line", 0) or _line_in(message), message))]
+    return []
+
+
+async def _track_config(ls: Server, uri: str, data: bytes) -> None:
+    """An edited config: checked at once (a diagnostic on it when invalid), then every buffer again."""
+    try:
+        diagnostics = await ls.run_in_worker(_config_job, ls, uri, data)
+    except Exception:  # noqa: BLE001
+        log.exception("checking the config %s failed", uri)
+        return
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
-    for other in list(ls.latest):
-        if other != uri:
-            _schedule(ls, other, ls.latest[other])
+    _relint_open(ls)
 
 
 def _line_in(message: str) -> int:
@@ -366,121 +667,116 @@ def _line_in(message: str) -> int:
     types.TEXT_DOCUMENT_DIAGNOSTIC,
     types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False),
 )
-def pull_diagnostics(ls: Server, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
-    doc = ls.workspace.get_text_document(params.text_document.uri)
-    items = _lint_now(ls, doc.uri, doc.version, doc.source.encode("utf-8"))
-    return types.RelatedFullDocumentDiagnosticReport(items=items)
+async def pull_diagnostics(ls: Server, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
+    """Only open buffers are linted for a request (a URI is never read from disk for one)."""
+    result = await _current(ls, params.text_document.uri)
+    return types.RelatedFullDocumentDiagnosticReport(items=result.diagnostics if result is not None else [])
 
 
-def _current(ls: Server, uri: str) -> tuple[bytes, list[Finding], Any] | None:
-    doc = ls.workspace.get_text_document(uri)
-    data = doc.source.encode("utf-8")
-    found = ls.results.get(uri)
-    if found is None or found[1] != data:
-        _lint_now(ls, uri, doc.version, data)
-        found = ls.results.get(uri)
-    if found is None:
-        return None
-    return data, found[2], found[3]
-
-
-def _edits(fix: Any, data: bytes, lines: list[str]) -> list[types.TextEdit]:
-    return [
-        types.TextEdit(
-            range=types.Range(start=_position(lines, e.start, data), end=_position(lines, e.end, data)),
-            new_text=e.text,
+def _workspace_edit(ls: Server, uri: str, version: int | None, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
+    """Edits that name the version they were made for, when the client takes them so: an editor then
+    refuses them once the buffer has changed."""
+    if ls.document_changes and version is not None:
+        return types.WorkspaceEdit(
+            document_changes=[
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                    edits=list(edits),
+                )
+            ]
         )
-        for e in fix.edits
-    ]
+    return types.WorkspaceEdit(changes={uri: list(edits)})
+
+
+def _fix_all_action(ls: Server, uri: str, result: Result, lazy: bool) -> types.CodeAction | None:
+    title = "Fix all kubelint-ml findings" + (" (unsafe fixes too)" if ls.unsafe else "")
+    if lazy:
+        return types.CodeAction(title=title, kind=FIX_ALL, data={"uri": uri, "version": result.version})
+    if result.fix_all is None:
+        return None
+    return types.CodeAction(
+        title=title, kind=FIX_ALL, edit=_workspace_edit(ls, uri, result.version, [result.fix_all[0]])
+    )
 
 
 @server.feature(
     types.TEXT_DOCUMENT_CODE_ACTION,
     types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL],
-        resolve_provider=False,
+        resolve_provider=True,
     ),
 )
-def code_actions(ls: Server, params: types.CodeActionParams) -> list[types.CodeAction]:
+async def code_actions(ls: Server, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
-    current = _current(ls, uri)
-    if current is None:
+    result = await _current(ls, uri)
+    if result is None:
         return []
-    data, findings, _ = current
-    lines = _lines(data)
-    only = params.context.only
+    only = [str(k) for k in params.context.only or []]
+    asked_fix_all = any(k in ("source", "source.fixAll", FIX_ALL) for k in only)
+    want_fix_all = not only or asked_fix_all
+    want_quick = not only or "quickfix" in only
     out: list[types.CodeAction] = []
-    want_fix_all = not only or any(str(k).startswith("source") for k in only)
-    want_quick = not only or types.CodeActionKind.QuickFix in only
-    if want_quick:
+    if want_quick and result.findings:
         first, last = params.range.start.line, params.range.end.line
-        here = [f for f in findings if first <= f.line - 1 <= last]
-        import copy
-
-        here = [copy.deepcopy(f) for f in here]
-        Linter.resolve(here, data)
-        for f in here:
-            diag = _diagnostic(f, lines, {})
-            if f.fix is not None and f.fix.edits:  # every fixable finding; the unsafe ones say so
-                unsafe = f.fix.applicability != "safe"
+        wanted = [i for i, line in enumerate(result.lines) if first <= line <= last]
+        if any(i not in result.actions for i in wanted):
+            await ls.run_in_slicer(_actions_job, ls, result, wanted)
+        for i in wanted:
+            diag = result.diagnostics[i]
+            for title, preferred, edits in result.actions.get(i, []):
                 out.append(
                     types.CodeAction(
-                        title=f"{f.fix.description}{' (unsafe)' if unsafe else ''} [{f.rule}]",
+                        title=title,
                         kind=types.CodeActionKind.QuickFix,
                         diagnostics=[diag],
-                        is_preferred=not unsafe,
-                        edit=types.WorkspaceEdit(changes={uri: _edits(f.fix, data, lines)}),
+                        is_preferred=preferred or None,
+                        edit=_workspace_edit(ls, uri, result.version, edits),
                     )
                 )
-            suppress = Linter.suppression(f, data, "reason")
-            if suppress is not None:
-                out.append(
-                    types.CodeAction(
-                        title=f"Suppress {f.rule} on this object (kubelint-ml.io/ignore, with a reason)",
-                        kind=types.CodeActionKind.QuickFix,
-                        diagnostics=[diag],
-                        edit=types.WorkspaceEdit(changes={uri: _edits(suppress, data, lines)}),
-                    )
-                )
-    if want_fix_all and findings:
-        path = path_of(uri)
-        after = ls.linter.fixed(path, data, ls.unsafe)
-        if after != data:
-            end = _position(lines, len(data), data)
-            out.append(
-                types.CodeAction(
-                    title="Fix all kubelint-ml findings" + (" (unsafe fixes too)" if ls.unsafe else ""),
-                    kind=FIX_ALL,
-                    edit=types.WorkspaceEdit(
-                        changes={
-                            uri: [
-                                types.TextEdit(
-                                    range=types.Range(start=types.Position(line=0, character=0), end=end),
-                                    new_text=after.decode("utf-8"),
-                                )
-                            ]
-                        }
-                    ),
-                )
-            )
+    if want_fix_all and any(f.fix is not None for f in result.findings):
+        # Asked for by kind (fix all on save, a command): made now. Offered in a lightbulb (which
+        # an editor asks for on every cursor move): made when the client resolves the action, or
+        # offered once made (a fix run per cursor move would cost a --fix each).
+        if asked_fix_all and not result.fix_all_done:
+            await ls.run_in_worker(_fix_all_job, ls, uri, result)
+        lazy = not result.fix_all_done and ls.resolve_edits
+        action = _fix_all_action(ls, uri, result, lazy=lazy)
+        if action is not None:
+            out.append(action)
+    current = ls.docs.get(uri)
+    if current is None or current.version != result.version:
+        return []  # the buffer changed meanwhile: these edits are for a text it no longer has
     return out
 
 
+@server.feature(types.CODE_ACTION_RESOLVE)
+async def resolve_code_action(ls: Server, action: types.CodeAction) -> types.CodeAction:
+    data = action.data if isinstance(action.data, dict) else {}
+    uri = data.get("uri")
+    if action.kind != FIX_ALL or not isinstance(uri, str):
+        return action
+    result = await _current(ls, uri)
+    if result is None or result.version != data.get("version"):
+        return action  # the buffer changed: no edit
+    await ls.run_in_worker(_fix_all_job, ls, uri, result)
+    if result.fix_all is not None and ls.docs.get(uri) is not None and ls.docs[uri].version == result.version:
+        action.edit = _workspace_edit(ls, uri, result.version, [result.fix_all[0]])
+    return action
+
+
 @server.feature(types.TEXT_DOCUMENT_HOVER)
-def hover(ls: Server, params: types.HoverParams) -> types.Hover | None:
-    current = _current(ls, params.text_document.uri)
-    if current is None:
+async def hover(ls: Server, params: types.HoverParams) -> types.Hover | None:
+    result = await _current(ls, params.text_document.uri)
+    if result is None:
         return None
-    data, findings, session = current
-    lines = _lines(data)
     pos = params.position
     texts = []
-    for f in findings:
-        r = _range(f, lines)
+    for f, d in zip(result.findings, result.diagnostics):
+        r = d.range
         if r.start.line == pos.line and r.start.character <= pos.character <= max(
             r.end.character, r.start.character + 1
         ):
-            texts.append(_help(f.rule, session))
+            texts.append(_help(f.rule, result.session))
     if not texts:
         return None
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(texts)))
@@ -489,15 +785,119 @@ def hover(ls: Server, params: types.HoverParams) -> types.Hover | None:
 def _help(rule_id: str, session: Any) -> str:
     from kubelint_ml.engine import ruledocs
 
-    rule = session.rules.get(rule_id)
+    rule = session.rules.get(rule_id) if session is not None else None
     if rule is None:
         rule = next((r for r in ruledocs.pseudo_rules() if r.id == rule_id), None)
     if rule is None:
-        info = session.infos.get(rule_id)
+        info = session.infos.get(rule_id) if session is not None else None
         return f"**{rule_id}**" + (f": {info.title}" if info is not None else "")
     return f"**{rule_id}**: {rule.title}\n\n{ruledocs.render_rule(rule)}"  # what, why, fix: as `rules show`
 
 
+# ----------------------------------------------------------------------
+# Messages in: the lifecycle and invalid parameters answered here, the rest handed to pygls
+
+
+def _error(ls: Server, msg_id: Any, code: int, message: str) -> None:
+    ls.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+
+
+def dispatch(ls: Server, raw: Any, why: str) -> None:
+    if raw is None:
+        log.warning("dropped a frame that is not JSON (%s)", why)
+        _error(ls, None, PARSE_ERROR, f"the frame is not JSON: {why}")
+        return
+    if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0":
+        log.warning("dropped a message that is not JSON-RPC 2.0")
+        _error(ls, raw.get("id") if isinstance(raw, dict) else None, INVALID_REQUEST, "not a JSON-RPC 2.0 message")
+        return
+    method = raw.get("method")
+    is_request = "id" in raw and method is not None
+    msg_id = raw.get("id")
+    if method is not None and not isinstance(method, str):
+        _error(ls, msg_id, INVALID_REQUEST, "the method is not a string")
+        return
+    if method == types.EXIT:
+        ls.finish(0 if ls.protocol._shutdown else 1)
+        return
+    if method is not None:
+        if ls.protocol._shutdown:
+            if is_request:
+                _error(ls, msg_id, INVALID_REQUEST, "the server is shut down: only exit is taken")
+            return
+        if method == types.INITIALIZE and ls.initialized:
+            if is_request:
+                _error(ls, msg_id, INVALID_REQUEST, "initialize was already received")
+            return
+        if not ls.initialized and method != types.INITIALIZE:
+            if is_request:
+                _error(ls, msg_id, SERVER_NOT_INITIALIZED, "the server is not initialized")
+            return
+    try:
+        message = ls.protocol.structure_message(raw)
+    except JsonRpcException as e:
+        log.warning("invalid %s: %s", method or "message", e)
+        if is_request:
+            _error(ls, msg_id, INVALID_PARAMS, f"invalid params for {method}")
+        return
+    except Exception as e:  # noqa: BLE001
+        log.warning("invalid %s: %s", method or "message", e)
+        if is_request:
+            _error(ls, msg_id, INVALID_PARAMS, f"invalid params for {method}")
+        return
+    try:
+        ls.protocol.handle_message(message)
+    except Exception:  # noqa: BLE001 - logged; a request gets an error, the server goes on
+        log.exception("handling %s failed", method)
+        if is_request:
+            _error(ls, msg_id, -32603, f"handling {method} failed")
+    _forget_finished(ls)
+
+
+def _forget_finished(ls: Server) -> None:
+    """pygls 2 keeps, for each notification handled by a coroutine (didSave, watched files), a future
+    in ``protocol._request_futures`` that it never removes; the finished ones are dropped here (a
+    pending request's future is not finished)."""
+    futures = getattr(ls.protocol, "_request_futures", None)
+    if isinstance(futures, dict) and len(futures) > 16:
+        for key in [k for k, f in futures.items() if f.done()]:
+            futures.pop(key, None)
+
+
+async def _serve(ls: Server, fd: int) -> int:
+    from kubelint_ml.lsp.transport import read_messages
+
+    loop = asyncio.get_running_loop()
+    ls.event_loop = loop
+    ls._done = asyncio.Event()
+
+    def deliver(message: Any, why: str) -> None:
+        loop.call_soon_threadsafe(dispatch, ls, message, why)
+
+    def read() -> None:
+        status = read_messages(fd, deliver)
+        # the end of the input without `exit`: as `exit` without `shutdown` (1), or the frame's error (2)
+        loop.call_soon_threadsafe(ls.finish, status if status else 1)
+
+    threading.Thread(target=read, daemon=True, name="kubelint-ml-reader").start()
+    await ls._done.wait()
+    return ls.status if ls.status is not None else 1
+
+
 def main() -> None:
+    from pygls.io_ import StdoutWriter
+
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="kubelint-ml lsp: %(message)s")
-    server.start_io()
+    out = sys.stdout.buffer
+    server.protocol.set_writer(StdoutWriter(out))
+    try:
+        status = asyncio.run(_serve(server, sys.stdin.fileno()))
+    except BrokenPipeError:
+        log.error("the connection to the client is lost")
+        status = 1
+    try:
+        out.flush()
+    except OSError:
+        pass
+    server.linter.close()
+    os._exit(status)  # the worker may be in a long lint: it is not waited for

@@ -90,14 +90,18 @@ def policy_rules(paths: list[str]) -> list:
 
 
 def verify_policies(path: str, fmt: str) -> tuple[int, int, list[dict]]:
-    """Rego tests and Gatekeeper suites under ``path``: (passed, failed, per-case dicts)."""
+    """Rego tests, Gatekeeper suites and Kyverno CLI tests under ``path``: (passed, failed, per-case dicts)."""
     from kubelint_ml.policy.load import PolicyError, find
     from kubelint_ml.policy.rego import RegoError
     from kubelint_ml.policy.verify import verify
 
     try:
-        found = find([path])
+        found = find([path], tests=True)
         results = verify(found)
+        if found.kyverno_tests:
+            from kubelint_ml.policy.kyvernotest import verify as kyverno_verify
+
+            results += kyverno_verify(found.kyverno_tests)
     except (PolicyError, RegoError) as e:
         raise PolicyFailure(str(e)) from None
     cases = [r.to_dict() for r in results]

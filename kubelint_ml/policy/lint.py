@@ -124,6 +124,7 @@ class Policies:
     severity: dict[str, str] = field(default_factory=dict)  # the config's severity overrides, by rule id
     _untold: dict[tuple[str, str], str] = field(default_factory=dict)  # rules the load-time probe stopped
     _reads_file_info: bool | None = None  # whether a module reads data.conftest (see _file_data)
+    kyverno: Any = None  # kyverno.CelPolicies: Kyverno CEL policies and ValidatingAdmissionPolicies
 
     @classmethod
     def build(
@@ -170,6 +171,10 @@ class Policies:
         for tpl in self.templates.values():
             if tpl.modules:
                 self.runtime.add(tpl.kind, tpl.modules)
+        if found.kyverno:
+            from kubelint_ml.policy import kyverno
+
+            self.kyverno = kyverno.CelPolicies(kyverno.build(found.kyverno))
         self._probe()
         return self
 
@@ -256,7 +261,8 @@ class Policies:
         """Before the lint: ``data.inventory`` from every object of the run and the context paths (when a
         referential template needs it). Returns the jobs to use (one with ``combine``: it sees every
         document in one process)."""
-        if self.needs_inventory and self.inventory_json is None:
+        kyverno = self.kyverno is not None and self.kyverno.needs_objects and self.kyverno.context is None
+        if (self.needs_inventory and self.inventory_json is None) or kyverno:
             from kubelint_ml.input.loader import load
             from kubelint_ml.input.objects import unpack
             from kubelint_ml.input.sources import Source, collect, read
@@ -272,7 +278,10 @@ class Policies:
                     continue
                 for doc in load(data, limits).documents:
                     objects.extend(o.data for o in unpack(doc, src.path).objects)
-            self.set_inventory(objects)
+            if self.needs_inventory:
+                self.set_inventory(objects)
+            if kyverno:
+                self.kyverno.set_objects(objects)
         return 1 if self.combine else jobs
 
     def choose(self, off: set[str], severity: dict[str, str]) -> None:
@@ -280,6 +289,8 @@ class Policies:
         ``severity`` overrides a rule's own (from ``deny``/``warn`` or the enforcementAction)."""
         self.rego_rules = [r for r in self.rego_rules if r.rule_id not in off]
         self.constraints = [c for c in self.constraints if c.rule_id not in off]
+        if self.kyverno is not None:
+            self.kyverno.choose(off)
         ids = self.rule_ids()
         self.severity = {rid: sev for rid, sev in severity.items() if rid in ids}
 
@@ -290,7 +301,8 @@ class Policies:
         return found
 
     def rule_ids(self) -> set[str]:
-        return {r.rule_id for r in self.rego_rules} | {c.rule_id for c in self.constraints}
+        ids = {r.rule_id for r in self.rego_rules} | {c.rule_id for c in self.constraints}
+        return ids | ({r.rule_id for r in self.kyverno.all_rules} if self.kyverno is not None else set())
 
     def rule_infos(self) -> dict[str, RuleInfo]:
         out = {}
@@ -313,7 +325,13 @@ class Policies:
                 REMEDIATION,
                 "policy",
             )
+        if self.kyverno is not None:
+            out.update(self.kyverno.rule_infos())
         return out
+
+    def load_findings(self) -> list[Finding]:
+        """Said once per run (not per file or worker): the Kyverno rules that are not evaluated."""
+        return self.kyverno.unsupported_findings() if self.kyverno is not None else []
 
     def close(self) -> None:
         self.runtime.close()
@@ -353,6 +371,9 @@ class Policies:
                     jobs.append((CONFTEST, f"{pkg}.exception", text, data_json))
                     plans.append(("exception", pkg, doc, None))
             for obj in objects:
+                if self.kyverno is not None:
+                    plans.append(("kyverno", None, doc, obj, request))
+                    jobs.append(None)
                 review_json = None
                 for c in self.constraints:
                     ok, note = gk.matches(c.match, obj.data)
@@ -385,6 +406,8 @@ class Policies:
     def flush(self) -> None:
         """Evaluate everything queued by :meth:`defer`, in one batch."""
         pending, self._pending, self._pending_jobs = self._pending, [], 0
+        if self.kyverno is not None:  # every object of the batch at once (the helper's requests shared)
+            self.kyverno.prefetch([(p[3], p[4]) for _, _, plans, _ in pending for p in plans if p[0] == "kyverno"])
         real = [j for _, jobs, _, _ in pending for j in jobs if j is not None]
         answers = iter(self.runtime.run(real))
         for file, jobs, plans, into in pending:
@@ -395,6 +418,9 @@ class Policies:
         exceptions: dict[tuple[int, str], set[str]] = {}
         pending: list[tuple] = []
         for job, plan in zip(jobs, plans):
+            if job is None and plan[0] == "kyverno":
+                out.extend(self.kyverno.findings(plan[3], plan[4]))
+                continue
             if job is None:
                 _, c, doc, obj, review, params = plan
                 try:
@@ -579,7 +605,7 @@ def compile_policies(
 
     try:
         found = find(paths)
-        if not (found.modules or found.templates or found.constraints):
+        if not (found.modules or found.templates or found.constraints or found.kyverno):
             if namespaces or combine:
                 raise PolicyError("--policy-namespace and --combine need Rego policies (--policy or --rules)")
             return None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,26 @@ from kubelint_ml.policy.rego import Module, RegoError, parse
 TEMPLATE_GROUP = "templates.gatekeeper.sh"
 CONSTRAINT_GROUP = "constraints.gatekeeper.sh"
 SUITE_GROUP = "test.gatekeeper.sh"
+# Kyverno policies, ValidatingAdmissionPolicies and Kyverno CLI tests (kubelint_ml.policy.kyverno)
+KYVERNO_GROUPS = ("kyverno.io", "policies.kyverno.io", "admissionregistration.k8s.io")
+KYVERNO_KINDS = frozenset(
+    {
+        "ClusterPolicy",
+        "Policy",
+        "ValidatingPolicy",
+        "NamespacedValidatingPolicy",
+        "ImageValidatingPolicy",
+        "NamespacedImageValidatingPolicy",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "PolicyException",
+    }
+)
+KYVERNO_TEST_GROUP = "cli.kyverno.io"
 _MARKERS = (TEMPLATE_GROUP.encode(), CONSTRAINT_GROUP.encode(), SUITE_GROUP.encode())
+_KYVERNO_API = re.compile(
+    rb"^apiVersion:\s*['\"]?(?:policies\.|cli\.)?(?:kyverno\.io|admissionregistration\.k8s\.io)/", re.M
+)
 
 
 class PolicyError(Exception):
@@ -41,9 +61,11 @@ class Found:
     templates: list[tuple[str, dict]] = field(default_factory=list)  # (file, document)
     constraints: list[tuple[str, dict, int]] = field(default_factory=list)  # (file, document, line)
     suites: list[tuple[str, dict]] = field(default_factory=list)
+    kyverno: list[tuple[str, dict, int]] = field(default_factory=list)  # (file, document, line)
+    kyverno_tests: list[tuple[str, dict]] = field(default_factory=list)
 
     def empty(self) -> bool:
-        return not (self.modules or self.templates or self.constraints or self.suites)
+        return not (self.modules or self.templates or self.constraints or self.suites or self.kyverno)
 
 
 def is_policy_yaml(path: Path) -> bool:
@@ -52,15 +74,16 @@ def is_policy_yaml(path: Path) -> bool:
         head = path.read_bytes()[: 1 << 20]
     except OSError:
         return False
-    return any(m in head for m in _MARKERS)
+    return any(m in head for m in _MARKERS) or _KYVERNO_API.search(head) is not None
 
 
-def _files(root: Path) -> list[Path]:
+def _files(root: Path, tests: bool = False) -> list[Path]:
     if root.is_file():
         return [root]
     out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        # Kyverno's CLI tests live in .kyverno-test directories (read by ``rules verify``)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") or (tests and d == ".kyverno-test"))
         out.extend(Path(dirpath) / f for f in sorted(filenames))
     return out
 
@@ -91,14 +114,15 @@ def _is_rule_file(doc: Any) -> bool:
     return isinstance(doc, dict) and "check" in doc and "id" in doc
 
 
-def find(paths: list[str]) -> Found:
-    """Load what the paths hold; :class:`PolicyError` / :class:`RegoError` for unusable files."""
+def find(paths: list[str], tests: bool = False) -> Found:
+    """Load what the paths hold; :class:`PolicyError` / :class:`RegoError` for unusable files.
+    ``tests``: also look in ``.kyverno-test`` directories (``rules verify``)."""
     found = Found()
     for p in paths:
         root = Path(p)
         if not root.exists():
             raise PolicyError(f"{p}: no such file or directory")
-        files = _files(root)
+        files = _files(root, tests)
         rego_dirs = {f.parent for f in files if f.suffix == ".rego"}
         for f in files:
             if f.suffix == ".rego":
@@ -120,6 +144,10 @@ def find(paths: list[str]) -> Found:
                         found.constraints.append((str(f), doc, line))
                     elif group == SUITE_GROUP and doc.get("kind") == "Suite":
                         found.suites.append((str(f), doc))
+                    elif group in KYVERNO_GROUPS and doc.get("kind") in KYVERNO_KINDS:
+                        found.kyverno.append((str(f), doc, line))
+                    elif group == KYVERNO_TEST_GROUP and doc.get("kind") == "Test":
+                        found.kyverno_tests.append((str(f), doc))
                     elif data_file and isinstance(doc, dict) and not _is_rule_file(doc) and not gatekeeper:
                         _merge(found.data, doc)
     return found

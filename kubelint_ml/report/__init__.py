@@ -17,7 +17,10 @@ _MODULES = {
     "junit": "junit",
     "markdown": "markdown",
     "concise": "concise",
+    "html": "html",
 }
+# Formats whose writer also takes what the command knows beyond the result (inputs, links, sizing).
+_WITH_CONTEXT = frozenset({"html"})
 FORMATS = tuple(_MODULES)
 
 
@@ -32,10 +35,23 @@ def render(fmt: str, result: RunResult, *, color: bool = False, verbose: bool = 
     return _module(fmt).render(result, color=color, verbose=verbose)
 
 
-def write(fmt: str, result: RunResult, out: TextIO, *, color: bool = False, verbose: bool = False) -> None:
-    """Write `result` in format `fmt` to `out`, streaming where the format can."""
+def write(
+    fmt: str,
+    result: RunResult,
+    out: TextIO,
+    *,
+    color: bool = False,
+    verbose: bool = False,
+    context: dict | None = None,
+) -> None:
+    """Write `result` in format `fmt` to `out`, streaming where the format can.
+
+    `context`: what the command knows beyond the result, for the formats that show it (HTML:
+    the inputs, a base URL for links to files, sizing from observed usage)."""
     module = _module(fmt)
-    if hasattr(module, "write"):
+    if fmt in _WITH_CONTEXT:
+        module.write(result, out, color=color, verbose=verbose, context=context)
+    elif hasattr(module, "write"):
         module.write(result, out, color=color, verbose=verbose)
     else:
         out.write(module.render(result, color=color, verbose=verbose))

@@ -29,6 +29,7 @@ class Profile(Record):
     kubelet_config: str | None  # path, resolved against the config file
     node_pools: list  # kubelint_ml.k8s.nodes.NodePool
     priority_classes: dict[str, int | None]
+    accelerator_device_classes: list  # DRA DeviceClass names, or {name, resource}
     __slots__ = _fields = (
         "kubernetes_version",
         "kubelet_version",
@@ -37,6 +38,7 @@ class Profile(Record):
         "kubelet_config",
         "node_pools",
         "priority_classes",
+        "accelerator_device_classes",
     )
 
     def __init__(
@@ -48,6 +50,7 @@ class Profile(Record):
         kubelet_config: str | None = None,
         node_pools: list | None = None,
         priority_classes: dict[str, int | None] | None = None,
+        accelerator_device_classes: list | None = None,
     ) -> None:
         self.kubernetes_version = kubernetes_version
         self.kubelet_version = kubelet_version
@@ -56,6 +59,7 @@ class Profile(Record):
         self.kubelet_config = kubelet_config
         self.node_pools = [] if node_pools is None else node_pools
         self.priority_classes = {} if priority_classes is None else priority_classes
+        self.accelerator_device_classes = [] if accelerator_device_classes is None else accelerator_device_classes
 
     def kubelet_config_paths(self) -> list[str]:
         """The KubeletConfiguration files the profile names (the cluster's, then the pools'), in order."""
@@ -120,6 +124,7 @@ class Profile(Record):
             kubelet_config=str(base / kcfg) if kcfg else None,
             node_pools=pools,
             priority_classes=classes,
+            accelerator_device_classes=list(data.get("acceleratorDeviceClasses") or []),
         )
 
     def effective_kubelet_version(self, pool: Any = None) -> str | None:
@@ -333,7 +338,7 @@ def load_config(path: str | os.PathLike | None) -> Config:
         )
     base = p.parent
     cfg = Config(path=str(p))
-    cfg.rules_dirs = [str(base / d) for d in data.get("rules", [])]
+    cfg.rules_dirs = [str(base / d) for d in list(data.get("rules", [])) + list(data.get("policy", []))]
     cfg.enable = set(data.get("enable", []))
     cfg.disable = set(data.get("disable", []))
     for rid, o in (data.get("overrides") or {}).items():

@@ -13,7 +13,7 @@ import os
 from kubelint_ml.engine.context import CONTEXT_KINDS, Facts, may_hold_context
 from kubelint_ml.input.loader import Limits, load
 from kubelint_ml.input.objects import unpack
-from kubelint_ml.input.sources import Source, file_key, read, read_once
+from kubelint_ml.input.sources import Source, file_key, read, read_once, read_regular
 from kubelint_ml.run import pool
 from kubelint_ml.run.config import Config, ConfigError
 
@@ -22,8 +22,8 @@ from kubelint_ml.run.config import Config, ConfigError
 MAX_KEPT_BYTES = 64 * 1024 * 1024
 # From this many files, with more than one job, the first pass is shared by forked workers too.
 PARALLEL_SCAN_MIN_FILES = 512
-# "WorkloadPriorityClass" contains "PriorityClass": one scan finds both.
-_CONTEXT_WORDS = tuple(k.encode() for k in CONTEXT_KINDS if k != "WorkloadPriorityClass")
+# "WorkloadPriorityClass" contains "PriorityClass" (and "ResourceClaimTemplate" "ResourceClaim"): one scan finds both.
+_CONTEXT_WORDS = tuple(k.encode() for k in CONTEXT_KINDS if k not in ("WorkloadPriorityClass", "ResourceClaimTemplate"))
 
 
 def mentions_context(data: bytes) -> bool:
@@ -143,6 +143,8 @@ def context_facts(facts: Facts, paths: list[str], linted: list[Source], config: 
         except SourceError:
             raise ConfigError(f"context {path}: no such file or directory") from None
         for s in found:
+            if read_once(s):  # stdin, a device, a FIFO, a socket: never waited on for context
+                raise ConfigError(f"context {path}: not a regular file (devices, pipes and sockets are not read)")
             key = s.identity or file_key(s.real)
             if key in have:
                 continue
@@ -152,7 +154,9 @@ def context_facts(facts: Facts, paths: list[str], linted: list[Source], config: 
             except OSError:
                 continue
             if len(data) <= config.limits.max_file_bytes and mentions_context(data):
+                claim_files = len(facts.dra.files)
                 add_facts(facts, data, s.path, config.limits)
+                facts.dra.from_context = facts.dra.from_context or len(facts.dra.files) > claim_files
 
 
 def _profile_facts(facts: Facts, config: Config) -> None:
@@ -163,8 +167,7 @@ def _profile_facts(facts: Facts, config: Config) -> None:
             continue
         have.add(file_key(path))
         try:
-            with open(path, "rb") as fh:
-                data = fh.read(config.limits.max_file_bytes + 1)
+            data = read_regular(path, config.limits.max_file_bytes)
         except OSError as e:
             raise ConfigError(f"profile kubeletConfig {path}: cannot read: {e.strerror}") from None
         add_facts(facts, data, path, config.limits, only="KubeletConfiguration")

@@ -284,6 +284,6 @@ def after_run(
         if args.get("fix_only"):
             out.exit_code = 2 if report.errors else 0
             return out
-    if any(fmt in ("json", "sarif") for fmt in formats):
+    if any(fmt in ("json", "sarif", "html") for fmt in formats):
         resolve_result(result, session)
     return out

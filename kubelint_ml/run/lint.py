@@ -268,6 +268,9 @@ def _second_pass(runner: Runner, inputs: parallel.Inputs, jobs: int, size: int) 
                 result.findings.sort(key=Finding.sort_key)
                 joined.add(result)
     total, in_order = joined.total, joined.sorted
+    if runner.policies is not None and runner.policies.load_findings():  # once per run, not per worker
+        total.findings.extend(runner.policies.load_findings())
+        in_order = False
     if runner.policies is not None and runner.policies.combine:
         combined = runner.policies.lint_combined(runner.combined)
         if combined:

@@ -181,16 +181,20 @@ class Runner(Record):
             problems = (problems or []) + self.schema.crd_rejections(obj.data)
         if problems is None:
             ref = obj.ref
-            f = self.engine.finding_at(
-                obj,
-                ("kind",),
-                SCHEMA_UNAVAILABLE,
-                "info",
-                f"no schema for {ref.apiVersion} {ref.kind}; pass --crd with its "
-                "CustomResourceDefinition to validate it",
-                "Pass the CRD with --crd FILE (or schema.crds in the config).",
-                None,
-            )
+            since = self.schema.built_in_from(ref.apiVersion, ref.kind) if obj.group.endswith(".k8s.io") else None
+            if since is not None:  # a built-in group the chosen version does not have yet
+                message = (
+                    f"no schema for {ref.apiVersion} {ref.kind} in Kubernetes {self.schema.version}: it is built in "
+                    f"from {since}"
+                )
+                remedy = f"Validate against Kubernetes {since} or later (--kubernetes-version), or use an API version the cluster serves."
+            else:
+                message = (
+                    f"no schema for {ref.apiVersion} {ref.kind}; pass --crd with its CustomResourceDefinition to "
+                    "validate it"
+                )
+                remedy = "Pass the CRD with --crd FILE (or schema.crds in the config)."
+            f = self.engine.finding_at(obj, ("kind",), SCHEMA_UNAVAILABLE, "info", message, remedy, None)
             f.data = {"noSchema": True}
             return [f]
         return [

@@ -7,9 +7,10 @@ from fractions import Fraction
 from functools import cache
 from typing import Any
 
-from kubelint_ml.engine.api import is_accelerator_template
+from kubelint_ml.engine.api import is_accelerator_template, template_devices
 from kubelint_ml.input.objects import dig
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_runtime_trainer_job
+from kubelint_ml.k8s.dra import ANY_GPU
 from kubelint_ml.k8s.quantity import (
     DECIMAL_SI,
     Quantity,
@@ -18,7 +19,13 @@ from kubelint_ml.k8s.quantity import (
     format_cpu,
     parse_manifest_quantity,
 )
-from kubelint_ml.k8s.resources import accelerator_requests, container_requests_limits, pod_level_resources
+from kubelint_ml.k8s.resources import (
+    NEWEST_GATES,
+    PodLevelGates,
+    accelerator_requests,
+    container_requests_limits,
+    pod_level_resources,
+)
 from kubelint_ml.k8s.signals import container_signals, signals_for_template
 from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
@@ -260,19 +267,62 @@ def requests_limits(c: ContainerView) -> tuple[dict, dict]:
     return found
 
 
+def gates(tpl: PodTemplate) -> PodLevelGates:
+    """The pod-level resources gates of the profile's Kubernetes version (``pod_level_gates``)."""
+    return tpl.cache.get("gates") or NEWEST_GATES
+
+
 def pod_level(tpl: PodTemplate) -> tuple[dict, dict] | None:
-    """``pod_level_resources(tpl.spec)``, computed once per template (do not mutate)."""
+    """``pod_level_resources(tpl.spec)`` as the profile's Kubernetes version has it (None before
+    1.34: the API server drops the field), computed once per template (do not mutate)."""
     if "pod_level_resources" not in tpl.cache:  # None is an answer too
-        tpl.cache["pod_level_resources"] = pod_level_resources(tpl.spec)
+        enabled, _, defaulting = gates(tpl)
+        tpl.cache["pod_level_resources"] = pod_level_resources(tpl.spec, enabled=enabled, limit_defaulting=defaulting)
     return tpl.cache["pod_level_resources"]
 
 
-def accelerators(tpl: PodTemplate) -> dict[str, int]:
-    """``accelerator_requests(tpl.spec)``, computed once per template (do not mutate)."""
+def accelerators(tpl: PodTemplate) -> dict[str, Any]:
+    """``accelerator_requests(tpl.spec)`` and the GPUs its DRA claims hold (counted as the device
+    plugin's resource: a claimed ``gpu.nvidia.com`` device is one ``nvidia.com/gpu``), computed once
+    per template (do not mutate). A claim with ``allocationMode: All`` adds the resource with 0
+    here; :func:`counts_on` counts it as the node's number of devices. Claimed MIG partitions of a
+    known profile count as a Fraction of a GPU (int otherwise)."""
     found = tpl.cache.get("accelerator_requests")
     if found is None:
-        found = tpl.cache["accelerator_requests"] = accelerator_requests(tpl.spec)
+        found = accelerator_requests(tpl.spec)
+        devices = template_devices(tpl)
+        if devices is not None and devices.counts:
+            found = dict(found)
+            for resource, n in devices.counts.items():
+                total = found.get(resource, 0) + n  # MIG partitions claimed: a fraction of a GPU
+                found[resource] = total.numerator if total.denominator == 1 else total
+        tpl.cache["accelerator_requests"] = found
     return found
+
+
+def counts_on(tpl: PodTemplate, accel: dict[str, Any], gpu_resource: str, gpus: int) -> dict[str, Any]:
+    """``accel`` on a node with ``gpus`` devices of ``gpu_resource``: a DRA claim with
+    ``allocationMode: All`` gets every one of them, and GPUs of a class with no vendor resource
+    (``ANY_GPU``) are that node's GPUs."""
+    devices = template_devices(tpl)
+    if devices is None:
+        return accel
+    out = accel
+    if ANY_GPU in accel:
+        out = {r: n for r, n in accel.items() if r != ANY_GPU}
+        out[gpu_resource] = out.get(gpu_resource, 0) + accel[ANY_GPU]
+    if gpu_resource in devices.all_of or ANY_GPU in devices.all_of:
+        out = {**out, gpu_resource: out.get(gpu_resource, 0) + gpus}
+    return out
+
+
+def uncounted_accelerators(tpl: PodTemplate) -> str | None:
+    """Why the template's accelerator count is not known (DRA devices of classes no node counts,
+    alternatives), or None."""
+    devices = template_devices(tpl)
+    if devices is None or not devices.uncounted:
+        return None
+    return "; ".join(devices.uncounted)
 
 
 @cache

@@ -20,7 +20,7 @@ from kubelint_ml.k8s.nodes import GI, MI
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import defaulted_requests
 from kubelint_ml.templates._accel import devices_label, is_slice, placement
-from kubelint_ml.templates._common import accelerators, requests_limits
+from kubelint_ml.templates._common import accelerators, counts_on, requests_limits, uncounted_accelerators
 
 DEFAULT_HEADROOM = 0.10
 DISK_SIZE_PARAM = {
@@ -147,6 +147,9 @@ def _has_memory(c: ContainerView) -> bool:
 
 def _share(tpl: PodTemplate, ctx: Any) -> tuple[Fraction, str] | str:
     """The pod's GPU share of node allocatable memory, and its source; or why there is none."""
+    uncounted = uncounted_accelerators(tpl)
+    if uncounted:
+        return uncounted
     accel = accelerators(tpl)
     if not accel:
         return "the pod uses no counted accelerator, so it has no GPU share of a node to size memory from"
@@ -157,8 +160,9 @@ def _share(tpl: PodTemplate, ctx: Any) -> tuple[Fraction, str] | str:
         return f"node type not resolved ({how})"
     best: tuple[Fraction, str] | None = None
     for node in place.nodes:
-        g = accel.get(node.gpu_resource)
-        if g is None or len(accel) > 1 or g > node.gpus or not node.memory:
+        here = counts_on(tpl, accel, node.gpu_resource, node.gpus)
+        g = here.get(node.gpu_resource)
+        if g is None or len(here) > 1 or g > node.gpus or not node.memory:
             continue
         share = node.memory * g / node.gpus
         if best is None or share < best[0]:

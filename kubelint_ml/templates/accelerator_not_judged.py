@@ -15,7 +15,15 @@ UNIT = "object"
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 
 # Objects that name accelerator resources without asking for them (capacity, quota, classes).
-_NOT_ASKING = NO_TEMPLATES | {("", "Node"), ("resource.k8s.io", "DeviceClass"), ("resource.k8s.io", "ResourceSlice")}
+# DRA's objects describe devices that pods claim (kubelint_ml/k8s/dra.py reads them), not pods.
+_NOT_ASKING = NO_TEMPLATES | {
+    ("", "Node"),
+    ("resource.k8s.io", "DeviceClass"),
+    ("resource.k8s.io", "ResourceSlice"),
+    ("resource.k8s.io", "ResourceClaim"),
+    ("resource.k8s.io", "ResourceClaimTemplate"),
+    ("resource.nvidia.com", "ComputeDomain"),
+}
 _MOST_NODES = 20_000  # a bound on the search in one object
 # Kinds whose pods are made from another object it names: (the reference's path, what it names).
 _PODS_ELSEWHERE = {

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.k8s.nodes import resolve_node_type
-from kubelint_ml.templates._common import accelerators, resources_unknown
+from kubelint_ml.templates._common import accelerators, counts_on, resources_unknown
 from kubelint_ml.templates._volumes import DISK, EmptyDir, empty_dirs, pod_ephemeral_storage_limit, size
 
 UNIT = "podTemplate"
@@ -60,7 +60,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     node, how = resolve_node_type(tpl.spec, pools)
     storage = node.ephemeral_storage if node is not None else None
     if storage is not None and storage > 0:
-        gpus = accelerators(tpl).get(node.gpu_resource, 0)
+        gpus = counts_on(tpl, accelerators(tpl), node.gpu_resource, node.gpus).get(node.gpu_resource, 0)
         share, whose = storage, f"the node's local storage ({node.name}: {size(storage)})"
         if params["nodeShare"] and 0 < gpus < node.gpus:
             share = storage * gpus / node.gpus

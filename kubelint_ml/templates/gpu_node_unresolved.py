@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.input.objects import dig
+from kubelint_ml.k8s.dra import ANY_GPU
 from kubelint_ml.k8s.nodes import catalog
 from kubelint_ml.templates._accel import placement
-from kubelint_ml.templates._common import accelerators
+from kubelint_ml.templates._common import accelerators, uncounted_accelerators
 
 UNIT = "podTemplate"
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
@@ -28,13 +29,15 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
     accel = accelerators(tpl)
     if not accel:
-        raise SkipUnit("DRA resource claims only: the share check does not judge them, wherever the pod runs")
+        raise SkipUnit(
+            uncounted_accelerators(tpl) or "no counted accelerator devices: the share check does not judge them"
+        )
     place, why = placement(tpl, ctx)
     if place is not None:
         return None
-    devices = ", ".join(f"{n} {r}" for r, n in accel.items())
+    devices = ", ".join(f"{n} {'GPUs (DRA claims)' if r == ANY_GPU else r}" for r, n in accel.items())
     in_catalog = {n.gpu_resource for n in catalog().values()}
-    missing = [r for r in accel if r not in in_catalog]
+    missing = [r for r in accel if r not in in_catalog and r != ANY_GPU]  # (a DRA GPU: the node's own)
     if accel and len(missing) == len(accel):
         # The real reason comes first: no node type in the catalog offers this accelerator at all.
         first = missing[0]

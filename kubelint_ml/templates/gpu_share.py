@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterator
 from fractions import Fraction
 
-from kubelint_ml.engine.api import Hit, SkipUnit, Unit
+from kubelint_ml.engine.api import Hit, SkipUnit, Unit, template_devices
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
 from kubelint_ml.k8s.nodes import GI, MI, NodeType
 from kubelint_ml.k8s.resources import defaulted_requests, effective_pod_request
@@ -25,10 +25,13 @@ from kubelint_ml.records import Record
 from kubelint_ml.templates._accel import Placement, devices_label, is_slice, percent, placement
 from kubelint_ml.templates._common import (
     accelerators,
+    counts_on,
+    gates,
     param_fraction,
     pod_level,
     requests_limits,
     show,
+    uncounted_accelerators,
     why_resources_unknown,
 )
 
@@ -165,7 +168,8 @@ def _largest_source(tpl: PodTemplate, resource: str) -> _Source | None:
 
 
 def _gpu_field(tpl: PodTemplate, resource: str) -> _Source | None:
-    """The container field asking for the most devices of ``resource``."""
+    """The container field asking for the most devices of ``resource``; else, for GPUs claimed
+    through DRA, the pod's first claim that was followed to its devices."""
     best: _Source | None = None
     for c in tpl.all_containers:
         requests, limits = requests_limits(c)
@@ -173,6 +177,11 @@ def _gpu_field(tpl: PodTemplate, resource: str) -> _Source | None:
         if value > 0 and (best is None or value > best.value):
             part = "limits" if resource in limits else "requests"
             best = _Source(c.path + ("resources", part, resource), c.describe(), c.name, value)
+    if best is None:
+        devices = template_devices(tpl)
+        claim = next((c for c in devices.claims if c.found), None) if devices is not None else None
+        if claim is not None:
+            best = _Source(tpl.spec_path + claim.path, f"{claim.kind} {claim.name}", None, Fraction(0))
     return best
 
 
@@ -185,9 +194,12 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     why = why_resources_unknown(tpl)
     if why:
         raise SkipUnit(why)
+    uncounted = uncounted_accelerators(tpl)
+    if uncounted:
+        raise SkipUnit(uncounted)
     accel = accelerators(tpl)
     if not accel:
-        raise SkipUnit("no counted accelerator devices (DRA resource claims only)")
+        raise SkipUnit("no counted accelerator devices")
     place, how = placement(tpl, ctx)
     if place is None:
         raise SkipUnit(f"node type not resolved: {how}")
@@ -197,13 +209,13 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     wrong: list[NodeType] = []
     sliced = False
     for node in place.nodes:
-        others = [r for r in accel if r != node.gpu_resource]
+        others = [r for r in counts_on(tpl, accel, node.gpu_resource, node.gpus) if r != node.gpu_resource]
         if others:
             if node.gpu_resource == "nvidia.com/gpu" and all(is_slice(r) for r in others):
                 sliced = True
             else:
                 wrong.append(node)
-        elif accel[node.gpu_resource] > node.gpus:
+        elif _count(tpl, accel, node) > node.gpus:
             too_small.append(node)
         else:
             fits.append(node)
@@ -226,7 +238,7 @@ def _never_fits(
     if too_small:
         node = max(too_small, key=lambda n: n.gpus)
         resource = node.gpu_resource
-        g, label = accel[resource], devices_label(resource)
+        g, label = _count(tpl, accel, node), devices_label(resource)
         n = len(place.nodes)
         biggest = "" if n == 1 else f" (the largest of {_choices(place, n)})"
         src = _gpu_field(tpl, resource)
@@ -240,6 +252,7 @@ def _never_fits(
         )
         return
     node = wrong[0]
+    accel = counts_on(tpl, accel, node.gpu_resource, node.gpus)
     asked = sorted(r for r in accel if r != node.gpu_resource)
     src = _gpu_field(tpl, asked[0])
     names = ", ".join(f"{accel[r]} {r}" for r in asked)
@@ -265,7 +278,7 @@ def _at_source(tpl: PodTemplate, src, message: str, detail: str | None = None) -
 def _share_hit(
     tpl: PodTemplate, place: Placement, accel: dict[str, int], fits: list[NodeType], resource: str, tolerance: Fraction
 ) -> Hit | None:
-    request = effective_pod_request(tpl.spec, resource)
+    request = effective_pod_request(tpl.spec, resource, pod_level_enabled=gates(tpl)[0])
     if request <= 0:
         return None
     # (node, allocatable, fair share) for every node type the pod fits
@@ -274,7 +287,7 @@ def _share_hit(
         alloc = _node_amount(node, resource)
         if alloc is None or alloc <= 0:
             return None  # unknown on some candidate: it may fit there
-        share = alloc * accel[node.gpu_resource] / node.gpus
+        share = alloc * _count(tpl, accel, node) / node.gpus
         if request <= alloc and request <= share * (1 + tolerance):
             return None  # fine on this candidate
         rows.append((node, alloc, share))
@@ -287,7 +300,7 @@ def _share_hit(
     placeable = [r for r in rows if request <= r[1]]
     if not placeable:
         node, alloc, _ = max(rows, key=lambda r: r[1])
-        on = _on(node, place, len(fits), accel[node.gpu_resource])
+        on = _on(node, place, len(fits), _count(tpl, accel, node))
         message = (
             f"requests {_exact(resource, request)} {resource} but {_node_label(node)} has "
             f"{_approx(resource, alloc)} {_of_node(resource)}"
@@ -300,17 +313,17 @@ def _share_hit(
         )
     else:
         node, alloc, share = max(placeable, key=lambda r: r[2])
-        g, big_g = accel[node.gpu_resource], node.gpus
+        g, big_g = _count(tpl, accel, node), node.gpus
         label = devices_label(node.gpu_resource)
         fitting = math.floor(alloc / request)
         if fitting * g < (big_g // g) * g:
             effect = (
                 f"at most {fitting} such pod{'s' if fitting != 1 else ''} fit{'s' if fitting == 1 else ''} "
-                f"on one node, leaving {big_g - fitting * g} of its {big_g} {label} idle"
+                f"on one node, leaving {_devices(big_g - fitting * g)} of its {big_g} {label} idle"
             )
         else:
             effect = (
-                f"the node's other {big_g - g} {label} are left {_approx(resource, alloc - request)} "
+                f"the node's other {_devices(big_g - g)} {label} are left {_approx(resource, alloc - request)} "
                 f"{resource} between them"
             )
         message = (
@@ -325,3 +338,15 @@ def _share_hit(
             f"or a node type with more {resource} per GPU"
         )
     return _at_source(tpl, src, message, detail)
+
+
+def _count(tpl: PodTemplate, accel: dict, node: NodeType) -> Fraction | int:
+    """The pod's devices of the node's GPU resource (a DRA claim of them all: the node's count)."""
+    return counts_on(tpl, accel, node.gpu_resource, node.gpus)[node.gpu_resource]
+
+
+def _devices(n: Fraction | int) -> str:
+    """3, or 7.86 for what is left beside claimed MIG partitions."""
+    if n == int(n):
+        return str(int(n))
+    return f"{float(n):.2f}".rstrip("0").rstrip(".")

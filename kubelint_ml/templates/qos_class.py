@@ -5,7 +5,7 @@ from __future__ import annotations
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import qos_class
 from kubelint_ml.templates import _fixes
-from kubelint_ml.templates._common import accelerator_note, resources_unknown
+from kubelint_ml.templates._common import accelerator_note, gates, resources_unknown
 
 UNIT = "podTemplate"
 DEFAULTS = {"classes": ["BestEffort"]}
@@ -28,7 +28,10 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
     if resources_unknown(tpl):
         return None
-    qos = qos_class(tpl.spec)
+    enabled, qos_fix, defaulting = gates(tpl)
+    qos = qos_class(
+        tpl.spec, pod_level_enabled=enabled, pod_level_qos_fix=qos_fix, pod_level_limit_defaulting=defaulting
+    )
     if qos not in params["classes"]:
         return None
     detail = None

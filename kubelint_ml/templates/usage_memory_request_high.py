@@ -6,9 +6,10 @@ import math
 from fractions import Fraction
 
 from kubelint_ml.engine.api import Hit, Unit
+from kubelint_ml.k8s.dra import ANY_GPU
 from kubelint_ml.k8s.resources import effective_pod_request, is_accelerator_resource
 from kubelint_ml.templates._accel import placement
-from kubelint_ml.templates._common import accelerators, param_fraction, show
+from kubelint_ml.templates._common import accelerators, gates, param_fraction, show
 from kubelint_ml.templates._usage import PERCENTILES, memory_request_limit, observed, over, request_path
 
 UNIT = "container"
@@ -61,7 +62,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
 def _idle_gpus(tpl, ctx, request: Fraction, wanted: Fraction) -> str:
     """What the request costs in GPUs on the node type, when it is known: how many such pods fit
     by memory, against how many the node's GPUs would hold."""
-    gpus = sum(n for r, n in accelerators(tpl).items() if is_accelerator_resource(r))
+    gpus = sum(n for r, n in accelerators(tpl).items() if is_accelerator_resource(r) or r == ANY_GPU)
     if gpus <= 0:
         return ""
     place, _ = placement(tpl, ctx)
@@ -70,7 +71,7 @@ def _idle_gpus(tpl, ctx, request: Fraction, wanted: Fraction) -> str:
     node = place.nodes[0]
     if not node.gpus or not node.memory:
         return ""
-    pod = effective_pod_request(tpl.spec, "memory")
+    pod = effective_pod_request(tpl.spec, "memory", pod_level_enabled=gates(tpl)[0])
     if pod <= 0:
         return ""
     by_gpu = node.gpus // gpus

@@ -157,6 +157,19 @@ def _common(f: Callable) -> Callable:
     return f
 
 
+def _write_report(found: Any, templates: list, fmt: str, paths: tuple[str, ...], out: Any) -> None:
+    if fmt == "html":  # a chart per container
+        from kubelint_ml.usage.html import from_usage, write_page
+
+        page = from_usage(found, templates)
+        page.inputs = list(paths)
+        write_page(page, out)
+    else:
+        from kubelint_ml.usage.report import write
+
+        write(found, templates, fmt, out)
+
+
 def group(load_config: Callable[[str | None], Any]) -> click.Group:
     """The ``usage`` command group; ``load_config(path or None)`` is the command line's config loader
     (it exits 2 on a bad config)."""
@@ -206,13 +219,15 @@ def group(load_config: Callable[[str | None], Any]) -> click.Group:
     @click.argument("paths", nargs=-1)
     @click.option("--prometheus", metavar="URL", help="The Prometheus (or compatible) server.")
     @click.option("--usage", "usage_file", type=FILE, help="A snapshot from `usage export`.")
-    @click.option("-f", "--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text")
+    @click.option("-f", "--format", "fmt", type=click.Choice(("text", "json", "markdown", "html")), default="text")
+    @click.option("-o", "--output", "output", type=FILE, help="Write the report to FILE [default: stdout].")
     @_common
     def report(
         paths: tuple[str, ...],
         prometheus: str | None,
         usage_file: str | None,
         fmt: str,
+        output: str | None,
         config_path: str | None,
         lookback: str | None,
         step: str | None,
@@ -220,8 +235,8 @@ def group(load_config: Callable[[str | None], Any]) -> click.Group:
         end: str | None,
         verbose: bool,
     ) -> None:
-        """A table per workload and container: requests and limits today, median, p99, peak, recommended."""
-        from kubelint_ml.usage.report import write
+        """A table per workload and container: requests and limits today, median, p99, peak, recommended
+        (html: a chart per container, most at risk first)."""
 
         found, templates = _load(
             load_config,
@@ -237,6 +252,14 @@ def group(load_config: Callable[[str | None], Any]) -> click.Group:
         )
         if verbose:
             _notes(found)
-        write(found, templates, fmt, sys.stdout)
+        if output and output != "-":
+            from kubelint_ml.atomic import write_atomic
+
+            try:
+                write_atomic(output, functools.partial(_write_report, found, templates, fmt, paths))
+            except OSError as e:
+                raise UsageFailure(f"cannot write {output}: {e.strerror}") from None
+        else:
+            _write_report(found, templates, fmt, paths, sys.stdout)
 
     return usage

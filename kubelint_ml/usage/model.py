@@ -125,6 +125,7 @@ class Usage:
     min_samples: int = 60
     headroom: float = 0.2
     source: str = ""  # a URL or a snapshot path: said in recommendations, never in findings
+    origin: str = ""  # a snapshot's own "source": the server it was exported from (reports say both)
     cluster: str | None = None
     workloads: dict[Key, WorkloadUsage] = field(default_factory=dict)
     # Workload templates linted but not found in the source, with why (for -v).

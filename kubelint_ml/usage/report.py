@@ -1,5 +1,6 @@
 """``kubelint-ml usage report``: per workload template and container, requests and limits
-today against what was observed, and the recommended values (text, JSON, Markdown)."""
+today against what was observed, and the recommended values (text, JSON, Markdown; the HTML page
+with a chart per container is :mod:`kubelint_ml.usage.html`)."""
 
 from __future__ import annotations
 

@@ -265,7 +265,7 @@ def read(path: str, cluster: str | None = None, name: str = "--usage", **setting
             f"{name} {path}: the snapshot names no cluster, and usage.cluster is {cluster!r}; "
             "export it with usage.cluster set"
         )
-    usage.source = path
+    usage.origin, usage.source = usage.source, path
     return usage
 
 
