@@ -994,3 +994,39 @@ def test_builtin_policies_judge_dra_pods_as_serve_does(tmp_path):
     assert code == 0, err
     assert "# A pod's resourceClaims make it an accelerator pod only when they name one known at export" in out
     assert "ResourceClaimTemplate one-gpu, ResourceClaim shared-gpu;" in out
+
+
+@needs_cel
+def test_best_effort_policy_follows_the_clusters_pod_level_resources_gates(tmp_path):
+    """On 1.34-1.35 (before the 1.36 fixes) an empty spec.resources decides the QoS class and pod
+    limits are not defaulted from the containers': the policy judges as serve with that version."""
+    config = tmp_path / ".kubelint-ml.yaml"
+    config.write_text("profile: {kubernetesVersion: '1.35'}\n")
+    policy, compiled = _builtin_policies(config)
+    compiled = [c for c in compiled if c.rule == "besteffort-qos"]
+    empty = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"resources": {}, "containers": [{"name": "c", "image": "x", "resources": {"limits": {"cpu": "1"}}}]},
+    }
+    zero_requests = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "q"},
+        "spec": {
+            "resources": {"requests": {"cpu": "0", "memory": "0"}},
+            "containers": [{"name": "c", "image": "x", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}],
+        },
+    }
+    counts: dict = {}
+    for obj in (empty, zero_requests):
+        _compare(policy, compiled, obj, obj["metadata"]["name"], counts)
+        assert {c.name: c.evaluate(obj)[0] for c in compiled}["kubelint-ml-besteffort-qos"] is False
+    for n, obj in enumerate(_random_objects(20261128, 300)):
+        _compare(policy, compiled, obj, f"random object {n} on 1.35", counts)
+    # and with no version, as the newest Kubernetes
+    policy, compiled = _builtin_policies()
+    compiled = [c for c in compiled if c.rule == "besteffort-qos"]
+    for obj in (empty, zero_requests):
+        assert {c.name: c.evaluate(obj)[0] for c in compiled}["kubelint-ml-besteffort-qos"] is True

@@ -161,16 +161,21 @@ def test_findings_cross_the_worker_boundary_unchanged() -> None:
     assert _rebuild(pickle.loads(pickle.dumps([_encode(f), _encode(bare)])), {}) == [f, bare]
 
 
-def test_the_cheap_context_scan_knows_every_kind_the_full_scan_looks_for() -> None:
+def test_the_context_scan_knows_every_context_kind() -> None:
     import re
 
-    from kubelint_ml.engine.context import _CONTEXT_RE
-    from kubelint_ml.run.facts import _CONTEXT_WORDS, mentions_context
+    from kubelint_ml.engine.context import _CONTEXT_RE, CONTEXT_KINDS
+    from kubelint_ml.run.facts import mentions_context
 
     kinds = re.search(rb"\(([A-Za-z|]+)\)", _CONTEXT_RE.pattern).group(1).split(b"|")
-    assert all(any(word in kind for word in _CONTEXT_WORDS) for kind in kinds)
+    assert sorted(kinds) == sorted(k.encode() for k in CONTEXT_KINDS)
+    # the literal start lets the engine scan for it (a leading optional quote would not)
+    assert _CONTEXT_RE.pattern.startswith(b"kind")
     assert mentions_context(b"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nvalue: 1\n")
+    assert mentions_context(b'{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate"}')
+    assert mentions_context(b"kind: 'DeviceClass'\n")
     assert not mentions_context(b"kind: Pod\nmetadata: {name: PriorityClass}\n")
+    assert not mentions_context(b"kind: ResourceClaimTemplates\n")
 
 
 def test_every_case_writes_its_own_output_file(bench) -> None:

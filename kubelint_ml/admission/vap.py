@@ -43,7 +43,14 @@ import re
 from typing import Any
 
 from kubelint_ml.admission.review import Policy
-from kubelint_ml.admission.vapbuiltin import TRANSLATED, Variant, containers, kind_templates, variables
+from kubelint_ml.admission.vapbuiltin import (
+    TRANSLATED,
+    Variant,
+    containers,
+    kind_templates,
+    qos_best_effort,
+    variables,
+)
 from kubelint_ml.admission.vapbuiltin import group_is as _group
 from kubelint_ml.admission.vapbuiltin import ignored as _ignored
 from kubelint_ml.admission.vapbuiltin import lit as _lit
@@ -395,7 +402,12 @@ def policy_documents(
         template = rule.check.get("template", "")
         severity = policy.engine.overrides.get(rule.id) or rule.severity
         if template in TRANSLATED:
-            built = TRANSLATED[template](rule)
+            # the QoS class by the cluster's version (pod-level resources' 1.36 fixes)
+            built = (
+                qos_best_effort(rule, None if assumed else version)
+                if template == "qos-class"
+                else TRANSLATED[template](rule)
+            )
             assert not isinstance(built, str)
             kinds = [k for k in TEMPLATE_KINDS if _kind_selected(rule, k)]
             accelerator_severity = rule.accelerator_severity or severity

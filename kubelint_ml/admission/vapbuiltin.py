@@ -361,21 +361,33 @@ class BuiltinPolicy:
     object_condition: str = ""  # CEL: the object is judged at all (scope.workloads: training)
 
 
-def _best_effort(rule: Any) -> BuiltinPolicy | str:
+def qos_best_effort(rule: Any, version: tuple[int, int] | None = None) -> BuiltinPolicy | str:
+    """``version``: the cluster's; before 1.36 (PodLevelResourcesFixKubeletQOSClass and
+    PodLevelResourcesFixUpdateDefaulting off) any ``spec.resources`` decides the QoS class, and pod
+    limits are not defaulted from the containers' (before 1.34 the API server drops the field, so a
+    policy never sees it)."""
     if list(rule.params.get("classes", [])) != ["BestEffort"]:
         return "QoS classes other than BestEffort (params.classes) are not translated"
+    fixed = version is None or version >= (1, 36)
     ps, cs = "ps", containers("ps")
     R, L = res(ps, "requests"), res(ps, "limits")
     default_req_zero = f"{cs}.all(c, x in {res('c', 'requests')} ? {q(res('c', 'requests') + '[x]')}.sign() == 0 : {zero(res('c', 'limits'), 'x')})"
+    # no pod limits: they default from the containers' when every one has a limit (from 1.36)
+    defaulted_limit_zero = (
+        f" && (!{cs}.all(c, x in {res('c', 'limits')}) || {cs}.all(c, {zero(res('c', 'limits'), 'x')}))"
+        if fixed
+        else ""
+    )
     pod_level = (
         f"['cpu', 'memory'].all(x, {pod_limits_set(ps)}"
         f" ? ((x in {R} ? {q(R + '[x]')}.sign() == 0 : {default_req_zero}) && {zero(L, 'x')})"
-        f" : ({zero(R, 'x')} && (!{cs}.all(c, x in {res('c', 'limits')}) || {cs}.all(c, {zero(res('c', 'limits'), 'x')}))))"
+        f" : ({zero(R, 'x')}{defaulted_limit_zero}))"
     )
     per_container = (
         f"{cs}.all(c, ['cpu', 'memory'].all(x, {zero(res('c', 'requests'), 'x')} && {zero(res('c', 'limits'), 'x')}))"
     )
-    best_effort = f"({pod_level_set(ps)} ? {pod_level} : {per_container})"
+    decides = pod_level_set(ps) if fixed else f"has({ps}.resources)"
+    best_effort = f"({decides} ? {pod_level} : {per_container})"
     message = f"'pod template of containers ' + {names(cs)} + ': BestEffort QoS: no cpu or memory requests or limits'"
     return BuiltinPolicy(f"({best_effort} ? [{message}] : [])", True, Variant(skip_trainer_job=True))
 
@@ -555,7 +567,7 @@ def _emptydir_memory_exceeds(rule: Any) -> BuiltinPolicy | str:
 
 # template name -> the rule's policy, or why its parameters cannot be translated
 TRANSLATED: dict[str, Callable[[Any], BuiltinPolicy | str]] = {
-    "qos-class": _best_effort,
+    "qos-class": qos_best_effort,
     "container-resource-missing": _resource_missing,
     "request-exceeds-limit": _request_exceeds_limit,
     "extended-resource-mismatch": _extended_mismatch,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from kubelint_ml.engine.context import CONTEXT_KINDS, Facts, may_hold_context
+from kubelint_ml.engine.context import Facts, may_hold_context
 from kubelint_ml.input.loader import Limits, load
 from kubelint_ml.input.objects import unpack
 from kubelint_ml.input.sources import Source, file_key, read, read_once, read_regular
@@ -22,16 +22,12 @@ from kubelint_ml.run.config import Config, ConfigError
 MAX_KEPT_BYTES = 64 * 1024 * 1024
 # From this many files, with more than one job, the first pass is shared by forked workers too.
 PARALLEL_SCAN_MIN_FILES = 512
-# "WorkloadPriorityClass" contains "PriorityClass" (and "ResourceClaimTemplate" "ResourceClaim"): one scan finds both.
-_CONTEXT_WORDS = tuple(k.encode() for k in CONTEXT_KINDS if k not in ("WorkloadPriorityClass", "ResourceClaimTemplate"))
 
 
 def mentions_context(data: bytes) -> bool:
-    """Cheap necessary condition for :func:`may_hold_context` (substring scans, no regex)."""
-    for word in _CONTEXT_WORDS:
-        if word in data:
-            return may_hold_context(data)
-    return False
+    """Whether a file's bytes can hold a context object (every file is asked): :func:`may_hold_context`,
+    one search whose literal start the regex engine scans for quickly."""
+    return may_hold_context(data)
 
 
 def first_pass(

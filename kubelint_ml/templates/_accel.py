@@ -74,6 +74,13 @@ def devices_label(resource: str) -> str:
     return "GPUs" if resource in ("nvidia.com/gpu", "amd.com/gpu") else resource
 
 
+def count_text(n: Any) -> str:
+    """A number of devices: 3, or 7.86 where claimed MIG partitions make a fraction of a GPU."""
+    if n == int(n):
+        return str(int(n))
+    return f"{float(n):.2f}".rstrip("0").rstrip(".")
+
+
 def percent(share: Any) -> str:
     """12.5%, 25%, 66.2%."""
     text = f"{float(share) * 100:.1f}".rstrip("0").rstrip(".")

@@ -7,6 +7,7 @@ from fractions import Fraction
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.k8s.nodes import resolve_node_type
+from kubelint_ml.templates._accel import count_text
 from kubelint_ml.templates._common import accelerators, counts_on, resources_unknown
 from kubelint_ml.templates._volumes import DISK, EmptyDir, empty_dirs, pod_ephemeral_storage_limit, size
 
@@ -65,8 +66,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         if params["nodeShare"] and 0 < gpus < node.gpus:
             share = storage * gpus / node.gpus
             whose = (
-                f"its share of the node's local storage: it uses {gpus} of {node.gpus} GPUs of "
-                f"{node.name}, and {gpus}/{node.gpus} of {size(storage)} is {size(share)}"
+                f"its share of the node's local storage: it uses {count_text(gpus)} of {node.gpus} GPUs of "
+                f"{node.name}, and {count_text(gpus)}/{node.gpus} of {size(storage)} is {size(share)}"
             )
         if total > share:
             consequence = (

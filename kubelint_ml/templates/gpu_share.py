@@ -22,7 +22,7 @@ from kubelint_ml.input.workloads import ContainerView, PodTemplate
 from kubelint_ml.k8s.nodes import GI, MI, NodeType
 from kubelint_ml.k8s.resources import defaulted_requests, effective_pod_request
 from kubelint_ml.records import Record
-from kubelint_ml.templates._accel import Placement, devices_label, is_slice, percent, placement
+from kubelint_ml.templates._accel import Placement, count_text, devices_label, is_slice, percent, placement
 from kubelint_ml.templates._common import (
     accelerators,
     counts_on,
@@ -319,11 +319,11 @@ def _share_hit(
         if fitting * g < (big_g // g) * g:
             effect = (
                 f"at most {fitting} such pod{'s' if fitting != 1 else ''} fit{'s' if fitting == 1 else ''} "
-                f"on one node, leaving {_devices(big_g - fitting * g)} of its {big_g} {label} idle"
+                f"on one node, leaving {count_text(big_g - fitting * g)} of its {big_g} {label} idle"
             )
         else:
             effect = (
-                f"the node's other {_devices(big_g - g)} {label} are left {_approx(resource, alloc - request)} "
+                f"the node's other {count_text(big_g - g)} {label} are left {_approx(resource, alloc - request)} "
                 f"{resource} between them"
             )
         message = (
@@ -343,10 +343,3 @@ def _share_hit(
 def _count(tpl: PodTemplate, accel: dict, node: NodeType) -> Fraction | int:
     """The pod's devices of the node's GPU resource (a DRA claim of them all: the node's count)."""
     return counts_on(tpl, accel, node.gpu_resource, node.gpus)[node.gpu_resource]
-
-
-def _devices(n: Fraction | int) -> str:
-    """3, or 7.86 for what is left beside claimed MIG partitions."""
-    if n == int(n):
-        return str(int(n))
-    return f"{float(n):.2f}".rstrip("0").rstrip(".")

@@ -8,7 +8,7 @@ from fractions import Fraction
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.dra import ANY_GPU
 from kubelint_ml.k8s.resources import effective_pod_request, is_accelerator_resource
-from kubelint_ml.templates._accel import placement
+from kubelint_ml.templates._accel import count_text, placement
 from kubelint_ml.templates._common import accelerators, gates, param_fraction, show
 from kubelint_ml.templates._usage import PERCENTILES, memory_request_limit, observed, over, request_path
 
@@ -83,6 +83,6 @@ def _idle_gpus(tpl, ctx, request: Fraction, wanted: Fraction) -> str:
         return ""
     pods = f"{fit} such pod{'s' if fit != 1 else ''} fit{'s' if fit == 1 else ''}"
     return (
-        f"on a {node.name} only {pods} by memory: {idle} of {node.gpus} GPUs idle "
+        f"on a {node.name} only {pods} by memory: {count_text(idle)} of {node.gpus} GPUs idle "
         f"({fit_sized} at the recommended request)"
     )
