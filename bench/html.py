@@ -73,11 +73,12 @@ def lint(corpus: Path):
     from kubelint_ml.engine.rulefile import load_builtin_rules
     from kubelint_ml.run.config import Config
     from kubelint_ml.run.fixing import resolve_result
+    from kubelint_ml.run.inputs import RunInputs
     from kubelint_ml.run.lint import run
 
     session: dict = {}
     rules = [r for r in load_builtin_rules() if r.family != "usage" and r.id != "gpu-node-unresolved"]
-    result, _ = run([str(corpus)], Config(), rules, jobs=1, resolve_fixes=True, session=session)
+    result, _ = run([str(corpus)], RunInputs(Config(), rules, jobs=1, resolve_fixes=True), session)
     resolve_result(result, session)
     return result
 

@@ -96,6 +96,7 @@ def kyverno_main(args: argparse.Namespace) -> int:
     from kubelint_ml.cli import select_rules
     from kubelint_ml.policy.cli import load_policies
     from kubelint_ml.run.config import Config
+    from kubelint_ml.run.inputs import RunInputs
     from kubelint_ml.run.lint import run
 
     config = Config()
@@ -112,7 +113,8 @@ def kyverno_main(args: argparse.Namespace) -> int:
                 policies = load_policies(paths) if paths else None
                 t = time.perf_counter()
                 result, _ = run(
-                    [str(CORPUS)], config, rules, jobs=args.jobs, severity=severity, all_rule_ids=ids, policies=policies
+                    [str(CORPUS)],
+                    RunInputs(config, rules, jobs=args.jobs, severity=severity, all_rule_ids=ids, policies=policies),
                 )
                 best[name] = min(best[name], time.perf_counter() - t)
                 found[name] = sum(1 for f in result.findings if "/" in f.rule)
@@ -148,6 +150,7 @@ def main() -> int:
     from kubelint_ml.cli import select_rules
     from kubelint_ml.policy.cli import load_policies
     from kubelint_ml.run.config import Config
+    from kubelint_ml.run.inputs import RunInputs
     from kubelint_ml.run.lint import run
 
     config = Config()
@@ -162,7 +165,8 @@ def main() -> int:
             policies = load_policies(paths) if with_policies else None
             t = time.perf_counter()
             result, _ = run(
-                [str(CORPUS)], config, rules, jobs=args.jobs, severity=severity, all_rule_ids=ids, policies=policies
+                [str(CORPUS)],
+                RunInputs(config, rules, jobs=args.jobs, severity=severity, all_rule_ids=ids, policies=policies),
             )
             elapsed = time.perf_counter() - t
             if policies is not None:

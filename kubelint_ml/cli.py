@@ -1,4 +1,4 @@
-"""The command line: ``kubelint-ml check``, ``rules``, ``init``.
+"""The command line: ``kubelint-ml check``, ``audit``, ``rules``, ``init``.
 
 Exit codes: 0 when nothing reaches the fail level; 1 when findings (a
 parse-error included) reach it; 2 when the tool could not do what was asked
@@ -167,7 +167,8 @@ def main() -> None:
     "context_paths",
     multiple=True,
     type=PATH,
-    help="File or directory read for context (PriorityClasses, kubelet configs, CRDs), not reported on (repeatable).",
+    help="File or directory read for context (PriorityClasses, kubelet configs, CRDs; Nodes, LimitRanges, quotas, "
+    "PVCs, Kueue and Volcano queues, e.g. a kubectl get -o json dump), not reported on (repeatable).",
 )
 @click.option(
     "--helm-values",
@@ -237,6 +238,7 @@ def check(
     Directories with a Chart.yaml are rendered with helm template, and those with a
     kustomization.yaml built with kustomize (or kubectl kustomize), when the tool is on PATH."""
     from kubelint_ml.input.charts import options as render_options
+    from kubelint_ml.run.inputs import RunInputs
 
     if not paths:
         paths = ("-",) if stdin_filename else (".",)
@@ -267,8 +269,7 @@ def check(
     rules = selected(rules, fix_args["select"])
     schema = _schema(config, schema_flag, kubernetes_version, strict, crds)
     session: dict = {}  # what --fix needs to lint a file again
-    result, notes = _lint(
-        list(paths),
+    inputs = RunInputs(
         config,
         rules,
         fail_level=level,
@@ -281,10 +282,10 @@ def check(
         policies=policies,
         render=render_options(config, helm_values, helm_set),
         context=context_paths,
-        session=session,
         resolve_fixes=any(fmt in ("json", "sarif", "html") for fmt in formats) and not write_baseline,
         stdin_name=stdin_filename,
     )
+    result, notes = _lint(list(paths), inputs, session)
     if write_baseline:
         _record_baseline(write_baseline, result, quiet)
         sys.exit(0)
@@ -314,14 +315,14 @@ def _jobs(jobs: int) -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _lint(paths: list[str], config: Any, rules: list, **options: Any) -> tuple[Any, list[str]]:
+def _lint(paths: list[str], inputs: Any, session: dict | None = None) -> tuple[Any, list[str]]:
     """The run (:func:`kubelint_ml.run.lint.run`), with the problems of the asking turned into exit 2."""
     from kubelint_ml.input.sources import SourceError
     from kubelint_ml.run.config import ConfigError
     from kubelint_ml.run.lint import run
 
     try:
-        return run(paths, config, rules, **options)
+        return run(paths, inputs, session)
     except (SourceError, ConfigError) as e:  # a missing path; config-time problems surfacing late (kubelet files)
         _fail(str(e))
 
@@ -527,6 +528,158 @@ def _crd_objects(path: str, config: Any) -> list[dict]:
 
 # ----------------------------------------------------------------------------
 # rules
+
+
+@main.command()
+@click.argument("paths", nargs=-1)
+@click.option("--kubectl", "use_kubectl", is_flag=True, help="Run `kubectl get -o json` for the kinds audit reads.")
+@click.option("--context-name", help="With --kubectl: the kubeconfig context (kubectl --context).")
+@click.option("-n", "--namespace", help="With --kubectl: only this namespace (cluster objects are read whole).")
+@click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="With --kubectl: every namespace.")
+@click.option("-f", "--format", "formats", multiple=True, type=click.Choice(FORMATS), help="Output format (as check).")
+@click.option("-o", "--output", "outputs", multiple=True, type=FILE, help="Write the matching --format to FILE.")
+@click.option("--fail-level", type=click.Choice(LEVELS), default=None, help="Lowest severity that exits 1.")
+@click.option("-c", "--config", "config_path", type=FILE, help="Config file (as check).")
+@click.option("--rules", "rules_dirs", multiple=True, type=PATH, help="Directory of custom rules (repeatable).")
+@click.option("--enable", multiple=True, help="Turn on a rule by id (repeatable).")
+@click.option("--disable", multiple=True, help="Turn off a rule by id (repeatable).")
+@click.option("--show-suppressed", is_flag=True, help="Also list suppressed findings.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only findings (no summaries).")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Remediations, and notes on skipped kinds and where values came from."
+)
+@click.option("--no-color", is_flag=True, help="No ANSI colour (also when NO_COLOR is set).")
+@click.option("--prometheus", metavar="URL", help="Size the owners found from this Prometheus (as check).")
+@click.option("--usage", "usage_file", type=FILE, help="Size the owners found from a usage snapshot.")
+@click.option("--lookback", default=None, help="With a usage source: how far back usage is read [default: 14d].")
+@click.option("--step", default=None, help="With a usage source: the resolution of the samples [default: 5m].")
+def audit(
+    paths: tuple[str, ...],
+    use_kubectl: bool,
+    context_name: str | None,
+    namespace: str | None,
+    all_namespaces: bool,
+    formats: tuple[str, ...],
+    outputs: tuple[str, ...],
+    fail_level: str | None,
+    config_path: str | None,
+    rules_dirs: tuple[str, ...],
+    enable: tuple[str, ...],
+    disable: tuple[str, ...],
+    show_suppressed: bool,
+    quiet: bool,
+    verbose: bool,
+    no_color: bool,
+    prometheus: str | None = None,
+    usage_file: str | None = None,
+    lookback: str | None = None,
+    step: str | None = None,
+) -> None:
+    """Judge what runs in a cluster: `kubectl get -o json|yaml` dumps (files, or - for a pipe), or
+    --kubectl. Pods are judged as admitted and reported once per owner (Deployment, JobSet,
+    PyTorchJob...) with the number of pods; owners without pods from their templates."""
+    from kubelint_ml.run.audit import AuditError, render_summary
+    from kubelint_ml.run.audit import audit as run_audit
+    from kubelint_ml.run.inputs import RunInputs
+    from kubelint_ml.usage import USAGE_FAMILY
+
+    if bool(paths) == use_kubectl:
+        _fail("give dump files (or - for stdin), or --kubectl" if not paths else "--kubectl reads no files")
+    if len(outputs) > max(1, len(formats)):
+        _fail("each --output needs a --format before it")
+    formats = formats or ("text",)
+    config = _load_config(config_path)
+    rules, severity, all_ids = select_rules(config, rules_dirs, verbose, enable, disable)
+    usage_for = _audit_usage(config, prometheus, usage_file, lookback, step, verbose)
+    if usage_for is None:
+        rules = [r for r in rules if r.family != USAGE_FAMILY]
+    level = fail_level or config.fail_level or "error"
+    inputs = RunInputs(config, rules, fail_level=level, verbose=verbose, severity=severity, all_rule_ids=all_ids)
+    notes: list[str] = []
+    warnings: list[str] = []
+    try:
+        if use_kubectl:
+            from kubelint_ml.run.kubectl import KubectlError, dumps
+
+            try:
+                result, run_notes, summary = run_audit(
+                    inputs, dumps(context_name, namespace, all_namespaces, notes, warnings), usage_for
+                )
+            except KubectlError as e:
+                _fail(str(e))
+        else:
+            result, run_notes, summary = run_audit(inputs, _dump_streams(paths), usage_for)
+    except AuditError as e:
+        _fail(str(e))
+    result.warnings.extend(warnings)
+    _report(
+        result,
+        formats,
+        outputs,
+        show_suppressed=show_suppressed,
+        quiet=quiet,
+        verbose=verbose,
+        color=not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty(),
+    )
+    if not quiet and summary:
+        table = render_summary(summary)
+        if formats == ("text",) and not outputs:
+            sys.stdout.write("\n" + table)
+        else:
+            click.echo(table, err=True, nl=False)
+    if verbose:
+        _print_notes(notes + run_notes)
+    sys.exit(1 if result.failed() else 0)
+
+
+def _audit_usage(
+    config: Any, prometheus: str | None, usage_file: str | None, lookback: str | None, step: str | None, verbose: bool
+) -> Any:
+    """With a usage source (options or the config's ``usage:``): a function from the owners' templates to
+    their Usage, for audit; else None (and nothing of usage/ is imported)."""
+    if not getattr(config, "usage", None) and not (prometheus or usage_file):
+        return None
+    from kubelint_ml.usage.model import UsageError
+    from kubelint_ml.usage.source import load_usage, settings
+
+    try:
+        s = settings(
+            getattr(config, "usage", None),
+            config_path=getattr(config, "path", None),
+            prometheus=prometheus,
+            usage_file=usage_file,
+            lookback=lookback,
+            step=step,
+        )
+    except UsageError as e:
+        _fail(str(e))
+    if not s.configured:
+        return None
+
+    def load(templates: list) -> Any:
+        try:
+            usage = load_usage(s, templates)
+        except UsageError as e:
+            _fail(str(e))
+        if verbose:
+            usage_cli._notes(usage)
+        return usage
+
+    return load
+
+
+def _dump_streams(paths: tuple[str, ...]) -> Any:
+    """Each dump path opened in turn ("-": stdin); a missing file is a usage failure."""
+    for path in paths:
+        if path == "-":
+            yield sys.stdin.buffer, "<stdin>"
+            continue
+        try:
+            fh = open(path, "rb")  # noqa: SIM115  (closed below, once the reader is done with it)
+        except OSError as e:
+            _fail(f"{path}: cannot read: {e.strerror}")
+        with fh:
+            yield fh, path
 
 
 @main.group()

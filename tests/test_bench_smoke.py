@@ -14,6 +14,7 @@ from kubelint_ml.engine.rulefile import load_builtin_rules
 from kubelint_ml.findings import ObjectRef
 from kubelint_ml.input.objects import K8sObject
 from kubelint_ml.run.config import Config
+from kubelint_ml.run.inputs import RunInputs
 from kubelint_ml.run.lint import run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,7 +81,7 @@ def test_corpus_replicates_and_is_rebuilt_when_the_source_changes(bench, source:
 def _json_output(paths: list[str], jobs: int) -> bytes:
     from kubelint_ml.report import render
 
-    result, _ = run(paths, Config(), load_builtin_rules(), jobs=jobs)
+    result, _ = run(paths, RunInputs(Config(), load_builtin_rules(), jobs=jobs))
     return render("json", result).encode()
 
 

@@ -13,6 +13,7 @@ from kubelint_ml.engine.rulefile import load_builtin_rules
 from kubelint_ml.report import render
 from kubelint_ml.run import facts, parallel, pool
 from kubelint_ml.run.config import Config
+from kubelint_ml.run.inputs import RunInputs
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -24,7 +25,7 @@ pytestmark = [
 
 
 def _run(paths: list[str], jobs: int, verbose: bool = False):
-    return lint.run(paths, Config(), load_builtin_rules(), jobs=jobs, verbose=verbose)
+    return lint.run(paths, RunInputs(Config(), load_builtin_rules(), jobs=jobs, verbose=verbose))
 
 
 def test_every_job_count_gives_the_sequential_output(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -207,8 +208,8 @@ def test_output_stays_sorted_when_a_profile_file_comes_after_the_tree(
 
     config = load_config(str(profile))
     tree = str(FIXTURES / "scenario")
-    seq, _ = lint.run([tree], config, load_builtin_rules(), jobs=1)
-    par, _ = lint.run([tree], config, load_builtin_rules(), jobs=3)
+    seq, _ = lint.run([tree], RunInputs(config, load_builtin_rules(), jobs=1))
+    par, _ = lint.run([tree], RunInputs(config, load_builtin_rules(), jobs=3))
     assert render("json", par) == render("json", seq)
     files = [f.file for f in par.findings]
     assert files[0] == str(kubelet) and len(set(files)) > 3
@@ -223,7 +224,7 @@ def test_a_pipe_named_on_the_command_line_is_read_once_by_a_shared_first_pass(mo
     os.write(w, pod)
     os.close(w)
     try:
-        result, _ = lint.run([str(FIXTURES), f"/dev/fd/{r}"], Config(), load_builtin_rules(), jobs=3)
+        result, _ = lint.run([str(FIXTURES), f"/dev/fd/{r}"], RunInputs(Config(), load_builtin_rules(), jobs=3))
     finally:
         os.close(r)
     piped = [(f.rule, f.line) for f in result.findings if f.file == f"/dev/fd/{r}"]

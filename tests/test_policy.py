@@ -510,6 +510,7 @@ def test_context_files_join_the_inventory(tmp_path):
         pytest.skip("../shared/policy-suites is not beside the project")
     from kubelint_ml.policy.cli import load_policies
     from kubelint_ml.run.config import Config
+    from kubelint_ml.run.inputs import RunInputs
     from kubelint_ml.run.lint import run
 
     pol = tmp_path / "gk"
@@ -527,7 +528,7 @@ def test_context_files_join_the_inventory(tmp_path):
     context = write(tmp_path, "cluster/b.yaml", ing.format(n="tb-b"))
     policies = load_policies([str(pol)], context_paths=[str(context)])
     try:
-        result, _ = run([str(linted)], Config(), [], jobs=1, policies=policies)
+        result, _ = run([str(linted)], RunInputs(Config(), [], jobs=1, policies=policies))
     finally:
         policies.close()
     assert [(f.rule, f.file, f.line) for f in result.findings] == [("K8sUniqueIngressHost/unique-host", str(linted), 1)]

@@ -12,6 +12,7 @@ from kubelint_ml.engine.rulefile import load_builtin_rules
 from kubelint_ml.input.loader import load
 from kubelint_ml.input.objects import unpack
 from kubelint_ml.run.config import Config, Profile, load_config
+from kubelint_ml.run.inputs import RunInputs
 from kubelint_ml.run.lint import Runner, run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -507,7 +508,7 @@ spec:
 
 def family_findings(paths: list[str]) -> list[tuple[str, str, int]]:
     config = load_config(FIXTURES / "kubelint-ml.yaml")
-    result, _ = run(paths, config, list(RULES.values()), jobs=1)
+    result, _ = run(paths, RunInputs(config, list(RULES.values()), jobs=1))
     return sorted((Path(f.file).name, f.rule, f.line) for f in result.findings)
 
 

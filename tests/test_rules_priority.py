@@ -13,6 +13,7 @@ from kubelint_ml.engine.rulefile import load_builtin_rules
 from kubelint_ml.input.loader import load
 from kubelint_ml.input.objects import unpack
 from kubelint_ml.run.config import Config, Profile
+from kubelint_ml.run.inputs import RunInputs
 from kubelint_ml.run.lint import lint_text, run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +47,7 @@ def lint_dir(tmp_path: Path, files: dict[str, str], profile: dict | None = None)
     """Several files linted as one run (facts are collected from all of them)."""
     for name, text in files.items():
         (tmp_path / name).write_text(dedent(text))
-    result, _ = run([str(tmp_path)], _config(profile), RULES, jobs=1)
+    result, _ = run([str(tmp_path)], RunInputs(_config(profile), RULES, jobs=1))
     return [(Path(f.file).name, f.line, f.rule, f.detail) for f in result.findings if f.rule in FAMILY]
 
 
@@ -75,7 +76,7 @@ CLASSES = {"priorityClasses": [{"name": "training-high", "value": 100000}, {"nam
 
 
 def test_fixture_directory_findings():
-    result, _ = run([str(FIXTURES)], Config(), RULES, jobs=1)
+    result, _ = run([str(FIXTURES)], RunInputs(Config(), RULES, jobs=1))
     got = sorted((Path(f.file).name, f.line, f.rule, f.severity) for f in result.findings)
     assert got == [
         ("cronjob-eval.yaml", 14, "preemption-consumes-backoff", "warning"),
@@ -113,7 +114,7 @@ def test_fixture_directory_findings():
 
 
 def test_fixture_patch_and_alternative_priorities_are_quiet():
-    result, _ = run([str(FIXTURES)], Config(), RULES, jobs=1)
+    result, _ = run([str(FIXTURES)], RunInputs(Config(), RULES, jobs=1))
     files = {Path(f.file).name for f in result.findings}
     # a kustomize patch, a KAI pod with the KAI label, a RayCluster with the KubeRay label, a clean Job
     assert not files & {"kustomize-job-patch.yaml", "kai-pod.yaml", "raycluster-volcano.yaml", "job-good.yaml"}
@@ -914,7 +915,7 @@ def test_restart_kustomize_patch_is_quiet():
 
 
 def test_corpus_findings_are_few_and_pointed(corpus):
-    result, _ = run([str(corpus)], Config(), RULES, jobs=1)
+    result, _ = run([str(corpus)], RunInputs(Config(), RULES, jobs=1))
     counts: dict[str, int] = {}
     for f in result.findings:
         counts[f.rule] = counts.get(f.rule, 0) + 1

@@ -317,6 +317,10 @@ BUILTIN_REASONS = {
     "Kubernetes version decides whether the field is dropped",
     "job-spec-invalid": "the API server rejects these Job specs itself, with the same reasons",
     "resize-policy-invalid": "the API server rejects these resizePolicy entries itself, with the same reasons",
+    "limit-range": "the namespace's LimitRanges and ResourceQuotas (other objects), applied as LimitRanger does",
+    "queue": "the namespace's Kueue LocalQueues and ClusterQueues, and Volcano Queues (other objects)",
+    "gang": "the replicas of every task, and the PodGroups of the cluster (other objects)",
+    "volume-single-node": "the access modes of the PersistentVolumeClaims (other objects)",
 }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubelint_ml.engine.cluster import CLUSTER_KINDS, ClusterFacts
 from kubelint_ml.input.objects import K8sObject
 from kubelint_ml.k8s.dra import DRA_CLAIM_KINDS, DraFacts
 from kubelint_ml.lazyre import LazyPattern
@@ -26,14 +27,12 @@ CONTEXT_KINDS = (
     "KubeletConfiguration",
     "CustomResourceDefinition",
     *DRA_CLAIM_KINDS,
+    *CLUSTER_KINDS,  # kubelint_ml/engine/cluster.py
 )
 # It starts with the literal "kind" (a quote before it changes nothing a search finds), so the regex
 # engine skips from one "kind" to the next with a fast literal scan: one pass over a file's bytes costs
 # less than a substring test per kind.
-_CONTEXT_RE = LazyPattern(
-    rb"""kind["']?\s*:\s*["']?(PriorityClass|WorkloadPriorityClass|KubeletConfiguration|CustomResourceDefinition"""
-    rb"""|ResourceClaimTemplate|ResourceClaim|DeviceClass|ComputeDomain)\b"""
-)
+_CONTEXT_RE = LazyPattern(rb"""kind["']?\s*:\s*["']?(""" + "|".join(CONTEXT_KINDS).encode() + rb""")\b""")
 
 
 def may_hold_context(data: bytes) -> bool:
@@ -111,6 +110,7 @@ class Facts(Record):
     workload_priority_class_files: dict[str, str]  # name -> file it came from
     kubelet_configs: list[KubeletConfigFact]
     crds: list[dict]
+    cluster: ClusterFacts  # Nodes, LimitRanges, quotas, PVCs, Kueue and Volcano objects
     # Answers computed from all the facts, asked once per pod template: kept
     # until the next fact arrives (thousands of classes and pods stay linear).
     _memo: dict
@@ -122,6 +122,7 @@ class Facts(Record):
         "kubelet_configs",
         "crds",
         "_memo",
+        "cluster",
     )
 
     def __init__(
@@ -133,6 +134,7 @@ class Facts(Record):
         kubelet_configs: list[KubeletConfigFact] | None = None,
         crds: list[dict] | None = None,
         _memo: dict | None = None,
+        cluster: ClusterFacts | None = None,
     ) -> None:
         self.priority_classes = {} if priority_classes is None else priority_classes
         self.priority_class_objects = [] if priority_class_objects is None else priority_class_objects
@@ -143,6 +145,7 @@ class Facts(Record):
         self.kubelet_configs = [] if kubelet_configs is None else kubelet_configs
         self.crds = [] if crds is None else crds
         self._memo = {} if _memo is None else _memo
+        self.cluster = ClusterFacts() if cluster is None else cluster
         # Dynamic Resource Allocation: claims, templates and device classes (kubelint_ml/k8s/dra.py).
         self.dra = DraFacts()
 
@@ -183,6 +186,8 @@ class Facts(Record):
             self.crds.append(data)
         elif kind in DRA_CLAIM_KINDS:
             self.dra.add_object(kind, group, data, name, obj.ref.namespace, obj.file)
+        else:
+            self.cluster.add_object(obj)
 
     def add_profile(self, profile: Any) -> None:
         self._memo.clear()

@@ -13,6 +13,7 @@ FAMILY_TITLES = {
     "emptydir": "emptyDir and ephemeral storage",
     "priority": "Priority and preemption",
     "kubelet": "OOM kill mode and cgroup configuration",
+    "cluster": "The cluster's own objects: LimitRanges, quotas, queues, gangs and volumes",
     "input": "Input and rule problems",
     "usage": "Observed usage (on only with a usage source)",
     "custom": "Custom rules",

@@ -79,6 +79,8 @@ class NodePool(Frozen):
     cgroup_version: int | None
     os: str | None
     kubelet_config: str | None
+    taints: tuple[tuple[str, str, str], ...]  # (key, value, effect) of a cluster's Node
+    nodes: tuple[str, ...]  # the names of a cluster's Nodes of this shape
     _fields = (
         "name",
         "labels",
@@ -91,6 +93,8 @@ class NodePool(Frozen):
         "cgroup_version",
         "os",
         "kubelet_config",
+        "taints",
+        "nodes",
     )
 
     def __init__(
@@ -106,9 +110,13 @@ class NodePool(Frozen):
         cgroup_version: int | None = None,
         os: str | None = None,
         kubelet_config: str | None = None,
+        taints: tuple[tuple[str, str, str], ...] = (),
+        nodes: tuple[str, ...] = (),
     ) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "labels", {} if labels is None else labels)
+        object.__setattr__(self, "taints", taints)
+        object.__setattr__(self, "nodes", nodes)
         object.__setattr__(self, "gpus", gpus)
         object.__setattr__(self, "gpu_resource", gpu_resource)
         object.__setattr__(self, "memory", memory)
@@ -425,10 +433,44 @@ def _term_matches(term: Sequence[_Req], labels: Mapping[str, str], known: frozen
     return all(_satisfies(r, labels) for r in term if known is None or r.key in known)
 
 
+def tolerates(pod_spec: Mapping[str, Any], taints: Sequence[tuple[str, str, str]]) -> bool:
+    """The pod tolerates every NoSchedule and NoExecute taint (``ToleratesTaint``). A taint named
+    after an extended resource the pod asks for counts as tolerated: the ExtendedResourceToleration
+    admission plugin adds that toleration."""
+    hard = [t for t in taints if t[2] in ("NoSchedule", "NoExecute")]
+    if not hard:
+        return True
+    tolerations = pod_spec.get("tolerations")
+    tols = [t for t in tolerations if isinstance(t, Mapping)] if isinstance(tolerations, list) else []
+    wanted = _requested_extended(pod_spec)
+    for key, value, effect in hard:
+        if key in wanted:
+            continue
+        for t in tols:
+            if t.get("effect") not in (None, "", effect):
+                continue
+            op = t.get("operator") or "Equal"
+            tkey = t.get("key") or ""
+            if op == "Exists" and (tkey == "" or tkey == key):
+                break
+            if op == "Equal" and tkey == key and str(t.get("value") or "") == value:
+                break
+        else:
+            return False
+    return True
+
+
 def pools_for_pod(pod_spec: Mapping[str, Any], pools: Sequence[NodePool]) -> list[NodePool]:
     """Pools whose labels satisfy the pod's node constraints (all pools when
-    the pod has none)."""
+    the pod has none) and whose taints it tolerates; a pod bound to a known Node
+    (``spec.nodeName``: a running pod) is on that Node's pool."""
+    bound = pod_spec.get("nodeName")
+    if isinstance(bound, str) and bound:
+        pinned = [p for p in pools if bound in p.nodes]
+        if pinned:
+            return pinned
     terms = _pod_terms(pod_spec)
+    pools = [p for p in pools if not p.taints or tolerates(pod_spec, p.taints)]
     if terms is None:
         return list(pools)
     return [p for p in pools if any(_term_matches(t, p.labels, None) for t in terms)]
@@ -615,7 +657,7 @@ def node_type_candidates(pod_spec: Mapping[str, Any], pools: Sequence[NodePool] 
             pool_types.append(node)
     if pool_types:
         pool_types.sort(key=size_key)
-        how = f"profile pool {pool_types[0].name}" if len(pool_types) == 1 else "the profile pools the pod can use"
+        how = _pool_label(pool_types[0].name) if len(pool_types) == 1 else "the profile pools the pod can use"
         return Candidates(tuple(pool_types), how, "profile"), how
 
     if terms is None:
@@ -632,6 +674,11 @@ def node_type_candidates(pod_spec: Mapping[str, Any], pools: Sequence[NodePool] 
         return None, f"candidate node types span providers ({', '.join(providers)})"
     how = _describe(terms)
     return Candidates(tuple(sorted((e.node for e in found.values()), key=size_key)), how, "catalog"), how
+
+
+def _pool_label(name: str) -> str:
+    """A pool of a cluster's Nodes is named "<node> (Node from <file>)"; a profile's pool by its name."""
+    return f"node {name}" if " (Node" in name and name.endswith(")") else f"profile pool {name}"
 
 
 def pinned_pool_types(pod_spec: Mapping[str, Any], pools: Sequence[NodePool]) -> list[NodeType]:
@@ -657,7 +704,7 @@ def resolve_node_type(pod_spec: Mapping[str, Any], pools: Sequence[NodePool] = (
     best = cands.nodes[0]
     names = ", ".join(n.name for n in cands.nodes)
     if cands.source == "profile":
-        how = f"profile pool {best.name}"
+        how = _pool_label(best.name)
         if len(cands.nodes) > 1:
             how += f" (smallest of {len(cands.nodes)} matching pools: {names})"
         return best, how

@@ -255,6 +255,7 @@ class Linter:
         from kubelint_ml.engine.core import Engine
         from kubelint_ml.run import lint as run_lint
         from kubelint_ml.run.config import ConfigError, load_config
+        from kubelint_ml.run.facts import with_cluster_nodes
         from kubelint_ml.run.runner import Runner
         from kubelint_ml.run.selection import SelectionError, policy_off, select_rules
 
@@ -275,6 +276,7 @@ class Linter:
                 policies.choose(policy_off(config, policy_ids, ()), severity)
             rules = [r for r in rules if r.family != "usage"]  # no Prometheus per keystroke: see docs/editors.md
             facts = self._facts(config)
+            config = with_cluster_nodes(config, facts)  # the workspace's Nodes as node pools
         except (ConfigError, SelectionError) as e:
             raise ConfigProblem(config_path or "", getattr(e, "line", 0) or 1, str(e)) from None
         except Exception as e:  # noqa: BLE001 - a policy that does not compile, a bad context file
@@ -347,6 +349,7 @@ class Linter:
     def rendered(self, path: str) -> list[Finding]:
         """The findings that map back to ``path`` once the workspace folder holding it is rendered and
         linted as `check <folder>` does (charts with helm, kustomizations built): run on save."""
+        from kubelint_ml.run.inputs import RunInputs
         from kubelint_ml.run.lint import run
 
         root = next((r for r in self.roots if _inside(path, r)), os.path.dirname(os.path.abspath(path)))
@@ -355,14 +358,14 @@ class Linter:
         os.chdir(root)  # display paths as `check` run from the folder gives them
         try:
             with self._lock:
-                result, _ = run(
-                    ["."],
+                inputs = RunInputs(
                     s.config,
-                    [r for r in s.rules.values()],
+                    list(s.rules.values()),
                     severity=s.severity,
                     all_rule_ids=s.all_ids,
                     policies=s.policies,
                 )
+                result, _ = run(["."], inputs)
         finally:
             os.chdir(here)
         real = os.path.realpath(path)

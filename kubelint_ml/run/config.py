@@ -30,6 +30,7 @@ class Profile(Record):
     node_pools: list  # kubelint_ml.k8s.nodes.NodePool
     priority_classes: dict[str, int | None]
     accelerator_device_classes: list  # DRA DeviceClass names, or {name, resource}
+    kueue_namespaces: tuple[str, ...]  # where Kueue is to manage every accelerator workload ("*": all)
     __slots__ = _fields = (
         "kubernetes_version",
         "kubelet_version",
@@ -39,6 +40,7 @@ class Profile(Record):
         "node_pools",
         "priority_classes",
         "accelerator_device_classes",
+        "kueue_namespaces",
     )
 
     def __init__(
@@ -51,7 +53,9 @@ class Profile(Record):
         node_pools: list | None = None,
         priority_classes: dict[str, int | None] | None = None,
         accelerator_device_classes: list | None = None,
+        kueue_namespaces: tuple[str, ...] = (),
     ) -> None:
+        self.kueue_namespaces = tuple(kueue_namespaces)
         self.kubernetes_version = kubernetes_version
         self.kubelet_version = kubelet_version
         self.os = os
@@ -125,6 +129,7 @@ class Profile(Record):
             node_pools=pools,
             priority_classes=classes,
             accelerator_device_classes=list(data.get("acceleratorDeviceClasses") or []),
+            kueue_namespaces=tuple(data.get("kueueNamespaces", ())),
         )
 
     def effective_kubelet_version(self, pool: Any = None) -> str | None:

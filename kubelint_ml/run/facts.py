@@ -9,11 +9,13 @@ facts (its kubelet configs, its priority classes) are added last.
 from __future__ import annotations
 
 import os
+from typing import Any
 
-from kubelint_ml.engine.context import Facts, may_hold_context
+from kubelint_ml.engine.context import CONTEXT_KINDS, Facts, may_hold_context
 from kubelint_ml.input.loader import Limits, load
 from kubelint_ml.input.objects import unpack
 from kubelint_ml.input.sources import Source, file_key, read, read_once, read_regular
+from kubelint_ml.records import replace
 from kubelint_ml.run import pool
 from kubelint_ml.run.config import Config, ConfigError
 
@@ -145,14 +147,47 @@ def context_facts(facts: Facts, paths: list[str], linted: list[Source], config: 
             if key in have:
                 continue
             have.add(key)
+            _context_file(facts, s, config)
+
+
+def _context_file(facts: Facts, s: Source, config: Config) -> None:
+    """One context file: a JSON dump (``kubectl get -o json``) streamed object by object, whatever its
+    size; YAML read whole, with the limits of a cluster dump (one file of many objects)."""
+    try:
+        fh = open(s.real, "rb")  # noqa: SIM115  (closed below)
+    except OSError:
+        return
+    claim_files = len(facts.dra.files)
+    _read_context_file(facts, fh, s, config)
+    # DRA claims and classes read from context files (kubelint_ml/k8s/dra.py)
+    facts.dra.from_context = facts.dra.from_context or len(facts.dra.files) > claim_files
+
+
+def _read_context_file(facts: Facts, fh: Any, s: Source, config: Config) -> None:
+    from kubelint_ml.input.dump import DumpError, dump_limits, looks_like_json, plain_object, read_json
+
+    with fh:
+        if looks_like_json(fh.peek(64)[:64]):
             try:
-                data = read(s, config.limits.max_file_bytes)
-            except OSError:
-                continue
-            if len(data) <= config.limits.max_file_bytes and mentions_context(data):
-                claim_files = len(facts.dra.files)
-                add_facts(facts, data, s.path, config.limits)
-                facts.dra.from_context = facts.dra.from_context or len(facts.dra.files) > claim_files
+                for item in read_json(fh, s.path):
+                    if isinstance(item.data, dict) and item.data.get("kind") in CONTEXT_KINDS:
+                        facts.add_object(plain_object(item.data, s.path))
+            except DumpError as e:
+                raise ConfigError(f"context {e}") from None
+            return
+        data = fh.read()
+    if mentions_context(data):
+        add_facts(facts, data, s.path, dump_limits(config.limits))
+
+
+def with_cluster_nodes(config: Config, facts: Facts) -> Config:
+    """The config whose profile's node pools start with the cluster's Nodes (one pool per node shape):
+    a node type the catalogue does not know (a DGX labelled by its owner) resolves from its Node."""
+    pools = facts.cluster.node_pools()
+    if not pools:
+        return config
+    profile = replace(config.profile, node_pools=pools + list(config.profile.node_pools))
+    return replace(config, profile=profile)
 
 
 def _profile_facts(facts: Facts, config: Config) -> None:

@@ -24,7 +24,8 @@ from kubelint_ml.input.sources import Source, collect, display_path, excluded, f
 from kubelint_ml.records import replace
 from kubelint_ml.run import parallel
 from kubelint_ml.run.config import Config
-from kubelint_ml.run.facts import MAX_KEPT_BYTES, add_facts, context_facts, first_pass
+from kubelint_ml.run.facts import MAX_KEPT_BYTES, add_facts, context_facts, first_pass, with_cluster_nodes
+from kubelint_ml.run.inputs import RunInputs
 from kubelint_ml.run.runner import FileResult, Runner
 
 GC_YOUNG_THRESHOLD = 50_000
@@ -111,25 +112,8 @@ def once_per_kind(findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def run(
-    paths: list[str],
-    config: Config,
-    rules: list[Rule],
-    *,
-    fail_level: str = "error",
-    jobs: int = 1,
-    verbose: bool = False,
-    schema: Any = None,
-    severity: dict[str, str] | None = None,
-    all_rule_ids: set[str] | None = None,
-    usage: Any = None,
-    policies: Any = None,
-    render: Any = None,
-    context: tuple[str, ...] = (),
-    session: dict | None = None,
-    resolve_fixes: bool = False,
-    stdin_name: str | None = None,
-) -> tuple[RunResult, list[str]]:
+def run(paths: list[str], inputs: RunInputs, session: dict | None = None) -> tuple[RunResult, list[str]]:
+    """Lint ``paths`` with ``inputs``; ``session``, when given, gets what --fix needs to lint a file again."""
     # Parse trees are many young, acyclic containers: collecting every 700 allocations
     # only costs time (about 7% of a run). Cycles are still collected, less often. What
     # survives (the findings) is scanned again at each middle-generation collection: those
@@ -137,55 +121,21 @@ def run(
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], GC_YOUNG_THRESHOLD), max(threshold[1], GC_MIDDLE_THRESHOLD), *threshold[2:])
     try:
-        return _run(
-            paths,
-            config,
-            rules,
-            fail_level=fail_level,
-            jobs=jobs,
-            verbose=verbose,
-            schema=schema,
-            severity=severity,
-            all_rule_ids=all_rule_ids,
-            usage=usage,
-            policies=policies,
-            render=render,
-            context=context,
-            session=session,
-            resolve_fixes=resolve_fixes,
-            stdin_name=stdin_name,
-        )
+        return _run(paths, inputs, session)
     finally:
         gc.set_threshold(*threshold)
 
 
-def _run(
-    paths: list[str],
-    config: Config,
-    rules: list[Rule],
-    *,
-    fail_level: str,
-    jobs: int,
-    verbose: bool,
-    schema: Any,
-    severity: dict[str, str] | None,
-    all_rule_ids: set[str] | None,
-    usage: Any = None,
-    policies: Any = None,
-    render: Any = None,
-    context: tuple[str, ...] = (),
-    session: dict | None = None,
-    resolve_fixes: bool = False,
-    stdin_name: str | None = None,
-) -> tuple[RunResult, list[str]]:
+def _run(paths: list[str], inputs: RunInputs, session: dict | None) -> tuple[RunResult, list[str]]:
+    config, rules, jobs, policies, schema = inputs.config, inputs.rules, inputs.jobs, inputs.policies, inputs.schema
     path_excludes = tuple(ex["path"] for ex in config.exclude if set(ex) <= {"path", "reason"} and "path" in ex)
-    sources = with_profile_files(collect(paths, path_excludes, config.respect_gitignore, stdin_name), config)
+    sources = with_profile_files(collect(paths, path_excludes, config.respect_gitignore, inputs.stdin_name), config)
     # Charts and kustomizations: their files out, their rendered output in (kubelint_ml/input/render.py).
     owners = charts.owners_for(sources)
     if owners is not None:  # the renderer is imported only then
         from kubelint_ml.input import render as rendering
 
-        plan = rendering.plan(sources, render or charts.options(config), config.limits.max_file_bytes, owners)
+        plan = rendering.plan(sources, inputs.render or charts.options(config), config.limits.max_file_bytes, owners)
         sources, warnings, notes, failures = plan.sources, plan.warnings, plan.notes, plan.failures
     else:
         charts.STREAMS.clear()
@@ -199,13 +149,16 @@ def _run(
     facts, kept, size = first_pass(
         sources, config, stdin_data, parallel.PARALLEL_MIN_BYTES if may_fork else MAX_KEPT_BYTES, jobs
     )
-    context_facts(facts, list(config.context) + list(context), sources, config)
+    context_facts(facts, inputs.context_paths(), sources, config)
+    config = with_cluster_nodes(config, facts)
     if schema is not None:
         for crd in facts.crds:
             schema.add_crd(crd)
-    known = set(all_rule_ids or ()) | (policies.rule_ids() if policies is not None else set())
-    engine = Engine(rules, severity_overrides=severity, known_rule_ids=known)
-    runner = Runner(engine, config, facts, schema, verbose, usage, policies, resolve_fixes=resolve_fixes)
+    known = set(inputs.all_rule_ids or ()) | (policies.rule_ids() if policies is not None else set())
+    engine = Engine(rules, severity_overrides=inputs.severity, known_rule_ids=known)
+    runner = Runner(
+        engine, config, facts, schema, inputs.verbose, inputs.usage, policies, resolve_fixes=inputs.resolve_fixes
+    )
     if policies is not None:  # data.inventory for referential templates; --combine runs in one process
         jobs = policies.prepare(sources, config.limits, stdin_data, jobs)
     if session is not None:  # what --fix needs to lint a file again (kubelint_ml.run.fixing)
@@ -217,9 +170,9 @@ def _run(
             jobs=jobs,
             finish=lambda found: _finish(found, config),
         )
-    inputs = list(zip(sources, kept))
+    files = list(zip(sources, kept))
     del kept  # each file's bytes are let go as soon as it is linted
-    total, run_notes, in_order = _second_pass(runner, inputs, jobs, size)
+    total, run_notes, in_order = _second_pass(runner, files, jobs, size)
     if failures:  # a chart or kustomization that did not render: a render-error on its file, counted
         total.findings.extend(render_error(file, message) for file, message in failures)
         in_order = False
@@ -227,15 +180,17 @@ def _run(
     result = RunResult(
         findings=[f for f in findings if f.suppressed is None],
         suppressed=[f for f in findings if f.suppressed is not None],
-        rules=_rule_infos(rules, severity, schema, policies),
+        rules=_rule_infos(rules, inputs.severity, schema, policies),
         files=len(sources) + len({file for file, _ in failures}),
         documents=total.documents,
         objects=total.objects,
-        fail_level=fail_level,
+        fail_level=inputs.fail_level,
         root=repo_root(),
         tool_version=__version__,
         warnings=warnings,
     )
+    if inputs.verbose and facts.cluster:
+        run_notes.append(facts.cluster.describe())
     return result, notes + total.notes + run_notes
 
 
@@ -308,6 +263,7 @@ def lint_text(
     if may_hold_context(data):
         add_facts(facts, data, display, config.limits)
     facts.add_profile(config.profile)
+    config = with_cluster_nodes(config, facts)
     if schema is not None:
         for crd in facts.crds:
             schema.add_crd(crd)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates import _fixes
+from kubelint_ml.templates._cluster import default_for
 from kubelint_ml.templates._common import (
     LIMITRANGE_NOTE,
     accelerator_note,
@@ -60,6 +61,12 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         what = f"neither a {resource} request nor a {resource} limit"
         fix = f"set resources.requests.{resource} (and a limit)"
         consequence = "the scheduler reserves nothing for it"
+    applied = default_for(tpl, c, ctx, "limits" if missing == "limit" else "requests", resource)
+    if applied is None and missing == "requestAndLimit":
+        applied = default_for(tpl, c, ctx, "limits", resource)
+    if applied is not None:  # LimitRanger fills it in when the pod is created
+        ctx.note(f"{tpl.obj.file}: {tpl.describe()}: {c.describe()}: {applied.describe()}")
+        return None
     return [
         Hit(
             c.path + ("resources", "limits" if missing == "limit" else "requests", resource),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates import _fixes
+from kubelint_ml.templates._cluster import default_for
 from kubelint_ml.templates._common import resources_unknown
 from kubelint_ml.templates._volumes import MEMORY, empty_dir_of, memory_limit, names, pod_level_memory_limit
 
@@ -34,7 +35,10 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         return None
     if resources_unknown(tpl) or pod_level_memory_limit(tpl) is not None:
         return None
-    unlimited = [c for c in ed.mounted_by() if memory_limit(c) is None]
+    # A LimitRange default fills a missing limit in when the pod is created.
+    unlimited = [
+        c for c in ed.mounted_by() if memory_limit(c) is None and default_for(tpl, c, ctx, "limits", "memory") is None
+    ]
     if not unlimited:
         return None
     who = names([c.name for c in unlimited])

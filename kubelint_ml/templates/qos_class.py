@@ -5,6 +5,7 @@ from __future__ import annotations
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.resources import qos_class
 from kubelint_ml.templates import _fixes
+from kubelint_ml.templates._cluster import admitted_pod_spec, applied_defaults
 from kubelint_ml.templates._common import accelerator_note, gates, resources_unknown
 
 UNIT = "podTemplate"
@@ -34,6 +35,22 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     )
     if qos not in params["classes"]:
         return None
+    applied = applied_defaults(tpl, ctx)
+    if applied:  # the namespace's LimitRange defaults, in as the pods are created
+        admitted_qos = qos_class(
+            admitted_pod_spec(tpl, ctx),
+            pod_level_enabled=enabled,
+            pod_level_qos_fix=qos_fix,
+            pod_level_limit_defaulting=defaulting,
+        )
+        if admitted_qos != qos:
+            ctx.note(
+                f"{tpl.obj.file}: {tpl.describe()}: QoS class {admitted_qos} once admitted: "
+                + "; ".join(f"{a.container}: {a.describe()}" for a in applied)
+            )
+            qos = admitted_qos
+            if qos not in params["classes"]:
+                return None
     detail = None
     if qos == "BestEffort":
         accel = ""

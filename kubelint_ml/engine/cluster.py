@@ -1,0 +1,329 @@
+"""Cluster objects as facts: what the cluster itself says about how a workload will be treated.
+
+Read in the first pass from the inputs and the context files (``--context``, a
+``kubectl get`` dump), summarised once per run and asked by the rules:
+
+* Nodes: labels, allocatable (GPU counts among them) and taints, as node pools
+  that come before the built-in catalogue (:meth:`ClusterFacts.node_pools`);
+* LimitRanges, ResourceQuotas, Namespaces, PersistentVolumeClaims, per namespace;
+* Kueue ResourceFlavors, ClusterQueues, LocalQueues; Volcano Queues and PodGroups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from kubelint_ml.input.objects import K8sObject
+from kubelint_ml.k8s.limitrange import LimitRange, parse_limit_range, quota_hard, quota_required
+from kubelint_ml.k8s.nodes import NodePool
+from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
+from kubelint_ml.k8s.resources import is_accelerator_resource
+from kubelint_ml.records import Record
+
+KUEUE = "kueue.x-k8s.io"
+VOLCANO = "scheduling.volcano.sh"
+# kind -> API group, for the objects read as cluster facts.
+CLUSTER_KINDS = {
+    "Node": "",
+    "LimitRange": "",
+    "ResourceQuota": "",
+    "Namespace": "",
+    "PersistentVolumeClaim": "",
+    "ResourceFlavor": KUEUE,
+    "ClusterQueue": KUEUE,
+    "LocalQueue": KUEUE,
+    "Queue": VOLCANO,
+    "PodGroup": VOLCANO,
+}
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+# Labels set on every node, never a node pool's: a shape is the rest.
+_PER_NODE_LABELS = ("kubernetes.io/hostname",)
+
+
+def _quantity(value: Any) -> Fraction | None:
+    try:
+        return parse_manifest_quantity(value).value
+    except (QuantityError, ValueError, TypeError):
+        return None
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): str(v) for k, v in value.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+
+
+def _sub(data: Any, key: str) -> Mapping:
+    value = data.get(key) if isinstance(data, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
+def _ns(obj: K8sObject) -> str:
+    return obj.ref.namespace or "default"
+
+
+class Quota(Record):
+    """One flavor's quota of one resource in a ClusterQueue."""
+
+    flavor: str
+    nominal: Fraction
+    borrowing: Fraction | None  # None: unset
+    __slots__ = _fields = ("flavor", "nominal", "borrowing")
+
+    def __init__(self, flavor: str, nominal: Fraction, borrowing: Fraction | None) -> None:
+        self.flavor = flavor
+        self.nominal = nominal
+        self.borrowing = borrowing
+
+
+class ClusterQueueFact(Record):
+    name: str
+    cohort: str | None
+    source: str
+    # resource -> the quotas of the flavors of the resource group that covers it
+    quotas: dict[str, list[Quota]]
+    __slots__ = _fields = ("name", "cohort", "source", "quotas")
+
+    def __init__(self, name: str, cohort: str | None, source: str, quotas: dict[str, list[Quota]]) -> None:
+        self.name = name
+        self.cohort = cohort
+        self.source = source
+        self.quotas = quotas
+
+
+def _cluster_queue(obj: K8sObject) -> ClusterQueueFact:
+    spec = _sub(obj.data, "spec")
+    cohort = spec.get("cohort") or spec.get("cohortName")
+    quotas: dict[str, list[Quota]] = {}
+    groups = spec.get("resourceGroups")
+    for group in groups if isinstance(groups, list) else ():
+        flavors = group.get("flavors") if isinstance(group, Mapping) else None
+        for flavor in flavors if isinstance(flavors, list) else ():
+            if not isinstance(flavor, Mapping):
+                continue
+            resources = flavor.get("resources")
+            for r in resources if isinstance(resources, list) else ():
+                if not isinstance(r, Mapping) or not isinstance(r.get("name"), str):
+                    continue
+                nominal = _quantity(r.get("nominalQuota"))
+                if nominal is None:
+                    continue
+                borrowing = _quantity(r.get("borrowingLimit")) if r.get("borrowingLimit") is not None else None
+                quotas.setdefault(r["name"], []).append(Quota(str(flavor.get("name", "")), nominal, borrowing))
+    return ClusterQueueFact(obj.ref.name, str(cohort) if cohort else None, obj.file, quotas)
+
+
+class ClusterFacts(Record):
+    nodes: list[tuple[K8sObject, str]]  # (node, file)
+    limit_ranges: dict[str, list[LimitRange]]  # namespace -> its LimitRanges, by name
+    quotas: dict[str, list[tuple[str, str]]]  # namespace -> (hard name, "ResourceQuota ns/name")
+    quota_hard: dict[str, list[tuple[str, dict]]]  # namespace -> ("ResourceQuota ns/name", spec.hard)
+    namespaces: dict[str, dict[str, str]]  # name -> labels
+    pvcs: dict[tuple[str, str], tuple[tuple[str, ...], str | None, str]]  # (ns, name) -> (modes, class, file)
+    flavors: dict[str, dict[str, str]]  # ResourceFlavor -> nodeLabels
+    cluster_queues: dict[str, ClusterQueueFact]
+    local_queues: dict[tuple[str, str], str]  # (ns, name) -> ClusterQueue
+    volcano_queues: dict[str, dict[str, Fraction]]  # Volcano Queue -> its capability
+    pod_groups: dict[tuple[str, str], int | None]  # (ns, name) -> minMember
+    _pools: list[NodePool] | None
+    __slots__ = _fields = (
+        "nodes",
+        "limit_ranges",
+        "quotas",
+        "quota_hard",
+        "namespaces",
+        "pvcs",
+        "flavors",
+        "cluster_queues",
+        "local_queues",
+        "volcano_queues",
+        "pod_groups",
+        "_pools",
+    )
+
+    def __init__(self) -> None:
+        self.nodes = []
+        self.limit_ranges = {}
+        self.quotas = {}
+        self.quota_hard = {}
+        self.namespaces = {}
+        self.pvcs = {}
+        self.flavors = {}
+        self.cluster_queues = {}
+        self.local_queues = {}
+        self.volcano_queues = {}
+        self.pod_groups = {}
+        self._pools = None
+
+    def __bool__(self) -> bool:
+        return any(
+            (
+                self.nodes,
+                self.limit_ranges,
+                self.quotas,
+                self.quota_hard,
+                self.namespaces,
+                self.pvcs,
+                self.flavors,
+                self.cluster_queues,
+                self.local_queues,
+                self.volcano_queues,
+                self.pod_groups,
+            )
+        )
+
+    def add_object(self, obj: K8sObject) -> bool:
+        """Take ``obj`` if it is a cluster fact; False when it is not one."""
+        kind = obj.kind
+        if CLUSTER_KINDS.get(kind) != obj.group:
+            return False
+        data, name = obj.data, obj.ref.name
+        spec = _sub(data, "spec")
+        if kind == "Node":
+            self.nodes.append((obj, obj.file))
+            self._pools = None
+        elif kind == "LimitRange":
+            found = self.limit_ranges.setdefault(_ns(obj), [])
+            found.append(parse_limit_range(data, _ns(obj), name, obj.file))
+            found.sort(key=lambda lr: lr.name)
+        elif kind == "ResourceQuota":
+            ref = f"ResourceQuota {_ns(obj)}/{name}"
+            self.quotas.setdefault(_ns(obj), []).extend((hard, ref) for hard in quota_required(data))
+            hard = quota_hard(data)
+            if hard:
+                self.quota_hard.setdefault(_ns(obj), []).append((ref, hard))
+        elif kind == "Namespace":
+            self.namespaces[name] = _str_map(obj.metadata.get("labels"))
+        elif kind == "PersistentVolumeClaim":
+            modes = spec.get("accessModes")
+            sc = spec.get("storageClassName")
+            self.pvcs[(_ns(obj), name)] = (
+                tuple(m for m in modes if isinstance(m, str)) if isinstance(modes, list) else (),
+                sc if isinstance(sc, str) else None,
+                obj.file,
+            )
+        elif kind == "ResourceFlavor":
+            self.flavors[name] = _str_map(spec.get("nodeLabels"))
+        elif kind == "ClusterQueue":
+            self.cluster_queues[name] = _cluster_queue(obj)
+        elif kind == "LocalQueue":
+            cq = spec.get("clusterQueue")
+            self.local_queues[(_ns(obj), name)] = str(cq) if cq else ""
+        elif kind == "Queue":
+            capability = _sub(spec, "capability")
+            self.volcano_queues[name] = {
+                str(k): q for k, q in ((k, _quantity(v)) for k, v in capability.items()) if q is not None
+            }
+        elif kind == "PodGroup":
+            mm = spec.get("minMember")
+            self.pod_groups[(_ns(obj), name)] = mm if isinstance(mm, int) and not isinstance(mm, bool) else None
+        return True
+
+    def describe(self) -> str:
+        """What the run knows of the cluster, for -v: "cluster facts: 16 Nodes (2 node pools), 3 LimitRanges..."."""
+        counts = [
+            (len(self.nodes), "Node", _pools_text(len(self.node_pools())) if self.nodes else ""),
+            (sum(len(v) for v in self.limit_ranges.values()), "LimitRange", ""),
+            (sum(len(v) for v in self.quota_hard.values()), "ResourceQuota", ""),
+            (len(self.namespaces), "Namespace", ""),
+            (len(self.pvcs), "PersistentVolumeClaim", ""),
+            (len(self.flavors), "ResourceFlavor", ""),
+            (len(self.cluster_queues), "ClusterQueue", ""),
+            (len(self.local_queues), "LocalQueue", ""),
+            (len(self.volcano_queues), "Volcano Queue", ""),
+            (len(self.pod_groups), "PodGroup", ""),
+        ]
+        parts = [f"{n} {what}{'s' if n != 1 else ''}{extra}" for n, what, extra in counts if n]
+        return "cluster facts: " + ", ".join(parts)
+
+    # ------------------------------------------------------------------
+
+    def limit_ranges_in(self, namespace: str | None) -> tuple[LimitRange, ...]:
+        return tuple(self.limit_ranges.get(namespace, ())) if namespace else ()
+
+    def quotas_in(self, namespace: str | None) -> list[tuple[str, str]]:
+        return self.quotas.get(namespace, []) if namespace else []
+
+    def quota_hard_in(self, namespace: str | None) -> list[tuple[str, dict]]:
+        return self.quota_hard.get(namespace, []) if namespace else []
+
+    def local_queues_in(self, namespace: str) -> list[str]:
+        return sorted(name for ns, name in self.local_queues if ns == namespace)
+
+    def node_pools(self) -> list[NodePool]:
+        """One pool per node shape (labels but the hostname, allocatable, taints, kubelet version and OS from
+        ``status.nodeInfo``), named by its first node and where it came from:
+        ``dgx-01 (4 Nodes alike from cluster.yaml)``."""
+        if self._pools is None:
+            self._pools = _pools(self.nodes)
+        return self._pools
+
+
+def _pools_text(n: int) -> str:
+    return f" ({n} node pool{'s' if n != 1 else ''})"
+
+
+def _pools(nodes: list[tuple[K8sObject, str]]) -> list[NodePool]:
+    shapes: dict[tuple, list[str]] = {}
+    first: dict[tuple, tuple[K8sObject, str]] = {}
+    for obj, file in nodes:
+        labels = _str_map(obj.metadata.get("labels"))
+        for label in _PER_NODE_LABELS:
+            labels.pop(label, None)
+        status = _sub(obj.data, "status")
+        alloc = _sub(status, "allocatable") or _sub(status, "capacity")
+        spec = _sub(obj.data, "spec")
+        taints = spec.get("taints")
+        taints = taints if isinstance(taints, list) else []
+        info = _sub(status, "nodeInfo")
+        kubelet = info.get("kubeletVersion")
+        system = info.get("operatingSystem")
+        key: tuple = (
+            tuple(sorted(labels.items())),
+            tuple(sorted((str(k), str(v)) for k, v in alloc.items())),
+            tuple(
+                sorted(
+                    (str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
+                    for t in taints
+                    if isinstance(t, Mapping)
+                )
+            ),
+            bool(spec.get("unschedulable")),
+            str(kubelet).lstrip("v") if isinstance(kubelet, str) and kubelet else None,
+            system if system in ("linux", "windows") else None,
+        )
+        shapes.setdefault(key, []).append(obj.ref.name)
+        first.setdefault(key, (obj, file))
+    pools = []
+    for key, names in shapes.items():
+        obj, file = first[key]
+        if key[3]:  # cordoned: nothing new lands there
+            continue
+        labels = dict(key[0])
+        shape = dict(key[1])
+        gpu_resource, gpus = "nvidia.com/gpu", None
+        for res in sorted(shape):
+            if is_accelerator_resource(res):
+                count = _quantity(shape[res])
+                if count:
+                    gpu_resource, gpus = res, int(count)
+                    break
+        alike = f"{len(names)} Nodes alike" if len(names) > 1 else "Node"
+        pools.append(
+            NodePool(
+                name=f"{names[0]} ({alike} from {file})",
+                labels=labels,
+                gpus=gpus,
+                gpu_resource=gpu_resource,
+                memory=_quantity(shape.get("memory")),
+                cpu=_quantity(shape.get("cpu")),
+                ephemeral_storage=_quantity(shape.get("ephemeral-storage")),
+                taints=key[2],
+                kubelet_version=key[4],
+                os=key[5],
+                nodes=tuple(names),
+            )
+        )
+    return pools
