@@ -464,6 +464,8 @@ def pools_for_pod(pod_spec: Mapping[str, Any], pools: Sequence[NodePool]) -> lis
     """Pools whose labels satisfy the pod's node constraints (all pools when
     the pod has none) and whose taints it tolerates; a pod bound to a known Node
     (``spec.nodeName``: a running pod) is on that Node's pool."""
+    if not isinstance(pod_spec, dict):  # a spec of the wrong type (reported by the loader): no constraints read
+        pod_spec = {}
     bound = pod_spec.get("nodeName")
     if isinstance(bound, str) and bound:
         pinned = [p for p in pools if bound in p.nodes]
