@@ -187,6 +187,7 @@ class Config(Record):
     context: list[str]  # files read for facts only, never reported on
     usage: dict  # the `usage:` section (kubelint_ml.usage.source reads it)
     admission: dict  # `kubelint-ml serve` settings (kubelint_ml.admission)
+    kinds: dict  # what is assumed of controllers (kubelint_ml.input.kinds.configure)
     respect_gitignore: bool  # a walk skips what .gitignore files ignore
     __slots__ = _fields = (
         "path",
@@ -205,6 +206,7 @@ class Config(Record):
         "context",
         "usage",
         "admission",
+        "kinds",
         "respect_gitignore",
     )
 
@@ -226,6 +228,7 @@ class Config(Record):
         context: list[str] | None = None,
         usage: dict | None = None,
         admission: dict | None = None,
+        kinds: dict | None = None,
         respect_gitignore: bool = True,
     ) -> None:
         self.path = path
@@ -244,6 +247,7 @@ class Config(Record):
         self.context = [] if context is None else context
         self.usage = {} if usage is None else usage
         self.admission = {} if admission is None else admission
+        self.kinds = {} if kinds is None else kinds
         self.respect_gitignore = respect_gitignore
 
 
@@ -376,6 +380,7 @@ def load_config(path: str | os.PathLike | None) -> Config:
     cfg.context = [str(base / c) for c in data.get("context", [])]
     cfg.usage = dict(data.get("usage") or {})
     cfg.admission = dict(data.get("admission") or {})
+    cfg.kinds = dict(data.get("kinds") or {})
     cfg.respect_gitignore = data.get("respectGitignore", True)
     lim = data.get("limits") or {}
     defaults = Limits()
