@@ -464,7 +464,7 @@ def pools_for_pod(pod_spec: Mapping[str, Any], pools: Sequence[NodePool]) -> lis
     """Pools whose labels satisfy the pod's node constraints (all pools when
     the pod has none) and whose taints it tolerates; a pod bound to a known Node
     (``spec.nodeName``: a running pod) is on that Node's pool."""
-    bound = pod_spec.get("nodeName")
+    bound = pod_spec.get("nodeName") if isinstance(pod_spec, Mapping) else None
     if isinstance(bound, str) and bound:
         pinned = [p for p in pools if bound in p.nodes]
         if pinned:
