@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # hardening: a server per hostile client: the full suite runs them
+
 pytest.importorskip("pygls", reason="pygls is not installed (the language server's dependency)")
 
 from lsp_raw import RawClient  # noqa: E402

@@ -42,6 +42,7 @@ def action_params(uri: str, line: int) -> dict:
     }
 
 
+@pytest.mark.slow  # a load test: seconds of CPU
 def test_code_actions_on_a_400_pod_buffer_answer_from_its_lint(tmp_path: Path) -> None:
     text = pods(400)
     path = tmp_path / "pods.yaml"
@@ -68,6 +69,7 @@ def test_code_actions_on_a_400_pod_buffer_answer_from_its_lint(tmp_path: Path) -
         client.kill()
 
 
+@pytest.mark.slow  # a load test: seconds of CPU
 def test_nothing_waits_behind_a_long_lint_and_requests_can_be_cancelled(tmp_path: Path) -> None:
     small, big = tmp_path / "small.yaml", tmp_path / "big.yaml"
     small.write_text(pods(1))
@@ -167,6 +169,7 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+@pytest.mark.slow  # a load test: seconds of CPU
 def test_policies_while_typing_one_helper_and_the_engine_on_one_thread(tmp_path: Path) -> None:
     """Rego and Gatekeeper policies configured, 120 keystrokes (each linted), a config edit: the
     policy helper processes do not pile up, nothing is logged about an engine used across threads,

@@ -102,8 +102,24 @@ def check_fix(tmp: Path, data: bytes, *select: str, unsafe: bool = True) -> byte
     return _FIXED[key]
 
 
-@pytest.mark.parametrize("eol", ["lf", "crlf", "cr", "mixed"])
-@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+def _matrix(encodings: list[str], eols: list[str], quick: set[tuple[str, str]]) -> list:
+    """Every (encoding, eol) pair; those not in ``quick`` run in the full suite only (each pair
+    starts a server: the quick loop keeps a diagonal that still covers every encoding and ending)."""
+    return [
+        pytest.param(enc, eol, marks=() if (enc, eol) in quick else pytest.mark.slow)
+        for enc in encodings
+        for eol in eols
+    ]
+
+
+@pytest.mark.parametrize(
+    ("encoding", "eol"),
+    _matrix(
+        ["utf-8", "utf-16", "utf-32"],
+        ["lf", "crlf", "cr", "mixed"],
+        {("utf-8", "lf"), ("utf-16", "crlf"), ("utf-32", "cr"), ("utf-8", "mixed")},
+    ),
+)
 def test_quick_fixes_and_fix_all_equal_check_fix(tmp_path: Path, encoding: str, eol: str) -> None:
     text = with_endings(manifest(), eol)
     data = text.encode()
@@ -179,8 +195,9 @@ def test_quick_fixes_and_fix_all_equal_check_fix(tmp_path: Path, encoding: str, 
         client.kill()
 
 
-@pytest.mark.parametrize("eol", ["crlf", "cr", "mixed"])
-@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+@pytest.mark.parametrize(
+    ("encoding", "eol"), _matrix(["utf-8", "utf-16"], ["crlf", "cr", "mixed"], {("utf-16", "mixed")})
+)
 def test_fix_all_with_unsafe_fixes_equals_check_fix(tmp_path: Path, encoding: str, eol: str) -> None:
     """Fix all on CR-only and mixed endings: the document once, as `check --fix --unsafe-fixes` writes it."""
     text = with_endings(manifest(), eol)
@@ -211,7 +228,10 @@ def test_fix_all_with_unsafe_fixes_equals_check_fix(tmp_path: Path, encoding: st
         client.kill()
 
 
-@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+@pytest.mark.parametrize(
+    "encoding",
+    ["utf-8", pytest.param("utf-16", marks=pytest.mark.slow), pytest.param("utf-32", marks=pytest.mark.slow)],
+)
 def test_incremental_changes_after_unicode_separators_keep_the_buffer(tmp_path: Path, encoding: str) -> None:
     """U+2028, NEL and U+2029 in a quoted value, CR-only endings: incremental edits (ranges counted in
     the negotiated encoding) land where the editor made them, so a later fix all is check --fix of the
