@@ -154,8 +154,8 @@ def test_policies_and_usage_rules_are_listed_with_the_reason(tmp_path):
     assert "generateVAP" in listed["K8sTeamLabel/known-team"]
     for rid in ("memory-limit-below-peak", "memory-request-below-median", "gpu-memory-underused"):
         assert listed[rid].startswith("observed usage")
-    # 25 built-ins, 4 usage rules, 5 Rego rules, 2 constraints, 6 pseudo-rules
-    assert "10 rule(s) exported as 12 policies; 42 not exported" in err
+    # 26 built-ins, 4 usage rules, 5 Rego rules, 2 constraints, 6 pseudo-rules
+    assert "10 rule(s) exported as 12 policies; 43 not exported" in err
 
 
 @needs_cel

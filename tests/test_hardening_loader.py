@@ -8,6 +8,7 @@ How long the bombs and floods take is measured by bench/bounds.py.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -497,10 +498,59 @@ def test_errors_at_end_of_input_stay_inside_the_file(parser: str) -> None:
     assert problems(b"a: 1\rb: [")[0][0] == 2
 
 
-def test_syntax_error_keeps_the_documents_before_it() -> None:
+def test_syntax_error_keeps_the_documents_before_and_after_it() -> None:
+    # The reading starts again at the next document marker; the problem is where the open
+    # flow sequence started.
     result = load(GOOD + b"---\na: [1\n---\n" + GOOD)
-    assert [d.index for d in result.documents] == [0]
-    assert [(p.line, p.document) for p in result.problems] == [(7, 1)]
+    assert [(d.index, d.line, d.data["metadata"]["name"]) for d in result.documents] == [(0, 1, "good"), (2, 8, "good")]
+    assert [(p.line, p.column, p.document) for p in result.problems] == [(6, 4, 1)]
+    assert result.documents[1].data["metadata"].lc["name"][:2] == (11, 3)
+
+
+def test_every_document_after_each_syntax_error_is_read() -> None:
+    text = b"a: 1\nb\n# note\nc: 2\n---\nx: 1\n--- {bad\n---\r\ny: 2\n---\nz: 'open\n"
+    result = load(text)
+    assert [(d.index, d.line, dict(d.data)) for d in result.documents] == [(1, 6, {"x": 1}), (3, 9, {"y": 2})]
+    # a key without its ':' is reported where it starts, not past the comment below it
+    assert [(p.line, p.column, p.document) for p in result.problems] == [(2, 1, 0), (7, 5, 2), (11, 4, 4)]
+    assert "could not find expected ':'" in result.problems[0].message
+
+
+def test_a_git_conflict_marker_is_named_and_the_next_document_read() -> None:
+    text = (
+        b"apiVersion: v1\nkind: ConfigMap\n<<<<<<< HEAD\ndata:\n  # ours\n  a: '1'\n=======\n"
+        b"data:\n  a: '2'\n>>>>>>> theirs\n---\n" + GOOD
+    )
+    result = load(text)
+    assert [(p.line, p.column, p.document) for p in result.problems] == [(3, 1, 0)]
+    assert result.problems[0].message == "invalid YAML: git merge conflict marker (<<<<<<<): resolve the conflict"
+    assert [(d.index, d.line) for d in result.documents] == [(1, 12)]
+
+
+def test_resynchronising_keeps_the_documents_limit() -> None:
+    text = b"a\nb: 1\n---\nx: 1\n---\ny: 2\n---\nz: 3\n"
+    result = load(text, Limits(max_documents=3))
+    assert [d.index for d in result.documents] == [1, 2]
+    assert [p.document for p in result.problems] == [0, 3]
+    assert "limits.maxDocuments" in result.problems[1].message
+
+
+def test_a_marker_on_the_broken_line_itself_is_not_read_again() -> None:
+    result = load(b"--- {a: [\n--- {b: 1\n--- {c: 1}\n")
+    assert [(d.index, d.line, dict(d.data)) for d in result.documents] == [(2, 3, {"c": 1})]
+    assert [p.document for p in result.problems] == [0, 1]
+
+
+def test_the_document_after_a_syntax_error_is_linted(tmp_path: Path) -> None:
+    (tmp_path / "m.yaml").write_bytes(
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n<<<<<<< HEAD\ndata: {a: '1'}\n=======\n"
+        b"data: {a: '2'}\n>>>>>>> b\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n"
+        b"  containers:\n  - name: c\n    image: cuda\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
+    )
+    r = CliRunner().invoke(main, ["check", str(tmp_path / "m.yaml"), "-f", "json"])
+    found = sorted((f["rule"], f["line"]) for f in json.loads(r.output)["findings"])
+    assert ("parse-error", 5) in found
+    assert {("besteffort-qos", 15), ("missing-memory-limit", 20)} <= set(found)
 
 
 def test_helm_templates_are_recognised() -> None:

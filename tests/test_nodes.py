@@ -1,3 +1,5 @@
+import math
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -7,6 +9,7 @@ from reservations import (
     aks_allocatable_memory_mib,
     aks_reserved_cpu_millicores,
     gke_allocatable_memory_mib,
+    karpenter_allocatable_memory_mib,
     tiered_reserved_cpu_millicores,
 )
 
@@ -82,7 +85,7 @@ def test_aks_formulas():
 
 def test_catalog_rows_exact():
     c = catalog()
-    assert len(c) == 68
+    assert len(c) == 110
     p4d = c["p4d.24xlarge"]
     assert p4d == NodeType(
         name="p4d.24xlarge",
@@ -112,11 +115,17 @@ def test_every_row_follows_its_rule():
             assert row["allocatable_memory_mib"] == gke_allocatable_memory_mib(row["ram_gb_listed"])
         elif row["memory_rule"] == "aks-1.29":
             assert row["allocatable_memory_mib"] == aks_allocatable_memory_mib(row["ram_gib"])
+        elif row["memory_rule"] == "karpenter-formula":
+            assert row["allocatable_memory_mib"] == karpenter_allocatable_memory_mib(row["ram_gib"], row["max_pods"])
+        elif row["memory_rule"] == "oci-listed":
+            assert row["allocatable_memory_mib"] == row["ram_gb_listed"] * 1024 - 100
         else:
             assert row["memory_rule"] == "karpenter" and row["provider"] == "aws"
             assert row["allocatable_memory_mib"] < row["ram_gib"] * 1024
         if row["cpu_rule"] == "aks-table":
             expected = row["vcpu"] * 1000 - aks_reserved_cpu_millicores(row["vcpu"])
+        elif row["cpu_rule"] == "listed":
+            expected = row["vcpu"] * 1000
         else:
             expected = row["vcpu"] * 1000 - tiered_reserved_cpu_millicores(row["vcpu"])
         assert row["allocatable_cpu_millicores"] == expected, row["name"]
@@ -125,11 +134,21 @@ def test_every_row_follows_its_rule():
 def test_catalog_file_documents_rules_and_loads_once():
     text = (Path(nodes.__file__).parent.parent / "data" / "gpu-catalog.yaml").read_text()
     data = yaml.safe_load(text)
-    assert set(data["rules"]) == {"karpenter", "eks-tiered", "gke-standard", "gke-tiered", "aks-1.29", "aks-table"}
+    assert set(data["rules"]) == {
+        "karpenter",
+        "karpenter-formula",
+        "eks-tiered",
+        "gke-standard",
+        "gke-tiered",
+        "aks-1.29",
+        "aks-table",
+        "oci-listed",
+        "listed",
+    }
     assert nodes._entries() is nodes._entries()
     c = catalog()
     c.clear()  # callers get a copy
-    assert len(catalog()) == 68
+    assert len(catalog()) == 110
 
 
 def test_the_catalog_rows_are_the_yaml():
@@ -177,9 +196,9 @@ def test_unknown_instance_type_is_unresolved():
         "node.kubernetes.io/instance-type=m5.large is not in the built-in GPU catalog",
     )
     # one unknown value among In candidates: it might be the smallest
-    pod = affinity(expr("node.kubernetes.io/instance-type", "In", "p5.48xlarge", "p6-b200.48xlarge"))
+    pod = affinity(expr("node.kubernetes.io/instance-type", "In", "p5.48xlarge", "p6-b300.48xlarge"))
     node, how = resolve_node_type(pod)
-    assert node is None and "p6-b200.48xlarge" in how
+    assert node is None and "p6-b300.48xlarge" in how
 
 
 def test_gke_accelerator_with_and_without_count():
@@ -238,13 +257,15 @@ def test_eks_auto_mode_gpu_name_and_count():
 
 
 def test_gfd_product_and_count():
-    pod = {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L40S", "nvidia.com/gpu.count": "4"}}
+    pod = {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-A10G", "nvidia.com/gpu.count": "4"}}
     node, how = resolve_node_type(pod)
-    assert node.name == "g6e.12xlarge"  # 360157 Mi < 721682 Mi for 4 GPUs
+    assert node.name == "g5.12xlarge"  # 173398 Mi < 360157 Mi for 4 GPUs
+    pod = {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L40S", "nvidia.com/gpu.count": "4"}}
+    assert resolve_node_type(pod) == (None, "candidate node types span providers (aws, oci)")
     # the same product on several clouds: no guess
     node, how = resolve_node_type({"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}})
     assert node is None
-    assert how == "candidate node types span providers (aws, azure, gcp)"
+    assert how == "candidate node types span providers (aws, azure, gcp, oci)"
 
 
 def test_several_terms_are_a_union_and_preferred_terms_are_ignored():
@@ -449,3 +470,56 @@ def test_node_pool_from_config_and_quantities():
     assert profile_quantity("500m") == Fraction(1, 2)
     assert profile_quantity(1.5) == Fraction(3, 2)
     assert profile_quantity(True) is None
+
+
+# ---------------------------------------------------------------- the generated catalog
+
+
+def test_the_catalog_is_what_its_generator_makes_from_the_sources():
+    """kubelint_ml/data/gpu-catalog.yaml is the output of kubelint_ml/k8s/catalog.py for
+    gpu-catalog-sources.yaml, byte for byte; every row names its source and date."""
+    from kubelint_ml.k8s import catalog as generator
+
+    shipped = (Path(nodes.__file__).parent.parent / "data" / "gpu-catalog.yaml").read_text()
+    assert shipped == generator.generate(), (
+        "regenerate: python -m kubelint_ml.k8s.catalog > kubelint_ml/data/gpu-catalog.yaml"
+    )
+    for row in yaml.safe_load(shipped)["types"]:
+        assert row["source"] and re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(row["date"])), row["name"]
+
+
+def test_current_accelerators_are_in_the_catalog():
+    c = catalog()
+    assert (c["p6-b200.48xlarge"].gpus, c["p6-b200.48xlarge"].memory) == (8, 1937332 * MI)  # Karpenter's list
+    assert (c["trn2.48xlarge"].gpu_resource, c["trn2.48xlarge"].gpus) == ("aws.amazon.com/neuron", 16)
+    assert c["p3.2xlarge"].memory == (61 * 1024 - math.ceil(61 * 1024 * 0.075) - (11 * 58 + 255) - 100) * MI
+    assert (c["a4x-highgpu-4g"].gpus, c["a4x-highgpu-4g"].gpu_model) == (4, "NVIDIA GB200")
+    assert (c["Standard_ND96isr_MI300X_v5"].gpu_resource, c["Standard_ND96isr_MI300X_v5"].gpus) == ("amd.com/gpu", 8)
+    assert c["ct6e-standard-4t"].gpu_resource == "google.com/tpu"
+    assert catalog_labels("trn1.32xlarge")["karpenter.k8s.aws/instance-accelerator-name"] == "trainium"
+    assert "karpenter.k8s.aws/instance-gpu-count" not in catalog_labels("trn1.32xlarge")
+    assert catalog_labels("BM.GPU.H100.8")["node.kubernetes.io/instance-type"] == "BM.GPU.H100.8"
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "topology", "machine"),
+    [
+        ("tpu-v6e-slice", "1x1", "ct6e-standard-1t"),
+        ("tpu-v6e-slice", "2x2", "ct6e-standard-4t"),
+        ("tpu-v6e-slice", "2x4", "ct6e-standard-8t"),
+        ("tpu-v6e-slice", "8x16", "ct6e-standard-4t"),  # multi-host: 4-chip hosts
+        ("tpu-v5-lite-podslice", "2x4", "ct5lp-hightpu-8t"),
+        ("tpu-v5p-slice", "2x2x1", "ct5p-hightpu-4t"),
+        ("tpu7x", "2x2x2", "tpu7x-standard-4t"),
+    ],
+)
+def test_tpu_slices_resolve_through_accelerator_and_topology(accelerator, topology, machine):
+    pod = {
+        "nodeSelector": {
+            "cloud.google.com/gke-tpu-accelerator": accelerator,
+            "cloud.google.com/gke-tpu-topology": topology,
+        }
+    }
+    node, how = resolve_node_type(pod)
+    assert node is not None and node.name == machine, how
+    assert f"cloud.google.com/gke-tpu-topology={topology}" in how

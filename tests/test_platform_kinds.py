@@ -42,7 +42,8 @@ def test_kserve_inference_services() -> None:
     assert ("missing-priority-class", 7, "spec.predictor") in found
     # llama: a custom container is defaulted too (no memory finding), replicas from minReplicas.
     assert rules_at(found, 21) == {"missing-priority-class"}
-    assert not [f for f in found if 22 <= f[1] <= 31]
+    # vLLM over 4 GPUs (tensor parallel) with the runtime's 64Mi /dev/shm: NCCL's shared memory
+    assert [f for f in found if 22 <= f[1] <= 31] == [("shm-too-small-for-workers", 24, "spec.predictor.containers[0]")]
     # LLMInferenceService: the decode template is a GPU pod with nothing set; prefill is sized.
     assert {"besteffort-qos", "missing-priority-class"} <= rules_at(found, 40)
     assert ("missing-memory-limit", 45, "spec.template.containers[0].resources.limits") in found
@@ -176,3 +177,46 @@ def test_objects_that_only_name_accelerators_are_not_reported(tmp_path: Path, do
     f = tmp_path / "x.yaml"
     f.write_text(doc)
     assert lint(f) == []
+
+
+def test_argo_parameters_in_scripts_and_strings_are_yaml_not_a_template() -> None:
+    found = lint(FIXTURES / "argo-parameters.yaml")
+    assert not [f for f in found if f[0] == "parse-error"]
+    assert ("missing-priority-class", 13, "spec.templates[0]") in found
+    assert ("besteffort-qos", 13, "spec.templates[0]") in found
+    assert ("missing-memory-limit", 25, "spec.templates[0].script.resources.limits") in found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Tekton, a GitHub workflow's expression, a kustomize-style variable: YAML as written
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: i\n"
+        '    args: ["$(params.size)", "${{ matrix.gpu }}"]\n    command:\n    - ${VAR}\n    - |\n'
+        "      {{inputs.parameters.cmd}}\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
+    ],
+)
+def test_placeholders_that_are_valid_yaml_are_linted(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    found = lint(path)
+    assert not [f for f in found if f[0] == "parse-error"]
+    assert ("besteffort-qos", 5, "spec") in found
+
+
+def test_helm_templates_keep_their_message_and_a_real_error_above_a_placeholder_its_own(tmp_path: Path) -> None:
+    helm = tmp_path / "helm.yaml"
+    helm.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Values.name }}\nspec:\n  containers: []\n")
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(helm), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    [f] = json.loads(r.stdout)["findings"]
+    assert (f["rule"], f["line"]) == ("parse-error", 4) and "Helm/Go template directive" in f["message"]
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("apiVersion: v1\nkind: Pod\n  bad: indent\nmetadata:\n  name: p\ndata:\n  s: |\n    {{x}}\n")
+    found = lint(broken)
+    [(rule, line, _)] = [f for f in found if f[0] == "parse-error"]
+    assert line == 3

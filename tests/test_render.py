@@ -402,7 +402,7 @@ def test_go_templates_inside_rendered_strings_are_not_template_errors(tmp_path: 
     r = check(["-", "-f", "json"], tmp_path, input=piped)
     assert r.exit_code == 0 and rows(r) == []
     raw = check(["-", "-f", "json"], tmp_path, input=piped.replace(b"# Source: mon/templates/cm.yaml\n", b""))
-    assert [f[0] for f in rows(raw)] == ["parse-error"]  # without helm's marks it may be a template
+    assert rows(raw) == []  # without helm's marks too: the directive is text in a block scalar, valid YAML
 
 
 @pytest.mark.skipif(

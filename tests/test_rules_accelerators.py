@@ -477,19 +477,23 @@ def test_unresolved_says_what_was_missing_and_points_at_the_selection():
     ) in f.detail
 
 
-def test_unresolved_tpu_pod_is_told_to_describe_its_pool():
+def test_unresolved_accelerator_family_pod_is_told_to_describe_its_pool():
+    text = pod("limits: {habana.ai/gaudi: 8}", "nodeSelector: {node.kubernetes.io/instance-type: dl1.24xlarge}")
+    [f] = lint(text, UNRESOLVED)
+    assert "accelerator pod (8 habana.ai/gaudi)" in f.detail
+    # The real reason first (no Gaudi node types at all), with the pod's selection as written.
+    assert f.detail.startswith(
+        "Pod/p: accelerator pod (8 habana.ai/gaudi): the built-in catalog has no Gaudi node types, so its node "
+        "type cannot be resolved (the pod selects node.kubernetes.io/instance-type=dl1.24xlarge)"
+    )
+    assert f.message == "no Gaudi node types in the built-in catalog: GPU-share checks skipped for 8 habana.ai/gaudi"
+
+
+def test_a_tpu_pod_resolves_through_the_catalog_or_its_pool():
     text = pod(
         "limits: {google.com/tpu: 4}", "nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice}"
     )
-    [f] = lint(text, UNRESOLVED)
-    assert "accelerator pod (4 google.com/tpu)" in f.detail
-    # The real reason first (no TPU node types at all), with the pod's selection as written.
-    assert f.detail.startswith(
-        "Pod/p: accelerator pod (4 google.com/tpu): the built-in catalog has no TPU node types, so its node type "
-        "cannot be resolved (the pod selects cloud.google.com/gke-tpu-accelerator=tpu-v5-lite-podslice)"
-    )
-    assert "no node type label" not in f.detail
-    assert f.message == "no TPU node types in the built-in catalog: GPU-share checks skipped for 4 google.com/tpu"
+    assert lint(text, UNRESOLVED) == []  # the v5e machine types are in the catalog
     profile = {
         "nodePools": [
             {
@@ -589,3 +593,38 @@ def test_unresolved_skips_pods_with_uncounted_claims():
     )
     assert lint(text, SHARE) == []
     assert notes(text, SHARE)[-1].endswith("whose count per node is not known")
+
+
+# --------------------------------------------------------------------------
+# Current accelerators pinned to their node types
+
+
+@pytest.mark.parametrize(
+    ("resources", "selector", "expected"),
+    [
+        (
+            "requests: {memory: 600Gi}\nlimits: {nvidia.com/gpu: 1, memory: 600Gi}",
+            "node.kubernetes.io/instance-type: p6-b200.48xlarge",
+            "uses 1 of 8 GPUs (12.5%) on p6-b200.48xlarge but requests 600Gi memory",
+        ),
+        (
+            "requests: {memory: 400Gi}\nlimits: {nvidia.com/gpu: 1, memory: 400Gi}",
+            "cloud.google.com/gke-accelerator: nvidia-gb200",
+            "uses 1 of 4 GPUs (25%) on a4x-highgpu-4g but requests 400Gi memory",
+        ),
+        (
+            "requests: {memory: 500Gi}\nlimits: {amd.com/gpu: 1, memory: 500Gi}",
+            "node.kubernetes.io/instance-type: Standard_ND96isr_MI300X_v5",
+            "uses 1 of 8 GPUs (12.5%) on Standard_ND96isr_MI300X_v5 but requests 500Gi memory",
+        ),
+        (
+            "requests: {memory: 300Gi}\nlimits: {google.com/tpu: 1, memory: 300Gi}",
+            "cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice\ncloud.google.com/gke-tpu-topology: 2x2",
+            "uses 1 of 4 google.com/tpu (25%) on ct6e-standard-4t but requests 300Gi memory",
+        ),
+    ],
+)
+def test_gpu_share_on_current_accelerators(resources, selector, expected):
+    text = pod(resources, "nodeSelector:\n" + textwrap.indent(selector, "  "))
+    [f] = lint(text, SHARE)
+    assert expected in f.detail, f.detail

@@ -730,3 +730,59 @@ CORPUS_CASES = {
 def test_corpus_files(corpus, name):
     found = run((corpus / name).read_text())
     assert rules_lines(found) == CORPUS_CASES[name]
+
+
+# --- ray-object-store-exceeds-shm ------------------------------------------------------------
+
+_RAY = """apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: llm
+spec:
+  headGroupSpec:
+    rayStartParams:
+      object-store-memory: "{store}"{extra}
+    template:
+      spec:
+        containers:
+          - name: ray-head
+            image: rayproject/ray:2.49.0-gpu
+            env: [{env}]
+            resources:
+              limits: {{cpu: "8", memory: 32Gi, nvidia.com/gpu: 1}}
+              requests: {{cpu: "8", memory: 32Gi, nvidia.com/gpu: 1}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("store", "extra", "env", "expected"),
+    [
+        ("40000000000", "", "", [(8, "error", "Ray refuses to start")]),
+        # allowed to go to slow storage: a warning, the store on disk
+        (
+            "40000000000",
+            "",
+            "{name: RAY_OBJECT_STORE_ALLOW_SLOW_STORAGE, value: '1'}",
+            [(8, "warning", "the store goes to /tmp, on disk")],
+        ),
+        ("8000000000", "", "", []),  # fits KubeRay's 32Gi /dev/shm
+        ("40000000000", "\n      plasma-directory: /mnt/plasma", "", []),  # put elsewhere on purpose
+    ],
+)
+def test_ray_object_store_against_kuberays_shm(tmp_path, store, extra, env, expected):
+    import json
+
+    from click.testing import CliRunner
+
+    from kubelint_ml.cli import main
+
+    path = tmp_path / "ray.yaml"
+    path.write_text(_RAY.format(store=store, extra=extra, env=env))
+    r = CliRunner().invoke(main, ["check", str(path), "-f", "json"], catch_exceptions=False)
+    found = [
+        (f["line"], f["severity"], f["message"])
+        for f in json.loads(r.output)["findings"]
+        if f["rule"] == "ray-object-store-exceeds-shm"
+    ]
+    assert [(line, sev) for line, sev, _ in found] == [(line, sev) for line, sev, _ in expected]
+    assert all(e[2] in f[2] for e, f in zip(expected, found))

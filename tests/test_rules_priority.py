@@ -930,3 +930,74 @@ def test_corpus_findings_are_few_and_pointed(corpus):
         ("example__kubecon-2019-china__task-priority__elastic-job.yaml", 16),
         ("example__kubecon-2019-china__task-priority__elastic-job.yaml", 29),
     ]
+
+
+# --- Kubeflow Trainer: a runtime judged with the TrainJobs that use it ------------------------
+
+_RUNTIME = """apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-gpu
+spec:
+  mlPolicy: {numNodes: 2, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime
+                      resources: {limits: {nvidia.com/gpu: 8}}
+"""
+_TRAINJOB = """apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: llama-ft
+{labels}spec:
+  runtimeRef:
+    name: torch-gpu
+  trainer:
+    numNodes: 2
+"""
+
+
+def _trainer_findings(tmp_path, trainjob: str | None):
+    import json
+
+    from click.testing import CliRunner
+
+    from kubelint_ml.cli import main
+
+    (tmp_path / "runtime.yaml").write_text(_RUNTIME)
+    if trainjob is not None:
+        (tmp_path / "job.yaml").write_text(trainjob)
+    r = CliRunner().invoke(main, ["check", str(tmp_path), "-f", "json"], catch_exceptions=False)
+    return [
+        (f["file"].rsplit("/", 1)[-1], f["line"], f["path"], f["message"])
+        for f in json.loads(r.output)["findings"]
+        if f["rule"] == "missing-priority-class"
+    ]
+
+
+def test_a_runtime_whose_trainjob_sets_no_priority_gets_the_finding(tmp_path):
+    found = _trainer_findings(tmp_path, _TRAINJOB.format(labels=""))
+    assert [f[:3] for f in found] == [
+        ("runtime.yaml", 14, "spec.template.spec.replicatedJobs[0].template.spec.template.spec")
+    ]
+    assert "TrainJob 'llama-ft' sets none either" in found[0][3]
+
+
+def test_a_runtime_alone_or_with_a_trainjob_that_sets_the_priority_is_left_to_it(tmp_path):
+    assert _trainer_findings(tmp_path, None) == []
+    kueue = "  labels:\n    kueue.x-k8s.io/priority-class: research\n"
+    assert _trainer_findings(tmp_path, _TRAINJOB.format(labels=kueue)) == []
+    patched = _TRAINJOB.format(labels="") + (
+        "  runtimePatches:\n    - manager: team\n      trainingRuntimeSpec:\n        template:\n          spec:\n"
+        "            replicatedJobs:\n              - name: node\n                template:\n                  spec:\n"
+        "                    template:\n                      spec:\n                        priorityClassName: research\n"
+    )
+    assert _trainer_findings(tmp_path, patched) == []

@@ -481,3 +481,34 @@ def test_word_prefilter_changes_nothing_on_generated_commands(args, env_words, s
         "env": [{"name": "LAUNCH", "value": " ".join(env_words)}],
     }
     assert container_signals(container) == _unfiltered(container)
+
+
+# ---------------------------------------------------------------- model-parallel servers
+
+
+@pytest.mark.parametrize(
+    ("container", "expected"),
+    [
+        ({"args": ["--model", "m", "--tensor-parallel-size=2"]}, [("--tensor-parallel-size=2", 2)]),
+        ({"args": ["--model", "m", "--tensor_parallel_size", "8"]}, [("--tensor_parallel_size 8", 8)]),
+        ({"command": ["vllm", "serve", "m", "-tp", "2", "-pp", "2"]}, [("-tp 2", 4)]),  # tensor x pipeline
+        ({"command": ["vllm", "serve", "m", "--pipeline-parallel-size", "4"]}, [("--pipeline-parallel-size 4", 4)]),
+        ({"command": ["python3", "-m", "sglang.launch_server", "--tp", "8"]}, [("--tp 8", 8)]),
+        ({"command": ["python3", "-m", "sglang.launch_server", "--tp-size=4", "--pp-size", "2"]}, [("--tp-size=4", 8)]),
+        ({"args": ["--model-id", "m", "--num-shard", "4"]}, [("--num-shard 4", 4)]),
+        ({"env": [{"name": "NUM_SHARD", "value": "2"}]}, [("NUM_SHARD=2", 2)]),
+        ({"env": [{"name": "TENSOR_PARALLEL_SIZE", "value": "4"}]}, [("TENSOR_PARALLEL_SIZE=4", 4)]),
+        (
+            {"env": [{"name": "VLLM_ADDITIONAL_ARGS", "value": "--max-model-len 8192 --tensor-parallel-size 2"}]},
+            [("--tensor-parallel-size 2", 2)],
+        ),
+        ({"args": ["--tensor-parallel-size", "$(TP)"]}, [("--tensor-parallel-size $(TP)", None)]),
+        # one GPU is one process; -tp inside another word is not the flag
+        ({"args": ["--model", "m", "--tensor-parallel-size", "1"]}, []),
+        ({"env": [{"name": "NUM_SHARD", "value": "1"}]}, []),
+        ({"args": ["--http-port", "8080"]}, []),
+    ],
+)
+def test_model_parallel_servers(container: dict, expected: list) -> None:
+    found = [(s.text, s.processes) for s in container_signals(container) if s.kind == "model-parallel"]
+    assert found == expected

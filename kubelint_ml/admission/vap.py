@@ -297,6 +297,7 @@ BUILTIN_REASONS = {
     "emptydir-exceeds-ephemeral-storage": "the pod's ephemeral-storage budget and the node's local disk from the catalog",
     "emptydir-missing-ephemeral-request": "requests after defaulting across containers, and which volumes are mounted",
     "shm-too-small-for-workers": "process counts read from command lines (torchrun, DataLoader workers, mpirun)",
+    "ray-object-store-shm": "Ray's object store size and the /dev/shm KubeRay gives the Ray container",
     "priority-class-unknown": "the PriorityClasses of the cluster (other objects)",
     "priority-class-object": "the cluster's other PriorityClasses (globalDefault conflicts)",
     "preemption-backoff": "the values of other PriorityClasses",

@@ -26,6 +26,7 @@ CONTEXT_KINDS = (
     "WorkloadPriorityClass",
     "KubeletConfiguration",
     "CustomResourceDefinition",
+    "TrainJob",
     *DRA_CLAIM_KINDS,
     *CLUSTER_KINDS,  # kubelint_ml/engine/cluster.py
 )
@@ -103,6 +104,63 @@ class KubeletConfigFact(Record):
         self.obj = obj
 
 
+class TrainJobFact(Record):
+    """A Kubeflow TrainJob, for the runtime it names: whether it gives its pods a priority."""
+
+    name: str
+    namespace: str | None
+    source: str  # file path
+    runtime_kind: str
+    runtime_name: str
+    gives_priority: bool  # the Kueue priority label, or a priorityClassName in its pod overrides
+    __slots__ = _fields = ("name", "namespace", "source", "runtime_kind", "runtime_name", "gives_priority")
+
+    def __init__(
+        self, name: str, namespace: str | None, source: str, runtime_kind: str, runtime_name: str, gives_priority: bool
+    ) -> None:
+        self.name = name
+        self.namespace = namespace
+        self.source = source
+        self.runtime_kind = runtime_kind
+        self.runtime_name = runtime_name
+        self.gives_priority = gives_priority
+
+
+_KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
+# The TrainJob fields that patch the runtime's pods (v2.0 podSpecOverrides, then podTemplateOverrides,
+# then runtimePatches).
+_OVERRIDES = ("runtimePatches", "podTemplateOverrides", "podSpecOverrides")
+
+
+def _names_priority(node: Any, depth: int = 0) -> bool:
+    """A non-empty ``priorityClassName`` string anywhere in ``node`` (bounded depth)."""
+    if depth > 16:
+        return False
+    if isinstance(node, dict):
+        value = node.get("priorityClassName")
+        if isinstance(value, str) and value.strip():
+            return True
+        return any(_names_priority(v, depth + 1) for v in node.values() if isinstance(v, (dict, list)))
+    if isinstance(node, list):
+        return any(_names_priority(v, depth + 1) for v in node if isinstance(v, (dict, list)))
+    return False
+
+
+def _train_job(obj: K8sObject) -> TrainJobFact | None:
+    spec: Any = obj.data.get("spec")
+    if not isinstance(spec, dict):
+        return None
+    ref = spec.get("runtimeRef")
+    if not isinstance(ref, dict) or not isinstance(ref.get("name"), str):
+        return None
+    kind: str = ref["kind"] if isinstance(ref.get("kind"), str) else "ClusterTrainingRuntime"
+    own: Any = spec.get("labels")
+    labels: list[dict] = [obj.labels, own if isinstance(own, dict) else {}]
+    gives = any(isinstance(m.get(_KUEUE_PRIORITY), str) and m[_KUEUE_PRIORITY].strip() for m in labels)
+    gives = gives or any(_names_priority(spec.get(k)) for k in _OVERRIDES)
+    return TrainJobFact(obj.ref.name or "", obj.ref.namespace, obj.file, kind, ref["name"], gives)
+
+
 class Facts(Record):
     priority_classes: dict[str, PriorityClassFact]
     priority_class_objects: list[PriorityClassFact]
@@ -121,6 +179,7 @@ class Facts(Record):
         "workload_priority_class_files",
         "kubelet_configs",
         "crds",
+        "train_jobs",
         "_memo",
         "cluster",
     )
@@ -133,6 +192,7 @@ class Facts(Record):
         workload_priority_class_files: dict[str, str] | None = None,
         kubelet_configs: list[KubeletConfigFact] | None = None,
         crds: list[dict] | None = None,
+        train_jobs: list[TrainJobFact] | None = None,
         _memo: dict | None = None,
         cluster: ClusterFacts | None = None,
     ) -> None:
@@ -144,6 +204,7 @@ class Facts(Record):
         )
         self.kubelet_configs = [] if kubelet_configs is None else kubelet_configs
         self.crds = [] if crds is None else crds
+        self.train_jobs = [] if train_jobs is None else train_jobs
         self._memo = {} if _memo is None else _memo
         self.cluster = ClusterFacts() if cluster is None else cluster
         # Dynamic Resource Allocation: claims, templates and device classes (kubelint_ml/k8s/dra.py).
@@ -184,10 +245,26 @@ class Facts(Record):
             self.kubelet_configs.append(KubeletConfigFact(obj.file, data, obj))
         elif kind == "CustomResourceDefinition" and group == "apiextensions.k8s.io":
             self.crds.append(data)
+        elif kind == "TrainJob" and group == "trainer.kubeflow.org":
+            job = _train_job(obj)
+            if job is not None:
+                self.train_jobs.append(job)
         elif kind in DRA_CLAIM_KINDS:
             self.dra.add_object(kind, group, data, name, obj.ref.namespace, obj.file)
         else:
             self.cluster.add_object(obj)
+
+    def train_jobs_using(self, runtime: K8sObject) -> list[TrainJobFact]:
+        """The TrainJobs among the inputs that name this (Cluster)TrainingRuntime (a TrainingRuntime:
+        in its namespace, where both say one)."""
+        name, namespace = runtime.ref.name, runtime.ref.namespace
+        return [
+            t
+            for t in self.train_jobs
+            if t.runtime_kind == runtime.kind
+            and t.runtime_name == name
+            and (runtime.kind != "TrainingRuntime" or not (t.namespace and namespace) or t.namespace == namespace)
+        ]
 
     def add_profile(self, profile: Any) -> None:
         self._memo.clear()

@@ -339,6 +339,9 @@ def _to_the_users_fields(hit: Any, tpl: Any) -> None:
     fix's paths moved to where the user wrote the field; a fix that would not be the user's
     edit made unfixable, with the reason."""
     hit.path = tpl.real_path(tuple(hit.path))
+    assumed = tpl.cache.get("assumed")
+    if assumed:  # what the controller adds that the file does not show (an image, a preset's volume)
+        hit.message = f"{hit.message} ({assumed})"
     fix = hit.fix
     if fix is None:
         return

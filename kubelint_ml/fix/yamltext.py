@@ -239,7 +239,7 @@ class Text:
 
     def doc(self, index: int) -> Doc:
         if self.broken_from is not None and index >= self.broken_from:
-            raise Refused("the document has a parse error")
+            raise Refused("the file has a parse error at or before this document")
         if index >= len(self.docs) or self.docs[index].root is None:
             raise Refused("the document was not found")
         d = self.docs[index]

@@ -665,13 +665,16 @@ class LoadResult(Record):
     # LibYAML's events of the whole stream, when the documents were built from them: what a fix's
     # edits are resolved from (kubelint_ml.fix.yamltext) without parsing the file again. Not a field.
     events: list | None
-    __slots__ = ("documents", "problems", "events")
+    # The line the parser gave up on after a syntax error (where the reading may start again), or 0.
+    stopped: int
+    __slots__ = ("documents", "problems", "events", "stopped")
     _fields = ("documents", "problems")
 
     def __init__(self, documents: list[Document], problems: list[LoadProblem], events: list | None = None) -> None:
         self.documents = documents
         self.problems = problems
         self.events = events
+        self.stopped = 0
 
 
 # ----------------------------------------------------------------------------
@@ -682,7 +685,12 @@ _TEMPLATE_LINE = LazyPattern(rb"^[ \t]*(?:- )?\{\{|:[ \t]+\{\{", re.M)
 
 
 def looks_like_template(data: bytes) -> int:
-    """Line number of the first Helm/Go template directive, or 0."""
+    """Line number of the first line shaped like a Helm/Go template directive, or 0.
+
+    Argo, Tekton and workflow placeholders look the same and are valid YAML where they sit in
+    a block or quoted scalar: the runner calls a file a template only when it does not read as
+    YAML from that line on (a directive where a value should be is an unhashable flow mapping
+    or a syntax error to YAML)."""
     if b"{{" not in data:
         return 0
     m = _TEMPLATE_LINE.search(data)
@@ -975,15 +983,79 @@ def _describe(err: yaml.YAMLError) -> str:
 def load(data: bytes, limits: Limits = DEFAULT_LIMITS, keep_events: bool = False) -> LoadResult:
     """Parse every document of one file; never raises.
 
-    A broken document is reported and the ones before it are kept. The parser
-    (LibYAML's or the pure-Python one) cannot resynchronise after a syntax error, so the documents after the
-    first broken one are lost; the problem says where it stopped. A document
-    whose values cannot be constructed (a bad tag, a duplicate key, an alias
-    bomb) is reported and the following documents are still loaded.
+    A broken document is reported and the others are kept. The parser (LibYAML's or the
+    pure-Python one) cannot go on after a syntax error by itself: the reading starts again at
+    the next document marker (``---`` at the start of a line) after the line where the parser
+    gave up, so every later document is read too (see :func:`_resume_at`). The problem points
+    at the first line the parser could not read (the line a key without its ``:`` started on,
+    a git conflict marker). A document whose values cannot be constructed (a bad tag, a
+    duplicate key, an alias bomb) is reported and the following documents are still loaded.
 
     ``keep_events``: keep LibYAML's events in the result when the documents are built from them
     (``LoadResult.events``; None otherwise), for resolving fix edits without a second parse.
     """
+    result = _read(data, limits, keep_events)
+    after = 0
+    while result.stopped:
+        offset = _resume_at(data, result.stopped, after)
+        index = result.problems[-1].document + 1 if result.problems else len(result.documents)
+        if offset < 0 or index >= limits.max_documents:
+            break
+        result.stopped = 0
+        # The rest, after as many empty lines as the text before it has: LibYAML's lines (and
+        # so every position) are the file's, and a reader counts them the same way.
+        rest = _read(
+            b"\n" * len(_LINE_BREAK.findall(data, 0, offset)) + data[offset:],
+            Limits(
+                limits.max_file_bytes,
+                limits.max_depth,
+                limits.max_documents - index,
+                limits.max_expanded_nodes,
+                limits.max_nodes,
+            ),
+            False,
+        )
+        for d in rest.documents:
+            d.index += index
+            result.documents.append(d)
+        for p in rest.problems:
+            p.document += index
+            result.problems.append(p)
+        result.stopped = rest.stopped
+        after = offset
+    return result
+
+
+_DOCUMENT_MARKER = LazyPattern(rb"^---(?=[ \t\r\n]|$)", re.M)
+
+
+def _line_start(data: bytes, line: int) -> bytes:
+    """The text from the start of ``line`` (1-based) on; empty past the end."""
+    starts = _LINE_BREAK.finditer(data)
+    offset = 0
+    for _ in range(line - 1):
+        m = next(starts, None)
+        if m is None:
+            return b""
+        offset = m.end()
+    return data[offset:]
+
+
+def _resume_at(data: bytes, line: int, after: int) -> int:
+    """Offset of the first document marker on ``line`` (1-based) or below, past ``after``; -1 for none."""
+    offset = len(data) - len(_line_start(data, line))
+    if offset == len(data):
+        return -1
+    while True:
+        m = _DOCUMENT_MARKER.search(data, offset)
+        if m is None:
+            return -1
+        if m.start() > after:
+            return m.start()
+        offset = m.end()
+
+
+def _read(data: bytes, limits: Limits, keep_events: bool) -> LoadResult:
     docs: list[Document] = []
     problems: list[LoadProblem] = []
     if len(data) > limits.max_file_bytes:
@@ -1026,6 +1098,7 @@ def _load(data: bytes, limits: Limits, loader_class: Any, deep: bool) -> LoadRes
     docs: list[Document] = []
     problems: list[LoadProblem] = []
     too_deep: dict[int, LoadProblem] = {}
+    stop: LoadProblem | None = None
     if len(data) > limits.max_nodes or deep:
         scan = _prescan(data, limits, loader_class)
         if scan.refused:
@@ -1087,8 +1160,13 @@ def _load(data: bytes, limits: Limits, loader_class: Any, deep: bool) -> LoadRes
     except yaml.YAMLError as e:
         if _LIBYAML_NESTING in str(getattr(e, "problem", "")) and loader_class is not PurePositionLoader:
             raise _NestingRefused from None
-        line, col = _mark_of(e)
-        problems.append(LoadProblem(_describe(e), line, col, index))
+        if isinstance(e, yaml.MarkedYAMLError) and not isinstance(e, ConstructorError) and e.problem_mark:
+            # A syntax error: the reading may start again below the line the parser gave up on.
+            stop = LoadProblem("", e.problem_mark.line + 1, e.problem_mark.column + 1)
+            problems.append(_syntax_problem(data, e, index))
+        else:
+            line, col = _mark_of(e)
+            problems.append(LoadProblem(_describe(e), line, col, index))
     except RecursionError:
         problems.append(LoadProblem("nesting too deep to load", 1, 1, index))
     except Exception as e:  # pragma: no cover - a loader bug must not take the run down
@@ -1097,10 +1175,47 @@ def _load(data: bytes, limits: Limits, loader_class: Any, deep: bool) -> LoadRes
         if loader is not None:
             loader.dispose()
     if _has_unicode_breaks(data):
-        _remap_lines(data, docs, problems)
+        _remap_lines(data, docs, problems if stop is None else [*problems, stop])
     if problems:
         _clamp_lines(data, problems)
-    return LoadResult(docs, problems)
+    result = LoadResult(docs, problems)
+    if stop is not None:
+        result.stopped = stop.line
+    return result
+
+
+_CONFLICT_MARKER = LazyPattern(rb"^(?:<{7}|={7}|>{7}|\|{7})(?=[ \t\r\n]|$)", re.M)
+
+
+def _syntax_problem(data: bytes, err: yaml.MarkedYAMLError, index: int) -> LoadProblem:
+    """The problem at the first line the parser could not read.
+
+    A git conflict marker at or above the line the parser gave up on is named as one. A
+    key without its ``:`` (``could not find expected ':'``) is reported where the key starts
+    (LibYAML's context mark), not at the next token, which may be lines below, past comments;
+    so is a quoted string or flow collection still open at the next document or the end.
+    """
+    line, col = _mark_of(err)
+    m = _CONFLICT_MARKER.search(data)
+    if m is not None:
+        at = data.count(b"\n", 0, m.start()) + 1
+        if at <= line:
+            marker = data[m.start() : m.start() + 7].decode()
+            return LoadProblem(
+                f"invalid YAML: git merge conflict marker ({marker}): resolve the conflict", at, 1, index
+            )
+    if err.context_mark is not None and (
+        err.context == "while scanning a simple key"
+        or _RAN_PAST.search(str(err.problem or ""))
+        or (err.problem_mark.column == 0 and _line_start(data, line)[:3] in (b"---", b"..."))
+    ):
+        line, col = err.context_mark.line + 1, err.context_mark.column + 1
+    return LoadProblem(_describe(err), line, col, index)
+
+
+# The parser ran into the next document or the end of the input: what it could not read is the
+# construct that was still open (a quoted string, a flow collection), where it started.
+_RAN_PAST = LazyPattern(r"document (?:start|indicator|separator)|stream end|end of stream")
 
 
 _LINE_BREAK = LazyPattern(rb"\r\n|\r|\n")

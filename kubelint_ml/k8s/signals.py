@@ -23,6 +23,12 @@ Decisions:
   command (the PyTorch examples' flag), as server workers for
   gunicorn/uvicorn, and is ignored elsewhere.
 * ``OMP_NUM_THREADS`` and other thread counts are never signals.
+* An inference server's model-parallel degree above 1 (vLLM and SGLang
+  ``--tensor-parallel-size``/``-tp``/``--tp-size`` and
+  ``--pipeline-parallel-size``/``-pp``/``--pp-size``, TGI ``--num-shard``,
+  or ``NUM_SHARD``/``TENSOR_PARALLEL_SIZE``/``PIPELINE_PARALLEL_SIZE`` in
+  ``env``) is a ``model-parallel`` signal: one worker process per GPU, tensor x
+  pipeline processes.
 * ``processes`` is the number of processes the signal starts (per node for
   launchers: accelerate's ``--num_processes`` is divided by
   ``--num_machines``); for ``mpirun -np N`` it is the total rank count,
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from kubelint_ml.input.objects import dig
@@ -270,19 +277,28 @@ def _command_word(seg: list[_Tok]) -> int | None:
     return None
 
 
-def _option(seg: list[_Tok], start: int, names: Sequence[str]) -> tuple[str, tuple, Any] | None:
+@lru_cache(maxsize=64)
+def _option_forms(names: tuple[str, ...]) -> tuple[tuple[str, str | None, bool], ...]:
+    """Per name: (name, its ``name=`` prefix for a long name, whether ``-nV`` is read)."""
+    return tuple((n, n + "=" if len(n) > 2 else None, len(n) == 2) for n in names)
+
+
+def _option(seg: list[_Tok], start: int, names: tuple[str, ...]) -> tuple[str, tuple, Any] | None:
     """First `--name=V`, `--name V`, or `-nV` (short names) from start:
     (text as written, path, value)."""
+    forms = _option_forms(names)
     for i in range(start, len(seg)):
         w = seg[i].text
-        for name in names:
+        if w[:1] != "-":
+            continue
+        for name, prefix, short in forms:
             if w == name:
                 if i + 1 < len(seg):
                     return f"{w} {seg[i + 1].text}", seg[i].path, seg[i + 1].text
                 return w, seg[i].path, None
-            if name.startswith("--") and w.startswith(name + "="):
-                return w, seg[i].path, w[len(name) + 1 :]
-            if len(name) == 2 and w.startswith(name) and w[2:].isdigit():
+            if prefix is not None and w.startswith(prefix):
+                return w, seg[i].path, w[len(prefix) :]
+            if short and w.startswith(name) and w[2:].isdigit():
                 return w, seg[i].path, w[2:]
     return None
 
@@ -291,6 +307,7 @@ class _Collector:
     def __init__(self, env: Mapping[str, str]) -> None:
         self.env = env
         self.found: list[Signal] = []
+        self.parallel = False  # the text may hold a model-parallel flag
 
     def add(self, text: str, kind: str, path: tuple, processes: int | None) -> None:
         self.found.append(Signal(text, kind, path, processes))
@@ -385,26 +402,26 @@ def _scan_segment(seg: list[_Tok], ci: int, c: _Collector) -> None:
         head = ("accelerate launch", seg[ci].path)
 
     if launcher == "deepspeed":
-        c.counted(_option(seg, rest, ["--num_gpus", "--num-gpus"]), "deepspeed", 1, head)
+        c.counted(_option(seg, rest, ("--num_gpus", "--num-gpus")), "deepspeed", 1, head)
     elif launcher == "accelerate":
-        machines = _option(seg, rest, ["--num_machines", "--num-machines"])
+        machines = _option(seg, rest, ("--num_machines", "--num-machines"))
         ok, m = _count(machines[2], c.env, False) if machines else (False, None)
-        c.counted(_option(seg, rest, ["--num_processes", "--num-processes"]), "accelerate", 1, head, m if ok else None)
+        c.counted(_option(seg, rest, ("--num_processes", "--num-processes")), "accelerate", 1, head, m if ok else None)
     elif cmd in ("mpirun", "mpiexec", "mpiexec.hydra", "orterun", "horovodrun"):
-        c.counted(_option(seg, rest, ["-np", "--np", "-n", "-c"]), "mpi", 1, head)
+        c.counted(_option(seg, rest, ("-np", "--np", "-n", "-c")), "mpi", 1, head)
     elif cmd == "ray":
         if rest < len(seg) and seg[rest].text == "start":
             c.add("ray start", "ray", seg[ci].path, None)
         return  # Ray's --num-workers means Ray workers, not DataLoader ones
     elif cmd in ("gunicorn", "uvicorn"):
-        names = ["-w", "--workers"] if cmd == "gunicorn" else ["--workers"]
+        names = ("-w", "--workers") if cmd == "gunicorn" else ("--workers",)
         c.counted(_option(seg, rest, names), "server", 1, None)
         return
     elif cmd in ("make", "parallel"):
         _jobs(seg, rest, cmd, c)
         return
     elif cmd == "xargs":
-        hit = _option(seg, rest, ["-P", "--max-procs"])
+        hit = _option(seg, rest, ("-P", "--max-procs"))
         if hit is not None:
             ok, n = _count(hit[2], c.env, False)
             if ok and (n is None or n == 0 or n > 1):
@@ -415,7 +432,8 @@ def _scan_segment(seg: list[_Tok], ci: int, c: _Collector) -> None:
         return
 
     # torchrun's count; also honoured in any command (a launcher in a variable).
-    c.counted(_option(seg, rest, ["--nproc_per_node", "--nproc-per-node"]), "torchrun", 1, None)
+    c.counted(_option(seg, rest, ("--nproc_per_node", "--nproc-per-node")), "torchrun", 1, None)
+    _model_parallel(seg, rest, c)
     python_like = launcher is not None or _PYTHON.match(cmd) is not None
     for i in range(rest, len(seg)):
         w = seg[i].text
@@ -436,6 +454,49 @@ def _scan_segment(seg: list[_Tok], ci: int, c: _Collector) -> None:
             multi, n = _multi(k.group(1), c.env, 0, False)
             if multi:
                 c.add(w, "dataloader", seg[i].path, n)
+
+
+# Inference servers that start one worker process per GPU of a model-parallel group, exchanging
+# activations through NCCL (whose intra-node transport is /dev/shm): vLLM's and SGLang's tensor and
+# pipeline parallel sizes (vllm/engine/arg_utils.py: -tp, -pp; sglang/srt/server_args.py: --tp-size,
+# --tp, --pp-size), text-generation-inference's shards (launcher: --num-shard, env NUM_SHARD).
+_TP_FLAGS = (
+    "--tensor-parallel-size",
+    "--tensor_parallel_size",
+    "-tp",
+    "--tp-size",
+    "--tp_size",
+    "--tp",
+    "--num-shard",
+    "--num_shard",
+)
+_PP_FLAGS = ("--pipeline-parallel-size", "--pipeline_parallel_size", "-pp", "--pp-size", "--pp_size", "--pp")
+# The same sizes as env variables (TGI reads NUM_SHARD; serving charts pass the others to the server).
+_TP_ENV = {"NUM_SHARD", "TENSOR_PARALLEL_SIZE", "TP_SIZE", "VLLM_TENSOR_PARALLEL_SIZE"}
+_PP_ENV = {"PIPELINE_PARALLEL_SIZE", "PP_SIZE", "VLLM_PIPELINE_PARALLEL_SIZE"}
+
+
+def _model_parallel(seg: list[_Tok], start: int, c: _Collector) -> None:
+    """A model-parallel degree above 1: processes = tensor x pipeline (where both are known)."""
+    if not c.parallel:
+        return
+    tp = _option(seg, start, _TP_FLAGS)
+    pp = _option(seg, start, _PP_FLAGS)
+    sizes = [(hit, _multi(hit[2], c.env, 1)) for hit in (tp, pp) if hit is not None]
+    multi = [(hit, n) for hit, (m, n) in sizes if m]
+    if not multi:
+        return
+    counts = [n for _, (_, n) in sizes]
+    processes = None if any(n is None for n in counts) else _product(counts)
+    hit = multi[0][0]
+    c.add(hit[0], "model-parallel", hit[1], processes)
+
+
+def _product(values: list[int | None]) -> int:
+    out = 1
+    for v in values:
+        out *= v or 1
+    return out
 
 
 _TRIVIAL = {
@@ -557,11 +618,11 @@ def _dedupe(found: list[Signal]) -> list[Signal]:
 # (an IGNORECASE alternation is several times slower).
 MAY_SIGNAL = re.compile(
     r"torch|deepspeed|accelerate|mpirun|mpiexec|orterun|horovodrun|ray|gunicorn|uvicorn|make|parallel|xargs"
-    r"|supervisord|nproc|workers|n_jobs|multiprocessing|mp\.|processpool|spawn|&"
+    r"|supervisord|nproc|workers|n_jobs|multiprocessing|mp\.|processpool|spawn|&|-tp|-pp|num[_-]shard|tp[_-]size|pp[_-]size"
 )
 
 
-def _may_signal(container: Mapping[str, Any]) -> bool:
+def _signal_text(container: Mapping[str, Any]) -> str:
     parts: list[str] = []
     for key in ("command", "args"):
         value = container.get(key)
@@ -575,7 +636,11 @@ def _may_signal(container: Mapping[str, Any]) -> bool:
     text = "\n".join(parts)
     if "\\" in text or "'" in text or '"' in text:
         text = text.replace("\\\n", "").replace("\\", "").replace("'", "").replace('"', "")
-    return MAY_SIGNAL.search(text.lower()) is not None
+    return text.lower()
+
+
+# What a model-parallel flag needs in the text (see _model_parallel).
+_PARALLEL_HINTS = ("parallel", "num-shard", "num_shard", "-tp", "-pp", "tp_size", "tp-size", "pp_size", "pp-size")
 
 
 def container_signals(container: Mapping[str, Any]) -> list[Signal]:
@@ -584,9 +649,11 @@ def container_signals(container: Mapping[str, Any]) -> list[Signal]:
         return []
     env = _literal_env(container)
     c = _Collector(env)
-    if not _may_signal(container):
+    text = _signal_text(container)
+    if MAY_SIGNAL.search(text) is None:
         _env_signals(container, env, c, scan_values=False)
         return _dedupe(c.found)
+    c.parallel = any(hint in text for hint in _PARALLEL_HINTS)
     tokens: list[_Tok] = []
     texts: list[tuple[str, tuple]] = []
     for key in ("command", "args"):
@@ -623,6 +690,10 @@ def _env_signals(container: Mapping[str, Any], env: Mapping[str, str], c: _Colle
                 multi, n = _multi(value, env, 1)
                 if multi:
                     c.add(f"{name}={value}", "torchrun", path, n)
+            elif name in _TP_ENV or name in _PP_ENV:
+                multi, n = _multi(value, env, 1)
+                if multi:
+                    c.add(f"{name}={value}", "model-parallel", path, n)
             elif _LOADER_ENV.search(name):
                 multi, n = _multi(value, env, 0, False)
                 if multi:

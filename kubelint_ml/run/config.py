@@ -182,6 +182,7 @@ class Config(Record):
     context: list[str]  # files read for facts only, never reported on
     usage: dict  # the `usage:` section (kubelint_ml.usage.source reads it)
     admission: dict  # `kubelint-ml serve` settings (kubelint_ml.admission)
+    kinds: dict  # what is assumed of controllers (kubelint_ml.input.kinds.configure)
     __slots__ = _fields = (
         "path",
         "rules_dirs",
@@ -199,6 +200,7 @@ class Config(Record):
         "context",
         "usage",
         "admission",
+        "kinds",
     )
 
     def __init__(
@@ -219,6 +221,7 @@ class Config(Record):
         context: list[str] | None = None,
         usage: dict | None = None,
         admission: dict | None = None,
+        kinds: dict | None = None,
     ) -> None:
         self.path = path
         self.rules_dirs = [] if rules_dirs is None else rules_dirs
@@ -236,6 +239,7 @@ class Config(Record):
         self.context = [] if context is None else context
         self.usage = {} if usage is None else usage
         self.admission = {} if admission is None else admission
+        self.kinds = {} if kinds is None else kinds
 
 
 def find_config(start: str | None = None) -> str | None:
@@ -340,6 +344,7 @@ def load_config(path: str | os.PathLike | None) -> Config:
     cfg.context = [str(base / c) for c in data.get("context", [])]
     cfg.usage = dict(data.get("usage") or {})
     cfg.admission = dict(data.get("admission") or {})
+    cfg.kinds = dict(data.get("kinds") or {})
     lim = data.get("limits") or {}
     defaults = Limits()
     cfg.limits = Limits(

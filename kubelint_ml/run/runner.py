@@ -10,6 +10,7 @@ from kubelint_ml.engine.context import Facts
 from kubelint_ml.engine.core import Context, Engine, parse_error
 from kubelint_ml.findings import Finding
 from kubelint_ml.input import charts
+from kubelint_ml.input.kinds import configure as configure_kinds
 from kubelint_ml.input.loader import Limits, load, locate, looks_like_template, render_path
 from kubelint_ml.input.objects import K8sObject, unpack
 from kubelint_ml.input.sources import Source, read
@@ -109,7 +110,12 @@ class Runner(Record):
         # strings hold (an Alertmanager template in a ConfigMap): no template check there.
         rendered = display in charts.STREAMS or (display == "<stdin>" and charts.has_markers(data))
         tline = 0 if rendered else looks_like_template(data)
-        if tline:
+        configure_kinds(self.config.kinds)
+        loaded = load(data, limits, keep_events=self.resolve_fixes)  # fix edits come from its events
+        # A `{{` the YAML reads as text (an Argo parameter in a script or a quoted string) is
+        # the workflow's business: only a file that does not read as YAML from the directive on
+        # is a template.
+        if tline and loaded.problems and loaded.problems[0].line >= tline:
             out.findings.append(
                 parse_error(
                     display,
@@ -120,7 +126,6 @@ class Runner(Record):
                 )
             )
             return out
-        loaded = load(data, limits, keep_events=self.resolve_fixes)  # fix edits come from its events
         for p in loaded.problems:
             out.findings.append(parse_error(display, p.line, p.column, p.message, p.document))
         if self.verbose and not loaded.documents and not loaded.problems:

@@ -232,13 +232,20 @@ def requests_ephemeral_storage(c: ContainerView) -> bool:
 # Pods
 
 
-_KUBERAY = {"RayCluster", "RayJob", "RayService"}
+_KUBERAY = {
+    ("ray.io", "RayCluster"),
+    ("ray.io", "RayJob"),
+    ("ray.io", "RayService"),
+    # AIBrix keeps RayClusters of these templates: KubeRay builds their pods
+    ("orchestration.aibrix.ai", "RayClusterFleet"),
+    ("orchestration.aibrix.ai", "RayClusterReplicaSet"),
+}
 
 
 def is_kuberay_pod(tpl: PodTemplate) -> bool:
     """A KubeRay head or worker pod (not a RayJob's submitter pod)."""
     obj = tpl.obj
-    if obj.group != "ray.io" or obj.kind not in _KUBERAY:
+    if (obj.group, obj.kind) not in _KUBERAY:
         return False
     return "headGroupSpec" in tpl.path or "workerGroupSpecs" in tpl.path
 

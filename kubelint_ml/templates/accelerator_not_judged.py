@@ -3,6 +3,7 @@ passed in silence."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kubelint_ml.engine.api import Hit, Unit
@@ -10,6 +11,7 @@ from kubelint_ml.input.loader import render_path
 from kubelint_ml.input.objects import clip, dig
 from kubelint_ml.input.workloads import NO_TEMPLATES, kind_info, qualified_kind
 from kubelint_ml.k8s.resources import is_accelerator_resource
+from kubelint_ml.lazyre import LazyPattern
 
 UNIT = "object"
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
@@ -29,6 +31,16 @@ _MOST_NODES = 20_000  # a bound on the search in one object
 _PODS_ELSEWHERE = {
     ("trainer.kubeflow.org", "TrainJob"): (("spec", "runtimeRef", "name"), "runtime"),
 }
+# Kinds that ask for accelerators through a name the cluster defines (a KubeAI resource profile):
+# the field, and what to do about it.
+_NAMED_PROFILES = {
+    ("kubeai.org", "Model"): (
+        ("spec", "resourceProfile"),
+        "its resource profile {name!r} is not one the KubeAI chart ships; give it in the config "
+        "(kinds.kubeai.resourceProfiles) so its pods can be built",
+    ),
+}
+_ACCELERATOR_WORDS = LazyPattern(r"gpu|tpu|neuron|trainium|inferentia|gaudi|habana|mi[0-9]{3}", re.I)
 
 
 def _asked(root: Any) -> tuple[tuple, str] | None:
@@ -65,6 +77,20 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if any(not t.broken for t in templates):
         return None
     found = _asked(obj.data)
+    profiled = _NAMED_PROFILES.get((obj.group, obj.kind))
+    if found is None and profiled is not None and not templates:
+        value = dig(obj.data, *profiled[0])
+        if isinstance(value, str) and _ACCELERATOR_WORDS.search(value):
+            name = value.partition(":")[0]
+            return [
+                Hit(
+                    profiled[0],
+                    f"asks for an accelerator (resource profile {clip(value)}) but its pods were not judged: "
+                    "profile unknown",
+                    detail=f"{obj.ref.display()}: " + profiled[1].format(name=clip(name)) + "; no rule judged its pods "
+                    "(memory limits, QoS, /dev/shm, priority).",
+                )
+            ]
     kind = qualified_kind(obj)
     elsewhere = _PODS_ELSEWHERE.get((obj.group, obj.kind))
     if templates:

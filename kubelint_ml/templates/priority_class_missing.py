@@ -31,15 +31,28 @@ PARAMS = {
     },
 }
 
-# Shared runtimes: the TrainJob that uses one carries its priority (Kueue label or overrides).
+# Shared runtimes: the TrainJob that uses one may carry its priority (Kueue label or overrides):
+# judged with the TrainJobs among the inputs that name it.
 _RUNTIMES = {("trainer.kubeflow.org", "TrainingRuntime"), ("trainer.kubeflow.org", "ClusterTrainingRuntime")}
 # Where an object-level field gives every pod a priority (or, for Kueue, the workload one).
 _COUNTS = ("volcano", "ray", "kai", "kueue")
 
 
+def origin_of(source: str, here: str) -> str:
+    return "" if source == here else f" ({source})"
+
+
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     obj, tpl = unit.obj, unit.tpl
-    if (obj.group, obj.kind) in _RUNTIMES or tpl.shared:
+    users: list = []
+    if (obj.group, obj.kind) in _RUNTIMES:
+        # A shared runtime: each TrainJob that uses it may set the priority. Judged with the
+        # TrainJobs among the inputs that name it; with none, left to them.
+        users = facts_of(ctx).train_jobs_using(obj)
+        if not users or all(u.gives_priority for u in users):
+            return None
+        users = [u for u in users if not u.gives_priority]
+    elif tpl.shared:
         return None  # a shared definition: what uses it sets the priority (docs/kinds.md)
     if is_ray(obj) and tpl.path[-1:] == ("submitterPodTemplate",):
         return None  # the short-lived `ray job submit` pod, not the cluster that trains
@@ -71,6 +84,13 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         notes.append(
             f"the label {KAI_LABEL} is read only by KAI Scheduler, and this template's schedulerName "
             "is not kai-scheduler"
+        )
+    if users:
+        first = users[0]
+        more = f" and {len(users) - 1} more" if len(users) > 1 else ""
+        notes.append(
+            f"TrainJob '{first.name}'{origin_of(first.source, obj.file)}{more} uses this runtime and sets no priority "
+            f"(no {KUEUE_LABEL} label, no priorityClassName in its runtime patches)"
         )
     prio = spec.get("priority")
     if isinstance(prio, int) and not isinstance(prio, bool):
@@ -107,7 +127,9 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     fix = f"set {render_path(tpl.spec_path + ('priorityClassName',))} to {target} (or {' or '.join(alternatives)})"
 
     short = "no priorityClassName"
-    if "priorityClass" in spec:
+    if users:
+        short += f": TrainJob '{users[0].name}' sets none either; pods run at the default priority"
+    elif "priorityClass" in spec:
         short += " (spec.priorityClass is not a pod field)"
     elif gang:
         short += f" ('{gang}' is set on the PodGroup only)"

@@ -13,7 +13,16 @@ from kubelint_ml.templates._volumes import is_kuberay_pod, shm_mount, size, volu
 
 UNIT = "container"
 DEFAULTS = {
-    "kinds": ["torchrun", "dataloader", "deepspeed", "accelerate", "mpi", "trainjob", "multiprocessing"],
+    "kinds": [
+        "torchrun",
+        "dataloader",
+        "deepspeed",
+        "accelerate",
+        "mpi",
+        "trainjob",
+        "multiprocessing",
+        "model-parallel",
+    ],
     "tooSmall": "64Mi",
 }
 PARAMS = {
@@ -54,9 +63,22 @@ def _workload_targets(tpl: PodTemplate) -> list[ContainerView]:
     return found
 
 
+def _nccl_shm_disabled(c: ContainerView) -> bool:
+    """``NCCL_SHM_DISABLE`` set to 1 in the container's env: NCCL does not use /dev/shm."""
+    env = c.data.get("env")
+    if not isinstance(env, list):
+        return False
+    return any(
+        isinstance(e, dict) and e.get("name") == "NCCL_SHM_DISABLE" and str(e.get("value")).strip() == "1" for e in env
+    )
+
+
 def _signals(unit: Unit, kinds: set[str]) -> list[Signal]:
-    """The container's relevant signals, then the workload's when they apply to it."""
+    """The container's relevant signals, then the workload's when they apply to it (a model-parallel
+    server's only when NCCL may use /dev/shm)."""
     tpl, c = unit.tpl, unit.container
+    if "model-parallel" in kinds and _nccl_shm_disabled(c):
+        kinds = kinds - {"model-parallel"}
     out = [s for s in signals_of(c) if s.kind in kinds]
     targets = tpl.cache.get("shm:target-ids")
     if targets is None:  # a set: this runs once per container
@@ -88,7 +110,9 @@ def _brief(signals: list[Signal]) -> str:
 _BUS_ERROR = '"Bus error ... insufficient shared memory (shm)"'
 _WHY = {
     "dataloader": f"DataLoader workers pass batches through it and fail with {_BUS_ERROR}",
-    "mpi": "the ranks in the pod share it for MPI's{collectives} intra-node shared-memory transports, which fail "
+    "model-parallel": "the server starts one worker per GPU of the model-parallel group, and{collectives} "
+    "shared-memory transport between them fails once it is full (NCCL_SHM_DISABLE=1 turns that transport off)",
+    "mpi": "the ranks in the pod share it for MPI's{collectives_and} intra-node shared-memory transports, which fail "
     "once it is full",
     "multiprocessing": f"processes that share tensors or arrays through it fail with {_BUS_ERROR} once it is full",
 }
@@ -105,7 +129,8 @@ def _why(signals: list[Signal], tpl: PodTemplate) -> str:
         (name for resource in accelerators(tpl) for prefix, name in _COLLECTIVES if resource.startswith(prefix)), None
     )
     return _WHY.get(signals[0].kind, _LAUNCH).format(
-        collectives=f" and {library}'s" if library else "",
+        collectives_and=f" and {library}'s" if library else "",
+        collectives=f" {library}'s" if library else " the collective library's",
         collectives_of=f" ({library}'s shared-memory transport)" if library else "",
     )
 

@@ -1,0 +1,91 @@
+"""Argo Workflows (``argoproj.io/v1alpha1`` Workflow, WorkflowTemplate, ClusterWorkflowTemplate,
+CronWorkflow; argoproj/argo-workflows ``pkg/apis/workflow/v1alpha1``): each template with a
+``container``, ``script`` or ``containerSet`` is one pod; the workflow's pod fields are its
+defaults (docs/kinds.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kubelint_ml.input.kinds.base import KindInfo, Pod, listed, none, text
+from kubelint_ml.input.objects import K8sObject, dig
+
+# Template fields that are pod spec fields, and where the workflow spec gives their default.
+_ARGO_POD_FIELDS = {
+    "priorityClassName": "podPriorityClassName",
+    "nodeSelector": "nodeSelector",
+    "affinity": "affinity",
+    "tolerations": "tolerations",
+    "securityContext": "securityContext",
+    "schedulerName": "schedulerName",
+    "serviceAccountName": "serviceAccountName",
+    "hostNetwork": "hostNetwork",
+}
+
+
+def _argo(prefix: tuple) -> Callable[[K8sObject], list[Pod]]:
+    def build(obj: K8sObject) -> list[Pod]:
+        wf = dig(obj.data, *prefix)
+        templates = wf.get("templates") if isinstance(wf, dict) else None
+        if not isinstance(templates, list):
+            return []
+        out = []
+        for i, t in enumerate(templates):
+            if not isinstance(t, dict):
+                continue
+            path = prefix + ("templates", i)
+            containers: list[tuple[Any, tuple]] = []
+            if isinstance(t.get("container"), dict):
+                containers.append(({"name": "main", **t["container"]}, path + ("container",)))
+            elif isinstance(t.get("script"), dict):
+                containers.append(({"name": "main", **t["script"]}, path + ("script",)))
+            elif isinstance(t.get("containerSet"), dict):
+                containers += listed(t["containerSet"].get("containers"), path + ("containerSet", "containers"))
+            else:
+                continue  # steps, dag, resource, suspend, http, plugin: no pod of their own
+            containers += listed(t.get("sidecars"), path + ("sidecars",))
+            spec: dict = {}
+            renames: list[tuple[tuple, tuple]] = []
+            for field_name, wf_field in _ARGO_POD_FIELDS.items():
+                if field_name in t:
+                    spec[field_name] = t[field_name]
+                elif wf_field in wf:
+                    spec[field_name] = wf[wf_field]
+                    renames.append((path + (field_name,), prefix + (wf_field,)))
+            if "priorityClassName" not in spec and "priorityClassName" in wf:  # the older spelling
+                spec["priorityClassName"] = wf["priorityClassName"]
+                renames.append((path + ("priorityClassName",), prefix + ("priorityClassName",)))
+            meta: Any = t.get("metadata") if isinstance(t.get("metadata"), dict) else {}
+            pod_meta: Any = wf.get("podMetadata") if isinstance(wf.get("podMetadata"), dict) else {}
+            merged = {
+                k: {**(pod_meta.get(k) or {}), **(meta.get(k) or {})}
+                for k in ("labels", "annotations")
+                if isinstance(pod_meta.get(k) or {}, dict) and isinstance(meta.get(k) or {}, dict)
+            }
+            name = text(t.get("name"), f"templates[{i}]")
+            out.append(
+                Pod(
+                    path,
+                    spec,
+                    name,
+                    1,
+                    containers,
+                    init=listed(t.get("initContainers"), path + ("initContainers",)),
+                    volumes=listed(wf.get("volumes"), prefix + ("volumes",))
+                    + listed(t.get("volumes"), path + ("volumes",)),
+                    metadata=merged,
+                    renames=renames,
+                    shared=obj.kind in ("WorkflowTemplate", "ClusterWorkflowTemplate"),
+                )
+            )
+        return out
+
+    return build
+
+
+KINDS: dict[tuple[str, str], KindInfo] = {
+    ("argoproj.io", "CronWorkflow"): KindInfo(none, False, _argo(("spec", "workflowSpec"))),
+}
+for _kind in ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate"):
+    KINDS[("argoproj.io", _kind)] = KindInfo(none, False, _argo(("spec",)))

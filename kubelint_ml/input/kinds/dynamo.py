@@ -1,0 +1,169 @@
+"""NVIDIA Dynamo (``nvidia.com`` DynamoGraphDeployment, DynamoComponentDeployment; ai-dynamo/dynamo
+``deploy/operator/api``, v1.3, as its samples for the 1.3.1 runtime use it): in ``v1alpha1`` each ``spec.services.<name>`` is a pod whose main
+container gets the service's ``resources``; in ``v1beta1`` (the storage version) each
+``spec.components[]`` carries a native ``podTemplate`` whose container ``main`` the operator completes
+(command, env, probes; no resources). Both get the operator's ``/dev/shm``: a memory-backed emptyDir
+of 8Gi unless ``sharedMemory`` (v1alpha1: ``{disabled, size}``) or ``sharedMemorySize`` (v1beta1:
+``"0"`` disables it) says otherwise. A component's pods are ``replicas`` x ``multinode.nodeCount``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubelint_ml.input.kinds.base import KindInfo, Pod, integer, listed, none, text
+from kubelint_ml.input.objects import K8sObject, dig
+
+
+def _dynamo_resources(res: Any) -> dict:
+    """Dynamo's ``resources`` ({requests, limits}: cpu, memory, gpu, custom) as a container's."""
+    out: dict = {}
+    if not isinstance(res, dict):
+        return out
+    for part in ("requests", "limits"):
+        given = res.get(part)
+        if not isinstance(given, dict):
+            continue
+        found = {}
+        for k, v in given.items():
+            if k == "gpu":
+                found["nvidia.com/gpu"] = v
+            elif k == "custom" and isinstance(v, dict):
+                found.update(v)
+            elif k in ("cpu", "memory", "ephemeral-storage"):
+                found[k] = v
+        out[part] = found
+    return out
+
+
+DEFAULT_SHM = "8Gi"  # the operator's /dev/shm when the component does not size it
+
+
+def _pods(component: dict) -> int | None:
+    replicas = integer(component.get("replicas"), 1)
+    nodes = integer(dig(component, "multinode", "nodeCount"), 1)
+    return None if replicas is None or nodes is None else replicas * max(nodes, 1)
+
+
+def _with_shm(container: Any, volumes: list[tuple[Any, tuple]], size: Any, where: tuple) -> Any:
+    """The operator's /dev/shm (``size`` None or "0": none) added to ``volumes``, and its mount to the
+    main container unless it mounts /dev/shm itself; returns the container."""
+    if size is None or str(size).strip() in ("0", ""):
+        return container
+    volumes.append(({"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": size}}, where))
+    if not isinstance(container, dict):
+        return container
+    mounts: Any = container.get("volumeMounts")
+    mounts = mounts if isinstance(mounts, list) else []
+    if any(isinstance(m, dict) and m.get("mountPath") == "/dev/shm" for m in mounts):
+        return container
+    return {**container, "volumeMounts": [*mounts, {"name": "shared-memory", "mountPath": "/dev/shm"}]}
+
+
+def _component(obj: K8sObject, path: tuple, comp: dict, role: str) -> Pod | None:
+    """A v1beta1 component: its ``podTemplate`` with the operator's /dev/shm."""
+    tpl = comp.get("podTemplate")
+    spec = tpl.get("spec") if isinstance(tpl, dict) else None
+    if not isinstance(spec, dict):
+        return None
+    spath = path + ("podTemplate", "spec")
+    containers = listed(spec.get("containers"), spath + ("containers",))
+    volumes = listed(spec.get("volumes"), spath + ("volumes",))
+    main = next((i for i, (c, _) in enumerate(containers) if isinstance(c, dict) and c.get("name") == "main"), 0)
+    size = comp.get("sharedMemorySize", DEFAULT_SHM)
+    where = path + ("sharedMemorySize",) if "sharedMemorySize" in comp else path
+    if containers:
+        containers[main] = (_with_shm(containers[main][0], volumes, size, where), containers[main][1])
+    pod_spec = dict(spec)
+    renames: list[tuple[tuple, tuple]] = [(spath + ("metadata",), path + ("podTemplate", "metadata"))]
+    graph_priority = dig(obj.data, "spec", "priorityClassName")
+    if "priorityClassName" not in spec and isinstance(graph_priority, str) and graph_priority:
+        pod_spec["priorityClassName"] = graph_priority  # Grove's PodCliqueSet gives it to the pods
+        renames.append((spath + ("priorityClassName",), ("spec", "priorityClassName")))
+    meta = tpl.get("metadata") if isinstance(tpl, dict) else None
+    return Pod(
+        spath,
+        pod_spec,
+        role,
+        _pods(comp),
+        containers,
+        init=listed(spec.get("initContainers"), spath + ("initContainers",)),
+        volumes=volumes,
+        metadata=meta if isinstance(meta, dict) else {},
+        renames=renames,
+    )
+
+
+def _components(obj: K8sObject) -> list[Pod]:
+    comps = dig(obj.data, "spec", "components")
+    out = []
+    for i, comp in enumerate(comps if isinstance(comps, list) else []):
+        if isinstance(comp, dict):
+            pod = _component(obj, ("spec", "components", i), comp, text(comp.get("name"), f"components[{i}]"))
+            if pod is not None:
+                out.append(pod)
+    return out
+
+
+def _component_deployment(obj: K8sObject) -> list[Pod]:
+    spec = obj.data.get("spec")
+    if not isinstance(spec, dict):
+        return []
+    pod = _component(obj, ("spec",), spec, text(spec.get("name"), ""))
+    return [] if pod is None else [pod]
+
+
+def _dynamo(obj: K8sObject) -> list[Pod]:
+    if isinstance(dig(obj.data, "spec", "components"), list):
+        return _components(obj)  # v1beta1
+    services = dig(obj.data, "spec", "services")
+    if not isinstance(services, dict):
+        return []
+    out = []
+    for name in sorted(services, key=str):
+        svc = services[name]
+        if not isinstance(svc, dict):
+            continue
+        path = ("spec", "services", name)
+        extra: Any = svc.get("extraPodSpec") if isinstance(svc.get("extraPodSpec"), dict) else {}
+        main: Any = extra.get("mainContainer") if isinstance(extra.get("mainContainer"), dict) else {}
+        container = {**main, "name": text(main.get("name"), "main")}
+        container.setdefault("image", "the Dynamo runtime image")
+        own = main.get("resources") if isinstance(main.get("resources"), dict) else {}
+        res = _dynamo_resources(svc.get("resources"))
+        for part in ("requests", "limits"):
+            if isinstance(own.get(part), dict):
+                res[part] = {**res.get(part, {}), **own[part]}
+        container["resources"] = res
+        renames = [
+            (path + ("resources", "requests", "nvidia.com/gpu"), path + ("resources", "requests", "gpu")),
+            (path + ("resources", "limits", "nvidia.com/gpu"), path + ("resources", "limits", "gpu")),
+            (path + ("resources",), path + ("resources",)),
+            (path + ("metadata",), path + ("extraPodSpec",)),
+        ]
+        spec = {k: v for k, v in extra.items() if k not in ("mainContainer", "containers", "volumes", "initContainers")}
+        containers = [(container, path)] + listed(extra.get("containers"), path + ("extraPodSpec", "containers"))
+        shm: Any = svc.get("sharedMemory") if isinstance(svc.get("sharedMemory"), dict) else {}
+        size = None if shm.get("disabled") is True else shm.get("size", DEFAULT_SHM)
+        volumes = listed(extra.get("volumes"), path + ("extraPodSpec", "volumes"))
+        containers[0] = (_with_shm(container, volumes, size, path + ("sharedMemory",)), path)
+        out.append(
+            Pod(
+                path,
+                spec,
+                str(name),
+                _pods(svc),
+                containers,
+                init=listed(extra.get("initContainers"), path + ("extraPodSpec", "initContainers")),
+                volumes=volumes,
+                renames=renames + [(path + (k,), path + ("extraPodSpec", k)) for k in spec],
+                fix_note="the Dynamo operator builds the main container's resources from the service's resources "
+                "(gpu, cpu, memory): change those",
+            )
+        )
+    return out
+
+
+KINDS: dict[tuple[str, str], KindInfo] = {
+    ("nvidia.com", "DynamoGraphDeployment"): KindInfo(none, False, _dynamo),
+    ("nvidia.com", "DynamoComponentDeployment"): KindInfo(none, False, _component_deployment),
+}

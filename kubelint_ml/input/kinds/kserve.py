@@ -1,0 +1,264 @@
+"""KServe (``serving.kserve.io``; kserve/kserve v0.20): InferenceService components
+(``pkg/apis/serving/v1beta1``), ServingRuntime and ClusterServingRuntime, LLMInferenceService and
+LLMInferenceServiceConfig (``v1alpha1``/``v1alpha2``; the controller is
+``pkg/controller/v1alpha2/llmisvc``, its presets ``config/llmisvcconfig``). What is modelled, kind by
+kind, is in docs/kinds.md."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubelint_ml.input.kinds.base import (
+    DEVICE_CLASS_RESOURCE,
+    KindInfo,
+    Pod,
+    integer,
+    listed,
+    none,
+    pod_spec_at,
+    with_device_class,
+    with_resources,
+)
+from kubelint_ml.input.objects import K8sObject, dig
+
+# The model-framework specs of a v1beta1 component: one container each (KServe names it
+# kserve-container). The webhook's defaulter sets the inferenceservice-config `resource`
+# defaults on these (pkg/apis/serving/v1beta1/predictor_*.go, explainer_art.go) and on the
+# first container of a custom component; not on `model` (the runtime's resources apply).
+KSERVE_FRAMEWORKS = (
+    "sklearn",
+    "xgboost",
+    "tensorflow",
+    "pytorch",
+    "triton",
+    "onnx",
+    "huggingface",
+    "pmml",
+    "lightgbm",
+    "paddle",
+    "model",
+    "art",
+    "alibi",
+)
+
+
+_KSERVE_DEFAULTED = frozenset(KSERVE_FRAMEWORKS) - {"model", "alibi"}
+
+
+# config/configmap/inferenceservice.yaml `inferenceService.resource` as KServe ships it.
+KSERVE_REQUESTS = {"cpu": "1", "memory": "2Gi"}
+
+
+KSERVE_LIMITS = {"cpu": "1", "memory": "2Gi"}
+
+
+def _kserve_component(obj: K8sObject, path: tuple, role: str) -> Pod | None:
+    comp = dig(obj.data, *path)
+    if not isinstance(comp, dict):
+        return None
+    containers: list[tuple[Any, tuple]] = []
+    defaulted = False
+    for fw in KSERVE_FRAMEWORKS:
+        c = comp.get(fw)
+        if isinstance(c, dict):
+            data = dict(c)
+            data.setdefault("name", "kserve-container")
+            # The image is the ServingRuntime's (the model's format picks it): the pod is whole.
+            data.setdefault("image", f"{fw} serving runtime")
+            if fw in _KSERVE_DEFAULTED:
+                data = with_resources(data, KSERVE_REQUESTS, KSERVE_LIMITS)
+                defaulted = True
+            containers.append((data, path + (fw,)))
+            break
+    for i, c in enumerate(comp.get("containers") or [] if isinstance(comp.get("containers"), list) else []):
+        if i == 0 and not containers and isinstance(c, dict):
+            c = with_resources(c, KSERVE_REQUESTS, KSERVE_LIMITS)
+            defaulted = True
+        containers.append((c, path + ("containers", i)))
+    if not containers:
+        return None
+    spec = {k: v for k, v in comp.items() if k not in KSERVE_FRAMEWORKS}
+    replicas = integer(comp.get("minReplicas"), 1)
+    tpl = Pod(
+        path,
+        spec,
+        role,
+        replicas,
+        containers,
+        init=listed(comp.get("initContainers"), path + ("initContainers",)),
+        volumes=listed(comp.get("volumes"), path + ("volumes",)),
+        metadata={"labels": comp.get("labels"), "annotations": comp.get("annotations")},
+        renames=[(path + ("metadata",), path)],
+    )
+    if defaulted:
+        tpl.cache["defaults"] = "KServe's webhook sets the inferenceservice-config resource defaults"
+    return tpl
+
+
+def _inference_service(obj: K8sObject) -> list[Pod]:
+    out = []
+    for comp in ("predictor", "transformer", "explainer"):
+        tpl = _kserve_component(obj, ("spec", comp), comp)
+        if tpl is not None:
+            out.append(tpl)
+    return out
+
+
+def _serving_runtime(obj: K8sObject) -> list[Pod]:
+    out = [
+        pod_spec_at(obj, ("spec",), "", 1, shared=True),
+        pod_spec_at(obj, ("spec", "workerSpec"), "worker", None, shared=True),
+    ]
+    return [t for t in out if t is not None and t.has_containers]
+
+
+# --- LLMInferenceService -----------------------------------------------------------
+#
+# The controller (pkg/controller/v1alpha2/llmisvc/config_merge.go, combineBaseRefsConfig) merges
+# well-known LLMInferenceServiceConfig presets, then the user's baseRefs, then the service itself
+# (strategic merge: containers and volumes by name). Which preset a part gets depends on the
+# layout: prefill/decode or not, a worker or not, data parallel or pipeline parallel. What the
+# rules need of the presets, as config/llmisvcconfig/*.yaml ships them: the main container's name
+# and image, and its /dev/shm (a memory-backed emptyDir "dshm"). No preset sets resources on the
+# main container or a priorityClassName.
+LLM_IMAGE = "ghcr.io/llm-d/llm-d-cuda:v0.9.0"
+LLM_PRESETS = {  # preset -> the /dev/shm sizeLimit of its pods
+    "kserve-config-llm-template": "1Gi",
+    "kserve-config-llm-decode-template": "1Gi",
+    "kserve-config-llm-prefill-template": "1Gi",
+    "kserve-config-llm-worker-data-parallel": "8Gi",
+    "kserve-config-llm-decode-worker-data-parallel": "8Gi",
+    "kserve-config-llm-prefill-worker-data-parallel": "8Gi",
+}
+# Managed DRA (pkg/controller/v1alpha2/llmisvc/managed_dra.go): this annotation makes the controller
+# add a ResourceClaimTemplate "<name>-managed-dra" (exp-dra-device-count devices of the class, 1 by
+# default) and a pod claim "managed-device", consumed by the container named in
+# exp-dra-container-name, else the first one.
+MANAGED_DRA = "serving.kserve.io/exp-dra-device-class"
+MANAGED_DRA_CONTAINER = "serving.kserve.io/exp-dra-container-name"
+MANAGED_DRA_COUNT = "serving.kserve.io/exp-dra-device-count"
+
+
+def _parallel(parallelism: Any) -> str:
+    """``data``, ``pipeline`` or "" as ParallelismSpec.IsDataParallel / IsPipelineParallel decide."""
+    if not isinstance(parallelism, dict):
+        return ""
+    if any(isinstance(parallelism.get(k), int) and parallelism[k] > 0 for k in ("data", "dataLocal")):
+        return "data"
+    pipeline = parallelism.get("pipeline")
+    return "pipeline" if isinstance(pipeline, int) and pipeline > 0 else ""
+
+
+def _llm_preset(part: Any, parallelism: Any, which: str) -> str | None:
+    """The well-known preset of a part (``spec`` or ``spec.prefill``) for ``which`` ("" single-node,
+    "decode", "prefill"); None where the controller ships none (pipeline parallel)."""
+    if not isinstance(part, dict) or part.get("worker") is None:
+        return f"kserve-config-llm-{which + '-' if which else ''}template"
+    if _parallel(parallelism) == "data":
+        return f"kserve-config-llm-{which + '-' if which else ''}worker-data-parallel"
+    return None
+
+
+def _llm_pod(obj: K8sObject, path: tuple, role: str, replicas: int | None, preset: str | None) -> Pod | None:
+    spec = dig(obj.data, *path)
+    if spec is None and path[-1] != "template":
+        return None  # a worker the user did not ask for
+    if not isinstance(spec, dict):
+        spec = {} if spec is None else spec
+    if not isinstance(spec, dict):
+        return pod_spec_at(obj, path, role, replicas)  # the wrong type: reported as written
+    containers = listed(spec.get("containers"), path + ("containers",))
+    assumed: list[str] = []
+    shm = LLM_PRESETS.get(preset or "")
+    if preset is not None:
+        main = next((i for i, (c, _) in enumerate(containers) if isinstance(c, dict) and c.get("name") == "main"), None)
+        base = {"name": "main", "image": LLM_IMAGE}
+        if main is None:
+            containers.insert(0, (base, path))
+            assumed.append("its main container")
+        else:
+            c, cpath = containers[main]
+            if not c.get("image"):
+                assumed.append(f"image {LLM_IMAGE}")
+            containers[main] = ({**base, **c}, cpath)
+        c, cpath = containers[0 if main is None else main]
+        mounts = c.get("volumeMounts") if isinstance(c.get("volumeMounts"), list) else []
+        if not any(isinstance(m, dict) and m.get("mountPath") == "/dev/shm" for m in mounts):
+            c = {**c, "volumeMounts": [*mounts, {"name": "dshm", "mountPath": "/dev/shm"}]}
+            containers[0 if main is None else main] = (c, cpath)
+    volumes = listed(spec.get("volumes"), path + ("volumes",))
+    if shm and not any(isinstance(v, dict) and v.get("name") == "dshm" for v, _ in volumes):
+        volumes.append(({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}}, path))
+    pod_spec = dict(spec)
+    renames: list[tuple[tuple, tuple]] = [(path + ("metadata",), path)]
+    annotations = dig(obj.data, "metadata", "annotations")
+    device_class = annotations.get(MANAGED_DRA) if isinstance(annotations, dict) else None
+    if isinstance(device_class, str) and device_class.strip():
+        # KServe makes a ResourceClaimTemplate "<name>-managed-dra" of exp-dra-device-count devices of
+        # the class and has the container use it: described here as the devices it asks for.
+        where = ("metadata", "annotations", MANAGED_DRA)
+        count = annotations.get(MANAGED_DRA_COUNT)
+        devices = int(count) if isinstance(count, str) and count.strip().isdigit() else 1
+        want = annotations.get(MANAGED_DRA_CONTAINER)
+        target = next(
+            (i for i, (c, _) in enumerate(containers) if isinstance(c, dict) and (not want or c.get("name") == want)),
+            None,
+        )
+        if target is not None:
+            c, cpath = containers[target]
+            containers[target] = (with_device_class(c, device_class.strip(), devices), cpath)
+            for part in ("requests", "limits"):
+                renames.append((cpath + ("resources", part, DEVICE_CLASS_RESOURCE + device_class.strip()), where))
+        assumed.append(f"a DRA claim of device class {device_class.strip()}")
+    if isinstance(dig(obj.data, "spec", "baseRefs"), list) and dig(obj.data, "spec", "baseRefs"):
+        assumed.append("its baseRefs not read")
+    pod = Pod(
+        path,
+        pod_spec,
+        role,
+        replicas,
+        containers,
+        init=listed(spec.get("initContainers"), path + ("initContainers",)),
+        volumes=volumes,
+        renames=renames,
+    )
+    if assumed:
+        pod.cache["assumed"] = f"as KServe completes it{' with ' + preset if preset else ''}: " + ", ".join(assumed)
+    return pod
+
+
+def _llm_inference_service(obj: K8sObject) -> list[Pod]:
+    spec: Any = obj.data.get("spec") if isinstance(obj.data.get("spec"), dict) else {}
+    replicas = integer(spec.get("replicas"), 1)
+    prefill: Any = spec.get("prefill")
+    pd = isinstance(prefill, dict)
+    decode = _llm_preset(spec, spec.get("parallelism"), "decode" if pd else "")
+    out = [
+        _llm_pod(obj, ("spec", "template"), "decode" if pd else "", replicas, decode),
+        _llm_pod(obj, ("spec", "worker"), "worker", None, decode),
+    ]
+    if pd:
+        pre = _llm_preset(prefill, prefill.get("parallelism"), "prefill")
+        out.append(_llm_pod(obj, ("spec", "prefill", "template"), "prefill", integer(prefill.get("replicas"), 1), pre))
+        out.append(_llm_pod(obj, ("spec", "prefill", "worker"), "prefill-worker", None, pre))
+    return [t for t in out if t is not None and t.has_containers]
+
+
+def _llm_inference_service_config(obj: K8sObject) -> list[Pod]:
+    """A preset or a user's config: its parts as written, shared (the service sets the priority)."""
+    out = [
+        pod_spec_at(obj, ("spec", "template"), "", None, shared=True),
+        pod_spec_at(obj, ("spec", "worker"), "worker", None, shared=True),
+        pod_spec_at(obj, ("spec", "prefill", "template"), "prefill", None, shared=True),
+        pod_spec_at(obj, ("spec", "prefill", "worker"), "prefill-worker", None, shared=True),
+    ]
+    return [t for t in out if t is not None and t.has_containers]
+
+
+KINDS: dict[tuple[str, str], KindInfo] = {
+    ("serving.kserve.io", "InferenceService"): KindInfo(none, False, _inference_service),
+    ("serving.kserve.io", "ServingRuntime"): KindInfo(none, False, _serving_runtime),
+    ("serving.kserve.io", "ClusterServingRuntime"): KindInfo(none, False, _serving_runtime),
+    ("serving.kserve.io", "LLMInferenceService"): KindInfo(none, False, _llm_inference_service),
+    ("serving.kserve.io", "LLMInferenceServiceConfig"): KindInfo(none, False, _llm_inference_service_config),
+}

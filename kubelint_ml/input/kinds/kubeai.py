@@ -1,0 +1,135 @@
+"""KubeAI (``kubeai.org/v1`` Model; kubeai-project/kubeai v0.22, ``internal/modelcontroller``).
+
+A Model is one pod per replica (``replicas``, else ``minReplicas``): the container ``server`` runs
+the engine's image (``image`` when given) with ``args`` and ``env``; its resources are the
+``resourceProfile`` ``<name>:<count>``: the profile's requests and limits, each multiplied by the
+count (``model_controller.go``), and the profile's ``nodeSelector``, ``affinity`` and
+``tolerations`` are the pod's; ``priorityClassName`` is the Model's. ``/dev/shm`` is the
+memory-backed emptyDir ``dshm``, without a size (``engine_vllm.go``). The profiles are those the
+KubeAI chart ships (``charts/kubeai/values.yaml`` ``resourceProfiles``, chart 0.22.1); a cluster's
+own are given in the config (``kinds.kubeai.resourceProfiles``), merged over these by name.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kubelint_ml.input.kinds.base import KindInfo, Pod, integer, none, text
+from kubelint_ml.input.objects import K8sObject
+
+CHART_PROFILES: dict[str, dict] = {
+    "cpu": {"requests": {"cpu": 1, "memory": "2Gi"}},
+    "nvidia-gpu-t4": {"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}},
+    "nvidia-gpu-l4": {
+        "requests": {"nvidia.com/gpu": "1", "cpu": "6", "memory": "24Gi"},
+        "limits": {"nvidia.com/gpu": "1"},
+    },
+    "nvidia-gpu-l40s": {
+        "requests": {"nvidia.com/gpu": "1", "cpu": "6", "memory": "24Gi"},
+        "limits": {"nvidia.com/gpu": "1"},
+    },
+    "nvidia-gpu-h100": {"limits": {"nvidia.com/gpu": "1"}},
+    "nvidia-gpu-gh200": {"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}},
+    "nvidia-gpu-a100-80gb": {"limits": {"nvidia.com/gpu": "1"}},
+    "nvidia-gpu-a100-40gb": {"limits": {"nvidia.com/gpu": "1"}},
+    "nvidia-gpu-a16": {"limits": {"nvidia.com/gpu": "1"}},
+    "nvidia-gpu-rtx4070-8gb": {"limits": {"nvidia.com/gpu": "1"}},
+    "amd-gpu-mi300x": {"limits": {"amd.com/gpu": "1"}},
+}
+_configured: dict[str, dict] = {}
+
+
+def configure(profiles: dict | None) -> None:
+    """A cluster's own resource profiles (the config's ``kinds.kubeai.resourceProfiles``), by name
+    over the chart's; None: the chart's alone."""
+    global _configured
+    _configured = dict(profiles) if isinstance(profiles, dict) else {}
+
+
+def profile(name: str) -> dict | None:
+    found = _configured.get(name)
+    return found if isinstance(found, dict) else CHART_PROFILES.get(name)
+
+
+_NUMBER = re.compile(r"(\d+(?:\.\d+)?)([A-Za-z]*)")
+
+
+def _times(quantity: Any, count: int) -> Any:
+    """``quantity`` x ``count`` as resource.Quantity.Mul gives it (a plain number and its suffix)."""
+    if isinstance(quantity, bool):
+        return quantity
+    if isinstance(quantity, int):
+        return quantity * count
+    m = _NUMBER.fullmatch(str(quantity).strip())
+    if m is None:
+        return quantity
+    number = float(m.group(1)) * count
+    return f"{int(number) if number.is_integer() else number}{m.group(2)}"
+
+
+def _model(obj: K8sObject) -> list[Pod]:
+    spec = obj.data.get("spec")
+    if not isinstance(spec, dict):
+        return []
+    path = ("spec",)
+    container: dict = {
+        "name": "server",
+        "image": text(spec.get("image"), f"{text(spec.get('engine'), 'KubeAI')} server image"),
+    }
+    if isinstance(spec.get("args"), list):
+        container["args"] = spec["args"]
+    env = spec.get("env")
+    if isinstance(env, dict):
+        container["env"] = [{"name": str(k), "value": str(v)} for k, v in env.items()]
+    pod_spec: dict = {}
+    if "priorityClassName" in spec:
+        pod_spec["priorityClassName"] = spec["priorityClassName"]
+    raw = spec.get("resourceProfile")
+    name, _, count = raw.partition(":") if isinstance(raw, str) else ("", "", "")
+    found = profile(name) if name else None
+    if name and found is None:
+        return []  # a profile of the cluster's own: what it asks for is unknown (see accelerator-workload-not-judged)
+    if found is not None and count.isdigit():
+        container["resources"] = {
+            part: {k: _times(v, int(count)) for k, v in found[part].items()}
+            for part in ("requests", "limits")
+            if isinstance(found.get(part), dict)
+        }
+        for key in ("nodeSelector", "affinity", "tolerations"):
+            if key in found:
+                pod_spec[key] = found[key]
+    container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    replicas = integer(spec.get("replicas"), None)
+    if replicas is None:
+        replicas = integer(spec.get("minReplicas"), 1)
+    where = path + ("resourceProfile",)
+    pod = Pod(
+        path,
+        pod_spec,
+        "",
+        replicas,
+        [(container, path)],
+        volumes=[({"name": "dshm", "emptyDir": {"medium": "Memory"}}, where)],
+        renames=[
+            (path + ("resources",), where),
+            (path + ("nodeSelector",), where),
+            (path + ("tolerations",), where),
+            (path + ("affinity",), where),
+            (path + ("volumes",), where),
+            (path + ("metadata",), path),
+        ],
+    )
+    if found is not None:
+        pod.cache["assumed"] = (
+            f"resource profile {name} as {'the config' if name in _configured else 'the KubeAI chart'} defines it"
+        )
+        pod.fix_note = (
+            "KubeAI builds the container's resources from the resource profile: change resourceProfile or the profile"
+        )
+    return [pod]
+
+
+KINDS: dict[tuple[str, str], KindInfo] = {
+    ("kubeai.org", "Model"): KindInfo(none, False, _model),
+}

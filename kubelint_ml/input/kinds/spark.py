@@ -1,0 +1,102 @@
+"""Spark operator (``sparkoperator.k8s.io/v1beta2`` SparkApplication; kubeflow/spark-operator
+``api/v1beta2``, ``internal/controller/sparkapplication``): the driver's and executors' pods with
+the resources the operator computes from ``cores``, ``coreLimit``, ``memory``, ``memoryOverhead`` and
+``gpu``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubelint_ml.input.kinds.base import KindInfo, Pod, integer, listed, none
+from kubelint_ml.input.objects import K8sObject, dig
+
+_SPARK_MB = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}
+
+
+def _jvm_mib(text: Any) -> float | None:
+    """A JVM memory string ("512m", "4g", "1024") in MiB (no suffix: MiB, as spark.driver.memory)."""
+    if isinstance(text, bool) or not isinstance(text, (str, int)):
+        return None
+    t = str(text).strip().lower().removesuffix("b")
+    unit = t[-1:] if t[-1:] in _SPARK_MB else "m"
+    digits = t[:-1] if t[-1:] in _SPARK_MB else t
+    if not digits.isdigit():
+        return None
+    return int(digits) * _SPARK_MB[unit]
+
+
+def _spark_role(obj: K8sObject, role: str) -> Pod | None:
+    path = ("spec", role)
+    node = dig(obj.data, *path)
+    if not isinstance(node, dict):
+        return None
+    spec: Any = obj.data.get("spec") if isinstance(obj.data.get("spec"), dict) else {}
+    requests: dict = {}
+    limits: dict = {}
+    renames: list[tuple[tuple, tuple]] = []
+    cores = node.get("cores", 1)
+    if isinstance(cores, (int, float)) and not isinstance(cores, bool):
+        requests["cpu"] = str(cores)
+        renames.append((path + ("resources", "requests", "cpu"), path + ("cores",)))
+    if node.get("coreRequest") is not None and role == "executor":
+        requests["cpu"] = node["coreRequest"]
+        renames.append((path + ("resources", "requests", "cpu"), path + ("coreRequest",)))
+    if isinstance(node.get("coreLimit"), str):
+        limits["cpu"] = node["coreLimit"]
+        renames.append((path + ("resources", "limits", "cpu"), path + ("coreLimit",)))
+    memory = _jvm_mib(node.get("memory", "1g"))
+    if memory is not None:
+        overhead = _jvm_mib(node.get("memoryOverhead")) if node.get("memoryOverhead") is not None else None
+        if overhead is None:
+            non_jvm = spec.get("type") in ("Python", "R")
+            factor = spec.get("memoryOverheadFactor")
+            try:
+                f = float(factor) if factor is not None else (0.4 if non_jvm else 0.1)
+            except (TypeError, ValueError):
+                f = 0.1
+            overhead = max(384.0, memory * f)
+        total = f"{int(memory + overhead)}Mi"
+        requests["memory"] = limits["memory"] = total
+        for part in ("requests", "limits"):
+            renames.append((path + ("resources", part, "memory"), path + ("memory",)))
+    gpu = node.get("gpu")
+    if isinstance(gpu, dict) and isinstance(gpu.get("name"), str):
+        limits[gpu["name"]] = gpu.get("quantity", 1)
+        renames.append((path + ("resources", "limits", gpu["name"]), path + ("gpu",)))
+    container = {k: v for k, v in node.items() if k in ("image", "env", "envFrom", "volumeMounts", "securityContext")}
+    container["name"] = "spark-kubernetes-driver" if role == "driver" else "executor"
+    container.setdefault("image", spec.get("image") or "spark")
+    container["resources"] = {"requests": requests, "limits": limits}
+    pod = {
+        k: node[k]
+        for k in ("nodeSelector", "affinity", "tolerations", "schedulerName", "priorityClassName")
+        if k in node
+    }
+    if "priorityClassName" not in pod and isinstance(dig(spec, "batchSchedulerOptions", "priorityClassName"), str):
+        pod["priorityClassName"] = spec["batchSchedulerOptions"]["priorityClassName"]
+        renames.append((path + ("priorityClassName",), ("spec", "batchSchedulerOptions", "priorityClassName")))
+    renames.append((path + ("metadata",), path))
+    replicas = integer(node.get("instances"), 1) if role == "executor" else 1
+    return Pod(
+        path,
+        pod,
+        role,
+        replicas,
+        [(container, path)],
+        init=listed(node.get("initContainers"), path + ("initContainers",)),
+        volumes=listed(spec.get("volumes"), ("spec", "volumes")),
+        metadata={"labels": node.get("labels"), "annotations": node.get("annotations")},
+        renames=renames,
+        fix_note="the Spark operator builds the pod's resources from cores, coreLimit, memory, memoryOverhead and "
+        "gpu: change those",
+    )
+
+
+def _spark(obj: K8sObject) -> list[Pod]:
+    return [t for t in (_spark_role(obj, "driver"), _spark_role(obj, "executor")) if t is not None]
+
+
+KINDS: dict[tuple[str, str], KindInfo] = {
+    ("sparkoperator.k8s.io", "SparkApplication"): KindInfo(none, False, _spark),
+    ("sparkoperator.k8s.io", "ScheduledSparkApplication"): KindInfo(none, False, lambda o: []),
+}

@@ -1,0 +1,257 @@
+"""Controller projects' own samples (fixtures/controllers/, sources in PROVENANCE.md): each kind's
+pods built as its controller builds them, with the findings, at their lines, a user would defend."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "fixtures" / "controllers"
+
+
+def lint(path: Path, *extra: str) -> list[tuple[str, int, str, str]]:
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json", *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode in (0, 1), r.stderr
+    assert "Traceback" not in r.stderr
+    return sorted((f["rule"], f["line"], f["path"], f["message"]) for f in json.loads(r.stdout)["findings"])
+
+
+def rules(found: list[tuple[str, int, str, str]]) -> list[tuple[str, int, str]]:
+    return [(rule, line, path) for rule, line, path, _ in found]
+
+
+# --- KServe LLMInferenceService --------------------------------------------------------
+
+
+def test_llm_inference_service_gets_the_presets_image_and_is_judged() -> None:
+    found = lint(SAMPLES / "kserve" / "llm-inference-service-qwen2-7b-gpu.yaml")
+    # the template's main container has no image: KServe's preset gives it one, so the pod is whole
+    assert rules(found) == [("missing-priority-class", 16, "spec.template")]
+    assert "kserve-config-llm-template: image ghcr.io/llm-d/llm-d-cuda:v0.9.0" in found[0][3]
+
+
+def test_llm_inference_service_prefill_and_decode_get_their_own_presets() -> None:
+    found = lint(SAMPLES / "kserve" / "llm-inference-service-pd-qwen2-7b-gpu.yaml")
+    assert rules(found) == [
+        ("missing-priority-class", 19, "spec.template"),
+        ("missing-priority-class", 76, "spec.prefill.template"),
+    ]
+    assert "kserve-config-llm-decode-template" in found[0][3]
+    assert "kserve-config-llm-prefill-template" in found[1][3]
+
+
+def test_llm_inference_service_data_parallel_workers() -> None:
+    found = lint(SAMPLES / "kserve" / "llm-inference-service-dp-ep-deepseek-r1-gpu-deepep-ht.yaml")
+    assert rules(found) == [
+        ("missing-priority-class", 26, "spec.template"),
+        ("missing-priority-class", 109, "spec.worker"),
+    ]
+    assert all("kserve-config-llm-worker-data-parallel" in f[3] for f in found)
+
+
+def test_managed_dra_annotation_makes_a_gpu_pod(tmp_path: Path) -> None:
+    # No GPU in the template: the exp-dra-device-class annotation makes KServe add a claim.
+    sample = SAMPLES / "kserve" / "llm-inference-service-managed-dra-minimal.yaml"
+    found = lint(sample)
+    assert rules(found) == [("missing-priority-class", 18, "spec.template")]
+    assert "a DRA claim of device class gpu.nvidia.com" in found[0][3]
+    # without it, a CPU pod: the priority rule leaves it alone
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(sample.read_text().replace("serving.kserve.io/exp-dra-device-class", "example.com/note"))
+    assert lint(plain) == []
+
+
+# --- NVIDIA Dynamo v1beta1 -----------------------------------------------------------
+
+
+def test_dynamo_v1beta1_components_are_judged_from_their_pod_templates() -> None:
+    found = rules(lint(SAMPLES / "dynamo" / "v1beta1-agg.yaml"))
+    worker = "spec.components[1].podTemplate"
+    assert ("besteffort-qos", 24, f"{worker}.spec") in found
+    assert ("missing-priority-class", 24, f"{worker}.spec") in found
+    assert ("missing-memory-limit", 39, f"{worker}.spec.containers[0].resources.limits") in found
+    assert ("missing-memory-request", 41, f"{worker}.spec.containers[0].resources.requests") in found
+    assert not [f for f in found if f[0] == "accelerator-workload-not-judged"]
+
+
+def test_dynamo_v1beta1_multinode_workers() -> None:
+    found = rules(lint(SAMPLES / "dynamo" / "v1beta1-disagg-multinode.yaml"))
+    for line, i in ((31, 1), (61, 2)):
+        assert ("missing-priority-class", line, f"spec.components[{i}].podTemplate.spec") in found
+
+
+def test_dynamo_shared_memory_and_graph_priority(tmp_path: Path) -> None:
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.workloads import pod_templates
+
+    text = (SAMPLES / "dynamo" / "v1beta1-disagg-multinode.yaml").read_text()
+    text = text.replace("spec:\n  components:", "spec:\n  priorityClassName: inference\n  components:", 1)
+    text = text.replace("    name: prefill\n", '    name: prefill\n    sharedMemorySize: "0"\n', 1)
+    [doc] = load(text.encode()).documents
+    [obj] = unpack(doc, "x.yaml").objects
+    frontend, decode, prefill = pod_templates(obj)
+    assert (decode.role, decode.replicas) == ("decode", 2)  # replicas x multinode.nodeCount
+    assert [v.data["emptyDir"] for v in decode.volumes] == [{"medium": "Memory", "sizeLimit": "8Gi"}]
+    assert {"name": "shared-memory", "mountPath": "/dev/shm"} in decode.containers[0].data["volumeMounts"]
+    assert prefill.volumes == []
+    assert decode.spec["priorityClassName"] == "inference"
+    assert decode.real_path(decode.spec_path + ("priorityClassName",)) == ("spec", "priorityClassName")
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    assert not [f for f in lint(path) if f[0] == "missing-priority-class"]
+
+
+# --- NVIDIA NIM Operator -----------------------------------------------------------------
+
+
+def test_nim_service_basic_sample() -> None:
+    found = rules(lint(SAMPLES / "nim" / "standalone-basic-llm.yaml"))
+    assert found == [
+        ("besteffort-qos", 32, "spec"),
+        ("emptydir-memory-unbounded", 32, "spec"),  # dshm: no sharedMemorySizeLimit, no memory limit
+        ("missing-memory-limit", 46, "spec.resources.limits"),
+        ("missing-memory-request", 45, "spec.resources"),
+        ("missing-priority-class", 32, "spec"),
+    ]
+
+
+def test_nim_service_dra_resources_make_an_accelerator_pod() -> None:
+    found = lint(SAMPLES / "nim" / "advanced-dra-manual-llm.yaml")
+    assert ("missing-memory-limit", 49, "spec") in rules(found)
+    # the claim template in the file asks for devices of class gpu.nvidia.com: GPUs
+    assert all("(GPU pod)" in m for r, _, _, m in found if r == "missing-memory-limit")
+
+
+def test_nim_pipeline_services_are_nim_services() -> None:
+    found = rules(lint(SAMPLES / "nim" / "rag-rag-pipeline.yaml"))
+    assert [f for f in found if f[0] == "missing-priority-class"] == [
+        ("missing-priority-class", 11, "spec.services[0].spec"),
+        ("missing-priority-class", 33, "spec.services[1].spec"),
+        ("missing-priority-class", 57, "spec.services[2].spec"),
+    ]
+    assert ("missing-memory-limit", 47, "spec.services[1].spec.resources.limits") in found
+
+
+def test_nim_service_gets_a_gpu_from_the_operator(tmp_path: Path) -> None:
+    path = tmp_path / "nim.yaml"
+    path.write_text(
+        "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nmetadata:\n  name: llm\nspec:\n"
+        "  image:\n    repository: nvcr.io/nim/meta/llama-3.1-8b-instruct\n    tag: '1.3'\n"
+        "  priorityClassName: serving\n  storage:\n    sharedMemorySizeLimit: 16Gi\n"
+        "  resources:\n    requests: {cpu: '4', memory: 16Gi}\n    limits: {cpu: '4', memory: 16Gi}\n"
+    )
+    found = lint(path)
+    # no GPU written: the operator assigns one; sized, prioritised, its /dev/shm bounded: nothing to say
+    assert found == []
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.workloads import pod_templates
+
+    [doc] = load(path.read_bytes()).documents
+    [tpl] = pod_templates(unpack(doc, "nim.yaml").objects[0])
+    [c] = tpl.containers
+    assert (c.name, c.data["image"]) == ("llm-ctr", "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3")
+    assert c.resources["limits"]["nvidia.com/gpu"] == 1
+    assert tpl.volumes[0].data == {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}
+    assert "nvidia.com/gpu: 1" in tpl.cache["assumed"]
+
+
+# --- KubeAI ------------------------------------------------------------------------------
+
+
+def test_kubeai_model_resources_from_the_charts_profile() -> None:
+    found = lint(SAMPLES / "kubeai" / "llama-3.1-8b-instruct-fp8-l4.yaml")
+    # nvidia-gpu-l4:1 requests 6 cpu and 24Gi but limits only the GPU: no memory limit
+    assert rules(found) == [
+        ("emptydir-memory-unbounded", 17, "spec.resourceProfile"),
+        ("missing-memory-limit", 17, "spec.resourceProfile"),
+        ("missing-priority-class", 7, "spec"),
+    ]
+    assert all("resource profile nvidia-gpu-l4 as the KubeAI chart defines it" in m for *_, m in found)
+
+
+def test_kubeai_amd_profile_is_a_gpu_pod() -> None:
+    found = rules(lint(SAMPLES / "kubeai" / "llama-3.1-70b-instruct-fp8-mi300x.yaml"))
+    assert ("besteffort-qos", 7, "spec") in found  # amd-gpu-mi300x limits amd.com/gpu alone
+    assert ("missing-priority-class", 7, "spec") in found
+
+
+def test_kubeai_unknown_profile_is_not_judged_and_says_so(tmp_path: Path) -> None:
+    sample = SAMPLES / "kubeai" / "gemma-2b-it-tpu.yaml"
+    found = lint(sample)
+    assert rules(found) == [("accelerator-workload-not-judged", 14, "spec.resourceProfile")]
+    # the cluster's profile in the config: judged with it
+    config = tmp_path / ".kubelint-ml.yaml"
+    config.write_text(
+        "kinds:\n  kubeai:\n    resourceProfiles:\n      google-tpu-v5e-1x1:\n"
+        "        limits: {google.com/tpu: 1, memory: 8Gi}\n        requests: {google.com/tpu: 1, memory: 8Gi, cpu: 2}\n"
+    )
+    found = lint(sample, "--config", str(config))
+    assert rules(found) == [("missing-priority-class", 7, "spec")]
+    assert "resource profile google-tpu-v5e-1x1 as the config defines it" in found[0][3]
+
+
+def test_kubeai_profile_count_multiplies_the_profile() -> None:
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.workloads import pod_templates
+
+    text = b"apiVersion: kubeai.org/v1\nkind: Model\nmetadata: {name: m}\nspec: {resourceProfile: 'nvidia-gpu-l4:4'}\n"
+    [doc] = load(text).documents
+    [tpl] = pod_templates(unpack(doc, "m.yaml").objects[0])
+    assert tpl.containers[0].resources == {
+        "requests": {"nvidia.com/gpu": "4", "cpu": "24", "memory": "96Gi"},
+        "limits": {"nvidia.com/gpu": "4"},
+    }
+
+
+# --- AIBrix ------------------------------------------------------------------------------
+
+
+def test_aibrix_storm_service_roles() -> None:
+    found = rules(lint(SAMPLES / "aibrix" / "stormservice-vllm-1p1d.yaml"))
+    for line, i in ((38, 0), (117, 1)):
+        assert ("missing-priority-class", line, f"spec.template.spec.roles[{i}].template.spec") in found
+        assert ("besteffort-qos", line, f"spec.template.spec.roles[{i}].template.spec") in found
+    assert (
+        "missing-memory-limit",
+        84,
+        "spec.template.spec.roles[0].template.spec.containers[0].resources.limits",
+    ) in found
+
+
+def test_aibrix_ray_cluster_fleet() -> None:
+    found = rules(lint(SAMPLES / "aibrix" / "rayclusterfleet.yaml"))
+    assert found == [
+        ("missing-memory-limit", 50, "spec.template.spec.headGroupSpec.template.spec.containers[0].resources.limits"),
+        (
+            "missing-memory-request",
+            53,
+            "spec.template.spec.headGroupSpec.template.spec.containers[0].resources.requests",
+        ),
+        ("missing-priority-class", 31, "spec.template.spec.headGroupSpec.template.spec"),
+    ]
+
+
+def test_aibrix_pod_counts() -> None:
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.workloads import pod_templates
+
+    text = (
+        b"apiVersion: orchestration.aibrix.ai/v1alpha1\nkind: StormService\nmetadata: {name: s}\nspec:\n"
+        b"  replicas: 3\n  template:\n    spec:\n      roles:\n      - name: prefill\n        replicas: 2\n"
+        b"        podGroupSize: 4\n        template:\n          spec:\n            containers: [{name: c, image: i}]\n"
+    )
+    [doc] = load(text).documents
+    [tpl] = pod_templates(unpack(doc, "s.yaml").objects[0])
+    assert (tpl.role, tpl.replicas, tpl.found_by_search) == ("prefill", 24, False)
