@@ -612,6 +612,7 @@ def audit(
     except AuditError as e:
         _fail(str(e))
     result.warnings.extend(warnings)
+    source = list(paths) or [f"kubectl ({'context ' + context_name if context_name else 'the current context'})"]
     _report(
         result,
         formats,
@@ -620,6 +621,7 @@ def audit(
         quiet=quiet,
         verbose=verbose,
         color=not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty(),
+        context={"inputs": source, "command": "audit"} if "html" in formats else None,  # the HTML page says what
     )
     if not quiet and summary:
         table = render_summary(summary)
