@@ -22,7 +22,12 @@ many times the Job was linted again after the burst, peak memory.
     python bench/lsp.py --edits 20000   # memory over a long session
     python bench/lsp.py --case pods     # the 1,000-Pod buffer
     python bench/lsp.py --case crds     # 100 CRDs of 1 MB (about 100 MB written under a temporary folder)
+    python bench/lsp.py --case policies # 1,000 keystrokes with Rego, Gatekeeper and CEL policies
     python bench/lsp.py --case all
+
+``policies``: the conftest and Gatekeeper fixtures (Rego, Gatekeeper Rego and CEL templates)
+configured, ``--keystrokes`` edits of a Job, each linted: p50/p95, memory after 100 and at the end,
+the policy helper processes left, errors about an engine used across threads.
 
 The last line is JSON: the results of each case run, by name.
 """
@@ -220,6 +225,49 @@ def pods_case(n: int, moves: int) -> dict:
     }
 
 
+def policies_case(keystrokes: int) -> dict:
+    """Rego, Gatekeeper and CEL policies configured: ``keystrokes`` edits of a Job, each linted."""
+    work = Path(tempfile.mkdtemp())
+    pol = ROOT / "fixtures" / "policies"
+    (work / ".kubelint-ml.yaml").write_text(f"rules: [{pol / 'conftest'}, {pol / 'gatekeeper'}]\n")
+    text = (pol / "manifests" / "train.yaml").read_text()
+    path = work / "train.yaml"
+    path.write_text(text)
+    uri = path.as_uri()
+    client = raw_client(work)
+    took, rss = [], {}
+    try:
+        client.initialize(work)
+        client.open(uri, text)
+        client.diagnostics(uri, 1, timeout=120)
+        for v in range(2, keystrokes + 2):
+            t = time.perf_counter()
+            client.change(uri, v, [{"text": text.replace("name: train-llm", f"name: train-llm-{v}", 1)}])
+            client.diagnostics(uri, v, timeout=120)
+            took.append((time.perf_counter() - t) * 1000)
+            if v - 1 in (100, keystrokes):
+                rss[v - 1] = rss_mib(client.proc.pid)[0]
+        sys.path.insert(0, str(ROOT / "tests"))
+        from lsp_raw import children
+
+        helpers = len(children(client.proc.pid))
+        peak = rss_mib(client.proc.pid)[1]
+        client.stop(60)
+        unsendable = client.stderr.count(b"unsendable")
+    finally:
+        client.kill()
+    return {
+        "keystrokes": keystrokes,
+        "diagnostics_p50_ms": pct(took, 0.5),
+        "diagnostics_p95_ms": pct(took, 0.95),
+        "rss_mib_at_100": round(rss.get(100, 0.0), 1),
+        "rss_mib_at_end": round(rss.get(keystrokes, 0.0), 1),
+        "peak_mib": round(peak, 1),
+        "helper_processes": helpers,
+        "unsendable_errors": unsendable,
+    }
+
+
 def crd(i: int, mb: float) -> str:
     """A CustomResourceDefinition of about ``mb`` MB: a schema with many properties."""
     head = (
@@ -298,7 +346,8 @@ def crds_case(n: int, mb: float) -> dict:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--case", choices=["edits", "pods", "crds", "all"], default="edits")
+    parser.add_argument("--case", choices=["edits", "pods", "crds", "policies", "all"], default="edits")
+    parser.add_argument("--keystrokes", type=int, default=1000)
     parser.add_argument("--edits", type=int, default=200)
     parser.add_argument("--pods", type=int, default=1000)
     parser.add_argument("--moves", type=int, default=40)
@@ -327,5 +376,13 @@ if __name__ == "__main__":
             f"{r['crds']} CRDs of {r['crd_mb']} MB: indexed {r['index_ms']} ms (peak {r['index_peak_mib']} MiB); hover "
             f"during 5 keystrokes in one CRD {r['hover_p50_ms']} ms p50, {r['hover_p95_ms']} ms p95; the dependent Job "
             f"linted again {r['dependent_relints']} time(s); peak {r['peak_mib']} MiB"
+        )
+    if args.case in ("policies", "all"):
+        r = results["policies"] = policies_case(args.keystrokes)
+        print(
+            f"{r['keystrokes']} keystrokes with Rego, Gatekeeper and CEL policies: diagnostics {r['diagnostics_p50_ms']} ms "
+            f"p50, {r['diagnostics_p95_ms']} ms p95; RSS {r['rss_mib_at_100']} MiB after 100, {r['rss_mib_at_end']} MiB "
+            f"at the end (peak {r['peak_mib']}); {r['helper_processes']} helper process(es); "
+            f"{r['unsendable_errors']} engine-thread errors"
         )
     print(json.dumps(results))

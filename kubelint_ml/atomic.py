@@ -8,7 +8,9 @@ system, so the rename is atomic), flushed to disk, given the mode of the file
 it replaces (or the umask's default for a new file), and renamed over it. If
 anything stops the write (an error, Ctrl-C, SIGTERM turned into an exception),
 the temporary file is removed and the old file is left as it was. A symlink
-is followed: the file it points to is replaced, the link stays.
+is followed: the file it points to is replaced, the link stays. A target that is
+not a regular file (``/dev/null``, ``/dev/stdout``, a named pipe) is written to in
+place, never replaced.
 """
 
 from __future__ import annotations
@@ -41,9 +43,17 @@ def write_atomic(
     target = os.path.realpath(path) if os.path.islink(path) else path
     directory = os.path.dirname(os.path.abspath(target))
     try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
+        st = os.stat(target)
+        mode = stat.S_IMODE(st.st_mode)
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
+    else:
+        if not stat.S_ISREG(st.st_mode):
+            # A device, a pipe or a terminal (`--output /dev/null`, `/dev/stdout`, a FIFO): written to
+            # as it is. A rename would put a regular file in its place (for root, even in /dev).
+            with open(target, "w", encoding=encoding, newline=newline) as fh:
+                write(fh)
+            return
     base = os.path.basename(target)
     import tempfile  # here: a run that writes nothing does not pay for it (5 ms of start-up)
 

@@ -58,11 +58,13 @@ def select_rules(
         _fail(str(e))
 
 
-def _load_config(path: str | None) -> Any:
+def _load_config(path: str | None, start: str | None = None) -> Any:
     from kubelint_ml.run.config import ConfigError, find_config, load_config
 
     try:
-        found = path if path else find_config()
+        while start and not os.path.isdir(start):  # a name given to piped input need not exist
+            start = os.path.dirname(start) if os.path.dirname(start) != start else None
+        found = path if path else find_config(start)
         return load_config(found)
     except ConfigError as e:
         _fail(str(e))
@@ -178,6 +180,17 @@ def main() -> None:
     "--helm-set", multiple=True, help="KEY=VALUE for the charts among the paths (helm template --set; repeatable)."
 )
 @click.option(
+    "--respect-gitignore/--no-respect-gitignore",
+    default=None,
+    help="Skip what .gitignore files and .git/info/exclude ignore when walking directories [default: on].",
+)
+@click.option(
+    "--stdin-filename",
+    metavar="NAME",
+    help="Show standard input as NAME in findings; excludes and the config found from NAME's directory apply.",
+)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings reach the fail level.")
+@click.option(
     "--html-base-url",
     metavar="URL",
     help="With --format html: link each finding to BASE/<file>#L<line> (e.g. the repository's blob URL; "
@@ -214,6 +227,9 @@ def check(
     combine: bool = False,
     statistics: bool = False,
     show_builtin_errors: bool = False,
+    respect_gitignore: bool | None = None,
+    stdin_filename: str | None = None,
+    exit_zero: bool = False,
     html_base_url: str | None = None,
     **fix_args: Any,
 ) -> None:
@@ -225,11 +241,13 @@ def check(
     from kubelint_ml.run.inputs import RunInputs
 
     if not paths:
-        _fail("no paths given (try `kubelint-ml check .`)")
+        paths = ("-",) if stdin_filename else (".",)
     if len(outputs) > max(1, len(formats)):
         _fail("each --output needs a --format before it")
     formats = formats or ("text",)
-    config = _load_config(config_path)
+    config = _load_config(config_path, os.path.dirname(os.path.abspath(stdin_filename)) if stdin_filename else None)
+    if respect_gitignore is not None:
+        config.respect_gitignore = respect_gitignore
     level = fail_level or config.fail_level or "error"
     policies = load_policies(
         list(config.rules_dirs) + list(rules_dirs) + list(policy_paths),
@@ -265,6 +283,7 @@ def check(
         render=render_options(config, helm_values, helm_set),
         context=context_paths,
         resolve_fixes=any(fmt in ("json", "sarif", "html") for fmt in formats) and not write_baseline,
+        stdin_name=stdin_filename,
     )
     result, notes = _lint(list(paths), inputs, session)
     if write_baseline:
@@ -286,7 +305,7 @@ def check(
     )
     if verbose:
         _print_notes(notes)
-    sys.exit(2 if session.get("fix_errors") else 1 if result.failed() else 0)
+    sys.exit(2 if session.get("fix_errors") else 1 if result.failed() and not exit_zero else 0)
 
 
 def _jobs(jobs: int) -> int:
@@ -593,6 +612,7 @@ def audit(
     except AuditError as e:
         _fail(str(e))
     result.warnings.extend(warnings)
+    source = list(paths) or [f"kubectl ({'context ' + context_name if context_name else 'the current context'})"]
     _report(
         result,
         formats,
@@ -601,6 +621,7 @@ def audit(
         quiet=quiet,
         verbose=verbose,
         color=not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty(),
+        context={"inputs": source, "command": "audit"} if "html" in formats else None,  # the HTML page says what
     )
     if not quiet and summary:
         table = render_summary(summary)

@@ -175,3 +175,17 @@ class RawClient:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(5)
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (the server's policy helpers)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out

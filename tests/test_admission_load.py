@@ -48,6 +48,7 @@ def test_a_review_that_takes_too_long_is_denied_by_default(stack, tmp_path: Path
         assert resp["allowed"] is True and "review took longer than 0.2 s" in resp["warnings"][0]
 
 
+@pytest.mark.slow  # a load test: seconds of CPU
 def test_many_large_objects_at_once_none_admitted_and_memory_inside_the_limit(stack, tmp_path: Path) -> None:
     """Eight 1.5 MB Pods the rules deny, sent at once, with the server held to 256 MiB: each is
     denied (judged, or refused in time for want of memory), and the server's peak stays under it."""
@@ -100,3 +101,50 @@ def test_once_denied_a_template_of_many_containers_is_not_judged_further() -> No
     text = json.dumps(big_pod(101)).encode()
     found = lint_text(text, policy.engine.rules)
     assert sum(f.rule == "missing-memory-limit" for f in found) == 101
+
+
+def test_memory_limit_from_the_cgroup_named_in_proc_self_cgroup(tmp_path) -> None:
+    """The limit of the process's own cgroup or of one above it (systemd's MemoryMax on the unit or
+    its slice), on cgroup v2 and v1; a runtime's namespace root; else 1 GiB."""
+    from kubelint_ml.admission.app import DEFAULT_MEMORY_BYTES
+
+    def tree(files: dict[str, str], proc: str) -> tuple[str, str]:
+        root = tmp_path / f"t{len(list(tmp_path.iterdir()))}"
+        for rel, text in files.items():
+            (root / "fs" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / "fs" / rel).write_text(text + "\n")
+        (root / "cgroup").parent.mkdir(parents=True, exist_ok=True)
+        (root / "cgroup").write_text(proc)
+        return str(root / "cgroup"), str(root / "fs")
+
+    # v2, under systemd: the service says max, its slice 512 MiB.
+    proc, fs = tree(
+        {
+            "memory.max": "max",
+            "system.slice/memory.max": str(512 << 20),
+            "system.slice/kubelint.service/memory.max": "max",
+        },
+        "0::/system.slice/kubelint.service\n",
+    )
+    assert memory_limit(None, proc, fs) == 512 << 20
+    # v1: the container's own cgroup, below the pod's.
+    proc, fs = tree(
+        {
+            "memory/memory.limit_in_bytes": "9223372036854771712",
+            "memory/kubepods/pod1/memory.limit_in_bytes": str(1 << 30),
+            "memory/kubepods/pod1/ctr/memory.limit_in_bytes": str(256 << 20),
+        },
+        "12:pids:/kubepods/pod1/ctr\n4:memory:/kubepods/pod1/ctr\n1:name=systemd:/kubepods/pod1/ctr\n",
+    )
+    assert memory_limit(None, proc, fs) == 256 << 20
+    # A container runtime with its own cgroup namespace: the path is / and the limit at the root.
+    proc, fs = tree({"memory.max": str(300 << 20)}, "0::/\n")
+    assert memory_limit(None, proc, fs) == 300 << 20
+    # A path this view does not mount: the levels that exist are read.
+    proc, fs = tree({"memory.max": str(200 << 20)}, "0::/kubepods.slice/elsewhere\n")
+    assert memory_limit(None, proc, fs) == 200 << 20
+    # No limit anywhere.
+    proc, fs = tree({"memory.max": "max"}, "0::/user.slice\n")
+    assert memory_limit(None, proc, fs) == DEFAULT_MEMORY_BYTES
+    # The setting wins.
+    assert memory_limit(123, proc, fs) == 123

@@ -17,7 +17,12 @@ import pytest
 import yaml
 from webhook import ROOT, Webhook, make_cert, need_server_stack, review_body, write_config
 
-CONTEXT_KINDS = {"PriorityClass", "WorkloadPriorityClass", "KubeletConfiguration", "CustomResourceDefinition"}
+from kubelint_ml.engine import context
+
+# The kinds whose objects a run reads as facts for other objects (PriorityClasses, DRA claims, Nodes,
+# LimitRanges, queues, TrainJobs...): serve knows them only from its context files, so they are left out
+# of both sides of the comparison.
+CONTEXT_KINDS = set(context.CONTEXT_KINDS)
 
 PROFILE_CONFIG = {
     "profile": {

@@ -102,11 +102,12 @@ def test_export_writes_a_policy_and_binding_per_exportable_rule():
         ("batch", "jobs"),
         ("kubeflow.org", "pytorchjobs"),
         ("batch.volcano.sh", "jobs"),
+        ("batch.volcano.sh", "cronjobs"),
         ("", "pods"),
         ("ray.io", "rayclusters"),
         ("jobset.x-k8s.io", "jobsets"),
     } <= resources
-    assert len(cap["spec"]["validations"]) == 25  # one per kind with pod templates
+    assert len(cap["spec"]["validations"]) == 26  # one per kind with pod templates
     # the rules not exported, with the reason
     assert "#   priority-class-known: reads `objects`" in out
     assert "#   shm-too-small-for-workers: process counts read from command lines" in out
@@ -115,7 +116,8 @@ def test_export_writes_a_policy_and_binding_per_exportable_rule():
     from kubelint_ml.engine.api import PSEUDO_RULES
 
     enabled = len(load_policy(str(CONFIG)).engine.rules)
-    assert f"15 rule(s) exported as 17 policies; {enabled - 15 + len(PSEUDO_RULES)} not exported" in err
+    # the usage rules, not run without a usage source, are listed too
+    assert f"15 rule(s) exported as 17 policies; {enabled - 15 + 4 + len(PSEUDO_RULES)} not exported" in err
     restart = next(
         d
         for d in docs
@@ -152,10 +154,23 @@ def test_policies_and_usage_rules_are_listed_with_the_reason(tmp_path):
         assert listed[rid].startswith("a Rego rule: the API server evaluates CEL only")
     assert listed["K8sGpuJobDeadline/gpu-jobs-end"].startswith("a Gatekeeper constraint with a Rego template")
     assert "generateVAP" in listed["K8sTeamLabel/known-team"]
-    for rid in ("memory-limit-below-peak", "memory-request-below-median", "gpu-memory-underused"):
+    usage_rules = (
+        "memory-limit-below-peak",
+        "memory-request-above-usage",
+        "memory-request-below-median",
+        "gpu-memory-underused",
+    )
+    for rid in usage_rules:
         assert listed[rid].startswith("observed usage")
-    # 26 built-ins, 4 usage rules, 5 Rego rules, 2 constraints, 6 pseudo-rules
-    assert "10 rule(s) exported as 12 policies; 43 not exported" in err
+    # the built-ins, 4 usage rules, 5 Rego rules, 2 constraints, 7 pseudo-rules
+    assert "10 rule(s) exported as 12 policies; 45 not exported" in err
+    # Without a usage source, the usage rules are not run, but the export still lists all four.
+    config.write_text(yaml.safe_dump({}))
+    code, _, out, err = _export(config)
+    listed = dict(line[4:].split(": ", 1) for line in out.splitlines() if line.startswith("#   "))
+    assert code == 0 and {rid for rid in usage_rules if listed.get(rid, "").startswith("observed usage")} == set(
+        usage_rules
+    )
 
 
 @needs_cel
@@ -497,7 +512,7 @@ def test_builtin_policies_name_the_pod_templates_once(tmp_path):
             '  "batch/Job": (has(object.spec) && has(object.spec.template) ? [object.spec.template] : []),' in templates
         )
         assert '  "/Pod": [object],' in templates
-        assert len(templates) == 2 + 25  # one line per kind with pod templates
+        assert len(templates) == 2 + 26  # one line per kind with pod templates
         assert spec["validations"] == [
             {
                 "expression": "size(variables.failures) == 0",
@@ -647,7 +662,19 @@ def _random_objects(seed: int, count: int) -> list[dict]:
 
     def obj():
         kind = rnd.choice(
-            ["Pod", "Job", "CronJob", "Deployment", "PyTorchJob", "JobSet", "RayJob", "Volcano", "Runtime", "LWS"]
+            [
+                "Pod",
+                "Job",
+                "CronJob",
+                "Deployment",
+                "PyTorchJob",
+                "JobSet",
+                "RayJob",
+                "Volcano",
+                "VolcanoCron",
+                "Runtime",
+                "LWS",
+            ]
         )
         if kind == "Pod":
             return {"apiVersion": "v1", "kind": "Pod", "metadata": meta("p"), "spec": spec()}
@@ -708,6 +735,16 @@ def _random_objects(seed: int, count: int) -> list[dict]:
             if rnd.random() < 0.3:
                 o["spec"]["priorityClassName"] = "p"
             return o
+        if kind == "VolcanoCron":
+            job = {"tasks": [{"name": "t", "template": tpl()}, {"name": "u", "template": tpl()}]}
+            if rnd.random() < 0.3:
+                job["priorityClassName"] = "p"
+            return {
+                "apiVersion": "batch.volcano.sh/v1alpha1",
+                "kind": "CronJob",
+                "metadata": meta("vc"),
+                "spec": {"schedule": "@daily", "jobTemplate": {"spec": job}},
+            }
         lwt = {"leaderTemplate": tpl(), "workerTemplate": tpl()}
         return {
             "apiVersion": "leaderworkerset.x-k8s.io/v1",
@@ -740,6 +777,94 @@ def test_builtin_policies_give_serves_verdict(corpus):
     assert judged > 500
     for name, c in counts.items():  # every policy is seen admitting and refusing
         assert c[True] > 20 and c[False] > 3, (name, c)
+
+
+CRD_TEAM_RULE = """id: team-label
+severity: error
+title: Training jobs carry a team label
+description: Cost reports group GPU hours by the team label.
+remediation: Add metadata.labels.team.
+scope: {unit: object, kinds: [KINDS]}
+check:
+  cel: "has(object.metadata.labels) && 'team' in object.metadata.labels"
+  message: no team label
+examples:
+  fail:
+    - manifest: |
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: j}
+        spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}
+      findings: [{line: 1}]
+  pass:
+    - manifest: |
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: j, labels: {team: a}}
+        spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}
+"""
+
+
+@needs_cel
+def test_custom_rule_scoped_to_kinds_matches_only_their_resources(tmp_path):
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    crd = tmp_path / "crd.yaml"
+    crd.write_text(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: notebooks.kubeflow.org}\n"
+        "spec:\n  group: kubeflow.org\n  names: {kind: Notebook, plural: notebooks, singular: notebook}\n"
+        "  scope: Namespaced\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n"
+    )
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"rules": [str(rules)], "context": [str(crd)]}))
+
+    def exported(kinds: str):
+        (rules / "team-label.yaml").write_text(CRD_TEAM_RULE.replace("KINDS", kinds))
+        code, docs, out, err = _export(config)
+        assert code == 0, err
+        policy = next(
+            (
+                d
+                for d in docs
+                if d["metadata"]["name"] == "kubelint-ml-team-label" and d["kind"] == "ValidatingAdmissionPolicy"
+            ),
+            None,
+        )
+        listed = dict(line[4:].split(": ", 1) for line in out.splitlines() if line.startswith("#   "))
+        return policy, listed
+
+    policy, _ = exported("Job, kubeflow.org/PyTorchJob")
+    # A bare kind names it in every group the tool knows it in (as `check` reads it): batch and Volcano.
+    assert policy["spec"]["matchConstraints"]["resourceRules"] == [
+        {"apiGroups": ["batch"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["jobs"]},
+        {
+            "apiGroups": ["batch.volcano.sh"],
+            "apiVersions": ["*"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["jobs"],
+        },
+        {
+            "apiGroups": ["kubeflow.org"],
+            "apiVersions": ["*"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["pytorchjobs"],
+        },
+    ]
+    assert policy["spec"]["failurePolicy"] == "Fail"
+    # The plural of a custom kind comes from its CRD among the context files.
+    policy, _ = exported("batch/Job, kubeflow.org/Notebook")
+    assert [(r["apiGroups"], r["resources"]) for r in policy["spec"]["matchConstraints"]["resourceRules"]] == [
+        (["batch"], ["jobs"]),
+        (["kubeflow.org"], ["notebooks"]),
+    ]
+    # A kind whose plural is unknown is named, never widened to every resource.
+    policy, listed = exported("batch/Job, example.com/Widget")
+    assert [(r["apiGroups"], r["resources"]) for r in policy["spec"]["matchConstraints"]["resourceRules"]] == [
+        (["batch"], ["jobs"])
+    ]
+    assert listed["team-label (example.com/Widget)"].startswith("no resource (plural) known for example.com/Widget")
+    policy, listed = exported("example.com/Widget")
+    assert policy is None and listed["team-label"].startswith("no resource (plural) known for example.com/Widget")
 
 
 DRA_CONTEXT = """\

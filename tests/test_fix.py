@@ -74,6 +74,25 @@ def test_golden(tmp_path: Path, name: str) -> None:
     assert target.read_bytes() == got
 
 
+@pytest.mark.parametrize("name", [n for n in CASES if b"\r\n" not in (FIX / n).read_bytes()])
+def test_golden_with_cr_only_line_ends(tmp_path: Path, name: str) -> None:
+    """A file whose lines end in a lone CR (a line break for YAML, as for LSP) is fixed as the same
+    file with LF is, its line ends kept: the golden file with every LF a CR."""
+    src = (FIX / name).read_bytes().replace(b"\n", b"\r")
+    target = tmp_path / name
+    target.write_bytes(src)
+    r = cli("check", "--fix", "--unsafe-fixes", name, cwd=tmp_path)
+    assert r.exit_code in (0, 1), r.output
+    assert target.read_bytes() == (FIX / "golden" / name).read_bytes().replace(b"\n", b"\r")
+
+
+def test_mixed_line_ends_keep_each_line_and_insert_the_most_common() -> None:
+    data = b"spec:\r  a: 1\r  b: 2\n  c: 3\r"
+    t = Text(data)
+    (edit,) = t.resolve(Fix("x", changes=(put(("spec", "d"), 4),)))
+    assert apply_edits(data, [edit]) == b"spec:\r  a: 1\r  b: 2\n  c: 3\r  d: 4\r"
+
+
 def test_golden_findings_removed(tmp_path: Path) -> None:
     """The rules each golden file is for no longer fire after the fix."""
     expect_gone = {

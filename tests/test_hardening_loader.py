@@ -72,6 +72,17 @@ def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> I
 
 # The nesting tests: on the two parsers, and on a LibYAML whose ceiling stays.
 every_parser = pytest.mark.parametrize("parser", ["libyaml", "pure-python", "libyaml-capped"], indirect=True)
+# The deepest documents take seconds with the pure-Python parser and with LibYAML capped: those
+# variants are in the full suite, LibYAML's in the quick loop.
+every_parser_deep = pytest.mark.parametrize(
+    "parser",
+    [
+        "libyaml",
+        pytest.param("pure-python", marks=pytest.mark.slow),
+        pytest.param("libyaml-capped", marks=pytest.mark.slow),
+    ],
+    indirect=True,
+)
 
 
 DEFAULT_LIMITS = Limits()
@@ -216,7 +227,7 @@ def test_nesting_that_would_crash_libyaml_refuses_the_file(opener: bytes, closer
 SECOND = b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: second\nspec:\n  containers:\n  - name: app\n    image: busybox:1.36\n"
 
 
-@every_parser
+@every_parser_deep
 @pytest.mark.parametrize(
     "deep, where",
     [
@@ -243,7 +254,7 @@ def test_a_deep_document_between_two_good_ones_hides_nothing(deep: bytes, where:
     )
 
 
-@every_parser
+@every_parser_deep
 def test_a_deep_document_keeps_the_findings_of_the_others(tmp_path: Path) -> None:
     path = tmp_path / "pods.yaml"
     first = SECOND.replace(b"name: second", b"name: first")
@@ -303,7 +314,7 @@ def test_the_event_reader_builds_up_to_the_depth_limit_and_leaves_deeper_input()
         )
 
 
-@every_parser
+@every_parser_deep
 def test_the_highest_depth_limit_the_config_allows_is_honoured() -> None:
     limits = Limits(max_depth=1000)  # the schema's maximum
     block = b"a:\n" + b"".join(b"  " * (i + 1) + b"a:\n" for i in range(998)) + b"  " * 999 + b"a: 1\n"

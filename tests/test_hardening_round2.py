@@ -245,8 +245,9 @@ def test_config_names_reach_stderr_escaped(tmp_path: Path) -> None:
     for name, expected in [
         (
             "pools.yaml",
-            "kubelint-ml: error: pools.yaml: profile.nodePools[p\\n::error::pool].instanceType: "
-            "unknown instance type 'x\\n::add-mask::secret'\n",
+            "kubelint-ml: error: pools.yaml:4: profile.nodePools[p\\n::error::pool].instanceType: "
+            "unknown instance type 'x\\n::add-mask::secret' (the built-in catalog's types are in "
+            "kubelint_ml/data/gpu-catalog.yaml; or give gpus, memory and cpu yourself)\n",
         ),
         ("keys.yaml", "kubelint-ml: error: keys.yaml:1: bad\\n::error::key: unknown key 'bad\\n::error::key'\n"),
     ]:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # hardening: a server per hostile client: the full suite runs them
+
 pytest.importorskip("pygls", reason="pygls is not installed (the language server's dependency)")
 
 from lsp_raw import RawClient  # noqa: E402
@@ -53,6 +55,10 @@ def test_a_content_length_too_long_or_too_short_loses_one_frame_at_most(client: 
     client.raw(b"Content-Length: %d\r\n\r\n" % len(fourth) + fourth)
     assert client.answer(104)["result"] is None
     assert client.answer(103)["result"] is None
+    # too long, and nothing after it: the message is taken once the input pauses
+    fifth = body(HOVER % 105)
+    client.raw(b"Content-Length: %d\r\n\r\n" % (len(fifth) + 30) + fifth)
+    assert client.answer(105)["result"] is None
     # garbage between frames, a frame that is not JSON: a parse error, then the server goes on
     client.raw(b"this is no header\r\n\r\n")
     client.raw(b"Content-Length: 5\r\n\r\n{oops")
@@ -297,3 +303,20 @@ def test_workspace_folders_are_taken_literally(tmp_path: Path, root: str) -> Non
         assert client.stop() == 0
     finally:
         client.kill()
+
+
+def test_fifty_thousand_watched_file_changes_do_not_block_hover(client: RawClient, tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    shutil.copy(JOB, job)
+    client.initialize(tmp_path)
+    client.open(job.as_uri(), job.read_text())
+    (bad,) = [d for d in client.diagnostics(job.as_uri(), 1) if d["code"] == "invalid-quantity"]
+    changes = [{"uri": (tmp_path / f"gone-{i}.yaml").as_uri(), "type": 3} for i in range(50_000)]
+    client.notify("workspace/didChangeWatchedFiles", {"changes": changes})
+    t0 = time.monotonic()
+    found = client.call(
+        "textDocument/hover", {"textDocument": {"uri": job.as_uri()}, "position": bad["range"]["start"]}, timeout=10
+    )
+    assert "invalid-quantity" in found["result"]["contents"]["value"]
+    assert time.monotonic() - t0 < 3
+    assert client.stop(30) == 0

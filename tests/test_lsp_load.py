@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("pygls", reason="pygls is not installed (the language server's dependency)")
 
-from lsp_raw import RawClient  # noqa: E402
+from lsp_raw import RawClient, children  # noqa: E402
 
 POD = """apiVersion: v1
 kind: Pod
@@ -42,6 +42,7 @@ def action_params(uri: str, line: int) -> dict:
     }
 
 
+@pytest.mark.slow  # a load test: seconds of CPU
 def test_code_actions_on_a_400_pod_buffer_answer_from_its_lint(tmp_path: Path) -> None:
     text = pods(400)
     path = tmp_path / "pods.yaml"
@@ -68,10 +69,11 @@ def test_code_actions_on_a_400_pod_buffer_answer_from_its_lint(tmp_path: Path) -
         client.kill()
 
 
+@pytest.mark.slow  # a load test: seconds of CPU
 def test_nothing_waits_behind_a_long_lint_and_requests_can_be_cancelled(tmp_path: Path) -> None:
     small, big = tmp_path / "small.yaml", tmp_path / "big.yaml"
     small.write_text(pods(1))
-    big.write_text(pods(1000))
+    big.write_text(pods(2000))  # its lint takes long enough to be under way when the cancel comes
     client = RawClient(cwd=tmp_path)
     try:
         client.initialize(tmp_path)
@@ -160,19 +162,6 @@ def test_a_lone_surrogate_is_one_diagnostic_not_an_error_per_keystroke(tmp_path:
         client.kill()
 
 
-def children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry.name))
-    return out
-
-
 def rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -180,6 +169,7 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+@pytest.mark.slow  # a load test: seconds of CPU
 def test_policies_while_typing_one_helper_and_the_engine_on_one_thread(tmp_path: Path) -> None:
     """Rego and Gatekeeper policies configured, 120 keystrokes (each linted), a config edit: the
     policy helper processes do not pile up, nothing is logged about an engine used across threads,
@@ -248,6 +238,156 @@ def test_a_burst_in_a_context_file_relints_its_dependents_once(tmp_path: Path) -
             if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == job.as_uri()
         ]
         assert len(again) <= 1, again  # once per burst, not once per keystroke
+        assert client.stop() == 0
+    finally:
+        client.kill()
+
+
+def test_hover_while_typing_elsewhere_answers_from_the_last_lint(tmp_path: Path) -> None:
+    """A keystroke on another line of a large buffer: hover on a finding is answered from the last
+    lint at once, not after the newest version's lint."""
+    text = pods(600)
+    path = tmp_path / "pods.yaml"
+    path.write_text(text)
+    uri = path.as_uri()
+    client = RawClient(cwd=tmp_path)
+    try:
+        client.initialize(tmp_path)
+        client.open(uri, text)
+        bad = [d for d in client.diagnostics(uri, 1, timeout=60) if d["code"] == "invalid-quantity"]
+        client.change(uri, 2, [{"text": text.replace("name: train-0\n", "name: train-00\n", 1)}])
+        t0 = time.monotonic()
+        found = client.call(
+            "textDocument/hover",
+            {"textDocument": {"uri": uri}, "position": bad[-1]["range"]["start"]},
+            timeout=30,
+        )
+        assert "invalid-quantity" in found["result"]["contents"]["value"]
+        assert time.monotonic() - t0 < 0.5
+        client.diagnostics(uri, 2, timeout=60)
+        assert client.stop() == 0
+    finally:
+        client.kill()
+
+
+CLAIMS = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: {name}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+"""
+CLAIMING_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: train
+        image: pytorch/pytorch
+        resources:
+          claims:
+          - name: gpu
+      resourceClaims:
+      - name: gpu
+        resourceClaimTemplateName: single-gpu
+"""
+
+
+@pytest.mark.parametrize("name", ["single-gpu", "other-gpu"])
+def test_resource_claims_elsewhere_in_the_workspace_are_context(tmp_path: Path, name: str) -> None:
+    """A ResourceClaimTemplate in another file of the workspace: the Job's findings are those of
+    `check <folder>` for it, whether the template it names is there or not."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "claims.yaml").write_text(CLAIMS.format(name=name))
+    job = tmp_path / "job.yaml"
+    job.write_text(CLAIMING_JOB)
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", ".", "-f", "json"], capture_output=True, text=True, cwd=tmp_path
+    )
+    want = sorted((f["rule"], f["line"]) for f in json.loads(r.stdout)["findings"] if f["file"] == "job.yaml")
+    client = RawClient(cwd=tmp_path)
+    try:
+        client.initialize(tmp_path)
+        client.wait(lambda m: "context indexed" in str(m.get("params", {}).get("message")), timeout=30)
+        client.open(job.as_uri(), CLAIMING_JOB)
+        got = sorted((d["code"], d["range"]["start"]["line"] + 1) for d in client.diagnostics(job.as_uri(), 1))
+        assert got == want
+        assert client.stop() == 0
+    finally:
+        client.kill()
+
+
+GPU_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: team-a
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      priorityClassName: high
+      nodeSelector:
+        node.kubernetes.io/instance-type: dgx-h100
+      tolerations:
+        - {key: dedicated, operator: Equal, value: training, effect: NoSchedule}
+      containers:
+        - name: train
+          image: python:3.12
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+              memory: 1000Gi
+"""
+
+
+def test_cluster_nodes_in_the_workspace_are_node_pools_and_follow_their_edits(tmp_path: Path) -> None:
+    """The workspace's Nodes are node pools, as `check <folder>` takes them; emptied in the editor,
+    the Job is linted again with the new context (the same session, new facts and pools)."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    nodes = tmp_path / "nodes.yaml"
+    shutil.copy(Path(__file__).resolve().parent.parent / "fixtures" / "cluster" / "nodes-limitrange.yaml", nodes)
+    job = tmp_path / "job.yaml"
+    job.write_text(GPU_JOB)
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", ".", "-f", "json"], capture_output=True, text=True, cwd=tmp_path
+    )
+    want = sorted((f["rule"], f["line"]) for f in json.loads(r.stdout)["findings"] if f["file"] == "job.yaml")
+    assert ("gpu-memory-share-mismatch", 21) in want
+    client = RawClient(cwd=tmp_path)
+    try:
+        client.initialize(tmp_path)
+        client.wait(lambda m: "context indexed" in str(m.get("params", {}).get("message")), timeout=30)
+        client.open(job.as_uri(), GPU_JOB)
+        got = sorted((d["code"], d["range"]["start"]["line"] + 1) for d in client.diagnostics(job.as_uri(), 1))
+        assert got == want
+        client.open(nodes.as_uri(), nodes.read_text())
+        client.change(nodes.as_uri(), 2, [{"text": "apiVersion: v1\nkind: List\nitems: []\n"}])
+        deadline = time.monotonic() + 20
+        while True:
+            codes = {d["code"] for d in client.diagnostics(job.as_uri(), 1, timeout=20)}
+            if "gpu-memory-share-mismatch" not in codes or time.monotonic() > deadline:
+                break
+        assert "gpu-memory-share-mismatch" not in codes
         assert client.stop() == 0
     finally:
         client.kill()

@@ -102,8 +102,24 @@ def check_fix(tmp: Path, data: bytes, *select: str, unsafe: bool = True) -> byte
     return _FIXED[key]
 
 
-@pytest.mark.parametrize("eol", ["lf", "crlf", "cr", "mixed"])
-@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+def _matrix(encodings: list[str], eols: list[str], quick: set[tuple[str, str]]) -> list:
+    """Every (encoding, eol) pair; those not in ``quick`` run in the full suite only (each pair
+    starts a server: the quick loop keeps a diagonal that still covers every encoding and ending)."""
+    return [
+        pytest.param(enc, eol, marks=() if (enc, eol) in quick else pytest.mark.slow)
+        for enc in encodings
+        for eol in eols
+    ]
+
+
+@pytest.mark.parametrize(
+    ("encoding", "eol"),
+    _matrix(
+        ["utf-8", "utf-16", "utf-32"],
+        ["lf", "crlf", "cr", "mixed"],
+        {("utf-8", "lf"), ("utf-16", "crlf"), ("utf-32", "cr"), ("utf-8", "mixed")},
+    ),
+)
 def test_quick_fixes_and_fix_all_equal_check_fix(tmp_path: Path, encoding: str, eol: str) -> None:
     text = with_endings(manifest(), eol)
     data = text.encode()
@@ -138,32 +154,37 @@ def test_quick_fixes_and_fix_all_equal_check_fix(tmp_path: Path, encoding: str, 
         else:
             (fix_all,) = found
             assert apply(text, edits_of(fix_all, uri, 1), encoding).encode() == safe
-        # each quick fix of a rule found once, applied alone: what check --fix --select <rule> writes
         tried = 0
         for rule, found_here in sorted(by_rule.items()):
-            if len(found_here) != 1:
-                continue
-            (d,) = found_here
-            actions = client.call(
-                "textDocument/codeAction",
-                {
-                    "textDocument": {"uri": uri},
-                    "range": d["range"],
-                    "context": {"diagnostics": [d], "only": ["quickfix"]},
-                },
-                timeout=60,
-            )["result"]
-            fixes = [a for a in actions if a["title"].endswith(f"[{rule}]")]
+            # every finding of the rule: its quick fix; applied together (they do not overlap), the
+            # edits `check --fix --select <rule>` makes
+            fixes, suppress = [], []
+            for d in found_here:
+                actions = client.call(
+                    "textDocument/codeAction",
+                    {
+                        "textDocument": {"uri": uri},
+                        "range": d["range"],
+                        "context": {"diagnostics": [d], "only": ["quickfix"]},
+                    },
+                    timeout=60,
+                )["result"]
+                mine = [a for a in actions if a["diagnostics"] == [d]]
+                fixes += [a for a in mine if a["title"].endswith(f"[{rule}]")]
+                suppress += [a for a in mine if a["title"].startswith(f"Suppress {rule} ")]
             want = check_fix(tmp_path, data, rule)
             if want == data:  # check --fix makes no edit (or undoes one that would not parse)
                 assert fixes == [], rule
                 continue
-            (fix,) = fixes
-            assert apply(text, edits_of(fix, uri, 1), encoding).encode() == want, rule
+            assert len(fixes) == len(found_here), rule
+            edits = []  # an edit two fixes both make is made once (as check --fix takes it)
+            for e in (e for fix in fixes for e in edits_of(fix, uri, 1)):
+                if e not in edits:
+                    edits.append(e)
+            assert apply(text, edits, encoding).encode() == want, rule
             tried += 1
             # the suppression: the annotation added, nothing else changed (on CR-only text the fix
             # engine's insertion would not parse, and it is not offered, as check --fix would undo it)
-            suppress = [a for a in actions if a["title"].startswith(f"Suppress {rule} ")]
             assert suppress or eol in ("cr", "mixed")
             for action in suppress:
                 suppressed = apply(text, edits_of(action, uri, 1), encoding)
@@ -174,8 +195,9 @@ def test_quick_fixes_and_fix_all_equal_check_fix(tmp_path: Path, encoding: str, 
         client.kill()
 
 
-@pytest.mark.parametrize("eol", ["crlf", "cr", "mixed"])
-@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+@pytest.mark.parametrize(
+    ("encoding", "eol"), _matrix(["utf-8", "utf-16"], ["crlf", "cr", "mixed"], {("utf-16", "mixed")})
+)
 def test_fix_all_with_unsafe_fixes_equals_check_fix(tmp_path: Path, encoding: str, eol: str) -> None:
     """Fix all on CR-only and mixed endings: the document once, as `check --fix --unsafe-fixes` writes it."""
     text = with_endings(manifest(), eol)
@@ -206,7 +228,10 @@ def test_fix_all_with_unsafe_fixes_equals_check_fix(tmp_path: Path, encoding: st
         client.kill()
 
 
-@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+@pytest.mark.parametrize(
+    "encoding",
+    ["utf-8", pytest.param("utf-16", marks=pytest.mark.slow), pytest.param("utf-32", marks=pytest.mark.slow)],
+)
 def test_incremental_changes_after_unicode_separators_keep_the_buffer(tmp_path: Path, encoding: str) -> None:
     """U+2028, NEL and U+2029 in a quoted value, CR-only endings: incremental edits (ranges counted in
     the negotiated encoding) land where the editor made them, so a later fix all is check --fix of the
@@ -325,3 +350,27 @@ def test_fix_all_in_a_lightbulb_is_made_when_resolved(tmp_path: Path) -> None:
     finally:
         assert client.stop() == 0
         client.kill()
+
+
+def test_the_buffer_model_keeps_its_lines_through_random_edits() -> None:
+    """The server's buffer (kept line starts updated edit by edit) against the lines found again
+    from scratch, through random edits with CR, LF, CRLF, U+2028, NEL and astral characters."""
+    import random
+
+    from kubelint_ml.lsp.documents import Document
+
+    rnd = random.Random(41)
+    pieces = ["a", "é", "𝔘", "\n", "\r", "\r\n", "\u2028", "\x85", "  ", "key: value"]
+    doc = Document("file:///x", "".join(rnd.choice(pieces) for _ in range(200)))
+    for _ in range(3000):
+        doc.starts  # noqa: B018 - kept between edits, as the server keeps them
+        a = rnd.randrange(len(doc.text) + 1)
+        b = min(len(doc.text), a + rnd.randrange(4))
+        doc.replace(a, b, "".join(rnd.choice(pieces) for _ in range(rnd.randrange(3))))
+        fresh = Document("file:///y", doc.text)
+        assert doc.starts == fresh.starts
+        line = rnd.randrange(len(fresh.starts) + 1)
+        for enc in ("utf-8", "utf-16", "utf-32"):
+            assert doc.offset(line, 3, enc) == fresh.offset(line, 3, enc)
+            off = rnd.randrange(len(doc.text) + 1)
+            assert doc.position(off, enc) == fresh.position(off, enc)

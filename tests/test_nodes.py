@@ -341,6 +341,8 @@ def test_wrong_types_never_crash(pod):
     assert node is None or node.name == "p5.48xlarge"
     assert isinstance(how, str) and how
     assert isinstance(pools_for_pod(pod, [NodePool("a")]), list)
+    tainted = NodePool("t", taints=(("dedicated", "x", "NoSchedule"),), nodes=("n1",))
+    assert isinstance(pools_for_pod(pod, [tainted]), list)
 
 
 def test_corpus_deployment_resolves(corpus):

@@ -112,6 +112,7 @@ def test_pseudo_rules_are_documented_rules() -> None:
 
     ids = {
         "parse-error",
+        "render-error",
         "schema-invalid",
         "schema-unavailable",
         "cel-evaluation-error",

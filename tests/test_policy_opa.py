@@ -93,6 +93,7 @@ def _norm(value):
     return json.dumps(value, sort_keys=True)
 
 
+@pytest.mark.slow  # the whole corpus
 def test_strict_outcomes_and_messages_equal_opas(opa, documents):
     mod, engine = opa
     ev = _ours(strict=True)
@@ -110,6 +111,7 @@ def test_strict_outcomes_and_messages_equal_opas(opa, documents):
     assert differ == []
 
 
+@pytest.mark.slow  # the whole corpus
 def test_non_strict_equals_opa_wherever_opa_has_no_builtin_error(opa, documents):
     """Without --show-builtin-errors a built-in error makes its expression undefined: where OPA's
     strict evaluation has no error, non-strict results are the same; where it has one, ours is
@@ -191,6 +193,7 @@ def test_gatekeeper_users_template_as_opa_runs_it(opa):
     engine.close()
 
 
+@pytest.mark.slow  # the whole corpus
 def test_gatekeeper_library_templates_over_the_corpus_as_opa_runs_them(opa, documents):
     """Every Rego template of the gatekeeper-library (rewritten to v1 for the bindings; here as
     written, v0) with its first sample constraint's parameters, over every object of the corpus:
@@ -251,6 +254,7 @@ def _conftest_rules(path: Path) -> dict[str, list[str]]:
     return {package: names}
 
 
+@pytest.mark.slow  # the whole corpus
 def test_check_reports_per_file_what_conftest_with_opa_reports(opa):
     """End to end, as a user compares: `check --policy` over the corpus against conftest's
     evaluation (its documents, rules, exceptions and messages) done with OPA itself. Per file and
@@ -423,4 +427,64 @@ def test_builtins_over_a_grid_of_values_as_opa(opa):
             if (outcomes[0] != want or outcomes[1] != loose_want) and (expr, repr(value)) not in GRID_KNOWN:
                 differ.append((expr, value, want, outcomes))
     engine.close()
+    assert differ == []
+
+
+HELPERS = {
+    "head": 'gpus(c) := TO_NUMBER(c.resources.limits["nvidia.com/gpu"])\n'
+    "deny contains m if { some c in input.spec.containers; gpus(c) > 4; m := c.name }",
+    "body": 'gpus(c) := n if { n := TO_NUMBER(c.resources.limits["nvidia.com/gpu"]) }\n'
+    "deny contains m if { some c in input.spec.containers; gpus(c) > 4; m := c.name }",
+    "else": 'gpus(c) := n if { n := TO_NUMBER(c.resources.limits["nvidia.com/gpu"]) } else := 9\n'
+    "deny contains m if { some c in input.spec.containers; gpus(c) > 4; m := c.name }",
+    "default": 'default gpus(_) := 7\ngpus(c) := TO_NUMBER(c.resources.limits["nvidia.com/gpu"])\n'
+    "deny contains m if { some c in input.spec.containers; gpus(c) > 4; m := c.name }",
+    "sum": 'total := sum([TO_NUMBER(c.resources.limits["nvidia.com/gpu"]) | some c in input.spec.containers])\n'
+    'deny contains m if { total > 0; m := sprintf("%v", [total]) }',
+    "nested": 'num(v) := TO_NUMBER(v)\ngpus(c) := num(c.resources.limits["nvidia.com/gpu"])\n'
+    "deny contains m if { some c in input.spec.containers; gpus(c) > 4; m := c.name }",
+    "message": 'gpus(c) := TO_NUMBER(c.resources.limits["nvidia.com/gpu"])\n'
+    'deny contains m if { some c in input.spec.containers; m := sprintf("%s %v", [c.name, gpus(c)]) }',
+}
+
+
+def test_helpers_whose_to_number_fails_are_undefined_as_in_opa_non_strict(opa):
+    """A helper whose to_number fails on an unrendered placeholder (`${ACCELERATOR_QUANTITY}`):
+    not strict, the failing call is undefined, as OPA's default (non-strict) evaluation makes it,
+    never a rule-error. OPA's side is the same policy with the call guarded so it is undefined
+    where it would fail (the bindings evaluate strictly)."""
+    from kubelint_ml.policy.rego import Evaluator, parse
+
+    mod, _ = opa
+    guard = "safe_number(x) := to_number(x) if { is_number(x) } else := to_number(x) if { regex.match(`^-?[0-9]+(\\.[0-9]+)?$`, x) }\n"
+    docs = [
+        {
+            "spec": {
+                "containers": [{"name": "a", "resources": {"limits": {"nvidia.com/gpu": "${ACCELERATOR_QUANTITY}"}}}]
+            }
+        },
+        {"spec": {"containers": [{"name": "b", "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}},
+        {
+            "spec": {
+                "containers": [
+                    {"name": "c", "resources": {"limits": {"nvidia.com/gpu": 6}}},
+                    {"name": "d", "resources": {"limits": {"nvidia.com/gpu": "${ACCELERATOR_QUANTITY}"}}},
+                ]
+            }
+        },
+    ]
+    differ = []
+    for name, body in HELPERS.items():
+        ours_src = "package h\nimport rego.v1\n" + body.replace("TO_NUMBER", "to_number") + "\n"
+        opa_src = "package h\nimport rego.v1\n" + guard + body.replace("TO_NUMBER", "safe_number") + "\n"
+        ev = Evaluator([parse("h.rego", ours_src)], strict=False)
+        engine = mod.OpaEngine()
+        engine.add_policy("h.rego", opa_src)
+        for doc in docs:
+            ev.set_input_json(json.dumps(doc))
+            want = _outcome_opa(mod, engine, "h.deny", doc)
+            got = _outcome_ours(ev, "h.deny")
+            if got != want:
+                differ.append((name, doc, want, got))
+        engine.close()
     assert differ == []

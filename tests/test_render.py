@@ -172,22 +172,26 @@ def test_parse_path_reverses_render_path(path: list) -> None:
 # Charts among the inputs
 
 
-def test_chart_without_helm_is_one_warning_and_no_parse_errors(tmp_path: Path) -> None:
+def test_chart_without_helm_is_one_render_error_and_no_parse_errors(tmp_path: Path) -> None:
     chart = tmp_path / "charts" / "train"
     shutil.copytree(HELM_DIR / "subchart", chart)
     (tmp_path / "job.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
     r = check([".", "-f", "json"], tmp_path, env={"PATH": str(tmp_path / "no-tools")})
-    assert r.exit_code == 0
-    assert rows(r) == []
-    assert r.stderr.count("warning:") == 1
-    assert (
-        "kubelint-ml: warning: charts/train: Helm chart not linted: helm is not on PATH; install helm, or pipe "
+    assert r.exit_code == 1  # a repository of charts does not pass having linted nothing
+    [f] = json.loads(r.stdout)["findings"]
+    assert (f["rule"], f["severity"], f["file"], f["line"]) == ("render-error", "error", "charts/train/Chart.yaml", 1)
+    assert f["message"] == (
+        "Helm chart charts/train not linted: helm is not on PATH; install helm, or pipe "
         "the rendered chart in: helm template charts/train | kubelint-ml check -"
-    ) in r.stderr
+    )
+    assert "warning:" not in r.stderr
+    r = check(["."], tmp_path, env={"PATH": str(tmp_path / "no-tools")})
+    assert r.stdout.rstrip().endswith("1 error in 1 of 2 files")  # the chart's file is counted
     # A template named on the command line (as pre-commit does) is part of its chart too.
     r = check(["charts/train/templates/service.yaml", "-f", "github"], tmp_path, env={"PATH": str(tmp_path)})
-    assert r.exit_code == 0
-    assert r.stdout.startswith("::warning title=kubelint-ml::charts/train: Helm chart not linted")
+    assert r.exit_code == 1
+    assert r.stdout.startswith("::error file=charts/train/Chart.yaml,line=1")
+    assert "Helm chart charts/train not linted" in r.stdout
     assert "parse-error" not in r.stdout
 
 
@@ -292,24 +296,33 @@ def test_piped_kustomize_output_with_origins_maps_too(tmp_path: Path) -> None:
 
 
 @needs_kustomize
-def test_a_kustomization_that_does_not_build_is_a_parse_error(tmp_path: Path) -> None:
-    (tmp_path / "kustomization.yaml").write_text("resources:\n  - missing.yaml\n")
+def test_a_kustomization_that_does_not_build_is_a_render_error(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "kustomization.yaml").write_text("resources:\n  - missing.yaml\n")
     r = check([".", "-f", "json"], tmp_path)
     assert r.exit_code == 1
     [f] = json.loads(r.stdout)["findings"]
-    assert (f["rule"], f["file"], f["line"]) == ("parse-error", "kustomization.yaml", 1)
-    assert "kustomize . failed:" in f["message"] and "missing.yaml" in f["message"]
+    assert (f["rule"], f["severity"], f["file"], f["line"]) == ("render-error", "error", "app/kustomization.yaml", 1)
+    assert "kustomize app failed:" in f["message"] and "app/missing.yaml" in f["message"]
+    # The tool's own message, with no scratch path of ours and the user's directory as named.
+    assert "kubelint-ml-kustomize" not in f["message"] and str(tmp_path) not in f["message"]
+    assert "/tmp" not in f["message"] and "E1" not in f["message"]
+    r = check(["."], tmp_path)
+    assert r.stdout.rstrip().endswith("1 error in 1 of 1 file")
 
 
-def test_kustomization_without_the_tools_is_one_warning(tmp_path: Path) -> None:
+def test_kustomization_without_the_tools_is_one_render_error(tmp_path: Path) -> None:
     shutil.copytree(KUSTOMIZE_DIR, tmp_path / "k")
     r = check(["k", "-f", "json"], tmp_path, env={"PATH": str(tmp_path / "none")})
-    assert r.exit_code == 0 and rows(r) == []
-    assert r.stderr.count("warning:") == 1
-    assert (
-        "k/overlays/prod: kustomization not linted: neither kustomize nor kubectl is on PATH; install one, or "
-        "pipe the build in: kubectl kustomize k/overlays/prod | kubelint-ml check -"
-    ) in r.stderr
+    assert r.exit_code == 1
+    assert [(f["rule"], f["file"], f["message"]) for f in json.loads(r.stdout)["findings"]] == [
+        (
+            "render-error",
+            "k/overlays/prod/kustomization.yaml",
+            "kustomization k/overlays/prod not linted: neither kustomize nor kubectl is on PATH; install one, or "
+            "pipe the build in: kubectl kustomize k/overlays/prod | kubelint-ml check -",
+        )
+    ]
 
 
 # ----------------------------------------------------------------------------

@@ -434,3 +434,24 @@ def test_sizing_page_escapes_what_the_snapshot_says(monkeypatch, sized) -> None:
     page = check_self_contained(r.output)
     assert page.tags.count("script") == 0 and "<img" not in r.output and "\u202e" not in r.output
     assert "exported from &lt;script&gt;alert(1)&lt;/script&gt;" in r.output
+
+
+def test_audit_writes_the_html_page_too(tmp_path) -> None:
+    """``audit`` takes check's formats: its page says what was audited, and holds every finding."""
+    from tests.test_audit import cluster_items, kubectl_list
+
+    (tmp_path / "cluster.json").write_text(kubectl_list(cluster_items()))
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        r = run(["audit", "cluster.json", "-f", "json", "-o", "a.json", "-f", "html", "-o", "a.html"])
+    finally:
+        os.chdir(here)
+    assert r.exit_code == 1, r.output
+    findings = json.loads((tmp_path / "a.json").read_text())["findings"]
+    text = (tmp_path / "a.html").read_text()
+    page = check_self_contained(text)
+    assert [(f["attrs"]["data-r"], f["attrs"]["data-s"]) for f in page.findings] == [
+        (f["rule"], f["severity"]) for f in findings
+    ]
+    assert "<dt>command</dt><dd>audit</dd><dt>inputs</dt><dd>cluster.json</dd>" in text

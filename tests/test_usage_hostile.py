@@ -21,6 +21,8 @@ import pytest
 from tests import fakeprom
 from tests.fakeprom import Answer, good, healthy, ok, raw
 
+pytestmark = pytest.mark.slow  # hardening: a kubelint-ml process per hostile answer: the full suite runs them
+
 END = 1_763_856_000
 POD = """\
 apiVersion: batch/v1

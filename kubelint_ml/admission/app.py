@@ -22,6 +22,7 @@ import asyncio
 import gc
 import json
 import logging
+import os
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -43,19 +44,42 @@ BUDGET_SHARE = 0.6
 DEFAULT_MEMORY_BYTES = 1024 * 1024 * 1024  # no cgroup limit and no setting
 
 
-def memory_limit(configured: int | None = None) -> int:
-    """The memory this process may use: the setting, else the cgroup's limit (v2, then v1), else 1 GiB."""
+def memory_limit(configured: int | None = None, proc: str = "/proc/self/cgroup", root: str = "/sys/fs/cgroup") -> int:
+    """The memory this process may use: the setting, else the smallest limit of its cgroup and the
+    cgroups above it (v2 ``memory.max``, v1 ``memory.limit_in_bytes``; the cgroup named in
+    ``/proc/self/cgroup``, so a limit set by systemd's ``MemoryMax`` or on a parent slice counts, as
+    does a container runtime's at the root of its namespace), else 1 GiB."""
     if configured:
         return int(configured)
-    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+    found = [n for n in (_cgroup_limit(proc, root, v2) for v2 in (True, False)) if n is not None]
+    return min(found) if found else DEFAULT_MEMORY_BYTES
+
+
+def _cgroup_limit(proc: str, root: str, v2: bool) -> int | None:
+    """The smallest memory limit from this process's cgroup up to the hierarchy's root."""
+    base, name = (root, "memory.max") if v2 else (os.path.join(root, "memory"), "memory.limit_in_bytes")
+    where = "/"
+    try:
+        with open(proc, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                ident, _, rest = line.rstrip("\n").partition(":")
+                controllers, _, path = rest.partition(":")
+                if (v2 and ident == "0" and controllers == "") or (not v2 and "memory" in controllers.split(",")):
+                    where = path or "/"
+                    break
+    except OSError:
+        pass
+    limits = []
+    parts = [p for p in where.split("/") if p and p not in (".", "..")]
+    for depth in range(len(parts), -1, -1):
         try:
-            with open(path) as fh:
+            with open(os.path.join(base, *parts[:depth], name), encoding="ascii", errors="replace") as fh:
                 text = fh.read().strip()
         except OSError:
-            continue
-        if text.isdigit() and 0 < int(text) < 1 << 50:  # v1 says "no limit" with a huge number
-            return int(text)
-    return DEFAULT_MEMORY_BYTES
+            continue  # not mounted in this view (a container's own namespace), or no limit file at the root
+        if text.isdigit() and 0 < int(text) < 1 << 50:  # v2 says "max"; v1 "no limit" with a huge number
+            limits.append(int(text))
+    return min(limits) if limits else None
 
 
 class Budget:

@@ -104,6 +104,7 @@ _RESOURCES = {
     ("ray.io", "RayJob"): "rayjobs",
     ("ray.io", "RayService"): "rayservices",
     ("batch.volcano.sh", "Job"): "jobs",
+    ("batch.volcano.sh", "CronJob"): "cronjobs",
     ("flow.volcano.sh", "JobTemplate"): "jobtemplates",
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkersets",
 }
@@ -310,6 +311,8 @@ BUILTIN_REASONS = {
     "usage-memory-request-high": _USAGE,
     "usage-memory-request-low": _USAGE,
     "usage-gpu-memory": _USAGE,
+    "unknown-field": "the API server decodes the object before any policy runs: strict field validation rejects an "
+    "unknown field and lenient decoding drops it, so a policy never sees one",
     "resource-claim-unknown": "the ResourceClaimTemplates and ResourceClaims of the namespace (other objects); "
     "the API server rejects a container claim the pod does not list itself",
     "pod-level-resources-invalid": "the API server rejects these pod-level resources itself; the profile's "
@@ -397,7 +400,7 @@ def policy_documents(
             version,
             assumed,
         )
-    for rule in sorted(policy.engine.rules, key=lambda r: r.id):
+    for rule in sorted(policy.engine.rules + _usage_rules_left_out(policy), key=lambda r: r.id):
         why = exportable(rule, version)
         if why:
             skipped.append((rule.id, why))
@@ -454,15 +457,21 @@ def policy_documents(
             kinds = found
         if rule.unit == "object":
             validations = [_object_validation(rule)]
-            groups = sorted({k.rpartition("/")[0] for k in rule.kinds}) if rule.kinds else ["*"]
-            resource_rules = [
-                {
-                    "apiGroups": groups if all("/" in k for k in rule.kinds) or not rule.kinds else ["*"],
-                    "apiVersions": ["*"],
-                    "operations": ["CREATE", "UPDATE"],
-                    "resources": ["*"],
-                }
-            ]
+            if rule.kinds:
+                resource_rules, unknown = _kind_resource_rules(rule.kinds, _plurals(policy))
+                if unknown:
+                    why = (
+                        f"no resource (plural) known for {', '.join(unknown)}: no CustomResourceDefinition among the "
+                        "context files names it; add its CRD under `context:`"
+                    )
+                    if not resource_rules:
+                        skipped.append((rule.id, why))
+                        continue
+                    skipped.append((f"{rule.id} ({', '.join(unknown)})", why + "; the policy matches the other kinds"))
+            else:
+                resource_rules = [
+                    {"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["*"]}
+                ]
         else:
             validations = (
                 builtin(rule)
@@ -474,6 +483,83 @@ def policy_documents(
         docs.extend(_pair(policy, rule, f"kubelint-ml-{rule.id}", severity, spec, None, audit))
     skipped.extend(_policy_rules_skipped(policy))
     return docs, skipped, version, assumed
+
+
+# (group, kind) -> resource of kinds a custom rule may name besides those with pod templates.
+_MORE_RESOURCES = {
+    ("", "ConfigMap"): "configmaps",
+    ("", "Secret"): "secrets",
+    ("", "Service"): "services",
+    ("", "ServiceAccount"): "serviceaccounts",
+    ("", "Namespace"): "namespaces",
+    ("", "PersistentVolumeClaim"): "persistentvolumeclaims",
+    ("", "LimitRange"): "limitranges",
+    ("", "ResourceQuota"): "resourcequotas",
+    ("scheduling.k8s.io", "PriorityClass"): "priorityclasses",
+    ("policy", "PodDisruptionBudget"): "poddisruptionbudgets",
+    ("networking.k8s.io", "Ingress"): "ingresses",
+    ("networking.k8s.io", "NetworkPolicy"): "networkpolicies",
+    ("autoscaling", "HorizontalPodAutoscaler"): "horizontalpodautoscalers",
+    ("resource.k8s.io", "ResourceClaim"): "resourceclaims",
+    ("resource.k8s.io", "ResourceClaimTemplate"): "resourceclaimtemplates",
+    ("kueue.x-k8s.io", "LocalQueue"): "localqueues",
+    ("kueue.x-k8s.io", "ClusterQueue"): "clusterqueues",
+    ("kueue.x-k8s.io", "WorkloadPriorityClass"): "workloadpriorityclasses",
+    ("trainer.kubeflow.org", "TrainJob"): "trainjobs",
+    ("serving.kserve.io", "InferenceService"): "inferenceservices",
+    ("serving.kserve.io", "ServingRuntime"): "servingruntimes",
+    ("argoproj.io", "Workflow"): "workflows",
+    ("argoproj.io", "CronWorkflow"): "cronworkflows",
+    ("tekton.dev", "TaskRun"): "taskruns",
+    ("tekton.dev", "PipelineRun"): "pipelineruns",
+}
+
+
+def _plurals(policy: Policy) -> dict[tuple[str, str], str]:
+    """(group, kind) -> resource: the built-in table, then the CRDs among the context files."""
+    out = {**_MORE_RESOURCES, **_RESOURCES}
+    for crd in getattr(policy.facts, "crds", ()):
+        spec = crd.get("spec") if isinstance(crd, dict) else None
+        if not isinstance(spec, dict):
+            continue
+        names, group = spec.get("names"), spec.get("group")
+        if isinstance(names, dict) and isinstance(group, str):
+            kind, plural = names.get("kind"), names.get("plural")
+            if isinstance(kind, str) and isinstance(plural, str) and plural:
+                out[(group, kind)] = plural
+    return out
+
+
+def _kind_resource_rules(kinds: list[str], plurals: dict[tuple[str, str], str]) -> tuple[list[dict], list[str]]:
+    """resourceRules for a rule's ``scope.kinds`` (``group/Kind``, or a bare ``Kind`` for every group
+    that has it, as `check` reads it), and the kinds whose resource is not known."""
+    by_group: dict[str, set[str]] = {}
+    unknown: list[str] = []
+    for k in kinds:
+        group, slash, kind = k.rpartition("/")
+        found = [(g, r) for (g, kd), r in plurals.items() if kd == kind and (not slash or g == group)]
+        if not found:
+            unknown.append(k)
+        for g, r in found:
+            by_group.setdefault(g, set()).add(r)
+    rules = [
+        {"apiGroups": [g], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": sorted(r)}
+        for g, r in sorted(by_group.items())
+    ]
+    return rules, unknown
+
+
+def _usage_rules_left_out(policy: Policy) -> list:
+    """The built-in usage rules a config without a usage source leaves out of the run: listed as not
+    exported, with the reason, like every other rule."""
+    from kubelint_ml.engine.rulefile import load_builtin_rules
+
+    have = {r.id for r in policy.engine.rules}
+    return [
+        r
+        for r in load_builtin_rules()
+        if r.family == "usage" and r.id not in have and r.id not in policy.config.disable
+    ]
 
 
 def _template_rules(kinds: list[tuple[str, str]]) -> list[dict]:
@@ -578,6 +664,7 @@ def _policy_rules_skipped(policy: Policy) -> list[tuple[str, str]]:
 # Why each pseudo-rule (reported by kubelint-ml about its input and its rules) is no policy.
 PSEUDO_REASONS = {
     "parse-error": "the API server decodes the object itself and rejects one that is not a valid manifest",
+    "render-error": "the API server receives rendered objects, never a chart or a kustomization",
     "schema-invalid": "the API server validates the object against its schema before any policy runs",
     "schema-unavailable": "the API server knows the schema of every kind it serves",
     "cel-evaluation-error": "an exported policy has failurePolicy: Fail: an expression that errors rejects the object",

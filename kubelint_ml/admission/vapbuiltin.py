@@ -269,6 +269,11 @@ def _kubeflow(field: str) -> str:
 
 
 _VOLCANO = "(has(object.spec) && has(object.spec.tasks) ? object.spec.tasks.filter(t, has(t.template)).map(t, t.template) : [])"
+_VOLCANO_CRON = (
+    "(has(object.spec) && has(object.spec.jobTemplate) && has(object.spec.jobTemplate.spec)"
+    " && has(object.spec.jobTemplate.spec.tasks)"
+    " ? object.spec.jobTemplate.spec.tasks.filter(t, has(t.template)).map(t, t.template) : [])"
+)
 _LWS = (
     "(has(object.spec) && has(object.spec.leaderWorkerTemplate) && has(object.spec.leaderWorkerTemplate.leaderTemplate)"
     " ? [object.spec.leaderWorkerTemplate.leaderTemplate] : [])"
@@ -304,6 +309,7 @@ def kind_templates(group: str, kind: str, variant: Variant) -> str | None:
         ("ray.io", "RayService"): _ray("object.spec.rayClusterConfig"),
         ("batch.volcano.sh", "Job"): _VOLCANO,
         ("flow.volcano.sh", "JobTemplate"): _VOLCANO,
+        ("batch.volcano.sh", "CronJob"): _VOLCANO_CRON,
         ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): _LWS,
     }
     if (group, kind) in fixed:
@@ -464,12 +470,16 @@ def _priority_missing(rule: Any) -> BuiltinPolicy | str:
         "((object.kind == 'Job' && object.apiVersion.startsWith('batch.volcano.sh/'))"
         " || (object.kind == 'JobTemplate' && object.apiVersion.startsWith('flow.volcano.sh/')))"
     )
+    volcano_cron = "(object.kind == 'CronJob' && object.apiVersion.startsWith('batch.volcano.sh/'))"
     cron = "object.kind == 'CronJob' && object.apiVersion.startsWith('batch/')"
     has_priority = " || ".join(
         [
             f"(has(ps.priorityClassName) && {_named('ps.priorityClassName')})",
             fragment,
             f"({volcano} && has(object.spec) && has(object.spec.priorityClassName) && {_named('object.spec.priorityClassName')})",
+            f"({volcano_cron} && has(object.spec) && has(object.spec.jobTemplate) && has(object.spec.jobTemplate.spec)"
+            f" && has(object.spec.jobTemplate.spec.priorityClassName)"
+            f" && {_named('object.spec.jobTemplate.spec.priorityClassName')})",
             f"(object.apiVersion.startsWith('ray.io/') && {_label('object.metadata', RAY_LABEL)})",
             _label("object.metadata", KUEUE_LABEL),
             f"({cron} && has(object.spec) && has(object.spec.jobTemplate) && {_label('object.spec.jobTemplate.metadata', KUEUE_LABEL)})",

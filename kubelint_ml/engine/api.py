@@ -24,6 +24,7 @@ from kubelint_ml.records import Record
 # Findings the engine itself reports, beside the rules' own ids.
 IGNORE_ANNOTATION = "kubelint-ml.io/ignore"
 PARSE_ERROR = "parse-error"
+RENDER_ERROR = "render-error"
 UNKNOWN_IGNORE = "unknown-ignore-rule"
 RULE_ERROR = "rule-error"
 CEL_EVALUATION_ERROR = (
@@ -48,6 +49,19 @@ PSEUDO_RULES: dict[str, RuleInfo] = {
             "other documents and files are still linted, and a parse-error makes the exit code 1 like any error.",
             "Fix the file so it is a valid Kubernetes manifest, render templates first "
             "(`helm template ... | kubelint-ml check -`), or exclude the path in the config.",
+            "input",
+        ),
+        RuleInfo(
+            RENDER_ERROR,
+            "error",
+            "A Helm chart or kustomization could not be rendered, so it was not linted",
+            "A chart (a directory with `Chart.yaml`) or a kustomization among the inputs is linted through its "
+            "rendered output. When `helm template` or `kustomize build` fails, or the tool is not on `PATH`, "
+            "nothing of it was linted: reported on the `Chart.yaml` or `kustomization.yaml` with the tool's own "
+            "message, at error severity, so that a repository of charts cannot pass having linted nothing.",
+            "Fix what the tool reports, or install helm or kustomize (kubectl), or pipe the rendered output in "
+            "(`helm template DIR | kubelint-ml check --stdin-filename DIR/rendered.yaml`); to skip charts, "
+            "turn rendering off (`render: {enabled: false}`) or exclude the path.",
             "input",
         ),
         RuleInfo(
@@ -82,9 +96,10 @@ PSEUDO_RULES: dict[str, RuleInfo] = {
         RuleInfo(
             UNKNOWN_IGNORE,
             "info",
-            "Suppression annotation names an unknown rule",
-            f"A `{IGNORE_ANNOTATION}` annotation names a rule id that does not exist, so it suppresses nothing.",
-            "Correct the rule id (see `kubelint-ml rules list`) or remove it.",
+            "Suppression names an unknown rule or gives no reason",
+            f"A `{IGNORE_ANNOTATION}` annotation or a `# kubelint-ml: ignore[...]` comment names a rule id that "
+            "does not exist, or the comment gives no reason after its brackets, so it suppresses nothing.",
+            "Correct the rule id (see `kubelint-ml rules list`), give the reason, or remove it.",
             "input",
         ),
         RuleInfo(

@@ -8,13 +8,16 @@ applies suppressions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from kubelint_ml.engine import typos
 from kubelint_ml.engine.api import (
     IGNORE_ANNOTATION,
     PARSE_ERROR,
     PSEUDO_RULES,
+    RENDER_ERROR,
     RULE_ERROR,
     UNIT_KINDS,
     UNKNOWN_IGNORE,
@@ -60,12 +63,24 @@ def _ignored(ignores: dict[str, str], rule_id: str) -> str | None:
 _NO_CAP: dict[int, int] = {}  # never written: see hits_on
 
 
+# After a reason, a comma starts the next entry only when a rule id follows it: a hyphenated
+# id (`emptydir-no-size-limit`), a policy's (`main.deny`, `K8sRequiredLabels/team`) or `*`,
+# then `=`, another comma or the end. Otherwise the comma is the reason's own.
+_NEXT_ENTRY = re.compile(r"\s*(?:\*|[a-z0-9]+(?:-[a-z0-9]+)+|[A-Za-z0-9_]+(?:[./][A-Za-z0-9_-]+)+)\s*(?:=|,|$)")
+
+
 def parse_ignore(value: Any) -> dict[str, str]:
-    """``"rule-a,rule-b=reason"`` -> ``{"rule-a": "", "rule-b": "reason"}``."""
+    """``"rule-a,rule-b=reason, with a comma"`` -> ``{"rule-a": "", "rule-b": "reason, with a comma"}``."""
     out: dict[str, str] = {}
     if not isinstance(value, str):
         return out
+    entries: list[str] = []
     for part in value.split(","):
+        if entries and "=" in entries[-1] and not _NEXT_ENTRY.match(part):
+            entries[-1] += "," + part  # prose of the reason, not a rule id
+        else:
+            entries.append(part)
+    for part in entries:
         part = part.strip()
         if not part:
             continue
@@ -81,6 +96,7 @@ class Engine:
         self.rules = rules
         self.overrides = severity_overrides or {}
         self.known_ids = set(known_rule_ids) | {r.id for r in rules} | set(PSEUDO_RULES)
+        self.reads_typos = any(r.id == typos.UNKNOWN_FIELD for r in rules)
         self.by_unit: dict[UnitKind, list[Rule]] = {unit: [] for unit in UNIT_KINDS}
         for r in rules:
             self.by_unit[r.unit].append(r)
@@ -266,6 +282,11 @@ class Engine:
             out.extend(
                 self._unknown_ignores(obj, tpl_ignores[id(t)], t.path + ("metadata", "annotations", IGNORE_ANNOTATION))
             )
+        if self.reads_typos:
+            for f in out:
+                if f.rule == typos.UNKNOWN_FIELD:  # findings that may follow from a misspelt key say so
+                    typos.annotate(out)
+                    break
         return out
 
     def _unknown_ignores(self, obj: K8sObject, ignores: dict[str, str], path: tuple) -> Iterator[Finding]:
@@ -359,6 +380,23 @@ def _unit_path(unit: Unit) -> tuple:
     if unit.tpl is not None:
         return unit.tpl.spec_path
     return ()
+
+
+def render_error(file: str, message: str) -> Finding:
+    """A chart or kustomization that could not be rendered, on its Chart.yaml or kustomization.yaml."""
+    return Finding(
+        RENDER_ERROR,
+        "error",
+        message,
+        "Fix what the tool reports, install the tool, or pipe the rendered output in (or exclude the path).",
+        file,
+        1,
+        1,
+        "",
+        None,
+        None,
+        0,
+    )
 
 
 def parse_error(

@@ -12,6 +12,7 @@ editor never produces one. The command then writes each file atomically
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 from kubelint_ml.findings import Finding
@@ -167,7 +168,7 @@ def fix_file(
     (config excludes and the baseline applied).
     """
     out = FileOutcome(file, data, data, findings, suppressed)
-    original = {_key(f) for f in findings}
+    original = Counter(_key(f) for f in findings)
     current = data
     for _ in range(MAX_ROUNDS):
         wanted = [f for f in out.findings if f.fix is not None and f.fix.applies(unsafe)]
@@ -190,8 +191,10 @@ def fix_file(
         out.rounds += 1
         out.findings, out.suppressed = active, supp
     out.after = current
-    left = {_key(f) for f in out.findings}
-    out.fixed = len(original - left)
+    # A finding is fixed when it is gone, not when it moved (a missing memory limit reported at
+    # `resources` before a fix inserts `limits:` and at `limits` after): counted by rule, object,
+    # container and document, whatever the field path.
+    out.fixed = sum((original - Counter(_key(f) for f in out.findings)).values())
     for f in out.findings:
         if f.fix is not None and f.fix.applies(unsafe) and f.fix.unfixable:
             out.notes.append(f"{file}:{f.line}: {f.rule}: not fixed: {f.fix.unfixable}")
@@ -199,7 +202,9 @@ def fix_file(
 
 
 def _key(f: Finding) -> tuple:
-    return f.identity() + (f.container or "", f.document)
+    obj = f.object
+    ref = (obj.apiVersion, obj.kind, obj.namespace, obj.name) if obj is not None else ()
+    return (f.rule, f.file, ref, f.container or "", f.document)
 
 
 def unified_diff(file: str, before: bytes, after: bytes) -> str:

@@ -40,6 +40,7 @@ except ImportError:  # pragma: no cover
 
 from kubelint_ml.fix import Edit, Fix
 from kubelint_ml.input import yamlevents
+from kubelint_ml.lazyre import LazyPattern
 
 
 class Refused(Exception):
@@ -161,9 +162,20 @@ class Text:
         from the stream's start to its end); None: ``data`` is parsed here."""
         self.data = data
         self.bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
-        self.text = data[self.bom :].decode("utf-8")
-        self.ascii = len(self.text) == len(data) - self.bom
-        self.nl = "\r\n" if "\r\n" in self.text else "\n"
+        text = data[self.bom :].decode("utf-8")
+        self.ascii = len(text) == len(data) - self.bom
+        self.nl = "\r\n" if "\r\n" in text else "\n"
+        if "\r" in text:
+            # A CR without an LF after it ends a line too (YAML, and LSP's positions). The text is
+            # read with each such CR as an LF, one character for one, so every offset stays; the
+            # lines a fix inserts end as most of the file's lines do.
+            crlf = text.count("\r\n")
+            cr = text.count("\r") - crlf
+            if cr:
+                lf = text.count("\n") - crlf
+                self.nl = max((lf, "\n"), (crlf, "\r\n"), (cr, "\r"))[1]
+                text = _LONE_CR.sub("\n", text)
+        self.text = text
         self.docs: list[Doc] = []
         self.broken_from: int | None = None  # documents from this index on did not parse
         broken = False
@@ -556,7 +568,7 @@ def _merge_inserts(edits: list[tuple[int, int, str]]) -> list[tuple[int, int, st
     for e in sorted(edits, key=lambda e: (e[0], e[1], -depth(e[2]))):
         if out and e[0] == e[1] == out[-1][0] == out[-1][1]:
             prev = out[-1][2]
-            if prev.endswith(("\n",)) and not e[2].startswith(("\r", "\n")):
+            if prev.endswith(("\n", "\r")) and not e[2].startswith(("\r", "\n")):
                 out[-1] = (e[0], e[1], prev + e[2])
                 continue
         out.append(e)
@@ -572,6 +584,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_LONE_CR = LazyPattern(r"\r(?!\n)")
 _TIED = object()
 
 

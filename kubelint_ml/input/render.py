@@ -294,13 +294,34 @@ def _first_error(stderr: str) -> str:
     return text if len(text) <= 400 else "…" + text[-400:]
 
 
+def _own_paths(text: str, wrapper: str | None, directory: str, shown: str) -> str:
+    """The tool's message with no scratch path in it (the wrapper kustomization's directory, and
+    the way from it to the user's directory), and the user's directory as the user named it."""
+    shown_dir = shown if shown.endswith(os.sep) else shown + os.sep
+    if wrapper is not None:
+        for path in {wrapper, os.path.realpath(wrapper)}:
+            try:
+                text = text.replace(os.path.relpath(directory, path) + os.sep, shown_dir)
+                text = text.replace(os.path.relpath(directory, path), shown)
+            except ValueError:
+                pass
+            text = text.replace(path + os.sep, "").replace(path, ".")
+    if shown != ".":
+        text = text.replace(directory + os.sep, shown_dir)
+    return text.replace(directory, shown)
+
+
 def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: RenderOptions, max_bytes: int) -> None:
     if tool == "helm":
         helm = helm_binary()
+        anchor = CHART_FILE if shown == "." else os.path.join(shown, CHART_FILE)
         if helm is None:
-            out.warnings.append(
-                f"{shown}: Helm chart not linted: helm is not on PATH; install helm, or pipe the "
-                f"rendered chart in: helm template {shown} | kubelint-ml check -"
+            out.failures.append(
+                (
+                    anchor,
+                    f"Helm chart {shown} not linted: helm is not on PATH; install helm, or pipe the "
+                    f"rendered chart in: helm template {shown} | kubelint-ml check -",
+                )
             )
             return
         argv = [helm, "template", directory]
@@ -310,21 +331,23 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
             argv += ["--set", s]
         cwd, base, wrapper = None, os.path.dirname(directory), None
         what = "helm template"
-        anchor = CHART_FILE if shown == "." else os.path.join(shown, CHART_FILE)
     else:
         command = kustomize_command()
+        name = os.path.basename(kustomization_file(directory) or "kustomization.yaml")
+        anchor = name if shown == "." else os.path.join(shown, name)
         if command is None:
-            out.warnings.append(
-                f"{shown}: kustomization not linted: neither kustomize nor kubectl is on PATH; "
-                f"install one, or pipe the build in: kubectl kustomize {shown} | kubelint-ml check -"
+            out.failures.append(
+                (
+                    anchor,
+                    f"kustomization {shown} not linted: neither kustomize nor kubectl is on PATH; "
+                    f"install one, or pipe the build in: kubectl kustomize {shown} | kubelint-ml check -",
+                )
             )
             return
         wrapper = _wrapper(directory)
         argv = command + [wrapper or directory]
         cwd, base = wrapper, wrapper or directory
         what = " ".join(os.path.basename(command[0]) if i == 0 else c for i, c in enumerate(command))
-        name = os.path.basename(kustomization_file(directory) or "kustomization.yaml")
-        anchor = name if shown == "." else os.path.join(shown, name)
     import shutil
     import time
 
@@ -333,8 +356,9 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
         code, data, err = run_capped(argv, cwd, options.timeout, max_bytes)
         if code not in (0, None) and wrapper is not None:
             # An older kustomize without build metadata: build the directory itself (no origins then).
+            # When that fails as well, its message is the one to show: it names the user's files, not ours.
             code2, data2, err2 = run_capped(command + [directory], None, options.timeout, max_bytes)  # type: ignore[operator]
-            if code2 == 0:
+            if code2 is not None:
                 code, data, err, base = code2, data2, err2, directory
     finally:
         if wrapper is not None:
@@ -351,7 +375,8 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
         out.failures.append((anchor, f"{what} {shown}: {why}; not linted"))
         return
     if code != 0:
-        out.failures.append((anchor, f"{what} {shown} failed: {_first_error(err)}"))
+        message = _first_error(_own_paths(err, wrapper, directory, shown))
+        out.failures.append((anchor, f"{what} {shown} failed: {message}"))
         return
     display = f"{shown} ({what})"
     real = f"<render:{tool}:{directory}>"

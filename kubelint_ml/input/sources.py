@@ -1,7 +1,9 @@
 """Finding the files to lint.
 
 Directories are walked recursively for ``*.yaml``, ``*.yml`` and ``*.json``;
-hidden files and directories (``.git`` among them) are skipped. Symlinks are
+hidden files and directories (``.git`` among them) are skipped, and so is what
+the ``.gitignore`` files and ``.git/info/exclude`` ignore
+(:mod:`kubelint_ml.input.gitignore`). Symlinks are
 followed only when they stay inside the root they were found under, and a
 directory is never entered twice, so a symlink loop ends the walk instead of
 hanging it. Only regular files are picked up by a walk (no FIFOs, sockets or
@@ -82,12 +84,17 @@ def excluded(path: str, patterns: tuple[str, ...]) -> bool:
     return False
 
 
-def _walk(root: str, out: list[Source], excludes: tuple[str, ...]) -> None:
+def _walk(root: str, out: list[Source], excludes: tuple[str, ...], gitignore: bool = True) -> None:
     real_root = os.path.realpath(root)
     seen: set[str] = set()
-    stack = [root]
+    layers: tuple = ()
+    if gitignore:
+        from kubelint_ml.input import gitignore as ignore_files
+
+        layers = ignore_files.root_layers(root)
+    stack: list[tuple[str, tuple]] = [(root, layers)]
     while stack:
-        current = stack.pop()
+        current, layers = stack.pop()
         real = os.path.realpath(current)
         if real in seen or not _inside(real, real_root):
             continue
@@ -100,6 +107,11 @@ def _walk(root: str, out: list[Source], excludes: tuple[str, ...]) -> None:
                 reason = e.strerror or str(e)
                 out.append(Source(display_path(current), current, f"cannot list directory: {reason}"))
             continue
+        if gitignore and any(e.name == ".gitignore" for e in entries):
+            patterns = ignore_files.read_patterns(os.path.join(current, ".gitignore"))
+            if patterns:
+                layers = (*layers, ignore_files.Layer(os.path.join(os.path.abspath(current), ""), patterns))
+        abs_prefix = os.path.join(os.path.abspath(current), "") if layers else ""
         dirs: list[str] = []
         shown_dir = display_path(current)
         # os.path.join(dir, name) for every name, as one concatenation: join(dir, "") ends with the separator
@@ -123,6 +135,9 @@ def _walk(root: str, out: list[Source], excludes: tuple[str, ...]) -> None:
             shown = shown_prefix + entry.name
             if excludes and excluded(shown, excludes):
                 continue
+            # git does not follow a symbolic link: `dir/` patterns do not match one
+            if layers and ignore_files.decide(layers, abs_prefix + entry.name, entry.name, is_dir and not link):
+                continue
             if is_dir:
                 dirs.append(path)
             elif link and not is_file and entry.name.lower().endswith(EXTENSIONS) and not os.path.exists(path):
@@ -136,7 +151,7 @@ def _walk(root: str, out: list[Source], excludes: tuple[str, ...]) -> None:
                 )
             elif is_file and entry.name.lower().endswith(EXTENSIONS):
                 out.append(Source(shown, path, identity="" if link else real_prefix + entry.name))
-        stack.extend(reversed(dirs))
+        stack.extend((d, layers) for d in reversed(dirs))
 
 
 _GLOB_CHARS = ("*", "?", "[")
@@ -159,8 +174,12 @@ def expand(pattern: str) -> list[str] | None:
     return sorted(found)
 
 
-def collect(paths: list[str], excludes: tuple[str, ...] = ()) -> list[Source]:
-    """Files to lint, in a stable order, each once."""
+def collect(
+    paths: list[str], excludes: tuple[str, ...] = (), gitignore: bool = True, stdin_name: str | None = None
+) -> list[Source]:
+    """Files to lint, in a stable order, each once. A walk skips what ``.gitignore`` files and
+    ``.git/info/exclude`` ignore (unless ``gitignore`` is false); a path named is always linted.
+    Standard input is shown as ``stdin_name`` when given."""
     out: list[Source] = []
     expanded: list[str] = []
     for p in paths:
@@ -178,10 +197,12 @@ def collect(paths: list[str], excludes: tuple[str, ...] = ()) -> list[Source]:
             )
     for p in expanded:
         if p == STDIN:
-            out.append(Source("<stdin>", STDIN))
+            shown = display_path(stdin_name) if stdin_name else "<stdin>"
+            if not (stdin_name and excludes and excluded(shown, excludes)):
+                out.append(Source(shown, STDIN))
             continue
         if os.path.isdir(p):
-            _walk(p, out, excludes)
+            _walk(p, out, excludes, gitignore)
         elif os.path.exists(p):
             shown = display_path(p)
             if not (excludes and excluded(shown, excludes)):

@@ -494,7 +494,7 @@ def tolerates(pod_spec: Mapping[str, Any], taints: Sequence[tuple[str, str, str]
     after an extended resource the pod asks for counts as tolerated: the ExtendedResourceToleration
     admission plugin adds that toleration."""
     hard = [t for t in taints if t[2] in ("NoSchedule", "NoExecute")]
-    if not hard:
+    if not hard or not isinstance(pod_spec, Mapping):
         return True
     tolerations = pod_spec.get("tolerations")
     tols = [t for t in tolerations if isinstance(t, Mapping)] if isinstance(tolerations, list) else []

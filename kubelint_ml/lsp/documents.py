@@ -148,8 +148,27 @@ class Document:
     # -- changes -------------------------------------------------------------
 
     def replace(self, start: int, end: int, new: str) -> None:
-        self.text = self.text[:start] + new + self.text[end:]
-        self._starts = self._data = self._byte_starts = None
+        old = self.text
+        starts = self._starts
+        self.text = old[:start] + new + old[end:]
+        self._data = self._byte_starts = None
+        if starts is None:
+            return
+        # A keystroke (no line break typed or deleted, not next to a CR): the lines after it move by
+        # the length difference, and the line starts are not found again in the whole buffer.
+        if (
+            "\n" in new
+            or "\r" in new
+            or (start > 0 and old[start - 1] == "\r")
+            or "\n" in old[start:end]
+            or "\r" in old[start:end]
+        ):
+            self._starts = None
+            return
+        delta = len(new) - (end - start)
+        if delta:
+            i = bisect_right(starts, start)
+            starts[i:] = [s + delta for s in starts[i:]]
 
 
 def apply_edits(text: str, doc: Document, edits: list[tuple[int, int, int, int, str]], encoding: str) -> str:

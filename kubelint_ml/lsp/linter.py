@@ -4,9 +4,15 @@ its fixes as `check --fix` makes them, and the suppression the docs describe.
 A buffer is linted with the configuration `check` would use for its file (``.kubelint-ml.yaml``
 found upward from it, or the one the editor has open, unsaved), the rules, severities, excludes and
 Rego policies it selects, and the context the workspace gives (PriorityClasses,
-WorkloadPriorityClasses, KubeletConfigurations, CRDs): the files of the workspace folders that
-mention a context kind, read in the background and kept current from disk and from open buffers.
-The findings are then those of ``kubelint-ml check <workspace folder>`` for that file.
+WorkloadPriorityClasses, KubeletConfigurations, resource claims and device classes; CRDs matter to
+schema validation only, which the editor does not run): the files of the workspace folders that
+mention a context kind, read in the background, each parsed once per change of its bytes and kept
+current from disk and from open buffers. The findings are then those of ``kubelint-ml check
+<workspace folder>`` for that file.
+
+Every method that builds or uses a session (its rule engine, its policy engines and their helper
+process) is called on the server's one worker thread: a Rego engine must stay on the thread that
+built it.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from kubelint_ml.engine.api import IGNORE_ANNOTATION
-from kubelint_ml.engine.context import Facts
+from kubelint_ml.engine.context import CONTEXT_KINDS, Facts
 from kubelint_ml.findings import Finding, RuleInfo
 from kubelint_ml.fix import SAFE, Fix, put
 
@@ -55,6 +61,7 @@ class Session:
     all_ids: set = field(default_factory=set)
     engine: Any = None
     context_gen: int = 0  # the workspace context its facts were made from
+    base_config: Any = None  # the config before the workspace's Nodes were added to its profile
 
 
 @dataclass
@@ -159,9 +166,10 @@ class Linter:
 
         return mentions_context(data)
 
-    def context_paths(self) -> set[str]:
-        with self._lock:
-            return set(self._context)
+    def is_context(self, path: str) -> bool:
+        """Whether ``path`` is a context file (read from the event loop: no lock, which a lint in
+        progress holds; a dict's membership test is atomic)."""
+        return path in self._context
 
     def file_changed(self, path: str, data: bytes | None) -> bool:
         """A file's new bytes (``None``: deleted), from disk or a buffer. True when the context or a
@@ -231,14 +239,20 @@ class Linter:
         return facts
 
     def _refresh(self, session: Session) -> None:
+        from kubelint_ml.run import lint as run_lint
         from kubelint_ml.run.config import ConfigError
+        from kubelint_ml.run.facts import with_cluster_nodes
         from kubelint_ml.run.runner import Runner
 
+        base = session.base_config if session.base_config is not None else session.config
         try:
-            facts = self._facts(session.config)
+            facts = self._facts(base)
         except ConfigError as e:
-            raise ConfigProblem(session.config.path or "", getattr(e, "line", 0) or 1, str(e)) from None
-        session.runner = Runner(session.engine, session.config, facts, None, False, None, session.policies)
+            raise ConfigProblem(base.path or "", getattr(e, "line", 0) or 1, str(e)) from None
+        config = with_cluster_nodes(base, facts)  # the workspace's Nodes as node pools, as they are now
+        session.config = config
+        session.finish = lambda f: run_lint._finish(f, config)
+        session.runner = Runner(session.engine, config, facts, None, False, None, session.policies)
         session.context_gen = self._context_gen
 
     def _drop_sessions(self) -> None:
@@ -275,6 +289,7 @@ class Linter:
             if policies is not None:
                 policies.choose(policy_off(config, policy_ids, ()), severity)
             rules = [r for r in rules if r.family != "usage"]  # no Prometheus per keystroke: see docs/editors.md
+            base = config
             facts = self._facts(config)
             config = with_cluster_nodes(config, facts)  # the workspace's Nodes as node pools
         except (ConfigError, SelectionError) as e:
@@ -296,6 +311,7 @@ class Linter:
             set(all_ids),
             engine,
             self._context_gen,
+            base,
         )
 
     # ------------------------------------------------------------------
@@ -312,23 +328,11 @@ class Linter:
         found = s.finish(out.findings)
         return [f for f in found if f.suppressed is None], [f for f in found if f.suppressed is not None], s
 
-    def fixed(self, path: str, data: bytes, unsafe: bool) -> bytes:
-        """The buffer as `check --fix` (``--unsafe-fixes``) would write it."""
-        from kubelint_ml.fix.apply import fix_file
-
-        active, suppressed, s = self.lint(path, data)
-        display = _display(path, self.roots)
-
-        def relint(new: bytes) -> tuple[list[Finding], list[Finding]]:
-            a, b, _ = self.lint(path, new)
-            return a, b
-
-        return fix_file(display, data, active, suppressed, unsafe=unsafe, relint=relint).after
-
     def fixed_from(
         self, path: str, data: bytes, active: list[Finding], suppressed: list[Finding], unsafe: bool
     ) -> bytes:
-        """As :meth:`fixed`, from the findings a lint of ``data`` already gave (copies: they are changed)."""
+        """The buffer as `check --fix` (``--unsafe-fixes``) would write it, from the findings a lint of
+        ``data`` already gave (copies: they are changed)."""
         from kubelint_ml.fix.apply import fix_file
 
         display = _display(path, self.roots)
@@ -359,7 +363,7 @@ class Linter:
         try:
             with self._lock:
                 inputs = RunInputs(
-                    s.config,
+                    s.base_config if s.base_config is not None else s.config,  # run adds the Nodes itself
                     list(s.rules.values()),
                     severity=s.severity,
                     all_rule_ids=s.all_ids,
@@ -464,9 +468,9 @@ _LONE_CR = re.compile(rb"\r(?!\n)")
 # The context kinds the editor's rules read. CustomResourceDefinitions are context for `check
 # --schema` only (schema validation is not run in the editor): a file of CRDs is neither parsed nor
 # kept, however large.
-EDITOR_CONTEXT = frozenset(("PriorityClass", "WorkloadPriorityClass", "KubeletConfiguration"))
+EDITOR_CONTEXT = frozenset(k for k in CONTEXT_KINDS if k != "CustomResourceDefinition")
 _EDITOR_CONTEXT_RE = re.compile(
-    rb"""["']?kind["']?\s*:\s*["']?(PriorityClass|WorkloadPriorityClass|KubeletConfiguration)\b"""
+    rb"""kind["']?\s*:\s*["']?(""" + "|".join(sorted(EDITOR_CONTEXT)).encode() + rb""")\b"""
 )
 
 

@@ -50,6 +50,9 @@ from kubelint_ml.lsp.linter import ConfigProblem, Fixes, Linter, finding_range
 SOURCE = "kubelint-ml"
 FIX_ALL = "source.fixAll.kubelint-ml"
 DEBOUNCE = 0.03  # seconds: a burst of keystrokes is linted once
+# Buffers up to this size get their quick fixes' parse made right after their diagnostics; a larger
+# one when a code action first asks (its parse tree is held only once wanted).
+WARM_MAX_BYTES = 4 * 1024 * 1024
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
@@ -360,7 +363,7 @@ async def _lint(ls: Server, uri: str, gen: int, debounce: bool = True) -> None:
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=uri, version=result.version, diagnostics=result.diagnostics)
     )
-    if result.findings:
+    if result.findings and len(result.doc.data) <= WARM_MAX_BYTES:
         asyncio.ensure_future(ls.run_in_worker(_warm_job, ls, uri, gen, result))
 
 
@@ -513,7 +516,7 @@ def did_open(ls: Server, params: types.DidOpenTextDocumentParams) -> None:
         asyncio.ensure_future(_track_config(ls, uri, doc.data))
         return
     ls.owners[uri] = ls.linter.owner(path) if path is not None else None
-    if ls.linter.mentions_context(doc.data) or (path and path in ls.linter.context_paths()):
+    if ls.linter.mentions_context(doc.data) or (path is not None and ls.linter.is_context(path)):
         asyncio.ensure_future(_track(ls, uri, doc.data))
     if ls.owners[uri] is not None:
         asyncio.ensure_future(_render(ls, uri))
@@ -540,7 +543,7 @@ def did_change(ls: Server, params: types.DidChangeTextDocumentParams) -> None:
         asyncio.ensure_future(_track_config(ls, uri, doc.data))
         return
     path = path_of(uri)
-    if ls.linter.mentions_context(doc.data) or (path and path in ls.linter.context_paths()):
+    if ls.linter.mentions_context(doc.data) or (path is not None and ls.linter.is_context(path)):
         _track_soon(ls, uri)
     _schedule(ls, uri)
 
@@ -764,9 +767,21 @@ async def resolve_code_action(ls: Server, action: types.CodeAction) -> types.Cod
     return action
 
 
+def _still_valid(ls: Server, uri: str, line: int) -> Result | None:
+    """The last result, when the buffer changed since but not on ``line`` nor in its number of lines
+    (a keystroke elsewhere on a large buffer): hover need not wait for the newest lint."""
+    doc, known = ls.docs.get(uri), ls.results.get(uri)
+    if doc is None or known is None or known.doc.version == doc.version:
+        return None
+    if len(known.doc.starts) != len(doc.starts) or known.doc.line_text(line) != doc.line_text(line):
+        return None
+    return known
+
+
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 async def hover(ls: Server, params: types.HoverParams) -> types.Hover | None:
-    result = await _current(ls, params.text_document.uri)
+    uri = params.text_document.uri
+    result = _still_valid(ls, uri, params.position.line) or await _current(ls, uri)
     if result is None:
         return None
     pos = params.position
@@ -802,7 +817,9 @@ def _error(ls: Server, msg_id: Any, code: int, message: str) -> None:
     ls.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
 
-def dispatch(ls: Server, raw: Any, why: str) -> None:
+def dispatch(ls: Server, raw: Any, why: str, pre: tuple[Any, Exception | None] | None = None) -> None:
+    """One message from the client. ``pre``: the message as pygls's types, made on the reader thread
+    (structuring 50,000 file events is not done on the event loop), or the error that made."""
     if raw is None:
         log.warning("dropped a frame that is not JSON (%s)", why)
         _error(ls, None, PARSE_ERROR, f"the frame is not JSON: {why}")
@@ -834,7 +851,12 @@ def dispatch(ls: Server, raw: Any, why: str) -> None:
                 _error(ls, msg_id, SERVER_NOT_INITIALIZED, "the server is not initialized")
             return
     try:
-        message = ls.protocol.structure_message(raw)
+        if pre is None:
+            message = ls.protocol.structure_message(raw)
+        elif pre[1] is not None:
+            raise pre[1]
+        else:
+            message = pre[0]
     except JsonRpcException as e:
         log.warning("invalid %s: %s", method or "message", e)
         if is_request:
@@ -872,7 +894,13 @@ async def _serve(ls: Server, fd: int) -> int:
     ls._done = asyncio.Event()
 
     def deliver(message: Any, why: str) -> None:
-        loop.call_soon_threadsafe(dispatch, ls, message, why)
+        pre: tuple[Any, Exception | None] | None = None
+        if isinstance(message, dict) and isinstance(message.get("method"), str) and message.get("jsonrpc") == "2.0":
+            try:  # requests and notifications only: a response's type is known on the loop
+                pre = (ls.protocol.structure_message(message), None)
+            except Exception as e:  # noqa: BLE001 - answered by dispatch
+                pre = (None, e)
+        loop.call_soon_threadsafe(dispatch, ls, message, why, pre)
 
     def read() -> None:
         status = read_messages(fd, deliver)
@@ -899,5 +927,8 @@ def main() -> None:
         out.flush()
     except OSError:
         pass
-    server.linter.close()
-    os._exit(status)  # the worker may be in a long lint: it is not waited for
+    try:  # the sessions closed on the worker that built them (their policy helpers reaped)
+        server.worker.submit(server.linter.close).result(timeout=2)
+    except Exception:  # noqa: BLE001 - a worker in a long lint is not waited for
+        pass
+    os._exit(status)

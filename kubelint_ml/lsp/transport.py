@@ -80,8 +80,18 @@ class Reader:
                 return None
 
     def _exactly(self, n: int) -> bytes:
-        while len(self.buf) < n and self._fill():
-            pass
+        """The next ``n`` bytes; fewer when the input pauses with a whole JSON message read (a length
+        longer than its body, and nothing after it: the message is taken, not waited on for ever)."""
+        while len(self.buf) < n:
+            if self._fill(RESYNC_WAIT):
+                continue
+            if self.eof:
+                break
+            if self.buf and _complete(bytes(self.buf)):
+                log.warning("a frame's Content-Length (%d) is longer than its body (%d bytes)", n, len(self.buf))
+                break
+            if not self._fill():  # a pause in a long frame: wait for the rest
+                break
         body = bytes(self.buf[:n])
         del self.buf[:n]
         return body

@@ -87,8 +87,13 @@ class Profile(Record):
             if itype:
                 known = catalog().get(itype)
                 if known is None:
+                    line = line_of(entry, ("instanceType",))
                     raise ConfigError(
-                        f"profile.nodePools[{entry['name']}].instanceType: unknown instance type {itype!r}"
+                        f"{line}: " * bool(line)
+                        + f"profile.nodePools[{entry['name']}].instanceType: unknown instance type {itype!r}"
+                        + did_you_mean(itype, catalog())
+                        + " (the built-in catalog's types are in kubelint_ml/data/gpu-catalog.yaml; or give "
+                        "gpus, memory and cpu yourself)"
                     )
                 pool = replace(
                     pool,
@@ -183,6 +188,7 @@ class Config(Record):
     usage: dict  # the `usage:` section (kubelint_ml.usage.source reads it)
     admission: dict  # `kubelint-ml serve` settings (kubelint_ml.admission)
     kinds: dict  # what is assumed of controllers (kubelint_ml.input.kinds.configure)
+    respect_gitignore: bool  # a walk skips what .gitignore files ignore
     __slots__ = _fields = (
         "path",
         "rules_dirs",
@@ -201,6 +207,7 @@ class Config(Record):
         "usage",
         "admission",
         "kinds",
+        "respect_gitignore",
     )
 
     def __init__(
@@ -222,6 +229,7 @@ class Config(Record):
         usage: dict | None = None,
         admission: dict | None = None,
         kinds: dict | None = None,
+        respect_gitignore: bool = True,
     ) -> None:
         self.path = path
         self.rules_dirs = [] if rules_dirs is None else rules_dirs
@@ -240,6 +248,7 @@ class Config(Record):
         self.usage = {} if usage is None else usage
         self.admission = {} if admission is None else admission
         self.kinds = {} if kinds is None else kinds
+        self.respect_gitignore = respect_gitignore
 
 
 def find_config(start: str | None = None) -> str | None:
@@ -266,7 +275,7 @@ def line_of(data: Any, path: tuple) -> int:
         return 0
 
 
-def _schema_errors(data: Any) -> list[tuple[int, str]]:
+def _schema_errors(data: Any, text: bytes = b"") -> list[tuple[int, str]]:
     """(line, "where: what") for each way the config breaks its schema, first by position."""
     import jsonschema
 
@@ -283,9 +292,35 @@ def _schema_errors(data: Any) -> list[tuple[int, str]]:
             if extra:  # name the key, where it is, and the one that was probably meant
                 path += (extra[0],)
                 msg = f"unknown key {str(extra[0])!r}{did_you_mean(extra[0], allowed)}"
+        line = line_of(data, path)
+        if err.validator == "type" and isinstance(err.instance, (int, float)) and not isinstance(err.instance, bool):
+            wanted = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+            if "string" in wanted:  # `kubernetesVersion: 1.30` is the number 1.3 to YAML
+                written = _written(text, line, path[-1] if path else None) or str(err.instance)
+                msg += f' (YAML reads {written} as a number; quote it: "{written}")'
         where = ".".join(str(p) for p in path) or "(top level)"
-        out.append((line_of(data, path), f"{where}: {msg}"))
+        out.append((line, f"{where}: {msg}"))
     return sorted(out)
+
+
+def _written(text: bytes, line: int, key: Any) -> str | None:
+    """The scalar as written after ``key:`` on the config's ``line`` (1-based)."""
+    if not line or not isinstance(key, str):
+        return None
+    lines = text.decode("utf-8", "replace").splitlines()
+    if line > len(lines):
+        return None
+    _, sep, rest = lines[line - 1].partition(key + ":")
+    value = rest.split("#", 1)[0].strip()
+    return value if sep and value else None
+
+
+def tab_hint(text: bytes, line: int) -> str:
+    """A hint for a YAML error on a line indented with a tab (YAML allows only spaces)."""
+    lines = text.decode("utf-8", "replace").splitlines()
+    if 0 < line <= len(lines) and "\t" in lines[line - 1][: len(lines[line - 1]) - len(lines[line - 1].lstrip())]:
+        return " (the line is indented with a tab: YAML indents with spaces only)"
+    return ""
 
 
 def load_config(path: str | os.PathLike | None) -> Config:
@@ -301,10 +336,10 @@ def load_config(path: str | os.PathLike | None) -> Config:
     try:  # the manifest loader's limits: a config from a pull request is untrusted too
         data = load_single(text)
     except LoadError as e:
-        raise ConfigError(f"{p}:{e.line}: {e.message}") from None
+        raise ConfigError(f"{p}:{e.line}: {e.message}{tab_hint(text, e.line)}") from None
     if data is None:
         data = {}
-    errors = _schema_errors(data)
+    errors = _schema_errors(data, text)
     if errors:
         line, first = errors[0]
         raise ConfigError(
@@ -330,7 +365,8 @@ def load_config(path: str | os.PathLike | None) -> Config:
     try:
         cfg.profile = Profile.from_dict(data.get("profile") or {}, base)
     except ConfigError as e:
-        raise ConfigError(f"{p}: {e}") from None
+        where = f"{p}:" if str(e)[:1].isdigit() else f"{p}: "  # "12: ..." when the line is known
+        raise ConfigError(f"{where}{e}") from None
     schema = dict(data.get("schema") or {})
     if "crds" in schema:
         schema["crds"] = [str(base / c) for c in schema["crds"]]
@@ -345,6 +381,7 @@ def load_config(path: str | os.PathLike | None) -> Config:
     cfg.usage = dict(data.get("usage") or {})
     cfg.admission = dict(data.get("admission") or {})
     cfg.kinds = dict(data.get("kinds") or {})
+    cfg.respect_gitignore = data.get("respectGitignore", True)
     lim = data.get("limits") or {}
     defaults = Limits()
     cfg.limits = Limits(

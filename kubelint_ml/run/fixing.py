@@ -107,8 +107,8 @@ def apply_fixes(
         if data is None:
             report.notes.append(f"{file}: not fixed: the file cannot be read again")
             continue
-        if file == "-" and write:
-            report.notes.append("-: not fixed: standard input cannot be written back (use --diff)")
+        if write and _real(session, file) == "-":  # `-` shown as <stdin>, or as --stdin-filename's name
+            report.notes.append(f"{file}: not fixed: standard input cannot be written back (use --diff)")
             continue
         work.append((file, data, findings, supp_by_file.get(file, [])))
 
@@ -267,7 +267,7 @@ def after_run(
         n = len(report.changed)
         return Outcome(
             report.diff(),
-            f"would fix {report.fixed} findings in {n} file{'s' if n != 1 else ''}",
+            f"would fix {report.fixed} finding{'s' if report.fixed != 1 else ''} in {n} file{'s' if n != 1 else ''}",
             [],
             report.notes,
             1 if report.changed else 0,
@@ -276,7 +276,10 @@ def after_run(
         report = apply_fixes(result, session, unsafe=unsafe, write=True, keep=keep)
         n = len(report.changed)
         out = Outcome(
-            "", f"fixed {report.fixed} findings in {n} file{'s' if n != 1 else ''}", report.errors, report.notes
+            "",
+            f"fixed {report.fixed} finding{'s' if report.fixed != 1 else ''} in {n} file{'s' if n != 1 else ''}",
+            report.errors,
+            report.notes,
         )
         if args.get("fix_only"):
             out.exit_code = 2 if report.errors else 0

@@ -1,9 +1,11 @@
 """GPU workloads among the files a run reported on, for the reports that count them apart
-(``check --format html``): the objects whose pod templates ask for an accelerator, and how many.
+(``check --format html``): the objects whose pod templates ask for an accelerator resource
+(``nvidia.com/gpu``, ``amd.com/gpu``, ...), and how many devices.
 
 Read again from the files, with the lint's loader and its limits, only when such a report is
-asked for; a file that names no accelerator resource or DRA claim anywhere in its text is not
-parsed at all.
+asked for; a file that names no accelerator resource anywhere in its text is not parsed at all.
+Devices claimed through DRA are not counted here: what a claim holds is decided by other
+objects (DeviceClasses, ResourceClaimTemplates; kubelint_ml/k8s/dra.py), which the lint reads.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from kubelint_ml.k8s.resources import ACCELERATOR_PATTERNS
 
 
 def _words() -> tuple[bytes, ...]:
-    """Text every manifest asking for an accelerator holds: a resource name's fixed start, or DRA's claims."""
-    return tuple(sorted({p.split("*")[0].encode() for p in ACCELERATOR_PATTERNS})) + (b"claims",)
+    """Text every manifest asking for an accelerator resource holds: the name's fixed start."""
+    return tuple(sorted({p.split("*")[0].encode() for p in ACCELERATOR_PATTERNS}))
 
 
 # From this many files, with more than one job, the reading is shared by forked workers.
@@ -25,7 +27,7 @@ PARALLEL_MIN_FILES = 64
 
 def gpu_workloads(files: list[str], jobs: int = 1) -> dict[tuple[str, str, str, str], int]:
     """(file, kind, namespace, name) -> the accelerator devices the object's pods request, replicas
-    counted, for each object with a pod template that asks for an accelerator (0: DRA claims only).
+    counted, for each object with a pod template that asks for an accelerator resource.
 
     A file that cannot be read or parsed again (stdin, a chart's template) is left out. With
     ``jobs`` > 1 and many files, forked workers share the files (:func:`kubelint_ml.run.pool.fork_map`)."""
@@ -75,7 +77,7 @@ def _count(files: list[str]) -> dict[tuple[str, str, str, str], int]:
                         if tpl.broken or not is_accelerator_pod(tpl.spec):
                             continue
                         accel = True
-                        per_pod = sum(accelerator_requests(tpl.spec).values())
+                        per_pod = sum(accelerator_requests(tpl.spec).values())  # devices a pod gets
                         gpus += per_pod * (tpl.replicas if isinstance(tpl.replicas, int) and tpl.replicas > 0 else 1)
                 except Exception:  # noqa: BLE001 - a shape the lint reports
                     continue

@@ -50,6 +50,7 @@ class RunInputs(Record):
     render: RenderOptions | None  # Helm values and --set for the charts among the paths
     context: tuple[str, ...]  # --context files: read for facts, never reported on
     resolve_fixes: bool  # JSON and SARIF print each fix's edits
+    stdin_name: str | None  # --stdin-filename: what standard input is shown as
     __slots__ = _fields = (
         "config",
         "rules",
@@ -64,6 +65,7 @@ class RunInputs(Record):
         "render",
         "context",
         "resolve_fixes",
+        "stdin_name",
     )
 
     def __init__(
@@ -81,6 +83,7 @@ class RunInputs(Record):
         render: RenderOptions | None = None,
         context: tuple[str, ...] = (),
         resolve_fixes: bool = False,
+        stdin_name: str | None = None,
     ) -> None:
         self.config = config
         self.rules = rules
@@ -95,6 +98,7 @@ class RunInputs(Record):
         self.render = render
         self.context = tuple(context)
         self.resolve_fixes = resolve_fixes
+        self.stdin_name = stdin_name
 
     def context_paths(self) -> list[str]:
         """The context files of the config, then those of the command line."""

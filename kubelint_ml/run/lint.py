@@ -16,7 +16,7 @@ from typing import Any
 from kubelint_ml import __version__
 from kubelint_ml.engine.api import PSEUDO_RULES
 from kubelint_ml.engine.context import Facts, may_hold_context
-from kubelint_ml.engine.core import Engine, parse_error
+from kubelint_ml.engine.core import Engine, render_error
 from kubelint_ml.engine.rulefile import Rule
 from kubelint_ml.findings import Finding, RuleInfo, RunResult
 from kubelint_ml.input import charts
@@ -129,7 +129,7 @@ def run(paths: list[str], inputs: RunInputs, session: dict | None = None) -> tup
 def _run(paths: list[str], inputs: RunInputs, session: dict | None) -> tuple[RunResult, list[str]]:
     config, rules, jobs, policies, schema = inputs.config, inputs.rules, inputs.jobs, inputs.policies, inputs.schema
     path_excludes = tuple(ex["path"] for ex in config.exclude if set(ex) <= {"path", "reason"} and "path" in ex)
-    sources = with_profile_files(collect(paths, path_excludes), config)
+    sources = with_profile_files(collect(paths, path_excludes, config.respect_gitignore, inputs.stdin_name), config)
     # Charts and kustomizations: their files out, their rendered output in (kubelint_ml/input/render.py).
     owners = charts.owners_for(sources)
     if owners is not None:  # the renderer is imported only then
@@ -173,15 +173,15 @@ def _run(paths: list[str], inputs: RunInputs, session: dict | None) -> tuple[Run
     files = list(zip(sources, kept))
     del kept  # each file's bytes are let go as soon as it is linted
     total, run_notes, in_order = _second_pass(runner, files, jobs, size)
-    if failures:  # a chart or kustomization that did not render: a parse-error on its file
-        total.findings.extend(parse_error(file, 1, 1, message) for file, message in failures)
+    if failures:  # a chart or kustomization that did not render: a render-error on its file, counted
+        total.findings.extend(render_error(file, message) for file, message in failures)
         in_order = False
     findings = _finish(total.findings, config, in_order)
     result = RunResult(
         findings=[f for f in findings if f.suppressed is None],
         suppressed=[f for f in findings if f.suppressed is not None],
         rules=_rule_infos(rules, inputs.severity, schema, policies),
-        files=len(sources),
+        files=len(sources) + len({file for file, _ in failures}),
         documents=total.documents,
         objects=total.objects,
         fail_level=inputs.fail_level,

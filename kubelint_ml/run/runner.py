@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from kubelint_ml.engine import comments
 from kubelint_ml.engine.api import SCHEMA_INVALID, SCHEMA_UNAVAILABLE
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.engine.core import Context, Engine, parse_error
@@ -15,7 +16,7 @@ from kubelint_ml.input.loader import Limits, load, locate, looks_like_template, 
 from kubelint_ml.input.objects import K8sObject, unpack
 from kubelint_ml.input.sources import Source, read
 from kubelint_ml.records import Record
-from kubelint_ml.run.config import Config
+from kubelint_ml.run.config import Config, tab_hint
 
 
 class FileResult(Record):
@@ -90,7 +91,8 @@ class Runner(Record):
         self.combined = [] if combined is None else combined
         self.resolve_fixes = resolve_fixes
 
-    def lint_bytes(self, data: bytes, display: str, size: int | None = None) -> FileResult:
+    def lint_bytes(self, data: bytes, display: str, size: int | None = None, piped: bool | None = None) -> FileResult:
+        """One file's findings; ``piped``: read from standard input (by default: shown as ``<stdin>``)."""
         out = FileResult()
         limits: Limits = self.config.limits
         if len(data) > limits.max_file_bytes:
@@ -108,7 +110,9 @@ class Runner(Record):
             return out
         # Rendered output (ours, or helm's or kustomize's piped in) is YAML whatever `{{` its
         # strings hold (an Alertmanager template in a ConfigMap): no template check there.
-        rendered = display in charts.STREAMS or (display == "<stdin>" and charts.has_markers(data))
+        if piped is None:
+            piped = display == "<stdin>"
+        rendered = display in charts.STREAMS or (piped and charts.has_markers(data))
         tline = 0 if rendered else looks_like_template(data)
         configure_kinds(self.config.kinds)
         loaded = load(data, limits, keep_events=self.resolve_fixes)  # fix edits come from its events
@@ -127,7 +131,10 @@ class Runner(Record):
             )
             return out
         for p in loaded.problems:
-            out.findings.append(parse_error(display, p.line, p.column, p.message, p.document))
+            message = p.message
+            if "cannot start any token" in message:
+                message += tab_hint(data, p.line)
+            out.findings.append(parse_error(display, p.line, p.column, message, p.document))
         if self.verbose and not loaded.documents and not loaded.problems:
             out.notes.append(f"{display}: skipped: empty file (no YAML documents)")
         ctx = Context(profile=self.config.profile, facts=self.facts, usage=self.usage, wants_notes=self.verbose)
@@ -159,6 +166,8 @@ class Runner(Record):
             # evaluated in batches: see Policies.flush, called by whoever adds up the results
             self.policies.defer(display, policy_units, out.findings, out.notes if self.verbose else None)
         out.notes.extend(ctx.notes)
+        if comments.MARKER in data:  # `# kubelint-ml: ignore[...]` comments
+            out.findings.extend(comments.apply(out.findings, data, display, self.engine.known_ids))
         if rendered:
             from kubelint_ml.input.render import map_back
 
@@ -214,10 +223,12 @@ class Runner(Record):
                 size = os.path.getsize(source.real)
         except OSError as e:
             return FileResult([parse_error(source.path, 1, 1, f"cannot read file: {e.strerror or e}")])
-        return self.lint_bytes(data, source.path, size)
+        return self.lint_bytes(data, source.path, size, source.real == "-")
 
     def lint(self, source: Source, data: bytes | None) -> FileResult:
         """``source`` from the bytes the first pass kept, else read again."""
         if source.skipped:
             return FileResult(notes=[f"{source.path}: skipped: {source.skipped}"] if self.verbose else [])
-        return self.lint_bytes(data, source.path) if data is not None else self.lint_source(source)
+        if data is None:
+            return self.lint_source(source)
+        return self.lint_bytes(data, source.path, piped=source.real == "-")

@@ -86,8 +86,32 @@ def accelerator_limit(c: ContainerView, resource: str, raw: Any) -> Fix:
 _DECIMAL = {"KB": "k", "kB": "k", "MB": "M", "GB": "G", "TB": "T", "PB": "P", "EB": "E"}
 
 
+_BINARY_CASE = {s.lower(): s for s in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")}
+
+
+def binary_case(raw: Any) -> str | None:
+    """``8gi`` -> ``8Gi``: a binary suffix in the wrong case (the grammar is case-sensitive)."""
+    if not isinstance(raw, str):
+        return None
+    text = raw.strip()
+    suffix = _BINARY_CASE.get(text[-2:].lower())
+    if suffix is None or text[-2:] == suffix:
+        return None
+    new = text[:-2] + suffix
+    return new if _quantity(new) is not None else None
+
+
 def decimal_suffix(path: tuple, raw: Any) -> Fix | None:
-    """``64GB`` -> ``64G`` (the grammar's spelling of what was written; ``64Gi`` is the binary alternative)."""
+    """``64GB`` -> ``64G`` (the grammar's spelling of what was written; ``64Gi`` is the binary alternative);
+    ``8gi`` -> ``8Gi``."""
+    meant = binary_case(raw)
+    if meant is not None:
+        return Fix(
+            f"write {meant} (binary suffixes are Ki Mi Gi Ti Pi Ei)",
+            UNSAFE,
+            "the value as written",
+            (put(path, meant),),
+        )
     if not isinstance(raw, str):
         return None
     text = raw.strip()

@@ -76,7 +76,16 @@ class PriorityRef(Frozen):
 
 
 def is_volcano_job(obj: K8sObject) -> bool:
-    return (obj.group, obj.kind) in (("batch.volcano.sh", "Job"), ("flow.volcano.sh", "JobTemplate"))
+    return (obj.group, obj.kind) in (
+        ("batch.volcano.sh", "Job"),
+        ("flow.volcano.sh", "JobTemplate"),
+        ("batch.volcano.sh", "CronJob"),
+    )
+
+
+def volcano_job_spec_path(obj: K8sObject) -> tuple:
+    """Where a Volcano Job's spec is: the object's own, or a Volcano CronJob's jobTemplate."""
+    return ("spec", "jobTemplate", "spec") if obj.kind == "CronJob" else ("spec",)
 
 
 def is_ray(obj: K8sObject) -> bool:
@@ -92,9 +101,10 @@ def object_refs(obj: K8sObject) -> list[PriorityRef]:
     out: list[PriorityRef] = []
     data = obj.data
     if is_volcano_job(obj):
-        name = named(dig(data, "spec", "priorityClassName"))
+        at = volcano_job_spec_path(obj) + ("priorityClassName",)
+        name = named(dig(data, *at))
         if name:
-            out.append(PriorityRef("volcano", name, ("spec", "priorityClassName"), "spec.priorityClassName"))
+            out.append(PriorityRef("volcano", name, at, ".".join(at)))
     if is_kubeflow_v1(obj):
         name = named(dig(data, "spec", "runPolicy", "schedulingPolicy", "priorityClass"))
         if name:

@@ -27,7 +27,10 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit]:
         container = f.container.name if f.container else None
         if f.error is not None:
             hint = ""
-            if isinstance(f.raw, str):
+            meant = _fixes.binary_case(f.raw)
+            if meant is not None:
+                hint = f" (did you mean {meant}?)"
+            elif isinstance(f.raw, str):
                 low = f.raw.strip()
                 if low.endswith(("GB", "Gb", "gb")):
                     hint = f" (write {low[:-2]}G for 10^9 bytes or {low[:-2]}Gi for 2^30)"

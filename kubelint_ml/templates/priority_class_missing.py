@@ -19,6 +19,7 @@ from kubelint_ml.templates._priority import (
     origin,
     template_refs,
     uses_kai,
+    volcano_job_spec_path,
 )
 
 UNIT = "podTemplate"
@@ -123,7 +124,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if uses_kai(tpl):
         alternatives.insert(0, f"KAI Scheduler's label {KAI_LABEL} on the workload")
     if is_volcano_job(obj):
-        alternatives.insert(0, "spec.priorityClassName on the Volcano Job")
+        alternatives.insert(0, ".".join(volcano_job_spec_path(obj)) + ".priorityClassName on the Volcano " + obj.kind)
     fix = f"set {render_path(tpl.spec_path + ('priorityClassName',))} to {target} (or {' or '.join(alternatives)})"
 
     short = "no priorityClassName"

@@ -1,0 +1,93 @@
+"""A key the Kubernetes API does not know in the pod-spec parts the rules read: the pod spec,
+its containers (init and ephemeral too) and their resources, the pod's resources, volumes,
+emptyDir, and a Job's spec. The API server rejects it under kubectl's strict field validation
+(the default since kubectl 1.27) for the built-in kinds; a custom resource's schema prunes or
+rejects it. Either way the field the author meant is not set, and rules that read it judge its
+absence: their findings say so (:mod:`kubelint_ml.engine.typos`)."""
+
+from __future__ import annotations
+
+from kubelint_ml.engine.api import Hit, Unit, did_you_mean
+from kubelint_ml.findings import is_builtin_group
+from kubelint_ml.k8s.fields import DEFINITIONS, known_fields
+from kubelint_ml.templates._priority import is_batch_job, is_jobset_like, job_spec, job_spec_path
+
+UNIT = "podTemplate"
+DEFAULTS: dict = {}
+PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
+
+_CONTAINER_LISTS = (
+    ("containers", "container"),
+    ("initContainers", "container"),
+    ("ephemeralContainers", "ephemeralContainer"),
+)
+
+
+def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
+    obj, tpl = unit.obj, unit.tpl
+    if tpl.renames or tpl.found_by_search:
+        return None  # a pod a controller builds from other fields, or a guess: not a PodTemplateSpec as written
+    known = known_fields()
+    strict = is_builtin_group(obj.group)
+    severity = "error" if strict else "warning"
+    hits: list[Hit] = []
+
+    who = tpl.describe()
+
+    def scan(mapping: object, part: str, path: tuple, where: str, container: str | None = None) -> None:
+        if not isinstance(mapping, dict):
+            return
+        fields = known[part]
+        for key in mapping:
+            if not isinstance(key, str) or key in fields or key.startswith("$"):
+                continue  # `$patch` and the other strategic-merge directives of a kustomize patch
+            hint = did_you_mean(key, fields)
+            closest = hint[len(" (did you mean '") : -len("'?)")] if hint else ""
+            effect = (
+                "the API server rejects the object (strict field validation)"
+                if strict
+                else "the custom resource's schema drops or rejects it"
+            )
+            hits.append(
+                Hit(
+                    path + (key,),
+                    f"unknown field '{key}' in {where}{hint}",
+                    severity=severity,
+                    container=container,
+                    detail=f"{who}: {where}: '{key}' is not a field of {DEFINITIONS[part].rsplit('.', 1)[1]}{hint}: "
+                    f"{effect}, and whatever it holds is not applied",
+                    data={"unknownField": key, "closest": closest, "parent": list(path)}
+                    if closest
+                    else {"unknownField": key},
+                )
+            )
+
+    spec, spec_path = tpl.spec, tpl.spec_path
+    scan(spec, "podSpec", spec_path, "the pod spec")
+    scan(spec.get("resources"), "resources", spec_path + ("resources",), "the pod's resources")
+    for list_key, part in _CONTAINER_LISTS:
+        items = spec.get(list_key)
+        if not isinstance(items, list):
+            continue
+        for i, c in enumerate(items):
+            if not isinstance(c, dict):
+                continue
+            name = c.get("name")
+            where = f"{list_key[:-1]} '{name}'" if isinstance(name, str) else f"{list_key}[{i}]"
+            path = spec_path + (list_key, i)
+            container = name if isinstance(name, str) else None
+            scan(c, part, path, where, container)
+            scan(c.get("resources"), "resources", path + ("resources",), f"the resources of {where}", container)
+    volumes = spec.get("volumes")
+    if isinstance(volumes, list):
+        for i, v in enumerate(volumes):
+            if not isinstance(v, dict):
+                continue
+            name = v.get("name")
+            where = f"volume '{name}'" if isinstance(name, str) else f"volumes[{i}]"
+            path = spec_path + ("volumes", i)
+            scan(v, "volume", path, where)
+            scan(v.get("emptyDir"), "emptyDir", path + ("emptyDir",), f"the emptyDir of {where}")
+    if is_batch_job(obj) or is_jobset_like(obj):
+        scan(job_spec(tpl), "jobSpec", job_spec_path(tpl), "the Job spec")
+    return hits or None
