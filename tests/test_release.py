@@ -33,3 +33,13 @@ def test_the_license_is_the_apache_license_the_package_declares() -> None:
     assert text.lstrip().startswith("Apache License") and "Version 2.0, January 2004" in text
     assert "END OF TERMS AND CONDITIONS" in text
     assert 'license = {text = "Apache-2.0"}' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_every_package_directory_is_installed() -> None:
+    """A subpackage missing from pyproject.toml's list works in an editable install and is absent
+    from a wheel: every directory of kubelint_ml/ with an __init__.py is listed."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "kubelint_ml").rglob("__init__.py")}
+    assert found - {"kubelint_ml.builtin_rules"} <= listed, sorted(found - listed)
