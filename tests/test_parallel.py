@@ -67,9 +67,8 @@ def test_facts_from_a_shared_first_pass_equal_a_sequential_one(monkeypatch: pyte
 
 
 def test_a_sequential_run_parses_each_file_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The files the first pass parses for facts are linted from that parse (with LibYAML's events, from
-    which JSON's fix edits are resolved): nothing is parsed twice, and the output is the one a second
-    parse gives."""
+    """The files the first pass parses for facts are linted from that parse: nothing is parsed twice, and
+    the output (JSON's fix edits too, whose events are read again) is the one a second parse gives."""
     from collections import Counter
 
     from kubelint_ml.run import runner

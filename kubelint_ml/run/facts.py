@@ -22,9 +22,10 @@ from kubelint_ml.run.config import Config, ConfigError
 # Bytes kept from the first pass for the second, so that a file is read once;
 # past this budget files are read again (memory stays bounded on big trees).
 MAX_KEPT_BYTES = 64 * 1024 * 1024
-# Of those, the bytes of files whose parse (documents, and LibYAML's events when fixes are resolved)
-# a sequential run keeps for the second pass, so that a file holding context objects is parsed once.
-MAX_PARSED_BYTES = 8 * 1024 * 1024
+# Of those, the bytes of the files whose documents a sequential run keeps for the second pass, so that
+# a file holding context objects is parsed once: a parse tree with its positions takes about ten
+# times its file's size (not its LibYAML events: a fix's edits parse them again when asked).
+MAX_PARSED_BYTES = 2 * 1024 * 1024
 # From this many files, with more than one job, the first pass is shared by forked workers too.
 PARALLEL_SCAN_MIN_FILES = 512
 
@@ -42,7 +43,6 @@ def first_pass(
     keep: int = MAX_KEPT_BYTES,
     jobs: int = 1,
     parsed: dict[int, LoadResult] | None = None,
-    events: bool = False,
 ) -> tuple[Facts, list[bytes | None], int]:
     """Read every file once; parse only those whose bytes mention a context kind.
 
@@ -52,8 +52,7 @@ def first_pass(
     is shared by forked workers, and no bytes are kept but stdin's.
 
     ``parsed``: filled, by source index, with the parse of the kept files this pass parsed (up to
-    ``MAX_PARSED_BYTES`` of them), for a sequential second pass to lint without parsing again;
-    ``events``: that parse keeps LibYAML's events too (the second pass resolves fixes from them).
+    ``MAX_PARSED_BYTES`` of them), for a sequential second pass to lint without parsing again.
     """
     if jobs > 1 and len(sources) >= PARALLEL_SCAN_MIN_FILES and hasattr(os, "fork"):
         return _first_pass_forked(sources, config, stdin_data, jobs)
@@ -79,7 +78,7 @@ def first_pass(
         keeps = len(data) <= budget or s.real == "-"
         if mentions_context(data):
             if keeps and parsed is not None and len(data) <= parsed_budget:
-                parsed[i] = loaded = load(data, config.limits, keep_events=events)
+                parsed[i] = loaded = load(data, config.limits)
                 parsed_budget -= len(data)
                 add_loaded_facts(facts, loaded, s.path)
             else:

@@ -156,7 +156,6 @@ def _run(paths: list[str], inputs: RunInputs, session: dict | None) -> tuple[Run
         parallel.PARALLEL_MIN_BYTES if may_fork else MAX_KEPT_BYTES,
         jobs,
         parsed,
-        inputs.resolve_fixes,
     )
     context_facts(facts, inputs.context_paths(), sources, config)
     config = with_cluster_nodes(config, facts)

@@ -100,8 +100,8 @@ class Runner(Record):
         loaded: LoadResult | None = None,
     ) -> FileResult:
         """One file's findings; ``piped``: read from standard input (by default: shown as ``<stdin>``);
-        ``loaded``: the parse of ``data`` the first pass made (:func:`kubelint_ml.run.facts.first_pass`), with
-        LibYAML's events when this runner resolves fixes."""
+        ``loaded``: the parse of ``data`` the first pass made (:func:`kubelint_ml.run.facts.first_pass`): without
+        LibYAML's events, which fix edits then parse again (only for a file with a fix to resolve)."""
         out = FileResult()
         limits: Limits = self.config.limits
         if len(data) > limits.max_file_bytes:
