@@ -66,6 +66,35 @@ def test_facts_from_a_shared_first_pass_equal_a_sequential_one(monkeypatch: pyte
     assert render("json", _run([str(FIXTURES), "-"], 2)[0]) == expected
 
 
+def test_a_sequential_run_parses_each_file_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files the first pass parses for facts are linted from that parse: nothing is parsed twice, and
+    the output (JSON's fix edits too, whose events are read again) is the one a second parse gives."""
+    from collections import Counter
+
+    from kubelint_ml.run import runner
+
+    def run_json() -> str:
+        inputs = RunInputs(Config(), load_builtin_rules(), jobs=1, resolve_fixes=True)
+        return render("json", lint.run([str(FIXTURES)], inputs)[0])
+
+    with monkeypatch.context() as m:
+        m.setattr(facts, "MAX_PARSED_BYTES", 0)  # parsed again in the second pass
+        expected = run_json()
+    parses: Counter = Counter()
+    for module in (facts, runner):
+        real = module.load
+
+        def counted(data: bytes, *args, _real=real, **kwargs):
+            parses[data] += 1
+            return _real(data, *args, **kwargs)
+
+        monkeypatch.setattr(module, "load", counted)
+    assert run_json() == expected
+    assert '"edits"' in expected
+    files = Counter(p.read_bytes() for p in FIXTURES.rglob("*") if p.is_file())
+    assert len(parses) > 50 and all(n <= max(1, files[data]) for data, n in parses.items())
+
+
 def test_a_worker_that_dies_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker killed mid-run (the OOM killer, say): the parent lints the parts it did not return."""
     paths = [str(FIXTURES)]

@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from kubelint_ml.engine.context import CONTEXT_KINDS, Facts, may_hold_context
-from kubelint_ml.input.loader import Limits, load
+from kubelint_ml.input.loader import Limits, LoadResult, load
 from kubelint_ml.input.objects import unpack
 from kubelint_ml.input.sources import Source, file_key, read, read_once, read_regular
 from kubelint_ml.records import replace
@@ -22,6 +22,10 @@ from kubelint_ml.run.config import Config, ConfigError
 # Bytes kept from the first pass for the second, so that a file is read once;
 # past this budget files are read again (memory stays bounded on big trees).
 MAX_KEPT_BYTES = 64 * 1024 * 1024
+# Of those, the bytes of the files whose documents a sequential run keeps for the second pass, so that
+# a file holding context objects is parsed once: a parse tree with its positions takes about ten
+# times its file's size (not its LibYAML events: a fix's edits parse them again when asked).
+MAX_PARSED_BYTES = 2 * 1024 * 1024
 # From this many files, with more than one job, the first pass is shared by forked workers too.
 PARALLEL_SCAN_MIN_FILES = 512
 
@@ -33,7 +37,12 @@ def mentions_context(data: bytes) -> bool:
 
 
 def first_pass(
-    sources: list[Source], config: Config, stdin_data: bytes | None, keep: int = MAX_KEPT_BYTES, jobs: int = 1
+    sources: list[Source],
+    config: Config,
+    stdin_data: bytes | None,
+    keep: int = MAX_KEPT_BYTES,
+    jobs: int = 1,
+    parsed: dict[int, LoadResult] | None = None,
 ) -> tuple[Facts, list[bytes | None], int]:
     """Read every file once; parse only those whose bytes mention a context kind.
 
@@ -41,6 +50,9 @@ def first_pass(
     the size limit, or past the ``keep`` budget: read again later); and how
     many bytes were read in all. With ``jobs > 1`` and many files the reading
     is shared by forked workers, and no bytes are kept but stdin's.
+
+    ``parsed``: filled, by source index, with the parse of the kept files this pass parsed (up to
+    ``MAX_PARSED_BYTES`` of them), for a sequential second pass to lint without parsing again.
     """
     if jobs > 1 and len(sources) >= PARALLEL_SCAN_MIN_FILES and hasattr(os, "fork"):
         return _first_pass_forked(sources, config, stdin_data, jobs)
@@ -48,8 +60,9 @@ def first_pass(
     kept: list[bytes | None] = []
     budget = keep
     total = 0
+    parsed_budget = MAX_PARSED_BYTES if parsed is not None else -1
     max_bytes = config.limits.max_file_bytes
-    for s in sources:
+    for i, s in enumerate(sources):
         if s.real == "-":
             data = stdin_data or b""
         else:
@@ -62,9 +75,15 @@ def first_pass(
         if len(data) > max_bytes:
             kept.append(data if s.real == "-" else None)  # stdin cannot be read again; a file's size is checked
             continue
+        keeps = len(data) <= budget or s.real == "-"
         if mentions_context(data):
-            add_facts(facts, data, s.path, config.limits)
-        if len(data) <= budget or s.real == "-":
+            if keeps and parsed is not None and len(data) <= parsed_budget:
+                parsed[i] = loaded = load(data, config.limits)
+                parsed_budget -= len(data)
+                add_loaded_facts(facts, loaded, s.path)
+            else:
+                add_facts(facts, data, s.path, config.limits)
+        if keeps:
             kept.append(data)
             budget -= len(data)
         else:
@@ -120,7 +139,12 @@ def _first_pass_forked(
 
 def add_facts(facts: Facts, data: bytes, file: str, limits: Limits, only: str | None = None) -> None:
     """The context objects of one file (of kind ``only``, if given) into ``facts``."""
-    for doc in load(data, limits).documents:
+    add_loaded_facts(facts, load(data, limits), file, only)
+
+
+def add_loaded_facts(facts: Facts, loaded: LoadResult, file: str, only: str | None = None) -> None:
+    """:func:`add_facts` from a file's parse."""
+    for doc in loaded.documents:
         for obj in unpack(doc, file).objects:
             if only is None or obj.kind == only:
                 facts.add_object(obj)

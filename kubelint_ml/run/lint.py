@@ -20,6 +20,7 @@ from kubelint_ml.engine.core import Engine, render_error
 from kubelint_ml.engine.rulefile import Rule
 from kubelint_ml.findings import Finding, RuleInfo, RunResult
 from kubelint_ml.input import charts
+from kubelint_ml.input.loader import LoadResult
 from kubelint_ml.input.sources import Source, collect, display_path, excluded, file_key
 from kubelint_ml.records import replace
 from kubelint_ml.run import parallel
@@ -146,8 +147,15 @@ def _run(paths: list[str], inputs: RunInputs, session: dict | None) -> tuple[Run
     # A run big enough to go parallel keeps no bytes past the threshold: its workers read
     # their files again (from the page cache) rather than every process hold the whole input.
     may_fork = parallel.use_parallel(jobs, len(sources), parallel.PARALLEL_MIN_BYTES)
+    # A sequential run lints the files that hold context objects from the first pass's parse.
+    parsed: dict[int, LoadResult] | None = None if may_fork else {}
     facts, kept, size = first_pass(
-        sources, config, stdin_data, parallel.PARALLEL_MIN_BYTES if may_fork else MAX_KEPT_BYTES, jobs
+        sources,
+        config,
+        stdin_data,
+        parallel.PARALLEL_MIN_BYTES if may_fork else MAX_KEPT_BYTES,
+        jobs,
+        parsed,
     )
     context_facts(facts, inputs.context_paths(), sources, config)
     config = with_cluster_nodes(config, facts)
@@ -172,7 +180,7 @@ def _run(paths: list[str], inputs: RunInputs, session: dict | None) -> tuple[Run
         )
     files = list(zip(sources, kept))
     del kept  # each file's bytes are let go as soon as it is linted
-    total, run_notes, in_order = _second_pass(runner, files, jobs, size)
+    total, run_notes, in_order = _second_pass(runner, files, jobs, size, parsed or {})
     if failures:  # a chart or kustomization that did not render: a render-error on its file, counted
         total.findings.extend(render_error(file, message) for file, message in failures)
         in_order = False
@@ -194,9 +202,12 @@ def _run(paths: list[str], inputs: RunInputs, session: dict | None) -> tuple[Run
     return result, notes + total.notes + run_notes
 
 
-def _second_pass(runner: Runner, inputs: parallel.Inputs, jobs: int, size: int) -> tuple[FileResult, list[str], bool]:
+def _second_pass(
+    runner: Runner, inputs: parallel.Inputs, jobs: int, size: int, parsed: dict[int, LoadResult]
+) -> tuple[FileResult, list[str], bool]:
     """Every file linted, in this process or shared with forked workers: the results added up,
-    the run's own notes, and whether the findings are already in order."""
+    the run's own notes, and whether the findings are already in order. ``parsed``: the first
+    pass's parse of some files, by index (a sequential run's)."""
     run_notes: list[str] = []
     joined = parallel.Concatenation()
     if parallel.use_parallel(jobs, len(inputs), size):
@@ -211,7 +222,7 @@ def _second_pass(runner: Runner, inputs: parallel.Inputs, jobs: int, size: int) 
         waiting: list[FileResult] = []
         for i, (source, data) in enumerate(inputs):
             inputs[i] = (source, None)  # the bytes are not needed after this file
-            result = runner.lint(source, data)
+            result = runner.lint(source, data, parsed.pop(i, None))
             if runner.policies is None:
                 result.findings.sort(key=Finding.sort_key)
                 joined.add(result)

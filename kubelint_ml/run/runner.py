@@ -12,7 +12,7 @@ from kubelint_ml.engine.core import Context, Engine, parse_error
 from kubelint_ml.findings import Finding
 from kubelint_ml.input import charts
 from kubelint_ml.input.kinds import configure as configure_kinds
-from kubelint_ml.input.loader import Limits, load, locate, looks_like_template, render_path
+from kubelint_ml.input.loader import Limits, LoadResult, load, locate, looks_like_template, render_path
 from kubelint_ml.input.objects import K8sObject, unpack
 from kubelint_ml.input.sources import Source, read
 from kubelint_ml.records import Record
@@ -91,8 +91,17 @@ class Runner(Record):
         self.combined = [] if combined is None else combined
         self.resolve_fixes = resolve_fixes
 
-    def lint_bytes(self, data: bytes, display: str, size: int | None = None, piped: bool | None = None) -> FileResult:
-        """One file's findings; ``piped``: read from standard input (by default: shown as ``<stdin>``)."""
+    def lint_bytes(
+        self,
+        data: bytes,
+        display: str,
+        size: int | None = None,
+        piped: bool | None = None,
+        loaded: LoadResult | None = None,
+    ) -> FileResult:
+        """One file's findings; ``piped``: read from standard input (by default: shown as ``<stdin>``);
+        ``loaded``: the parse of ``data`` the first pass made (:func:`kubelint_ml.run.facts.first_pass`): without
+        LibYAML's events, which fix edits then parse again (only for a file with a fix to resolve)."""
         out = FileResult()
         limits: Limits = self.config.limits
         if len(data) > limits.max_file_bytes:
@@ -115,7 +124,8 @@ class Runner(Record):
         rendered = display in charts.STREAMS or (piped and charts.has_markers(data))
         tline = 0 if rendered else looks_like_template(data)
         configure_kinds(self.config.kinds)
-        loaded = load(data, limits, keep_events=self.resolve_fixes)  # fix edits come from its events
+        if loaded is None:
+            loaded = load(data, limits, keep_events=self.resolve_fixes)  # fix edits come from its events
         # A `{{` the YAML reads as text (an Argo parameter in a script or a quoted string) is
         # the workflow's business: only a file that does not read as YAML from the directive on
         # is a template.
@@ -225,10 +235,10 @@ class Runner(Record):
             return FileResult([parse_error(source.path, 1, 1, f"cannot read file: {e.strerror or e}")])
         return self.lint_bytes(data, source.path, size, source.real == "-")
 
-    def lint(self, source: Source, data: bytes | None) -> FileResult:
-        """``source`` from the bytes the first pass kept, else read again."""
+    def lint(self, source: Source, data: bytes | None, loaded: LoadResult | None = None) -> FileResult:
+        """``source`` from the bytes the first pass kept (and its parse of them, if it kept that), else read again."""
         if source.skipped:
             return FileResult(notes=[f"{source.path}: skipped: {source.skipped}"] if self.verbose else [])
         if data is None:
             return self.lint_source(source)
-        return self.lint_bytes(data, source.path, piped=source.real == "-")
+        return self.lint_bytes(data, source.path, piped=source.real == "-", loaded=loaded)

@@ -67,10 +67,12 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         return None
     if params["check"] == "unknown" and obj.group in (VOLCANO, "batch.volcano.sh"):
         return _volcano_queue(obj, cluster)
+    ns = obj.ref.namespace
+    if not ns and not (params["check"] == "missing" and "*" in managed):
+        return None  # a workload without a namespace has no LocalQueues to name, nor to miss
     templates = [t for t in unit.templates() if not t.shared]
     if not templates:
         return None
-    ns = obj.ref.namespace
     name, path = queue_label(obj, templates)
     queues = cluster.local_queues_in(ns) if ns and cluster is not None else []
     which = params["check"]
