@@ -652,6 +652,7 @@ def _still_open(sock: socket.socket) -> bool:
         sock.settimeout(10)
 
 
+@pytest.mark.slow  # waits out time limits
 def test_slow_headers_and_handshakes_are_closed_in_time(stack, tmp_path):
     config = write_config(tmp_path / "kubelint-ml.yaml", {"admission": {"headerTimeoutSeconds": 1}})
     with Webhook(tmp_path, config) as hook:
@@ -732,6 +733,7 @@ def test_slow_headers_and_handshakes_are_closed_in_time(stack, tmp_path):
     assert {0, 11, 52} <= {r["receivedBytes"] for r in warned}  # the stalled ones; the trickler's vary
 
 
+@pytest.mark.slow  # waits out time limits
 def test_keep_alive_clients_with_pauses_are_not_cut(stack, tmp_path):
     config = write_config(tmp_path / "kubelint-ml.yaml", {"admission": {"headerTimeoutSeconds": 1}})
     with Webhook(tmp_path, config) as hook:
@@ -749,6 +751,7 @@ def test_keep_alive_clients_with_pauses_are_not_cut(stack, tmp_path):
         assert "connection_timeouts_total{" not in hook.get("/metrics")[1].decode()
 
 
+@pytest.mark.slow  # waits out time limits
 def test_unread_body_after_an_early_answer_and_reloaded_limit(stack, tmp_path):
     config = write_config(
         tmp_path / "kubelint-ml.yaml", {"admission": {"headerTimeoutSeconds": 1, "requestTimeoutSeconds": 1}}

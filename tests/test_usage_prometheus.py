@@ -597,6 +597,7 @@ def test_unreachable_server(project):
     assert "unreachable" in r.stderr and "2 attempts" in r.stderr
 
 
+@pytest.mark.slow  # waits out time limits
 def test_slow_server_times_out(project):
     with socket.socket() as listener:  # accepts connections and never answers
         listener.bind(("127.0.0.1", 0))
