@@ -74,9 +74,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         notes = tpl.metadata.get("annotations") if isinstance(tpl.metadata, dict) else None
         labels = tpl.metadata.get("labels") if isinstance(tpl.metadata, dict) else None
         for field, values in (("annotations", notes), ("labels", labels)):
-            group = next(
-                (values.get(k) for k in GROUP_ANNOTATIONS if isinstance(values, dict) and values.get(k)), None
-            )
+            group = next((values.get(k) for k in GROUP_ANNOTATIONS if isinstance(values, dict) and values.get(k)), None)
             if not isinstance(group, str):
                 continue
             key = next(k for k in GROUP_ANNOTATIONS if values.get(k) == group)  # type: ignore[union-attr]
