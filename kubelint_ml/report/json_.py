@@ -67,25 +67,19 @@ def _finding(f: Finding, cache: dict) -> str:
         if cache.get(_LAST_FILE, _NONE)[0] != f.file:
             cache[_LAST_FILE] = (f.file, encode_basestring(f.file))
         parts = [
-            '{\n      "rule": ',
-            _cached(cache, f.rule),
-            ',\n      "severity": ',
-            _cached(cache, f.severity),
-            ',\n      "message": ',
-            encode_basestring(f.message),
-            *((',\n      "detail": ', encode_basestring(f.detail)) if f.detail is not None else ()),
-            ',\n      "remediation": ',
-            _cached(cache, f.remediation),
-            ',\n      "file": ',
-            cache[_LAST_FILE][1],
-            ',\n      "line": ',
-            int.__repr__(f.line) if type(f.line) is int else _value(f.line, _INNER),
-            ',\n      "column": ',
-            int.__repr__(f.column) if type(f.column) is int else _value(f.column, _INNER),
-            ',\n      "object": ',
-            cache[_LAST_OBJECT][1],
-            ',\n      "path": ',
-            encode_basestring(f.path),
+            _HEAD
+            % (
+                _cached(cache, f.rule),
+                _cached(cache, f.severity),
+                encode_basestring(f.message),
+                _DETAIL + encode_basestring(f.detail) if f.detail is not None else "",
+                _cached(cache, f.remediation),
+                cache[_LAST_FILE][1],
+                int.__repr__(f.line) if type(f.line) is int else _value(f.line, _INNER),
+                int.__repr__(f.column) if type(f.column) is int else _value(f.column, _INNER),
+                cache[_LAST_OBJECT][1],
+                encode_basestring(f.path),
+            )
         ]
         if f.container is not None:
             parts += (',\n      "container": ', encode_basestring(f.container))
@@ -136,6 +130,12 @@ def _int(value: Any) -> str:
     return int.__repr__(value)
 
 
+# The fields every finding has, in their order (one formatting, not a join of twenty pieces).
+_HEAD = (
+    '{\n      "rule": %s,\n      "severity": %s,\n      "message": %s%s,\n      "remediation": %s,\n'
+    '      "file": %s,\n      "line": %s,\n      "column": %s,\n      "object": %s,\n      "path": %s'
+)
+_DETAIL = ',\n      "detail": '
 _EDIT = '          {\n            "start": %s,\n            "end": %s,\n            "text": %s\n          }'
 _INNER = "      "
 # ObjectRef.to_dict() as _value renders it at this depth.
