@@ -20,7 +20,13 @@ from kubelint_ml.k8s.nodes import GI, MI
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import defaulted_requests
 from kubelint_ml.templates._accel import devices_label, is_slice, placement
-from kubelint_ml.templates._common import accelerators, counts_on, requests_limits, uncounted_accelerators
+from kubelint_ml.templates._common import (
+    accelerators,
+    counted_at_most,
+    counts_on,
+    requests_limits,
+    uncounted_accelerators,
+)
 
 DEFAULT_HEADROOM = 0.10
 DISK_SIZE_PARAM = {
@@ -155,12 +161,14 @@ def _share(tpl: PodTemplate, ctx: Any) -> tuple[Fraction, str] | str:
         return "the pod uses no counted accelerator, so it has no GPU share of a node to size memory from"
     if any(is_slice(r) for r in accel):
         return "the pod requests GPU slices; its share of the node depends on the partitioning"
+    if counted_at_most(tpl):
+        return "the pod claims MIG devices of no named profile; its share of the node depends on which it gets"
     place, how = placement(tpl, ctx)
     if place is None:
         return f"node type not resolved ({how})"
     best: tuple[Fraction, str] | None = None
     for node in place.nodes:
-        here = counts_on(tpl, accel, node.gpu_resource, node.gpus)
+        here = counts_on(tpl, accel, node.gpu_resource, node.gpus, node.gpu_model)
         g = here.get(node.gpu_resource)
         if g is None or len(here) > 1 or g > node.gpus or not node.memory:
             continue
