@@ -28,6 +28,7 @@ from fractions import Fraction
 from typing import Any
 
 from kubelint_ml.k8s.resources import DRA_EXTENDED_PREFIX, is_accelerator_resource
+from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 
@@ -44,6 +45,14 @@ __all__ = [
 RESOURCE_GROUP = "resource.k8s.io"
 # (DRA_EXTENDED_PREFIX, k8s.io/api/resource/v1 ResourceDeviceClassPrefix, the name any class is asked
 # for by as an extended resource, lives in resources.py, which tells such names from the others.)
+
+# Feature gates' defaults (k/k pkg/features/kube_features.go): DynamicResourceAllocation is beta and
+# off in 1.32-1.33 (alpha from 1.26), GA and on from 1.34; off, the API server drops a pod's
+# spec.resourceClaims and its containers' resources.claims (pkg/api/pod/util.go
+# dropDisabledDynamicResourceAllocationFields). DRAExtendedResource (KEP-5004) is alpha and off in
+# 1.34-1.35, beta and on from 1.36.
+DRA_ON = (1, 34)
+DRA_EXTENDED_ON = (1, 36)
 
 # The kinds the first pass reads (ComputeDomain: NVIDIA's driver makes the template it names).
 DRA_CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim", "DeviceClass", "ComputeDomain")
@@ -342,7 +351,17 @@ class DraFacts:
     until the next object arrives.
     """
 
-    __slots__ = ("templates", "claims", "classes", "extended", "profile_classes", "files", "from_context", "_memo")
+    __slots__ = (
+        "templates",
+        "claims",
+        "classes",
+        "extended",
+        "profile_classes",
+        "files",
+        "from_context",
+        "version",
+        "_memo",
+    )
 
     def __init__(self) -> None:
         self.templates: dict[str, list[tuple[str, tuple]]] = {}
@@ -352,7 +371,18 @@ class DraFacts:
         self.profile_classes: dict[str, ClassInfo] = {}
         self.files: set[str] = set()  # the files that define claims or templates
         self.from_context = False  # some came from --context files
+        self.version: tuple[int, int] | None = None  # profile.kubernetesVersion (None: the newest)
         self._memo: dict[str, ClassInfo | None] = {}
+
+    @property
+    def claims_enabled(self) -> bool:
+        """The cluster keeps pods' claims (DynamicResourceAllocation on by default, from 1.34)."""
+        return self.version is None or self.version >= DRA_ON
+
+    @property
+    def extended_enabled(self) -> bool:
+        """The scheduler serves extended resources through DRA (DRAExtendedResource, on from 1.36)."""
+        return self.version is None or self.version >= DRA_EXTENDED_ON
 
     @property
     def knows_claims(self) -> bool:
@@ -398,9 +428,11 @@ class DraFacts:
         if fact.extended:
             self.extended.setdefault(fact.extended, name)
 
-    def add_profile(self, entries: Any) -> None:
+    def add_profile(self, entries: Any, kubernetes_version: str | None = None) -> None:
         """``profile.acceleratorDeviceClasses``: names, or {name, resource, extendedResourceName}: the
-        device-plugin resource a node counts its devices as, and the extended resource the class serves."""
+        device-plugin resource a node counts its devices as, and the extended resource the class serves;
+        ``profile.kubernetesVersion``, whose gates decide whether claims and DRA extended resources exist."""
+        self.version = parse_version(kubernetes_version)
         for entry in entries or ():
             if isinstance(entry, str):
                 self.profile_classes[entry] = ClassInfo(ACCELERATOR, None, f"'{entry}' is listed in the profile")
@@ -492,7 +524,9 @@ class PodDevices(Record):
     ``assumed``: what was assumed to count (for ``-v``); ``by_model``: MIG partitions counted as
     ``slices`` of a GPU whose model was not known, (resource, compute slices taken, slices assumed),
     for :meth:`on_model`; ``upper``: resources whose count is an upper bound (MIG devices of no
-    named profile, each counted as the whole GPU it may be).
+    named profile, each counted as the whole GPU it may be); ``dropped``: the profile's Kubernetes
+    version drops the pod's claims; ``extended_off``: (resource, class) of DRA extended resources
+    the version does not serve through DRA.
     """
 
     accelerator: bool
@@ -504,6 +538,8 @@ class PodDevices(Record):
     assumed: list[str]
     by_model: list[tuple[str, Fraction, int]]
     upper: frozenset
+    dropped: bool
+    extended_off: list[tuple[str, str]]
     __slots__ = _fields = (
         "accelerator",
         "counts",
@@ -514,6 +550,8 @@ class PodDevices(Record):
         "assumed",
         "by_model",
         "upper",
+        "dropped",
+        "extended_off",
     )
 
     def __init__(self) -> None:
@@ -526,6 +564,8 @@ class PodDevices(Record):
         self.assumed = []
         self.by_model = []
         self.upper = frozenset()
+        self.dropped = False  # the cluster's version drops the pod's claims (DynamicResourceAllocation off)
+        self.extended_off = []  # (resource, class) asked for as DRA extended resources before DRAExtendedResource
 
     def on_model(self, counts: dict[str, Any], resource: str, model: str | None) -> dict[str, Any]:
         """``counts`` on a node whose GPUs are ``model``: MIG partitions of a profile that did not
@@ -631,7 +671,15 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
             return
         counts[resource] = counts.get(resource, Fraction(0)) + n * Fraction(g, slices)
 
-    for i, entry in _claim_entries(spec):
+    entries = _claim_entries(spec)
+    if not facts.claims_enabled and spec.get("resourceClaims"):
+        out.dropped = True  # the API server drops them: no claim, no device
+        out.assumed.append(
+            "spec.resourceClaims and resources.claims are dropped by the API server before Kubernetes 1.34 "
+            "(DynamicResourceAllocation off by default); the claims' devices are not counted"
+        )
+        entries = iter(())
+    for i, entry in entries:
         raw_source = entry.get("source")
         source: Mapping = raw_source if isinstance(raw_source, dict) else entry  # v1alpha2 form
         base = ("resourceClaims", i) + (("source",) if source is not entry else ())
@@ -679,6 +727,15 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
         elif rname in facts.extended:
             cls = facts.extended[rname]
         else:
+            continue
+        if not facts.extended_enabled:
+            if not rname.startswith(DRA_EXTENDED_PREFIX) and is_accelerator_resource(rname):
+                continue  # a device plugin's own resource (nvidia.com/gpu): counted as the plugin's
+            out.extended_off.append((rname, cls))
+            out.assumed.append(
+                f"{rname}: DRA-backed extended resources need Kubernetes 1.36 (DRAExtendedResource off by "
+                f"default before); not served through DeviceClass '{cls}'"
+            )
             continue
         info = facts.classify(cls)
         if info is None:
