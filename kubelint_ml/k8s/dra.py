@@ -768,6 +768,7 @@ def _alternatives(names: list[str]) -> str:
     return "|".join(_re2_escape(n) for n in sorted(names))
 
 
+_NOTHING = "^$"  # matches no resource name
 _WORDS_RE = "^{prefix}([^./]*[-_])?({words})([-_][^./]*)?(\\.[^/]*)?$"
 
 
@@ -837,10 +838,12 @@ def admission_dra(facts: DraFacts | None) -> AdmissionDra:
                 out.update(answers)
         return out
 
-    templates = accelerator_names(facts.templates)
-    claims = accelerator_names(facts.claims)
+    # The profile's version: claims dropped before 1.34, no DRA extended resources before 1.36 (a
+    # class's extendedResourceName that is a device plugin's resource counts as the plugin's anyway).
+    templates = accelerator_names(facts.templates) if facts.claims_enabled else {}
+    claims = accelerator_names(facts.claims) if facts.claims_enabled else {}
     extended = []
-    for name, cls in facts.extended.items():
+    for name, cls in facts.extended.items() if facts.extended_enabled else ():
         info = facts.classify(cls)
         if info is not None and info.accelerator:
             extended.append(name)
@@ -852,6 +855,8 @@ def admission_dra(facts: DraFacts | None) -> AdmissionDra:
         info = facts.classify(name)
         (accel if info is not None and info.accelerator else other).append(name)
     prefix = _re2_escape(DRA_EXTENDED_PREFIX)
+    if not facts.extended_enabled:  # no deviceclass.resource.kubernetes.io/<class> is served
+        return AdmissionDra(templates, claims, None, _NOTHING, _NOTHING, _NOTHING, _NOTHING, _NOTHING)
     return AdmissionDra(
         templates,
         claims,

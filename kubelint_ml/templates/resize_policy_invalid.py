@@ -28,8 +28,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     version = parse_version(getattr(getattr(ctx, "profile", None), "kubernetes_version", None))
     if version is not None and version < (1, 33):
         return None  # InPlacePodVerticalScaling off by default: the field is dropped
-    policy_of_pod, whence = pod_restart_policy(tpl)
-    never = policy_of_pod == "Never"
+    pod_policy: tuple[object, str] | None = None  # the pods' restartPolicy, looked up when it matters
     out: list[Hit] = []
     for c in tpl.all_containers:
         entries = c.data.get("resizePolicy")
@@ -85,7 +84,10 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                         at_value=True,
                     )
                 )
-            if never and policy == "RestartContainer":
+            if policy == "RestartContainer" and pod_policy is None:
+                pod_policy = pod_restart_policy(tpl)
+            if policy == "RestartContainer" and pod_policy is not None and pod_policy[0] == "Never":
+                whence = pod_policy[1]
                 out.append(
                     Hit(
                         path + ("restartPolicy",),
