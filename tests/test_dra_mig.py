@@ -170,7 +170,7 @@ def test_an_ambiguous_profile_follows_the_product_name_then_the_node_type():
     ]
     notes = notes_of(mig_pod(ambiguous, memory="25Gi"), PLAIN_POOL)
     assert any(
-        "ResourceClaimTemplate 'slices' asks for 2 MIG devices 1g.24gb: 1g.24gb exists on H100 NVL, H100 96GB and "
+        "ResourceClaimTemplate 'slices' asks for 2 MIG devices of profile 1g.24gb: 1g.24gb exists on H100 NVL, H100 96GB and "
         "GH200 (7 slices) and RTX PRO 6000 (4 slices), so 1/7 of a GPU each is assumed" in n
         for n in notes
     ), notes

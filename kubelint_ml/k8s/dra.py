@@ -663,7 +663,7 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
             slices = MIG_SLICES
             out.by_model.append((resource, n * g, slices))
             out.assumed.append(
-                f"{where} asks for {devices} {profile}: {how}, so {g}/{slices} of a GPU each is assumed "
+                f"{where} asks for {devices} of profile {profile}: {how}, so {g}/{slices} of a GPU each is assumed "
                 "(the node type's GPU decides where it is known)"
             )
         if g > slices:
