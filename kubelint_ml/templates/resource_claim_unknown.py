@@ -20,12 +20,12 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     devices = template_devices(tpl)
     if devices is not None and (devices.dropped or devices.extended_off):
         version = getattr(getattr(ctx, "profile", None), "kubernetes_version", None)
-        found = _not_served(tpl, devices, version)
+        hits = _not_served(tpl, devices, version)
         if devices.dropped:
-            return found  # the API server drops the claims before it validates them
+            return hits  # the API server drops the claims before it validates them
+        hits += _claim_sources(tpl) + _container_claims(tpl)
     else:
-        found = []
-    hits = found + _claim_sources(tpl) + _container_claims(tpl)
+        hits = _claim_sources(tpl) + _container_claims(tpl)
     if devices is None or all(c.found for c in devices.claims):
         return hits or None
     dra = getattr(getattr(ctx, "facts", None), "dra", None)
