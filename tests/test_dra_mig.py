@@ -164,16 +164,35 @@ def test_an_ambiguous_profile_follows_the_product_name_then_the_node_type():
         ambiguous, memory="1000Gi", node="nodeSelector: {node.kubernetes.io/instance-type: g4-standard-384}"
     )
     assert [f.message.split(" but ")[0] for f in share_findings(catalog)] == ["1/2 of 8 GPUs"]
-    # neither: 7 slices assumed, and -v says so
-    assert [f.message for f in share_findings(mig_pod(ambiguous, memory="25Gi"), PLAIN_POOL)] == [
+    # the node type's GPU is an H100 NVL: 1 of 7
+    nvl = {
+        "nodePools": [
+            {**PLAIN_POOL["nodePools"][0], "labels": {"pool": "a30", "nvidia.com/gpu.product": "NVIDIA-H100-NVL"}}
+        ]
+    }
+    assert [f.message for f in share_findings(mig_pod(ambiguous, memory="25Gi"), nvl)] == [
         "2/7 of 4 GPUs but 9.8% of node pool a30 memory (25Gi)"
+    ]
+    # neither: the larger share (1 of 4) is assumed, so a finding holds on either GPU, and -v says so
+    assert share_findings(mig_pod(ambiguous, memory="25Gi"), PLAIN_POOL) == []
+    assert [f.message for f in share_findings(mig_pod(ambiguous, memory="40Gi"), PLAIN_POOL)] == [
+        "1/2 of 4 GPUs but 15.6% of node pool a30 memory (40Gi)"
     ]
     notes = notes_of(mig_pod(ambiguous, memory="25Gi"), PLAIN_POOL)
     assert any(
-        "ResourceClaimTemplate 'slices' asks for 2 MIG devices of profile 1g.24gb: 1g.24gb exists on H100 NVL, H100 96GB and "
-        "GH200 (7 slices) and RTX PRO 6000 (4 slices), so 1/7 of a GPU each is assumed" in n
+        "ResourceClaimTemplate 'slices' asks for 2 MIG devices of profile 1g.24gb: 1g.24gb exists on H100 NVL, "
+        "H100 96GB and GH200 (7 slices) and RTX PRO 6000 (4 slices), so 1/4 of a GPU each, the most it can be, "
+        "is assumed" in n
         for n in notes
     ), notes
+    # a profile kubelint-ml does not know, on a GPU it knows: the GPU's slices
+    unknown = PROFILE.format("2g.30gb")
+    assert share_findings(mig_pod(unknown, memory="40Gi"), nvl) == []  # 4/7: 36.6Gi, +10%
+    assert [f.message for f in share_findings(mig_pod(unknown, memory="60Gi"), nvl)] == [
+        "4/7 of 4 GPUs but 23.4% of node pool a30 memory (60Gi)"
+    ]
+    # without the GPU: 2/4 each, a whole GPU for the two (64Gi)
+    assert share_findings(mig_pod(unknown, memory="60Gi"), PLAIN_POOL) == []
 
 
 def test_the_device_class_names_the_profile_and_the_product():
@@ -260,3 +279,21 @@ def test_the_memory_fix_sizes_from_a_named_profile_only(tmp_path):
     )
     r = CliRunner().invoke(main, ["check", "--diff", "--unsafe-fixes", str(path)])
     assert "+        memory:" not in r.output, r.output
+
+
+def test_the_memory_fix_does_not_size_from_an_assumed_share():
+    from kubelint_ml.run.facts import add_facts
+
+    # 1g.24gb x 2 on a pool whose GPU is not named: the share is assumed, so no memory is proposed
+    pod = "\n".join(line for line in mig_pod(PROFILE.format("1g.24gb"), memory="1Gi").splitlines() if "1Gi" not in line)
+    pod = pod.replace("resources:\n", "resources: {}\n")
+    assert "memory: 1Gi" not in pod
+    for profile, proposed in ((PLAIN_POOL, False), (A30_POOL, True)):
+        cfg = _config(profile)
+        facts = Facts()
+        add_facts(facts, pod.encode(), "m.yaml", cfg.limits)
+        result = Runner(Engine(RULES), cfg, facts, verbose=True).lint_bytes(pod.encode(), "m.yaml")
+        fixes = [f for f in result.findings if f.rule == "missing-memory-limit" and f.fix is not None]
+        assert bool(fixes) == proposed, (profile, result.notes)
+        if not proposed:
+            assert any("the GPU its MIG partitions are cut from is not known" in n for n in result.notes), result.notes

@@ -71,8 +71,10 @@ ANY_GPU = "gpu"
 # H100, H800, H20, H200, GH200, B200 and GB200, 4 on A30 and RTX PRO 6000 (NVIDIA MIG user guide,
 # "Supported MIG Profiles"; NVIDIA/gpu-operator assets/state-mig-manager/0400_configmap.yaml, the
 # default mig-parted layouts per GPU). Which GPU, when the claim does not say, is told by the profile
-# (1g.6gb exists on A30 only), else by the node type; failing both, 7 is assumed and -v says so.
+# (1g.6gb exists on A30 only), else by the node type; failing both, the fewest slices a MIG GPU has
+# (4: the largest share the partition can be, so a GPU-share finding holds on either GPU), and -v says so.
 MIG_SLICES = 7
+MIG_FEWEST_SLICES = 4
 _MIG_PROFILE_SLICES: dict[str, tuple[int, str]] = {
     # 4 compute slices
     "1g.6gb": (4, "A30"),
@@ -567,6 +569,10 @@ class PodDevices(Record):
         self.dropped = False  # the cluster's version drops the pod's claims (DynamicResourceAllocation off)
         self.extended_off = []  # (resource, class) asked for as DRA extended resources before DRAExtendedResource
 
+    def assumes_on(self, model: str | None) -> bool:
+        """Some MIG partition's share is assumed on a node of GPU ``model`` (neither tells the GPU)."""
+        return bool(self.by_model) and model_mig_slices(model) is None
+
     def on_model(self, counts: dict[str, Any], resource: str, model: str | None) -> dict[str, Any]:
         """``counts`` on a node whose GPUs are ``model``: MIG partitions of a profile that did not
         tell the GPU take their share of that model's compute slices."""
@@ -660,11 +666,11 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
         g = profile_slices(_base_profile(profile))
         slices, how = mig_slices(profile, product)
         if slices is None:
-            slices = MIG_SLICES
+            slices = MIG_FEWEST_SLICES  # the largest share it can be
             out.by_model.append((resource, n * g, slices))
             out.assumed.append(
-                f"{where} asks for {devices} of profile {profile}: {how}, so {g}/{slices} of a GPU each is assumed "
-                "(the node type's GPU decides where it is known)"
+                f"{where} asks for {devices} of profile {profile}: {how}, so {g}/{slices} of a GPU each, the most "
+                "it can be, is assumed (the node type's GPU decides where it is known)"
             )
         if g > slices:
             out.uncounted.append(f"{where} asks for MIG profile {profile}, larger than its GPU's {slices} slices")

@@ -326,6 +326,12 @@ def counted_at_most(tpl: PodTemplate) -> bool:
     return devices is not None and bool(devices.upper)
 
 
+def share_assumed_on(tpl: PodTemplate, model: str | None) -> bool:
+    """On a node of GPU ``model``, some claimed MIG partition's share is assumed (the largest it can be)."""
+    devices = template_devices(tpl)
+    return devices is not None and devices.assumes_on(model)
+
+
 def uncounted_accelerators(tpl: PodTemplate) -> str | None:
     """Why the template's accelerator count is not known (DRA devices of classes no node counts,
     alternatives), or None."""

@@ -25,6 +25,7 @@ from kubelint_ml.templates._common import (
     counted_at_most,
     counts_on,
     requests_limits,
+    share_assumed_on,
     uncounted_accelerators,
 )
 
@@ -167,9 +168,13 @@ def _share(tpl: PodTemplate, ctx: Any) -> tuple[Fraction, str] | str:
     if place is None:
         return f"node type not resolved ({how})"
     best: tuple[Fraction, str] | None = None
+    assumed = False
     for node in place.nodes:
         here = counts_on(tpl, accel, node.gpu_resource, node.gpus, node.gpu_model)
         g = here.get(node.gpu_resource)
+        if share_assumed_on(tpl, node.gpu_model):
+            assumed = True  # a MIG share assumed, not known: not one to size memory from
+            continue
         if g is None or len(here) > 1 or g > node.gpus or not node.memory:
             continue
         share = node.memory * g / node.gpus
@@ -179,6 +184,8 @@ def _share(tpl: PodTemplate, ctx: Any) -> tuple[Fraction, str] | str:
                 share,
                 f"{g} of {node.gpus} {devices_label(node.gpu_resource)} on {name} ({amount(node.memory)} allocatable)",
             )
+    if best is None and assumed:
+        return "the GPU its MIG partitions are cut from is not known, so neither is their share of it"
     if best is None:
         return "no candidate node type fits the pod's accelerators"
     return best
