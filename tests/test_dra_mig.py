@@ -8,7 +8,7 @@ from pathlib import Path
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.engine.core import Engine
 from kubelint_ml.engine.rulefile import load_builtin_rules
-from kubelint_ml.k8s.dra import mig_slices, model_mig_slices
+from kubelint_ml.k8s.dra import fewest_slices, mig_slices, model_mig_slices
 from kubelint_ml.run.config import Config, Profile
 from kubelint_ml.run.lint import Runner, lint_text
 
@@ -121,6 +121,13 @@ def test_the_slices_of_each_gpu_model_and_profile():
     assert mig_slices("1g.24gb", "NVIDIA RTX PRO 6000 Blackwell")[0] == 4
     assert mig_slices("1g.24gb", "NVIDIA H100 NVL")[0] == 7
     assert mig_slices("2g.99gb", None)[0] is None
+    assert mig_slices("3g.99gb", None)[0] == 7  # 3g profiles exist on 7-slice GPUs only
+    # 2 compute slices on RTX PRO 5000 and 4500 ("Supported GPUs": at most 2 instances)
+    assert model_mig_slices("NVIDIA RTX PRO 5000 Blackwell") == 2
+    assert model_mig_slices("NVIDIA-RTX-PRO-4500-Blackwell") == 2
+    assert model_mig_slices("NVIDIA RTX PRO 4000 Blackwell") is None
+    # the largest share a g-slice partition of an unknown GPU can be
+    assert [fewest_slices(g) for g in (1, 2, 3, 4, 7)] == [2, 2, 7, 4, 7]
 
 
 def test_an_a30_profile_counts_a_quarter_of_a_gpu_per_slice():
@@ -173,16 +180,17 @@ def test_an_ambiguous_profile_follows_the_product_name_then_the_node_type():
     assert [f.message for f in share_findings(mig_pod(ambiguous, memory="25Gi"), nvl)] == [
         "2/7 of 4 GPUs but 9.8% of node pool a30 memory (25Gi)"
     ]
-    # neither: the larger share (1 of 4) is assumed, so a finding holds on either GPU, and -v says so
-    assert share_findings(mig_pod(ambiguous, memory="25Gi"), PLAIN_POOL) == []
-    assert [f.message for f in share_findings(mig_pod(ambiguous, memory="40Gi"), PLAIN_POOL)] == [
-        "1/2 of 4 GPUs but 15.6% of node pool a30 memory (40Gi)"
+    # neither: the largest share a 1g partition can be (1 of the 2 slices of an RTX PRO 5000) is
+    # assumed, so a finding holds on any GPU, and -v says so: 2 x 1/2 = 1 GPU, 64Gi
+    assert share_findings(mig_pod(ambiguous, memory="60Gi"), PLAIN_POOL) == []
+    assert [f.message for f in share_findings(mig_pod(ambiguous, memory="100Gi"), PLAIN_POOL)] == [
+        "1 of 4 GPUs but 39.1% of node pool a30 memory (100Gi)"
     ]
     notes = notes_of(mig_pod(ambiguous, memory="25Gi"), PLAIN_POOL)
     assert any(
         "ResourceClaimTemplate 'slices' asks for 2 MIG devices of profile 1g.24gb: 1g.24gb exists on H100 NVL, "
-        "H100 96GB and GH200 (7 slices) and RTX PRO 6000 (4 slices), so 1/4 of a GPU each, the most it can be, "
-        "is assumed" in n
+        "H100 96GB and GH200 (7 slices) and RTX PRO 6000 (4 slices), so 1/2 of a GPU each is assumed, the most a "
+        "1g partition can be (of a 2-slice GPU; the node type's GPU decides where it is known)" in n
         for n in notes
     ), notes
     # a profile kubelint-ml does not know, on a GPU it knows: the GPU's slices
@@ -191,7 +199,7 @@ def test_an_ambiguous_profile_follows_the_product_name_then_the_node_type():
     assert [f.message for f in share_findings(mig_pod(unknown, memory="60Gi"), nvl)] == [
         "4/7 of 4 GPUs but 23.4% of node pool a30 memory (60Gi)"
     ]
-    # without the GPU: 2/4 each, a whole GPU for the two (64Gi)
+    # without the GPU: 2/2 each (an RTX PRO 5000's whole GPU), 2 GPUs for the two (128Gi)
     assert share_findings(mig_pod(unknown, memory="60Gi"), PLAIN_POOL) == []
 
 

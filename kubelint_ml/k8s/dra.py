@@ -68,13 +68,14 @@ OTHER = "other"  # known not to be an accelerator (IMEX channels, NICs)
 # DRA driver publishes the GPUs its device plugin would).
 ANY_GPU = "gpu"
 # MIG partitions: a "<g>g.<memory>gb" profile takes g of its GPU's compute slices, 7 on A100, A800,
-# H100, H800, H20, H200, GH200, B200 and GB200, 4 on A30 and RTX PRO 6000 (NVIDIA MIG user guide,
-# "Supported MIG Profiles"; NVIDIA/gpu-operator assets/state-mig-manager/0400_configmap.yaml, the
-# default mig-parted layouts per GPU). Which GPU, when the claim does not say, is told by the profile
-# (1g.6gb exists on A30 only), else by the node type; failing both, the fewest slices a MIG GPU has
-# (4: the largest share the partition can be, so a GPU-share finding holds on either GPU), and -v says so.
+# H100, H800, H20, H200, GH200, B200 and GB200, 4 on A30 and RTX PRO 6000, 2 on RTX PRO 5000 and 4500
+# (NVIDIA MIG user guide, "Supported GPUs" and "Supported MIG Profiles"; NVIDIA/gpu-operator
+# assets/state-mig-manager/0400_configmap.yaml, the default mig-parted layouts per GPU). Which GPU,
+# when the claim does not say, is told by the profile (1g.6gb exists on A30 only), else by the node
+# type; failing both, the fewest slices of a GPU that can have a g-slice profile (the largest share
+# the partition can be, so a GPU-share finding holds on any of them), and -v says so.
 MIG_SLICES = 7
-MIG_FEWEST_SLICES = 4
+_FEWEST_SLICES = {1: 2, 2: 2, 3: 7, 4: 4}  # g -> the fewest slices of a MIG GPU with a g-slice profile
 _MIG_PROFILE_SLICES: dict[str, tuple[int, str]] = {
     # 4 compute slices
     "1g.6gb": (4, "A30"),
@@ -102,9 +103,10 @@ _MIG_PROFILE_SLICES: dict[str, tuple[int, str]] = {
 _MIG_AMBIGUOUS = {"1g.24gb": "H100 NVL, H100 96GB and GH200 (7 slices) and RTX PRO 6000 (4 slices)"}
 # GPU models (product names as NVML, GPU Feature Discovery and the node catalog write them).
 _MIG_MODEL_RE = LazyPattern(
-    r"(?<![a-z0-9])(a30|rtx pro 6000|a100|a800|h100|h800|h200|h20|gh200|b200|gb200)(?![a-z0-9])"
+    r"(?<![a-z0-9])(a30|rtx pro 6000|rtx pro 5000|rtx pro 4500|a100|a800|h100|h800|h200|h20|gh200|b200|gb200)"
+    r"(?![a-z0-9])"
 )
-_MIG_MODEL_SLICES = {"a30": 4, "rtx pro 6000": 4}
+_MIG_MODEL_SLICES = {"a30": 4, "rtx pro 6000": 4, "rtx pro 5000": 2, "rtx pro 4500": 2}
 
 
 def model_mig_slices(product: str | None) -> int | None:
@@ -134,9 +136,15 @@ def mig_slices(profile: str, product: str | None) -> tuple[int | None, str]:
     if base in _MIG_AMBIGUOUS:
         return None, f"{base} exists on {_MIG_AMBIGUOUS[base]}"
     g = profile_slices(base)
-    if g > 4:  # 4-slice GPUs have no such profile
+    if g == 3 or g > 4:  # 2- and 4-slice GPUs have 1g, 2g and 4g profiles only
         return MIG_SLICES, f"a {g}g profile exists on 7-slice GPUs only"
     return None, f"{base} is not a profile kubelint-ml knows"
+
+
+def fewest_slices(g: int) -> int:
+    """The fewest compute slices of a MIG GPU that can have a g-slice profile: the largest share of
+    a GPU such a partition can be."""
+    return _FEWEST_SLICES.get(g, MIG_SLICES)
 
 
 def _base_profile(profile: str) -> str:
@@ -666,11 +674,12 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
         g = profile_slices(_base_profile(profile))
         slices, how = mig_slices(profile, product)
         if slices is None:
-            slices = MIG_FEWEST_SLICES  # the largest share it can be
+            slices = fewest_slices(g)  # the largest share it can be
             out.by_model.append((resource, n * g, slices))
             out.assumed.append(
-                f"{where} asks for {devices} of profile {profile}: {how}, so {g}/{slices} of a GPU each, the most "
-                "it can be, is assumed (the node type's GPU decides where it is known)"
+                f"{where} asks for {devices} of profile {profile}: {how}, so {g}/{slices} of a GPU each is "
+                f"assumed, the most a {g}g partition can be (of a {slices}-slice GPU; the node type's GPU decides "
+                "where it is known)"
             )
         if g > slices:
             out.uncounted.append(f"{where} asks for MIG profile {profile}, larger than its GPU's {slices} slices")
