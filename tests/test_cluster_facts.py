@@ -487,3 +487,43 @@ def test_a_jobs_pods_are_its_parallelism_or_its_completions_when_fewer(tmp_path:
     assert [m for r, _, _, m in over if r == "queue-quota-exceeded"] == [
         "needs 24 nvidia.com/gpu in all (3 × 8) but ClusterQueue 'team-a-cq' can provide at most 16"
     ]
+
+
+def test_rules_idle_for_a_runs_facts_wake_when_a_fact_arrives() -> None:
+    """Rules that need cluster facts (LimitRanges, PVCs, queues) are left out of a run that has none,
+    once per run; a fact added later (the editor, a server) brings them back."""
+    from kubelint_ml.engine.context import Facts
+    from kubelint_ml.engine.core import Engine
+    from kubelint_ml.engine.rulefile import load_builtin_rules
+    from kubelint_ml.run.config import Config
+    from kubelint_ml.run.facts import add_facts
+    from kubelint_ml.run.lint import Runner
+
+    pod = b"""\
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: team-a}
+spec:
+  containers:
+  - name: c
+    image: x
+    resources:
+      requests: {cpu: "1", memory: 1Gi}
+      limits: {cpu: "1", memory: 64Gi}
+"""
+    limit_range = b"""\
+apiVersion: v1
+kind: LimitRange
+metadata: {name: lr, namespace: team-a}
+spec:
+  limits:
+  - type: Container
+    max: {memory: 32Gi}
+"""
+    engine = Engine(load_builtin_rules())
+    facts = Facts()
+    runner = Runner(engine, Config(), facts)
+    assert "limit-range-violation" not in {f.rule for f in runner.lint_bytes(pod, "p.yaml").findings}
+    add_facts(facts, limit_range, "lr.yaml", Config().limits)
+    found = [(f.rule, f.line) for f in runner.lint_bytes(pod, "p.yaml").findings if f.rule == "limit-range-violation"]
+    assert found == [("limit-range-violation", 10)]

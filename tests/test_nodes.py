@@ -85,7 +85,7 @@ def test_aks_formulas():
 
 def test_catalog_rows_exact():
     c = catalog()
-    assert len(c) == 110
+    assert len(c) == 116
     p4d = c["p4d.24xlarge"]
     assert p4d == NodeType(
         name="p4d.24xlarge",
@@ -117,6 +117,9 @@ def test_every_row_follows_its_rule():
             assert row["allocatable_memory_mib"] == aks_allocatable_memory_mib(row["ram_gib"])
         elif row["memory_rule"] == "karpenter-formula":
             assert row["allocatable_memory_mib"] == karpenter_allocatable_memory_mib(row["ram_gib"], row["max_pods"])
+        elif row["memory_rule"] == "karpenter-formula-unknown-pods":  # no max pods published: an upper bound
+            assert "max_pods" not in row
+            assert row["allocatable_memory_mib"] == karpenter_allocatable_memory_mib(row["ram_gib"], 0)
         elif row["memory_rule"] == "oci-listed":
             assert row["allocatable_memory_mib"] == row["ram_gb_listed"] * 1024 - 100
         else:
@@ -137,6 +140,7 @@ def test_catalog_file_documents_rules_and_loads_once():
     assert set(data["rules"]) == {
         "karpenter",
         "karpenter-formula",
+        "karpenter-formula-unknown-pods",
         "eks-tiered",
         "gke-standard",
         "gke-tiered",
@@ -148,7 +152,7 @@ def test_catalog_file_documents_rules_and_loads_once():
     assert nodes._entries() is nodes._entries()
     c = catalog()
     c.clear()  # callers get a copy
-    assert len(catalog()) == 110
+    assert len(catalog()) == 116
 
 
 def test_the_catalog_rows_are_the_yaml():
@@ -501,6 +505,34 @@ def test_current_accelerators_are_in_the_catalog():
     assert catalog_labels("trn1.32xlarge")["karpenter.k8s.aws/instance-accelerator-name"] == "trainium"
     assert "karpenter.k8s.aws/instance-gpu-count" not in catalog_labels("trn1.32xlarge")
     assert catalog_labels("BM.GPU.H100.8")["node.kubernetes.io/instance-type"] == "BM.GPU.H100.8"
+
+
+def test_fractional_l4_and_gb200_rows():
+    """g6f/gr6f: one vGPU (an L4 profile) per node, as the device plugin advertises it, with Karpenter's
+    figures; p6e-gb200: 4 GB200, 144 vCPU, 960 GiB, and max pods unpublished (an upper bound)."""
+    c = catalog()
+    for name, profile, gpu_mib, memory in (
+        ("g6f.large", "L4-3Q", 2861, 7002),
+        ("g6f.xlarge", "L4-3Q", 2861, 14162),
+        ("g6f.2xlarge", "L4-6Q", 5722, 29317),
+        ("g6f.4xlarge", "L4-12Q", 11444, 57691),
+        ("gr6f.4xlarge", "L4-12Q", 11444, 118312),
+    ):
+        node = c[name]
+        assert (node.gpus, node.gpu_resource, node.memory) == (1, "nvidia.com/gpu", memory * MI), name
+        labels = catalog_labels(name)
+        assert labels["nvidia.com/gpu.product"] == f"NVIDIA-{profile}"
+        assert labels["nvidia.com/gpu.memory"] == str(gpu_mib)
+        assert labels["karpenter.k8s.aws/instance-gpu-name"] == "l4"
+    assert c["g6f.large"].cpu == Fraction(1930, 1000)  # Karpenter lists 1930m
+    gb200 = c["p6e-gb200.36xlarge"]
+    assert (gb200.gpus, gb200.gpu_model, gb200.ephemeral_storage) == (4, "NVIDIA GB200", None)
+    assert gb200.memory == (960 * 1024 - math.ceil(960 * 1024 * 0.075) - 255 - 100) * MI
+    assert gb200.cpu == Fraction(144000 - 430, 1000)
+    assert catalog_labels("p6e-gb200.36xlarge")["karpenter.k8s.aws/instance-family"] == "p6e-gb200"
+    # a GPU product pin picks the profile: the 1/8-L4 sizes, not the whole L4s
+    node, how = resolve_node_type({"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4-3Q"}})
+    assert node is not None and node.name == "g6f.large", how
 
 
 @pytest.mark.parametrize(

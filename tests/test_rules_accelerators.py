@@ -618,6 +618,16 @@ def test_unresolved_skips_pods_with_uncounted_claims():
             "uses 1 of 8 GPUs (12.5%) on Standard_ND96isr_MI300X_v5 but requests 500Gi memory",
         ),
         (
+            "requests: {memory: 400Gi}\nlimits: {nvidia.com/gpu: 1, memory: 400Gi}",
+            "node.kubernetes.io/instance-type: p6e-gb200.36xlarge",
+            "uses 1 of 4 GPUs (25%) on p6e-gb200.36xlarge but requests 400Gi memory (45.1% of 888Gi allocatable)",
+        ),
+        (
+            "requests: {memory: 16Gi}\nlimits: {nvidia.com/gpu: 1, memory: 16Gi}",
+            "node.kubernetes.io/instance-type: g6f.xlarge",
+            "requests 16Gi memory, set by container 'main', but g6f.xlarge has only 13.8Gi allocatable",
+        ),
+        (
             "requests: {memory: 300Gi}\nlimits: {google.com/tpu: 1, memory: 300Gi}",
             "cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice\ncloud.google.com/gke-tpu-topology: 2x2",
             "uses 1 of 4 google.com/tpu (25%) on ct6e-standard-4t but requests 300Gi memory",
@@ -628,3 +638,28 @@ def test_gpu_share_on_current_accelerators(resources, selector, expected):
     text = pod(resources, "nodeSelector:\n" + textwrap.indent(selector, "  "))
     [f] = lint(text, SHARE)
     assert expected in f.detail, f.detail
+
+
+@pytest.mark.parametrize(
+    ("resources", "selector"),
+    [
+        # the one vGPU a g6f node advertises is the whole node's GPU share
+        ("requests: {memory: 12Gi}\nlimits: {nvidia.com/gpu: 1, memory: 12Gi}", "g6f.xlarge"),
+        ("requests: {memory: 56Gi}\nlimits: {nvidia.com/gpu: 1, memory: 56Gi}", "g6f.4xlarge"),
+        ("requests: {memory: 200Gi}\nlimits: {nvidia.com/gpu: 1, memory: 200Gi}", "p6e-gb200.36xlarge"),
+    ],
+)
+def test_gpu_share_holds_on_current_accelerators(resources, selector):
+    text = pod(resources, "nodeSelector:\n  node.kubernetes.io/instance-type: " + selector)
+    assert lint(text, SHARE) == []
+    assert not any("not in the built-in GPU catalog" in n for n in notes(text, SHARE))
+
+
+def test_g6f_offers_one_vgpu_per_node():
+    text = pod(
+        "requests: {memory: 12Gi}\nlimits: {nvidia.com/gpu: 2, memory: 12Gi}",
+        "nodeSelector:\n  node.kubernetes.io/instance-type: g6f.2xlarge",
+    )
+    [f] = lint(text, SHARE)
+    assert f.line == 13
+    assert "the pod requests 2 GPUs but g6f.2xlarge has only 1: the pod can never be scheduled" in f.detail

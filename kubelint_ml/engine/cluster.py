@@ -128,6 +128,7 @@ class ClusterFacts(Record):
     volcano_queues: dict[str, dict[str, Fraction]]  # Volcano Queue -> its capability
     pod_groups: dict[tuple[str, str], int | None]  # (ns, name) -> minMember
     _pools: list[NodePool] | None
+    _queues_by_ns: dict[str, list[str]] | None  # namespace -> its LocalQueues, sorted (made when first asked)
     __slots__ = _fields = (
         "nodes",
         "limit_ranges",
@@ -141,6 +142,7 @@ class ClusterFacts(Record):
         "volcano_queues",
         "pod_groups",
         "_pools",
+        "_queues_by_ns",
     )
 
     def __init__(self) -> None:
@@ -156,6 +158,7 @@ class ClusterFacts(Record):
         self.volcano_queues = {}
         self.pod_groups = {}
         self._pools = None
+        self._queues_by_ns = None
 
     def __bool__(self) -> bool:
         return any(
@@ -211,6 +214,7 @@ class ClusterFacts(Record):
         elif kind == "LocalQueue":
             cq = spec.get("clusterQueue")
             self.local_queues[(_ns(obj), name)] = str(cq) if cq else ""
+            self._queues_by_ns = None
         elif kind == "Queue":
             capability = _sub(spec, "capability")
             self.volcano_queues[name] = {
@@ -250,7 +254,15 @@ class ClusterFacts(Record):
         return self.quota_hard.get(namespace, []) if namespace else []
 
     def local_queues_in(self, namespace: str) -> list[str]:
-        return sorted(name for ns, name in self.local_queues if ns == namespace)
+        by_ns = self._queues_by_ns
+        if by_ns is None:
+            by_ns = {}
+            for ns, name in self.local_queues:
+                by_ns.setdefault(ns, []).append(name)
+            for names in by_ns.values():
+                names.sort()
+            self._queues_by_ns = by_ns
+        return by_ns.get(namespace, [])
 
     def node_pools(self) -> list[NodePool]:
         """One pool per node shape (labels but the hostname, allocatable, taints, kubelet version and OS from

@@ -103,6 +103,9 @@ class Engine:
         self.remediation = {r.id: r.remediation.strip() for r in rules}
         self._for_kind: dict[tuple[str, str], list[Rule]] = {}
         self._plans: dict[tuple[str, str], list[tuple]] = {}
+        # Rules whose template can tell, once per run, that the run's facts give it nothing to find
+        # (no LimitRange, no PVC, no queue): ``active(params, ctx)`` (see :meth:`_run_plans_for`).
+        self._gated = [r for r in rules if getattr(r.template, "active", None) is not None]
         # Rules with the same scope run on the same units; a scope is named by a small int (a
         # cheap key for the per-object memo of units).
         scopes: dict[tuple, int] = {}
@@ -129,6 +132,27 @@ class Engine:
                 for r in self.rules_for(obj)
             ]
         return found
+
+    def _run_plans_for(self, obj: K8sObject, ctx: Context) -> list[tuple]:
+        """:meth:`_plans_for` without the rules that cannot find anything with this run's facts and
+        profile: asked once per run (the answers live in the facts' memo, which a new fact clears)."""
+        plans = self._plans_for(obj)
+        memo = getattr(ctx.facts, "_memo", None) if self._gated else None
+        if memo is None:
+            return plans
+        key = ("engine.active", id(self), id(ctx.profile))
+        found = memo.get(key)
+        if found is None or found[0] is not self or found[1] is not ctx.profile:
+            idle = frozenset(r.id for r in self._gated if not r.template.active(r.params, ctx))
+            found = memo[key] = (self, ctx.profile, idle, {})
+        idle, by_kind = found[2], found[3]
+        if not idle:
+            return plans
+        kind = (obj.kind, obj.group)
+        gated = by_kind.get(kind)
+        if gated is None:
+            gated = by_kind[kind] = [p for p in plans if p[0].id not in idle]
+        return gated
 
     # ------------------------------------------------------------------
 
@@ -192,7 +216,7 @@ class Engine:
         # At admission, templates with more containers than the cap: once an error stands, later rules
         # skip them (their findings would only lengthen a denial), and rules that can deny run first.
         huge = {id(t) for t in templates if len(t.all_containers) > cap} if cap is not None else set()
-        plans = self._plans_for(obj)
+        plans = self._run_plans_for(obj, ctx)
         if huge:
             plans = sorted(plans, key=lambda p: not self._can_deny(p[0]))
         for rule, scope, check, params, training_only in plans:

@@ -107,6 +107,8 @@ def oci_allocatable_memory_mib(ram_gb: int) -> int:
 RULES = {
     "karpenter": "Karpenter allocatable estimate, copied as listed",
     "karpenter-formula": "RAM - ceil(7.5% VM overhead) - (11 MiB x max pods + 255 MiB) - 100 MiB eviction",
+    "karpenter-formula-unknown-pods": "RAM - ceil(7.5% VM overhead) - 255 MiB - 100 MiB eviction (max pods not "
+    "published: an upper bound, by 11 MiB x max pods)",
     "eks-tiered": "vCPU - (6% of core 1 + 1% of core 2 + 0.5% of cores 3-4 + 0.25% of cores above 4)",
     "gke-standard": "RAM - (25% of first 4 GiB + 20% of next 4 + 10% of next 8 + 6% of next 112 + 2% above 128 GiB) "
     "- 100 MiB eviction",
@@ -125,6 +127,10 @@ def allocatable(row: dict) -> tuple[int, int]:
         memory = int(row["allocatable_memory_mib"])
     elif rule == "karpenter-formula":
         memory = karpenter_allocatable_memory_mib(int(row["ram_gib"]), int(row["max_pods"]))
+    elif rule == "karpenter-formula-unknown-pods":
+        # No published max pods (the VPC CNI's and the EKS AMI's tables leave the type out; nodeadm asks
+        # EC2 at boot): kube-reserved's 11 MiB per pod is left out, so the node's share is at most this.
+        memory = karpenter_allocatable_memory_mib(int(row["ram_gib"]), 0)
     elif rule == "gke-standard":
         memory = gke_allocatable_memory_mib(row["ram_gb_listed"])
     elif rule == "aks-1.29":

@@ -8,12 +8,23 @@ from typing import Any
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
 from kubelint_ml.k8s.limitrange import AdmittedContainer, Applied, LimitRange, admitted_containers, admitted_spec
 
+_CLUSTER = "cluster:facts"
+
 
 def cluster_of(ctx: Any) -> Any:
-    """The run's ClusterFacts, or None."""
+    """The run's ClusterFacts, or None when it has none (asked by many rules of every pod: kept in
+    the file's cache)."""
+    cache = getattr(ctx, "cache", None)
+    if cache is not None:
+        found = cache.get(_CLUSTER, cache)
+        if found is not cache:
+            return found
     facts = getattr(ctx, "facts", None) if ctx is not None else None
     cluster = getattr(facts, "cluster", None)
-    return cluster if cluster else None
+    found = cluster if cluster else None
+    if cache is not None:
+        cache[_CLUSTER] = found
+    return found
 
 
 def namespace_of(tpl: PodTemplate) -> str | None:

@@ -39,7 +39,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     cluster = cluster_of(ctx)
     if obj.group == "batch.volcano.sh" and obj.kind == "Job":
         hits = _volcano(obj, spec) or []
-        if cluster is not None and not hits:
+        if cluster is not None and not hits and _capability(spec, cluster):
             where = ("spec", "queue") if spec.get("queue") else ("spec",)
             hits = _over_capability(obj, spec, _job_gang(unit), cluster, where)
         return hits or None
@@ -50,9 +50,12 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         return _over_capability(obj, spec, needs, cluster, ("spec", "minResources")) or None
     policy = spec.get("runPolicy")
     policy = policy.get("schedulingPolicy") if isinstance(policy, Mapping) else None
+    gang_policy = isinstance(policy, Mapping) and obj.group == "kubeflow.org"
+    if not gang_policy and (cluster is None or not cluster.pod_groups):
+        return None  # no gang asked for, and no PodGroup to join
     templates = [t for t in unit.templates() if not t.shared]
     total = sum(t.replicas or 0 for t in templates)
-    if isinstance(policy, Mapping) and obj.group == "kubeflow.org":
+    if gang_policy:
         wanted = _int(policy.get("minAvailable"))
         if wanted is not None and templates and wanted > total:
             return [
@@ -128,10 +131,16 @@ def _job_gang(unit: Unit) -> dict[str, Fraction]:
 _RESOURCES = ("cpu", "memory")
 
 
+def _capability(spec: Mapping, cluster: Any) -> dict[str, Fraction] | None:
+    """The capability of the Volcano Queue the job or PodGroup names (``default`` when none)."""
+    queue = spec.get("queue") if isinstance(spec.get("queue"), str) and spec.get("queue") else "default"
+    return cluster.volcano_queues.get(queue)
+
+
 def _over_capability(obj: Any, spec: Mapping, needs: dict[str, Fraction], cluster: Any, path: tuple) -> list[Hit]:
     """The gang needs more of a resource at once than its Volcano Queue's capability ever allows."""
     queue = spec.get("queue") if isinstance(spec.get("queue"), str) and spec.get("queue") else "default"
-    capability = cluster.volcano_queues.get(queue)
+    capability = _capability(spec, cluster)
     if not capability:
         return []
     for res in sorted(needs):

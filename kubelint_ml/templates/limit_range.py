@@ -3,6 +3,8 @@ the API server rejects it when it is created (kubelint_ml/k8s/limitrange.py)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.limitrange import limit_range_violations, quota_total_violations, quota_violations
 from kubelint_ml.templates._cluster import admitted, admitted_pod, cluster_of, limit_ranges, namespace_of
@@ -11,6 +13,12 @@ from kubelint_ml.templates._common import resources_unknown
 UNIT = "podTemplate"
 DEFAULTS: dict = {}
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
+
+
+def active(params: dict, ctx: Any) -> bool:
+    """Whether the run knows a LimitRange or ResourceQuota (asked once per run)."""
+    cluster = cluster_of(ctx)
+    return cluster is not None and bool(cluster.limit_ranges or cluster.quotas or cluster.quota_hard)
 
 
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:

@@ -57,28 +57,50 @@ def _dig(data: Any, *keys: str) -> Any:
     return data
 
 
+def _managed(ctx: Any) -> tuple[str, ...]:
+    """The profile's ``kueueNamespaces``."""
+    return tuple(getattr(getattr(ctx, "profile", None), "kueue_namespaces", None) or ())
+
+
+def active(params: dict, ctx: Any) -> bool:
+    """Whether the run knows anything this check compares with (asked once per run)."""
+    cluster = cluster_of(ctx)
+    which = params["check"]
+    if which == "missing":
+        return bool(_managed(ctx)) or (cluster is not None and bool(cluster.local_queues))
+    if cluster is None:
+        return False
+    if which == "unknown":
+        return bool(cluster.local_queues or cluster.volcano_queues)
+    return bool(cluster.local_queues and cluster.cluster_queues)
+
+
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     cluster = cluster_of(ctx)
     obj = unit.obj
-    managed = tuple(getattr(getattr(ctx, "profile", None), "kueue_namespaces", None) or ())
-    if cluster is None and not (params["check"] == "missing" and managed):
+    which = params["check"]
+    managed = _managed(ctx) if which == "missing" else ()
+    if cluster is None and not managed:
         return None
     if (obj.group, obj.kind) in _NOT_WORKLOADS:
         return None
-    if params["check"] == "unknown" and obj.group in (VOLCANO, "batch.volcano.sh"):
+    if which == "unknown" and obj.group in (VOLCANO, "batch.volcano.sh"):
         return _volcano_queue(obj, cluster)
     ns = obj.ref.namespace
-    if not ns and not (params["check"] == "missing" and "*" in managed):
+    if not ns and "*" not in managed:
         return None  # a workload without a namespace has no LocalQueues to name, nor to miss
+    queues = cluster.local_queues_in(ns) if ns and cluster is not None else []
+    by_profile = which == "missing" and ("*" in managed or (ns and ns in managed))
+    # Nothing to miss, name or exceed where the namespace has no LocalQueue (see each part below);
+    # a known namespace without one is still asked whether the label names one.
+    if not queues and not by_profile and not (which == "unknown" and ns in cluster.namespaces):
+        return None
     templates = [t for t in unit.templates() if not t.shared]
     if not templates:
         return None
     name, path = queue_label(obj, templates)
-    queues = cluster.local_queues_in(ns) if ns and cluster is not None else []
-    which = params["check"]
     if which == "missing":
-        by_profile = "*" in managed or (ns and ns in managed)
-        if name is not None or not (queues or by_profile) or not any(is_accelerator_template(t) for t in templates):
+        if name is not None or not any(is_accelerator_template(t) for t in templates):
             return None
         where = (
             f"namespace '{ns}' has {len(queues)} LocalQueue{'s' if len(queues) > 1 else ''}"

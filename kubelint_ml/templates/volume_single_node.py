@@ -24,6 +24,12 @@ def _pinned(spec: Mapping) -> bool:
     return bool(spec.get("nodeName")) or (isinstance(selector, Mapping) and "kubernetes.io/hostname" in selector)
 
 
+def active(params: dict, ctx: Any) -> bool:
+    """Whether the run knows a PersistentVolumeClaim (asked once per run)."""
+    cluster = cluster_of(ctx)
+    return cluster is not None and bool(cluster.pvcs)
+
+
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     cluster = cluster_of(ctx)
     if cluster is None or not cluster.pvcs:
