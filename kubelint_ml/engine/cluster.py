@@ -50,14 +50,14 @@ def _quantity(value: Any) -> Fraction | None:
 
 
 def _str_map(value: Any) -> dict[str, str]:
-    if not isinstance(value, Mapping):
+    if not isinstance(value, dict):
         return {}
     return {str(k): str(v) for k, v in value.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
 
 
 def _sub(data: Any, key: str) -> Mapping:
-    value = data.get(key) if isinstance(data, Mapping) else None
-    return value if isinstance(value, Mapping) else {}
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, dict) else {}
 
 
 def _ns(obj: K8sObject) -> str:
@@ -99,13 +99,13 @@ def _cluster_queue(obj: K8sObject) -> ClusterQueueFact:
     quotas: dict[str, list[Quota]] = {}
     groups = spec.get("resourceGroups")
     for group in groups if isinstance(groups, list) else ():
-        flavors = group.get("flavors") if isinstance(group, Mapping) else None
+        flavors = group.get("flavors") if isinstance(group, dict) else None
         for flavor in flavors if isinstance(flavors, list) else ():
-            if not isinstance(flavor, Mapping):
+            if not isinstance(flavor, dict):
                 continue
             resources = flavor.get("resources")
             for r in resources if isinstance(resources, list) else ():
-                if not isinstance(r, Mapping) or not isinstance(r.get("name"), str):
+                if not isinstance(r, dict) or not isinstance(r.get("name"), str):
                     continue
                 nominal = _quantity(r.get("nominalQuota"))
                 if nominal is None:
@@ -299,7 +299,7 @@ def _pools(nodes: list[tuple[K8sObject, str]]) -> list[NodePool]:
                 sorted(
                     (str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
                     for t in taints
-                    if isinstance(t, Mapping)
+                    if isinstance(t, dict)
                 )
             ),
             bool(spec.get("unschedulable")),

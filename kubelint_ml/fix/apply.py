@@ -28,6 +28,9 @@ def resolve(findings: list[Finding], data: bytes, events: list | None = None) ->
     ``events``: the parse events the file was read from, when the loader kept them."""
     text: Text | None = None
     why: str | None = None
+    # Findings of several rules often carry the same fix (a BestEffort pod's memory and each of its
+    # containers' missing limits): resolved once, by document and changes.
+    done: dict[tuple, tuple[tuple, str | None]] = {}
     for f in findings:
         fix = f.fix
         if fix is None or fix.resolved:
@@ -44,11 +47,21 @@ def resolve(findings: list[Finding], data: bytes, events: list | None = None) ->
         if text is None:
             fix.unfixable = why
             continue
+        key: tuple | None = (fix.document, fix.changes)
+        try:
+            found = done.get(key)  # type: ignore[arg-type]
+        except TypeError:  # a change whose value is a mapping or a list: not remembered
+            key, found = None, None
+        if found is not None:
+            fix.edits, fix.unfixable = found
+            continue
         try:
             fix.edits = tuple(text.resolve(fix))
             fix.unfixable = None
         except Refused as e:
             fix.edits, fix.unfixable = (), str(e)
+        if key is not None:
+            done[key] = (fix.edits, fix.unfixable)
 
 
 RENDERED = "the finding is in rendered output (helm template, kustomize): fix the chart or the base it comes from"

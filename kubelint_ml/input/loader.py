@@ -1027,6 +1027,43 @@ def load(data: bytes, limits: Limits = DEFAULT_LIMITS, keep_events: bool = False
 
 
 _DOCUMENT_MARKER = LazyPattern(rb"^---(?=[ \t\r\n]|$)", re.M)
+# What keeps a file from being cut into its documents at their markers: a document end marker
+# (`...`: a document may follow it without `---`) or a directive (`%YAML`, `%TAG`).
+_UNCUTTABLE = LazyPattern(rb"^(?:\.\.\.(?=[ \t\r\n]|$)|%)", re.M)
+# A line that is blank or a comment (the text before a file's first `---` is no document if only these).
+_NOTHING = LazyPattern(rb"(?:[ \t]*(?:#[^\r\n]*)?(?:\r\n|\r|\n|$))*")
+
+
+def load_matching(data: bytes, limits: Limits, wanted: Callable[[bytes], bool]) -> LoadResult | None:
+    """The documents of ``data`` whose text ``wanted`` accepts, each parsed alone, with the index
+    and positions :func:`load` gives it; the others are not built. For reading a few objects out
+    of a long file (the first pass's facts). None when the file does not cut at its ``---``
+    markers for certain (a ``...`` marker, a directive, a document that does not read alone):
+    :func:`load` it whole then.
+    """
+    starts = [m.start() for m in _DOCUMENT_MARKER.finditer(data)]
+    if not starts or _UNCUTTABLE.search(data) is not None:
+        return None
+    # The text before the first marker is a document when it holds more than comments.
+    first = 0 if starts[0] == 0 or _NOTHING.fullmatch(data, 0, starts[0]) is not None else 1
+    if first:
+        starts.insert(0, 0)
+    ends = starts[1:] + [len(data)]
+    out = LoadResult([], [])
+    for index, (start, end) in enumerate(zip(starts, ends)):
+        if index >= limits.max_documents:
+            return None
+        part = data[start:end]
+        if not wanted(part):
+            continue
+        lines = len(_LINE_BREAK.findall(data, 0, start))
+        one = _read(b"\n" * lines + part, limits, False)
+        if one.problems or one.stopped or len(one.documents) != 1:
+            return None
+        doc = one.documents[0]
+        doc.index = index
+        out.documents.append(doc)
+    return out
 
 
 def _line_start(data: bytes, line: int) -> bytes:

@@ -32,8 +32,9 @@ class K8sObject(HasMetadata, Record):
     file: str
     document: int
     group: str  # the API group of ``ref.apiVersion`` ("" for the core group): asked by every rule
+    kind: str  # ``ref.kind``, as often
     _fields = ("data", "root", "base", "ref", "file", "document")
-    __slots__ = _fields + ("group",)
+    __slots__ = _fields + ("group", "kind")
 
     def __init__(self, data: dict, root: Any, base: tuple, ref: ObjectRef, file: str, document: int) -> None:
         self.data = data
@@ -44,10 +45,7 @@ class K8sObject(HasMetadata, Record):
         self.document = document
         api = ref.apiVersion
         self.group = api.split("/", 1)[0] if "/" in api else ""
-
-    @property
-    def kind(self) -> str:
-        return self.ref.kind
+        self.kind = ref.kind
 
     @property
     def metadata(self) -> dict:  # type: ignore[override]

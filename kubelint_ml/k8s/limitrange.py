@@ -32,7 +32,7 @@ Raw = dict[str, tuple[Fraction, str]]  # resource -> (value, as written)
 
 def _raw_list(value: Any) -> Raw:
     out: Raw = {}
-    if not isinstance(value, Mapping):
+    if not isinstance(value, dict):
         return out
     for name, raw in value.items():
         if not isinstance(name, str):
@@ -85,9 +85,9 @@ def parse_limit_range(data: Mapping, namespace: str, name: str, source: str) -> 
     """A LimitRange object's items, defaulted as the API server stores them."""
     items = []
     spec = data.get("spec")
-    limits = spec.get("limits") if isinstance(spec, Mapping) else None
+    limits = spec.get("limits") if isinstance(spec, dict) else None
     for raw in limits if isinstance(limits, list) else ():
-        if not isinstance(raw, Mapping) or not isinstance(raw.get("type"), str):
+        if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
             continue
         kind = raw["type"]
         mx, mn = _raw_list(raw.get("max")), _raw_list(raw.get("min"))
@@ -160,7 +160,7 @@ def admitted_containers(spec: Mapping, ranges: tuple[LimitRange, ...]) -> list[A
     for group in ("initContainers", "containers"):
         items = spec.get(group)
         for i, raw in enumerate(items if isinstance(items, list) else ()):
-            if isinstance(raw, Mapping):
+            if isinstance(raw, dict):
                 out.append(AdmittedContainer(raw, group, i, ranges))
     return out
 
@@ -296,10 +296,10 @@ QUOTA_CHECKED = {
 def quota_required(data: Mapping) -> tuple[str, ...]:
     """The names of ``spec.hard`` that every container must state (unscoped quotas only)."""
     spec = data.get("spec")
-    if not isinstance(spec, Mapping) or spec.get("scopes") or spec.get("scopeSelector"):
+    if not isinstance(spec, dict) or spec.get("scopes") or spec.get("scopeSelector"):
         return ()
     hard = spec.get("hard")
-    return tuple(sorted(k for k in hard if k in QUOTA_CHECKED)) if isinstance(hard, Mapping) else ()
+    return tuple(sorted(k for k in hard if k in QUOTA_CHECKED)) if isinstance(hard, dict) else ()
 
 
 def quota_violations(containers: list[AdmittedContainer], required: list[tuple[str, str]]) -> list[Violation]:
@@ -328,7 +328,7 @@ _QUOTA_PARTS = {
 def quota_hard(data: Mapping) -> dict[str, tuple[Fraction, str]]:
     """``spec.hard`` of an unscoped quota: name -> (value, as written)."""
     spec = data.get("spec")
-    if not isinstance(spec, Mapping) or spec.get("scopes") or spec.get("scopeSelector"):
+    if not isinstance(spec, dict) or spec.get("scopes") or spec.get("scopeSelector"):
         return {}
     return _raw_list(spec.get("hard"))
 

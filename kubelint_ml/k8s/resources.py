@@ -494,17 +494,16 @@ def accelerator_use(pod_spec: Mapping) -> int:
     """ACCELERATOR when some container requests or limits a positive amount of an accelerator
     resource; else MAYBE_DRA when some container names a resource a DRA DeviceClass may serve
     (``deviceclass.resource.kubernetes.io/<class>``, another extended resource); else NO_DEVICES."""
-    spec = _mapping(pod_spec)
+    inits, apps = _containers(_mapping(pod_spec))  # the defaulted containers the other rules share
     use = NO_DEVICES
-    for key in ("initContainers", "containers"):
-        for raw in _items(spec.get(key)):
-            for values in container_requests_limits(raw):
-                for n, v in values.items():
-                    found = _name_use(n)
-                    if found == ACCELERATOR and v.numerator > 0:
-                        return ACCELERATOR
-                    if found == MAYBE_DRA:
-                        use = MAYBE_DRA
+    for c in inits + apps:
+        for values in (c.requests, c.limits):  # requests defaulted from limits: both as written
+            for n, v in values.items():
+                found = _name_use(n)
+                if found == ACCELERATOR and v.numerator > 0:
+                    return ACCELERATOR
+                if found == MAYBE_DRA:
+                    use = MAYBE_DRA
     return use
 
 

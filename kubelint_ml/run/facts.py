@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from kubelint_ml.engine.context import CONTEXT_KINDS, Facts, may_hold_context
-from kubelint_ml.input.loader import Limits, LoadResult, load
+from kubelint_ml.input.loader import Limits, LoadResult, load, load_matching
 from kubelint_ml.input.objects import unpack
 from kubelint_ml.input.sources import Source, file_key, read, read_once, read_regular
 from kubelint_ml.records import replace
@@ -138,8 +138,10 @@ def _first_pass_forked(
 
 
 def add_facts(facts: Facts, data: bytes, file: str, limits: Limits, only: str | None = None) -> None:
-    """The context objects of one file (of kind ``only``, if given) into ``facts``."""
-    add_loaded_facts(facts, load(data, limits), file, only)
+    """The context objects of one file (of kind ``only``, if given) into ``facts``: of a file of
+    many documents, only those that mention a context kind are parsed."""
+    loaded = load_matching(data, limits, may_hold_context)
+    add_loaded_facts(facts, loaded if loaded is not None else load(data, limits), file, only)
 
 
 def add_loaded_facts(facts: Facts, loaded: LoadResult, file: str, only: str | None = None) -> None:

@@ -34,7 +34,7 @@ def _int(value: Any) -> int | None:
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     obj = unit.obj
     spec = obj.data.get("spec")
-    if not isinstance(spec, Mapping):
+    if not isinstance(spec, dict):
         return None
     cluster = cluster_of(ctx)
     if obj.group == "batch.volcano.sh" and obj.kind == "Job":
@@ -49,8 +49,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         needs = {str(k): q for k, q in _quantities(spec.get("minResources")).items()}
         return _over_capability(obj, spec, needs, cluster, ("spec", "minResources")) or None
     policy = spec.get("runPolicy")
-    policy = policy.get("schedulingPolicy") if isinstance(policy, Mapping) else None
-    gang_policy = isinstance(policy, Mapping) and obj.group == "kubeflow.org"
+    policy = policy.get("schedulingPolicy") if isinstance(policy, dict) else None
+    gang_policy = isinstance(policy, dict) and obj.group == "kubeflow.org"
     if not gang_policy and (cluster is None or not cluster.pod_groups):
         return None  # no gang asked for, and no PodGroup to join
     templates = [t for t in unit.templates() if not t.shared]
@@ -71,12 +71,10 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if cluster is None or not cluster.pod_groups or not templates:
         return None
     for tpl in templates:
-        notes = tpl.metadata.get("annotations") if isinstance(tpl.metadata, Mapping) else None
-        labels = tpl.metadata.get("labels") if isinstance(tpl.metadata, Mapping) else None
+        notes = tpl.metadata.get("annotations") if isinstance(tpl.metadata, dict) else None
+        labels = tpl.metadata.get("labels") if isinstance(tpl.metadata, dict) else None
         for field, values in (("annotations", notes), ("labels", labels)):
-            group = next(
-                (values.get(k) for k in GROUP_ANNOTATIONS if isinstance(values, Mapping) and values.get(k)), None
-            )
+            group = next((values.get(k) for k in GROUP_ANNOTATIONS if isinstance(values, dict) and values.get(k)), None)
             if not isinstance(group, str):
                 continue
             key = next(k for k in GROUP_ANNOTATIONS if values.get(k) == group)  # type: ignore[union-attr]
@@ -96,7 +94,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
 
 def _quantities(raw: Any) -> dict[str, Fraction]:
     out = {}
-    for k, v in raw.items() if isinstance(raw, Mapping) else ():
+    for k, v in raw.items() if isinstance(raw, dict) else ():
         try:
             out[str(k)] = parse_manifest_quantity(v).value
         except (QuantityError, ValueError, TypeError):
@@ -108,10 +106,10 @@ def _job_gang(unit: Unit) -> dict[str, Fraction]:
     """What a Volcano Job's gang needs at once when it is the whole job (minAvailable unset or the sum
     of the replicas): every pod's request."""
     spec = unit.obj.data.get("spec")
-    tasks = spec.get("tasks") if isinstance(spec, Mapping) else None
-    tasks = [t for t in tasks if isinstance(t, Mapping)] if isinstance(tasks, list) else []
+    tasks = spec.get("tasks") if isinstance(spec, dict) else None
+    tasks = [t for t in tasks if isinstance(t, dict)] if isinstance(tasks, list) else []
     total = sum(_int(t.get("replicas")) or 0 for t in tasks)
-    wanted = _int(spec.get("minAvailable")) if isinstance(spec, Mapping) else None
+    wanted = _int(spec.get("minAvailable")) if isinstance(spec, dict) else None
     if wanted is not None and wanted != total:
         return {}  # Volcano picks which pods make the gang: not judged
     needs: dict[str, Fraction] = {}
@@ -162,7 +160,7 @@ def _over_capability(obj: Any, spec: Mapping, needs: dict[str, Fraction], cluste
 
 def _volcano(obj: Any, spec: Mapping) -> list[Hit] | None:
     tasks = spec.get("tasks")
-    tasks = [t for t in tasks if isinstance(t, Mapping)] if isinstance(tasks, list) else []
+    tasks = [t for t in tasks if isinstance(t, dict)] if isinstance(tasks, list) else []
     hits = []
     for i, task in enumerate(tasks):
         replicas, minimum = _int(task.get("replicas")) or 0, _int(task.get("minAvailable"))

@@ -42,18 +42,18 @@ def queue_label(obj: Any, templates: list) -> tuple[str | None, tuple]:
         places.append((_dig(obj.data, "spec", "jobTemplate", "metadata"), ("spec", "jobTemplate", "metadata")))
     places += [(tpl.metadata, tpl.path + ("metadata",)) for tpl in templates]
     for meta, path in places:
-        if not isinstance(meta, Mapping):
+        if not isinstance(meta, dict):
             continue
         for field in ("labels", "annotations"):  # the annotation is Kueue's older spelling
             values = meta.get(field)
-            if isinstance(values, Mapping) and isinstance(values.get(QUEUE_LABEL), str) and values[QUEUE_LABEL]:
+            if isinstance(values, dict) and isinstance(values.get(QUEUE_LABEL), str) and values[QUEUE_LABEL]:
                 return values[QUEUE_LABEL], path + (field, QUEUE_LABEL)
     return None, ()
 
 
 def _dig(data: Any, *keys: str) -> Any:
     for k in keys:
-        data = data.get(k) if isinstance(data, Mapping) else None
+        data = data.get(k) if isinstance(data, dict) else None
     return data
 
 
@@ -157,7 +157,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
 def _fits(tpl: Any, labels: Mapping[str, str] | None) -> bool:
     """The pod set may use a flavor: its nodeSelector does not contradict the flavor's nodeLabels."""
     selector = tpl.spec.get("nodeSelector")
-    if not labels or not isinstance(selector, Mapping):
+    if not labels or not isinstance(selector, dict):
         return True
     return all(str(selector[k]) == v for k, v in labels.items() if k in selector)
 
@@ -184,9 +184,9 @@ def _quota(obj: Any, templates: list, ctx: Any, cq: ClusterQueueFact, path: tupl
         cap = {id(q): q.nominal + ((q.borrowing or 0) if cq.cohort else 0) for q in quotas}
         total = sum((Fraction(count) * per for _, count, per, _ in sets), Fraction(0))
         most = sum((cap[id(q)] for q in usable_all), Fraction(0))
-        flavors = ", ".join(q.flavor for q in usable_all) or "none"
-        borrow = f" plus borrowing limits in cohort '{cq.cohort}'" if cq.cohort else " (no cohort to borrow from)"
         if total > most:
+            flavors = ", ".join(q.flavor for q in usable_all) or "none"
+            borrow = f" plus borrowing limits in cohort '{cq.cohort}'" if cq.cohort else " (no cohort to borrow from)"
             parts = " + ".join(f"{count} × {show(resource, per)}" for _, count, per, _ in sets)
             hits.append(
                 Hit(
@@ -229,7 +229,7 @@ def _count(obj: Any, tpl: Any) -> int:
         if isinstance(completions, int) and not isinstance(completions, bool) and 0 <= completions < count:
             count = completions  # Kueue's podsCount: parallelism, or completions when fewer
         notes = _dig(obj.data, "metadata", "annotations")
-        least = notes.get(MIN_PARALLELISM) if isinstance(notes, Mapping) else None
+        least = notes.get(MIN_PARALLELISM) if isinstance(notes, dict) else None
         if isinstance(least, str) and least.isdigit():
             count = min(count, int(least))
     return count

@@ -7,6 +7,8 @@ absence: their findings say so (:mod:`kubelint_ml.engine.typos`)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from kubelint_ml.engine.api import Hit, Unit, did_you_mean
 from kubelint_ml.findings import is_builtin_group
 from kubelint_ml.k8s.fields import DEFINITIONS, known_fields
@@ -28,6 +30,10 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if tpl.renames or tpl.found_by_search:
         return None  # a pod a controller builds from other fields, or a guess: not a PodTemplateSpec as written
     known = known_fields()
+    if _all_known(tpl.spec, known) and not (
+        (is_batch_job(obj) or is_jobset_like(obj)) and not _known(job_spec(tpl), known["jobSpec"])
+    ):
+        return None
     strict = is_builtin_group(obj.group)
     severity = "error" if strict else "warning"
     hits: list[Hit] = []
@@ -37,12 +43,12 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             return
         fields = known[part]
         if fields.issuperset(mapping):
-            return  # every key known: the usual case, asked in one step
+            return
         who = tpl.describe()
         for key in mapping:
             if not isinstance(key, str) or key in fields or key.startswith("$"):
                 continue  # `$patch` and the other strategic-merge directives of a kustomize patch
-            hint = did_you_mean(key, fields)
+            hint = _hint(key, part)
             closest = hint[len(" (did you mean '") : -len("'?)")] if hint else ""
             effect = (
                 "the API server rejects the object (strict field validation)"
@@ -92,3 +98,34 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if is_batch_job(obj) or is_jobset_like(obj):
         scan(job_spec(tpl), "jobSpec", job_spec_path(tpl), "the Job spec")
     return hits or None
+
+
+@lru_cache(maxsize=256)
+def _hint(key: str, part: str) -> str:
+    """:func:`did_you_mean` among the part's fields (the same misspelling recurs across files)."""
+    return did_you_mean(key, known_fields()[part])
+
+
+def _known(mapping: object, fields: frozenset[str]) -> bool:
+    return not isinstance(mapping, dict) or fields.issuperset(mapping)
+
+
+def _all_known(spec: dict, known: dict[str, frozenset[str]]) -> bool:
+    """Every key of the parts :func:`check` reads is known: the usual case, asked a set at a time."""
+    if not known["podSpec"].issuperset(spec) or not _known(spec.get("resources"), known["resources"]):
+        return False
+    resources = known["resources"]
+    for list_key, part in _CONTAINER_LISTS:
+        items = spec.get(list_key)
+        if isinstance(items, list):
+            fields = known[part]
+            for c in items:
+                if isinstance(c, dict) and not (fields.issuperset(c) and _known(c.get("resources"), resources)):
+                    return False
+    volumes = spec.get("volumes")
+    if isinstance(volumes, list):
+        fields, empty_dir = known["volume"], known["emptyDir"]
+        for v in volumes:
+            if isinstance(v, dict) and not (fields.issuperset(v) and _known(v.get("emptyDir"), empty_dir)):
+                return False
+    return True

@@ -21,7 +21,7 @@ _SHARED_MODES = {"ReadWriteMany", "ReadOnlyMany"}
 def _pinned(spec: Mapping) -> bool:
     """Every pod lands on one node: nodeName, or a nodeSelector on the hostname."""
     selector = spec.get("nodeSelector")
-    return bool(spec.get("nodeName")) or (isinstance(selector, Mapping) and "kubernetes.io/hostname" in selector)
+    return bool(spec.get("nodeName")) or (isinstance(selector, dict) and "kubernetes.io/hostname" in selector)
 
 
 def active(params: dict, ctx: Any) -> bool:
@@ -43,8 +43,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             continue
         volumes = tpl.spec.get("volumes")
         for i, v in enumerate(volumes if isinstance(volumes, list) else ()):
-            claim = v.get("persistentVolumeClaim") if isinstance(v, Mapping) else None
-            name = claim.get("claimName") if isinstance(claim, Mapping) else None
+            claim = v.get("persistentVolumeClaim") if isinstance(v, dict) else None
+            name = claim.get("claimName") if isinstance(claim, dict) else None
             if isinstance(name, str) and (ns, name) in cluster.pvcs:
                 pods = tpl.replicas if tpl.replicas is not None else 1
                 path = tpl.spec_path + ("volumes", i, "persistentVolumeClaim", "claimName")
