@@ -59,6 +59,19 @@ def test_facts_from_a_shared_first_pass_equal_a_sequential_one(monkeypatch: pyte
     ]
     assert len(seq[0].priority_class_objects) > 3 and any(f.source == "<stdin>" for f in seq[0].priority_class_objects)
     assert [k.source for k in par[0].kubelet_configs] == [k.source for k in seq[0].kubelet_configs]
+    # the cluster's objects and DRA claims, parsed by the workers and sent back with their positions
+    assert par[0].cluster.describe() == seq[0].cluster.describe() and par[0].cluster.local_queues
+    assert par[0].cluster.local_queues == seq[0].cluster.local_queues
+    assert (par[0].dra.templates, par[0].dra.classes.keys(), par[0].dra.files) == (
+        seq[0].dra.templates,
+        seq[0].dra.classes.keys(),
+        seq[0].dra.files,
+    )
+    assert par[0].dra.templates
+    positions = [(f.obj.file, f.obj.document, f.obj.kind, f.obj.group) for f in par[0].priority_class_objects if f.obj]
+    assert positions == [
+        (f.obj.file, f.obj.document, f.obj.kind, f.obj.group) for f in seq[0].priority_class_objects if f.obj
+    ]
     assert par[1] == [stdin if s.real == "-" else None for s in sources]
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
     expected = render("json", _run([str(FIXTURES), "-"], 1)[0])

@@ -47,6 +47,10 @@ class K8sObject(HasMetadata, Record):
         self.group = api.split("/", 1)[0] if "/" in api else ""
         self.kind = ref.kind
 
+    def __reduce__(self) -> tuple:
+        # made again by __init__ (its group and kind too), when a forked worker sends one back
+        return (K8sObject, (self.data, self.root, self.base, self.ref, self.file, self.document))
+
     @property
     def metadata(self) -> dict:  # type: ignore[override]
         return submap(self.data, "metadata")

@@ -13,7 +13,7 @@ from typing import Any
 
 from kubelint_ml.engine.context import CONTEXT_KINDS, Facts, may_hold_context
 from kubelint_ml.input.loader import Limits, LoadResult, load, load_matching
-from kubelint_ml.input.objects import unpack
+from kubelint_ml.input.objects import K8sObject, unpack
 from kubelint_ml.input.sources import Source, file_key, read, read_once, read_regular
 from kubelint_ml.records import replace
 from kubelint_ml.run import pool
@@ -109,7 +109,7 @@ def _first_pass_forked(
                 pass  # the lint reports it
     spans = pool.spans(len(sources), jobs)
 
-    def scan(n: int) -> tuple[int, list[int]]:
+    def scan(n: int) -> tuple[int, list[tuple[int, list[K8sObject]]]]:
         total, context = 0, []
         for i in range(*spans[n]):
             data = kept[i]
@@ -120,21 +120,30 @@ def _first_pass_forked(
                     continue
             total += len(data)
             if len(data) <= max_bytes and mentions_context(data):
-                context.append(i)
+                context.append((i, context_objects(data, sources[i].path, config.limits)))
         return total, context
 
+    # The workers parse the context objects too, and send them back (pickled, with their positions):
+    # this process only adds them up, in input order, as a sequential pass does.
     parts = pool.fork_map(len(spans), jobs, scan, scan, lambda part: part)
     facts = Facts()
-    for i in sorted(i for _, context in parts for i in context):
-        try:
-            data = kept[i]
-            if data is None:
-                data = read(sources[i], max_bytes)
-        except OSError:
-            continue  # gone since: the lint reports it
-        add_facts(facts, data, sources[i].path, config.limits)
+    for _, objects in sorted((found for _, context in parts for found in context), key=lambda found: found[0]):
+        for obj in objects:
+            facts.add_object(obj)
     _profile_facts(facts, config)
     return facts, kept, sum(total for total, _ in parts)
+
+
+def context_objects(data: bytes, file: str, limits: Limits) -> list[K8sObject]:
+    """The objects of one file that may be context objects (by kind), from the documents that
+    mention a context kind."""
+    loaded = load_matching(data, limits, may_hold_context)
+    if loaded is None:
+        loaded = load(data, limits)
+    return [obj for doc in loaded.documents for obj in unpack(doc, file).objects if obj.kind in _CONTEXT_KINDS]
+
+
+_CONTEXT_KINDS = frozenset(CONTEXT_KINDS)
 
 
 def add_facts(facts: Facts, data: bytes, file: str, limits: Limits, only: str | None = None) -> None:
