@@ -982,18 +982,27 @@ def test_builtin_policies_judge_dra_pods_as_serve_does(tmp_path):
     severities exactly where serve (and check) do; the export's header says what it assumes."""
     (tmp_path / "claims.yaml").write_text(DRA_CONTEXT)
     config = tmp_path / ".kubelint-ml.yaml"
-    config.write_text("context: [claims.yaml]\nprofile: {kubernetesVersion: '1.34'}\n")
-    policy, compiled = _builtin_policies(config)
-    counts: dict = {}
-    for n, obj in enumerate(_dra_objects(20261127, 200)):
-        _compare(policy, compiled, obj, f"DRA object {n}", counts)
-    # both sides of the accelerator split were exercised
-    assert counts["kubelint-ml-besteffort-qos-accelerators"][False] > 5
-    assert counts["kubelint-ml-besteffort-qos"][False] > 5
+    # 1.33: claims dropped; 1.35: claims, no DRA extended resources; 1.36: both (k8s/dra.py gates)
+    for version in ("1.33", "1.35", "1.36"):
+        config.write_text(f"context: [claims.yaml]\nprofile: {{kubernetesVersion: '{version}'}}\n")
+        policy, compiled = _builtin_policies(config)
+        counts: dict = {}
+        for n, obj in enumerate(_dra_objects(20261127, 200)):
+            _compare(policy, compiled, obj, f"DRA object {n} on {version}", counts)
+        # both sides of the accelerator split were exercised; on 1.33 no DRA pod is an accelerator pod
+        accelerators = counts["kubelint-ml-besteffort-qos-accelerators"][False]
+        assert accelerators == 0 if version == "1.33" else accelerators > 5, version
+        assert counts["kubelint-ml-besteffort-qos"][False] > 5, version
     code, _, out, err = _export(config)
     assert code == 0, err
     assert "# A pod's resourceClaims make it an accelerator pod only when they name one known at export" in out
     assert "ResourceClaimTemplate one-gpu, ResourceClaim shared-gpu;" in out
+    assert "before 1.34" not in out and "before 1.36" not in out
+    config.write_text("context: [claims.yaml]\nprofile: {kubernetesVersion: '1.33'}\n")
+    code, _, out, err = _export(config)
+    assert code == 0, err
+    assert "# profile.kubernetesVersion drops claims before 1.34: none makes an accelerator pod." in out
+    assert "# profile.kubernetesVersion serves no DRA extended resources before 1.36: none counts." in out
 
 
 @needs_cel

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import textwrap
-from fractions import Fraction
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -422,7 +421,7 @@ def test_classification():
         None,
     )
     info = facts.classify("small")
-    assert (info.kind, info.resource, info.fraction) == (SLICE, "nvidia.com/gpu", Fraction(1, 7))
+    assert (info.kind, info.resource, info.profile) == (SLICE, "nvidia.com/gpu", "1g.12gb")
 
 
 def test_claim_request_forms():
@@ -507,9 +506,10 @@ def test_mig_partitions_count_as_a_fraction_of_a_gpu_where_the_class_names_the_p
     found = findings_of(text, "gpu-memory-share-mismatch")
     assert [(f.line, f.message) for f in found] == [(35, "6/7 of 8 GPUs but 56.7% of p4de.24xlarge memory (600Gi)")]
     assert "leaving 7.14 of its 8 GPUs idle" in found[0].detail
-    # a MIG class whose profile is unknown: an accelerator, not counted
+    # a MIG class of no named profile: each device counted as the whole GPU it may be (2 of 8 GPUs)
     generic = text.replace("deviceClassName: mig-3g-40gb.gpu.nvidia.com", "deviceClassName: mig.nvidia.com")
-    assert findings_of(generic, "gpu-memory-share-mismatch") == []
+    found = findings_of(generic, "gpu-memory-share-mismatch")
+    assert [(f.line, f.message) for f in found] == [(35, "2 of 8 GPUs but 56.7% of p4de.24xlarge memory (600Gi)")]
 
 
 def test_the_memory_fix_sizes_from_the_claimed_gpus(tmp_path):

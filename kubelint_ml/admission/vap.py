@@ -711,16 +711,28 @@ def _dra_header(facts: Any) -> list[str]:
         for name in dict.fromkeys(k.partition("/")[2] for k in sorted(table))
     ]
     listed = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
-    return [
-        "# DRA: a policy cannot read the ResourceClaimTemplates, ResourceClaims and DeviceClasses a pod names.",
-        "# A pod's resourceClaims make it an accelerator pod only when they name one known at export (from the",
-        "# config's context files) to hold accelerator devices in the pod's namespace: "
-        + (listed or "none known")
-        + ";",
-        "# other claims (NICs, IMEX channels, unknown ones) do not. DRA extended resources count by their class:",
-        "# deviceclass.resource.kubernetes.io/<class> by its name (or a known DeviceClass), and a known",
-        "# DeviceClass's extendedResourceName. As `check` with the same context files decides.",
-    ]
+    return (
+        [
+            "# DRA: a policy cannot read the ResourceClaimTemplates, ResourceClaims and DeviceClasses a pod names.",
+            "# A pod's resourceClaims make it an accelerator pod only when they name one known at export (from the",
+            "# config's context files) to hold accelerator devices in the pod's namespace: "
+            + (listed or "none known")
+            + ";",
+            "# other claims (NICs, IMEX channels, unknown ones) do not. DRA extended resources count by their class:",
+            "# deviceclass.resource.kubernetes.io/<class> by its name (or a known DeviceClass), and a known",
+            "# DeviceClass's extendedResourceName. As `check` with the same context files decides.",
+        ]
+        + (
+            ["# profile.kubernetesVersion drops claims before 1.34: none makes an accelerator pod."]
+            if facts is not None and not facts.claims_enabled
+            else []
+        )
+        + (
+            ["# profile.kubernetesVersion serves no DRA extended resources before 1.36: none counts."]
+            if facts is not None and not facts.extended_enabled
+            else []
+        )
+    )
 
 
 def _literal_blocks() -> Any:

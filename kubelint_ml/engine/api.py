@@ -263,6 +263,8 @@ class Context(Record):
                 devices = template_devices(t) if not t.broken else None
                 for why in devices.unknown if devices is not None else ():
                     self.note(f"{obj.file}: {t.describe()}: {why}; not counted as an accelerator")
+                for what in devices.assumed if devices is not None else ():
+                    self.note(f"{obj.file}: {t.describe()}: {what}")
         return templates
 
     def note(self, text: str) -> None:

@@ -270,7 +270,9 @@ class Facts(Record):
         self._memo.clear()
         if profile is None:
             return
-        self.dra.add_profile(getattr(profile, "accelerator_device_classes", None))
+        self.dra.add_profile(
+            getattr(profile, "accelerator_device_classes", None), getattr(profile, "kubernetes_version", None)
+        )
         for name, value in profile.priority_classes.items():
             self.priority_classes.setdefault(name, PriorityClassFact(name, value, False, "profile"))
 

@@ -28,6 +28,7 @@ from fractions import Fraction
 from typing import Any
 
 from kubelint_ml.k8s.resources import DRA_EXTENDED_PREFIX, is_accelerator_resource
+from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 
@@ -45,6 +46,14 @@ RESOURCE_GROUP = "resource.k8s.io"
 # (DRA_EXTENDED_PREFIX, k8s.io/api/resource/v1 ResourceDeviceClassPrefix, the name any class is asked
 # for by as an extended resource, lives in resources.py, which tells such names from the others.)
 
+# Feature gates' defaults (k/k pkg/features/kube_features.go): DynamicResourceAllocation is beta and
+# off in 1.32-1.33 (alpha from 1.26), GA and on from 1.34; off, the API server drops a pod's
+# spec.resourceClaims and its containers' resources.claims (pkg/api/pod/util.go
+# dropDisabledDynamicResourceAllocationFields). DRAExtendedResource (KEP-5004) is alpha and off in
+# 1.34-1.35, beta and on from 1.36.
+DRA_ON = (1, 34)
+DRA_EXTENDED_ON = (1, 36)
+
 # The kinds the first pass reads (ComputeDomain: NVIDIA's driver makes the template it names).
 DRA_CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim", "DeviceClass", "ComputeDomain")
 
@@ -58,9 +67,90 @@ OTHER = "other"  # known not to be an accelerator (IMEX channels, NICs)
 # it is one of that node's GPUs, counted as the node's GPU resource (our inference: a GPU node's
 # DRA driver publishes the GPUs its device plugin would).
 ANY_GPU = "gpu"
-# Compute slices of a MIG-capable GPU (A100, H100, H200, GH200, B200): a "3g.40gb" partition is 3/7
-# of one (NVIDIA MIG user guide, "Supported MIG profiles"; the A30's 4 slices are not told apart).
+# MIG partitions: a "<g>g.<memory>gb" profile takes g of its GPU's compute slices, 7 on A100, A800,
+# H100, H800, H20, H200, GH200, B200 and GB200, 4 on A30 and RTX PRO 6000, 2 on RTX PRO 5000 and 4500
+# (NVIDIA MIG user guide, "Supported GPUs" and "Supported MIG Profiles"; NVIDIA/gpu-operator
+# assets/state-mig-manager/0400_configmap.yaml, the default mig-parted layouts per GPU). Which GPU,
+# when the claim does not say, is told by the profile (1g.6gb exists on A30 only), else by the node
+# type; failing both, the fewest slices of a GPU that can have a g-slice profile (the largest share
+# the partition can be, so a GPU-share finding holds on any of them), and -v says so.
 MIG_SLICES = 7
+_FEWEST_SLICES = {1: 2, 2: 2, 3: 7, 4: 4}  # g -> the fewest slices of a MIG GPU with a g-slice profile
+_MIG_PROFILE_SLICES: dict[str, tuple[int, str]] = {
+    # 4 compute slices
+    "1g.6gb": (4, "A30"),
+    "2g.12gb": (4, "A30"),
+    "4g.24gb": (4, "A30"),
+    "2g.48gb": (4, "RTX PRO 6000"),
+    "4g.96gb": (4, "RTX PRO 6000"),
+    # 7 compute slices
+    **{
+        p: (7, m)
+        for m, ps in (
+            ("A100 40GB", ("1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb")),
+            ("A100/H100 80GB", ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb")),
+            ("H100 NVL", ("1g.12gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb")),
+            ("H100 96GB", ("3g.48gb", "4g.48gb", "7g.96gb")),
+            ("H200", ("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb")),
+            ("GH200 144GB", ("1g.36gb", "2g.36gb", "3g.72gb", "4g.72gb", "7g.144gb")),
+            ("B200", ("1g.23gb", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb")),
+            ("GB200", ("1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb")),
+        )
+        for p in ps
+    },
+}
+# A profile two GPUs share: 1g.24gb is 1 of 7 slices on H100 NVL, H100 96GB and GH200, 1 of 4 on RTX PRO 6000.
+_MIG_AMBIGUOUS = {"1g.24gb": "H100 NVL, H100 96GB and GH200 (7 slices) and RTX PRO 6000 (4 slices)"}
+# GPU models (product names as NVML, GPU Feature Discovery and the node catalog write them).
+_MIG_MODEL_RE = LazyPattern(
+    r"(?<![a-z0-9])(a30|rtx pro 6000|rtx pro 5000|rtx pro 4500|a100|a800|h100|h800|h200|h20|gh200|b200|gb200)"
+    r"(?![a-z0-9])"
+)
+_MIG_MODEL_SLICES = {"a30": 4, "rtx pro 6000": 4, "rtx pro 5000": 2, "rtx pro 4500": 2}
+
+
+def model_mig_slices(product: str | None) -> int | None:
+    """The compute slices of a MIG-capable GPU named by its product name (NVIDIA A30, NVIDIA-A100-SXM4-40GB),
+    else None."""
+    if not product:
+        return None
+    m = _MIG_MODEL_RE.search(product.lower().replace("-", " ").replace("_", " "))
+    return _MIG_MODEL_SLICES.get(m.group(1), MIG_SLICES) if m else None
+
+
+def profile_slices(profile: str) -> int:
+    """A MIG profile's compute slices: the g of "<g>g.<memory>gb"."""
+    return int(profile.split("g.", 1)[0])
+
+
+def mig_slices(profile: str, product: str | None) -> tuple[int | None, str]:
+    """The compute slices of the GPU a ``profile`` partition is cut from, and how that is known;
+    None when neither the product name nor the profile tells."""
+    by_model = model_mig_slices(product)
+    if by_model is not None:
+        return by_model, f"{product} has {by_model} compute slices"
+    base = _base_profile(profile)
+    known = _MIG_PROFILE_SLICES.get(base)
+    if known is not None:
+        return known[0], f"{base} is a profile of {known[1]} ({known[0]} compute slices)"
+    if base in _MIG_AMBIGUOUS:
+        return None, f"{base} exists on {_MIG_AMBIGUOUS[base]}"
+    g = profile_slices(base)
+    if g == 3 or g > 4:  # 2- and 4-slice GPUs have 1g, 2g and 4g profiles only
+        return MIG_SLICES, f"a {g}g profile exists on 7-slice GPUs only"
+    return None, f"{base} is not a profile kubelint-ml knows"
+
+
+def fewest_slices(g: int) -> int:
+    """The fewest compute slices of a MIG GPU that can have a g-slice profile: the largest share of
+    a GPU such a partition can be."""
+    return _FEWEST_SLICES.get(g, MIG_SLICES)
+
+
+def _base_profile(profile: str) -> str:
+    """1g.10gb+me -> 1g.10gb; 1g.24gb-me -> 1g.24gb."""
+    m = _PROFILE_NAME_RE.match(profile)
+    return m.group(0) if m else profile
 
 
 class ClassInfo(Record):
@@ -70,14 +160,18 @@ class ClassInfo(Record):
     kind: str | None
     resource: str | None
     how: str
-    fraction: Fraction | None  # a MIG partition's share of its GPU, when the class names its profile
-    __slots__ = _fields = ("kind", "resource", "how", "fraction")
+    profile: str | None  # MIG: the profile the class's selectors (or its name) name
+    product: str | None  # MIG: the GPU product name the class's selectors name
+    __slots__ = _fields = ("kind", "resource", "how", "profile", "product")
 
-    def __init__(self, kind: str | None, resource: str | None, how: str, fraction: Fraction | None = None) -> None:
+    def __init__(
+        self, kind: str | None, resource: str | None, how: str, profile: str | None = None, product: str | None = None
+    ) -> None:
         self.kind = kind
         self.resource = resource
         self.how = how
-        self.fraction = fraction
+        self.profile = profile
+        self.product = product
 
     @property
     def accelerator(self) -> bool:
@@ -95,7 +189,7 @@ _ACCELERATOR_DRIVERS: dict[str, tuple[str, str | None]] = {
 }
 _KNOWN_CLASSES: dict[str, tuple[str, str | None]] = {
     **_ACCELERATOR_DRIVERS,
-    "mig.nvidia.com": (SLICE, None),
+    "mig.nvidia.com": (SLICE, "nvidia.com/gpu"),
     "vfio.gpu.nvidia.com": (GPU, "nvidia.com/gpu"),
     # NVIDIA's IMEX channels and their daemons: multi-node NVLink plumbing, not GPUs.
     "compute-domain-default-channel.nvidia.com": (OTHER, None),
@@ -110,7 +204,10 @@ _OTHER_WORDS = frozenset(("nic", "net", "netdev", "rdma", "sriov", "dranet", "ne
 
 _DRIVER_RE = LazyPattern(r"""device\.driver\s*==\s*['"]([^'"]+)['"]""")
 _MIG_RE = LazyPattern(r"""\.type\s*==\s*['"]mig['"]""")
-_PROFILE_RE = LazyPattern(r"""\.profile\s*==\s*['"](\d+g\.\d+gb)['"]""")
+_PROFILE_RE = LazyPattern(r"""(?:\.profile|\[\s*['"]profile['"]\s*\])\s*==\s*['"](\d+g\.\d+gb(?:[+-][a-z.+-]*)?)['"]""")
+_PRODUCT_RE = LazyPattern(r"""(?:\.productName|\[\s*['"]productName['"]\s*\])\s*==\s*['"]([^'"]+)['"]""")
+_PROFILE_NAME_RE = LazyPattern(r"\d+g\.\d+gb")
+_CLASS_PROFILE_RE = LazyPattern(r"(?<![0-9])(\d)g[.-](\d+)gb")  # mig-1g-12gb.gpu.nvidia.com
 
 
 def _mapping(value: object) -> Mapping:
@@ -127,7 +224,9 @@ def _items(value: object) -> Iterator[Mapping]:
 def _by_word(name: str) -> ClassInfo | None:
     first = name.split(".", 1)[0].lower()
     if any(w in first for w in _SLICE_WORDS):
-        return ClassInfo(SLICE, None, f"'{name}' names MIG partitions")
+        m = _CLASS_PROFILE_RE.search(name)
+        profile = f"{m.group(1)}g.{m.group(2)}gb" if m else None
+        return ClassInfo(SLICE, "nvidia.com/gpu", f"'{name}' names MIG partitions", profile)
     words = set(first.replace("_", "-").split("-"))
     if words & _OTHER_WORDS:
         return ClassInfo(OTHER, None, f"'{name}' names a non-accelerator device")
@@ -160,14 +259,42 @@ class ClassFact(Record):
     mig: bool
     profile: str | None  # MIG profile (1g.12gb)
     extended: str | None  # spec.extendedResourceName
-    __slots__ = _fields = ("name", "driver", "mig", "profile", "extended")
+    product: str | None  # the GPU's productName (NVIDIA A30)
+    __slots__ = _fields = ("name", "driver", "mig", "profile", "extended", "product")
 
-    def __init__(self, name: str, driver: str | None, mig: bool, profile: str | None, extended: str | None) -> None:
+    def __init__(
+        self,
+        name: str,
+        driver: str | None,
+        mig: bool,
+        profile: str | None,
+        extended: str | None,
+        product: str | None = None,
+    ) -> None:
         self.name = name
         self.driver = driver
         self.mig = mig
         self.profile = profile
         self.extended = extended
+        self.product = product
+
+
+def _selectors(value: object) -> tuple[str | None, bool, str | None, str | None]:
+    """What CEL selectors say of a device: (driver, MIG, MIG profile, productName), each the first named."""
+    driver = profile = product = None
+    mig = False
+    for sel in _items(value):
+        expr = _mapping(sel.get("cel")).get("expression")
+        if not isinstance(expr, str):
+            continue
+        if driver is None and (m := _DRIVER_RE.search(expr)):
+            driver = m.group(1)
+        mig = mig or _MIG_RE.search(expr) is not None
+        if profile is None and (m := _PROFILE_RE.search(expr)):
+            profile = m.group(1)
+        if product is None and (m := _PRODUCT_RE.search(expr)):
+            product = m.group(1)
+    return driver, mig, profile, product
 
 
 class SubRequest(Record):
@@ -175,23 +302,32 @@ class SubRequest(Record):
 
     device_class: str
     count: int | None
-    __slots__ = _fields = ("device_class", "count")
+    profile: str | None  # the MIG profile the request's own selectors name
+    product: str | None  # ... and the GPU's productName
+    __slots__ = _fields = ("device_class", "count", "profile", "product")
 
-    def __init__(self, device_class: str, count: int | None) -> None:
+    def __init__(
+        self, device_class: str, count: int | None, profile: str | None = None, product: str | None = None
+    ) -> None:
         self.device_class = device_class
         self.count = count
+        self.profile = profile
+        self.product = product
 
 
 def _sub(raw: Mapping) -> SubRequest | None:
     cls = raw.get("deviceClassName")
     if not isinstance(cls, str) or not cls:
         return None
+    profile = product = None
+    if raw.get("selectors"):
+        _, _, profile, product = _selectors(raw["selectors"])
     if raw.get("allocationMode") == "All":
-        return SubRequest(cls, None)
+        return SubRequest(cls, None, profile, product)
     count = raw.get("count", 1)
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         count = 1
-    return SubRequest(cls, count)
+    return SubRequest(cls, count, profile, product)
 
 
 def claim_requests(claim_spec: object) -> tuple[tuple[SubRequest, ...], ...]:
@@ -225,7 +361,17 @@ class DraFacts:
     until the next object arrives.
     """
 
-    __slots__ = ("templates", "claims", "classes", "extended", "profile_classes", "files", "from_context", "_memo")
+    __slots__ = (
+        "templates",
+        "claims",
+        "classes",
+        "extended",
+        "profile_classes",
+        "files",
+        "from_context",
+        "version",
+        "_memo",
+    )
 
     def __init__(self) -> None:
         self.templates: dict[str, list[tuple[str, tuple]]] = {}
@@ -235,7 +381,18 @@ class DraFacts:
         self.profile_classes: dict[str, ClassInfo] = {}
         self.files: set[str] = set()  # the files that define claims or templates
         self.from_context = False  # some came from --context files
+        self.version: tuple[int, int] | None = None  # profile.kubernetesVersion (None: the newest)
         self._memo: dict[str, ClassInfo | None] = {}
+
+    @property
+    def claims_enabled(self) -> bool:
+        """The cluster keeps pods' claims (DynamicResourceAllocation on by default, from 1.34)."""
+        return self.version is None or self.version >= DRA_ON
+
+    @property
+    def extended_enabled(self) -> bool:
+        """The scheduler serves extended resources through DRA (DRAExtendedResource, on from 1.36)."""
+        return self.version is None or self.version >= DRA_EXTENDED_ON
 
     @property
     def knows_claims(self) -> bool:
@@ -272,27 +429,20 @@ class DraFacts:
         return True
 
     def _add_class(self, name: str, spec: Mapping) -> None:
-        driver, mig, profile = None, False, None
-        for sel in _items(spec.get("selectors")):
-            expr = _mapping(sel.get("cel")).get("expression")
-            if not isinstance(expr, str):
-                continue
-            m = _DRIVER_RE.search(expr)
-            if m and driver is None:
-                driver = m.group(1)
-            mig = mig or _MIG_RE.search(expr) is not None
-            p = _PROFILE_RE.search(expr)
-            if p and profile is None:
-                profile = p.group(1)
+        driver, mig, profile, product = _selectors(spec.get("selectors"))
         extended = spec.get("extendedResourceName")
-        fact = ClassFact(name, driver, mig, profile, extended if isinstance(extended, str) and extended else None)
+        fact = ClassFact(
+            name, driver, mig, profile, extended if isinstance(extended, str) and extended else None, product
+        )
         self.classes.setdefault(name, fact)
         if fact.extended:
             self.extended.setdefault(fact.extended, name)
 
-    def add_profile(self, entries: Any) -> None:
+    def add_profile(self, entries: Any, kubernetes_version: str | None = None) -> None:
         """``profile.acceleratorDeviceClasses``: names, or {name, resource, extendedResourceName}: the
-        device-plugin resource a node counts its devices as, and the extended resource the class serves."""
+        device-plugin resource a node counts its devices as, and the extended resource the class serves;
+        ``profile.kubernetesVersion``, whose gates decide whether claims and DRA extended resources exist."""
+        self.version = parse_version(kubernetes_version)
         for entry in entries or ():
             if isinstance(entry, str):
                 self.profile_classes[entry] = ClassInfo(ACCELERATOR, None, f"'{entry}' is listed in the profile")
@@ -324,16 +474,22 @@ class DraFacts:
         if fact is not None and fact.driver:
             by_driver = classify_name(fact.driver)
             if by_driver is not None:
-                if by_driver.accelerator and fact.mig:
-                    # "<g>g.<memory>gb": g of the GPU's 7 compute slices (A100, H100, H200, GH200, B200)
-                    fraction = Fraction(int(fact.profile.split("g.")[0]), MIG_SLICES) if fact.profile else None
+                if by_driver.accelerator and (fact.mig or fact.profile):
+                    # MIG partitions: their profile and GPU decide their share (mig_slices)
                     return ClassInfo(
                         SLICE,
-                        by_driver.resource if fraction is not None and fraction <= 1 else None,
+                        by_driver.resource,
                         f"DeviceClass '{name}' selects MIG devices of {fact.driver}",
-                        fraction if fraction is not None and fraction <= 1 else None,
+                        fact.profile,
+                        fact.product,
                     )
-                return ClassInfo(by_driver.kind, by_driver.resource, f"DeviceClass '{name}' selects {fact.driver}")
+                return ClassInfo(
+                    by_driver.kind,
+                    by_driver.resource,
+                    f"DeviceClass '{name}' selects {fact.driver}",
+                    None,
+                    fact.product,
+                )
         return classify_name(name)
 
     def find(self, kind: str, name: str, namespace: str) -> tuple | None:
@@ -374,7 +530,13 @@ class PodDevices(Record):
     ``counts``: device-plugin resource -> devices (claimed GPUs counted as the plugin counts them);
     ``all_of``: resources claimed with ``allocationMode: All`` (the node's count);
     ``uncounted``: accelerators whose count per node is not known (why, for ``-v``);
-    ``claims``: the pod's claim references; ``unknown``: what could not be classified (for ``-v``).
+    ``claims``: the pod's claim references; ``unknown``: what could not be classified (for ``-v``);
+    ``assumed``: what was assumed to count (for ``-v``); ``by_model``: MIG partitions counted as
+    ``slices`` of a GPU whose model was not known, (resource, compute slices taken, slices assumed),
+    for :meth:`on_model`; ``upper``: resources whose count is an upper bound (MIG devices of no
+    named profile, each counted as the whole GPU it may be); ``dropped``: the profile's Kubernetes
+    version drops the pod's claims; ``extended_off``: (resource, class) of DRA extended resources
+    the version does not serve through DRA.
     """
 
     accelerator: bool
@@ -383,7 +545,24 @@ class PodDevices(Record):
     uncounted: list[str]
     claims: list[ClaimRef]
     unknown: list[str]
-    __slots__ = _fields = ("accelerator", "counts", "all_of", "uncounted", "claims", "unknown")
+    assumed: list[str]
+    by_model: list[tuple[str, Fraction, int]]
+    upper: frozenset
+    dropped: bool
+    extended_off: list[tuple[str, str]]
+    __slots__ = _fields = (
+        "accelerator",
+        "counts",
+        "all_of",
+        "uncounted",
+        "claims",
+        "unknown",
+        "assumed",
+        "by_model",
+        "upper",
+        "dropped",
+        "extended_off",
+    )
 
     def __init__(self) -> None:
         self.accelerator = False
@@ -392,6 +571,34 @@ class PodDevices(Record):
         self.uncounted = []
         self.claims = []
         self.unknown = []
+        self.assumed = []
+        self.by_model = []
+        self.upper = frozenset()
+        self.dropped = False  # the cluster's version drops the pod's claims (DynamicResourceAllocation off)
+        self.extended_off = []  # (resource, class) asked for as DRA extended resources before DRAExtendedResource
+
+    def assumes_on(self, model: str | None) -> bool:
+        """Some MIG partition's share is assumed on a node of GPU ``model`` (neither tells the GPU)."""
+        return bool(self.by_model) and model_mig_slices(model) is None
+
+    def on_model(self, counts: dict[str, Any], resource: str, model: str | None) -> dict[str, Any]:
+        """``counts`` on a node whose GPUs are ``model``: MIG partitions of a profile that did not
+        tell the GPU take their share of that model's compute slices."""
+        slices = model_mig_slices(model) if self.by_model else None
+        if slices is None:
+            return counts
+        delta = sum(
+            (
+                taken * (Fraction(1, slices) - Fraction(1, assumed))
+                for r, taken, assumed in self.by_model
+                if r == resource
+            ),
+            Fraction(0),
+        )
+        if not delta:
+            return counts
+        total = counts.get(resource, 0) + delta
+        return {**counts, resource: total.numerator if total.denominator == 1 else total}
 
 
 _EMPTY_FACTS = DraFacts()
@@ -433,23 +640,61 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
     facts = facts or _EMPTY_FACTS
     out = PodDevices()
     all_of: set[str] = set()
+    upper: set[str] = set()
     counts: dict[str, Fraction] = {}
 
-    def count(info: ClassInfo, cls: str, n: Fraction | None, where: str) -> None:
+    def count(info: ClassInfo, cls: str, n: Fraction | None, where: str, sub: SubRequest | None = None) -> None:
         if info.kind == GPU and info.resource:
             if n is None:
                 all_of.add(info.resource)
                 counts.setdefault(info.resource, Fraction(0))
             else:
                 counts[info.resource] = counts.get(info.resource, Fraction(0)) + n
-        elif info.kind == SLICE and info.resource and info.fraction and n is not None:
-            # MIG partitions of a known profile: their share of one GPU each
-            counts[info.resource] = counts.get(info.resource, Fraction(0)) + n * info.fraction
+        elif info.kind == SLICE and info.resource and n is not None:
+            mig(info, info.resource, n, where, sub)
         else:
             what = "MIG partitions" if info.kind == SLICE else "accelerators"
             out.uncounted.append(f"{where} asks for {what} of class '{cls}', whose count per node is not known")
 
-    for i, entry in _claim_entries(spec):
+    def mig(info: ClassInfo, resource: str, n: Fraction, where: str, sub: SubRequest | None) -> None:
+        profile = (sub.profile if sub else None) or info.profile
+        product = (sub.product if sub else None) or info.product
+        devices = f"{count_text(n)} MIG device{'' if n == 1 else 's'}"
+        if profile is None:
+            # The driver allocates any MIG device of the class: from one compute slice to the whole GPU.
+            # Counted as the whole GPU, the most it can be, so a GPU-share finding holds whichever it gets.
+            counts[resource] = counts.get(resource, Fraction(0)) + n
+            upper.add(resource)
+            out.assumed.append(
+                f"{where} asks for {devices} of no named profile, which may be anything from one compute slice "
+                f"to a whole GPU: counted as {count_text(n)} whole GPU{'' if n == 1 else 's'}, the most "
+                f"{'it' if n == 1 else 'they'} can be"
+            )
+            return
+        g = profile_slices(_base_profile(profile))
+        slices, how = mig_slices(profile, product)
+        if slices is None:
+            slices = fewest_slices(g)  # the largest share it can be
+            out.by_model.append((resource, n * g, slices))
+            out.assumed.append(
+                f"{where} asks for {devices} of profile {profile}: {how}, so {g}/{slices} of a GPU each is "
+                f"assumed, the most a {g}g partition can be (of a {slices}-slice GPU; the node type's GPU decides "
+                "where it is known)"
+            )
+        if g > slices:
+            out.uncounted.append(f"{where} asks for MIG profile {profile}, larger than its GPU's {slices} slices")
+            return
+        counts[resource] = counts.get(resource, Fraction(0)) + n * Fraction(g, slices)
+
+    entries = _claim_entries(spec)
+    if not facts.claims_enabled and spec.get("resourceClaims"):
+        out.dropped = True  # the API server drops them: no claim, no device
+        out.assumed.append(
+            "spec.resourceClaims and resources.claims are dropped by the API server before Kubernetes 1.34 "
+            "(DynamicResourceAllocation off by default); the claims' devices are not counted"
+        )
+        entries = iter(())
+    for i, entry in entries:
         raw_source = entry.get("source")
         source: Mapping = raw_source if isinstance(raw_source, dict) else entry  # v1alpha2 form
         base = ("resourceClaims", i) + (("source",) if source is not entry else ())
@@ -480,11 +725,14 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
             out.accelerator = True
             first, info = accel[0]
             if len(alternatives) > 1 and any(
-                (s.device_class, s.count) != (first.device_class, first.count) for s, _ in infos
+                (s.device_class, s.count, s.profile, s.product)
+                != (first.device_class, first.count, first.profile, first.product)
+                for s, _ in infos
             ):
                 out.uncounted.append(f"{kind} '{name}' lists alternatives (firstAvailable); the pod gets one of them")
                 continue
-            count(info, first.device_class, None if first.count is None else Fraction(first.count), f"{kind} '{name}'")
+            n = None if first.count is None else Fraction(first.count)
+            count(info, first.device_class, n, f"{kind} '{name}'", first)
     # DRA-backed extended resources (KEP-5004).
     for rname, value in requests.items():
         if value <= 0:
@@ -494,6 +742,15 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
         elif rname in facts.extended:
             cls = facts.extended[rname]
         else:
+            continue
+        if not facts.extended_enabled:
+            if not rname.startswith(DRA_EXTENDED_PREFIX) and is_accelerator_resource(rname):
+                continue  # a device plugin's own resource (nvidia.com/gpu): counted as the plugin's
+            out.extended_off.append((rname, cls))
+            out.assumed.append(
+                f"{rname}: DRA-backed extended resources need Kubernetes 1.36 (DRAExtendedResource off by "
+                f"default before); not served through DeviceClass '{cls}'"
+            )
             continue
         info = facts.classify(cls)
         if info is None:
@@ -506,7 +763,12 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
             count(info, cls, value, rname)  # (an accelerator resource's name is counted as the plugin's)
     out.counts = {r: v for r, v in counts.items()}
     out.all_of = frozenset(all_of)
+    out.upper = frozenset(upper)
     return out
+
+
+def count_text(n: Fraction) -> str:
+    return str(n.numerator) if n.denominator == 1 else f"{float(n):.3g}"
 
 
 # --------------------------------------------------------------------------
@@ -521,6 +783,7 @@ def _alternatives(names: list[str]) -> str:
     return "|".join(_re2_escape(n) for n in sorted(names))
 
 
+_NOTHING = "^$"  # matches no resource name
 _WORDS_RE = "^{prefix}([^./]*[-_])?({words})([-_][^./]*)?(\\.[^/]*)?$"
 
 
@@ -590,10 +853,12 @@ def admission_dra(facts: DraFacts | None) -> AdmissionDra:
                 out.update(answers)
         return out
 
-    templates = accelerator_names(facts.templates)
-    claims = accelerator_names(facts.claims)
+    # The profile's version: claims dropped before 1.34, no DRA extended resources before 1.36 (a
+    # class's extendedResourceName that is a device plugin's resource counts as the plugin's anyway).
+    templates = accelerator_names(facts.templates) if facts.claims_enabled else {}
+    claims = accelerator_names(facts.claims) if facts.claims_enabled else {}
     extended = []
-    for name, cls in facts.extended.items():
+    for name, cls in facts.extended.items() if facts.extended_enabled else ():
         info = facts.classify(cls)
         if info is not None and info.accelerator:
             extended.append(name)
@@ -605,6 +870,8 @@ def admission_dra(facts: DraFacts | None) -> AdmissionDra:
         info = facts.classify(name)
         (accel if info is not None and info.accelerator else other).append(name)
     prefix = _re2_escape(DRA_EXTENDED_PREFIX)
+    if not facts.extended_enabled:  # no deviceclass.resource.kubernetes.io/<class> is served
+        return AdmissionDra(templates, claims, None, _NOTHING, _NOTHING, _NOTHING, _NOTHING, _NOTHING)
     return AdmissionDra(
         templates,
         claims,

@@ -300,20 +300,36 @@ def accelerators(tpl: PodTemplate) -> dict[str, Any]:
     return found
 
 
-def counts_on(tpl: PodTemplate, accel: dict[str, Any], gpu_resource: str, gpus: int) -> dict[str, Any]:
-    """``accel`` on a node with ``gpus`` devices of ``gpu_resource``: a DRA claim with
-    ``allocationMode: All`` gets every one of them, and GPUs of a class with no vendor resource
-    (``ANY_GPU``) are that node's GPUs."""
+def counts_on(
+    tpl: PodTemplate, accel: dict[str, Any], gpu_resource: str, gpus: int, model: str | None = None
+) -> dict[str, Any]:
+    """``accel`` on a node with ``gpus`` devices of ``gpu_resource`` (of GPU ``model``): a DRA claim
+    with ``allocationMode: All`` gets every one of them, GPUs of a class with no vendor resource
+    (``ANY_GPU``) are that node's GPUs, and MIG partitions whose profile does not tell their GPU take
+    their share of the model's compute slices."""
     devices = template_devices(tpl)
     if devices is None:
         return accel
-    out = accel
+    out = devices.on_model(accel, gpu_resource, model) if model else accel
     if ANY_GPU in accel:
         out = {r: n for r, n in accel.items() if r != ANY_GPU}
         out[gpu_resource] = out.get(gpu_resource, 0) + accel[ANY_GPU]
     if gpu_resource in devices.all_of or ANY_GPU in devices.all_of:
         out = {**out, gpu_resource: out.get(gpu_resource, 0) + gpus}
     return out
+
+
+def counted_at_most(tpl: PodTemplate) -> bool:
+    """Some of the template's claimed devices are counted at the most they can be (MIG devices of no
+    named profile, each as a whole GPU)."""
+    devices = template_devices(tpl)
+    return devices is not None and bool(devices.upper)
+
+
+def share_assumed_on(tpl: PodTemplate, model: str | None) -> bool:
+    """On a node of GPU ``model``, some claimed MIG partition's share is assumed (the largest it can be)."""
+    devices = template_devices(tpl)
+    return devices is not None and devices.assumes_on(model)
 
 
 def uncounted_accelerators(tpl: PodTemplate) -> str | None:

@@ -20,7 +20,14 @@ from kubelint_ml.k8s.nodes import GI, MI
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import defaulted_requests
 from kubelint_ml.templates._accel import devices_label, is_slice, placement
-from kubelint_ml.templates._common import accelerators, counts_on, requests_limits, uncounted_accelerators
+from kubelint_ml.templates._common import (
+    accelerators,
+    counted_at_most,
+    counts_on,
+    requests_limits,
+    share_assumed_on,
+    uncounted_accelerators,
+)
 
 DEFAULT_HEADROOM = 0.10
 DISK_SIZE_PARAM = {
@@ -155,13 +162,19 @@ def _share(tpl: PodTemplate, ctx: Any) -> tuple[Fraction, str] | str:
         return "the pod uses no counted accelerator, so it has no GPU share of a node to size memory from"
     if any(is_slice(r) for r in accel):
         return "the pod requests GPU slices; its share of the node depends on the partitioning"
+    if counted_at_most(tpl):
+        return "the pod claims MIG devices of no named profile; its share of the node depends on which it gets"
     place, how = placement(tpl, ctx)
     if place is None:
         return f"node type not resolved ({how})"
     best: tuple[Fraction, str] | None = None
+    assumed = False
     for node in place.nodes:
-        here = counts_on(tpl, accel, node.gpu_resource, node.gpus)
+        here = counts_on(tpl, accel, node.gpu_resource, node.gpus, node.gpu_model)
         g = here.get(node.gpu_resource)
+        if share_assumed_on(tpl, node.gpu_model):
+            assumed = True  # a MIG share assumed, not known: not one to size memory from
+            continue
         if g is None or len(here) > 1 or g > node.gpus or not node.memory:
             continue
         share = node.memory * g / node.gpus
@@ -171,6 +184,8 @@ def _share(tpl: PodTemplate, ctx: Any) -> tuple[Fraction, str] | str:
                 share,
                 f"{g} of {node.gpus} {devices_label(node.gpu_resource)} on {name} ({amount(node.memory)} allocatable)",
             )
+    if best is None and assumed:
+        return "the GPU its MIG partitions are cut from is not known, so neither is their share of it"
     if best is None:
         return "no candidate node type fits the pod's accelerators"
     return best

@@ -61,7 +61,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     node, how = resolve_node_type(tpl.spec, pools)
     storage = node.ephemeral_storage if node is not None else None
     if storage is not None and storage > 0:
-        gpus = counts_on(tpl, accelerators(tpl), node.gpu_resource, node.gpus).get(node.gpu_resource, 0)
+        gpus = counts_on(tpl, accelerators(tpl), node.gpu_resource, node.gpus, node.gpu_model).get(node.gpu_resource, 0)
         share, whose = storage, f"the node's local storage ({node.name}: {size(storage)})"
         if params["nodeShare"] and 0 < gpus < node.gpus:
             share = storage * gpus / node.gpus

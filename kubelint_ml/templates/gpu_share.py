@@ -25,6 +25,7 @@ from kubelint_ml.records import Record
 from kubelint_ml.templates._accel import Placement, count_text, devices_label, is_slice, percent, placement
 from kubelint_ml.templates._common import (
     accelerators,
+    counted_at_most,
     counts_on,
     gates,
     param_fraction,
@@ -209,13 +210,15 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     wrong: list[NodeType] = []
     sliced = False
     for node in place.nodes:
-        others = [r for r in counts_on(tpl, accel, node.gpu_resource, node.gpus) if r != node.gpu_resource]
+        others = [
+            r for r in counts_on(tpl, accel, node.gpu_resource, node.gpus, node.gpu_model) if r != node.gpu_resource
+        ]
         if others:
             if node.gpu_resource == "nvidia.com/gpu" and all(is_slice(r) for r in others):
                 sliced = True
             else:
                 wrong.append(node)
-        elif _count(tpl, accel, node) > node.gpus:
+        elif _count(tpl, accel, node) > node.gpus and not counted_at_most(tpl):
             too_small.append(node)
         else:
             fits.append(node)
@@ -252,7 +255,7 @@ def _never_fits(
         )
         return
     node = wrong[0]
-    accel = counts_on(tpl, accel, node.gpu_resource, node.gpus)
+    accel = counts_on(tpl, accel, node.gpu_resource, node.gpus, node.gpu_model)
     asked = sorted(r for r in accel if r != node.gpu_resource)
     src = _gpu_field(tpl, asked[0])
     names = ", ".join(f"{accel[r]} {r}" for r in asked)
@@ -337,9 +340,14 @@ def _share_hit(
             f"Request at most about {_at_most(resource, share)} {resource} (its GPU share), more {label} per pod, "
             f"or a node type with more {resource} per GPU"
         )
+        if counted_at_most(tpl):
+            detail += (
+                f" (its MIG devices name no profile, so each is counted as the whole GPU it may be: {count_text(g)} "
+                f"{label} is the most the pod can hold)"
+            )
     return _at_source(tpl, src, message, detail)
 
 
 def _count(tpl: PodTemplate, accel: dict, node: NodeType) -> Fraction | int:
     """The pod's devices of the node's GPU resource (a DRA claim of them all: the node's count)."""
-    return counts_on(tpl, accel, node.gpu_resource, node.gpus)[node.gpu_resource]
+    return counts_on(tpl, accel, node.gpu_resource, node.gpus, node.gpu_model)[node.gpu_resource]

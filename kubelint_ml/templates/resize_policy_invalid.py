@@ -3,11 +3,19 @@
 Followed: ``validateResizePolicy`` (pkg/apis/core/validation/validation.go): the
 resource is cpu or memory, named once; the policy NotRequired or RestartContainer;
 with the pod's ``restartPolicy: Never`` every entry must be NotRequired (the default).
+
+A Kubeflow training-operator job's pods take their replica's ``restartPolicy``, which the operator
+writes over the template's (``setRestartPolicy`` in kubeflow/training-operator
+``pkg/controller.v1``: ``ExitCode`` becomes Never), defaulted per kind when left out
+(``pkg/apis/kubeflow.org/v1``: ``PytorchJobDefaultRestartPolicy`` and ``PaddleJob``'s OnFailure,
+TFJob's, XGBoostJob's, JAXJob's and MXJob's Never).
 """
 
 from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
+from kubelint_ml.input.kinds.kubeflow import KUBEFLOW_REPLICA_SPECS
+from kubelint_ml.input.workloads import PodTemplate
 from kubelint_ml.k8s.version import parse_version
 
 UNIT = "podTemplate"
@@ -20,7 +28,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     version = parse_version(getattr(getattr(ctx, "profile", None), "kubernetes_version", None))
     if version is not None and version < (1, 33):
         return None  # InPlacePodVerticalScaling off by default: the field is dropped
-    never = tpl.spec.get("restartPolicy") == "Never"
+    pod_policy: tuple[object, str] | None = None  # the pods' restartPolicy, looked up when it matters
     out: list[Hit] = []
     for c in tpl.all_containers:
         entries = c.data.get("resizePolicy")
@@ -76,7 +84,10 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                         at_value=True,
                     )
                 )
-            if never and policy == "RestartContainer":
+            if policy == "RestartContainer" and pod_policy is None:
+                pod_policy = pod_restart_policy(tpl)
+            if policy == "RestartContainer" and pod_policy is not None and pod_policy[0] == "Never":
+                whence = pod_policy[1]
                 out.append(
                     Hit(
                         path + ("restartPolicy",),
@@ -84,7 +95,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                         detail=(
                             f"{tpl.describe()}: {c.describe()} asks for {policy} on resize of "
                             f"{name if isinstance(name, str) else 'a resource'}, but the pod's restartPolicy is "
-                            f"Never; the API server rejects the pod (Invalid value: \"{policy}\": must be 'NotRequired' "
+                            f"Never{whence}; the API server rejects the pod (Invalid value: \"{policy}\": must be 'NotRequired' "
                             f"when `restartPolicy` is 'Never'). Use NotRequired (the default), or a pod that may restart its containers"
                         ),
                         container=c.name,
@@ -92,3 +103,34 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                     )
                 )
     return out
+
+
+# Kubeflow training-operator v1: a replica's restartPolicy when it sets none (<kind>DefaultRestartPolicy).
+_REPLICA_DEFAULT = {
+    "PyTorchJob": "OnFailure",
+    "PaddleJob": "OnFailure",
+    "TFJob": "Never",
+    "XGBoostJob": "Never",
+    "JAXJob": "Never",
+    "MXJob": "Never",
+}
+
+
+def pod_restart_policy(tpl: PodTemplate) -> tuple[object, str]:
+    """The restartPolicy the template's pods get, and where it comes from when not from the template
+    (`` (the replica's restartPolicy, which the operator copies into the pod)``)."""
+    obj = tpl.obj
+    default = _REPLICA_DEFAULT.get(obj.kind) if obj.group == "kubeflow.org" else None
+    if default is not None and obj.ref.apiVersion == "kubeflow.org/v1" and len(tpl.path) == 4:
+        field = KUBEFLOW_REPLICA_SPECS[obj.kind]
+        specs = obj.data.get("spec")
+        replicas = specs.get(field) if isinstance(specs, dict) else None
+        replica = replicas.get(tpl.path[2]) if isinstance(replicas, dict) and tpl.path[1] == field else None
+        if isinstance(replica, dict):
+            policy = replica.get("restartPolicy") or default
+            if policy == "ExitCode":
+                return "Never", " (the replica's restartPolicy ExitCode, which the operator runs as Never)"
+            if replica.get("restartPolicy"):
+                return policy, " (the replica's restartPolicy, which the operator copies into the pod)"
+            return policy, f" ({obj.kind}'s default replica restartPolicy, which the operator copies into the pod)"
+    return tpl.spec.get("restartPolicy"), ""

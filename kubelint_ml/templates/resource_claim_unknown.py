@@ -1,11 +1,14 @@
 """A pod's DRA claim that names a ResourceClaimTemplate or ResourceClaim found nowhere, and a
 container's claim that names no entry of the pod's ``spec.resourceClaims`` (which the API server
-rejects: ``validateResourceClaimNames``)."""
+rejects: ``validateResourceClaimNames``); claims and DRA extended resources that the profile's
+Kubernetes version does not serve (``dropDisabledDynamicResourceAllocationFields``, the
+DynamicResourceAllocation and DRAExtendedResource gates: kubelint_ml/k8s/dra.py)."""
 
 from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit, template_devices
 from kubelint_ml.input.workloads import PodTemplate
+from kubelint_ml.k8s.dra import DRA_EXTENDED_PREFIX, PodDevices
 
 UNIT = "podTemplate"
 DEFAULTS: dict = {}
@@ -14,8 +17,15 @@ PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
-    hits = _claim_sources(tpl) + _container_claims(tpl)
     devices = template_devices(tpl)
+    if devices is not None and (devices.dropped or devices.extended_off):
+        version = getattr(getattr(ctx, "profile", None), "kubernetes_version", None)
+        hits = _not_served(tpl, devices, version)
+        if devices.dropped:
+            return hits  # the API server drops the claims before it validates them
+        hits += _claim_sources(tpl) + _container_claims(tpl)
+    else:
+        hits = _claim_sources(tpl) + _container_claims(tpl)
     if devices is None or all(c.found for c in devices.claims):
         return hits or None
     dra = getattr(getattr(ctx, "facts", None), "dra", None)
@@ -119,4 +129,54 @@ def _claim_sources(tpl: PodTemplate) -> list[Hit]:
                 ),
             )
         )
+    return out
+
+
+def _not_served(tpl: PodTemplate, devices: PodDevices, version: str | None) -> list[Hit]:
+    """Warnings where the cluster's version drops the pod's claims, or does not serve its DRA extended
+    resources through DRA."""
+    out: list[Hit] = []
+    if devices.dropped:
+        out.append(
+            Hit(
+                tpl.spec_path + ("resourceClaims",),
+                f"DRA claims are dropped before Kubernetes 1.34 (profile: {version})",
+                detail=(
+                    f"{tpl.describe()}: spec.resourceClaims needs the DynamicResourceAllocation gate, off by "
+                    f"default before Kubernetes 1.34; on {version} the API server drops the pod's "
+                    "spec.resourceClaims and its containers' resources.claims, so the pod runs without the "
+                    "claimed devices. Use the device plugin's resource (nvidia.com/gpu) on this version, or "
+                    "upgrade (or enable the gate on the API server, scheduler and kubelet)"
+                ),
+                severity="warning",
+            )
+        )
+    for rname, cls in devices.extended_off:
+        for c in tpl.all_containers:
+            resources = c.data.get("resources")
+            for part in ("limits", "requests"):
+                values = resources.get(part) if isinstance(resources, dict) else None
+                if not isinstance(values, dict) or rname not in values:
+                    continue
+                implicit = rname.startswith(DRA_EXTENDED_PREFIX)
+                served = (
+                    "no node advertises it, so the pod stays Pending"
+                    if implicit
+                    else f"DeviceClass '{cls}' does not serve it, so only a device plugin advertising {rname} can"
+                )
+                out.append(
+                    Hit(
+                        c.path + ("resources", part, rname),
+                        f"{rname} is served through DRA only from Kubernetes 1.36 (profile: {version})",
+                        detail=(
+                            f"{tpl.describe()}: {c.describe()} asks for {rname}, an extended resource backed by "
+                            f"DeviceClass '{cls}'; that needs the DRAExtendedResource gate, off by default before "
+                            f"Kubernetes 1.36: on {version} {served}. Claim the device with a "
+                            "ResourceClaimTemplate (spec.resourceClaims), or use the device plugin's resource"
+                        ),
+                        container=c.name,
+                        severity="warning",
+                    )
+                )
+                break
     return out

@@ -1,0 +1,146 @@
+"""DRA on the profile's Kubernetes version: claims dropped before 1.34, DRA extended resources before 1.36."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from kubelint_ml.engine.rulefile import load_builtin_rules
+from kubelint_ml.run.config import Config, Profile
+from kubelint_ml.run.lint import lint_text
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES = load_builtin_rules()
+
+
+def lint(manifest: str, version: str | None) -> list[tuple[int, str, str, str]]:
+    cfg = Config()
+    if version:
+        cfg.profile = Profile.from_dict({"kubernetesVersion": version}, ROOT)
+    found = lint_text(textwrap.dedent(manifest).encode(), RULES, cfg)
+    return sorted((f.line, f.rule, f.severity, f.message) for f in found)
+
+
+def rules_of(found: list[tuple[int, str, str, str]]) -> set[tuple[str, str]]:
+    return {(r, s) for _, r, s, _ in found}
+
+
+CLAIMED = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: one-gpu
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer
+spec:
+  priorityClassName: x
+  nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}
+  containers:
+  - name: train
+    image: pytorch/pytorch
+    resources:
+      requests: {memory: 1800Gi, cpu: "8"}
+      limits: {memory: 1800Gi}
+      claims:
+      - name: gpu
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: one-gpu
+"""
+
+
+def test_claims_are_dropped_before_1_34():
+    found = lint(CLAIMED, "1.33")
+    dropped = [(line, m) for line, r, s, m in found if r == "unknown-resource-claim"]
+    assert dropped == [(28, "DRA claims are dropped before Kubernetes 1.34 (profile: 1.33)")]
+    assert [s for _, r, s, _ in found if r == "unknown-resource-claim"] == ["warning"]
+    # the claimed GPU is not there: no GPU share to judge
+    assert not any(r == "gpu-memory-share-mismatch" for _, r, _, _ in found)
+    # from 1.34 the claim holds one GPU of the p5.48xlarge's 8, and 1800Gi is far above its share
+    for version in ("1.34", None):
+        found = lint(CLAIMED, version)
+        assert not any(r == "unknown-resource-claim" for _, r, _, _ in found), version
+        assert [(line, m) for line, r, _, m in found if r == "gpu-memory-share-mismatch"][:1] == [
+            (24, "1 of 8 GPUs but 95.1% of p5.48xlarge memory (1800Gi)")
+        ], version
+
+
+def test_dropped_claims_do_not_make_an_accelerator_pod_nor_a_missing_template_error():
+    pod = CLAIMED.replace('requests: {memory: 1800Gi, cpu: "8"}\n      limits: {memory: 1800Gi}\n      ', "")
+    assert ("besteffort-qos", "warning") in rules_of(lint(pod, "1.33"))
+    assert ("besteffort-qos", "error") in rules_of(lint(pod, "1.34"))
+    # a missing template and a container claim the pod does not list: the API server drops both first
+    broken = pod.replace("resourceClaimTemplateName: one-gpu", "resourceClaimTemplateName: missing").replace(
+        "      - name: gpu\n  resourceClaims", "      - name: gpus\n  resourceClaims"
+    )
+    assert [(line, s, m) for line, r, s, m in lint(broken, "1.33") if r == "unknown-resource-claim"] == [
+        (26, "warning", "DRA claims are dropped before Kubernetes 1.34 (profile: 1.33)")
+    ]
+    assert {s for _, r, s, _ in lint(broken, "1.34") if r == "unknown-resource-claim"} == {"error"}
+
+
+EXTENDED = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: h100
+spec:
+  extendedResourceName: example.com/h100
+  selectors:
+  - cel:
+      expression: device.driver == 'gpu.nvidia.com'
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer
+spec:
+  priorityClassName: x
+  containers:
+  - name: train
+    image: pytorch/pytorch
+    resources:
+      limits:
+        RESOURCE: 1
+"""
+
+
+def test_dra_extended_resources_need_1_36():
+    implicit = EXTENDED.replace("RESOURCE", "deviceclass.resource.kubernetes.io/gpu.nvidia.com")
+    found = lint(implicit, "1.35")
+    assert [(line, s, m) for line, r, s, m in found if r == "unknown-resource-claim"] == [
+        (
+            22,
+            "warning",
+            "deviceclass.resource.kubernetes.io/gpu.nvidia.com is served through DRA only from Kubernetes 1.36 "
+            "(profile: 1.35)",
+        )
+    ]
+    # not served: not a GPU pod on 1.35; a GPU pod from 1.36 (and with no version)
+    assert ("besteffort-qos", "warning") in rules_of(found)
+    for version in ("1.36", None):
+        found = lint(implicit, version)
+        assert ("besteffort-qos", "error") in rules_of(found), version
+        assert not any(r == "unknown-resource-claim" for _, r, _, _ in found), version
+    # a DeviceClass's extendedResourceName: only a device plugin can serve it before 1.36
+    named = EXTENDED.replace("RESOURCE", "example.com/h100")
+    found = lint(named, "1.34")
+    assert [(line, s, m) for line, r, s, m in found if r == "unknown-resource-claim"] == [
+        (22, "warning", "example.com/h100 is served through DRA only from Kubernetes 1.36 (profile: 1.34)")
+    ]
+    assert ("besteffort-qos", "error") in rules_of(lint(named, "1.36"))
+    # the device plugin's own name, also declared by a class: counted as the plugin's, no warning
+    plugin = named.replace("example.com/h100", "nvidia.com/gpu")
+    found = lint(plugin, "1.35")
+    assert not any(r == "unknown-resource-claim" for _, r, _, _ in found)
+    assert ("besteffort-qos", "error") in rules_of(found)
