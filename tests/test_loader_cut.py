@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kubelint_ml.engine.context import may_hold_context
 from kubelint_ml.input.loader import Limits, PosDict, PosList, load, load_matching, locate
 
 
@@ -57,7 +58,14 @@ def test_documents_read_alone_in_every_corpus_file(corpus) -> None:
         if cut is None:
             continue
         cut_files += 1
-        assert _documents(cut) == _documents(load(data)), path
+        whole = _documents(load(data))
+        assert _documents(cut) == whole, path
+        # some documents only (the first pass asks for those that mention a context kind)
+        for wanted in (may_hold_context, lambda part: b"Service" not in part, lambda part: False):
+            some = load_matching(data, Limits(), wanted)
+            assert some is not None, path
+            assert _documents(some) == [d for d in whole if any(d[0] == s.index for s in some.documents)], path
+            assert len(some.documents) == sum(1 for d in load(data).documents if wanted(_text_of(data, d.index))), path
     assert cut_files > 100
 
 
@@ -70,3 +78,16 @@ def test_only_the_wanted_documents_are_read() -> None:
     assert load_matching(b"kind: A\n...\n---\nkind: B\n", Limits(), lambda part: True) is None
     assert load_matching(b"%YAML 1.1\n---\nkind: A\n", Limits(), lambda part: True) is None
     assert load_matching(b"kind: A\n", Limits(), lambda part: True) is None
+
+
+def _text_of(data: bytes, index: int) -> bytes:
+    """The text of document ``index`` of a file that starts each document with a marker, or whose
+    first document has none (as load_matching cuts it)."""
+    import re
+
+    starts = [m.start() for m in re.finditer(rb"^---(?=[ \t\r\n]|$)", data, re.M)]
+    head = data[: starts[0]]
+    if starts[0] and re.fullmatch(rb"(?:[ \t]*(?:#[^\r\n]*)?(?:\r\n|\r|\n|$))*", head) is None:
+        starts.insert(0, 0)
+    ends = starts[1:] + [len(data)]
+    return data[starts[index] : ends[index]]

@@ -1035,35 +1035,44 @@ _NOTHING = LazyPattern(rb"(?:[ \t]*(?:#[^\r\n]*)?(?:\r\n|\r|\n|$))*")
 
 
 def load_matching(data: bytes, limits: Limits, wanted: Callable[[bytes], bool]) -> LoadResult | None:
-    """The documents of ``data`` whose text ``wanted`` accepts, each parsed alone, with the index
-    and positions :func:`load` gives it; the others are not built. For reading a few objects out
-    of a long file (the first pass's facts). None when the file does not cut at its ``---``
-    markers for certain (a ``...`` marker, a directive, a document that does not read alone):
-    :func:`load` it whole then.
+    """The documents of ``data`` whose text ``wanted`` accepts, with the index and positions
+    :func:`load` gives them; the others are not built (for reading a few objects out of a long file:
+    the first pass's facts). The file is read once, each unwanted document blanked to an empty one
+    of as many lines. None when the file does not cut at its ``---`` markers for certain (a ``...``
+    marker, a directive, a reading that disagrees): :func:`load` it whole then.
     """
     starts = [m.start() for m in _DOCUMENT_MARKER.finditer(data)]
-    if not starts or _UNCUTTABLE.search(data) is not None:
+    if not starts or len(starts) >= limits.max_documents or _UNCUTTABLE.search(data) is not None:
         return None
     # The text before the first marker is a document when it holds more than comments.
-    first = 0 if starts[0] == 0 or _NOTHING.fullmatch(data, 0, starts[0]) is not None else 1
-    if first:
+    implicit = starts[0] != 0 and _NOTHING.fullmatch(data, 0, starts[0]) is None
+    if implicit:
         starts.insert(0, 0)
+    elif starts[0] != 0:
+        starts.insert(0, 0)  # comments only: kept as they are, no document
     ends = starts[1:] + [len(data)]
-    out = LoadResult([], [])
-    for index, (start, end) in enumerate(zip(starts, ends)):
-        if index >= limits.max_documents:
-            return None
+    pieces: list[bytes] = []
+    keep: set[int] = set()
+    index = 0
+    for start, end in zip(starts, ends):
         part = data[start:end]
-        if not wanted(part):
+        if start == 0 and not implicit and not part.startswith(b"---"):
+            pieces.append(part)  # the comments above the first marker
             continue
-        lines = len(_LINE_BREAK.findall(data, 0, start))
-        one = _read(b"\n" * lines + part, limits, False)
-        if one.problems or one.stopped or len(one.documents) != 1:
-            return None
-        doc = one.documents[0]
-        doc.index = index
-        out.documents.append(doc)
-    return out
+        if wanted(part):
+            keep.add(index)
+            pieces.append(part)
+        else:  # an empty document on as many lines: `~` where no marker starts it
+            marker = b"---" if part.startswith(b"---") else b"~"
+            pieces.append(marker + b"\n" * len(_LINE_BREAK.findall(part)))
+        index += 1
+    if not keep:
+        return LoadResult([], [])
+    result = _read(b"".join(pieces), limits, False)
+    if result.problems or result.stopped or [d.index for d in result.documents] != list(range(index)):
+        return None
+    result.documents = [d for d in result.documents if d.index in keep]
+    return result
 
 
 def _line_start(data: bytes, line: int) -> bytes:
