@@ -129,6 +129,7 @@ class ClusterFacts(Record):
     pod_groups: dict[tuple[str, str], int | None]  # (ns, name) -> minMember
     _pools: list[NodePool] | None
     _queues_by_ns: dict[str, list[str]] | None  # namespace -> its LocalQueues, sorted (made when first asked)
+    _pvc_namespaces: frozenset[str] | None
     __slots__ = _fields = (
         "nodes",
         "limit_ranges",
@@ -143,6 +144,7 @@ class ClusterFacts(Record):
         "pod_groups",
         "_pools",
         "_queues_by_ns",
+        "_pvc_namespaces",
     )
 
     def __init__(self) -> None:
@@ -159,6 +161,7 @@ class ClusterFacts(Record):
         self.pod_groups = {}
         self._pools = None
         self._queues_by_ns = None
+        self._pvc_namespaces = None
 
     def __bool__(self) -> bool:
         return any(
@@ -207,6 +210,7 @@ class ClusterFacts(Record):
                 sc if isinstance(sc, str) else None,
                 obj.file,
             )
+            self._pvc_namespaces = None
         elif kind == "ResourceFlavor":
             self.flavors[name] = _str_map(spec.get("nodeLabels"))
         elif kind == "ClusterQueue":
@@ -252,6 +256,13 @@ class ClusterFacts(Record):
 
     def quota_hard_in(self, namespace: str | None) -> list[tuple[str, dict]]:
         return self.quota_hard.get(namespace, []) if namespace else []
+
+    def pvc_namespaces(self) -> frozenset[str]:
+        """The namespaces that have a PersistentVolumeClaim."""
+        found = self._pvc_namespaces
+        if found is None:
+            found = self._pvc_namespaces = frozenset(ns for ns, _ in self.pvcs)
+        return found
 
     def local_queues_in(self, namespace: str) -> list[str]:
         by_ns = self._queues_by_ns

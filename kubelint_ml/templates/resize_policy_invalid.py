@@ -25,6 +25,8 @@ PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
+    if not any(c.data.get("resizePolicy") is not None for c in tpl.all_containers):
+        return None
     version = parse_version(getattr(getattr(ctx, "profile", None), "kubernetes_version", None))
     if version is not None and version < (1, 33):
         return None  # InPlacePodVerticalScaling off by default: the field is dropped

@@ -18,6 +18,12 @@ PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
     devices = template_devices(tpl)
+    if (
+        devices is None
+        and not tpl.spec.get("resourceClaims")
+        and not any(c.resources.get("claims") for c in tpl.all_containers)
+    ):
+        return None  # no claim and no name a DeviceClass serves: nothing to find (the usual pod)
     if devices is not None and (devices.dropped or devices.extended_off):
         version = getattr(getattr(ctx, "profile", None), "kubernetes_version", None)
         hits = _not_served(tpl, devices, version)

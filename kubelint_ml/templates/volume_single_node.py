@@ -36,6 +36,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         return None
     obj = unit.obj
     ns = obj.ref.namespace or "default"
+    if ns not in cluster.pvc_namespaces():
+        return None
     daemon = obj.kind == "DaemonSet"
     mounts: dict[str, list[tuple[Any, tuple, int, bool]]] = {}
     for tpl in unit.templates():
