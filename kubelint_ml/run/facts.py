@@ -109,7 +109,7 @@ def _first_pass_forked(
                 pass  # the lint reports it
     spans = pool.spans(len(sources), jobs)
 
-    def scan(n: int) -> tuple[int, list[tuple[int, list[K8sObject]]]]:
+    def scan(n: int) -> tuple[int, int, list[list[K8sObject]]]:
         total, context = 0, []
         for i in range(*spans[n]):
             data = kept[i]
@@ -120,18 +120,29 @@ def _first_pass_forked(
                     continue
             total += len(data)
             if len(data) <= max_bytes and mentions_context(data):
-                context.append((i, context_objects(data, sources[i].path, config.limits)))
-        return total, context
+                context.append(context_objects(data, sources[i].path, config.limits))
+        return n, total, context
 
     # The workers parse the context objects too, and send them back (pickled, with their positions):
-    # this process only adds them up, in input order, as a sequential pass does.
-    parts = pool.fork_map(len(spans), jobs, scan, scan, lambda part: part)
+    # this process adds them up in input order, as a sequential pass does, a span as soon as the ones
+    # before it are in (so that the objects of the whole run are never held at once).
     facts = Facts()
-    for _, objects in sorted((found for _, context in parts for found in context), key=lambda found: found[0]):
-        for obj in objects:
-            facts.add_object(obj)
+    waiting: dict[int, list[list[K8sObject]]] = {}
+    done = [0]
+
+    def add(part: tuple[int, int, list[list[K8sObject]]]) -> int:
+        n, total, context = part
+        waiting[n] = context
+        while done[0] in waiting:
+            for objects in waiting.pop(done[0]):
+                for obj in objects:
+                    facts.add_object(obj)
+            done[0] += 1
+        return total
+
+    totals = pool.fork_map(len(spans), jobs, lambda n: add(scan(n)), scan, add)
     _profile_facts(facts, config)
-    return facts, kept, sum(total for total, _ in parts)
+    return facts, kept, sum(totals)
 
 
 def context_objects(data: bytes, file: str, limits: Limits) -> list[K8sObject]:
