@@ -103,6 +103,7 @@ class Engine:
         self.remediation = {r.id: r.remediation.strip() for r in rules}
         self._for_kind: dict[tuple[str, str], list[Rule]] = {}
         self._plans: dict[tuple[str, str], list[tuple]] = {}
+        self._for_objects: dict[int, tuple[list[tuple], list[tuple]]] = {}  # id(plans) -> (plans, object rules')
         # Rules whose template can tell, once per run, that the run's facts give it nothing to find
         # (no LimitRange, no PVC, no queue): ``active(params, ctx)`` (see :meth:`_run_plans_for`).
         self._gated = [r for r in rules if getattr(r.template, "active", None) is not None]
@@ -153,6 +154,15 @@ class Engine:
         if gated is None:
             gated = by_kind[kind] = [p for p in plans if p[0].id not in idle]
         return gated
+
+    def _object_plans(self, plans: list[tuple]) -> list[tuple]:
+        """Of ``plans``, those whose rules work on whole objects (kept per plans list)."""
+        found = self._for_objects.get(id(plans))
+        if found is None or found[0] is not plans:
+            if len(self._for_objects) >= 1024:  # a server whose facts keep changing makes new lists
+                self._for_objects.clear()
+            found = self._for_objects[id(plans)] = (plans, [p for p in plans if p[0].unit == "object"])
+        return found[1]
 
     # ------------------------------------------------------------------
 
@@ -217,6 +227,8 @@ class Engine:
         # skip them (their findings would only lengthen a denial), and rules that can deny run first.
         huge = {id(t) for t in templates if len(t.all_containers) > cap} if cap is not None else set()
         plans = self._run_plans_for(obj, ctx)
+        if not templates:  # no pod template (a Service, a queue): only the rules on whole objects have units
+            plans = self._object_plans(plans)
         if huge:
             plans = sorted(plans, key=lambda p: not self._can_deny(p[0]))
         for rule, scope, check, params, training_only in plans:
