@@ -14,6 +14,7 @@ problem is not evaluated further, but every other template is.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import repeat
 from typing import Any
 
 from kubelint_ml.input.kinds import KINDS, PLATFORM_KINDS
@@ -312,6 +313,7 @@ def _expect(problems: list[ShapeProblem], value: Any, kind: type, path: tuple, w
 
 
 _CONTAINER_LISTS = ("command", "args", "env", "envFrom", "ports", "volumeMounts")
+_LIST_KEYS = frozenset(_CONTAINER_LISTS)
 _SPEC_MAPS = ("nodeSelector", "affinity", "securityContext", "resources")
 _SPEC_LISTS = ("tolerations", "volumes", "imagePullSecrets", "resourceClaims")
 
@@ -356,12 +358,13 @@ def _views(items: list[tuple[Any, tuple]], key: str, problems: list[ShapeProblem
                     cpath + ("resources", "claims"),
                     f"container '{name}' resources.claims",
                 )
-        for lk in _CONTAINER_LISTS:
-            value = c.get(lk)
-            if value is not None and not isinstance(value, list):  # checked here: most containers have none of them
-                _expect(problems, value, list, cpath + (lk,), f"container '{name}' {lk}")
+        if not _LIST_KEYS.isdisjoint(c):  # most containers have a few of them
+            for lk in _CONTAINER_LISTS:
+                value = c.get(lk)
+                if value is not None and not isinstance(value, list):
+                    _expect(problems, value, list, cpath + (lk,), f"container '{name}' {lk}")
         env = c.get("env")
-        if isinstance(env, list):
+        if isinstance(env, list) and not all(map(isinstance, env, repeat(dict, len(env)))):
             for j, e in enumerate(env):
                 if not isinstance(e, dict):
                     problems.append(
@@ -370,7 +373,7 @@ def _views(items: list[tuple[Any, tuple]], key: str, problems: list[ShapeProblem
                         )
                     )
         mounts = c.get("volumeMounts")
-        if isinstance(mounts, list):
+        if isinstance(mounts, list) and not all(map(isinstance, mounts, repeat(dict, len(mounts)))):
             for j, m in enumerate(mounts):
                 if not isinstance(m, dict):
                     problems.append(
@@ -421,20 +424,28 @@ def _build(obj: K8sObject, spot: TemplateSpot) -> PodTemplate:
             meta = {}
         else:
             for key in ("labels", "annotations"):
-                _expect(problems, meta.get(key), dict, path + ("metadata", key), f"metadata.{key}")
+                value = meta.get(key)
+                if value is not None and not isinstance(value, dict):
+                    _expect(problems, value, dict, path + ("metadata", key), f"metadata.{key}")
         spec = node.get("spec")
         if not _expect(problems, spec, dict, path + ("spec",), "pod spec") or spec is None:
             spec = {}
     tpl = PodTemplate(obj, path, path + ("spec",), spec, meta, role, replicas)
     if spec:
         for key in _SPEC_MAPS:
-            _expect(problems, spec.get(key), dict, tpl.spec_path + (key,), key)
+            value = spec.get(key)
+            if value is not None and not isinstance(value, dict):
+                _expect(problems, value, dict, tpl.spec_path + (key,), key)
         for key in _SPEC_LISTS:
-            _expect(problems, spec.get(key), list, tpl.spec_path + (key,), key)
+            value = spec.get(key)
+            if value is not None and not isinstance(value, list):
+                _expect(problems, value, list, tpl.spec_path + (key,), key)
         pod_res = spec.get("resources")
         if isinstance(pod_res, dict):
             for part in ("requests", "limits"):
-                _expect(problems, pod_res.get(part), dict, tpl.spec_path + ("resources", part), f"pod resources.{part}")
+                value = pod_res.get(part)
+                if value is not None and not isinstance(value, dict):
+                    _expect(problems, value, dict, tpl.spec_path + ("resources", part), f"pod resources.{part}")
         tpl.init_containers = _containers(tpl, "initContainers", problems)
         tpl.containers = _containers(tpl, "containers", problems)
         tpl.volumes = _volumes(tpl, problems)
