@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from functools import partial
 
+import pytest
 from factories import make_finding
 from hypothesis import given
 from hypothesis import strategies as st
@@ -174,3 +175,27 @@ def test_every_field_of_every_finding_as_json_dumps_writes_it(findings: list, su
         + "\n"
     )
     assert render(result) == expected
+
+
+def test_a_findings_data_renders_as_json_dumps_renders_it() -> None:
+    """`data` (flat mappings, lists, floats: the overcommit ratio, an unknown field's parent path) is
+    written out by hand: byte for byte json.dumps(indent=2) at every depth, NaN refused as there."""
+    from hypothesis import settings
+
+    from kubelint_ml.report.json_ import _value
+
+    scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
+    values = st.recursive(
+        scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c, max_size=3), max_leaves=12
+    )
+
+    @settings(max_examples=500, deadline=None)
+    @given(values, st.sampled_from(["", "      "]))
+    def same(value, pad: str) -> None:
+        expected = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False).replace("\n", "\n" + pad)
+        assert _value(value, pad) == expected
+
+    same()
+    for bad in (float("nan"), float("inf"), {"ratio": float("nan")}, [float("-inf")]):
+        with pytest.raises(ValueError):
+            _value(bad, "")

@@ -31,6 +31,15 @@ def _value(value: Any, pad: str) -> str:
         return "false"
     if type(value) is int:
         return int.__repr__(value)
+    if type(value) is float and value - value == 0:  # finite (NaN and infinities are refused below)
+        return float.__repr__(value)
+    if type(value) is dict and all(type(k) is str for k in value):
+        return _object(value, pad)  # a finding's data: a few keys (json.dumps with indent is Python code)
+    if type(value) is list:
+        if not value:
+            return "[]"
+        inner = pad + "  "
+        return "[\n" + ",\n".join(inner + _value(v, inner) for v in value) + "\n" + pad + "]"
     return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False).replace("\n", "\n" + pad)
 
 
