@@ -46,7 +46,9 @@ def limit_ranges(tpl: PodTemplate, ctx: Any) -> tuple[LimitRange, ...]:
     that lacks a value they default (admitted before the LimitRange) is judged as the controller's
     next pod will be created: with it."""
     cluster = cluster_of(ctx)
-    return cluster.limit_ranges_in(namespace_of(tpl)) if cluster is not None else ()
+    if cluster is None or not cluster.limit_ranges:
+        return ()
+    return cluster.limit_ranges_in(namespace_of(tpl))
 
 
 def admitted(tpl: PodTemplate, ctx: Any) -> list[AdmittedContainer]:
