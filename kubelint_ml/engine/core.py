@@ -61,6 +61,7 @@ def _ignored(ignores: dict[str, str], rule_id: str) -> str | None:
 
 
 _NO_CAP: dict[int, int] = {}  # never written: see hits_on
+_NONE_HUGE: frozenset[int] = frozenset()
 
 
 # After a reason, a comma starts the next entry only when a rule id follows it: a hyphenated
@@ -225,7 +226,7 @@ class Engine:
         cap = ctx.max_hits_per_template
         # At admission, templates with more containers than the cap: once an error stands, later rules
         # skip them (their findings would only lengthen a denial), and rules that can deny run first.
-        huge = {id(t) for t in templates if len(t.all_containers) > cap} if cap is not None else set()
+        huge = {id(t) for t in templates if len(t.all_containers) > cap} if cap is not None else _NONE_HUGE
         plans = self._run_plans_for(obj, ctx)
         if not templates:  # no pod template (a Service, a queue): only the rules on whole objects have units
             plans = self._object_plans(plans)
@@ -313,11 +314,15 @@ class Engine:
                         if unit.tpl is not None:
                             hits_on[id(unit.tpl)] = hits_on.get(id(unit.tpl), 0) + 1
                         settled = settled or (severity == "error" and f.suppressed is None)
-        out.extend(self._unknown_ignores(obj, obj_ignores, ("metadata", "annotations", IGNORE_ANNOTATION)))
+        if obj_ignores:
+            out.extend(self._unknown_ignores(obj, obj_ignores, ("metadata", "annotations", IGNORE_ANNOTATION)))
         for t in templates:
-            out.extend(
-                self._unknown_ignores(obj, tpl_ignores[id(t)], t.path + ("metadata", "annotations", IGNORE_ANNOTATION))
-            )
+            if tpl_ignores[id(t)]:
+                out.extend(
+                    self._unknown_ignores(
+                        obj, tpl_ignores[id(t)], t.path + ("metadata", "annotations", IGNORE_ANNOTATION)
+                    )
+                )
         if self.reads_typos:
             for f in out:
                 if f.rule == typos.UNKNOWN_FIELD:  # findings that may follow from a misspelt key say so
