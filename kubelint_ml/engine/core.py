@@ -173,24 +173,21 @@ class Engine:
         """The units ``rule`` runs on, kept in ``memo`` under its scope: rules with the same scope
         share one list, built once per object (the caller looks there first)."""
         out: list[Unit] = []
-        if rule.unit == "object":
-            out.append(Unit(obj, ctx=ctx))
+        kind = rule.unit
+        if kind == "object":
+            out.append(Unit(obj, None, None, None, ctx))
         else:
+            accelerator_only = rule.workloads == "accelerator"
+            roles = rule.containers
             for tpl in templates:
-                if tpl.broken:
+                if tpl.broken or (accelerator_only and not is_accelerator_template(tpl)):
                     continue
-                if rule.workloads == "accelerator" and not is_accelerator_template(tpl):
-                    continue
-                if rule.unit == "podTemplate":
-                    out.append(Unit(obj, tpl, ctx=ctx))
-                elif rule.unit == "container":
-                    for c in tpl.all_containers:
-                        if rule.containers and c.role not in rule.containers:
-                            continue
-                        out.append(Unit(obj, tpl, c, ctx=ctx))
+                if kind == "podTemplate":
+                    out.append(Unit(obj, tpl, None, None, ctx))
+                elif kind == "container":
+                    out.extend(Unit(obj, tpl, c, None, ctx) for c in tpl.all_containers if not roles or c.role in roles)
                 else:
-                    for v in tpl.volumes:
-                        out.append(Unit(obj, tpl, None, v, ctx=ctx))
+                    out.extend(Unit(obj, tpl, None, v, ctx) for v in tpl.volumes)
         memo[self._scope[rule.id]] = out
         return out
 

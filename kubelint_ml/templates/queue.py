@@ -95,10 +95,9 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     # a known namespace without one is still asked whether the label names one.
     if not queues and not by_profile and not (which == "unknown" and ns in cluster.namespaces):
         return None
-    templates = [t for t in unit.templates() if not t.shared]
+    templates, name, path = _workload(unit, ctx)
     if not templates:
         return None
-    name, path = queue_label(obj, templates)
     if which == "missing":
         if name is not None or not any(is_accelerator_template(t) for t in templates):
             return None
@@ -152,6 +151,21 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if cq is None:
         return None
     return _quota(obj, templates, ctx, cq, path)
+
+
+def _workload(unit: Unit, ctx: Any) -> tuple[list, str | None, tuple]:
+    """The object's own pod templates and the LocalQueue it names (with the label's path), worked out
+    once per object for the three queue checks (kept in the file's cache)."""
+    obj = unit.obj
+    cache = getattr(ctx, "cache", None)
+    found = cache.get(("queue:workload", id(obj))) if cache is not None else None
+    if found is not None and found[0] is obj:
+        return found[1]
+    templates = [t for t in unit.templates() if not t.shared]
+    name, path = queue_label(obj, templates) if templates else (None, ())
+    if cache is not None:
+        cache[("queue:workload", id(obj))] = (obj, (templates, name, path))
+    return templates, name, path
 
 
 def _fits(tpl: Any, labels: Mapping[str, str] | None) -> bool:
