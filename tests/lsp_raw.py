@@ -11,6 +11,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -189,3 +191,15 @@ def children(pid: int) -> list[int]:
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 out.append(int(entry.name))
     return out
+
+
+@contextmanager
+def served(root: Path, *args: Any, **kwargs: Any) -> Iterator[RawClient]:
+    """A server started in ``root`` and initialized with it (``args``: :meth:`RawClient.initialize`'s),
+    killed at the end whatever happened."""
+    client = RawClient(cwd=root)
+    try:
+        client.initialize(root, *args, **kwargs)
+        yield client
+    finally:
+        client.kill()

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("pygls", reason="pygls is not installed (the language server's dependency)")
 
-from lsp_raw import RawClient, children  # noqa: E402
+from lsp_raw import children, served  # noqa: E402
 
 POD = """apiVersion: v1
 kind: Pod
@@ -48,9 +48,7 @@ def test_code_actions_on_a_400_pod_buffer_answer_from_its_lint(tmp_path: Path) -
     path = tmp_path / "pods.yaml"
     path.write_text(text)
     uri = path.as_uri()
-    client = RawClient(cwd=tmp_path)
-    try:
-        client.initialize(tmp_path, ["utf-16"])
+    with served(tmp_path, ["utf-16"]) as client:
         client.open(uri, text)
         diags = client.diagnostics(uri, 1, timeout=60)
         bad = [d for d in diags if d["code"] == "invalid-quantity"]
@@ -65,8 +63,6 @@ def test_code_actions_on_a_400_pod_buffer_answer_from_its_lint(tmp_path: Path) -
             assert any(t.endswith("[invalid-quantity]") for t in titles), titles
         assert max(took) < 2, took
         assert client.stop() == 0
-    finally:
-        client.kill()
 
 
 @pytest.mark.slow  # a load test: seconds of CPU
@@ -74,9 +70,7 @@ def test_nothing_waits_behind_a_long_lint_and_requests_can_be_cancelled(tmp_path
     small, big = tmp_path / "small.yaml", tmp_path / "big.yaml"
     small.write_text(pods(1))
     big.write_text(pods(2000))  # its lint takes long enough to be under way when the cancel comes
-    client = RawClient(cwd=tmp_path)
-    try:
-        client.initialize(tmp_path)
+    with served(tmp_path) as client:
         client.open(small.as_uri(), small.read_text())
         (bad,) = [d for d in client.diagnostics(small.as_uri(), 1) if d["code"] == "invalid-quantity"]
         client.open(big.as_uri(), big.read_text())
@@ -95,8 +89,6 @@ def test_nothing_waits_behind_a_long_lint_and_requests_can_be_cancelled(tmp_path
         assert client.answer(pending, timeout=5)["error"]["code"] == -32800
         assert client.diagnostics(big.as_uri(), 1, timeout=60)
         assert client.stop() == 0
-    finally:
-        client.kill()
 
 
 def test_a_burst_of_edits_is_linted_once_and_the_newest_version_published(tmp_path: Path) -> None:
@@ -104,9 +96,7 @@ def test_a_burst_of_edits_is_linted_once_and_the_newest_version_published(tmp_pa
     path = tmp_path / "pods.yaml"
     path.write_text(text)
     uri = path.as_uri()
-    client = RawClient(cwd=tmp_path)
-    try:
-        client.initialize(tmp_path)
+    with served(tmp_path) as client:
         client.open(uri, text)
         client.diagnostics(uri, 1, timeout=30)
         for v in range(2, 202):
@@ -126,8 +116,6 @@ def test_a_burst_of_edits_is_linted_once_and_the_newest_version_published(tmp_pa
                 break
         assert published == []  # no stale version published after the newest
         assert client.stop() == 0
-    finally:
-        client.kill()
 
 
 def test_a_lone_surrogate_is_one_diagnostic_not_an_error_per_keystroke(tmp_path: Path) -> None:
@@ -135,9 +123,7 @@ def test_a_lone_surrogate_is_one_diagnostic_not_an_error_per_keystroke(tmp_path:
     path = tmp_path / "pod.yaml"
     path.write_text(text)
     uri = path.as_uri()
-    client = RawClient(cwd=tmp_path)
-    try:
-        client.initialize(tmp_path)
+    with served(tmp_path) as client:
         client.open(uri, text)
         client.diagnostics(uri, 1)
         for v in range(2, 12):  # a lone surrogate typed in, as JSON allows it to be sent
@@ -158,8 +144,6 @@ def test_a_lone_surrogate_is_one_diagnostic_not_an_error_per_keystroke(tmp_path:
         errors = [m for m in client.pending if m.get("method") == "window/logMessage" and m["params"]["type"] == 1]
         assert not shown and not errors, shown + errors
         assert client.stop() == 0
-    finally:
-        client.kill()
 
 
 def rss_kib(pid: int) -> int:
@@ -181,9 +165,7 @@ def test_policies_while_typing_one_helper_and_the_engine_on_one_thread(tmp_path:
     text = (pol / "manifests" / "train.yaml").read_text()
     job.write_text(text)
     uri = job.as_uri()
-    client = RawClient(cwd=tmp_path)
-    try:
-        client.initialize(tmp_path)
+    with served(tmp_path) as client:
         client.open(uri, text)
         first = client.diagnostics(uri, 1, timeout=60)
         rules = {d["code"] for d in first}
@@ -203,8 +185,6 @@ def test_policies_while_typing_one_helper_and_the_engine_on_one_thread(tmp_path:
         assert sizes[1] - sizes[0] < 20 * 1024, sizes  # flat: under 20 MiB over 100 keystrokes
         assert client.stop() == 0
         assert b"unsendable" not in client.stderr, client.stderr[-2000:]
-    finally:
-        client.kill()
 
 
 def test_a_burst_in_a_context_file_relints_its_dependents_once(tmp_path: Path) -> None:
@@ -218,9 +198,7 @@ def test_a_burst_in_a_context_file_relints_its_dependents_once(tmp_path: Path) -
     classes = tmp_path / "classes.yaml"
     pclass = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: {}\nvalue: 1000\n"
     classes.write_text(pclass.format("batch-low"))
-    client = RawClient(cwd=tmp_path)
-    try:
-        client.initialize(tmp_path)
+    with served(tmp_path) as client:
         client.open(job.as_uri(), text)
         time.sleep(1)  # the index, and the lint after it
         before = client.diagnostics(job.as_uri(), None, timeout=10)
@@ -239,8 +217,6 @@ def test_a_burst_in_a_context_file_relints_its_dependents_once(tmp_path: Path) -
         ]
         assert len(again) <= 1, again  # once per burst, not once per keystroke
         assert client.stop() == 0
-    finally:
-        client.kill()
 
 
 def test_hover_while_typing_elsewhere_answers_from_the_last_lint(tmp_path: Path) -> None:
@@ -250,9 +226,7 @@ def test_hover_while_typing_elsewhere_answers_from_the_last_lint(tmp_path: Path)
     path = tmp_path / "pods.yaml"
     path.write_text(text)
     uri = path.as_uri()
-    client = RawClient(cwd=tmp_path)
-    try:
-        client.initialize(tmp_path)
+    with served(tmp_path) as client:
         client.open(uri, text)
         bad = [d for d in client.diagnostics(uri, 1, timeout=60) if d["code"] == "invalid-quantity"]
         client.change(uri, 2, [{"text": text.replace("name: train-0\n", "name: train-00\n", 1)}])
@@ -266,8 +240,6 @@ def test_hover_while_typing_elsewhere_answers_from_the_last_lint(tmp_path: Path)
         assert time.monotonic() - t0 < 0.5
         client.diagnostics(uri, 2, timeout=60)
         assert client.stop() == 0
-    finally:
-        client.kill()
 
 
 CLAIMS = """\
@@ -319,16 +291,12 @@ def test_resource_claims_elsewhere_in_the_workspace_are_context(tmp_path: Path, 
         [sys.executable, "-m", "kubelint_ml", "check", ".", "-f", "json"], capture_output=True, text=True, cwd=tmp_path
     )
     want = sorted((f["rule"], f["line"]) for f in json.loads(r.stdout)["findings"] if f["file"] == "job.yaml")
-    client = RawClient(cwd=tmp_path)
-    try:
-        client.initialize(tmp_path)
+    with served(tmp_path) as client:
         client.wait(lambda m: "context indexed" in str(m.get("params", {}).get("message")), timeout=30)
         client.open(job.as_uri(), CLAIMING_JOB)
         got = sorted((d["code"], d["range"]["start"]["line"] + 1) for d in client.diagnostics(job.as_uri(), 1))
         assert got == want
         assert client.stop() == 0
-    finally:
-        client.kill()
 
 
 GPU_JOB = """\
@@ -373,9 +341,7 @@ def test_cluster_nodes_in_the_workspace_are_node_pools_and_follow_their_edits(tm
     )
     want = sorted((f["rule"], f["line"]) for f in json.loads(r.stdout)["findings"] if f["file"] == "job.yaml")
     assert ("gpu-memory-share-mismatch", 21) in want
-    client = RawClient(cwd=tmp_path)
-    try:
-        client.initialize(tmp_path)
+    with served(tmp_path) as client:
         client.wait(lambda m: "context indexed" in str(m.get("params", {}).get("message")), timeout=30)
         client.open(job.as_uri(), GPU_JOB)
         got = sorted((d["code"], d["range"]["start"]["line"] + 1) for d in client.diagnostics(job.as_uri(), 1))
@@ -389,5 +355,3 @@ def test_cluster_nodes_in_the_workspace_are_node_pools_and_follow_their_edits(tm
                 break
         assert "gpu-memory-share-mismatch" not in codes
         assert client.stop() == 0
-    finally:
-        client.kill()
