@@ -299,13 +299,18 @@ def check(
         show_suppressed=show_suppressed,
         quiet=quiet,
         verbose=verbose,
-        color=not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty(),
+        color=_color(no_color),
         statistics=statistics,
         context=html_context,
     )
     if verbose:
         _print_notes(notes)
     sys.exit(2 if session.get("fix_errors") else 1 if result.failed() and not exit_zero else 0)
+
+
+def _color(no_color: bool) -> bool:
+    """Colour on a terminal, unless ``--no-color`` or ``NO_COLOR`` (no-color.org) says otherwise."""
+    return not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
 
 
 def _jobs(jobs: int) -> int:
@@ -620,7 +625,7 @@ def audit(
         show_suppressed=show_suppressed,
         quiet=quiet,
         verbose=verbose,
-        color=not no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty(),
+        color=_color(no_color),
         context={"inputs": source, "command": "audit"} if "html" in formats else None,  # the HTML page says what
     )
     if not quiet and summary:

@@ -160,8 +160,9 @@ _CONTEXT_KINDS = frozenset(CONTEXT_KINDS)
 def add_facts(facts: Facts, data: bytes, file: str, limits: Limits, only: str | None = None) -> None:
     """The context objects of one file (of kind ``only``, if given) into ``facts``: of a file of
     many documents, only those that mention a context kind are parsed."""
-    loaded = load_matching(data, limits, may_hold_context)
-    add_loaded_facts(facts, loaded if loaded is not None else load(data, limits), file, only)
+    for obj in context_objects(data, file, limits):
+        if only is None or obj.kind == only:
+            facts.add_object(obj)
 
 
 def add_loaded_facts(facts: Facts, loaded: LoadResult, file: str, only: str | None = None) -> None:
