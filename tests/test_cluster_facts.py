@@ -527,3 +527,55 @@ spec:
     add_facts(facts, limit_range, "lr.yaml", Config().limits)
     found = [(f.rule, f.line) for f in runner.lint_bytes(pod, "p.yaml").findings if f.rule == "limit-range-violation"]
     assert found == [("limit-range-violation", 10)]
+
+
+def test_local_queues_of_another_project_in_the_tree_do_not_speak_for_a_workload(tmp_path: Path) -> None:
+    """Queues among the inputs hold for workloads in their directory and below it; a tree of unrelated
+    samples (a sibling directory's Kueue setup) says nothing of this one. The cluster (`--context`)
+    holds everywhere."""
+    queue = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: team, namespace: ml}\nspec:\n  clusterQueue: gpus\n"
+    job = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      priorityClassName: high
+      containers:
+      - name: train
+        image: python:3.12
+        resources:
+          limits: {nvidia.com/gpu: 1, memory: 8Gi, cpu: "1"}
+"""
+    for d in ("kueue-samples", "finetune", "repo/jobs"):
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / "kueue-samples" / "queues.yaml").write_text(queue)
+    (tmp_path / "finetune" / "job.yaml").write_text(job)
+    (tmp_path / "repo" / "queues.yaml").write_text(queue.replace("team", "repo-team"))
+    (tmp_path / "repo" / "jobs" / "job.yaml").write_text(job)
+
+    def missing(*args: str) -> list[tuple[str, int, str]]:
+        here = os.getcwd()
+        os.chdir(tmp_path)
+        try:
+            r = CliRunner().invoke(main, ["check", "-f", "json", "-q", "--jobs", "1", *args], catch_exceptions=False)
+        finally:
+            os.chdir(here)
+        found = json.loads(r.stdout[: r.stdout.rindex("}") + 1])["findings"]
+        return [(f["file"], f["line"], f["message"]) for f in found if f["rule"] == "queue-name-missing"]
+
+    # the sibling project's queue: no finding; the queue of the repository above the job: one
+    assert missing("kueue-samples", "finetune", "repo") == [
+        (
+            "repo/jobs/job.yaml",
+            3,
+            "no kueue.x-k8s.io/queue-name label: Kueue ignores this accelerator workload "
+            "(namespace 'ml' has 1 LocalQueue)",
+        )
+    ]
+    # the same queue as the cluster's holds for every input
+    assert [(f, line) for f, line, _ in missing("finetune", "--context", "kueue-samples/queues.yaml")] == [
+        ("finetune/job.yaml", 3)
+    ]

@@ -11,6 +11,7 @@ Read in the first pass from the inputs and the context files (``--context``, a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -125,6 +126,8 @@ class ClusterFacts(Record):
     flavors: dict[str, dict[str, str]]  # ResourceFlavor -> nodeLabels
     cluster_queues: dict[str, ClusterQueueFact]
     local_queues: dict[tuple[str, str], str]  # (ns, name) -> ClusterQueue
+    local_queue_files: dict[tuple[str, str], str]  # (ns, name) -> the file it came from
+    context_files: set[str]  # files read as the cluster (--context): their objects hold for every input
     volcano_queues: dict[str, dict[str, Fraction]]  # Volcano Queue -> its capability
     pod_groups: dict[tuple[str, str], int | None]  # (ns, name) -> minMember
     _pools: list[NodePool] | None
@@ -140,6 +143,8 @@ class ClusterFacts(Record):
         "flavors",
         "cluster_queues",
         "local_queues",
+        "local_queue_files",
+        "context_files",
         "volcano_queues",
         "pod_groups",
         "_pools",
@@ -157,6 +162,8 @@ class ClusterFacts(Record):
         self.flavors = {}
         self.cluster_queues = {}
         self.local_queues = {}
+        self.local_queue_files = {}
+        self.context_files = set()
         self.volcano_queues = {}
         self.pod_groups = {}
         self._pools = None
@@ -218,6 +225,7 @@ class ClusterFacts(Record):
         elif kind == "LocalQueue":
             cq = spec.get("clusterQueue")
             self.local_queues[(_ns(obj), name)] = str(cq) if cq else ""
+            self.local_queue_files[(_ns(obj), name)] = obj.file
             self._queues_by_ns = None
         elif kind == "Queue":
             capability = _sub(spec, "capability")
@@ -256,6 +264,26 @@ class ClusterFacts(Record):
 
     def quota_hard_in(self, namespace: str | None) -> list[tuple[str, dict]]:
         return self.quota_hard.get(namespace, []) if namespace else []
+
+    def local_queues_seen_from(self, namespace: str, file: str) -> list[str]:
+        """The namespace's LocalQueues that speak for a workload in ``file``: those of the cluster
+        (``--context``, an audit's dump) and those defined in the workload's directory or one above
+        it. A tree of unrelated projects (samples from many repositories) does not make another
+        project's queues this workload's."""
+        queues = self.local_queues_in(namespace)
+        if not queues:
+            return queues
+        here = os.path.dirname(file)
+        out = []
+        for name in queues:
+            source = self.local_queue_files.get((namespace, name), "")
+            if source in self.context_files or source == file:
+                out.append(name)
+                continue
+            there = os.path.dirname(source)
+            if not there or here == there or here.startswith(there.rstrip(os.sep) + os.sep):
+                out.append(name)
+        return out
 
     def pvc_namespaces(self) -> frozenset[str]:
         """The namespaces that have a PersistentVolumeClaim."""

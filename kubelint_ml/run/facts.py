@@ -205,6 +205,7 @@ def _context_file(facts: Facts, s: Source, config: Config) -> None:
     except OSError:
         return
     claim_files = len(facts.dra.files)
+    facts.cluster.context_files.add(s.path)
     _read_context_file(facts, fh, s, config)
     # DRA claims and classes read from context files (kubelint_ml/k8s/dra.py)
     facts.dra.from_context = facts.dra.from_context or len(facts.dra.files) > claim_files

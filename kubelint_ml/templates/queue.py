@@ -89,7 +89,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     ns = obj.ref.namespace
     if not ns and "*" not in managed:
         return None  # a workload without a namespace has no LocalQueues to name, nor to miss
-    queues = cluster.local_queues_in(ns) if ns and cluster is not None else []
+    queues = cluster.local_queues_seen_from(ns, obj.file) if ns and cluster is not None else []
     by_profile = which == "missing" and ("*" in managed or (ns and ns in managed))
     # Nothing to miss, name or exceed where the namespace has no LocalQueue (see each part below);
     # a known namespace without one is still asked whether the label names one.
@@ -122,7 +122,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         # The namespace's LocalQueues are known when it has some, or when its Namespace object is known
         # beside other LocalQueues (a dump of the cluster: the namespace has none).
         known = bool(queues) or (ns in cluster.namespaces and bool(cluster.local_queues))
-        if known and name not in queues:
+        if known and name not in queues and (ns, name) not in cluster.local_queues:
             have = f"it has {', '.join(queues)}" if queues else "it has no LocalQueue"
             return [
                 Hit(
