@@ -28,16 +28,21 @@ def _check(tmp_path: Path, manifest: str, *context: str, verbose: bool = False) 
         args += ["--context", c]
     if verbose:
         args.append("-v")
+    data, output = _run(tmp_path, args)
+    return [(f["rule"], f["line"], f["severity"], f["message"]) for f in data["findings"]], output
+
+
+def _run(cwd: Path, args: list[str]) -> tuple[dict, str]:
+    """`kubelint-ml <args>` run in ``cwd`` (paths in findings relative to it): its JSON, and all it printed."""
     here = os.getcwd()
-    os.chdir(tmp_path)
+    os.chdir(cwd)
     try:
         r = CliRunner().invoke(main, args, catch_exceptions=False)
     finally:
         os.chdir(here)
     assert r.exit_code in (0, 1), r.output
     out = r.stdout
-    data = json.loads(out[: out.rindex("}") + 1])
-    return [(f["rule"], f["line"], f["severity"], f["message"]) for f in data["findings"]], r.output
+    return json.loads(out[: out.rindex("}") + 1]), r.output
 
 
 def _rules(found: list[tuple]) -> list[tuple]:
@@ -557,14 +562,8 @@ spec:
     (tmp_path / "repo" / "jobs" / "job.yaml").write_text(job)
 
     def missing(*args: str) -> list[tuple[str, int, str]]:
-        here = os.getcwd()
-        os.chdir(tmp_path)
-        try:
-            r = CliRunner().invoke(main, ["check", "-f", "json", "-q", "--jobs", "1", *args], catch_exceptions=False)
-        finally:
-            os.chdir(here)
-        found = json.loads(r.stdout[: r.stdout.rindex("}") + 1])["findings"]
-        return [(f["file"], f["line"], f["message"]) for f in found if f["rule"] == "queue-name-missing"]
+        data, _ = _run(tmp_path, ["check", "-f", "json", "-q", "--jobs", "1", *args])
+        return [(f["file"], f["line"], f["message"]) for f in data["findings"] if f["rule"] == "queue-name-missing"]
 
     # the sibling project's queue: no finding; the queue of the repository above the job: one
     assert missing("kueue-samples", "finetune", "repo") == [
