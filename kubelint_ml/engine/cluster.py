@@ -133,6 +133,7 @@ class ClusterFacts(Record):
     _pools: list[NodePool] | None
     _queues_by_ns: dict[str, list[str]] | None  # namespace -> its LocalQueues, sorted (made when first asked)
     _pvc_namespaces: frozenset[str] | None
+    _seen_from: dict[tuple[str, str, int], list[str]]  # local_queues_seen_from's answers (cleared with _queues_by_ns)
     __slots__ = _fields = (
         "nodes",
         "limit_ranges",
@@ -150,6 +151,7 @@ class ClusterFacts(Record):
         "_pools",
         "_queues_by_ns",
         "_pvc_namespaces",
+        "_seen_from",
     )
 
     def __init__(self) -> None:
@@ -169,6 +171,7 @@ class ClusterFacts(Record):
         self._pools = None
         self._queues_by_ns = None
         self._pvc_namespaces = None
+        self._seen_from = {}
 
     def __bool__(self) -> bool:
         return any(
@@ -227,6 +230,7 @@ class ClusterFacts(Record):
             self.local_queues[(_ns(obj), name)] = str(cq) if cq else ""
             self.local_queue_files[(_ns(obj), name)] = obj.file
             self._queues_by_ns = None
+            self._seen_from = {}
         elif kind == "Queue":
             capability = _sub(spec, "capability")
             self.volcano_queues[name] = {
@@ -273,6 +277,13 @@ class ClusterFacts(Record):
         queues = self.local_queues_in(namespace)
         if not queues:
             return queues
+        key = (namespace, file, len(self.context_files))  # a context file read later changes the answer
+        found = self._seen_from.get(key)
+        if found is None:
+            found = self._seen_from[key] = self._seen_from_dir(queues, namespace, file)
+        return found
+
+    def _seen_from_dir(self, queues: list[str], namespace: str, file: str) -> list[str]:
         here = os.path.dirname(file)
         out = []
         for name in queues:

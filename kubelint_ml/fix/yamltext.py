@@ -185,8 +185,7 @@ class Text:
         if events is None:
             events = []
             try:
-                for ev in yamlevents.parse(data, _Loader):
-                    events.append(ev)
+                events.extend(yamlevents.parse(data, _Loader))  # up to a parse error, the events before it
             except yaml.YAMLError:
                 broken = True
         self._stop = 0  # the events of the whole documents: events[:_stop]

@@ -121,5 +121,24 @@ ACTIVE = install()
 
 
 def parse(data: bytes, loader: Any) -> Iterator[Any]:
-    """``yaml.parse(data, Loader=loader)``, every event one of these classes."""
+    """``yaml.parse(data, Loader=loader)``, every event one of these classes: with LibYAML's
+    binding building them (:data:`ACTIVE`, and a LibYAML ``loader``), straight from its parser,
+    without a loader object or a conversion per event."""
+    if ACTIVE and getattr(loader, "__module__", "") == "yaml.cyaml":
+        return _parse_c(data)
     return map(fast, yaml.parse(data, Loader=loader))
+
+
+def _parse_c(data: bytes) -> Iterator[Any]:
+    from yaml import _yaml  # type: ignore[attr-defined]
+
+    parser = _yaml.CParser(data)
+    get_event = parser.get_event
+    try:
+        while True:
+            ev = get_event()
+            yield ev
+            if ev.__class__ is StreamEndEvent:
+                return
+    finally:
+        parser.dispose()
