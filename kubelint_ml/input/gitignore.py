@@ -209,23 +209,25 @@ class Layer:
     """One ignore file's patterns and the directory they are relative to (absolute, with a
     trailing separator)."""
 
-    __slots__ = ("base", "patterns")
+    __slots__ = ("base", "patterns", "for_dirs", "for_files")
 
     def __init__(self, base: str, patterns: list[Pattern]) -> None:
         self.base = base
         self.patterns = patterns
+        # the patterns that can match a directory, and a file (not `dir/` ones), last first
+        self.for_dirs = tuple(reversed(patterns))
+        self.for_files = tuple(p for p in self.for_dirs if not p.dir_only)
 
 
 def decide(layers: tuple[Layer, ...], path: str, name: str, is_dir: bool) -> bool:
     """Whether the entry at absolute ``path`` is ignored; ``layers`` from the lowest priority
     (``info/exclude``) to the highest (the deepest ``.gitignore``)."""
     for layer in reversed(layers):
-        if not path.startswith(layer.base):
+        patterns = layer.for_dirs if is_dir else layer.for_files
+        if not patterns or not path.startswith(layer.base):
             continue
         rel = path[len(layer.base) :].replace(os.sep, "/")
-        for p in reversed(layer.patterns):
-            if p.dir_only and not is_dir:
-                continue
+        for p in patterns:
             if p.regex.match(name if p.basename else rel):
                 return not p.negated
     return False

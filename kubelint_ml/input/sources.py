@@ -112,6 +112,7 @@ def _walk(root: str, out: list[Source], excludes: tuple[str, ...], gitignore: bo
             if patterns:
                 layers = (*layers, ignore_files.Layer(os.path.join(os.path.abspath(current), ""), patterns))
         abs_prefix = os.path.join(os.path.abspath(current), "") if layers else ""
+        files_ignorable = any(layer.for_files for layer in layers)  # else only directories are asked
         dirs: list[str] = []
         shown_dir = display_path(current)
         # os.path.join(dir, name) for every name, as one concatenation: join(dir, "") ends with the separator
@@ -136,7 +137,11 @@ def _walk(root: str, out: list[Source], excludes: tuple[str, ...], gitignore: bo
             if excludes and excluded(shown, excludes):
                 continue
             # git does not follow a symbolic link: `dir/` patterns do not match one
-            if layers and ignore_files.decide(layers, abs_prefix + entry.name, entry.name, is_dir and not link):
+            if (
+                layers
+                and (files_ignorable or (is_dir and not link))
+                and ignore_files.decide(layers, abs_prefix + entry.name, entry.name, is_dir and not link)
+            ):
                 continue
             if is_dir:
                 dirs.append(path)
