@@ -59,7 +59,7 @@ def test_facts_from_a_shared_first_pass_equal_a_sequential_one(monkeypatch: pyte
     ]
     assert len(seq[0].priority_class_objects) > 3 and any(f.source == "<stdin>" for f in seq[0].priority_class_objects)
     assert [k.source for k in par[0].kubelet_configs] == [k.source for k in seq[0].kubelet_configs]
-    # the cluster's objects and DRA claims, parsed by the workers and sent back with their positions
+    # the cluster's objects and DRA claims, parsed by the workers and sent back as plain values (facts read no positions)
     assert par[0].cluster.describe() == seq[0].cluster.describe() and par[0].cluster.local_queues
     assert par[0].cluster.local_queues == seq[0].cluster.local_queues
     assert (par[0].dra.templates, par[0].dra.classes.keys(), par[0].dra.files) == (
@@ -72,6 +72,10 @@ def test_facts_from_a_shared_first_pass_equal_a_sequential_one(monkeypatch: pyte
     assert positions == [
         (f.obj.file, f.obj.document, f.obj.kind, f.obj.group) for f in seq[0].priority_class_objects if f.obj
     ]
+    assert [f.obj.data for f in par[0].priority_class_objects if f.obj] == [
+        f.obj.data for f in seq[0].priority_class_objects if f.obj
+    ]
+    assert any(type(f.obj.data) is dict for f in par[0].priority_class_objects if f.obj)  # a worker's, plain
     assert par[1] == [stdin if s.real == "-" else None for s in sources]
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
     expected = render("json", _run([str(FIXTURES), "-"], 1)[0])

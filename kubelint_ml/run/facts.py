@@ -140,9 +140,44 @@ def _first_pass_forked(
             done[0] += 1
         return total
 
-    totals = pool.fork_map(len(spans), jobs, lambda n: add(scan(n)), scan, add)
+    totals = pool.fork_map(len(spans), jobs, lambda n: add(scan(n)), lambda n: _portable(scan(n)), add)
     _profile_facts(facts, config)
     return facts, kept, sum(totals)
+
+
+def _portable(part: tuple[int, int, list[list[K8sObject]]]) -> tuple[int, int, list[list[K8sObject]]]:
+    """A worker's part of the first pass, its objects' values as plain dicts and lists: facts read
+    no positions, and without them an object pickles about ten times faster."""
+    n, total, context = part
+    return n, total, [_plain_objects(objects) for objects in context]
+
+
+def _plain_objects(objects: list[K8sObject]) -> list[K8sObject]:
+    """One file's objects as plain values; those of one document (a List's items) share its values."""
+    roots: dict[int, Any] = {}
+    out = []
+    for obj in objects:
+        root = roots.get(id(obj.root))
+        if root is None:
+            root = roots[id(obj.root)] = _plain(obj.root)
+        try:
+            at, data = obj.root, root
+            for key in obj.base:
+                at, data = at[key], data[key]
+        except (LookupError, TypeError):
+            at = None
+        if at is not obj.data:  # not the value at its place in the document: a value of its own
+            data = _plain(obj.data)
+        out.append(K8sObject(data, root, obj.base, obj.ref, obj.file, obj.document))
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 def context_objects(data: bytes, file: str, limits: Limits) -> list[K8sObject]:
