@@ -153,6 +153,15 @@ def test_merge_key_refused() -> None:
         t.resolve(Fix("x", changes=(put(("spec", "z"), 1),)))
 
 
+def test_a_quoted_merge_key_is_a_key_and_looked_up_items_are_the_mappings_own() -> None:
+    t = Text(b"spec:\n  '<<': 1\n  a:\n    b: 2\n  c: 3\n")
+    edits = t.resolve(Fix("x", changes=(put(("spec", "a", "b"), 4), put(("spec", "d"), 5))))
+    assert [(e.start, e.end, e.text) for e in edits] == [(28, 29, "4"), (37, 37, "  d: 5\n")]
+    spec = t.docs[0].root.items[0][1]
+    a = next(v for k, v in spec.items if k.value == "a")  # read whole after the lookup: the same node
+    assert a is spec._found["a"][1] and not spec.merge
+
+
 def test_suppressed_and_baselined_are_not_fixed(tmp_path: Path) -> None:
     text = (
         (FIX / "emptydir.yaml")

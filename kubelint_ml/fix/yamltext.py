@@ -49,9 +49,24 @@ class Refused(Exception):
 
 class Node:
     """A node's spans. A collection's items are read from the events the first time they are
-    asked for: a fix reads the few mappings on its path, not the whole file."""
+    asked for: a fix reads the few mappings on its path, not the whole file; and a mapping's
+    value is looked up by its key without making the other items (:func:`_child`)."""
 
-    __slots__ = ("kind", "start", "end", "anchor", "flow", "style", "value", "_items", "_merge", "col", "_tree", "_at")
+    __slots__ = (
+        "kind",
+        "start",
+        "end",
+        "anchor",
+        "flow",
+        "style",
+        "value",
+        "_items",
+        "_merge",
+        "col",
+        "_tree",
+        "_at",
+        "_found",
+    )
 
     def __init__(self, kind: str, start: int, col: int, anchor: str | None) -> None:
         self.kind = kind  # "map" | "seq" | "scalar" | "alias"
@@ -63,9 +78,10 @@ class Node:
         self.style: str | None = None
         self.value: Any = None  # scalar text, or the alias name
         self._items: list = []
-        self._merge = False
+        self._merge: bool | None = False  # None: not read yet
         self._tree: _Tree | None = None  # a collection whose items are not read yet
         self._at = -1  # its start event's index
+        self._found: dict[str, tuple[Node, Node] | None] | None = None  # a mapping's items looked up by key
 
     @property
     def items(self) -> list:
@@ -77,9 +93,10 @@ class Node:
     @property
     def merge(self) -> bool:
         """A mapping with a merge key (``<<``)."""
-        if self._tree is not None:
-            self._tree.expand(self)
-        return self._merge
+        merge = self._merge
+        if merge is None:
+            merge = self._merge = self._tree is not None and self._tree.has_merge(self)
+        return merge
 
     def last_end(self) -> int:
         """Where the node's text ends: a block collection ends with its last descendant."""
@@ -118,33 +135,74 @@ class _Tree:
             n.value = a[E.ANCHOR]
         else:
             mark = a[E.COLLECTION_START]
-            n = Node("map" if cls is E.MappingStartEvent else "seq", mark.index, mark.column, a[E.ANCHOR])
+            is_map = cls is E.MappingStartEvent
+            n = Node("map" if is_map else "seq", mark.index, mark.column, a[E.ANCHOR])
             n.flow = bool(a[E.FLOW])
             n.end = self.events[self.ends[i]].args[E.END].index
             n._tree, n._at = self, i
+            if is_map:
+                n._merge = None
         return n
 
     def expand(self, n: Node) -> None:
-        """Read collection ``n``'s items (and, for a mapping, whether it has a merge key)."""
+        """Read collection ``n``'s items (and, for a mapping, whether it has a merge key). Items
+        looked up by key before are the same nodes."""
         ends = self.ends
         end = ends[n._at]
         j = n._at + 1
         items: list = []
         if n.kind == "map":
+            found = {pair[0].start: pair for pair in (n._found or {}).values() if pair is not None}
+            merge = False
             while j < end:
-                k = self.node(j)
+                kj = j
                 j = ends[j] + 1 if j in ends else j + 1
-                v = self.node(j)
+                vj = j
                 j = ends[j] + 1 if j in ends else j + 1
-                items.append((k, v))
+                k = self.node(kj)
+                pair = found.get(k.start) or (k, self.node(vj))
+                items.append(pair)
                 if k.kind == "scalar" and k.value == "<<" and k.style is None:
-                    n._merge = True
+                    merge = True
+            n._merge = merge
         else:
             while j < end:
                 items.append(self.node(j))
                 j = ends[j] + 1 if j in ends else j + 1
         n._items = items
         n._tree = None
+
+    def find(self, n: Node, want: str) -> tuple[Node, Node] | None:
+        """The first item of mapping ``n`` whose key is the scalar ``want``, made alone (the others
+        are skipped over in the events)."""
+        E = yamlevents
+        events, ends = self.events, self.ends
+        end = ends[n._at]
+        j = n._at + 1
+        scalar_event, value = E.ScalarEvent, E.VALUE
+        while j < end:
+            ev = events[j]
+            kj = j
+            j = ends[j] + 1 if j in ends else j + 1
+            if ev.__class__ is scalar_event and ev.args[value] == want:
+                return self.node(kj), self.node(j)
+            j = ends[j] + 1 if j in ends else j + 1
+        return None
+
+    def has_merge(self, n: Node) -> bool:
+        """Whether mapping ``n`` has a merge key (a plain ``<<``), read from its keys' events."""
+        E = yamlevents
+        events, ends = self.events, self.ends
+        end = ends[n._at]
+        j = n._at + 1
+        scalar_event, value, style = E.ScalarEvent, E.VALUE, E.STYLE
+        while j < end:
+            a = events[j]
+            if a.__class__ is scalar_event and a.args[value] == "<<" and not a.args[style]:
+                return True
+            j = ends[j] + 1 if j in ends else j + 1
+            j = ends[j] + 1 if j in ends else j + 1
+        return False
 
 
 class Doc:
@@ -598,6 +656,15 @@ def _most_common(counts: Counter[int]) -> Any:
 
 def _child(node: Node, key: Any) -> tuple[Node, Node] | None:
     want = str(key)
+    tree = node._tree
+    if tree is not None:  # items not read yet: the one asked for, alone (kept for the next fix)
+        found = node._found
+        if found is None:
+            found = node._found = {}
+        elif want in found:
+            return found[want]
+        pair = found[want] = tree.find(node, want)
+        return pair
     for k, v in node.items:
         if k.kind == "scalar" and k.value == want:
             return k, v
