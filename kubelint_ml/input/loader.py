@@ -87,8 +87,7 @@ class _Placed:
     _lc: Any  # the positions, or None until lc is first read
     _marks: Any  # the marks, or None
 
-    @staticmethod
-    def _from_marks(marks: Any) -> Any:  # pragma: no cover - each class has its own
+    def _from_marks(self, marks: Any) -> Any:  # pragma: no cover - each class has its own
         raise NotImplementedError
 
     @property
@@ -116,16 +115,18 @@ class PosDict(_Placed, dict):
     """A mapping that knows where each of its keys and values starts.
 
     ``lc[key] = (key_line, key_col, value_line, value_col)``, 1-based.
-    ``start = (line, col)`` of the mapping itself. Read from events: ``_marks[key] =
-    (key mark, value mark)``, 0-based, until ``lc`` is read.
+    ``start = (line, col)`` of the mapping itself. Read from events: ``_marks`` = [key mark, value
+    mark, ...], 0-based, in the order of the keys, until ``lc`` is read.
     """
 
     __slots__ = ("_lc", "start", "_marks")
     start: tuple[int, int]
 
-    @staticmethod
-    def _from_marks(marks: dict) -> dict:
-        return {k: (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1) for k, (km, vm) in marks.items()}
+    def _from_marks(self, marks: list) -> dict:
+        return {
+            k: (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1)
+            for k, km, vm in zip(self, marks[::2], marks[1::2])
+        }
 
 
 class PosList(_Placed, list):
@@ -135,8 +136,7 @@ class PosList(_Placed, list):
     __slots__ = ("_lc", "start", "_marks")
     start: tuple[int, int]
 
-    @staticmethod
-    def _from_marks(marks: list) -> list:
+    def _from_marks(self, marks: list) -> list:
         return [(m.line + 1, m.column + 1) for m in marks]
 
 
@@ -538,7 +538,7 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
         if cls is _MappingStart:
             mapping = PosDict()
             mapping.start = (mark.line + 1, mark.column + 1)
-            marks: dict[Any, tuple[Any, Any]] = {}
+            marks: list[Any] = []  # each key's mark and its value's, in the keys' order
             while True:
                 kev = get_event()
                 keep(kev)
@@ -576,7 +576,8 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
                 else:
                     mapping[key] = scalar(va)
                     vm = va[4]
-                marks[key] = (ka[4], vm)
+                marks.append(ka[4])
+                marks.append(vm)
             mapping._lc = None
             mapping._marks = marks
             return mapping
@@ -1421,14 +1422,18 @@ def locate(root: Any, path: tuple) -> tuple[int, int, tuple]:
 def _position(at: PosDict | PosList, part: Any, value: bool) -> tuple[int, int]:
     """Where ``at[part]`` starts: its key's position, or (``value``) its value's, in a mapping."""
     marks = at._marks
-    if marks is None:
-        pos = at._lc[part]
+    if marks is None or (len(at) > _SCANNED_KEYS and isinstance(at, PosDict)):
+        # read already, or a long mapping: its positions made once, rather than its keys scanned for each
+        pos = at.lc[part]
         return (pos[2], pos[3]) if value and isinstance(at, PosDict) else (pos[0], pos[1])
     if isinstance(at, PosDict):
-        m = marks[part][1 if value else 0]
+        m = marks[2 * tuple(at).index(part) + (1 if value else 0)]
     else:
         m = marks[part]
     return m.line + 1, m.column + 1
+
+
+_SCANNED_KEYS = 32  # up to this many keys, a key's marks are found by its place among them
 
 
 def value_position(root: Any, path: tuple) -> tuple[int, int, tuple]:
