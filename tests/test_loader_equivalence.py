@@ -376,3 +376,26 @@ def test_generated_documents_read_alike_both_ways(value, style, flow) -> None:
     assert not composed.problems
     for a, b in zip(events.documents, composed.documents, strict=True):
         _same(a.data, b.data)
+
+
+def test_positions_hold_after_a_key_is_taken_out() -> None:
+    """A mapping read from events keeps its marks in the order of its keys: taking a key out (an
+    audit drops a pod's nodeName) leaves every other key where it was."""
+    from kubelint_ml.input.loader import locate, value_position
+
+    text = b"spec:\n  a: 1\n  nodeName: n1\n  b: 2\n  c:\n    d: 3\n  e: 4\n"
+    for remove in (
+        lambda spec: spec.pop("nodeName"),
+        lambda spec: spec.__delitem__("nodeName"),
+        lambda spec: spec.popitem() and spec.pop("nodeName"),
+    ):
+        root = load(text).documents[0].data
+        remove(root["spec"])
+        assert locate(root, ("spec", "b"))[:2] == (4, 3)
+        assert value_position(root, ("spec", "c", "d"))[:2] == (6, 8)
+        assert locate(root, ("spec", "a"))[:2] == (2, 3)
+        if "e" in root["spec"]:
+            assert value_position(root, ("spec", "e"))[:2] == (7, 6)
+    root = load(text).documents[0].data
+    root["spec"].clear()
+    assert root["spec"] == {} and locate(root, ("spec", "b"))[:2] == (1, 1)

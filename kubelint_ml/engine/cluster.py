@@ -280,6 +280,8 @@ class ClusterFacts(Record):
         key = (namespace, file, len(self.context_files))  # a context file read later changes the answer
         found = self._seen_from.get(key)
         if found is None:
+            if len(self._seen_from) >= 4096:  # a server linting ever new files
+                self._seen_from.clear()
             found = self._seen_from[key] = self._seen_from_dir(queues, namespace, file)
         return found
 

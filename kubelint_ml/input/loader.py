@@ -128,6 +128,27 @@ class PosDict(_Placed, dict):
             for k, km, vm in zip(self, marks[::2], marks[1::2])
         }
 
+    # The marks follow the keys' order: taking a key out first turns them into positions by key.
+    def _by_key(self) -> None:
+        if getattr(self, "_marks", None) is not None:
+            self._lc, self._marks = self._from_marks(self._marks), None
+
+    def __delitem__(self, key: Any) -> None:
+        self._by_key()
+        dict.__delitem__(self, key)
+
+    def pop(self, *args: Any) -> Any:
+        self._by_key()
+        return dict.pop(self, *args)
+
+    def popitem(self) -> tuple:
+        self._by_key()
+        return dict.popitem(self)
+
+    def clear(self) -> None:
+        self._by_key()
+        dict.clear(self)
+
 
 class PosList(_Placed, list):
     """A sequence that knows where each of its items starts (1-based); read from events,
