@@ -663,3 +663,95 @@ def test_g6f_offers_one_vgpu_per_node():
     [f] = lint(text, SHARE)
     assert f.line == 13
     assert "the pod requests 2 GPUs but g6f.2xlarge has only 1: the pod can never be scheduled" in f.detail
+
+
+def _neuron_pod(resource: str, count: int, memory: str, instance_type: str) -> str:
+    return pod(
+        f"requests: {{memory: {memory}}}\nlimits: {{{resource}: {count}, memory: {memory}}}",
+        f"nodeSelector:\n  node.kubernetes.io/instance-type: {instance_type}",
+    )
+
+
+@pytest.mark.parametrize(
+    ("resource", "count", "memory", "instance_type", "message"),
+    [
+        # the device plugin registers neuron, neurondevice (the same devices) and neuroncore
+        (
+            "aws.amazon.com/neuroncore",
+            2,
+            "400Gi",
+            "trn1.32xlarge",
+            "2 of 32 aws.amazon.com/neuroncore but 85% of trn1.32xlarge memory (400Gi)",
+        ),
+        (
+            "aws.amazon.com/neurondevice",
+            1,
+            "400Gi",
+            "trn1.32xlarge",
+            "1 of 16 aws.amazon.com/neurondevice but 85% of trn1.32xlarge memory (400Gi)",
+        ),
+        (
+            "aws.amazon.com/neuroncore",
+            2,
+            "400Gi",
+            "inf2.48xlarge",
+            "2 of 24 aws.amazon.com/neuroncore but 57% of inf2.48xlarge memory (400Gi)",
+        ),
+        # Trainium2: 8 NeuronCores a device, 4 logical ones under the default LNC=2 (the larger share)
+        (
+            "aws.amazon.com/neuroncore",
+            2,
+            "200Gi",
+            "trn2.48xlarge",
+            "2 of 64 aws.amazon.com/neuroncore but 10.6% of trn2.48xlarge memory (200Gi)",
+        ),
+        # more cores than the node has even under LNC=1
+        (
+            "aws.amazon.com/neuroncore",
+            130,
+            "64Gi",
+            "trn2.48xlarge",
+            "requests 130 aws.amazon.com/neuroncore but trn2.48xlarge has only 128",
+        ),
+        (
+            "aws.amazon.com/neuroncore",
+            40,
+            "64Gi",
+            "trn1.32xlarge",
+            "requests 40 aws.amazon.com/neuroncore but trn1.32xlarge has only 32",
+        ),
+    ],
+)
+def test_neuron_cores_and_devices_are_counted_on_neuron_nodes(resource, count, memory, instance_type, message):
+    text = _neuron_pod(resource, count, memory, instance_type)
+    [f] = lint(text, SHARE)
+    line = 13 if "has only" in message else 12
+    assert (f.rule, f.line, f.severity, f.message) == (SHARE, line, "warning", message)
+
+
+@pytest.mark.parametrize(
+    ("resource", "count", "memory", "instance_type"),
+    [
+        ("aws.amazon.com/neuroncore", 2, "64Gi", "trn2.48xlarge"),  # 2 of 64 cores: 1/32 of the node
+        ("aws.amazon.com/neuroncore", 100, "64Gi", "trn2.48xlarge"),  # fits under LNC=1 (128 cores)
+        ("aws.amazon.com/neuroncore", 4, "58Gi", "trn1.32xlarge"),  # 4 of 32 cores: 1/8 of 471Gi
+        ("aws.amazon.com/neurondevice", 2, "58Gi", "trn1.32xlarge"),
+        ("aws.amazon.com/neuroncore", 2, "58Gi", "inf2.48xlarge"),
+    ],
+)
+def test_neuron_requests_within_their_share_pass(resource, count, memory, instance_type):
+    assert lint(_neuron_pod(resource, count, memory, instance_type), SHARE) == []
+
+
+def test_neuron_pod_on_a_pool_from_a_cluster_node_offering_neuron():
+    profile = {
+        "nodePools": [
+            {
+                "name": "trn1",
+                "labels": {"node.kubernetes.io/instance-type": "trn1.32xlarge"},
+                "instanceType": "trn1.32xlarge",
+            }
+        ]
+    }
+    [f] = lint(_neuron_pod("aws.amazon.com/neuroncore", 2, "400Gi", "trn1.32xlarge"), SHARE, profile=profile)
+    assert f.message == "2 of 32 aws.amazon.com/neuroncore but 85% of node pool trn1 memory (400Gi)"

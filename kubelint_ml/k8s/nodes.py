@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import Any
 
 from kubelint_ml.k8s.quantity import parse_manifest_quantity
-from kubelint_ml.records import Frozen
+from kubelint_ml.records import Frozen, replace
 
 MI = 1 << 20
 GI = 1 << 30
@@ -499,6 +499,8 @@ def tolerates(pod_spec: Mapping[str, Any], taints: Sequence[tuple[str, str, str]
     tolerations = pod_spec.get("tolerations")
     tols = [t for t in tolerations if isinstance(t, Mapping)] if isinstance(tolerations, list) else []
     wanted = _requested_extended(pod_spec)
+    if wanted & NEURON_RESOURCES:  # a Neuron node offers its devices and cores under all three names
+        wanted |= NEURON_RESOURCES
     for key, value, effect in hard:
         if key in wanted:
             continue
@@ -573,6 +575,73 @@ def _requested_extended(pod_spec: Mapping[str, Any]) -> set[str]:
                     if isinstance(k, str) and "/" in k and "kubernetes.io/" not in k and v not in (0, "0"):
                         names.add(k)
     return names
+
+
+# AWS Neuron: the device plugin registers aws.amazon.com/neuron (devices: the catalog counts these),
+# aws.amazon.com/neurondevice (the same devices, the newer name) and aws.amazon.com/neuroncore (the
+# NeuronCores of the devices). NeuronCores per device by generation, as (fewest, most) the device
+# plugin may count (AWS Neuron docs, architecture pages): Inferentia 4 NeuronCore-v1; Inferentia2
+# and Trainium 2 NeuronCore-v2; Trainium2 8 physical NeuronCore-v3, shown as 4 logical ones under
+# the default Logical NeuronCore configuration (LNC=2), as 8 under LNC=1.
+NEURON = "aws.amazon.com/neuron"
+NEURON_DEVICE = "aws.amazon.com/neurondevice"
+NEURON_CORE = "aws.amazon.com/neuroncore"
+NEURON_RESOURCES = frozenset((NEURON, NEURON_DEVICE, NEURON_CORE))
+NEURON_CORES_PER_DEVICE: dict[str, tuple[int, int]] = {
+    "AWS Inferentia": (4, 4),
+    "AWS Inferentia2": (2, 2),
+    "AWS Trainium": (2, 2),
+    "AWS Trainium2": (4, 8),
+}
+
+
+def neuron_on_node(accel: Mapping[str, Any], gpu_resource: str, model: str | None, fewest: bool = False) -> dict:
+    """``accel`` (resource -> count) with its Neuron devices and cores counted as ``gpu_resource`` of a
+    node of Neuron ``model`` (neuron and neurondevice are the same devices; ``c`` NeuronCores are
+    ``c / cores per device`` devices, a Fraction). Where the cores per device may differ by the node's
+    configuration, the count is the most devices (the pod's largest share), or with ``fewest`` the
+    fewest (what must fit). Unchanged when the node is no Neuron node, the pod asks no Neuron resource,
+    or the model's cores per device are unknown and cores would have to be turned into devices."""
+    if gpu_resource not in NEURON_RESOURCES or not any(r in NEURON_RESOURCES for r in accel):
+        return dict(accel)
+    devices = Fraction(accel.get(NEURON, 0) + accel.get(NEURON_DEVICE, 0))
+    cores = Fraction(accel.get(NEURON_CORE, 0))
+    per_device = NEURON_CORES_PER_DEVICE.get(model or "")
+    to_cores = gpu_resource == NEURON_CORE
+    if per_device is None:
+        if devices if to_cores else cores:
+            return dict(accel)
+        per_device = (1, 1)  # not used: nothing to turn
+    lo, hi = per_device
+    if to_cores:
+        count = cores + devices * (lo if fewest else hi)
+    else:
+        count = devices + cores / (hi if fewest else lo)
+    out = {r: n for r, n in accel.items() if r not in NEURON_RESOURCES}
+    out[gpu_resource] = count.numerator if count.denominator == 1 else count
+    return out
+
+
+def neuron_node_as(node: NodeType, asked: Sequence[str]) -> tuple[NodeType, int] | None:
+    """A Neuron node seen in the one Neuron resource a pod asks for (``asked``: the pod's accelerator
+    resources), with the most of it the node may have: a trn1.32xlarge (16 aws.amazon.com/neuron) is
+    32 aws.amazon.com/neuroncore, a trn2.48xlarge 64 (128 under LNC=1). None when the node is no
+    Neuron node, the pod asks for its own resource, for several Neuron resources, or the node counts
+    cores and the pod devices (``neuron_on_node`` counts those)."""
+    if node.gpu_resource not in NEURON_RESOURCES:
+        return None
+    wanted = [r for r in asked if r in NEURON_RESOURCES]
+    if len(wanted) != 1 or wanted[0] == node.gpu_resource:
+        return None
+    resource = wanted[0]
+    if resource != NEURON_CORE:
+        if node.gpu_resource == NEURON_CORE:
+            return None
+        return replace(node, gpu_resource=resource), node.gpus
+    per_device = NEURON_CORES_PER_DEVICE.get(node.gpu_model)
+    if per_device is None:
+        return None
+    return replace(node, gpu_resource=resource, gpus=node.gpus * per_device[0]), node.gpus * per_device[1]
 
 
 def _pool_node_type(pool: NodePool) -> NodeType | None:
@@ -703,6 +772,8 @@ def node_type_candidates(pod_spec: Mapping[str, Any], pools: Sequence[NodePool] 
     terms = _pod_terms(pod_spec)
 
     wanted = _requested_extended(pod_spec)
+    if wanted & NEURON_RESOURCES:  # a Neuron node offers its devices and cores under all three names
+        wanted |= NEURON_RESOURCES
     pool_types = []
     for pool in pools_for_pod(pod_spec, pools) if pools else ():
         if wanted and pool.gpu_resource not in wanted:

@@ -11,6 +11,7 @@ from kubelint_ml.engine.api import is_accelerator_template, template_devices
 from kubelint_ml.input.objects import dig
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_runtime_trainer_job
 from kubelint_ml.k8s.dra import ANY_GPU
+from kubelint_ml.k8s.nodes import NEURON_RESOURCES, neuron_on_node
 from kubelint_ml.k8s.quantity import (
     DECIMAL_SI,
     Quantity,
@@ -301,12 +302,20 @@ def accelerators(tpl: PodTemplate) -> dict[str, Any]:
 
 
 def counts_on(
-    tpl: PodTemplate, accel: dict[str, Any], gpu_resource: str, gpus: int, model: str | None = None
+    tpl: PodTemplate,
+    accel: dict[str, Any],
+    gpu_resource: str,
+    gpus: int,
+    model: str | None = None,
+    fewest: bool = False,
 ) -> dict[str, Any]:
     """``accel`` on a node with ``gpus`` devices of ``gpu_resource`` (of GPU ``model``): a DRA claim
     with ``allocationMode: All`` gets every one of them, GPUs of a class with no vendor resource
-    (``ANY_GPU``) are that node's GPUs, and MIG partitions whose profile does not tell their GPU take
-    their share of the model's compute slices."""
+    (``ANY_GPU``) are that node's GPUs, MIG partitions whose profile does not tell their GPU take
+    their share of the model's compute slices, and Neuron cores and devices are counted in the
+    node's Neuron resource (``neuron_on_node``; ``fewest``: the fewest they may be there)."""
+    if gpu_resource in NEURON_RESOURCES:
+        accel = neuron_on_node(accel, gpu_resource, model, fewest)
     devices = template_devices(tpl)
     if devices is None:
         return accel

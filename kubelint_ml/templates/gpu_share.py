@@ -19,9 +19,9 @@ from fractions import Fraction
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit, template_devices
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
-from kubelint_ml.k8s.nodes import GI, MI, NodeType
+from kubelint_ml.k8s.nodes import GI, MI, NodeType, neuron_node_as
 from kubelint_ml.k8s.resources import defaulted_requests, effective_pod_request
-from kubelint_ml.records import Record
+from kubelint_ml.records import Record, replace
 from kubelint_ml.templates._accel import Placement, count_text, devices_label, is_slice, percent, placement
 from kubelint_ml.templates._common import (
     accelerators,
@@ -210,6 +210,10 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     wrong: list[NodeType] = []
     sliced = False
     for node in place.nodes:
+        most = node.gpus
+        seen = neuron_node_as(node, list(accel))
+        if seen is not None:
+            node, most = seen
         others = [
             r for r in counts_on(tpl, accel, node.gpu_resource, node.gpus, node.gpu_model) if r != node.gpu_resource
         ]
@@ -218,8 +222,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 sliced = True
             else:
                 wrong.append(node)
-        elif _count(tpl, accel, node) > node.gpus and not counted_at_most(tpl):
-            too_small.append(node)
+        elif _count(tpl, accel, node, fewest=True) > most and not counted_at_most(tpl):
+            too_small.append(replace(node, gpus=most))
         else:
             fits.append(node)
     if sliced:
@@ -241,7 +245,7 @@ def _never_fits(
     if too_small:
         node = max(too_small, key=lambda n: n.gpus)
         resource = node.gpu_resource
-        g, label = _count(tpl, accel, node), devices_label(resource)
+        g, label = _count(tpl, accel, node, fewest=True), devices_label(resource)
         n = len(place.nodes)
         biggest = "" if n == 1 else f" (the largest of {_choices(place, n)})"
         src = _gpu_field(tpl, resource)
@@ -348,6 +352,8 @@ def _share_hit(
     return _at_source(tpl, src, message, detail)
 
 
-def _count(tpl: PodTemplate, accel: dict, node: NodeType) -> Fraction | int:
-    """The pod's devices of the node's GPU resource (a DRA claim of them all: the node's count)."""
-    return counts_on(tpl, accel, node.gpu_resource, node.gpus, node.gpu_model)[node.gpu_resource]
+def _count(tpl: PodTemplate, accel: dict, node: NodeType, fewest: bool = False) -> Fraction | int:
+    """The pod's devices of the node's GPU resource (a DRA claim of them all: the node's count);
+    ``fewest``: the fewest they may be there (Neuron cores whose devices depend on the node's
+    configuration), else the most."""
+    return counts_on(tpl, accel, node.gpu_resource, node.gpus, node.gpu_model, fewest)[node.gpu_resource]
