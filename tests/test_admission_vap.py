@@ -586,6 +586,38 @@ def test_builtin_policies_judge_a_gpu_job_as_serve_does():
     _compare(policy, compiled, obj, "gpu job, suppressed", {})
 
 
+HAMI_POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: npu}
+spec:
+  containers:
+    - name: main
+      image: img
+      resources: {limits: RESOURCES}
+"""
+
+
+@needs_cel
+@pytest.mark.parametrize(
+    ("resources", "accelerator"),
+    [
+        ("{huawei.com/Ascend910B: 1, huawei.com/Ascend910B-memory: 4096}", True),
+        ("{hygon.com/dcunum: 1, hygon.com/dcumem: 2000, hygon.com/dcucores: 60}", True),
+        ("{enflame.com/vgcu: 1, enflame.com/vgcu-percentage: 22}", True),
+        ("{iluvatar.ai/BI-V150-vgpu: 1, iluvatar.ai/BI-V150.vMem: 64}", True),
+        ("{huawei.com/Ascend910B-memory: 4096}", False),  # an amount of a device's memory only
+        ("{gpu.intel.com/millicores: 100}", False),
+    ],
+)
+def test_builtin_policies_judge_hami_devices_as_serve_does(resources, accelerator):
+    policy, compiled = _builtin_policies()
+    obj = yaml.safe_load(HAMI_POD.replace("RESOURCES", resources))
+    results = {c.name[len("kubelint-ml-") :]: c.evaluate(obj)[0] for c in compiled}
+    assert results["missing-memory-limit-accelerators"] is (not accelerator)
+    _compare(policy, compiled, obj, resources, {})
+
+
 def _random_objects(seed: int, count: int) -> list[dict]:
     """Objects of the kinds with pod templates, with resources, volumes and priorities drawn at random:
     pod-level resources, sidecars, hugepages, numbers where strings usually are, zeros, DRA claims."""

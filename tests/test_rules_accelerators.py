@@ -755,3 +755,13 @@ def test_neuron_pod_on_a_pool_from_a_cluster_node_offering_neuron():
     }
     [f] = lint(_neuron_pod("aws.amazon.com/neuroncore", 2, "400Gi", "trn1.32xlarge"), SHARE, profile=profile)
     assert f.message == "2 of 32 aws.amazon.com/neuroncore but 85% of node pool trn1 memory (400Gi)"
+
+
+def test_unresolved_neuron_core_pod_is_told_to_pin_a_node_type():
+    text = pod("limits: {aws.amazon.com/neuroncore: 2, memory: 8Gi}", "nodeSelector: {pool: trn}")
+    [f] = lint(text, UNRESOLVED)
+    assert (f.line, f.severity, f.message) == (
+        6,
+        "info",
+        "node type unknown for 2 aws.amazon.com/neuroncore: GPU-share checks skipped",
+    )

@@ -39,7 +39,7 @@ from typing import Any
 
 from kubelint_ml.input.workloads import KINDS, KUBEFLOW_REPLICA_SPECS, TRAINER_ANCESTOR_LABEL
 from kubelint_ml.k8s.dra import AdmissionDra, admission_dra
-from kubelint_ml.k8s.resources import ACCELERATOR_PATTERNS
+from kubelint_ml.k8s.resources import ACCELERATOR_AMOUNT_PATTERNS, ACCELERATOR_PATTERNS
 
 IGNORE = "kubelint-ml.io/ignore"
 KUEUE_LABEL = "kueue.x-k8s.io/priority-class"
@@ -155,7 +155,13 @@ def resources_unknown(ps: str) -> str:
     )
 
 
-_ACCELERATOR_RE2 = "^(" + "|".join(p.replace(".", "\\.").replace("*", ".*") for p in ACCELERATOR_PATTERNS) + ")$"
+def _re2(patterns: tuple[str, ...]) -> str:
+    """Glob patterns as one RE2 expression matching a whole name."""
+    return "^(" + "|".join(p.replace(".", "\\.").replace("*", ".*") for p in patterns) + ")$"
+
+
+_ACCELERATOR_RE2 = _re2(ACCELERATOR_PATTERNS)
+_AMOUNT_RE2 = _re2(ACCELERATOR_AMOUNT_PATTERNS)  # a device's memory or cores, not a device
 # IsExtendedResourceName: "requests." + name is a qualified name with a DNS-1123 subdomain prefix.
 _EXTENDED_RE2 = (
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
@@ -179,12 +185,14 @@ def uses_accelerators(ps: str, dra: AdmissionDra | None = None) -> str:
     accelerator class (k8s/dra.py ``admission_dra``)."""
     dra = dra or admission_dra(None)
     amount = (
-        "[{req}, {lim}].exists(rl, rl.exists(k, k.matches({pat}) && {ext} && {ok} && {val}.sign() > 0"
+        "[{req}, {lim}].exists(rl, rl.exists(k, k.matches({pat}) && !k.matches({amount}) && {ext} && {ok}"
+        " && {val}.sign() > 0"
         " && {val}.isInteger()))"
     ).format(
         req=res("c", "requests"),
         lim=res("c", "limits"),
         pat=lit(_ACCELERATOR_RE2),
+        amount=lit(_AMOUNT_RE2),
         ext=extended("k"),
         ok=is_q("rl[k]"),
         val=q("rl[k]"),

@@ -36,7 +36,10 @@ def pseudo_rules() -> list[Rule]:
 # What makes an accelerator pod, said by every rule whose severity or scope depends on it.
 ACCELERATOR_PODS = (
     "Accelerator pods: a container asks for an accelerator resource (nvidia.com/gpu, nvidia.com/mig-*, "
-    "amd.com/gpu, gpu.intel.com/*, habana.ai/gaudi, aws.amazon.com/neuron*, google.com/tpu), or a DRA claim "
+    "amd.com/gpu, gpu.intel.com/*, habana.ai/gaudi, aws.amazon.com/neuron*, google.com/tpu, and the device "
+    "counts of HAMi and other vendors' plugins: huawei.com/Ascend*, hygon.com/dcunum, cambricon.com/vmlu, "
+    "mthreads.com/vgpu, metax-tech.com/sgpu, iluvatar.ai/vgpu, enflame.com/vgcu, kunlunxin.com/xpu...; not a "
+    "device's memory, cores or percentage such as huawei.com/Ascend910B-memory), or a DRA claim "
     "holds accelerator devices. A pod's resourceClaims are followed to their ResourceClaimTemplate or "
     "ResourceClaim (among the inputs and --context files), and each device request's DeviceClass is judged by "
     "its driver or name (gpu.nvidia.com, mig.nvidia.com, gpu.amd.com, gpu.intel.com, neuron.aws.com, "

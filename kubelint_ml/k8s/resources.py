@@ -22,6 +22,7 @@ from functools import lru_cache
 from .quantity import QuantityError, milli_round_up, parse_manifest_quantity
 
 __all__ = [
+    "ACCELERATOR_AMOUNT_PATTERNS",
     "ACCELERATOR_PATTERNS",
     "BEST_EFFORT",
     "BURSTABLE",
@@ -48,6 +49,9 @@ BEST_EFFORT = "BestEffort"
 
 ResourceList = dict[str, Fraction]
 
+# Resources counted in devices (or in slices of one: MIG, time-sliced, vNPU templates): the vendors'
+# device plugins and HAMi's (charts/hami/values.yaml and its device ConfigMap: the count resource
+# of each vendor; older HAMi releases named Enflame's enflame.com/vgcu, Iluvatar's iluvatar.ai/vgpu).
 ACCELERATOR_PATTERNS: tuple[str, ...] = (
     "nvidia.com/gpu",
     "nvidia.com/gpu.shared",
@@ -57,8 +61,40 @@ ACCELERATOR_PATTERNS: tuple[str, ...] = (
     "habana.ai/gaudi",
     "aws.amazon.com/neuron*",
     "google.com/tpu",
+    "huawei.com/Ascend*",  # Ascend device plugin and HAMi: Ascend910, Ascend910B3, Ascend310P, Ascend910-4c (vNPU)
+    "hygon.com/dcu",  # Hygon DCU device plugin
+    "hygon.com/dcunum",  # HAMi
+    "cambricon.com/mlu",
+    "cambricon.com/vmlu",  # HAMi
+    "mthreads.com/gpu",
+    "mthreads.com/vgpu",  # HAMi
+    "metax-tech.com/gpu",
+    "metax-tech.com/sgpu",  # HAMi
+    "iluvatar.ai/gpu",
+    "iluvatar.ai/vgpu",  # HAMi before 2.6
+    "iluvatar.ai/*-vgpu",  # HAMi: iluvatar.ai/BI-V150-vgpu
+    "enflame.com/gcu",
+    "enflame.com/vgcu",  # HAMi before 2.7
+    "enflame.com/drs-gcu",  # HAMi
+    "kunlunxin.com/xpu",
+    "kunlunxin.com/vxpu",  # HAMi
+    "vastaitech.com/va",
+    "birentech.com/gpu",
+)
+# Names the patterns above also match that are amounts of a device (its memory, a percentage of its
+# cores), not devices: huawei.com/Ascend910B-memory, enflame.com/vgcu-percentage, gpu.intel.com/millicores.
+ACCELERATOR_AMOUNT_PATTERNS: tuple[str, ...] = (
+    "*-memory",
+    "*-core",
+    "*-percentage",
+    "*.vMem",
+    "*.vCore",
+    "gpu.intel.com/millicores",
+    "gpu.intel.com/memory.max",
+    "gpu.intel.com/tiles",
 )
 _ACCELERATOR_RE = re.compile("|".join(fnmatch.translate(p) for p in ACCELERATOR_PATTERNS))
+_AMOUNT_RE = re.compile("|".join(fnmatch.translate(p) for p in ACCELERATOR_AMOUNT_PATTERNS))
 
 _QOS_RESOURCES = ("cpu", "memory")
 _HUGEPAGES_PREFIX = "hugepages-"
@@ -102,7 +138,7 @@ def is_extended_resource(name: str) -> bool:
 @lru_cache(maxsize=4096)
 def is_accelerator_resource(name: str) -> bool:
     """An extended resource from the accelerator list (GPUs, TPUs, Gaudi, Neuron...)."""
-    return _ACCELERATOR_RE.match(name) is not None and is_extended_resource(name)
+    return _ACCELERATOR_RE.match(name) is not None and _AMOUNT_RE.match(name) is None and is_extended_resource(name)
 
 
 def _is_pod_level_resource(name: str) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit
 from kubelint_ml.input.objects import dig
 from kubelint_ml.k8s.dra import ANY_GPU
-from kubelint_ml.k8s.nodes import catalog
+from kubelint_ml.k8s.nodes import NEURON_RESOURCES, catalog
 from kubelint_ml.templates._accel import placement
 from kubelint_ml.templates._common import accelerators, uncounted_accelerators
 
@@ -37,6 +37,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         return None
     devices = ", ".join(f"{n} {'GPUs (DRA claims)' if r == ANY_GPU else r}" for r, n in accel.items())
     in_catalog = {n.gpu_resource for n in catalog().values()}
+    if in_catalog & NEURON_RESOURCES:  # Neuron nodes offer their cores and devices under every name
+        in_catalog |= NEURON_RESOURCES
     missing = [r for r in accel if r not in in_catalog and r != ANY_GPU]  # (a DRA GPU: the node's own)
     if accel and len(missing) == len(accel):
         # The real reason comes first: no node type in the catalog offers this accelerator at all.
@@ -64,6 +66,7 @@ _FAMILIES = {
     "google.com/tpu": "TPU",
     "aws.amazon.com/neuron": "AWS Neuron",
     "aws.amazon.com/neuroncore": "AWS Neuron",
+    "aws.amazon.com/neurondevice": "AWS Neuron",
     "habana.ai/gaudi": "Gaudi",
     "amd.com/gpu": "AMD GPU",
 }
