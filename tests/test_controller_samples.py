@@ -131,6 +131,31 @@ def test_nim_service_dra_resources_make_an_accelerator_pod() -> None:
     assert all("(GPU pod)" in m for r, _, _, m in found if r == "missing-memory-limit")
 
 
+def test_nim_service_dra_devices_default_to_the_gpu_class() -> None:
+    # claimCreationSpec.devices: [{name: gpu}]: the CRD defaults deviceClassName to gpu.nvidia.com, count to 1
+    found = _with_severity(SAMPLES / "nim" / "advanced-dra-auto-creation-example0-llm.yaml")
+    assert [f[:3] for f in found] == [
+        ("besteffort-qos", 31, "error"),
+        ("emptydir-memory-unbounded", 31, "error"),
+        ("missing-memory-limit", 31, "error"),
+        ("missing-memory-request", 31, "warning"),
+        ("missing-priority-class", 31, "warning"),
+    ]
+    assert all("(GPU pod)" in m for r, _, _, m in found if r in ("besteffort-qos", "missing-memory-limit"))
+
+
+def _with_severity(path: Path, *extra: str) -> list[tuple[str, int, str, str]]:
+    """(rule, line, severity, message) of each finding, sorted."""
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json", *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode in (0, 1), r.stderr
+    return sorted((f["rule"], f["line"], f["severity"], f["message"]) for f in json.loads(r.stdout)["findings"])
+
+
 def test_nim_pipeline_services_are_nim_services() -> None:
     found = rules(lint(SAMPLES / "nim" / "rag-rag-pipeline.yaml"))
     assert [f for f in found if f[0] == "missing-priority-class"] == [

@@ -12,7 +12,8 @@ and ``runtimeClassName`` are the pod's. ``/dev/shm`` is the memory-backed emptyD
 the profile does not say; the profile is not read here, so 1 is assumed), or
 ``multiNode.parallelism.tensor``. A ``draResources`` entry naming a ResourceClaim or
 ResourceClaimTemplate is a pod claim the container uses; one with ``claimCreationSpec`` asks for its
-``devices`` (class and count), the template the operator makes. Replicas are ``replicas`` (``scale.hpa.minReplicas`` with autoscaling). A NIMPipeline is
+``devices`` (class and count; the CRD defaults them to ``gpu.nvidia.com`` and 1), the template the
+operator makes. Replicas are ``replicas`` (``scale.hpa.minReplicas`` with autoscaling). A NIMPipeline is
 the NIMServices of its enabled ``services[].spec``. A NIMCache's caching Job asks for cpu and memory
 only: no pod is judged.
 """
@@ -59,15 +60,23 @@ def _claims(dra: Any) -> list[dict]:
     return out
 
 
+# DRADeviceSpec's defaults (api/apps/v1alpha1/dra_types.go: +kubebuilder:default=gpu.nvidia.com, count 1)
+_DEFAULT_DEVICE_CLASS = "gpu.nvidia.com"
+
+
 def _created_devices(dra: Any) -> list[tuple[str, int]]:
-    """(device class, count) of the templates the operator creates (``claimCreationSpec.devices``)."""
+    """(device class, count) of the templates the operator creates (``claimCreationSpec.devices``); a
+    device naming no class is of the CRD's default class, ``gpu.nvidia.com``."""
     out = []
     for d in dra if isinstance(dra, list) else []:
         devices = dig(d, "claimCreationSpec", "devices") if isinstance(d, dict) else None
         for dev in devices if isinstance(devices, list) else []:
-            if isinstance(dev, dict) and isinstance(dev.get("deviceClassName"), str):
+            if not isinstance(dev, dict):
+                continue
+            device_class = dev.get("deviceClassName", _DEFAULT_DEVICE_CLASS)
+            if isinstance(device_class, str):
                 count = integer(dev.get("count"), 1)
-                out.append((dev["deviceClassName"], count if count and count > 0 else 1))
+                out.append((device_class, count if count and count > 0 else 1))
     return out
 
 
