@@ -220,3 +220,55 @@ def test_helm_templates_keep_their_message_and_a_real_error_above_a_placeholder_
     found = lint(broken)
     [(rule, line, _)] = [f for f in found if f[0] == "parse-error"]
     assert line == 3
+
+
+SPARK_RAPIDS = """\
+apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata:
+  name: rapids-etl
+spec:
+  type: Scala
+  image: nvcr.io/nvidia/spark-rapids:24.10
+  batchSchedulerOptions: {priorityClassName: batch}
+  sparkConf:
+    spark.executor.resource.gpu.amount: "AMOUNT"
+    spark.executor.resource.gpu.vendor: nvidia.com
+    spark.driver.resource.gpu.amount: "1"
+    spark.task.resource.gpu.amount: "0.25"
+  driver:
+    cores: 1
+    memory: 4g
+  executor:
+    instances: 2
+    cores: 4
+    memory: 16g
+    nodeSelector: {node.kubernetes.io/instance-type: p4d.24xlarge}
+"""
+
+
+def test_spark_gpus_asked_through_spark_conf(tmp_path: Path) -> None:
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.workloads import pod_templates
+
+    path = tmp_path / "rapids.yaml"
+    path.write_text(SPARK_RAPIDS.replace("AMOUNT", "16"))
+    # spark.executor.resource.gpu.{amount,vendor}: a limit of nvidia.com/gpu, as Spark on Kubernetes makes it;
+    # the driver's amount names no vendor (Spark refuses it): no GPU
+    [obj] = unpack(load(path.read_bytes()).documents[0], "x").objects
+    driver, executor = pod_templates(obj)
+    assert "nvidia.com/gpu" not in driver.containers[0].data["resources"]["limits"]
+    assert executor.containers[0].data["resources"]["limits"]["nvidia.com/gpu"] == 16
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    found = [(f["rule"], f["line"], f["severity"], f["message"]) for f in json.loads(r.stdout)["findings"]]
+    assert found == [
+        ("gpu-memory-share-mismatch", 10, "warning", "requests 16 GPUs but p4d.24xlarge has only 8"),
+    ]
+    path.write_text(SPARK_RAPIDS.replace("AMOUNT", "1"))
+    assert lint(path) == []

@@ -1,7 +1,7 @@
 """Spark operator (``sparkoperator.k8s.io/v1beta2`` SparkApplication; kubeflow/spark-operator
 ``api/v1beta2``, ``internal/controller/sparkapplication``): the driver's and executors' pods with
 the resources the operator computes from ``cores``, ``coreLimit``, ``memory``, ``memoryOverhead`` and
-``gpu``."""
+``gpu``, and the custom resources (GPUs) ``sparkConf`` asks for as Spark on Kubernetes makes them."""
 
 from __future__ import annotations
 
@@ -23,6 +23,29 @@ def _jvm_mib(text: Any) -> float | None:
     if not digits.isdigit():
         return None
     return int(digits) * _SPARK_MB[unit]
+
+
+def _conf_resources(conf: Any, role: str) -> list[tuple[str, Any, str]]:
+    """(resource, amount, key) of the custom resources ``sparkConf`` asks for the role: Spark on
+    Kubernetes makes ``spark.<role>.resource.<name>.amount`` with ``...<name>.vendor`` a limit of
+    ``<vendor>/<name>`` (``KubernetesUtils.buildResourcesQuantities``; without a vendor Spark refuses
+    to start). The amount as written, a whole number (Spark reads it as a Long)."""
+    if not isinstance(conf, dict):
+        return []
+    prefix = f"spark.{role}.resource."
+    out = []
+    for key, amount in conf.items():
+        if not (isinstance(key, str) and key.startswith(prefix) and key.endswith(".amount")):
+            continue
+        name = key[len(prefix) : -len(".amount")]
+        vendor = conf.get(f"{prefix}{name}.vendor")
+        if not name or "." in name or not isinstance(vendor, str) or not vendor:
+            continue
+        if isinstance(amount, str) and amount.strip().isdigit():
+            amount = int(amount.strip())
+        if isinstance(amount, int) and not isinstance(amount, bool):
+            out.append((f"{vendor}/{name}", amount, key))
+    return out
 
 
 def _spark_role(obj: K8sObject, role: str) -> Pod | None:
@@ -63,6 +86,10 @@ def _spark_role(obj: K8sObject, role: str) -> Pod | None:
     if isinstance(gpu, dict) and isinstance(gpu.get("name"), str):
         limits[gpu["name"]] = gpu.get("quantity", 1)
         renames.append((path + ("resources", "limits", gpu["name"]), path + ("gpu",)))
+    for resource, amount, key in _conf_resources(spec.get("sparkConf"), role):
+        if resource not in limits:
+            limits[resource] = amount
+            renames.append((path + ("resources", "limits", resource), ("spec", "sparkConf", key)))
     container = {k: v for k, v in node.items() if k in ("image", "env", "envFrom", "volumeMounts", "securityContext")}
     container["name"] = "spark-kubernetes-driver" if role == "driver" else "executor"
     container.setdefault("image", spec.get("image") or "spark")
@@ -87,8 +114,8 @@ def _spark_role(obj: K8sObject, role: str) -> Pod | None:
         volumes=listed(spec.get("volumes"), ("spec", "volumes")),
         metadata={"labels": node.get("labels"), "annotations": node.get("annotations")},
         renames=renames,
-        fix_note="the Spark operator builds the pod's resources from cores, coreLimit, memory, memoryOverhead and "
-        "gpu: change those",
+        fix_note="the Spark operator builds the pod's resources from cores, coreLimit, memory, memoryOverhead, "
+        "gpu and sparkConf's spark.<role>.resource.*: change those",
     )
 
 
