@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "fixtures" / "controllers"
 
 
-def lint(path: Path, *extra: str) -> list[tuple[str, int, str, str]]:
+def findings(path: Path, *extra: str) -> list[dict]:
     r = subprocess.run(
         [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json", *extra],
         capture_output=True,
@@ -21,7 +21,11 @@ def lint(path: Path, *extra: str) -> list[tuple[str, int, str, str]]:
     )
     assert r.returncode in (0, 1), r.stderr
     assert "Traceback" not in r.stderr
-    return sorted((f["rule"], f["line"], f["path"], f["message"]) for f in json.loads(r.stdout)["findings"])
+    return json.loads(r.stdout)["findings"]
+
+
+def lint(path: Path, *extra: str) -> list[tuple[str, int, str, str]]:
+    return sorted((f["rule"], f["line"], f["path"], f["message"]) for f in findings(path, *extra))
 
 
 def rules(found: list[tuple[str, int, str, str]]) -> list[tuple[str, int, str]]:
@@ -146,14 +150,7 @@ def test_nim_service_dra_devices_default_to_the_gpu_class() -> None:
 
 def _with_severity(path: Path, *extra: str) -> list[tuple[str, int, str, str]]:
     """(rule, line, severity, message) of each finding, sorted."""
-    r = subprocess.run(
-        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json", *extra],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode in (0, 1), r.stderr
-    return sorted((f["rule"], f["line"], f["severity"], f["message"]) for f in json.loads(r.stdout)["findings"])
+    return sorted((f["rule"], f["line"], f["severity"], f["message"]) for f in findings(path, *extra))
 
 
 def test_nim_pipeline_services_are_nim_services() -> None:

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "platform"
 
 
-def lint(path: Path, *extra: str) -> list[tuple[str, int, str]]:
+def findings(path: Path, *extra: str) -> list[dict]:
     r = subprocess.run(
         [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json", *extra],
         capture_output=True,
@@ -27,7 +27,11 @@ def lint(path: Path, *extra: str) -> list[tuple[str, int, str]]:
     )
     assert r.returncode in (0, 1), r.stderr
     assert "Traceback" not in r.stderr
-    return sorted((f["rule"], f["line"], f["path"]) for f in json.loads(r.stdout)["findings"])
+    return json.loads(r.stdout)["findings"]
+
+
+def lint(path: Path, *extra: str) -> list[tuple[str, int, str]]:
+    return sorted((f["rule"], f["line"], f["path"]) for f in findings(path, *extra))
 
 
 def rules_at(found: list[tuple[str, int, str]], line: int) -> set[str]:
@@ -260,13 +264,7 @@ def test_spark_gpus_asked_through_spark_conf(tmp_path: Path) -> None:
     driver, executor = pod_templates(obj)
     assert "nvidia.com/gpu" not in driver.containers[0].data["resources"]["limits"]
     assert executor.containers[0].data["resources"]["limits"]["nvidia.com/gpu"] == 16
-    r = subprocess.run(
-        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    found = [(f["rule"], f["line"], f["severity"], f["message"]) for f in json.loads(r.stdout)["findings"]]
+    found = [(f["rule"], f["line"], f["severity"], f["message"]) for f in findings(path)]
     assert found == [
         ("gpu-memory-share-mismatch", 10, "warning", "requests 16 GPUs but p4d.24xlarge has only 8"),
     ]
