@@ -270,3 +270,86 @@ def test_spark_gpus_asked_through_spark_conf(tmp_path: Path) -> None:
     ]
     path.write_text(SPARK_RAPIDS.replace("AMOUNT", "1"))
     assert lint(path) == []
+
+
+DYNAMO_DEVICE_V1BETA1 = """\
+apiVersion: nvidia.com/v1beta1
+kind: DynamoGraphDeployment
+metadata:
+  name: vllm-disagg-hami
+spec:
+  priorityClassName: serving
+  components:
+  - name: VllmDecodeWorker
+    type: decode
+    device:
+      resources:
+        nvidia.com/gpu: "GPUS"
+        nvidia.com/gpumem: "3000"
+      schedulerName: hami-scheduler
+      nodeSelector:
+        node.kubernetes.io/instance-type: p4d.24xlarge
+    podTemplate:
+      spec:
+        containers:
+        - name: main
+          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1
+          resources:
+            requests: {cpu: "8", memory: 64Gi, nvidia.com/gpu: "1"}
+            limits: {memory: 64Gi}
+"""
+
+DYNAMO_DEVICE_V1ALPHA1 = """\
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata:
+  name: vllm-disagg-hami
+spec:
+  services:
+    VllmDecodeWorker:
+      componentType: worker
+      replicas: 1
+      device:
+        resources:
+          nvidia.com/gpu: "1"
+          nvidia.com/gpumem: "3000"
+          nvidia.com/gpucores: "50"
+        schedulerName: hami-scheduler
+        nodeSelector:
+          gpu: "on"
+      extraPodSpec:
+        mainContainer:
+          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:my-tag
+"""
+
+
+def test_dynamo_device_resources_are_the_main_containers(tmp_path: Path) -> None:
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.workloads import pod_templates
+
+    path = tmp_path / "dgd.yaml"
+    path.write_text(DYNAMO_DEVICE_V1BETA1.replace("GPUS", "16"))
+    [obj] = unpack(load(path.read_bytes()).documents[0], "x").objects
+    [tpl] = pod_templates(obj)
+    # the operator sets device.resources as both request and limit, over the container's own
+    assert tpl.containers[0].data["resources"] == {
+        "requests": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "16", "nvidia.com/gpumem": "3000"},
+        "limits": {"memory": "64Gi", "nvidia.com/gpu": "16", "nvidia.com/gpumem": "3000"},
+    }
+    assert tpl.spec["schedulerName"] == "hami-scheduler"
+    found = [(f["rule"], f["line"], f["severity"], f["message"]) for f in findings(path)]
+    assert found == [
+        ("gpu-memory-share-mismatch", 12, "warning", "requests 16 GPUs but p4d.24xlarge has only 8"),
+    ]
+    path.write_text(DYNAMO_DEVICE_V1BETA1.replace("GPUS", "1"))
+    assert findings(path) == []
+
+    path.write_text(DYNAMO_DEVICE_V1ALPHA1)
+    found = [(f["rule"], f["line"], f["severity"], f["message"]) for f in findings(path)]
+    assert found == [
+        ("besteffort-qos", 7, "error", "BestEffort QoS: no cpu or memory requests or limits (GPU pod)"),
+        ("missing-memory-limit", 7, "error", "container 'main' has no memory limit (GPU pod)"),
+        ("missing-memory-request", 7, "warning", "container 'main' has no memory request or limit (GPU pod)"),
+        ("missing-priority-class", 7, "warning", "no priorityClassName: pods run at the default priority"),
+    ]

@@ -4,7 +4,9 @@ container gets the service's ``resources``; in ``v1beta1`` (the storage version)
 ``spec.components[]`` carries a native ``podTemplate`` whose container ``main`` the operator completes
 (command, env, probes; no resources). Both get the operator's ``/dev/shm``: a memory-backed emptyDir
 of 8Gi unless ``sharedMemory`` (v1alpha1: ``{disabled, size}``) or ``sharedMemorySize`` (v1beta1:
-``"0"`` disables it) says otherwise. A component's pods are ``replicas`` x ``multinode.nodeCount``."""
+``"0"`` disables it) says otherwise. A component's ``device`` (vendor-agnostic devices, e.g. HAMi's)
+gives the main container its ``resources`` as requests and limits, and the pod its node selector,
+tolerations and scheduler. A component's pods are ``replicas`` x ``multinode.nodeCount``."""
 
 from __future__ import annotations
 
@@ -59,6 +61,41 @@ def _with_shm(container: Any, volumes: list[tuple[Any, tuple]], size: Any, where
     return {**container, "volumeMounts": [*mounts, {"name": "shared-memory", "mountPath": "/dev/shm"}]}
 
 
+def _with_device(
+    pod_spec: dict, spath: tuple, container: Any, cpath: tuple, device: Any, dpath: tuple
+) -> tuple[dict, Any, list[tuple[tuple, tuple]]]:
+    """A component's ``device`` (``applyDeviceSpec``, deploy/operator/internal/dynamo/device.go): each
+    of its ``resources`` is the main container's request and limit (over what the container says);
+    its ``nodeSelector`` keys the pod lacks, its ``tolerations``, and its ``schedulerName`` unless the
+    pod names one are the pod's. Returns (pod spec, container, renames to the ``device`` fields)."""
+    if not isinstance(device, dict):
+        return pod_spec, container, []
+    renames: list[tuple[tuple, tuple]] = []
+    pod_spec = dict(pod_spec)
+    for key in ("nodeSelector", "tolerations", "schedulerName"):
+        value, own = device.get(key), pod_spec.get(key)
+        if not value or not isinstance(value, (dict, list, str)):
+            continue
+        if not own:
+            pod_spec[key] = value
+            renames.append((spath + (key,), dpath + (key,)))
+        elif isinstance(value, dict) and isinstance(own, dict):
+            pod_spec[key] = {**value, **own}
+        elif isinstance(value, list) and isinstance(own, list):
+            pod_spec[key] = [*own, *(t for t in value if t not in own)]
+    resources = device.get("resources")
+    if isinstance(resources, dict) and resources and isinstance(container, dict):
+        res: Any = container.get("resources")
+        res = dict(res) if isinstance(res, dict) else {}
+        for part in ("requests", "limits"):
+            have = res.get(part)
+            res[part] = {**(have if isinstance(have, dict) else {}), **resources}
+            for name in resources:
+                renames.append((cpath + ("resources", part, name), dpath + ("resources", name)))
+        container = {**container, "resources": res}
+    return pod_spec, container, renames
+
+
 def _component(obj: K8sObject, path: tuple, comp: dict, role: str) -> Pod | None:
     """A v1beta1 component: its ``podTemplate`` with the operator's /dev/shm."""
     tpl = comp.get("podTemplate")
@@ -71,10 +108,13 @@ def _component(obj: K8sObject, path: tuple, comp: dict, role: str) -> Pod | None
     main = next((i for i, (c, _) in enumerate(containers) if isinstance(c, dict) and c.get("name") == "main"), 0)
     size = comp.get("sharedMemorySize", DEFAULT_SHM)
     where = path + ("sharedMemorySize",) if "sharedMemorySize" in comp else path
-    if containers:
-        containers[main] = (_with_shm(containers[main][0], volumes, size, where), containers[main][1])
     pod_spec = dict(spec)
     renames: list[tuple[tuple, tuple]] = [(spath + ("metadata",), path + ("podTemplate", "metadata"))]
+    if containers:
+        c, cpath = containers[main]
+        pod_spec, c, from_device = _with_device(pod_spec, spath, c, cpath, comp.get("device"), path + ("device",))
+        renames += from_device
+        containers[main] = (_with_shm(c, volumes, size, where), cpath)
     graph_priority = dig(obj.data, "spec", "priorityClassName")
     if "priorityClassName" not in spec and isinstance(graph_priority, str) and graph_priority:
         pod_spec["priorityClassName"] = graph_priority  # Grove's PodCliqueSet gives it to the pods
@@ -141,6 +181,9 @@ def _dynamo(obj: K8sObject) -> list[Pod]:
             (path + ("metadata",), path + ("extraPodSpec",)),
         ]
         spec = {k: v for k, v in extra.items() if k not in ("mainContainer", "containers", "volumes", "initContainers")}
+        renames += [(path + (k,), path + ("extraPodSpec", k)) for k in spec]
+        spec, container, from_device = _with_device(spec, path, container, path, svc.get("device"), path + ("device",))
+        renames = from_device + renames
         containers = [(container, path)] + listed(extra.get("containers"), path + ("extraPodSpec", "containers"))
         shm: Any = svc.get("sharedMemory") if isinstance(svc.get("sharedMemory"), dict) else {}
         size = None if shm.get("disabled") is True else shm.get("size", DEFAULT_SHM)
@@ -155,9 +198,9 @@ def _dynamo(obj: K8sObject) -> list[Pod]:
                 containers,
                 init=listed(extra.get("initContainers"), path + ("extraPodSpec", "initContainers")),
                 volumes=volumes,
-                renames=renames + [(path + (k,), path + ("extraPodSpec", k)) for k in spec],
+                renames=renames,
                 fix_note="the Dynamo operator builds the main container's resources from the service's resources "
-                "(gpu, cpu, memory): change those",
+                "(gpu, cpu, memory) and device.resources: change those",
             )
         )
     return out
