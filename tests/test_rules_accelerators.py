@@ -765,3 +765,55 @@ def test_unresolved_neuron_core_pod_is_told_to_pin_a_node_type():
         "info",
         "node type unknown for 2 aws.amazon.com/neuroncore: GPU-share checks skipped",
     )
+
+
+@pytest.mark.parametrize(
+    ("family", "resources", "message"),
+    [
+        # GKE's machine-family label alone: every catalog machine type of the family is a candidate
+        (
+            "a4",
+            "requests: {memory: 3000Gi}\nlimits: {nvidia.com/gpu: 1, memory: 3000Gi}",
+            "1 of 8 GPUs but 77.3% of a4-highgpu-8g memory (3000Gi)",
+        ),
+        (
+            "a4x",
+            "requests: {memory: 800Gi}\nlimits: {nvidia.com/gpu: 1, memory: 800Gi}",
+            "1 of 4 GPUs but 93.1% of a4x-highgpu-4g memory (800Gi)",
+        ),
+        (
+            "a3",
+            "requests: {memory: 3000Gi}\nlimits: {nvidia.com/gpu: 1, memory: 3000Gi}",
+            "requests 3000Gi memory but a3-ultragpu-8g has 2886Gi allocatable",
+        ),
+        (
+            "g2",
+            "requests: {memory: 400Gi}\nlimits: {nvidia.com/gpu: 1, memory: 400Gi}",
+            "requests 400Gi memory but g2-standard-96 has 369Gi allocatable",
+        ),
+        (
+            "ct6e",
+            "requests: {memory: 8Gi}\nlimits: {nvidia.com/gpu: 1, memory: 8Gi}",
+            "requests 1 nvidia.com/gpu but ct6e-standard-1t offers google.com/tpu only",
+        ),
+    ],
+)
+def test_gke_machine_family_resolves_to_its_machine_types(family, resources, message):
+    text = pod(resources, f"nodeSelector:\n  cloud.google.com/machine-family: {family}")
+    [f] = lint(text, SHARE)
+    assert (f.rule, f.line, f.severity, f.message) == (SHARE, 13 if "offers" in message else 12, "warning", message)
+
+
+def test_gke_machine_family_within_the_share_of_some_machine_type_passes():
+    # 40Gi on one L4: g2-standard-12 (43Gi allocatable) holds it
+    text = pod(
+        "requests: {memory: 40Gi}\nlimits: {nvidia.com/gpu: 1, memory: 40Gi}",
+        "nodeSelector:\n  cloud.google.com/machine-family: g2",
+    )
+    assert lint(text, SHARE) == []
+    unknown = pod("limits: {nvidia.com/gpu: 1}", "nodeSelector:\n  cloud.google.com/machine-family: a3-ultragpu")
+    assert lint(unknown, SHARE) == []
+    assert any(
+        "cloud.google.com/machine-family=a3-ultragpu is not in the built-in GPU catalog" in n
+        for n in notes(unknown, SHARE)
+    )

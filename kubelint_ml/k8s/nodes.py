@@ -148,6 +148,7 @@ IDENTIFYING_KEYS = frozenset(
         "karpenter.k8s.aws/instance-accelerator-name",
         "eks.amazonaws.com/instance-accelerator-name",
         "cloud.google.com/gke-tpu-accelerator",
+        "cloud.google.com/machine-family",  # GKE: a4, a3, g2, ct6e... (every machine type of the family)
     }
 )
 
