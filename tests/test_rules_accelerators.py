@@ -489,23 +489,20 @@ def test_unresolved_accelerator_family_pod_is_told_to_describe_its_pool():
     assert f.message == "no Gaudi node types in the built-in catalog: GPU-share checks skipped for 8 habana.ai/gaudi"
 
 
+def _one_pool(name: str, labels: dict, gpus: int, resource: str, memory: str, **extra: str) -> dict:
+    """A profile with one node pool."""
+    pool = {"name": name, "labels": labels, "gpus": gpus, "gpuResource": resource, "memory": memory, **extra}
+    return {"nodePools": [pool]}
+
+
 def test_a_tpu_pod_resolves_through_the_catalog_or_its_pool():
     text = pod(
         "limits: {google.com/tpu: 4}", "nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice}"
     )
     assert lint(text, UNRESOLVED) == []  # the v5e machine types are in the catalog
-    profile = {
-        "nodePools": [
-            {
-                "name": "v5e",
-                "labels": {"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice"},
-                "gpus": 4,
-                "gpuResource": "google.com/tpu",
-                "memory": "176Gi",
-                "cpu": "110",
-            }
-        ]
-    }
+    profile = _one_pool(
+        "v5e", {"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice"}, 4, "google.com/tpu", "176Gi", cpu="110"
+    )
     assert lint(text, UNRESOLVED, profile=profile) == []
     big = pod(
         "requests: {memory: 100Gi}\nlimits: {google.com/tpu: 1}",
@@ -816,4 +813,24 @@ def test_gke_machine_family_within_the_share_of_some_machine_type_passes():
     assert any(
         "cloud.google.com/machine-family=a3-ultragpu is not in the built-in GPU catalog" in n
         for n in notes(unknown, SHARE)
+    )
+
+
+def test_neuron_cores_on_a_pool_of_unknown_generation_are_not_judged():
+    profile = _one_pool("trn", {"pool": "trn"}, 16, "aws.amazon.com/neuron", "500Gi")
+    text = pod(
+        "requests: {memory: 400Gi}\nlimits: {aws.amazon.com/neuroncore: 2, memory: 400Gi}", "nodeSelector: {pool: trn}"
+    )
+    assert lint(text, SHARE, profile=profile) == []
+    assert any("Neuron generation (NeuronCores per device) is not known" in n for n in notes(text, SHARE, profile))
+    # devices are devices under either name: judged
+    devices = pod(
+        "requests: {memory: 400Gi}\nlimits: {aws.amazon.com/neurondevice: 1, memory: 400Gi}",
+        "nodeSelector: {pool: trn}",
+    )
+    [f] = lint(devices, SHARE, profile=profile)
+    assert (f.line, f.severity, f.message) == (
+        11,
+        "warning",
+        "1 of 16 aws.amazon.com/neurondevice but 80% of node pool trn memory (400Gi)",
     )

@@ -19,7 +19,7 @@ from fractions import Fraction
 
 from kubelint_ml.engine.api import Hit, SkipUnit, Unit, template_devices
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
-from kubelint_ml.k8s.nodes import GI, MI, NodeType, neuron_node_as
+from kubelint_ml.k8s.nodes import GI, MI, NEURON_RESOURCES, NodeType, neuron_node_as
 from kubelint_ml.k8s.resources import defaulted_requests, effective_pod_request
 from kubelint_ml.records import Record, replace
 from kubelint_ml.templates._accel import Placement, count_text, devices_label, is_slice, percent, placement
@@ -208,7 +208,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     fits: list[NodeType] = []
     too_small: list[NodeType] = []
     wrong: list[NodeType] = []
-    sliced = False
+    sliced = neuron_unknown = False
     for node in place.nodes:
         most = node.gpus
         seen = neuron_node_as(node, list(accel))
@@ -220,6 +220,8 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         if others:
             if node.gpu_resource == "nvidia.com/gpu" and all(is_slice(r) for r in others):
                 sliced = True
+            elif node.gpu_resource in NEURON_RESOURCES and all(r in NEURON_RESOURCES for r in others):
+                neuron_unknown = True  # cores and devices of a Neuron node whose generation is not known
             else:
                 wrong.append(node)
         elif _count(tpl, accel, node, fewest=True) > most and not counted_at_most(tpl):
@@ -228,6 +230,11 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
             fits.append(node)
     if sliced:
         raise SkipUnit("the pod requests MIG slices or shared GPUs; how many a node offers depends on its partitioning")
+    if neuron_unknown:
+        raise SkipUnit(
+            "the pod asks for Neuron cores or devices of a node whose Neuron generation (NeuronCores per device) "
+            "is not known: give the pool its instance type"
+        )
     if not fits:
         yield from _never_fits(tpl, place, accel, too_small, wrong)
         return
