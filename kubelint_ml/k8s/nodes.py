@@ -500,8 +500,6 @@ def tolerates(pod_spec: Mapping[str, Any], taints: Sequence[tuple[str, str, str]
     tolerations = pod_spec.get("tolerations")
     tols = [t for t in tolerations if isinstance(t, Mapping)] if isinstance(tolerations, list) else []
     wanted = _requested_extended(pod_spec)
-    if wanted & NEURON_RESOURCES:  # a Neuron node offers its devices and cores under all three names
-        wanted |= NEURON_RESOURCES
     for key, value, effect in hard:
         if key in wanted:
             continue
