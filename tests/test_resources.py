@@ -122,6 +122,8 @@ def test_hugepages():
         ("amd.com/gpumem", False),
         ("gpu.intel.com/millicores", False),
         ("gpu.intel.com/memory.max", False),
+        ("gpu.intel.com/i915_monitoring", False),
+        ("gpu.intel.com/xe_monitoring", False),
         ("huawei.com/ascend910", False),
         ("vpc.amazonaws.com/efa", False),
         ("rdma/hca_shared_devices_a", False),

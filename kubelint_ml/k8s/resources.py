@@ -82,7 +82,8 @@ ACCELERATOR_PATTERNS: tuple[str, ...] = (
     "birentech.com/gpu",
 )
 # Names the patterns above also match that are amounts of a device (its memory, a percentage of its
-# cores), not devices: huawei.com/Ascend910B-memory, enflame.com/vgcu-percentage, gpu.intel.com/millicores.
+# cores), not devices: huawei.com/Ascend910B-memory, enflame.com/vgcu-percentage, gpu.intel.com/millicores;
+# and the Intel GPU plugin's monitoring access (gpu.intel.com/i915_monitoring: every GPU, for a monitor).
 ACCELERATOR_AMOUNT_PATTERNS: tuple[str, ...] = (
     "*-memory",
     "*-core",
@@ -92,6 +93,7 @@ ACCELERATOR_AMOUNT_PATTERNS: tuple[str, ...] = (
     "gpu.intel.com/millicores",
     "gpu.intel.com/memory.max",
     "gpu.intel.com/tiles",
+    "gpu.intel.com/*_monitoring",
 )
 _ACCELERATOR_RE = re.compile("|".join(fnmatch.translate(p) for p in ACCELERATOR_PATTERNS))
 _AMOUNT_RE = re.compile("|".join(fnmatch.translate(p) for p in ACCELERATOR_AMOUNT_PATTERNS))
