@@ -353,3 +353,104 @@ def test_dynamo_device_resources_are_the_main_containers(tmp_path: Path) -> None
         ("missing-memory-request", 7, "warning", "container 'main' has no memory request or limit (GPU pod)"),
         ("missing-priority-class", 7, "warning", "no priorityClassName: pods run at the default priority"),
     ]
+
+
+TRAINER_RUNTIME_AND_JOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-distributed
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch:
+      numProcPerNode: auto
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels:
+              trainer.kubeflow.org/trainjob-ancestor-step: trainer
+          spec:
+            template:
+              spec:
+                priorityClassName: training
+                nodeSelector:
+                  node.kubernetes.io/instance-type: p4d.24xlarge
+                containers:
+                - name: node
+                  image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: gpu-job
+spec:
+  runtimeRef:
+    name: torch-distributed
+  trainer:
+    numNodes: 2
+    resourcesPerNode:
+      limits:
+        nvidia.com/gpu: GPUS
+        memory: MEMORY
+      requests:
+        cpu: "8"
+        memory: MEMORY
+"""
+
+
+@pytest.mark.parametrize(
+    ("gpus", "memory", "expected"),
+    [
+        # the runtime's trainer container with the TrainJob's resourcesPerNode, on the runtime's node type
+        (16, "64Gi", [("gpu-memory-share-mismatch", 39, "warning", "requests 16 GPUs but p4d.24xlarge has only 8")]),
+        (
+            1,
+            "400Gi",
+            [("gpu-memory-share-mismatch", 43, "warning", "1 of 8 GPUs but 37.8% of p4d.24xlarge memory (400Gi)")],
+        ),
+        (1, "64Gi", []),
+    ],
+)
+def test_train_job_is_judged_with_its_runtime(tmp_path: Path, gpus: int, memory: str, expected: list) -> None:
+    path = tmp_path / "trainer.yaml"
+    path.write_text(TRAINER_RUNTIME_AND_JOB.replace("GPUS", str(gpus)).replace("MEMORY", memory))
+    found = [(f["rule"], f["line"], f["severity"], f["message"]) for f in findings(path)]
+    assert found == expected
+
+
+def test_train_job_without_resources_or_its_runtime(tmp_path: Path) -> None:
+    from kubelint_ml.engine.api import Context
+    from kubelint_ml.engine.context import Facts
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+
+    # no memory anywhere: the TrainJob's GPU pod is BestEffort (the runtime's own trainer job is not judged
+    # on resources, and its priority is judged on the runtime)
+    text = TRAINER_RUNTIME_AND_JOB.replace("        memory: MEMORY\n", "").replace("GPUS", "4")
+    text = text.replace('      requests:\n        cpu: "8"\n', "")
+    path = tmp_path / "trainer.yaml"
+    path.write_text(text)
+    found = sorted((f["rule"], f["line"], f["severity"], f["message"]) for f in findings(path))
+    assert found == [
+        ("besteffort-qos", 35, "error", "BestEffort QoS: no cpu or memory requests or limits (GPU pod)"),
+        ("missing-memory-limit", 38, "error", "container 'node' has no memory limit (GPU pod)"),
+        ("missing-memory-request", 37, "warning", "container 'node' has no memory request or limit (GPU pod)"),
+    ]
+    # the TrainJob alone: its pods are not known, and it says so
+    job = tmp_path / "job.yaml"
+    job.write_text(text.split("---\n")[1])
+    assert [(f["rule"], f["line"], f["severity"]) for f in findings(job)] == [
+        ("accelerator-workload-not-judged", 12, "info")
+    ]
+    # runtime patches may move the trainer pod: its node type is then not taken from the runtime
+    facts = Facts()
+    runtime, train_job = (unpack(d, "t.yaml").objects[0] for d in load(path.read_bytes()).documents)
+    facts.add_object(runtime)
+    train_job.data["spec"]["runtimePatches"] = [{"manager": "x"}]
+    [tpl] = Context(facts=facts).templates(train_job)
+    assert "nodeSelector" not in tpl.spec and tpl.replicas == 2
+    assert tpl.containers[0].data["resources"] == {"limits": {"nvidia.com/gpu": 4}}

@@ -15,7 +15,14 @@ from typing import Any, Literal
 
 from kubelint_ml.findings import RuleInfo
 from kubelint_ml.input.objects import K8sObject
-from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_training_kind, pod_templates
+from kubelint_ml.input.workloads import (
+    ContainerView,
+    PodTemplate,
+    VolumeView,
+    is_training_kind,
+    pod_templates,
+    train_job_templates,
+)
 from kubelint_ml.k8s.dra import PodDevices, pod_devices, uses_dra
 from kubelint_ml.k8s.resources import ACCELERATOR, NO_DEVICES, accelerator_use, pod_level_gates, pod_requests
 from kubelint_ml.k8s.version import parse_version
@@ -243,6 +250,10 @@ class Context(Record):
         if found is not None and found[0] is obj:
             return found[1]
         templates = pod_templates(obj)
+        if not templates and obj.kind == "TrainJob" and obj.group == "trainer.kubeflow.org" and self.facts is not None:
+            runtime = self.facts.runtime_of(obj)  # its pods are the runtime's, with what it sets
+            if runtime is not None:
+                templates = train_job_templates(obj, runtime)
         self._templates[id(obj)] = (obj, templates)
         dra = getattr(self.facts, "dra", None)
         gates = self.cache.get("pod_level_gates")

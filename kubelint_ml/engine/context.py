@@ -27,6 +27,8 @@ CONTEXT_KINDS = (
     "KubeletConfiguration",
     "CustomResourceDefinition",
     "TrainJob",
+    "TrainingRuntime",
+    "ClusterTrainingRuntime",
     *DRA_CLAIM_KINDS,
     *CLUSTER_KINDS,  # kubelint_ml/engine/cluster.py
 )
@@ -180,6 +182,7 @@ class Facts(Record):
         "kubelet_configs",
         "crds",
         "train_jobs",
+        "training_runtimes",
         "_memo",
         "cluster",
     )
@@ -193,6 +196,7 @@ class Facts(Record):
         kubelet_configs: list[KubeletConfigFact] | None = None,
         crds: list[dict] | None = None,
         train_jobs: list[TrainJobFact] | None = None,
+        training_runtimes: dict[tuple[str, str | None, str], Any] | None = None,
         _memo: dict | None = None,
         cluster: ClusterFacts | None = None,
     ) -> None:
@@ -205,6 +209,8 @@ class Facts(Record):
         self.kubelet_configs = [] if kubelet_configs is None else kubelet_configs
         self.crds = [] if crds is None else crds
         self.train_jobs = [] if train_jobs is None else train_jobs
+        # (kind, namespace of a TrainingRuntime, name) -> the runtime's data, for the TrainJobs that name it
+        self.training_runtimes = {} if training_runtimes is None else training_runtimes
         self._memo = {} if _memo is None else _memo
         self.cluster = ClusterFacts() if cluster is None else cluster
         # Dynamic Resource Allocation: claims, templates and device classes (kubelint_ml/k8s/dra.py).
@@ -249,10 +255,27 @@ class Facts(Record):
             job = _train_job(obj)
             if job is not None:
                 self.train_jobs.append(job)
+        elif kind in ("TrainingRuntime", "ClusterTrainingRuntime") and group == "trainer.kubeflow.org":
+            namespace = obj.ref.namespace if kind == "TrainingRuntime" else None
+            if name:
+                self.training_runtimes.setdefault((kind, namespace, name), data)
         elif kind in DRA_CLAIM_KINDS:
             self.dra.add_object(kind, group, data, name, obj.ref.namespace, obj.file)
         else:
             self.cluster.add_object(obj)
+
+    def runtime_of(self, job: K8sObject) -> Any:
+        """The data of the (Cluster)TrainingRuntime a TrainJob names, among the inputs (a TrainingRuntime:
+        in the TrainJob's namespace, or one that says none), or None."""
+        fact = _train_job(job)
+        if fact is None:
+            return None
+        if fact.runtime_kind == "ClusterTrainingRuntime":
+            return self.training_runtimes.get((fact.runtime_kind, None, fact.runtime_name))
+        found = self.training_runtimes.get((fact.runtime_kind, fact.namespace, fact.runtime_name))
+        if found is None and fact.namespace is not None:
+            found = self.training_runtimes.get((fact.runtime_kind, None, fact.runtime_name))
+        return found
 
     def train_jobs_using(self, runtime: K8sObject) -> list[TrainJobFact]:
         """The TrainJobs among the inputs that name this (Cluster)TrainingRuntime (a TrainingRuntime:

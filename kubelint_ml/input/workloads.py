@@ -480,6 +480,19 @@ def pod_templates(obj: K8sObject) -> list[PodTemplate]:
     return [_build(obj, spot) for spot in _fallback(obj.data)]
 
 
+def train_job_templates(job: K8sObject, runtime: Any) -> list[PodTemplate]:
+    """A Kubeflow TrainJob's trainer pod, made from the (Cluster)TrainingRuntime ``runtime`` it names
+    (:func:`~kubelint_ml.input.kinds.kubeflow.train_job_pod`); marked ``from-runtime`` in its cache."""
+    from kubelint_ml.input.kinds.kubeflow import train_job_pod
+
+    pod = train_job_pod(job, runtime)
+    if pod is None:
+        return []
+    tpl = _synth(job, pod)
+    tpl.cache["from-runtime"] = True
+    return [tpl]
+
+
 def search_note(obj: K8sObject, templates: list[PodTemplate]) -> str | None:
     """For ``--verbose``: a known kind whose templates were found by the generic search, or none at all."""
     if kind_info(obj) is None:

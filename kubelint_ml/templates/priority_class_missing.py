@@ -55,6 +55,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         users = [u for u in users if not u.gives_priority]
     elif tpl.shared:
         return None  # a shared definition: what uses it sets the priority (docs/kinds.md)
+    elif tpl.cache.get("from-runtime"):
+        return None  # a TrainJob's pod from its runtime: judged on the runtime, with the TrainJobs using it
     if is_ray(obj) and tpl.path[-1:] == ("submitterPodTemplate",):
         return None  # the short-lived `ray job submit` pod, not the cluster that trains
     spec = tpl.spec

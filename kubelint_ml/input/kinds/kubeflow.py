@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kubelint_ml.input.kinds.base import Finder, KindInfo, TemplateSpot, integer
+from kubelint_ml.input.kinds.base import Finder, KindInfo, Pod, TemplateSpot, integer
 from kubelint_ml.input.kinds.jobset import jobset_jobs
-from kubelint_ml.input.objects import dig
+from kubelint_ml.input.objects import K8sObject, dig
 
 
 def _replica_specs(field_name: str, worker_default: int = 1) -> Finder:
@@ -56,6 +56,70 @@ def is_runtime_trainer_job(job: Any) -> bool:
     labels = dig(job, "template", "metadata", "labels")
     step = labels.get(TRAINER_ANCESTOR_LABEL) if isinstance(labels, dict) else None
     return step == "trainer" if step is not None else job.get("name") == "node"
+
+
+# The TrainJob fields that patch the runtime's pods (v2.0 podSpecOverrides, then podTemplateOverrides,
+# then runtimePatches).
+_OVERRIDES = ("runtimePatches", "podTemplateOverrides", "podSpecOverrides")
+# The pod fields of the runtime's trainer job that place it (kept in a TrainJob's pod; the rest of the
+# pod, its volumes, command and env are the runtime's own, judged on the runtime).
+_PLACEMENT = ("nodeSelector", "affinity", "tolerations", "priorityClassName", "schedulerName", "runtimeClassName")
+
+
+def train_job_pod(job: K8sObject, runtime: Any) -> Pod | None:
+    """The trainer pod a TrainJob makes from its (Cluster)TrainingRuntime ``runtime`` (kubeflow/trainer
+    ``pkg/runtime/framework/plugins/jobset``): the trainer job's container ``node`` with the TrainJob's
+    ``trainer.image``, and ``trainer.resourcesPerNode`` as its resources where it sets limits or
+    requests (``WithResources``: they replace the runtime's); ``trainer.numNodes`` (else the runtime's
+    ``mlPolicy.numNodes``) pods. Only what the TrainJob sets or what places the pod is kept: the
+    runtime's own fields are judged on the runtime. None when the runtime has no trainer container."""
+    spec: Any = job.data.get("spec")
+    trainer: Any = spec.get("trainer") if isinstance(spec, dict) else None
+    trainer = trainer if isinstance(trainer, dict) else {}
+    jobs = dig(runtime, "spec", "template", "spec", "replicatedJobs")
+    rjob = next((j for j in (jobs if isinstance(jobs, list) else []) if is_runtime_trainer_job(j)), None)
+    found = dig(rjob, "template", "spec", "template", "spec") if rjob is not None else None
+    pod_spec: dict = found if isinstance(found, dict) else {}
+    containers = pod_spec.get("containers")
+    node = next(
+        (
+            c
+            for c in (containers if isinstance(containers, list) else [])
+            if isinstance(c, dict) and c.get("name") == "node"
+        ),
+        None,
+    )
+    if node is None:
+        return None
+    path = ("spec", "trainer")
+    container: dict = {"name": "node", "image": trainer.get("image", node.get("image"))}
+    renames: list[tuple[tuple, tuple]] = [(path + ("metadata",), ("spec", "runtimeRef"))]
+    given: Any = trainer.get("resourcesPerNode")
+    if isinstance(given, dict) and (given.get("limits") is not None or given.get("requests") is not None):
+        container["resources"] = {k: given[k] for k in ("limits", "requests") if given.get(k) is not None}
+        renames.append((path + ("resources",), path + ("resourcesPerNode",)))
+    else:
+        if node.get("resources") is not None:
+            container["resources"] = node["resources"]
+        renames.append((path + ("resources",), ("spec", "runtimeRef")))
+    # The TrainJob's overrides may patch the trainer pod's placement: then it is not known here.
+    patched = isinstance(spec, dict) and any(spec.get(k) for k in _OVERRIDES)
+    pod = {} if patched else {k: v for k, v in pod_spec.items() if k in _PLACEMENT}
+    renames += [(path + (k,), ("spec", "runtimeRef")) for k in pod]
+    nodes = integer(trainer.get("numNodes"), None)
+    if nodes is None:
+        nodes = integer(dig(runtime, "spec", "mlPolicy", "numNodes"), 1)
+    name = dig(runtime, "metadata", "name")
+    return Pod(
+        path,
+        pod,
+        f"trainer, from runtime '{name}'" if isinstance(name, str) else "trainer",
+        nodes,
+        [(container, path)],
+        renames=renames,
+        fix_note="the trainer's node container takes its resources from spec.trainer.resourcesPerNode (else from "
+        "the runtime): change those",
+    )
 
 
 KINDS: dict[tuple[str, str], KindInfo] = {
