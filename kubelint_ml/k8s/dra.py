@@ -548,7 +548,10 @@ class PodDevices(Record):
     for :meth:`on_model`; ``upper``: resources whose count is an upper bound (MIG devices of no
     named profile, each counted as the whole GPU it may be); ``dropped``: the profile's Kubernetes
     version drops the pod's claims; ``extended_off``: (resource, class) of DRA extended resources
-    the version does not serve through DRA.
+    the version does not serve through DRA; ``alternatives``: ``firstAvailable`` requests of
+    different sizes whose every alternative is counted GPUs of one resource, (where, resource, the
+    most of them, every alternative's count), counted in ``counts`` as the most (see
+    :meth:`most_on`; an alternative of ``allocationMode: All`` is in ``all_of``, with 0 and ()).
     """
 
     accelerator: bool
@@ -562,6 +565,7 @@ class PodDevices(Record):
     upper: frozenset
     dropped: bool
     extended_off: list[tuple[str, str]]
+    alternatives: list[tuple[str, str, Fraction, tuple[Fraction, ...]]]
     __slots__ = _fields = (
         "accelerator",
         "counts",
@@ -574,6 +578,7 @@ class PodDevices(Record):
         "upper",
         "dropped",
         "extended_off",
+        "alternatives",
     )
 
     def __init__(self) -> None:
@@ -588,6 +593,22 @@ class PodDevices(Record):
         self.upper = frozenset()
         self.dropped = False  # the cluster's version drops the pod's claims (DynamicResourceAllocation off)
         self.extended_off = []  # (resource, class) asked for as DRA extended resources before DRAExtendedResource
+        self.alternatives = []
+
+    def most_on(self, counts: dict[str, Any], resource: str, gpus: int) -> dict[str, Any]:
+        """``counts`` on a node with ``gpus`` devices of ``resource``: each ``firstAvailable`` request
+        of its GPUs counts as the largest alternative the node can hold (the smallest when none fits:
+        the pod never fits there)."""
+        out = counts
+        for _, r, most, each in self.alternatives:
+            if (r != resource and r != ANY_GPU) or resource not in out or not each:
+                continue
+            fitting = [n for n in each if n <= gpus]
+            here = max(fitting) if fitting else min(each)
+            if here != most:
+                total = out[resource] - most + here
+                out = {**out, resource: total.numerator if total.denominator == 1 else total}
+        return out
 
     def assumes_on(self, model: str | None) -> bool:
         """Some MIG partition's share is assumed on a node of GPU ``model`` (neither tells the GPU)."""
@@ -741,7 +762,29 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
                 != (first.device_class, first.count, first.profile, first.product)
                 for s, _ in infos
             ):
-                out.uncounted.append(f"{kind} '{name}' lists alternatives (firstAvailable); the pod gets one of them")
+                where = f"{kind} '{name}'"
+                most = _most_gpus(infos)
+                if most is None:
+                    out.uncounted.append(
+                        f"{where} lists alternatives (firstAvailable) that are not all counted GPUs of one kind; "
+                        "the pod gets one of them"
+                    )
+                    continue
+                resource, each = most
+                if any(n is None for n in each):  # allocationMode All: every GPU of the node, the most
+                    all_of.add(resource)
+                    counts.setdefault(resource, Fraction(0))
+                    out.alternatives.append((where, resource, Fraction(0), ()))
+                    largest = "all of the node's GPUs"
+                else:
+                    sizes = [n for n in each if n is not None]
+                    counts[resource] = counts.get(resource, Fraction(0)) + max(sizes)
+                    out.alternatives.append((where, resource, max(sizes), tuple(sizes)))
+                    largest = f"the largest the node type can hold (of {', '.join(count_text(n) for n in sizes)})"
+                out.assumed.append(
+                    f"{where} lists alternatives (firstAvailable): its GPUs are counted as {largest}, so a "
+                    "GPU-share finding holds whichever alternative is allocated"
+                )
                 continue
             n = None if first.count is None else Fraction(first.count)
             count(info, first.device_class, n, f"{kind} '{name}'", first)
@@ -777,6 +820,36 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
     out.all_of = frozenset(all_of)
     out.upper = frozenset(upper)
     return out
+
+
+def _most_gpus(infos: list[tuple[SubRequest, ClassInfo | None]]) -> tuple[str, list[Fraction | None]] | None:
+    """The device-plugin resource of a ``firstAvailable`` request's alternatives and what each holds
+    of it, in GPUs (None: all of the node's), when every alternative is GPUs (or MIG partitions,
+    each at the most it can be) of that one resource; else None."""
+    resources: set[str] = set()
+    each: list[Fraction | None] = []
+    for s, info in infos:
+        if info is None or info.kind not in (GPU, SLICE) or not info.resource:
+            return None
+        resources.add(info.resource)
+        if s.count is None:
+            if info.kind == SLICE:
+                return None  # every MIG device of the node: how many depends on its layout
+            each.append(None)
+            continue
+        if info.kind == GPU:
+            each.append(Fraction(s.count))
+            continue
+        profile = s.profile or info.profile
+        if profile is None:
+            each.append(Fraction(s.count))  # any MIG device: at most a whole GPU each
+            continue
+        g = profile_slices(_base_profile(profile))
+        slices = mig_slices(profile, s.product or info.product)[0] or fewest_slices(g)
+        if g > slices:
+            return None
+        each.append(s.count * Fraction(g, slices))
+    return (resources.pop(), each) if len(resources) == 1 else None
 
 
 def count_text(n: Fraction) -> str:
