@@ -222,3 +222,31 @@ def _facts_with_class(name: str, expression: str) -> DraFacts:
     spec = {"selectors": [{"cel": {"expression": expression}}]}
     assert facts.add_object("DeviceClass", "resource.k8s.io", {"spec": spec}, name, None)
     return facts
+
+
+def test_serve_judges_a_context_device_class_by_its_driver(tmp_path):
+    """serve reads the DeviceClass from the config's context files as check does."""
+    import yaml
+
+    from kubelint_ml.admission.review import lint_object, load_policy
+
+    (tmp_path / "classes.yaml").write_text(
+        DEVICE_CLASS.format(name="gpu-scratch.example.com", expression="device.driver == 'csi.example.com'")
+        + BEST_EFFORT_POD.format(name="gpu-scratch.example.com").split("---")[0]
+    )
+    config = tmp_path / ".kubelint-ml.yaml"
+    config.write_text("context: [classes.yaml]\n")
+    pod = yaml.safe_load(BEST_EFFORT_POD.format(name="gpu-scratch.example.com").split("---\n")[1])
+    served, _ = lint_object(load_policy(str(config)), pod)
+    assert sorted((f.rule, f.severity) for f in served if f.rule != "unknown-priority-class") == [
+        ("besteffort-qos", "warning"),
+        ("missing-memory-limit", "warning"),
+        ("missing-memory-request", "warning"),
+    ]
+
+
+def test_rules_show_says_the_driver_decides():
+    out = " ".join(CliRunner().invoke(main, ["rules", "show", "besteffort-qos"]).output.split())
+    assert "by the driver its selectors pin when the DeviceClass is among them" in out
+    assert "any other driver is no accelerator, whatever the class is called" in out
+    assert "a whole part of its first label such as gpu, tpu, npu or mig" in out
