@@ -279,6 +279,17 @@ def test_extended_resource_name_unknown_without_its_class():
         (29, "besteffort-qos", "warning"),
     ]
 
+    # not guessed: -v says the name is not known to be an accelerator, and how to tell
+    notes = Runner(Engine(RULES), Config(), _facts(pod), verbose=True).lint_bytes(pod.encode(), "m.yaml").notes
+    unknown = [n for n in notes if "not a device plugin resource known here" in n]
+    assert len(unknown) == 1 and unknown[0].startswith("m.yaml: Pod/") and "example.com/gpu" in unknown[0], notes
+    assert "profile.acceleratorDeviceClasses" in unknown[0]
+    # with its DeviceClass among the inputs it is counted, and nothing is said
+    notes = (
+        Runner(Engine(RULES), Config(), _facts(EXTENDED), verbose=True).lint_bytes(EXTENDED.encode(), "m.yaml").notes
+    )
+    assert not [n for n in notes if "not a device plugin resource known here" in n], notes
+
 
 MISSING = """\
 apiVersion: resource.k8s.io/v1

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
-from kubelint_ml.k8s.resources import DRA_EXTENDED_PREFIX, is_accelerator_resource
+from kubelint_ml.k8s.resources import DRA_EXTENDED_PREFIX, is_accelerator_resource, is_extended_resource
 from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
@@ -656,6 +656,32 @@ def _dra_names(spec: Mapping, facts: DraFacts) -> bool:
                     if isinstance(name, str) and (name.startswith(DRA_EXTENDED_PREFIX) or name in extended):
                         return True
     return False
+
+
+def unserved_names(spec: Mapping, facts: DraFacts | None) -> list[str]:
+    """The pod's extended resources whose name reads as an accelerator's (``example.com/gpu``) but that
+    neither a device plugin's known accelerator resources nor a DeviceClass's ``extendedResourceName``
+    among the inputs (or the profile) account for: whether they are accelerators is not known."""
+    extended = (facts or _EMPTY_FACTS).extended
+    out: list[str] = []
+    for key in ("initContainers", "containers"):
+        for c in _items(spec.get(key)):
+            res = _mapping(c.get("resources"))
+            for part in ("limits", "requests"):
+                for name in _mapping(res.get(part)):
+                    if (
+                        isinstance(name, str)
+                        and name not in out
+                        and "/" in name
+                        and not name.startswith(DRA_EXTENDED_PREFIX)
+                        and name not in extended
+                        and is_extended_resource(name)
+                        and not is_accelerator_resource(name)
+                    ):
+                        found = classify_name(name.rsplit("/", 1)[1].lower())
+                        if found is not None and found.accelerator:
+                            out.append(name)
+    return out
 
 
 def uses_dra(spec: Mapping, facts: DraFacts | None) -> bool:
