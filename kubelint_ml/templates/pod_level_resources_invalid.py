@@ -3,25 +3,32 @@
 Followed: ``validatePodResourceName`` and ``validatePodResourceConsistency``
 (pkg/apis/core/validation/validation.go: only cpu, memory and hugepages at pod
 level, no claims; the aggregate of the containers' requests, defaulted, at most the pod's
-request; no container limit above the pod's limit) and ``dropDisabledPodLevelResources``
+request; no container limit above the pod's limit), ``validateResourceRequirements`` (hugepages
+only with cpu or memory) and ``dropDisabledPodLevelResources``
 (pkg/api/pod/util.go: before 1.34 the gate is off and the field is dropped); a
 pod-level request left out defaults to the containers' aggregate request when pod-level
-limits are set (``defaultPodRequests``) and is then held to the pod-level limit
-(``validateResourceRequirements``: at most the limit).
+limits are set (``defaultPodRequests``; a hugepages request to the pod-level limit) and is then held
+to the pod-level limit (``validateResourceRequirements``: at most the limit) and to the aggregate.
+That defaulting (``SetDefaults_Pod``) is a Pod's: a Deployment's or a Job's template is validated as
+written, before any pod is made from it.
 """
 
 from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.input.workloads import PodTemplate
-from kubelint_ml.k8s.resources import is_hugepages, pod_requests
-from kubelint_ml.templates._common import gates, pod_level, requests_limits, show
+from kubelint_ml.k8s.resources import hugepages_without_cpu_or_memory, is_hugepages, pod_requests
+from kubelint_ml.templates._common import gates, pod_level, requests_limits, show, validated_as_template
 
 UNIT = "podTemplate"
 DEFAULTS: dict = {}
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 
 _SUPPORTED = '"cpu", "hugepages-", "memory"'
+
+
+def _mapping(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
 
 
 def _supported(name: str) -> bool:
@@ -82,8 +89,42 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                         ),
                     )
                 )
+    out.extend(_hugepages_alone(tpl, raw, base))
     out.extend(_consistency(tpl, raw, base))
     return out
+
+
+def _hugepages_alone(tpl: PodTemplate, raw: dict, base: tuple) -> list[Hit]:
+    """Pod-level hugepages without a pod-level cpu or memory: "HugePages require cpu or memory". A Pod
+    is judged after defaulting (its pod-level request may default to the containers' cpu and memory); a
+    workload's template as written."""
+    requests, limits = _mapping(raw.get("requests")), _mapping(raw.get("limits"))
+    template = validated_as_template(tpl)
+    if not template:
+        found = pod_level(tpl)
+        if found is not None:
+            requests, limits = {**requests, **found[0]}, {**limits, **found[1]}
+    names = hugepages_without_cpu_or_memory(requests, limits)
+    if not names:
+        return []
+    shown = ", ".join(names)
+    when = (
+        f"the API server validates the {tpl.obj.kind}'s pod template as written and rejects it"
+        if template
+        else "after defaulting (the pod-level requests take the containers' cpu and memory requests, and "
+        "these have none) the API server rejects the pod"
+    )
+    return [
+        Hit(
+            base,
+            f"pod-level resources have {shown} but no cpu or memory",
+            detail=(
+                f"{tpl.describe()}: spec.resources names {shown} and neither cpu nor memory; {when} "
+                "(spec.resources: Forbidden: HugePages require cpu or memory). Add a pod-level memory (or cpu) "
+                "request or limit"
+            ),
+        )
+    ]
 
 
 def _consistency(tpl: PodTemplate, raw: dict, base: tuple) -> list[Hit]:
@@ -91,14 +132,33 @@ def _consistency(tpl: PodTemplate, raw: dict, base: tuple) -> list[Hit]:
     if found is None:
         return []
     pod_requests_, pod_limits = found
-    written_requests = raw.get("requests") if isinstance(raw.get("requests"), dict) else {}
+    written_requests, written_limits = _mapping(raw.get("requests")), _mapping(raw.get("limits"))
     out: list[Hit] = []
     aggregate = pod_requests(tpl.spec)
-    for name in sorted(written_requests):
-        if not isinstance(name, str) or not _supported(name) or name not in pod_requests_ or name not in aggregate:
-            continue
+    for name in sorted(n for n in pod_requests_ if n in aggregate and _supported(n)):
         value, total = pod_requests_[name], aggregate[name]
-        if value < total:
+        if value >= total:
+            continue
+        if name not in written_requests and name in written_limits:
+            # a hugepages request left out defaults to the pod-level limit (cpu and memory ones to the
+            # aggregate itself)
+            out.append(
+                Hit(
+                    base + ("limits", name),
+                    f"pod {name} limit {show(name, value)} (the request's default) < the containers' "
+                    f"{show(name, total)}",
+                    detail=(
+                        f"{tpl.describe()}: the pod-level {name} request, not written, defaults to the pod-level "
+                        f"limit {show(name, value)}, below the aggregate of the containers' requests, "
+                        f"{show(name, total)}; the API server rejects the pod (spec.resources.requests[{name}]: "
+                        f'Invalid value: "{show(name, value)}": must be greater than or equal to aggregate '
+                        f"container requests of {show(name, total)}). Raise the pod-level limit or lower the "
+                        "containers'"
+                    ),
+                    at_value=True,
+                )
+            )
+        elif name in written_requests:
             out.append(
                 Hit(
                     base + ("requests", name),

@@ -1,0 +1,280 @@
+"""Hugepages the API server rejects, at pod level and in a container, and what it accepts.
+
+``validateResourceRequirements`` rejects hugepages without cpu or memory beside them ("HugePages require
+cpu or memory"); ``validatePodResourceConsistency`` a pod-level hugepages request below the containers'
+aggregate, also when that request is left out and defaults to the pod-level limit. A Pod is judged after
+``SetDefaults_Pod`` (container requests from limits, then pod-level defaults); a Deployment's or a Job's
+template as written (``SetDefaults_Pod`` does not touch templates).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from kubelint_ml.engine.context import Facts
+from kubelint_ml.engine.core import Engine
+from kubelint_ml.engine.rulefile import load_builtin_rules
+from kubelint_ml.run.config import Config
+from kubelint_ml.run.facts import add_facts
+from kubelint_ml.run.lint import Runner, lint_text
+
+RULES = load_builtin_rules()
+
+
+def found(text: str, rules: tuple[str, ...]) -> list[tuple]:
+    return sorted(
+        (f.line, f.column, f.rule, str(f.path), f.severity, f.message, f.detail)
+        for f in lint_text(textwrap.dedent(text).encode(), RULES, Config())
+        if f.rule in rules
+    )
+
+
+def short(text: str, rules: tuple[str, ...]) -> list[tuple]:
+    return [f[:6] for f in found(text, rules)]
+
+
+PLR = ("pod-level-resources-invalid", "request-exceeds-limit")
+
+HUGE_INIT = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  resources:
+    requests: {cpu: "2", memory: 4Gi}
+    limits: {cpu: "2", memory: 4Gi, hugepages-2Mi: 1Gi}
+  initContainers:
+  - name: init
+    image: x
+    resources:
+      limits: {cpu: "1", memory: 1Gi, hugepages-2Mi: 2Gi}
+  containers:
+  - name: a
+    image: x
+    resources:
+      limits: {cpu: "1", memory: 1Gi}
+"""
+
+
+def test_a_defaulted_pod_hugepages_request_below_the_containers_is_rejected_as_a_written_one():
+    # the request left out defaults to the pod-level limit, 1Gi; the init container asks for 2Gi
+    got = found(HUGE_INIT, PLR)
+    assert [f[:6] for f in got] == [
+        (
+            7,
+            52,
+            "pod-level-resources-invalid",
+            "spec.resources.limits.hugepages-2Mi",
+            "error",
+            "pod hugepages-2Mi limit 1Gi (the request's default) < the containers' 2Gi",
+        )
+    ]
+    assert (
+        'the API server rejects the pod (spec.resources.requests[hugepages-2Mi]: Invalid value: "1Gi": must be '
+        "greater than or equal to aggregate container requests of 2Gi)"
+    ) in got[0][6]
+    written = HUGE_INIT.replace(
+        'requests: {cpu: "2", memory: 4Gi}', 'requests: {cpu: "2", memory: 4Gi, hugepages-2Mi: 1Gi}'
+    )
+    assert short(written, PLR) == [
+        (
+            6,
+            54,
+            "pod-level-resources-invalid",
+            "spec.resources.requests.hugepages-2Mi",
+            "error",
+            "pod hugepages-2Mi request 1Gi < the containers' 2Gi",
+        )
+    ]
+    # a pod-level limit that covers the init container: valid
+    assert short(HUGE_INIT.replace("hugepages-2Mi: 1Gi", "hugepages-2Mi: 2Gi"), PLR) == []
+    # no pod-level hugepages: the pod-level limit defaults to the containers' (2Gi), and the request to it
+    assert short(HUGE_INIT.replace(", hugepages-2Mi: 1Gi}", "}"), PLR) == []
+
+
+HUGE_ONLY_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      resources:
+        limits: {hugepages-2Mi: 1Gi}
+      containers:
+      - name: c
+        image: x
+        resources:
+          limits: {cpu: "1", memory: 1Gi}
+"""
+
+
+def test_pod_level_hugepages_without_cpu_or_memory():
+    got = found(HUGE_ONLY_JOB, PLR)
+    assert [f[:6] for f in got] == [
+        (
+            8,
+            7,
+            "pod-level-resources-invalid",
+            "spec.template.spec.resources",
+            "error",
+            "pod-level resources have hugepages-2Mi but no cpu or memory",
+        )
+    ]
+    assert "the API server validates the Job's pod template as written and rejects it" in got[0][6]
+    assert "(spec.resources: Forbidden: HugePages require cpu or memory)" in got[0][6]
+    # A Pod is defaulted first: its pod-level requests take the containers' cpu and memory, so it is valid...
+    pod = """\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: p}
+    spec:
+      resources:
+        limits: {hugepages-2Mi: 1Gi}
+      containers:
+      - name: c
+        image: x
+        resources:
+          limits: {cpu: "1", memory: 1Gi}
+    """
+    assert short(pod, PLR) == []
+    # ...unless the containers have neither
+    bare = textwrap.dedent(pod).replace('    resources:\n      limits: {cpu: "1", memory: 1Gi}\n', "")
+    got = found(bare, PLR)
+    assert [f[:6] for f in got] == [
+        (
+            5,
+            3,
+            "pod-level-resources-invalid",
+            "spec.resources",
+            "error",
+            "pod-level resources have hugepages-2Mi but no cpu or memory",
+        )
+    ]
+    assert "after defaulting" in got[0][6]
+    # with a pod-level memory limit the template is valid
+    assert short(HUGE_ONLY_JOB.replace("{hugepages-2Mi: 1Gi}", "{memory: 2Gi, hugepages-2Mi: 1Gi}"), PLR) == []
+
+
+CONTAINER_ONLY_HUGEPAGES = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, namespace: team-a}
+spec:
+  selector: {matchLabels: {app: d}}
+  template:
+    metadata: {labels: {app: d}}
+    spec:
+      containers:
+      - name: c
+        image: x
+        resources:
+          limits: {hugepages-2Mi: 1Gi}
+"""
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: team-a}
+spec:
+  containers:
+  - name: c
+    image: x
+    resources:
+      limits: {hugepages-2Mi: 1Gi}
+"""
+
+
+def test_container_hugepages_without_cpu_or_memory_is_an_error_of_the_memory_request_rule():
+    rules = ("missing-memory-request", "pod-level-resources-invalid")
+    got = found(CONTAINER_ONLY_HUGEPAGES, rules)
+    assert [f[:6] for f in got] == [
+        (
+            12,
+            9,
+            "missing-memory-request",
+            "spec.template.spec.containers[0].resources",
+            "error",
+            "container 'c' has hugepages-2Mi but no cpu or memory: the API server rejects it",
+        )
+    ]
+    assert (
+        "the API server rejects the Deployment's pod template (spec.template.spec.containers[0].resources: "
+        "Forbidden: HugePages require cpu or memory)"
+    ) in got[0][6]
+    got = found(POD, rules)
+    assert [f[:6] for f in got] == [
+        (
+            8,
+            5,
+            "missing-memory-request",
+            "spec.containers[0].resources",
+            "error",
+            "container 'c' has hugepages-2Mi but no cpu or memory: the API server rejects it",
+        )
+    ]
+    assert "rejects the pod (spec.containers[0].resources: Forbidden" in got[0][6]
+    # cpu alone satisfies the API server: then the usual warning about memory
+    with_cpu = POD.replace("{hugepages-2Mi: 1Gi}", '{cpu: "1", hugepages-2Mi: 1Gi}')
+    assert [f[2:6] for f in found(with_cpu, rules)] == [
+        (
+            "missing-memory-request",
+            "spec.containers[0].resources",
+            "warning",
+            "container 'c' has no memory request or limit",
+        )
+    ]
+
+
+def test_a_limit_range_default_saves_a_pod_but_not_a_template():
+    """LimitRanger fills in a Pod's defaults before the Pod is validated; a Deployment's template is
+    validated as written."""
+    limit_range = b"""\
+apiVersion: v1
+kind: LimitRange
+metadata: {name: defaults, namespace: team-a}
+spec:
+  limits:
+  - type: Container
+    default: {memory: 1Gi}
+"""
+    facts = Facts()
+    add_facts(facts, limit_range, "lr.yaml", Config().limits)
+    runner = Runner(Engine(RULES), Config(), facts)
+
+    def rules_of(text: str) -> list[tuple]:
+        return [
+            (f.rule, f.line, f.severity)
+            for f in runner.lint_bytes(text.encode(), "w.yaml").findings
+            if f.rule == "missing-memory-request"
+        ]
+
+    assert rules_of(POD) == []
+    assert rules_of(CONTAINER_ONLY_HUGEPAGES) == [("missing-memory-request", 12, "error")]
+
+
+def test_a_resize_policy_on_an_init_container_is_accepted():
+    """``validateInitContainers`` rejects an init container's resizePolicy only without
+    ``AllowSidecarResizePolicy``, which InPlacePodVerticalScaling sets (on from 1.33; before, the field is
+    dropped): no rejection to report, for a regular init container or a sidecar."""
+    pod = """\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: p}
+    spec:
+      initContainers:
+      - name: i
+        image: x
+        resizePolicy:
+        - {resourceName: memory, restartPolicy: NotRequired}
+      - name: side
+        image: x
+        restartPolicy: Always
+        resizePolicy:
+        - {resourceName: cpu, restartPolicy: RestartContainer}
+      containers:
+      - name: c
+        image: x
+    """
+    assert found(pod, ("resize-policy-invalid",)) == []
