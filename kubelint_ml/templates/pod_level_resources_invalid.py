@@ -198,14 +198,14 @@ def _consistency(tpl: PodTemplate, raw: dict, base: tuple) -> list[Hit]:
 
 
 def _request_above_limit(tpl: PodTemplate, raw: dict, base: tuple, requests: dict, limits: dict) -> list[Hit]:
-    """A pod-level request defaulted from the containers' requests above the written pod-level limit
-    (a written request above it is request-exceeds-limit's)."""
+    """A pod-level request defaulted from the containers' requests above the written pod-level limit, or
+    a written request above the limit defaulted from the containers' limits (from 1.36,
+    PodLevelResourcesFixUpdateDefaulting); a written request above a written limit is
+    request-exceeds-limit's."""
     written_limits = raw.get("limits")
-    written_requests = raw.get("requests")
+    written_requests = _mapping(raw.get("requests"))
     if not isinstance(written_limits, dict):
-        return []
-    if not isinstance(written_requests, dict):
-        written_requests = {}
+        return _request_above_defaulted_limit(tpl, base, written_requests, requests, limits)
     out: list[Hit] = []
     for name in sorted(n for n in written_limits if isinstance(n, str) and _supported(n)):
         if name in written_requests or name not in requests or name not in limits:
@@ -223,6 +223,35 @@ def _request_above_limit(tpl: PodTemplate, raw: dict, base: tuple, requests: dic
                     f'API server rejects the pod (spec.resources.requests: Invalid value: "{show(name, request)}": '
                     f"must be less than or equal to {name} limit of {show(name, limit)}). Raise the pod-level limit "
                     "or lower the containers' requests"
+                ),
+                at_value=True,
+            )
+        )
+    return out
+
+
+def _request_above_defaulted_limit(
+    tpl: PodTemplate, base: tuple, written: dict, requests: dict, limits: dict
+) -> list[Hit]:
+    """No pod-level limit written: where every container limits a resource, the pod-level limit defaults
+    to their aggregate (``defaultPodLimits``, from 1.36), and a written request above it is rejected."""
+    out: list[Hit] = []
+    for name in sorted(n for n in written if isinstance(n, str) and n in requests and n in limits and _supported(n)):
+        request, limit = requests[name], limits[name]
+        if request <= limit:
+            continue
+        out.append(
+            Hit(
+                base + ("requests", name),
+                f"pod {name} request {show(name, request)} > the pod limit {show(name, limit)} it gets from the "
+                "containers' limits",
+                detail=(
+                    f"{tpl.describe()}: no pod-level {name} limit is written and every container limits {name}, so "
+                    f"the pod-level limit defaults to their aggregate, {show(name, limit)} (Kubernetes 1.36 and "
+                    f"later: PodLevelResourcesFixUpdateDefaulting), below the pod-level request {show(name, request)}; "
+                    f'the API server rejects the pod (spec.resources.requests[{name}]: Invalid value: "'
+                    f'{show(name, request)}": must be less than or equal to {name} limit of {show(name, limit)}). '
+                    "Write a pod-level limit at least the request, or raise the containers' limits"
                 ),
                 at_value=True,
             )

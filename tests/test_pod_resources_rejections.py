@@ -1,4 +1,5 @@
-"""Hugepages the API server rejects, at pod level and in a container, and what it accepts.
+"""Pod resources the API server rejects, and what it accepts: hugepages at pod level and in a container,
+a pod-level request above the limit 1.36 defaults, a resizePolicy on an init container.
 
 ``validateResourceRequirements`` rejects hugepages without cpu or memory beside them ("HugePages require
 cpu or memory"); ``validatePodResourceConsistency`` a pod-level hugepages request below the containers'
@@ -10,21 +11,26 @@ template as written (``SetDefaults_Pod`` does not touch templates).
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.engine.core import Engine
 from kubelint_ml.engine.rulefile import load_builtin_rules
-from kubelint_ml.run.config import Config
+from kubelint_ml.run.config import Config, Profile
 from kubelint_ml.run.facts import add_facts
 from kubelint_ml.run.lint import Runner, lint_text
 
 RULES = load_builtin_rules()
+ROOT = Path(__file__).resolve().parent.parent
 
 
-def found(text: str, rules: tuple[str, ...]) -> list[tuple]:
+def found(text: str, rules: tuple[str, ...], version: str | None = None) -> list[tuple]:
+    cfg = Config()
+    if version:
+        cfg.profile = Profile.from_dict({"kubernetesVersion": version}, ROOT)
     return sorted(
         (f.line, f.column, f.rule, str(f.path), f.severity, f.message, f.detail)
-        for f in lint_text(textwrap.dedent(text).encode(), RULES, Config())
+        for f in lint_text(textwrap.dedent(text).encode(), RULES, cfg)
         if f.rule in rules
     )
 
@@ -278,3 +284,60 @@ def test_a_resize_policy_on_an_init_container_is_accepted():
         image: x
     """
     assert found(pod, ("resize-policy-invalid",)) == []
+
+
+DEFAULTED_LIMIT = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  resources:
+    requests: {cpu: "1", memory: 2Gi}
+  containers:
+  - name: a
+    image: x
+    resources:
+      limits: {cpu: 500m, memory: 512Mi}
+  - name: b
+    image: x
+    resources:
+      limits: {cpu: 500m, memory: 512Mi}
+"""
+
+
+def test_a_pod_request_above_the_limit_1_36_defaults_from_the_containers():
+    """PodLevelResourcesFixUpdateDefaulting (beta and on in 1.36, KEP-2837): with pod-level requests, no
+    pod-level limits and a limit in every container, the pod-level limit defaults to the containers'
+    aggregate (1Gi of memory here), below the 2Gi request."""
+    for version in (None, "1.36"):
+        got = found(DEFAULTED_LIMIT, PLR, version)
+        assert [f[:6] for f in got] == [
+            (
+                6,
+                34,
+                "pod-level-resources-invalid",
+                "spec.resources.requests.memory",
+                "error",
+                "pod memory request 2Gi > the pod limit 1Gi it gets from the containers' limits",
+            )
+        ]
+        assert (
+            'the API server rejects the pod (spec.resources.requests[memory]: Invalid value: "2Gi": must be less '
+            "than or equal to memory limit of 1Gi)"
+        ) in got[0][6]
+    # before 1.36 no pod-level limit is defaulted: valid
+    assert short_at(DEFAULTED_LIMIT, "1.35") == []
+    # a container without a memory limit: no memory limit is defaulted (cpu is, and 1 <= 1)
+    assert (
+        short_at(DEFAULTED_LIMIT.replace("{cpu: 500m, memory: 512Mi}\n  - name: b", "{cpu: 500m}\n  - name: b"), None)
+        == []
+    )
+    # a written pod-level limit is not defaulted over
+    written = DEFAULTED_LIMIT.replace(
+        'requests: {cpu: "1", memory: 2Gi}', 'requests: {cpu: "1", memory: 2Gi}\n    limits: {memory: 4Gi}'
+    )
+    assert short_at(written, None) == []
+
+
+def short_at(text: str, version: str | None) -> list[tuple]:
+    return [f[:6] for f in found(text, PLR, version)]
