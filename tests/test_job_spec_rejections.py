@@ -445,3 +445,35 @@ def test_success_policy_with_defaulted_completions():
 )
 def test_indexes_parse_as_the_api_server_does(text, completions, expected):
     assert indexes_total(text, completions) == expected
+
+
+def test_hostile_values_neither_crash_nor_flood():
+    """Numbers the API cannot decode are the schema's; a 5000-digit index is a conversion error (Go's
+    Atoi), told in a clipped message; wrong types are skipped."""
+    digits = "9" * 5000
+    spec = f"""\
+    completionMode: Indexed
+    completions: 99999999999999999999999
+    parallelism: true
+    successPolicy:
+      rules:
+      - {{succeededIndexes: "{digits}"}}
+      - 7
+    podFailurePolicy:
+      rules:
+      - 3
+      - {{action: [1], onExitCodes: {{operator: {{a: 1}}, containerName: 5, values: [null, "1", true, 3, 2]}}}}
+      - {{action: Ignore, onPodConditions: [7, {{status: 1}}]}}
+    """
+    got = found(job(spec))
+    assert [(f[0], f[2], f[4]) for f in got] == [
+        (16, "spec.podFailurePolicy.rules[1].onExitCodes.values", "onExitCodes values not in increasing order")
+    ]
+    assert "Invalid value: [3, 2]: must be ordered" in got[0][5]
+    indexed = job(
+        f'completionMode: Indexed\ncompletions: 3\nsuccessPolicy:\n  rules:\n  - {{succeededIndexes: "{digits}"}}\n'
+    )
+    (hit,) = found(indexed)
+    assert hit[4].startswith("succeededIndexes 999") and hit[4].endswith("… (completions 3)")
+    assert len(hit[4]) < 250 and len(hit[5]) < 1200
+    assert 'cannot convert string to integer for index: "999' in hit[5]

@@ -13,7 +13,8 @@ webhook sets ``completionMode: Indexed`` where it is unset.
 from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
-from kubelint_ml.templates._common import is_fragment
+from kubelint_ml.input.objects import clip
+from kubelint_ml.templates._common import PLACEHOLDER, is_fragment
 from kubelint_ml.templates._priority import is_batch_job, is_jobset_like, job_spec, job_spec_path
 
 UNIT = "podTemplate"
@@ -46,8 +47,11 @@ _STATUSES = ("False", "True", "Unknown")
 
 
 def _int(value: object) -> int | None:
-    """A YAML integer (not a bool); anything else is the schema's to report."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A YAML integer (not a bool) within int32, as the API decodes these fields; anything else is the
+    schema's to report."""
+    if isinstance(value, int) and not isinstance(value, bool) and -(2**31) <= value < 2**31:
+        return value
+    return None
 
 
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
@@ -236,6 +240,8 @@ def _pod_failure_policy(pfp: dict, spec: dict, tpl, hit) -> None:
             at_value=False,
         )
     names = None if is_fragment(tpl) else {c.name for c in tpl.all_containers}
+    if names is not None and any(PLACEHOLDER.match(n) for n in names):
+        names = None  # an unrendered name: what renders it decides
     for i, rule in enumerate(rules):
         if not isinstance(rule, dict):
             continue
@@ -294,7 +300,7 @@ def _on_exit_codes(exits: dict, at: tuple, field: str, names: set | None, hit) -
             "Write In or NotIn (the case matters)",
         )
     name = exits.get("containerName")
-    if names is not None and isinstance(name, str) and name not in names:
+    if names is not None and isinstance(name, str) and name not in names and not PLACEHOLDER.match(name):
         hit(
             at + ("containerName",),
             f"onExitCodes containerName {name} is not a container of the pod template",
@@ -350,7 +356,7 @@ def _on_exit_codes(exits: dict, at: tuple, field: str, names: set | None, hit) -
             ordered = False
         previous = value
     if not ordered:
-        shown = ", ".join(str(v) for v in values)
+        shown = ", ".join(str(v) for v in values if _int(v) is not None)
         hit(
             at + ("values",),
             "onExitCodes values not in increasing order",
@@ -433,8 +439,9 @@ def _success_rules(success: dict, completions: int | None, hit) -> None:
             if error:
                 hit(
                     at + ("succeededIndexes",),
-                    f"succeededIndexes {indexes}: {error} (completions {completions})",
-                    f'{field}.succeededIndexes: Invalid value: "{indexes}": error parsing succeededIndexes: {error}',
+                    f"succeededIndexes {clip(indexes, 64)}: {clip(error, 100)} (completions {completions})",
+                    f'{field}.succeededIndexes: Invalid value: "{clip(indexes)}": error parsing succeededIndexes: '
+                    f"{clip(error)}",
                     f"Write indexes from 0 to {completions - 1} (completions - 1), as increasing numbers and "
                     "ranges separated by commas (0,2,4-7)",
                     at_value=True,
@@ -500,8 +507,10 @@ def indexes_total(text: str, completions: int) -> tuple[int, str]:
 
 
 def _atoi(text: str) -> int | None:
-    """Go's ``strconv.Atoi``: an optional sign and ASCII digits, nothing else."""
+    """Go's ``strconv.Atoi``: an optional sign and ASCII digits, nothing else, within int64 (a longer
+    number is an error there, and never reaches Python's int)."""
     digits = text[1:] if text[:1] in ("+", "-") else text
-    if not digits or not digits.isascii() or not digits.isdigit():
+    if not digits or len(digits) > 19 or not digits.isascii() or not digits.isdigit():
         return None
-    return int(text)
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
