@@ -477,3 +477,40 @@ def test_hostile_values_neither_crash_nor_flood():
     assert hit[4].startswith("succeededIndexes 999") and hit[4].endswith("… (completions 3)")
     assert len(hit[4]) < 250 and len(hit[5]) < 1200
     assert 'cannot convert string to integer for index: "999' in hit[5]
+
+
+def test_a_trainer_runtimes_counts_are_the_trainjobs():
+    """A Trainer runtime's node Job takes parallelism and completions from each TrainJob (numNodes): what
+    depends on them is not judged there; the rest is."""
+    text = """\
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainingRuntime
+    metadata: {name: rt}
+    spec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: node
+            template:
+              spec:
+                parallelism: 1
+                maxFailedIndexes: 4
+                backoffLimitPerIndex: 1
+                podFailurePolicy:
+                  rules:
+                  - action: FailJob
+                    onExitCodes: {operator: In, values: [0]}
+                template:
+                  spec:
+                    containers:
+                    - name: node
+                      image: x
+    """
+    got = found(textwrap.dedent(text))
+    assert [(f[0], f[2], f[4]) for f in got] == [
+        (
+            17,
+            "spec.template.spec.replicatedJobs[0].template.spec.podFailurePolicy.rules[0].onExitCodes.values[0]",
+            "onExitCodes In 0: exit code 0 is a success",
+        )
+    ]

@@ -107,7 +107,10 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                     f"spec.{name}: requires indexed completion mode",
                     "Set completionMode: Indexed (with completions), or remove the field",
                 )
-    _counts(spec, indexed, hit)
+    # a Kubeflow Trainer runtime's node Job takes its parallelism and completions from each TrainJob
+    # (numNodes): the checks that read them are left to the TrainJob
+    sized = obj.group != "trainer.kubeflow.org"
+    _counts(spec, indexed and sized, hit)
     if spec.get("maxFailedIndexes") is not None and spec.get("backoffLimitPerIndex") is None:
         hit(
             ("maxFailedIndexes",),
@@ -137,7 +140,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         _pod_failure_policy(pfp, spec, tpl, hit)
     success = spec.get("successPolicy")
     if indexed and isinstance(success, dict):
-        _success_rules(success, _completions(spec), hit)
+        _success_rules(success, _completions(spec) if sized else None, hit)
     return out
 
 
@@ -150,7 +153,7 @@ def _completions(spec: dict) -> int | None:
 
 def _counts(spec: dict, indexed: bool, hit) -> None:
     """``validateJobSpec``'s counts: none negative; an Indexed Job's completions, parallelism and
-    maxFailedIndexes within their limits."""
+    maxFailedIndexes within their limits (``indexed``: judge those)."""
     for name in _NON_NEGATIVE:
         value = _int(spec.get(name))
         if value is not None and value < 0:
