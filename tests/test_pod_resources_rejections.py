@@ -341,3 +341,42 @@ def test_a_pod_request_above_the_limit_1_36_defaults_from_the_containers():
 
 def short_at(text: str, version: str | None) -> list[tuple]:
     return [f[:6] for f in found(text, PLR, version)]
+
+
+def test_a_resize_policy_entry_needs_both_fields():
+    """Both fields of a ContainerResizePolicy are required and nothing defaults them (an unlisted resource
+    resizes without a restart; a listed one needs its policy): ``validateResizePolicy``'s Required value."""
+    pod = """\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: p}
+    spec:
+      containers:
+      - name: c
+        image: x
+        resizePolicy:
+        - {resourceName: cpu}
+        - {restartPolicy: NotRequired}
+        - {resourceName: memory, restartPolicy: RestartContainer}
+    """
+    got = found(pod, ("resize-policy-invalid",))
+    assert [f[:6] for f in got] == [
+        (
+            9,
+            7,
+            "resize-policy-invalid",
+            "spec.containers[0].resizePolicy[0]",
+            "error",
+            "container 'c' resizePolicy entry without restartPolicy",
+        ),
+        (
+            10,
+            7,
+            "resize-policy-invalid",
+            "spec.containers[0].resizePolicy[1]",
+            "error",
+            "container 'c' resizePolicy entry without resourceName",
+        ),
+    ]
+    assert "the API server rejects the pod (Required value)" in got[0][6]
+    assert found(pod, ("resize-policy-invalid",), "1.32") == []  # the field is dropped before 1.33
