@@ -192,14 +192,16 @@ spec:
 """
 
 
-def test_container_hugepages_without_cpu_or_memory_is_an_error_of_the_memory_request_rule():
-    rules = ("missing-memory-request", "pod-level-resources-invalid")
+def test_container_hugepages_without_cpu_or_memory():
+    """The same check as at pod level, in each container; reported with the pod's other resource rejections
+    (pod-level-resources-invalid is not exported as a policy: the API server enforces it itself)."""
+    rules = ("pod-level-resources-invalid",)
     got = found(CONTAINER_ONLY_HUGEPAGES, rules)
     assert [f[:6] for f in got] == [
         (
             12,
             9,
-            "missing-memory-request",
+            "pod-level-resources-invalid",
             "spec.template.spec.containers[0].resources",
             "error",
             "container 'c' has hugepages-2Mi but no cpu or memory: the API server rejects it",
@@ -214,16 +216,16 @@ def test_container_hugepages_without_cpu_or_memory_is_an_error_of_the_memory_req
         (
             8,
             5,
-            "missing-memory-request",
+            "pod-level-resources-invalid",
             "spec.containers[0].resources",
             "error",
             "container 'c' has hugepages-2Mi but no cpu or memory: the API server rejects it",
         )
     ]
     assert "rejects the pod (spec.containers[0].resources: Forbidden" in got[0][6]
-    # cpu alone satisfies the API server: then the usual warning about memory
+    # cpu alone satisfies the API server: then only the usual warning about memory
     with_cpu = POD.replace("{hugepages-2Mi: 1Gi}", '{cpu: "1", hugepages-2Mi: 1Gi}')
-    assert [f[2:6] for f in found(with_cpu, rules)] == [
+    assert [f[2:6] for f in found(with_cpu, rules + ("missing-memory-request",))] == [
         (
             "missing-memory-request",
             "spec.containers[0].resources",
@@ -253,11 +255,11 @@ spec:
         return [
             (f.rule, f.line, f.severity)
             for f in runner.lint_bytes(text.encode(), "w.yaml").findings
-            if f.rule == "missing-memory-request"
+            if f.rule == "pod-level-resources-invalid"
         ]
 
     assert rules_of(POD) == []
-    assert rules_of(CONTAINER_ONLY_HUGEPAGES) == [("missing-memory-request", 12, "error")]
+    assert rules_of(CONTAINER_ONLY_HUGEPAGES) == [("pod-level-resources-invalid", 12, "error")]
 
 
 def test_a_resize_policy_on_an_init_container_is_accepted():

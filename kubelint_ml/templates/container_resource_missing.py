@@ -1,16 +1,8 @@
-"""A container without a request or limit for a resource.
-
-A container with hugepages and neither cpu nor memory is more than a warning: ``validateResourceRequirements``
-rejects it ("HugePages require cpu or memory"). The memory-request rule says so, as an error, unless a
-LimitRange fills in cpu or memory first (LimitRanger admits a Pod before it is validated; a workload's
-template is validated as written).
-"""
+"""A container without a request or limit for a resource."""
 
 from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
-from kubelint_ml.input.workloads import ContainerView, PodTemplate
-from kubelint_ml.k8s.resources import hugepages_without_cpu_or_memory
 from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._cluster import default_for
 from kubelint_ml.templates._common import (
@@ -19,7 +11,6 @@ from kubelint_ml.templates._common import (
     pod_level,
     requests_limits,
     resources_unknown,
-    validated_as_template,
 )
 
 UNIT = "container"
@@ -45,10 +36,6 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if resources_unknown(tpl):
         return None
     resource, missing = params["resource"], params["missing"]
-    if resource == "memory" and missing != "limit":
-        rejected = _hugepages_alone(tpl, c, ctx, params)
-        if rejected:
-            return rejected
     requests, limits = requests_limits(c)
     pod = pod_level(tpl)
     pod_requests, pod_limits = pod if pod else ({}, {})
@@ -87,37 +74,5 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             f"{accelerator_note(tpl)}",
             detail=f"{tpl.describe()}: {c.describe()} has {what} ({LIMITRANGE_NOTE}): {consequence}; {fix}",
             fix=_fixes.container_memory(tpl, c, ctx, params) if resource == "memory" and _fixes.wanted(ctx) else None,
-        )
-    ]
-
-
-def _hugepages_alone(tpl: PodTemplate, c: ContainerView, ctx, params: dict) -> list[Hit] | None:
-    """A container's hugepages without its cpu or memory, which the API server rejects."""
-    parts = [c.resources.get(part) for part in ("requests", "limits")]
-    names = hugepages_without_cpu_or_memory(*(p if isinstance(p, dict) else {} for p in parts))
-    if not names:
-        return None
-    template = validated_as_template(tpl)
-    if not template and any(
-        default_for(tpl, c, ctx, part, name) is not None
-        for part in ("requests", "limits")
-        for name in ("cpu", "memory")
-    ):
-        return None  # LimitRanger sets them before the pod is validated
-    shown = ", ".join(names)
-    field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in c.path + ("resources",)).lstrip(".")
-    what = f"the {tpl.obj.kind}'s pod template" if template else "the pod"
-    return [
-        Hit(
-            c.path + ("resources",),
-            f"{c.describe()} has {shown} but no cpu or memory: the API server rejects it",
-            detail=(
-                f"{tpl.describe()}: {c.describe()} asks for {shown} with neither a cpu nor a memory request or limit; "
-                f"the API server rejects {what} ({field}: Forbidden: HugePages require cpu or memory). Set the "
-                "container's memory request and limit"
-            ),
-            container=c.name,
-            severity="error",
-            fix=_fixes.container_memory(tpl, c, ctx, params) if _fixes.wanted(ctx) else None,
         )
     ]

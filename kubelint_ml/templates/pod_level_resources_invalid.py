@@ -18,6 +18,7 @@ from __future__ import annotations
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.input.workloads import PodTemplate
 from kubelint_ml.k8s.resources import hugepages_without_cpu_or_memory, is_hugepages, pod_requests
+from kubelint_ml.templates._cluster import default_for
 from kubelint_ml.templates._common import gates, pod_level, requests_limits, show, validated_as_template
 
 UNIT = "podTemplate"
@@ -37,9 +38,10 @@ def _supported(name: str) -> bool:
 
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
+    containers = _container_hugepages(tpl, ctx)
     raw = tpl.spec.get("resources")
     if not isinstance(raw, dict):
-        return None
+        return containers
     base = tpl.spec_path + ("resources",)
     who = tpl.describe()
     if not gates(tpl)[0]:
@@ -47,7 +49,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         if not names:
             return None
         version = getattr(getattr(ctx, "profile", None), "kubernetes_version", None)
-        return [
+        return (containers or []) + [
             Hit(
                 base,
                 f"pod-level resources are dropped before Kubernetes 1.34 (profile: {version})",
@@ -59,7 +61,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                 severity="warning",
             )
         ]
-    out: list[Hit] = []
+    out: list[Hit] = containers or []
     if raw.get("claims") is not None:
         out.append(
             Hit(
@@ -257,3 +259,42 @@ def _request_above_defaulted_limit(
             )
         )
     return out
+
+
+def _container_hugepages(tpl: PodTemplate, ctx) -> list[Hit] | None:
+    """A container's hugepages without its cpu or memory, which ``validateResourceRequirements`` rejects as
+    it does at pod level ("HugePages require cpu or memory"), unless a LimitRange fills cpu or memory in
+    (LimitRanger admits a Pod before it is validated; a workload's template is validated as written)."""
+    out: list[Hit] = []
+    template: bool | None = None
+    for c in tpl.all_containers:
+        parts = [c.resources.get(part) for part in ("requests", "limits")]
+        if not any(isinstance(p, dict) and any(isinstance(n, str) and is_hugepages(n) for n in p) for p in parts):
+            continue  # (the common case: one look at each name)
+        names = hugepages_without_cpu_or_memory(*(p if isinstance(p, dict) else {} for p in parts))
+        if not names:
+            continue
+        if template is None:
+            template = validated_as_template(tpl)
+        if not template and any(
+            default_for(tpl, c, ctx, part, name) is not None
+            for part in ("requests", "limits")
+            for name in ("cpu", "memory")
+        ):
+            continue  # LimitRanger sets them before the pod is validated
+        shown = ", ".join(names)
+        field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in c.path + ("resources",)).lstrip(".")
+        what = f"the {tpl.obj.kind}'s pod template" if template else "the pod"
+        out.append(
+            Hit(
+                c.path + ("resources",),
+                f"{c.describe()} has {shown} but no cpu or memory: the API server rejects it",
+                detail=(
+                    f"{tpl.describe()}: {c.describe()} asks for {shown} with neither a cpu nor a memory request or "
+                    f"limit; the API server rejects {what} ({field}: Forbidden: HugePages require cpu or memory). "
+                    "Set the container's memory request and limit"
+                ),
+                container=c.name,
+            )
+        )
+    return out or None
