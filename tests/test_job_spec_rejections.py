@@ -65,7 +65,7 @@ def check(text: str, expected: list[tuple]) -> None:
                     6,
                     19,
                     "spec.completionMode",
-                    "an Indexed Job needs completions",
+                    "an Indexed Job with parallelism 4 needs completions",
                     "(spec.completions: Required value: when completion mode is Indexed)",
                 )
             ],
@@ -341,7 +341,7 @@ def test_a_jobsets_jobs_are_indexed_and_need_completions_with_parallelism():
                 9,
                 22,
                 "spec.replicatedJobs[0].template.spec.parallelism",
-                "an Indexed Job needs completions",
+                "an Indexed Job with parallelism 4 needs completions",
                 "the API server rejects each child Job the JobSet controller creates (spec.completions: Required "
                 "value: when completion mode is Indexed)",
             )

@@ -171,7 +171,7 @@ def _counts(spec: dict, indexed: bool, hit) -> None:
     if spec.get("completions") is None and spec.get("parallelism") is not None:
         hit(
             ("completionMode",) if "completionMode" in spec else ("parallelism",),
-            "an Indexed Job needs completions",
+            f"an Indexed Job with parallelism {spec.get('parallelism')} needs completions",
             "spec.completions: Required value: when completion mode is Indexed",
             "Set completions (the number of indexes), or leave parallelism out too (both then default to 1)",
             at_value=True,
