@@ -327,6 +327,11 @@ def test_a_pod_request_above_the_limit_1_36_defaults_from_the_containers():
             'the API server rejects the pod (spec.resources.requests[memory]: Invalid value: "2Gi": must be less '
             "than or equal to memory limit of 1Gi)"
         ) in got[0][6]
+    # an empty limits block is no pod-level limit
+    empty = DEFAULTED_LIMIT.replace(
+        'requests: {cpu: "1", memory: 2Gi}', 'requests: {cpu: "1", memory: 2Gi}\n    limits: {}'
+    )
+    assert [f[3] for f in found(empty, PLR)] == ["spec.resources.requests.memory"]
     # before 1.36 no pod-level limit is defaulted: valid
     assert short_at(DEFAULTED_LIMIT, "1.35") == []
     # a container without a memory limit: no memory limit is defaulted (cpu is, and 1 <= 1)

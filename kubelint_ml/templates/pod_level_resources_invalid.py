@@ -204,9 +204,9 @@ def _request_above_limit(tpl: PodTemplate, raw: dict, base: tuple, requests: dic
     a written request above the limit defaulted from the containers' limits (from 1.36,
     PodLevelResourcesFixUpdateDefaulting); a written request above a written limit is
     request-exceeds-limit's."""
-    written_limits = raw.get("limits")
+    written_limits = _mapping(raw.get("limits"))
     written_requests = _mapping(raw.get("requests"))
-    if not isinstance(written_limits, dict):
+    if not any(isinstance(n, str) and _supported(n) for n in written_limits):  # (``limits: {}`` is none)
         return _request_above_defaulted_limit(tpl, base, written_requests, requests, limits)
     out: list[Hit] = []
     for name in sorted(n for n in written_limits if isinstance(n, str) and _supported(n)):
