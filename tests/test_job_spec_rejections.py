@@ -514,3 +514,33 @@ def test_a_trainer_runtimes_counts_are_the_trainjobs():
             "onExitCodes In 0: exit code 0 is a success",
         )
     ]
+
+
+def test_required_action_and_operator_and_a_defaulted_status():
+    spec = """\
+    podFailurePolicy:
+      rules:
+      - onExitCodes: {values: [1]}
+      - action: Ignore
+        onPodConditions: [{type: DisruptionTarget, status: ""}]
+    """
+    check(
+        job(spec),
+        [
+            (
+                8,
+                7,
+                "spec.podFailurePolicy.rules[0]",
+                "podFailurePolicy rule without an action",
+                "(spec.podFailurePolicy.rules[0].action: Required value: valid values: "
+                '["Count" "FailIndex" "FailJob" "Ignore"])',
+            ),
+            (
+                8,
+                7,
+                "spec.podFailurePolicy.rules[0].onExitCodes",
+                "onExitCodes without an operator",
+                'onExitCodes.operator: Required value: valid values: ["In" "NotIn"]',
+            ),
+        ],
+    )

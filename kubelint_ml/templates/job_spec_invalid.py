@@ -258,6 +258,14 @@ def _pod_failure_policy(pfp: dict, spec: dict, tpl, hit) -> None:
                 f'{field}.action: Invalid value: "FailIndex": requires the backoffLimitPerIndex to be set',
                 "Set backoffLimitPerIndex (an Indexed Job), or use FailJob",
             )
+        elif action is None or action == "":
+            hit(
+                at,
+                "podFailurePolicy rule without an action",
+                f'{field}.action: Required value: valid values: ["Count" "FailIndex" "FailJob" "Ignore"]',
+                "Give the rule an action: FailJob, FailIndex, Ignore or Count",
+                at_value=True,
+            )
         elif isinstance(action, str) and action not in _ACTIONS:
             hit(
                 at + ("action",),
@@ -295,7 +303,15 @@ def _on_exit_codes(exits: dict, at: tuple, field: str, names: set | None, hit) -
     """``validatePodFailurePolicyRuleOnExitCodes``: a known operator, a container of the template,
     1-255 values, none 0 with In, none twice, in increasing order."""
     operator = exits.get("operator")
-    if isinstance(operator, str) and operator not in _OPERATORS:
+    if operator is None or operator == "":
+        hit(
+            at,
+            "onExitCodes without an operator",
+            f'{field}.operator: Required value: valid values: ["In" "NotIn"]',
+            "Write operator: In or NotIn",
+            at_value=False,
+        )
+    elif isinstance(operator, str) and operator not in _OPERATORS:
         hit(
             at + ("operator",),
             f"onExitCodes operator {operator}: only In or NotIn",
@@ -382,7 +398,7 @@ def _on_pod_conditions(conditions: list, at: tuple, field: str, hit) -> None:
         )
     for j, pattern in enumerate(conditions):
         status = pattern.get("status") if isinstance(pattern, dict) else None
-        if isinstance(status, str) and status not in _STATUSES:
+        if isinstance(status, str) and status and status not in _STATUSES:  # ("" defaults to True)
             hit(
                 at + (j, "status"),
                 f"onPodConditions status {status}: only True, False or Unknown",
