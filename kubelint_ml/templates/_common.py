@@ -281,6 +281,24 @@ def pod_level(tpl: PodTemplate) -> tuple[dict, dict] | None:
     return tpl.cache["pod_level_resources"]
 
 
+# Kinds whose pod template the API server validates as written, before any pod exists (PodTemplateSpec
+# validation: no pod defaulting, which ``SetDefaults_Pod`` keeps to Pods); a JobSet's and a Trainer
+# runtime's become Jobs. Other kinds' pods are judged as created: defaulted.
+_TEMPLATE_VALIDATED = {
+    "apps": ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"),
+    "batch": ("Job", "CronJob"),
+    "": ("ReplicationController", "PodTemplate"),
+    "jobset.x-k8s.io": ("JobSet",),
+    "trainer.kubeflow.org": ("TrainingRuntime", "ClusterTrainingRuntime"),
+}
+
+
+def validated_as_template(tpl: PodTemplate) -> bool:
+    """The API server validates this pod template as written (a Deployment's, a Job's...), not only
+    the pods made from it."""
+    return tpl.obj.kind in _TEMPLATE_VALIDATED.get(tpl.obj.group, ())
+
+
 def accelerators(tpl: PodTemplate) -> dict[str, Any]:
     """``accelerator_requests(tpl.spec)`` and the GPUs its DRA claims hold (counted as the device
     plugin's resource: a claimed ``gpu.nvidia.com`` device is one ``nvidia.com/gpu``), computed once
