@@ -774,9 +774,9 @@ def test_unresolved_neuron_core_pod_is_told_to_pin_a_node_type():
             "1 of 8 GPUs but 77.3% of a4-highgpu-8g memory (3000Gi)",
         ),
         (
-            "a4x",
+            "a4x",  # GB200 (a4x-highgpu-4g) and GB300 (a4x-maxgpu-4g-metal): worded for the closest
             "requests: {memory: 800Gi}\nlimits: {nvidia.com/gpu: 1, memory: 800Gi}",
-            "1 of 4 GPUs but 93.1% of a4x-highgpu-4g memory (800Gi)",
+            "1 of 4 GPUs but 85.7% of a4x-maxgpu-4g-metal memory (800Gi)",
         ),
         (
             "a3",

@@ -282,6 +282,24 @@ def pod_level(tpl: PodTemplate) -> tuple[dict, dict] | None:
     return tpl.cache["pod_level_resources"]
 
 
+# Kinds whose pod template the API server validates as written, before any pod exists (PodTemplateSpec
+# validation: no pod defaulting, which ``SetDefaults_Pod`` keeps to Pods); a JobSet's and a Trainer
+# runtime's become Jobs. Other kinds' pods are judged as created: defaulted.
+_TEMPLATE_VALIDATED = {
+    "apps": ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"),
+    "batch": ("Job", "CronJob"),
+    "": ("ReplicationController", "PodTemplate"),
+    "jobset.x-k8s.io": ("JobSet",),
+    "trainer.kubeflow.org": ("TrainingRuntime", "ClusterTrainingRuntime"),
+}
+
+
+def validated_as_template(tpl: PodTemplate) -> bool:
+    """The API server validates this pod template as written (a Deployment's, a Job's...), not only
+    the pods made from it."""
+    return tpl.obj.kind in _TEMPLATE_VALIDATED.get(tpl.obj.group, ())
+
+
 def accelerators(tpl: PodTemplate) -> dict[str, Any]:
     """``accelerator_requests(tpl.spec)`` and the GPUs its DRA claims hold (counted as the device
     plugin's resource: a claimed ``gpu.nvidia.com`` device is one ``nvidia.com/gpu``), computed once
@@ -312,8 +330,9 @@ def counts_on(
     """``accel`` on a node with ``gpus`` devices of ``gpu_resource`` (of GPU ``model``): a DRA claim
     with ``allocationMode: All`` gets every one of them, GPUs of a class with no vendor resource
     (``ANY_GPU``) are that node's GPUs, MIG partitions whose profile does not tell their GPU take
-    their share of the model's compute slices, and Neuron cores and devices are counted in the
-    node's Neuron resource (``neuron_on_node``; ``fewest``: the fewest they may be there)."""
+    their share of the model's compute slices, a ``firstAvailable`` request of GPUs is its largest
+    alternative the node can hold, and Neuron cores and devices are counted in the node's Neuron
+    resource (``neuron_on_node``; ``fewest``: the fewest they may be there)."""
     if gpu_resource in NEURON_RESOURCES:
         accel = neuron_on_node(accel, gpu_resource, model, fewest)
     devices = template_devices(tpl)
@@ -321,8 +340,10 @@ def counts_on(
         return accel
     out = devices.on_model(accel, gpu_resource, model) if model else accel
     if ANY_GPU in accel:
-        out = {r: n for r, n in accel.items() if r != ANY_GPU}
+        out = {r: n for r, n in out.items() if r != ANY_GPU}
         out[gpu_resource] = out.get(gpu_resource, 0) + accel[ANY_GPU]
+    if devices.alternatives:
+        out = devices.most_on(out, gpu_resource, gpus)
     if gpu_resource in devices.all_of or ANY_GPU in devices.all_of:
         out = {**out, gpu_resource: out.get(gpu_resource, 0) + gpus}
     return out
@@ -330,9 +351,9 @@ def counts_on(
 
 def counted_at_most(tpl: PodTemplate) -> bool:
     """Some of the template's claimed devices are counted at the most they can be (MIG devices of no
-    named profile, each as a whole GPU)."""
+    named profile, each as a whole GPU; ``firstAvailable`` alternatives, as the largest)."""
     devices = template_devices(tpl)
-    return devices is not None and bool(devices.upper)
+    return devices is not None and bool(devices.upper or devices.alternatives)
 
 
 def share_assumed_on(tpl: PodTemplate, model: str | None) -> bool:
