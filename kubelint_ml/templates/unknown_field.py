@@ -70,6 +70,9 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             )
 
     spec, spec_path = tpl.spec, tpl.spec_path
+    # Where each container and volume is written: a pod a controller builds from other fields
+    # (an Argo script, a Tekton step) has them elsewhere than under its spec.
+    written = {id(v.data): v.path for v in (*tpl.all_containers, *tpl.volumes)}
     scan(spec, "podSpec", spec_path, "the pod spec")
     scan(spec.get("resources"), "resources", spec_path + ("resources",), "the pod's resources")
     for list_key, part in _CONTAINER_LISTS:
@@ -81,7 +84,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                 continue
             name = c.get("name")
             where = f"{list_key[:-1]} '{name}'" if isinstance(name, str) else f"{list_key}[{i}]"
-            path = spec_path + (list_key, i)
+            path = written.get(id(c), spec_path + (list_key, i))
             container = name if isinstance(name, str) else None
             scan(c, part, path, where, container)
             scan(c.get("resources"), "resources", path + ("resources",), f"the resources of {where}", container)
@@ -92,7 +95,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                 continue
             name = v.get("name")
             where = f"volume '{name}'" if isinstance(name, str) else f"volumes[{i}]"
-            path = spec_path + ("volumes", i)
+            path = written.get(id(v), spec_path + ("volumes", i))
             scan(v, "volume", path, where)
             scan(v.get("emptyDir"), "emptyDir", path + ("emptyDir",), f"the emptyDir of {where}")
     if is_batch_job(obj) or is_jobset_like(obj):

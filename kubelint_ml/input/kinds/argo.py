@@ -23,6 +23,23 @@ _ARGO_POD_FIELDS = {
     "hostNetwork": "hostNetwork",
 }
 
+# Fields Argo adds to the Container it embeds (pkg/apis/workflow/v1alpha1), where it embeds it: not
+# fields of the pod's container. A plain ``container`` has none.
+_SCRIPT_FIELDS = frozenset({"source"})  # ScriptTemplate (``script``)
+_NODE_FIELDS = frozenset({"dependencies"})  # ContainerNode (``containerSet.containers``)
+_USER_FIELDS = frozenset({"mirrorVolumeMounts"})  # UserContainer (``initContainers``, ``sidecars``)
+
+
+def _containers(node: Any, path: tuple, argo_fields: frozenset[str]) -> list[tuple[Any, tuple]]:
+    """The containers listed at ``node``, each without the fields Argo reads itself."""
+    return [(_pod_container(c, argo_fields), p) for c, p in listed(node, path)]
+
+
+def _pod_container(c: Any, argo_fields: frozenset[str]) -> Any:
+    if not isinstance(c, dict) or argo_fields.isdisjoint(c):
+        return c
+    return {k: v for k, v in c.items() if k not in argo_fields}
+
 
 def _argo(prefix: tuple) -> Callable[[K8sObject], list[Pod]]:
     def build(obj: K8sObject) -> list[Pod]:
@@ -39,12 +56,15 @@ def _argo(prefix: tuple) -> Callable[[K8sObject], list[Pod]]:
             if isinstance(t.get("container"), dict):
                 containers.append(({"name": "main", **t["container"]}, path + ("container",)))
             elif isinstance(t.get("script"), dict):
-                containers.append(({"name": "main", **t["script"]}, path + ("script",)))
+                script = _pod_container(t["script"], _SCRIPT_FIELDS)
+                containers.append(({"name": "main", **script}, path + ("script",)))
             elif isinstance(t.get("containerSet"), dict):
-                containers += listed(t["containerSet"].get("containers"), path + ("containerSet", "containers"))
+                containers += _containers(
+                    t["containerSet"].get("containers"), path + ("containerSet", "containers"), _NODE_FIELDS
+                )
             else:
                 continue  # steps, dag, resource, suspend, http, plugin: no pod of their own
-            containers += listed(t.get("sidecars"), path + ("sidecars",))
+            containers += _containers(t.get("sidecars"), path + ("sidecars",), _USER_FIELDS)
             spec: dict = {}
             renames: list[tuple[tuple, tuple]] = []
             for field_name, wf_field in _ARGO_POD_FIELDS.items():
@@ -71,7 +91,7 @@ def _argo(prefix: tuple) -> Callable[[K8sObject], list[Pod]]:
                     name,
                     1,
                     containers,
-                    init=listed(t.get("initContainers"), path + ("initContainers",)),
+                    init=_containers(t.get("initContainers"), path + ("initContainers",), _USER_FIELDS),
                     volumes=listed(wf.get("volumes"), prefix + ("volumes",))
                     + listed(t.get("volumes"), path + ("volumes",)),
                     metadata=merged,
