@@ -39,6 +39,7 @@ from typing import Any
 
 from kubelint_ml.input.workloads import KINDS, KUBEFLOW_REPLICA_SPECS, TRAINER_ANCESTOR_LABEL
 from kubelint_ml.k8s.dra import AdmissionDra, admission_dra
+from kubelint_ml.k8s.quantity import PLACEHOLDER
 from kubelint_ml.k8s.resources import ACCELERATOR_PATTERNS
 
 IGNORE = "kubelint-ml.io/ignore"
@@ -178,9 +179,10 @@ def uses_accelerators(ps: str, dra: AdmissionDra | None = None) -> str:
     naming a template or claim known (at export) to hold accelerators; a DRA extended resource of an
     accelerator class (k8s/dra.py ``admission_dra``)."""
     dra = dra or admission_dra(None)
+    # a positive whole count, or an unrendered placeholder (k8s/resources.py placeholder_accelerators)
     amount = (
-        "[{req}, {lim}].exists(rl, rl.exists(k, k.matches({pat}) && {ext} && {ok} && {val}.sign() > 0"
-        " && {val}.isInteger()))"
+        "[{req}, {lim}].exists(rl, rl.exists(k, k.matches({pat}) && {ext} && (({ok} && {val}.sign() > 0"
+        " && {val}.isInteger()) || (type(rl[k]) == string && rl[k].trim().matches({placeholder})))))"
     ).format(
         req=res("c", "requests"),
         lim=res("c", "limits"),
@@ -188,6 +190,7 @@ def uses_accelerators(ps: str, dra: AdmissionDra | None = None) -> str:
         ext=extended("k"),
         ok=is_q("rl[k]"),
         val=q("rl[k]"),
+        placeholder=lit(PLACEHOLDER.pattern),
     )
     implicit = (
         f"(k.matches({lit(dra.accel)}) || (!k.matches({lit(dra.other)}) && (k.matches({lit(dra.by_name)})"

@@ -19,7 +19,7 @@ from contextvars import ContextVar, Token
 from fractions import Fraction
 from functools import lru_cache
 
-from .quantity import QuantityError, milli_round_up, parse_manifest_quantity
+from .quantity import QuantityError, is_placeholder, milli_round_up, parse_manifest_quantity
 
 __all__ = [
     "ACCELERATOR_PATTERNS",
@@ -505,6 +505,27 @@ def accelerator_use(pod_spec: Mapping) -> int:
                 if found == MAYBE_DRA:
                     use = MAYBE_DRA
     return use
+
+
+def placeholder_accelerators(pod_spec: Mapping) -> list[str]:
+    """The accelerator resources some container asks for with an unrendered placeholder count
+    (``nvidia.com/gpu: "{{inputs.parameters.gpus}}"``, ``$GPUS``): devices asked for, how many not
+    known until the value is filled in."""
+    spec = _mapping(pod_spec)
+    out: list[str] = []
+    for key in ("initContainers", "containers"):
+        for c in _items(spec.get(key)):
+            resources = _mapping(c.get("resources"))
+            for part in ("requests", "limits"):
+                for name, raw in _mapping(resources.get(part)).items():
+                    if (
+                        name not in out
+                        and isinstance(name, str)
+                        and is_placeholder(raw)
+                        and is_accelerator_resource(name)
+                    ):
+                        out.append(name)
+    return out
 
 
 def is_accelerator_pod(pod_spec: Mapping) -> bool:

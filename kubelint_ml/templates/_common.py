@@ -17,6 +17,7 @@ from kubelint_ml.k8s.quantity import (
     QuantityError,
     format_bytes,
     format_cpu,
+    is_placeholder,
     parse_manifest_quantity,
 )
 from kubelint_ml.k8s.resources import (
@@ -24,18 +25,13 @@ from kubelint_ml.k8s.resources import (
     PodLevelGates,
     accelerator_requests,
     container_requests_limits,
+    placeholder_accelerators,
     pod_level_resources,
 )
 from kubelint_ml.k8s.signals import container_signals, signals_for_template
-from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 
 LIMITRANGE_NOTE = "unless a namespace LimitRange supplies a default"
-
-# Values left for envsubst/sed/kustomize to fill in: $GPUS, ${GPUS}, PLACEHOLDER_GPUS, <gpus>.
-PLACEHOLDER = LazyPattern(
-    r"^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_][A-Za-z0-9_]*\)|[A-Z][A-Z0-9]*_[A-Z0-9_]+|<[^<>]+>)$"
-)
 
 
 class QuantityField(Record):
@@ -47,7 +43,7 @@ class QuantityField(Record):
     where: str  # human description: "container 'trainer'", "pod-level resources", "emptyDir volume 'shm'"
     parsed: Quantity | None
     error: str | None
-    placeholder: bool  # an unrendered variable ($GPUS): not judged
+    placeholder: bool  # an unrendered variable ($GPUS, {{inputs.parameters.mem}}): not judged
     empty: bool  # YAML null, which Kubernetes reads as 0
     __slots__ = _fields = (
         "path",
@@ -95,7 +91,7 @@ def _field(
 ) -> QuantityField:
     if raw is None:  # JSON null decodes to a zero Quantity
         return QuantityField(path, resource, part, raw, container, where, _ZERO, None, empty=True)
-    if isinstance(raw, str) and PLACEHOLDER.match(raw.strip()):
+    if is_placeholder(raw):
         return QuantityField(path, resource, part, raw, container, where, None, None, placeholder=True)
     try:
         return QuantityField(path, resource, part, raw, container, where, parse_manifest_quantity(raw), None)
@@ -242,7 +238,8 @@ def accelerator_note(tpl: PodTemplate) -> str:
     """`` (GPU pod)`` or `` (accelerator pod)`` for a pod that uses accelerators, else ""."""
     if not is_accelerator_template(tpl):
         return ""
-    return " (GPU pod)" if any("gpu" in r for r in accelerators(tpl)) else " (accelerator pod)"
+    names = [*accelerators(tpl), *placeholder_accelerators(tpl.spec)]  # counts or placeholders
+    return " (GPU pod)" if any("gpu" in r for r in names) else " (accelerator pod)"
 
 
 def show(resource: str, value: Fraction) -> str:
