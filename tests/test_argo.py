@@ -4,10 +4,13 @@ judged with the Workflows that use them (docs/kinds.md, Argo Workflows)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from kubelint_ml.cli import main
 from kubelint_ml.engine.rulefile import load_builtin_rules
 from kubelint_ml.k8s.quantity import is_placeholder
 from kubelint_ml.run.lint import lint_text
@@ -72,3 +75,45 @@ def test_placeholders(value: str) -> None:
 @pytest.mark.parametrize("value", ["1", "16Gi", "gpu", "{{}}", "{{x}}GB", "$()", "{{a}}{{b}}", "1 {{x}}", 1, None])
 def test_not_placeholders(value: object) -> None:
     assert not is_placeholder(value)
+
+
+def test_workflow_templates_are_judged_with_the_workflows_that_run_them() -> None:
+    assert fixture("argo-workflowtemplates.yaml") == [
+        ("missing-priority-class", 9, 5, "warning"),  # 'alone': run by no Workflow here, judged on its own
+        ("missing-priority-class", 22, 5, "warning"),  # 'gpu-tmpl': Workflow 'run-' sets no priority
+        ("missing-priority-class", 82, 5, "warning"),  # 'library' eval: no step runs it with a priority
+    ]
+    # 'patched' (the CronWorkflow patches its template) and 'library' train (run by a step of a
+    # Workflow with podPriorityClassName) are given a priority by what runs them.
+    details = {
+        f.line: f.detail
+        for f in lint_text((FIXTURES / "argo-workflowtemplates.yaml").read_bytes(), RULES)
+        if f.rule == "missing-priority-class"
+    }
+    assert "Workflow 'run-' runs this template and sets no priority" in details[22]
+    assert "Workflow '" not in details[9]
+
+
+def test_a_workflow_in_another_file_gives_the_template_its_priority(tmp_path: Path) -> None:
+    template = tmp_path / "template.yaml"
+    template.write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: WorkflowTemplate\nmetadata:\n  name: gpu-tmpl\n  namespace: ml\n"
+        "spec:\n  templates:\n  - name: train\n    container:\n      image: nvcr.io/nvidia/pytorch:24.05-py3\n"
+        "      resources:\n        limits: {nvidia.com/gpu: 1, memory: 16Gi}\n"
+    )
+    run = tmp_path / "run.yaml"
+    run.write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata:\n  generateName: run-\n  namespace: ml\n"
+        "spec:\n  podPriorityClassName: training\n  workflowTemplateRef:\n    name: gpu-tmpl\n"
+    )
+    assert _cli(template, run) == []
+    assert _cli(template) == [("missing-priority-class", str(template), 8, 5)]
+    # A Workflow in another namespace does not run it.
+    run.write_text(run.read_text().replace("namespace: ml", "namespace: other"))
+    assert _cli(template, run) == [("missing-priority-class", str(template), 8, 5)]
+
+
+def _cli(*paths: Path) -> list[tuple[str, str, int, int]]:
+    r = CliRunner().invoke(main, ["check", *map(str, paths), "-f", "json"], catch_exceptions=False)
+    assert r.exit_code in (0, 1), r.output
+    return [(f["rule"], f["file"], f["line"], f["column"]) for f in json.loads(r.output)["findings"]]
