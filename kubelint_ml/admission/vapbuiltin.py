@@ -143,13 +143,28 @@ def _bad_list(rl: str) -> str:
     return f"{rl}.exists(k, !{_ok_quantity(f'{rl}[k]')})"
 
 
+def _bad_container_list(rl: str) -> str:
+    """:func:`_bad_list` where an accelerator count that is a placeholder is not bad (templates/_common.py
+    ``_any_unjudgeable``)."""
+    return f"{rl}.exists(k, !{_ok_quantity(f'{rl}[k]')} && !{_accelerator_placeholder(rl)})"
+
+
+def _accelerator_placeholder(rl: str) -> str:
+    """``rl[k]`` is an accelerator count given as an unrendered placeholder (k8s/resources.py
+    ``placeholder_accelerators``)."""
+    return (
+        f"(k.matches({lit(_ACCELERATOR_RE2)}) && {extended('k')} && type({rl}[k]) == string"
+        f" && {rl}[k].trim().matches({lit(PLACEHOLDER.pattern)}))"
+    )
+
+
 def resources_unknown(ps: str) -> str:
     """templates/_common.py ``resources_unknown`` (the trainer-job case is left out of ``templates``)."""
     cs = containers(ps)
     return (
         f"(!has({ps}.containers) || size({ps}.containers) == 0"
         f" || {ps}.containers.exists(c, !has(c.image) || c.image == '')"
-        f" || {cs}.exists(c, {_bad_list(res('c', 'requests'))} || {_bad_list(res('c', 'limits'))})"
+        f" || {cs}.exists(c, {_bad_container_list(res('c', 'requests'))} || {_bad_container_list(res('c', 'limits'))})"
         f" || {_bad_list(res(ps, 'requests'))} || {_bad_list(res(ps, 'limits'))}"
         f" || (has({ps}.volumes) && {ps}.volumes.exists(v, has(v.emptyDir) && has(v.emptyDir.sizeLimit)"
         f" && !{_ok_quantity('v.emptyDir.sizeLimit')})))"
@@ -181,8 +196,8 @@ def uses_accelerators(ps: str, dra: AdmissionDra | None = None) -> str:
     dra = dra or admission_dra(None)
     # a positive whole count, or an unrendered placeholder (k8s/resources.py placeholder_accelerators)
     amount = (
-        "[{req}, {lim}].exists(rl, rl.exists(k, k.matches({pat}) && {ext} && (({ok} && {val}.sign() > 0"
-        " && {val}.isInteger()) || (type(rl[k]) == string && rl[k].trim().matches({placeholder})))))"
+        "[{req}, {lim}].exists(rl, rl.exists(k, (k.matches({pat}) && {ext} && {ok} && {val}.sign() > 0"
+        " && {val}.isInteger()) || {placeholder}))"
     ).format(
         req=res("c", "requests"),
         lim=res("c", "limits"),
@@ -190,7 +205,7 @@ def uses_accelerators(ps: str, dra: AdmissionDra | None = None) -> str:
         ext=extended("k"),
         ok=is_q("rl[k]"),
         val=q("rl[k]"),
-        placeholder=lit(PLACEHOLDER.pattern),
+        placeholder=_accelerator_placeholder("rl"),
     )
     implicit = (
         f"(k.matches({lit(dra.accel)}) || (!k.matches({lit(dra.other)}) && (k.matches({lit(dra.by_name)})"

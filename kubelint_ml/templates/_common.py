@@ -25,6 +25,7 @@ from kubelint_ml.k8s.resources import (
     PodLevelGates,
     accelerator_requests,
     container_requests_limits,
+    is_accelerator_resource,
     placeholder_accelerators,
     pod_level_resources,
 )
@@ -204,8 +205,13 @@ def why_resources_unknown(tpl: PodTemplate) -> str:
 
 def _any_unjudgeable(tpl: PodTemplate) -> bool:
     """Some quantity of the template is invalid, an unrendered placeholder or negative; judged by value,
-    without building :func:`quantity_fields` (most templates have no such quantity)."""
-    return any(not _judgeable(raw) for _, _, _, raw in _quantities(tpl))
+    without building :func:`quantity_fields` (most templates have no such quantity). An accelerator count
+    that is a placeholder is not one: the other resources are known, and the rules that need the count
+    ask :func:`uncounted_accelerators`."""
+    return any(
+        not _judgeable(raw) and not (is_placeholder(raw) and is_accelerator_resource(str(name)))
+        for _, _, name, raw in _quantities(tpl)
+    )
 
 
 def _judgeable(raw: Any) -> bool:
@@ -238,7 +244,7 @@ def accelerator_note(tpl: PodTemplate) -> str:
     """`` (GPU pod)`` or `` (accelerator pod)`` for a pod that uses accelerators, else ""."""
     if not is_accelerator_template(tpl):
         return ""
-    names = [*accelerators(tpl), *placeholder_accelerators(tpl.spec)]  # counts or placeholders
+    names = [*accelerators(tpl), *_placeholder_accelerators(tpl)]  # counts or placeholders
     return " (GPU pod)" if any("gpu" in r for r in names) else " (accelerator pod)"
 
 
@@ -329,13 +335,23 @@ def share_assumed_on(tpl: PodTemplate, model: str | None) -> bool:
     return devices is not None and devices.assumes_on(model)
 
 
+def _placeholder_accelerators(tpl: PodTemplate) -> list[str]:
+    """``placeholder_accelerators(tpl.spec)``, computed once per template (do not mutate)."""
+    found = tpl.cache.get("placeholder_accelerators")
+    if found is None:
+        found = tpl.cache["placeholder_accelerators"] = placeholder_accelerators(tpl.spec)
+    return found
+
+
 def uncounted_accelerators(tpl: PodTemplate) -> str | None:
-    """Why the template's accelerator count is not known (DRA devices of classes no node counts,
-    alternatives), or None."""
+    """Why the template's accelerator count is not known (an unrendered placeholder, DRA devices of
+    classes no node counts, alternatives), or None."""
+    placeholders = _placeholder_accelerators(tpl)
     devices = template_devices(tpl)
-    if devices is None or not devices.uncounted:
+    if not placeholders and (devices is None or not devices.uncounted):
         return None
-    return "; ".join(devices.uncounted)
+    why = [f"the {name} count is an unrendered placeholder" for name in placeholders]
+    return "; ".join(why + (devices.uncounted if devices is not None else []))
 
 
 @cache
