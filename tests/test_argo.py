@@ -138,3 +138,16 @@ def test_accelerators_in_a_resource_manifest_or_a_pod_spec_patch_are_said_not_ju
         14: "asks for nvidia.com/gpu but its pods were not judged: created by the resource manifest of template 'jobset'",
         43: "podSpecPatch asks for nvidia.com/gpu: the pod of template 'patched' was judged without it",
     }
+
+
+def test_pod_fields_from_template_defaults_pod_resources_and_resource_claims() -> None:
+    text = (FIXTURES / "argo-pod-fields.yaml").read_text()
+    # templateDefaults gives both pods their class ('claim' sets an empty one, which Argo leaves out);
+    # 'train' has its own pod-level resources, 'claim' the workflow's memory limit and GPU claim.
+    assert found(text) == [("request-exceeds-limit", 18, 36, "error")]
+    # Without the default class (a line less), both are GPU pods without priority ('claim' by its DRA claim).
+    assert found(text.replace("    priorityClassName: training\n", "")) == [
+        ("missing-priority-class", 15, 5, "warning"),
+        ("missing-priority-class", 24, 5, "warning"),  # at its empty priorityClassName
+        ("request-exceeds-limit", 17, 36, "error"),
+    ]

@@ -23,6 +23,10 @@ _ARGO_POD_FIELDS = {
     "hostNetwork": "hostNetwork",
 }
 
+# Template fields that are pod spec fields under another name (Argo 4.0): (template field, pod
+# field, workflow field).
+_ARGO_RENAMED = (("podResources", "resources", "podResources"), ("resourceClaims", "resourceClaims", "resourceClaims"))
+
 # Fields Argo adds to the Container it embeds (pkg/apis/workflow/v1alpha1), where it embeds it: not
 # fields of the pod's container. A plain ``container`` has none.
 _SCRIPT_FIELDS = frozenset({"source"})  # ScriptTemplate (``script``)
@@ -39,6 +43,44 @@ def _pod_container(c: Any, argo_fields: frozenset[str]) -> Any:
     if not isinstance(c, dict) or argo_fields.isdisjoint(c):
         return c
     return {k: v for k, v in c.items() if k not in argo_fields}
+
+
+def _pod_fields(t: dict, wf: dict, path: tuple, prefix: tuple) -> tuple[dict, list[tuple[tuple, tuple]]]:
+    """The pod spec fields of template ``t`` (at ``path``) and where each is written: the template's
+    own, else ``templateDefaults``' (merged into every template), else the workflow's default. Of a
+    ``nodeSelector`` in both the template and ``templateDefaults``, the keys of both (a strategic merge,
+    the template's value first); of the other structured fields, the template's. A field set to Go's
+    zero value is unset (:func:`_given`)."""
+    spec: dict = {}
+    renames: list[tuple[tuple, tuple]] = []
+    defaults: Any = wf.get("templateDefaults") if isinstance(wf.get("templateDefaults"), dict) else {}
+    fields = [(f, f, wf_f) for f, wf_f in _ARGO_POD_FIELDS.items()] + list(_ARGO_RENAMED)
+    for field_name, pod_field, wf_field in fields:
+        if _given(t.get(field_name)):
+            value = t[field_name]
+            if field_name == "nodeSelector" and isinstance(value, dict) and isinstance(defaults.get(field_name), dict):
+                value = {**defaults[field_name], **value}
+            spec[pod_field] = value
+            if pod_field != field_name:
+                renames.append((path + (pod_field,), path + (field_name,)))
+        elif _given(defaults.get(field_name)):
+            spec[pod_field] = defaults[field_name]
+            renames.append((path + (pod_field,), prefix + ("templateDefaults", field_name)))
+        elif _given(wf.get(wf_field)):
+            spec[pod_field] = wf[wf_field]
+            renames.append((path + (pod_field,), prefix + (wf_field,)))
+    if "priorityClassName" not in spec and "priorityClassName" in wf:  # the older spelling
+        spec["priorityClassName"] = wf["priorityClassName"]
+        renames.append((path + ("priorityClassName",), prefix + ("priorityClassName",)))
+    return spec, renames
+
+
+def _given(value: Any) -> bool:
+    """Set, as Argo reads a field: Go's zero values (an empty string, false, an empty map or list) are
+    left out when templates are merged, and the controller takes an empty field as unset."""
+    return (
+        value is not None and value is not False and value != "" and not (isinstance(value, (dict, list)) and not value)
+    )
 
 
 def _argo(prefix: tuple) -> Callable[[K8sObject], list[Pod]]:
@@ -65,17 +107,7 @@ def _argo(prefix: tuple) -> Callable[[K8sObject], list[Pod]]:
             else:
                 continue  # steps, dag, resource, suspend, http, plugin: no pod of their own
             containers += _containers(t.get("sidecars"), path + ("sidecars",), _USER_FIELDS)
-            spec: dict = {}
-            renames: list[tuple[tuple, tuple]] = []
-            for field_name, wf_field in _ARGO_POD_FIELDS.items():
-                if field_name in t:
-                    spec[field_name] = t[field_name]
-                elif wf_field in wf:
-                    spec[field_name] = wf[wf_field]
-                    renames.append((path + (field_name,), prefix + (wf_field,)))
-            if "priorityClassName" not in spec and "priorityClassName" in wf:  # the older spelling
-                spec["priorityClassName"] = wf["priorityClassName"]
-                renames.append((path + ("priorityClassName",), prefix + ("priorityClassName",)))
+            spec, renames = _pod_fields(t, wf, path, prefix)
             meta: Any = t.get("metadata") if isinstance(t.get("metadata"), dict) else {}
             pod_meta: Any = wf.get("podMetadata") if isinstance(wf.get("podMetadata"), dict) else {}
             merged = {
