@@ -301,6 +301,7 @@ class Facts(Record):
         kubelet_configs: list[KubeletConfigFact] | None = None,
         crds: list[dict] | None = None,
         train_jobs: list[TrainJobFact] | None = None,
+        argo_runs: list[ArgoRunFact] | None = None,
         _memo: dict | None = None,
         cluster: ClusterFacts | None = None,
     ) -> None:
@@ -313,7 +314,7 @@ class Facts(Record):
         self.kubelet_configs = [] if kubelet_configs is None else kubelet_configs
         self.crds = [] if crds is None else crds
         self.train_jobs = [] if train_jobs is None else train_jobs
-        self.argo_runs: list[ArgoRunFact] = []
+        self.argo_runs = [] if argo_runs is None else argo_runs
         self._memo = {} if _memo is None else _memo
         self.cluster = ClusterFacts() if cluster is None else cluster
         # Dynamic Resource Allocation: claims, templates and device classes (kubelint_ml/k8s/dra.py).

@@ -76,6 +76,8 @@ _ARGO = {
     ("argoproj.io", "ClusterWorkflowTemplate"): ("spec",),
     ("argoproj.io", "CronWorkflow"): ("spec", "workflowSpec"),
 }
+# The Argo template types that run a pod of their own (kubelint_ml/input/kinds/argo.py).
+_ARGO_POD_TEMPLATES = ("container", "script", "containerSet")
 # A key of a YAML or JSON text that names an extended resource (the text when it is no YAML as
 # written: an Argo parameter in place of a value, `nvidia.com/gpu: {{inputs.parameters.gpus}}`).
 _RESOURCE_KEY = LazyPattern(
@@ -111,15 +113,22 @@ def _argo_hits(unit: Unit, spec_path: tuple) -> list[Hit]:
     if not isinstance(spec, dict):
         return []
     hits: list[Hit] = []
-    accelerator_pods = {t.path for t in unit.templates() if not t.broken and is_accelerator_template(t)}
+    pods = [t for t in unit.templates() if not t.broken]
+    judged_with = {t.path for t in pods if is_accelerator_template(t)}  # pods judged as accelerator pods
     templates = spec.get("templates")
-    patches: list[tuple[tuple, Any, str]] = [(spec_path + ("podSpecPatch",), spec.get("podSpecPatch"), "every pod")]
+    # (the patch's path, the patch, whose pods it patches, their paths)
+    patches: list[tuple[tuple, Any, str, set[tuple]]] = [
+        (spec_path + ("podSpecPatch",), spec.get("podSpecPatch"), "the workflow's pods were", {t.path for t in pods})
+    ]
     for i, t in enumerate(templates if isinstance(templates, list) else []):
         if not isinstance(t, dict):
             continue
         path = spec_path + ("templates", i)
         name = clip(t["name"]) if isinstance(t.get("name"), str) else f"templates[{i}]"
-        patches.append((path + ("podSpecPatch",), t.get("podSpecPatch"), f"the pod of template '{name}'"))
+        if any(isinstance(t.get(k), dict) for k in _ARGO_POD_TEMPLATES):
+            patches.append(
+                (path + ("podSpecPatch",), t.get("podSpecPatch"), f"the pod of template '{name}' was", {path})
+            )
         resource = t.get("resource")
         manifest = resource.get("manifest") if isinstance(resource, dict) else None
         found = _asked_in_text(manifest) if isinstance(manifest, str) else None
@@ -140,19 +149,18 @@ def _argo_hits(unit: Unit, spec_path: tuple) -> list[Hit]:
                 "makes (memory limits, QoS, /dev/shm, priority): lint the manifest as a file of its own.",
             )
         )
-    for path, patch, whose in patches:
-        found = _asked_in_text(patch) if isinstance(patch, str) else None
+    for path, patch, whose, patched in patches:
+        if not patched or patched <= judged_with or not isinstance(patch, str):
+            continue  # no pod, or judged as accelerator pods already
+        found = _asked_in_text(patch)
         if found is None:
             continue
-        pods = [p for p in accelerator_pods if p[: len(path) - 1] == path[:-1]] if whose != "every pod" else []
-        if pods or (whose == "every pod" and accelerator_pods):
-            continue  # judged as an accelerator pod already
         hits.append(
             Hit(
                 path,
-                f"podSpecPatch asks for {found[0]}: {whose} was judged without it",
+                f"podSpecPatch asks for {found[0]}: {whose} judged without it",
                 detail=f"{obj.ref.display()}: the podSpecPatch at {render_path(path)} asks for {found[0]}, but Argo "
-                f"applies it at run time (often templated), so {whose} was judged as written, without the "
+                f"applies it at run time (often templated), so {whose} judged as written, without the "
                 "accelerator (priority, QoS and memory rules judge a GPU pod more strictly): ask for it in the "
                 "container's resources.",
             )
