@@ -36,6 +36,9 @@ def test_argo_container_fields_are_not_unknown_and_a_typo_is_reported_at_its_key
         ("missing-memory-limit", 42, 7, "warning"),
         ("missing-memory-request", 42, 7, "warning"),
         ("unknown-field", 45, 7, "warning"),  # sidecars[0].resouces, at the key
+        # With podPriorityClassName inherited: the workflow's volume once, the container at its key.
+        ("unknown-field", 64, 32, "warning"),
+        ("unknown-field", 74, 7, "warning"),
     ]
 
 

@@ -116,21 +116,23 @@ def _argo(prefix: tuple) -> Callable[[K8sObject], list[Pod]]:
                 if isinstance(pod_meta.get(k) or {}, dict) and isinstance(meta.get(k) or {}, dict)
             }
             name = text(t.get("name"), f"templates[{i}]")
-            out.append(
-                Pod(
-                    path,
-                    spec,
-                    name,
-                    1,
-                    containers,
-                    init=_containers(t.get("initContainers"), path + ("initContainers",), _USER_FIELDS),
-                    volumes=listed(wf.get("volumes"), prefix + ("volumes",))
-                    + listed(t.get("volumes"), path + ("volumes",)),
-                    metadata=merged,
-                    renames=renames,
-                    shared=obj.kind in ("WorkflowTemplate", "ClusterWorkflowTemplate"),
-                )
+            pod = Pod(
+                path,
+                spec,
+                name,
+                1,
+                containers,
+                init=_containers(t.get("initContainers"), path + ("initContainers",), _USER_FIELDS),
+                volumes=listed(wf.get("volumes"), prefix + ("volumes",))
+                + listed(t.get("volumes"), path + ("volumes",)),
+                metadata=merged,
+                renames=renames,
+                shared=obj.kind in ("WorkflowTemplate", "ClusterWorkflowTemplate"),
             )
+            # Its containers and volumes are written as the pod's (Argo's own fields left out) and its
+            # spec holds pod fields only: unknown-field reads them even where fields are inherited.
+            pod.cache["fields_as_written"] = True
+            out.append(pod)
         return out
 
     return build
