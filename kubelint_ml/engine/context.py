@@ -174,9 +174,7 @@ class ArgoRunFact(Record):
     kind: str  # "WorkflowTemplate" or "ClusterWorkflowTemplate"
     ref_name: str
     template: str | None  # the template a templateRef runs; None: all (workflowTemplateRef)
-    gives_all: (
-        bool  # podPriorityClassName (or the older priorityClassName), templateDefaults, podSpecPatch, Kueue label
-    )
+    gives_all: bool  # to every pod it runs (_argo_gives_all)
     gives: frozenset[str]  # the templates it patches with a priorityClassName (workflowTemplateRef)
     __slots__ = _fields = ("name", "namespace", "source", "kind", "ref_name", "template", "gives_all", "gives")
 
