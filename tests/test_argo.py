@@ -147,6 +147,7 @@ def test_accelerators_in_a_resource_manifest_or_a_pod_spec_patch_are_said_not_ju
 
 def test_pod_fields_from_template_defaults_pod_resources_and_resource_claims() -> None:
     text = (FIXTURES / "argo-pod-fields.yaml").read_text()
+    # (The containerSet at the end mounts /dev/shm through its set-level volumeMounts: no finding.)
     # templateDefaults gives both pods their class ('claim' sets an empty one, which Argo leaves out);
     # 'train' has its own pod-level resources, 'claim' the workflow's memory limit and GPU claim.
     assert found(text) == [("request-exceeds-limit", 18, 36, "error")]

@@ -39,6 +39,21 @@ def _containers(node: Any, path: tuple, argo_fields: frozenset[str]) -> list[tup
     return [(_pod_container(c, argo_fields), p) for c, p in listed(node, path)]
 
 
+def _set_containers(container_set: dict, path: tuple) -> list[tuple[Any, tuple]]:
+    """A ``containerSet``'s containers: the set's ``volumeMounts`` are each one's too
+    (``ContainerSetTemplate.GetContainers``)."""
+    out = _containers(container_set.get("containers"), path + ("containers",), _NODE_FIELDS)
+    mounts = container_set.get("volumeMounts")
+    if not isinstance(mounts, list) or not mounts:
+        return out
+    return [
+        ({**c, "volumeMounts": [*(c["volumeMounts"] if isinstance(c.get("volumeMounts"), list) else []), *mounts]}, p)
+        if isinstance(c, dict)
+        else (c, p)
+        for c, p in out
+    ]
+
+
 def _pod_container(c: Any, argo_fields: frozenset[str]) -> Any:
     if not isinstance(c, dict) or argo_fields.isdisjoint(c):
         return c
@@ -101,9 +116,7 @@ def _argo(prefix: tuple) -> Callable[[K8sObject], list[Pod]]:
                 script = _pod_container(t["script"], _SCRIPT_FIELDS)
                 containers.append(({"name": "main", **script}, path + ("script",)))
             elif isinstance(t.get("containerSet"), dict):
-                containers += _containers(
-                    t["containerSet"].get("containers"), path + ("containerSet", "containers"), _NODE_FIELDS
-                )
+                containers += _set_containers(t["containerSet"], path + ("containerSet",))
             else:
                 continue  # steps, dag, resource, suspend, http, plugin: no pod of their own
             containers += _containers(t.get("sidecars"), path + ("sidecars",), _USER_FIELDS)
