@@ -140,6 +140,11 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         alternatives.insert(0, f"KAI Scheduler's label {KAI_LABEL} on the workload")
     if is_volcano_job(obj):
         alternatives.insert(0, ".".join(volcano_job_spec_path(obj)) + ".priorityClassName on the Volcano " + obj.kind)
+    if obj.group == "argoproj.io" and tpl.spec_path[-2:-1] == ("templates",):
+        workflow = render_path(tpl.spec_path[:-2] + ("podPriorityClassName",))
+        alternatives.insert(0, f"{workflow} for every pod of the {obj.kind}")
+        if users:
+            alternatives.insert(1, f"podPriorityClassName on the Workflow '{users[0].name}' that runs it")
     fix = f"set {render_path(tpl.spec_path + ('priorityClassName',))} to {target} (or {' or '.join(alternatives)})"
 
     short = "no priorityClassName"
