@@ -138,7 +138,11 @@ def main() -> None:
 @click.option(
     "--schema/--no-schema", "schema_flag", default=None, help="Validate against the Kubernetes OpenAPI schema."
 )
-@click.option("--kubernetes-version", help="Kubernetes version for --schema [default: the profile's].")
+@click.option(
+    "--kubernetes-version",
+    help="The cluster's Kubernetes version (e.g. 1.33): the rules judge as that version does "
+    "(pod-level resources, DRA, kubelet defaults), and --schema validates against it [default: the profile's].",
+)
 @click.option("--strict", is_flag=True, default=None, help="With --schema: unknown fields are errors.")
 @click.option("--crd", "crds", multiple=True, type=PATH, help="CRD file or directory for --schema (repeatable).")
 @click.option("--baseline", type=FILE, help="Report only findings not in this baseline file.")
@@ -248,6 +252,8 @@ def check(
     config = _load_config(config_path, os.path.dirname(os.path.abspath(stdin_filename)) if stdin_filename else None)
     if respect_gitignore is not None:
         config.respect_gitignore = respect_gitignore
+    if kubernetes_version is not None:
+        config.profile = _cluster_version(config.profile, kubernetes_version)
     level = fail_level or config.fail_level or "error"
     policies = load_policies(
         list(config.rules_dirs) + list(rules_dirs) + list(policy_paths),
@@ -502,6 +508,17 @@ def _schema(config: Any, flag: bool | None, version: str | None, strict: bool | 
     except SchemaConfigError as e:
         _fail(str(e))
     return validator
+
+
+def _cluster_version(profile: Any, text: str) -> Any:
+    """The profile with ``--kubernetes-version`` as its cluster's version (exit 2 when it is not one)."""
+    from kubelint_ml.k8s.version import parse_version
+    from kubelint_ml.records import replace
+    from kubelint_ml.report.escape import neutralise
+
+    if parse_version(text) is None:
+        _fail(f"--kubernetes-version {neutralise(text)!r}: not a Kubernetes version (e.g. 1.33)")
+    return replace(profile, kubernetes_version=text.strip().lstrip("v"))
 
 
 def _crd_objects(path: str, config: Any) -> list[dict]:

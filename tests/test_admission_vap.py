@@ -919,6 +919,23 @@ spec:
   selectors:
   - cel: {expression: "device.driver == 'rdma.example.com'"}
   extendedResourceName: example.com/nic
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu-scratch.example.com}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'csi.example.com'"}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: scratch}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: d
+        exactly: {deviceClassName: gpu-scratch.example.com}
 """
 
 
@@ -930,6 +947,7 @@ def _dra_objects(seed: int, count: int) -> list[dict]:
     claims = [
         {"resourceClaimTemplateName": "one-gpu"},
         {"resourceClaimTemplateName": "one-nic"},
+        {"resourceClaimTemplateName": "scratch"},
         {"resourceClaimTemplateName": "missing"},
         {"resourceClaimName": "shared-gpu"},
         {"resourceClaimName": "one-gpu"},
@@ -944,6 +962,12 @@ def _dra_objects(seed: int, count: int) -> list[dict]:
         "deviceclass.resource.kubernetes.io/fast.example.com",
         "deviceclass.resource.kubernetes.io/nic.example.com",
         "deviceclass.resource.kubernetes.io/thing.example.com",
+        "deviceclass.resource.kubernetes.io/gpu-scratch.example.com",
+        "deviceclass.resource.kubernetes.io/data-migration.example.com",
+        "deviceclass.resource.kubernetes.io/mig-storage.example.com",
+        "deviceclass.resource.kubernetes.io/mig-1g.10gb.example.com",
+        "deviceclass.resource.kubernetes.io/gpudirect-rdma.example.com",
+        "deviceclass.resource.kubernetes.io/nic.gpu.nvidia.com",
         "example.com/fast",
         "example.com/nic",
         "memory",

@@ -449,3 +449,43 @@ def test_rules_list_marks_rules_off_by_default():
     rules = {r["id"]: r for r in json.loads(run(["rules", "list", "--format", "json"]).output)}
     assert rules["gpu-node-unresolved"]["enabled"] is False
     assert rules["missing-memory-limit"]["enabled"] is True
+
+
+POD_LEVEL_ONLY = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  resources:
+    requests: {cpu: "1", memory: 1Gi}
+    limits: {cpu: "1", memory: 1Gi}
+  containers:
+  - name: c
+    image: busybox
+"""
+
+
+def test_kubernetes_version_flag_sets_the_clusters_version_for_the_rules(tmp_path):
+    """`--kubernetes-version 1.33` judges as a 1.33 cluster does: the API server drops pod-level
+    resources, so the pod is BestEffort; without the flag (the newest version) it is Guaranteed."""
+    f = tmp_path / "pod.yaml"
+    f.write_text(POD_LEVEL_ONLY)
+
+    def found(*extra):
+        r = run(["check", str(f), "--format", "json", "--disable", "missing-priority-class", *extra])
+        assert r.exit_code in (0, 1), r.output
+        return sorted((x["rule"], x["line"]) for x in json.loads(r.output)["findings"])
+
+    assert found() == []
+    dropped = [
+        ("besteffort-qos", 5),
+        ("missing-memory-limit", 10),
+        ("missing-memory-request", 10),
+        ("pod-level-resources-invalid", 6),
+    ]
+    assert found("--kubernetes-version", "1.33") == dropped
+    assert found("--kubernetes-version", "v1.33.4") == dropped
+    assert found("--kubernetes-version", "1.34") == []
+    bad = run(["check", str(f), "--kubernetes-version", "one.thirty"])
+    assert bad.exit_code == 2 and "not a Kubernetes version" in bad.stderr

@@ -69,6 +69,32 @@ def test_managed_dra_annotation_makes_a_gpu_pod(tmp_path: Path) -> None:
     assert lint(plain) == []
 
 
+def test_a_template_whose_containers_are_not_a_list_is_refused_not_judged(tmp_path: Path) -> None:
+    # The API server refuses `containers` written as a mapping: a parse-error at it, and the GPU
+    # it names is said to be unjudged, as for a Pod (not a preset-only CPU pod judged instead).
+    f = tmp_path / "llmisvc.yaml"
+    f.write_text(
+        "apiVersion: serving.kserve.io/v1alpha1\n"
+        "kind: LLMInferenceService\n"
+        "metadata:\n"
+        "  name: badtype\n"
+        "spec:\n"
+        "  model:\n"
+        "    uri: hf://Qwen/Qwen2.5-7B-Instruct\n"
+        "  template:\n"
+        "    containers:\n"
+        "      name: main\n"
+        "      resources:\n"
+        "        limits: {nvidia.com/gpu: 1}\n"
+    )
+    found = lint(f)
+    assert rules(found) == [
+        ("accelerator-workload-not-judged", 12, 'spec.template.containers.resources.limits["nvidia.com/gpu"]'),
+        ("parse-error", 9, "spec.template.containers"),
+    ]
+    assert "containers must be a list, found mapping" in found[1][3]
+
+
 # --- NVIDIA Dynamo v1beta1 -----------------------------------------------------------
 
 

@@ -248,7 +248,7 @@ def test_a_bare_mig_claim_counts_each_device_as_the_whole_gpu_it_may_be():
     ), notes
 
 
-def test_alternatives_of_different_profiles_are_not_counted():
+def test_alternatives_of_different_profiles_are_judged_by_the_largest():
     pod = mig_pod("", memory="100Gi").replace(
         """        exactly:
           deviceClassName: mig.nvidia.com
@@ -259,9 +259,14 @@ def test_alternatives_of_different_profiles_are_not_counted():
         - {name: b, deviceClassName: mig.nvidia.com, selectors: [{cel: {expression: "device.attributes['gpu.nvidia.com'].profile == '2g.12gb'"}}]}""",
     )
     assert "firstAvailable" in pod
-    assert share_findings(pod, A30_POOL) == []
+    # 1g.6gb (1/4 of an A30) or 2g.12gb (2/4): 100Gi is more than half a GPU's share of the node
+    found = share_findings(pod, A30_POOL)
+    assert [(f.line, f.message) for f in found] == [(25, "1/2 of 4 GPUs but 39.1% of node pool a30 memory (100Gi)")]
+    assert "so this holds for every alternative" in found[0].detail
+    # within half a GPU's share (32Gi, +10%): nothing, though 1g.6gb alone would have only 16Gi
+    assert share_findings(pod.replace("100Gi", "34Gi"), A30_POOL) == []
     notes = notes_of(pod, A30_POOL)
-    assert any("lists alternatives (firstAvailable); the pod gets one of them" in n for n in notes), notes
+    assert any("its GPUs are counted as the largest the node type can hold (of 0.25, 0.5)" in n for n in notes), notes
 
 
 def test_the_memory_fix_sizes_from_a_named_profile_only(tmp_path):

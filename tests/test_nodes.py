@@ -85,7 +85,7 @@ def test_aks_formulas():
 
 def test_catalog_rows_exact():
     c = catalog()
-    assert len(c) == 116
+    assert len(c) == 120
     p4d = c["p4d.24xlarge"]
     assert p4d == NodeType(
         name="p4d.24xlarge",
@@ -152,7 +152,7 @@ def test_catalog_file_documents_rules_and_loads_once():
     assert nodes._entries() is nodes._entries()
     c = catalog()
     c.clear()  # callers get a copy
-    assert len(catalog()) == 116
+    assert len(catalog()) == 120
 
 
 def test_the_catalog_rows_are_the_yaml():
@@ -505,6 +505,25 @@ def test_current_accelerators_are_in_the_catalog():
     assert catalog_labels("trn1.32xlarge")["karpenter.k8s.aws/instance-accelerator-name"] == "trainium"
     assert "karpenter.k8s.aws/instance-gpu-count" not in catalog_labels("trn1.32xlarge")
     assert catalog_labels("BM.GPU.H100.8")["node.kubernetes.io/instance-type"] == "BM.GPU.H100.8"
+
+
+def test_blackwell_oci_shapes_and_a4x_max():
+    """OCI's B200, GB200 and GB300 bare-metal shapes (memory less the eviction threshold, vCPU as
+    listed: 2 x OCPU on x86, OCPU on Grace) and GKE's a4x-maxgpu-4g-metal (GKE's reservation formula)."""
+    c = catalog()
+    for name, gpus, model, vcpu, ram_gb in (
+        ("BM.GPU.B200.8", 8, "NVIDIA B200", 256, 4096),
+        ("BM.GPU.GB200.4", 4, "NVIDIA GB200", 144, 960),
+        ("BM.GPU.GB300.4", 4, "NVIDIA GB300", 144, 960),
+    ):
+        node = c[name]
+        assert (node.gpus, node.gpu_resource, node.gpu_model) == (gpus, "nvidia.com/gpu", model), name
+        assert (node.memory, node.cpu) == ((ram_gb * 1024 - 100) * MI, vcpu), name
+        assert node.ephemeral_storage == 30720000000000, name
+    a4x_max = c["a4x-maxgpu-4g-metal"]
+    assert (a4x_max.gpus, a4x_max.gpu_model, a4x_max.ephemeral_storage) == (4, "NVIDIA GB300", None)
+    assert a4x_max.memory == 956356 * MI and a4x_max.cpu == Fraction(143570, 1000)
+    assert catalog_labels("a4x-maxgpu-4g-metal")["cloud.google.com/gke-accelerator"] == "nvidia-gb300"
 
 
 def test_fractional_l4_and_gb200_rows():

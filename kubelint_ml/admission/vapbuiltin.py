@@ -217,7 +217,12 @@ def uses_accelerators(ps: str, dra: AdmissionDra | None = None) -> str:
             f" || (k.matches({lit(dra.whole)}) && {is_q('rl[k]')} && {q('rl[k]')}.sign() > 0"
             f" && {q('rl[k]')}.isInteger())"
         )
-    dra_amount = f"[{res('c', 'requests')}, {res('c', 'limits')}].exists(rl, rl.exists(k, {dra_names}))"
+    # k8s/dra.py pod_devices reads the defaulted requests: a request, else the limit
+    requests = res("c", "requests")
+    dra_amount = (
+        f"([{requests}].exists(rl, rl.exists(k, {dra_names}))"
+        f" || [{res('c', 'limits')}].exists(rl, rl.exists(k, !(k in {requests}) && ({dra_names}))))"
+    )
     out = f"{containers(ps)}.exists(c, {amount} || {dra_amount})"
     refs = []
     ns = "object.metadata.?namespace.orValue('')"

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from kubelint_ml.findings import RuleInfo
 from kubelint_ml.input.objects import K8sObject
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_training_kind, pod_templates
-from kubelint_ml.k8s.dra import PodDevices, pod_devices, uses_dra
+from kubelint_ml.k8s.dra import PodDevices, pod_devices, unserved_names, uses_dra
 from kubelint_ml.k8s.resources import (
     ACCELERATOR,
     NO_DEVICES,
@@ -272,6 +272,13 @@ class Context(Record):
                     self.note(f"{obj.file}: {t.describe()}: {why}; not counted as an accelerator")
                 for what in devices.assumed if devices is not None else ():
                     self.note(f"{obj.file}: {t.describe()}: {what}")
+                for name in unserved_names(t.spec, dra) if not t.broken else ():
+                    self.note(
+                        f"{obj.file}: {t.describe()}: {name} is not a device plugin resource known here and no "
+                        "DeviceClass among the inputs or --context serves it (extendedResourceName), so whether it "
+                        "is an accelerator is not known; not counted as one (give its DeviceClass with --context, "
+                        "or list the class in profile.acceleratorDeviceClasses)"
+                    )
         return templates
 
     def note(self, text: str) -> None:

@@ -316,6 +316,7 @@ _CONTAINER_LISTS = ("command", "args", "env", "envFrom", "ports", "volumeMounts"
 _LIST_KEYS = frozenset(_CONTAINER_LISTS)
 _SPEC_MAPS = ("nodeSelector", "affinity", "securityContext", "resources")
 _SPEC_LISTS = ("tolerations", "volumes", "imagePullSecrets", "resourceClaims")
+_POD_LISTS = ("containers", "initContainers") + _SPEC_LISTS
 
 
 def _containers(tpl: PodTemplate, key: str, problems: list[ShapeProblem]) -> list[ContainerView]:
@@ -539,6 +540,10 @@ def _synth(obj: K8sObject, pod: Pod) -> PodTemplate:
         tpl.cache.update(pod.cache)
     for key in _SPEC_MAPS:
         _expect(problems, spec.get(key), dict, tpl.real_path(spec_path + (key,)), key)
+    for key in _POD_LISTS:  # as the user wrote them (the controller's are lists): a mapping is refused
+        value = pod.spec.get(key)
+        if value is not None and not isinstance(value, list):
+            _expect(problems, value, list, tpl.real_path(spec_path + (key,)), key)
     tpl.init_containers = _views(list(init), "initContainers", problems)
     tpl.containers = _views(containers, "containers", problems)
     for i, (v, vpath) in enumerate(vols):

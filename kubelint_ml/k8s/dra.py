@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
-from kubelint_ml.k8s.resources import DRA_EXTENDED_PREFIX, is_accelerator_resource
+from kubelint_ml.k8s.resources import DRA_EXTENDED_PREFIX, is_accelerator_resource, is_extended_resource
 from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
@@ -196,13 +196,17 @@ _KNOWN_CLASSES: dict[str, tuple[str, str | None]] = {
     "compute-domain-daemon.nvidia.com": (OTHER, None),
     "compute-domain.nvidia.com": (OTHER, None),
 }
-# Words that name an accelerator as the first label of a class or driver name (gpu.example.com).
+# Words that name an accelerator as a whole part of the first label of a class or driver name
+# (gpu.example.com, mig-1g-10gb.example.com; parts are split at '-' and '_', so data-migration,
+# gpudirect-rdma and livemigration name none) ...
 _ACCELERATOR_WORDS = frozenset(("gpu", "gpus", "tpu", "npu", "neuron", "gaudi", "accelerator"))
-_SLICE_WORDS = ("mig",)
-# ... and words that name something else (NICs, storage).
+_SLICE_WORD = "mig"
+# ... and words that name something else (NICs, storage), which win over the accelerator words
+# (gpu-nic, mig-storage, rdma-gpu).
 _OTHER_WORDS = frozenset(("nic", "net", "netdev", "rdma", "sriov", "dranet", "network", "storage", "fpga", "imex"))
 
-_DRIVER_RE = LazyPattern(r"""device\.driver\s*==\s*['"]([^'"]+)['"]""")
+_DRIVER_RE = LazyPattern(r"""device\.driver\s*==\s*['"]([^'"]+)['"]|device\.driver\s+in\s*\[([^\]]*)\]""")
+_QUOTED_RE = LazyPattern(r"""['"]([^'"]+)['"]""")
 _MIG_RE = LazyPattern(r"""\.type\s*==\s*['"]mig['"]""")
 _PROFILE_RE = LazyPattern(r"""(?:\.profile|\[\s*['"]profile['"]\s*\])\s*==\s*['"](\d+g\.\d+gb(?:[+-][a-z.+-]*)?)['"]""")
 _PRODUCT_RE = LazyPattern(r"""(?:\.productName|\[\s*['"]productName['"]\s*\])\s*==\s*['"]([^'"]+)['"]""")
@@ -222,14 +226,13 @@ def _items(value: object) -> Iterator[Mapping]:
 
 
 def _by_word(name: str) -> ClassInfo | None:
-    first = name.split(".", 1)[0].lower()
-    if any(w in first for w in _SLICE_WORDS):
+    words = set(name.split(".", 1)[0].lower().replace("_", "-").split("-"))
+    if words & _OTHER_WORDS:
+        return ClassInfo(OTHER, None, f"'{name}' names a non-accelerator device")
+    if _SLICE_WORD in words:
         m = _CLASS_PROFILE_RE.search(name)
         profile = f"{m.group(1)}g.{m.group(2)}gb" if m else None
         return ClassInfo(SLICE, "nvidia.com/gpu", f"'{name}' names MIG partitions", profile)
-    words = set(first.replace("_", "-").split("-"))
-    if words & _OTHER_WORDS:
-        return ClassInfo(OTHER, None, f"'{name}' names a non-accelerator device")
     if words & {"gpu", "gpus"}:
         return ClassInfo(GPU, ANY_GPU, f"'{name}' names GPUs")
     if words & _ACCELERATOR_WORDS:
@@ -252,49 +255,52 @@ def classify_name(name: str) -> ClassInfo | None:
 
 
 class ClassFact(Record):
-    """A DeviceClass among the inputs: the driver its selectors name, and what it says of MIG."""
+    """A DeviceClass among the inputs: the drivers its selectors name, and what it says of MIG."""
 
     name: str
-    driver: str | None
+    drivers: tuple[str, ...]  # every driver a selector pins (device.driver == 'x', device.driver in [...])
     mig: bool
     profile: str | None  # MIG profile (1g.12gb)
     extended: str | None  # spec.extendedResourceName
     product: str | None  # the GPU's productName (NVIDIA A30)
-    __slots__ = _fields = ("name", "driver", "mig", "profile", "extended", "product")
+    __slots__ = _fields = ("name", "drivers", "mig", "profile", "extended", "product")
 
     def __init__(
         self,
         name: str,
-        driver: str | None,
+        drivers: tuple[str, ...],
         mig: bool,
         profile: str | None,
         extended: str | None,
         product: str | None = None,
     ) -> None:
         self.name = name
-        self.driver = driver
+        self.drivers = drivers
         self.mig = mig
         self.profile = profile
         self.extended = extended
         self.product = product
 
 
-def _selectors(value: object) -> tuple[str | None, bool, str | None, str | None]:
-    """What CEL selectors say of a device: (driver, MIG, MIG profile, productName), each the first named."""
-    driver = profile = product = None
+def _selectors(value: object) -> tuple[tuple[str, ...], bool, str | None, str | None]:
+    """What CEL selectors say of a device: (the drivers named, MIG, MIG profile, productName; the
+    first named of the last two)."""
+    drivers: list[str] = []
+    profile = product = None
     mig = False
     for sel in _items(value):
         expr = _mapping(sel.get("cel")).get("expression")
         if not isinstance(expr, str):
             continue
-        if driver is None and (m := _DRIVER_RE.search(expr)):
-            driver = m.group(1)
+        for d in _DRIVER_RE.finditer(expr):
+            named = [d.group(1)] if d.group(1) else _QUOTED_RE.findall(d.group(2))
+            drivers.extend(n for n in named if n not in drivers)
         mig = mig or _MIG_RE.search(expr) is not None
         if profile is None and (m := _PROFILE_RE.search(expr)):
             profile = m.group(1)
         if product is None and (m := _PRODUCT_RE.search(expr)):
             product = m.group(1)
-    return driver, mig, profile, product
+    return tuple(drivers), mig, profile, product
 
 
 class SubRequest(Record):
@@ -429,10 +435,10 @@ class DraFacts:
         return True
 
     def _add_class(self, name: str, spec: Mapping) -> None:
-        driver, mig, profile, product = _selectors(spec.get("selectors"))
+        drivers, mig, profile, product = _selectors(spec.get("selectors"))
         extended = spec.get("extendedResourceName")
         fact = ClassFact(
-            name, driver, mig, profile, extended if isinstance(extended, str) and extended else None, product
+            name, drivers, mig, profile, extended if isinstance(extended, str) and extended else None, product
         )
         self.classes.setdefault(name, fact)
         if fact.extended:
@@ -471,25 +477,31 @@ class DraFacts:
         if listed is not None:
             return listed
         fact = self.classes.get(name)
-        if fact is not None and fact.driver:
-            by_driver = classify_name(fact.driver)
-            if by_driver is not None:
-                if by_driver.accelerator and (fact.mig or fact.profile):
+        if fact is not None and fact.drivers:
+            # The class's devices are what its selectors select: the driver decides, whatever the name.
+            for driver in fact.drivers:
+                by_driver = classify_name(driver)
+                if by_driver is None or not by_driver.accelerator:
+                    continue
+                if fact.mig or fact.profile:
                     # MIG partitions: their profile and GPU decide their share (mig_slices)
                     return ClassInfo(
                         SLICE,
                         by_driver.resource,
-                        f"DeviceClass '{name}' selects MIG devices of {fact.driver}",
+                        f"DeviceClass '{name}' selects MIG devices of {driver}",
                         fact.profile,
                         fact.product,
                     )
                 return ClassInfo(
-                    by_driver.kind,
-                    by_driver.resource,
-                    f"DeviceClass '{name}' selects {fact.driver}",
-                    None,
-                    fact.product,
+                    by_driver.kind, by_driver.resource, f"DeviceClass '{name}' selects {driver}", None, fact.product
                 )
+            drivers = " or ".join(fact.drivers)
+            return ClassInfo(
+                OTHER,
+                None,
+                f"DeviceClass '{name}' selects devices of {drivers}, not an accelerator driver (list the class in "
+                "profile.acceleratorDeviceClasses if it is one)",
+            )
         return classify_name(name)
 
     def find(self, kind: str, name: str, namespace: str) -> tuple | None:
@@ -536,7 +548,10 @@ class PodDevices(Record):
     for :meth:`on_model`; ``upper``: resources whose count is an upper bound (MIG devices of no
     named profile, each counted as the whole GPU it may be); ``dropped``: the profile's Kubernetes
     version drops the pod's claims; ``extended_off``: (resource, class) of DRA extended resources
-    the version does not serve through DRA.
+    the version does not serve through DRA; ``alternatives``: ``firstAvailable`` requests of
+    different sizes whose every alternative is counted GPUs of one resource, (where, resource, the
+    most of them, every alternative's count), counted in ``counts`` as the most (see
+    :meth:`most_on`; an alternative of ``allocationMode: All`` is in ``all_of``, with 0 and ()).
     """
 
     accelerator: bool
@@ -550,6 +565,7 @@ class PodDevices(Record):
     upper: frozenset
     dropped: bool
     extended_off: list[tuple[str, str]]
+    alternatives: list[tuple[str, str, Fraction, tuple[Fraction, ...]]]
     __slots__ = _fields = (
         "accelerator",
         "counts",
@@ -562,6 +578,7 @@ class PodDevices(Record):
         "upper",
         "dropped",
         "extended_off",
+        "alternatives",
     )
 
     def __init__(self) -> None:
@@ -576,6 +593,22 @@ class PodDevices(Record):
         self.upper = frozenset()
         self.dropped = False  # the cluster's version drops the pod's claims (DynamicResourceAllocation off)
         self.extended_off = []  # (resource, class) asked for as DRA extended resources before DRAExtendedResource
+        self.alternatives = []
+
+    def most_on(self, counts: dict[str, Any], resource: str, gpus: int) -> dict[str, Any]:
+        """``counts`` on a node with ``gpus`` devices of ``resource``: each ``firstAvailable`` request
+        of its GPUs counts as the largest alternative the node can hold (the smallest when none fits:
+        the pod never fits there)."""
+        out = counts
+        for _, r, most, each in self.alternatives:
+            if (r != resource and r != ANY_GPU) or resource not in out or not each:
+                continue
+            fitting = [n for n in each if n <= gpus]
+            here = max(fitting) if fitting else min(each)
+            if here != most:
+                total = out[resource] - most + here
+                out = {**out, resource: total.numerator if total.denominator == 1 else total}
+        return out
 
     def assumes_on(self, model: str | None) -> bool:
         """Some MIG partition's share is assumed on a node of GPU ``model`` (neither tells the GPU)."""
@@ -623,6 +656,32 @@ def _dra_names(spec: Mapping, facts: DraFacts) -> bool:
                     if isinstance(name, str) and (name.startswith(DRA_EXTENDED_PREFIX) or name in extended):
                         return True
     return False
+
+
+def unserved_names(spec: Mapping, facts: DraFacts | None) -> list[str]:
+    """The pod's extended resources whose name reads as an accelerator's (``example.com/gpu``) but that
+    neither a device plugin's known accelerator resources nor a DeviceClass's ``extendedResourceName``
+    among the inputs (or the profile) account for: whether they are accelerators is not known."""
+    extended = (facts or _EMPTY_FACTS).extended
+    out: list[str] = []
+    for key in ("initContainers", "containers"):
+        for c in _items(spec.get(key)):
+            res = _mapping(c.get("resources"))
+            for part in ("limits", "requests"):
+                for name in _mapping(res.get(part)):
+                    if (
+                        isinstance(name, str)
+                        and name not in out
+                        and "/" in name
+                        and not name.startswith(DRA_EXTENDED_PREFIX)
+                        and name not in extended
+                        and is_extended_resource(name)
+                        and not is_accelerator_resource(name)
+                    ):
+                        found = classify_name(name.rsplit("/", 1)[1].lower())
+                        if found is not None and found.accelerator:
+                            out.append(name)
+    return out
 
 
 def uses_dra(spec: Mapping, facts: DraFacts | None) -> bool:
@@ -729,7 +788,29 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
                 != (first.device_class, first.count, first.profile, first.product)
                 for s, _ in infos
             ):
-                out.uncounted.append(f"{kind} '{name}' lists alternatives (firstAvailable); the pod gets one of them")
+                where = f"{kind} '{name}'"
+                most = _most_gpus(infos)
+                if most is None:
+                    out.uncounted.append(
+                        f"{where} lists alternatives (firstAvailable) that are not all counted GPUs of one kind; "
+                        "the pod gets one of them"
+                    )
+                    continue
+                resource, each = most
+                if any(n is None for n in each):  # allocationMode All: every GPU of the node, the most
+                    all_of.add(resource)
+                    counts.setdefault(resource, Fraction(0))
+                    out.alternatives.append((where, resource, Fraction(0), ()))
+                    largest = "all of the node's GPUs"
+                else:
+                    sizes = [n for n in each if n is not None]
+                    counts[resource] = counts.get(resource, Fraction(0)) + max(sizes)
+                    out.alternatives.append((where, resource, max(sizes), tuple(sizes)))
+                    largest = f"the largest the node type can hold (of {', '.join(count_text(n) for n in sizes)})"
+                out.assumed.append(
+                    f"{where} lists alternatives (firstAvailable): its GPUs are counted as {largest}, so a "
+                    "GPU-share finding holds whichever alternative is allocated"
+                )
                 continue
             n = None if first.count is None else Fraction(first.count)
             count(info, first.device_class, n, f"{kind} '{name}'", first)
@@ -767,6 +848,36 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
     return out
 
 
+def _most_gpus(infos: list[tuple[SubRequest, ClassInfo | None]]) -> tuple[str, list[Fraction | None]] | None:
+    """The device-plugin resource of a ``firstAvailable`` request's alternatives and what each holds
+    of it, in GPUs (None: all of the node's), when every alternative is GPUs (or MIG partitions,
+    each at the most it can be) of that one resource; else None."""
+    resources: set[str] = set()
+    each: list[Fraction | None] = []
+    for s, info in infos:
+        if info is None or info.kind not in (GPU, SLICE) or not info.resource:
+            return None
+        resources.add(info.resource)
+        if s.count is None:
+            if info.kind == SLICE:
+                return None  # every MIG device of the node: how many depends on its layout
+            each.append(None)
+            continue
+        if info.kind == GPU:
+            each.append(Fraction(s.count))
+            continue
+        profile = s.profile or info.profile
+        if profile is None:
+            each.append(Fraction(s.count))  # any MIG device: at most a whole GPU each
+            continue
+        g = profile_slices(_base_profile(profile))
+        slices = mig_slices(profile, s.product or info.product)[0] or fewest_slices(g)
+        if g > slices:
+            return None
+        each.append(s.count * Fraction(g, slices))
+    return (resources.pop(), each) if len(resources) == 1 else None
+
+
 def count_text(n: Fraction) -> str:
     return str(n.numerator) if n.denominator == 1 else f"{float(n):.3g}"
 
@@ -793,7 +904,7 @@ class AdmissionDra(Record):
     extended resources that count as accelerators. ``whole``: the DeviceClasses'
     extendedResourceNames (whole numbers, as extended resources); for
     ``deviceclass.resource.kubernetes.io/<class>``: ``accel``/``other`` the classes known by name
-    or object, and for the rest ``by_name`` (MIG, NVIDIA's GPU driver), else ``words`` and not
+    or object, and for the rest ``by_name`` (classes of NVIDIA's GPU driver), else ``words`` and not
     ``not_words``, as :func:`classify_name` decides."""
 
     templates: dict[str, bool]  # "<pod namespace>/<name>" ("" none, "*" any other) -> holds accelerators
@@ -863,7 +974,7 @@ def admission_dra(facts: DraFacts | None) -> AdmissionDra:
         if info is not None and info.accelerator:
             extended.append(name)
     # Classes decided by the profile, a DeviceClass's driver or the known table; the rest by their names.
-    explicit = set(_KNOWN_CLASSES) | set(facts.profile_classes) | {n for n, f in facts.classes.items() if f.driver}
+    explicit = set(_KNOWN_CLASSES) | set(facts.profile_classes) | {n for n, f in facts.classes.items() if f.drivers}
     accel: list[str] = []
     other: list[str] = []
     for name in explicit:
@@ -878,7 +989,7 @@ def admission_dra(facts: DraFacts | None) -> AdmissionDra:
         f"^({_alternatives(extended)})$" if extended else None,
         f"^{prefix}({_alternatives(accel)})$",
         f"^{prefix}({_alternatives(other)})$",
-        f"^{prefix}([^./]*mig[^/]*|[^/]*\\.gpu\\.nvidia\\.com)$",
-        _WORDS_RE.format(prefix=prefix, words="|".join(sorted(_ACCELERATOR_WORDS))),
+        f"^{prefix}[^/]*\\.gpu\\.nvidia\\.com$",
+        _WORDS_RE.format(prefix=prefix, words="|".join(sorted(_ACCELERATOR_WORDS | {_SLICE_WORD}))),
         _WORDS_RE.format(prefix=prefix, words="|".join(sorted(_OTHER_WORDS))),
     )

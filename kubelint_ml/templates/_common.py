@@ -308,15 +308,18 @@ def counts_on(
 ) -> dict[str, Any]:
     """``accel`` on a node with ``gpus`` devices of ``gpu_resource`` (of GPU ``model``): a DRA claim
     with ``allocationMode: All`` gets every one of them, GPUs of a class with no vendor resource
-    (``ANY_GPU``) are that node's GPUs, and MIG partitions whose profile does not tell their GPU take
-    their share of the model's compute slices."""
+    (``ANY_GPU``) are that node's GPUs, MIG partitions whose profile does not tell their GPU take
+    their share of the model's compute slices, and a ``firstAvailable`` request of GPUs is its
+    largest alternative the node can hold."""
     devices = template_devices(tpl)
     if devices is None:
         return accel
     out = devices.on_model(accel, gpu_resource, model) if model else accel
     if ANY_GPU in accel:
-        out = {r: n for r, n in accel.items() if r != ANY_GPU}
+        out = {r: n for r, n in out.items() if r != ANY_GPU}
         out[gpu_resource] = out.get(gpu_resource, 0) + accel[ANY_GPU]
+    if devices.alternatives:
+        out = devices.most_on(out, gpu_resource, gpus)
     if gpu_resource in devices.all_of or ANY_GPU in devices.all_of:
         out = {**out, gpu_resource: out.get(gpu_resource, 0) + gpus}
     return out
@@ -324,9 +327,9 @@ def counts_on(
 
 def counted_at_most(tpl: PodTemplate) -> bool:
     """Some of the template's claimed devices are counted at the most they can be (MIG devices of no
-    named profile, each as a whole GPU)."""
+    named profile, each as a whole GPU; ``firstAvailable`` alternatives, as the largest)."""
     devices = template_devices(tpl)
-    return devices is not None and bool(devices.upper)
+    return devices is not None and bool(devices.upper or devices.alternatives)
 
 
 def share_assumed_on(tpl: PodTemplate, model: str | None) -> bool:

@@ -14,6 +14,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from kubelint_ml.engine.api import template_devices
 from kubelint_ml.fix import SAFE, UNSAFE, Fix, append, prepend, put
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
 from kubelint_ml.k8s.nodes import GI, MI
@@ -163,6 +164,9 @@ def _share(tpl: PodTemplate, ctx: Any) -> tuple[Fraction, str] | str:
     if any(is_slice(r) for r in accel):
         return "the pod requests GPU slices; its share of the node depends on the partitioning"
     if counted_at_most(tpl):
+        devices = template_devices(tpl)
+        if devices is not None and devices.alternatives:
+            return "the pod's claim lists alternatives (firstAvailable); its share of the node depends on which it gets"
         return "the pod claims MIG devices of no named profile; its share of the node depends on which it gets"
     place, how = placement(tpl, ctx)
     if place is None:

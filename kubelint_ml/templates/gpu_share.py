@@ -25,7 +25,6 @@ from kubelint_ml.records import Record
 from kubelint_ml.templates._accel import Placement, count_text, devices_label, is_slice, percent, placement
 from kubelint_ml.templates._common import (
     accelerators,
-    counted_at_most,
     counts_on,
     gates,
     param_fraction,
@@ -218,7 +217,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 sliced = True
             else:
                 wrong.append(node)
-        elif _count(tpl, accel, node) > node.gpus and not counted_at_most(tpl):
+        elif _count(tpl, accel, node) > node.gpus and not _mig_at_most(tpl):
             too_small.append(node)
         else:
             fits.append(node)
@@ -245,11 +244,17 @@ def _never_fits(
         n = len(place.nodes)
         biggest = "" if n == 1 else f" (the largest of {_choices(place, n)})"
         src = _gpu_field(tpl, resource)
+        devices = template_devices(tpl)
+        smallest = (
+            " (with the smallest of its firstAvailable alternatives)"
+            if devices is not None and devices.alternatives
+            else ""
+        )
         yield _at_source(
             tpl,
             src,
             f"requests {g} {label} but {_node_label(node)} has only {node.gpus}",
-            f"{tpl.describe()}: the pod requests {g} {label} but {_node_label(node)}{biggest} has only "
+            f"{tpl.describe()}: the pod requests {g} {label}{smallest} but {_node_label(node)}{biggest} has only "
             f"{node.gpus}: the pod can never be scheduled. Request at most {node.gpus} {label} per pod "
             f"(and more replicas), or select a node type with {g} or more",
         )
@@ -340,12 +345,35 @@ def _share_hit(
             f"Request at most about {_at_most(resource, share)} {resource} (its GPU share), more {label} per pod, "
             f"or a node type with more {resource} per GPU"
         )
-        if counted_at_most(tpl):
-            detail += (
-                f" (its MIG devices name no profile, so each is counted as the whole GPU it may be: {count_text(g)} "
-                f"{label} is the most the pod can hold)"
-            )
+        detail += _at_most_said(tpl, g, label)
     return _at_source(tpl, src, message, detail)
+
+
+def _mig_at_most(tpl: PodTemplate) -> bool:
+    """Some claimed MIG devices of no named profile are counted as whole GPUs: the pod may hold fewer."""
+    devices = template_devices(tpl)
+    return devices is not None and bool(devices.upper)
+
+
+def _at_most_said(tpl: PodTemplate, g: Fraction | int, label: str) -> str:
+    """What the detail says of GPUs counted at the most the pod can hold, or ""."""
+    devices = template_devices(tpl)
+    if devices is None:
+        return ""
+    out = ""
+    if devices.upper:
+        out += (
+            f" (its MIG devices name no profile, so each is counted as the whole GPU it may be: {count_text(g)} "
+            f"{label} is the most the pod can hold)"
+        )
+    if devices.alternatives:
+        claims = sorted({where for where, *_ in devices.alternatives})
+        out += (
+            f" ({', '.join(claims)} list{'s' if len(claims) == 1 else ''} alternatives (firstAvailable); judged "
+            f"with the one that takes the most of this node type's {label}, {count_text(g)} {label} in all, so "
+            "this holds for every alternative)"
+        )
+    return out
 
 
 def _count(tpl: PodTemplate, accel: dict, node: NodeType) -> Fraction | int:

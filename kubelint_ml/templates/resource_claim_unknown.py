@@ -1,13 +1,14 @@
-"""A pod's DRA claim that names a ResourceClaimTemplate or ResourceClaim found nowhere, and a
-container's claim that names no entry of the pod's ``spec.resourceClaims`` (which the API server
-rejects: ``validateResourceClaimNames``); claims and DRA extended resources that the profile's
-Kubernetes version does not serve (``dropDisabledDynamicResourceAllocationFields``, the
+"""A pod's DRA claim that names a ResourceClaimTemplate or ResourceClaim found nowhere; what the API
+server rejects of the names (``validatePodResourceClaim``: an entry of ``spec.resourceClaims`` with an
+earlier entry's name, or naming both sources or neither; ``validateResourceClaimNames``: a
+container's claim that names no entry of ``spec.resourceClaims``, or one listed twice); claims and
+DRA extended resources that the profile's Kubernetes version does not serve (``dropDisabledDynamicResourceAllocationFields``, the
 DynamicResourceAllocation and DRAExtendedResource gates: kubelint_ml/k8s/dra.py)."""
 
 from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit, template_devices
-from kubelint_ml.input.workloads import PodTemplate
+from kubelint_ml.input.workloads import ContainerView, PodTemplate
 from kubelint_ml.k8s.dra import DRA_EXTENDED_PREFIX, PodDevices
 
 UNIT = "podTemplate"
@@ -29,9 +30,10 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         hits = _not_served(tpl, devices, version)
         if devices.dropped:
             return hits  # the API server drops the claims before it validates them
-        hits += _claim_sources(tpl) + _container_claims(tpl)
     else:
-        hits = _claim_sources(tpl) + _container_claims(tpl)
+        hits = []
+    sources, invalid = _claim_sources(tpl)
+    hits += sources + _container_claims(tpl)
     if devices is None or all(c.found for c in devices.claims):
         return hits or None
     dra = getattr(getattr(ctx, "facts", None), "dra", None)
@@ -39,8 +41,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     # otherwise the cluster may hold it.
     known = dra is not None and (dra.from_context or unit.obj.file in dra.files)
     for claim in devices.claims:
-        if claim.found:
-            continue
+        if claim.found or claim.path[1] in invalid:
+            continue  # (an entry naming both sources, or neither, is rejected as such: one finding)
         where = "among the inputs or --context"
         consequence = (
             "the scheduler waits for it and the pod stays Pending"
@@ -69,7 +71,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
 
 
 def _container_claims(tpl: PodTemplate) -> list[Hit]:
-    """``resources.claims[].name`` of every container, held to the names in ``spec.resourceClaims``."""
+    """``resources.claims[].name`` of every container, held to the names in ``spec.resourceClaims``
+    (and each listed once)."""
     out: list[Hit] = []
     names: list[str] | None = None
     for c in tpl.all_containers:
@@ -81,44 +84,104 @@ def _container_claims(tpl: PodTemplate) -> list[Hit]:
             entries = tpl.spec.get("resourceClaims")
             entries = entries if isinstance(entries, list) else []
             names = sorted({e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)})
+        out += _duplicate_container_claims(c, claims)
         for i, claim in enumerate(claims):
             name = claim.get("name") if isinstance(claim, dict) else None
             if not isinstance(name, str) or not name or name in names:
                 continue
             listed = ": " + ", ".join(names) if names else " which is empty"
             out.append(
-                Hit(
-                    c.path + ("resources", "claims", i, "name"),
+                _at_claim(
+                    c,
+                    i,
                     f"{c.describe()} uses claim '{name}', which spec.resourceClaims does not list",
-                    detail=(
-                        f"{tpl.describe()}: {c.describe()} names the claim '{name}' in resources.claims; the API "
-                        f'server rejects the pod (Not found: "{name}": must be one of the names in '
-                        f"pod.spec.resourceClaims{listed}). Correct the name, or add the claim to "
-                        "spec.resourceClaims"
-                    ),
-                    container=c.name,
-                    at_value=True,
+                    f"{tpl.describe()}: {c.describe()} names the claim '{name}' in resources.claims; the API "
+                    f'server rejects the pod (Not found: "{name}": must be one of the names in '
+                    f"pod.spec.resourceClaims{listed}). Correct the name, or add the claim to spec.resourceClaims",
                 )
             )
     return out
 
 
-def _claim_sources(tpl: PodTemplate) -> list[Hit]:
-    """``validatePodResourceClaim``: each entry of ``spec.resourceClaims`` names exactly one of a
-    ResourceClaim and a ResourceClaimTemplate."""
+def _at_claim(c: ContainerView, i: int, message: str, detail: str) -> Hit:
+    """A hit at the name of the container's ``resources.claims[i]``."""
+    return Hit(c.path + ("resources", "claims", i, "name"), message, detail=detail, container=c.name, at_value=True)
+
+
+def _duplicate_container_claims(c: ContainerView, claims: list) -> list[Hit]:
+    """``validateResourceClaimNames``: a container lists a claim once, or each of its requests once
+    (``request``), never the whole claim beside one of its requests."""
+    out: list[Hit] = []
+    seen: set[str] = set()  # "name", or "name/request"
+    for i, claim in enumerate(claims):
+        name = claim.get("name") if isinstance(claim, dict) else None
+        if not isinstance(name, str) or not name:
+            continue
+        request = claim.get("request")
+        request = request if isinstance(request, str) and request else None
+        key = f"{name}/{request}" if request else name
+        if name in seen:
+            what = f"claim '{name}' twice" if request is None else f"claim '{name}' whole and its request '{request}'"
+            duplicate = name
+        elif key in seen:
+            what, duplicate = f"request '{request}' of claim '{name}' twice", key
+        elif request is None and any(k.startswith(name + "/") for k in seen):
+            what, duplicate = f"claim '{name}' whole and one of its requests", name
+        else:
+            seen.add(key)
+            continue
+        seen.add(key)
+        out.append(
+            _at_claim(
+                c,
+                i,
+                f"{c.describe()} lists {what}",
+                f"{c.describe()} lists {what} in resources.claims; the API server rejects the pod "
+                f'(resources.claims[{i}]: Duplicate value: "{duplicate}"). List each claim (or each of its '
+                "requests) once",
+            )
+        )
+    return out
+
+
+def _claim_sources(tpl: PodTemplate) -> tuple[list[Hit], set[int]]:
+    """``validatePodResourceClaim``: each entry of ``spec.resourceClaims`` has a name no other entry
+    before it has, and names exactly one of a ResourceClaim and a ResourceClaimTemplate. The hits, and
+    the indexes of the entries naming both or neither (whose sources are not looked for)."""
     entries = tpl.spec.get("resourceClaims")
     if not isinstance(entries, list):
-        return []
+        return [], set()
     out: list[Hit] = []
+    invalid: set[int] = set()
+    names: set[str] = set()
     for i, entry in enumerate(entries):
-        if not isinstance(entry, dict) or isinstance(entry.get("source"), dict):  # (the v1alpha2 form)
+        if not isinstance(entry, dict):
+            continue
+        claim_name = entry.get("name")
+        if isinstance(claim_name, str) and claim_name:
+            if claim_name in names:
+                out.append(
+                    Hit(
+                        tpl.spec_path + ("resourceClaims", i, "name"),
+                        f"claim '{claim_name}' is listed twice in spec.resourceClaims",
+                        detail=(
+                            f"{tpl.describe()}: spec.resourceClaims[{i}] has the name of an entry before it; the "
+                            f"API server rejects the pod (spec.resourceClaims[{i}].name: Duplicate value: "
+                            f'"{claim_name}"). Give each entry its own name, or remove the repeated one'
+                        ),
+                        at_value=True,
+                    )
+                )
+            names.add(claim_name)
+        if isinstance(entry.get("source"), dict):  # (the v1alpha2 form)
             continue
         both = entry.get("resourceClaimName") is not None and entry.get("resourceClaimTemplateName") is not None
         if not both and (
             entry.get("resourceClaimName") is not None or entry.get("resourceClaimTemplateName") is not None
         ):
             continue
-        name = entry.get("name") if isinstance(entry.get("name"), str) else str(i)
+        invalid.add(i)
+        name = claim_name if isinstance(claim_name, str) else str(i)
         reason = (
             "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified"
             if both
@@ -135,7 +198,7 @@ def _claim_sources(tpl: PodTemplate) -> list[Hit]:
                 ),
             )
         )
-    return out
+    return out, invalid
 
 
 def _not_served(tpl: PodTemplate, devices: PodDevices, version: str | None) -> list[Hit]:

@@ -1,0 +1,117 @@
+"""What the API server rejects of a pod's claim names (k/k pkg/apis/core/validation/validation.go:
+validatePodResourceClaim, validateResourceClaimNames), reported as unknown-resource-claim errors."""
+
+from __future__ import annotations
+
+from kubelint_ml.engine.rulefile import load_builtin_rules
+from kubelint_ml.run.config import Config
+from kubelint_ml.run.lint import lint_text
+
+RULES = load_builtin_rules()
+
+TEMPLATE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: tmpl}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com}
+---
+"""
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  priorityClassName: x
+  resourceClaims:
+{claims}  containers:
+  - name: a
+    image: x
+    resources:
+      limits: {{cpu: "1", memory: 1Gi}}
+      claims: {uses}
+"""
+
+
+def _claim_findings(text: str) -> list[tuple[int, int, str, str, str]]:
+    found = lint_text(text.encode(), RULES, Config())
+    return sorted(
+        (f.line, f.column, str(f.path), f.severity, f.message) for f in found if f.rule == "unknown-resource-claim"
+    )
+
+
+def test_duplicate_names_in_the_pod_and_in_a_container():
+    """The repro: two entries named g, a container listing h (unlisted) and g twice."""
+    text = TEMPLATE + POD.format(
+        claims="  - {name: g, resourceClaimTemplateName: tmpl}\n  - {name: g, resourceClaimTemplateName: tmpl}\n",
+        uses="[{name: h}, {name: g}, {name: g}]",
+    )
+    found = _claim_findings(text)
+    assert found == [
+        (18, 12, "spec.resourceClaims[1].name", "error", "claim 'g' is listed twice in spec.resourceClaims"),
+        (
+            24,
+            23,
+            "spec.containers[0].resources.claims[0].name",
+            "error",
+            "container 'a' uses claim 'h', which spec.resourceClaims does not list",
+        ),
+        (24, 45, "spec.containers[0].resources.claims[2].name", "error", "container 'a' lists claim 'g' twice"),
+    ]
+    details = {f.message: f.detail for f in lint_text(text.encode(), RULES, Config())}
+    assert 'spec.resourceClaims[1].name: Duplicate value: "g"' in details[found[0][4]]
+    assert 'resources.claims[2]: Duplicate value: "g"' in details[found[2][4]]
+
+
+def test_both_sources_or_neither_is_one_finding():
+    """The repro: g names both a claim and a template (not defined anywhere), h neither."""
+    text = POD.format(
+        claims="  - {name: g, resourceClaimTemplateName: tmpl, resourceClaimName: c}\n  - {name: h}\n",
+        uses="[{name: g}, {name: h}]",
+    )
+    assert _claim_findings(text) == [
+        (7, 5, "spec.resourceClaims[0]", "error", "claim 'g' names both a ResourceClaim and a template"),
+        (8, 5, "spec.resourceClaims[1]", "error", "claim 'h' names no ResourceClaim or template"),
+    ]
+    # a valid entry beside them is still looked for
+    more = text.replace("  - {name: h}\n", "  - {name: h}\n  - {name: k, resourceClaimTemplateName: missing}\n")
+    assert _claim_findings(more)[2:] == [
+        (
+            9,
+            42,
+            "spec.resourceClaims[2].resourceClaimTemplateName",
+            "warning",
+            "ResourceClaimTemplate 'missing' is not defined among the inputs or --context",
+        )
+    ]
+
+
+def test_a_container_lists_requests_of_a_claim_once():
+    """validateResourceClaimNames keys a request as name/request: the same request twice, or the whole
+    claim beside one of its requests, is a duplicate; two different requests of a claim are not."""
+    pod = TEMPLATE + POD.format(claims="  - {name: g, resourceClaimTemplateName: tmpl}\n", uses="CLAIMS")
+
+    def found(claims: str) -> list[tuple[int, str, str]]:
+        return [(col, path, msg) for _, col, path, _, msg in _claim_findings(pod.replace("CLAIMS", claims))]
+
+    assert found("[{name: g, request: gpu}, {name: g, request: nic}]") == []
+    assert found("[{name: g, request: gpu}, {name: g, request: gpu}]") == [
+        (48, "spec.containers[0].resources.claims[1].name", "container 'a' lists request 'gpu' of claim 'g' twice")
+    ]
+    assert found("[{name: g, request: gpu}, {name: g}]") == [
+        (
+            48,
+            "spec.containers[0].resources.claims[1].name",
+            "container 'a' lists claim 'g' whole and one of its requests",
+        )
+    ]
+    assert found("[{name: g}, {name: g, request: gpu}]") == [
+        (34, "spec.containers[0].resources.claims[1].name", "container 'a' lists claim 'g' whole and its request 'gpu'")
+    ]
+    # each container lists its own: the same claim in two containers is fine
+    two = pod.replace("CLAIMS", "[{name: g}]") + "  - {name: b, image: x, resources: {claims: [{name: g}]}}\n"
+    assert _claim_findings(two) == []
