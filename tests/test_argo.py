@@ -77,6 +77,8 @@ def test_template_parameters_in_quantities_are_placeholders_and_a_parameter_gpu_
         "${{ inputs.gpus }}",
         "{{inputs.parameters.mem}}Gi",
         "${MEM}Mi",
+        "${GPUS:-1}",
+        "${var.gpus}",
     ],
 )
 def test_placeholders(value: str) -> None:

@@ -46,13 +46,14 @@ _MAX_DECIMAL_EXPONENT = 1000
 
 
 # A value a tool fills in before the object reaches the API server, so not judged as written:
-# envsubst/sed/kustomize ($GPUS, ${GPUS}, PLACEHOLDER_GPUS, <gpus>); a Tekton parameter
+# envsubst/sed/kustomize ($GPUS, ${GPUS}, PLACEHOLDER_GPUS, <gpus>), a shell default or a Terraform
+# reference (${GPUS:-1}, ${var.gpus}); a Tekton parameter
 # ($(params.gpus), $(params["gpus"])); an Argo Workflows or Go template parameter
 # ({{inputs.parameters.mem}}, {{=asInt(inputs.parameters.n) * 2}}, "{{ .Values.gpus }}"); a GitHub
 # Actions expression (${{ inputs.gpus }}). A delimited one may carry a unit ({{inputs.parameters.mem}}Gi).
 PLACEHOLDER = LazyPattern(
     r"^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|[A-Z][A-Z0-9]*_[A-Z0-9_]+|<[^<>]+>"
-    r"|(\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$\([A-Za-z_][^()]*\)|\$?\{\{[^{}]+\}\})([KMGTPE]i|[numkMGTPE])?)$"
+    r"|(\$\{[A-Za-z_][^{}]*\}|\$\([A-Za-z_][^()]*\)|\$?\{\{[^{}]+\}\})([KMGTPE]i|[numkMGTPE])?)$"
 )
 
 
