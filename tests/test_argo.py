@@ -159,3 +159,11 @@ def test_pod_fields_from_template_defaults_pod_resources_and_resource_claims() -
         ("missing-priority-class", 24, 5, "warning"),  # at its empty priorityClassName
         ("request-exceeds-limit", 17, 36, "error"),
     ]
+
+
+def test_argo_fields_of_the_wrong_type_and_a_manifest_alias_bomb() -> None:
+    assert fixture("argo-hostile.yaml") == [
+        ("accelerator-workload-not-judged", 14, 7, "info"),  # found under the aliases, at the manifest
+        ("parse-error", 10, 3, "error"),  # podResources: a string where the pod's resources go
+        ("parse-error", 26, 52, "error"),  # containerSet.containers[0]: an integer
+    ]
