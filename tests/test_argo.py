@@ -137,6 +137,7 @@ def test_accelerators_in_a_resource_manifest_or_a_pod_spec_patch_are_said_not_ju
         ("accelerator-workload-not-judged", 14, 7, "info"),  # the JobSet's 8 GPUs, at resource.manifest
         ("accelerator-workload-not-judged", 43, 5, "info"),  # a templated patch adds a GPU to a CPU pod
         ("accelerator-workload-not-judged", 69, 3, "info"),  # the workflow's patch, for all its pods
+        ("missing-priority-class", 92, 5, "warning"),  # 'train2'; 'train' gets its class from its podSpecPatch
     ]
     # The ConfigMap manifest asks for nothing; the patch of a pod judged as a GPU pod already is not reported.
     messages = {f.line: f.message for f in lint_text((FIXTURES / "argo-embedded.yaml").read_bytes(), RULES)}
@@ -144,6 +145,7 @@ def test_accelerators_in_a_resource_manifest_or_a_pod_spec_patch_are_said_not_ju
         14: "asks for nvidia.com/gpu but its pods were not judged: created by the resource manifest of template 'jobset'",
         43: "podSpecPatch asks for nvidia.com/gpu: the pod of template 'patched' was judged without it",
         69: "podSpecPatch asks for amd.com/gpu: the workflow's pods were judged without it",
+        92: "no priorityClassName: pods run at the default priority",
     }
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.engine.context import ArgoRunFact
 from kubelint_ml.input.loader import render_path
-from kubelint_ml.input.workloads import is_training_kind
+from kubelint_ml.input.objects import K8sObject, dig
+from kubelint_ml.input.workloads import PodTemplate, is_training_kind
 from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import is_fragment, raw_text
 from kubelint_ml.templates._priority import (
@@ -43,6 +44,17 @@ _ARGO_TEMPLATES = {("argoproj.io", "WorkflowTemplate"), ("argoproj.io", "Cluster
 _COUNTS = ("volcano", "ray", "kai", "kueue")
 
 
+def _argo_patch_sets_priority(obj: K8sObject, tpl: PodTemplate) -> bool:
+    """An Argo pod whose ``podSpecPatch`` (its template's or the workflow's) sets a priorityClassName."""
+    if obj.group != "argoproj.io" or tpl.spec_path[-2:-1] != ("templates",):
+        return False
+    for at in (tpl.spec_path, tpl.spec_path[:-2]):
+        patch = dig(obj.data, *at, "podSpecPatch")
+        if isinstance(patch, str) and "priorityClassName" in patch:
+            return True
+    return False
+
+
 def origin_of(source: str, here: str) -> str:
     return "" if source == here else f" ({source})"
 
@@ -67,7 +79,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if is_ray(obj) and tpl.path[-1:] == ("submitterPodTemplate",):
         return None  # the short-lived `ray job submit` pod, not the cluster that trains
     spec = tpl.spec
-    if named(spec.get("priorityClassName")) or is_fragment(tpl):
+    if named(spec.get("priorityClassName")) or is_fragment(tpl) or _argo_patch_sets_priority(obj, tpl):
         return None
     refs = object_refs(obj) + template_refs(tpl)
     kai = kai_object_ref(obj, tpl)
