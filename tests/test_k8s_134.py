@@ -249,13 +249,14 @@ def test_resize_rejections():
     found = [f for f in lint_text(textwrap.dedent(pod).encode(), RULES, Config()) if f.rule == "resize-policy-invalid"]
     assert [(f.line, str(f.path), f.severity) for f in found] == [
         (11, "spec.containers[0].resizePolicy[0].restartPolicy", "error"),
+        (12, "spec.containers[0].resizePolicy[1]", "error"),  # no restartPolicy: nothing defaults it
         (12, "spec.containers[0].resizePolicy[1].resourceName", "error"),
     ]
     # validateResizePolicy's own words (pkg/apis/core/validation/validation.go)
     assert (
         "Invalid value: \"RestartContainer\": must be 'NotRequired' when `restartPolicy` is 'Never'" in found[0].detail
     )
-    assert 'Unsupported value: "ephemeral-storage": supported values: "cpu", "memory"' in found[1].detail
+    assert 'Unsupported value: "ephemeral-storage": supported values: "cpu", "memory"' in found[2].detail
     # the field is dropped before 1.33
     assert findings(pod, "1.32", ("resize-policy-invalid",)) == []
 

@@ -31,6 +31,7 @@ __all__ = [
     "defaulted_requests",
     "effective_pod_limit",
     "effective_pod_request",
+    "hugepages_without_cpu_or_memory",
     "is_accelerator_pod",
     "is_accelerator_resource",
     "is_extended_resource",
@@ -340,6 +341,15 @@ def _defaulted_pod_level(
             ):
                 limits[name] = value
     return requests, limits
+
+
+def hugepages_without_cpu_or_memory(requests: Mapping, limits: Mapping) -> list[str]:
+    """The hugepages names of a requests/limits pair that has no cpu or memory in either (sorted), which
+    ``validateResourceRequirements`` rejects ("HugePages require cpu or memory"); [] when it holds."""
+    names = [n for part in (requests, limits) for n in part if isinstance(n, str)]
+    if any(n in _QOS_RESOURCES for n in names):
+        return []
+    return sorted({n for n in names if is_hugepages(n)})
 
 
 def _pod_level_set(requests: ResourceList, limits: ResourceList) -> bool:

@@ -20,6 +20,7 @@ from kubelint_ml.k8s.quantity import (
     is_placeholder,
     parse_manifest_quantity,
 )
+from kubelint_ml.k8s.quantity import PLACEHOLDER as PLACEHOLDER  # the templates' name for it
 from kubelint_ml.k8s.resources import (
     NEWEST_GATES,
     PodLevelGates,
@@ -282,6 +283,24 @@ def pod_level(tpl: PodTemplate) -> tuple[dict, dict] | None:
         enabled, _, defaulting = gates(tpl)
         tpl.cache["pod_level_resources"] = pod_level_resources(tpl.spec, enabled=enabled, limit_defaulting=defaulting)
     return tpl.cache["pod_level_resources"]
+
+
+# Kinds whose pod template the API server validates as written, before any pod exists (PodTemplateSpec
+# validation: no pod defaulting, which ``SetDefaults_Pod`` keeps to Pods); a JobSet's and a Trainer
+# runtime's become Jobs. Other kinds' pods are judged as created: defaulted.
+_TEMPLATE_VALIDATED = {
+    "apps": ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"),
+    "batch": ("Job", "CronJob"),
+    "": ("ReplicationController", "PodTemplate"),
+    "jobset.x-k8s.io": ("JobSet",),
+    "trainer.kubeflow.org": ("TrainingRuntime", "ClusterTrainingRuntime"),
+}
+
+
+def validated_as_template(tpl: PodTemplate) -> bool:
+    """The API server validates this pod template as written (a Deployment's, a Job's...), not only
+    the pods made from it."""
+    return tpl.obj.kind in _TEMPLATE_VALIDATED.get(tpl.obj.group, ())
 
 
 def accelerators(tpl: PodTemplate) -> dict[str, Any]:

@@ -3,19 +3,23 @@
 Followed: ``validatePodResourceName`` and ``validatePodResourceConsistency``
 (pkg/apis/core/validation/validation.go: only cpu, memory and hugepages at pod
 level, no claims; the aggregate of the containers' requests, defaulted, at most the pod's
-request; no container limit above the pod's limit) and ``dropDisabledPodLevelResources``
+request; no container limit above the pod's limit), ``validateResourceRequirements`` (hugepages
+only with cpu or memory) and ``dropDisabledPodLevelResources``
 (pkg/api/pod/util.go: before 1.34 the gate is off and the field is dropped); a
 pod-level request left out defaults to the containers' aggregate request when pod-level
-limits are set (``defaultPodRequests``) and is then held to the pod-level limit
-(``validateResourceRequirements``: at most the limit).
+limits are set (``defaultPodRequests``; a hugepages request to the pod-level limit) and is then held
+to the pod-level limit (``validateResourceRequirements``: at most the limit) and to the aggregate.
+That defaulting (``SetDefaults_Pod``) is a Pod's: a Deployment's or a Job's template is validated as
+written, before any pod is made from it.
 """
 
 from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.input.workloads import PodTemplate
-from kubelint_ml.k8s.resources import is_hugepages, pod_requests
-from kubelint_ml.templates._common import gates, pod_level, requests_limits, show
+from kubelint_ml.k8s.resources import hugepages_without_cpu_or_memory, is_hugepages, pod_requests
+from kubelint_ml.templates._cluster import default_for
+from kubelint_ml.templates._common import gates, pod_level, requests_limits, show, validated_as_template
 
 UNIT = "podTemplate"
 DEFAULTS: dict = {}
@@ -24,15 +28,20 @@ PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 _SUPPORTED = '"cpu", "hugepages-", "memory"'
 
 
+def _mapping(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 def _supported(name: str) -> bool:
     return name in ("cpu", "memory") or is_hugepages(name)
 
 
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
+    containers = _container_hugepages(tpl, ctx)
     raw = tpl.spec.get("resources")
     if not isinstance(raw, dict):
-        return None
+        return containers
     base = tpl.spec_path + ("resources",)
     who = tpl.describe()
     if not gates(tpl)[0]:
@@ -40,7 +49,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         if not names:
             return None
         version = getattr(getattr(ctx, "profile", None), "kubernetes_version", None)
-        return [
+        return (containers or []) + [
             Hit(
                 base,
                 f"pod-level resources are dropped before Kubernetes 1.34 (profile: {version})",
@@ -52,7 +61,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                 severity="warning",
             )
         ]
-    out: list[Hit] = []
+    out: list[Hit] = containers or []
     if raw.get("claims") is not None:
         out.append(
             Hit(
@@ -82,8 +91,42 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                         ),
                     )
                 )
+    out.extend(_hugepages_alone(tpl, raw, base))
     out.extend(_consistency(tpl, raw, base))
     return out
+
+
+def _hugepages_alone(tpl: PodTemplate, raw: dict, base: tuple) -> list[Hit]:
+    """Pod-level hugepages without a pod-level cpu or memory: "HugePages require cpu or memory". A Pod
+    is judged after defaulting (its pod-level request may default to the containers' cpu and memory); a
+    workload's template as written."""
+    requests, limits = _mapping(raw.get("requests")), _mapping(raw.get("limits"))
+    template = validated_as_template(tpl)
+    if not template:
+        found = pod_level(tpl)
+        if found is not None:
+            requests, limits = {**requests, **found[0]}, {**limits, **found[1]}
+    names = hugepages_without_cpu_or_memory(requests, limits)
+    if not names:
+        return []
+    shown = ", ".join(names)
+    when = (
+        f"the API server validates the {tpl.obj.kind}'s pod template as written and rejects it"
+        if template
+        else "after defaulting (the pod-level requests take the containers' cpu and memory requests, and "
+        "these have none) the API server rejects the pod"
+    )
+    return [
+        Hit(
+            base,
+            f"pod-level resources have {shown} but no cpu or memory",
+            detail=(
+                f"{tpl.describe()}: spec.resources names {shown} and neither cpu nor memory; {when} "
+                "(spec.resources: Forbidden: HugePages require cpu or memory). Add a pod-level memory (or cpu) "
+                "request or limit"
+            ),
+        )
+    ]
 
 
 def _consistency(tpl: PodTemplate, raw: dict, base: tuple) -> list[Hit]:
@@ -91,14 +134,33 @@ def _consistency(tpl: PodTemplate, raw: dict, base: tuple) -> list[Hit]:
     if found is None:
         return []
     pod_requests_, pod_limits = found
-    written_requests = raw.get("requests") if isinstance(raw.get("requests"), dict) else {}
+    written_requests, written_limits = _mapping(raw.get("requests")), _mapping(raw.get("limits"))
     out: list[Hit] = []
     aggregate = pod_requests(tpl.spec)
-    for name in sorted(written_requests):
-        if not isinstance(name, str) or not _supported(name) or name not in pod_requests_ or name not in aggregate:
-            continue
+    for name in sorted(n for n in pod_requests_ if n in aggregate and _supported(n)):
         value, total = pod_requests_[name], aggregate[name]
-        if value < total:
+        if value >= total:
+            continue
+        if name not in written_requests and name in written_limits:
+            # a hugepages request left out defaults to the pod-level limit (cpu and memory ones to the
+            # aggregate itself)
+            out.append(
+                Hit(
+                    base + ("limits", name),
+                    f"pod {name} limit {show(name, value)} (the request's default) < the containers' "
+                    f"{show(name, total)}",
+                    detail=(
+                        f"{tpl.describe()}: the pod-level {name} request, not written, defaults to the pod-level "
+                        f"limit {show(name, value)}, below the aggregate of the containers' requests, "
+                        f"{show(name, total)}; the API server rejects the pod (spec.resources.requests[{name}]: "
+                        f'Invalid value: "{show(name, value)}": must be greater than or equal to aggregate '
+                        f"container requests of {show(name, total)}). Raise the pod-level limit or lower the "
+                        "containers'"
+                    ),
+                    at_value=True,
+                )
+            )
+        elif name in written_requests:
             out.append(
                 Hit(
                     base + ("requests", name),
@@ -138,14 +200,14 @@ def _consistency(tpl: PodTemplate, raw: dict, base: tuple) -> list[Hit]:
 
 
 def _request_above_limit(tpl: PodTemplate, raw: dict, base: tuple, requests: dict, limits: dict) -> list[Hit]:
-    """A pod-level request defaulted from the containers' requests above the written pod-level limit
-    (a written request above it is request-exceeds-limit's)."""
-    written_limits = raw.get("limits")
-    written_requests = raw.get("requests")
-    if not isinstance(written_limits, dict):
-        return []
-    if not isinstance(written_requests, dict):
-        written_requests = {}
+    """A pod-level request defaulted from the containers' requests above the written pod-level limit, or
+    a written request above the limit defaulted from the containers' limits (from 1.36,
+    PodLevelResourcesFixUpdateDefaulting); a written request above a written limit is
+    request-exceeds-limit's."""
+    written_limits = _mapping(raw.get("limits"))
+    written_requests = _mapping(raw.get("requests"))
+    if not any(isinstance(n, str) and _supported(n) for n in written_limits):  # (``limits: {}`` is none)
+        return _request_above_defaulted_limit(tpl, base, written_requests, requests, limits)
     out: list[Hit] = []
     for name in sorted(n for n in written_limits if isinstance(n, str) and _supported(n)):
         if name in written_requests or name not in requests or name not in limits:
@@ -168,3 +230,71 @@ def _request_above_limit(tpl: PodTemplate, raw: dict, base: tuple, requests: dic
             )
         )
     return out
+
+
+def _request_above_defaulted_limit(
+    tpl: PodTemplate, base: tuple, written: dict, requests: dict, limits: dict
+) -> list[Hit]:
+    """No pod-level limit written: where every container limits a resource, the pod-level limit defaults
+    to their aggregate (``defaultPodLimits``, from 1.36), and a written request above it is rejected."""
+    out: list[Hit] = []
+    for name in sorted(n for n in written if isinstance(n, str) and n in requests and n in limits and _supported(n)):
+        request, limit = requests[name], limits[name]
+        if request <= limit:
+            continue
+        out.append(
+            Hit(
+                base + ("requests", name),
+                f"pod {name} request {show(name, request)} > the pod limit {show(name, limit)} it gets from the "
+                "containers' limits",
+                detail=(
+                    f"{tpl.describe()}: no pod-level {name} limit is written and every container limits {name}, so "
+                    f"the pod-level limit defaults to their aggregate, {show(name, limit)} (Kubernetes 1.36 and "
+                    f"later: PodLevelResourcesFixUpdateDefaulting), below the pod-level request {show(name, request)}; "
+                    f'the API server rejects the pod (spec.resources.requests[{name}]: Invalid value: "'
+                    f'{show(name, request)}": must be less than or equal to {name} limit of {show(name, limit)}). '
+                    "Write a pod-level limit at least the request, or raise the containers' limits"
+                ),
+                at_value=True,
+            )
+        )
+    return out
+
+
+def _container_hugepages(tpl: PodTemplate, ctx) -> list[Hit] | None:
+    """A container's hugepages without its cpu or memory, which ``validateResourceRequirements`` rejects as
+    it does at pod level ("HugePages require cpu or memory"), unless a LimitRange fills cpu or memory in
+    (LimitRanger admits a Pod before it is validated; a workload's template is validated as written)."""
+    out: list[Hit] = []
+    template: bool | None = None
+    for c in tpl.all_containers:
+        parts = [c.resources.get(part) for part in ("requests", "limits")]
+        if not any(isinstance(p, dict) and any(isinstance(n, str) and is_hugepages(n) for n in p) for p in parts):
+            continue  # (the common case: one look at each name)
+        names = hugepages_without_cpu_or_memory(*(p if isinstance(p, dict) else {} for p in parts))
+        if not names:
+            continue
+        if template is None:
+            template = validated_as_template(tpl)
+        if not template and any(
+            default_for(tpl, c, ctx, part, name) is not None
+            for part in ("requests", "limits")
+            for name in ("cpu", "memory")
+        ):
+            continue  # LimitRanger sets them before the pod is validated
+        shown = ", ".join(names)
+        field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in c.path + ("resources",)).lstrip(".")
+        what = f"the {tpl.obj.kind}'s pod template" if template else "the pod"
+        out.append(
+            Hit(
+                c.path + ("resources",),
+                f"{c.describe()} has {shown} but no cpu or memory: the API server rejects it",
+                detail=(
+                    f"{tpl.describe()}: {c.describe()} asks for {shown} with neither a cpu nor a memory request or "
+                    f"limit; the API server rejects {what} ({field}: Forbidden: HugePages require cpu or memory). "
+                    "Set the container's memory request and limit"
+                ),
+                container=c.name,
+            )
+        )
+    return out or None

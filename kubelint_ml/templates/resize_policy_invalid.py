@@ -1,8 +1,9 @@
 """Container resizePolicy entries the API server rejects (in-place resize, KEP-1287, GA 1.35).
 
 Followed: ``validateResizePolicy`` (pkg/apis/core/validation/validation.go): the
-resource is cpu or memory, named once; the policy NotRequired or RestartContainer;
-with the pod's ``restartPolicy: Never`` every entry must be NotRequired (the default).
+resource is cpu or memory, named once; the policy NotRequired or RestartContainer; both
+written (an entry's fields are required, nothing defaults them); with the pod's
+``restartPolicy: Never`` every entry must be NotRequired.
 
 A Kubeflow training-operator job's pods take their replica's ``restartPolicy``, which the operator
 writes over the template's (``setRestartPolicy`` in kubeflow/training-operator
@@ -42,6 +43,25 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                 continue
             name = entry.get("resourceName")
             path = c.path + ("resizePolicy", i)
+            for field in ("resourceName", "restartPolicy"):
+                if entry.get(field) in (None, ""):
+                    out.append(
+                        Hit(
+                            path,
+                            f"{c.describe()} resizePolicy entry without {field}",
+                            detail=(
+                                f"{tpl.describe()}: {c.describe()} has a resizePolicy entry with no {field}, which "
+                                "nothing defaults; the API server rejects the pod (Required value). Write "
+                                + (
+                                    "resourceName: cpu or memory"
+                                    if field == "resourceName"
+                                    else "restartPolicy: NotRequired or RestartContainer"
+                                )
+                            ),
+                            container=c.name,
+                            at_value=True,
+                        )
+                    )
             if isinstance(name, str) and name in seen:
                 out.append(
                     Hit(
@@ -98,7 +118,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                             f"{tpl.describe()}: {c.describe()} asks for {policy} on resize of "
                             f"{name if isinstance(name, str) else 'a resource'}, but the pod's restartPolicy is "
                             f"Never{whence}; the API server rejects the pod (Invalid value: \"{policy}\": must be 'NotRequired' "
-                            f"when `restartPolicy` is 'Never'). Use NotRequired (the default), or a pod that may restart its containers"
+                            f"when `restartPolicy` is 'Never'). Use NotRequired (or leave the entry out), or a pod that may restart "
+                            "its containers"
                         ),
                         container=c.name,
                         at_value=True,
