@@ -56,6 +56,7 @@ from kubelint_ml.admission.vapbuiltin import ignored as _ignored
 from kubelint_ml.admission.vapbuiltin import lit as _lit
 from kubelint_ml.input.workloads import KUBEFLOW_REPLICA_SPECS
 from kubelint_ml.k8s.dra import admission_dra
+from kubelint_ml.k8s.quantity import PLACEHOLDER
 from kubelint_ml.k8s.version import parse_version
 
 API = "admissionregistration.k8s.io/v1"
@@ -184,8 +185,9 @@ def _object_validation(rule: Any) -> dict:
 
 # --- built-in rules whose logic is one CEL expression ------------------------------------
 
-# templates/_common.py PLACEHOLDER (an unrendered $VAR, ${VAR}, $(VAR), VAR_NAME or <value>), in RE2.
-_PLACEHOLDER_RE2 = r"^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_][A-Za-z0-9_]*\)|[A-Z][A-Z0-9]*_[A-Z0-9_]+|<[^<>]+>)$"
+# k8s/quantity.py PLACEHOLDER (an unrendered $VAR, ${VAR}, $(params.x), {{inputs.parameters.x}},
+# ${{ inputs.x }}, VAR_NAME or <value>): RE2 reads it as Python does.
+_PLACEHOLDER_RE2 = PLACEHOLDER.pattern
 
 # (group, kind) -> (CEL list of the JobSpecs whose ``template`` is a pod template, batch/v1 Job itself?)
 _JOB_SPECS = {

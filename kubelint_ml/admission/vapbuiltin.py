@@ -39,6 +39,7 @@ from typing import Any
 
 from kubelint_ml.input.workloads import KINDS, KUBEFLOW_REPLICA_SPECS, TRAINER_ANCESTOR_LABEL
 from kubelint_ml.k8s.dra import AdmissionDra, admission_dra
+from kubelint_ml.k8s.quantity import PLACEHOLDER
 from kubelint_ml.k8s.resources import ACCELERATOR_AMOUNT_PATTERNS, ACCELERATOR_PATTERNS
 
 IGNORE = "kubelint-ml.io/ignore"
@@ -142,13 +143,33 @@ def _bad_list(rl: str) -> str:
     return f"{rl}.exists(k, !{_ok_quantity(f'{rl}[k]')})"
 
 
+def _bad_container_list(rl: str) -> str:
+    """:func:`_bad_list` where an accelerator count that is a placeholder is not bad (templates/_common.py
+    ``_any_unjudgeable``)."""
+    return f"{rl}.exists(k, !{_ok_quantity(f'{rl}[k]')} && !{_accelerator_placeholder(rl)})"
+
+
+def _placeholder_value(rl: str) -> str:
+    """``rl[k]`` is an unrendered placeholder."""
+    return f"(type({rl}[k]) == string && {rl}[k].trim().matches({lit(PLACEHOLDER.pattern)}))"
+
+
+def _accelerator_placeholder(rl: str) -> str:
+    """``rl[k]`` is an accelerator count given as an unrendered placeholder (k8s/resources.py
+    ``placeholder_accelerators``)."""
+    return (
+        f"(k.matches({lit(_ACCELERATOR_RE2)}) && !k.matches({lit(_AMOUNT_RE2)}) && {extended('k')}"
+        f" && {_placeholder_value(rl)})"
+    )
+
+
 def resources_unknown(ps: str) -> str:
     """templates/_common.py ``resources_unknown`` (the trainer-job case is left out of ``templates``)."""
     cs = containers(ps)
     return (
         f"(!has({ps}.containers) || size({ps}.containers) == 0"
         f" || {ps}.containers.exists(c, !has(c.image) || c.image == '')"
-        f" || {cs}.exists(c, {_bad_list(res('c', 'requests'))} || {_bad_list(res('c', 'limits'))})"
+        f" || {cs}.exists(c, [{res('c', 'requests')}, {res('c', 'limits')}].exists(rl, {_bad_container_list('rl')}))"
         f" || {_bad_list(res(ps, 'requests'))} || {_bad_list(res(ps, 'limits'))}"
         f" || (has({ps}.volumes) && {ps}.volumes.exists(v, has(v.emptyDir) && has(v.emptyDir.sizeLimit)"
         f" && !{_ok_quantity('v.emptyDir.sizeLimit')})))"
@@ -156,8 +177,21 @@ def resources_unknown(ps: str) -> str:
 
 
 def _re2(patterns: tuple[str, ...]) -> str:
-    """Glob patterns as one RE2 expression matching a whole name."""
-    return "^(" + "|".join(p.replace(".", "\\.").replace("*", ".*") for p in patterns) + ")$"
+    """Glob patterns as one RE2 expression matching a whole name, the names of one domain grouped
+    (``nvidia\\.com/(gpu|gpu\\.shared|mig-.*)``): the expressions it goes into have a length limit."""
+    by_domain: dict[str, list[str]] = {}
+    for p in patterns:
+        domain, _, name = p.rpartition("/")
+        by_domain.setdefault(domain, []).append(name)
+
+    def glob(text: str) -> str:
+        return text.replace(".", "\\.").replace("*", ".*")
+
+    parts = [
+        glob(d) + "/" + (glob(names[0]) if len(names) == 1 else "(" + "|".join(map(glob, names)) + ")")
+        for d, names in by_domain.items()
+    ]
+    return "^(" + "|".join(parts) + ")$"
 
 
 _ACCELERATOR_RE2 = _re2(ACCELERATOR_PATTERNS)
@@ -184,10 +218,10 @@ def uses_accelerators(ps: str, dra: AdmissionDra | None = None) -> str:
     naming a template or claim known (at export) to hold accelerators; a DRA extended resource of an
     accelerator class (k8s/dra.py ``admission_dra``)."""
     dra = dra or admission_dra(None)
+    # a positive whole count, or an unrendered placeholder (k8s/resources.py placeholder_accelerators)
     amount = (
-        "[{req}, {lim}].exists(rl, rl.exists(k, k.matches({pat}) && !k.matches({amount}) && {ext} && {ok}"
-        " && {val}.sign() > 0"
-        " && {val}.isInteger()))"
+        "[{req}, {lim}].exists(rl, rl.exists(k, k.matches({pat}) && !k.matches({amount}) && {ext}"
+        " && (({ok} && {val}.sign() > 0 && {val}.isInteger()) || {placeholder})))"
     ).format(
         req=res("c", "requests"),
         lim=res("c", "limits"),
@@ -196,6 +230,7 @@ def uses_accelerators(ps: str, dra: AdmissionDra | None = None) -> str:
         ext=extended("k"),
         ok=is_q("rl[k]"),
         val=q("rl[k]"),
+        placeholder=_placeholder_value("rl"),
     )
     implicit = (
         f"(k.matches({lit(dra.accel)}) || (!k.matches({lit(dra.other)}) && (k.matches({lit(dra.by_name)})"

@@ -24,7 +24,14 @@ from kubelint_ml.input.workloads import (
     train_job_templates,
 )
 from kubelint_ml.k8s.dra import PodDevices, pod_devices, unserved_names, uses_dra
-from kubelint_ml.k8s.resources import ACCELERATOR, NO_DEVICES, accelerator_use, pod_level_gates, pod_requests
+from kubelint_ml.k8s.resources import (
+    ACCELERATOR,
+    NO_DEVICES,
+    accelerator_use,
+    placeholder_accelerators,
+    pod_level_gates,
+    pod_requests,
+)
 from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.records import Record
 
@@ -313,12 +320,14 @@ def template_devices(tpl: PodTemplate) -> PodDevices | None:
 
 def is_accelerator_template(tpl: PodTemplate) -> bool:
     """An accelerator pod: some container asks for an accelerator resource, or a DRA claim (or a
-    DRA extended resource) holds accelerator devices. A claim whose devices cannot be known, or
-    that holds NICs or IMEX channels only, does not make one."""
+    DRA extended resource) holds accelerator devices; an accelerator resource whose count is an
+    unrendered placeholder (``{{inputs.parameters.gpus}}``, ``$GPUS``) makes one too, its count not
+    known. A claim whose devices cannot be known, or that holds NICs or IMEX channels only, does
+    not make one."""
     found = tpl.cache.get("accelerator")
     if found is None:
         use = accelerator_use(tpl.spec)
-        found = use == ACCELERATOR
+        found = use == ACCELERATOR or bool(placeholder_accelerators(tpl.spec))
         if not found:
             if use == NO_DEVICES and not tpl.spec.get("resourceClaims"):
                 tpl.cache.setdefault("dra.devices", None)  # no claim, no name a DeviceClass may serve

@@ -29,6 +29,8 @@ CONTEXT_KINDS = (
     "TrainJob",
     "TrainingRuntime",
     "ClusterTrainingRuntime",
+    "Workflow",  # Argo: for the (Cluster)WorkflowTemplates it runs
+    "CronWorkflow",
     *DRA_CLAIM_KINDS,
     *CLUSTER_KINDS,  # kubelint_ml/engine/cluster.py
 )
@@ -163,6 +165,109 @@ def _train_job(obj: K8sObject) -> TrainJobFact | None:
     return TrainJobFact(obj.ref.name or "", obj.ref.namespace, obj.file, kind, ref["name"], gives)
 
 
+class ArgoRunFact(Record):
+    """An Argo Workflow or CronWorkflow that runs a (Cluster)WorkflowTemplate's templates, its whole
+    spec (``workflowTemplateRef``) or one template (a step's or task's ``templateRef``): whether it
+    gives their pods a priority."""
+
+    name: str
+    namespace: str | None
+    source: str  # file path
+    kind: str  # "WorkflowTemplate" or "ClusterWorkflowTemplate"
+    ref_name: str
+    template: str | None  # the template a templateRef runs; None: all (workflowTemplateRef)
+    gives_all: bool  # to every pod it runs (_argo_gives_all)
+    gives: frozenset[str]  # the templates it patches with a priorityClassName (workflowTemplateRef)
+    __slots__ = _fields = ("name", "namespace", "source", "kind", "ref_name", "template", "gives_all", "gives")
+
+    def __init__(
+        self,
+        name: str,
+        namespace: str | None,
+        source: str,
+        kind: str,
+        ref_name: str,
+        template: str | None,
+        gives_all: bool,
+        gives: frozenset[str],
+    ) -> None:
+        self.name = name
+        self.namespace = namespace
+        self.source = source
+        self.kind = kind
+        self.ref_name = ref_name
+        self.template = template
+        self.gives_all = gives_all
+        self.gives = gives
+
+    def gives_priority(self, template: str) -> bool:
+        return self.gives_all or template in self.gives
+
+
+def _argo_gives_all(spec: dict) -> bool:
+    """The workflow spec gives every pod it runs a priority: ``podPriorityClassName`` (or the older
+    ``priorityClassName``), ``templateDefaults.priorityClassName``, a ``podSpecPatch`` that sets one, or
+    the Kueue priority label in ``podMetadata``."""
+    defaults, meta, patch = spec.get("templateDefaults"), spec.get("podMetadata"), spec.get("podSpecPatch")
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    return (
+        _named(spec.get("podPriorityClassName"))
+        or _named(spec.get("priorityClassName"))
+        or (isinstance(defaults, dict) and _named(defaults.get("priorityClassName")))
+        or (isinstance(patch, str) and "priorityClassName" in patch)
+        or (isinstance(labels, dict) and _named(labels.get(_KUEUE_PRIORITY)))
+    )
+
+
+def _named(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _argo_refs(node: Any, depth: int = 0) -> list[dict]:
+    """The ``templateRef`` mappings of a workflow's steps and DAG tasks (and their hooks), bounded in depth."""
+    if depth > 12:
+        return []
+    out: list[dict] = []
+    if isinstance(node, dict):
+        ref = node.get("templateRef")
+        if isinstance(ref, dict) and isinstance(ref.get("name"), str):
+            out.append(ref)
+        for key, value in node.items():
+            if key != "templateRef" and isinstance(value, (dict, list)):
+                out += _argo_refs(value, depth + 1)
+    elif isinstance(node, list):
+        for value in node:
+            if isinstance(value, (dict, list)):
+                out += _argo_refs(value, depth + 1)
+    return out
+
+
+def _argo_runs(obj: K8sObject) -> list[ArgoRunFact]:
+    spec: Any = obj.data.get("spec")
+    if obj.kind == "CronWorkflow" and isinstance(spec, dict):
+        spec = spec.get("workflowSpec")
+    if not isinstance(spec, dict):
+        return []
+    name, namespace = obj.ref.name or "", obj.ref.namespace
+    gives_all = _argo_gives_all(spec)
+    out = []
+    ref = spec.get("workflowTemplateRef")
+    if isinstance(ref, dict) and isinstance(ref.get("name"), str):
+        templates = spec.get("templates")
+        gives = frozenset(
+            t["name"]
+            for t in (templates if isinstance(templates, list) else [])
+            if isinstance(t, dict) and isinstance(t.get("name"), str) and _named(t.get("priorityClassName"))
+        )
+        kind = "ClusterWorkflowTemplate" if ref.get("clusterScope") is True else "WorkflowTemplate"
+        out.append(ArgoRunFact(name, namespace, obj.file, kind, ref["name"], None, gives_all, gives))
+    for step in _argo_refs(spec.get("templates")):
+        kind = "ClusterWorkflowTemplate" if step.get("clusterScope") is True else "WorkflowTemplate"
+        template = step.get("template") if isinstance(step.get("template"), str) else None
+        out.append(ArgoRunFact(name, namespace, obj.file, kind, step["name"], template, gives_all, frozenset()))
+    return out
+
+
 class Facts(Record):
     priority_classes: dict[str, PriorityClassFact]
     priority_class_objects: list[PriorityClassFact]
@@ -183,6 +288,7 @@ class Facts(Record):
         "crds",
         "train_jobs",
         "training_runtimes",
+        "argo_runs",
         "_memo",
         "cluster",
     )
@@ -197,6 +303,7 @@ class Facts(Record):
         crds: list[dict] | None = None,
         train_jobs: list[TrainJobFact] | None = None,
         training_runtimes: dict[tuple[str, str | None, str], Any] | None = None,
+        argo_runs: list[ArgoRunFact] | None = None,
         _memo: dict | None = None,
         cluster: ClusterFacts | None = None,
     ) -> None:
@@ -211,6 +318,7 @@ class Facts(Record):
         self.train_jobs = [] if train_jobs is None else train_jobs
         # (kind, namespace of a TrainingRuntime, name) -> the runtime's data, for the TrainJobs that name it
         self.training_runtimes = {} if training_runtimes is None else training_runtimes
+        self.argo_runs = [] if argo_runs is None else argo_runs
         self._memo = {} if _memo is None else _memo
         self.cluster = ClusterFacts() if cluster is None else cluster
         # Dynamic Resource Allocation: claims, templates and device classes (kubelint_ml/k8s/dra.py).
@@ -259,6 +367,8 @@ class Facts(Record):
             namespace = obj.ref.namespace if kind == "TrainingRuntime" else None
             if name:
                 self.training_runtimes.setdefault((kind, namespace, name), data)
+        elif kind in ("Workflow", "CronWorkflow") and group == "argoproj.io":
+            self.argo_runs += _argo_runs(obj)
         elif kind in DRA_CLAIM_KINDS:
             self.dra.add_object(kind, group, data, name, obj.ref.namespace, obj.file)
         else:
@@ -287,6 +397,19 @@ class Facts(Record):
             if t.runtime_kind == runtime.kind
             and t.runtime_name == name
             and (runtime.kind != "TrainingRuntime" or not (t.namespace and namespace) or t.namespace == namespace)
+        ]
+
+    def argo_runs_of(self, template: K8sObject, name: str) -> list[ArgoRunFact]:
+        """The Argo Workflows and CronWorkflows among the inputs that run the template ``name`` of this
+        (Cluster)WorkflowTemplate (a WorkflowTemplate: in its namespace, where both say one)."""
+        ref_name, namespace = template.ref.name, template.ref.namespace
+        return [
+            r
+            for r in self.argo_runs
+            if r.kind == template.kind
+            and r.ref_name == ref_name
+            and r.template in (None, name)
+            and (template.kind != "WorkflowTemplate" or not (r.namespace and namespace) or r.namespace == namespace)
         ]
 
     def add_profile(self, profile: Any) -> None:

@@ -24,6 +24,7 @@ __all__ = [
     "QuantityError",
     "format_bytes",
     "format_cpu",
+    "is_placeholder",
     "milli_round_up",
     "parse_manifest_quantity",
     "parse_quantity",
@@ -42,6 +43,23 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # has them). Both stay well under Python's int/str conversion limit.
 _MAX_DIGITS = 1000
 _MAX_DECIMAL_EXPONENT = 1000
+
+
+# A value a tool fills in before the object reaches the API server, so not judged as written:
+# envsubst/sed/kustomize ($GPUS, ${GPUS}, PLACEHOLDER_GPUS, <gpus>), a shell default or a Terraform
+# reference (${GPUS:-1}, ${var.gpus}); a Tekton parameter
+# ($(params.gpus), $(params["gpus"])); an Argo Workflows or Go template parameter
+# ({{inputs.parameters.mem}}, {{=asInt(inputs.parameters.n) * 2}}, "{{ .Values.gpus }}"); a GitHub
+# Actions expression (${{ inputs.gpus }}). A delimited one may carry a unit ({{inputs.parameters.mem}}Gi).
+PLACEHOLDER = LazyPattern(
+    r"^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|[A-Z][A-Z0-9]*_[A-Z0-9_]+|<[^<>]+>"
+    r"|(\$\{[A-Za-z_][^{}]*\}|\$\([A-Za-z_][^()]*\)|\$?\{\{[^{}]+\}\})([KMGTPE]i|[numkMGTPE])?)$"
+)
+
+
+def is_placeholder(value: object) -> bool:
+    """``value`` is an unrendered placeholder (:data:`PLACEHOLDER`), surrounding spaces aside."""
+    return isinstance(value, str) and PLACEHOLDER.match(value.strip()) is not None
 
 
 class QuantityError(ValueError):

@@ -19,7 +19,7 @@ from contextvars import ContextVar, Token
 from fractions import Fraction
 from functools import lru_cache
 
-from .quantity import QuantityError, milli_round_up, parse_manifest_quantity
+from .quantity import QuantityError, is_placeholder, milli_round_up, parse_manifest_quantity
 
 __all__ = [
     "ACCELERATOR_AMOUNT_PATTERNS",
@@ -82,15 +82,13 @@ ACCELERATOR_PATTERNS: tuple[str, ...] = (
     "vastaitech.com/va",
     "birentech.com/gpu",
 )
-# Names the patterns above also match that are amounts of a device (its memory, a percentage of its
-# cores), not devices: huawei.com/Ascend910B-memory, enflame.com/vgcu-percentage, gpu.intel.com/millicores;
-# and the Intel GPU plugin's monitoring access (gpu.intel.com/i915_monitoring: every GPU, for a monitor).
+# Names the patterns above also match that are amounts of a device (its memory, a share of its cores),
+# not devices: huawei.com/Ascend910B-memory, gpu.intel.com/millicores; and the Intel GPU plugin's
+# monitoring access (gpu.intel.com/i915_monitoring: every GPU, for a monitor). The other vendors' amounts
+# (nvidia.com/gpumem, enflame.com/vgcu-percentage, hygon.com/dcumem...) match no pattern above.
 ACCELERATOR_AMOUNT_PATTERNS: tuple[str, ...] = (
-    "*-memory",
-    "*-core",
-    "*-percentage",
-    "*.vMem",
-    "*.vCore",
+    "huawei.com/Ascend*-memory",
+    "huawei.com/Ascend*-core",
     "gpu.intel.com/millicores",
     "gpu.intel.com/memory.max",
     "gpu.intel.com/tiles",
@@ -553,6 +551,27 @@ def accelerator_use(pod_spec: Mapping) -> int:
                 if found == MAYBE_DRA:
                     use = MAYBE_DRA
     return use
+
+
+def placeholder_accelerators(pod_spec: Mapping) -> list[str]:
+    """The accelerator resources some container asks for with an unrendered placeholder count
+    (``nvidia.com/gpu: "{{inputs.parameters.gpus}}"``, ``$GPUS``): devices asked for, how many not
+    known until the value is filled in."""
+    spec = _mapping(pod_spec)
+    out: list[str] = []
+    for key in ("initContainers", "containers"):
+        for c in _items(spec.get(key)):
+            resources = _mapping(c.get("resources"))
+            for part in ("requests", "limits"):
+                for name, raw in _mapping(resources.get(part)).items():
+                    if (
+                        name not in out
+                        and isinstance(name, str)
+                        and is_placeholder(raw)
+                        and is_accelerator_resource(name)
+                    ):
+                        out.append(name)
+    return out
 
 
 def is_accelerator_pod(pod_spec: Mapping) -> bool:

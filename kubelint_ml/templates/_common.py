@@ -18,25 +18,23 @@ from kubelint_ml.k8s.quantity import (
     QuantityError,
     format_bytes,
     format_cpu,
+    is_placeholder,
     parse_manifest_quantity,
 )
+from kubelint_ml.k8s.quantity import PLACEHOLDER as PLACEHOLDER  # the templates' name for it
 from kubelint_ml.k8s.resources import (
     NEWEST_GATES,
     PodLevelGates,
     accelerator_requests,
     container_requests_limits,
+    is_accelerator_resource,
+    placeholder_accelerators,
     pod_level_resources,
 )
 from kubelint_ml.k8s.signals import container_signals, signals_for_template
-from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 
 LIMITRANGE_NOTE = "unless a namespace LimitRange supplies a default"
-
-# Values left for envsubst/sed/kustomize to fill in: $GPUS, ${GPUS}, PLACEHOLDER_GPUS, <gpus>.
-PLACEHOLDER = LazyPattern(
-    r"^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\([A-Za-z_][A-Za-z0-9_]*\)|[A-Z][A-Z0-9]*_[A-Z0-9_]+|<[^<>]+>)$"
-)
 
 
 class QuantityField(Record):
@@ -48,7 +46,7 @@ class QuantityField(Record):
     where: str  # human description: "container 'trainer'", "pod-level resources", "emptyDir volume 'shm'"
     parsed: Quantity | None
     error: str | None
-    placeholder: bool  # an unrendered variable ($GPUS): not judged
+    placeholder: bool  # an unrendered variable ($GPUS, {{inputs.parameters.mem}}): not judged
     empty: bool  # YAML null, which Kubernetes reads as 0
     __slots__ = _fields = (
         "path",
@@ -96,7 +94,7 @@ def _field(
 ) -> QuantityField:
     if raw is None:  # JSON null decodes to a zero Quantity
         return QuantityField(path, resource, part, raw, container, where, _ZERO, None, empty=True)
-    if isinstance(raw, str) and PLACEHOLDER.match(raw.strip()):
+    if is_placeholder(raw):
         return QuantityField(path, resource, part, raw, container, where, None, None, placeholder=True)
     try:
         return QuantityField(path, resource, part, raw, container, where, parse_manifest_quantity(raw), None)
@@ -209,8 +207,13 @@ def why_resources_unknown(tpl: PodTemplate) -> str:
 
 def _any_unjudgeable(tpl: PodTemplate) -> bool:
     """Some quantity of the template is invalid, an unrendered placeholder or negative; judged by value,
-    without building :func:`quantity_fields` (most templates have no such quantity)."""
-    return any(not _judgeable(raw) for _, _, _, raw in _quantities(tpl))
+    without building :func:`quantity_fields` (most templates have no such quantity). An accelerator count
+    that is a placeholder is not one: the other resources are known, and the rules that need the count
+    ask :func:`uncounted_accelerators`."""
+    return any(
+        not _judgeable(raw) and not (is_placeholder(raw) and is_accelerator_resource(str(name)))
+        for _, _, name, raw in _quantities(tpl)
+    )
 
 
 def _judgeable(raw: Any) -> bool:
@@ -243,7 +246,8 @@ def accelerator_note(tpl: PodTemplate) -> str:
     """`` (GPU pod)`` or `` (accelerator pod)`` for a pod that uses accelerators, else ""."""
     if not is_accelerator_template(tpl):
         return ""
-    return " (GPU pod)" if any("gpu" in r for r in accelerators(tpl)) else " (accelerator pod)"
+    names = [*accelerators(tpl), *_placeholder_accelerators(tpl)]  # counts or placeholders
+    return " (GPU pod)" if any("gpu" in r for r in names) else " (accelerator pod)"
 
 
 def show(resource: str, value: Fraction) -> str:
@@ -362,13 +366,23 @@ def share_assumed_on(tpl: PodTemplate, model: str | None) -> bool:
     return devices is not None and devices.assumes_on(model)
 
 
+def _placeholder_accelerators(tpl: PodTemplate) -> list[str]:
+    """``placeholder_accelerators(tpl.spec)``, computed once per template (do not mutate)."""
+    found = tpl.cache.get("placeholder_accelerators")
+    if found is None:
+        found = tpl.cache["placeholder_accelerators"] = placeholder_accelerators(tpl.spec)
+    return found
+
+
 def uncounted_accelerators(tpl: PodTemplate) -> str | None:
-    """Why the template's accelerator count is not known (DRA devices of classes no node counts,
-    alternatives), or None."""
+    """Why the template's accelerator count is not known (an unrendered placeholder, DRA devices of
+    classes no node counts, alternatives), or None."""
+    placeholders = _placeholder_accelerators(tpl)
     devices = template_devices(tpl)
-    if devices is None or not devices.uncounted:
+    if not placeholders and (devices is None or not devices.uncounted):
         return None
-    return "; ".join(devices.uncounted)
+    why = [f"the {name} count is an unrendered placeholder" for name in placeholders]
+    return "; ".join(why + (devices.uncounted if devices is not None else []))
 
 
 @cache

@@ -26,8 +26,8 @@ from typing import Any
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.input.objects import K8sObject, dig
 from kubelint_ml.input.workloads import PodTemplate
+from kubelint_ml.k8s.quantity import PLACEHOLDER
 from kubelint_ml.records import Frozen
-from kubelint_ml.templates._common import PLACEHOLDER
 
 KUEUE_LABEL = "kueue.x-k8s.io/priority-class"
 RAY_LABEL = "ray.io/priority-class-name"

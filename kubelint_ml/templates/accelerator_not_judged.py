@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kubelint_ml.engine.api import Hit, Unit
-from kubelint_ml.input.loader import render_path
+from kubelint_ml.engine.api import Hit, Unit, is_accelerator_template
+from kubelint_ml.input.loader import DEFAULT_LIMITS, load, render_path
 from kubelint_ml.input.objects import clip, dig
 from kubelint_ml.input.workloads import NO_TEMPLATES, kind_info, qualified_kind
 from kubelint_ml.k8s.resources import is_accelerator_resource
@@ -69,13 +69,114 @@ def _asked(root: Any) -> tuple[tuple, str] | None:
     return None
 
 
+# Argo Workflows kinds and where their workflow spec is.
+_ARGO = {
+    ("argoproj.io", "Workflow"): ("spec",),
+    ("argoproj.io", "WorkflowTemplate"): ("spec",),
+    ("argoproj.io", "ClusterWorkflowTemplate"): ("spec",),
+    ("argoproj.io", "CronWorkflow"): ("spec", "workflowSpec"),
+}
+# The Argo template types that run a pod of their own (kubelint_ml/input/kinds/argo.py).
+_ARGO_POD_TEMPLATES = ("container", "script", "containerSet")
+# A key of a YAML or JSON text that names an extended resource (the text when it is no YAML as
+# written: an Argo parameter in place of a value, `nvidia.com/gpu: {{inputs.parameters.gpus}}`).
+_RESOURCE_KEY = LazyPattern(
+    r"""(?:^|[\s{,])["']?([A-Za-z0-9][A-Za-z0-9.-]*/[A-Za-z0-9][A-Za-z0-9._-]*)["']?\s*:""", re.M
+)
+
+
+def _asked_in_text(text: str) -> tuple[str, Any] | None:
+    """The first accelerator resource a YAML or JSON text asks for (safely loaded; a text that is no
+    YAML as written is searched line by line, comments left out), and the object it is in."""
+    loaded = load(text.encode(), DEFAULT_LIMITS)
+    if not loaded.problems:
+        for doc in loaded.documents:
+            found = _asked(doc.data)
+            if found is not None:
+                return found[1], doc.data
+        return None
+    for line in text.splitlines():
+        if line.lstrip().startswith("#"):
+            continue
+        for m in _RESOURCE_KEY.finditer(line):
+            if is_accelerator_resource(m.group(1)):
+                return m.group(1), None
+    return None
+
+
+def _argo_hits(unit: Unit, spec_path: tuple) -> list[Hit]:
+    """An Argo resource template whose ``manifest`` creates an object that asks for an accelerator
+    (its pods are made at run time, from a string), and a ``podSpecPatch`` that adds one to a pod the
+    rules judged without it (the patch is applied at run time, often templated)."""
+    obj = unit.obj
+    spec = dig(obj.data, *spec_path)
+    if not isinstance(spec, dict):
+        return []
+    hits: list[Hit] = []
+    pods = [t for t in unit.templates() if not t.broken]
+    judged_with = {t.path for t in pods if is_accelerator_template(t)}  # pods judged as accelerator pods
+    templates = spec.get("templates")
+    # (the patch's path, the patch, whose pods it patches, their paths)
+    patches: list[tuple[tuple, Any, str, set[tuple]]] = [
+        (spec_path + ("podSpecPatch",), spec.get("podSpecPatch"), "the workflow's pods were", {t.path for t in pods})
+    ]
+    for i, t in enumerate(templates if isinstance(templates, list) else []):
+        if not isinstance(t, dict):
+            continue
+        path = spec_path + ("templates", i)
+        name = clip(t["name"]) if isinstance(t.get("name"), str) else f"templates[{i}]"
+        if any(isinstance(t.get(k), dict) for k in _ARGO_POD_TEMPLATES):
+            patches.append(
+                (path + ("podSpecPatch",), t.get("podSpecPatch"), f"the pod of template '{name}' was", {path})
+            )
+        resource = t.get("resource")
+        manifest = resource.get("manifest") if isinstance(resource, dict) else None
+        found = _asked_in_text(manifest) if isinstance(manifest, str) else None
+        if found is None:
+            continue
+        asked, inner = found
+        made = "an object"
+        if isinstance(inner, dict) and isinstance(inner.get("kind"), str):
+            meta = inner.get("metadata")
+            named = meta.get("name") if isinstance(meta, dict) else None
+            made = clip(inner["kind"]) + (f" '{clip(named)}'" if isinstance(named, str) else "")
+        hits.append(
+            Hit(
+                path + ("resource", "manifest"),
+                f"asks for {asked} but its pods were not judged: created by the resource manifest of template '{name}'",
+                detail=f"{obj.ref.display()}: template '{name}' creates {made} from resource.manifest, which asks "
+                f"for {asked}; the manifest is a string Argo applies at run time, so no rule judged the pods it "
+                "makes (memory limits, QoS, /dev/shm, priority): lint the manifest as a file of its own.",
+            )
+        )
+    for path, patch, whose, patched in patches:
+        if not patched or patched <= judged_with or not isinstance(patch, str):
+            continue  # no pod, or judged as accelerator pods already
+        found = _asked_in_text(patch)
+        if found is None:
+            continue
+        hits.append(
+            Hit(
+                path,
+                f"podSpecPatch asks for {found[0]}: {whose} judged without it",
+                detail=f"{obj.ref.display()}: the podSpecPatch at {render_path(path)} asks for {found[0]}, but Argo "
+                f"applies it at run time (often templated), so {whose} judged as written, without the "
+                "accelerator (priority, QoS and memory rules judge a GPU pod more strictly): ask for it in the "
+                "container's resources.",
+            )
+        )
+    return hits
+
+
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     obj = unit.obj
     if (obj.group, obj.kind) in _NOT_ASKING:
         return None
+    argo = _ARGO.get((obj.group, obj.kind))
+    embedded = _argo_hits(unit, argo) if argo is not None else []
     templates = unit.templates()
     if any(not t.broken for t in templates):
-        return None
+        return embedded or None
     found = _asked(obj.data)
     profiled = _NAMED_PROFILES.get((obj.group, obj.kind))
     if found is None and profiled is not None and not templates:
@@ -112,9 +213,9 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if ctx is not None and getattr(ctx, "wants_notes", False) and not templates:
         ctx.note(f"{obj.file}: {obj.ref.display()}: {kind} skipped: {why}")
     if found is None:
-        return None
+        return embedded or None
     path, resource = found
-    return [
+    return embedded + [
         Hit(
             path,
             f"asks for {resource} but its pods were not judged: {short}",

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
+from kubelint_ml.engine.context import ArgoRunFact
 from kubelint_ml.input.loader import render_path
-from kubelint_ml.input.workloads import is_training_kind
+from kubelint_ml.input.objects import K8sObject, dig
+from kubelint_ml.input.workloads import PodTemplate, is_training_kind
 from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import is_fragment, raw_text
 from kubelint_ml.templates._priority import (
@@ -35,8 +37,22 @@ PARAMS = {
 # Shared runtimes: the TrainJob that uses one may carry its priority (Kueue label or overrides):
 # judged with the TrainJobs among the inputs that name it.
 _RUNTIMES = {("trainer.kubeflow.org", "TrainingRuntime"), ("trainer.kubeflow.org", "ClusterTrainingRuntime")}
+# Argo's shared templates: judged with the Workflows among the inputs that run them (workflowTemplateRef,
+# templateRef); with none, on their own, as the Workflow `argo submit --from` makes of one runs them.
+_ARGO_TEMPLATES = {("argoproj.io", "WorkflowTemplate"), ("argoproj.io", "ClusterWorkflowTemplate")}
 # Where an object-level field gives every pod a priority (or, for Kueue, the workload one).
 _COUNTS = ("volcano", "ray", "kai", "kueue")
+
+
+def _argo_patch_sets_priority(obj: K8sObject, tpl: PodTemplate) -> bool:
+    """An Argo pod whose ``podSpecPatch`` (its template's or the workflow's) sets a priorityClassName."""
+    if obj.group != "argoproj.io" or tpl.spec_path[-2:-1] != ("templates",):
+        return False
+    for at in (tpl.spec_path, tpl.spec_path[:-2]):
+        patch = dig(obj.data, *at, "podSpecPatch")
+        if isinstance(patch, str) and "priorityClassName" in patch:
+            return True
+    return False
 
 
 def origin_of(source: str, here: str) -> str:
@@ -53,6 +69,11 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         if not users or all(u.gives_priority for u in users):
             return None
         users = [u for u in users if not u.gives_priority]
+    elif (obj.group, obj.kind) in _ARGO_TEMPLATES:
+        runs = facts_of(ctx).argo_runs_of(obj, tpl.role)
+        if runs and all(r.gives_priority(tpl.role) for r in runs):
+            return None
+        users = [r for r in runs if not r.gives_priority(tpl.role)]
     elif tpl.shared:
         return None  # a shared definition: what uses it sets the priority (docs/kinds.md)
     elif tpl.cache.get("from-runtime"):
@@ -60,7 +81,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if is_ray(obj) and tpl.path[-1:] == ("submitterPodTemplate",):
         return None  # the short-lived `ray job submit` pod, not the cluster that trains
     spec = tpl.spec
-    if named(spec.get("priorityClassName")) or is_fragment(tpl):
+    if named(spec.get("priorityClassName")) or is_fragment(tpl) or _argo_patch_sets_priority(obj, tpl):
         return None
     refs = object_refs(obj) + template_refs(tpl)
     kai = kai_object_ref(obj, tpl)
@@ -91,10 +112,16 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if users:
         first = users[0]
         more = f" and {len(users) - 1} more" if len(users) > 1 else ""
-        notes.append(
-            f"TrainJob '{first.name}'{origin_of(first.source, obj.file)}{more} uses this runtime and sets no priority "
-            f"(no {KUEUE_LABEL} label, no priorityClassName in its runtime patches)"
-        )
+        if isinstance(first, ArgoRunFact):
+            notes.append(
+                f"Workflow '{first.name}'{origin_of(first.source, obj.file)}{more} runs this template and sets no "
+                "priority (no podPriorityClassName, no priorityClassName for it)"
+            )
+        else:
+            notes.append(
+                f"TrainJob '{first.name}'{origin_of(first.source, obj.file)}{more} uses this runtime and sets no "
+                f"priority (no {KUEUE_LABEL} label, no priorityClassName in its runtime patches)"
+            )
     prio = spec.get("priority")
     if isinstance(prio, int) and not isinstance(prio, bool):
         notes.append(
@@ -127,11 +154,17 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         alternatives.insert(0, f"KAI Scheduler's label {KAI_LABEL} on the workload")
     if is_volcano_job(obj):
         alternatives.insert(0, ".".join(volcano_job_spec_path(obj)) + ".priorityClassName on the Volcano " + obj.kind)
+    if obj.group == "argoproj.io" and tpl.spec_path[-2:-1] == ("templates",):
+        workflow = render_path(tpl.spec_path[:-2] + ("podPriorityClassName",))
+        alternatives.insert(0, f"{workflow} for every pod of the {obj.kind}")
+        if users:
+            alternatives.insert(1, f"podPriorityClassName on the Workflow '{users[0].name}' that runs it")
     fix = f"set {render_path(tpl.spec_path + ('priorityClassName',))} to {target} (or {' or '.join(alternatives)})"
 
     short = "no priorityClassName"
     if users:
-        short += f": TrainJob '{users[0].name}' sets none either; pods run at the default priority"
+        user = "Workflow" if isinstance(users[0], ArgoRunFact) else "TrainJob"
+        short += f": {user} '{users[0].name}' sets none either; pods run at the default priority"
     elif "priorityClass" in spec:
         short += " (spec.priorityClass is not a pod field)"
     elif gang:

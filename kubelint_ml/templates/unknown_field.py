@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from kubelint_ml.engine.api import Hit, Unit, did_you_mean
 from kubelint_ml.findings import is_builtin_group
+from kubelint_ml.input.workloads import PodTemplate
 from kubelint_ml.k8s.fields import DEFINITIONS, known_fields
 from kubelint_ml.templates._priority import is_batch_job, is_jobset_like, job_spec, job_spec_path
 
@@ -27,7 +28,7 @@ _CONTAINER_LISTS = (
 
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     obj, tpl = unit.obj, unit.tpl
-    if tpl.renames or tpl.found_by_search:
+    if tpl.found_by_search or (tpl.renames and not tpl.cache.get("fields_as_written")):
         return None  # a pod a controller builds from other fields, or a guess: not a PodTemplateSpec as written
     known = known_fields()
     if _all_known(tpl.spec, known) and not (
@@ -70,6 +71,9 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             )
 
     spec, spec_path = tpl.spec, tpl.spec_path
+    # Where each container and volume is written: a pod a controller builds from other fields
+    # (an Argo script, a Tekton step) has them elsewhere than under its spec.
+    written = {id(v.data): v.path for v in (*tpl.all_containers, *tpl.volumes)}
     scan(spec, "podSpec", spec_path, "the pod spec")
     scan(spec.get("resources"), "resources", spec_path + ("resources",), "the pod's resources")
     for list_key, part in _CONTAINER_LISTS:
@@ -81,7 +85,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                 continue
             name = c.get("name")
             where = f"{list_key[:-1]} '{name}'" if isinstance(name, str) else f"{list_key}[{i}]"
-            path = spec_path + (list_key, i)
+            path = written.get(id(c), spec_path + (list_key, i))
             container = name if isinstance(name, str) else None
             scan(c, part, path, where, container)
             scan(c.get("resources"), "resources", path + ("resources",), f"the resources of {where}", container)
@@ -92,12 +96,22 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                 continue
             name = v.get("name")
             where = f"volume '{name}'" if isinstance(name, str) else f"volumes[{i}]"
-            path = spec_path + ("volumes", i)
+            path = written.get(id(v), spec_path + ("volumes", i))
+            if path[: len(spec_path)] != spec_path and not _first_with(unit, tpl, path):
+                continue  # a volume the pods share (an Argo workflow's): said once, with the first pod
             scan(v, "volume", path, where)
             scan(v.get("emptyDir"), "emptyDir", path + ("emptyDir",), f"the emptyDir of {where}")
     if is_batch_job(obj) or is_jobset_like(obj):
         scan(job_spec(tpl), "jobSpec", job_spec_path(tpl), "the Job spec")
     return hits or None
+
+
+def _first_with(unit: Unit, tpl: PodTemplate, path: tuple) -> bool:
+    """``tpl`` is the first of the object's pod templates with the volume written at ``path``."""
+    for t in unit.templates():
+        if not t.broken and any(v.path == path for v in t.volumes):
+            return t.path == tpl.path
+    return False
 
 
 @lru_cache(maxsize=256)
