@@ -345,16 +345,21 @@ class Case:
 
 
 def ensure_venv(python: str) -> Path:
-    """``bench/work/venv``: an editable install of this checkout (console script included)."""
+    """``bench/work/venv``: an editable install of this checkout (console script included), installed
+    again when ``pyproject.toml`` has changed since (a dependency added, say)."""
     venv = WORK / "venv"
     script = venv / "bin" / "kubelint-ml"
-    if script.exists():
+    stamp = venv / ".pyproject-sha256"
+    wanted = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()
+    if script.exists() and stamp.exists() and stamp.read_text() == wanted:
         return script
     print(f"setting up {venv} (editable install of {REPO})", file=sys.stderr)
-    subprocess.run([python, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    if not venv.exists():
+        subprocess.run([python, "-m", "venv", "--system-site-packages", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    probe = subprocess.run([str(venv / "bin" / "python"), "-c", "import yaml, click, jsonschema"], capture_output=True)
-    subprocess.run(pip + (["--no-deps"] if probe.returncode == 0 else []) + ["-e", str(REPO)], check=True)
+    constraints = REPO / "constraints.txt"
+    subprocess.run(pip + (["-c", str(constraints)] if constraints.exists() else []) + ["-e", str(REPO)], check=True)
+    stamp.write_text(wanted)
     return script
 
 
