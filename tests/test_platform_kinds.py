@@ -446,11 +446,27 @@ def test_train_job_without_resources_or_its_runtime(tmp_path: Path) -> None:
     assert [(f["rule"], f["line"], f["severity"]) for f in findings(job)] == [
         ("accelerator-workload-not-judged", 12, "info")
     ]
-    # runtime patches may move the trainer pod: its node type is then not taken from the runtime
+    # runtime patches move the trainer pod as Trainer applies them: a patch of the node job's nodeSelector
+    # is merged over the runtime's, tolerations replace; a patch of another job, or none, changes nothing
     facts = Facts()
     runtime, train_job = (unpack(d, "t.yaml").objects[0] for d in load(path.read_bytes()).documents)
     facts.add_object(runtime)
-    train_job.data["spec"]["runtimePatches"] = [{"manager": "x"}]
+
+    def patched(job_name: str) -> dict:
+        pod = {"nodeSelector": {"pool": "a"}, "tolerations": [{"key": "gpu", "operator": "Exists"}]}
+        job = {"name": job_name, "template": {"spec": {"template": {"spec": pod}}}}
+        return {"manager": "x", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [job]}}}}
+
+    train_job.data["spec"]["runtimePatches"] = [{"manager": "x"}, patched("initializer")]
     [tpl] = Context(facts=facts).templates(train_job)
-    assert "nodeSelector" not in tpl.spec and tpl.replicas == 2
+    assert tpl.spec["nodeSelector"] == {"node.kubernetes.io/instance-type": "p4d.24xlarge"} and tpl.replicas == 2
+    train_job = next(unpack(d, "t.yaml").objects[0] for d in load(path.read_bytes()).documents[1:])
+    train_job.data["spec"]["runtimePatches"] = [patched("node")]
+    [tpl] = Context(facts=facts).templates(train_job)
+    assert tpl.spec["nodeSelector"] == {"node.kubernetes.io/instance-type": "p4d.24xlarge", "pool": "a"}
+    assert tpl.spec["tolerations"] == [{"key": "gpu", "operator": "Exists"}]
     assert tpl.containers[0].data["resources"] == {"limits": {"nvidia.com/gpu": 4}}
+    # an override whose shape is not known leaves the placement unknown
+    train_job.data["spec"]["runtimePatches"] = [{"trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": 3}}}}]
+    [tpl] = Context(facts=facts).templates(train_job)
+    assert "nodeSelector" not in tpl.spec

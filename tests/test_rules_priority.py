@@ -977,7 +977,7 @@ def _trainer_findings(tmp_path, trainjob: str | None):
         (tmp_path / "job.yaml").write_text(trainjob)
     r = CliRunner().invoke(main, ["check", str(tmp_path), "-f", "json"], catch_exceptions=False)
     return [
-        (f["file"].rsplit("/", 1)[-1], f["line"], f["path"], f["message"])
+        (f["file"].rsplit("/", 1)[-1], f["line"], f["path"], f["message"], f.get("detail", ""))
         for f in json.loads(r.output)["findings"]
         if f["rule"] == "missing-priority-class"
     ]
@@ -995,9 +995,17 @@ def test_a_runtime_alone_or_with_a_trainjob_that_sets_the_priority_is_left_to_it
     assert _trainer_findings(tmp_path, None) == []
     kueue = "  labels:\n    kueue.x-k8s.io/priority-class: research\n"
     assert _trainer_findings(tmp_path, _TRAINJOB.format(labels=kueue)) == []
+
+
+def test_a_priority_class_in_runtime_patches_is_dropped_so_the_finding_stays(tmp_path):
+    # Trainer's PodSpecPatch has no priorityClassName: the API server prunes it, the pods get none.
     patched = _TRAINJOB.format(labels="") + (
         "  runtimePatches:\n    - manager: team\n      trainingRuntimeSpec:\n        template:\n          spec:\n"
         "            replicatedJobs:\n              - name: node\n                template:\n                  spec:\n"
         "                    template:\n                      spec:\n                        priorityClassName: research\n"
     )
-    assert _trainer_findings(tmp_path, patched) == []
+    found = _trainer_findings(tmp_path, patched)
+    assert [f[:3] for f in found] == [
+        ("runtime.yaml", 14, "spec.template.spec.replicatedJobs[0].template.spec.template.spec")
+    ]
+    assert "the priorityClassName in its runtime patches is not a field Trainer patches" in found[0][4]

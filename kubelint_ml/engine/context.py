@@ -109,18 +109,35 @@ class KubeletConfigFact(Record):
 
 
 class TrainJobFact(Record):
-    """A Kubeflow TrainJob, for the runtime it names: whether it gives its pods a priority."""
+    """A Kubeflow TrainJob, for the runtime it names: whether it gives its pods a priority, and whether
+    its pod overrides write a ``priorityClassName`` (not a field Trainer patches: dropped)."""
 
     name: str
     namespace: str | None
     source: str  # file path
     runtime_kind: str
     runtime_name: str
-    gives_priority: bool  # the Kueue priority label, or a priorityClassName in its pod overrides
-    __slots__ = _fields = ("name", "namespace", "source", "runtime_kind", "runtime_name", "gives_priority")
+    gives_priority: bool  # the Kueue priority label
+    patch_names_priority: bool  # a priorityClassName in runtimePatches/podTemplateOverrides/podSpecOverrides
+    __slots__ = _fields = (
+        "name",
+        "namespace",
+        "source",
+        "runtime_kind",
+        "runtime_name",
+        "gives_priority",
+        "patch_names_priority",
+    )
 
     def __init__(
-        self, name: str, namespace: str | None, source: str, runtime_kind: str, runtime_name: str, gives_priority: bool
+        self,
+        name: str,
+        namespace: str | None,
+        source: str,
+        runtime_kind: str,
+        runtime_name: str,
+        gives_priority: bool,
+        patch_names_priority: bool = False,
     ) -> None:
         self.name = name
         self.namespace = namespace
@@ -128,6 +145,7 @@ class TrainJobFact(Record):
         self.runtime_kind = runtime_kind
         self.runtime_name = runtime_name
         self.gives_priority = gives_priority
+        self.patch_names_priority = patch_names_priority
 
 
 _KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
@@ -161,8 +179,10 @@ def _train_job(obj: K8sObject) -> TrainJobFact | None:
     own: Any = spec.get("labels")
     labels: list[dict] = [obj.labels, own if isinstance(own, dict) else {}]
     gives = any(isinstance(m.get(_KUEUE_PRIORITY), str) and m[_KUEUE_PRIORITY].strip() for m in labels)
-    gives = gives or any(_names_priority(spec.get(k)) for k in _OVERRIDES)
-    return TrainJobFact(obj.ref.name or "", obj.ref.namespace, obj.file, kind, ref["name"], gives)
+    # Trainer's pod patches (PodSpecPatch, and v2.0's PodSpecOverride) have no priorityClassName: the API
+    # server prunes one written there, so it gives the pods nothing (said in the finding).
+    dropped = any(_names_priority(spec.get(k)) for k in _OVERRIDES)
+    return TrainJobFact(obj.ref.name or "", obj.ref.namespace, obj.file, kind, ref["name"], bool(gives), dropped)
 
 
 class ArgoRunFact(Record):

@@ -120,7 +120,13 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         else:
             notes.append(
                 f"TrainJob '{first.name}'{origin_of(first.source, obj.file)}{more} uses this runtime and sets no "
-                f"priority (no {KUEUE_LABEL} label, no priorityClassName in its runtime patches)"
+                f"priority (no {KUEUE_LABEL} label)"
+                + (
+                    "; the priorityClassName in its runtime patches is not a field Trainer patches into pods "
+                    "(PodSpecPatch has none), so the API server drops it"
+                    if first.patch_names_priority
+                    else ""
+                )
             )
     prio = spec.get("priority")
     if isinstance(prio, int) and not isinstance(prio, bool):

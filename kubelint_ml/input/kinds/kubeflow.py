@@ -66,6 +66,71 @@ _OVERRIDES = ("runtimePatches", "podTemplateOverrides", "podSpecOverrides")
 _PLACEMENT = ("nodeSelector", "affinity", "tolerations", "priorityClassName", "schedulerName", "runtimeClassName")
 
 
+# What Trainer's pod patches may set of a pod's placement (PodSpecPatch; v2.0's PodSpecOverride).
+_PATCHED_PLACEMENT = ("nodeSelector", "affinity", "tolerations")
+
+
+def _placement_patches(spec: dict, job_name: Any) -> list[tuple[tuple, dict]] | None:
+    """The pod-spec patches the TrainJob's overrides make to the runtime's replicated job ``job_name``, with
+    their paths, in the order they apply (``podSpecOverrides``, ``podTemplateOverrides``, then
+    ``runtimePatches``); None when an override that may target it cannot be read."""
+    out: list[tuple[tuple, dict]] = []
+    for key in ("podSpecOverrides", "podTemplateOverrides"):
+        items = spec.get(key)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            return None
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                return None
+            targets = item.get("targetJobs")
+            names = [t.get("name") for t in targets if isinstance(t, dict)] if isinstance(targets, list) else None
+            if names is None:
+                return None
+            if job_name not in names:
+                continue
+            patch = item if key == "podSpecOverrides" else item.get("spec")
+            where = ("spec", key, i) if key == "podSpecOverrides" else ("spec", key, i, "spec")
+            if patch is None:
+                continue
+            if not isinstance(patch, dict):
+                return None
+            out.append((where, patch))
+    patches = spec.get("runtimePatches")
+    if patches is None:
+        return out
+    if not isinstance(patches, list):
+        return None
+    for i, item in enumerate(patches):
+        jobs = dig(item, "trainingRuntimeSpec", "template", "spec", "replicatedJobs")
+        if jobs is None:
+            continue
+        if not isinstance(jobs, list):
+            return None
+        for j, rjob in enumerate(jobs):
+            if not isinstance(rjob, dict) or rjob.get("name") != job_name:
+                continue
+            patch = dig(rjob, "template", "spec", "template", "spec")
+            if patch is None:
+                continue
+            if not isinstance(patch, dict):
+                return None
+            where = ("spec", "runtimePatches", i, "trainingRuntimeSpec", "template", "spec", "replicatedJobs", j)
+            out.append((where + ("template", "spec", "template", "spec"), patch))
+    return out
+
+
+def _merged(old: Any, new: Any) -> Any:
+    """A strategic merge of ``new`` over ``old`` for maps (lists and values replaced), as the patches apply."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return new
+    out = dict(old)
+    for k, v in new.items():
+        out[k] = _merged(old.get(k), v)
+    return out
+
+
 def train_job_pod(job: K8sObject, runtime: Any) -> Pod | None:
     """The trainer pod a TrainJob makes from its (Cluster)TrainingRuntime ``runtime`` (kubeflow/trainer
     ``pkg/runtime/framework/plugins/jobset``): the trainer job's container ``node`` with the TrainJob's
@@ -102,10 +167,22 @@ def train_job_pod(job: K8sObject, runtime: Any) -> Pod | None:
         if node.get("resources") is not None:
             container["resources"] = node["resources"]
         renames.append((path + ("resources",), ("spec", "runtimeRef")))
-    # The TrainJob's overrides may patch the trainer pod's placement: then it is not known here.
-    patched = isinstance(spec, dict) and any(spec.get(k) for k in _OVERRIDES)
-    pod = {} if patched else {k: v for k, v in pod_spec.items() if k in _PLACEMENT}
+    pod = {k: v for k, v in pod_spec.items() if k in _PLACEMENT}
     renames += [(path + (k,), ("spec", "runtimeRef")) for k in pod]
+    # The TrainJob's overrides patch the trainer pod's placement (nodeSelector, affinity, tolerations):
+    # applied in order; one whose shape is not known leaves the placement unknown.
+    job_name = rjob.get("name") if isinstance(rjob, dict) else None
+    patches = _placement_patches(spec, job_name) if isinstance(spec, dict) else []
+    if patches is None:
+        pod = {}
+    else:
+        for where, patch in patches:
+            for key in _PATCHED_PLACEMENT:
+                if key not in patch:
+                    continue
+                old, new = pod.get(key), patch[key]
+                pod[key] = _merged(old, new) if key != "tolerations" else new  # a list without a merge key
+                renames.append((path + (key,), where + (key,)))
     nodes = integer(trainer.get("numNodes"), None)
     if nodes is None:
         nodes = integer(dig(runtime, "spec", "mlPolicy", "numNodes"), 1)
