@@ -91,7 +91,7 @@ def _placement_patches(spec: dict, job_name: Any) -> list[tuple[tuple, dict]] | 
             if job_name not in names:
                 continue
             patch = item if key == "podSpecOverrides" else item.get("spec")
-            where = ("spec", key, i) if key == "podSpecOverrides" else ("spec", key, i, "spec")
+            where: tuple = ("spec", key, i) if key == "podSpecOverrides" else ("spec", key, i, "spec")
             if patch is None:
                 continue
             if not isinstance(patch, dict):
@@ -116,8 +116,8 @@ def _placement_patches(spec: dict, job_name: Any) -> list[tuple[tuple, dict]] | 
                 continue
             if not isinstance(patch, dict):
                 return None
-            where = ("spec", "runtimePatches", i, "trainingRuntimeSpec", "template", "spec", "replicatedJobs", j)
-            out.append((where + ("template", "spec", "template", "spec"), patch))
+            at = ("spec", "runtimePatches", i, "trainingRuntimeSpec", "template", "spec", "replicatedJobs", j)
+            out.append((at + ("template", "spec", "template", "spec"), patch))
     return out
 
 
