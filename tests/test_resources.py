@@ -82,6 +82,7 @@ def test_hugepages():
         ("aws.amazon.com/neurondevice", True),
         ("google.com/tpu", True),
         # HAMi's count resources and the vendors' device plugins (charts/hami/values.yaml)
+        ("npu.intel.com/accel", True),
         ("huawei.com/Ascend910", True),
         ("huawei.com/Ascend910B", True),
         ("huawei.com/Ascend910B3", True),

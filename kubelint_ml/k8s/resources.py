@@ -60,6 +60,7 @@ ACCELERATOR_PATTERNS: tuple[str, ...] = (
     "amd.com/gpu",
     "gpu.intel.com/*",
     "habana.ai/gaudi",
+    "npu.intel.com/accel",  # Intel NPU device plugin (intel-device-plugins-for-kubernetes cmd/npu_plugin)
     "aws.amazon.com/neuron*",
     "google.com/tpu",
     "huawei.com/Ascend*",  # Ascend device plugin and HAMi: Ascend910, Ascend910B3, Ascend310P, Ascend910-4c (vNPU)
