@@ -272,6 +272,20 @@ def test_spark_gpus_asked_through_spark_conf(tmp_path: Path) -> None:
     assert lint(path) == []
 
 
+def test_a_scheduled_spark_application_runs_its_template(tmp_path: Path) -> None:
+    # each run is a SparkApplication of spec.template: judged as one, findings at the template's fields
+    head, body = SPARK_RAPIDS.replace("AMOUNT", "16").split("spec:\n", 1)
+    scheduled = head.replace("kind: SparkApplication", "kind: ScheduledSparkApplication") + (
+        'spec:\n  schedule: "@every 1h"\n  template:\n' + "".join("  " + line + "\n" for line in body.splitlines())
+    )
+    path = tmp_path / "scheduled.yaml"
+    path.write_text(scheduled)
+    found = [(f["rule"], f["line"], f["severity"], f["path"]) for f in findings(path)]
+    assert found == [
+        ("gpu-memory-share-mismatch", 12, "warning", 'spec.template.sparkConf["spark.executor.resource.gpu.amount"]'),
+    ]
+
+
 DYNAMO_DEVICE_V1BETA1 = """\
 apiVersion: nvidia.com/v1beta1
 kind: DynamoGraphDeployment

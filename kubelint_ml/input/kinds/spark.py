@@ -1,4 +1,4 @@
-"""Spark operator (``sparkoperator.k8s.io/v1beta2`` SparkApplication; kubeflow/spark-operator
+"""Spark operator (``sparkoperator.k8s.io/v1beta2`` SparkApplication and ScheduledSparkApplication; kubeflow/spark-operator
 ``api/v1beta2``, ``internal/controller/sparkapplication``): the driver's and executors' pods with
 the resources the operator computes from ``cores``, ``coreLimit``, ``memory``, ``memoryOverhead`` and
 ``gpu``, and the custom resources (GPUs) ``sparkConf`` asks for as Spark on Kubernetes makes them."""
@@ -48,12 +48,14 @@ def _conf_resources(conf: Any, role: str) -> list[tuple[str, Any, str]]:
     return out
 
 
-def _spark_role(obj: K8sObject, role: str) -> Pod | None:
-    path = ("spec", role)
+def _spark_role(obj: K8sObject, role: str, base: tuple = ("spec",)) -> Pod | None:
+    """The ``role`` pod of the SparkApplicationSpec at ``base`` (a ScheduledSparkApplication's ``spec.template``)."""
+    path = base + (role,)
     node = dig(obj.data, *path)
     if not isinstance(node, dict):
         return None
-    spec: Any = obj.data.get("spec") if isinstance(obj.data.get("spec"), dict) else {}
+    found: Any = dig(obj.data, *base)
+    spec: Any = found if isinstance(found, dict) else {}
     requests: dict = {}
     limits: dict = {}
     renames: list[tuple[tuple, tuple]] = []
@@ -89,7 +91,7 @@ def _spark_role(obj: K8sObject, role: str) -> Pod | None:
     for resource, amount, key in _conf_resources(spec.get("sparkConf"), role):
         if resource not in limits:
             limits[resource] = amount
-            renames.append((path + ("resources", "limits", resource), ("spec", "sparkConf", key)))
+            renames.append((path + ("resources", "limits", resource), base + ("sparkConf", key)))
     container = {k: v for k, v in node.items() if k in ("image", "env", "envFrom", "volumeMounts", "securityContext")}
     container["name"] = "spark-kubernetes-driver" if role == "driver" else "executor"
     container.setdefault("image", spec.get("image") or "spark")
@@ -101,7 +103,7 @@ def _spark_role(obj: K8sObject, role: str) -> Pod | None:
     }
     if "priorityClassName" not in pod and isinstance(dig(spec, "batchSchedulerOptions", "priorityClassName"), str):
         pod["priorityClassName"] = spec["batchSchedulerOptions"]["priorityClassName"]
-        renames.append((path + ("priorityClassName",), ("spec", "batchSchedulerOptions", "priorityClassName")))
+        renames.append((path + ("priorityClassName",), base + ("batchSchedulerOptions", "priorityClassName")))
     renames.append((path + ("metadata",), path))
     replicas = integer(node.get("instances"), 1) if role == "executor" else 1
     return Pod(
@@ -111,7 +113,7 @@ def _spark_role(obj: K8sObject, role: str) -> Pod | None:
         replicas,
         [(container, path)],
         init=listed(node.get("initContainers"), path + ("initContainers",)),
-        volumes=listed(spec.get("volumes"), ("spec", "volumes")),
+        volumes=listed(spec.get("volumes"), base + ("volumes",)),
         metadata={"labels": node.get("labels"), "annotations": node.get("annotations")},
         renames=renames,
         fix_note="the Spark operator builds the pod's resources from cores, coreLimit, memory, memoryOverhead, "
@@ -119,11 +121,16 @@ def _spark_role(obj: K8sObject, role: str) -> Pod | None:
     )
 
 
-def _spark(obj: K8sObject) -> list[Pod]:
-    return [t for t in (_spark_role(obj, "driver"), _spark_role(obj, "executor")) if t is not None]
+def _spark(obj: K8sObject, base: tuple = ("spec",)) -> list[Pod]:
+    return [t for t in (_spark_role(obj, "driver", base), _spark_role(obj, "executor", base)) if t is not None]
+
+
+def _scheduled_spark(obj: K8sObject) -> list[Pod]:
+    """A ScheduledSparkApplication: each run is a SparkApplication of its ``spec.template``."""
+    return _spark(obj, ("spec", "template"))
 
 
 KINDS: dict[tuple[str, str], KindInfo] = {
     ("sparkoperator.k8s.io", "SparkApplication"): KindInfo(none, False, _spark),
-    ("sparkoperator.k8s.io", "ScheduledSparkApplication"): KindInfo(none, False, lambda o: []),
+    ("sparkoperator.k8s.io", "ScheduledSparkApplication"): KindInfo(none, False, _scheduled_spark),
 }
