@@ -250,3 +250,40 @@ def test_rules_show_says_the_driver_decides():
     assert "by the driver its selectors pin when the DeviceClass is among them" in out
     assert "any other driver is no accelerator, whatever the class is called" in out
     assert "a whole part of its first label such as gpu, tpu, npu or mig" in out
+
+
+def _typed_pod(expression: str, request_type: str | None) -> str:
+    """The best-effort pod, its class pinning a driver by ``expression`` and its request selecting
+    devices whose ``type`` attribute is ``request_type`` (as the DRA example driver's are)."""
+    pod = BEST_EFFORT_POD.format(name="example-device-class")
+    if request_type is not None:
+        selector = f'selectors: [{{cel: {{expression: \'device.attributes["driver.example.com"].type == "{request_type}"\'}}}}]'
+        pod = pod.replace(
+            "exactly: {deviceClassName: example-device-class}",
+            f"exactly: {{deviceClassName: example-device-class, {selector}}}",
+        )
+    return DEVICE_CLASS.format(name="example-device-class", expression=expression) + pod
+
+
+def test_a_request_that_selects_gpus_of_a_driver_known_for_nothing_is_a_gpu_pod():
+    # The Kubernetes DRA tutorial: a class over driver.example.com, a claim selecting `type == "gpu"`.
+    unknown = "device.driver == 'driver.example.com'"
+    assert _findings(_typed_pod(unknown, "gpu")) == _expect(WITH_CLASS, ACCELERATOR_SEVERITIES, gpus=True)
+    assert _findings(_typed_pod(unknown, None)) == _expect(WITH_CLASS, OTHER_SEVERITIES)
+    assert _findings(_typed_pod(unknown, "nvme")) == _expect(WITH_CLASS, OTHER_SEVERITIES)
+    # a driver known for another device (a NIC) keeps its verdict whatever a selector compares
+    assert _findings(_typed_pod("device.driver == 'dranet'", "gpu")) == _expect(WITH_CLASS, OTHER_SEVERITIES)
+    # the class's own selectors may say it too
+    typed_class = unknown + ' && device.attributes[\\"driver.example.com\\"].type == \\"gpu\\"'
+    assert _findings(_typed_pod(typed_class, None)) == _expect(WITH_CLASS, ACCELERATOR_SEVERITIES, gpus=True)
+
+
+def test_a_request_type_and_a_class_named_for_another_device():
+    facts = DraFacts()
+    from kubelint_ml.k8s.dra import SubRequest
+
+    # no DeviceClass known: the class's name decides when it names a device; the request's type otherwise
+    assert facts.classify_request(SubRequest("rdma-nic.example.com", 1, device_type="gpu")).kind == OTHER
+    assert facts.classify_request(SubRequest("example-device-class", 1, device_type="gpu")).kind == GPU
+    assert facts.classify_request(SubRequest("example-device-class", 1, device_type="tpu")).kind == ACCELERATOR
+    assert facts.classify_request(SubRequest("example-device-class", 1)) is None

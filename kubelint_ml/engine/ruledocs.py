@@ -46,7 +46,10 @@ ACCELERATOR_PODS = (
     "gpu.intel.com, gaudi.intel.com, neuron.aws.com, tpu.google.com; any other driver is no accelerator, "
     "whatever the class is called), else by its name (those, mig.nvidia.com, or a whole part of its first "
     "label such as gpu, tpu, npu or mig, unless another part such as nic, rdma or storage names something "
-    "else); profile.acceleratorDeviceClasses lists a cluster's own and wins over both. DRA extended "
+    "else); where neither tells (a driver known for nothing, as the DRA example driver.example.com), a "
+    "selector of the class or the request comparing the device's type attribute with gpu, tpu or npu "
+    '(device.attributes[...].type == "gpu") does; profile.acceleratorDeviceClasses lists a cluster\'s own '
+    "and wins over all. DRA extended "
     "resources count by their class: deviceclass.resource.kubernetes.io/<class>, "
     "and a DeviceClass's extendedResourceName. A claim holding only NICs, storage or NVIDIA's IMEX channels "
     "does not make an accelerator pod, nor does a request for administrative access (adminAccess: a "

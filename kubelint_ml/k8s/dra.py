@@ -208,6 +208,9 @@ _OTHER_WORDS = frozenset(("nic", "net", "netdev", "rdma", "sriov", "dranet", "ne
 _DRIVER_RE = LazyPattern(r"""device\.driver\s*==\s*['"]([^'"]+)['"]|device\.driver\s+in\s*\[([^\]]*)\]""")
 _QUOTED_RE = LazyPattern(r"""['"]([^'"]+)['"]""")
 _MIG_RE = LazyPattern(r"""\.type\s*==\s*['"]mig['"]""")
+# A device attribute `type` compared with a word (device.attributes["driver.example.com"].type == "gpu"):
+# what the devices are, where the driver alone does not say (the DRA example driver's devices).
+_TYPE_RE = LazyPattern(r"""\.type\s*==\s*['"]([A-Za-z][A-Za-z0-9_-]*)['"]""")
 _PROFILE_RE = LazyPattern(r"""(?:\.profile|\[\s*['"]profile['"]\s*\])\s*==\s*['"](\d+g\.\d+gb(?:[+-][a-z.+-]*)?)['"]""")
 _PRODUCT_RE = LazyPattern(r"""(?:\.productName|\[\s*['"]productName['"]\s*\])\s*==\s*['"]([^'"]+)['"]""")
 _PROFILE_NAME_RE = LazyPattern(r"\d+g\.\d+gb")
@@ -263,7 +266,8 @@ class ClassFact(Record):
     profile: str | None  # MIG profile (1g.12gb)
     extended: str | None  # spec.extendedResourceName
     product: str | None  # the GPU's productName (NVIDIA A30)
-    __slots__ = _fields = ("name", "drivers", "mig", "profile", "extended", "product")
+    device_type: str | None  # the device type its selectors compare a `type` attribute with
+    __slots__ = _fields = ("name", "drivers", "mig", "profile", "extended", "product", "device_type")
 
     def __init__(
         self,
@@ -273,6 +277,7 @@ class ClassFact(Record):
         profile: str | None,
         extended: str | None,
         product: str | None = None,
+        device_type: str | None = None,
     ) -> None:
         self.name = name
         self.drivers = drivers
@@ -280,6 +285,7 @@ class ClassFact(Record):
         self.profile = profile
         self.extended = extended
         self.product = product
+        self.device_type = device_type
 
 
 def _selectors(value: object) -> tuple[tuple[str, ...], bool, str | None, str | None]:
@@ -310,30 +316,49 @@ class SubRequest(Record):
     count: int | None
     profile: str | None  # the MIG profile the request's own selectors name
     product: str | None  # ... and the GPU's productName
-    __slots__ = _fields = ("device_class", "count", "profile", "product")
+    device_type: str | None  # ... and the device type they compare an attribute with (see _TYPE_RE)
+    __slots__ = _fields = ("device_class", "count", "profile", "product", "device_type")
 
     def __init__(
-        self, device_class: str, count: int | None, profile: str | None = None, product: str | None = None
+        self,
+        device_class: str,
+        count: int | None,
+        profile: str | None = None,
+        product: str | None = None,
+        device_type: str | None = None,
     ) -> None:
         self.device_class = device_class
         self.count = count
         self.profile = profile
         self.product = product
+        self.device_type = device_type
+
+
+def _device_type(value: object) -> str | None:
+    """The first device type CEL selectors compare a ``type`` attribute with (``mig`` aside)."""
+    for sel in _items(value):
+        expr = _mapping(sel.get("cel")).get("expression")
+        if isinstance(expr, str):
+            for m in _TYPE_RE.finditer(expr):
+                if m.group(1).lower() != _SLICE_WORD:
+                    return m.group(1)
+    return None
 
 
 def _sub(raw: Mapping) -> SubRequest | None:
     cls = raw.get("deviceClassName")
     if not isinstance(cls, str) or not cls:
         return None
-    profile = product = None
+    profile = product = device_type = None
     if raw.get("selectors"):
         _, _, profile, product = _selectors(raw["selectors"])
+        device_type = _device_type(raw["selectors"])
     if raw.get("allocationMode") == "All":
-        return SubRequest(cls, None, profile, product)
+        return SubRequest(cls, None, profile, product, device_type)
     count = raw.get("count", 1)
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         count = 1
-    return SubRequest(cls, count, profile, product)
+    return SubRequest(cls, count, profile, product, device_type)
 
 
 def claim_requests(claim_spec: object) -> tuple[tuple[SubRequest, ...], ...]:
@@ -438,7 +463,13 @@ class DraFacts:
         drivers, mig, profile, product = _selectors(spec.get("selectors"))
         extended = spec.get("extendedResourceName")
         fact = ClassFact(
-            name, drivers, mig, profile, extended if isinstance(extended, str) and extended else None, product
+            name,
+            drivers,
+            mig,
+            profile,
+            extended if isinstance(extended, str) and extended else None,
+            product,
+            _device_type(spec.get("selectors")),
         )
         self.classes.setdefault(name, fact)
         if fact.extended:
@@ -496,6 +527,9 @@ class DraFacts:
                     by_driver.kind, by_driver.resource, f"DeviceClass '{name}' selects {driver}", None, fact.product
                 )
             drivers = " or ".join(fact.drivers)
+            typed = self._by_type(fact.device_type, name)
+            if typed is not None:
+                return ClassInfo(typed.kind, typed.resource, f"DeviceClass '{name}' selects {typed.how} of {drivers}")
             return ClassInfo(
                 OTHER,
                 None,
@@ -503,6 +537,33 @@ class DraFacts:
                 "profile.acceleratorDeviceClasses if it is one)",
             )
         return classify_name(name)
+
+    def _by_type(self, device_type: str | None, cls: str) -> ClassInfo | None:
+        """What a selector's device ``type`` says, where class ``cls`` is not known otherwise: not listed in
+        the profile, no driver of it known (an accelerator's or another device's) and no word of its name
+        naming another device."""
+        if not device_type or cls in self.profile_classes:
+            return None
+        fact = self.classes.get(cls)
+        if fact is not None and any(classify_name(d) is not None for d in fact.drivers):
+            return None
+        if (fact is None or not fact.drivers) and classify_name(cls) is not None:
+            return None
+        found = _by_word(device_type)
+        if found is None or not found.accelerator:
+            return None
+        return ClassInfo(found.kind, found.resource, f"devices of type '{device_type}'")
+
+    def classify_request(self, s: SubRequest) -> ClassInfo | None:
+        """:meth:`classify` of the request's class, or, where that does not know it, what the request's own
+        selectors say of the device type (``device.attributes[...].type == "gpu"``)."""
+        info = self.classify(s.device_class)
+        if s.device_type is None or (info is not None and info.kind != OTHER):
+            return info
+        typed = self._by_type(s.device_type, s.device_class)
+        if typed is None:
+            return info
+        return ClassInfo(typed.kind, typed.resource, f"its request for class '{s.device_class}' selects {typed.how}")
 
     def find(self, kind: str, name: str, namespace: str) -> tuple | None:
         """The requests of the named template (``kind`` "template") or claim in ``namespace``.
@@ -771,7 +832,7 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
             out.unknown.append(f"{kind} '{name}' is not among the inputs or --context, so its devices are not known")
             continue
         for alternatives in found:
-            infos = [(s, facts.classify(s.device_class)) for s in alternatives]
+            infos = [(s, facts.classify_request(s)) for s in alternatives]
             accel = [(s, info) for s, info in infos if info is not None and info.accelerator]
             for s, info in infos:
                 if info is None:
@@ -945,7 +1006,7 @@ def admission_dra(facts: DraFacts | None) -> AdmissionDra:
     def holds_accelerators(requests: tuple) -> bool:
         for alternatives in requests:
             for s in alternatives:
-                info = facts.classify(s.device_class)
+                info = facts.classify_request(s)
                 if info is not None and info.accelerator:
                     return True
         return False
