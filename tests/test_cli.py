@@ -489,3 +489,25 @@ def test_kubernetes_version_flag_sets_the_clusters_version_for_the_rules(tmp_pat
     assert found("--kubernetes-version", "1.34") == []
     bad = run(["check", str(f), "--kubernetes-version", "one.thirty"])
     assert bad.exit_code == 2 and "not a Kubernetes version" in bad.stderr
+
+
+def test_an_object_without_api_version_is_refused_and_still_linted(tmp_path):
+    # kubectl refuses it ("Object 'apiVersion' is missing"): a parse-error at its kind, and what else
+    # the object gets wrong is still said; kustomize's own files may leave apiVersion out
+    f = tmp_path / "pod.yaml"
+    f.write_text("kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x\n")
+    r = run(["check", str(f), "--format", "json"])
+    assert r.exit_code == 1, r.output
+    found = sorted((x["rule"], x["line"], x["severity"]) for x in json.loads(r.output)["findings"])
+    assert found == [
+        ("besteffort-qos", 3, "warning"),
+        ("missing-memory-limit", 5, "warning"),
+        ("missing-memory-request", 5, "warning"),
+        ("missing-priority-class", 3, "warning"),
+        ("parse-error", 1, "error"),
+    ]
+    assert "apiVersion is not set (Pod)" in json.loads(r.output)["findings"][0]["message"]
+    k = tmp_path / "overlay.yaml"
+    k.write_text("kind: Kustomization\nnamePrefix: dev-\n")
+    r = run(["check", str(k), "--format", "json"])
+    assert [x for x in json.loads(r.output)["findings"] if x["rule"] == "parse-error"] == []

@@ -58,7 +58,8 @@ PSEUDO_RULES: dict[str, RuleInfo] = {
             "error",
             "File or document is not a usable manifest",
             "Invalid YAML or JSON, a document that is not a mapping, duplicate keys, a field of the wrong type "
-            "(`containers: 3`), a Helm template, binary or non-UTF-8 data, or input over a safety limit (size, "
+            "(`containers: 3`), an object with a kind but no apiVersion (kubectl refuses it; the object is still "
+            "linted as its kind), a Helm template, binary or non-UTF-8 data, or input over a safety limit (size, "
             "depth, alias expansion, documents per file). Reported by the loader at the line of the problem; the "
             "other documents and files are still linted, and a parse-error makes the exit code 1 like any error.",
             "Fix the file so it is a valid Kubernetes manifest, render templates first "

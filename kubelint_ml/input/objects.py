@@ -162,6 +162,10 @@ def make_ref(data: dict) -> ObjectRef:
     )
 
 
+# Kinds read by tools, not the API server, that may leave apiVersion out (kustomize's own files).
+_NO_API_VERSION = frozenset(("Kustomization", "Component"))
+
+
 def _one(data: Any, root: Any, base: tuple, file: str, index: int, out: Unpacked, line: int) -> None:
     if data is None:
         return
@@ -182,6 +186,17 @@ def _one(data: Any, root: Any, base: tuple, file: str, index: int, out: Unpacked
             ObjectProblem(f"apiVersion must be a string, found {api!r}"[:200], base + ("apiVersion",), root)
         )
         return
+    if (api is None or api == "") and kind not in _NO_API_VERSION:
+        # kubectl and the API server refuse it ("Object 'apiVersion' is missing"); the object is still
+        # linted as its kind, so that what else it gets wrong is said too
+        out.problems.append(
+            ObjectProblem(
+                f"apiVersion is not set ({kind}): kubectl and the API server refuse the object"[:200],
+                base + ("kind",),
+                root,
+                make_ref(data),
+            )
+        )
     meta = data.get("metadata")
     if meta is not None and not isinstance(meta, dict):
         out.problems.append(
