@@ -706,17 +706,21 @@ def _claim_entries(spec: Mapping) -> Iterator[tuple[int, Mapping]]:
                 yield i, entry
 
 
-def _dra_names(spec: Mapping, facts: DraFacts) -> bool:
-    """Some container asks for a DRA-backed extended resource."""
-    extended = facts.extended
+def _resource_names(spec: Mapping) -> Iterator[str]:
+    """Every resource name the pod's init and app containers request or limit (repeats included)."""
     for key in ("initContainers", "containers"):
         for c in _items(spec.get(key)):
             res = _mapping(c.get("resources"))
             for part in ("limits", "requests"):
                 for name in _mapping(res.get(part)):
-                    if isinstance(name, str) and (name.startswith(DRA_EXTENDED_PREFIX) or name in extended):
-                        return True
-    return False
+                    if isinstance(name, str):
+                        yield name
+
+
+def _dra_names(spec: Mapping, facts: DraFacts) -> bool:
+    """Some container asks for a DRA-backed extended resource."""
+    extended = facts.extended
+    return any(name.startswith(DRA_EXTENDED_PREFIX) or name in extended for name in _resource_names(spec))
 
 
 def unserved_names(spec: Mapping, facts: DraFacts | None) -> list[str]:
@@ -725,23 +729,18 @@ def unserved_names(spec: Mapping, facts: DraFacts | None) -> list[str]:
     among the inputs (or the profile) account for: whether they are accelerators is not known."""
     extended = (facts or _EMPTY_FACTS).extended
     out: list[str] = []
-    for key in ("initContainers", "containers"):
-        for c in _items(spec.get(key)):
-            res = _mapping(c.get("resources"))
-            for part in ("limits", "requests"):
-                for name in _mapping(res.get(part)):
-                    if (
-                        isinstance(name, str)
-                        and name not in out
-                        and "/" in name
-                        and not name.startswith(DRA_EXTENDED_PREFIX)
-                        and name not in extended
-                        and is_extended_resource(name)
-                        and not is_accelerator_resource(name)
-                    ):
-                        found = classify_name(name.rsplit("/", 1)[1].lower())
-                        if found is not None and found.accelerator:
-                            out.append(name)
+    for name in _resource_names(spec):
+        if (
+            name not in out
+            and "/" in name
+            and not name.startswith(DRA_EXTENDED_PREFIX)
+            and name not in extended
+            and is_extended_resource(name)
+            and not is_accelerator_resource(name)
+        ):
+            found = classify_name(name.rsplit("/", 1)[1].lower())
+            if found is not None and found.accelerator:
+                out.append(name)
     return out
 
 
