@@ -731,3 +731,17 @@ def test_a_cronjobs_job_template_leaves_the_selector_to_the_api_server():
             ),
         ],
     )
+
+
+def test_values_left_for_a_template_engine_are_not_judged():
+    spec = """\
+    managedBy: kueue.x-k8s.io/${CLUSTER}
+    completionMode: Indexed
+    completions: 4
+    podFailurePolicy:
+      rules:
+      - action: Ignore
+        onPodConditions: [{type: "{{ .Values.condition }}"}]
+    """
+    text = job(spec).replace("name: j\n", "name: ${PREFIX}-train\n", 1)
+    check(text, [])

@@ -129,7 +129,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             "Set backoffLimitPerIndex too",
         )
     managed = spec.get("managedBy")
-    if isinstance(managed, str) and not PLACEHOLDER.match(managed):
+    if isinstance(managed, str) and not _templated(managed):
         version = parse_version(getattr(getattr(ctx, "profile", None), "kubernetes_version", None))
         if version is None or version >= _MANAGED_BY_ON:
             _managed_by(managed, hit)
@@ -161,6 +161,11 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if indexed and isinstance(success, dict):
         _success_rules(success, _completions(spec) if sized else None, hit)
     return out
+
+
+def _templated(text: str) -> bool:
+    """A value left for a template engine or envsubst to fill (``kueue.x-k8s.io/${CLUSTER}``)."""
+    return PLACEHOLDER.match(text) is not None or any(mark in text for mark in ("${", "{{", "$(", "<"))
 
 
 def _managed_by(value: str, hit) -> None:
@@ -255,7 +260,8 @@ def _indexed_hostname(tpl, completions: int | None) -> list[Hit]:
     so ``<name>-<completions - 1>`` must be a DNS label (at most 63 characters, no dots or capitals)."""
     meta = tpl.obj.data.get("metadata")
     name = meta.get("name") if isinstance(meta, dict) else None
-    if not isinstance(name, str) or not name or PLACEHOLDER.match(name) or not completions or completions < 1:
+    # (a name the API server rejects on its own, or one left for a template engine, is not judged here)
+    if not isinstance(name, str) or not is_dns1123_subdomain(name) or not completions or completions < 1:
         return []
     hostname = f"{name}-{completions - 1}"
     if is_dns1123_label(hostname):
@@ -539,7 +545,7 @@ def _on_pod_conditions(conditions: list, at: tuple, field: str, hit) -> None:
                 "Name the pod condition the pattern matches (type: DisruptionTarget)",
                 at_value=False,
             )
-        elif isinstance(kind, str) and not PLACEHOLDER.match(kind) and not is_qualified_name(kind):
+        elif isinstance(kind, str) and not _templated(kind) and not is_qualified_name(kind):
             hit(
                 at + (j, "type"),
                 f"onPodConditions type {clip(kind, 64)} is not a qualified name",
