@@ -1,6 +1,7 @@
 """A pod's DRA claim that names a ResourceClaimTemplate or ResourceClaim found nowhere; what the API
-server rejects of the names (``validatePodResourceClaim``: an entry of ``spec.resourceClaims`` with an
-earlier entry's name, or naming both sources or neither; ``validateResourceClaimNames``: a
+server rejects of the names (``validatePodResourceClaim``: an entry of ``spec.resourceClaims`` without a
+name, with one that is not a DNS label or is an earlier entry's, naming both sources or neither, or a
+source that is not a DNS subdomain (``ValidateResourceClaimName``, ``ValidateResourceClaimTemplateName``); ``validateResourceClaimNames``: a
 container's claim that names no entry of ``spec.resourceClaims``, or one listed twice); claims and
 DRA extended resources that the profile's Kubernetes version does not serve (``dropDisabledDynamicResourceAllocationFields``, the
 DynamicResourceAllocation and DRAExtendedResource gates: kubelint_ml/k8s/dra.py)."""
@@ -10,6 +11,8 @@ from __future__ import annotations
 from kubelint_ml.engine.api import Hit, Unit, template_devices
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
 from kubelint_ml.k8s.dra import DRA_EXTENDED_PREFIX, PodDevices
+from kubelint_ml.k8s.quantity import is_placeholder
+from kubelint_ml.k8s.resources import is_dns1123_label, is_dns1123_subdomain
 
 UNIT = "podTemplate"
 DEFAULTS: dict = {}
@@ -158,6 +161,34 @@ def _claim_sources(tpl: PodTemplate) -> tuple[list[Hit], set[int]]:
         if not isinstance(entry, dict):
             continue
         claim_name = entry.get("name")
+        if claim_name is None or claim_name == "":
+            out.append(
+                Hit(
+                    tpl.spec_path + ("resourceClaims", i),
+                    "spec.resourceClaims entry without a name",
+                    detail=(
+                        f"{tpl.describe()}: spec.resourceClaims[{i}] has no name; the API server rejects the pod "
+                        f"(spec.resourceClaims[{i}].name: Required value). Name it, and list that name in the "
+                        "resources.claims of the containers that use the devices"
+                    ),
+                )
+            )
+        elif isinstance(claim_name, str) and not _named(claim_name, is_dns1123_label):
+            out.append(
+                Hit(
+                    tpl.spec_path + ("resourceClaims", i, "name"),
+                    f"claim name '{claim_name[:64]}' is not a DNS label",
+                    detail=(
+                        f"{tpl.describe()}: spec.resourceClaims[{i}].name '{claim_name[:253]}' is not a DNS label; "
+                        f'the API server rejects the pod (spec.resourceClaims[{i}].name: Invalid value: "'
+                        f'{claim_name[:253]}": a lowercase RFC 1123 label must consist of lower case alphanumeric '
+                        "characters or '-', and must start and end with an alphanumeric character). Use at most 63 "
+                        "lower-case letters, digits and '-' (gpu-claim), here and in the containers' "
+                        "resources.claims"
+                    ),
+                    at_value=True,
+                )
+            )
         if isinstance(claim_name, str) and claim_name:
             if claim_name in names:
                 out.append(
@@ -176,6 +207,27 @@ def _claim_sources(tpl: PodTemplate) -> tuple[list[Hit], set[int]]:
         if isinstance(entry.get("source"), dict):  # (the v1alpha2 form)
             continue
         both = entry.get("resourceClaimName") is not None and entry.get("resourceClaimTemplateName") is not None
+        for field, kind in (
+            ("resourceClaimName", "ResourceClaim"),
+            ("resourceClaimTemplateName", "ResourceClaimTemplate"),
+        ):
+            source = entry.get(field)
+            if isinstance(source, str) and not _named(source, is_dns1123_subdomain):
+                invalid.add(i)  # (rejected as such: not looked for)
+                out.append(
+                    Hit(
+                        tpl.spec_path + ("resourceClaims", i, field),
+                        f"{field} '{source[:64]}' is not a valid {kind} name",
+                        detail=(
+                            f"{tpl.describe()}: spec.resourceClaims[{i}].{field} '{source[:253]}' cannot name a "
+                            f"{kind}; the API server rejects the pod (spec.resourceClaims[{i}].{field}: Invalid "
+                            f'value: "{source[:253]}": a lowercase RFC 1123 subdomain must consist of lower case '
+                            "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric "
+                            f"character). Write the {kind}'s name as its metadata.name is (lower case)"
+                        ),
+                        at_value=True,
+                    )
+                )
         if not both and (
             entry.get("resourceClaimName") is not None or entry.get("resourceClaimTemplateName") is not None
         ):
@@ -199,6 +251,11 @@ def _claim_sources(tpl: PodTemplate) -> tuple[list[Hit], set[int]]:
             )
         )
     return out, invalid
+
+
+def _named(name: str, valid) -> bool:
+    """``name`` passes ``valid`` (a DNS label or subdomain), or is left for a template engine to fill."""
+    return valid(name) or is_placeholder(name) or any(mark in name for mark in ("${", "{{", "$("))
 
 
 def _not_served(tpl: PodTemplate, devices: PodDevices, version: str | None) -> list[Hit]:
