@@ -159,3 +159,20 @@ def test_claim_names_are_dns_labels_and_sources_dns_subdomains():
         claims="  - {name: '${CLAIM}', resourceClaimTemplateName: '{{ .Values.tmpl }}'}\n", uses="[]"
     )
     assert [f[4] for f in _claim_findings(templated) if "DNS" in f[4] or "valid" in f[4]] == []
+
+
+def test_the_v1alpha2_source_form_names_no_claim():
+    """PodResourceClaim.source (resource.k8s.io/v1alpha2, 1.26-1.30) was replaced in 1.31 by
+    resourceClaimName / resourceClaimTemplateName beside the name: the entry names no claim, and the API
+    server rejects the pod (NVIDIA's sharing demo Job)."""
+    text = POD.format(
+        claims="  - name: g\n    source:\n      resourceClaimName: shared\n",
+        uses="[{name: g}]",
+    )
+    found = lint_text(text.encode(), RULES, Config())
+    hits = [f for f in found if f.rule == "unknown-resource-claim"]
+    assert [(f.line, f.column, str(f.path), f.severity, f.message) for f in hits] == [
+        (8, 5, "spec.resourceClaims[0].source", "error", "claim 'g' uses the source form removed in Kubernetes 1.31")
+    ]
+    assert "Move source.resourceClaimName up beside name (resourceClaimName: shared)" in hits[0].detail
+    assert "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`" in hits[0].detail

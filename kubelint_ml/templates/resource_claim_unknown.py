@@ -204,7 +204,11 @@ def _claim_sources(tpl: PodTemplate) -> tuple[list[Hit], set[int]]:
                     )
                 )
             names.add(claim_name)
-        if isinstance(entry.get("source"), dict):  # (the v1alpha2 form)
+        source = entry.get("source")
+        if isinstance(source, dict):  # the v1alpha2 form (Kubernetes 1.26-1.30)
+            if entry.get("resourceClaimName") is None and entry.get("resourceClaimTemplateName") is None:
+                invalid.add(i)
+                out.append(_source_form(tpl, i, entry, source))
             continue
         both = entry.get("resourceClaimName") is not None and entry.get("resourceClaimTemplateName") is not None
         for field, kind in (
@@ -251,6 +255,26 @@ def _claim_sources(tpl: PodTemplate) -> tuple[list[Hit], set[int]]:
             )
         )
     return out, invalid
+
+
+def _source_form(tpl: PodTemplate, i: int, entry: dict, source: dict) -> Hit:
+    """An entry in the ``source`` form that resource.k8s.io/v1alpha3 (1.31) replaced: the API server
+    knows no ``source`` any more, so the entry names no claim."""
+    name = entry.get("name") if isinstance(entry.get("name"), str) else str(i)
+    named = next((k for k in ("resourceClaimName", "resourceClaimTemplateName") if source.get(k) is not None), None)
+    move = f"move source.{named} up beside name ({named}: {source.get(named)})" if named else "name its source"
+    return Hit(
+        tpl.spec_path + ("resourceClaims", i, "source"),
+        f"claim '{name}' uses the source form removed in Kubernetes 1.31",
+        detail=(
+            f"{tpl.describe()}: spec.resourceClaims[{i}] ('{name}') names its claim under source, the form of "
+            "resource.k8s.io/v1alpha2 (Kubernetes 1.26-1.30); from 1.31 the entry names it directly, and on a "
+            "cluster that serves DRA the API server drops source (kubectl's strict validation rejects it as an "
+            f"unknown field) and rejects the pod (spec.resourceClaims[{i}]: must specify one of: "
+            f"`resourceClaimName`, `resourceClaimTemplateName`). {move[0].upper() + move[1:]}, and rewrite the "
+            "claim objects for resource.k8s.io/v1"
+        ),
+    )
 
 
 def _named(name: str, valid) -> bool:
