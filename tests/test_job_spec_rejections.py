@@ -690,6 +690,22 @@ def test_a_selector_of_its_own_needs_manual_selector():
     check(with_selector("manualSelector: true\nselector:\n  matchLabels: {app: train}\n"), [])
     check(with_selector("selector:\n  matchLabels: {batch.kubernetes.io/job-name: j}\n"), [])
     check(with_selector("selector:\n  matchExpressions: [{key: app, operator: NotIn, values: [x]}]\n"), [])
+    # a Job read back from a cluster: its selector is on the uid it was created with
+    dumped = with_selector("selector:\n  matchLabels: {batch.kubernetes.io/controller-uid: 0a1b}\n")
+    check(dumped.replace("name: j\n", "name: j\n  uid: 0a1b\n", 1), [])
+    check(
+        dumped,
+        [
+            (
+                6,
+                3,
+                "spec.selector",
+                "selector on batch.kubernetes.io/controller-uid without manualSelector: true: the Job's selector is "
+                "generated",
+                "not auto-generated",
+            )
+        ],
+    )
 
 
 def test_a_cronjobs_job_template_leaves_the_selector_to_the_api_server():

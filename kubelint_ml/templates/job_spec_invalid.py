@@ -231,12 +231,15 @@ def _selector(obj, spec: dict, hit) -> None:
     if manual or not isinstance(selector, dict):
         return
     meta = obj.data.get("metadata")
-    name = meta.get("name") if isinstance(meta, dict) else None
+    meta = meta if isinstance(meta, dict) else {}
+    # the values the API server generates: the Job's name, and its uid (known only once created: a Job read
+    # back from a cluster carries it, and keeps its selector on update)
+    generated = {"job-name": meta.get("name"), "controller-uid": meta.get("uid")}
     labels = selector.get("matchLabels")
     foreign = [
         k
         for k, v in (labels.items() if isinstance(labels, dict) else ())
-        if k not in _GENERATED or "controller-uid" in k or (isinstance(name, str) and v != name)
+        if k not in _GENERATED or v != generated[k.rsplit("/", 1)[-1]]
     ]
     expressions = selector.get("matchExpressions")
     foreign += [
