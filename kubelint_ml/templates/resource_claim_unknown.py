@@ -157,51 +157,41 @@ def _claim_sources(tpl: PodTemplate) -> tuple[list[Hit], set[int]]:
     out: list[Hit] = []
     invalid: set[int] = set()
     names: set[str] = set()
+
+    def rejected(at: tuple, message: str, detail: str, at_value: bool = True) -> None:
+        out.append(Hit(tpl.spec_path + ("resourceClaims", *at), message, detail=detail, at_value=at_value))
+
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             continue
         claim_name = entry.get("name")
         if claim_name is None or claim_name == "":
-            out.append(
-                Hit(
-                    tpl.spec_path + ("resourceClaims", i),
-                    "spec.resourceClaims entry without a name",
-                    detail=(
-                        f"{tpl.describe()}: spec.resourceClaims[{i}] has no name; the API server rejects the pod "
-                        f"(spec.resourceClaims[{i}].name: Required value). Name it, and list that name in the "
-                        "resources.claims of the containers that use the devices"
-                    ),
-                )
+            rejected(
+                (i,),
+                "spec.resourceClaims entry without a name",
+                f"{tpl.describe()}: spec.resourceClaims[{i}] has no name; the API server rejects the pod "
+                f"(spec.resourceClaims[{i}].name: Required value). Name it, and list that name in the "
+                "resources.claims of the containers that use the devices",
+                at_value=False,
             )
         elif isinstance(claim_name, str) and not _named(claim_name, is_dns1123_label):
-            out.append(
-                Hit(
-                    tpl.spec_path + ("resourceClaims", i, "name"),
-                    f"claim name '{claim_name[:64]}' is not a DNS label",
-                    detail=(
-                        f"{tpl.describe()}: spec.resourceClaims[{i}].name '{claim_name[:253]}' is not a DNS label; "
-                        f'the API server rejects the pod (spec.resourceClaims[{i}].name: Invalid value: "'
-                        f'{claim_name[:253]}": a lowercase RFC 1123 label must consist of lower case alphanumeric '
-                        "characters or '-', and must start and end with an alphanumeric character). Use at most 63 "
-                        "lower-case letters, digits and '-' (gpu-claim), here and in the containers' "
-                        "resources.claims"
-                    ),
-                    at_value=True,
-                )
+            rejected(
+                (i, "name"),
+                f"claim name '{claim_name[:64]}' is not a DNS label",
+                f"{tpl.describe()}: spec.resourceClaims[{i}].name '{claim_name[:253]}' is not a DNS label; "
+                f'the API server rejects the pod (spec.resourceClaims[{i}].name: Invalid value: "'
+                f'{claim_name[:253]}": a lowercase RFC 1123 label must consist of lower case alphanumeric '
+                "characters or '-', and must start and end with an alphanumeric character). Use at most 63 "
+                "lower-case letters, digits and '-' (gpu-claim), here and in the containers' resources.claims",
             )
         if isinstance(claim_name, str) and claim_name:
             if claim_name in names:
-                out.append(
-                    Hit(
-                        tpl.spec_path + ("resourceClaims", i, "name"),
-                        f"claim '{claim_name}' is listed twice in spec.resourceClaims",
-                        detail=(
-                            f"{tpl.describe()}: spec.resourceClaims[{i}] has the name of an entry before it; the "
-                            f"API server rejects the pod (spec.resourceClaims[{i}].name: Duplicate value: "
-                            f'"{claim_name}"). Give each entry its own name, or remove the repeated one'
-                        ),
-                        at_value=True,
-                    )
+                rejected(
+                    (i, "name"),
+                    f"claim '{claim_name}' is listed twice in spec.resourceClaims",
+                    f"{tpl.describe()}: spec.resourceClaims[{i}] has the name of an entry before it; the API server "
+                    f'rejects the pod (spec.resourceClaims[{i}].name: Duplicate value: "{claim_name}"). Give each '
+                    "entry its own name, or remove the repeated one",
                 )
             names.add(claim_name)
         source = entry.get("source")
@@ -215,22 +205,17 @@ def _claim_sources(tpl: PodTemplate) -> tuple[list[Hit], set[int]]:
             ("resourceClaimName", "ResourceClaim"),
             ("resourceClaimTemplateName", "ResourceClaimTemplate"),
         ):
-            source = entry.get(field)
-            if isinstance(source, str) and not _named(source, is_dns1123_subdomain):
+            ref = entry.get(field)
+            if isinstance(ref, str) and not _named(ref, is_dns1123_subdomain):
                 invalid.add(i)  # (rejected as such: not looked for)
-                out.append(
-                    Hit(
-                        tpl.spec_path + ("resourceClaims", i, field),
-                        f"{field} '{source[:64]}' is not a valid {kind} name",
-                        detail=(
-                            f"{tpl.describe()}: spec.resourceClaims[{i}].{field} '{source[:253]}' cannot name a "
-                            f"{kind}; the API server rejects the pod (spec.resourceClaims[{i}].{field}: Invalid "
-                            f'value: "{source[:253]}": a lowercase RFC 1123 subdomain must consist of lower case '
-                            "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric "
-                            f"character). Write the {kind}'s name as its metadata.name is (lower case)"
-                        ),
-                        at_value=True,
-                    )
+                rejected(
+                    (i, field),
+                    f"{field} '{ref[:64]}' is not a valid {kind} name",
+                    f"{tpl.describe()}: spec.resourceClaims[{i}].{field} '{ref[:253]}' cannot name a {kind}; the "
+                    f'API server rejects the pod (spec.resourceClaims[{i}].{field}: Invalid value: "{ref[:253]}": '
+                    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                    f"and must start and end with an alphanumeric character). Write the {kind}'s name as its "
+                    "metadata.name is (lower case)",
                 )
         if not both and (
             entry.get("resourceClaimName") is not None or entry.get("resourceClaimTemplateName") is not None
@@ -243,16 +228,13 @@ def _claim_sources(tpl: PodTemplate) -> tuple[list[Hit], set[int]]:
             if both
             else "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"
         )
-        out.append(
-            Hit(
-                tpl.spec_path + ("resourceClaims", i),
-                f"claim '{name}' names {'both a ResourceClaim and a template' if both else 'no ResourceClaim or template'}",
-                detail=(
-                    f"{tpl.describe()}: spec.resourceClaims[{i}] ('{name}'): the API server rejects the pod "
-                    f"({reason}). Name either the ResourceClaim the pods share "
-                    "(resourceClaimName) or the template a claim is made from for each pod (resourceClaimTemplateName)"
-                ),
-            )
+        rejected(
+            (i,),
+            f"claim '{name}' names {'both a ResourceClaim and a template' if both else 'no ResourceClaim or template'}",
+            f"{tpl.describe()}: spec.resourceClaims[{i}] ('{name}'): the API server rejects the pod ({reason}). Name "
+            "either the ResourceClaim the pods share (resourceClaimName) or the template a claim is made from for "
+            "each pod (resourceClaimTemplateName)",
+            at_value=False,
         )
     return out, invalid
 
