@@ -147,7 +147,8 @@ def test_nim_service_basic_sample() -> None:
     found = rules(lint(SAMPLES / "nim" / "standalone-basic-llm.yaml"))
     assert found == [
         ("besteffort-qos", 32, "spec"),
-        ("emptydir-memory-unbounded", 32, "spec"),  # dshm: no sharedMemorySizeLimit, no memory limit
+        # dshm: no sharedMemorySizeLimit, no memory limit; at storage, where the size goes
+        ("emptydir-memory-unbounded", 40, "spec.storage"),
         ("missing-memory-limit", 46, "spec.resources.limits"),
         ("missing-memory-request", 45, "spec.resources"),
         ("missing-priority-class", 32, "spec"),
@@ -166,7 +167,7 @@ def test_nim_service_dra_devices_default_to_the_gpu_class() -> None:
     found = _with_severity(SAMPLES / "nim" / "advanced-dra-auto-creation-example0-llm.yaml")
     assert [f[:3] for f in found] == [
         ("besteffort-qos", 31, "error"),
-        ("emptydir-memory-unbounded", 31, "error"),
+        ("emptydir-memory-unbounded", 39, "error"),  # at storage, where sharedMemorySizeLimit goes
         ("missing-memory-limit", 31, "error"),
         ("missing-memory-request", 31, "warning"),
         ("missing-priority-class", 31, "warning"),

@@ -404,10 +404,20 @@ def _to_the_users_fields(hit: Any, tpl: Any) -> None:
     fix = hit.fix
     if fix is None:
         return
-    if tpl.fix_note:
-        hit.fix = replace(fix, changes=(), unfixable=tpl.fix_note, resolved=True)
+    why = tpl.fix_note or _not_the_users(fix, tpl.cache.get("foreign"))
+    if why:
+        hit.fix = replace(fix, changes=(), unfixable=why, resolved=True)
     elif tpl.renames:
         hit.fix = replace(fix, changes=tuple(replace(c, path=tpl.real_path(c.path)) for c in fix.changes))
+
+
+def _not_the_users(fix: Any, foreign: Any) -> str | None:
+    """Why a fix would edit a container or volume the controller adds (``foreign``: its path in the
+    built pod and the reason, docs/kinds.md), or None."""
+    for prefix, why in foreign or ():
+        if any(c.path[: len(prefix)] == prefix for c in fix.changes):
+            return why
+    return None
 
 
 def _unit_path(unit: Unit) -> tuple:

@@ -25,6 +25,7 @@ from kubelint_ml.templates._common import (
     accelerators,
     counted_at_most,
     counts_on,
+    pod_level,
     requests_limits,
     share_assumed_on,
     uncounted_accelerators,
@@ -335,6 +336,36 @@ def _raise_memory(c: ContainerView, by: Fraction) -> tuple:
     return out
 
 
+def _raised(tpl: PodTemplate, containers: list[tuple[ContainerView, Fraction]], by: Fraction) -> list:
+    """The memory limits of ``containers`` raised (each by its amount, :func:`_raise_memory`), and the
+    pod-level resources kept valid (a memory emptyDir of ``by`` more is charged to the pod as well): a
+    pod-level memory limit raised by ``by``, a pod-level memory request by what the containers'
+    requests (as defaulted) went up, the limit at least that request (the API server rejects a pod
+    whose containers' requests add up past its pod-level request, or whose pod-level request is above
+    its limit)."""
+    changes: list = []
+    requested = Fraction(0)
+    for c, more in containers:
+        raised = _raise_memory(c, more)
+        if raised:
+            changes.extend(raised)
+            requests, limits = requests_limits(c)
+            if defaulted_requests(requests, limits).get("memory") == limits.get("memory"):
+                requested += more
+    raw = tpl.spec.get("resources")
+    if by <= 0 or not isinstance(raw, dict) or not raw or pod_level(tpl) is None:
+        return changes
+    limit = _quantity(raw["limits"].get("memory")) if isinstance(raw.get("limits"), dict) else None
+    request = _quantity(raw["requests"].get("memory")) if isinstance(raw.get("requests"), dict) else None
+    base = tpl.spec_path + ("resources",)
+    new_request = request + requested if request is not None and requested > 0 else None
+    if new_request is not None:
+        changes.append(put(base + ("requests", "memory"), amount_exact(new_request)))
+    if limit is not None and limit > 0:
+        changes.append(put(base + ("limits", "memory"), amount_exact(max(limit + by, new_request or 0))))
+    return changes
+
+
 def amount_exact(value: Fraction) -> str:
     """Bytes in the largest binary unit that divides them (4Gi + 1Gi = 5Gi; 1000M + 1Gi in bytes)."""
     if value.denominator != 1:
@@ -360,7 +391,8 @@ def shm_mount(tpl: PodTemplate, c: ContainerView, processes: int | None, params:
             {"name": name, "emptyDir": {"medium": "Memory", "sizeLimit": amount_exact(size)}},
         ),
         append(c.path + ("volumeMounts",), {"name": name, "mountPath": "/dev/shm"}),
-    ) + _raise_memory(c, size)
+        *_raised(tpl, [(c, size)], size),
+    )
     return Fix(
         f"mount a {amount_exact(size)} medium: Memory emptyDir at /dev/shm",
         UNSAFE,
@@ -382,10 +414,9 @@ def shm_size_limit(
     size = shm_size(processes, params)
     if old is not None and size <= old:
         return None
+    more = size - (old or 0)
     changes = [put(volume_path + ("emptyDir", "sizeLimit"), amount_exact(size))]
-    for c in mounted_by:
-        if c is not None:
-            changes.extend(_raise_memory(c, size - (old or 0)))
+    changes.extend(_raised(tpl, [(c, more) for c in mounted_by if c is not None], more))
     return Fix(
         f"set the /dev/shm emptyDir's sizeLimit to {amount_exact(size)}",
         UNSAFE,
@@ -394,13 +425,12 @@ def shm_size_limit(
     )
 
 
-def memory_size_limit(volume_path: tuple, mounted_by: list[ContainerView], params: dict) -> Fix:
+def memory_size_limit(tpl: PodTemplate, volume_path: tuple, mounted_by: list[ContainerView], params: dict) -> Fix:
     """A Memory emptyDir's sizeLimit from the ``fixSizeLimit`` param; mounting containers' memory limits raised."""
     raw = params.get("fixSizeLimit", DEFAULT_SHM_PER_PROCESS)
-    size = _quantity(raw) or GI
+    size = _quantity(raw) or Fraction(GI)
     changes = [put(volume_path + ("emptyDir", "sizeLimit"), amount_exact(size))]
-    for c in mounted_by:
-        changes.extend(_raise_memory(c, size))
+    changes.extend(_raised(tpl, [(c, size) for c in mounted_by], size))
     return Fix(
         f"set the emptyDir's sizeLimit to {amount_exact(size)}",
         UNSAFE,

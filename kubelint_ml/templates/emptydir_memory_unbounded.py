@@ -53,6 +53,6 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             f"to the node's allocatable memory (the kubelet caps it at the pod's memory limit only when every "
             f"container has one), so what is written there is RAM nothing bounds and can exhaust the node. Set "
             f"emptyDir.sizeLimit, and a memory limit on {who} that leaves room for it",
-            fix=_fixes.memory_size_limit(v.path, ed.mounted_by(), params),
+            fix=_fixes.memory_size_limit(tpl, v.path, ed.mounted_by(), params),
         )
     ]

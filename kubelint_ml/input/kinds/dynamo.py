@@ -110,11 +110,15 @@ def _component(obj: K8sObject, path: tuple, comp: dict, role: str) -> Pod | None
     where = path + ("sharedMemorySize",) if "sharedMemorySize" in comp else path
     pod_spec = dict(spec)
     renames: list[tuple[tuple, tuple]] = [(spath + ("metadata",), path + ("podTemplate", "metadata"))]
+    # The operator's volume is named under a path the file cannot have: a finding on it points at
+    # sharedMemorySize (else the component), and so does a fix of its size.
+    shm_at = spath + ("volumes", "shared-memory")
+    renames += [(shm_at + ("emptyDir", "sizeLimit"), path + ("sharedMemorySize",)), (shm_at, where)]
     if containers:
         c, cpath = containers[main]
         pod_spec, c, from_device = _with_device(pod_spec, spath, c, cpath, comp.get("device"), path + ("device",))
         renames += from_device
-        containers[main] = (_with_shm(c, volumes, size, where), cpath)
+        containers[main] = (_with_shm(c, volumes, size, shm_at), cpath)
     graph_priority = dig(obj.data, "spec", "priorityClassName")
     if "priorityClassName" not in spec and isinstance(graph_priority, str) and graph_priority:
         pod_spec["priorityClassName"] = graph_priority  # Grove's PodCliqueSet gives it to the pods

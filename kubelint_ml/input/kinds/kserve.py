@@ -170,11 +170,24 @@ def _llm_pod(obj: K8sObject, path: tuple, role: str, replicas: int | None, prese
     containers = listed(spec.get("containers"), path + ("containers",))
     assumed: list[str] = []
     shm = LLM_PRESETS.get(preset or "")
+    # What the preset adds is named under paths the file cannot have (renamed to the template for
+    # the findings); a fix there is not the user's edit.
+    preset_main, preset_shm = path + ("containers", "main"), path + ("volumes", "dshm")
+    renames: list[tuple[tuple, tuple]] = [(path + ("metadata",), path)]
+    foreign: list[tuple[tuple, str]] = []
     if preset is not None:
         main = next((i for i, (c, _) in enumerate(containers) if isinstance(c, dict) and c.get("name") == "main"), None)
         base = {"name": "main", "image": LLM_IMAGE}
         if main is None:
-            containers.insert(0, (base, path))
+            containers.insert(0, (base, preset_main))
+            renames.append((preset_main, path))
+            foreign.append(
+                (
+                    preset_main,
+                    f"the main container is {preset}'s: the file has no container 'main' whose fields "
+                    "KServe merges over it",
+                )
+            )
             assumed.append("its main container")
         else:
             c, cpath = containers[main]
@@ -188,9 +201,16 @@ def _llm_pod(obj: K8sObject, path: tuple, role: str, replicas: int | None, prese
             containers[0 if main is None else main] = (c, cpath)
     volumes = listed(spec.get("volumes"), path + ("volumes",))
     if shm and not any(isinstance(v, dict) and v.get("name") == "dshm" for v, _ in volumes):
-        volumes.append(({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}}, path))
+        volumes.append(({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}}, preset_shm))
+        renames.append((preset_shm, path))
+        foreign.append(
+            (
+                preset_shm,
+                f"the /dev/shm emptyDir 'dshm' is {preset}'s: the file has no volume 'dshm' whose fields KServe "
+                "merges over it",
+            )
+        )
     pod_spec = dict(spec)
-    renames: list[tuple[tuple, tuple]] = [(path + ("metadata",), path)]
     annotations = dig(obj.data, "metadata", "annotations")
     device_class = annotations.get(MANAGED_DRA) if isinstance(annotations, dict) else None
     if isinstance(device_class, str) and device_class.strip():
@@ -224,6 +244,8 @@ def _llm_pod(obj: K8sObject, path: tuple, role: str, replicas: int | None, prese
     )
     if assumed:
         pod.cache["assumed"] = f"as KServe completes it{' with ' + preset if preset else ''}: " + ", ".join(assumed)
+    if foreign:
+        pod.cache["foreign"] = foreign
     return pod
 
 

@@ -124,9 +124,14 @@ def _model(obj: K8sObject) -> list[Pod]:
         pod.cache["assumed"] = (
             f"resource profile {name} as {'the config' if name in _configured else 'the KubeAI chart'} defines it"
         )
-        pod.fix_note = (
-            "KubeAI builds the container's resources from the resource profile: change resourceProfile or the profile"
-        )
+    # The Model has no field for the container's resources or the dshm volume's size: a fix would
+    # write into resourceProfile (a string), so none is offered.
+    pod.fix_note = (
+        "KubeAI builds the container's resources from the resource profile: change resourceProfile or the profile"
+        if found is not None
+        else "KubeAI builds the container's resources from resourceProfile, and the Model has no field for them "
+        "or for the /dev/shm emptyDir's size: set a resourceProfile"
+    )
     return [pod]
 
 

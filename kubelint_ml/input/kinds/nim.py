@@ -137,12 +137,15 @@ def _nim_service(obj: K8sObject, path: tuple, spec: Any, role: str) -> Pod | Non
         replicas,
         [(container, path), *_side(spec.get("sidecarContainers"), path + ("sidecarContainers",))],
         init=_side(spec.get("initContainers"), path + ("initContainers",)),
-        volumes=[({"name": "dshm", "emptyDir": shm}, shm_path)],
+        # the operator's volume, named under a path the file cannot have and renamed to the service's fields
+        volumes=[({"name": "dshm", "emptyDir": shm}, path + ("volumes", "dshm"))],
         metadata={"labels": spec.get("labels"), "annotations": spec.get("annotations")},
         renames=[
             (path + ("metadata",), path),
             (path + ("resourceClaims",), path + ("draResources",)),
-            (path + ("volumes", 0), shm_path),
+            # the dshm emptyDir's size is the service's storage.sharedMemorySizeLimit
+            (path + ("volumes", "dshm", "emptyDir", "sizeLimit"), path + ("storage", "sharedMemorySizeLimit")),
+            (path + ("volumes", "dshm"), shm_path),
         ],
     )
     if assumed:

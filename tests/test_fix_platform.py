@@ -1,0 +1,220 @@
+"""Fixes on the pods a controller builds from other fields (docs/kinds.md): each edit lands in the
+user's own field, or the fix is not offered and -v says why; pod-level resources stay valid."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kubelint_ml.cli import main
+
+
+def _fix(tmp_path: Path, text: str, *extra: str) -> tuple[str, str]:
+    """The file after ``check --fix --unsafe-fixes`` (and a second run, which must change nothing), and
+    the -v output of the first run."""
+    path = tmp_path / "m.yaml"
+    path.write_text(text)
+    r = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "-v", *extra, str(path)])
+    assert r.exit_code in (0, 1), r.output
+    after = path.read_text()
+    again = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", *extra, str(path)])
+    assert again.exit_code in (0, 1), again.output
+    assert path.read_text() == after
+    return after, r.output
+
+
+def _rules(tmp_path: Path, text: str) -> list[str]:
+    path = tmp_path / "check.yaml"
+    path.write_text(text)
+    r = CliRunner().invoke(main, ["check", "--format", "json", str(path)])
+    return sorted(f["rule"] for f in json.loads(r.output)["findings"])
+
+
+NIM = """\
+apiVersion: apps.nvidia.com/v1alpha1
+kind: NIMService
+metadata:
+  name: llm
+spec:
+  image:
+    repository: nvcr.io/nim/meta/llama-3.2-1b-instruct
+    tag: "1.12.0"
+  storage:
+    nimCache:
+      name: cache  # the model store
+  resources:
+    limits:
+      nvidia.com/gpu: 1
+"""
+
+
+def test_nim_service_shm_size_goes_to_shared_memory_size_limit(tmp_path: Path) -> None:
+    """The operator's dshm emptyDir is sized by storage.sharedMemorySizeLimit: the fix sets that (it
+    wrote an `emptyDir:` key into the NIMService's spec before, a field the CRD does not have)."""
+    after, _ = _fix(tmp_path, NIM)
+    assert after == NIM.replace(
+        "      name: cache  # the model store\n",
+        "      name: cache  # the model store\n    sharedMemorySizeLimit: 1Gi\n",
+    )
+    assert "emptydir-memory-unbounded" not in _rules(tmp_path, after)
+
+
+def test_nim_pipeline_service_shm_size_goes_to_its_storage(tmp_path: Path) -> None:
+    text = """\
+apiVersion: apps.nvidia.com/v1alpha1
+kind: NIMPipeline
+metadata:
+  name: p
+spec:
+  services:
+  - name: llm
+    enabled: true
+    spec:
+      image: {repository: nvcr.io/nim/x, tag: "1"}
+      resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    after, _ = _fix(tmp_path, text)
+    assert after == text + "      storage:\n        sharedMemorySizeLimit: 1Gi\n"
+
+
+def test_kubeai_model_gets_no_fix_in_resource_profile(tmp_path: Path) -> None:
+    """A Model has no field for the server's resources or its dshm size: no fix (it wrote
+    `resourceProfile: {emptyDir: {sizeLimit: 1Gi}}`, a string field, before)."""
+    text = """\
+apiVersion: kubeai.org/v1
+kind: Model
+metadata:
+  name: m
+spec:
+  features: [TextGeneration]
+  url: hf://x/y
+  engine: VLLM
+  minReplicas: 1
+"""
+    after, out = _fix(tmp_path, text)
+    assert after == text
+    assert (
+        "emptydir-memory-unbounded: not fixed: KubeAI builds the container's resources from resourceProfile, "
+        "and the Model has no field for them or for the /dev/shm emptyDir's size" in out
+    )
+
+
+LLM = """\
+apiVersion: serving.kserve.io/v1alpha1
+kind: LLMInferenceService
+metadata:
+  name: llm
+spec:
+  model:
+    uri: hf://meta-llama/Llama-3.1-70B-Instruct
+  template:
+    nodeSelector:
+      node.kubernetes.io/instance-type: p4d.24xlarge
+    containers:
+    - name: sidecar
+      image: busybox
+      resources:
+        limits:
+          nvidia.com/gpu: "8"
+"""
+
+
+def test_llm_inference_service_preset_main_container_is_not_edited(tmp_path: Path) -> None:
+    """The main container is the preset's: its memory limit went to spec.template.resources (the
+    pod-level resources) before; now only the user's own container is fixed, and -v says why."""
+    after, out = _fix(tmp_path, LLM)
+    assert after == LLM + "          memory: 475Gi\n"
+    assert "missing-memory-limit: not fixed: the main container is kserve-config-llm-template's" in out
+
+
+DGD = """\
+apiVersion: nvidia.com/v1beta1
+kind: DynamoGraphDeployment
+metadata:
+  name: dgd
+spec:
+  components:
+  - name: worker
+    sharedMemorySize: 64Mi
+    podTemplate:
+      spec:
+        priorityClassName: serving
+        nodeSelector:
+          node.kubernetes.io/instance-type: p4d.24xlarge
+        containers:
+        - name: main
+          image: vllm
+          command: ["torchrun", "--nproc_per_node=8", "serve.py"]
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+              memory: 500Gi
+"""
+
+
+def test_dynamo_component_shm_size_goes_to_shared_memory_size(tmp_path: Path) -> None:
+    """The operator's /dev/shm is sized by the component's sharedMemorySize: the fix raises it (and the
+    main container's memory limit by as much); it was refused before (the path went through the
+    string)."""
+    after, _ = _fix(tmp_path, DGD)
+    assert after == DGD.replace("sharedMemorySize: 64Mi", "sharedMemorySize: 8Gi").replace(
+        "memory: 500Gi", "memory: 520128Mi"
+    )
+    assert "shm-too-small-for-workers" not in _rules(tmp_path, after)
+
+
+POD_LEVEL = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: plr
+spec:
+  priorityClassName: x
+  resources:
+    requests:
+      memory: 40Gi
+    limits:
+      memory: 40Gi
+  containers:
+  - name: train
+    image: pytorch
+    command: ["torchrun", "--nproc_per_node=8", "train.py"]
+    resources:
+      requests:
+        memory: 40Gi
+      limits:
+        nvidia.com/gpu: 8
+        memory: 40Gi
+"""
+
+
+def test_shm_fix_raises_pod_level_memory_with_the_containers(tmp_path: Path) -> None:
+    """Raising the container's memory for the /dev/shm emptyDir raises the pod-level request and limit
+    by as much: before, the fixed pod had a container limit above the pod's and requests adding up past
+    the pod's request (pod-level-resources-invalid, rejected by the API server)."""
+    after, _ = _fix(tmp_path, POD_LEVEL)
+    assert after == POD_LEVEL.replace("memory: 40Gi", "memory: 48Gi") + (
+        "    volumeMounts:\n"
+        "    - name: dshm\n"
+        "      mountPath: /dev/shm\n"
+        "  volumes:\n"
+        "  - name: dshm\n"
+        "    emptyDir:\n"
+        "      medium: Memory\n"
+        "      sizeLimit: 8Gi\n"
+    )
+    assert "pod-level-resources-invalid" not in _rules(tmp_path, after)
+
+
+def test_pod_level_limit_rises_only_with_a_written_request_when_it_must(tmp_path: Path) -> None:
+    """A pod-level limit without a written request (it defaults to the containers' aggregate): the limit
+    rises by the volume's size, nothing else is written at pod level."""
+    text = POD_LEVEL.replace(
+        "    requests:\n      memory: 40Gi\n    limits:\n      memory: 40Gi\n", "    limits:\n      memory: 64Gi\n"
+    )
+    after, _ = _fix(tmp_path, text)
+    assert "    limits:\n      memory: 72Gi\n" in after
+    assert after.count("memory: 48Gi") == 2
+    assert "pod-level-resources-invalid" not in _rules(tmp_path, after)
