@@ -218,3 +218,48 @@ def test_pod_level_limit_rises_only_with_a_written_request_when_it_must(tmp_path
     assert "    limits:\n      memory: 72Gi\n" in after
     assert after.count("memory: 48Gi") == 2
     assert "pod-level-resources-invalid" not in _rules(tmp_path, after)
+
+
+RAY = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: rc
+spec:
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        priorityClassName: x
+        containers:
+        - name: ray-head
+          image: rayproject/ray
+          volumeMounts:
+          - name: shared-mem
+            mountPath: /dev/shm
+        volumes:
+        - name: shared-mem
+          emptyDir:
+            medium: Memory
+"""
+
+
+def test_ray_dev_shm_size_holds_the_object_store(tmp_path: Path) -> None:
+    """A Ray node's /dev/shm is sized so that Ray's object store fits (at most max(10 GB, 95% of
+    /dev/shm) by default): 11Gi, not the 1Gi fixSizeLimit, which put the store on disk once the
+    container had a memory limit (ray-object-store-exceeds-shm after the fix)."""
+    after, _ = _fix(tmp_path, RAY)
+    assert after == RAY + "            sizeLimit: 11Gi\n"
+    explicit = RAY.replace("rayStartParams: {}", "rayStartParams: {object-store-memory: '20000000000'}")
+    after, _ = _fix(tmp_path, explicit)
+    assert after == explicit + "            sizeLimit: 19Gi\n"  # whole Gi above 20 GB
+    # with a memory limit the store is 30% of it, capped by the 11Gi /dev/shm: no finding
+    limited = (
+        RAY.replace(
+            "          image: rayproject/ray\n",
+            "          image: rayproject/ray\n          resources: {limits: {memory: 1000Gi}}\n",
+        )
+        + "            sizeLimit: 11Gi\n"
+    )
+    assert "ray-object-store-exceeds-shm" not in _rules(tmp_path, limited)
+    assert "ray-object-store-exceeds-shm" in _rules(tmp_path, limited.replace("sizeLimit: 11Gi", "sizeLimit: 1Gi"))

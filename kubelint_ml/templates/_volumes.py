@@ -21,6 +21,7 @@ import posixpath
 from fractions import Fraction
 from typing import Any
 
+from kubelint_ml.input.objects import dig
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import container_limits
@@ -248,6 +249,42 @@ def is_kuberay_pod(tpl: PodTemplate) -> bool:
     if (obj.group, obj.kind) not in _KUBERAY:
         return False
     return "headGroupSpec" in tpl.path or "workerGroupSpecs" in tpl.path
+
+
+def ray_bytes(value: Any) -> int | None:
+    """``object-store-memory`` as Ray's CLI reads it: a whole number of bytes."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value > 0 else None
+    if isinstance(value, str) and value.strip().isdigit():
+        n = int(value.strip())
+        return n if n > 0 else None
+    return None
+
+
+# Ray's default object store is at most max(10 GB, 95% of /dev/shm) (ray_object_store_shm): a /dev/shm
+# of 11Gi (11.8 GB) always holds it.
+RAY_DEFAULT_SHM = 11 * 2**30
+
+
+def ray_shm_floor(tpl: PodTemplate, volume: VolumeView) -> Fraction | None:
+    """The least size of ``volume`` that holds Ray's object store, when a KubeRay pod's Ray container
+    mounts it at /dev/shm (Ray puts the store on disk, or does not start, when /dev/shm is not larger
+    than it); None otherwise."""
+    if not is_kuberay_pod(tpl) or not tpl.containers:
+        return None
+    mount = shm_mount(tpl.containers[0])
+    if mount is None or mount[1] != volume.name:
+        return None
+    start = dig(tpl.obj.data, *tpl.path[:-1], "rayStartParams")
+    start = start if isinstance(start, dict) else {}
+    if "plasma-directory" in start:
+        return None
+    explicit = ray_bytes(start.get("object-store-memory"))
+    if explicit is None:
+        return Fraction(RAY_DEFAULT_SHM)
+    return Fraction((explicit // 2**30 + 1) * 2**30)  # whole Gi, larger than the store
 
 
 def names(items: list[str], limit: int = 3) -> str:

@@ -6,7 +6,14 @@ from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._cluster import default_for
 from kubelint_ml.templates._common import resources_unknown
-from kubelint_ml.templates._volumes import MEMORY, empty_dir_of, memory_limit, names, pod_level_memory_limit
+from kubelint_ml.templates._volumes import (
+    MEMORY,
+    empty_dir_of,
+    memory_limit,
+    names,
+    pod_level_memory_limit,
+    ray_shm_floor,
+)
 
 UNIT = "volume"
 DEFAULTS: dict = {}
@@ -53,6 +60,6 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             f"to the node's allocatable memory (the kubelet caps it at the pod's memory limit only when every "
             f"container has one), so what is written there is RAM nothing bounds and can exhaust the node. Set "
             f"emptyDir.sizeLimit, and a memory limit on {who} that leaves room for it",
-            fix=_fixes.memory_size_limit(tpl, v.path, ed.mounted_by(), params),
+            fix=_fixes.memory_size_limit(tpl, v.path, ed.mounted_by(), params, ray_shm_floor(tpl, v)),
         )
     ]

@@ -16,12 +16,19 @@ at the container's memory limit too.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.input.objects import dig
 from kubelint_ml.templates._common import requests_limits
-from kubelint_ml.templates._volumes import MEMORY, empty_dirs, is_kuberay_pod, shm_mount, size, volume_named
+from kubelint_ml.templates._volumes import (
+    MEMORY,
+    empty_dirs,
+    is_kuberay_pod,
+    ray_bytes,
+    shm_mount,
+    size,
+    volume_named,
+)
 
 UNIT = "podTemplate"
 DEFAULTS: dict = {}
@@ -31,18 +38,6 @@ _SLOW_STORAGE_THRESHOLD = 10**10  # REQUIRE_SHM_SIZE_THRESHOLD
 _DEFAULT_CAP = 200 * 10**9  # DEFAULT_OBJECT_STORE_MAX_MEMORY_BYTES
 _DEFAULT_PROPORTION = Fraction(3, 10)  # DEFAULT_OBJECT_STORE_MEMORY_PROPORTION
 _ALLOW_SLOW = "RAY_OBJECT_STORE_ALLOW_SLOW_STORAGE"
-
-
-def _bytes(value: Any) -> int | None:
-    """``object-store-memory`` as Ray's CLI reads it: a whole number of bytes."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if value > 0 else None
-    if isinstance(value, str) and value.strip().isdigit():
-        n = int(value.strip())
-        return n if n > 0 else None
-    return None
 
 
 def _allows_slow_storage(container: dict) -> bool:
@@ -63,7 +58,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if "plasma-directory" in start:
         return None  # the user put the store elsewhere
     ray = tpl.containers[0]  # KubeRay's Ray container
-    explicit = _bytes(start.get("object-store-memory"))
+    explicit = ray_bytes(start.get("object-store-memory"))
     mount = shm_mount(ray)
     if explicit is None and mount is None:
         # Ray's default store is at most 30% of the memory limit, and KubeRay's /dev/shm is that
