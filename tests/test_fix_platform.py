@@ -263,3 +263,35 @@ def test_ray_dev_shm_size_holds_the_object_store(tmp_path: Path) -> None:
     )
     assert "ray-object-store-exceeds-shm" not in _rules(tmp_path, limited)
     assert "ray-object-store-exceeds-shm" in _rules(tmp_path, limited.replace("sizeLimit: 11Gi", "sizeLimit: 1Gi"))
+
+
+def test_pod_with_a_pod_level_memory_request_gets_a_pod_level_limit(tmp_path: Path) -> None:
+    """A container limit from the GPU share made the container's request (defaulted to it) add up past
+    the pod-level request (pod-level-resources-invalid); the fix sets the pod-level limit instead."""
+    text = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: plr
+spec:
+  priorityClassName: x
+  nodeSelector:
+    node.kubernetes.io/instance-type: p4d.24xlarge
+  resources:
+    requests:
+      memory: 40Gi
+  containers:
+  - name: train
+    image: pytorch
+    resources:
+      limits:
+        nvidia.com/gpu: 8
+"""
+    after, _ = _fix(tmp_path, text)
+    assert after == text.replace("      memory: 40Gi\n", "      memory: 40Gi\n    limits:\n      memory: 951Gi\n")
+    assert "pod-level-resources-invalid" not in _rules(tmp_path, after)
+    # a share below the pod-level request: no fix, and -v says why
+    low = text.replace("      memory: 40Gi\n", "      memory: 1000Gi\n")
+    after, out = _fix(tmp_path, low)
+    assert after == low
+    assert "no fix for the pod-level memory limit: the pod's GPU share less headroom (951Gi) is below" in out

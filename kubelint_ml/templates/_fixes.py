@@ -260,11 +260,54 @@ def _container_changes(c: ContainerView, request: Fraction | None, limit: Fracti
     return tuple(out)
 
 
+def _pod_request_only(tpl: PodTemplate) -> Fraction | None:
+    """The pod-level memory request of a pod whose pod-level resources (in force) set no memory limit."""
+    if not isinstance(tpl.spec.get("resources"), dict):
+        return None
+    pod = pod_level(tpl)
+    if pod is None or "memory" in pod[1]:
+        return None
+    return pod[0].get("memory")
+
+
+def pod_memory_limit(tpl: PodTemplate, request: Fraction, ctx: Any, params: dict) -> Fix | None:
+    """A pod-level memory limit for a pod with a pod-level memory request: the GPU share less headroom.
+    Container limits would not do: their requests, defaulted to them, add up past the pod-level request,
+    which the API server rejects."""
+    share = _share(tpl, ctx)
+    if isinstance(share, str):
+        _note(ctx, tpl, "the pod-level memory limit", share)
+        return None
+    headroom = Fraction(str(params.get("fixHeadroom", DEFAULT_HEADROOM)))
+    budget = share[0] * (1 - headroom)
+    limit = Fraction(math.floor(budget / MI) * MI) if budget < 10 * GI else Fraction(math.floor(budget / GI) * GI)
+    highest = max((requests_limits(c)[1].get("memory", Fraction(0)) for c in tpl.all_containers), default=Fraction(0))
+    if limit < request or limit < highest:
+        _note(
+            ctx,
+            tpl,
+            "the pod-level memory limit",
+            f"the pod's GPU share less headroom ({amount_exact(limit)}) is below its pod-level memory request or a "
+            "container's memory limit",
+        )
+        return None
+    return Fix(
+        f"set the pod-level memory limit to {amount_exact(limit)}",
+        UNSAFE,
+        f"GPU share of node memory: {share[1]}, less {float(headroom) * 100:g}% headroom",
+        (put(tpl.spec_path + ("resources", "limits", "memory"), amount_exact(limit)),),
+    )
+
+
 def container_memory(tpl: PodTemplate, c: ContainerView, ctx: Any, params: dict) -> Fix | None:
-    """A memory limit (and, from usage, a request) for one container that has none."""
+    """A memory limit (and, from usage, a request) for one container that has none; the pod-level
+    limit for a pod with a pod-level memory request."""
     requests, limits = requests_limits(c)
     if "memory" in limits:
         return None
+    pod_request = _pod_request_only(tpl)
+    if pod_request is not None:
+        return pod_memory_limit(tpl, pod_request, ctx, params)
     plan = memory_plan(tpl, ctx, params)
     if isinstance(plan, str):
         _note(ctx, tpl, f"memory of {c.describe()}", plan)
