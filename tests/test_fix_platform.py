@@ -295,3 +295,36 @@ spec:
     after, out = _fix(tmp_path, low)
     assert after == low
     assert "no fix for the pod-level memory limit: the pod's GPU share less headroom (951Gi) is below" in out
+
+
+def test_tekton_v1_sidecar_memory_goes_to_compute_resources(tmp_path: Path) -> None:
+    """A v1 Sidecar's resources are computeResources, as a v1 Step's: the fix wrote `resources`, a field
+    v1 does not have, for a sidecar that had neither."""
+    text = """\
+apiVersion: tekton.dev/v1
+kind: TaskRun
+metadata:
+  name: tr
+spec:
+  podTemplate:
+    nodeSelector:
+      node.kubernetes.io/instance-type: p4d.24xlarge
+    priorityClassName: x
+  taskSpec:
+    steps:
+    - name: train
+      image: pytorch
+      computeResources:
+        limits:
+          nvidia.com/gpu: 8
+    sidecars:
+    - name: side
+      image: busybox
+"""
+    after, _ = _fix(tmp_path, text)
+    assert after == text.replace(
+        "          nvidia.com/gpu: 8\n", "          nvidia.com/gpu: 8\n          memory: 475Gi\n"
+    ) + ("      computeResources:\n        limits:\n          memory: 475Gi\n")
+    beta = text.replace("tekton.dev/v1\n", "tekton.dev/v1beta1\n").replace("computeResources", "resources")
+    after, _ = _fix(tmp_path, beta)
+    assert after.endswith("      image: busybox\n      resources:\n        limits:\n          memory: 475Gi\n")

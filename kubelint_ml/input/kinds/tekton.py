@@ -61,8 +61,10 @@ def _tekton_task(obj: K8sObject, path: tuple, role: str, shared: bool) -> Pod | 
         renames.append((spath + ("resources",), spath + (key,)))
     for i, sc in enumerate(spec.get("sidecars") or [] if isinstance(spec.get("sidecars"), list) else []):
         scpath = path + ("sidecars", i)
-        if isinstance(sc, dict) and "computeResources" in sc:
-            sc = {**sc, "resources": sc["computeResources"]}
+        # a v1 Sidecar's resources are computeResources (v1beta1: resources), as a step's
+        if isinstance(sc, dict) and _resources_key(sc, v1) == "computeResources":
+            if "computeResources" in sc:
+                sc = {**sc, "resources": sc["computeResources"]}
             renames.append((scpath + ("resources",), scpath + ("computeResources",)))
         containers.append((sc, scpath))
     return Pod(
