@@ -311,6 +311,24 @@ def test_a_kustomization_that_does_not_build_is_a_render_error(tmp_path: Path) -
     assert r.stdout.rstrip().endswith("1 error in 1 of 1 file")
 
 
+@needs_kustomize
+def test_fix_leaves_a_kustomize_base_and_says_why(tmp_path: Path) -> None:
+    """A finding mapped back to a base is not fixed there (its paths are the build's): the file is left
+    as it is, JSON gives the reason instead of edits, and -v says it is rendered output (it said the
+    file could not be read again)."""
+    shutil.copytree(KUSTOMIZE_DIR, tmp_path / "k")
+    base = tmp_path / "k" / "base" / "job.yaml"
+    before = base.read_bytes()
+    r = check(["k", "--fix", "--unsafe-fixes", "-v"], tmp_path)
+    assert r.exit_code == 1
+    assert base.read_bytes() == before
+    assert "k/base/job.yaml: not fixed: the finding is in rendered output (helm template, kustomize)" in r.output
+    assert "cannot be read again" not in r.output
+    r = check(["k", "--unsafe-fixes", "-f", "json"], tmp_path)
+    fixes = [f["fix"] for f in json.loads(r.stdout)["findings"] if f.get("fix")]
+    assert fixes and all("rendered output" in x["unfixable"] and "edits" not in x for x in fixes)
+
+
 def test_kustomization_without_the_tools_is_one_render_error(tmp_path: Path) -> None:
     shutil.copytree(KUSTOMIZE_DIR, tmp_path / "k")
     r = check(["k", "-f", "json"], tmp_path, env={"PATH": str(tmp_path / "none")})

@@ -77,6 +77,9 @@ def resolve_all(findings: list[Finding], read: Callable[[str], bytes | None]) ->
     by_file: dict[str, list[Finding]] = {}
     for f in findings:
         if f.fix is not None and not f.fix.resolved:
+            if rendered(f):  # mapped back to a template or a base: not edited, whether or not it is read
+                f.fix.resolved, f.fix.edits, f.fix.unfixable = True, (), RENDERED
+                continue
             by_file.setdefault(f.file, []).append(f)
     for file, group in by_file.items():
         data = read(file)

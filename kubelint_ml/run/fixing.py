@@ -100,8 +100,14 @@ def apply_fixes(
     for f in result.suppressed:
         supp_by_file.setdefault(f.file, []).append(f)
     work: list[tuple[str, bytes, list[Finding], list[Finding]]] = []
+    from kubelint_ml.fix.apply import RENDERED, rendered
+
     for file, findings in by_file.items():
-        if not any(f.fix is not None and f.fix.applies(unsafe) for f in findings):
+        fixable = [f for f in findings if f.fix is not None and f.fix.applies(unsafe)]
+        if not fixable:
+            continue
+        if all(rendered(f) for f in fixable):  # a chart's template or a kustomize base: not this run's file
+            report.notes.append(f"{file}: not fixed: {RENDERED}")
             continue
         data = read(file)
         if data is None:
