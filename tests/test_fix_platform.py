@@ -328,3 +328,38 @@ spec:
     beta = text.replace("tekton.dev/v1\n", "tekton.dev/v1beta1\n").replace("computeResources", "resources")
     after, _ = _fix(tmp_path, beta)
     assert after.endswith("      image: busybox\n      resources:\n        limits:\n          memory: 475Gi\n")
+
+
+def test_nim_sidecar_and_init_containers_get_no_resources(tmp_path: Path) -> None:
+    """NIMContainerSpec has no resources: a memory limit written there is not the operator's field (the
+    API server prunes it); the main container's is set, and -v says why the others are not."""
+    text = """\
+apiVersion: apps.nvidia.com/v1alpha1
+kind: NIMService
+metadata:
+  name: llm
+spec:
+  image:
+    repository: nvcr.io/nim/meta/llama-3.2-1b-instruct
+    tag: "1.12.0"
+  nodeSelector:
+    node.kubernetes.io/instance-type: p4d.24xlarge
+  storage:
+    sharedMemorySizeLimit: 1Gi
+  resources:
+    limits:
+      nvidia.com/gpu: 1
+  sidecarContainers:
+  - name: proxy
+    image: {repository: envoy, tag: "1"}
+  initContainers:
+  - name: warm
+    image: {repository: busybox, tag: "1"}
+"""
+    after, out = _fix(tmp_path, text)
+    assert after == text.replace("      nvidia.com/gpu: 1\n", "      nvidia.com/gpu: 1\n      memory: 59Gi\n")
+    assert (
+        "missing-memory-limit: not fixed: a NIMService's sidecarContainers entries have no resources or "
+        "volumeMounts (NIMContainerSpec)" in out
+    )
+    assert "missing-memory-limit: not fixed: a NIMService's initContainers entries have no resources" in out

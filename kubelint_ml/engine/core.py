@@ -279,7 +279,9 @@ class Engine:
                     severity = hit.severity
                     if severity is None or rule.id in self.overrides:  # the config's severity wins
                         severity = self.severity_for(rule, unit)
-                    if unit.tpl is not None and (unit.tpl.renames or unit.tpl.fix_note):
+                    if unit.tpl is not None and (
+                        unit.tpl.renames or unit.tpl.fix_note or (hit.fix is not None and "foreign" in unit.tpl.cache)
+                    ):
                         _to_the_users_fields(hit, unit.tpl)
                     f = self.finding_at(
                         obj,

@@ -150,6 +150,15 @@ def _nim_service(obj: K8sObject, path: tuple, spec: Any, role: str) -> Pod | Non
     )
     if assumed:
         pod.cache["assumed"] = "as the NIM operator completes it: " + ", ".join(assumed)
+    # NIMContainerSpec (sidecarContainers, initContainers) has name, image, command, args, env and
+    # workingDir only: no resources or volumeMounts for a fix to set.
+    side = [
+        (path + (key, i), f"a NIMService's {key} entries have no resources or volumeMounts (NIMContainerSpec)")
+        for key in ("sidecarContainers", "initContainers")
+        for i in range(len(spec[key]) if isinstance(spec.get(key), list) else 0)
+    ]
+    if side:
+        pod.cache["foreign"] = side
     return pod
 
 
