@@ -363,3 +363,35 @@ spec:
         "volumeMounts (NIMContainerSpec)" in out
     )
     assert "missing-memory-limit: not fixed: a NIMService's initContainers entries have no resources" in out
+
+
+def test_hami_shared_gpus_get_no_memory_from_a_gpu_share(tmp_path: Path) -> None:
+    """nvidia.com/gpu: 2 with HAMi's gpumem and gpucores is two slices of shared GPUs, not 2 of the node's 8:
+    the memory fix sized it as 2/8 of the node (425Gi); now no fix, and -v says why."""
+    text = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: vgpu
+spec:
+  priorityClassName: x
+  nodeSelector:
+    node.kubernetes.io/instance-type: p4d.24xlarge
+  containers:
+  - name: c
+    image: ubuntu
+    resources:
+      limits:
+        nvidia.com/gpu: 2
+        nvidia.com/gpumem: 3000
+        nvidia.com/gpucores: 30
+"""
+    after, out = _fix(tmp_path, text)
+    assert after == text
+    assert (
+        "no fix for memory of container 'c': the pod asks for nvidia.com/gpumem beside its devices: they are "
+        "shared (HAMi, a shared GPU), so its share of the node is not known" in out
+    )
+    plain = text.replace("        nvidia.com/gpumem: 3000\n        nvidia.com/gpucores: 30\n", "")
+    after, _ = _fix(tmp_path, plain)
+    assert after == plain.replace("        nvidia.com/gpu: 2\n", "        nvidia.com/gpu: 2\n        memory: 237Gi\n")

@@ -164,6 +164,12 @@ def _share(tpl: PodTemplate, ctx: Any) -> tuple[Fraction, str] | str:
         return "the pod uses no counted accelerator, so it has no GPU share of a node to size memory from"
     if any(is_slice(r) for r in accel):
         return "the pod requests GPU slices; its share of the node depends on the partitioning"
+    shared = _device_amount(tpl, accel)
+    if shared is not None:
+        return (
+            f"the pod asks for {shared} beside its devices: they are shared (HAMi, a shared GPU), so its share of "
+            "the node is not known"
+        )
     if counted_at_most(tpl):
         devices = template_devices(tpl)
         if devices is not None and devices.alternatives:
@@ -194,6 +200,25 @@ def _share(tpl: PodTemplate, ctx: Any) -> tuple[Fraction, str] | str:
     if best is None:
         return "no candidate node type fits the pod's accelerators"
     return best
+
+
+_AMOUNT_WORDS = ("mem", "core", "percent")
+
+
+def _device_amount(tpl: PodTemplate, accel: dict) -> str | None:
+    """A resource of an accelerator's vendor that is an amount of a device (its memory, cores or a
+    percentage: HAMi's ``nvidia.com/gpumem``, ``nvidia.com/gpucores``, ``hygon.com/dcumem``,
+    ``huawei.com/Ascend910B-memory``, Intel's ``gpu.intel.com/millicores``): the devices are shared."""
+    domains = {r.split("/", 1)[0] for r in accel if "/" in r}
+    for c in tpl.all_containers:
+        for part in requests_limits(c):
+            for name in part:
+                if name in accel or "/" not in name:
+                    continue
+                domain, _, base = name.partition("/")
+                if domain in domains and any(w in base.lower() for w in _AMOUNT_WORDS):
+                    return name
+    return None
 
 
 def memory_plan(tpl: PodTemplate, ctx: Any, params: dict) -> dict[int, tuple[Fraction | None, Fraction, str]] | str:
