@@ -395,3 +395,19 @@ spec:
     plain = text.replace("        nvidia.com/gpumem: 3000\n        nvidia.com/gpucores: 30\n", "")
     after, _ = _fix(tmp_path, plain)
     assert after == plain.replace("        nvidia.com/gpu: 2\n", "        nvidia.com/gpu: 2\n        memory: 237Gi\n")
+
+
+def test_operator_shm_sizes_in_decimal_bytes_are_respelled_where_written(tmp_path: Path) -> None:
+    """`2GB` in a NIMService's sharedMemorySizeLimit or a Dynamo component's sharedMemorySize: the
+    invalid-quantity fix writes `2G` there (it was refused: its path went through the scalar)."""
+    after, _ = _fix(
+        tmp_path,
+        NIM.replace("      name: cache  # the model store\n", "      name: cache\n    sharedMemorySizeLimit: 2GB\n"),
+        "--select",
+        "invalid-quantity",
+    )
+    assert "    sharedMemorySizeLimit: 2G\n" in after
+    after, _ = _fix(
+        tmp_path, DGD.replace("sharedMemorySize: 64Mi", "sharedMemorySize: 16GB"), "--select", "invalid-quantity"
+    )
+    assert after == DGD.replace("sharedMemorySize: 64Mi", "sharedMemorySize: 16G")
