@@ -411,3 +411,68 @@ def test_operator_shm_sizes_in_decimal_bytes_are_respelled_where_written(tmp_pat
         tmp_path, DGD.replace("sharedMemorySize: 64Mi", "sharedMemorySize: 16GB"), "--select", "invalid-quantity"
     )
     assert after == DGD.replace("sharedMemorySize: 64Mi", "sharedMemorySize: 16G")
+
+
+HELM_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: "{{ .Values.name }}"
+spec:
+  priorityClassName: x
+  nodeSelector:
+    node.kubernetes.io/instance-type: p4d.24xlarge
+  containers:
+  - name: c
+    image: x
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+"""
+
+
+def test_fixes_shared_by_workers_report_as_a_sequential_run(tmp_path: Path) -> None:
+    """With --jobs, a file left unchanged (its fix refused: a Helm directive) is reported as a sequential
+    run reports it: not marked fixable (the workers' reasons came back), and the same files written."""
+    outputs = []
+    for jobs in ("1", "2"):
+        root = tmp_path / jobs
+        root.mkdir()
+        for i in range(20):
+            (root / f"p{i:02}.yaml").write_text(LLM.replace("name: llm", f"name: llm{i}"))
+        (root / "zz.yaml").write_text(HELM_POD)
+        r = CliRunner().invoke(main, ["check", "--fix", "--unsafe-fixes", "-j", jobs, str(root)])
+        assert r.exit_code == 1, r.output
+        outputs.append((r.output.replace(str(root), "ROOT"), sorted(p.read_text() for p in root.iterdir())))
+    assert outputs[0] == outputs[1]
+    text, files = outputs[1]
+    assert "[*]" not in text.split("zz.yaml")[1]
+    assert HELM_POD in files
+
+
+def test_argo_parameters_are_not_taken_for_a_helm_template(tmp_path: Path) -> None:
+    """Argo substitutes {{...}} itself: a workflow whose args use its parameters gets its fixes (the
+    whole document was refused as a Helm template); a Pod with a quoted directive still does not."""
+    text = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: gpu-
+spec:
+  entrypoint: train
+  templates:
+  - name: train
+    nodeSelector:
+      node.kubernetes.io/instance-type: p4d.24xlarge
+    container:
+      image: nvcr.io/nvidia/pytorch:24.05-py3
+      args: ["--epochs={{workflow.parameters.epochs}}"]
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+"""
+    after, _ = _fix(tmp_path, text)
+    assert after == text + "          memory: 118Gi\n"
+    after, out = _fix(tmp_path, HELM_POD)
+    assert after == HELM_POD
+    assert "not fixed: the document holds a Helm/Go template directive" in out

@@ -312,7 +312,7 @@ class Text:
         if index >= len(self.docs) or self.docs[index].root is None:
             raise Refused("the document was not found")
         d = self.docs[index]
-        if d.helm:
+        if d.helm and not _own_braces(d.root):
             raise Refused("the document holds a Helm/Go template directive ({{ ... }})")
         return d
 
@@ -669,6 +669,15 @@ def _child(node: Node, key: Any) -> tuple[Node, Node] | None:
         if k.kind == "scalar" and k.value == want:
             return k, v
     return None
+
+
+def _own_braces(root: Node) -> bool:
+    """An Argo object (``argoproj.io``): Argo substitutes ``{{...}}`` itself (its parameters and
+    variables), and in a document read as YAML they are text of the workflow's, not a template's."""
+    if root.kind != "map":
+        return False
+    pair = _child(root, "apiVersion")
+    return pair is not None and pair[1].kind == "scalar" and str(pair[1].value).startswith("argoproj.io/")
 
 
 def _is_null(node: Node) -> bool:

@@ -200,18 +200,18 @@ def _fix_all(work: list, fix_one: Callable, jobs: int) -> list[FileOutcome]:
 
         out = []
         for n, i, after, rows, supp, fixed, rounds, notes in part:
-            file, before, _, _ = work[spans[n][0] + i]
+            file, before, mine, my_supp = work[spans[n][0] + i]
+            found = rebuild(rows, shared)
+            if after is None:
+                # Unchanged: the run's own findings stay, with what the worker learnt of their fixes
+                # (why one could not be made), as a sequential run leaves them.
+                for f, theirs in zip(mine, found):
+                    f.fix = theirs.fix
+                found, supp_found = mine, my_supp
+            else:
+                supp_found = rebuild(supp, shared)
             out.append(
-                FileOutcome(
-                    file,
-                    before,
-                    before if after is None else after,
-                    rebuild(rows, shared),
-                    rebuild(supp, shared),
-                    fixed,
-                    rounds,
-                    notes,
-                )
+                FileOutcome(file, before, before if after is None else after, found, supp_found, fixed, rounds, notes)
             )
         return out
 
