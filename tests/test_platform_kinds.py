@@ -484,3 +484,54 @@ def test_train_job_without_resources_or_its_runtime(tmp_path: Path) -> None:
     train_job.data["spec"]["runtimePatches"] = [{"trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": 3}}}}]
     [tpl] = Context(facts=facts).templates(train_job)
     assert "nodeSelector" not in tpl.spec
+
+
+def test_a_partial_gpu_pod_template_is_said_not_passed_in_silence(tmp_path: Path) -> None:
+    # spark-rapids-examples' executor pod template (dockerfile/gpu_executor_template.yaml): Spark fills in the
+    # image, so the rules about missing fields leave it alone; its GPU is said at the field that asks for it
+    found = [
+        (f["rule"], f["line"], f["severity"], f["path"], f["message"])
+        for f in findings(FIXTURES / "spark-rapids-gpu-executor-template.yaml")
+    ]
+    assert found == [
+        (
+            "accelerator-workload-not-judged",
+            22,
+            "info",
+            'spec.containers[0].resources.limits["nvidia.com/gpu"]',
+            "asks for nvidia.com/gpu in a partial pod template (container 'executor' has no image): "
+            "its pod was not fully judged",
+        )
+    ]
+    # a kustomize patch that only changes the image or cpu of a CPU pod says nothing
+    patch = tmp_path / "patch.yaml"
+    patch.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: w\n        resources:\n          limits:\n            cpu: 2\n"
+    )
+    assert lint(patch) == []
+    # the completed pod is judged as usual, and the not-judged finding goes away
+    whole = tmp_path / "whole.yaml"
+    whole.write_text(
+        (FIXTURES / "spark-rapids-gpu-executor-template.yaml")
+        .read_text()
+        .replace("    - name: executor\n", "    - name: executor\n      image: nvcr.io/nvidia/spark:25.02\n")
+        .replace("kind: Pod\n", "kind: Pod\nmetadata:\n  name: executor\n")
+    )
+    assert "accelerator-workload-not-judged" not in {rule for rule, _, _ in lint(whole)}
+    assert {"besteffort-qos", "missing-memory-limit"} <= {rule for rule, _, _ in lint(whole)}
+
+
+def test_no_memory_fix_note_blames_the_gpu_share_when_every_container_asks_for_memory(tmp_path: Path) -> None:
+    # a container with a memory request and no limit: its fix needs the peak, not the node's GPU share
+    path = tmp_path / "frontend.yaml"
+    path.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: f\nspec:\n  selector: {}\n  template:\n"
+        "    spec:\n      priorityClassName: p\n      containers:\n      - name: main\n        image: x\n"
+        "        resources:\n          requests: {cpu: '16', memory: 128Gi}\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-v"], capture_output=True, text=True, timeout=120
+    )
+    assert "no fix for memory limit of container 'main': it has a memory request; its peak is not known" in r.stderr
+    assert "GPU share leaves no memory" not in r.stderr + r.stdout
