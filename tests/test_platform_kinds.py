@@ -535,3 +535,29 @@ def test_no_memory_fix_note_blames_the_gpu_share_when_every_container_asks_for_m
     )
     assert "no fix for memory limit of container 'main': it has a memory request; its peak is not known" in r.stderr
     assert "GPU share leaves no memory" not in r.stderr + r.stdout
+
+
+def test_a_placeholder_count_of_a_device_no_rule_reads_quiets_no_rule(tmp_path: Path) -> None:
+    # awsome-distributed-training's FSDP PyTorchJobs: GPU and EFA counts left to envsubst, no memory at all
+    path = tmp_path / "fsdp.yaml"
+    path.write_text(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: fsdp\nspec:\n  pytorchReplicaSpecs:\n"
+        "    Worker:\n      replicas: $NUM_NODES\n      template:\n        spec:\n          priorityClassName: p\n"
+        "          containers:\n            - name: pytorch\n              image: ${IMAGE_URI}\n"
+        "              resources:\n                requests:\n                  nvidia.com/gpu: $GPU_PER_NODE\n"
+        "                  vpc.amazonaws.com/efa: $EFA_PER_NODE\n                limits:\n"
+        "                  nvidia.com/gpu: $GPU_PER_NODE\n                  vpc.amazonaws.com/efa: $EFA_PER_NODE\n"
+    )
+    found = [(f["rule"], f["line"], f["severity"]) for f in findings(path)]
+    assert found == [
+        ("besteffort-qos", 10, "error"),
+        ("missing-memory-request", 16, "warning"),
+        ("missing-memory-limit", 19, "error"),
+    ]
+    # a placeholder memory still leaves the memory rules quiet
+    path.write_text(
+        path.read_text().replace(
+            "                limits:\n", "                  memory: $MEM\n                limits:\n"
+        )
+    )
+    assert [f["rule"] for f in findings(path)] == []

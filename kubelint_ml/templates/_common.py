@@ -27,7 +27,6 @@ from kubelint_ml.k8s.resources import (
     PodLevelGates,
     accelerator_requests,
     container_requests_limits,
-    is_accelerator_resource,
     placeholder_accelerators,
     pod_level_resources,
 )
@@ -207,12 +206,13 @@ def why_resources_unknown(tpl: PodTemplate) -> str:
 
 def _any_unjudgeable(tpl: PodTemplate) -> bool:
     """Some quantity of the template is invalid, an unrendered placeholder or negative; judged by value,
-    without building :func:`quantity_fields` (most templates have no such quantity). An accelerator count
-    that is a placeholder is not one: the other resources are known, and the rules that need the count
-    ask :func:`uncounted_accelerators`."""
+    without building :func:`quantity_fields` (most templates have no such quantity). A count of an
+    extended resource that is a placeholder is not one: the cpu, memory and storage are known. An
+    accelerator's (``nvidia.com/gpu: $GPUS``) is asked for by the rules that need it
+    (:func:`uncounted_accelerators`); another device's (``vpc.amazonaws.com/efa: PLACEHOLDER_NUM_EFA``)
+    is read by no rule these quiet."""
     return any(
-        not _judgeable(raw) and not (is_placeholder(raw) and is_accelerator_resource(str(name)))
-        for _, _, name, raw in _quantities(tpl)
+        not _judgeable(raw) and not (is_placeholder(raw) and "/" in str(name)) for _, _, name, raw in _quantities(tpl)
     )
 
 
