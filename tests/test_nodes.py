@@ -85,7 +85,7 @@ def test_aks_formulas():
 
 def test_catalog_rows_exact():
     c = catalog()
-    assert len(c) == 120
+    assert len(c) == 122
     p4d = c["p4d.24xlarge"]
     assert p4d == NodeType(
         name="p4d.24xlarge",
@@ -152,7 +152,7 @@ def test_catalog_file_documents_rules_and_loads_once():
     assert nodes._entries() is nodes._entries()
     c = catalog()
     c.clear()  # callers get a copy
-    assert len(catalog()) == 120
+    assert len(catalog()) == 122
 
 
 def test_the_catalog_rows_are_the_yaml():
@@ -200,9 +200,9 @@ def test_unknown_instance_type_is_unresolved():
         "node.kubernetes.io/instance-type=m5.large is not in the built-in GPU catalog",
     )
     # one unknown value among In candidates: it might be the smallest
-    pod = affinity(expr("node.kubernetes.io/instance-type", "In", "p5.48xlarge", "p6-b300.48xlarge"))
+    pod = affinity(expr("node.kubernetes.io/instance-type", "In", "p5.48xlarge", "p6e-gb300.36xlarge"))
     node, how = resolve_node_type(pod)
-    assert node is None and "p6-b300.48xlarge" in how
+    assert node is None and "p6e-gb300.36xlarge" in how
 
 
 def test_gke_accelerator_with_and_without_count():
@@ -497,6 +497,11 @@ def test_the_catalog_is_what_its_generator_makes_from_the_sources():
 def test_current_accelerators_are_in_the_catalog():
     c = catalog()
     assert (c["p6-b200.48xlarge"].gpus, c["p6-b200.48xlarge"].memory) == (8, 1937332 * MI)  # Karpenter's list
+    assert (c["p6-b300.48xlarge"].gpus, c["p6-b300.48xlarge"].memory) == (8, 3877198 * MI)  # Karpenter's list
+    assert catalog_labels("p6-b300.48xlarge")["karpenter.k8s.aws/instance-gpu-name"] == "b300"
+    gb300 = c["Standard_ND128isr_GB300_v6"]
+    assert (gb300.gpus, gb300.gpu_model, gb300.gpu_resource) == (4, "NVIDIA GB300", "nvidia.com/gpu")
+    assert gb300.memory == c["Standard_ND128isr_NDR_GB200_v6"].memory  # the same 864 GB as GB200 v6
     assert (c["trn2.48xlarge"].gpu_resource, c["trn2.48xlarge"].gpus) == ("aws.amazon.com/neuron", 16)
     assert c["p3.2xlarge"].memory == (61 * 1024 - math.ceil(61 * 1024 * 0.075) - (11 * 58 + 255) - 100) * MI
     assert (c["a4x-highgpu-4g"].gpus, c["a4x-highgpu-4g"].gpu_model) == (4, "NVIDIA GB200")
