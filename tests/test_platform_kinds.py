@@ -561,3 +561,18 @@ def test_a_placeholder_count_of_a_device_no_rule_reads_quiets_no_rule(tmp_path: 
         )
     )
     assert [f["rule"] for f in findings(path)] == []
+
+
+def test_documents_above_a_template_placeholder_are_still_linted(tmp_path: Path) -> None:
+    # GKE's vLLM Llama 4 sample: a GPU Deployment, a Service, then a Secret whose token is `{{HF_TOKEN}}`
+    # (sed fills it in): the placeholder's document is the parse-error, the Deployment above it is linted
+    found = [
+        (f["rule"], f["line"], f["severity"]) for f in findings(FIXTURES / "gke-vllm-llama4-placeholder-secret.yaml")
+    ]
+    assert found == [("missing-priority-class", 31, "warning"), ("parse-error", 98, "error")]
+    # a Helm template whose first document holds the directive is one parse-error, as before
+    helm = tmp_path / "helm.yaml"
+    helm.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Values.name }}\n---\napiVersion: v1\nkind: Pod\n"
+    )
+    assert lint(helm) == [("parse-error", 4, "")]

@@ -12,7 +12,15 @@ from kubelint_ml.engine.core import Context, Engine, parse_error
 from kubelint_ml.findings import Finding
 from kubelint_ml.input import charts
 from kubelint_ml.input.kinds import configure as configure_kinds
-from kubelint_ml.input.loader import Limits, LoadResult, load, locate, looks_like_template, render_path
+from kubelint_ml.input.loader import (
+    Limits,
+    LoadResult,
+    document_start_before,
+    load,
+    locate,
+    looks_like_template,
+    render_path,
+)
 from kubelint_ml.input.objects import K8sObject, unpack
 from kubelint_ml.input.sources import Source, read
 from kubelint_ml.records import Record
@@ -139,7 +147,13 @@ class Runner(Record):
                     "manifest; lint the rendered output (helm template ... | kubelint-ml check -)",
                 )
             )
-            return out
+            # The documents that end before the directive's document are YAML as written (a GKE
+            # sample's Deployment above a Secret whose token is `{{HF_TOKEN}}`): linted as they are.
+            opened = document_start_before(data, tline)
+            kept = [d for d in loaded.documents if d.line < opened] if opened else []
+            if not kept:
+                return out
+            loaded = LoadResult(kept, [], loaded.events)
         for p in loaded.problems:
             message = p.message
             if "cannot start any token" in message:
