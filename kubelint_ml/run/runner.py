@@ -21,10 +21,37 @@ from kubelint_ml.input.loader import (
     looks_like_template,
     render_path,
 )
-from kubelint_ml.input.objects import K8sObject, unpack
+from kubelint_ml.input.objects import K8sObject, clip, unpack
 from kubelint_ml.input.sources import Source, read
+from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 from kubelint_ml.run.config import Config, tab_hint
+
+# A bare `{{NAME}}` (or `{{ name }}`): a value a script fills in (sed), not Go template syntax (a Go
+# template names a field, `{{ .Values.x }}`, a variable, `{{ $x }}`, or a keyword, `{{ end }}`).
+_BARE_PLACEHOLDER = LazyPattern(r"\{\{\s*(?!(?:end|else|break|continue)\b)[A-Za-z_][A-Za-z0-9_]*\s*\}\}")
+_DIRECTIVE = LazyPattern(r"\{\{.*?\}\}")
+
+
+def _template_message(data: bytes, line: int) -> tuple[int, str]:
+    """The parse-error's column and message for a file that stops reading as YAML at a ``{{ }}`` on
+    ``line``."""
+    text = _line_text(data, line)
+    found = _DIRECTIVE.search(text)
+    if found and _BARE_PLACEHOLDER.fullmatch(found.group()):
+        return found.start() + 1, (
+            f"template placeholder {clip(found.group())} where a value should be (YAML reads it as a mapping): "
+            "fill it in (envsubst, sed) and lint the result"
+        )
+    return 1, (
+        "Helm/Go template directive ({{ ... }}): this is a template, not a "
+        "manifest; lint the rendered output (helm template ... | kubelint-ml check -)"
+    )
+
+
+def _line_text(data: bytes, line: int) -> str:
+    lines = data.split(b"\n", line)
+    return lines[line - 1].decode("utf-8", "replace") if len(lines) >= line else ""
 
 
 class FileResult(Record):
@@ -138,15 +165,7 @@ class Runner(Record):
         # the workflow's business: only a file that does not read as YAML from the directive on
         # is a template.
         if tline and loaded.problems and loaded.problems[0].line >= tline:
-            out.findings.append(
-                parse_error(
-                    display,
-                    tline,
-                    1,
-                    "Helm/Go template directive ({{ ... }}): this is a template, not a "
-                    "manifest; lint the rendered output (helm template ... | kubelint-ml check -)",
-                )
-            )
+            out.findings.append(parse_error(display, tline, *_template_message(data, tline)))
             # The documents that end before the directive's document are YAML as written (a GKE
             # sample's Deployment above a Secret whose token is `{{HF_TOKEN}}`): linted as they are.
             opened = document_start_before(data, tline)
