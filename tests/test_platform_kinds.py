@@ -566,10 +566,18 @@ def test_a_placeholder_count_of_a_device_no_rule_reads_quiets_no_rule(tmp_path: 
 def test_documents_above_a_template_placeholder_are_still_linted(tmp_path: Path) -> None:
     # GKE's vLLM Llama 4 sample: a GPU Deployment, a Service, then a Secret whose token is `{{HF_TOKEN}}`
     # (sed fills it in): the placeholder's document is the parse-error, the Deployment above it is linted
-    found = [
-        (f["rule"], f["line"], f["severity"]) for f in findings(FIXTURES / "gke-vllm-llama4-placeholder-secret.yaml")
-    ]
-    assert found == [("missing-priority-class", 31, "warning"), ("parse-error", 98, "error")]
+    got = findings(FIXTURES / "gke-vllm-llama4-placeholder-secret.yaml")
+    found = [(f["rule"], f["line"], f["column"], f["severity"]) for f in got]
+    assert found == [("missing-priority-class", 31, 5, "warning"), ("parse-error", 98, 17, "error")]
+    assert got[1]["message"].startswith("template placeholder {{HF_TOKEN}} where a value should be")
+    # the Secret first: the placeholder is no Go template, so the documents after it are read as YAML too
+    text = (FIXTURES / "gke-vllm-llama4-placeholder-secret.yaml").read_text()
+    deployment, _, rest = text.partition("---\n")
+    secret = rest.split("---\n")[-1]
+    first = tmp_path / "secret-first.yaml"
+    first.write_text(secret + "---\n" + deployment)  # the Deployment 9 lines lower
+    found = [(f["rule"], f["line"], f["column"]) for f in findings(first)]
+    assert found == [("parse-error", 7, 17), ("missing-priority-class", 31 + 9, 5)]
     # a Helm template whose first document holds the directive is one parse-error, as before
     helm = tmp_path / "helm.yaml"
     helm.write_text(

@@ -33,19 +33,22 @@ _BARE_PLACEHOLDER = LazyPattern(r"\{\{\s*(?!(?:end|else|break|continue)\b)[A-Za-
 _DIRECTIVE = LazyPattern(r"\{\{.*?\}\}")
 
 
-def _template_message(data: bytes, line: int) -> tuple[int, str]:
-    """The parse-error's column and message for a file that stops reading as YAML at a ``{{ }}`` on
-    ``line``."""
+HELM_MESSAGE = (
+    "Helm/Go template directive ({{ ... }}): this is a template, not a "
+    "manifest; lint the rendered output (helm template ... | kubelint-ml check -)"
+)
+
+
+def _bare_placeholder(data: bytes, line: int) -> tuple[int, str] | None:
+    """The column and parse-error message of a bare ``{{NAME}}`` placeholder on ``line``, the first
+    ``{{ }}`` there; None when that is Go template syntax (or no ``{{ }}`` is there)."""
     text = _line_text(data, line)
     found = _DIRECTIVE.search(text)
-    if found and _BARE_PLACEHOLDER.fullmatch(found.group()):
-        return found.start() + 1, (
-            f"template placeholder {clip(found.group())} where a value should be (YAML reads it as a mapping): "
-            "fill it in (envsubst, sed) and lint the result"
-        )
-    return 1, (
-        "Helm/Go template directive ({{ ... }}): this is a template, not a "
-        "manifest; lint the rendered output (helm template ... | kubelint-ml check -)"
+    if not found or not _BARE_PLACEHOLDER.fullmatch(found.group()):
+        return None
+    return found.start() + 1, (
+        f"template placeholder {clip(found.group())} where a value should be (YAML reads it as a mapping): "
+        "fill it in (envsubst, sed) and lint the result"
     )
 
 
@@ -164,8 +167,9 @@ class Runner(Record):
         # A `{{` the YAML reads as text (an Argo parameter in a script or a quoted string) is
         # the workflow's business: only a file that does not read as YAML from the directive on
         # is a template.
-        if tline and loaded.problems and loaded.problems[0].line >= tline:
-            out.findings.append(parse_error(display, tline, *_template_message(data, tline)))
+        placeholder = _bare_placeholder(data, tline) if tline and loaded.problems else None
+        if placeholder is None and tline and loaded.problems and loaded.problems[0].line >= tline:
+            out.findings.append(parse_error(display, tline, 1, HELM_MESSAGE))
             # The documents that end before the directive's document are YAML as written (a GKE
             # sample's Deployment above a Secret whose token is `{{HF_TOKEN}}`): linted as they are.
             opened = document_start_before(data, tline)
@@ -174,10 +178,15 @@ class Runner(Record):
                 return out
             loaded = LoadResult(kept, [], loaded.events)
         for p in loaded.problems:
-            message = p.message
+            message, column = p.message, p.column
             if "cannot start any token" in message:
                 message += tab_hint(data, p.line)
-            out.findings.append(parse_error(display, p.line, p.column, message, p.document))
+            # A bare `{{NAME}}` a script fills in is no Go template: its document is the parse-error,
+            # said as what it is, and the other documents are read as YAML (GKE's `{{HF_TOKEN}}`).
+            found = _bare_placeholder(data, p.line) if placeholder is not None else None
+            if found is not None:
+                column, message = found
+            out.findings.append(parse_error(display, p.line, column, message, p.document))
         if self.verbose and not loaded.documents and not loaded.problems:
             out.notes.append(f"{display}: skipped: empty file (no YAML documents)")
         ctx = Context(profile=self.config.profile, facts=self.facts, usage=self.usage, wants_notes=self.verbose)
