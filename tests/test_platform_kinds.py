@@ -584,3 +584,35 @@ def test_documents_above_a_template_placeholder_are_still_linted(tmp_path: Path)
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Values.name }}\n---\napiVersion: v1\nkind: Pod\n"
     )
     assert lint(helm) == [("parse-error", 4, "")]
+
+
+def test_unknown_kinds_asking_for_an_accelerator_by_value_are_said() -> None:
+    # kaito-project/kaito's examples/inference/kaito_workspace_gpt_oss_120b.yaml: the Workspace asks for GPU
+    # nodes by Azure size; vllm-project/production-stack's VLLMRuntime sample names its GPU resource as a value
+    kaito = [
+        (f["rule"], f["line"], f["severity"], f["path"], f["message"])
+        for f in findings(FIXTURES / "kaito-workspace-gpt-oss-120b.yaml")
+    ]
+    assert kaito == [
+        (
+            "accelerator-workload-not-judged",
+            24,
+            "info",
+            "resource.instanceType",
+            "asks for instance type Standard_NC24ads_A100_v4 (1 NVIDIA A100 80GB PCIe) but its pods were not "
+            "judged: kind kaito.sh/Workspace unknown",
+        )
+    ]
+    runtime = [(f["rule"], f["line"], f["path"]) for f in findings(FIXTURES / "production-stack-vllmruntime.yaml")]
+    assert runtime == [("accelerator-workload-not-judged", 54, "spec.deploymentConfig.resources.gpuType")]
+
+
+def test_a_node_type_or_a_toleration_outside_kaito_asks_for_nothing(tmp_path: Path) -> None:
+    # a Cluster API machine template names where GPU nodes come from; a toleration's key is no request
+    path = tmp_path / "infra.yaml"
+    path.write_text(
+        "apiVersion: infrastructure.cluster.x-k8s.io/v1beta2\nkind: AWSMachineTemplate\nmetadata:\n  name: gpu\n"
+        "spec:\n  template:\n    spec:\n      instanceType: p5.48xlarge\n---\napiVersion: example.com/v1\n"
+        "kind: Thing\nmetadata:\n  name: t\nspec:\n  tolerations:\n  - key: nvidia.com/gpu\n    operator: Exists\n"
+    )
+    assert lint(path) == []

@@ -70,6 +70,48 @@ def _asked(root: Any) -> tuple[tuple, str] | None:
     return None
 
 
+# Keys whose string value names the accelerator resource an operator asks for (production-stack's
+# VLLMRuntime `gpuType: nvidia.com/gpu`): read only where no key names one.
+_RESOURCE_NAME_KEYS = LazyPattern(r"(?:type|resourcename)$", re.I)
+# API groups whose kinds ask for accelerators by the node type their controller provisions for the
+# pods: Kaito's Workspace, InferenceSet and MultiRoleInference `instanceType` (kaito-project/kaito
+# api/v1beta1/workspace_types.go, ResourceSpec.InstanceType). Elsewhere a node type names where nodes
+# come from (Cluster API machine templates, GKE ComputeClasses), not what a workload asks for.
+_NODE_TYPE_GROUPS = frozenset(("kaito.sh",))
+
+
+def _asked_by_value(root: Any, node_types: bool) -> tuple[tuple, str] | None:
+    """The first field whose value names an accelerator resource (a key ending in ``type`` or
+    ``resourceName``) or, with ``node_types``, an accelerator node type of the catalog
+    (``instanceType``): its path and what it asks for."""
+    stack: list[tuple[Any, tuple]] = [(root, ())]
+    seen = 0
+    while stack and seen < _MOST_NODES:
+        node, path = stack.pop()
+        seen += 1
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if not isinstance(key, str) or not isinstance(value, str):
+                    continue
+                if "/" in value and _RESOURCE_NAME_KEYS.search(key) and is_accelerator_resource(value):
+                    return path + (key,), value
+                if node_types and key == "instanceType":
+                    from kubelint_ml.k8s.nodes import catalog  # only for an unknown kind naming a node type
+
+                    node_type = catalog().get(value)
+                    if node_type is not None:
+                        return path + (key,), (f"instance type {clip(value)} ({node_type.gpus} {node_type.gpu_model})")
+            for key in reversed(list(node)):
+                value = node[key]
+                if isinstance(value, (dict, list)):
+                    stack.append((value, path + (key,)))
+        elif isinstance(node, list):
+            for i in range(len(node) - 1, -1, -1):
+                if isinstance(node[i], (dict, list)):
+                    stack.append((node[i], path + (i,)))
+    return None
+
+
 # Argo Workflows kinds and where their workflow spec is.
 _ARGO = {
     ("argoproj.io", "Workflow"): ("spec",),
@@ -220,6 +262,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if any(not t.broken for t in templates):
         return embedded + _fragment_hits(obj, templates) or None
     found = _asked(obj.data)
+    if found is None and not templates and kind_info(obj) is None:
+        found = _asked_by_value(obj.data, obj.group in _NODE_TYPE_GROUPS)
     profiled = _NAMED_PROFILES.get((obj.group, obj.kind))
     if found is None and profiled is not None and not templates:
         value = dig(obj.data, *profiled[0])
