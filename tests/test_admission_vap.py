@@ -1095,3 +1095,63 @@ def test_best_effort_policy_follows_the_clusters_pod_level_resources_gates(tmp_p
     compiled = [c for c in compiled if c.rule == "besteffort-qos"]
     for obj in (empty, zero_requests):
         assert {c.name: c.evaluate(obj)[0] for c in compiled}["kubelint-ml-besteffort-qos"] is True
+
+
+def _gpu_claim_templates(tmp_path: Path, count: int, digits: int) -> Path:
+    """A config whose context holds ``count`` one-GPU ResourceClaimTemplates, team-<i>-gpu-claim."""
+    templates = "".join(
+        f"---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {{name: team-{i:0{digits}d}-gpu-claim}}\n"
+        "spec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n"
+        "        exactly: {deviceClassName: gpu.nvidia.com, count: 1}\n"
+        for i in range(count)
+    )
+    (tmp_path / "claims.yaml").write_text(templates)
+    config = tmp_path / ".kubelint-ml.yaml"
+    config.write_text("context: [claims.yaml]\nprofile: {kubernetesVersion: '1.35'}\n")
+    return config
+
+
+@needs_cel
+def test_policies_from_a_large_context_compile_and_judge_as_serve_does(tmp_path):
+    """A cluster with many GPU claim templates in context makes expressions past 10,000 characters:
+    they compile (the API server allows 100,000 code points) and still give serve's verdicts."""
+    config = _gpu_claim_templates(tmp_path, 400, 3)
+    from kubelint_ml.admission.review import load_policy
+    from kubelint_ml.admission.vap import policy_documents
+
+    docs, _, _, _ = policy_documents(load_policy(str(config)))
+    longest = max(
+        len(v["expression"])
+        for d in docs
+        if d["kind"] == "ValidatingAdmissionPolicy"
+        for v in d["spec"].get("variables", []) + d["spec"]["validations"]
+    )
+    assert 10_000 < longest < 100_000
+    policy, compiled = _builtin_policies(config)
+    counts: dict = {}
+    for n, claim in enumerate(["team-000-gpu-claim", "team-399-gpu-claim", "team-400-gpu-claim"]):
+        obj = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"p{n}"},
+            "spec": {
+                "containers": [{"name": "c", "image": "x"}],
+                "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": claim}],
+            },
+        }
+        _compare(policy, compiled, obj, claim, counts)
+    # the two known templates claim a GPU; the third is defined nowhere
+    assert counts["kubelint-ml-besteffort-qos-accelerators"][False] == 2
+
+
+def test_export_refuses_policies_the_api_server_would_refuse(tmp_path):
+    """A context of thousands of GPU claim templates makes an expression past the API server's CEL
+    parser limit: nothing is written, exit 2 with the policy, the size and what to do."""
+    config = _gpu_claim_templates(tmp_path, 4000, 4)
+    code, _, out, err = _export(config)
+    assert code == 2 and out == ""
+    assert (
+        "export vap: policy kubelint-ml-besteffort-qos: the expression of its variable 'judged' is 129277 code points "
+        "long, more than the 100000 the API server's CEL parser reads; it lists the 4000 ResourceClaimTemplates and "
+        "ResourceClaims with accelerators found in the context" in err
+    )

@@ -115,3 +115,64 @@ def test_a_container_lists_requests_of_a_claim_once():
     # each container lists its own: the same claim in two containers is fine
     two = pod.replace("CLAIMS", "[{name: g}]") + "  - {name: b, image: x, resources: {claims: [{name: g}]}}\n"
     assert _claim_findings(two) == []
+
+
+def test_claim_names_are_dns_labels_and_sources_dns_subdomains():
+    """validatePodResourceClaim: a name is required and a DNS label; resourceClaimName and
+    resourceClaimTemplateName are DNS subdomains (ValidateResourceClaimName, ...TemplateName). A source
+    rejected as a name is not also looked for."""
+    text = TEMPLATE + POD.format(
+        claims=(
+            "  - {name: gpu_claim, resourceClaimTemplateName: tmpl}\n"
+            "  - {name: GPU, resourceClaimTemplateName: tmpl}\n"
+            "  - {name: g, resourceClaimTemplateName: One_GPU}\n"
+            "  - {resourceClaimTemplateName: tmpl}\n"
+            "  - {name: s, resourceClaimName: shared.gpu-1}\n"
+        ),
+        uses="[{name: gpu_claim}, {name: g}]",
+    )
+    found = _claim_findings(text)
+    assert found == [
+        (17, 12, "spec.resourceClaims[0].name", "error", "claim name 'gpu_claim' is not a DNS label"),
+        (18, 12, "spec.resourceClaims[1].name", "error", "claim name 'GPU' is not a DNS label"),
+        (
+            19,
+            42,
+            "spec.resourceClaims[2].resourceClaimTemplateName",
+            "error",
+            "resourceClaimTemplateName 'One_GPU' is not a valid ResourceClaimTemplate name",
+        ),
+        (20, 5, "spec.resourceClaims[3]", "error", "spec.resourceClaims entry without a name"),
+        (
+            21,
+            34,
+            "spec.resourceClaims[4].resourceClaimName",
+            "error",
+            "ResourceClaim 'shared.gpu-1' is not defined among the inputs or --context",
+        ),
+    ]
+    details = {f.message: f.detail for f in lint_text(text.encode(), RULES, Config())}
+    assert 'spec.resourceClaims[0].name: Invalid value: "gpu_claim": a lowercase RFC 1123 label' in details[found[0][4]]
+    assert "spec.resourceClaims[3].name: Required value" in details[found[3][4]]
+    # names left for a template engine are not judged
+    templated = TEMPLATE + POD.format(
+        claims="  - {name: '${CLAIM}', resourceClaimTemplateName: '{{ .Values.tmpl }}'}\n", uses="[]"
+    )
+    assert [f[4] for f in _claim_findings(templated) if "DNS" in f[4] or "valid" in f[4]] == []
+
+
+def test_the_v1alpha2_source_form_names_no_claim():
+    """PodResourceClaim.source (resource.k8s.io/v1alpha2, 1.26-1.30) was replaced in 1.31 by
+    resourceClaimName / resourceClaimTemplateName beside the name: the entry names no claim, and the API
+    server rejects the pod (NVIDIA's sharing demo Job)."""
+    text = POD.format(
+        claims="  - name: g\n    source:\n      resourceClaimName: shared\n",
+        uses="[{name: g}]",
+    )
+    found = lint_text(text.encode(), RULES, Config())
+    hits = [f for f in found if f.rule == "unknown-resource-claim"]
+    assert [(f.line, f.column, str(f.path), f.severity, f.message) for f in hits] == [
+        (8, 5, "spec.resourceClaims[0].source", "error", "claim 'g' uses the source form removed in Kubernetes 1.31")
+    ]
+    assert "Move source.resourceClaimName up beside name (resourceClaimName: shared)" in hits[0].detail
+    assert "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`" in hits[0].detail

@@ -467,7 +467,8 @@ def test_hostile_values_neither_crash_nor_flood():
     """
     got = found(job(spec))
     assert [(f[0], f[2], f[4]) for f in got] == [
-        (16, "spec.podFailurePolicy.rules[1].onExitCodes.values", "onExitCodes values not in increasing order")
+        (16, "spec.podFailurePolicy.rules[1].onExitCodes.values", "onExitCodes values not in increasing order"),
+        (17, "spec.podFailurePolicy.rules[2].onPodConditions[1]", "onPodConditions pattern without a type"),
     ]
     assert "Invalid value: [3, 2]: must be ordered" in got[0][5]
     indexed = job(
@@ -544,3 +545,219 @@ def test_required_action_and_operator_and_a_defaulted_status():
             ),
         ],
     )
+
+
+def _versioned(text: str, version: str) -> list:
+    from pathlib import Path
+
+    from kubelint_ml.run.config import Profile
+
+    cfg = Config()
+    cfg.profile = Profile.from_dict({"kubernetesVersion": version}, Path(__file__).resolve().parent.parent)
+    return sorted((f.line, f.message) for f in lint_text(text.encode(), RULES, cfg) if f.rule == "job-spec-invalid")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("kueue", [(6, 14, "spec.managedBy", "managedBy kueue is not a domain-prefixed path", "(such as")]),
+        (
+            "Example.com/ctl",
+            [
+                (
+                    6,
+                    14,
+                    "spec.managedBy",
+                    "managedBy Example.com/ctl has a domain Example.com that is not a lower-case DNS subdomain",
+                    'Invalid value: "Example.com/ctl": a lowercase RFC 1123 subdomain',
+                )
+            ],
+        ),
+        ("example.com/", [(6, 14, "spec.managedBy", "managedBy example.com/ is not a domain-prefixed path", "")]),
+        (
+            "example.com/" + "a" * 60,
+            [
+                (
+                    6,
+                    14,
+                    "spec.managedBy",
+                    "managedBy is 72 characters long, more than 63",
+                    "spec.managedBy: Too long: may not be more than 63 bytes",
+                )
+            ],
+        ),
+        ("kueue.x-k8s.io/multikueue", []),
+        ("example.com/a/b:c", []),
+    ],
+)
+def test_managed_by_is_a_domain_prefixed_path(value, expected):
+    check(job(f"managedBy: {value}\n"), expected)
+
+
+def test_managed_by_is_dropped_before_1_32():
+    text = job("managedBy: kueue\n")
+    assert _versioned(text, "1.31") == []
+    assert _versioned(text, "1.32") == [(6, "managedBy kueue is not a domain-prefixed path")]
+
+
+def test_pod_condition_types_are_qualified_names():
+    spec = """\
+    podFailurePolicy:
+      rules:
+      - action: Ignore
+        onPodConditions:
+        - type: Disruption Target
+        - status: "True"
+        - type: example.com/Preempted
+        - type: DisruptionTarget
+    """
+    check(
+        job(spec),
+        [
+            (
+                10,
+                15,
+                "spec.podFailurePolicy.rules[0].onPodConditions[0].type",
+                "onPodConditions type Disruption Target is not a qualified name",
+                'onPodConditions[0].type: Invalid value: "Disruption Target": name part must consist of',
+            ),
+            (
+                11,
+                9,
+                "spec.podFailurePolicy.rules[0].onPodConditions[1]",
+                "onPodConditions pattern without a type",
+                'onPodConditions[1].type: Invalid value: "": name part must be non-empty',
+            ),
+        ],
+    )
+
+
+def test_an_indexed_jobs_name_makes_dns_label_hostnames():
+    def named(name: str, completions: int, mode: str = "Indexed") -> str:
+        spec = f"completionMode: {mode}\ncompletions: {completions}\n"
+        return job(spec).replace("name: j\n", f"name: {name}\n", 1)
+
+    long = "a" * 61
+    check(
+        named(long, 100),
+        [
+            (
+                4,
+                9,
+                "metadata.name",
+                f"Indexed Job's last pod hostname {long}-99 is 64 characters, more than 63",
+                f"will not able to create pod with invalid DNS label: {long}-99",
+            )
+        ],
+    )
+    check(named(long, 10), [])  # a-...-9: 63 characters
+    check(named(long, 100, "NonIndexed"), [])  # pods named with a random suffix
+    check(
+        named("train.v1", 2),
+        [(4, 9, "metadata.name", "Indexed Job's last pod hostname train.v1-1 is not a DNS label", "train.v1-1")],
+    )
+
+
+def test_a_selector_of_its_own_needs_manual_selector():
+    def with_selector(spec: str) -> str:
+        return job(spec)
+
+    check(
+        with_selector("selector:\n  matchLabels: {app: train}\n"),
+        [
+            (
+                6,
+                3,
+                "spec.selector",
+                "selector on app without manualSelector: true: the Job's selector is generated",
+                "(spec.selector: Invalid value: `selector` not auto-generated)",
+            )
+        ],
+    )
+    check(
+        with_selector("selector:\n  matchExpressions: [{key: app, operator: In, values: [train]}]\n"),
+        [
+            (
+                6,
+                3,
+                "spec.selector",
+                "selector on app without manualSelector: true: the Job's selector is generated",
+                "not auto-generated",
+            )
+        ],
+    )
+    # manual, or only the labels the API server generates for this Job
+    check(with_selector("manualSelector: true\nselector:\n  matchLabels: {app: train}\n"), [])
+    check(with_selector("selector:\n  matchLabels: {batch.kubernetes.io/job-name: j}\n"), [])
+    check(with_selector("selector:\n  matchExpressions: [{key: app, operator: NotIn, values: [x]}]\n"), [])
+    # a Job read back from a cluster: its selector is on the uid it was created with
+    dumped = with_selector("selector:\n  matchLabels: {batch.kubernetes.io/controller-uid: 0a1b}\n")
+    check(dumped.replace("name: j\n", "name: j\n  uid: 0a1b\n", 1), [])
+    check(
+        dumped,
+        [
+            (
+                6,
+                3,
+                "spec.selector",
+                "selector on batch.kubernetes.io/controller-uid without manualSelector: true: the Job's selector is "
+                "generated",
+                "not auto-generated",
+            )
+        ],
+    )
+
+
+def test_a_cronjobs_job_template_leaves_the_selector_to_the_api_server():
+    text = """\
+    apiVersion: batch/v1
+    kind: CronJob
+    metadata: {name: cj}
+    spec:
+      schedule: "* * * * *"
+      jobTemplate:
+        spec:
+          manualSelector: true
+          selector:
+            matchLabels: {app: x}
+          template:
+            metadata: {labels: {app: x}}
+            spec:
+              restartPolicy: Never
+              containers:
+              - name: c
+                image: x
+    """
+    check(
+        textwrap.dedent(text),
+        [
+            (
+                8,
+                23,
+                "spec.jobTemplate.spec.manualSelector",
+                "a CronJob's jobTemplate sets manualSelector: true",
+                "the API server rejects the CronJob (spec.jobTemplate.spec.manualSelector: Unsupported value: true",
+            ),
+            (
+                9,
+                7,
+                "spec.jobTemplate.spec.selector",
+                "a CronJob's jobTemplate sets a selector",
+                "(spec.jobTemplate.spec.selector: Invalid value: `selector` will be auto-generated)",
+            ),
+        ],
+    )
+
+
+def test_values_left_for_a_template_engine_are_not_judged():
+    spec = """\
+    managedBy: kueue.x-k8s.io/${CLUSTER}
+    completionMode: Indexed
+    completions: 4
+    podFailurePolicy:
+      rules:
+      - action: Ignore
+        onPodConditions: [{type: "{{ .Values.condition }}"}]
+    """
+    text = job(spec).replace("name: j\n", "name: ${PREFIX}-train\n", 1)
+    check(text, [])

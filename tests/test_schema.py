@@ -706,3 +706,43 @@ def test_a_built_in_group_names_the_version_that_brings_it(tmp_path):
     r = CliRunner().invoke(main, ["check", "--schema", "--kubernetes-version", "1.34", str(path), "--format", "json"])
     assert json.loads(r.output)["findings"] == []
     assert schema.built_in_from("kubeflow.org/v1", "TFJob", "1.33") is None
+
+
+@pytest.mark.parametrize(
+    ("manifest", "version", "message", "remediation"),
+    [
+        (  # a DRA API version since removed: the versions this one serves instead
+            "apiVersion: resource.k8s.io/v1alpha2\nkind: ResourceClaimTemplate\nmetadata: {name: gpu}\nspec: {}\n",
+            "1.34",
+            "no schema for resource.k8s.io/v1alpha2 ResourceClaimTemplate in Kubernetes 1.34: it is built in only up "
+            "to 1.30",
+            "Use an API version Kubernetes 1.34 serves (resource.k8s.io/v1, resource.k8s.io/v1beta1, "
+            "resource.k8s.io/v1beta2).",
+        ),
+        (  # removed before the oldest bundled version, in a group no CRD can add to
+            "apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: c}\nspec: {}\n",
+            "1.33",
+            "no schema for batch/v1beta1 CronJob: Kubernetes 1.33 does not serve it; it serves batch/v1",
+            "Use an API version Kubernetes 1.33 serves (batch/v1).",
+        ),
+        (  # a CRD group under k8s.io (Gateway API): a CRD may define it
+            "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: g}\nspec: {}\n",
+            "1.33",
+            "no schema for gateway.networking.k8s.io/v1 Gateway; pass --crd with its CustomResourceDefinition to "
+            "validate it",
+            "Pass the CRD with --crd FILE (or schema.crds in the config).",
+        ),
+    ],
+)
+def test_a_built_in_group_says_when_a_version_is_not_served(tmp_path, manifest, version, message, remediation):
+    import json
+
+    from click.testing import CliRunner
+
+    from kubelint_ml.cli import main
+
+    path = tmp_path / "old.yaml"
+    path.write_text(manifest)
+    r = CliRunner().invoke(main, ["check", "--schema", "--kubernetes-version", version, str(path), "--format", "json"])
+    found = [f for f in json.loads(r.output)["findings"] if f["rule"] == "schema-unavailable"]
+    assert [(f["line"], f["message"], f["remediation"]) for f in found] == [(2, message, remediation)]

@@ -100,7 +100,7 @@ def export_vap(config_path: str | None, audit: bool) -> None:
     with the reason.
     """
     from kubelint_ml.admission.review import PolicyError, load_policy
-    from kubelint_ml.admission.vap import export_policies
+    from kubelint_ml.admission.vap import ExportError, export_policies
 
     if config_path is None:
         from kubelint_ml.run.config import find_config
@@ -111,7 +111,10 @@ def export_vap(config_path: str | None, audit: bool) -> None:
         policy = load_policy(config_path)
     except PolicyError as e:
         raise _Failure(str(e)) from None
-    text, skipped = export_policies(policy, audit)
+    try:
+        text, skipped = export_policies(policy, audit)
+    except ExportError as e:
+        raise _Failure(str(e)) from None
     sys.stdout.write(text)
     sys.stdout.flush()
     exported = len(set(re.findall(r"^    kubelint-ml\.io/rule: (.*)$", text, re.M)))

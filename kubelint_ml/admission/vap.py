@@ -675,13 +675,52 @@ PSEUDO_REASONS = {
 }
 
 
+class ExportError(Exception):
+    """Policies the API server would refuse: nothing is written."""
+
+
+def _too_long(docs: list[dict], facts: Any) -> str | None:
+    """Why the API server would refuse one of ``docs``: an expression longer than its CEL parser reads."""
+    from kubelint_ml.engine.cel import MAX_EXPRESSION_LENGTH
+
+    for d in docs:
+        if d["kind"] != "ValidatingAdmissionPolicy":
+            continue
+        spec = d["spec"]
+        for part in ("variables", "validations", "matchConditions"):
+            for item in spec.get(part) or ():
+                for key in ("expression", "messageExpression"):
+                    size = len(item.get(key) or "")
+                    if size > MAX_EXPRESSION_LENGTH:
+                        what = {"variables": f"variable {item.get('name')!r}", "validations": "validation"}
+                        why = (
+                            f"export vap: policy {d['metadata']['name']}: the {key} of its "
+                            f"{what.get(part, 'match condition')} is {size} code points long, more than the {MAX_EXPRESSION_LENGTH} the API "
+                            "server's CEL parser reads"
+                        )
+                        dra = admission_dra(getattr(facts, "dra", None))
+                        names = len({k.partition("/")[2] for k in (*dra.templates, *dra.claims)})
+                        if names:
+                            why += (
+                                f"; it lists the {names} ResourceClaimTemplates and ResourceClaims with accelerators "
+                                "found in the context: give a context with only those pods name, or judge claims "
+                                "with `kubelint-ml serve`"
+                            )
+                        return why
+    return None
+
+
 def export_policies(policy: Policy, audit: bool = False) -> tuple[str, list[tuple[str, str]]]:
-    """The YAML stream, and the rules not exported with the reason."""
+    """The YAML stream, and the rules not exported with the reason. Raises :class:`ExportError` for
+    policies the API server would refuse."""
     import yaml
 
     from kubelint_ml.engine.api import PSEUDO_RULES
 
     docs, skipped, version, assumed = policy_documents(policy, audit)
+    refused = _too_long(docs, policy.facts)
+    if refused:
+        raise ExportError(refused)
     skipped = skipped + [(rid, PSEUDO_REASONS.get(rid, "reported by kubelint-ml itself")) for rid in PSEUDO_RULES]
     rules = len({d["metadata"]["labels"]["kubelint-ml.io/rule"] for d in docs})
     head = [

@@ -253,13 +253,15 @@ def uses_accelerators(ps: str, dra: AdmissionDra | None = None) -> str:
     ns = "object.metadata.?namespace.orValue('')"
     for field, known in (("resourceClaimTemplateName", dra.templates), ("resourceClaimName", dra.claims)):
         if known:
+            # the table written once (bound to t), however many names it holds; a claim's name in either
+            # form (v1's, and the older source: one), looked up in the pod's namespace, else in any other
+            # one (k8s/dra.py admission_dra)
             table = "{" + ", ".join(f"{lit(k)}: {'true' if v else 'false'}" for k, v in sorted(known.items())) + "}"
-            for at in ("rc", "rc.source"):
-                # the pod's namespace, else any other one (k8s/dra.py admission_dra)
-                refs.append(
-                    f"({'has(rc.source) && ' if at != 'rc' else ''}has({at}.{field}) && [[{ns} + '/' + {at}.{field},"
-                    f" '*/' + {at}.{field}]].exists(k, k[0] in {table} ? {table}[k[0]] : k[1] in {table} && {table}[k[1]]))"
-                )
+            names = f"(has(rc.{field}) ? [rc.{field}] : []) + (has(rc.source) && has(rc.source.{field}) ? [rc.source.{field}] : [])"
+            refs.append(
+                f"[{table}].exists(t, ({names}).exists(n, [[{ns} + '/' + n, '*/' + n]]"
+                ".exists(k, k[0] in t ? t[k[0]] : k[1] in t && t[k[1]])))"
+            )
     if refs:
         out = f"({ps}.?resourceClaims.orValue([]).exists(rc, {' || '.join(refs)}) || {out})"
     return out

@@ -94,8 +94,12 @@ PSEUDO_RULES: dict[str, RuleInfo] = {
             "No schema to validate the object against",
             "With `--schema`, the object's apiVersion and kind are neither built into the bundled Kubernetes "
             "schema nor described by a CustomResourceDefinition among the inputs or `--crd` files (a Kubeflow "
-            "TFJob without its CRD, say), so it was not validated. The rules still ran on it.",
-            "Pass the CRD with `--crd FILE` (or `schema.crds` in the config).",
+            "TFJob without its CRD, say), so it was not validated. The rules still ran on it. A built-in "
+            "group's version the chosen Kubernetes version does not serve is named as such: built in only "
+            "from a later version (`resource.k8s.io/v1` before 1.34), only up to an earlier one "
+            "(`resource.k8s.io/v1alpha3`), or not at all (`batch/v1beta1` CronJob), with the versions it serves.",
+            "Pass the CRD with `--crd FILE` (or `schema.crds` in the config); for a built-in group, use an API "
+            "version the cluster serves.",
             "input",
         ),
         RuleInfo(

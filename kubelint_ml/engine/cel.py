@@ -10,7 +10,7 @@ Libraries: CEL standard functions and macros, the cel-go `strings` and
 `optional` extensions, the Kubernetes `quantity` library and the Kubernetes
 list functions `isSorted`, `sum`, `min`, `max`.
 
-Cost: expressions are at most MAX_EXPRESSION_LENGTH characters, and the
+Cost: expressions are at most MAX_EXPRESSION_LENGTH code points, and the
 runtime ends any evaluation that runs more than MAX_ITERATIONS comprehension
 iterations in total (nested ones included). Activation values are read, never
 changed. A caller that evaluates many programs over the same values passes one
@@ -29,8 +29,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 DEFAULT_VARIABLES = ("object", "podSpec", "container", "volume", "objects", "profile")
-# Rule id of the finding that reports an evaluation error (see docs/cel.md).
-MAX_EXPRESSION_LENGTH = 10_000
+# Code points an expression may have: cel-go's default parser limit, which the Kubernetes API server
+# keeps for ValidatingAdmissionPolicies and CRD rules (and cel-cpp's own).
+MAX_EXPRESSION_LENGTH = 100_000
 # The runtime stops an evaluation at this many comprehension iterations in
 # total (a fixed limit of cel-expr-python; observed, not configurable).
 MAX_ITERATIONS = 10_000
@@ -458,7 +459,9 @@ def compile_expression(
     if not isinstance(source, str) or not source.strip():
         raise CelCompileError("expression is empty")
     if len(source) > MAX_EXPRESSION_LENGTH:
-        raise CelCompileError(f"expression is {len(source)} characters long, more than {MAX_EXPRESSION_LENGTH}")
+        raise CelCompileError(
+            f"expression is {len(source)} code points long, more than {MAX_EXPRESSION_LENGTH} (the CEL parser's limit)"
+        )
     if not available():
         raise CelCompileError("CEL runtime not installed (needs Python >= 3.11 and the cel-expr-python package)")
     names = tuple(variables)

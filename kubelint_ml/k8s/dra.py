@@ -1012,16 +1012,17 @@ def admission_dra(facts: DraFacts | None) -> AdmissionDra:
 
     def accelerator_names(table: dict[str, list[tuple[str, tuple]]]) -> dict[str, bool]:
         # "<pod namespace>/<name>" -> whether it holds accelerators, as find() resolves it for a pod
-        # without a namespace (""), in each namespace listed, and in any other ("*"); names that
-        # hold none anywhere are left out.
+        # in any namespace not listed ("*"), and, where the answer differs, for a pod without a
+        # namespace ("") and in each namespace listed; a name absent answers False (the policy looks a
+        # pod's namespace up first, then "*"). Names that hold none anywhere are left out.
         out: dict[str, bool] = {}
         for name, entries in table.items():
             answers = {}
-            for pod_ns in ["", *(ns for ns, _ in entries if ns), "*"]:
+            for pod_ns in ["*", "", *(ns for ns, _ in entries if ns)]:
                 first = next((r for ns, r in entries if not ns or not pod_ns or (pod_ns != "*" and ns == pod_ns)), None)
                 answers[f"{pod_ns}/{name}"] = first is not None and holds_accelerators(first)
-            if any(answers.values()):
-                out.update(answers)
+            anywhere = answers[f"*/{name}"]
+            out.update((k, v) for k, v in answers.items() if v != anywhere or (v and k.startswith("*/")))
         return out
 
     # The profile's version: claims dropped before 1.34, no DRA extended resources before 1.36 (a

@@ -37,7 +37,10 @@ __all__ = [
     "is_accelerator_resource",
     "is_extended_resource",
     "is_hugepages",
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
     "is_native_resource",
+    "is_qualified_name",
     "is_sidecar",
     "pod_level_resources",
     "pod_requests",
@@ -101,9 +104,11 @@ _AMOUNT_RE = re.compile("|".join(fnmatch.translate(p) for p in ACCELERATOR_AMOUN
 _QOS_RESOURCES = ("cpu", "memory")
 _HUGEPAGES_PREFIX = "hugepages-"
 
-# validation.IsQualifiedName / IsDNS1123Subdomain
+# validation.IsQualifiedName / IsDNS1123Subdomain / IsDNS1123Label
 _QUALIFIED_NAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_DNS1123_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL)
+_DNS1123_SUBDOMAIN_RE = re.compile(rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*")
 
 
 # --- resource names -------------------------------------------------------
@@ -118,13 +123,25 @@ def is_hugepages(name: str) -> bool:
     return name.startswith(_HUGEPAGES_PREFIX)
 
 
-def _is_qualified_name(value: str) -> bool:
+def is_dns1123_label(value: str) -> bool:
+    """``validation.IsDNS1123Label``: at most 63 lower-case alphanumerics or '-', alphanumeric at both ends."""
+    return len(value) <= 63 and _DNS1123_LABEL_RE.fullmatch(value) is not None
+
+
+def is_dns1123_subdomain(value: str) -> bool:
+    """``validation.IsDNS1123Subdomain``: at most 253 characters of dot-separated DNS labels."""
+    return len(value) <= 253 and _DNS1123_SUBDOMAIN_RE.fullmatch(value) is not None
+
+
+def is_qualified_name(value: str) -> bool:
+    """``validation.IsQualifiedName``: a name of at most 63 characters, optionally behind a DNS subdomain
+    prefix and '/' (``example.com/MyName``)."""
     parts = value.split("/")
     if len(parts) == 1:
         name = parts[0]
     elif len(parts) == 2:
         prefix, name = parts
-        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
+        if not prefix or not is_dns1123_subdomain(prefix):
             return False
     else:
         return False
@@ -134,7 +151,7 @@ def _is_qualified_name(value: str) -> bool:
 @lru_cache(maxsize=4096)  # a few names recur in every container; hostile input cannot grow it
 def is_extended_resource(name: str) -> bool:
     """A domain-prefixed, non-native name such as ``nvidia.com/gpu`` (``IsExtendedResourceName``)."""
-    return not (is_native_resource(name) or name.startswith("requests.")) and _is_qualified_name("requests." + name)
+    return not (is_native_resource(name) or name.startswith("requests.")) and is_qualified_name("requests." + name)
 
 
 @lru_cache(maxsize=4096)

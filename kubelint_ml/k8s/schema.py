@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import glob
 import importlib.util
 import json
 import math
@@ -182,6 +183,34 @@ def built_in_from(api_version: str, kind: str, after: str) -> str | None:
         if _version_key(version) > _version_key(after) and _builtin_schema(_version_dirs()[version], api_version, kind):
             return version
     return None
+
+
+@functools.lru_cache(maxsize=1024)
+def built_in_until(api_version: str, kind: str, before: str) -> str | None:
+    """The last bundled Kubernetes version before ``before`` in which ``api_version`` ``kind`` is built
+    in (an API version since removed: ``resource.k8s.io/v1alpha3``), or None."""
+    for version in reversed(bundled_versions()):
+        if _version_key(version) < _version_key(before) and _builtin_schema(
+            _version_dirs()[version], api_version, kind
+        ):
+            return version
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def served_api_versions(group: str, kind: str, version: str) -> tuple[str, ...]:
+    """The API versions of ``group`` in which Kubernetes ``version`` has ``kind`` built in (``batch/v1``
+    for CronJob), newest file names last."""
+    directory = _version_dirs().get(version)
+    if directory is None or not _KIND_RE.match(kind):
+        return ()
+    prefix = f"{kind.lower()}-{group.split('.')[0]}-" if group else f"{kind.lower()}-"
+    found = []
+    for path in sorted((_schema_root() / directory).glob(glob.escape(prefix) + "v*.json")):
+        api_version = f"{group}/{path.stem[len(prefix) :]}" if group else path.stem[len(prefix) :]
+        if _API_VERSION_RE.match(api_version) and _builtin_schema(directory, api_version, kind) is not None:
+            found.append(api_version)
+    return tuple(found)
 
 
 # ----------------------------------------------------------------------------
@@ -753,6 +782,14 @@ class SchemaValidator:
     def built_in_from(self, api_version: str, kind: str) -> str | None:
         """A later Kubernetes version that has ``api_version`` ``kind`` built in (see :func:`built_in_from`)."""
         return built_in_from(api_version, kind, self.version)
+
+    def built_in_until(self, api_version: str, kind: str) -> str | None:
+        """An earlier Kubernetes version that had ``api_version`` ``kind`` built in (see :func:`built_in_until`)."""
+        return built_in_until(api_version, kind, self.version)
+
+    def served_api_versions(self, group: str, kind: str) -> tuple[str, ...]:
+        """The API versions of ``group`` that serve ``kind`` in this version (see :func:`served_api_versions`)."""
+        return served_api_versions(group, kind, self.version)
 
     def has_schema(self, api_version: str, kind: str) -> bool:
         return self._validator_for(api_version, kind) is not None

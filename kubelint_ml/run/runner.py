@@ -9,7 +9,7 @@ from kubelint_ml.engine import comments
 from kubelint_ml.engine.api import SCHEMA_INVALID, SCHEMA_UNAVAILABLE
 from kubelint_ml.engine.context import Facts
 from kubelint_ml.engine.core import Context, Engine, parse_error
-from kubelint_ml.findings import Finding
+from kubelint_ml.findings import Finding, is_builtin_group
 from kubelint_ml.input import charts
 from kubelint_ml.input.kinds import configure as configure_kinds
 from kubelint_ml.input.loader import (
@@ -238,13 +238,29 @@ class Runner(Record):
             problems = (problems or []) + self.schema.crd_rejections(obj.data)
         if problems is None:
             ref = obj.ref
-            since = self.schema.built_in_from(ref.apiVersion, ref.kind) if obj.group.endswith(".k8s.io") else None
+            builtin = is_builtin_group(obj.group) and bool(ref.apiVersion)
+            since = self.schema.built_in_from(ref.apiVersion, ref.kind) if builtin else None
+            until = self.schema.built_in_until(ref.apiVersion, ref.kind) if builtin and since is None else None
+            served = self.schema.served_api_versions(obj.group, ref.kind) if until or "." not in obj.group else ()
+            use = f" ({', '.join(served)})" if served else ""
             if since is not None:  # a built-in group the chosen version does not have yet
                 message = (
                     f"no schema for {ref.apiVersion} {ref.kind} in Kubernetes {self.schema.version}: it is built in "
                     f"from {since}"
                 )
                 remedy = f"Validate against Kubernetes {since} or later (--kubernetes-version), or use an API version the cluster serves."
+            elif until is not None:  # removed since
+                message = (
+                    f"no schema for {ref.apiVersion} {ref.kind} in Kubernetes {self.schema.version}: it is built in "
+                    f"only up to {until}"
+                )
+                remedy = f"Use an API version Kubernetes {self.schema.version} serves{use}."
+            elif builtin and "." not in obj.group and ref.kind:  # core, apps, batch...: no CRD can add to them
+                message = (
+                    f"no schema for {ref.apiVersion} {ref.kind}: Kubernetes {self.schema.version} does not serve it"
+                    + (f"; it serves {', '.join(served)}" if served else "")
+                )
+                remedy = f"Use an API version Kubernetes {self.schema.version} serves{use}."
             else:
                 message = (
                     f"no schema for {ref.apiVersion} {ref.kind}; pass --crd with its CustomResourceDefinition to "

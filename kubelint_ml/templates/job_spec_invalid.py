@@ -5,15 +5,21 @@ Followed: ``validateJobSpec``, ``validatePodReplacementPolicy``,
 ``validateSuccessPolicyRule`` and ``parseIndexInterval`` in
 pkg/apis/batch/validation/validation.go, after ``SetDefaults_Job``
 (pkg/apis/batch/v1/defaults.go: completions and parallelism left out both default to 1);
-the reasons are the API server's. A JobSet's Jobs (and a training runtime's, which
+the reasons are the API server's; ``managedBy`` is dropped before 1.32 (the JobManagedBy gate,
+pkg/features/kube_features.go: alpha 1.30, beta and on 1.32, GA 1.35), and an Indexed Job's name is
+held to the pod hostnames it makes (``ValidateJob``). A JobSet's Jobs (and a training runtime's, which
 become a JobSet) are Indexed unless they say otherwise: JobSet's defaulting
 webhook sets ``completionMode: Indexed`` where it is unset.
 """
 
 from __future__ import annotations
 
+import re
+
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.input.objects import clip
+from kubelint_ml.k8s.resources import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
+from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.templates._common import PLACEHOLDER, is_fragment
 from kubelint_ml.templates._priority import is_batch_job, is_jobset_like, job_spec, job_spec_path
 
@@ -44,6 +50,10 @@ _SUCCEEDED_INDEXES_MAX_LEN = 64 * 1024  # maxJobSuccessPolicySucceededIndexesLim
 _ACTIONS = ("Count", "FailIndex", "FailJob", "Ignore")
 _OPERATORS = ("In", "NotIn")
 _STATUSES = ("False", "True", "Unknown")
+_MANAGED_BY_MAX = 63  # maxManagedByLength
+_MANAGED_BY_ON = (1, 32)  # the JobManagedBy gate's default: on from 1.32 (beta); off, managedBy is dropped
+# apimachinery validation.IsDomainPrefixedPath: the path after the first '/' (RFC 3986 path characters)
+_HTTP_PATH_RE = re.compile(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+")
 
 
 def _int(value: object) -> int | None:
@@ -64,7 +74,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         return None
     base = job_spec_path(tpl)
     rejected = (
-        "the API server rejects the Job"
+        f"the API server rejects the {obj.kind}"
         if batch
         else "the API server rejects each child Job the JobSet controller creates"
     )
@@ -118,6 +128,15 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             "spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified",
             "Set backoffLimitPerIndex too",
         )
+    managed = spec.get("managedBy")
+    if isinstance(managed, str) and not _templated(managed):
+        version = parse_version(getattr(getattr(ctx, "profile", None), "kubernetes_version", None))
+        if version is None or version >= _MANAGED_BY_ON:
+            _managed_by(managed, hit)
+    if batch and obj.kind == "Job" and indexed:
+        out += _indexed_hostname(tpl, _completions(spec))
+    if batch and (spec.get("selector") is not None or spec.get("manualSelector") is not None):
+        _selector(obj, spec, hit)
     pfp = spec.get("podFailurePolicy")
     policy = spec.get("podReplacementPolicy")
     if isinstance(pfp, dict) and isinstance(policy, str) and policy != "Failed":
@@ -142,6 +161,129 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if indexed and isinstance(success, dict):
         _success_rules(success, _completions(spec) if sized else None, hit)
     return out
+
+
+def _templated(text: str) -> bool:
+    """A value left for a template engine or envsubst to fill (``kueue.x-k8s.io/${CLUSTER}``)."""
+    return PLACEHOLDER.match(text) is not None or any(mark in text for mark in ("${", "{{", "$(", "<"))
+
+
+def _managed_by(value: str, hit) -> None:
+    """``validateJobSpec``: managedBy is a domain-prefixed path (``IsDomainPrefixedPath``) of at most 63
+    characters."""
+    host, slash, path = value.partition("/")
+    problem = reason = ""
+    if not host or not slash or not path:
+        problem = "is not a domain-prefixed path"
+        reason = 'must be a domain-prefixed path (such as "acme.io/foo")'
+    elif not is_dns1123_subdomain(host):
+        problem = f"has a domain {clip(host, 40)} that is not a lower-case DNS subdomain"
+        reason = (
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
+            "must start and end with an alphanumeric character"
+        )
+    elif not _HTTP_PATH_RE.fullmatch(path):
+        problem = "has characters a URL path cannot hold after its domain"
+        reason = "Invalid path: must match the regex [A-Za-z0-9/\\-._~%!$&'()*+,;=:]+"
+    if problem:
+        hit(
+            ("managedBy",),
+            f"managedBy {clip(value, 64)} {problem}",
+            f'spec.managedBy: Invalid value: "{clip(value)}": {reason}',
+            "Name the controller that manages the Job as <domain>/<name> (kueue.x-k8s.io/multikueue), or leave "
+            "managedBy out for the built-in Job controller",
+        )
+    if len(value) > _MANAGED_BY_MAX:
+        hit(
+            ("managedBy",),
+            f"managedBy is {len(value)} characters long, more than {_MANAGED_BY_MAX}",
+            f"spec.managedBy: Too long: may not be more than {_MANAGED_BY_MAX} bytes",
+            f"Name the controller in at most {_MANAGED_BY_MAX} characters",
+        )
+
+
+_GENERATED = ("batch.kubernetes.io/controller-uid", "controller-uid", "batch.kubernetes.io/job-name", "job-name")
+
+
+def _selector(obj, spec: dict, hit) -> None:
+    """A Job's own selector: without ``manualSelector: true`` the API server adds the generated
+    controller-uid to it and rejects a selector the generated labels do not match (``generateSelector`` in
+    pkg/registry/batch/job/strategy.go, ``validateGeneratedSelector``); a CronJob's jobTemplate may have
+    neither (``ValidateJobTemplateSpec``)."""
+    selector = spec.get("selector")
+    manual = spec.get("manualSelector") is True
+    if obj.kind == "CronJob":
+        if selector is not None:
+            hit(
+                ("selector",),
+                "a CronJob's jobTemplate sets a selector",
+                "spec.selector: Invalid value: `selector` will be auto-generated",
+                "Remove the selector: each Job's is generated from its own uid",
+            )
+        if manual:
+            hit(
+                ("manualSelector",),
+                "a CronJob's jobTemplate sets manualSelector: true",
+                'spec.manualSelector: Unsupported value: true: supported values: "nil", "false"',
+                "Remove manualSelector",
+            )
+        return
+    if manual or not isinstance(selector, dict):
+        return
+    meta = obj.data.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    # the values the API server generates: the Job's name, and its uid (known only once created: a Job read
+    # back from a cluster carries it, and keeps its selector on update)
+    generated = {"job-name": meta.get("name"), "controller-uid": meta.get("uid")}
+    labels = selector.get("matchLabels")
+    foreign = [
+        k
+        for k, v in (labels.items() if isinstance(labels, dict) else ())
+        if k not in _GENERATED or v != generated[k.rsplit("/", 1)[-1]]
+    ]
+    expressions = selector.get("matchExpressions")
+    foreign += [
+        e.get("key")
+        for e in (expressions if isinstance(expressions, list) else ())
+        if isinstance(e, dict) and e.get("key") not in _GENERATED and e.get("operator") in ("In", "Exists")
+    ]
+    if not foreign:
+        return
+    hit(
+        ("selector",),
+        f"selector on {clip(str(foreign[0]), 64)} without manualSelector: true: the Job's selector is generated",
+        "spec.selector: Invalid value: `selector` not auto-generated",
+        "Remove the selector (the Job's pods are selected by its uid), or set manualSelector: true if the "
+        "selector really is yours (and matches only this Job's pods)",
+    )
+
+
+def _indexed_hostname(tpl, completions: int | None) -> list[Hit]:
+    """``ValidateJob``: an Indexed Job's pods are named (and their hostnames set) ``<job name>-<index>``,
+    so ``<name>-<completions - 1>`` must be a DNS label (at most 63 characters, no dots or capitals)."""
+    meta = tpl.obj.data.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    # (a name the API server rejects on its own, or one left for a template engine, is not judged here)
+    if not isinstance(name, str) or not is_dns1123_subdomain(name) or not completions or completions < 1:
+        return []
+    hostname = f"{name}-{completions - 1}"
+    if is_dns1123_label(hostname):
+        return []
+    why = f"{len(hostname)} characters, more than 63" if len(hostname) > 63 else "not a DNS label"
+    return [
+        Hit(
+            ("metadata", "name"),
+            f"Indexed Job's last pod hostname {clip(hostname, 80)} is {why}",
+            detail=(
+                f"{tpl.describe()}: an Indexed Job names its pods' hostnames <job name>-<index>, up to "
+                f"{clip(hostname)} with completions {completions}; the API server rejects the Job "
+                f'(metadata.name: Invalid value: "{clip(name)}": will not able to create pod with invalid DNS '
+                f"label: {clip(hostname)}). Shorten the name (to at most {63 - len(str(completions - 1)) - 1} "
+                "characters here), in lower case letters, digits and '-'"
+            ),
+            at_value=True,
+        )
+    ]
 
 
 def _completions(spec: dict) -> int | None:
@@ -397,6 +539,25 @@ def _on_pod_conditions(conditions: list, at: tuple, field: str, hit) -> None:
             at_value=False,
         )
     for j, pattern in enumerate(conditions):
+        kind = pattern.get("type") if isinstance(pattern, dict) else None
+        if isinstance(pattern, dict) and (kind is None or kind == ""):
+            hit(
+                at + (j,),
+                "onPodConditions pattern without a type",
+                f'{field}[{j}].type: Invalid value: "": name part must be non-empty',
+                "Name the pod condition the pattern matches (type: DisruptionTarget)",
+                at_value=False,
+            )
+        elif isinstance(kind, str) and not _templated(kind) and not is_qualified_name(kind):
+            hit(
+                at + (j, "type"),
+                f"onPodConditions type {clip(kind, 64)} is not a qualified name",
+                f'{field}[{j}].type: Invalid value: "{clip(kind)}": name part must consist of alphanumeric '
+                "characters, '-', '_' or '.', and must start and end with an alphanumeric character (an optional "
+                "DNS subdomain prefix and '/' before it)",
+                "Write the condition type as Kubernetes names it (DisruptionTarget, ConfigIssue), with no spaces",
+                at_value=True,
+            )
         status = pattern.get("status") if isinstance(pattern, dict) else None
         if isinstance(status, str) and status and status not in _STATUSES:  # ("" defaults to True)
             hit(

@@ -1,6 +1,7 @@
 """A pod's DRA claim that names a ResourceClaimTemplate or ResourceClaim found nowhere; what the API
-server rejects of the names (``validatePodResourceClaim``: an entry of ``spec.resourceClaims`` with an
-earlier entry's name, or naming both sources or neither; ``validateResourceClaimNames``: a
+server rejects of the names (``validatePodResourceClaim``: an entry of ``spec.resourceClaims`` without a
+name, with one that is not a DNS label or is an earlier entry's, naming both sources or neither, or a
+source that is not a DNS subdomain (``ValidateResourceClaimName``, ``ValidateResourceClaimTemplateName``); ``validateResourceClaimNames``: a
 container's claim that names no entry of ``spec.resourceClaims``, or one listed twice); claims and
 DRA extended resources that the profile's Kubernetes version does not serve (``dropDisabledDynamicResourceAllocationFields``, the
 DynamicResourceAllocation and DRAExtendedResource gates: kubelint_ml/k8s/dra.py)."""
@@ -10,6 +11,8 @@ from __future__ import annotations
 from kubelint_ml.engine.api import Hit, Unit, template_devices
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
 from kubelint_ml.k8s.dra import DRA_EXTENDED_PREFIX, PodDevices
+from kubelint_ml.k8s.quantity import is_placeholder
+from kubelint_ml.k8s.resources import is_dns1123_label, is_dns1123_subdomain
 
 UNIT = "podTemplate"
 DEFAULTS: dict = {}
@@ -154,28 +157,66 @@ def _claim_sources(tpl: PodTemplate) -> tuple[list[Hit], set[int]]:
     out: list[Hit] = []
     invalid: set[int] = set()
     names: set[str] = set()
+
+    def rejected(at: tuple, message: str, detail: str, at_value: bool = True) -> None:
+        out.append(Hit(tpl.spec_path + ("resourceClaims", *at), message, detail=detail, at_value=at_value))
+
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             continue
         claim_name = entry.get("name")
+        if claim_name is None or claim_name == "":
+            rejected(
+                (i,),
+                "spec.resourceClaims entry without a name",
+                f"{tpl.describe()}: spec.resourceClaims[{i}] has no name; the API server rejects the pod "
+                f"(spec.resourceClaims[{i}].name: Required value). Name it, and list that name in the "
+                "resources.claims of the containers that use the devices",
+                at_value=False,
+            )
+        elif isinstance(claim_name, str) and not _named(claim_name, is_dns1123_label):
+            rejected(
+                (i, "name"),
+                f"claim name '{claim_name[:64]}' is not a DNS label",
+                f"{tpl.describe()}: spec.resourceClaims[{i}].name '{claim_name[:253]}' is not a DNS label; "
+                f'the API server rejects the pod (spec.resourceClaims[{i}].name: Invalid value: "'
+                f'{claim_name[:253]}": a lowercase RFC 1123 label must consist of lower case alphanumeric '
+                "characters or '-', and must start and end with an alphanumeric character). Use at most 63 "
+                "lower-case letters, digits and '-' (gpu-claim), here and in the containers' resources.claims",
+            )
         if isinstance(claim_name, str) and claim_name:
             if claim_name in names:
-                out.append(
-                    Hit(
-                        tpl.spec_path + ("resourceClaims", i, "name"),
-                        f"claim '{claim_name}' is listed twice in spec.resourceClaims",
-                        detail=(
-                            f"{tpl.describe()}: spec.resourceClaims[{i}] has the name of an entry before it; the "
-                            f"API server rejects the pod (spec.resourceClaims[{i}].name: Duplicate value: "
-                            f'"{claim_name}"). Give each entry its own name, or remove the repeated one'
-                        ),
-                        at_value=True,
-                    )
+                rejected(
+                    (i, "name"),
+                    f"claim '{claim_name}' is listed twice in spec.resourceClaims",
+                    f"{tpl.describe()}: spec.resourceClaims[{i}] has the name of an entry before it; the API server "
+                    f'rejects the pod (spec.resourceClaims[{i}].name: Duplicate value: "{claim_name}"). Give each '
+                    "entry its own name, or remove the repeated one",
                 )
             names.add(claim_name)
-        if isinstance(entry.get("source"), dict):  # (the v1alpha2 form)
+        source = entry.get("source")
+        if isinstance(source, dict):  # the v1alpha2 form (Kubernetes 1.26-1.30)
+            if entry.get("resourceClaimName") is None and entry.get("resourceClaimTemplateName") is None:
+                invalid.add(i)
+                out.append(_source_form(tpl, i, entry, source))
             continue
         both = entry.get("resourceClaimName") is not None and entry.get("resourceClaimTemplateName") is not None
+        for field, kind in (
+            ("resourceClaimName", "ResourceClaim"),
+            ("resourceClaimTemplateName", "ResourceClaimTemplate"),
+        ):
+            ref = entry.get(field)
+            if isinstance(ref, str) and not _named(ref, is_dns1123_subdomain):
+                invalid.add(i)  # (rejected as such: not looked for)
+                rejected(
+                    (i, field),
+                    f"{field} '{ref[:64]}' is not a valid {kind} name",
+                    f"{tpl.describe()}: spec.resourceClaims[{i}].{field} '{ref[:253]}' cannot name a {kind}; the "
+                    f'API server rejects the pod (spec.resourceClaims[{i}].{field}: Invalid value: "{ref[:253]}": '
+                    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                    f"and must start and end with an alphanumeric character). Write the {kind}'s name as its "
+                    "metadata.name is (lower case)",
+                )
         if not both and (
             entry.get("resourceClaimName") is not None or entry.get("resourceClaimTemplateName") is not None
         ):
@@ -187,18 +228,40 @@ def _claim_sources(tpl: PodTemplate) -> tuple[list[Hit], set[int]]:
             if both
             else "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"
         )
-        out.append(
-            Hit(
-                tpl.spec_path + ("resourceClaims", i),
-                f"claim '{name}' names {'both a ResourceClaim and a template' if both else 'no ResourceClaim or template'}",
-                detail=(
-                    f"{tpl.describe()}: spec.resourceClaims[{i}] ('{name}'): the API server rejects the pod "
-                    f"({reason}). Name either the ResourceClaim the pods share "
-                    "(resourceClaimName) or the template a claim is made from for each pod (resourceClaimTemplateName)"
-                ),
-            )
+        rejected(
+            (i,),
+            f"claim '{name}' names {'both a ResourceClaim and a template' if both else 'no ResourceClaim or template'}",
+            f"{tpl.describe()}: spec.resourceClaims[{i}] ('{name}'): the API server rejects the pod ({reason}). Name "
+            "either the ResourceClaim the pods share (resourceClaimName) or the template a claim is made from for "
+            "each pod (resourceClaimTemplateName)",
+            at_value=False,
         )
     return out, invalid
+
+
+def _source_form(tpl: PodTemplate, i: int, entry: dict, source: dict) -> Hit:
+    """An entry in the ``source`` form that resource.k8s.io/v1alpha3 (1.31) replaced: the API server
+    knows no ``source`` any more, so the entry names no claim."""
+    name = entry.get("name") if isinstance(entry.get("name"), str) else str(i)
+    named = next((k for k in ("resourceClaimName", "resourceClaimTemplateName") if source.get(k) is not None), None)
+    move = f"move source.{named} up beside name ({named}: {source.get(named)})" if named else "name its source"
+    return Hit(
+        tpl.spec_path + ("resourceClaims", i, "source"),
+        f"claim '{name}' uses the source form removed in Kubernetes 1.31",
+        detail=(
+            f"{tpl.describe()}: spec.resourceClaims[{i}] ('{name}') names its claim under source, the form of "
+            "resource.k8s.io/v1alpha2 (Kubernetes 1.26-1.30); from 1.31 the entry names it directly, and on a "
+            "cluster that serves DRA the API server drops source (kubectl's strict validation rejects it as an "
+            f"unknown field) and rejects the pod (spec.resourceClaims[{i}]: must specify one of: "
+            f"`resourceClaimName`, `resourceClaimTemplateName`). {move[0].upper() + move[1:]}, and rewrite the "
+            "claim objects for resource.k8s.io/v1"
+        ),
+    )
+
+
+def _named(name: str, valid) -> bool:
+    """``name`` passes ``valid`` (a DNS label or subdomain), or is left for a template engine to fill."""
+    return valid(name) or is_placeholder(name) or any(mark in name for mark in ("${", "{{", "$("))
 
 
 def _not_served(tpl: PodTemplate, devices: PodDevices, version: str | None) -> list[Hit]:
