@@ -616,3 +616,30 @@ def test_a_node_type_or_a_toleration_outside_kaito_asks_for_nothing(tmp_path: Pa
         "kind: Thing\nmetadata:\n  name: t\nspec:\n  tolerations:\n  - key: nvidia.com/gpu\n    operator: Exists\n"
     )
     assert lint(path) == []
+
+
+def test_volcano_vgpu_and_gpu_number_make_gpu_pods(tmp_path: Path) -> None:
+    # Volcano's vGPU (volcano.sh/vgpu-number, HAMi-core) and its device plugin's whole GPUs
+    # (volcano.sh/gpu-number): GPU pods, judged with the GPU severities (their docs' pods)
+    found = [(f["rule"], f["line"], f["severity"]) for f in findings(FIXTURES / "volcano-vgpu-and-gpu-number.yaml")]
+    assert found == [
+        ("besteffort-qos", 10, "error"),
+        ("missing-priority-class", 10, "warning"),
+        ("missing-memory-request", 15, "warning"),
+        ("missing-memory-limit", 16, "error"),
+        ("besteffort-qos", 25, "error"),
+        ("missing-priority-class", 25, "warning"),
+        ("missing-memory-request", 31, "warning"),
+        ("missing-memory-limit", 32, "error"),
+    ]
+    # on an NVIDIA node type, they are the plugins' shares of its GPUs: not "a resource the node does not offer"
+    pinned = tmp_path / "pinned.yaml"
+    pinned.write_text(
+        (FIXTURES / "volcano-vgpu-and-gpu-number.yaml")
+        .read_text()
+        .replace(
+            "  schedulerName: volcano\n",
+            "  schedulerName: volcano\n  nodeSelector: {node.kubernetes.io/instance-type: p4d.24xlarge}\n",
+        )
+    )
+    assert "gpu-memory-share-mismatch" not in {rule for rule, _, _ in lint(pinned)}

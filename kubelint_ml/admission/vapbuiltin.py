@@ -144,23 +144,14 @@ def _bad_list(rl: str) -> str:
 
 
 def _bad_container_list(rl: str) -> str:
-    """:func:`_bad_list` where an accelerator count that is a placeholder is not bad (templates/_common.py
-    ``_any_unjudgeable``)."""
-    return f"{rl}.exists(k, !{_ok_quantity(f'{rl}[k]')} && !{_accelerator_placeholder(rl)})"
+    """:func:`_bad_list` where an extended resource's count that is a placeholder (an accelerator's, an
+    EFA device's) is not bad (templates/_common.py ``_any_unjudgeable``)."""
+    return f"{rl}.exists(k, !{_ok_quantity(f'{rl}[k]')} && !({extended('k')} && {_placeholder_value(rl)}))"
 
 
 def _placeholder_value(rl: str) -> str:
     """``rl[k]`` is an unrendered placeholder."""
     return f"(type({rl}[k]) == string && {rl}[k].trim().matches({lit(PLACEHOLDER.pattern)}))"
-
-
-def _accelerator_placeholder(rl: str) -> str:
-    """``rl[k]`` is an accelerator count given as an unrendered placeholder (k8s/resources.py
-    ``placeholder_accelerators``)."""
-    return (
-        f"(k.matches({lit(_ACCELERATOR_RE2)}) && !k.matches({lit(_AMOUNT_RE2)}) && {extended('k')}"
-        f" && {_placeholder_value(rl)})"
-    )
 
 
 def resources_unknown(ps: str) -> str:

@@ -85,6 +85,8 @@ ACCELERATOR_PATTERNS: tuple[str, ...] = (
     "kunlunxin.com/vxpu",  # HAMi
     "vastaitech.com/va",
     "birentech.com/gpu",
+    "volcano.sh/vgpu-number",  # Volcano's vGPU (HAMi-core; docs/user-guide/how_to_use_volcano_vgpu.md)
+    "volcano.sh/gpu-number",  # the Volcano device plugin's whole GPUs (--gpu-strategy=number)
 )
 # Names the patterns above also match that are amounts of a device (its memory, a share of its cores),
 # not devices: huawei.com/Ascend910B-memory, gpu.intel.com/millicores; and the Intel GPU plugin's

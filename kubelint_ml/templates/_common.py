@@ -27,6 +27,7 @@ from kubelint_ml.k8s.resources import (
     PodLevelGates,
     accelerator_requests,
     container_requests_limits,
+    is_extended_resource,
     placeholder_accelerators,
     pod_level_resources,
 )
@@ -212,7 +213,8 @@ def _any_unjudgeable(tpl: PodTemplate) -> bool:
     (:func:`uncounted_accelerators`); another device's (``vpc.amazonaws.com/efa: PLACEHOLDER_NUM_EFA``)
     is read by no rule these quiet."""
     return any(
-        not _judgeable(raw) and not (is_placeholder(raw) and "/" in str(name)) for _, _, name, raw in _quantities(tpl)
+        not _judgeable(raw) and not (is_placeholder(raw) and is_extended_resource(str(name)))
+        for _, _, name, raw in _quantities(tpl)
     )
 
 
