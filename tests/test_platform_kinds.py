@@ -643,3 +643,20 @@ def test_volcano_vgpu_and_gpu_number_make_gpu_pods(tmp_path: Path) -> None:
         )
     )
     assert "gpu-memory-share-mismatch" not in {rule for rule, _, _ in lint(pinned)}
+
+
+def test_a_kai_gpu_share_by_annotation_is_a_gpu_pod(tmp_path: Path) -> None:
+    # NVIDIA/KAI-Scheduler docs/gpu-sharing/gpu-sharing.yaml: `gpu-fraction: "0.5"` asks KAI for half a GPU
+    # (pkg/common/resources/gpu_sharing.go RequestsGPUFraction), no nvidia.com/gpu: a GPU pod
+    found = [(f["rule"], f["line"], f["severity"], f["message"]) for f in findings(FIXTURES / "kai-gpu-sharing.yaml")]
+    assert [(rule, line, severity) for rule, line, severity, _ in found] == [
+        ("besteffort-qos", 12, "error"),
+        ("missing-priority-class", 12, "warning"),
+        ("missing-memory-limit", 15, "error"),
+        ("missing-memory-request", 15, "warning"),
+    ]
+    assert found[0][3].endswith("(GPU pod)")
+    # without the annotation, the same pod is a CPU pod
+    plain = tmp_path / "plain.yaml"
+    plain.write_text((FIXTURES / "kai-gpu-sharing.yaml").read_text().replace("gpu-fraction", "note"))
+    assert {f["severity"] for f in findings(plain)} == {"warning"}

@@ -24,6 +24,7 @@ from .quantity import QuantityError, is_placeholder, milli_round_up, parse_manif
 __all__ = [
     "ACCELERATOR_AMOUNT_PATTERNS",
     "ACCELERATOR_PATTERNS",
+    "GPU_SHARE_ANNOTATIONS",
     "BEST_EFFORT",
     "BURSTABLE",
     "GUARANTEED",
@@ -100,6 +101,10 @@ ACCELERATOR_AMOUNT_PATTERNS: tuple[str, ...] = (
     "gpu.intel.com/tiles",
     "gpu.intel.com/*_monitoring",
 )
+# The annotations with which a pod asks NVIDIA's KAI Scheduler (and Run:ai) for a share of a GPU
+# instead of an nvidia.com/gpu count (NVIDIA/KAI-Scheduler pkg/common/resources/gpu_sharing.go,
+# RequestsGPUFraction: `gpu-fraction: "0.5"`, `gpu-memory: "2000"` MiB).
+GPU_SHARE_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
 _ACCELERATOR_RE = re.compile("|".join(fnmatch.translate(p) for p in ACCELERATOR_PATTERNS))
 _AMOUNT_RE = re.compile("|".join(fnmatch.translate(p) for p in ACCELERATOR_AMOUNT_PATTERNS))
 

@@ -7,7 +7,7 @@ from fractions import Fraction
 from functools import cache
 from typing import Any
 
-from kubelint_ml.engine.api import is_accelerator_template, template_devices
+from kubelint_ml.engine.api import gpu_share_annotated, is_accelerator_template, template_devices
 from kubelint_ml.input.objects import dig
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_runtime_trainer_job
 from kubelint_ml.k8s.dra import ANY_GPU
@@ -249,7 +249,8 @@ def accelerator_note(tpl: PodTemplate) -> str:
     if not is_accelerator_template(tpl):
         return ""
     names = [*accelerators(tpl), *_placeholder_accelerators(tpl)]  # counts or placeholders
-    return " (GPU pod)" if any("gpu" in r for r in names) else " (accelerator pod)"
+    gpu = any("gpu" in r for r in names) or (not names and gpu_share_annotated(tpl))  # a KAI GPU share
+    return " (GPU pod)" if gpu else " (accelerator pod)"
 
 
 def show(resource: str, value: Fraction) -> str:
