@@ -660,3 +660,19 @@ def test_a_kai_gpu_share_by_annotation_is_a_gpu_pod(tmp_path: Path) -> None:
     plain = tmp_path / "plain.yaml"
     plain.write_text((FIXTURES / "kai-gpu-sharing.yaml").read_text().replace("gpu-fraction", "note"))
     assert {f["severity"] for f in findings(plain)} == {"warning"}
+
+
+def test_a_tensor_parallel_degree_from_the_env_is_quoted_whole(tmp_path: Path) -> None:
+    path = tmp_path / "vllm.yaml"
+    path.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: v\nspec:\n  selector: {}\n  template:\n    spec:\n"
+        "      priorityClassName: serving\n      containers:\n      - name: srv\n        image: vllm/vllm-openai\n"
+        '        env: [{name: TENSOR_PARALLEL_SIZE, value: "4"}]\n'
+        '        args: ["--model", "x", "--tensor-parallel-size", "$(TENSOR_PARALLEL_SIZE)"]\n'
+        "        resources:\n          requests: {cpu: 8, memory: 64Gi, nvidia.com/gpu: 4}\n"
+        "          limits: {memory: 64Gi, nvidia.com/gpu: 4}\n"
+    )
+    [message] = [f["message"] for f in findings(path) if f["rule"] == "shm-too-small-for-workers"]
+    assert message == (
+        "container 'srv' runs 4 processes (--tensor-parallel-size $(TENSOR_PARALLEL_SIZE)) on the default 64Mi /dev/shm"
+    )
