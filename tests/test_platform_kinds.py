@@ -676,3 +676,35 @@ def test_a_tensor_parallel_degree_from_the_env_is_quoted_whole(tmp_path: Path) -
     assert message == (
         "container 'srv' runs 4 processes (--tensor-parallel-size $(TENSOR_PARALLEL_SIZE)) on the default 64Mi /dev/shm"
     )
+
+
+def test_argo_template_defaults_complete_a_templates_container(tmp_path: Path) -> None:
+    # Argo strategic-merges templateDefaults into each template (operator.go mergedTemplateDefaultsInto), its
+    # `container` into container templates: the image and resources come from there, env is merged by name
+    path = tmp_path / "wf.yaml"
+    path.write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata:\n  generateName: train-\nspec:\n"
+        "  entrypoint: train\n  templateDefaults:\n    container:\n      image: pytorch/pytorch:2.5\n"
+        "      resources:\n        requests: {memory: 16Gi, cpu: '4'}\n        limits: {memory: 8Gi}\n"
+        "      env: [{name: A, value: '1'}]\n  templates:\n  - name: train\n    container:\n"
+        "      command: [python, train.py]\n      env: [{name: B, value: '2'}]\n"
+        "      resources:\n        limits:\n          nvidia.com/gpu: 1\n"
+    )
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.workloads import pod_templates
+
+    [doc] = load(path.read_bytes()).documents
+    [tpl] = pod_templates(unpack(doc, "wf.yaml").objects[0])
+    [c] = tpl.containers
+    assert c.data["image"] == "pytorch/pytorch:2.5"
+    assert c.data["resources"] == {
+        "requests": {"memory": "16Gi", "cpu": "4"},
+        "limits": {"memory": "8Gi", "nvidia.com/gpu": 1},
+    }
+    assert [e["name"] for e in c.data["env"]] == ["B", "A"]
+    # judged as the GPU pod it is, the inherited request pointed at where it is written
+    found = [(f["rule"], f["line"], f["path"]) for f in findings(path)]
+    assert ("request-exceeds-limit", 11, "spec.templateDefaults.container.resources.requests.memory") in found
+    assert "accelerator-workload-not-judged" not in {rule for rule, _, _ in found}
+    assert ("missing-priority-class", 15, "spec.templates[0]") in found
