@@ -123,7 +123,7 @@ def _with_defaults(t: dict, kind: str, defaults: dict, path: tuple, prefix: tupl
     if not isinstance(default, dict) or not default:
         return own, []
     renames: list[tuple[tuple, tuple]] = []
-    stack = [(default, own, (kind,))]
+    stack: list[tuple[dict, Any, tuple]] = [(default, own, (kind,))]
     while stack:  # the maps' keys only the default has, however deep (resources.requests.memory)
         d, o, at = stack.pop()
         for key, value in d.items():
