@@ -708,3 +708,48 @@ def test_argo_template_defaults_complete_a_templates_container(tmp_path: Path) -
     assert ("request-exceeds-limit", 11, "spec.templateDefaults.container.resources.requests.memory") in found
     assert "accelerator-workload-not-judged" not in {rule for rule, _, _ in found}
     assert ("missing-priority-class", 15, "spec.templates[0]") in found
+
+
+def test_spark_role_templates_are_the_pods_spark_builds(tmp_path: Path) -> None:
+    # kubeflow/spark-operator examples/spark-pi-pod-template.yaml: each role's `template` is the pod Spark builds
+    # (spark.kubernetes.<role>.podTemplateFile): its volumes, node selection and container fields are the pod's,
+    # its cpu and memory Spark's own (cores, memory + overhead)
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.workloads import pod_templates
+
+    sample = FIXTURES / "spark-pi-pod-template.yaml"
+    docs = load(sample.read_bytes()).documents
+    [obj] = unpack(docs[-1], "spark.yaml").objects
+    driver, executor = pod_templates(obj)
+    assert executor.spec["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    assert [v.data["name"] for v in executor.volumes] == ["spark-local-dir-1"]
+    [c] = executor.containers
+    assert c.data["volumeMounts"] == [{"name": "spark-local-dir-1", "mountPath": "/mnt/disk1"}]
+    assert c.data["resources"] == {
+        "requests": {"cpu": "1", "memory": "1536Mi"},
+        "limits": {"cpu": "1500m", "memory": "1536Mi"},
+    }
+    assert driver.spec["serviceAccountName"] == "spark-operator-spark"
+    assert [(f["rule"], f["line"]) for f in findings(sample)] == [("missing-ephemeral-storage-request", 140)]
+    # a RAPIDS executor whose GPU and node type are in its template: the GPU is the pod's, judged on the node
+    rapids = tmp_path / "rapids.yaml"
+    rapids.write_text(
+        sample.read_text()
+        .replace("              memory: 1512Mi\n", "              memory: 1512Mi\n              nvidia.com/gpu: 1\n")
+        .replace("    memory: 1g\n", "    memory: 64g\n")
+        .replace(
+            "        nodeSelector:\n          kubernetes.io/os: linux\n        affinity:\n          podAffinity:\n"
+            "            preferredDuringSchedulingIgnoredDuringExecution:\n            - weight: 1\n"
+            "              podAffinityTerm:\n                labelSelector:\n                  matchLabels:\n"
+            "                    spark-app-name: spark-pi-pod-template\n                topologyKey: kubernetes.io/hostname\n"
+            "        tolerations:\n        - operator: Exists\n          effect: NoSchedule\n    cores: 1\n    coreLimit: 1500m",
+            "        nodeSelector:\n          node.kubernetes.io/instance-type: g5.xlarge\n    cores: 1\n    coreLimit: 1500m",
+        )
+    )
+    found = [(f["rule"], f["severity"], f["message"]) for f in findings(rapids)]
+    assert (
+        "gpu-memory-share-mismatch",
+        "warning",
+        "requests 66048Mi memory but g5.xlarge has 13.8Gi allocatable",
+    ) in found
