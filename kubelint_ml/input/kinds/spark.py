@@ -106,7 +106,9 @@ def _spark_role(obj: K8sObject, role: str, base: tuple = ("spec",)) -> Pod | Non
     for part, values in (("requests", requests), ("limits", limits)):
         own = dig(tpl_main, "resources", part)
         for name, value in own.items() if isinstance(own, dict) else ():
-            if name not in ("cpu", "memory") and name not in values:
+            # Spark sets memory, the cpu request and (with coreLimit) the cpu limit over the template's
+            # (BasicExecutorFeatureStep, BasicDriverFeatureStep: editOrNewResources().addTo...)
+            if name != "memory" and (name != "cpu" or part == "limits") and name not in values:
                 values[name] = value
                 renames.append(
                     (path + ("resources", part, name), tpl_path + ("containers", 0, "resources", part, name))
