@@ -234,19 +234,34 @@ def test_kubeai_amd_profile_is_a_gpu_pod() -> None:
     assert ("missing-priority-class", 7, "spec") in found
 
 
+def test_kubeai_tpu_profile_from_the_charts_gke_values() -> None:
+    # google-tpu-v5e-1x1 is defined by the chart's values-gke.yaml (charts/kubeai/values-gke.yaml):
+    # one google.com/tpu per count on tpu-v5-lite-podslice 1x1 nodes, nothing for memory
+    found = lint(SAMPLES / "kubeai" / "gemma-2b-it-tpu.yaml")
+    assert rules(found) == [
+        ("besteffort-qos", 7, "spec"),
+        ("emptydir-memory-unbounded", 14, "spec.resourceProfile"),
+        ("missing-memory-limit", 14, "spec.resourceProfile"),
+        ("missing-memory-request", 14, "spec.resourceProfile"),
+        ("missing-priority-class", 7, "spec"),
+    ]
+    assert all("resource profile google-tpu-v5e-1x1 as the KubeAI chart's GKE values define it" in m for *_, m in found)
+
+
 def test_kubeai_unknown_profile_is_not_judged_and_says_so(tmp_path: Path) -> None:
-    sample = SAMPLES / "kubeai" / "gemma-2b-it-tpu.yaml"
+    sample = tmp_path / "gemma-2b-it-tpu.yaml"
+    sample.write_bytes((SAMPLES / "kubeai" / "gemma-2b-it-tpu.yaml").read_bytes().replace(b"v5e-1x1", b"v6e-1x1"))
     found = lint(sample)
     assert rules(found) == [("accelerator-workload-not-judged", 14, "spec.resourceProfile")]
     # the cluster's profile in the config: judged with it
     config = tmp_path / ".kubelint-ml.yaml"
     config.write_text(
-        "kinds:\n  kubeai:\n    resourceProfiles:\n      google-tpu-v5e-1x1:\n"
+        "kinds:\n  kubeai:\n    resourceProfiles:\n      google-tpu-v6e-1x1:\n"
         "        limits: {google.com/tpu: 1, memory: 8Gi}\n        requests: {google.com/tpu: 1, memory: 8Gi, cpu: 2}\n"
     )
     found = lint(sample, "--config", str(config))
     assert rules(found) == [("missing-priority-class", 7, "spec")]
-    assert "resource profile google-tpu-v5e-1x1 as the config defines it" in found[0][3]
+    assert "resource profile google-tpu-v6e-1x1 as the config defines it" in found[0][3]
 
 
 def test_kubeai_profile_count_multiplies_the_profile() -> None:

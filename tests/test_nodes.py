@@ -85,7 +85,7 @@ def test_aks_formulas():
 
 def test_catalog_rows_exact():
     c = catalog()
-    assert len(c) == 120
+    assert len(c) == 151
     p4d = c["p4d.24xlarge"]
     assert p4d == NodeType(
         name="p4d.24xlarge",
@@ -152,7 +152,7 @@ def test_catalog_file_documents_rules_and_loads_once():
     assert nodes._entries() is nodes._entries()
     c = catalog()
     c.clear()  # callers get a copy
-    assert len(catalog()) == 120
+    assert len(catalog()) == 151
 
 
 def test_the_catalog_rows_are_the_yaml():
@@ -200,9 +200,9 @@ def test_unknown_instance_type_is_unresolved():
         "node.kubernetes.io/instance-type=m5.large is not in the built-in GPU catalog",
     )
     # one unknown value among In candidates: it might be the smallest
-    pod = affinity(expr("node.kubernetes.io/instance-type", "In", "p5.48xlarge", "p6-b300.48xlarge"))
+    pod = affinity(expr("node.kubernetes.io/instance-type", "In", "p5.48xlarge", "p6e-gb300.36xlarge"))
     node, how = resolve_node_type(pod)
-    assert node is None and "p6-b300.48xlarge" in how
+    assert node is None and "p6e-gb300.36xlarge" in how
 
 
 def test_gke_accelerator_with_and_without_count():
@@ -497,6 +497,11 @@ def test_the_catalog_is_what_its_generator_makes_from_the_sources():
 def test_current_accelerators_are_in_the_catalog():
     c = catalog()
     assert (c["p6-b200.48xlarge"].gpus, c["p6-b200.48xlarge"].memory) == (8, 1937332 * MI)  # Karpenter's list
+    assert (c["p6-b300.48xlarge"].gpus, c["p6-b300.48xlarge"].memory) == (8, 3877198 * MI)  # Karpenter's list
+    assert catalog_labels("p6-b300.48xlarge")["karpenter.k8s.aws/instance-gpu-name"] == "b300"
+    gb300 = c["Standard_ND128isr_GB300_v6"]
+    assert (gb300.gpus, gb300.gpu_model, gb300.gpu_resource) == (4, "NVIDIA GB300", "nvidia.com/gpu")
+    assert gb300.memory == c["Standard_ND128isr_NDR_GB200_v6"].memory  # the same 864 GB as GB200 v6
     assert (c["trn2.48xlarge"].gpu_resource, c["trn2.48xlarge"].gpus) == ("aws.amazon.com/neuron", 16)
     assert c["p3.2xlarge"].memory == (61 * 1024 - math.ceil(61 * 1024 * 0.075) - (11 * 58 + 255) - 100) * MI
     assert (c["a4x-highgpu-4g"].gpus, c["a4x-highgpu-4g"].gpu_model) == (4, "NVIDIA GB200")
@@ -576,3 +581,40 @@ def test_tpu_slices_resolve_through_accelerator_and_topology(accelerator, topolo
     node, how = resolve_node_type(pod)
     assert node is not None and node.name == machine, how
     assert f"cloud.google.com/gke-tpu-topology={topology}" in how
+
+
+def test_aws_rows_read_from_karpenters_list_are_the_shipped_ones():
+    """The AWS families added from Karpenter's generated instance-type list (RTX PRO 6000 and 4500
+    Blackwell g7e and g7, L4 gr6, T4G g5g, Radeon g4ad, Inferentia inf1, B300 p6-b300): what
+    ``karpenter_rows`` reads from an excerpt of that list is the row the sources ship, field for field."""
+    from kubelint_ml.k8s import catalog as generator
+
+    excerpt = (
+        Path(__file__).parent.parent / "fixtures" / "accelerators" / "karpenter-instance-types-excerpt.md"
+    ).read_text()
+    commit = "1d927085dd81a9df9301e613f371dac5b4d16bfe"
+    read = {r["name"]: r for r in generator.karpenter_rows(excerpt, commit, "2026-11-27")}
+    assert sorted(read) == sorted(
+        [
+            "g7e.2xlarge",
+            "g7e.48xlarge",
+            "g7.2xlarge",
+            "gr6.4xlarge",
+            "g5g.xlarge",
+            "g4ad.8xlarge",
+            "inf1.xlarge",
+            "p6-b300.48xlarge",
+        ]
+    )  # r3.large: no family of the table
+    with open(generator.SOURCES, "rb") as fh:
+        shipped = {r["name"]: r for r in yaml.safe_load(fh)["types"]}
+    for name, row in read.items():
+        assert shipped[name] == row, name
+    c = catalog()
+    assert (c["g7e.48xlarge"].gpus, c["g7e.48xlarge"].gpu_model) == (8, "NVIDIA RTX PRO 6000")
+    assert (c["g4ad.8xlarge"].gpu_resource, c["g4ad.8xlarge"].gpus) == ("amd.com/gpu", 2)
+    assert catalog_labels("g4ad.8xlarge")["karpenter.k8s.aws/instance-gpu-manufacturer"] == "amd"
+    assert (c["inf1.xlarge"].gpu_resource, c["inf1.xlarge"].memory) == ("aws.amazon.com/neuron", 6804 * MI)
+    # an RTX PRO 6000 pod pinned by Karpenter's GPU name resolves to the g7e sizes
+    node, how = resolve_node_type({"nodeSelector": {"karpenter.k8s.aws/instance-gpu-name": "rtx-pro-server-6000"}})
+    assert node is not None and node.name.startswith("g7e."), how

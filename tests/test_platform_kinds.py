@@ -484,3 +484,272 @@ def test_train_job_without_resources_or_its_runtime(tmp_path: Path) -> None:
     train_job.data["spec"]["runtimePatches"] = [{"trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": 3}}}}]
     [tpl] = Context(facts=facts).templates(train_job)
     assert "nodeSelector" not in tpl.spec
+
+
+def test_a_partial_gpu_pod_template_is_said_not_passed_in_silence(tmp_path: Path) -> None:
+    # spark-rapids-examples' executor pod template (dockerfile/gpu_executor_template.yaml): Spark fills in the
+    # image, so the rules about missing fields leave it alone; its GPU is said at the field that asks for it
+    found = [
+        (f["rule"], f["line"], f["severity"], f["path"], f["message"])
+        for f in findings(FIXTURES / "spark-rapids-gpu-executor-template.yaml")
+    ]
+    assert found == [
+        (
+            "accelerator-workload-not-judged",
+            22,
+            "info",
+            'spec.containers[0].resources.limits["nvidia.com/gpu"]',
+            "asks for nvidia.com/gpu in a partial pod template (container 'executor' has no image): "
+            "its pod was not fully judged",
+        )
+    ]
+    # a kustomize patch that only changes the image or cpu of a CPU pod says nothing
+    patch = tmp_path / "patch.yaml"
+    patch.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: w\n        resources:\n          limits:\n            cpu: 2\n"
+    )
+    assert lint(patch) == []
+    # the completed pod is judged as usual, and the not-judged finding goes away
+    whole = tmp_path / "whole.yaml"
+    whole.write_text(
+        (FIXTURES / "spark-rapids-gpu-executor-template.yaml")
+        .read_text()
+        .replace("    - name: executor\n", "    - name: executor\n      image: nvcr.io/nvidia/spark:25.02\n")
+        .replace("kind: Pod\n", "kind: Pod\nmetadata:\n  name: executor\n")
+    )
+    assert "accelerator-workload-not-judged" not in {rule for rule, _, _ in lint(whole)}
+    assert {"besteffort-qos", "missing-memory-limit"} <= {rule for rule, _, _ in lint(whole)}
+
+
+def test_no_memory_fix_note_blames_the_gpu_share_when_every_container_asks_for_memory(tmp_path: Path) -> None:
+    # a container with a memory request and no limit: its fix needs the peak, not the node's GPU share
+    path = tmp_path / "frontend.yaml"
+    path.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: f\nspec:\n  selector: {}\n  template:\n"
+        "    spec:\n      priorityClassName: p\n      containers:\n      - name: main\n        image: x\n"
+        "        resources:\n          requests: {cpu: '16', memory: 128Gi}\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-v"], capture_output=True, text=True, timeout=120
+    )
+    assert "no fix for memory limit of container 'main': it has a memory request; its peak is not known" in r.stderr
+    assert "GPU share leaves no memory" not in r.stderr + r.stdout
+
+
+def test_a_placeholder_count_of_a_device_no_rule_reads_quiets_no_rule(tmp_path: Path) -> None:
+    # awsome-distributed-training's FSDP PyTorchJobs: GPU and EFA counts left to envsubst, no memory at all
+    path = tmp_path / "fsdp.yaml"
+    path.write_text(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: fsdp\nspec:\n  pytorchReplicaSpecs:\n"
+        "    Worker:\n      replicas: $NUM_NODES\n      template:\n        spec:\n          priorityClassName: p\n"
+        "          containers:\n            - name: pytorch\n              image: ${IMAGE_URI}\n"
+        "              resources:\n                requests:\n                  nvidia.com/gpu: $GPU_PER_NODE\n"
+        "                  vpc.amazonaws.com/efa: $EFA_PER_NODE\n                limits:\n"
+        "                  nvidia.com/gpu: $GPU_PER_NODE\n                  vpc.amazonaws.com/efa: $EFA_PER_NODE\n"
+    )
+    found = [(f["rule"], f["line"], f["severity"]) for f in findings(path)]
+    assert found == [
+        ("besteffort-qos", 10, "error"),
+        ("missing-memory-request", 16, "warning"),
+        ("missing-memory-limit", 19, "error"),
+    ]
+    # a placeholder memory still leaves the memory rules quiet
+    path.write_text(
+        path.read_text().replace(
+            "                limits:\n", "                  memory: $MEM\n                limits:\n"
+        )
+    )
+    assert [f["rule"] for f in findings(path)] == []
+
+
+def test_documents_above_a_template_placeholder_are_still_linted(tmp_path: Path) -> None:
+    # GKE's vLLM Llama 4 sample: a GPU Deployment, a Service, then a Secret whose token is `{{HF_TOKEN}}`
+    # (sed fills it in): the placeholder's document is the parse-error, the Deployment above it is linted
+    got = findings(FIXTURES / "gke-vllm-llama4-placeholder-secret.yaml")
+    found = [(f["rule"], f["line"], f["column"], f["severity"]) for f in got]
+    assert found == [("missing-priority-class", 31, 5, "warning"), ("parse-error", 98, 17, "error")]
+    assert got[1]["message"].startswith("template placeholder {{HF_TOKEN}} where a value should be")
+    # the Secret first: the placeholder is no Go template, so the documents after it are read as YAML too
+    text = (FIXTURES / "gke-vllm-llama4-placeholder-secret.yaml").read_text()
+    deployment, _, rest = text.partition("---\n")
+    secret = rest.split("---\n")[-1]
+    first = tmp_path / "secret-first.yaml"
+    first.write_text(secret + "---\n" + deployment)  # the Deployment 9 lines lower
+    found = [(f["rule"], f["line"], f["column"]) for f in findings(first)]
+    assert found == [("parse-error", 7, 17), ("missing-priority-class", 31 + 9, 5)]
+    # a Helm template whose first document holds the directive is one parse-error, as before
+    helm = tmp_path / "helm.yaml"
+    helm.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Values.name }}\n---\napiVersion: v1\nkind: Pod\n"
+    )
+    assert lint(helm) == [("parse-error", 4, "")]
+
+
+def test_unknown_kinds_asking_for_an_accelerator_by_value_are_said() -> None:
+    # kaito-project/kaito's examples/inference/kaito_workspace_gpt_oss_120b.yaml: the Workspace asks for GPU
+    # nodes by Azure size; vllm-project/production-stack's VLLMRuntime sample names its GPU resource as a value
+    kaito = [
+        (f["rule"], f["line"], f["severity"], f["path"], f["message"])
+        for f in findings(FIXTURES / "kaito-workspace-gpt-oss-120b.yaml")
+    ]
+    assert kaito == [
+        (
+            "accelerator-workload-not-judged",
+            24,
+            "info",
+            "resource.instanceType",
+            "asks for instance type Standard_NC24ads_A100_v4 (1 NVIDIA A100 80GB PCIe) but its pods were not "
+            "judged: kind kaito.sh/Workspace unknown",
+        )
+    ]
+    runtime = [(f["rule"], f["line"], f["path"]) for f in findings(FIXTURES / "production-stack-vllmruntime.yaml")]
+    assert runtime == [("accelerator-workload-not-judged", 54, "spec.deploymentConfig.resources.gpuType")]
+
+
+def test_a_node_type_or_a_toleration_outside_kaito_asks_for_nothing(tmp_path: Path) -> None:
+    # a Cluster API machine template names where GPU nodes come from; a toleration's key is no request
+    path = tmp_path / "infra.yaml"
+    path.write_text(
+        "apiVersion: infrastructure.cluster.x-k8s.io/v1beta2\nkind: AWSMachineTemplate\nmetadata:\n  name: gpu\n"
+        "spec:\n  template:\n    spec:\n      instanceType: p5.48xlarge\n---\napiVersion: example.com/v1\n"
+        "kind: Thing\nmetadata:\n  name: t\nspec:\n  tolerations:\n  - key: nvidia.com/gpu\n    operator: Exists\n"
+    )
+    assert lint(path) == []
+
+
+def test_volcano_vgpu_and_gpu_number_make_gpu_pods(tmp_path: Path) -> None:
+    # Volcano's vGPU (volcano.sh/vgpu-number, HAMi-core) and its device plugin's whole GPUs
+    # (volcano.sh/gpu-number): GPU pods, judged with the GPU severities (their docs' pods)
+    found = [(f["rule"], f["line"], f["severity"]) for f in findings(FIXTURES / "volcano-vgpu-and-gpu-number.yaml")]
+    assert found == [
+        ("besteffort-qos", 10, "error"),
+        ("missing-priority-class", 10, "warning"),
+        ("missing-memory-request", 15, "warning"),
+        ("missing-memory-limit", 16, "error"),
+        ("besteffort-qos", 25, "error"),
+        ("missing-priority-class", 25, "warning"),
+        ("missing-memory-request", 31, "warning"),
+        ("missing-memory-limit", 32, "error"),
+    ]
+    # on an NVIDIA node type, they are the plugins' shares of its GPUs: not "a resource the node does not offer"
+    pinned = tmp_path / "pinned.yaml"
+    pinned.write_text(
+        (FIXTURES / "volcano-vgpu-and-gpu-number.yaml")
+        .read_text()
+        .replace(
+            "  schedulerName: volcano\n",
+            "  schedulerName: volcano\n  nodeSelector: {node.kubernetes.io/instance-type: p4d.24xlarge}\n",
+        )
+    )
+    assert "gpu-memory-share-mismatch" not in {rule for rule, _, _ in lint(pinned)}
+
+
+def test_a_kai_gpu_share_by_annotation_is_a_gpu_pod(tmp_path: Path) -> None:
+    # NVIDIA/KAI-Scheduler docs/gpu-sharing/gpu-sharing.yaml: `gpu-fraction: "0.5"` asks KAI for half a GPU
+    # (pkg/common/resources/gpu_sharing.go RequestsGPUFraction), no nvidia.com/gpu: a GPU pod
+    found = [(f["rule"], f["line"], f["severity"], f["message"]) for f in findings(FIXTURES / "kai-gpu-sharing.yaml")]
+    assert [(rule, line, severity) for rule, line, severity, _ in found] == [
+        ("besteffort-qos", 12, "error"),
+        ("missing-priority-class", 12, "warning"),
+        ("missing-memory-limit", 15, "error"),
+        ("missing-memory-request", 15, "warning"),
+    ]
+    assert found[0][3].endswith("(GPU pod)")
+    # without the annotation, the same pod is a CPU pod
+    plain = tmp_path / "plain.yaml"
+    plain.write_text((FIXTURES / "kai-gpu-sharing.yaml").read_text().replace("gpu-fraction", "note"))
+    assert {f["severity"] for f in findings(plain)} == {"warning"}
+
+
+def test_a_tensor_parallel_degree_from_the_env_is_quoted_whole(tmp_path: Path) -> None:
+    path = tmp_path / "vllm.yaml"
+    path.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: v\nspec:\n  selector: {}\n  template:\n    spec:\n"
+        "      priorityClassName: serving\n      containers:\n      - name: srv\n        image: vllm/vllm-openai\n"
+        '        env: [{name: TENSOR_PARALLEL_SIZE, value: "4"}]\n'
+        '        args: ["--model", "x", "--tensor-parallel-size", "$(TENSOR_PARALLEL_SIZE)"]\n'
+        "        resources:\n          requests: {cpu: 8, memory: 64Gi, nvidia.com/gpu: 4}\n"
+        "          limits: {memory: 64Gi, nvidia.com/gpu: 4}\n"
+    )
+    [message] = [f["message"] for f in findings(path) if f["rule"] == "shm-too-small-for-workers"]
+    assert message == (
+        "container 'srv' runs 4 processes (--tensor-parallel-size $(TENSOR_PARALLEL_SIZE)) on the default 64Mi /dev/shm"
+    )
+
+
+def test_argo_template_defaults_complete_a_templates_container(tmp_path: Path) -> None:
+    # Argo strategic-merges templateDefaults into each template (operator.go mergedTemplateDefaultsInto), its
+    # `container` into container templates: the image and resources come from there, env is merged by name
+    path = tmp_path / "wf.yaml"
+    path.write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata:\n  generateName: train-\nspec:\n"
+        "  entrypoint: train\n  templateDefaults:\n    container:\n      image: pytorch/pytorch:2.5\n"
+        "      resources:\n        requests: {memory: 16Gi, cpu: '4'}\n        limits: {memory: 8Gi}\n"
+        "      env: [{name: A, value: '1'}]\n  templates:\n  - name: train\n    container:\n"
+        "      command: [python, train.py]\n      env: [{name: B, value: '2'}]\n"
+        "      resources:\n        limits:\n          nvidia.com/gpu: 1\n"
+    )
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.workloads import pod_templates
+
+    [doc] = load(path.read_bytes()).documents
+    [tpl] = pod_templates(unpack(doc, "wf.yaml").objects[0])
+    [c] = tpl.containers
+    assert c.data["image"] == "pytorch/pytorch:2.5"
+    assert c.data["resources"] == {
+        "requests": {"memory": "16Gi", "cpu": "4"},
+        "limits": {"memory": "8Gi", "nvidia.com/gpu": 1},
+    }
+    assert [e["name"] for e in c.data["env"]] == ["B", "A"]
+    # judged as the GPU pod it is, the inherited request pointed at where it is written
+    found = [(f["rule"], f["line"], f["path"]) for f in findings(path)]
+    assert ("request-exceeds-limit", 11, "spec.templateDefaults.container.resources.requests.memory") in found
+    assert "accelerator-workload-not-judged" not in {rule for rule, _, _ in found}
+    assert ("missing-priority-class", 15, "spec.templates[0]") in found
+
+
+def test_spark_role_templates_are_the_pods_spark_builds(tmp_path: Path) -> None:
+    # kubeflow/spark-operator examples/spark-pi-pod-template.yaml: each role's `template` is the pod Spark builds
+    # (spark.kubernetes.<role>.podTemplateFile): its volumes, node selection and container fields are the pod's,
+    # its cpu and memory Spark's own (cores, memory + overhead)
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.workloads import pod_templates
+
+    sample = FIXTURES / "spark-pi-pod-template.yaml"
+    docs = load(sample.read_bytes()).documents
+    [obj] = unpack(docs[-1], "spark.yaml").objects
+    driver, executor = pod_templates(obj)
+    assert executor.spec["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    assert [v.data["name"] for v in executor.volumes] == ["spark-local-dir-1"]
+    [c] = executor.containers
+    assert c.data["volumeMounts"] == [{"name": "spark-local-dir-1", "mountPath": "/mnt/disk1"}]
+    assert c.data["resources"] == {
+        "requests": {"cpu": "1", "memory": "1536Mi"},
+        "limits": {"cpu": "1500m", "memory": "1536Mi"},
+    }
+    assert driver.spec["serviceAccountName"] == "spark-operator-spark"
+    assert [(f["rule"], f["line"]) for f in findings(sample)] == [("missing-ephemeral-storage-request", 140)]
+    # a RAPIDS executor whose GPU and node type are in its template: the GPU is the pod's, judged on the node
+    rapids = tmp_path / "rapids.yaml"
+    rapids.write_text(
+        sample.read_text()
+        .replace("              memory: 1512Mi\n", "              memory: 1512Mi\n              nvidia.com/gpu: 1\n")
+        .replace("    memory: 1g\n", "    memory: 64g\n")
+        .replace(
+            "        nodeSelector:\n          kubernetes.io/os: linux\n        affinity:\n          podAffinity:\n"
+            "            preferredDuringSchedulingIgnoredDuringExecution:\n            - weight: 1\n"
+            "              podAffinityTerm:\n                labelSelector:\n                  matchLabels:\n"
+            "                    spark-app-name: spark-pi-pod-template\n                topologyKey: kubernetes.io/hostname\n"
+            "        tolerations:\n        - operator: Exists\n          effect: NoSchedule\n    cores: 1\n    coreLimit: 1500m",
+            "        nodeSelector:\n          node.kubernetes.io/instance-type: g5.xlarge\n    cores: 1\n    coreLimit: 1500m",
+        )
+    )
+    found = [(f["rule"], f["severity"], f["message"]) for f in findings(rapids)]
+    assert (
+        "gpu-memory-share-mismatch",
+        "warning",
+        "requests 66048Mi memory but g5.xlarge has 13.8Gi allocatable",
+    ) in found

@@ -40,7 +40,7 @@ from typing import Any
 from kubelint_ml.input.workloads import KINDS, KUBEFLOW_REPLICA_SPECS, TRAINER_ANCESTOR_LABEL
 from kubelint_ml.k8s.dra import AdmissionDra, admission_dra
 from kubelint_ml.k8s.quantity import PLACEHOLDER
-from kubelint_ml.k8s.resources import ACCELERATOR_AMOUNT_PATTERNS, ACCELERATOR_PATTERNS
+from kubelint_ml.k8s.resources import ACCELERATOR_AMOUNT_PATTERNS, ACCELERATOR_PATTERNS, GPU_SHARE_ANNOTATIONS
 
 IGNORE = "kubelint-ml.io/ignore"
 KUEUE_LABEL = "kueue.x-k8s.io/priority-class"
@@ -144,23 +144,14 @@ def _bad_list(rl: str) -> str:
 
 
 def _bad_container_list(rl: str) -> str:
-    """:func:`_bad_list` where an accelerator count that is a placeholder is not bad (templates/_common.py
-    ``_any_unjudgeable``)."""
-    return f"{rl}.exists(k, !{_ok_quantity(f'{rl}[k]')} && !{_accelerator_placeholder(rl)})"
+    """:func:`_bad_list` where an extended resource's count that is a placeholder (an accelerator's, an
+    EFA device's) is not bad (templates/_common.py ``_any_unjudgeable``)."""
+    return f"{rl}.exists(k, !{_ok_quantity(f'{rl}[k]')} && !({extended('k')} && {_placeholder_value(rl)}))"
 
 
 def _placeholder_value(rl: str) -> str:
     """``rl[k]`` is an unrendered placeholder."""
     return f"(type({rl}[k]) == string && {rl}[k].trim().matches({lit(PLACEHOLDER.pattern)}))"
-
-
-def _accelerator_placeholder(rl: str) -> str:
-    """``rl[k]`` is an accelerator count given as an unrendered placeholder (k8s/resources.py
-    ``placeholder_accelerators``)."""
-    return (
-        f"(k.matches({lit(_ACCELERATOR_RE2)}) && !k.matches({lit(_AMOUNT_RE2)}) && {extended('k')}"
-        f" && {_placeholder_value(rl)})"
-    )
 
 
 def resources_unknown(ps: str) -> str:
@@ -211,6 +202,12 @@ def extended(k: str) -> str:
 
 def _has_items(x: str, field: str) -> str:
     return f"(has({x}.{field}) && size({x}.{field}) > 0)"
+
+
+def gpu_share_annotated(t: str) -> str:
+    """engine/api.py ``gpu_share_annotated``: the template's pod asks KAI Scheduler for a GPU share."""
+    annotations = f"{t}.?metadata.?annotations.orValue({{}})"
+    return "(" + " || ".join(f"{lit(a)} in {annotations}" for a in GPU_SHARE_ANNOTATIONS) + ")"
 
 
 def uses_accelerators(ps: str, dra: AdmissionDra | None = None) -> str:
@@ -644,7 +641,7 @@ def variables(
     if accelerators is None and rule.workloads == "accelerator":
         accelerators = True
     if accelerators is not None:
-        uses = f"[t.spec].exists(ps, {uses_accelerators('ps', dra)})"
+        uses = f"([t.spec].exists(ps, {uses_accelerators('ps', dra)}) || {gpu_share_annotated('t')})"
         keep.append(uses if accelerators else f"!{uses}")
     judged = f"{ignored('object.metadata', rule.id)} ? [] : variables.templates.filter(t, {' && '.join(keep)})"
     out = [{"name": "templates", "expression": templates_variable(kinds, built.variant)}]
@@ -653,7 +650,7 @@ def variables(
         out.append(
             {
                 "name": "training",
-                "expression": f"{training_kind()}\n|| variables.templates.exists(t, has(t.spec) && [t.spec].exists(ps, {uses_accelerators('ps', dra)}))",
+                "expression": f"{training_kind()}\n|| variables.templates.exists(t, has(t.spec) && ([t.spec].exists(ps, {uses_accelerators('ps', dra)}) || {gpu_share_annotated('t')}))",
             }
         )
         judged = f"!variables.training ? [] : {judged}"

@@ -26,6 +26,7 @@ from kubelint_ml.input.workloads import (
 from kubelint_ml.k8s.dra import PodDevices, pod_devices, unserved_names, uses_dra
 from kubelint_ml.k8s.resources import (
     ACCELERATOR,
+    GPU_SHARE_ANNOTATIONS,
     NO_DEVICES,
     accelerator_use,
     placeholder_accelerators,
@@ -323,11 +324,18 @@ def template_devices(tpl: PodTemplate) -> PodDevices | None:
     return found
 
 
+def gpu_share_annotated(tpl: PodTemplate) -> bool:
+    """The pod asks KAI Scheduler for a share of a GPU by annotation."""
+    annotations = tpl.metadata.get("annotations") if isinstance(tpl.metadata, dict) else None
+    return isinstance(annotations, dict) and any(a in annotations for a in GPU_SHARE_ANNOTATIONS)
+
+
 def is_accelerator_template(tpl: PodTemplate) -> bool:
     """An accelerator pod: some container asks for an accelerator resource, or a DRA claim (or a
     DRA extended resource) holds accelerator devices; an accelerator resource whose count is an
     unrendered placeholder (``{{inputs.parameters.gpus}}``, ``$GPUS``) makes one too, its count not
-    known. A claim whose devices cannot be known, or that holds NICs or IMEX channels only, does
+    known, and so does a share of a GPU asked of KAI Scheduler by annotation. A claim whose devices
+    cannot be known, or that holds NICs or IMEX channels only, does
     not make one."""
     found = tpl.cache.get("accelerator")
     if found is None:
@@ -337,7 +345,7 @@ def is_accelerator_template(tpl: PodTemplate) -> bool:
             if use == NO_DEVICES and not tpl.spec.get("resourceClaims"):
                 tpl.cache.setdefault("dra.devices", None)  # no claim, no name a DeviceClass may serve
             devices = template_devices(tpl)
-            found = devices is not None and devices.accelerator
+            found = (devices is not None and devices.accelerator) or gpu_share_annotated(tpl)
         tpl.cache["accelerator"] = found
     return found
 

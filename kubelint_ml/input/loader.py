@@ -721,6 +721,29 @@ def looks_like_template(data: bytes) -> int:
     return data.count(b"\n", 0, m.start()) + 1
 
 
+_DOCUMENT_START = LazyPattern(rb"^---(?:[ \t]|$)", re.M)
+
+
+def document_start_before(data: bytes, line: int) -> int:
+    """Line number of the last ``---`` document marker above ``line``, or 0: where the document
+    holding that line starts when a marker opens it."""
+    head = data[: _line_offset(data, line)]
+    found = 0
+    for m in _DOCUMENT_START.finditer(head):
+        found = m.start()
+    return head.count(b"\n", 0, found) + 1 if found or head.startswith(b"---") else 0
+
+
+def _line_offset(data: bytes, line: int) -> int:
+    """The offset where 1-based ``line`` starts (the length of ``data`` past its last line)."""
+    at = 0
+    for _ in range(line - 1):
+        at = data.find(b"\n", at) + 1
+        if at == 0:
+            return len(data)
+    return at
+
+
 _WIDE_BOMS = (
     (b"\xff\xfe\x00\x00", "UTF-32LE"),
     (b"\x00\x00\xfe\xff", "UTF-32BE"),

@@ -221,6 +221,72 @@ HEADER = """\
 """
 
 
+# AWS families whose rows are read from Karpenter's generated instance-type list by
+# :func:`karpenter_rows`, with what the list does not say: the accelerator's model, GPU Feature
+# Discovery's product name where a source gives it (the same GPU's row of another provider), and
+# the device plugin's resource when it is not nvidia.com/gpu.
+KARPENTER_FAMILIES: dict[str, dict[str, str]] = {
+    "p6-b300": {"gpu_model": "NVIDIA B300", "gpu_product": "NVIDIA-B300"},
+    "g7e": {
+        "gpu_model": "NVIDIA RTX PRO 6000",
+        "gpu_product": "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition",
+    },
+    "g7": {"gpu_model": "NVIDIA RTX PRO 4500"},
+    "gr6": {"gpu_model": "NVIDIA L4", "gpu_product": "NVIDIA-L4"},
+    "g5g": {"gpu_model": "NVIDIA T4G"},
+    "g4ad": {"gpu_model": "AMD Radeon Pro V520", "gpu_resource": "amd.com/gpu"},
+    "inf1": {"gpu_model": "AWS Inferentia", "gpu_resource": "aws.amazon.com/neuron"},
+}
+KARPENTER_LIST = "aws/karpenter-provider-aws website/content/en/docs/reference/instance-types.md"
+
+
+def karpenter_rows(markdown: str, commit: str, date: str, families: dict[str, dict[str, str]] | None = None) -> list:
+    """Source rows for the instance types of ``families`` (by default :data:`KARPENTER_FAMILIES`) in
+    Karpenter's generated instance-type list at ``commit``, read on ``date``: the GPU count, name and
+    memory, vCPU, memory, local NVMe and Karpenter's allocatable memory, as the list gives them."""
+    import re
+
+    families = KARPENTER_FAMILIES if families is None else families
+    rows = []
+    for name, body in re.findall(r"^### `([^`]+)`\n(.*?)(?=^### |\Z)", markdown, re.M | re.S):
+        labels = dict(re.findall(r"^ \|karpenter\.k8s\.aws/([a-z-]+)\|([^|]*)\|", body, re.M))
+        extra = families.get(labels.get("instance-family", ""))
+        if extra is None:
+            continue
+        resources = dict(re.findall(r"^ \|([A-Za-z0-9./-]+)\|([^|]*)\|", body.partition("#### Resources")[2], re.M))
+        resource = extra.get("gpu_resource", "nvidia.com/gpu")
+        row: dict = {"name": name, "provider": "aws", "family": labels["instance-family"]}
+        row["size"] = labels["instance-size"]
+        row["gpus"] = int(resources[resource])
+        if resource != "nvidia.com/gpu":
+            row["gpu_resource"] = resource
+        row["gpu_model"] = extra["gpu_model"]
+        if "gpu_product" in extra:
+            row["gpu_product"] = extra["gpu_product"]
+        for label, key in (("instance-gpu-name", "gpu_name"), ("instance-accelerator-name", "accelerator_name")):
+            if label in labels:
+                row[key] = labels[label]
+        if "instance-gpu-memory" in labels:
+            row["gpu_memory_mib"] = int(labels["instance-gpu-memory"])
+        row["vcpu"] = int(labels["instance-cpu"])
+        row["ram_gib"] = int(labels["instance-memory"]) // 1024
+        row["allocatable_memory_mib"] = int(resources["memory"].removesuffix("Mi"))
+        row["memory_rule"] = "karpenter"
+        row["cpu_rule"] = "eks-tiered"
+        nvme = labels.get("instance-local-nvme")
+        if nvme:
+            row["local_nvme_gb"] = int(nvme)
+            row["local_storage_bytes"] = int(nvme) * 10**9
+            row["local_storage_listed"] = f"{nvme} GB NVMe"
+        else:
+            row["local_storage_bytes"] = None
+            row["local_storage_listed"] = "EBS only"
+        row["source"] = f"{KARPENTER_LIST} at {commit} (generated from EC2 DescribeInstanceTypes)"
+        row["date"] = date
+        rows.append(row)
+    return rows
+
+
 def generate(sources: str = SOURCES) -> str:
     """The catalog YAML for the rows in ``sources``."""
     import yaml
@@ -250,4 +316,11 @@ def generate(sources: str = SOURCES) -> str:
 if __name__ == "__main__":
     import sys
 
-    sys.stdout.write(generate())
+    if sys.argv[1:2] == ["--karpenter"]:  # --karpenter INSTANCE_TYPES_MD COMMIT DATE: rows to add to the sources
+        import yaml
+
+        with open(sys.argv[2], encoding="utf-8") as fh:
+            found = karpenter_rows(fh.read(), sys.argv[3], sys.argv[4])
+        sys.stdout.write(yaml.safe_dump(found, sort_keys=False, allow_unicode=False, width=200))
+    else:
+        sys.stdout.write(generate())

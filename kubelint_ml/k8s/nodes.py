@@ -261,7 +261,7 @@ def _entry(row: Mapping[str, Any]) -> _Entry:
             values.pop("gpus", None)
             values.pop("gpu_memory_mib", None)
         else:
-            values["gpu_manufacturer"] = "nvidia"
+            values["gpu_manufacturer"] = "amd" if node.gpu_resource == "amd.com/gpu" else "nvidia"
         for label, key in _AWS_LABEL_FIELDS.items():
             if values.get(key) is not None:
                 labels[f"karpenter.k8s.aws/{label}"] = str(values[key])

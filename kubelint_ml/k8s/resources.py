@@ -24,6 +24,7 @@ from .quantity import QuantityError, is_placeholder, milli_round_up, parse_manif
 __all__ = [
     "ACCELERATOR_AMOUNT_PATTERNS",
     "ACCELERATOR_PATTERNS",
+    "GPU_SHARE_ANNOTATIONS",
     "BEST_EFFORT",
     "BURSTABLE",
     "GUARANTEED",
@@ -85,6 +86,8 @@ ACCELERATOR_PATTERNS: tuple[str, ...] = (
     "kunlunxin.com/vxpu",  # HAMi
     "vastaitech.com/va",
     "birentech.com/gpu",
+    "volcano.sh/vgpu-number",  # Volcano's vGPU (HAMi-core; docs/user-guide/how_to_use_volcano_vgpu.md)
+    "volcano.sh/gpu-number",  # the Volcano device plugin's whole GPUs (--gpu-strategy=number)
 )
 # Names the patterns above also match that are amounts of a device (its memory, a share of its cores),
 # not devices: huawei.com/Ascend910B-memory, gpu.intel.com/millicores; and the Intel GPU plugin's
@@ -98,6 +101,10 @@ ACCELERATOR_AMOUNT_PATTERNS: tuple[str, ...] = (
     "gpu.intel.com/tiles",
     "gpu.intel.com/*_monitoring",
 )
+# The annotations with which a pod asks NVIDIA's KAI Scheduler (and Run:ai) for a share of a GPU
+# instead of an nvidia.com/gpu count (NVIDIA/KAI-Scheduler pkg/common/resources/gpu_sharing.go,
+# RequestsGPUFraction: `gpu-fraction: "0.5"`, `gpu-memory: "2000"` MiB).
+GPU_SHARE_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
 _ACCELERATOR_RE = re.compile("|".join(fnmatch.translate(p) for p in ACCELERATOR_PATTERNS))
 _AMOUNT_RE = re.compile("|".join(fnmatch.translate(p) for p in ACCELERATOR_AMOUNT_PATTERNS))
 

@@ -12,11 +12,49 @@ from kubelint_ml.engine.core import Context, Engine, parse_error
 from kubelint_ml.findings import Finding, is_builtin_group
 from kubelint_ml.input import charts
 from kubelint_ml.input.kinds import configure as configure_kinds
-from kubelint_ml.input.loader import Limits, LoadResult, load, locate, looks_like_template, render_path
-from kubelint_ml.input.objects import K8sObject, unpack
+from kubelint_ml.input.loader import (
+    Limits,
+    LoadResult,
+    document_start_before,
+    load,
+    locate,
+    looks_like_template,
+    render_path,
+)
+from kubelint_ml.input.objects import K8sObject, clip, unpack
 from kubelint_ml.input.sources import Source, read
+from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 from kubelint_ml.run.config import Config, tab_hint
+
+# A bare `{{NAME}}` (or `{{ name }}`): a value a script fills in (sed), not Go template syntax (a Go
+# template names a field, `{{ .Values.x }}`, a variable, `{{ $x }}`, or a keyword, `{{ end }}`).
+_BARE_PLACEHOLDER = LazyPattern(r"\{\{\s*(?!(?:end|else|break|continue)\b)[A-Za-z_][A-Za-z0-9_]*\s*\}\}")
+_DIRECTIVE = LazyPattern(r"\{\{.*?\}\}")
+
+
+HELM_MESSAGE = (
+    "Helm/Go template directive ({{ ... }}): this is a template, not a "
+    "manifest; lint the rendered output (helm template ... | kubelint-ml check -)"
+)
+
+
+def _bare_placeholder(data: bytes, line: int) -> tuple[int, str] | None:
+    """The column and parse-error message of a bare ``{{NAME}}`` placeholder on ``line``, the first
+    ``{{ }}`` there; None when that is Go template syntax (or no ``{{ }}`` is there)."""
+    text = _line_text(data, line)
+    found = _DIRECTIVE.search(text)
+    if not found or not _BARE_PLACEHOLDER.fullmatch(found.group()):
+        return None
+    return found.start() + 1, (
+        f"template placeholder {clip(found.group())} where a value should be (YAML reads it as a mapping): "
+        "fill it in (envsubst, sed) and lint the result"
+    )
+
+
+def _line_text(data: bytes, line: int) -> str:
+    lines = data.split(b"\n", line)
+    return lines[line - 1].decode("utf-8", "replace") if len(lines) >= line else ""
 
 
 class FileResult(Record):
@@ -129,22 +167,26 @@ class Runner(Record):
         # A `{{` the YAML reads as text (an Argo parameter in a script or a quoted string) is
         # the workflow's business: only a file that does not read as YAML from the directive on
         # is a template.
-        if tline and loaded.problems and loaded.problems[0].line >= tline:
-            out.findings.append(
-                parse_error(
-                    display,
-                    tline,
-                    1,
-                    "Helm/Go template directive ({{ ... }}): this is a template, not a "
-                    "manifest; lint the rendered output (helm template ... | kubelint-ml check -)",
-                )
-            )
-            return out
+        placeholder = _bare_placeholder(data, tline) if tline and loaded.problems else None
+        if placeholder is None and tline and loaded.problems and loaded.problems[0].line >= tline:
+            out.findings.append(parse_error(display, tline, 1, HELM_MESSAGE))
+            # The documents that end before the directive's document are YAML as written (a GKE
+            # sample's Deployment above a Secret whose token is `{{HF_TOKEN}}`): linted as they are.
+            opened = document_start_before(data, tline)
+            kept = [d for d in loaded.documents if d.line < opened] if opened else []
+            if not kept:
+                return out
+            loaded = LoadResult(kept, [], loaded.events)
         for p in loaded.problems:
-            message = p.message
+            message, column = p.message, p.column
             if "cannot start any token" in message:
                 message += tab_hint(data, p.line)
-            out.findings.append(parse_error(display, p.line, p.column, message, p.document))
+            # A bare `{{NAME}}` a script fills in is no Go template: its document is the parse-error,
+            # said as what it is, and the other documents are read as YAML (GKE's `{{HF_TOKEN}}`).
+            found = _bare_placeholder(data, p.line) if placeholder is not None else None
+            if found is not None:
+                column, message = found
+            out.findings.append(parse_error(display, p.line, column, message, p.document))
         if self.verbose and not loaded.documents and not loaded.problems:
             out.notes.append(f"{display}: skipped: empty file (no YAML documents)")
         ctx = Context(profile=self.config.profile, facts=self.facts, usage=self.usage, wants_notes=self.verbose)

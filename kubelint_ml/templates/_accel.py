@@ -18,8 +18,11 @@ from kubelint_ml.k8s.nodes import NodePool, NodeType, node_type_candidates, pinn
 from kubelint_ml.records import Frozen
 
 # Accelerator resources that are slices or shares of a node's GPUs: how many
-# of them a node offers depends on its MIG layout or time-slicing config.
-SLICE_PREFIXES = ("nvidia.com/mig-", "nvidia.com/gpu.shared")
+# of them a node offers depends on its MIG layout or time-slicing config, or on
+# the Volcano device plugins' configuration (vGPUs split from each GPU; whole GPUs
+# under --gpu-strategy=number), which register these on NVIDIA nodes instead of
+# nvidia.com/gpu.
+SLICE_PREFIXES = ("nvidia.com/mig-", "nvidia.com/gpu.shared", "volcano.sh/vgpu-number", "volcano.sh/gpu-number")
 
 
 class Placement(Frozen):

@@ -7,7 +7,7 @@ from fractions import Fraction
 from functools import cache
 from typing import Any
 
-from kubelint_ml.engine.api import is_accelerator_template, template_devices
+from kubelint_ml.engine.api import gpu_share_annotated, is_accelerator_template, template_devices
 from kubelint_ml.input.objects import dig
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_runtime_trainer_job
 from kubelint_ml.k8s.dra import ANY_GPU
@@ -27,7 +27,7 @@ from kubelint_ml.k8s.resources import (
     PodLevelGates,
     accelerator_requests,
     container_requests_limits,
-    is_accelerator_resource,
+    is_extended_resource,
     placeholder_accelerators,
     pod_level_resources,
 )
@@ -207,11 +207,13 @@ def why_resources_unknown(tpl: PodTemplate) -> str:
 
 def _any_unjudgeable(tpl: PodTemplate) -> bool:
     """Some quantity of the template is invalid, an unrendered placeholder or negative; judged by value,
-    without building :func:`quantity_fields` (most templates have no such quantity). An accelerator count
-    that is a placeholder is not one: the other resources are known, and the rules that need the count
-    ask :func:`uncounted_accelerators`."""
+    without building :func:`quantity_fields` (most templates have no such quantity). A count of an
+    extended resource that is a placeholder is not one: the cpu, memory and storage are known. An
+    accelerator's (``nvidia.com/gpu: $GPUS``) is asked for by the rules that need it
+    (:func:`uncounted_accelerators`); another device's (``vpc.amazonaws.com/efa: PLACEHOLDER_NUM_EFA``)
+    is read by no rule these quiet."""
     return any(
-        not _judgeable(raw) and not (is_placeholder(raw) and is_accelerator_resource(str(name)))
+        not _judgeable(raw) and not (is_placeholder(raw) and is_extended_resource(str(name)))
         for _, _, name, raw in _quantities(tpl)
     )
 
@@ -247,7 +249,8 @@ def accelerator_note(tpl: PodTemplate) -> str:
     if not is_accelerator_template(tpl):
         return ""
     names = [*accelerators(tpl), *_placeholder_accelerators(tpl)]  # counts or placeholders
-    return " (GPU pod)" if any("gpu" in r for r in names) else " (accelerator pod)"
+    gpu = any("gpu" in r for r in names) or (not names and gpu_share_annotated(tpl))  # a KAI GPU share
+    return " (GPU pod)" if gpu else " (accelerator pod)"
 
 
 def show(resource: str, value: Fraction) -> str:

@@ -269,7 +269,7 @@ def memory_plan(tpl: PodTemplate, ctx: Any, params: dict) -> dict[int, tuple[Fra
                 )
                 if value > 0:
                     plan[id(c)] = (None, value, source)
-    if not plan:
+    if not plan and lacking:  # every container asks for memory: nothing to plan (the callers say why)
         why = "the pod's GPU share leaves no memory for it"
         tpl.cache[key] = why
         return why

@@ -12,6 +12,7 @@ from kubelint_ml.input.objects import clip, dig
 from kubelint_ml.input.workloads import NO_TEMPLATES, kind_info, qualified_kind
 from kubelint_ml.k8s.resources import is_accelerator_resource
 from kubelint_ml.lazyre import LazyPattern
+from kubelint_ml.templates._common import is_fragment
 
 UNIT = "object"
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
@@ -58,6 +59,48 @@ def _asked(root: Any) -> tuple[tuple, str] | None:
             name = node.get("name")
             if isinstance(name, str) and "/" in name and "quantity" in node and is_accelerator_resource(name):
                 return path + ("name",), name
+            for key in reversed(list(node)):
+                value = node[key]
+                if isinstance(value, (dict, list)):
+                    stack.append((value, path + (key,)))
+        elif isinstance(node, list):
+            for i in range(len(node) - 1, -1, -1):
+                if isinstance(node[i], (dict, list)):
+                    stack.append((node[i], path + (i,)))
+    return None
+
+
+# Keys whose string value names the accelerator resource an operator asks for (production-stack's
+# VLLMRuntime `gpuType: nvidia.com/gpu`): read only where no key names one.
+_RESOURCE_NAME_KEYS = LazyPattern(r"(?:type|resourcename)$", re.I)
+# API groups whose kinds ask for accelerators by the node type their controller provisions for the
+# pods: Kaito's Workspace, InferenceSet and MultiRoleInference `instanceType` (kaito-project/kaito
+# api/v1beta1/workspace_types.go, ResourceSpec.InstanceType). Elsewhere a node type names where nodes
+# come from (Cluster API machine templates, GKE ComputeClasses), not what a workload asks for.
+_NODE_TYPE_GROUPS = frozenset(("kaito.sh",))
+
+
+def _asked_by_value(root: Any, node_types: bool) -> tuple[tuple, str] | None:
+    """The first field whose value names an accelerator resource (a key ending in ``type`` or
+    ``resourceName``) or, with ``node_types``, an accelerator node type of the catalog
+    (``instanceType``): its path and what it asks for."""
+    stack: list[tuple[Any, tuple]] = [(root, ())]
+    seen = 0
+    while stack and seen < _MOST_NODES:
+        node, path = stack.pop()
+        seen += 1
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if not isinstance(key, str) or not isinstance(value, str):
+                    continue
+                if "/" in value and _RESOURCE_NAME_KEYS.search(key) and is_accelerator_resource(value):
+                    return path + (key,), value
+                if node_types and key == "instanceType":
+                    from kubelint_ml.k8s.nodes import catalog  # only for an unknown kind naming a node type
+
+                    node_type = catalog().get(value)
+                    if node_type is not None:
+                        return path + (key,), (f"instance type {clip(value)} ({node_type.gpus} {node_type.gpu_model})")
             for key in reversed(list(node)):
                 value = node[key]
                 if isinstance(value, (dict, list)):
@@ -168,6 +211,47 @@ def _argo_hits(unit: Unit, spec_path: tuple) -> list[Hit]:
     return hits
 
 
+def _fragment_hits(obj: Any, templates: list) -> list[Hit]:
+    """A partial pod template (no containers, or an app container without an image: a kustomize patch,
+    Spark's driver or executor template) that asks for an accelerator: the rules about missing fields
+    leave it to what completes it, so the accelerator is said here, at the field that asks for it."""
+    hits: list[Hit] = []
+    for tpl in templates:
+        if tpl.broken or not is_fragment(tpl) or not is_accelerator_template(tpl):
+            continue
+        found = next(
+            (
+                (c.path + ("resources", part, name), name, c)
+                for c in tpl.all_containers
+                for part in ("limits", "requests")
+                for name in _mapping(_mapping(c.data.get("resources")).get(part))
+                if isinstance(name, str) and is_accelerator_resource(name)
+            ),
+            None,
+        )
+        if found is None:
+            continue  # a DRA claim: the claim's findings say what it holds
+        path, resource, c = found
+        lacking = next((x for x in tpl.all_containers if not x.data.get("image")), None)
+        why = f"{lacking.describe()} has no image" if lacking is not None else "it has no containers"
+        hits.append(
+            Hit(
+                path,
+                f"asks for {resource} in a partial pod template ({why}): its pod was not fully judged",
+                container=c.name,
+                detail=f"{obj.ref.display()}: the pod template at {render_path(tpl.path) or 'the root'} asks for "
+                f"{resource} but {why}, so it is a fragment another tool completes (a kustomize base, Spark's "
+                "driver or executor pod template, an operator); the rules about missing fields (memory limits, "
+                "QoS, priority, backoff) left it to what completes it: lint the completed pod.",
+            )
+        )
+    return hits
+
+
+def _mapping(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     obj = unit.obj
     if (obj.group, obj.kind) in _NOT_ASKING:
@@ -176,8 +260,10 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     embedded = _argo_hits(unit, argo) if argo is not None else []
     templates = unit.templates()
     if any(not t.broken for t in templates):
-        return embedded or None
+        return embedded + _fragment_hits(obj, templates) or None
     found = _asked(obj.data)
+    if found is None and not templates and kind_info(obj) is None:
+        found = _asked_by_value(obj.data, obj.group in _NODE_TYPE_GROUPS)
     profiled = _NAMED_PROFILES.get((obj.group, obj.kind))
     if found is None and profiled is not None and not templates:
         value = dig(obj.data, *profiled[0])

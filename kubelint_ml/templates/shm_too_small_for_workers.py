@@ -101,7 +101,8 @@ def _describe(signals: list[Signal]) -> str:
 def _brief(signals: list[Signal]) -> str:
     """``8 processes (--nproc_per_node=8)``, or the first signal quoted when it says no count."""
     s = signals[0]
-    text = s.text if len(s.text) <= 30 else s.text[:27] + "..."
+    # whole up to 48 characters (`--tensor-parallel-size $(TENSOR_PARALLEL_SIZE)`), else cut between words
+    text = s.text if len(s.text) <= 48 else (s.text[:45].rsplit(" ", 1)[0] or s.text[:45]) + "..."
     if s.processes is None:
         return f"'{text}'"
     return f"{s.processes} {'workers' if s.kind == 'dataloader' else 'processes'} ({text})"

@@ -90,6 +90,52 @@ def _pod_fields(t: dict, wf: dict, path: tuple, prefix: tuple) -> tuple[dict, li
     return spec, renames
 
 
+# The lists of a Container that a strategic merge merges by key (k8s.io/api core/v1 patchMergeKey);
+# the others (command, args...) the patch replaces.
+_MERGE_KEYS = {"env": "name", "volumeMounts": "mountPath", "ports": "containerPort", "envFrom": None}
+
+
+def _merged(default: Any, own: Any) -> Any:
+    """``own`` strategic-merged over ``default``, as Argo merges ``templateDefaults`` into a template
+    (``mergedTemplateDefaultsInto``: ``strategicpatch.StrategicMergePatch(defaults, template)``): maps
+    key by key, a Container's keyed lists by their merge key, anything else ``own``'s."""
+    if not isinstance(default, dict) or not isinstance(own, dict):
+        return own
+    out = dict(default)
+    for key, value in own.items():
+        base = out.get(key)
+        merge_key = _MERGE_KEYS.get(key) if isinstance(key, str) else None
+        if isinstance(value, dict) and isinstance(base, dict):
+            out[key] = _merged(base, value)
+        elif merge_key and isinstance(value, list) and isinstance(base, list):
+            keys = {item.get(merge_key) for item in value if isinstance(item, dict)}
+            out[key] = [*value, *(b for b in base if not (isinstance(b, dict) and b.get(merge_key) in keys))]
+        else:
+            out[key] = value
+    return out
+
+
+def _with_defaults(t: dict, kind: str, defaults: dict, path: tuple, prefix: tuple) -> tuple[dict, list]:
+    """Template ``t``'s ``container`` or ``script`` with the same type's ``templateDefaults`` merged in,
+    and the renames of the fields it takes from them whole (findings there point at the default)."""
+    own = t[kind]
+    default = defaults.get(kind)
+    if not isinstance(default, dict) or not default:
+        return own, []
+    renames: list[tuple[tuple, tuple]] = []
+    stack: list[tuple[dict, Any, tuple]] = [(default, own, (kind,))]
+    while stack:  # the maps' keys only the default has, however deep (resources.requests.memory)
+        d, o, at = stack.pop()
+        for key, value in d.items():
+            if not isinstance(key, str):
+                continue
+            if key not in o:
+                renames.append((path + at + (key,), prefix + ("templateDefaults", *at, key)))
+            elif isinstance(value, dict) and isinstance(o[key], dict):
+                stack.append((value, o[key], at + (key,)))
+    return _merged(default, own), renames
+
+
 def _given(value: Any) -> bool:
     """Set, as Argo reads a field: Go's zero values (an empty string, false, an empty map or list) are
     left out when templates are merged, and the controller takes an empty field as unset."""
@@ -104,23 +150,27 @@ def _argo(prefix: tuple) -> Callable[[K8sObject], list[Pod]]:
         templates = wf.get("templates") if isinstance(wf, dict) else None
         if not isinstance(templates, list):
             return []
+        defaults: Any = wf.get("templateDefaults") if isinstance(wf.get("templateDefaults"), dict) else {}
         out = []
         for i, t in enumerate(templates):
             if not isinstance(t, dict):
                 continue
             path = prefix + ("templates", i)
             containers: list[tuple[Any, tuple]] = []
+            inherited: list[tuple[tuple, tuple]] = []
             if isinstance(t.get("container"), dict):
-                containers.append(({"name": "main", **t["container"]}, path + ("container",)))
+                container, inherited = _with_defaults(t, "container", defaults, path, prefix)
+                containers.append(({"name": "main", **container}, path + ("container",)))
             elif isinstance(t.get("script"), dict):
-                script = _pod_container(t["script"], _SCRIPT_FIELDS)
-                containers.append(({"name": "main", **script}, path + ("script",)))
+                script, inherited = _with_defaults(t, "script", defaults, path, prefix)
+                containers.append(({"name": "main", **_pod_container(script, _SCRIPT_FIELDS)}, path + ("script",)))
             elif isinstance(t.get("containerSet"), dict):
                 containers += _set_containers(t["containerSet"], path + ("containerSet",))
             else:
                 continue  # steps, dag, resource, suspend, http, plugin: no pod of their own
             containers += _containers(t.get("sidecars"), path + ("sidecars",), _USER_FIELDS)
             spec, renames = _pod_fields(t, wf, path, prefix)
+            renames += inherited
             meta: Any = t.get("metadata") if isinstance(t.get("metadata"), dict) else {}
             pod_meta: Any = wf.get("podMetadata") if isinstance(wf.get("podMetadata"), dict) else {}
             merged = {

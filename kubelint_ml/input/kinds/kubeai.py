@@ -6,8 +6,9 @@ the engine's image (``image`` when given) with ``args`` and ``env``; its resourc
 count (``model_controller.go``), and the profile's ``nodeSelector``, ``affinity`` and
 ``tolerations`` are the pod's; ``priorityClassName`` is the Model's. ``/dev/shm`` is the
 memory-backed emptyDir ``dshm``, without a size (``engine_vllm.go``). The profiles are those the
-KubeAI chart ships (``charts/kubeai/values.yaml`` ``resourceProfiles``, chart 0.22.1); a cluster's
-own are given in the config (``kinds.kubeai.resourceProfiles``), merged over these by name.
+KubeAI chart ships (``charts/kubeai/values.yaml`` ``resourceProfiles``, chart 0.22.1), and the TPU
+profiles only its GKE values (``charts/kubeai/values-gke.yaml``) define; a cluster's own are given in
+the config (``kinds.kubeai.resourceProfiles``), merged over these by name.
 """
 
 from __future__ import annotations
@@ -37,6 +38,22 @@ CHART_PROFILES: dict[str, dict] = {
     "nvidia-gpu-rtx4070-8gb": {"limits": {"nvidia.com/gpu": "1"}},
     "amd-gpu-mi300x": {"limits": {"amd.com/gpu": "1"}},
 }
+
+
+# The profiles only the chart's GKE values define (charts/kubeai/values-gke.yaml): Cloud TPU v5e
+# slices, one chip per count, on the slice's accelerator and topology (and spot) nodes.
+def _tpu_v5e(topology: str) -> dict:
+    return {
+        "limits": {"google.com/tpu": "1"},
+        "nodeSelector": {
+            "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+            "cloud.google.com/gke-tpu-topology": topology,
+            "cloud.google.com/gke-spot": "true",
+        },
+    }
+
+
+GKE_PROFILES: dict[str, dict] = {f"google-tpu-v5e-{t}": _tpu_v5e(t) for t in ("1x1", "2x2", "2x4")}
 _configured: dict[str, dict] = {}
 
 
@@ -49,7 +66,13 @@ def configure(profiles: dict | None) -> None:
 
 def profile(name: str) -> dict | None:
     found = _configured.get(name)
-    return found if isinstance(found, dict) else CHART_PROFILES.get(name)
+    return found if isinstance(found, dict) else CHART_PROFILES.get(name) or GKE_PROFILES.get(name)
+
+
+def _defined_by(name: str) -> str:
+    if name in _configured:
+        return "as the config defines it"
+    return "as the KubeAI chart defines it" if name in CHART_PROFILES else "as the KubeAI chart's GKE values define it"
 
 
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?)([A-Za-z]*)")
@@ -121,9 +144,7 @@ def _model(obj: K8sObject) -> list[Pod]:
         ],
     )
     if found is not None:
-        pod.cache["assumed"] = (
-            f"resource profile {name} as {'the config' if name in _configured else 'the KubeAI chart'} defines it"
-        )
+        pod.cache["assumed"] = f"resource profile {name} {_defined_by(name)}"
     # The Model has no field for the container's resources or the dshm volume's size: a fix would
     # write into resourceProfile (a string), so none is offered.
     pod.fix_note = (

@@ -1,7 +1,10 @@
 """Spark operator (``sparkoperator.k8s.io/v1beta2`` SparkApplication and ScheduledSparkApplication; kubeflow/spark-operator
 ``api/v1beta2``, ``internal/controller/sparkapplication``): the driver's and executors' pods with
 the resources the operator computes from ``cores``, ``coreLimit``, ``memory``, ``memoryOverhead`` and
-``gpu``, and the custom resources (GPUs) ``sparkConf`` asks for as Spark on Kubernetes makes them."""
+``gpu``, and the custom resources (GPUs) ``sparkConf`` asks for as Spark on Kubernetes makes them; a
+role's ``template`` (spark-operator v2, given to Spark as ``spark.kubernetes.<role>.podTemplateFile``)
+is the pod Spark builds on (``KubernetesDriverBuilder``/``KubernetesExecutorBuilder``: the template's
+first container is the role's, its cpu and memory Spark's own, its other resources kept)."""
 
 from __future__ import annotations
 
@@ -92,33 +95,84 @@ def _spark_role(obj: K8sObject, role: str, base: tuple = ("spec",)) -> Pod | Non
         if resource not in limits:
             limits[resource] = amount
             renames.append((path + ("resources", "limits", resource), base + ("sparkConf", key)))
-    container = {k: v for k, v in node.items() if k in ("image", "env", "envFrom", "volumeMounts", "securityContext")}
+    # The role's pod template (`template`, spark-operator v2): Spark builds the pod from it
+    # (spark.kubernetes.<role>.podTemplateFile), its first container the role's, whose cpu and memory
+    # Spark sets and whose other resources (a GPU) it keeps; the role's own fields are laid over it.
+    tpl_spec, tpl_meta, tpl_main, tpl_sidecars = _role_template(node)
+    tpl_path = path + ("template", "spec")
+    container = {k: v for k, v in tpl_main.items() if k not in ("name", "resources")}
+    for key in container:
+        renames.append((path + (key,), tpl_path + ("containers", 0, key)))
+    for part, values in (("requests", requests), ("limits", limits)):
+        own = dig(tpl_main, "resources", part)
+        for name, value in own.items() if isinstance(own, dict) else ():
+            # Spark sets memory, the cpu request and (with coreLimit) the cpu limit over the template's
+            # (BasicExecutorFeatureStep, BasicDriverFeatureStep: editOrNewResources().addTo...)
+            if name != "memory" and (name != "cpu" or part == "limits") and name not in values:
+                values[name] = value
+                renames.append(
+                    (path + ("resources", part, name), tpl_path + ("containers", 0, "resources", part, name))
+                )
+    container.update(
+        {k: v for k, v in node.items() if k in ("image", "env", "envFrom", "volumeMounts", "securityContext")}
+    )
     container["name"] = "spark-kubernetes-driver" if role == "driver" else "executor"
     container.setdefault("image", spec.get("image") or "spark")
     container["resources"] = {"requests": requests, "limits": limits}
-    pod = {
-        k: node[k]
-        for k in ("nodeSelector", "affinity", "tolerations", "schedulerName", "priorityClassName")
-        if k in node
-    }
+    pod = {k: v for k, v in tpl_spec.items() if k not in ("containers", "initContainers", "volumes")}
+    for key in pod:
+        renames.append((path + (key,), tpl_path + (key,)))
+    for k in ("nodeSelector", "affinity", "tolerations", "schedulerName", "priorityClassName"):
+        if k not in node:
+            continue
+        if k == "nodeSelector" and isinstance(pod.get(k), dict) and isinstance(node[k], dict):
+            pod[k] = {**pod[k], **node[k]}  # the operator adds the role's selector to the template's
+        elif k == "tolerations" and isinstance(pod.get(k), list) and isinstance(node[k], list):
+            pod[k] = [*pod[k], *node[k]]
+        else:
+            pod[k] = node[k]
+            renames.append((path + (k,), path + (k,)))
     if "priorityClassName" not in pod and isinstance(dig(spec, "batchSchedulerOptions", "priorityClassName"), str):
         pod["priorityClassName"] = spec["batchSchedulerOptions"]["priorityClassName"]
         renames.append((path + ("priorityClassName",), base + ("batchSchedulerOptions", "priorityClassName")))
     renames.append((path + ("metadata",), path))
     replicas = integer(node.get("instances"), 1) if role == "executor" else 1
+    labels, annotations = (_merged_map(tpl_meta.get(k), node.get(k)) for k in ("labels", "annotations"))
     return Pod(
         path,
         pod,
         role,
         replicas,
-        [(container, path)],
-        init=listed(node.get("initContainers"), path + ("initContainers",)),
-        volumes=listed(spec.get("volumes"), base + ("volumes",)),
-        metadata={"labels": node.get("labels"), "annotations": node.get("annotations")},
+        [(container, path), *((c, tpl_path + ("containers", i)) for i, c in tpl_sidecars)],
+        init=listed(tpl_spec.get("initContainers"), tpl_path + ("initContainers",))
+        + listed(node.get("initContainers"), path + ("initContainers",)),
+        volumes=listed(tpl_spec.get("volumes"), tpl_path + ("volumes",))
+        + listed(spec.get("volumes"), base + ("volumes",)),
+        metadata={"labels": labels, "annotations": annotations},
         renames=renames,
         fix_note="the Spark operator builds the pod's resources from cores, coreLimit, memory, memoryOverhead, "
         "gpu and sparkConf's spark.<role>.resource.*: change those",
     )
+
+
+def _merged_map(template: Any, own: Any) -> Any:
+    """The role's labels or annotations over the template's (either may be unset)."""
+    if isinstance(template, dict) and isinstance(own, dict):
+        return {**template, **own}
+    return own if own is not None else template
+
+
+def _role_template(node: dict) -> tuple[dict, dict, dict, list[tuple[int, Any]]]:
+    """A role's ``template`` (a PodTemplateSpec): its pod spec, metadata, first container (the one
+    Spark makes the driver's or executor's) and the others with their index; empty where unset."""
+    template = node.get("template")
+    if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
+        return {}, {}, {}, []
+    spec, meta = template["spec"], template.get("metadata")
+    containers = spec.get("containers")
+    items = list(enumerate(containers)) if isinstance(containers, list) else []
+    main = items[0][1] if items and isinstance(items[0][1], dict) else {}
+    return spec, meta if isinstance(meta, dict) else {}, main, items[1:]
 
 
 def _spark(obj: K8sObject, base: tuple = ("spec",)) -> list[Pod]:
