@@ -476,3 +476,101 @@ spec:
     after, out = _fix(tmp_path, HELM_POD)
     assert after == HELM_POD
     assert "not fixed: the document holds a Helm/Go template directive" in out
+
+
+ARGO_DEFAULTS = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: td-
+spec:
+  entrypoint: train
+  podPriorityClassName: x
+  templateDefaults:
+    container:
+      resources:
+        limits:
+          memory: 64Gi
+  templates:
+  - name: train
+    container:
+      image: pytorch
+      command: ["torchrun", "--nproc_per_node=8", "train.py"]
+      resources:
+        limits:
+          nvidia.com/gpu: 8
+  - name: eval
+    container:
+      image: pytorch
+"""
+
+
+def test_argo_fix_of_an_inherited_field_sets_the_templates_own(tmp_path: Path) -> None:
+    """A memory limit the template takes from templateDefaults is raised in the template's own container
+    (Argo merges it over the default): it was raised in templateDefaults, for every template."""
+    after, _ = _fix(tmp_path, ARGO_DEFAULTS)
+    assert after == ARGO_DEFAULTS.replace(
+        "          nvidia.com/gpu: 8\n",
+        "          nvidia.com/gpu: 8\n"
+        "          memory: 72Gi\n"
+        "      volumeMounts:\n"
+        "      - name: dshm\n"
+        "        mountPath: /dev/shm\n"
+        "    volumes:\n"
+        "    - name: dshm\n"
+        "      emptyDir:\n"
+        "        medium: Memory\n"
+        "        sizeLimit: 8Gi\n",
+    )
+
+
+def test_argo_pod_level_resources_of_the_workflow_are_not_replaced(tmp_path: Path) -> None:
+    """Pod-level resources from templateDefaults are raised in the template's own podResources (merged
+    over them); the workflow's podResources, which a template's own would replace whole, get no fix."""
+    text = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: pr-
+spec:
+  entrypoint: train
+  podPriorityClassName: x
+  templateDefaults:
+    podResources:
+      requests: {memory: 40Gi}
+      limits: {memory: 40Gi}
+  templates:
+  - name: train
+    container:
+      image: pytorch
+      command: ["torchrun", "--nproc_per_node=8", "train.py"]
+      resources:
+        requests: {memory: 40Gi}
+        limits: {nvidia.com/gpu: 8, memory: 40Gi}
+"""
+    after, _ = _fix(tmp_path, text, "--kubernetes-version", "1.34")
+    assert after.startswith(text.split("        requests: {memory: 40Gi}\n        limits: {nvidia")[0])
+    assert after.endswith(
+        "        requests: {memory: 48Gi}\n"
+        "        limits: {nvidia.com/gpu: 8, memory: 48Gi}\n"
+        "      volumeMounts:\n"
+        "      - name: dshm\n"
+        "        mountPath: /dev/shm\n"
+        "    volumes:\n"
+        "    - name: dshm\n"
+        "      emptyDir:\n"
+        "        medium: Memory\n"
+        "        sizeLimit: 8Gi\n"
+        "    podResources:\n"
+        "      requests:\n"
+        "        memory: 48Gi\n"
+        "      limits:\n"
+        "        memory: 48Gi\n"
+    )
+    workflow_level = text.replace(
+        "  templateDefaults:\n    podResources:\n      requests: {memory: 40Gi}\n      limits: {memory: 40Gi}\n",
+        "  podResources:\n    requests: {memory: 40Gi}\n    limits: {memory: 40Gi}\n",
+    )
+    after, out = _fix(tmp_path, workflow_level, "--kubernetes-version", "1.34")
+    assert after == workflow_level
+    assert "shm-too-small-for-workers: not fixed: the pod-level resources are the workflow's podResources" in out

@@ -409,8 +409,19 @@ def _to_the_users_fields(hit: Any, tpl: Any) -> None:
     why = tpl.fix_note or _not_the_users(fix, tpl.cache.get("foreign"))
     if why:
         hit.fix = replace(fix, changes=(), unfixable=why, resolved=True)
+    elif "fix_renames" in tpl.cache:  # some fields are a shared default's: a fix sets the pod's own
+        table = tpl.cache["fix_renames"]
+        hit.fix = replace(fix, changes=tuple(replace(c, path=_renamed(table, c.path)) for c in fix.changes))
     elif tpl.renames:
         hit.fix = replace(fix, changes=tuple(replace(c, path=tpl.real_path(c.path)) for c in fix.changes))
+
+
+def _renamed(table: tuple, path: tuple) -> tuple:
+    """``path`` by the first (longest) of ``table``'s (pod prefix, file prefix) that it starts with."""
+    for pod, real in table:
+        if path[: len(pod)] == pod:
+            return real + tuple(path[len(pod) :])
+    return path
 
 
 def _not_the_users(fix: Any, foreign: Any) -> str | None:

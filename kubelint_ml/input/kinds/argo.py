@@ -60,14 +60,22 @@ def _pod_container(c: Any, argo_fields: frozenset[str]) -> Any:
     return {k: v for k, v in c.items() if k not in argo_fields}
 
 
-def _pod_fields(t: dict, wf: dict, path: tuple, prefix: tuple) -> tuple[dict, list[tuple[tuple, tuple]]]:
+def _pod_fields(
+    t: dict, wf: dict, path: tuple, prefix: tuple
+) -> tuple[dict, list[tuple[tuple, tuple]], list[tuple[tuple, tuple]], list[tuple[tuple, str]]]:
     """The pod spec fields of template ``t`` (at ``path``) and where each is written: the template's
     own, else ``templateDefaults``' (merged into every template), else the workflow's default. Of a
     ``nodeSelector`` in both the template and ``templateDefaults``, the keys of both (a strategic merge,
     the template's value first); of the other structured fields, the template's. A field set to Go's
-    zero value is unset (:func:`_given`)."""
+    zero value is unset (:func:`_given`).
+
+    Also where a fix sets each field: the template's own (the template's value is taken over a
+    default's, so the other templates keep theirs), and the fields no fix may set there (the
+    workflow's pod-level resources, which a template's own would replace whole)."""
     spec: dict = {}
     renames: list[tuple[tuple, tuple]] = []
+    fix_renames: list[tuple[tuple, tuple]] = []
+    foreign: list[tuple[tuple, str]] = []
     defaults: Any = wf.get("templateDefaults") if isinstance(wf.get("templateDefaults"), dict) else {}
     fields = [(f, f, wf_f) for f, wf_f in _ARGO_POD_FIELDS.items()] + list(_ARGO_RENAMED)
     for field_name, pod_field, wf_field in fields:
@@ -78,16 +86,23 @@ def _pod_fields(t: dict, wf: dict, path: tuple, prefix: tuple) -> tuple[dict, li
             spec[pod_field] = value
             if pod_field != field_name:
                 renames.append((path + (pod_field,), path + (field_name,)))
-        elif _given(defaults.get(field_name)):
+            continue
+        own = (path + (pod_field,), path + (field_name,))
+        if pod_field != field_name:
+            fix_renames.append(own)
+        if _given(defaults.get(field_name)):
             spec[pod_field] = defaults[field_name]
             renames.append((path + (pod_field,), prefix + ("templateDefaults", field_name)))
         elif _given(wf.get(wf_field)):
             spec[pod_field] = wf[wf_field]
             renames.append((path + (pod_field,), prefix + (wf_field,)))
+            if pod_field == "resources":
+                foreign.append((path + (pod_field,), f"the pod-level resources are the workflow's {wf_field}"))
     if "priorityClassName" not in spec and "priorityClassName" in wf:  # the older spelling
         spec["priorityClassName"] = wf["priorityClassName"]
         renames.append((path + ("priorityClassName",), prefix + ("priorityClassName",)))
-    return spec, renames
+    fix_renames += [r for r in renames if r[1][: len(path)] == path]  # the template's own renamed fields
+    return spec, renames, fix_renames, foreign
 
 
 # The lists of a Container that a strategic merge merges by key (k8s.io/api core/v1 patchMergeKey);
@@ -169,7 +184,7 @@ def _argo(prefix: tuple) -> Callable[[K8sObject], list[Pod]]:
             else:
                 continue  # steps, dag, resource, suspend, http, plugin: no pod of their own
             containers += _containers(t.get("sidecars"), path + ("sidecars",), _USER_FIELDS)
-            spec, renames = _pod_fields(t, wf, path, prefix)
+            spec, renames, fix_renames, foreign = _pod_fields(t, wf, path, prefix)
             renames += inherited
             meta: Any = t.get("metadata") if isinstance(t.get("metadata"), dict) else {}
             pod_meta: Any = wf.get("podMetadata") if isinstance(wf.get("podMetadata"), dict) else {}
@@ -195,6 +210,10 @@ def _argo(prefix: tuple) -> Callable[[K8sObject], list[Pod]]:
             # Its containers and volumes are written as the pod's (Argo's own fields left out) and its
             # spec holds pod fields only: unknown-field reads them even where fields are inherited.
             pod.cache["fields_as_written"] = True
+            if len(fix_renames) != len(renames):  # some field is a default's: a fix sets the template's own
+                pod.cache["fix_renames"] = tuple(sorted(set(fix_renames), key=lambda r: -len(r[0])))
+            if foreign:
+                pod.cache["foreign"] = foreign
             out.append(pod)
         return out
 
