@@ -33,7 +33,9 @@ class Pod(Record):
     fix_note: str | None
     shared: bool
     # Facts for the rules, copied into the template's cache (e.g. "defaults": what a controller
-    # filled in).
+    # filled in; "foreign": (path prefix, why) of what the controller adds that the file has no field
+    # for, where a fix is not offered; "fix_renames": the renames a fix follows where they differ, a
+    # default shared by other pods being set in the pod's own field instead).
     cache: dict
     __slots__ = _fields = (
         "spec_path",
