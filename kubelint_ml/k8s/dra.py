@@ -565,6 +565,17 @@ class DraFacts:
             return info
         return ClassInfo(typed.kind, typed.resource, f"its request for class '{s.device_class}' selects {typed.how}")
 
+    def generated_claim(self, template: str, namespace: str, claim: str) -> bool:
+        """A running pod's claim made from ``template`` is the ResourceClaim ``claim`` of its namespace
+        (``status.resourceClaimStatuses``): the resourceclaim controller copies the template's spec into
+        it, and the pod runs with what it allocated, whether the template is still there (or the same)
+        or not. Its requests answer for the template in that namespace; False when the claim is not known."""
+        requests = next((r for ns, r in self.claims.get(claim, ()) if ns == namespace), None)
+        if requests is None:
+            return False
+        self.templates.setdefault(template, []).insert(0, (namespace, requests))
+        return True
+
     def find(self, kind: str, name: str, namespace: str) -> tuple | None:
         """The requests of the named template (``kind`` "template") or claim in ``namespace``.
 

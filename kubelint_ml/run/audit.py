@@ -37,7 +37,8 @@ from kubelint_ml.input.dump import DumpError, Item, dump_limits, looks_like_json
 from kubelint_ml.input.loader import load, locate
 from kubelint_ml.input.objects import K8sObject, make_ref, unpack
 from kubelint_ml.input.workloads import KINDS, pod_templates
-from kubelint_ml.k8s.resources import is_accelerator_pod
+from kubelint_ml.k8s.dra import DraFacts, pod_devices, uses_dra
+from kubelint_ml.k8s.resources import is_accelerator_pod, pod_requests
 from kubelint_ml.run.facts import with_cluster_nodes
 from kubelint_ml.run.inputs import RunInputs
 from kubelint_ml.run.lint import GC_MIDDLE_THRESHOLD, GC_YOUNG_THRESHOLD, _finish, _rule_infos, repo_root
@@ -90,7 +91,7 @@ def _containers(items: Any) -> Any:
 
 def signature(pod: Mapping) -> tuple:
     """What the pods of one controller share and rules read: containers (image, command, resources),
-    volumes but the service-account token, scheduling fields, and the labels and annotations rules
+    volumes but the service-account token, pod-level resources and DRA claims, scheduling fields, and the labels and annotations rules
     read (suppressions, the Kueue queue). Per-pod values (the node, the hostname, env values such
     as RANK) are left out. Compared with ``==`` (dicts compare in C), never serialised."""
     spec = pod.get("spec")
@@ -103,6 +104,7 @@ def signature(pod: Mapping) -> tuple:
         _containers(spec.get("initContainers")),
         _without_token(spec.get("volumes")),
         spec.get("resources"),
+        spec.get("resourceClaims"),
         spec.get("priorityClassName"),
         spec.get("nodeSelector"),
         spec.get("affinity"),
@@ -152,6 +154,8 @@ class Audit:
         self.known: dict[OwnerKey, Known] = {}
         # direct owner -> claim -> (the nodes its pods run on, how many pods mount it, the first such pod)
         self.claims: dict[OwnerKey, dict[str, list]] = {}
+        # (namespace, ResourceClaimTemplate) -> the ResourceClaims made from it for running pods
+        self.generated: dict[tuple[str, str], list[str]] = {}
         self.skipped: Counter[str] = Counter()
         self.files = 0
         self.objects = 0
@@ -226,6 +230,9 @@ class Audit:
             spec = data.get("spec")
             shape.nodes.add(str(spec.get("nodeName") or "") if isinstance(spec, Mapping) else "")
             self._claims(key, data, shape)
+            status = data.get("status")
+            if isinstance(status, Mapping) and status.get("resourceClaimStatuses"):
+                self._generated(ns, data.get("spec"), status["resourceClaimStatuses"])
         elif kind in CONTEXT_KINDS:
             self.facts.add_object(item.obj or plain_object(dict(data), file))
         elif (group, kind) in KINDS:
@@ -256,6 +263,24 @@ class Audit:
                 entry = self.claims.setdefault(key, {}).setdefault(name, [set(), 0, shape])
                 entry[0].add(spec.get("nodeName") or "")  # type: ignore[union-attr]
                 entry[1] += 1
+
+    def _generated(self, ns: str, spec: Any, statuses: Any) -> None:
+        """The ResourceClaims made for the pod's template claims (``status.resourceClaimStatuses``: claim
+        name -> generated ResourceClaim)."""
+        entries = spec.get("resourceClaims") if isinstance(spec, Mapping) else None
+        templates = {
+            e["name"]: e["resourceClaimTemplateName"]
+            for e in (entries if isinstance(entries, list) else ())
+            if isinstance(e, Mapping) and isinstance(e.get("resourceClaimTemplateName"), str)
+        }
+        for st in statuses if isinstance(statuses, list) else ():
+            if not isinstance(st, Mapping):
+                continue
+            template, claim = templates.get(st.get("name")), st.get("resourceClaimName")  # type: ignore[arg-type]
+            if template is not None and isinstance(claim, str) and claim:
+                made = self.generated.setdefault((ns, template), [])
+                if claim not in made[-1:]:
+                    made.append(claim)
 
     def shared_claims(self, engine: Engine) -> dict[OwnerKey, list[tuple[Finding, int]]]:
         """volume-single-node-shared as it runs: a ReadWriteOnce claim mounted by an owner's pods on
@@ -365,6 +390,9 @@ class Audit:
         inputs = self.inputs
         config = with_cluster_nodes(inputs.config, self.facts)
         self.facts.add_profile(config.profile)
+        for (ns, template), made in self.generated.items():
+            # A running pod's claims are what its ResourceClaims hold, the template gone or changed or not.
+            any(self.facts.dra.generated_claim(template, ns, claim) for claim in made)
         known_ids = set(inputs.all_rule_ids or ())
         usage_rules = [r for r in inputs.rules if r.family == USAGE_FAMILY]
         rules = [r for r in inputs.rules if r.family != USAGE_FAMILY]
@@ -403,7 +431,9 @@ class Audit:
                 # A pod is judged as its owner would be: a Deployment's pods are no training workload
                 # unless they use accelerators.
                 skip = (
-                    set() if training or is_accelerator_pod(spec if isinstance(spec, dict) else {}) else training_rules
+                    set()
+                    if training or _accelerator(spec if isinstance(spec, dict) else {}, top[0], self.facts.dra)
+                    else training_rules
                 )
                 seen: Counter[tuple[str, str | None]] = Counter()
                 judge = engine if top[1] == "Pod" else pod_engine
@@ -459,6 +489,14 @@ class Audit:
             tool_version=__version__,
         )
         return result, self.notes, summary
+
+
+def _accelerator(spec: Mapping, namespace: str, dra: DraFacts) -> bool:
+    """The pod uses accelerators: by a device plugin's resource, or through DRA (claims or DRA extended
+    resources holding accelerator devices), as check judges its template."""
+    if is_accelerator_pod(spec):
+        return True
+    return uses_dra(spec, dra) and pod_devices(spec, namespace, dra, pod_requests(spec)).accelerator
 
 
 def _position(obj: K8sObject) -> tuple[int, int]:

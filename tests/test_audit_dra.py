@@ -1,0 +1,298 @@
+"""`kubelint-ml audit` of a cluster that hands out GPUs through Dynamic Resource Allocation, on dumps as a
+1.34+ API server returns them: pods naming ResourceClaimTemplates in ``spec.resourceClaims``, the
+ResourceClaims the resourceclaim controller made for them (``<pod>-<claim>-<suffix>``, owned by the pod,
+the template's spec copied, ``status.allocation.devices.results`` and ``status.reservedFor``), the pod's
+``status.resourceClaimStatuses`` naming them, NVIDIA's DeviceClasses (k8s-dra-driver-gpu) and a NIC
+driver's, and Nodes whose allocatable has no GPU resource (the devices are in ResourceSlices).
+
+A pod is judged by its claims as `check` judges its template with the ResourceClaimTemplate beside it."""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).parent))
+from clusterdump import container, kubectl_list, node, obj, owner, pod  # noqa: E402
+
+from kubelint_ml.cli import main  # noqa: E402
+
+NS = "ml"
+GPU_SEL = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
+CHANNEL_SEL = (
+    "device.driver == 'compute-domain.nvidia.com' && device.attributes['compute-domain.nvidia.com'].type == 'channel'"
+)
+MEMORY_1800 = {"requests": {"cpu": "8", "memory": "1800Gi"}, "limits": {"memory": "1800Gi"}}
+
+
+def device_class(name: str, expression: str) -> dict:
+    return obj("resource.k8s.io/v1", "DeviceClass", name, None, {"selectors": [{"cel": {"expression": expression}}]})
+
+
+def template(name: str, cls: str, count: int, request: str) -> dict:
+    req = {"name": request, "exactly": {"allocationMode": "ExactCount", "count": count, "deviceClassName": cls}}
+    return obj("resource.k8s.io/v1", "ResourceClaimTemplate", name, NS, {"spec": {"devices": {"requests": [req]}}})
+
+
+CLASSES = [
+    device_class("gpu.nvidia.com", GPU_SEL),
+    device_class("compute-domain-default-channel.nvidia.com", CHANNEL_SEL),
+    device_class("dranet", "device.driver == 'dra.net'"),
+]
+TEMPLATES = {
+    t["metadata"]["name"]: t
+    for t in (
+        template("single-gpu", "gpu.nvidia.com", 1, "gpu"),
+        template("rdma-nic", "dranet", 1, "nic"),
+        template("imex-channel", "compute-domain-default-channel.nvidia.com", 1, "channel"),
+    )
+}
+# p5.48xlarge (8 H100): the GPU driver's devices are published in ResourceSlices, not in allocatable.
+NODES = [
+    node("gpu-node-1", {"node.kubernetes.io/instance-type": "p5.48xlarge"}, {"cpu": "191450m", "memory": "2002Gi"}),
+    node("cpu-node-1", {"node.kubernetes.io/instance-type": "m6i.4xlarge"}, {"cpu": "15890m", "memory": "60Gi"}),
+]
+
+
+def dra_pod(
+    name: str, claims: list[tuple[str, str, str, str]], resources: dict, *, on: str, owned_by=None, labels=None, **spec
+) -> list[dict]:
+    """A running pod with its generated claims: ``claims`` are (claim, template, driver, device)."""
+    c = container(
+        "main", "nvcr.io/nvidia/pytorch:25.01-py3", {**resources, "claims": [{"name": n} for n, *_ in claims]}
+    )
+    entries = [{"name": n, "resourceClaimTemplateName": t} for n, t, *_ in claims]
+    p = pod(name, NS, [c], owned_by=owned_by, labels=labels, node=on, extra_spec={"resourceClaims": entries, **spec})
+    made, statuses = [], []
+    for n, t, driver, device in claims:
+        spec_copy = copy.deepcopy(TEMPLATES[t]["spec"]["spec"])
+        request = spec_copy["devices"]["requests"][0]["name"]
+        claim = obj(
+            "resource.k8s.io/v1",
+            "ResourceClaim",
+            f"{name}-{n}-q8x2v",
+            NS,
+            spec_copy,
+            annotations={"resource.kubernetes.io/pod-claim-name": n},
+            ownerReferences=[
+                {
+                    "apiVersion": "v1",
+                    "blockOwnerDeletion": True,
+                    "controller": True,
+                    "kind": "Pod",
+                    "name": name,
+                    "uid": p["metadata"]["uid"],
+                }
+            ],
+        )
+        claim["status"] = {
+            "allocation": {
+                "devices": {"results": [{"device": device, "driver": driver, "pool": on, "request": request}]},
+                "nodeSelector": {
+                    "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [on]}]}]
+                },
+            },
+            "reservedFor": [{"name": name, "resource": "pods", "uid": p["metadata"]["uid"]}],
+        }
+        made.append(claim)
+        statuses.append({"name": n, "resourceClaimName": claim["metadata"]["name"]})
+    p["status"]["resourceClaimStatuses"] = statuses
+    return [p, *made]
+
+
+def job_items() -> list[dict]:
+    """An Indexed Job (in the dump) whose 2 pods claim 1 GPU each and request 1800Gi of a p5.48xlarge."""
+    spec = {
+        "restartPolicy": "Never",
+        "containers": [{"name": "main", "image": "nvcr.io/nvidia/pytorch:25.01-py3", "resources": MEMORY_1800}],
+        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}],
+    }
+    spec["containers"][0]["resources"] = {**MEMORY_1800, "claims": [{"name": "gpu"}]}
+    job = obj(
+        "batch/v1",
+        "Job",
+        "trainer",
+        NS,
+        {"completionMode": "Indexed", "completions": 2, "parallelism": 2, "template": {"spec": spec}},
+    )
+    items = [job]
+    for i in range(2):
+        items += dra_pod(
+            f"trainer-{i}-x7k2p",
+            [("gpu", "single-gpu", "gpu.nvidia.com", f"gpu-{i}")],
+            MEMORY_1800,
+            on="gpu-node-1",
+            owned_by=owner("batch/v1", "Job", "trainer"),
+            labels={"job-name": "trainer"},
+            restartPolicy="Never",
+        )
+    return items
+
+
+def deployment_items(name: str, tpl: str, driver: str, resources: dict, on: str) -> list[dict]:
+    """A Deployment (not in the dump) with one pod through its ReplicaSet."""
+    return dra_pod(
+        f"{name}-5d8f7b9c4-abcde",
+        [("dev", tpl, driver, "dev-0")],
+        resources,
+        on=on,
+        owned_by=owner("apps/v1", "ReplicaSet", f"{name}-5d8f7b9c4"),
+        labels={"app": name, "pod-template-hash": "5d8f7b9c4"},
+    )
+
+
+def _audit(tmp_path: Path, items: list[dict], name: str = "dump.json") -> tuple[str, list[dict]]:
+    text = kubectl_list(items)
+    path = tmp_path / name
+    path.write_text(text)
+    r = CliRunner().invoke(main, ["audit", str(path), "-f", "json"], catch_exceptions=False)
+    out = r.stdout
+    return text, json.loads(out[: out.rindex("}") + 1])["findings"]
+
+
+def _line_of(text: str, needle: str, after: str | int) -> int:
+    """1-based line of the first ``needle`` after ``after`` (a text, or an offset), found by text."""
+    start = after if isinstance(after, int) else text.index(after)
+    return text[: text.index(needle, start)].count("\n") + 1
+
+
+def _seen(findings: list[dict]) -> list[tuple]:
+    return sorted((f["object"]["kind"], f["object"]["name"], f["rule"], f["severity"], f["line"]) for f in findings)
+
+
+def test_a_claimed_gpu_pod_is_judged_as_check_judges_its_template(tmp_path: Path) -> None:
+    """The Job's pods: one GPU of eight with 90% of the node's memory, filed under the Job; check of the
+    Job with its template and the same Nodes says the same, with the same severities."""
+    items = CLASSES + list(TEMPLATES.values()) + NODES + job_items()
+    text, found = _audit(tmp_path, items)
+    pod_at = text.index('"name": "trainer-0-x7k2p"')
+    share = _line_of(text, '"memory": "1800Gi"', text.index('"requests"', pod_at))
+    assert [(f["rule"], f["severity"], f["line"], f["object"]["kind"]) for f in found] == [
+        ("missing-priority-class", "warning", _line_of(text, '"spec": {', pod_at), "Job"),
+        ("gpu-memory-share-mismatch", "warning", share, "Job"),
+    ]
+    assert found[1]["message"].startswith("1 of 8 GPUs but 89.9% of node pool gpu-node-1")
+    assert found[1]["message"].endswith("[2 pods]")
+
+    manifests = tmp_path / "job.yaml"
+    context = tmp_path / "context.yaml"
+    manifests.write_text(yaml.safe_dump(_manifest(next(i for i in items if i["kind"] == "Job"))))
+    context.write_text(yaml.safe_dump_all(CLASSES + list(TEMPLATES.values()) + NODES))
+    r = CliRunner().invoke(
+        main, ["check", str(manifests), "--context", str(context), "-f", "json"], catch_exceptions=False
+    )
+    checked = json.loads(r.stdout)["findings"]
+    assert [(f["rule"], f["severity"]) for f in checked] == [(f["rule"], f["severity"]) for f in found]
+
+
+def _manifest(job: dict) -> dict:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "trainer", "namespace": NS},
+        "spec": job["spec"],
+    }
+
+
+def test_a_running_pod_is_judged_by_its_generated_claims_when_the_template_is_not_in_the_dump(
+    tmp_path: Path,
+) -> None:
+    """`kubectl get pods,jobs,resourceclaims` (no templates; or the template deleted since): the pods run
+    with the claims made for them, so no unknown-resource-claim, and their GPU is judged from the
+    ResourceClaim the pod's status names."""
+    items = CLASSES + NODES + job_items()
+    text, found = _audit(tmp_path, items)
+    assert [(f["rule"], f["severity"]) for f in found] == [
+        ("missing-priority-class", "warning"),
+        ("gpu-memory-share-mismatch", "warning"),
+    ]
+    pod_at = text.index('"name": "trainer-0-x7k2p"')
+    assert found[1]["line"] == _line_of(text, '"memory": "1800Gi"', text.index('"requests"', pod_at))
+
+
+def test_a_changed_template_does_not_change_what_a_running_pod_holds(tmp_path: Path) -> None:
+    """The template now asks for 8 GPUs; the running pods' claims were made when it asked for 1."""
+    eight = template("single-gpu", "gpu.nvidia.com", 8, "gpu")
+    items = CLASSES + [eight] + NODES + job_items()
+    _, found = _audit(tmp_path, items)
+    share = [f["message"] for f in found if f["rule"] == "gpu-memory-share-mismatch"]
+    assert len(share) == 1 and share[0].startswith("1 of 8 GPUs but 89.9%")
+
+
+def test_a_pending_pod_whose_template_is_missing_is_reported_at_its_name(tmp_path: Path) -> None:
+    """No claim was made (the template does not exist): the pod cannot schedule."""
+    items = CLASSES + list(TEMPLATES.values()) + NODES
+    p = pod(
+        "waiting",
+        NS,
+        [container("main", "img", {**MEMORY_1800, "claims": [{"name": "gpu"}]})],
+        node="",
+        priority_class="high",
+        extra_spec={"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "singel-gpu"}]},
+    )
+    del p["spec"]["nodeName"]
+    p["status"] = {"phase": "Pending", "qosClass": "Burstable"}
+    text, found = _audit(tmp_path, [*items, p])
+    missing = [f for f in found if f["rule"] == "unknown-resource-claim"]
+    assert [(f["severity"], f["line"]) for f in missing] == [("error", _line_of(text, '"singel-gpu"', '"waiting"'))]
+
+
+def test_a_deployments_pods_with_a_claimed_gpu_are_judged_as_accelerator_pods(tmp_path: Path) -> None:
+    """A Deployment's pods get the training rules when a DRA claim gives them a GPU, as check judges the
+    Deployment; a NIC claim does not, and keeps the warning severities."""
+    items = CLASSES + list(TEMPLATES.values()) + NODES
+    items += deployment_items("llm", "single-gpu", "gpu.nvidia.com", MEMORY_1800, "gpu-node-1")
+    items += deployment_items("netsvc", "rdma-nic", "dra.net", {}, "cpu-node-1")
+    text, found = _audit(tmp_path, items)
+    llm = text.index('"name": "llm-5d8f7b9c4-abcde"')
+    net = text.index('"name": "netsvc-5d8f7b9c4-abcde"')
+    assert _seen(found) == sorted(
+        [
+            ("Deployment", "llm", "missing-priority-class", "warning", _line_of(text, '"spec": {', llm)),
+            (
+                "Deployment",
+                "llm",
+                "gpu-memory-share-mismatch",
+                "warning",
+                _line_of(text, '"memory": "1800Gi"', text.index('"requests"', llm)),
+            ),
+            ("Deployment", "netsvc", "besteffort-qos", "warning", _line_of(text, '"spec": {', net)),
+            ("Deployment", "netsvc", "missing-memory-limit", "warning", _line_of(text, '"resources": {', net)),
+            ("Deployment", "netsvc", "missing-memory-request", "warning", _line_of(text, '"resources": {', net)),
+        ]
+    )
+
+
+def test_imex_channels_do_not_raise_severities_and_gpus_beside_them_do(tmp_path: Path) -> None:
+    """A bare pod with an IMEX channel only is no GPU pod; with 1 GPU beside the channel it is."""
+    items = CLASSES + list(TEMPLATES.values()) + NODES
+    no_memory = {"requests": {"cpu": "4"}}
+    items += dra_pod(
+        "imex-only",
+        [("channel", "imex-channel", "compute-domain.nvidia.com", "channel-0")],
+        no_memory,
+        on="cpu-node-1",
+        priorityClassName="high",
+    )
+    items += dra_pod(
+        "imex-gpu",
+        [
+            ("gpu", "single-gpu", "gpu.nvidia.com", "gpu-0"),
+            ("channel", "imex-channel", "compute-domain.nvidia.com", "channel-0"),
+        ],
+        no_memory,
+        on="gpu-node-1",
+        priorityClassName="high",
+    )
+    _, found = _audit(tmp_path, items)
+    assert sorted((f["object"]["name"], f["rule"], f["severity"]) for f in found) == [
+        ("imex-gpu", "missing-memory-limit", "error"),
+        ("imex-gpu", "missing-memory-request", "warning"),
+        ("imex-only", "missing-memory-limit", "warning"),
+        ("imex-only", "missing-memory-request", "warning"),
+    ]
