@@ -296,3 +296,80 @@ def test_imex_channels_do_not_raise_severities_and_gpus_beside_them_do(tmp_path:
         ("imex-only", "missing-memory-limit", "warning"),
         ("imex-only", "missing-memory-request", "warning"),
     ]
+
+
+def resource_slice(name: str, node_name: str, driver: str, generation: int, devices: list[tuple[str, str]]) -> dict:
+    """A ResourceSlice as a DRA driver's kubelet plugin publishes it (one pool per node)."""
+    spec = {
+        "devices": [{"attributes": {"type": {"string": t}}, "name": n} for n, t in devices],
+        "driver": driver,
+        "nodeName": node_name,
+        "pool": {"generation": generation, "name": node_name, "resourceSliceCount": 1},
+    }
+    return obj("resource.k8s.io/v1", "ResourceSlice", name, None, spec)
+
+
+# An on-premises DGX: no catalog type, and no GPU in allocatable (the DRA driver, not the device plugin).
+DGX = node(
+    "dgx-01", {"node.kubernetes.io/instance-type": "dgx-h100", "pool": "dgx"}, {"cpu": "224", "memory": "2000Gi"}
+)
+SLICES = [
+    resource_slice(
+        "dgx-01-gpu.nvidia.com-7xq2c", "dgx-01", "gpu.nvidia.com", 2, [(f"gpu-{i}", "gpu") for i in range(7)]
+    ),
+    resource_slice(
+        "dgx-01-gpu.nvidia.com-mig", "dgx-01", "gpu.nvidia.com", 2, [("gpu-7", "gpu"), ("gpu-7-mig-0", "mig")]
+    ),
+    # an older generation being replaced, and IMEX channels: not GPUs of the node
+    resource_slice("dgx-01-gpu.nvidia.com-old", "dgx-01", "gpu.nvidia.com", 1, [("gpu-0", "gpu"), ("gpu-1", "gpu")]),
+    resource_slice("dgx-01-compute-domain", "dgx-01", "compute-domain.nvidia.com", 2, [("channel-0", "channel")]),
+]
+
+
+def test_a_nodes_gpus_from_its_dra_drivers_resource_slices(tmp_path: Path) -> None:
+    """The GPUs a DRA driver publishes in ResourceSlices are the node's: 8 GPUs (type gpu, the newest
+    generation of the pool), so 1 claimed GPU with 1800Gi of 2000Gi is judged, in audit as in check."""
+    pods = [
+        *dra_pod(
+            "solo",
+            [("gpu", "single-gpu", "gpu.nvidia.com", "gpu-0")],
+            MEMORY_1800,
+            on="dgx-01",
+            priorityClassName="high",
+        )
+    ]
+    _, without = _audit(tmp_path, CLASSES + list(TEMPLATES.values()) + [DGX] + pods, "without.json")
+    assert without == []  # how many GPUs the node has is not known
+    text, found = _audit(tmp_path, CLASSES + list(TEMPLATES.values()) + [DGX] + SLICES + pods)
+    assert [(f["rule"], f["severity"], f["line"]) for f in found] == [
+        (
+            "gpu-memory-share-mismatch",
+            "warning",
+            _line_of(text, '"memory": "1800Gi"', text.index('"requests"', text.index('"name": "solo"'))),
+        )
+    ]
+    assert found[0]["message"].startswith("1 of 8 GPUs but 90% of node pool dgx-01")
+
+    manifest = tmp_path / "pod.yaml"
+    spec = {
+        "priorityClassName": "high",
+        "nodeSelector": {"pool": "dgx"},
+        "containers": [{"name": "main", "image": "img", "resources": {**MEMORY_1800, "claims": [{"name": "gpu"}]}}],
+        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}],
+    }
+    mtext = yaml.safe_dump(
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "solo", "namespace": NS}, "spec": spec}
+    )
+    manifest.write_text(mtext)
+    context = tmp_path / "cluster.yaml"
+    context.write_text(yaml.safe_dump_all(CLASSES + list(TEMPLATES.values()) + [DGX] + SLICES))
+    r = CliRunner().invoke(main, ["check", str(manifest), "--context", str(context), "-f", "json"])
+    checked = json.loads(r.stdout)["findings"]
+    assert [(f["rule"], f["severity"], f["line"]) for f in checked] == [
+        (
+            "gpu-memory-share-mismatch",
+            "warning",
+            _line_of(mtext, "memory: 1800Gi", "requests:"),
+        )
+    ]
+    assert checked[0]["message"].startswith("1 of 8 GPUs but 90% of node pool dgx-01")

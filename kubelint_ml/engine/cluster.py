@@ -5,6 +5,7 @@ Read in the first pass from the inputs and the context files (``--context``, a
 
 * Nodes: labels, allocatable (GPU counts among them) and taints, as node pools
   that come before the built-in catalogue (:meth:`ClusterFacts.node_pools`);
+* ResourceSlices: a node's GPUs published by a DRA driver (which a Node's allocatable does not show);
 * LimitRanges, ResourceQuotas, Namespaces, PersistentVolumeClaims, per namespace;
 * Kueue ResourceFlavors, ClusterQueues, LocalQueues; Volcano Queues and PodGroups.
 """
@@ -17,6 +18,8 @@ from fractions import Fraction
 from typing import Any
 
 from kubelint_ml.input.objects import K8sObject
+from kubelint_ml.k8s.dra import GPU as DRA_GPU
+from kubelint_ml.k8s.dra import classify_name
 from kubelint_ml.k8s.limitrange import LimitRange, parse_limit_range, quota_hard, quota_required
 from kubelint_ml.k8s.nodes import NodePool
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
@@ -37,6 +40,7 @@ CLUSTER_KINDS = {
     "LocalQueue": KUEUE,
     "Queue": VOLCANO,
     "PodGroup": VOLCANO,
+    "ResourceSlice": "resource.k8s.io",
 }
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 # Labels set on every node, never a node pool's: a shape is the rest.
@@ -130,6 +134,8 @@ class ClusterFacts(Record):
     context_files: set[str]  # files read as the cluster (--context): their objects hold for every input
     volcano_queues: dict[str, dict[str, Fraction]]  # Volcano Queue -> its capability
     pod_groups: dict[tuple[str, str], int | None]  # (ns, name) -> minMember
+    # (node, driver, pool) -> (the pool's generation, GPU device-plugin resource, GPUs its slices publish)
+    slices: dict[tuple[str, str, str], tuple[int, str, int]]
     _pools: list[NodePool] | None
     _queues_by_ns: dict[str, list[str]] | None  # namespace -> its LocalQueues, sorted (made when first asked)
     _pvc_namespaces: frozenset[str] | None
@@ -148,6 +154,7 @@ class ClusterFacts(Record):
         "context_files",
         "volcano_queues",
         "pod_groups",
+        "slices",
         "_pools",
         "_queues_by_ns",
         "_pvc_namespaces",
@@ -168,6 +175,7 @@ class ClusterFacts(Record):
         self.context_files = set()
         self.volcano_queues = {}
         self.pod_groups = {}
+        self.slices = {}
         self._pools = None
         self._queues_by_ns = None
         self._pvc_namespaces = None
@@ -187,6 +195,7 @@ class ClusterFacts(Record):
                 self.local_queues,
                 self.volcano_queues,
                 self.pod_groups,
+                self.slices,
             )
         )
 
@@ -239,7 +248,52 @@ class ClusterFacts(Record):
         elif kind == "PodGroup":
             mm = spec.get("minMember")
             self.pod_groups[(_ns(obj), name)] = mm if isinstance(mm, int) and not isinstance(mm, bool) else None
+        elif kind == "ResourceSlice":
+            self._slice(spec)
         return True
+
+    def _slice(self, spec: Mapping) -> None:
+        """A ResourceSlice of a node's GPU driver (``spec.nodeName``, ``spec.driver``, ``spec.pool``,
+        ``spec.devices``; k8s.io/api/resource/v1): its whole GPUs, the devices whose ``type`` attribute
+        (NVIDIA's k8s-dra-driver-gpu: gpu, mig) is not a MIG partition. The slices of a pool's newest
+        generation count (older ones are being replaced)."""
+        node, driver = spec.get("nodeName"), spec.get("driver")
+        if not isinstance(node, str) or not node or not isinstance(driver, str):
+            return
+        info = classify_name(driver)
+        if info is None or info.kind != DRA_GPU or not info.resource or "/" not in info.resource:
+            return  # not a GPU driver, or one whose device-plugin resource is not known
+        pool = _sub(spec, "pool")
+        generation = pool.get("generation")
+        generation = generation if isinstance(generation, int) and not isinstance(generation, bool) else 0
+        gpus = 0
+        devices = spec.get("devices")
+        for device in devices if isinstance(devices, list) else ():
+            if not isinstance(device, dict):
+                continue
+            attributes = device.get("attributes")
+            if not isinstance(attributes, dict):  # v1beta1: under basic
+                attributes = _sub(_sub(device, "basic"), "attributes")
+            kind = attributes.get("type", attributes.get(f"{driver}/type"))
+            value = kind.get("string") if isinstance(kind, dict) else None
+            if not (isinstance(value, str) and value.lower() == "mig"):
+                gpus += 1
+        key = (node, driver, str(pool.get("name") or ""))
+        known = self.slices.get(key)
+        if known is None or generation > known[0]:
+            self.slices[key] = (generation, info.resource, gpus)
+        elif generation == known[0]:
+            self.slices[key] = (generation, info.resource, known[2] + gpus)
+        self._pools = None
+
+    def slice_gpus(self) -> dict[str, tuple[str, int]]:
+        """Node name -> (GPU resource, GPUs) its DRA drivers' ResourceSlices publish."""
+        out: dict[str, tuple[str, int]] = {}
+        for (node, _, _), (_, resource, gpus) in sorted(self.slices.items()):
+            if gpus:
+                had = out.get(node)
+                out[node] = (resource, gpus + (had[1] if had and had[0] == resource else 0))
+        return out
 
     def describe(self) -> str:
         """What the run knows of the cluster, for -v: "cluster facts: 16 Nodes (2 node pools), 3 LimitRanges..."."""
@@ -321,7 +375,7 @@ class ClusterFacts(Record):
         ``status.nodeInfo``), named by its first node and where it came from:
         ``dgx-01 (4 Nodes alike from cluster.yaml)``."""
         if self._pools is None:
-            self._pools = _pools(self.nodes)
+            self._pools = _pools(self.nodes, self.slice_gpus() if self.slices else {})
         return self._pools
 
 
@@ -329,7 +383,9 @@ def _pools_text(n: int) -> str:
     return f" ({n} node pool{'s' if n != 1 else ''})"
 
 
-def _pools(nodes: list[tuple[K8sObject, str]]) -> list[NodePool]:
+def _pools(nodes: list[tuple[K8sObject, str]], slice_gpus: Mapping[str, tuple[str, int]]) -> list[NodePool]:
+    """The node pools of ``nodes``; a Node whose allocatable counts no accelerator has the GPUs its DRA
+    drivers' ResourceSlices publish (``slice_gpus``)."""
     shapes: dict[tuple, list[str]] = {}
     first: dict[tuple, tuple[K8sObject, str]] = {}
     for obj, file in nodes:
@@ -357,6 +413,7 @@ def _pools(nodes: list[tuple[K8sObject, str]]) -> list[NodePool]:
             bool(spec.get("unschedulable")),
             str(kubelet).lstrip("v") if isinstance(kubelet, str) and kubelet else None,
             system if system in ("linux", "windows") else None,
+            slice_gpus.get(obj.ref.name),
         )
         shapes.setdefault(key, []).append(obj.ref.name)
         first.setdefault(key, (obj, file))
@@ -374,6 +431,8 @@ def _pools(nodes: list[tuple[K8sObject, str]]) -> list[NodePool]:
                 if count:
                     gpu_resource, gpus = res, int(count)
                     break
+        if gpus is None and key[6] is not None:  # GPUs handed out through DRA
+            gpu_resource, gpus = key[6]
         alike = f"{len(names)} Nodes alike" if len(names) > 1 else "Node"
         pools.append(
             NodePool(
