@@ -373,3 +373,18 @@ def test_a_nodes_gpus_from_its_dra_drivers_resource_slices(tmp_path: Path) -> No
         )
     ]
     assert checked[0]["message"].startswith("1 of 8 GPUs but 90% of node pool dgx-01")
+
+
+def test_a_scheduled_pods_claims_exist_even_when_the_dump_lacks_them(tmp_path: Path) -> None:
+    """`kubectl get pods,jobs,nodes` (no DRA objects): the scheduler allocated every claim of a bound pod,
+    so no unknown-resource-claim; what the devices are is not known, and -v says so."""
+    items = NODES + job_items()
+    items = [i for i in items if i["kind"] != "ResourceClaim"]
+    text, found = _audit(tmp_path, items)
+    assert [(f["rule"], f["severity"]) for f in found] == [("missing-priority-class", "warning")]
+    path = tmp_path / "dump.json"
+    r = CliRunner().invoke(main, ["audit", str(path), "-v", "-f", "json"], catch_exceptions=False)
+    assert (
+        "ResourceClaimTemplate 'single-gpu' exists (the pod was scheduled with its claim) but is not among the "
+        "inputs, so its devices are not known" in r.stderr
+    )

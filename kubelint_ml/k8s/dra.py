@@ -401,6 +401,7 @@ class DraFacts:
         "files",
         "from_context",
         "version",
+        "exists",
         "_memo",
     )
 
@@ -413,6 +414,9 @@ class DraFacts:
         self.files: set[str] = set()  # the files that define claims or templates
         self.from_context = False  # some came from --context files
         self.version: tuple[int, int] | None = None  # profile.kubernetesVersion (None: the newest)
+        # (namespace, "template" | "claim", name) known to exist without their devices: the claims of a
+        # pod bound to a node (audit: the scheduler allocated every claim before binding it)
+        self.exists: set[tuple[str, str, str]] = set()
         self._memo: dict[str, ClassInfo | None] = {}
 
     @property
@@ -837,6 +841,13 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
         else:
             continue
         found = facts.find(key, name, namespace)
+        if found is None and (namespace, key, name) in facts.exists:
+            out.claims.append(ClaimRef(path, kind, name, True))
+            out.unknown.append(
+                f"{kind} '{name}' exists (the pod was scheduled with its claim) but is not among the inputs, so "
+                "its devices are not known (dump resourceclaims, resourceclaimtemplates and deviceclasses too)"
+            )
+            continue
         out.claims.append(ClaimRef(path, kind, name, found is not None))
         if found is None:
             out.unknown.append(f"{kind} '{name}' is not among the inputs or --context, so its devices are not known")

@@ -156,6 +156,8 @@ class Audit:
         self.claims: dict[OwnerKey, dict[str, list]] = {}
         # (namespace, ResourceClaimTemplate) -> the ResourceClaims made from it for running pods
         self.generated: dict[tuple[str, str], list[str]] = {}
+        # (namespace, "template" | "claim", name): the claims of pods bound to a node, which exist
+        self.bound_claims: set[tuple[str, str, str]] = set()
         self.skipped: Counter[str] = Counter()
         self.files = 0
         self.objects = 0
@@ -230,9 +232,8 @@ class Audit:
             spec = data.get("spec")
             shape.nodes.add(str(spec.get("nodeName") or "") if isinstance(spec, Mapping) else "")
             self._claims(key, data, shape)
-            status = data.get("status")
-            if isinstance(status, Mapping) and status.get("resourceClaimStatuses"):
-                self._generated(ns, data.get("spec"), status["resourceClaimStatuses"])
+            if isinstance(spec, Mapping) and spec.get("resourceClaims"):
+                self._dra(ns, spec, data.get("status"))
         elif kind in CONTEXT_KINDS:
             self.facts.add_object(item.obj or plain_object(dict(data), file))
         elif (group, kind) in KINDS:
@@ -264,14 +265,24 @@ class Audit:
                 entry[0].add(spec.get("nodeName") or "")  # type: ignore[union-attr]
                 entry[1] += 1
 
-    def _generated(self, ns: str, spec: Any, statuses: Any) -> None:
-        """The ResourceClaims made for the pod's template claims (``status.resourceClaimStatuses``: claim
-        name -> generated ResourceClaim)."""
-        entries = spec.get("resourceClaims") if isinstance(spec, Mapping) else None
+    def _dra(self, ns: str, spec: Mapping, status: Any) -> None:
+        """The pod's DRA claims: those of a pod bound to a node exist (the scheduler allocated each before
+        binding it), and the ResourceClaims made for its template claims (``status.resourceClaimStatuses``:
+        claim name -> generated ResourceClaim) hold what it runs with."""
+        entries = spec.get("resourceClaims")
+        entries = [e for e in entries if isinstance(e, Mapping)] if isinstance(entries, list) else []
+        if spec.get("nodeName"):
+            for e in entries:
+                for field, key in (("resourceClaimTemplateName", "template"), ("resourceClaimName", "claim")):
+                    if isinstance(e.get(field), str):
+                        self.bound_claims.add((ns, key, e[field]))
+        statuses = status.get("resourceClaimStatuses") if isinstance(status, Mapping) else None
+        if not statuses:
+            return
         templates = {
             e["name"]: e["resourceClaimTemplateName"]
-            for e in (entries if isinstance(entries, list) else ())
-            if isinstance(e, Mapping) and isinstance(e.get("resourceClaimTemplateName"), str)
+            for e in entries
+            if isinstance(e.get("resourceClaimTemplateName"), str)
         }
         for st in statuses if isinstance(statuses, list) else ():
             if not isinstance(st, Mapping):
@@ -393,6 +404,7 @@ class Audit:
         for (ns, template), made in self.generated.items():
             # A running pod's claims are what its ResourceClaims hold, the template gone or changed or not.
             any(self.facts.dra.generated_claim(template, ns, claim) for claim in made)
+        self.facts.dra.exists |= self.bound_claims
         known_ids = set(inputs.all_rule_ids or ())
         usage_rules = [r for r in inputs.rules if r.family == USAGE_FAMILY]
         rules = [r for r in inputs.rules if r.family != USAGE_FAMILY]
