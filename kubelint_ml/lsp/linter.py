@@ -136,9 +136,13 @@ class Linter:
             self._context[path] = (digest, objects)
             self._context_bytes[path] = 0
             return known is not None and bool(known[1])
+        # Named as `check <folder>` names them: the rules compare a fact's file with the linted one (a
+        # missing claim is certain when the pod's own file defines claims; LocalQueues hold below their
+        # directory) and messages quote it.
+        display = _display(path, self.roots)
         try:
             for doc in load(data).documents:
-                objects.extend(o for o in unpack(doc, path).objects if o.kind in EDITOR_CONTEXT)
+                objects.extend(o for o in unpack(doc, display).objects if o.kind in EDITOR_CONTEXT)
         except Exception:  # noqa: BLE001 - a context file being typed may not parse: it gives nothing
             objects = []
         self._context[path] = (digest, objects)

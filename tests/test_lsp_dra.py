@@ -1,0 +1,184 @@
+"""``kubelint-ml lsp`` on pods whose GPUs come through DRA: the ResourceClaimTemplates and DeviceClasses
+in another file of the workspace, or in the pod's own file, give the diagnostics `check <folder>` gives
+(severity, unknown-resource-claim), change with the template's file, and fix all writes what `check
+--fix` writes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls", reason="pygls is not installed (the language server's dependency)")
+
+from lsprotocol import types  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_lsp import Editor, apply, as_check, run  # noqa: E402
+
+CLAIMS = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: gpu.nvidia.com
+spec:
+  selectors:
+  - cel:
+      expression: device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: dranet
+spec:
+  selectors:
+  - cel:
+      expression: device.driver == 'dra.net'
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: single-gpu
+  namespace: ml
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          count: 1
+"""
+# A GPU Deployment with no memory limit and an unbounded /dev/shm, on a p5.48xlarge.
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llm
+  namespace: ml
+spec:
+  selector:
+    matchLabels: {app: llm}
+  template:
+    metadata:
+      labels: {app: llm}
+    spec:
+      priorityClassName: high
+      nodeSelector:
+        node.kubernetes.io/instance-type: p5.48xlarge
+      containers:
+      - name: server
+        image: vllm/vllm-openai:v0.11.0
+        resources:
+          requests:
+            cpu: "8"
+          claims:
+          - name: gpu
+        volumeMounts:
+        - name: shm
+          mountPath: /dev/shm
+      volumes:
+      - name: shm
+        emptyDir:
+          medium: Memory
+      resourceClaims:
+      - name: gpu
+        resourceClaimTemplateName: single-gpu
+"""
+
+
+def check_dir(root: Path, name: str) -> list[tuple[str, int, int, str]]:
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", ".", "-f", "json"], capture_output=True, text=True, cwd=root
+    )
+    return sorted(
+        (f["rule"], f["line"], f["column"], f["severity"])
+        for f in json.loads(r.stdout)["findings"]
+        if f["file"] == name
+    )
+
+
+def fix_all(ed: Editor, uri: str):  # noqa: ANN201
+    return ed.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+            context=types.CodeActionContext(diagnostics=[], only=["source.fixAll.kubelint-ml"]),
+        )
+    )
+
+
+def test_claims_in_another_file_of_the_workspace(tmp_path: Path) -> None:
+    """The claimed GPU makes a GPU pod (missing-memory-limit is an error) as in `check .`; the template's
+    buffer changed to a NIC class brings it down to a warning, as `check .` of the changed file; fix all on the pod
+    file writes what `check --fix --unsafe-fixes` writes."""
+    claims = tmp_path / "claims.yaml"
+    claims.write_text(CLAIMS)
+    pod = tmp_path / "llm.yaml"
+    pod.write_text(DEPLOYMENT)
+    gpu = check_dir(tmp_path, "llm.yaml")
+    assert ("missing-memory-limit", 19, 9, "error") in gpu
+    fixed = tmp_path.parent / (tmp_path.name + "-fixed")
+    shutil.copytree(tmp_path, fixed)
+    subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", ".", "--fix", "--unsafe-fixes"], capture_output=True, cwd=fixed
+    )
+    want_fixed = (fixed / "llm.yaml").read_text()
+    assert want_fixed != DEPLOYMENT
+    nic = CLAIMS.replace("deviceClassName: gpu.nvidia.com", "deviceClassName: dranet")
+    claims.write_text(nic)
+    as_nic = check_dir(tmp_path, "llm.yaml")
+    assert ("missing-memory-limit", 19, 9, "warning") in as_nic
+    claims.write_text(CLAIMS)
+
+    async def session() -> None:
+        ed = Editor(tmp_path)
+        await ed.start(unsafe=True)
+        await asyncio.sleep(0.5)  # the background index
+        uri = ed.open(pod, DEPLOYMENT)
+        await ed.diagnostics_until(uri, lambda d: as_check(d, DEPLOYMENT) == gpu)
+        actions = await fix_all(ed, uri)
+        (action,) = [a for a in actions if a.kind == "source.fixAll.kubelint-ml"]
+        if action.edit is None:
+            action = await ed.client.code_action_resolve_async(action)
+        assert apply(DEPLOYMENT, action.edit.changes[uri]) == want_fixed
+        curi = ed.open(claims, CLAIMS)
+        ed.change(curi, 2, nic)  # unsaved: the buffer is the context
+        await ed.diagnostics_until(uri, lambda d: as_check(d, DEPLOYMENT) == as_nic)
+        ed.change(curi, 3, CLAIMS)
+        await ed.diagnostics_until(uri, lambda d: as_check(d, DEPLOYMENT) == gpu)
+        await ed.stop()
+
+    run(session())
+
+
+def test_a_missing_template_in_a_file_that_defines_claims_is_an_error_as_in_check(tmp_path: Path) -> None:
+    """The template renamed in the pod's own file: `check .` is sure it is missing (the file defines
+    claims) and says so at error severity at the pod's resourceClaimTemplateName; so does the editor."""
+    both = tmp_path / "all.yaml"
+    text = CLAIMS + "---\n" + DEPLOYMENT
+    renamed = text.replace("name: single-gpu\n", "name: one-gpu\n", 1)
+    both.write_text(renamed)
+    want = check_dir(tmp_path, "all.yaml")
+    line = renamed.split("\n").index("        resourceClaimTemplateName: single-gpu") + 1
+    assert [w for w in want if w[0] == "unknown-resource-claim"] == [("unknown-resource-claim", line, 36, "error")]
+    both.write_text(text)
+    clean = check_dir(tmp_path, "all.yaml")
+    assert not [w for w in clean if w[0] == "unknown-resource-claim"]
+
+    async def session() -> None:
+        ed = Editor(tmp_path)
+        await ed.start()
+        await asyncio.sleep(0.5)
+        uri = ed.open(both, text)
+        await ed.diagnostics_until(uri, lambda d: as_check(d, text) == clean)
+        ed.change(uri, 2, renamed)
+        await ed.diagnostics_until(uri, lambda d: as_check(d, renamed) == want)
+        await ed.stop()
+
+    run(session())
