@@ -60,11 +60,18 @@ NODES = [
 
 
 def dra_pod(
-    name: str, claims: list[tuple[str, str, str, str]], resources: dict, *, on: str, owned_by=None, labels=None, **spec
+    name: str,
+    claims: list[tuple[str, str, str, str]],
+    container_resources: dict,
+    *,
+    on: str,
+    owned_by=None,
+    labels=None,
+    **spec,
 ) -> list[dict]:
     """A running pod with its generated claims: ``claims`` are (claim, template, driver, device)."""
     c = container(
-        "main", "nvcr.io/nvidia/pytorch:25.01-py3", {**resources, "claims": [{"name": n} for n, *_ in claims]}
+        "main", "nvcr.io/nvidia/pytorch:25.01-py3", {**container_resources, "claims": [{"name": n} for n, *_ in claims]}
     )
     entries = [{"name": n, "resourceClaimTemplateName": t} for n, t, *_ in claims]
     p = pod(name, NS, [c], owned_by=owned_by, labels=labels, node=on, extra_spec={"resourceClaims": entries, **spec})
@@ -388,3 +395,37 @@ def test_a_scheduled_pods_claims_exist_even_when_the_dump_lacks_them(tmp_path: P
         "ResourceClaimTemplate 'single-gpu' exists (the pod was scheduled with its claim) but is not among the "
         "inputs, so its devices are not known" in r.stderr
     )
+
+
+def test_stored_pods_show_the_gates_on_whatever_the_profiles_version(tmp_path: Path) -> None:
+    """A 1.33 profile: the API server drops spec.resourceClaims and spec.resources by default, but pods
+    that carry them were admitted with the gates on. Their claimed GPU and pod-level resources count:
+    no "dropped" finding, the GPU share judged as on the newest version."""
+    config = tmp_path / "kubelint.yaml"
+    config.write_text('profile:\n  kubernetesVersion: "1.33"\n')
+    pod_level = {"requests": {"cpu": "16", "memory": "1800Gi"}, "limits": {"cpu": "16", "memory": "1800Gi"}}
+    items = CLASSES + list(TEMPLATES.values()) + NODES
+    items += dra_pod(
+        "plr",
+        [("gpu", "single-gpu", "gpu.nvidia.com", "gpu-0")],
+        {},
+        on="gpu-node-1",
+        priorityClassName="high",
+        resources=pod_level,
+    )
+    text = kubectl_list(items)
+    path = tmp_path / "dump.json"
+    path.write_text(text)
+    found = []
+    for args in ([], ["-c", str(config)]):
+        r = CliRunner().invoke(main, ["audit", str(path), "-f", "json", *args], catch_exceptions=False)
+        found.append(
+            [
+                (f["rule"], f["severity"], f["line"])
+                for f in json.loads(r.stdout[: r.stdout.rindex("}") + 1])["findings"]
+            ]
+        )
+    at = text.index('"name": "plr"')
+    pod_level_at = text.rindex('"resources": {', at, text.index('"status"', at))  # spec.resources, last in the spec
+    share = _line_of(text, '"memory": "1800Gi"', text.index('"requests"', pod_level_at))
+    assert found[0] == found[1] == [("gpu-memory-share-mismatch", "warning", share)]

@@ -402,6 +402,7 @@ class DraFacts:
         "from_context",
         "version",
         "exists",
+        "kept",
         "_memo",
     )
 
@@ -417,12 +418,14 @@ class DraFacts:
         # (namespace, "template" | "claim", name) known to exist without their devices: the claims of a
         # pod bound to a node (audit: the scheduler allocated every claim before binding it)
         self.exists: set[tuple[str, str, str]] = set()
+        # Pods as the API server stored them carry claims (audit): the cluster keeps them, whatever its version
+        self.kept = False
         self._memo: dict[str, ClassInfo | None] = {}
 
     @property
     def claims_enabled(self) -> bool:
         """The cluster keeps pods' claims (DynamicResourceAllocation on by default, from 1.34)."""
-        return self.version is None or self.version >= DRA_ON
+        return self.kept or self.version is None or self.version >= DRA_ON
 
     @property
     def extended_enabled(self) -> bool:

@@ -37,8 +37,9 @@ from kubelint_ml.input.dump import DumpError, Item, dump_limits, looks_like_json
 from kubelint_ml.input.loader import load, locate
 from kubelint_ml.input.objects import K8sObject, make_ref, unpack
 from kubelint_ml.input.workloads import KINDS, pod_templates
-from kubelint_ml.k8s.dra import DraFacts, pod_devices, uses_dra
-from kubelint_ml.k8s.resources import is_accelerator_pod, pod_requests
+from kubelint_ml.k8s.dra import DRA_ON, DraFacts, pod_devices, uses_dra
+from kubelint_ml.k8s.resources import is_accelerator_pod, pod_level_gates, pod_requests
+from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.run.facts import with_cluster_nodes
 from kubelint_ml.run.inputs import RunInputs
 from kubelint_ml.run.lint import GC_MIDDLE_THRESHOLD, GC_YOUNG_THRESHOLD, _finish, _rule_infos, repo_root
@@ -158,6 +159,8 @@ class Audit:
         self.generated: dict[tuple[str, str], list[str]] = {}
         # (namespace, "template" | "claim", name): the claims of pods bound to a node, which exist
         self.bound_claims: set[tuple[str, str, str]] = set()
+        # Fields of the stored pods that only a gate on keeps: DRA claims, pod-level resources
+        self.kept_claims = self.kept_pod_level = False
         self.skipped: Counter[str] = Counter()
         self.files = 0
         self.objects = 0
@@ -232,8 +235,12 @@ class Audit:
             spec = data.get("spec")
             shape.nodes.add(str(spec.get("nodeName") or "") if isinstance(spec, Mapping) else "")
             self._claims(key, data, shape)
-            if isinstance(spec, Mapping) and spec.get("resourceClaims"):
-                self._dra(ns, spec, data.get("status"))
+            if isinstance(spec, Mapping):
+                if spec.get("resourceClaims"):
+                    self.kept_claims = True
+                    self._dra(ns, spec, data.get("status"))
+                if spec.get("resources"):
+                    self.kept_pod_level = True
         elif kind in CONTEXT_KINDS:
             self.facts.add_object(item.obj or plain_object(dict(data), file))
         elif (group, kind) in KINDS:
@@ -375,6 +382,25 @@ class Audit:
             return (ns, "JobSet", str(jobset)), "jobset.x-k8s.io/v1alpha2"
         return key, api
 
+    def _gates(self, ctx: Context, profile: Any) -> None:
+        """The gates the stored pods show on, whatever the profile's version defaults them to: the API server
+        drops spec.resourceClaims and spec.resources with DynamicResourceAllocation and PodLevelResources
+        off, so a pod that has them was admitted with the gate on."""
+        version = parse_version(getattr(profile, "kubernetes_version", None))
+        if version is None:
+            return
+        if self.kept_pod_level and not pod_level_gates(version)[0]:
+            ctx.cache["pod_level_gates"] = (True, *pod_level_gates(version)[1:])
+            self.notes.append(
+                f"pods of the dump carry pod-level resources (spec.resources): the cluster keeps them (PodLevelResources "
+                f"on), though Kubernetes {profile.kubernetes_version} drops them by default"
+            )
+        if self.kept_claims and version < DRA_ON:
+            self.notes.append(
+                f"pods of the dump carry DRA claims (spec.resourceClaims): the cluster keeps them "
+                f"(DynamicResourceAllocation on), though Kubernetes {profile.kubernetes_version} drops them by default"
+            )
+
     def _owner_templates(self, tops: Mapping[OwnerKey, Any]) -> list:
         """The pod templates of the owners the dump holds (those with pods and those without), as the
         usage source sizes them: keyed by namespace, group, kind, name and role."""
@@ -405,6 +431,7 @@ class Audit:
             # A running pod's claims are what its ResourceClaims hold, the template gone or changed or not.
             any(self.facts.dra.generated_claim(template, ns, claim) for claim in made)
         self.facts.dra.exists |= self.bound_claims
+        self.facts.dra.kept = self.kept_claims
         known_ids = set(inputs.all_rule_ids or ())
         usage_rules = [r for r in inputs.rules if r.family == USAGE_FAMILY]
         rules = [r for r in inputs.rules if r.family != USAGE_FAMILY]
@@ -419,6 +446,7 @@ class Audit:
             owner_rules += usage_rules
         owner_engine = Engine(owner_rules, severity_overrides=inputs.severity, known_rule_ids=known_ids)
         ctx = Context(profile=config.profile, facts=self.facts, wants_notes=inputs.verbose)
+        self._gates(ctx, config.profile)
         tops: dict[OwnerKey, tuple[str, list[Shape]]] = {}
         for key, by_shape in self.pods.items():
             top, api = self.top(key)
