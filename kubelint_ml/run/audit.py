@@ -278,7 +278,8 @@ class Audit:
         claim name -> generated ResourceClaim) hold what it runs with."""
         entries = spec.get("resourceClaims")
         entries = [e for e in entries if isinstance(e, Mapping)] if isinstance(entries, list) else []
-        if spec.get("nodeName"):
+        node = spec.get("nodeName")
+        if isinstance(node, str) and node:
             for e in entries:
                 for field, key in (("resourceClaimTemplateName", "template"), ("resourceClaimName", "claim")):
                     if isinstance(e.get(field), str):
