@@ -346,7 +346,12 @@ def test_a_nodes_gpus_from_its_dra_drivers_resource_slices(tmp_path: Path) -> No
         )
     ]
     _, without = _audit(tmp_path, CLASSES + list(TEMPLATES.values()) + [DGX] + pods, "without.json")
-    assert without == []  # how many GPUs the node has is not known
+    assert without == []  # how many GPUs the node has is not known, and -v says why
+    r = CliRunner().invoke(main, ["audit", str(tmp_path / "without.json"), "-v", "-f", "json"], catch_exceptions=False)
+    assert (
+        "gpu-memory-share-mismatch skipped: node type not resolved: the Node it runs on (dgx-01) has no known GPU "
+        "count: none in its allocatable, no GPU driver's ResourceSlice names it" in r.stderr
+    )
     text, found = _audit(tmp_path, CLASSES + list(TEMPLATES.values()) + [DGX] + SLICES + pods)
     assert [(f["rule"], f["severity"], f["line"]) for f in found] == [
         (

@@ -786,6 +786,12 @@ def node_type_candidates(pod_spec: Mapping[str, Any], pools: Sequence[NodePool] 
         return Candidates(tuple(pool_types), how, "profile"), how
 
     if terms is None:
+        bound = pod_spec.get("nodeName")
+        if isinstance(bound, str) and any(bound in p.nodes for p in pools):
+            return None, (
+                f"the Node it runs on ({bound}) has no known GPU count: none in its allocatable, no GPU driver's "
+                "ResourceSlice names it, and its node type is not in the catalog"
+            )
         return None, "no nodeSelector or required node affinity"
     found: dict[str, _Entry] = {}
     for term in terms:
