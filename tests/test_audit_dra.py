@@ -434,3 +434,25 @@ def test_stored_pods_show_the_gates_on_whatever_the_profiles_version(tmp_path: P
     pod_level_at = text.rindex('"resources": {', at, text.index('"status"', at))  # spec.resources, last in the spec
     share = _line_of(text, '"memory": "1800Gi"', text.index('"requests"', pod_level_at))
     assert found[0] == found[1] == [("gpu-memory-share-mismatch", "warning", share)]
+
+
+def test_a_clusters_own_class_is_known_by_the_driver_its_claims_were_allocated_from(tmp_path: Path) -> None:
+    """A class named 'h100', its DeviceClass not in the dump: the running claims' allocation results name
+    the driver (gpu.nvidia.com), so its devices are GPUs, as the DeviceClass would have said."""
+    items = json.loads(
+        json.dumps(list(TEMPLATES.values()) + NODES + job_items()).replace(
+            '"deviceClassName": "gpu.nvidia.com"', '"deviceClassName": "h100"'
+        )
+    )
+    _, found = _audit(tmp_path, items)
+    assert [(f["rule"], f["severity"]) for f in found] == [
+        ("missing-priority-class", "warning"),
+        ("gpu-memory-share-mismatch", "warning"),
+    ]
+    assert found[1]["message"].startswith("1 of 8 GPUs but 89.9%")
+    # without the allocation, nothing says what an 'h100' device is
+    for item in items:
+        if item["kind"] == "ResourceClaim":
+            del item["status"]["allocation"]
+    _, found = _audit(tmp_path, items, "unallocated.json")
+    assert [(f["rule"], f["severity"]) for f in found] == [("missing-priority-class", "warning")]

@@ -403,6 +403,7 @@ class DraFacts:
         "version",
         "exists",
         "kept",
+        "allocated",
         "_memo",
     )
 
@@ -420,6 +421,8 @@ class DraFacts:
         self.exists: set[tuple[str, str, str]] = set()
         # Pods as the API server stored them carry claims (audit): the cluster keeps them, whatever its version
         self.kept = False
+        # class -> the drivers allocated ResourceClaims got their devices of it from (status.allocation)
+        self.allocated: dict[str, set[str]] = {}
         self._memo: dict[str, ClassInfo | None] = {}
 
     @property
@@ -449,6 +452,7 @@ class DraFacts:
                 self.templates.setdefault(name, []).append((namespace or "", claim_requests(spec.get("spec"))))
             elif kind == "ResourceClaim":
                 self.claims.setdefault(name, []).append((namespace or "", claim_requests(spec)))
+                self._allocated(spec, data.get("status"))
             elif kind == "DeviceClass":
                 self._add_class(name, spec)
             else:
@@ -465,6 +469,26 @@ class DraFacts:
             self.files.add(file)
         self._memo.clear()
         return True
+
+    def _allocated(self, spec: Mapping, status: object) -> None:
+        """The drivers an allocated claim's devices come from (``status.allocation.devices.results``:
+        request, driver), by the class each request names (a ``firstAvailable`` result names
+        ``<request>/<subrequest>``)."""
+        results = _mapping(_mapping(_mapping(status).get("allocation")).get("devices")).get("results")
+        if not results:
+            return
+        classes: dict[str, object] = {}
+        for req in _items(_mapping(spec.get("devices")).get("requests")):
+            name = req.get("name")
+            if isinstance(req.get("firstAvailable"), list):
+                for sub in _items(req["firstAvailable"]):
+                    classes[f"{name}/{sub.get('name')}"] = sub.get("deviceClassName")
+            else:
+                classes[str(name)] = _mapping(req.get("exactly")).get("deviceClassName", req.get("deviceClassName"))
+        for result in _items(results):
+            cls, driver = classes.get(str(result.get("request"))), result.get("driver")
+            if isinstance(cls, str) and isinstance(driver, str) and driver:
+                self.allocated.setdefault(cls, set()).add(driver)
 
     def _add_class(self, name: str, spec: Mapping) -> None:
         drivers, mig, profile, product = _selectors(spec.get("selectors"))
@@ -543,7 +567,19 @@ class DraFacts:
                 f"DeviceClass '{name}' selects devices of {drivers}, not an accelerator driver (list the class in "
                 "profile.acceleratorDeviceClasses if it is one)",
             )
-        return classify_name(name)
+        found = classify_name(name)
+        if found is None and name in self.allocated:
+            # Not known by its DeviceClass or its name: what running claims of it were allocated from.
+            for driver in sorted(self.allocated[name]):
+                by_driver = classify_name(driver)
+                if by_driver is not None and by_driver.accelerator:
+                    return ClassInfo(
+                        by_driver.kind, by_driver.resource, f"claims of class '{name}' were allocated {driver} devices"
+                    )
+            drivers = ", ".join(sorted(self.allocated[name]))
+            if all(classify_name(d) is not None for d in self.allocated[name]):
+                return ClassInfo(OTHER, None, f"claims of class '{name}' were allocated devices of {drivers}")
+        return found
 
     def _by_type(self, device_type: str | None, cls: str) -> ClassInfo | None:
         """What a selector's device ``type`` says, where class ``cls`` is not known otherwise: not listed in
