@@ -645,3 +645,24 @@ def test_pods_of_one_shape_on_nodes_of_several_shapes_are_judged_on_every_pool(t
 
     assert run(["gpu-a", "gpu-a"]) == [("inf", 2)]
     assert run(["gpu-a", "gpu-b"]) == []  # it does not hold on gpu-b's shape
+
+
+def test_compact_json_gives_the_same_findings_at_the_same_fields(dump: tuple[Path, str], tmp_path: Path) -> None:
+    """A dump on one line (`jq -c`, an API client's json.dumps): every object is judged, as in kubectl's
+    indented output, each finding at line 1 and the column of the same field."""
+    path, text = dump
+    compact = json.dumps(json.loads(text))
+    one_line = tmp_path / "compact.json"
+    one_line.write_text(compact)
+    _, out, _ = _run(["audit", str(path), "-f", "json"])
+    _, out_compact, _ = _run(["audit", str(one_line), "-f", "json"])
+    indented, flat = _findings(out), _findings(out_compact)
+    assert len(indented) > 3
+    assert [(f["rule"], f["severity"], f["message"]) for f in flat] == [
+        (f["rule"], f["severity"], f["message"]) for f in indented
+    ]
+    lines = text.split("\n")
+    for f, g in zip(indented, flat):
+        assert g["line"] == 1
+        field = lines[f["line"] - 1][f["column"] - 1 :].split(":")[0]
+        assert compact[g["column"] - 1 :].startswith(field), (f["rule"], field)

@@ -456,3 +456,46 @@ def test_a_clusters_own_class_is_known_by_the_driver_its_claims_were_allocated_f
             del item["status"]["allocation"]
     _, found = _audit(tmp_path, items, "unallocated.json")
     assert [(f["rule"], f["severity"]) for f in found] == [("missing-priority-class", "warning")]
+
+
+KUBECTL = """#!{python}
+import json, sys
+args = sys.argv[1:]
+assert args[0] == "get" and args[2:4] == ["-o", "json"], args
+kinds = {{"pods": "Pod", "nodes": "Node", "jobs.batch": "Job", "deviceclasses.resource.k8s.io": "DeviceClass",
+    "resourceslices.resource.k8s.io": "ResourceSlice", "resourceclaimtemplates.resource.k8s.io": "ResourceClaimTemplate",
+    "resourceclaims.resource.k8s.io": "ResourceClaim"}}
+if args[1] == "computedomains.resource.nvidia.com":
+    sys.stderr.write('error: the server doesn\\'t have a resource type "computedomains"\\n')
+    sys.exit(1)
+items = [i for i in json.load(open({dump!r}))["items"] if i["kind"] == kinds.get(args[1])]
+sys.stdout.write(json.dumps({{"apiVersion": "v1", "items": items, "kind": "List", "metadata": {{"resourceVersion": ""}}}}))
+"""
+
+
+def test_kubectl_reads_the_dra_objects(tmp_path: Path) -> None:
+    """`audit --kubectl` gets DeviceClasses, ResourceSlices, ResourceClaimTemplates and ResourceClaims
+    (a kind the cluster does not serve is skipped): the claimed GPU is judged as from a dump."""
+    import os
+    import stat
+
+    items = CLASSES + list(TEMPLATES.values()) + [DGX] + SLICES + job_items()
+    for item in items:  # the Job's pods run on the DGX
+        if item["kind"] == "Pod":
+            item["spec"]["nodeName"] = "dgx-01"
+    dump_text, from_dump = _audit(tmp_path, items)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    script = bindir / "kubectl"
+    script.write_text(KUBECTL.format(python=sys.executable, dump=str(tmp_path / "dump.json")))
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    env = {"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    r = CliRunner(env=env).invoke(main, ["audit", "--kubectl", "-A", "-f", "json", "-v"], catch_exceptions=False)
+    found = json.loads(r.stdout[: r.stdout.rindex("}") + 1])["findings"]
+    dumped = str(tmp_path / "dump.json")
+    assert [(f["rule"], f["severity"], f["message"]) for f in found] == [
+        (f["rule"], f["severity"], f["message"].replace(dumped, "kubectl get nodes")) for f in from_dump
+    ]
+    assert [f["rule"] for f in found] == ["missing-priority-class", "gpu-memory-share-mismatch"]
+    assert found[1]["message"].startswith("1 of 8 GPUs but 90% of node pool dgx-01")
+    assert "the cluster does not serve computedomains.resource.nvidia.com; skipped" in r.stderr

@@ -62,6 +62,33 @@ def test_kept_text_is_the_item_from_the_start_of_its_line(monkeypatch: pytest.Mo
         assert text.split("\n")[item.line - 1] == "        {"
 
 
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1000, 1 << 22])
+def test_compact_json_on_one_line_whatever_the_chunk(chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`jq -c` or an API client's output: every item on line 1, at the column of its opening brace; the
+    reader forgets what it has read within the line (it does not hold the whole dump), and an item's
+    kept text is the item alone, shifted by its column."""
+    items = _items()
+    compact = json.dumps({"apiVersion": "v1", "items": items, "kind": "List", "metadata": {}})
+    starts, at = [], compact.index("[") + 1
+    for item in items:
+        at = compact.index("{", at)
+        starts.append((1, at + 1))
+        at += len(json.dumps(item))
+    monkeypatch.setattr(dump, "CHUNK", chunk)
+    stream = dump._JsonStream(io.BufferedReader(io.BytesIO(compact.encode())), "d.json")
+    longest = 0
+    got = []
+    for item in stream.documents():
+        longest = max(longest, len(stream.buf))
+        item.keep()
+        got.append((item.data, item.line, item.column, item.text, item.shift))
+    assert [(d, line, col) for d, line, col, _, _ in got] == [(d, *p) for d, p in zip(items, starts)]
+    for d, _, col, text, shift in got:
+        assert json.loads(text) == d and shift == col - 1
+    if chunk < 1000:
+        assert longest < len(compact) // 2  # not the whole dump in memory
+
+
 def test_single_objects_and_concatenated_lists(monkeypatch: pytest.MonkeyPatch) -> None:
     one = json.dumps(_items()[0], indent=4)
     text = one + "\n" + kubectl_list(_items()[:2]) + json.dumps({"kind": "PodList", "apiVersion": "v1", "items": []})

@@ -38,7 +38,7 @@ class DumpError(Exception):
 class Item:
     """One object of a dump: its value, position, and (JSON) its text from the start of its line."""
 
-    __slots__ = ("data", "line", "column", "text", "obj", "_span")
+    __slots__ = ("data", "line", "column", "text", "obj", "shift", "_span")
 
     def __init__(
         self,
@@ -47,20 +47,31 @@ class Item:
         column: int,
         text: str | None = None,
         obj: Any = None,
-        span: tuple[str, int, int] | None = None,
+        span: tuple[str, int, int, int] | None = None,
     ) -> None:
         self.data = data
         self.line = line
         self.column = column
         self.text = text
         self.obj = obj  # YAML: the K8sObject (with positions) already
-        self._span = span  # (buffer, start, end): the text, copied only when kept
+        # Columns to add to a position on the text's first line: the text starts at the object, not at its
+        # line, when other values precede it on the line (compact JSON: `jq -c`, an API client's output).
+        self.shift = 0
+        self._span = span  # (buffer, line start, object start, end): the text, copied only when kept
 
     def keep(self) -> None:
-        """Copy the item's text out of the reader's buffer (only the items that are judged need it)."""
+        """Copy the item's text out of the reader's buffer (only the items that are judged need it): from the
+        start of its line when only indentation precedes the object there (kubectl's output), else from the
+        object itself (the rest of the line is other objects, and may be the whole dump)."""
         if self._span is not None:
-            buf, start, end = self._span
-            self.text = buf[start:end]
+            buf, line_start, start, end = self._span
+            k = start - 1
+            while k >= line_start and buf[k] in " \t":
+                k -= 1
+            if k < line_start and start - line_start == self.column - 1:
+                self.text = buf[line_start:end]
+            else:
+                self.text, self.shift = buf[start:end], self.column - 1
             self._span = None
 
 
@@ -72,8 +83,10 @@ class _JsonStream:
         self.dec = json.JSONDecoder()
         self.buf = ""
         self.eof = False
-        self.base_line = 1  # the line of buf[0] (buf always starts at a line start)
+        self.base_line = 1  # the line of buf[0]
+        self.base_col = 0  # the column of buf[0] in its line (0 but in compact JSON, cut within a line)
         self.counted_at = 0  # lines are counted incrementally: the line of buf[counted_at]
+        self.counted_nl = -1  # the last newline before buf[counted_at] (-1: none in buf)
         self.counted_line = 1
 
     # -- buffer ------------------------------------------------------------
@@ -93,22 +106,31 @@ class _JsonStream:
         return bool(raw) or bool(text)
 
     def drop(self, upto: int) -> int:
-        """Forget buf[:upto] (cut at the last line start before it); returns how far indices moved."""
+        """Forget buf[:upto] (cut at the last line start before it, or at ``upto`` when the line is longer:
+        compact JSON is one line); returns how far indices moved."""
         cut = self.buf.rfind("\n", 0, upto) + 1
         if cut <= 0:
-            return 0
+            cut = upto
+            if cut <= 0:
+                return 0
+            self.base_col += cut
+        else:
+            self.base_col = 0
         self.position(cut)  # counts the lines up to the cut
         self.base_line = self.counted_line
         self.buf = self.buf[cut:]
-        self.counted_at = 0
+        self.counted_at, self.counted_nl = 0, -1
         return cut
 
     def position(self, i: int) -> tuple[int, int]:
         if i < self.counted_at:
-            self.counted_at, self.counted_line = 0, self.base_line
+            self.counted_at, self.counted_line, self.counted_nl = 0, self.base_line, -1
         self.counted_line += self.buf.count("\n", self.counted_at, i)
-        self.counted_at = i
-        return self.counted_line, i - (self.buf.rfind("\n", 0, i) + 1) + 1
+        nl = self.buf.rfind("\n", self.counted_at, i)
+        if nl < 0:  # (searched from the last position only: a compact line is long)
+            nl = self.counted_nl
+        self.counted_at, self.counted_nl = i, nl
+        return self.counted_line, (i + self.base_col if nl < 0 else i - nl - 1) + 1
 
     def error(self, i: int, message: str) -> DumpError:
         line, col = self.position(min(i, len(self.buf)))
@@ -222,8 +244,8 @@ class _JsonStream:
             value, end = self.value(i)
             line, col = self.position(i)
             begin = self.buf.rfind("\n", 0, i) + 1
-            yield Item(value, line, col, None, None, (self.buf, begin, end))
-            moved = self.drop(begin) if begin > CHUNK else 0
+            yield Item(value, line, col, None, None, (self.buf, begin, i, end))
+            moved = self.drop(i) if i > CHUNK else 0
             i = self.skip(end - moved)
             if i >= len(self.buf):
                 raise self.error(i, "truncated: the items array is not closed")

@@ -336,7 +336,8 @@ class Audit:
                 for obj in _objects(shape.item, shape.file):
                     path = _claim_path(obj.data, name)
                     f = engine.finding_at(obj, path, SHARED_VOLUME, sev, message, rule.remediation, None, at_value=True)
-                    f.line += shape.item.line - 1 if shape.item.obj is None and shape.item.text else 0
+                    if shape.item.obj is None and shape.item.text:
+                        _place(f, shape.item)
                     f.detail = (
                         f"PersistentVolumeClaim {top[0]}/{name} ({fact[2]}) has access modes {', '.join(fact[0])}; "
                         f"{pods} pods mount it, on nodes {', '.join(sorted(nodes - {''})[:5])}"
@@ -589,9 +590,16 @@ def _evaluate(engine: Engine, item: Item, file: str, ctx: Context, unbind: bool 
     for doc in loaded.documents:
         for obj in unpack(doc, file).objects:
             for f in engine.evaluate(_unbound(obj, unbind), ctx):
-                f.line += item.line - 1
+                _place(f, item)
                 out.append(f)
     return out
+
+
+def _place(f: Finding, item: Item) -> None:
+    """A finding's position in the item's text made the position in the dump."""
+    if f.line == 1:
+        f.column += item.shift
+    f.line += item.line - 1
 
 
 def _per_owner(f: Finding, owner: ObjectRef, count: int, total: int) -> Finding:

@@ -22,6 +22,12 @@ RESOURCES = (
     ("limitranges", True),
     ("resourcequotas", True),
     ("persistentvolumeclaims", True),
+    # DRA: what a pod's claims hold (served from 1.34; an older cluster does not serve the kinds: skipped)
+    ("deviceclasses.resource.k8s.io", False),
+    ("resourceslices.resource.k8s.io", False),
+    ("resourceclaimtemplates.resource.k8s.io", True),
+    ("resourceclaims.resource.k8s.io", True),
+    ("computedomains.resource.nvidia.com", True),
     ("resourceflavors.kueue.x-k8s.io", False),
     ("clusterqueues.kueue.x-k8s.io", False),
     ("localqueues.kueue.x-k8s.io", True),
