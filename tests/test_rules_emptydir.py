@@ -786,3 +786,17 @@ def test_ray_object_store_against_kuberays_shm(tmp_path, store, extra, env, expe
     ]
     assert [(line, sev) for line, sev, _ in found] == [(line, sev) for line, sev, _ in expected]
     assert all(e[2] in f[2] for e, f in zip(expected, found))
+
+
+def test_unbounded_shm_is_sized_for_the_servers_processes(corpus: Path) -> None:
+    # LWS's own TensorRT-LLM sample: `server.py leader --pp=8 --tp=2` over groups of 8-GPU pods runs
+    # 8 ranks a pod, sharing a /dev/shm with no sizeLimit; the fix sizes it as shm-too-small-for-workers
+    # would (1Gi a process), not the one-process fixSizeLimit default
+    path = corpus / "kubernetes-sigs__lws" / "docs__examples__tensorrt-llm__lws.yaml"
+    r = CliRunner().invoke(main, ["check", "-f", "json", "--select", "emptydir-memory-unbounded", str(path)])
+    found = [(f["line"], f["fix"]["description"], f["fix"]["source"]) for f in json.loads(r.output)["findings"]]
+    assert found == [
+        (39, "set the emptyDir's sizeLimit to 8Gi", "shm-too-small-for-workers' size for 8 processes sharing /dev/shm"),
+        # the worker's command says nothing of its ranks (the leader's mpirun starts them)
+        (62, "set the emptyDir's sizeLimit to 1Gi", "rule param fixSizeLimit (1Gi)"),
+    ]

@@ -494,15 +494,19 @@ def shm_size_limit(
 
 
 def memory_size_limit(
-    tpl: PodTemplate, volume_path: tuple, mounted_by: list[ContainerView], params: dict, floor: Fraction | None = None
+    tpl: PodTemplate,
+    volume_path: tuple,
+    mounted_by: list[ContainerView],
+    params: dict,
+    floor: tuple[Fraction, str] | None = None,
 ) -> Fix:
-    """A Memory emptyDir's sizeLimit from the ``fixSizeLimit`` param (at least ``floor``: the /dev/shm
-    a Ray node's object store needs); mounting containers' memory limits raised."""
+    """A Memory emptyDir's sizeLimit from the ``fixSizeLimit`` param (at least ``floor``: (size, why),
+    e.g. the /dev/shm a Ray node's object store needs); mounting containers' memory limits raised."""
     raw = params.get("fixSizeLimit", DEFAULT_SHM_PER_PROCESS)
     size = _quantity(raw) or Fraction(GI)
     source = f"rule param fixSizeLimit ({raw})"
-    if floor is not None and floor > size:
-        size, source = floor, "the /dev/shm Ray's object store needs (it is put on disk in a smaller one)"
+    if floor is not None and floor[0] > size:
+        size, source = floor
     changes = [put(volume_path + ("emptyDir", "sizeLimit"), amount_exact(size))]
     changes.extend(_raised(tpl, [(c, size) for c in mounted_by], size))
     return Fix(f"set the emptyDir's sizeLimit to {amount_exact(size)}", UNSAFE, source, tuple(changes))
