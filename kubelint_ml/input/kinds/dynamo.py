@@ -16,11 +16,21 @@ from kubelint_ml.input.kinds.base import KindInfo, Pod, integer, listed, none, t
 from kubelint_ml.input.objects import K8sObject, dig
 
 
+def _gpu_name(given: Any) -> str:
+    """The resource a ``ResourceItem``'s ``gpu`` count asks for: its ``gpuType`` (e.g.
+    ``gpu.intel.com/xe``), by default ``nvidia.com/gpu`` (api/v1alpha1/common.go)."""
+    kind = given.get("gpuType") if isinstance(given, dict) else None
+    return kind if isinstance(kind, str) and kind.strip() else "nvidia.com/gpu"
+
+
 def _dynamo_resources(res: Any) -> dict:
-    """Dynamo's ``resources`` ({requests, limits}: cpu, memory, gpu, custom) as a container's."""
+    """Dynamo's ``resources`` ({requests, limits}: cpu, memory, gpu with gpuType, custom; claims) as a
+    container's."""
     out: dict = {}
     if not isinstance(res, dict):
         return out
+    if isinstance(res.get("claims"), list):
+        out["claims"] = res["claims"]
     for part in ("requests", "limits"):
         given = res.get(part)
         if not isinstance(given, dict):
@@ -28,7 +38,7 @@ def _dynamo_resources(res: Any) -> dict:
         found = {}
         for k, v in given.items():
             if k == "gpu":
-                found["nvidia.com/gpu"] = v
+                found[_gpu_name(given)] = v
             elif k == "custom" and isinstance(v, dict):
                 found.update(v)
             elif k in ("cpu", "memory", "ephemeral-storage"):
@@ -186,8 +196,10 @@ def _service(path: tuple, svc: dict, name: str) -> Pod:
             res[part] = {**res.get(part, {}), **own[part]}
     container["resources"] = res
     renames = [
-        (path + ("resources", "requests", "nvidia.com/gpu"), path + ("resources", "requests", "gpu")),
-        (path + ("resources", "limits", "nvidia.com/gpu"), path + ("resources", "limits", "gpu")),
+        *(
+            (path + ("resources", part, _gpu_name(dig(svc, "resources", part))), path + ("resources", part, "gpu"))
+            for part in ("requests", "limits")
+        ),
         (path + ("resources",), path + ("resources",)),
         (path + ("metadata",), path + ("extraPodSpec",)),
     ]
