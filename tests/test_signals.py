@@ -501,6 +501,7 @@ def test_word_prefilter_changes_nothing_on_generated_commands(args, env_words, s
         ({"args": ["--model-id", "m", "--num-shard", "4"]}, [("--num-shard 4", 4)]),
         ({"env": [{"name": "NUM_SHARD", "value": "2"}]}, [("NUM_SHARD=2", 2)]),
         ({"env": [{"name": "TENSOR_PARALLEL_SIZE", "value": "4"}]}, [("TENSOR_PARALLEL_SIZE=4", 4)]),
+        ({"env": [{"name": "NIM_TENSOR_PARALLEL_SIZE", "value": "2"}]}, [("NIM_TENSOR_PARALLEL_SIZE=2", 2)]),
         (
             {"env": [{"name": "VLLM_ADDITIONAL_ARGS", "value": "--max-model-len 8192 --tensor-parallel-size 2"}]},
             [("--tensor-parallel-size 2", 2)],

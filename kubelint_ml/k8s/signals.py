@@ -475,9 +475,11 @@ _TP_FLAGS = (
     "--num_shard",
 )
 _PP_FLAGS = ("--pipeline-parallel-size", "--pipeline_parallel_size", "-pp", "--pp-size", "--pp_size", "--pp")
-# The same sizes as env variables (TGI reads NUM_SHARD; serving charts pass the others to the server).
-_TP_ENV = {"NUM_SHARD", "TENSOR_PARALLEL_SIZE", "TP_SIZE", "VLLM_TENSOR_PARALLEL_SIZE"}
-_PP_ENV = {"PIPELINE_PARALLEL_SIZE", "PP_SIZE", "VLLM_PIPELINE_PARALLEL_SIZE"}
+# The same sizes as env variables (TGI reads NUM_SHARD; serving charts pass the others to the server;
+# NVIDIA NIM for LLMs reads NIM_TENSOR_PARALLEL_SIZE and NIM_PIPELINE_PARALLEL_SIZE, which the NIM
+# Operator sets for a multi-node NIMService: api/apps/v1alpha1/nimservice_types.go).
+_TP_ENV = {"NUM_SHARD", "TENSOR_PARALLEL_SIZE", "TP_SIZE", "VLLM_TENSOR_PARALLEL_SIZE", "NIM_TENSOR_PARALLEL_SIZE"}
+_PP_ENV = {"PIPELINE_PARALLEL_SIZE", "PP_SIZE", "VLLM_PIPELINE_PARALLEL_SIZE", "NIM_PIPELINE_PARALLEL_SIZE"}
 
 
 # Data parallel replicas of a model-parallel group, each its own set of workers on this node
