@@ -74,13 +74,16 @@ def _floor(tpl, v, mounted_by: list) -> tuple[Fraction, str] | None:
     loader workers), shm-too-small-for-workers' size for them (shmPerProcess x processes, at most
     shmMax)."""
     ray = ray_shm_floor(tpl, v)
-    floor = None if ray is None else (ray, "the /dev/shm Ray's object store needs (it is put on disk in a smaller one)")
+    if ray is not None:  # a KubeRay node's /dev/shm: its object store's size
+        return ray, "the /dev/shm Ray's object store needs (it is put on disk in a smaller one)"
+    floor = None
     processes = max(
         (s.processes or 0 for c in mounted_by if (shm_mount(c) or ("", ""))[1] == v.name for s in signals_of(c)),
         default=0,
     )
     if processes > 1:
-        workers = _fixes.shm_size(processes, {})
-        if floor is None or workers > floor[0]:
-            floor = (workers, f"shm-too-small-for-workers' size for {processes} processes sharing /dev/shm")
+        floor = (
+            _fixes.shm_size(processes, {}),
+            f"shm-too-small-for-workers' size for {processes} processes sharing /dev/shm",
+        )
     return floor
