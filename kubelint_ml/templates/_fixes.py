@@ -570,7 +570,17 @@ def missing_priority(tpl: PodTemplate, refs: list, params: dict, kai: bool, trai
             "rule param fixClass (the default training class)",
             (put(path, name),),
         )
-    _note(ctx, tpl, "missing-priority-class", "the object names no class elsewhere and fixClass is not set")
+    _note(
+        ctx,
+        tpl,
+        "missing-priority-class",
+        "the object names no class elsewhere and "
+        + (
+            "fixClass (the default training class) is not given to a workload that does not train"
+            if name
+            else "fixClass is not set"
+        ),
+    )
     return None
 
 
