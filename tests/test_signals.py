@@ -526,6 +526,12 @@ def test_word_prefilter_changes_nothing_on_generated_commands(args, env_words, s
         ),
         ({"command": ["vllm", "serve", "m", "-pp", "2", "-tp", "1"]}, [("-pp 2", 2)]),
         ({"args": ["--tp", "8", "--nnodes", "$(LWS_GROUP_SIZE)"]}, [("--tp 8 --nnodes $(LWS_GROUP_SIZE)", None)]),
+        # a count past int()'s digit limit is a count that cannot be read, not a crash
+        ({"args": ["--tp", "9" * 5000]}, [("--tp " + "9" * 5000, None)]),
+        (
+            {"args": ["--tp", "2", "-dp", "9" * 5000, "--nnodes", "0"]},
+            [("--tp 2 -dp " + "9" * 5000 + " --nnodes 0", None)],
+        ),
         # data parallel alone: one GPU per replica, no group to share /dev/shm with
         ({"command": ["vllm", "serve", "m", "--data-parallel-size", "4"]}, []),
         # ...unless vLLM's expert parallelism runs its all-to-all between the replicas here

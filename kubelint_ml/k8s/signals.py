@@ -200,7 +200,8 @@ def _count(value: Any, env: Mapping[str, str], words: bool = True, depth: int = 
         return False, None
     v = value.strip()
     if re.fullmatch(r"[+-]?\d+", v):
-        return True, int(v)
+        # a count no machine has (and past int()'s 4300-digit limit) is a count we cannot read
+        return True, (int(v) if len(v) <= 18 else None)
     if words and v.lower() in _DEVICE_WORDS:
         return True, None
     m = _VAR.match(v)
