@@ -800,3 +800,17 @@ def test_unbounded_shm_is_sized_for_the_servers_processes(corpus: Path) -> None:
         # the worker's command says nothing of its ranks (the leader's mpirun starts them)
         (62, "set the emptyDir's sizeLimit to 1Gi", "rule param fixSizeLimit (1Gi)"),
     ]
+
+
+def test_a_server_spread_over_a_leaderworkerset_counts_the_ranks_of_its_own_gpus(tmp_path: Path, corpus: Path) -> None:
+    # LWS's own vLLM sample: --tensor-parallel-size 8 --pipeline_parallel_size 2 over groups of two
+    # 8-GPU pods; Ray runs the ranks of each pod's 8 GPUs there, so a pod's /dev/shm serves 8, not 16
+    text = (corpus / "kubernetes-sigs__lws" / "docs__examples__vllm__GPU__lws.yaml").read_text()
+    path = tmp_path / "lws.yaml"
+    path.write_text(text.replace("sizeLimit: 15Gi", "sizeLimit: 64Mi", 1))
+    r = CliRunner().invoke(main, ["check", "-f", "json", "--select", "shm-too-small-for-workers", str(path)])
+    [found] = json.loads(r.output)["findings"]
+    assert found["message"] == (
+        "container 'vllm-leader' runs 8 processes (--tensor-parallel-size 8...) on a 64Mi /dev/shm"
+    )
+    assert "--tensor-parallel-size 8 --pipeline_parallel_size 2' (8 processes)" in found["detail"]
