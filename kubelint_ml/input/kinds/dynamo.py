@@ -194,6 +194,8 @@ def _service(path: tuple, svc: dict, name: str) -> Pod:
     for part in ("requests", "limits"):
         if isinstance(own.get(part), dict):
             res[part] = {**res.get(part, {}), **own[part]}
+    if isinstance(own.get("claims"), list):
+        res["claims"] = [*res.get("claims", []), *own["claims"]]
     container["resources"] = res
     renames = [
         *(
