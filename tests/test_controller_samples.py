@@ -140,6 +140,67 @@ def test_dynamo_shared_memory_and_graph_priority(tmp_path: Path) -> None:
     assert not [f for f in lint(path) if f[0] == "missing-priority-class"]
 
 
+def test_dynamo_v1alpha1_multinode_wide_ep_recipe(tmp_path: Path) -> None:
+    sample = SAMPLES / "dynamo" / "v1alpha1-sglang-wideep-tep16p-dep16d-disagg.yaml"
+    found = lint(sample)
+    assert rules(found) == [
+        ("besteffort-qos", 11, "spec.services.Frontend"),
+        ("besteffort-qos", 25, "spec.services.decode"),
+        ("besteffort-qos", 69, "spec.services.prefill"),
+        ("missing-memory-limit", 11, "spec.services.Frontend"),
+        ("missing-memory-limit", 32, "spec.services.decode.resources.limits"),
+        ("missing-memory-limit", 76, "spec.services.prefill.resources.limits"),
+        ("missing-memory-request", 11, "spec.services.Frontend"),
+        ("missing-memory-request", 31, "spec.services.decode.resources"),
+        ("missing-memory-request", 75, "spec.services.prefill.resources"),
+        ("missing-priority-class", 11, "spec.services.Frontend"),
+        ("missing-priority-class", 25, "spec.services.decode"),
+        ("missing-priority-class", 69, "spec.services.prefill"),
+    ]
+    # a v1alpha1 service has no priorityClassName: the pod's own fields are extraPodSpec's
+    details = [f["detail"] for f in findings(sample) if f["rule"] == "missing-priority-class"]
+    assert "set spec.services.decode.extraPodSpec.priorityClassName to" in details[1]
+    # 16 tensor ranks over 2 nodes of 8 GPUs: 8 schedulers share each pod's /dev/shm (SGLang's DP
+    # attention ranks are the tensor group's own); the operator's 80Gi holds them, 64Mi would not
+    small = tmp_path / "small.yaml"
+    small.write_text(sample.read_text().replace("size: 80Gi", "size: 64Mi"))
+    shm = [(line, message) for rule, line, _, message in lint(small) if rule == "shm-too-small-for-workers"]
+    assert shm == [
+        (38, "container 'main' runs 8 processes (--tp 16) on a 64Mi /dev/shm"),
+        (82, "container 'main' runs 8 processes (--tp 16) on a 64Mi /dev/shm"),
+    ]
+
+
+def test_dynamo_v1alpha1_component_deployment_is_a_service(tmp_path: Path) -> None:
+    # written from the CRD (deploy/operator/api/v1alpha1/dynamocomponentdeployment_types.go): a
+    # DynamoComponentDeployment's spec is a graph service's fields, its pod built the same way
+    path = tmp_path / "dcd.yaml"
+    path.write_text(
+        "apiVersion: nvidia.com/v1alpha1\n"
+        "kind: DynamoComponentDeployment\n"
+        "metadata:\n"
+        "  name: vllm-worker\n"
+        "spec:\n"
+        "  backendFramework: vllm\n"
+        "  serviceName: VllmDecodeWorker\n"
+        "  componentType: worker\n"
+        "  resources:\n"
+        "    limits:\n"
+        '      gpu: "2"\n'
+        "  extraPodSpec:\n"
+        "    mainContainer:\n"
+        "      image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.4.0\n"
+    )
+    assert rules(lint(path)) == [
+        ("besteffort-qos", 5, "spec"),
+        ("missing-memory-limit", 10, "spec.resources.limits"),
+        ("missing-memory-request", 9, "spec.resources"),
+        ("missing-priority-class", 5, "spec"),
+    ]
+    [detail] = [f["detail"] for f in findings(path) if f["rule"] == "missing-priority-class"]
+    assert "set spec.extraPodSpec.priorityClassName to" in detail
+
+
 # --- NVIDIA NIM Operator -----------------------------------------------------------------
 
 

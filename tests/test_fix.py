@@ -234,6 +234,19 @@ def test_priority_class_from_the_fix_class_param(tmp_path: Path) -> None:
     assert "      priorityClassName: batch-low\n" in after
 
 
+def test_fix_class_is_not_given_to_serving_pods_and_verbose_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "srv.yaml"
+    path.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: srv}\nspec:\n  selector: {matchLabels: {a: b}}\n"
+        "  template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers:\n"
+        "      - {name: s, image: vllm/vllm-openai, resources: {limits: {nvidia.com/gpu: 1, memory: 8Gi}}}\n"
+    )
+    (tmp_path / "cfg.yaml").write_text("overrides:\n  missing-priority-class:\n    params: {fixClass: batch-low}\n")
+    r = cli("check", "-v", "--fix", "--unsafe-fixes", "-c", str(tmp_path / "cfg.yaml"), str(path))
+    assert "priorityClassName" not in path.read_text()
+    assert "fixClass (the default training class) is not given to a workload that does not train" in r.output
+
+
 def test_select_limits_rules_and_fixes(tmp_path: Path) -> None:
     shutil.copy(FIX / "priority.yaml", tmp_path / "p.yaml")
     cli("check", "--fix", "--unsafe-fixes", "--select", "restart-policy-invalid", str(tmp_path / "p.yaml"))

@@ -337,6 +337,53 @@ spec:
 """
 
 
+DYNAMO_GPU_TYPE_AND_CLAIMS = """\
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata:
+  name: vllm-agg
+spec:
+  services:
+    VllmDecodeWorker:
+      componentType: worker
+      resources:
+        limits:
+          gpu: "1"
+          gpuType: "gpu.intel.com/xe"
+        claims:
+          - name: compute-domain-channel
+      extraPodSpec:
+        resourceClaims:
+          - name: compute-domain-channel
+            resourceClaimTemplateName: channel
+        mainContainer:
+          image: intel/ai-dynamo-xpu:v0.4.1-b1
+"""
+
+
+def test_dynamo_gpu_type_and_claims(tmp_path: Path) -> None:
+    # api/v1alpha1/common.go: a ResourceItem's gpu counts gpuType's resource (nvidia.com/gpu by
+    # default); Resources.claims are the main container's claims
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+    from kubelint_ml.input.workloads import pod_templates
+
+    path = tmp_path / "dgd.yaml"
+    path.write_text(DYNAMO_GPU_TYPE_AND_CLAIMS)
+    [obj] = unpack(load(path.read_bytes()).documents[0], "x").objects
+    [tpl] = pod_templates(obj)
+    assert tpl.containers[0].data["resources"] == {
+        "claims": [{"name": "compute-domain-channel"}],
+        "limits": {"gpu.intel.com/xe": "1"},
+    }
+    found = {(f["rule"], f["line"], f["path"]): f for f in findings(path)}
+    qos = found[("besteffort-qos", 7, "spec.services.VllmDecodeWorker")]
+    assert "it sets only gpu.intel.com/xe" in qos["detail"]
+    assert ("missing-memory-limit", 10, "spec.services.VllmDecodeWorker.resources.limits") in found
+    # the container's claim is the pod's (only the template it names is not among the inputs)
+    assert [k[1] for k in found if k[0] == "unknown-resource-claim"] == [18]
+
+
 def test_dynamo_device_resources_are_the_main_containers(tmp_path: Path) -> None:
     from kubelint_ml.input.loader import load
     from kubelint_ml.input.objects import unpack

@@ -786,3 +786,31 @@ def test_ray_object_store_against_kuberays_shm(tmp_path, store, extra, env, expe
     ]
     assert [(line, sev) for line, sev, _ in found] == [(line, sev) for line, sev, _ in expected]
     assert all(e[2] in f[2] for e, f in zip(expected, found))
+
+
+def test_unbounded_shm_is_sized_for_the_servers_processes(corpus: Path) -> None:
+    # LWS's own TensorRT-LLM sample: `server.py leader --pp=8 --tp=2` over groups of 8-GPU pods runs
+    # 8 ranks a pod, sharing a /dev/shm with no sizeLimit; the fix sizes it as shm-too-small-for-workers
+    # would (1Gi a process), not the one-process fixSizeLimit default
+    path = corpus / "kubernetes-sigs__lws" / "docs__examples__tensorrt-llm__lws.yaml"
+    r = CliRunner().invoke(main, ["check", "-f", "json", "--select", "emptydir-memory-unbounded", str(path)])
+    found = [(f["line"], f["fix"]["description"], f["fix"]["source"]) for f in json.loads(r.output)["findings"]]
+    assert found == [
+        (39, "set the emptyDir's sizeLimit to 8Gi", "shm-too-small-for-workers' size for 8 processes sharing /dev/shm"),
+        # the worker's command says nothing of its ranks (the leader's mpirun starts them)
+        (62, "set the emptyDir's sizeLimit to 1Gi", "rule param fixSizeLimit (1Gi)"),
+    ]
+
+
+def test_a_server_spread_over_a_leaderworkerset_counts_the_ranks_of_its_own_gpus(tmp_path: Path, corpus: Path) -> None:
+    # LWS's own vLLM sample: --tensor-parallel-size 8 --pipeline_parallel_size 2 over groups of two
+    # 8-GPU pods; Ray runs the ranks of each pod's 8 GPUs there, so a pod's /dev/shm serves 8, not 16
+    text = (corpus / "kubernetes-sigs__lws" / "docs__examples__vllm__GPU__lws.yaml").read_text()
+    path = tmp_path / "lws.yaml"
+    path.write_text(text.replace("sizeLimit: 15Gi", "sizeLimit: 64Mi", 1))
+    r = CliRunner().invoke(main, ["check", "-f", "json", "--select", "shm-too-small-for-workers", str(path)])
+    [found] = json.loads(r.output)["findings"]
+    assert found["message"] == (
+        "container 'vllm-leader' runs 8 processes (--tensor-parallel-size 8...) on a 64Mi /dev/shm"
+    )
+    assert "--tensor-parallel-size 8 --pipeline_parallel_size 2' (8 processes)" in found["detail"]

@@ -491,18 +491,67 @@ def test_word_prefilter_changes_nothing_on_generated_commands(args, env_words, s
     [
         ({"args": ["--model", "m", "--tensor-parallel-size=2"]}, [("--tensor-parallel-size=2", 2)]),
         ({"args": ["--model", "m", "--tensor_parallel_size", "8"]}, [("--tensor_parallel_size 8", 8)]),
-        ({"command": ["vllm", "serve", "m", "-tp", "2", "-pp", "2"]}, [("-tp 2", 4)]),  # tensor x pipeline
+        ({"command": ["vllm", "serve", "m", "-tp", "2", "-pp", "2"]}, [("-tp 2 -pp 2", 4)]),  # tensor x pipeline
         ({"command": ["vllm", "serve", "m", "--pipeline-parallel-size", "4"]}, [("--pipeline-parallel-size 4", 4)]),
         ({"command": ["python3", "-m", "sglang.launch_server", "--tp", "8"]}, [("--tp 8", 8)]),
-        ({"command": ["python3", "-m", "sglang.launch_server", "--tp-size=4", "--pp-size", "2"]}, [("--tp-size=4", 8)]),
+        (
+            {"command": ["python3", "-m", "sglang.launch_server", "--tp-size=4", "--pp-size", "2"]},
+            [("--tp-size=4 --pp-size 2", 8)],
+        ),
         ({"args": ["--model-id", "m", "--num-shard", "4"]}, [("--num-shard 4", 4)]),
         ({"env": [{"name": "NUM_SHARD", "value": "2"}]}, [("NUM_SHARD=2", 2)]),
         ({"env": [{"name": "TENSOR_PARALLEL_SIZE", "value": "4"}]}, [("TENSOR_PARALLEL_SIZE=4", 4)]),
+        ({"env": [{"name": "NIM_TENSOR_PARALLEL_SIZE", "value": "2"}]}, [("NIM_TENSOR_PARALLEL_SIZE=2", 2)]),
         (
             {"env": [{"name": "VLLM_ADDITIONAL_ARGS", "value": "--max-model-len 8192 --tensor-parallel-size 2"}]},
             [("--tensor-parallel-size 2", 2)],
         ),
         ({"args": ["--tensor-parallel-size", "$(TP)"]}, [("--tensor-parallel-size $(TP)", None)]),
+        # data parallel replicas each start their own tensor x pipeline group on this node
+        # (SGLang's DataParallelController, vLLM's -dp/-dpl); with DP attention SGLang's dp ranks
+        # share the tensor parallel group; --nnodes spreads the ranks over the nodes
+        ({"command": ["python3", "-m", "sglang.launch_server", "--tp", "2", "--dp", "2"]}, [("--tp 2 --dp 2", 4)]),
+        (
+            {"command": ["python3", "-m", "sglang.launch_server", "--tp", "8", "--dp", "8", "--enable-dp-attention"]},
+            [("--tp 8", 8)],
+        ),
+        (
+            {"command": ["python3", "-m", "sglang.launch_server", "--tp", "16", "--nnodes", "2"]},
+            [("--tp 16 --nnodes 2", 8)],
+        ),
+        ({"command": ["vllm", "serve", "m", "-tp", "2", "-dp", "4"]}, [("-tp 2 -dp 4", 8)]),
+        (
+            {"command": ["vllm", "serve", "m", "-tp", "2", "-dp", "4", "--data-parallel-size-local", "2"]},
+            [("-tp 2 --data-parallel-size-local 2", 4)],
+        ),
+        ({"command": ["vllm", "serve", "m", "-pp", "2", "-tp", "1"]}, [("-pp 2", 2)]),
+        ({"args": ["--tp", "8", "--nnodes", "$(LWS_GROUP_SIZE)"]}, [("--tp 8 --nnodes $(LWS_GROUP_SIZE)", None)]),
+        # a count past int()'s digit limit is a count that cannot be read, not a crash
+        ({"args": ["--tp", "9" * 5000]}, [("--tp " + "9" * 5000, None)]),
+        (
+            {"args": ["--tp", "2", "-dp", "9" * 5000, "--nnodes", "0"]},
+            [("--tp 2 -dp " + "9" * 5000 + " --nnodes 0", None)],
+        ),
+        # data parallel alone: one GPU per replica, no group to share /dev/shm with
+        ({"command": ["vllm", "serve", "m", "--data-parallel-size", "4"]}, []),
+        # ...unless vLLM's expert parallelism runs its all-to-all between the replicas here
+        (
+            {"command": ["vllm", "serve", "m", "-dp", "16", "--data-parallel-size-local", "8", "-ep"]},
+            [("--data-parallel-size-local 8 -ep", 8)],
+        ),
+        # one worker per GPU: the ranks beyond the container's GPUs run in the group's other pods
+        (
+            {"args": ["--tp", "2", "--nnodes", "$(LWS_GROUP_SIZE)"], "resources": {"limits": {"nvidia.com/gpu": "1"}}},
+            [],
+        ),
+        (
+            {"args": ["-tp", "8", "-pp", "2"], "resources": {"limits": {"nvidia.com/gpu": 8}}},
+            [("-tp 8 -pp 2", 8)],
+        ),
+        (
+            {"args": ["--tp", "16", "--nnodes", "$(N)"], "resources": {"limits": {"amd.com/gpu": "8"}}},
+            [("--tp 16 --nnodes $(N)", 8)],
+        ),
         # one GPU is one process; -tp inside another word is not the flag
         ({"args": ["--model", "m", "--tensor-parallel-size", "1"]}, []),
         ({"env": [{"name": "NUM_SHARD", "value": "1"}]}, []),

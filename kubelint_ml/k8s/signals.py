@@ -28,7 +28,10 @@ Decisions:
   ``--pipeline-parallel-size``/``-pp``/``--pp-size``, TGI ``--num-shard``,
   or ``NUM_SHARD``/``TENSOR_PARALLEL_SIZE``/``PIPELINE_PARALLEL_SIZE`` in
   ``env``) is a ``model-parallel`` signal: one worker process per GPU, tensor x
-  pipeline processes.
+  pipeline x the data parallel replicas on this node (vLLM ``-dpl``/``-dp``;
+  SGLang ``--dp`` unless ``--enable-dp-attention``) processes, over SGLang's
+  ``--nnodes``, at most the container's GPUs.  vLLM's data parallel replicas
+  alone are one only with ``--enable-expert-parallel``.
 * ``processes`` is the number of processes the signal starts (per node for
   launchers: accelerate's ``--num_processes`` is divided by
   ``--num_machines``); for ``mpirun -np N`` it is the total rank count,
@@ -197,7 +200,8 @@ def _count(value: Any, env: Mapping[str, str], words: bool = True, depth: int = 
         return False, None
     v = value.strip()
     if re.fullmatch(r"[+-]?\d+", v):
-        return True, int(v)
+        # a count no machine has (and past int()'s 4300-digit limit) is a count we cannot read
+        return True, (int(v) if len(v) <= 18 else None)
     if words and v.lower() in _DEVICE_WORDS:
         return True, None
     m = _VAR.match(v)
@@ -308,6 +312,7 @@ class _Collector:
         self.env = env
         self.found: list[Signal] = []
         self.parallel = False  # the text may hold a model-parallel flag
+        self.gpus: int | None = None  # the container's GPU limit, read where ``parallel``
 
     def add(self, text: str, kind: str, path: tuple, processes: int | None) -> None:
         self.found.append(Signal(text, kind, path, processes))
@@ -471,25 +476,78 @@ _TP_FLAGS = (
     "--num_shard",
 )
 _PP_FLAGS = ("--pipeline-parallel-size", "--pipeline_parallel_size", "-pp", "--pp-size", "--pp_size", "--pp")
-# The same sizes as env variables (TGI reads NUM_SHARD; serving charts pass the others to the server).
-_TP_ENV = {"NUM_SHARD", "TENSOR_PARALLEL_SIZE", "TP_SIZE", "VLLM_TENSOR_PARALLEL_SIZE"}
-_PP_ENV = {"PIPELINE_PARALLEL_SIZE", "PP_SIZE", "VLLM_PIPELINE_PARALLEL_SIZE"}
+# The same sizes as env variables (TGI reads NUM_SHARD; serving charts pass the others to the server;
+# NVIDIA NIM for LLMs reads NIM_TENSOR_PARALLEL_SIZE and NIM_PIPELINE_PARALLEL_SIZE, which the NIM
+# Operator sets for a multi-node NIMService: api/apps/v1alpha1/nimservice_types.go).
+_TP_ENV = {"NUM_SHARD", "TENSOR_PARALLEL_SIZE", "TP_SIZE", "VLLM_TENSOR_PARALLEL_SIZE", "NIM_TENSOR_PARALLEL_SIZE"}
+_PP_ENV = {"PIPELINE_PARALLEL_SIZE", "PP_SIZE", "VLLM_PIPELINE_PARALLEL_SIZE", "NIM_PIPELINE_PARALLEL_SIZE"}
+
+
+# Data parallel replicas of a model-parallel group, each its own set of workers on this node
+# (vllm/engine/arg_utils.py: --data-parallel-size/-dp, and --data-parallel-size-local/-dpl, the
+# replicas on this node; sglang/srt/managers/data_parallel_controller.py launches dp_size groups of
+# tp_size x pp_size schedulers, except with --enable-dp-attention, where the dp ranks share the
+# tensor parallel group); SGLang's --nnodes spreads the ranks over that many nodes.
+_DP_FLAGS = ("--data-parallel-size", "--data_parallel_size", "-dp", "--dp-size", "--dp_size", "--dp")
+_DP_LOCAL_FLAGS = ("--data-parallel-size-local", "--data_parallel_size_local", "-dpl")
+_NNODES_FLAGS = ("--nnodes",)
+# vLLM's expert parallelism (arg_utils.py: --enable-expert-parallel/-ep): the experts are spread
+# over the tensor x data parallel ranks, which exchange tokens all-to-all.
+_EP_FLAGS = frozenset(("--enable-expert-parallel", "--enable_expert_parallel", "-ep"))
 
 
 def _model_parallel(seg: list[_Tok], start: int, c: _Collector) -> None:
-    """A model-parallel degree above 1: processes = tensor x pipeline (where both are known)."""
+    """A model-parallel degree above 1: processes on this node = tensor x pipeline x the data
+    parallel replicas here, over the nodes (where all are known).  Data parallel replicas alone
+    are a signal only with vLLM's expert parallelism, whose all-to-all runs between them."""
     if not c.parallel:
         return
-    tp = _option(seg, start, _TP_FLAGS)
-    pp = _option(seg, start, _PP_FLAGS)
-    sizes = [(hit, _multi(hit[2], c.env, 1)) for hit in (tp, pp) if hit is not None]
-    multi = [(hit, n) for hit, (m, n) in sizes if m]
+    words = {t.text for t in seg[start:]}
+    dp = None
+    if "--enable-dp-attention" not in words:
+        dp = _option(seg, start, _DP_LOCAL_FLAGS) or _option(seg, start, _DP_FLAGS)
+    expert = not words.isdisjoint(_EP_FLAGS)
+    hits = (_option(seg, start, _TP_FLAGS), _option(seg, start, _PP_FLAGS), dp)
+    sizes = [(hit, _multi(hit[2], c.env, 1)) for hit in hits if hit is not None]
+    multi = [hit for hit, (m, _) in sizes if m and (hit is not dp or expert)]
     if not multi:
         return
+    lead = multi[0]
     counts = [n for _, (_, n) in sizes]
+    # the options the count is made of, as written (the first that makes several processes leads)
+    texts = [hit[0] for hit, (_, n) in sizes if hit is not lead and n != 1]
+    if lead is dp:
+        texts.append(next(t.text for t in seg[start:] if t.text in _EP_FLAGS))
     processes = None if any(n is None for n in counts) else _product(counts)
-    hit = multi[0][0]
-    c.add(hit[0], "model-parallel", hit[1], processes)
+    nnodes = _option(seg, start, _NNODES_FLAGS)
+    if nnodes is not None:
+        n = _count(nnodes[2], c.env, False)[1]
+        if n != 1:
+            texts.append(nnodes[0])
+            if processes is not None:
+                processes = processes // n if n and n > 0 and processes % n == 0 else None
+    if c.gpus is not None and (processes is None and nnodes is not None or (processes or 0) > c.gpus):
+        # one worker per GPU: the ranks beyond this container's GPUs run in the other pods of the
+        # group (SGLang's --nnodes, vLLM's Ray workers on LeaderWorkerSet)
+        processes = c.gpus
+        if processes <= 1:
+            return
+    c.add(" ".join([lead[0], *texts]), "model-parallel", lead[1], processes)
+
+
+def _gpu_limit(container: Mapping[str, Any]) -> int | None:
+    """The container's whole GPU limit (``<vendor>/gpu``), where it writes one as a number."""
+    limits = dig(container, "resources", "limits")
+    if not isinstance(limits, dict):
+        return None
+    total = None
+    for name, value in limits.items():
+        if isinstance(name, str) and name.endswith("/gpu"):
+            ok, n = _count(value, {}, False)
+            if not ok or n is None:
+                return None
+            total = (total or 0) + n
+    return total
 
 
 def _product(values: list[int | None]) -> int:
@@ -654,6 +712,8 @@ def container_signals(container: Mapping[str, Any]) -> list[Signal]:
         _env_signals(container, env, c, scan_values=False)
         return _dedupe(c.found)
     c.parallel = any(hint in text for hint in _PARALLEL_HINTS)
+    if c.parallel:
+        c.gpus = _gpu_limit(container)
     tokens: list[_Tok] = []
     texts: list[tuple[str, tuple]] = []
     for key in ("command", "args"):

@@ -494,15 +494,19 @@ def shm_size_limit(
 
 
 def memory_size_limit(
-    tpl: PodTemplate, volume_path: tuple, mounted_by: list[ContainerView], params: dict, floor: Fraction | None = None
+    tpl: PodTemplate,
+    volume_path: tuple,
+    mounted_by: list[ContainerView],
+    params: dict,
+    floor: tuple[Fraction, str] | None = None,
 ) -> Fix:
-    """A Memory emptyDir's sizeLimit from the ``fixSizeLimit`` param (at least ``floor``: the /dev/shm
-    a Ray node's object store needs); mounting containers' memory limits raised."""
+    """A Memory emptyDir's sizeLimit from the ``fixSizeLimit`` param (at least ``floor``: (size, why),
+    e.g. the /dev/shm a Ray node's object store needs); mounting containers' memory limits raised."""
     raw = params.get("fixSizeLimit", DEFAULT_SHM_PER_PROCESS)
     size = _quantity(raw) or Fraction(GI)
     source = f"rule param fixSizeLimit ({raw})"
-    if floor is not None and floor > size:
-        size, source = floor, "the /dev/shm Ray's object store needs (it is put on disk in a smaller one)"
+    if floor is not None and floor[0] > size:
+        size, source = floor
     changes = [put(volume_path + ("emptyDir", "sizeLimit"), amount_exact(size))]
     changes.extend(_raised(tpl, [(c, size) for c in mounted_by], size))
     return Fix(f"set the emptyDir's sizeLimit to {amount_exact(size)}", UNSAFE, source, tuple(changes))
@@ -566,7 +570,17 @@ def missing_priority(tpl: PodTemplate, refs: list, params: dict, kai: bool, trai
             "rule param fixClass (the default training class)",
             (put(path, name),),
         )
-    _note(ctx, tpl, "missing-priority-class", "the object names no class elsewhere and fixClass is not set")
+    _note(
+        ctx,
+        tpl,
+        "missing-priority-class",
+        "the object names no class elsewhere and "
+        + (
+            "fixClass (the default training class) is not given to a workload that does not train"
+            if name
+            else "fixClass is not set"
+        ),
+    )
     return None
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._cluster import default_for
-from kubelint_ml.templates._common import resources_unknown
+from kubelint_ml.templates._common import resources_unknown, signals_of
 from kubelint_ml.templates._volumes import (
     MEMORY,
     empty_dir_of,
@@ -13,6 +15,7 @@ from kubelint_ml.templates._volumes import (
     names,
     pod_level_memory_limit,
     ray_shm_floor,
+    shm_mount,
 )
 
 UNIT = "volume"
@@ -60,6 +63,27 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             f"to the node's allocatable memory (the kubelet caps it at the pod's memory limit only when every "
             f"container has one), so what is written there is RAM nothing bounds and can exhaust the node. Set "
             f"emptyDir.sizeLimit, and a memory limit on {who} that leaves room for it",
-            fix=_fixes.memory_size_limit(tpl, v.path, ed.mounted_by(), params, ray_shm_floor(tpl, v)),
+            fix=_fixes.memory_size_limit(tpl, v.path, ed.mounted_by(), params, _floor(tpl, v, ed.mounted_by())),
         )
     ]
+
+
+def _floor(tpl, v, mounted_by: list) -> tuple[Fraction, str] | None:
+    """The least sizeLimit the fix gives, and why: what Ray's object store needs, or, where a container
+    mounts the volume at /dev/shm and starts several processes (a model-parallel server, a launcher,
+    loader workers), shm-too-small-for-workers' size for them (shmPerProcess x processes, at most
+    shmMax)."""
+    ray = ray_shm_floor(tpl, v)
+    if ray is not None:  # a KubeRay node's /dev/shm: its object store's size
+        return ray, "the /dev/shm Ray's object store needs (it is put on disk in a smaller one)"
+    floor = None
+    processes = max(
+        (s.processes or 0 for c in mounted_by if (shm_mount(c) or ("", ""))[1] == v.name for s in signals_of(c)),
+        default=0,
+    )
+    if processes > 1:
+        floor = (
+            _fixes.shm_size(processes, {}),
+            f"shm-too-small-for-workers' size for {processes} processes sharing /dev/shm",
+        )
+    return floor

@@ -165,7 +165,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         alternatives.insert(0, f"{workflow} for every pod of the {obj.kind}")
         if users:
             alternatives.insert(1, f"podPriorityClassName on the Workflow '{users[0].name}' that runs it")
-    fix = f"set {render_path(tpl.spec_path + ('priorityClassName',))} to {target} (or {' or '.join(alternatives)})"
+    field = tpl.cache.get("pod_fields") or tpl.real_path(tpl.spec_path)
+    fix = f"set {render_path(field + ('priorityClassName',))} to {target} (or {' or '.join(alternatives)})"
 
     short = "no priorityClassName"
     if users:

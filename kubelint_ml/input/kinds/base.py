@@ -35,7 +35,8 @@ class Pod(Record):
     # Facts for the rules, copied into the template's cache (e.g. "defaults": what a controller
     # filled in; "foreign": (path prefix, why) of what the controller adds that the file has no field
     # for, where a fix is not offered; "fix_renames": the renames a fix follows where they differ, a
-    # default shared by other pods being set in the pod's own field instead).
+    # default shared by other pods being set in the pod's own field instead; "pod_fields": where a
+    # pod-level field the file lacks is written, when not at the pod's path, e.g. Dynamo's extraPodSpec).
     cache: dict
     __slots__ = _fields = (
         "spec_path",

@@ -16,11 +16,21 @@ from kubelint_ml.input.kinds.base import KindInfo, Pod, integer, listed, none, t
 from kubelint_ml.input.objects import K8sObject, dig
 
 
+def _gpu_name(given: Any) -> str:
+    """The resource a ``ResourceItem``'s ``gpu`` count asks for: its ``gpuType`` (e.g.
+    ``gpu.intel.com/xe``), by default ``nvidia.com/gpu`` (api/v1alpha1/common.go)."""
+    kind = given.get("gpuType") if isinstance(given, dict) else None
+    return kind if isinstance(kind, str) and kind.strip() else "nvidia.com/gpu"
+
+
 def _dynamo_resources(res: Any) -> dict:
-    """Dynamo's ``resources`` ({requests, limits}: cpu, memory, gpu, custom) as a container's."""
+    """Dynamo's ``resources`` ({requests, limits}: cpu, memory, gpu with gpuType, custom; claims) as a
+    container's."""
     out: dict = {}
     if not isinstance(res, dict):
         return out
+    if isinstance(res.get("claims"), list):
+        out["claims"] = res["claims"]
     for part in ("requests", "limits"):
         given = res.get(part)
         if not isinstance(given, dict):
@@ -28,7 +38,7 @@ def _dynamo_resources(res: Any) -> dict:
         found = {}
         for k, v in given.items():
             if k == "gpu":
-                found["nvidia.com/gpu"] = v
+                found[_gpu_name(given)] = v
             elif k == "custom" and isinstance(v, dict):
                 found.update(v)
             elif k in ("cpu", "memory", "ephemeral-storage"):
@@ -152,6 +162,8 @@ def _component_deployment(obj: K8sObject) -> list[Pod]:
     spec = obj.data.get("spec")
     if not isinstance(spec, dict):
         return []
+    if "podTemplate" not in spec and str(obj.data.get("apiVersion")).endswith("/v1alpha1"):
+        return [_service(("spec",), spec, text(spec.get("serviceName"), ""))]  # a v1alpha1 service's fields
     pod = _component(obj, ("spec",), spec, text(spec.get("name"), ""))
     return [] if pod is None else [pod]
 
@@ -162,52 +174,60 @@ def _dynamo(obj: K8sObject) -> list[Pod]:
     services = dig(obj.data, "spec", "services")
     if not isinstance(services, dict):
         return []
-    out = []
-    for name in sorted(services, key=str):
-        svc = services[name]
-        if not isinstance(svc, dict):
-            continue
-        path = ("spec", "services", name)
-        extra: Any = svc.get("extraPodSpec") if isinstance(svc.get("extraPodSpec"), dict) else {}
-        main: Any = extra.get("mainContainer") if isinstance(extra.get("mainContainer"), dict) else {}
-        container = {**main, "name": text(main.get("name"), "main")}
-        container.setdefault("image", "the Dynamo runtime image")
-        own = main.get("resources") if isinstance(main.get("resources"), dict) else {}
-        res = _dynamo_resources(svc.get("resources"))
-        for part in ("requests", "limits"):
-            if isinstance(own.get(part), dict):
-                res[part] = {**res.get(part, {}), **own[part]}
-        container["resources"] = res
-        renames = [
-            (path + ("resources", "requests", "nvidia.com/gpu"), path + ("resources", "requests", "gpu")),
-            (path + ("resources", "limits", "nvidia.com/gpu"), path + ("resources", "limits", "gpu")),
-            (path + ("resources",), path + ("resources",)),
-            (path + ("metadata",), path + ("extraPodSpec",)),
-        ]
-        spec = {k: v for k, v in extra.items() if k not in ("mainContainer", "containers", "volumes", "initContainers")}
-        renames += [(path + (k,), path + ("extraPodSpec", k)) for k in spec]
-        spec, container, from_device = _with_device(spec, path, container, path, svc.get("device"), path + ("device",))
-        renames = from_device + renames
-        containers = [(container, path)] + listed(extra.get("containers"), path + ("extraPodSpec", "containers"))
-        shm: Any = svc.get("sharedMemory") if isinstance(svc.get("sharedMemory"), dict) else {}
-        size = None if shm.get("disabled") is True else shm.get("size", DEFAULT_SHM)
-        volumes = listed(extra.get("volumes"), path + ("extraPodSpec", "volumes"))
-        containers[0] = (_with_shm(container, volumes, size, path + ("sharedMemory",)), path)
-        out.append(
-            Pod(
-                path,
-                spec,
-                str(name),
-                _pods(svc),
-                containers,
-                init=listed(extra.get("initContainers"), path + ("extraPodSpec", "initContainers")),
-                volumes=volumes,
-                renames=renames,
-                fix_note="the Dynamo operator builds the main container's resources from the service's resources "
-                "(gpu, cpu, memory) and device.resources: change those",
-            )
-        )
-    return out
+    return [
+        _service(("spec", "services", name), services[name], str(name))
+        for name in sorted(services, key=str)
+        if isinstance(services[name], dict)
+    ]
+
+
+def _service(path: tuple, svc: dict, name: str) -> Pod:
+    """A v1alpha1 service (a DynamoGraphDeployment's ``spec.services.<name>``, or a
+    DynamoComponentDeployment's ``spec``): the main container from ``extraPodSpec.mainContainer`` with
+    the service's ``resources``, the pod from the rest of ``extraPodSpec``."""
+    extra: Any = svc.get("extraPodSpec") if isinstance(svc.get("extraPodSpec"), dict) else {}
+    main: Any = extra.get("mainContainer") if isinstance(extra.get("mainContainer"), dict) else {}
+    container = {**main, "name": text(main.get("name"), "main")}
+    container.setdefault("image", "the Dynamo runtime image")
+    own = main.get("resources") if isinstance(main.get("resources"), dict) else {}
+    res = _dynamo_resources(svc.get("resources"))
+    for part in ("requests", "limits"):
+        if isinstance(own.get(part), dict):
+            res[part] = {**res.get(part, {}), **own[part]}
+    if isinstance(own.get("claims"), list):
+        res["claims"] = [*res.get("claims", []), *own["claims"]]
+    container["resources"] = res
+    renames = [
+        *(
+            (path + ("resources", part, _gpu_name(dig(svc, "resources", part))), path + ("resources", part, "gpu"))
+            for part in ("requests", "limits")
+        ),
+        (path + ("resources",), path + ("resources",)),
+        (path + ("metadata",), path + ("extraPodSpec",)),
+    ]
+    spec = {k: v for k, v in extra.items() if k not in ("mainContainer", "containers", "volumes", "initContainers")}
+    renames += [(path + (k,), path + ("extraPodSpec", k)) for k in spec]
+    spec, container, from_device = _with_device(spec, path, container, path, svc.get("device"), path + ("device",))
+    renames = from_device + renames
+    containers = [(container, path)] + listed(extra.get("containers"), path + ("extraPodSpec", "containers"))
+    shm: Any = svc.get("sharedMemory") if isinstance(svc.get("sharedMemory"), dict) else {}
+    size = None if shm.get("disabled") is True else shm.get("size", DEFAULT_SHM)
+    volumes = listed(extra.get("volumes"), path + ("extraPodSpec", "volumes"))
+    containers[0] = (_with_shm(container, volumes, size, path + ("sharedMemory",)), path)
+    pod = Pod(
+        path,
+        spec,
+        str(name),
+        _pods(svc),
+        containers,
+        init=listed(extra.get("initContainers"), path + ("extraPodSpec", "initContainers")),
+        volumes=volumes,
+        renames=renames,
+        fix_note="the Dynamo operator builds the main container's resources from the service's resources "
+        "(gpu, cpu, memory) and device.resources: change those",
+    )
+    pod.cache["pod_fields"] = path + ("extraPodSpec",)  # a service has no priorityClassName of its own
+    return pod
 
 
 KINDS: dict[tuple[str, str], KindInfo] = {
