@@ -308,6 +308,7 @@ class ClusterFacts(Record):
             (len(self.local_queues), "LocalQueue", ""),
             (len(self.volcano_queues), "Volcano Queue", ""),
             (len(self.pod_groups), "PodGroup", ""),
+            (len(self.slices), "DRA GPU pool", ""),  # (node, driver, pool) of GPU drivers' ResourceSlices
         ]
         parts = [f"{n} {what}{'s' if n != 1 else ''}{extra}" for n, what, extra in counts if n]
         return "cluster facts: " + ", ".join(parts)
