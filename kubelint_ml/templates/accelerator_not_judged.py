@@ -4,6 +4,7 @@ passed in silence."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from kubelint_ml.engine.api import Hit, Unit, is_accelerator_template
@@ -44,21 +45,16 @@ _NAMED_PROFILES = {
 _ACCELERATOR_WORDS = LazyPattern(r"gpu|tpu|neuron|trainium|inferentia|gaudi|habana|mi[0-9]{3}", re.I)
 
 
-def _asked(root: Any) -> tuple[tuple, str] | None:
-    """The first accelerator resource named as a key (``nvidia.com/gpu: 8``) anywhere in the object,
-    or as the name of a Spark-style ``{name: nvidia.com/gpu, quantity: 1}``: its path and name."""
+def _mappings(root: Any) -> Iterator[tuple[dict, tuple]]:
+    """The mappings of ``root`` with their paths, depth first in document order, at most
+    ``_MOST_NODES`` nodes looked at."""
     stack: list[tuple[Any, tuple]] = [(root, ())]
     seen = 0
     while stack and seen < _MOST_NODES:
         node, path = stack.pop()
         seen += 1
         if isinstance(node, dict):
-            for key in node:
-                if isinstance(key, str) and "/" in key and is_accelerator_resource(key):
-                    return path + (key,), key
-            name = node.get("name")
-            if isinstance(name, str) and "/" in name and "quantity" in node and is_accelerator_resource(name):
-                return path + ("name",), name
+            yield node, path
             for key in reversed(list(node)):
                 value = node[key]
                 if isinstance(value, (dict, list)):
@@ -67,6 +63,18 @@ def _asked(root: Any) -> tuple[tuple, str] | None:
             for i in range(len(node) - 1, -1, -1):
                 if isinstance(node[i], (dict, list)):
                     stack.append((node[i], path + (i,)))
+
+
+def _asked(root: Any) -> tuple[tuple, str] | None:
+    """The first accelerator resource named as a key (``nvidia.com/gpu: 8``) anywhere in the object,
+    or as the name of a Spark-style ``{name: nvidia.com/gpu, quantity: 1}``: its path and name."""
+    for node, path in _mappings(root):
+        for key in node:
+            if isinstance(key, str) and "/" in key and is_accelerator_resource(key):
+                return path + (key,), key
+        name = node.get("name")
+        if isinstance(name, str) and "/" in name and "quantity" in node and is_accelerator_resource(name):
+            return path + ("name",), name
     return None
 
 
@@ -84,31 +92,18 @@ def _asked_by_value(root: Any, node_types: bool) -> tuple[tuple, str] | None:
     """The first field whose value names an accelerator resource (a key ending in ``type`` or
     ``resourceName``) or, with ``node_types``, an accelerator node type of the catalog
     (``instanceType``): its path and what it asks for."""
-    stack: list[tuple[Any, tuple]] = [(root, ())]
-    seen = 0
-    while stack and seen < _MOST_NODES:
-        node, path = stack.pop()
-        seen += 1
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if not isinstance(key, str) or not isinstance(value, str):
-                    continue
-                if "/" in value and _RESOURCE_NAME_KEYS.search(key) and is_accelerator_resource(value):
-                    return path + (key,), value
-                if node_types and key == "instanceType":
-                    from kubelint_ml.k8s.nodes import catalog  # only for an unknown kind naming a node type
+    for node, path in _mappings(root):
+        for key, value in node.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                continue
+            if "/" in value and _RESOURCE_NAME_KEYS.search(key) and is_accelerator_resource(value):
+                return path + (key,), value
+            if node_types and key == "instanceType":
+                from kubelint_ml.k8s.nodes import catalog  # only for an unknown kind naming a node type
 
-                    node_type = catalog().get(value)
-                    if node_type is not None:
-                        return path + (key,), (f"instance type {clip(value)} ({node_type.gpus} {node_type.gpu_model})")
-            for key in reversed(list(node)):
-                value = node[key]
-                if isinstance(value, (dict, list)):
-                    stack.append((value, path + (key,)))
-        elif isinstance(node, list):
-            for i in range(len(node) - 1, -1, -1):
-                if isinstance(node[i], (dict, list)):
-                    stack.append((node[i], path + (i,)))
+                node_type = catalog().get(value)
+                if node_type is not None:
+                    return path + (key,), (f"instance type {clip(value)} ({node_type.gpus} {node_type.gpu_model})")
     return None
 
 
