@@ -499,3 +499,45 @@ def test_kubectl_reads_the_dra_objects(tmp_path: Path) -> None:
     assert [f["rule"] for f in found] == ["missing-priority-class", "gpu-memory-share-mismatch"]
     assert found[1]["message"].startswith("1 of 8 GPUs but 90% of node pool dgx-01")
     assert "the cluster does not serve computedomains.resource.nvidia.com; skipped" in r.stderr
+
+
+def test_a_running_pods_prioritized_list_is_judged_by_the_alternative_the_scheduler_chose(tmp_path: Path) -> None:
+    """KEP-4816: a request of ``firstAvailable`` alternatives (two GPUs, else one) is allocated one of them,
+    and the claim's ``status.allocation.devices.results[].request`` names it (``gpu/one``). The running pod
+    holds one GPU, so 400Gi of the p5.48xlarge (21%) is above its share (12.5%), which it was not with two
+    (25%), the most `check` can assume before scheduling."""
+    alternatives = {
+        "devices": {
+            "requests": [
+                {
+                    "name": "gpu",
+                    "firstAvailable": [
+                        {"name": "two", "deviceClassName": "gpu.nvidia.com", "count": 2},
+                        {"name": "one", "deviceClassName": "gpu.nvidia.com", "count": 1},
+                    ],
+                }
+            ]
+        }
+    }
+    fa_template = obj("resource.k8s.io/v1", "ResourceClaimTemplate", "gpus", NS, {"spec": alternatives})
+    resources = {"requests": {"cpu": "8", "memory": "400Gi"}, "limits": {"memory": "400Gi"}}
+    items = dra_pod("fa-0", [("gpu", "single-gpu", "gpu.nvidia.com", "gpu-3")], resources, on="gpu-node-1")
+    p, claim = items
+    p["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] = "gpus"
+    p["spec"]["priorityClassName"] = "training"
+    claim["spec"] = copy.deepcopy(alternatives)
+
+    def share(result_request: str) -> list[tuple]:
+        claim["status"]["allocation"]["devices"]["results"][0]["request"] = result_request
+        text, found = _audit(tmp_path, CLASSES + [fa_template] + NODES + [p, claim])
+        memory = _line_of(text, '"memory": "400Gi"', text.index('"requests"', text.index('"name": "fa-0"')))
+        return [(f["rule"], f["severity"], f["line"] == memory, f["message"][:48]) for f in found]
+
+    assert share("gpu/one") == [
+        ("gpu-memory-share-mismatch", "warning", True, "1 of 8 GPUs but 20% of node pool gpu-node-1 (Nod")
+    ]
+    assert share("gpu/two") == []
+    # a claim not allocated yet (no results): the largest alternative, as check counts the template
+    claim["status"] = {}
+    text, found = _audit(tmp_path, CLASSES + [fa_template] + NODES + [p, claim])
+    assert [f["rule"] for f in found] == []

@@ -361,10 +361,20 @@ def _sub(raw: Mapping) -> SubRequest | None:
     return SubRequest(cls, count, profile, product, device_type)
 
 
-def claim_requests(claim_spec: object) -> tuple[tuple[SubRequest, ...], ...]:
+def _allocated_results(status: object) -> set[str]:
+    """The requests an allocated ResourceClaim's devices were allocated for
+    (``status.allocation.devices.results[].request``: ``<request>`` or ``<request>/<subrequest>``)."""
+    results = _mapping(_mapping(_mapping(status).get("allocation")).get("devices")).get("results")
+    return {r["request"] for r in _items(results) if isinstance(r.get("request"), str)}
+
+
+def claim_requests(claim_spec: object, status: object = None) -> tuple[tuple[SubRequest, ...], ...]:
     """A ResourceClaimSpec's device requests, each as its alternatives (one unless ``firstAvailable``);
-    requests for administrative access are left out (they allocate no device)."""
+    requests for administrative access are left out (they allocate no device). With the claim's
+    ``status``, a ``firstAvailable`` request the scheduler allocated is the alternative it chose
+    (the results name ``<request>/<subrequest>``)."""
     out = []
+    allocated = _allocated_results(status) if status else set()
     for req in _items(_mapping(_mapping(claim_spec).get("devices")).get("requests")):
         alternatives: list[SubRequest] = []
         if _mapping(req.get("exactly")).get("adminAccess") is True or req.get("adminAccess") is True:
@@ -375,7 +385,9 @@ def claim_requests(claim_spec: object) -> tuple[tuple[SubRequest, ...], ...]:
             sub = _sub(req["exactly"])
             alternatives = [sub] if sub else []
         elif isinstance(req.get("firstAvailable"), list):
-            alternatives = [s for s in map(_sub, _items(req["firstAvailable"])) if s is not None]
+            subs = list(_items(req["firstAvailable"]))
+            chosen = [x for x in subs if f"{req.get('name')}/{x.get('name')}" in allocated]
+            alternatives = [s for s in map(_sub, chosen or subs) if s is not None]
         else:  # v1beta1 and v1alpha3: the fields on the request itself
             sub = _sub(req)
             alternatives = [sub] if sub else []
@@ -451,7 +463,8 @@ class DraFacts:
             if kind == "ResourceClaimTemplate":
                 self.templates.setdefault(name, []).append((namespace or "", claim_requests(spec.get("spec"))))
             elif kind == "ResourceClaim":
-                self.claims.setdefault(name, []).append((namespace or "", claim_requests(spec)))
+                requests = claim_requests(spec, data.get("status"))
+                self.claims.setdefault(name, []).append((namespace or "", requests))
                 self._allocated(spec, data.get("status"))
             elif kind == "DeviceClass":
                 self._add_class(name, spec)
