@@ -619,7 +619,7 @@ spec:
     assert share == [(20, "4 of 8 GPUs but 95.1% of p5.48xlarge memory (1800Gi)")]
     # the claim lives in another namespace: not found there, and not an accelerator pod
     missing = [(f.line, f.severity, f.message) for f in found if f.rule == "unknown-resource-claim"]
-    assert missing == [(33, "error", "ResourceClaim 'shared-gpus' is not defined among the inputs or --context")]
+    assert missing == [(33, "error", "ResourceClaim 'shared-gpus' is not defined in namespace prod (only in research)")]
     assert [(f.line, f.severity) for f in found if f.rule == "besteffort-qos"] == [(28, "warning")]
 
 
