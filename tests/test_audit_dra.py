@@ -436,6 +436,25 @@ def test_stored_pods_show_the_gates_on_whatever_the_profiles_version(tmp_path: P
     assert found[0] == found[1] == [("gpu-memory-share-mismatch", "warning", share)]
 
 
+def test_a_pod_bound_to_a_node_with_a_dra_extended_resource_is_judged_on_that_nodes_gpus(tmp_path: Path) -> None:
+    """``example.com/gpu`` of a DeviceClass over NVIDIA's driver counts as ``nvidia.com/gpu``: the Node the pod
+    runs on (a p5.48xlarge, its GPUs in no allocatable) is the node the share is judged on, as a claim's is."""
+    extended = obj(
+        "resource.k8s.io/v1",
+        "DeviceClass",
+        "gpu.example.com",
+        None,
+        {"selectors": [{"cel": {"expression": GPU_SEL}}], "extendedResourceName": "example.com/gpu"},
+    )
+    resources = {"requests": {"cpu": "8", "memory": "1800Gi"}, "limits": {"memory": "1800Gi", "example.com/gpu": "1"}}
+    p = pod("ext", NS, [container("main", "x", resources)], node="gpu-node-1", extra_spec={"priorityClassName": "hi"})
+    text, found = _audit(tmp_path, [extended, *NODES, p])
+    share = _line_of(text, '"memory": "1800Gi"', text.index('"requests"', text.index('"name": "ext"')))
+    assert [(f["rule"], f["severity"], f["line"], f["message"][:45]) for f in found] == [
+        ("gpu-memory-share-mismatch", "warning", share, "1 of 8 GPUs but 89.9% of node pool gpu-node-1")
+    ]
+
+
 def test_a_clusters_own_class_is_known_by_the_driver_its_claims_were_allocated_from(tmp_path: Path) -> None:
     """A class named 'h100', its DeviceClass not in the dump: the running claims' allocation results name
     the driver (gpu.nvidia.com), so its devices are GPUs, as the DeviceClass would have said."""
