@@ -59,6 +59,16 @@ NODES = [
 ]
 
 
+# A DeviceClass over NVIDIA's GPUs whose devices containers may ask for as example.com/gpu (KEP-5004)
+EXTENDED_GPU_CLASS = obj(
+    "resource.k8s.io/v1",
+    "DeviceClass",
+    "gpu.example.com",
+    None,
+    {"selectors": [{"cel": {"expression": GPU_SEL}}], "extendedResourceName": "example.com/gpu"},
+)
+
+
 def dra_pod(
     name: str,
     claims: list[tuple[str, str, str, str]],
@@ -439,20 +449,49 @@ def test_stored_pods_show_the_gates_on_whatever_the_profiles_version(tmp_path: P
 def test_a_pod_bound_to_a_node_with_a_dra_extended_resource_is_judged_on_that_nodes_gpus(tmp_path: Path) -> None:
     """``example.com/gpu`` of a DeviceClass over NVIDIA's driver counts as ``nvidia.com/gpu``: the Node the pod
     runs on (a p5.48xlarge, its GPUs in no allocatable) is the node the share is judged on, as a claim's is."""
-    extended = obj(
-        "resource.k8s.io/v1",
-        "DeviceClass",
-        "gpu.example.com",
-        None,
-        {"selectors": [{"cel": {"expression": GPU_SEL}}], "extendedResourceName": "example.com/gpu"},
-    )
     resources = {"requests": {"cpu": "8", "memory": "1800Gi"}, "limits": {"memory": "1800Gi", "example.com/gpu": "1"}}
     p = pod("ext", NS, [container("main", "x", resources)], node="gpu-node-1", extra_spec={"priorityClassName": "hi"})
-    text, found = _audit(tmp_path, [extended, *NODES, p])
+    text, found = _audit(tmp_path, [EXTENDED_GPU_CLASS, *NODES, p])
     share = _line_of(text, '"memory": "1800Gi"', text.index('"requests"', text.index('"name": "ext"')))
     assert [(f["rule"], f["severity"], f["line"], f["message"][:45]) for f in found] == [
         ("gpu-memory-share-mismatch", "warning", share, "1 of 8 GPUs but 89.9% of node pool gpu-node-1")
     ]
+
+
+def test_pods_given_extended_resources_through_dra_show_the_gate_on_whatever_the_profiles_version(
+    tmp_path: Path,
+) -> None:
+    """KEP-5004: the scheduler makes the claim of a DRA extended resource (``example.com/gpu`` of a
+    DeviceClass's extendedResourceName) and records it in the pod's ``status.extendedResourceClaimStatus``.
+    A 1.35 profile (DRAExtendedResource alpha, off by default): a pod with that status ran with the gate on,
+    so its GPU counts (the GPU share judged) and there is no "served only from 1.36" warning."""
+    config = tmp_path / "kubelint.yaml"
+    config.write_text('profile:\n  kubernetesVersion: "1.35"\n')
+    resources = {
+        "requests": {"cpu": "8", "memory": "1800Gi", "example.com/gpu": "1"},
+        "limits": {"memory": "1800Gi", "example.com/gpu": "1"},
+    }
+    p = pod("ext", NS, [container("main", "x", resources)], node="gpu-node-1", extra_spec={"priorityClassName": "high"})
+
+    def audit(status: dict | None) -> tuple[str, list[tuple]]:
+        if status:
+            p["status"]["extendedResourceClaimStatus"] = status
+        text = kubectl_list([EXTENDED_GPU_CLASS, *NODES, p])
+        path = tmp_path / "dump.json"
+        path.write_text(text)
+        r = CliRunner().invoke(main, ["audit", str(path), "-f", "json", "-c", str(config)], catch_exceptions=False)
+        found = json.loads(r.stdout[: r.stdout.rindex("}") + 1])["findings"]
+        return text, [(f["rule"], f["severity"], f["line"]) for f in found]
+
+    # without the status: a device plugin may serve the name; as the 1.35 API server defaults, DRA does not
+    text, found = audit(None)
+    assert found == [
+        ("unknown-resource-claim", "warning", _line_of(text, '"example.com/gpu": "1"', text.index('"limits"')))
+    ]
+    mapping = {"containerName": "main", "resourceName": "example.com/gpu", "requestName": "container-0-request-0"}
+    text, found = audit({"resourceClaimName": "ext-extended-resources-x2k4z", "requestMappings": [mapping]})
+    share = _line_of(text, '"memory": "1800Gi"', text.index('"requests"', text.index('"name": "ext"')))
+    assert found == [("gpu-memory-share-mismatch", "warning", share)]
 
 
 def test_a_clusters_own_class_is_known_by_the_driver_its_claims_were_allocated_from(tmp_path: Path) -> None:

@@ -415,6 +415,7 @@ class DraFacts:
         "version",
         "exists",
         "kept",
+        "kept_extended",
         "allocated",
         "_memo",
     )
@@ -433,6 +434,9 @@ class DraFacts:
         self.exists: set[tuple[str, str, str]] = set()
         # Pods as the API server stored them carry claims (audit): the cluster keeps them, whatever its version
         self.kept = False
+        # Pods the scheduler gave extended resources through DRA (status.extendedResourceClaimStatus, audit):
+        # the cluster serves them, whatever its version
+        self.kept_extended = False
         # class -> the drivers allocated ResourceClaims got their devices of it from (status.allocation)
         self.allocated: dict[str, set[str]] = {}
         self._memo: dict[str, ClassInfo | None] = {}
@@ -445,7 +449,7 @@ class DraFacts:
     @property
     def extended_enabled(self) -> bool:
         """The scheduler serves extended resources through DRA (DRAExtendedResource, on from 1.36)."""
-        return self.version is None or self.version >= DRA_EXTENDED_ON
+        return self.kept_extended or self.version is None or self.version >= DRA_EXTENDED_ON
 
     @property
     def knows_claims(self) -> bool:

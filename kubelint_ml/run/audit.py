@@ -37,7 +37,7 @@ from kubelint_ml.input.dump import DumpError, Item, dump_limits, looks_like_json
 from kubelint_ml.input.loader import load, locate
 from kubelint_ml.input.objects import K8sObject, make_ref, unpack
 from kubelint_ml.input.workloads import KINDS, pod_templates
-from kubelint_ml.k8s.dra import DRA_ON, DraFacts, pod_devices, uses_dra
+from kubelint_ml.k8s.dra import DRA_EXTENDED_ON, DRA_ON, DraFacts, pod_devices, uses_dra
 from kubelint_ml.k8s.resources import is_accelerator_pod, pod_level_gates, pod_requests
 from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.run.facts import with_cluster_nodes
@@ -159,8 +159,9 @@ class Audit:
         self.generated: dict[tuple[str, str], list[str]] = {}
         # (namespace, "template" | "claim", name): the claims of pods bound to a node, which exist
         self.bound_claims: set[tuple[str, str, str]] = set()
-        # Fields of the stored pods that only a gate on keeps: DRA claims, pod-level resources
-        self.kept_claims = self.kept_pod_level = False
+        # Fields of the stored pods that only a gate on keeps: DRA claims, pod-level resources; and the
+        # extended resources the scheduler allocated through DRA (only DRAExtendedResource on does)
+        self.kept_claims = self.kept_pod_level = self.kept_extended = False
         self.skipped: Counter[str] = Counter()
         self.files = 0
         self.objects = 0
@@ -241,6 +242,9 @@ class Audit:
                     self._dra(ns, spec, data.get("status"))
                 if spec.get("resources"):
                     self.kept_pod_level = True
+            status = data.get("status")
+            if isinstance(status, Mapping) and status.get("extendedResourceClaimStatus"):
+                self.kept_extended = True
         elif kind in CONTEXT_KINDS:
             self.facts.add_object(item.obj or plain_object(dict(data), file))
         elif (group, kind) in KINDS:
@@ -397,6 +401,12 @@ class Audit:
                 f"pods of the dump carry pod-level resources (spec.resources): the cluster keeps them (PodLevelResources "
                 f"on), though Kubernetes {profile.kubernetes_version} drops them by default"
             )
+        if self.kept_extended and version < DRA_EXTENDED_ON:
+            self.notes.append(
+                f"pods of the dump were given extended resources through DRA (status.extendedResourceClaimStatus): "
+                f"the cluster serves them (DRAExtendedResource on), though Kubernetes {profile.kubernetes_version} "
+                "does not by default"
+            )
         if self.kept_claims and version < DRA_ON:
             self.notes.append(
                 f"pods of the dump carry DRA claims (spec.resourceClaims): the cluster keeps them "
@@ -434,6 +444,7 @@ class Audit:
             any(self.facts.dra.generated_claim(template, ns, claim) for claim in made)
         self.facts.dra.exists |= self.bound_claims
         self.facts.dra.kept = self.kept_claims
+        self.facts.dra.kept_extended = self.kept_extended
         known_ids = set(inputs.all_rule_ids or ())
         usage_rules = [r for r in inputs.rules if r.family == USAGE_FAMILY]
         rules = [r for r in inputs.rules if r.family != USAGE_FAMILY]
