@@ -595,6 +595,16 @@ def test_a_running_pods_prioritized_list_is_judged_by_the_alternative_the_schedu
         ("gpu-memory-share-mismatch", "warning", True, "1 of 8 GPUs but 20% of node pool gpu-node-1 (Nod")
     ]
     assert share("gpu/two") == []
+    # two pods of one template, allocated different alternatives: judged as the template (any of them)
+    other = copy.deepcopy(claim)
+    other["metadata"]["name"] = "fa-1-gpu-k2x9p"
+    other["status"]["allocation"]["devices"]["results"][0]["request"] = "gpu/two"
+    p1 = copy.deepcopy(p)
+    p1["metadata"]["name"] = "fa-1"
+    p1["status"]["resourceClaimStatuses"] = [{"name": "gpu", "resourceClaimName": "fa-1-gpu-k2x9p"}]
+    claim["status"]["allocation"]["devices"]["results"][0]["request"] = "gpu/one"
+    _, found = _audit(tmp_path, CLASSES + [fa_template] + NODES + [p, claim, p1, other])
+    assert [f["rule"] for f in found] == []
     # a claim not allocated yet (no results): the largest alternative, as check counts the template
     claim["status"] = {}
     text, found = _audit(tmp_path, CLASSES + [fa_template] + NODES + [p, claim])

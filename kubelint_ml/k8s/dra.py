@@ -23,7 +23,7 @@ once per template.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -625,16 +625,30 @@ class DraFacts:
             return info
         return ClassInfo(typed.kind, typed.resource, f"its request for class '{s.device_class}' selects {typed.how}")
 
-    def generated_claim(self, template: str, namespace: str, claim: str) -> bool:
-        """A running pod's claim made from ``template`` is the ResourceClaim ``claim`` of its namespace
+    def generated_claims(self, template: str, namespace: str, claims: Iterable[str]) -> bool:
+        """Running pods' claims made from ``template`` are the ResourceClaims ``claims`` of their namespace
         (``status.resourceClaimStatuses``): the resourceclaim controller copies the template's spec into
-        it, and the pod runs with what it allocated, whether the template is still there (or the same)
-        or not. Its requests answer for the template in that namespace; False when the claim is not known."""
-        requests = next((r for ns, r in self.claims.get(claim, ()) if ns == namespace), None)
-        if requests is None:
+        each, and the pods run with what they allocated, whether the template is still there (or the same)
+        or not. Their requests answer for the template in that namespace; False when no claim is known.
+        Where the pods were allocated different ``firstAvailable`` alternatives, each request is any of
+        those they got."""
+        found = [r for r in (self._claim_in(c, namespace) for c in claims) if r is not None]
+        if not found:
             return False
+        requests = found[0]
+        if any(r != requests and len(r) == len(requests) for r in found):
+            merged = []
+            for i in range(len(requests)):
+                alternatives: list[SubRequest] = []
+                for r in found:
+                    alternatives += [s for s in r[i] if s not in alternatives]
+                merged.append(tuple(alternatives))
+            requests = tuple(merged)
         self.templates.setdefault(template, []).insert(0, (namespace, requests))
         return True
+
+    def _claim_in(self, claim: str, namespace: str) -> tuple | None:
+        return next((r for ns, r in self.claims.get(claim, ()) if ns == namespace), None)
 
     def find(self, kind: str, name: str, namespace: str) -> tuple | None:
         """The requests of the named template (``kind`` "template") or claim in ``namespace``.

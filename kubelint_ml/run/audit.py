@@ -441,7 +441,7 @@ class Audit:
         self.facts.add_profile(config.profile)
         for (ns, template), made in self.generated.items():
             # A running pod's claims are what its ResourceClaims hold, the template gone or changed or not.
-            any(self.facts.dra.generated_claim(template, ns, claim) for claim in made)
+            self.facts.dra.generated_claims(template, ns, made)
         self.facts.dra.exists |= self.bound_claims
         self.facts.dra.kept = self.kept_claims
         self.facts.dra.kept_extended = self.kept_extended
