@@ -261,6 +261,49 @@ def test_resize_rejections():
     assert findings(pod, "1.32", ("resize-policy-invalid",)) == []
 
 
+def test_restart_container_on_a_regular_init_container_is_rejected_from_1_36():
+    """k/k PR 137458 (1.36): a non-sidecar init container runs to completion and is never resized, so
+    RestartContainer on it is rejected, in any pod; NotRequired stays valid, and so does a sidecar's
+    RestartContainer in a pod that may restart it. One finding for the entry, also in a Never pod."""
+    pod = """\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: p}
+    spec:
+      restartPolicy: OnFailure
+      initContainers:
+      - name: setup
+        image: busybox
+        resizePolicy:
+        - {resourceName: cpu, restartPolicy: NotRequired}
+        - {resourceName: memory, restartPolicy: RestartContainer}
+      - name: proxy
+        image: envoy
+        restartPolicy: Always
+        resizePolicy:
+        - {resourceName: memory, restartPolicy: RestartContainer}
+      containers:
+      - {name: c, image: x}
+    """
+    rule = ("resize-policy-invalid",)
+    assert findings(pod, "1.35", rule) == []
+    assert findings(pod, "1.36", rule) == findings(pod, None, rule) == [(11, 45, "resize-policy-invalid", "error")]
+    found = [f for f in lint_text(textwrap.dedent(pod).encode(), RULES, Config()) if f.rule == rule[0]]
+    assert str(found[0].path) == "spec.initContainers[0].resizePolicy[1].restartPolicy"
+    assert found[0].message == (
+        "init container 'setup' resizePolicy RestartContainer: an init container that is not a sidecar is never resized"
+    )
+    never = pod.replace("restartPolicy: OnFailure", "restartPolicy: Never")
+    assert findings(never, "1.37", rule) == [
+        (11, 45, "resize-policy-invalid", "error"),
+        (16, 45, "resize-policy-invalid", "error"),
+    ]
+    assert findings(never, "1.35", rule) == [
+        (11, 45, "resize-policy-invalid", "error"),
+        (16, 45, "resize-policy-invalid", "error"),
+    ]
+
+
 def test_pod_level_sums_as_the_api_server_does():
     """Sidecars add to the sum, an init container counts by its maximum, a limit alone is the
     container's request, and a sidecar's limit is not held to the pod's (only spec.containers are)."""
