@@ -703,6 +703,15 @@ def test_dra_objects_may_leave_their_spec_out(version, api):
     assert problem.path == ("spec", "devices", "requests")
 
 
+@pytest.mark.parametrize("version", bundled_versions())
+def test_a_priority_class_may_leave_its_value_out(version):
+    """value is 0 when left out (ValidatePriorityClass accepts it); the schemas before 1.36 mark it required."""
+    pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "batch-default"}}
+    assert SchemaValidator(version, strict=True).validate(pc) == []
+    [problem] = SchemaValidator(version).validate({**pc, "value": "high"})
+    assert problem.path == ("value",)
+
+
 def test_the_documented_example_passes_check_with_schema(tmp_path):
     from click.testing import CliRunner
 

@@ -115,9 +115,11 @@ def _resolve_version(requested: str) -> str:
 # defaults to True (SetDefaults_Job, pkg/apis/batch/v1/defaults.go); the schemas say so from 1.35
 # only. A DRA object's spec (and a ResourceClaimTemplate's claim spec) may be empty: the zero value
 # is a valid claim of no devices or a class selecting every device (pkg/apis/resource/validation);
-# the schemas say so from 1.37 only.
+# the schemas say so from 1.37 only. A PriorityClass's value may be left out: it is 0
+# (ValidatePriorityClass only bounds it); the schemas say so from 1.36 only.
 DEFAULTED_REQUIRED = {
     "io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern": ("status",),
+    "io.k8s.api.scheduling.v1.PriorityClass": ("value",),
     **{
         f"io.k8s.api.resource.{version}.{kind}": ("spec",)
         for version in ("v1", "v1beta1", "v1beta2")
