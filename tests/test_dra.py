@@ -554,6 +554,44 @@ def test_the_memory_fix_sizes_from_the_claimed_gpus(tmp_path):
     assert "memory: 425Gi" not in r.output
 
 
+def test_a_share_of_a_gpus_capacity_is_counted_whole_and_not_sized_from(tmp_path):
+    """KEP-5075 (DRAConsumableCapacity, beta and on from 1.36): a request with capacity.requests takes part of
+    each device, which other claims may share. The GPU-share finding counts the whole GPU (it holds whatever
+    the part), but the memory fix does not size from it; before 1.36 the API server drops capacity.requests
+    and the request takes the whole devices, sized as any claim."""
+    path = tmp_path / "pod.yaml"
+    shared = (
+        (ROOT / "tests" / "data" / "dra-fix.yaml")
+        .read_text()
+        .replace(
+            "          count: 2\n", "          count: 2\n          capacity:\n            requests: {memory: 10Gi}\n"
+        )
+    )
+    path.write_text(shared)
+    r = CliRunner().invoke(main, ["check", "--diff", "--unsafe-fixes", "--kubernetes-version", "1.36", str(path)])
+    assert "memory: 425Gi" not in r.output
+    r = CliRunner().invoke(main, ["check", "-v", "--kubernetes-version", "1.36", str(path)])
+    assert (
+        "no fix for memory of container 'train': the pod claims part of the capacity of GPUs other claims may share"
+        in r.stderr
+    )
+    assert "asks for part of the capacity of 2 devices of class 'gpu.nvidia.com'" in r.stderr
+    r = CliRunner().invoke(main, ["check", "--diff", "--unsafe-fixes", "--kubernetes-version", "1.35", str(path)])
+    assert "+      limits:\n+        memory: 425Gi\n" in r.output, r.output
+    # the share finding still counts the two GPUs
+    path.write_text(
+        shared.replace(
+            "      claims:", "      requests: {memory: 1000Gi}\n      limits: {memory: 1000Gi}\n      claims:"
+        )
+    )
+    found = json.loads(
+        CliRunner().invoke(main, ["check", "-f", "json", "--kubernetes-version", "1.36", str(path)]).stdout
+    )["findings"]
+    assert [(f["rule"], f["message"]) for f in found] == [
+        ("gpu-memory-share-mismatch", "2 of 8 GPUs but 52.8% of p5.48xlarge memory (1000Gi)")
+    ]
+
+
 def test_a_profile_class_and_its_extended_resource():
     pod = """\
     apiVersion: v1

@@ -53,6 +53,7 @@ RESOURCE_GROUP = "resource.k8s.io"
 # 1.34-1.35, beta and on from 1.36.
 DRA_ON = (1, 34)
 DRA_EXTENDED_ON = (1, 36)
+DRA_CONSUMABLE_ON = (1, 36)
 
 # The kinds the first pass reads (ComputeDomain: NVIDIA's driver makes the template it names).
 DRA_CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim", "DeviceClass", "ComputeDomain")
@@ -317,7 +318,8 @@ class SubRequest(Record):
     profile: str | None  # the MIG profile the request's own selectors name
     product: str | None  # ... and the GPU's productName
     device_type: str | None  # ... and the device type they compare an attribute with (see _TYPE_RE)
-    __slots__ = _fields = ("device_class", "count", "profile", "product", "device_type")
+    share: bool  # it asks for part of each device's capacity (capacity.requests, KEP-5075)
+    __slots__ = _fields = ("device_class", "count", "profile", "product", "device_type", "share")
 
     def __init__(
         self,
@@ -326,12 +328,14 @@ class SubRequest(Record):
         profile: str | None = None,
         product: str | None = None,
         device_type: str | None = None,
+        share: bool = False,
     ) -> None:
         self.device_class = device_class
         self.count = count
         self.profile = profile
         self.product = product
         self.device_type = device_type
+        self.share = share
 
 
 def _device_type(value: object) -> str | None:
@@ -353,12 +357,13 @@ def _sub(raw: Mapping) -> SubRequest | None:
     if raw.get("selectors"):
         _, _, profile, product = _selectors(raw["selectors"])
         device_type = _device_type(raw["selectors"])
+    share = bool(_mapping(_mapping(raw.get("capacity")).get("requests")))
     if raw.get("allocationMode") == "All":
-        return SubRequest(cls, None, profile, product, device_type)
+        return SubRequest(cls, None, profile, product, device_type, share)
     count = raw.get("count", 1)
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         count = 1
-    return SubRequest(cls, count, profile, product, device_type)
+    return SubRequest(cls, count, profile, product, device_type, share)
 
 
 def _allocated_results(status: object) -> set[str]:
@@ -450,6 +455,12 @@ class DraFacts:
     def extended_enabled(self) -> bool:
         """The scheduler serves extended resources through DRA (DRAExtendedResource, on from 1.36)."""
         return self.kept_extended or self.version is None or self.version >= DRA_EXTENDED_ON
+
+    @property
+    def consumable_capacity(self) -> bool:
+        """Claims may ask for part of a device's capacity (DRAConsumableCapacity, beta and on from 1.36;
+        before, the API server drops capacity.requests and a request takes whole devices)."""
+        return self.version is None or self.version >= DRA_CONSUMABLE_ON
 
     @property
     def knows_claims(self) -> bool:
@@ -692,7 +703,8 @@ class PodDevices(Record):
     ``assumed``: what was assumed to count (for ``-v``); ``by_model``: MIG partitions counted as
     ``slices`` of a GPU whose model was not known, (resource, compute slices taken, slices assumed),
     for :meth:`on_model`; ``upper``: resources whose count is an upper bound (MIG devices of no
-    named profile, each counted as the whole GPU it may be); ``dropped``: the profile's Kubernetes
+    named profile, each counted as the whole GPU it may be, and parts of devices other claims share,
+    ``capacity.requests``, each counted whole); ``shared``: some are such parts; ``dropped``: the profile's Kubernetes
     version drops the pod's claims; ``extended_off``: (resource, class) of DRA extended resources
     the version does not serve through DRA; ``alternatives``: ``firstAvailable`` requests of
     different sizes whose every alternative is counted GPUs of one resource, (where, resource, the
@@ -712,6 +724,7 @@ class PodDevices(Record):
     dropped: bool
     extended_off: list[tuple[str, str]]
     alternatives: list[tuple[str, str, Fraction, tuple[Fraction, ...]]]
+    shared: bool
     __slots__ = _fields = (
         "accelerator",
         "counts",
@@ -725,6 +738,7 @@ class PodDevices(Record):
         "dropped",
         "extended_off",
         "alternatives",
+        "shared",
     )
 
     def __init__(self) -> None:
@@ -740,6 +754,7 @@ class PodDevices(Record):
         self.dropped = False  # the cluster's version drops the pod's claims (DynamicResourceAllocation off)
         self.extended_off = []  # (resource, class) asked for as DRA extended resources before DRAExtendedResource
         self.alternatives = []
+        self.shared = False  # some counted GPUs are parts of devices other claims share (capacity.requests)
 
     def most_on(self, counts: dict[str, Any], resource: str, gpus: int) -> dict[str, Any]:
         """``counts`` on a node with ``gpus`` devices of ``resource``: each ``firstAvailable`` request
@@ -854,6 +869,15 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
                 counts.setdefault(info.resource, Fraction(0))
             else:
                 counts[info.resource] = counts.get(info.resource, Fraction(0)) + n
+                if sub is not None and sub.share and facts.consumable_capacity:
+                    # Several claims may share each device (allowMultipleAllocations): the pod holds part of it.
+                    upper.add(info.resource)
+                    out.shared = True
+                    out.assumed.append(
+                        f"{where} asks for part of the capacity of {count_text(n)} device{'' if n == 1 else 's'} "
+                        f"of class '{cls}' (capacity.requests), which other claims may share: counted as "
+                        f"{count_text(n)} whole GPU{'' if n == 1 else 's'}, the most it can hold"
+                    )
         elif info.kind == SLICE and info.resource and n is not None:
             mig(info, info.resource, n, where, sub)
         else:

@@ -174,6 +174,11 @@ def _share(tpl: PodTemplate, ctx: Any) -> tuple[Fraction, str] | str:
         devices = template_devices(tpl)
         if devices is not None and devices.alternatives:
             return "the pod's claim lists alternatives (firstAvailable); its share of the node depends on which it gets"
+        if devices is not None and devices.shared:
+            return (
+                "the pod claims part of the capacity of GPUs other claims may share (capacity.requests); its share "
+                "of the node depends on how many share them"
+            )
         return "the pod claims MIG devices of no named profile; its share of the node depends on which it gets"
     place, how = placement(tpl, ctx)
     if place is None:
