@@ -191,12 +191,14 @@ class _Entry(Frozen):
     node: NodeType
     provider: str
     labels: dict[str, str]
-    _fields = ("node", "provider", "labels")
+    explicit: bool  # a candidate only for constraints that name its instance type
+    _fields = ("node", "provider", "labels", "explicit")
 
-    def __init__(self, node: NodeType, provider: str, labels: dict[str, str]) -> None:
+    def __init__(self, node: NodeType, provider: str, labels: dict[str, str], explicit: bool = False) -> None:
         object.__setattr__(self, "node", node)
         object.__setattr__(self, "provider", provider)
         object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "explicit", explicit)
 
 
 _ENTRIES: dict[str, _Entry] | None = None
@@ -273,7 +275,7 @@ def _entry(row: Mapping[str, Any]) -> _Entry:
             labels["cloud.google.com/gke-accelerator"] = str(row["gke_accelerator"])
             labels["cloud.google.com/gke-accelerator-count"] = str(node.gpus)
         labels["cloud.google.com/machine-family"] = name.split("-", 1)[0]
-    return _Entry(node, provider, labels)
+    return _Entry(node, provider, labels, bool(row.get("explicit_only")))
 
 
 _TPU_MACHINES: dict[str, dict[str, str]] | None = None
@@ -743,7 +745,12 @@ def _match_term(term: Sequence[_Req]) -> tuple[list[_Entry], str | None]:
             else ", ".join(unknown) + (" is" if len(unknown) == 1 else " are")
         )
         return [], f"{req.key} in ({', '.join(req.values)}): {which} not in the built-in GPU catalog"
-    found = [e for e in entries if _term_matches(term, e.labels, KNOWN_KEYS)]
+    # GKE autoprovisions a -nolssd machine type only for a pod that names it: an accelerator or
+    # machine-family selector alone does not reach it (explicit_only in the catalog)
+    named = {v for r in term if r.key in _INSTANCE_TYPE_KEYS and r.op == "In" for v in r.values}
+    found = [
+        e for e in entries if (not e.explicit or e.node.name in named) and _term_matches(term, e.labels, KNOWN_KEYS)
+    ]
     if not found:
         return [], f"no catalog node type satisfies {_describe([term])}"
     return found, None
