@@ -834,3 +834,82 @@ def test_neuron_cores_on_a_pool_of_unknown_generation_are_not_judged():
         "warning",
         "1 of 16 aws.amazon.com/neurondevice but 80% of node pool trn memory (400Gi)",
     )
+
+
+@pytest.mark.parametrize(
+    ("resources", "selector", "message", "detail"),
+    [
+        # a 1x1x1 TPU7x slice is the 1-chip host (240 GB); it was judged as a quarter of the 4-chip one
+        (
+            "requests: {memory: 240Gi}\nlimits: {google.com/tpu: 1, memory: 240Gi}",
+            "cloud.google.com/gke-tpu-accelerator: tpu7x\ncloud.google.com/gke-tpu-topology: 1x1x1",
+            "requests 240Gi memory but tpu7x-standard-1t has 228Gi allocatable",
+            "but tpu7x-standard-1t has only 228Gi allocatable: the pod can never be scheduled",
+        ),
+        # GKE's ct6e-standard-8t runs one thread per core: 180 vCPU less kube-reserved, not 360
+        (
+            'requests: {cpu: "200", memory: 1000Gi}\nlimits: {google.com/tpu: 8, memory: 1000Gi}',
+            "cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice\ncloud.google.com/gke-tpu-topology: 2x4",
+            "requests 200 cpu but ct6e-standard-8t has 179.48 allocatable",
+            "but ct6e-standard-8t has only 179.48 allocatable: the pod can never be scheduled",
+        ),
+        (
+            "requests: {memory: 400Gi}\nlimits: {google.com/tpu: 4, memory: 400Gi}",
+            "cloud.google.com/gke-tpu-accelerator: tpu-v4-podslice\ncloud.google.com/gke-tpu-topology: 2x2x1",
+            "requests 400Gi memory but ct4p-hightpu-4t has 392Gi allocatable",
+            "but ct4p-hightpu-4t has only 392Gi allocatable",
+        ),
+        (
+            "requests: {memory: 1000Gi}\nlimits: {amd.com/gpu: 1, memory: 1000Gi}",
+            "node.kubernetes.io/instance-type: BM.GPU.MI355X.8",
+            "1 of 8 GPUs but 32.6% of BM.GPU.MI355X.8 memory (1000Gi)",
+            "uses 1 of 8 GPUs (12.5%) on BM.GPU.MI355X.8 but requests 1000Gi memory (32.6% of 3072Gi allocatable)",
+        ),
+        (
+            "requests: {memory: 500Gi}\nlimits: {nvidia.com/gpu: 1, memory: 500Gi}",
+            "node.kubernetes.io/instance-type: a4x-highgpu-4g-nolssd",
+            "1 of 4 GPUs but 58.2% of a4x-highgpu-4g-nolssd memory (500Gi)",
+            "uses 1 of 4 GPUs (25%) on a4x-highgpu-4g-nolssd but requests 500Gi memory (58.2% of 859Gi allocatable)",
+        ),
+        (
+            "requests: {memory: 120Gi}\nlimits: {aws.amazon.com/neuron: 1, memory: 120Gi}",
+            "node.kubernetes.io/instance-type: trn2.3xlarge",
+            "requests 120Gi memory but trn2.3xlarge has 118Gi allocatable",
+            "but trn2.3xlarge has only 118Gi allocatable",
+        ),
+    ],
+)
+def test_gpu_share_on_the_catalogues_newest_rows(resources, selector, message, detail):
+    text = pod(resources, "nodeSelector:\n" + textwrap.indent(selector, "  "))
+    [f] = lint(text, SHARE)
+    resource = "cpu" if " cpu " in message else "memory"
+    line = 11 + len(selector.splitlines())  # the request's line, below the selector's labels
+    assert (f.severity, f.line, f.path) == ("warning", line, f"spec.containers[0].resources.requests.{resource}")
+    assert f.message == message
+    assert detail in f.detail, f.detail
+
+
+@pytest.mark.parametrize(
+    ("resources", "selector"),
+    [
+        (
+            "requests: {memory: 200Gi}\nlimits: {google.com/tpu: 1, memory: 200Gi}",
+            "cloud.google.com/gke-tpu-accelerator: tpu7x\ncloud.google.com/gke-tpu-topology: 1x1x1",
+        ),
+        (
+            'requests: {cpu: "170", memory: 1300Gi}\nlimits: {google.com/tpu: 8, memory: 1300Gi}',
+            "cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice\ncloud.google.com/gke-tpu-topology: 2x4",
+        ),
+        (
+            "requests: {memory: 2900Gi}\nlimits: {amd.com/gpu: 8, memory: 2900Gi}",
+            "node.kubernetes.io/instance-type: BM.GPU.MI355X.8",
+        ),
+        (
+            "requests: {memory: 200Gi}\nlimits: {nvidia.com/gpu: 1, memory: 200Gi}",
+            "cloud.google.com/gke-accelerator: nvidia-gb200",
+        ),
+    ],
+)
+def test_right_sized_pods_on_the_catalogues_newest_rows_pass(resources, selector):
+    text = pod(resources, "nodeSelector:\n" + textwrap.indent(selector, "  "))
+    assert lint(text, SHARE) == []
