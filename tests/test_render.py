@@ -280,47 +280,6 @@ def test_naming_the_overlay_kustomization_is_not_silent() -> None:
     assert ("besteffort-qos", "fixtures/render/kustomize/base/job.yaml", 9, 5) in [f[:4] for f in rows(r)]
 
 
-GPU_POD = """apiVersion: v1
-kind: Pod
-metadata: {name: alt}
-spec:
-  priorityClassName: high
-  containers:
-    - name: c
-      image: x
-      resources:
-        limits: {nvidia.com/gpu: 1}
-"""
-
-
-@needs_kustomize
-def test_a_file_no_kustomization_names_is_linted_as_a_file(tmp_path: Path) -> None:
-    """KServe's e2e-gpt-oss sample keeps three variants of one service beside its kustomization, which
-    lists one of them: the two left out are in no build, so they are linted as the files they are,
-    whether the directory or the file is named (the build of the directory was linted in their place,
-    and their GPU pods got nothing)."""
-    app = tmp_path / "app"
-    app.mkdir()
-    (app / "kustomization.yaml").write_text("resources:\n  - job.yaml\npatches:\n  - path: patch.yaml\n")
-    (app / "job.yaml").write_text(JOB)
-    (app / "patch.yaml").write_text(
-        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\nspec: {backoffLimit: 2}\n"
-    )
-    (app / "alternative.yaml").write_text(GPU_POD)
-    r = check(["app", "-f", "json", "-v"], tmp_path)
-    found = {(f["rule"], f["file"], f["line"]) for f in json.loads(r.stdout)["findings"]}
-    assert ("besteffort-qos", "app/alternative.yaml", 4) in found
-    assert {f for f in found if f[1] != "app/alternative.yaml"} == set()  # the build (job, patch) is clean
-    assert "app/alternative.yaml: no kustomization names it: linted as a file" in r.stderr
-    assert "patch.yaml: no kustomization names it" not in r.stderr  # a patch is named, never linted raw
-    r = check(["app/alternative.yaml", "-f", "json"], tmp_path)
-    assert {(f["rule"], f["file"]) for f in json.loads(r.stdout)["findings"]} == {
-        ("besteffort-qos", "app/alternative.yaml"),
-        ("missing-memory-request", "app/alternative.yaml"),
-        ("missing-memory-limit", "app/alternative.yaml"),
-    }
-
-
 @needs_kustomize
 def test_piped_kustomize_output_with_origins_maps_too(tmp_path: Path) -> None:
     overlay = tmp_path / "k"

@@ -117,25 +117,16 @@ def plan(sources: list[Source], options: RenderOptions, max_bytes: int, owners: 
     shown: dict[str, str] = {}  # real directory -> display
     kept: list[Source] = []
     by_dir: dict[str, tuple[str, str] | None] = {}  # a file's directory as named -> its owner
-    owned = [(s, owners.owner_of(s, by_dir)) for s in sources]
-    # A file below a kustomization that no kustomization of this run names (an alternative left out
-    # of `resources`, an example beside it) is not in any build: it is linted as the file it is.
-    named = _named_files({o[1] for _, o in owned if o is not None and o[0] == "kustomize"})
-    loose: list[str] = []
-    for s, owner in owned:
+    for s in sources:
+        owner = owners.owner_of(s, by_dir)
         if owner is None:
             kept.append(s)
             continue
         tool, directory = owner
-        if tool == "kustomize" and _real(s) not in named:
-            kept.append(s)
-            loose.append(s.path)
-            continue
         units.setdefault(directory, tool)
         if directory not in shown:
             shown[directory] = _display_dir(s, directory)
     out = Plan(kept)
-    out.notes.extend(f"{path}: no kustomization names it: linted as a file" for path in loose)
     if not units:
         return out
     # Bases and components of a kustomization that is linted too are built as part of it.
@@ -155,40 +146,6 @@ def plan(sources: list[Source], options: RenderOptions, max_bytes: int, owners: 
             continue
         _render_unit(out, tool, directory, shown[directory], options, max_bytes)
     out.sources.sort(key=lambda s: s.path)
-    return out
-
-
-def _real(source: Source) -> str:
-    return source.identity or os.path.realpath(os.path.abspath(source.real))
-
-
-def _named_files(directories: set[str]) -> set[str]:
-    """Real paths of the files that the kustomizations in ``directories``, and those they build on,
-    name: themselves, and every string of theirs that is a path to a file (`resources`, `patches`,
-    `components`, generator `files` as `key=path` or `path`, ...)."""
-    out: set[str] = set()
-    todo = set(directories)
-    for directory in list(directories):
-        todo |= _reachable(directory)
-    for directory in todo:
-        path = kustomization_file(directory)
-        if path is None:
-            continue
-        out.add(os.path.realpath(path))
-        stack: list[Any] = [_read_kustomization(path)]
-        budget = 100_000  # values walked: a kustomization file is read up to 1 MiB
-        while stack and budget > 0:
-            budget -= 1
-            value = stack.pop()
-            if isinstance(value, dict):
-                stack.extend(value.values())
-            elif isinstance(value, list):
-                stack.extend(value)
-            elif isinstance(value, str) and value and "\n" not in value and "://" not in value:
-                for entry in {value, value.partition("=")[2]} - {""}:
-                    target = os.path.realpath(os.path.join(directory, entry))
-                    if os.path.isfile(target):
-                        out.add(target)
     return out
 
 
