@@ -65,7 +65,13 @@ def _about_accelerators(r: Rule) -> bool:
         bool(r.accelerator_severity)
         or r.workloads in ("accelerator", "training")
         or "GPU share" in (r.fix or {}).get("source", "")
+        or (r.check.get("template"), (r.check.get("params") or {}).get("check")) in _ACCELERATOR_CHECKS
     )
+
+
+# Checks whose scope is the accelerator pods though the rule says so in no field of its own: Kueue's
+# missing queue label is reported on accelerator workloads only.
+_ACCELERATOR_CHECKS = {("queue", "missing")}
 
 
 def _severity(r: Rule) -> str:
