@@ -913,3 +913,21 @@ def test_gpu_share_on_the_catalogues_newest_rows(resources, selector, message, d
 def test_right_sized_pods_on_the_catalogues_newest_rows_pass(resources, selector):
     text = pod(resources, "nodeSelector:\n" + textwrap.indent(selector, "  "))
     assert lint(text, SHARE) == []
+
+
+def test_hami_memory_only_request_is_a_gpu_pod():
+    """HAMi gives a container that limits only nvidia.com/gpumem (or gpucores, gpumem-percentage) one
+    nvidia.com/gpu: the accelerator severities, and the GPU share of the node it lands on."""
+    found = lint(
+        pod("limits:\n  nvidia.com/gpumem: 3000\n  nvidia.com/gpucores: 30"),
+        "besteffort-qos",
+        "missing-memory-limit",
+    )
+    assert [(f.rule, f.line, f.severity, f.message) for f in found] == [
+        ("besteffort-qos", 5, "error", "BestEffort QoS: no cpu or memory requests or limits (GPU pod)"),
+        ("missing-memory-limit", 10, "error", "container 'main' has no memory limit (GPU pod)"),
+    ]
+    found = lint(pod("limits:\n  memory: 900Gi\n  nvidia.com/gpumem-percentage: 50", P4D), SHARE)
+    assert [(f.rule, f.line, f.message) for f in found] == [
+        (SHARE, 13, "1 of 8 GPUs but 85.1% of p4d.24xlarge memory (900Gi)")
+    ]
