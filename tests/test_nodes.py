@@ -565,9 +565,10 @@ def test_fractional_l4_and_gb200_rows():
     [
         ("tpu-v6e-slice", "1x1", "ct6e-standard-1t"),
         ("tpu-v6e-slice", "2x2", "ct6e-standard-4t"),
-        ("tpu-v6e-slice", "2x4", "ct6e-standard-8t"),
+        # one 8-chip host or two 4-chip ones: GKE picks by the pod's google.com/tpu request
+        ("tpu-v6e-slice", "2x4", ("ct6e-standard-4t", "ct6e-standard-8t")),
         ("tpu-v6e-slice", "8x16", "ct6e-standard-4t"),  # multi-host: 4-chip hosts
-        ("tpu-v5-lite-podslice", "2x4", "ct5lp-hightpu-8t"),
+        ("tpu-v5-lite-podslice", "2x4", ("ct5lp-hightpu-4t", "ct5lp-hightpu-8t")),
         ("tpu-v5p-slice", "2x2x1", "ct5p-hightpu-4t"),
         ("tpu7x", "2x2x2", "tpu7x-standard-4t"),
         ("tpu7x", "1x1x1", "tpu7x-standard-1t"),  # the 1-chip host, not a quarter of the 4-chip one
@@ -591,8 +592,9 @@ def test_tpu_slices_resolve_through_accelerator_and_topology(accelerator, topolo
             "cloud.google.com/gke-tpu-topology": topology,
         }
     }
-    node, how = resolve_node_type(pod)
-    assert node is not None and node.name == machine, how
+    cands, how = node_type_candidates(pod)
+    assert cands is not None, how
+    assert tuple(n.name for n in cands.nodes) == (machine if isinstance(machine, tuple) else (machine,)), how
     assert f"cloud.google.com/gke-tpu-topology={topology}" in how
 
 

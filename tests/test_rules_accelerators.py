@@ -889,6 +889,25 @@ def test_gpu_share_on_the_catalogues_newest_rows(resources, selector, message, d
     assert detail in f.detail, f.detail
 
 
+def test_a_v6e_2x4_pod_is_judged_on_the_host_its_tpu_request_gets():
+    """A 2x4 v6e slice is one ct6e-standard-8t or two ct6e-standard-4t (xpk makes v6e-8 so): a pod
+    asking 4 chips may have a whole 4-chip host (180 vCPU), so its cpu is no share of an 8-chip one;
+    asking 8 chips it is the 8-chip host, which GKE runs with 180 vCPU too."""
+    selector = "cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice\ncloud.google.com/gke-tpu-topology: 2x4"
+    four = pod(
+        'requests: {cpu: "170", memory: 600Gi}\nlimits: {google.com/tpu: 4, memory: 600Gi}',
+        "nodeSelector:\n" + textwrap.indent(selector, "  "),
+    )
+    assert lint(four, SHARE) == []
+    too_big = pod(
+        'requests: {cpu: "170", memory: 800Gi}\nlimits: {google.com/tpu: 4, memory: 800Gi}',
+        "nodeSelector:\n" + textwrap.indent(selector, "  "),
+    )
+    [f] = lint(too_big, SHARE)
+    assert f.message == "4 of 8 google.com/tpu but 57% of ct6e-standard-8t memory (800Gi)"
+    assert "ct6e-standard-8t (the closest fit among 2 node types" in f.detail
+
+
 @pytest.mark.parametrize(
     ("resources", "selector"),
     [

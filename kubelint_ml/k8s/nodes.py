@@ -278,20 +278,23 @@ def _entry(row: Mapping[str, Any]) -> _Entry:
     return _Entry(node, provider, labels, bool(row.get("explicit_only")))
 
 
-_TPU_MACHINES: dict[str, dict[str, str]] | None = None
+_TPU_MACHINES: dict[str, dict[str, tuple[str, ...]]] | None = None
 
 
-def _tpu_machines() -> dict[str, dict[str, str]]:
-    """gke-tpu-accelerator -> {gke-tpu-topology: machine type}; "*" is every other topology
-    (the multi-host slices, whose nodes are the accelerator's multi-host machine type)."""
+def _tpu_machines() -> dict[str, dict[str, tuple[str, ...]]]:
+    """gke-tpu-accelerator -> {gke-tpu-topology: machine types}; "*" is every other topology
+    (the multi-host slices, whose nodes are the accelerator's multi-host machine type). A topology
+    with two (v6e 2x4: one 8-chip host, or two 4-chip ones) is either: GKE picks the machine whose
+    chips are the pod's google.com/tpu request, so the GPU-share rule judges the pod on those."""
     global _TPU_MACHINES
     if _TPU_MACHINES is None:
-        out: dict[str, dict[str, str]] = {}
+        out: dict[str, dict[str, tuple[str, ...]]] = {}
         for row in _load_rows():
             accelerator = row.get("gke_tpu_accelerator")
             if accelerator is not None:
                 for topology in row.get("tpu_topologies") or ():
-                    out.setdefault(str(accelerator), {})[str(topology)] = str(row["name"])
+                    machines = out.setdefault(str(accelerator), {})
+                    machines[str(topology)] = (*machines.get(str(topology), ()), str(row["name"]))
         _TPU_MACHINES = out
     return _TPU_MACHINES
 
@@ -310,7 +313,7 @@ def _tpu_machine_type(term: Sequence[_Req]) -> list[_Req]:
     machine = machines.get(topology.values[0], machines.get("*"))
     if machine is None:
         return list(term)
-    return [*term, _Req("node.kubernetes.io/instance-type", "In", (machine,), topology.origin)]
+    return [*term, _Req("node.kubernetes.io/instance-type", "In", machine, topology.origin)]
 
 
 def _entries() -> dict[str, _Entry]:
