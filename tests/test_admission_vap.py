@@ -607,6 +607,12 @@ spec:
         ("{enflame.com/vgcu: 1, enflame.com/vgcu-percentage: 22}", True),
         ("{iluvatar.ai/BI-V150-vgpu: 1, iluvatar.ai/BI-V150.vMem: 64}", True),
         ("{huawei.com/Ascend910B-memory: 4096}", False),  # an amount of a device's memory only
+        # HAMi's webhook adds the device: nvidia.com/gpu for NVIDIA amounts in the limits, one Enflame slice
+        ("{nvidia.com/gpumem: 3000, nvidia.com/gpucores: 30}", True),
+        ("{nvidia.com/gpumem-percentage: 50}", True),
+        ("{nvidia.com/gpumem: '0.5'}", False),  # not a whole number: the API server rejects it, no device
+        ("{enflame.com/gcu-core: 40}", True),
+        ("{hygon.com/dcumem: 2000}", False),
         ("{gpu.intel.com/millicores: 100}", False),
     ],
 )
@@ -1151,7 +1157,7 @@ def test_export_refuses_policies_the_api_server_would_refuse(tmp_path):
     code, _, out, err = _export(config)
     assert code == 2 and out == ""
     assert (
-        "export vap: policy kubelint-ml-besteffort-qos: the expression of its variable 'judged' is 128861 code points "
+        "export vap: policy kubelint-ml-besteffort-qos: the expression of its variable 'judged' is 130210 code points "
         "long, more than the 100000 the API server's CEL parser reads; it lists the 4000 ResourceClaimTemplates and "
         "ResourceClaims with accelerators found in the context" in err
     )

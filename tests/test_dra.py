@@ -506,12 +506,18 @@ def test_rules_show_says_how_dra_is_counted():
         "gpu-node-unresolved",
         "shm-too-small-for-workers",
         "missing-priority-class",
+        "queue-name-missing",
     ):
         out = " ".join(CliRunner().invoke(main, ["rules", "show", rid]).output.split())
         assert "or a DRA claim holds accelerator devices" in out, rid
         assert "does not make an accelerator pod" in out, rid
     out = " ".join(CliRunner().invoke(main, ["rules", "show", "gpu-memory-share-mismatch"]).output.split())
     assert "with `allocationMode: All` it is all of the node's GPUs" in out
+    # Rules that leave DRA devices out say so.
+    out = " ".join(CliRunner().invoke(main, ["rules", "show", "queue-quota-exceeded"]).output.split())
+    assert "Devices claimed through DRA (`resourceClaims`) are not counted" in out
+    out = " ".join(CliRunner().invoke(main, ["rules", "show", "gpu-memory-underused"]).output.split())
+    assert "GPUs that come through DRA, a claim or a DRA extended resource, are not judged" in out
 
 
 def test_wrongly_typed_dra_fields_never_crash():

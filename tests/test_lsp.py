@@ -300,6 +300,32 @@ def test_a_kustomization_file_gets_the_rendered_findings_on_open_and_save(tmp_pa
     run(session())
 
 
+def test_a_file_its_kustomization_does_not_name_is_linted_as_typed(tmp_path: Path) -> None:
+    """A sample beside a kustomization that does not list it is no part of its build: the editor
+    lints the buffer as it is typed, as `check` lints the file."""
+    shutil.copytree(ROOT / "fixtures" / "render" / "kustomize", tmp_path / "k")
+    sample = tmp_path / "k" / "base" / "sample.yaml"
+    text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: s\nspec:\n  containers:\n    - name: c\n      image: x\n"
+    sample.write_text(text)
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", "k/base/sample.yaml", "-f", "json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    want = sorted((f["rule"], f["line"], f["column"], f["severity"]) for f in json.loads(r.stdout)["findings"])
+    assert ("besteffort-qos", 5, 1, "warning") in want
+
+    async def session() -> None:
+        ed = Editor(tmp_path)
+        await ed.start()
+        uri = ed.open(sample, text)
+        assert as_check(await ed.diagnostics(uri, timeout=60), text) == want
+        await ed.stop()
+
+    run(session())
+
+
 def test_a_context_file_changed_on_disk_is_taken_in(tmp_path: Path) -> None:
     """The server asks to watch the workspace's manifests; a PriorityClass written to disk and
     announced changes the open job's findings to what `check .` then gives."""

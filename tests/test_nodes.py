@@ -20,6 +20,7 @@ from kubelint_ml.k8s.nodes import (
     catalog,
     catalog_labels,
     node_pool_from_config,
+    node_type_candidates,
     pools_for_pod,
     profile_quantity,
     resolve_node_type,
@@ -85,7 +86,7 @@ def test_aks_formulas():
 
 def test_catalog_rows_exact():
     c = catalog()
-    assert len(c) == 151
+    assert len(c) == 175
     p4d = c["p4d.24xlarge"]
     assert p4d == NodeType(
         name="p4d.24xlarge",
@@ -152,7 +153,7 @@ def test_catalog_file_documents_rules_and_loads_once():
     assert nodes._entries() is nodes._entries()
     c = catalog()
     c.clear()  # callers get a copy
-    assert len(catalog()) == 151
+    assert len(catalog()) == 175
 
 
 def test_the_catalog_rows_are_the_yaml():
@@ -564,11 +565,24 @@ def test_fractional_l4_and_gb200_rows():
     [
         ("tpu-v6e-slice", "1x1", "ct6e-standard-1t"),
         ("tpu-v6e-slice", "2x2", "ct6e-standard-4t"),
-        ("tpu-v6e-slice", "2x4", "ct6e-standard-8t"),
+        # one 8-chip host or two 4-chip ones: GKE picks by the pod's google.com/tpu request
+        ("tpu-v6e-slice", "2x4", ("ct6e-standard-4t", "ct6e-standard-8t")),
         ("tpu-v6e-slice", "8x16", "ct6e-standard-4t"),  # multi-host: 4-chip hosts
-        ("tpu-v5-lite-podslice", "2x4", "ct5lp-hightpu-8t"),
+        ("tpu-v5-lite-podslice", "2x4", ("ct5lp-hightpu-4t", "ct5lp-hightpu-8t")),
         ("tpu-v5p-slice", "2x2x1", "ct5p-hightpu-4t"),
         ("tpu7x", "2x2x2", "tpu7x-standard-4t"),
+        ("tpu7x", "1x1x1", "tpu7x-standard-1t"),  # the 1-chip host, not a quarter of the 4-chip one
+        ("tpu7x", "2x2x1", "tpu7x-standard-4t"),
+        ("tpu7x", "4x4x8", "tpu7x-standard-4t"),
+        ("tpu-v5p-slice", "4x4x8", "ct5p-hightpu-4t"),
+        ("tpu-v6e-slice", "16x16", "ct6e-standard-4t"),
+        ("tpu-v5-lite-device", "1x1", "ct5l-hightpu-1t"),
+        ("tpu-v5-lite-device", "2x2", "ct5l-hightpu-4t"),
+        ("tpu-v5-lite-device", "2x4", "ct5l-hightpu-8t"),
+        ("tpu-v4-podslice", "2x2x1", "ct4p-hightpu-4t"),
+        ("tpu-v4-podslice", "4x4x4", "ct4p-hightpu-4t"),
+        ("tpu7", "1x1x1", "tpu7-standard-1t"),
+        ("tpu7", "2x2x4", "tpu7-standard-4t"),
     ],
 )
 def test_tpu_slices_resolve_through_accelerator_and_topology(accelerator, topology, machine):
@@ -578,8 +592,9 @@ def test_tpu_slices_resolve_through_accelerator_and_topology(accelerator, topolo
             "cloud.google.com/gke-tpu-topology": topology,
         }
     }
-    node, how = resolve_node_type(pod)
-    assert node is not None and node.name == machine, how
+    cands, how = node_type_candidates(pod)
+    assert cands is not None, how
+    assert tuple(n.name for n in cands.nodes) == (machine if isinstance(machine, tuple) else (machine,)), how
     assert f"cloud.google.com/gke-tpu-topology={topology}" in how
 
 
@@ -618,3 +633,64 @@ def test_aws_rows_read_from_karpenters_list_are_the_shipped_ones():
     # an RTX PRO 6000 pod pinned by Karpenter's GPU name resolves to the g7e sizes
     node, how = resolve_node_type({"nodeSelector": {"karpenter.k8s.aws/instance-gpu-name": "rtx-pro-server-6000"}})
     assert node is not None and node.name.startswith("g7e."), how
+
+
+def test_tpu_hosts_from_gkes_autoscaler_table():
+    """Chips, vCPU and memory of the TPU hosts GKE's autoscaler lists; ct6e-standard-8t runs with one
+    thread per core on GKE (180 vCPU, not the 360 the Compute Engine API lists for two)."""
+    c = catalog()
+    for name, chips, vcpu, ram_gb in (
+        ("ct4p-hightpu-4t", 4, 240, 407),
+        ("ct5l-hightpu-1t", 1, 24, 48),
+        ("ct5l-hightpu-8t", 8, 224, 384),
+        ("tpu7x-standard-1t", 1, 56, 240),
+        ("tpu7-standard-4t", 4, 224, 960),
+        ("ct6e-standard-8t", 8, 180, 1440),
+    ):
+        node = c[name]
+        assert (node.gpus, node.gpu_resource) == (chips, "google.com/tpu"), name
+        assert node.memory == gke_allocatable_memory_mib(ram_gb) * MI, name
+        assert node.cpu == Fraction(vcpu * 1000 - tiered_reserved_cpu_millicores(vcpu), 1000), name
+    assert c["ct6e-standard-8t"].cpu == Fraction(179_480, 1000)  # 180 cores less 60m + 10m + 2 x 5m + 176 x 2.5m
+
+
+def test_nolssd_machine_types_are_reached_only_by_name():
+    """GKE autoprovisions an -nolssd machine type only for a pod that names it: an accelerator or
+    machine-family pin keeps resolving to the machine types with Local SSD; the name resolves to the
+    same GPUs, vCPU and memory without local storage."""
+    node, how = resolve_node_type({"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"}})
+    assert node is not None and "nolssd" not in how, how
+    cands, _ = node_type_candidates(
+        {"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-b200", "cloud.google.com/machine-family": "a4"}}
+    )
+    assert cands is not None and [n.name for n in cands.nodes] == ["a4-highgpu-8g"]
+    c = catalog()
+    for base in ("a3-highgpu-8g", "a3-ultragpu-8g", "a4-highgpu-8g", "a4x-highgpu-4g", "a2-ultragpu-1g"):
+        bare = c[base + "-nolssd"]
+        assert (bare.gpus, bare.gpu_model, bare.memory, bare.cpu) == (
+            c[base].gpus,
+            c[base].gpu_model,
+            c[base].memory,
+            c[base].cpu,
+        ), base
+        assert bare.ephemeral_storage is None and c[base].ephemeral_storage, base
+        node, how = resolve_node_type(
+            {"nodeSelector": {"node.kubernetes.io/instance-type": base + "-nolssd"}, "containers": []}
+        )
+        assert node is not None and node.name == base + "-nolssd", how
+
+
+def test_trainium2_and_mi355x_rows():
+    c = catalog()
+    trn = c["trn2.3xlarge"]
+    assert (trn.gpus, trn.gpu_resource) == (1, "aws.amazon.com/neuron")
+    assert trn.memory == (128 * 1024 - math.ceil(128 * 1024 * 0.075) - (11 * 30 + 255) - 100) * MI
+    assert trn.cpu == Fraction(11900, 1000)  # 12 cores less 60m + 10m + 2 x 5m + 8 x 2.5m
+    assert catalog_labels("trn2.3xlarge")["karpenter.k8s.aws/instance-accelerator-name"] == "trainium2"
+    trnu = c["trn2u.48xlarge"]
+    assert (trnu.gpus, trnu.cpu) == (16, c["trn2.48xlarge"].cpu)
+    assert trnu.memory == (2048 * 1024 - math.ceil(2048 * 1024 * 0.075) - 255 - 100) * MI
+    for name in ("BM.GPU.MI355X.8", "BM.GPU.MI355X-v1.8"):
+        mi = c[name]
+        assert (mi.gpus, mi.gpu_resource, mi.gpu_model) == (8, "amd.com/gpu", "AMD Instinct MI355X"), name
+        assert (mi.memory, mi.cpu) == ((3072 * 1024 - 100) * MI, 256), name

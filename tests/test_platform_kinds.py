@@ -800,3 +800,61 @@ def test_spark_role_templates_are_the_pods_spark_builds(tmp_path: Path) -> None:
         "warning",
         "requests 66048Mi memory but g5.xlarge has 13.8Gi allocatable",
     ) in found
+
+
+LLM_CONFIG = """apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceServiceConfig
+metadata: {name: pd-sized, namespace: lab}
+spec:
+  template:
+    containers:
+      - name: main
+        image: ghcr.io/llm-d/llm-d-cuda:v0.9.0
+        resources:
+          limits: {cpu: "4", memory: 32Gi, nvidia.com/gpu: "1"}
+          requests: {cpu: "2", memory: 16Gi, nvidia.com/gpu: "1"}
+      - name: metrics
+        image: exporter
+"""
+LLM_SERVICE = """apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceService
+metadata: {name: gpt-oss}
+spec:
+  model: {uri: "pvc://m", name: m}
+  baseRefs:
+    - name: pd-sized
+  template:
+    containers:
+      - name: main
+        resources:
+          limits: {nvidia.com/gpu: "1"}
+"""
+
+
+def test_llm_inference_service_reads_the_configs_its_base_refs_name(tmp_path: Path) -> None:
+    """KServe's e2e-gpt-oss P/D sample sizes its pods in the LLMInferenceServiceConfig its baseRefs
+    name: with that config among the inputs or --context, the service is judged as KServe merges it
+    (config under service, containers by name), not as a BestEffort GPU pod; a container only the
+    config has is found at spec.baseRefs, and its fix is not offered in the service's file."""
+    service, config = tmp_path / "service.yaml", tmp_path / "config.yaml"
+    service.write_text(LLM_SERVICE)
+    config.write_text(LLM_CONFIG)
+    alone = findings(service)
+    assert {f["rule"] for f in alone} == {
+        "besteffort-qos",
+        "missing-priority-class",
+        "missing-memory-request",
+        "missing-memory-limit",
+    }
+    assert all("its baseRefs not read" in f["message"] for f in alone)
+    for extra in ((str(config),), ("--context", str(config))):
+        found = [f for f in findings(service, *extra) if f["file"] == str(service)]
+        assert sorted((f["rule"], f["line"], f["path"]) for f in found) == [
+            ("missing-memory-limit", 6, "spec.baseRefs"),  # the config's 'metrics' container
+            ("missing-memory-request", 6, "spec.baseRefs"),
+            ("missing-priority-class", 8, "spec.template"),
+        ], extra
+        assert all("its baseRefs pd-sized" in f["message"] for f in found)
+    fixed = findings(service, str(config), "--unsafe-fixes")
+    metrics = [f for f in fixed if f["file"] == str(service) and f["path"] == "spec.baseRefs"]
+    assert metrics and all("edits" not in f.get("fix", {}) for f in metrics)

@@ -329,6 +329,37 @@ def test_fix_leaves_a_kustomize_base_and_says_why(tmp_path: Path) -> None:
     assert fixes and all("rendered output" in x["unfixable"] and "edits" not in x for x in fixes)
 
 
+SAMPLE = """apiVersion: v1
+kind: Pod
+metadata: {name: sample}
+spec:
+  containers:
+    - name: c
+      image: x
+      resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def test_a_file_the_kustomization_does_not_name_is_linted_as_it_is(tmp_path: Path) -> None:
+    """A kubebuilder project's config/samples: the kustomization lists some samples; the others are
+    manifests of their own, which kustomize never reads. Named alone, such a file is linted, not the
+    kustomization's build; beside it, with or without the tools, it is linted as it is too."""
+    shutil.copytree(KUSTOMIZE_DIR, tmp_path / "k")
+    (tmp_path / "k" / "base" / "sample_gpu.yaml").write_text(SAMPLE)
+    alone = check(["k/base/sample_gpu.yaml", "-f", "json"], tmp_path)
+    found = [(f["rule"], f["file"], f["line"], f["severity"]) for f in json.loads(alone.stdout)["findings"]]
+    assert ("besteffort-qos", "k/base/sample_gpu.yaml", 4, "error") in found
+    assert {f[1] for f in found} == {"k/base/sample_gpu.yaml"}  # the kustomization is not built
+    for env in (None, {"PATH": str(tmp_path / "none")}):
+        r = check(["k", "-f", "json"], tmp_path, env=env)
+        files = {f["file"] for f in json.loads(r.stdout)["findings"]}
+        assert "k/base/sample_gpu.yaml" in files, env
+        assert "k/base/job.yaml" not in files or env is None  # the base's own file: only through its build
+    # A file the kustomization names (a resource, a patch, a generator's file) stays part of it.
+    uses = charts.kustomization_uses(str(tmp_path / "k" / "overlays" / "prod"))
+    assert {os.path.basename(p) for p in uses} == {"kustomization.yaml", "memory.yaml"}
+
+
 def test_kustomization_without_the_tools_is_one_render_error(tmp_path: Path) -> None:
     shutil.copytree(KUSTOMIZE_DIR, tmp_path / "k")
     r = check(["k", "-f", "json"], tmp_path, env={"PATH": str(tmp_path / "none")})

@@ -417,6 +417,34 @@ def test_accelerator_requests():
     assert accelerator_requests(pod) == {"nvidia.com/gpu": 8, "nvidia.com/mig-1g.5gb": 3}
 
 
+def test_hami_gives_a_device_to_a_container_that_asks_only_for_its_memory_or_cores():
+    # HAMi's webhook: nvidia.com/gpu (defaultGPUNum 1) for NVIDIA memory or cores in the limits;
+    # one Enflame DRS slice for gcu-memory or gcu-core in the limits or the requests.
+    pod = spec(
+        """
+        containers:
+        - {name: a, resources: {limits: {nvidia.com/gpumem: 3000, nvidia.com/gpucores: 30}}}
+        - {name: b, resources: {limits: {nvidia.com/gpumem-percentage: 50}}}
+        - {name: c, resources: {requests: {enflame.com/gcu-core: 40}}}
+        """
+    )
+    assert accelerator_requests(pod) == {"enflame.com/drs-gcu": 1, "nvidia.com/gpu": 2}
+    assert is_accelerator_pod(pod)
+    # The count written wins; NVIDIA's webhook reads only the limits.
+    assert accelerator_requests(
+        spec(
+            """
+        containers:
+        - {name: a, resources: {limits: {nvidia.com/gpu: 2, nvidia.com/gpumem: 3000}}}
+        - {name: b, resources: {limits: {enflame.com/gcu-memory: 8}, requests: {enflame.com/drs-gcu: 2}}}
+        """
+        )
+    ) == {"enflame.com/drs-gcu": 2, "nvidia.com/gpu": 2}
+    assert not is_accelerator_pod(spec("containers: [{name: a, resources: {requests: {nvidia.com/gpumem: 3000}}}]"))
+    # Another vendor's amounts give no device without its count resource (HAMi's AMD, Hygon...).
+    assert not is_accelerator_pod(spec("containers: [{name: a, resources: {limits: {hygon.com/dcumem: 3000}}}]"))
+
+
 def test_accelerator_requests_empty():
     assert accelerator_requests({"containers": [{"name": "a", "resources": {"limits": {"cpu": "1"}}}]}) == {}
 

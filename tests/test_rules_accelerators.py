@@ -834,3 +834,119 @@ def test_neuron_cores_on_a_pool_of_unknown_generation_are_not_judged():
         "warning",
         "1 of 16 aws.amazon.com/neurondevice but 80% of node pool trn memory (400Gi)",
     )
+
+
+@pytest.mark.parametrize(
+    ("resources", "selector", "message", "detail"),
+    [
+        # a 1x1x1 TPU7x slice is the 1-chip host (240 GB); it was judged as a quarter of the 4-chip one
+        (
+            "requests: {memory: 240Gi}\nlimits: {google.com/tpu: 1, memory: 240Gi}",
+            "cloud.google.com/gke-tpu-accelerator: tpu7x\ncloud.google.com/gke-tpu-topology: 1x1x1",
+            "requests 240Gi memory but tpu7x-standard-1t has 228Gi allocatable",
+            "but tpu7x-standard-1t has only 228Gi allocatable: the pod can never be scheduled",
+        ),
+        # GKE's ct6e-standard-8t runs one thread per core: 180 vCPU less kube-reserved, not 360
+        (
+            'requests: {cpu: "200", memory: 1000Gi}\nlimits: {google.com/tpu: 8, memory: 1000Gi}',
+            "cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice\ncloud.google.com/gke-tpu-topology: 2x4",
+            "requests 200 cpu but ct6e-standard-8t has 179.48 allocatable",
+            "but ct6e-standard-8t has only 179.48 allocatable: the pod can never be scheduled",
+        ),
+        (
+            "requests: {memory: 400Gi}\nlimits: {google.com/tpu: 4, memory: 400Gi}",
+            "cloud.google.com/gke-tpu-accelerator: tpu-v4-podslice\ncloud.google.com/gke-tpu-topology: 2x2x1",
+            "requests 400Gi memory but ct4p-hightpu-4t has 392Gi allocatable",
+            "but ct4p-hightpu-4t has only 392Gi allocatable",
+        ),
+        (
+            "requests: {memory: 1000Gi}\nlimits: {amd.com/gpu: 1, memory: 1000Gi}",
+            "node.kubernetes.io/instance-type: BM.GPU.MI355X.8",
+            "1 of 8 GPUs but 32.6% of BM.GPU.MI355X.8 memory (1000Gi)",
+            "uses 1 of 8 GPUs (12.5%) on BM.GPU.MI355X.8 but requests 1000Gi memory (32.6% of 3072Gi allocatable)",
+        ),
+        (
+            "requests: {memory: 500Gi}\nlimits: {nvidia.com/gpu: 1, memory: 500Gi}",
+            "node.kubernetes.io/instance-type: a4x-highgpu-4g-nolssd",
+            "1 of 4 GPUs but 58.2% of a4x-highgpu-4g-nolssd memory (500Gi)",
+            "uses 1 of 4 GPUs (25%) on a4x-highgpu-4g-nolssd but requests 500Gi memory (58.2% of 859Gi allocatable)",
+        ),
+        (
+            "requests: {memory: 120Gi}\nlimits: {aws.amazon.com/neuron: 1, memory: 120Gi}",
+            "node.kubernetes.io/instance-type: trn2.3xlarge",
+            "requests 120Gi memory but trn2.3xlarge has 118Gi allocatable",
+            "but trn2.3xlarge has only 118Gi allocatable",
+        ),
+    ],
+)
+def test_gpu_share_on_the_catalogues_newest_rows(resources, selector, message, detail):
+    text = pod(resources, "nodeSelector:\n" + textwrap.indent(selector, "  "))
+    [f] = lint(text, SHARE)
+    resource = "cpu" if " cpu " in message else "memory"
+    line = 11 + len(selector.splitlines())  # the request's line, below the selector's labels
+    assert (f.severity, f.line, f.path) == ("warning", line, f"spec.containers[0].resources.requests.{resource}")
+    assert f.message == message
+    assert detail in f.detail, f.detail
+
+
+def test_a_v6e_2x4_pod_is_judged_on_the_host_its_tpu_request_gets():
+    """A 2x4 v6e slice is one ct6e-standard-8t or two ct6e-standard-4t (xpk makes v6e-8 so): a pod
+    asking 4 chips may have a whole 4-chip host (180 vCPU), so its cpu is no share of an 8-chip one;
+    asking 8 chips it is the 8-chip host, which GKE runs with 180 vCPU too."""
+    selector = "cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice\ncloud.google.com/gke-tpu-topology: 2x4"
+    four = pod(
+        'requests: {cpu: "170", memory: 600Gi}\nlimits: {google.com/tpu: 4, memory: 600Gi}',
+        "nodeSelector:\n" + textwrap.indent(selector, "  "),
+    )
+    assert lint(four, SHARE) == []
+    too_big = pod(
+        'requests: {cpu: "170", memory: 800Gi}\nlimits: {google.com/tpu: 4, memory: 800Gi}',
+        "nodeSelector:\n" + textwrap.indent(selector, "  "),
+    )
+    [f] = lint(too_big, SHARE)
+    assert f.message == "4 of 8 google.com/tpu but 57% of ct6e-standard-8t memory (800Gi)"
+    assert "ct6e-standard-8t (the closest fit among 2 node types" in f.detail
+
+
+@pytest.mark.parametrize(
+    ("resources", "selector"),
+    [
+        (
+            "requests: {memory: 200Gi}\nlimits: {google.com/tpu: 1, memory: 200Gi}",
+            "cloud.google.com/gke-tpu-accelerator: tpu7x\ncloud.google.com/gke-tpu-topology: 1x1x1",
+        ),
+        (
+            'requests: {cpu: "170", memory: 1300Gi}\nlimits: {google.com/tpu: 8, memory: 1300Gi}',
+            "cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice\ncloud.google.com/gke-tpu-topology: 2x4",
+        ),
+        (
+            "requests: {memory: 2900Gi}\nlimits: {amd.com/gpu: 8, memory: 2900Gi}",
+            "node.kubernetes.io/instance-type: BM.GPU.MI355X.8",
+        ),
+        (
+            "requests: {memory: 200Gi}\nlimits: {nvidia.com/gpu: 1, memory: 200Gi}",
+            "cloud.google.com/gke-accelerator: nvidia-gb200",
+        ),
+    ],
+)
+def test_right_sized_pods_on_the_catalogues_newest_rows_pass(resources, selector):
+    text = pod(resources, "nodeSelector:\n" + textwrap.indent(selector, "  "))
+    assert lint(text, SHARE) == []
+
+
+def test_hami_memory_only_request_is_a_gpu_pod():
+    """HAMi gives a container that limits only nvidia.com/gpumem (or gpucores, gpumem-percentage) one
+    nvidia.com/gpu: the accelerator severities, and the GPU share of the node it lands on."""
+    found = lint(
+        pod("limits:\n  nvidia.com/gpumem: 3000\n  nvidia.com/gpucores: 30"),
+        "besteffort-qos",
+        "missing-memory-limit",
+    )
+    assert [(f.rule, f.line, f.severity, f.message) for f in found] == [
+        ("besteffort-qos", 5, "error", "BestEffort QoS: no cpu or memory requests or limits (GPU pod)"),
+        ("missing-memory-limit", 10, "error", "container 'main' has no memory limit (GPU pod)"),
+    ]
+    found = lint(pod("limits:\n  memory: 900Gi\n  nvidia.com/gpumem-percentage: 50", P4D), SHARE)
+    assert [(f.rule, f.line, f.message) for f in found] == [
+        (SHARE, 13, "1 of 8 GPUs but 85.1% of p4d.24xlarge memory (900Gi)")
+    ]

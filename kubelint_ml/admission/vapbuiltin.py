@@ -40,7 +40,13 @@ from typing import Any
 from kubelint_ml.input.workloads import KINDS, KUBEFLOW_REPLICA_SPECS, TRAINER_ANCESTOR_LABEL
 from kubelint_ml.k8s.dra import AdmissionDra, admission_dra
 from kubelint_ml.k8s.quantity import PLACEHOLDER
-from kubelint_ml.k8s.resources import ACCELERATOR_AMOUNT_PATTERNS, ACCELERATOR_PATTERNS, GPU_SHARE_ANNOTATIONS
+from kubelint_ml.k8s.resources import (
+    ACCELERATOR_AMOUNT_PATTERNS,
+    ACCELERATOR_PATTERNS,
+    GPU_SHARE_ANNOTATIONS,
+    HAMI_FROM_REQUESTS,
+    HAMI_IMPLIED_DEVICES,
+)
 
 IGNORE = "kubelint-ml.io/ignore"
 KUEUE_LABEL = "kueue.x-k8s.io/priority-class"
@@ -210,6 +216,28 @@ def gpu_share_annotated(t: str) -> str:
     return "(" + " || ".join(f"{lit(a)} in {annotations}" for a in GPU_SHARE_ANNOTATIONS) + ")"
 
 
+def _hami_implied(c: str) -> str:
+    """k8s/resources.py ``hami_implied_devices``: the container names an amount of a device (a whole,
+    non-negative quantity) and not the device, which HAMi's webhook then adds."""
+
+    def valid(rl: str, name: str) -> str:
+        v = f"{rl}[{name}]"
+        return f"({name} in {rl} && {is_q(v)} && {q(v)}.sign() >= 0 && {q(v)}.isInteger())"
+
+    parts = []
+    for device in sorted(set(HAMI_IMPLIED_DEVICES.values())):
+        names = sorted(n for n, d in HAMI_IMPLIED_DEVICES.items() if d == device)
+        lists = [res(c, "limits")]
+        if all(n in HAMI_FROM_REQUESTS for n in names):
+            lists.insert(0, res(c, "requests"))
+        where = "[" + ", ".join(lists) + "]"
+        parts.append(
+            f"({where}.exists(rl, [{', '.join(lit(n) for n in names)}].exists(n, {valid('rl', 'n')}))"
+            f" && !{where}.exists(rl, {valid('rl', lit(device))}))"
+        )
+    return "(" + " || ".join(parts) + ")"
+
+
 def uses_accelerators(ps: str, dra: AdmissionDra | None = None) -> str:
     """engine/api.py ``is_accelerator_template``: a positive whole amount of an accelerator; a claim
     naming a template or claim known (at export) to hold accelerators; a DRA extended resource of an
@@ -245,7 +273,7 @@ def uses_accelerators(ps: str, dra: AdmissionDra | None = None) -> str:
         f"([{requests}].exists(rl, rl.exists(k, {dra_names}))"
         f" || [{res('c', 'limits')}].exists(rl, rl.exists(k, !(k in {requests}) && ({dra_names}))))"
     )
-    out = f"{containers(ps)}.exists(c, {amount} || {dra_amount})"
+    out = f"{containers(ps)}.exists(c, {amount} || {dra_amount} || {_hami_implied('c')})"
     refs = []
     ns = "object.metadata.?namespace.orValue('')"
     for field, known in (("resourceClaimTemplateName", dra.templates), ("resourceClaimName", dra.claims)):

@@ -20,6 +20,7 @@ from kubelint_ml.input.workloads import (
     PodTemplate,
     VolumeView,
     is_training_kind,
+    llm_service_templates,
     pod_templates,
     train_job_templates,
 )
@@ -267,6 +268,10 @@ class Context(Record):
             runtime = self.facts.runtime_of(obj)  # its pods are the runtime's, with what it sets
             if runtime is not None:
                 templates = train_job_templates(obj, runtime)
+        elif obj.kind == "LLMInferenceService" and obj.group == "serving.kserve.io" and self.facts is not None:
+            bases = self.facts.llm_bases_of(obj)  # the configs its baseRefs name, merged as KServe does
+            if bases is not None:
+                templates = llm_service_templates(obj, bases)
         self._templates[id(obj)] = (obj, templates)
         dra = getattr(self.facts, "dra", None)
         gates = self.cache.get("pod_level_gates")

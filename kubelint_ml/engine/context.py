@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubelint_ml.engine.cluster import CLUSTER_KINDS, ClusterFacts
-from kubelint_ml.input.objects import K8sObject
+from kubelint_ml.input.objects import K8sObject, dig
 from kubelint_ml.k8s.dra import DRA_CLAIM_KINDS, DraFacts
 from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
@@ -31,6 +31,7 @@ CONTEXT_KINDS = (
     "ClusterTrainingRuntime",
     "Workflow",  # Argo: for the (Cluster)WorkflowTemplates it runs
     "CronWorkflow",
+    "LLMInferenceServiceConfig",  # KServe: for the LLMInferenceServices whose baseRefs name it
     *DRA_CLAIM_KINDS,
     *CLUSTER_KINDS,  # kubelint_ml/engine/cluster.py
 )
@@ -343,6 +344,9 @@ class Facts(Record):
         self.cluster = ClusterFacts() if cluster is None else cluster
         # Dynamic Resource Allocation: claims, templates and device classes (kubelint_ml/k8s/dra.py).
         self.dra = DraFacts()
+        # (namespace, name) -> the spec of a KServe LLMInferenceServiceConfig, for the services whose
+        # baseRefs name it
+        self.llm_configs: dict[tuple[str | None, str], Any] = {}
 
     def context_objects(self) -> list[dict]:
         """The context objects themselves (what CEL rules see as ``objects``; do not mutate)."""
@@ -387,6 +391,9 @@ class Facts(Record):
             namespace = obj.ref.namespace if kind == "TrainingRuntime" else None
             if name:
                 self.training_runtimes.setdefault((kind, namespace, name), data)
+        elif kind == "LLMInferenceServiceConfig" and group == "serving.kserve.io":
+            if name:
+                self.llm_configs.setdefault((obj.ref.namespace, name), data.get("spec"))
         elif kind in ("Workflow", "CronWorkflow") and group == "argoproj.io":
             self.argo_runs += _argo_runs(obj)
         elif kind in DRA_CLAIM_KINDS:
@@ -406,6 +413,30 @@ class Facts(Record):
         if found is None and fact.namespace is not None:
             found = self.training_runtimes.get((fact.runtime_kind, None, fact.runtime_name))
         return found
+
+    def llm_bases_of(self, service: K8sObject) -> list[tuple[str, Any]] | None:
+        """The LLMInferenceServiceConfigs a KServe LLMInferenceService's ``baseRefs`` name, in order, as
+        (name, spec), when every one is among the inputs: in the service's namespace, else in KServe's
+        (``kserve``), as getConfig looks; one that says no namespace matches any, and a service that says
+        none (applied to the current namespace) matches the one config of that name. None otherwise."""
+        refs = dig(service.data, "spec", "baseRefs")
+        if not isinstance(refs, list) or not refs or not self.llm_configs:
+            return None
+        out = []
+        for ref in refs:
+            name = ref.get("name") if isinstance(ref, dict) else None
+            if not isinstance(name, str):
+                return None
+            for namespace in (service.ref.namespace, "kserve", None):
+                if (namespace, name) in self.llm_configs:
+                    out.append((name, self.llm_configs[(namespace, name)]))
+                    break
+            else:
+                anywhere = [spec for (_, n), spec in self.llm_configs.items() if n == name]
+                if service.ref.namespace or len(anywhere) != 1:
+                    return None
+                out.append((name, anywhere[0]))
+        return out
 
     def train_jobs_using(self, runtime: K8sObject) -> list[TrainJobFact]:
         """The TrainJobs among the inputs that name this (Cluster)TrainingRuntime (a TrainingRuntime:

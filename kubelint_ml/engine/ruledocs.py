@@ -39,7 +39,9 @@ ACCELERATOR_PODS = (
     "amd.com/gpu, gpu.intel.com/*, habana.ai/gaudi, npu.intel.com/accel, aws.amazon.com/neuron*, google.com/tpu, and the device "
     "counts of HAMi and other vendors' plugins: huawei.com/Ascend*, hygon.com/dcunum, cambricon.com/vmlu, "
     "mthreads.com/vgpu, metax-tech.com/sgpu, iluvatar.ai/vgpu, enflame.com/vgcu, kunlunxin.com/xpu...; not a "
-    "device's memory, cores or percentage such as huawei.com/Ascend910B-memory), or a DRA claim "
+    "device's memory, cores or percentage such as huawei.com/Ascend910B-memory, except that HAMi's webhook gives "
+    "a container whose limits name only nvidia.com/gpumem, nvidia.com/gpucores or nvidia.com/gpumem-percentage "
+    "one nvidia.com/gpu, and one Enflame GCU slice for enflame.com/gcu-memory or gcu-core), or a DRA claim "
     "holds accelerator devices. A pod's resourceClaims are followed to their ResourceClaimTemplate or "
     "ResourceClaim (among the inputs and --context files), and each device request's DeviceClass is judged by "
     "the driver its selectors pin when the DeviceClass is among them (gpu.nvidia.com, gpu.amd.com, "
@@ -65,7 +67,13 @@ def _about_accelerators(r: Rule) -> bool:
         bool(r.accelerator_severity)
         or r.workloads in ("accelerator", "training")
         or "GPU share" in (r.fix or {}).get("source", "")
+        or (r.check.get("template"), (r.check.get("params") or {}).get("check")) in _ACCELERATOR_CHECKS
     )
+
+
+# Checks whose scope is the accelerator pods though the rule says so in no field of its own: Kueue's
+# missing queue label is reported on accelerator workloads only.
+_ACCELERATOR_CHECKS = {("queue", "missing")}
 
 
 def _severity(r: Rule) -> str:

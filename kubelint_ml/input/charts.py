@@ -72,12 +72,62 @@ def has_markers(data: bytes) -> bool:
     return b"# Source: " in data or b"config.kubernetes.io/origin" in data
 
 
+def read_kustomization(path: str | None) -> dict:
+    """A kustomization file's mapping; empty when it is not a regular file or not a mapping."""
+    from kubelint_ml.input.loader import LoadError, load_single
+
+    if path is None or not os.path.isfile(path):
+        return {}
+    try:
+        with open(path, "rb") as fh:
+            data = load_single(fh.read(1 << 20))
+    except (OSError, LoadError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+# Strings of a kustomization read for the files it names, at most: a hostile one costs no more.
+MAX_KUSTOMIZATION_STRINGS = 10_000
+
+
+def kustomization_uses(directory: str) -> frozenset[str]:
+    """The real paths of the files the kustomization in ``directory`` names, itself among them:
+    resources, patches, generators' files (``key=path`` too), crds, replacements, transformers...:
+    every string of it that names a file there. ``kustomize build`` reads no other file of the
+    directory; those are manifests of their own (a kubebuilder project's samples beside the few its
+    ``config/samples/kustomization.yaml`` lists)."""
+    kfile = kustomization_file(directory)
+    if kfile is None:
+        return frozenset()
+    out = {os.path.realpath(kfile)}
+    stack: list[Any] = [read_kustomization(kfile)]
+    seen = 0
+    while stack and seen < MAX_KUSTOMIZATION_STRINGS:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, str):
+            seen += 1
+            if "\n" in value or "://" in value or len(value) > 4096:
+                continue  # an inline patch, a remote resource
+            for name in {value, value.partition("=")[2]} - {""}:
+                target = os.path.realpath(os.path.join(directory, name))
+                if os.path.isfile(target):
+                    out.add(target)
+    return frozenset(out)
+
+
 class Owners:
-    """The chart or kustomization directory a file belongs to (the nearest one above it)."""
+    """The chart or kustomization directory a file belongs to (the nearest one above it). A file of a
+    kustomization's directory that the kustomization does not name belongs to none: it is linted as
+    it is (see :func:`kustomization_uses`)."""
 
     def __init__(self, stops: Iterable[str]) -> None:
         self.stops = {os.path.realpath(s) for s in stops}
         self.cache: dict[str, tuple[str, str] | None] = {}
+        self.uses: dict[str, frozenset[str]] = {}
 
     def of(self, directory: str, depth: int = 0) -> tuple[str, str] | None:
         """``(kind, directory)`` with kind ``helm`` or ``kustomize``, or None."""
@@ -105,7 +155,19 @@ class Owners:
         named = os.path.dirname(source.real)
         if named not in by_dir:
             by_dir[named] = self.of(os.path.realpath(os.path.abspath(named or ".")))
-        return by_dir[named]
+        return self._using(by_dir[named], source.real)
+
+    def of_file(self, path: str) -> tuple[str, str] | None:
+        """The owner of the file ``path``."""
+        return self._using(self.of(os.path.realpath(os.path.dirname(os.path.abspath(path)))), path)
+
+    def _using(self, owner: tuple[str, str] | None, path: str) -> tuple[str, str] | None:
+        if owner is None or owner[0] != "kustomize":
+            return owner
+        uses = self.uses.get(owner[1])
+        if uses is None:
+            uses = self.uses[owner[1]] = kustomization_uses(owner[1])
+        return owner if os.path.realpath(os.path.abspath(path)) in uses else None
 
 
 def owners_for(sources: Iterable[Any]) -> Owners | None:

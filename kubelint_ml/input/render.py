@@ -47,6 +47,7 @@ from kubelint_ml.input.charts import (
     RenderOptions,
     has_markers,
     kustomization_file,
+    read_kustomization,
 )
 from kubelint_ml.input.sources import _READ_ONCE, Source, display_path
 
@@ -75,23 +76,9 @@ class Plan:
 # Which files belong to which chart or kustomization: kubelint_ml/input/charts.py
 
 
-def _read_kustomization(path: str | None) -> dict:
-    """A kustomization file's mapping; empty when it is not a regular file or not a mapping."""
-    from kubelint_ml.input.loader import LoadError, load_single
-
-    if path is None or not os.path.isfile(path):
-        return {}
-    try:
-        with open(path, "rb") as fh:
-            data = load_single(fh.read(1 << 20))
-    except (OSError, LoadError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def _kustomization_refs(directory: str) -> list[str]:
     """Directories (real paths) that the kustomization in ``directory`` builds on."""
-    data = _read_kustomization(kustomization_file(directory))
+    data = read_kustomization(kustomization_file(directory))
     out = []
     for key in ("resources", "bases", "components"):
         entries = data.get(key)
@@ -812,7 +799,7 @@ def _patch_files(seg: _Segment, base: str) -> list[str]:
 
 
 def _kustomization_patches(kfile: str) -> list[str]:
-    data = _read_kustomization(kfile)
+    data = read_kustomization(kfile)
     directory = os.path.dirname(kfile)
     out = []
     for key in ("patches", "patchesStrategicMerge"):

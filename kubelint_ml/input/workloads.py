@@ -493,6 +493,14 @@ def train_job_templates(job: K8sObject, runtime: Any) -> list[PodTemplate]:
     return [tpl]
 
 
+def llm_service_templates(service: K8sObject, bases: list[tuple[str, Any]]) -> list[PodTemplate]:
+    """A KServe LLMInferenceService's pods with the LLMInferenceServiceConfigs its ``baseRefs`` name
+    (name, spec) merged under it (:func:`~kubelint_ml.input.kinds.kserve.llm_service_with_bases`)."""
+    from kubelint_ml.input.kinds.kserve import llm_service_with_bases
+
+    return [_synth(service, pod) for pod in llm_service_with_bases(service, bases)]
+
+
 def search_note(obj: K8sObject, templates: list[PodTemplate]) -> str | None:
     """For ``--verbose``: a known kind whose templates were found by the generic search, or none at all."""
     if kind_info(obj) is None:

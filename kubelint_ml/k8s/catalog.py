@@ -169,6 +169,7 @@ COLUMNS = (
     "gke_accelerator",
     "gke_tpu_accelerator",
     "tpu_topologies",
+    "explicit_only",
     "gpu_memory_mib",
     "vcpu",
     "ram_gib",
@@ -217,7 +218,10 @@ HEADER = """\
 # cloud.google.com/gke-accelerator value; gke_tpu_accelerator the
 # cloud.google.com/gke-tpu-accelerator value, and tpu_topologies the
 # cloud.google.com/gke-tpu-topology values whose nodes are this machine type ("*": every other
-# topology of the accelerator, the multi-host slices).
+# topology of the accelerator, the multi-host slices). explicit_only: a node type the node
+# constraints reach only by naming it (node.kubernetes.io/instance-type), as GKE autoprovisions
+# its -nolssd machine types only for a pod that names them; an accelerator or machine-family
+# selector alone does not make it a candidate.
 """
 
 

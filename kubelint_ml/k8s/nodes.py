@@ -191,12 +191,14 @@ class _Entry(Frozen):
     node: NodeType
     provider: str
     labels: dict[str, str]
-    _fields = ("node", "provider", "labels")
+    explicit: bool  # a candidate only for constraints that name its instance type
+    _fields = ("node", "provider", "labels", "explicit")
 
-    def __init__(self, node: NodeType, provider: str, labels: dict[str, str]) -> None:
+    def __init__(self, node: NodeType, provider: str, labels: dict[str, str], explicit: bool = False) -> None:
         object.__setattr__(self, "node", node)
         object.__setattr__(self, "provider", provider)
         object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "explicit", explicit)
 
 
 _ENTRIES: dict[str, _Entry] | None = None
@@ -273,23 +275,26 @@ def _entry(row: Mapping[str, Any]) -> _Entry:
             labels["cloud.google.com/gke-accelerator"] = str(row["gke_accelerator"])
             labels["cloud.google.com/gke-accelerator-count"] = str(node.gpus)
         labels["cloud.google.com/machine-family"] = name.split("-", 1)[0]
-    return _Entry(node, provider, labels)
+    return _Entry(node, provider, labels, bool(row.get("explicit_only")))
 
 
-_TPU_MACHINES: dict[str, dict[str, str]] | None = None
+_TPU_MACHINES: dict[str, dict[str, tuple[str, ...]]] | None = None
 
 
-def _tpu_machines() -> dict[str, dict[str, str]]:
-    """gke-tpu-accelerator -> {gke-tpu-topology: machine type}; "*" is every other topology
-    (the multi-host slices, whose nodes are the accelerator's multi-host machine type)."""
+def _tpu_machines() -> dict[str, dict[str, tuple[str, ...]]]:
+    """gke-tpu-accelerator -> {gke-tpu-topology: machine types}; "*" is every other topology
+    (the multi-host slices, whose nodes are the accelerator's multi-host machine type). A topology
+    with two (v6e 2x4: one 8-chip host, or two 4-chip ones) is either: GKE picks the machine whose
+    chips are the pod's google.com/tpu request, so the GPU-share rule judges the pod on those."""
     global _TPU_MACHINES
     if _TPU_MACHINES is None:
-        out: dict[str, dict[str, str]] = {}
+        out: dict[str, dict[str, tuple[str, ...]]] = {}
         for row in _load_rows():
             accelerator = row.get("gke_tpu_accelerator")
             if accelerator is not None:
                 for topology in row.get("tpu_topologies") or ():
-                    out.setdefault(str(accelerator), {})[str(topology)] = str(row["name"])
+                    machines = out.setdefault(str(accelerator), {})
+                    machines[str(topology)] = (*machines.get(str(topology), ()), str(row["name"]))
         _TPU_MACHINES = out
     return _TPU_MACHINES
 
@@ -308,7 +313,7 @@ def _tpu_machine_type(term: Sequence[_Req]) -> list[_Req]:
     machine = machines.get(topology.values[0], machines.get("*"))
     if machine is None:
         return list(term)
-    return [*term, _Req("node.kubernetes.io/instance-type", "In", (machine,), topology.origin)]
+    return [*term, _Req("node.kubernetes.io/instance-type", "In", machine, topology.origin)]
 
 
 def _entries() -> dict[str, _Entry]:
@@ -743,7 +748,12 @@ def _match_term(term: Sequence[_Req]) -> tuple[list[_Entry], str | None]:
             else ", ".join(unknown) + (" is" if len(unknown) == 1 else " are")
         )
         return [], f"{req.key} in ({', '.join(req.values)}): {which} not in the built-in GPU catalog"
-    found = [e for e in entries if _term_matches(term, e.labels, KNOWN_KEYS)]
+    # GKE autoprovisions a -nolssd machine type only for a pod that names it: an accelerator or
+    # machine-family selector alone does not reach it (explicit_only in the catalog)
+    named = {v for r in term if r.key in _INSTANCE_TYPE_KEYS and r.op == "In" for v in r.values}
+    found = [
+        e for e in entries if (not e.explicit or e.node.name in named) and _term_matches(term, e.labels, KNOWN_KEYS)
+    ]
     if not found:
         return [], f"no catalog node type satisfies {_describe([term])}"
     return found, None

@@ -257,11 +257,42 @@ def is_sidecar(init_container: Mapping) -> bool:
     return isinstance(init_container, dict) and init_container.get("restartPolicy") == "Always"
 
 
+# HAMi's admission webhook gives a container that asks only for an amount of a device (its memory,
+# its cores) the device itself: NVIDIA's count resource, defaultGPUNum of them (1 in HAMi's chart), when
+# the limits name no count (pkg/device/nvidia/device.go mutateContainerResource); one Enflame DRS slice
+# for gcu-memory or gcu-core in the limits or requests (pkg/device/enflame/device.go MutateAdmission,
+# GenerateResourceRequests). Names of this table that no other webhook reads: a pod that uses them runs
+# where HAMi does. The other vendors' amounts count for nothing without their count resource.
+HAMI_IMPLIED_DEVICES: dict[str, str] = {
+    "nvidia.com/gpumem": "nvidia.com/gpu",
+    "nvidia.com/gpumem-percentage": "nvidia.com/gpu",
+    "nvidia.com/gpucores": "nvidia.com/gpu",
+    "enflame.com/gcu-memory": "enflame.com/drs-gcu",
+    "enflame.com/gcu-core": "enflame.com/drs-gcu",
+}
+HAMI_FROM_REQUESTS = frozenset(n for n in HAMI_IMPLIED_DEVICES if n.startswith("enflame.com/"))
+
+
+def hami_implied_devices(requests: Mapping, limits: Mapping) -> dict[str, int]:
+    """The devices HAMi's webhook adds to a container with these requests and limits (as written)."""
+    out: dict[str, int] = {}
+    for name, device in HAMI_IMPLIED_DEVICES.items():
+        from_requests = name in HAMI_FROM_REQUESTS  # Enflame reads the requests too, NVIDIA the limits only
+        asked = name in limits or (from_requests and name in requests)
+        if asked and device not in limits and not (from_requests and device in requests):
+            out[device] = 1
+    return out
+
+
 class _Container:
     __slots__ = ("requests", "limits", "sidecar")
 
     def __init__(self, raw: Mapping, init: bool) -> None:
         requests, self.limits = container_requests_limits(raw)
+        if not HAMI_IMPLIED_DEVICES.keys().isdisjoint(self.limits) or not HAMI_FROM_REQUESTS.isdisjoint(requests):
+            implied = hami_implied_devices(requests, self.limits)
+            if implied:  # as the pod is admitted where HAMi runs: the limit, and the request defaulted from it
+                self.limits = {**self.limits, **{n: Fraction(v) for n, v in implied.items()}}
         self.requests = defaulted_requests(requests, self.limits)
         self.sidecar = init and is_sidecar(raw)
 

@@ -352,7 +352,7 @@ class Linter:
         from kubelint_ml.input.charts import Owners
 
         stops = self.roots or [os.path.dirname(path)]
-        return Owners(stops).of(os.path.realpath(os.path.dirname(os.path.abspath(path))))
+        return Owners(stops).of_file(path)
 
     def rendered(self, path: str) -> list[Finding]:
         """The findings that map back to ``path`` once the workspace folder holding it is rendered and

@@ -159,7 +159,17 @@ def _llm_preset(part: Any, parallelism: Any, which: str) -> str | None:
     return None
 
 
-def _llm_pod(obj: K8sObject, path: tuple, role: str, replicas: int | None, preset: str | None) -> Pod | None:
+def _llm_pod(
+    obj: K8sObject,
+    path: tuple,
+    role: str,
+    replicas: int | None,
+    preset: str | None,
+    bases: tuple[str, ...] = (),
+    own: Any = None,
+) -> Pod | None:
+    """One part of the service (``path``: its template or worker) with its preset; ``bases``: the
+    baseRefs merged into ``obj`` (``own``: the service's spec as written, before that merge)."""
     spec = dig(obj.data, *path)
     if spec is None and path[-1] != "template":
         return None  # a worker the user did not ask for
@@ -230,7 +240,18 @@ def _llm_pod(obj: K8sObject, path: tuple, role: str, replicas: int | None, prese
             for part in ("requests", "limits"):
                 renames.append((cpath + ("resources", part, DEVICE_CLASS_RESOURCE + device_class.strip()), where))
         assumed.append(f"a DRA claim of device class {device_class.strip()}")
-    if isinstance(dig(obj.data, "spec", "baseRefs"), list) and dig(obj.data, "spec", "baseRefs"):
+    if bases:
+        assumed.append("its baseRefs " + ", ".join(bases))
+        # containers and volumes only a config has: after the service's own, named at spec.baseRefs
+        written = dig(own, *path[1:])
+        for key, items in (("containers", containers), ("volumes", volumes)):
+            have = listed(written.get(key) if isinstance(written, dict) else None, ())
+            for item, ipath in items:
+                if ipath[:-1] == path + (key,) and isinstance(ipath[-1], int) and ipath[-1] >= len(have):
+                    renames.append((ipath, ("spec", "baseRefs")))
+                    name = item.get("name") if isinstance(item, dict) else None
+                    foreign.append((ipath, f"{key[:-1]} '{name}' comes from the baseRefs {', '.join(bases)}"))
+    elif isinstance(dig(obj.data, "spec", "baseRefs"), list) and dig(obj.data, "spec", "baseRefs"):
         assumed.append("its baseRefs not read")
     pod = Pod(
         path,
@@ -249,21 +270,79 @@ def _llm_pod(obj: K8sObject, path: tuple, role: str, replicas: int | None, prese
     return pod
 
 
-def _llm_inference_service(obj: K8sObject) -> list[Pod]:
+def _llm_inference_service(obj: K8sObject, bases: tuple[str, ...] = (), own: Any = None) -> list[Pod]:
     spec: Any = obj.data.get("spec") if isinstance(obj.data.get("spec"), dict) else {}
     replicas = integer(spec.get("replicas"), 1)
     prefill: Any = spec.get("prefill")
     pd = isinstance(prefill, dict)
     decode = _llm_preset(spec, spec.get("parallelism"), "decode" if pd else "")
     out = [
-        _llm_pod(obj, ("spec", "template"), "decode" if pd else "", replicas, decode),
-        _llm_pod(obj, ("spec", "worker"), "worker", None, decode),
+        _llm_pod(obj, ("spec", "template"), "decode" if pd else "", replicas, decode, bases, own),
+        _llm_pod(obj, ("spec", "worker"), "worker", None, decode, bases, own),
     ]
     if pd:
         pre = _llm_preset(prefill, prefill.get("parallelism"), "prefill")
-        out.append(_llm_pod(obj, ("spec", "prefill", "template"), "prefill", integer(prefill.get("replicas"), 1), pre))
-        out.append(_llm_pod(obj, ("spec", "prefill", "worker"), "prefill-worker", None, pre))
+        replicas = integer(prefill.get("replicas"), 1)
+        out.append(_llm_pod(obj, ("spec", "prefill", "template"), "prefill", replicas, pre, bases, own))
+        out.append(_llm_pod(obj, ("spec", "prefill", "worker"), "prefill-worker", None, pre, bases, own))
     return [t for t in out if t is not None and t.has_containers]
+
+
+# The lists of a pod spec that a strategic merge patch merges by key (k8s.io/api/core/v1
+# patchMergeKey); every other list is replaced whole.
+_MERGE_KEYS = {
+    "containers": "name",
+    "initContainers": "name",
+    "ephemeralContainers": "name",
+    "volumes": "name",
+    "env": "name",
+    "volumeMounts": "mountPath",
+    "volumeDevices": "devicePath",
+    "ports": "containerPort",
+    "imagePullSecrets": "name",
+    "resourceClaims": "name",
+    "hostAliases": "ip",
+}
+
+
+def _strategic_merge(base: Any, over: Any, key: str = "") -> Any:
+    """``over`` strategic-merged over ``base`` as mergeSpecs does (k8s strategicpatch): mappings key
+    by key, the keyed lists of a pod by their merge key (``over``'s items first, in its order, so
+    they keep their place in the file; then those only ``base`` has), other values replaced."""
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = dict(base)
+        for k, v in over.items():
+            out[k] = _strategic_merge(base[k], v, k) if k in base else v
+        return out
+    mk = _MERGE_KEYS.get(key)
+    if mk and isinstance(base, list) and isinstance(over, list):
+        keyed = {b[mk]: b for b in base if isinstance(b, dict) and isinstance(b.get(mk), (str, int))}
+        seen = set()
+        merged = []
+        for o in over:
+            name = o.get(mk) if isinstance(o, dict) else None
+            if isinstance(name, (str, int)) and name in keyed:
+                merged.append(_strategic_merge(keyed[name], o))
+                seen.add(name)
+            else:
+                merged.append(o)
+        return merged + [b for b in base if not (isinstance(b, dict) and b.get(mk) in seen)]
+    return over
+
+
+def llm_service_with_bases(obj: K8sObject, configs: list[tuple[str, Any]]) -> list[Pod]:
+    """The pods of an LLMInferenceService whose ``baseRefs`` name the LLMInferenceServiceConfigs
+    ``configs`` (name, spec), in order: their specs merged in that order, the service's over them
+    (combineBaseRefsConfig; the well-known presets under all of them as without baseRefs). Paths are
+    the service's: what only a config has is found at the service's nearest field, a container or
+    volume only a config has at ``spec.baseRefs``."""
+    spec: Any = obj.data.get("spec") if isinstance(obj.data.get("spec"), dict) else {}
+    merged: Any = {}
+    for _, cfg in configs:
+        merged = _strategic_merge(merged, cfg if isinstance(cfg, dict) else {})
+    merged = _strategic_merge(merged, spec)
+    view = K8sObject({**obj.data, "spec": merged}, obj.root, obj.base, obj.ref, obj.file, obj.document)
+    return _llm_inference_service(view, tuple(name for name, _ in configs), spec)
 
 
 def _llm_inference_service_config(obj: K8sObject) -> list[Pod]:
