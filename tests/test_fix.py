@@ -552,3 +552,51 @@ def test_a_fix_reads_only_the_collections_on_its_path() -> None:
     metadata = dict((k.value, v) for k, v in root.items)["metadata"]
     assert metadata._tree is not None  # not read
     assert [k.value for k, _ in metadata.items] == ["name", "labels"]  # read when asked for
+
+
+def test_the_preemption_fix_leaves_a_job_the_api_server_accepts(tmp_path: Path) -> None:
+    """A podFailurePolicy admits only podReplacementPolicy Failed (validatePodReplacementPolicy): the fix that
+    adds the DisruptionTarget Ignore rule to a Job with TerminatingOrFailed sets Failed too, so the fixed Job
+    has no job-spec-invalid, and a second run changes nothing."""
+    job = """\
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: per-index}
+spec:
+  completionMode: Indexed
+  completions: 8
+  backoffLimitPerIndex: 2
+  podReplacementPolicy: TerminatingOrFailed
+  template:
+    spec:
+      priorityClassName: low
+      restartPolicy: OnFailure
+      containers:
+      - name: c
+        image: x
+"""
+    path = tmp_path / "job.yaml"
+    path.write_text(job)
+    cli("check", "--fix", "--unsafe-fixes", "--select", "preemption-consumes-backoff", str(path))
+    fixed = path.read_text()
+    assert fixed == (
+        job.replace("podReplacementPolicy: TerminatingOrFailed", "podReplacementPolicy: Failed").replace(
+            "restartPolicy: OnFailure", "restartPolicy: Never"
+        )
+        + "  podFailurePolicy:\n    rules:\n    - action: Ignore\n      onPodConditions:\n      - type: DisruptionTarget\n"
+    )
+    r = cli("check", "-f", "json", str(path))
+    rules = {f["rule"] for f in json.loads(r.output)["findings"]}
+    assert not rules & {"job-spec-invalid", "restart-policy-invalid", "preemption-consumes-backoff"}, rules
+    cli("check", "--fix", "--unsafe-fixes", str(path))
+    assert path.read_text() == fixed

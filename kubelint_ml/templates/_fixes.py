@@ -11,6 +11,7 @@ observed usage (``ctx.usage``), or a rule parameter.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -601,11 +602,14 @@ def restart_policy(path: tuple) -> Fix:
 IGNORE_DISRUPTION = {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}
 
 
-def ignore_disruption(job_path: tuple, tpl: PodTemplate, has_policy: bool) -> Fix:
-    """A first podFailurePolicy rule that ignores DisruptionTarget (and restartPolicy Never, which a policy needs)."""
+def ignore_disruption(job_path: tuple, tpl: PodTemplate, has_policy: bool, job_spec: Mapping | None = None) -> Fix:
+    """A first podFailurePolicy rule that ignores DisruptionTarget (and restartPolicy Never, which a policy needs;
+    and podReplacementPolicy Failed, the only one the API server accepts beside a policy)."""
     changes: tuple = (prepend(job_path + ("podFailurePolicy", "rules"), IGNORE_DISRUPTION),)
     if tpl.spec.get("restartPolicy") != "Never":
         changes += (put(tpl.spec_path + ("restartPolicy",), "Never"),)
+    if job_spec is not None and job_spec.get("podReplacementPolicy") == "TerminatingOrFailed":
+        changes += (put(job_path + ("podReplacementPolicy",), "Failed"),)
     what = "put a DisruptionTarget Ignore rule first in podFailurePolicy.rules"
     return Fix(
         what + ("" if has_policy else " (a new podFailurePolicy)"),
