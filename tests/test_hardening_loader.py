@@ -395,6 +395,36 @@ def test_python_and_unknown_tags_are_parse_problems_never_executed(tmp_path: Pat
     assert [d.data["metadata"]["name"] for d in result.documents] == ["good"]
 
 
+FOREIGN_FILES = {
+    # mkdocs-material's emoji settings, a CloudFormation template: other tools' files with their own tags
+    "mkdocs.yml": "site_name: docs\nmarkdown_extensions:\n  - pymdownx.emoji:\n"
+    "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n",
+    "stack.yaml": 'AWSTemplateFormatVersion: "2010-09-09"\nResources:\n  B:\n    Type: AWS::S3::Bucket\n'
+    "    Properties:\n      BucketName: !Sub '${AWS::StackName}-b'\n",
+}
+
+
+def test_other_tools_files_with_their_own_tags_are_skipped_not_errors(tmp_path: Path) -> None:
+    """A document whose root mapping has neither apiVersion nor kind is no manifest, whatever tags it
+    holds: skipped as any other non-manifest (-v says why), never constructed. A tag in a manifest, or
+    at the root of a document that is not a mapping, stays a parse-error."""
+    marker = tmp_path / "executed"
+    for name, text in FOREIGN_FILES.items():
+        (tmp_path / name).write_text(text)
+        [problem] = load(text.encode()).problems
+        assert problem.foreign and problem.message.startswith("unsupported YAML tag"), name
+    (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: !Ref PodName\n")
+    (tmp_path / "seq.yaml").write_text(f"!!python/object/apply:os.system ['touch {marker}']\n")
+    result = CliRunner().invoke(main, ["check", str(tmp_path), "-f", "json", "-v"])
+    assert result.exit_code == 1 and not marker.exists()
+    found = [(Path(f["file"]).name, f["rule"], f["line"]) for f in json.loads(result.stdout)["findings"]]
+    assert found == [("pod.yaml", "parse-error", 4), ("seq.yaml", "parse-error", 1)]
+    assert "mkdocs.yml:4: skipped: not a Kubernetes manifest (unsupported YAML tag !!python/name:" in result.stderr
+    assert "stack.yaml:6: skipped: not a Kubernetes manifest (unsupported YAML tag !Sub:" in result.stderr
+    alone = CliRunner().invoke(main, ["check", str(tmp_path / "mkdocs.yml"), str(tmp_path / "stack.yaml")])
+    assert alone.exit_code == 0, alone.output
+
+
 def test_standard_tags_give_json_shaped_values() -> None:
     data = (
         b"bin: !!binary aGVsbG8=\n"

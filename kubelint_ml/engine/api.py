@@ -63,7 +63,10 @@ PSEUDO_RULES: dict[str, RuleInfo] = {
             "(`containers: 3`), an object with a kind but no apiVersion (kubectl refuses it; the object is still "
             "linted as its kind), a Helm template, binary or non-UTF-8 data, or input over a safety limit (size, "
             "depth, alias expansion, documents per file). Reported by the loader at the line of the problem; the "
-            "other documents and files are still linted, and a parse-error makes the exit code 1 like any error.",
+            "other documents and files are still linted, and a parse-error makes the exit code 1 like any error. A "
+            "YAML tag other than the standard ones is never constructed: in a manifest it is a parse-error; another "
+            "tool's file (a mapping with neither apiVersion nor kind, such as a CloudFormation template with !Sub) is "
+            "skipped as any non-manifest is (-v says so).",
             "Fix the file so it is a valid Kubernetes manifest, render templates first "
             "(`helm template ... | kubelint-ml check -`), or exclude the path in the config.",
             "input",

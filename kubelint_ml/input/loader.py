@@ -672,13 +672,17 @@ class LoadProblem(Record):
     line: int
     column: int
     document: int
-    __slots__ = _fields = ("message", "line", "column", "document")
+    # The document is a mapping with neither apiVersion nor kind: another tool's file whose YAML tags
+    # are not read (a CloudFormation template's !Sub, mkdocs' !!python/name), not a bad manifest.
+    foreign: bool
+    __slots__ = _fields = ("message", "line", "column", "document", "foreign")
 
-    def __init__(self, message: str, line: int, column: int = 1, document: int = 0) -> None:
+    def __init__(self, message: str, line: int, column: int = 1, document: int = 0, foreign: bool = False) -> None:
         self.message = message
         self.line = line
         self.column = column
         self.document = document
+        self.foreign = foreign
 
 
 class LoadResult(Record):
@@ -1002,6 +1006,9 @@ def _short_tag(tag: str) -> str:
     return "!!" + tag[len(_YAML_TAG) :] if tag.startswith(_YAML_TAG) else tag
 
 
+_NO_CONSTRUCTOR = "could not determine a constructor for the tag"
+
+
 def _describe(err: yaml.YAMLError) -> str:
     if isinstance(err, _LimitError):
         return str(err.problem)
@@ -1012,7 +1019,7 @@ def _describe(err: yaml.YAMLError) -> str:
         return "invalid YAML: " + str(err).splitlines()[0].replace("special characters", "control characters")
     problem = getattr(err, "problem", None)
     context = getattr(err, "context", None)
-    if isinstance(problem, str) and problem.startswith("could not determine a constructor for the tag"):
+    if isinstance(problem, str) and problem.startswith(_NO_CONSTRUCTOR):
         tag = problem.rsplit(" ", 1)[-1].strip("'")
         return (
             f"unsupported YAML tag {_short_tag(tag)[:100]}: only the standard tags are read "
@@ -1146,6 +1153,15 @@ def _resume_at(data: bytes, line: int, after: int) -> int:
         offset = m.end()
 
 
+def _foreign(node: Any, err: ConstructorError) -> bool:
+    """A tag no constructor reads, in a document whose root is a mapping with neither ``apiVersion``
+    nor ``kind`` (the composed node: nothing of it was constructed)."""
+    if not str(getattr(err, "problem", "")).startswith(_NO_CONSTRUCTOR) or not isinstance(node, yaml.MappingNode):
+        return False
+    keys = {k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
+    return "apiVersion" not in keys and "kind" not in keys
+
+
 def _read(data: bytes, limits: Limits, keep_events: bool) -> LoadResult:
     docs: list[Document] = []
     problems: list[LoadProblem] = []
@@ -1237,7 +1253,7 @@ def _load(data: bytes, limits: Limits, loader_class: Any, deep: bool) -> LoadRes
                     problems.append(LoadProblem("nesting too deep to load", line, 1, index))
                 else:
                     line_, col = _mark_of(e)
-                    problems.append(LoadProblem(_describe(e), line_, col, index))
+                    problems.append(LoadProblem(_describe(e), line_, col, index, _foreign(node, e)))
                 index += 1
                 continue
             if loader.shared and isinstance(value, (dict, list)):

@@ -178,6 +178,10 @@ class Runner(Record):
                 return out
             loaded = LoadResult(kept, [], loaded.events)
         for p in loaded.problems:
+            if p.foreign:  # another tool's file (CloudFormation, mkdocs): skipped as any non-manifest is
+                if self.verbose:
+                    out.notes.append(f"{display}:{p.line}: skipped: not a Kubernetes manifest ({p.message})")
+                continue
             message, column = p.message, p.column
             if "cannot start any token" in message:
                 message += tab_hint(data, p.line)
