@@ -461,35 +461,42 @@ def test_a_pod_bound_to_a_node_with_a_dra_extended_resource_is_judged_on_that_no
 def test_pods_given_extended_resources_through_dra_show_the_gate_on_whatever_the_profiles_version(
     tmp_path: Path,
 ) -> None:
-    """KEP-5004: the scheduler makes the claim of a DRA extended resource (``example.com/gpu`` of a
-    DeviceClass's extendedResourceName) and records it in the pod's ``status.extendedResourceClaimStatus``.
-    A 1.35 profile (DRAExtendedResource alpha, off by default): a pod with that status ran with the gate on,
-    so its GPU counts (the GPU share judged) and there is no "served only from 1.36" warning."""
+    """KEP-5004: the scheduler makes the claim of a DRA extended resource and records it in the pod's
+    ``status.extendedResourceClaimStatus``; the API server keeps a DeviceClass's ``extendedResourceName`` only
+    with the gate on. A 1.35 profile (DRAExtendedResource alpha, off by default): a dump that shows either
+    ran with the gate on, so the pod's GPU counts (the GPU share judged) and there is no "served only from
+    1.36" warning; without them, the warning at the resource."""
     config = tmp_path / "kubelint.yaml"
     config.write_text('profile:\n  kubernetesVersion: "1.35"\n')
-    resources = {
-        "requests": {"cpu": "8", "memory": "1800Gi", "example.com/gpu": "1"},
-        "limits": {"memory": "1800Gi", "example.com/gpu": "1"},
-    }
-    p = pod("ext", NS, [container("main", "x", resources)], node="gpu-node-1", extra_spec={"priorityClassName": "high"})
 
-    def audit(status: dict | None) -> tuple[str, list[tuple]]:
+    def audit(name: str, status: dict | None, *objects: dict) -> tuple[str, list[tuple]]:
+        resources = {"requests": {"cpu": "8", "memory": "1800Gi", name: "1"}, "limits": {"memory": "1800Gi", name: "1"}}
+        p = pod(
+            "ext", NS, [container("main", "x", resources)], node="gpu-node-1", extra_spec={"priorityClassName": "hi"}
+        )
         if status:
             p["status"]["extendedResourceClaimStatus"] = status
-        text = kubectl_list([EXTENDED_GPU_CLASS, *NODES, p])
+        text = kubectl_list([*objects, *NODES, p])
         path = tmp_path / "dump.json"
         path.write_text(text)
         r = CliRunner().invoke(main, ["audit", str(path), "-f", "json", "-c", str(config)], catch_exceptions=False)
         found = json.loads(r.stdout[: r.stdout.rindex("}") + 1])["findings"]
         return text, [(f["rule"], f["severity"], f["line"]) for f in found]
 
-    # without the status: a device plugin may serve the name; as the 1.35 API server defaults, DRA does not
-    text, found = audit(None)
+    implicit = "deviceclass.resource.kubernetes.io/gpu.nvidia.com"
+    # every class may be asked for by its implicit name: only the pod's status shows the scheduler served it
+    text, found = audit(implicit, None, CLASSES[0])
     assert found == [
-        ("unknown-resource-claim", "warning", _line_of(text, '"example.com/gpu": "1"', text.index('"limits"')))
+        ("unknown-resource-claim", "warning", _line_of(text, f'"{implicit}": "1"', text.index('"limits"')))
     ]
-    mapping = {"containerName": "main", "resourceName": "example.com/gpu", "requestName": "container-0-request-0"}
-    text, found = audit({"resourceClaimName": "ext-extended-resources-x2k4z", "requestMappings": [mapping]})
+    mapping = {"containerName": "main", "resourceName": implicit, "requestName": "container-0-request-0"}
+    text, found = audit(
+        implicit, {"resourceClaimName": "ext-extended-resources-x2k4z", "requestMappings": [mapping]}, CLASSES[0]
+    )
+    share = _line_of(text, '"memory": "1800Gi"', text.index('"requests"', text.index('"name": "ext"')))
+    assert found == [("gpu-memory-share-mismatch", "warning", share)]
+    # a stored DeviceClass with an extendedResourceName shows the gate on by itself
+    text, found = audit("example.com/gpu", None, EXTENDED_GPU_CLASS)
     share = _line_of(text, '"memory": "1800Gi"', text.index('"requests"', text.index('"name": "ext"')))
     assert found == [("gpu-memory-share-mismatch", "warning", share)]
 

@@ -246,6 +246,10 @@ class Audit:
             if isinstance(status, Mapping) and status.get("extendedResourceClaimStatus"):
                 self.kept_extended = True
         elif kind in CONTEXT_KINDS:
+            if kind == "DeviceClass" and group == "resource.k8s.io":
+                spec = data.get("spec")
+                if isinstance(spec, Mapping) and spec.get("extendedResourceName"):
+                    self.kept_extended = True  # the API server drops the field with DRAExtendedResource off
             self.facts.add_object(item.obj or plain_object(dict(data), file))
         elif (group, kind) in KINDS:
             item.keep()
@@ -403,9 +407,9 @@ class Audit:
             )
         if self.kept_extended and version < DRA_EXTENDED_ON:
             self.notes.append(
-                f"pods of the dump were given extended resources through DRA (status.extendedResourceClaimStatus): "
-                f"the cluster serves them (DRAExtendedResource on), though Kubernetes {profile.kubernetes_version} "
-                "does not by default"
+                "the dump shows extended resources served through DRA (a DeviceClass's extendedResourceName, or a "
+                "pod's status.extendedResourceClaimStatus): the cluster serves them (DRAExtendedResource on), though "
+                f"Kubernetes {profile.kubernetes_version} does not by default"
             )
         if self.kept_claims and version < DRA_ON:
             self.notes.append(
