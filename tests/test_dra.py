@@ -598,6 +598,30 @@ def test_a_share_of_a_gpus_capacity_is_counted_whole_and_not_sized_from(tmp_path
     ]
 
 
+def test_generated_claims_of_one_template_are_merged_request_by_request():
+    """Running pods of one template allocated different firstAvailable alternatives: each request is any of
+    those they got; a claim of another shape (the template changed since) is left out, without failing."""
+    facts = DraFacts()
+    first = {
+        "name": "g",
+        "firstAvailable": [
+            {"name": "two", "deviceClassName": "gpu.nvidia.com", "count": 2},
+            {"name": "one", "deviceClassName": "gpu.nvidia.com"},
+        ],
+    }
+    nic = {"name": "n", "exactly": {"deviceClassName": "rdma.example.com"}}
+    for name, requests, chosen in (("b", [first, nic], "g/two"), ("d", [first, nic], "g/one"), ("a", [first], "g/one")):
+        status = {"allocation": {"devices": {"results": [{"request": chosen, "driver": "gpu.nvidia.com"}]}}}
+        data = {"spec": {"devices": {"requests": requests}}, "status": status}
+        facts.add_object("ResourceClaim", "resource.k8s.io", data, name, "ml")
+    assert facts.generated_claims("t", "ml", ["b", "d", "a"])
+    assert [[(s.device_class, s.count) for s in r] for r in facts.find("template", "t", "ml")] == [
+        [("gpu.nvidia.com", 2), ("gpu.nvidia.com", 1)],
+        [("rdma.example.com", 1)],
+    ]
+    assert not facts.generated_claims("u", "ml", ["missing"])
+
+
 def test_a_profile_class_and_its_extended_resource():
     pod = """\
     apiVersion: v1

@@ -647,11 +647,12 @@ class DraFacts:
         if not found:
             return False
         requests = found[0]
-        if any(r != requests and len(r) == len(requests) for r in found):
+        alike = [r for r in found if len(r) == len(requests)]  # (a template changed in shape: the first pod's)
+        if any(r != requests for r in alike):
             merged = []
             for i in range(len(requests)):
                 alternatives: list[SubRequest] = []
-                for r in found:
+                for r in alike:
                     alternatives += [s for s in r[i] if s not in alternatives]
                 merged.append(tuple(alternatives))
             requests = tuple(merged)
