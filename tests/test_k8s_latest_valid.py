@@ -2,9 +2,10 @@
 resource/v1 types, their validation, and the KEPs: 4816 prioritized list, 5018 admin access, 5055 device
 taints, 5075 consumable capacity, 5004 DRA extended resources, 2837 pod-level resources, 1287 in-place
 resize, 3850/3998/4368/3939 Job fields, 753 sidecars, 5307 container restart rules, 4444 hostnameOverride,
-3721 file env, 4317 pod certificates): `check` finds nothing in them at every version that serves their
-fields, with and without --schema (and --strict), and `audit` of the same objects as a cluster returns
-them finds nothing either."""
+3721 file env, 4317 pod certificates, 5532 RestartAllContainers): `check` finds nothing in them at 1.34-1.37,
+with and without --schema (and --strict), and `audit` of the same objects as a cluster returns them finds
+nothing either. They are valid on 1.37; an older version drops or refuses a few fields with checks that
+no rule makes (container restart rules before 1.35, RestartAllContainers before 1.36)."""
 
 from __future__ import annotations
 
@@ -281,7 +282,74 @@ spec:
           maxExpirationSeconds: 86400
 """
 
-CASES = {"dra": DRA, "pod-level-and-resize": POD_LEVEL_AND_RESIZE, "jobs": JOBS, "pod-fields": POD_FIELDS}
+# Pod-level budgets shared with containers that set nothing, a Guaranteed sidecar inside one, resize
+# policies that restart the container in a pod that may restart it, and a sidecar whose exit restarts
+# every container (RestartAllContainers, KEP-5532, beta from 1.36).
+SHARED_BUDGETS = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: shared-budget}
+spec:
+  priorityClassName: serving
+  resources:
+    requests: {cpu: 400m, memory: 400Mi}
+    limits: {cpu: 400m, memory: 400Mi}
+  initContainers:
+  - name: agent
+    image: registry.k8s.io/pause:3.10
+    restartPolicy: Always
+    resources:
+      requests: {cpu: 200m, memory: 200Mi}
+      limits: {cpu: 200m, memory: 200Mi}
+  containers:
+  - name: web
+    image: registry.k8s.io/pause:3.10
+    resizePolicy:
+    - {resourceName: cpu, restartPolicy: RestartContainer}
+    - {resourceName: memory, restartPolicy: RestartContainer}
+  - name: helper
+    image: registry.k8s.io/pause:3.10
+    resizePolicy:
+    - {resourceName: memory, restartPolicy: RestartContainer}
+    resources:
+      requests: {cpu: 100m, memory: 100Mi}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: restart-everything}
+spec:
+  priorityClassName: training
+  restartPolicy: Never
+  initContainers:
+  - name: prepare
+    image: registry.k8s.io/busybox:1.37
+    resources:
+      requests: {cpu: 100m, memory: 64Mi}
+      limits: {cpu: 100m, memory: 64Mi}
+  - name: watcher
+    image: registry.k8s.io/busybox:1.37
+    restartPolicy: Always
+    restartPolicyRules:
+    - action: RestartAllContainers
+      exitCodes: {operator: In, values: [77]}
+    resources:
+      requests: {cpu: 100m, memory: 64Mi}
+      limits: {cpu: 100m, memory: 64Mi}
+  containers:
+  - name: trainer
+    image: registry.k8s.io/busybox:1.37
+    resources:
+      requests: {cpu: "1", memory: 1Gi}
+      limits: {cpu: "1", memory: 1Gi}
+"""
+
+CASES = {
+    "dra": DRA,
+    "pod-level-and-resize": POD_LEVEL_AND_RESIZE,
+    "jobs": JOBS,
+    "pod-fields": POD_FIELDS,
+    "shared-budgets": SHARED_BUDGETS,
+}
 VERSIONS = [v for v in ("1.34", "1.35", "1.36", "1.37") if v in bundled_versions()]
 
 
