@@ -616,3 +616,29 @@ def test_a_running_pods_prioritized_list_is_judged_by_the_alternative_the_schedu
     claim["status"] = {}
     text, found = _audit(tmp_path, CLASSES + [fa_template] + NODES + [p, claim])
     assert [f["rule"] for f in found] == []
+
+
+def test_a_stored_pod_level_pids_limit_shows_the_gate_on(tmp_path: Path) -> None:
+    """KEP-6063: the API server drops spec.resources.limits.pids with PerPodPIDLimit off (alpha and off by
+    default in 1.37), so a stored pod that has it ran with the gate on: no "dropped" warning, on a 1.37
+    profile or with none; check of the same pod as a manifest warns."""
+    resources = {"limits": {"cpu": "1", "memory": "1Gi", "pids": "2048"}}
+    p = pod("pids", NS, [container("main", "x", {})], node="gpu-node-1", extra_spec={"resources": resources})
+    p["spec"]["priorityClassName"] = "hi"
+    path = tmp_path / "dump.json"
+    path.write_text(kubectl_list([p]))
+    config = tmp_path / "kubelint.yaml"
+    config.write_text('profile:\n  kubernetesVersion: "1.37"\n')
+    for args in ([], ["-c", str(config)]):
+        r = CliRunner().invoke(main, ["audit", str(path), "-f", "json", *args], catch_exceptions=False)
+        assert json.loads(r.stdout[: r.stdout.rindex("}") + 1])["findings"] == [], args
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(yaml.safe_dump(_manifest_pod(p)))
+    r = CliRunner().invoke(main, ["check", str(manifest), "-f", "json"], catch_exceptions=False)
+    assert [(f["rule"], f["severity"]) for f in json.loads(r.stdout)["findings"]] == [
+        ("pod-level-resources-invalid", "warning")
+    ]
+
+
+def _manifest_pod(p: dict) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": p["metadata"]["name"]}, "spec": p["spec"]}

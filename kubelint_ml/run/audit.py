@@ -161,7 +161,7 @@ class Audit:
         self.bound_claims: set[tuple[str, str, str]] = set()
         # Fields of the stored pods that only a gate on keeps: DRA claims, pod-level resources; and the
         # extended resources the scheduler allocated through DRA (only DRAExtendedResource on does)
-        self.kept_claims = self.kept_pod_level = self.kept_extended = False
+        self.kept_claims = self.kept_pod_level = self.kept_extended = self.kept_pids = False
         self.skipped: Counter[str] = Counter()
         self.files = 0
         self.objects = 0
@@ -240,8 +240,14 @@ class Audit:
                 if spec.get("resourceClaims"):
                     self.kept_claims = True
                     self._dra(ns, spec, data.get("status"))
-                if spec.get("resources"):
+                resources = spec.get("resources")
+                if resources:
                     self.kept_pod_level = True
+                    if isinstance(resources, Mapping) and any(
+                        isinstance(resources.get(part), Mapping) and "pids" in resources[part]
+                        for part in ("limits", "requests")
+                    ):
+                        self.kept_pids = True
             status = data.get("status")
             if isinstance(status, Mapping) and status.get("extendedResourceClaimStatus"):
                 self.kept_extended = True
@@ -396,6 +402,8 @@ class Audit:
         """The gates the stored pods show on, whatever the profile's version defaults them to: the API server
         drops spec.resourceClaims and spec.resources with DynamicResourceAllocation and PodLevelResources
         off, so a pod that has them was admitted with the gate on."""
+        if self.kept_pids:  # the API server drops a pod-level pids limit with PerPodPIDLimit off (alpha in 1.37)
+            ctx.cache["per_pod_pid_limit"] = True
         version = parse_version(getattr(profile, "kubernetes_version", None))
         if version is None:
             return

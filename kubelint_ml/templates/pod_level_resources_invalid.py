@@ -79,12 +79,17 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             )
         )
     version = parse_version(getattr(getattr(ctx, "profile", None), "kubernetes_version", None))
-    pids_dropped = version is None or version >= PER_POD_PID_LIMIT
+    # (audit: stored pods that kept a pids limit show the gate on)
+    cache = getattr(ctx, "cache", None)
+    kept = isinstance(cache, dict) and cache.get("per_pod_pid_limit") is True
+    pids_dropped = (version is None or version >= PER_POD_PID_LIMIT) and not kept
     for part in ("requests", "limits"):
         values = raw.get(part)
         if not isinstance(values, dict):
             continue
         for name in values:
+            if name == "pids" and kept:
+                continue  # served: a limit the kubelet enforces
             if name == "pids" and pids_dropped:
                 out.append(
                     Hit(
