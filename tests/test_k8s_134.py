@@ -24,6 +24,12 @@ def findings(manifest: str, version: str | None = None, rules: tuple[str, ...] =
     return sorted((f.line, f.column, f.rule, f.severity) for f in found if not rules or f.rule in rules)
 
 
+def _profile(version: str) -> Config:
+    cfg = Config()
+    cfg.profile = Profile.from_dict({"kubernetesVersion": version}, ROOT)
+    return cfg
+
+
 POD_LEVEL_ONLY = """\
 apiVersion: v1
 kind: Pod
@@ -76,7 +82,13 @@ def test_the_1_36_qos_and_defaulting_fixes():
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resources: {}\n  containers:\n"
         "  - name: a\n    image: x\n    resources: {limits: {cpu: '1', memory: 1Gi}}\n"
     )
-    assert findings(pod, "1.35", ("besteffort-qos",)) == [(4, 1, "besteffort-qos", "warning")]
+    # at the empty block, saying why: the containers alone make the pod Guaranteed; no fix (memory in the
+    # containers would not change the class)
+    assert findings(pod, "1.35", ("besteffort-qos",)) == [(5, 3, "besteffort-qos", "warning")]
+    [found] = [f for f in lint_text(pod.encode(), RULES, _profile("1.35")) if f.rule == "besteffort-qos"]
+    assert found.message == "BestEffort QoS: the empty spec.resources decides it before Kubernetes 1.36"
+    assert "though its containers make it Guaranteed (k/k issue 135082)" in found.detail
+    assert found.fix is None
     assert findings(pod, "1.36", ("besteffort-qos",)) == []
 
 
