@@ -30,6 +30,15 @@ def check_json(path: Path, cwd: Path) -> list[tuple[str, int, int, str]]:
     return sorted((f["rule"], f["line"], f["column"], f["severity"]) for f in json.loads(r.stdout)["findings"])
 
 
+def check_folder(root: Path, name: str) -> list[tuple[str, int, int, str]]:
+    """`kubelint-ml check .` run in ``root``: the findings of the file ``name``."""
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", ".", "-f", "json"], capture_output=True, text=True, cwd=root
+    )
+    findings = json.loads(r.stdout)["findings"]
+    return sorted((f["rule"], f["line"], f["column"], f["severity"]) for f in findings if f["file"] == name)
+
+
 class Editor:
     """A client session: what the server published, by uri."""
 
@@ -300,6 +309,100 @@ def test_a_kustomization_file_gets_the_rendered_findings_on_open_and_save(tmp_pa
     run(session())
 
 
+KUSTOMIZED_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  backoffLimit: 2
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector:
+        node.kubernetes.io/instance-type: p5.48xlarge
+      containers:
+      - name: main
+        image: pytorch/pytorch:2.4.0
+        resources:
+          requests: {cpu: "8", memory: 1800Gi}
+          limits: {memory: 1800Gi}
+          claims:
+          - name: gpu
+      resourceClaims:
+      - name: gpu
+        resourceClaimTemplateName: gpu-tmpl
+"""
+KUSTOMIZED_CLAIM = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: gpu-tmpl
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com, count: 1}
+"""
+
+
+def test_a_kustomizations_file_follows_the_other_files_of_its_render(tmp_path: Path) -> None:
+    """The Job of a kustomization claims a GPU whose template is another file of the same build: when
+    the template is saved in the editor, or changed on disk, the open Job gets what `check .` now gives
+    (its GPU share follows the template's count), not what the render at its own open gave."""
+    from kubelint_ml.input import render
+
+    version = render.kustomize_version()
+    if version is None or version < (4, 5):
+        pytest.skip("needs kustomize v4.5 or later (kustomize, or kubectl 1.24+ which embeds it) on PATH")
+    k = tmp_path / "k"
+    k.mkdir()
+    (k / "kustomization.yaml").write_text("resources: [job.yaml, claims.yaml]\nnamespace: ml\n")
+    job, claims = k / "job.yaml", k / "claims.yaml"
+    job.write_text(KUSTOMIZED_JOB)
+    claims.write_text(KUSTOMIZED_CLAIM)
+
+    def check_dir() -> list[tuple[str, int, int, str]]:
+        return check_folder(tmp_path, "k/job.yaml")
+
+    one = check_dir()
+    assert "gpu-memory-share-mismatch" in [w[0] for w in one]  # 1 of 8 GPUs, 95% of the memory
+    eight = KUSTOMIZED_CLAIM.replace("count: 1", "count: 8")
+    claims.write_text(eight)
+    all_eight = check_dir()
+    assert "gpu-memory-share-mismatch" not in [w[0] for w in all_eight]
+    claims.write_text(KUSTOMIZED_CLAIM)
+
+    async def session() -> None:
+        ed = Editor(tmp_path)
+        await ed.start()
+        uri = ed.open(job, KUSTOMIZED_JOB)
+        await ed.diagnostics_until(uri, lambda d: as_check(d, KUSTOMIZED_JOB) == one, timeout=60)
+        # the template edited and saved in the editor
+        curi = ed.open(claims, KUSTOMIZED_CLAIM)
+        ed.change(curi, 2, eight)
+        claims.write_text(eight)
+        ed.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=curi))
+        )
+        await ed.diagnostics_until(uri, lambda d: as_check(d, KUSTOMIZED_JOB) == all_eight, timeout=60)
+        # closed, then changed on disk (a checkout, another tool)
+        ed.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=curi))
+        )
+        claims.write_text(KUSTOMIZED_CLAIM)
+        ed.client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=claims.as_uri(), type=types.FileChangeType.Changed)]
+            )
+        )
+        await ed.diagnostics_until(uri, lambda d: as_check(d, KUSTOMIZED_JOB) == one, timeout=60)
+        await ed.stop()
+
+    run(session())
+
+
 def test_a_file_its_kustomization_does_not_name_is_linted_as_typed(tmp_path: Path) -> None:
     """A sample beside a kustomization that does not list it is no part of its build: the editor
     lints the buffer as it is typed, as `check` lints the file."""
@@ -341,17 +444,7 @@ def test_a_context_file_changed_on_disk_is_taken_in(tmp_path: Path) -> None:
     classes.write_text(pclass.format("batch-low"))
 
     def check_dir() -> list[tuple[str, int, int, str]]:
-        r = subprocess.run(
-            [sys.executable, "-m", "kubelint_ml", "check", ".", "-f", "json"],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-        )
-        return sorted(
-            (f["rule"], f["line"], f["column"], f["severity"])
-            for f in json.loads(r.stdout)["findings"]
-            if f["file"] == "job.yaml"
-        )
+        return check_folder(tmp_path, "job.yaml")
 
     before = check_dir()
 

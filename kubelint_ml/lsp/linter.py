@@ -354,30 +354,40 @@ class Linter:
         stops = self.roots or [os.path.dirname(path)]
         return Owners(stops).of_file(path)
 
-    def rendered(self, path: str) -> list[Finding]:
-        """The findings that map back to ``path`` once the workspace folder holding it is rendered and
-        linted as `check <folder>` does (charts with helm, kustomizations built): run on save."""
+    def rendered(self, paths: list[str]) -> dict[str, list[Finding]]:
+        """The findings that map back to each of ``paths`` once the workspace folder holding it is
+        rendered and linted as `check <folder>` does (charts with helm, kustomizations built): one
+        run per folder (and configuration), whatever the number of its files asked for."""
         from kubelint_ml.run.inputs import RunInputs
         from kubelint_ml.run.lint import run
 
-        root = next((r for r in self.roots if _inside(path, r)), os.path.dirname(os.path.abspath(path)))
-        s = self.session(path)
-        here = os.getcwd()
-        os.chdir(root)  # display paths as `check` run from the folder gives them
-        try:
-            with self._lock:
-                inputs = RunInputs(
-                    s.base_config if s.base_config is not None else s.config,  # run adds the Nodes itself
-                    list(s.rules.values()),
-                    severity=s.severity,
-                    all_rule_ids=s.all_ids,
-                    policies=s.policies,
-                )
-                result, _ = run(["."], inputs)
-        finally:
-            os.chdir(here)
-        real = os.path.realpath(path)
-        return [f for f in result.findings if os.path.realpath(os.path.join(root, f.file)) == real]
+        groups: dict[tuple[str, int], tuple[Session, list[str]]] = {}
+        for path in paths:
+            root = next((r for r in self.roots if _inside(path, r)), os.path.dirname(os.path.abspath(path)))
+            s = self.session(path)
+            groups.setdefault((root, id(s)), (s, []))[1].append(path)
+        out: dict[str, list[Finding]] = {}
+        for (root, _), (s, members) in groups.items():
+            here = os.getcwd()
+            os.chdir(root)  # display paths as `check` run from the folder gives them
+            try:
+                with self._lock:
+                    inputs = RunInputs(
+                        s.base_config if s.base_config is not None else s.config,  # run adds the Nodes itself
+                        list(s.rules.values()),
+                        severity=s.severity,
+                        all_rule_ids=s.all_ids,
+                        policies=s.policies,
+                    )
+                    result, _ = run(["."], inputs)
+            finally:
+                os.chdir(here)
+            by_file: dict[str, list[Finding]] = {}
+            for f in result.findings:
+                by_file.setdefault(os.path.realpath(os.path.join(root, f.file)), []).append(f)
+            for path in members:
+                out[path] = by_file.get(os.path.realpath(path), [])
+        return out
 
 
 class Fixes:

@@ -128,6 +128,8 @@ class Server(LanguageServer):
         self.waiters: dict[str, list[tuple[int, asyncio.Future]]] = {}
         self.owners: dict[str, Any] = {}
         self.rendered: dict[str, list[Finding]] = {}  # uri -> findings mapped back at the last save
+        self.rerender: asyncio.Task | None = None  # the open charts' and kustomizations' files rendered again
+        self.rerender_again = False  # a save or change arrived while rendering: once more after it
         self.event_loop: asyncio.AbstractEventLoop | None = None
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kubelint-ml-worker")
         # quick fixes are sliced from a version's parse on their own thread: a lint in progress does
@@ -519,7 +521,7 @@ def did_open(ls: Server, params: types.DidOpenTextDocumentParams) -> None:
     if ls.linter.mentions_context(doc.data) or (path is not None and ls.linter.is_context(path)):
         asyncio.ensure_future(_track(ls, uri, doc.data))
     if ls.owners[uri] is not None:
-        asyncio.ensure_future(_render(ls, uri))
+        asyncio.ensure_future(_render(ls, [uri]))
         return
     _schedule(ls, uri)
 
@@ -567,30 +569,52 @@ async def did_save(ls: Server, params: types.DidSaveTextDocumentParams) -> None:
     doc = ls.docs.get(uri)
     if doc is None or _is_config(uri):
         return
+    path = path_of(uri)
     if ls.owners.get(uri) is None:
         _schedule(ls, uri)
+        if path is None or not ls.linter.is_context(path):
+            return
+    _render_open(ls)  # the saved file may feed the render of every open file of the folder
+
+
+def _render_open(ls: Server) -> None:
+    """Every open file of a chart or kustomization rendered again, as `check <folder>` would now
+    render it (a template, a values file, a patch or a context file of the folder saved or changed on
+    disk changes what the others get): one render at a time, and one more for what came meanwhile."""
+    if not any(owner is not None for owner in ls.owners.values()):
         return
-    await _render(ls, uri)
+    if ls.rerender is not None and not ls.rerender.done():
+        ls.rerender_again = True
+        return
+
+    async def loop() -> None:
+        while True:
+            ls.rerender_again = False
+            await _render(ls, [u for u in ls.docs if ls.owners.get(u) is not None])
+            if not ls.rerender_again:
+                return
+
+    ls.rerender = asyncio.ensure_future(loop())
 
 
-async def _render(ls: Server, uri: str) -> None:
-    """A chart template or a kustomization's file: its findings are those of the rendered output that
-    map back to it (as `check <folder>` gives them), computed when it is opened and saved (rendering
-    on every keystroke is not expected); they stay until the next save."""
-    path = path_of(uri)
-    if path is None:
+async def _render(ls: Server, uris: list[str]) -> None:
+    """Files of charts and kustomizations: their findings are those of the rendered output that map
+    back to them (as `check <folder>` gives them), computed when one is opened and when a file the
+    render reads is saved (rendering on every keystroke is not expected); they stay until then."""
+    paths = {uri: path for uri in uris if (path := path_of(uri)) is not None}
+    if not paths:
         return
     try:
-        found = await ls.run_in_worker(ls.linter.rendered, path)
+        found = await ls.run_in_worker(ls.linter.rendered, list(paths.values()))
     except Exception:  # noqa: BLE001
-        log.exception("rendering for %s failed", uri)
+        log.exception("rendering for %s failed", ", ".join(paths))
         return
-    doc = ls.docs.get(uri)
-    if doc is None:
-        return
-    ls.rendered[uri] = found
-    gen = ls.gen[uri] = ls.gen.get(uri, 0) + 1
-    await _lint(ls, uri, gen, debounce=False)
+    for uri, path in paths.items():
+        if ls.docs.get(uri) is None or ls.owners.get(uri) is None:
+            continue  # closed while rendering
+        ls.rendered[uri] = found.get(path, [])
+        gen = ls.gen[uri] = ls.gen.get(uri, 0) + 1
+        asyncio.ensure_future(_lint(ls, uri, gen, debounce=False))
 
 
 def did_close(ls: Server, params: types.DidCloseTextDocumentParams) -> None:
@@ -608,13 +632,16 @@ def did_close(ls: Server, params: types.DidCloseTextDocumentParams) -> None:
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
-def _watched_job(ls: Server, changes: list[tuple[str, bool]]) -> bool:
-    changed = False
+def _watched_job(ls: Server, changes: list[tuple[str, bool]]) -> tuple[bool, bool]:
+    """Take in files changed on disk: whether the context changed, and whether a file of a chart or
+    kustomization (which the render of the open ones reads) did."""
+    changed = owned = False
     for path, gone in changes:
         if path in ls.linter.buffers or not ls.linter.in_workspace(path):
             continue  # the editor's text wins over the disk's; nothing outside the workspace is read
         changed = ls.linter.file_changed(path, None if gone else ls.linter.disk(path)) or changed
-    return changed
+        owned = owned or ls.linter.owner(path) is not None
+    return changed, owned
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
@@ -625,12 +652,14 @@ async def did_change_watched(ls: Server, params: types.DidChangeWatchedFilesPara
         if path is not None:
             changes.append((path, event.type == types.FileChangeType.Deleted))
     try:
-        changed = await ls.run_in_worker(_watched_job, ls, changes)
+        changed, owned = await ls.run_in_worker(_watched_job, ls, changes)
     except Exception:  # noqa: BLE001
         log.exception("taking in changed files failed")
         return
     if changed:
         _relint_open(ls)
+    if changed or owned:
+        _render_open(ls)
 
 
 def _config_job(ls: Server, uri: str, data: bytes) -> list[types.Diagnostic]:
