@@ -151,6 +151,81 @@ def test_context_object_reviewed_as_check_sees_it(stack, tmp_path):
     assert "priority-class-invalid" in resp["status"]["message"]
 
 
+TRAINER_CONTEXT = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-gpu}
+spec:
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          spec:
+            template:
+              spec:
+                containers:
+                - name: node
+                  image: pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime
+                  resources: {limits: {nvidia.com/gpu: 8}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: llama-ft, namespace: ml}
+spec:
+  runtimeRef: {name: shared-gpu}
+---
+apiVersion: v1
+kind: LimitRange
+metadata: {name: small, namespace: ml}
+spec:
+  limits:
+  - type: Container
+    max: {memory: 16Gi}
+"""
+TRAINER_OBJECTS = [
+    {  # its runtime is in the context: a GPU pod without a memory limit
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "ft", "namespace": "ml"},
+        "spec": {"runtimeRef": {"name": "torch-gpu"}, "trainer": {"numNodes": 2}},
+    },
+    {  # its pods' 64Gi limit is above the namespace's LimitRange in the context
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "big", "namespace": "ml"},
+        "spec": {
+            "runtimeRef": {"name": "torch-gpu"},
+            "trainer": {"resourcesPerNode": {"limits": {"nvidia.com/gpu": 8, "memory": "64Gi"}}},
+        },
+    },
+    {  # run by the context's TrainJob, which sets no priority either
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "ClusterTrainingRuntime",
+        "metadata": {"name": "shared-gpu"},
+        "spec": yaml.safe_load(TRAINER_CONTEXT.split("---")[0])["spec"],
+    },
+]
+
+
+def test_trainer_objects_reviewed_with_the_context_as_check_sees_them(stack, tmp_path):
+    """A TrainJob or a training runtime under review (objects that are context themselves) is judged
+    with the config's context still there: the runtime a TrainJob runs, the TrainJobs that run a
+    runtime, the namespace's LimitRanges, as `check` judges the object's file with that context."""
+    (tmp_path / "trainer.yaml").write_text(TRAINER_CONTEXT)
+    config = write_config(tmp_path / "kubelint-ml.yaml", {**PROFILE_CONFIG, "context": ["trainer.yaml"]})
+    expected = _check_findings(tmp_path, TRAINER_OBJECTS, config)
+    assert [(f["rule"], f["severity"]) for f in expected[0]] == [
+        ("missing-memory-limit", "error"),  # (the LimitRange's max is the pods' default limit)
+        ("missing-memory-request", "warning"),
+    ]
+    assert [(f["rule"], f["severity"]) for f in expected[1]] == [("limit-range-violation", "error")]
+    assert [(f["rule"], f["severity"]) for f in expected[2]] == [("missing-priority-class", "warning")]
+    with Webhook(tmp_path, config) as hook:
+        for i, obj in enumerate(TRAINER_OBJECTS):
+            _assert_as_check(hook.review(review_body(obj)), expected[i], i, obj)
+
+
 JOB = {
     "apiVersion": "batch/v1",
     "kind": "Job",

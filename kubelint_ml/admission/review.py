@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubelint_ml.engine.api import Context
+from kubelint_ml.engine.cluster import CLUSTER_KINDS
 from kubelint_ml.engine.context import CONTEXT_KINDS, Facts
 from kubelint_ml.engine.core import Engine
 from kubelint_ml.findings import Finding
@@ -365,6 +366,16 @@ def _facts_with(policy: Policy, objects: list) -> Facts:
         facts.workload_priority_class_files.setdefault(name, base.workload_priority_class_files.get(name, ""))
     facts.kubelet_configs.extend(base.kubelet_configs)
     facts.crds.extend(base.crds)
+    # the controllers' objects the context gives: a reviewed TrainJob runs its (Cluster)TrainingRuntime, a
+    # reviewed runtime is judged with the context's TrainJobs, a Workflow with the runs of its templates
+    facts.train_jobs.extend(base.train_jobs)
+    for key, runtime in base.training_runtimes.items():
+        facts.training_runtimes.setdefault(key, runtime)
+    facts.argo_runs.extend(base.argo_runs)
+    for ref, spec in base.llm_configs.items():
+        facts.llm_configs.setdefault(ref, spec)
+    if not any(o.kind in CLUSTER_KINDS for o in objects):
+        facts.cluster = base.cluster  # the context's cluster (nodes, LimitRanges, queues), unchanged
     facts.add_profile(policy.config.profile)
     facts.dra = base.dra  # the context's claims and classes (a reviewed claim object holds no pods)
     return facts
