@@ -103,6 +103,24 @@ def check_dir(root: Path, name: str) -> list[tuple[str, int, int, str]]:
     )
 
 
+def typed(root: Path, path: Path, versions: list[tuple[str, list]]) -> None:
+    """The editor opens ``path`` with the first text, then is given each next one: after each, the
+    buffer's diagnostics are the findings given with it."""
+
+    async def session() -> None:
+        ed = Editor(root)
+        await ed.start()
+        await asyncio.sleep(0.5)  # the background index
+        uri = ed.open(path, versions[0][0])
+        for n, (text, want) in enumerate(versions):
+            if n:
+                ed.change(uri, n + 1, text)
+            await ed.diagnostics_until(uri, lambda d, text=text, want=want: as_check(d, text) == want)
+        await ed.stop()
+
+    run(session())
+
+
 def fix_all(ed: Editor, uri: str):  # noqa: ANN201
     return ed.client.text_document_code_action_async(
         types.CodeActionParams(
@@ -171,14 +189,24 @@ def test_a_missing_template_in_a_file_that_defines_claims_is_an_error_as_in_chec
     clean = check_dir(tmp_path, "all.yaml")
     assert not [w for w in clean if w[0] == "unknown-resource-claim"]
 
-    async def session() -> None:
-        ed = Editor(tmp_path)
-        await ed.start()
-        await asyncio.sleep(0.5)
-        uri = ed.open(both, text)
-        await ed.diagnostics_until(uri, lambda d: as_check(d, text) == clean)
-        ed.change(uri, 2, renamed)
-        await ed.diagnostics_until(uri, lambda d: as_check(d, renamed) == want)
-        await ed.stop()
+    typed(tmp_path, both, [(text, clean), (renamed, want)])
 
-    run(session())
+
+def test_a_context_file_of_the_config_inside_the_workspace_is_an_input_as_in_check(tmp_path: Path) -> None:
+    """The config names the workspace's claims file as context: `check .` lints it as an input (and does
+    not read it again as context), so a template it lacks may still be in the cluster, a warning; the
+    editor gives the same severity, and follows the file as `check .` does."""
+    claims = tmp_path / "claims.yaml"
+    claims.write_text(CLAIMS)
+    (tmp_path / ".kubelint-ml.yaml").write_text("context: [claims.yaml]\n")
+    pod = tmp_path / "llm.yaml"
+    missing = DEPLOYMENT.replace("resourceClaimTemplateName: single-gpu", "resourceClaimTemplateName: two-gpus")
+    pod.write_text(missing)
+    want = check_dir(tmp_path, "llm.yaml")
+    line = missing.split("\n").index("        resourceClaimTemplateName: two-gpus") + 1
+    assert ("unknown-resource-claim", line, 36, "warning") in want
+    pod.write_text(DEPLOYMENT)
+    found = check_dir(tmp_path, "llm.yaml")
+    assert ("missing-memory-limit", 19, 9, "error") in found  # the claimed GPU, from the context file
+
+    typed(tmp_path, pod, [(missing, want), (DEPLOYMENT, found)])

@@ -232,13 +232,17 @@ class Linter:
             return session
 
     def _facts(self, config: Any) -> Facts:
+        from kubelint_ml.input.sources import Source
         from kubelint_ml.run.facts import _profile_facts, context_facts
 
         facts = Facts()
         for _, objects in self._context.values():
             for obj in objects:
                 facts.add_object(obj)
-        context_facts(facts, list(config.context), [], config)
+        # A context file of the config inside a workspace folder is one of `check <folder>`'s inputs:
+        # it gave its facts above, once, as an input (as `check` skips a context file it lints).
+        inputs = [Source(p, p) for p in self._context if self.in_workspace(p)]
+        context_facts(facts, list(config.context), inputs, config)
         _profile_facts(facts, config)
         return facts
 
