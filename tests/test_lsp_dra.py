@@ -210,3 +210,68 @@ def test_a_context_file_of_the_config_inside_the_workspace_is_an_input_as_in_che
     assert ("missing-memory-limit", 19, 9, "error") in found  # the claimed GPU, from the context file
 
     typed(tmp_path, pod, [(missing, want), (DEPLOYMENT, found)])
+
+
+CLUSTER_CLASS = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: h100.example.com
+spec:
+  selectors:
+  - cel:
+      expression: device.driver == 'gpu.nvidia.com'
+  extendedResourceName: example.com/h100
+"""
+H100_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: a
+spec:
+  containers:
+  - name: c
+    image: x:1
+    resources:
+      limits:
+        example.com/h100: 1
+"""
+
+
+def test_a_context_file_outside_the_workspace_is_followed_on_disk(tmp_path: Path) -> None:
+    """The config's context names the cluster's DeviceClasses in a file outside the workspace folder,
+    which no editor reports changes of: its class's driver changed on disk (a GPU class becomes a NIC
+    class) changes the open pod's findings to what `check .` then gives, without a keystroke."""
+    ws, cluster = tmp_path / "ws", tmp_path / "cluster"
+    ws.mkdir()
+    cluster.mkdir()
+    classes = cluster / "classes.yaml"
+    classes.write_text(CLUSTER_CLASS)
+    (ws / ".kubelint-ml.yaml").write_text("context: [../cluster/classes.yaml]\n")
+    pod = ws / "pod.yaml"
+    pod.write_text(H100_POD)
+    gpu = check_dir(ws, "pod.yaml")
+    assert ("missing-memory-limit", 10, 7, "error") in gpu
+    nic = CLUSTER_CLASS.replace("'gpu.nvidia.com'", "'dra.net'")
+    classes.write_text(nic)
+    not_gpu = check_dir(ws, "pod.yaml")
+    assert ("missing-memory-limit", 10, 7, "warning") in not_gpu
+    classes.write_text(CLUSTER_CLASS)
+
+    async def session() -> None:
+        ed = Editor(ws)
+        await ed.start()
+        uri = ed.open(pod, H100_POD)
+        await ed.diagnostics_until(uri, lambda d: as_check(d, H100_POD) == gpu)
+        classes.write_text(nic)
+        await ed.diagnostics_until(uri, lambda d: as_check(d, H100_POD) == not_gpu)
+        classes.write_text(CLUSTER_CLASS)  # and when the editor does tell, at once
+        ed.client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=classes.as_uri(), type=types.FileChangeType.Changed)]
+            )
+        )
+        await ed.diagnostics_until(uri, lambda d: as_check(d, H100_POD) == gpu, timeout=1.5)
+        await ed.stop()
+
+    run(session())

@@ -33,6 +33,9 @@ from kubelint_ml.fix import SAFE, Fix, put
 
 # Files the workspace index reads at most (a huge monorepo is indexed only up to this).
 MAX_INDEXED_FILES = 20_000
+# Seconds between two looks at the modification times of the config's context files outside the
+# workspace (read again when they change, as `serve` reads its context files again).
+OUTSIDE_EVERY = 1.0
 # The bytes of context files the server holds at most (a buffer or file is at most MAX_FILE_BYTES).
 MAX_CONTEXT_BYTES = 256 * 1024 * 1024
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -62,6 +65,10 @@ class Session:
     engine: Any = None
     context_gen: int = 0  # the workspace context its facts were made from
     base_config: Any = None  # the config before the workspace's Nodes were added to its profile
+    # The config's context files outside the workspace folders (no file-change notification names
+    # them): their size and modification time when its facts were made, looked at again once a second
+    outside: tuple = ()
+    outside_seen: float = 0.0
 
 
 @dataclass
@@ -221,15 +228,60 @@ class Linter:
             found = self._sessions.get(config_path)
             if found is not None and found[0] == text:
                 session = found[1]
-                if session.context_gen != self._context_gen:  # the context changed: new facts, the
-                    self._refresh(session)  # same rules and policies (no compile, no new helper)
-                return session
+                if session.context_gen != self._context_gen or self._outside_changed(session):
+                    self._refresh(session)  # the context changed: new facts, the same rules and
+                return session  # policies (no compile, no new helper)
             if found is not None:
                 _close(found[1])
                 del self._sessions[config_path]
             session = self._build(config_path, text)
             self._sessions[config_path] = (text, session)
             return session
+
+    def _outside(self, config: Any) -> tuple:
+        """(path, size, modification time) of each of the config's context files outside the workspace."""
+        from kubelint_ml.input.sources import SourceError, collect
+
+        out = []
+        for path in config.context:
+            if self.in_workspace(os.path.abspath(path)):
+                continue
+            try:
+                found = [s.real for s in collect([path])]
+            except SourceError:
+                found = []
+            for name in [path, *found]:
+                try:
+                    st = os.stat(name)
+                except OSError:
+                    out.append((name, -1, -1))
+                    continue
+                out.append((name, st.st_size, st.st_mtime_ns))
+        return tuple(out)
+
+    def _outside_changed(self, session: Session) -> bool:
+        import time
+
+        base = session.base_config if session.base_config is not None else session.config
+        if not base.context or time.monotonic() - session.outside_seen < OUTSIDE_EVERY:
+            return False
+        session.outside_seen = time.monotonic()
+        return self._outside(base) != session.outside
+
+    def outside_changed(self, path: str | None = None) -> bool:
+        """Whether a config's context file outside the workspace changed (``path``: the one a
+        file-change notification names): the sessions that read it take it in at their next lint."""
+        changed = False
+        with self._lock:
+            for _, session in self._sessions.values():
+                if not session.outside:
+                    continue
+                if path is not None and not any(os.path.abspath(name) == path for name, _, _ in session.outside):
+                    continue
+                session.outside_seen = 0.0  # looked at again at the next lint, whatever the time
+                changed = self._outside_changed(session) or changed
+                session.outside_seen = 0.0
+        return changed
 
     def _facts(self, config: Any) -> Facts:
         from kubelint_ml.input.sources import Source
@@ -253,6 +305,7 @@ class Linter:
         from kubelint_ml.run.runner import Runner
 
         base = session.base_config if session.base_config is not None else session.config
+        outside = self._outside(base)  # (before the files are read: a change meanwhile is seen next time)
         try:
             facts = self._facts(base)
         except ConfigError as e:
@@ -262,6 +315,7 @@ class Linter:
         session.finish = lambda f: run_lint._finish(f, config)
         session.runner = Runner(session.engine, config, facts, None, False, None, session.policies)
         session.context_gen = self._context_gen
+        session.outside = outside
 
     def _drop_sessions(self) -> None:
         for _, session in self._sessions.values():
@@ -298,6 +352,7 @@ class Linter:
                 policies.choose(policy_off(config, policy_ids, ()), severity)
             rules = [r for r in rules if r.family != "usage"]  # no Prometheus per keystroke: see docs/editors.md
             base = config
+            outside = self._outside(config)
             facts = self._facts(config)
             config = with_cluster_nodes(config, facts)  # the workspace's Nodes as node pools
         except (ConfigError, SelectionError) as e:
@@ -320,6 +375,7 @@ class Linter:
             engine,
             self._context_gen,
             base,
+            outside,
         )
 
     # ------------------------------------------------------------------

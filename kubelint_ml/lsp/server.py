@@ -130,6 +130,7 @@ class Server(LanguageServer):
         self.rendered: dict[str, list[Finding]] = {}  # uri -> findings mapped back at the last save
         self.rerender: asyncio.Task | None = None  # the open charts' and kustomizations' files rendered again
         self.rerender_again = False  # a save or change arrived while rendering: once more after it
+        self.poller: asyncio.Future | None = None  # looks at the configs' context files outside the workspace
         self.event_loop: asyncio.AbstractEventLoop | None = None
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kubelint-ml-worker")
         # quick fixes are sliced from a version's parse on their own thread: a lint in progress does
@@ -403,9 +404,26 @@ async def _current(ls: Server, uri: str) -> Result | None:
     return known
 
 
+async def _poll_outside(ls: Server) -> None:
+    """The configs' context files outside the workspace (no editor tells of their changes) are looked
+    at every second or two; a change lints the open buffers again with the new facts."""
+    from kubelint_ml.lsp.linter import OUTSIDE_EVERY
+
+    while ls.status is None:
+        await asyncio.sleep(2 * OUTSIDE_EVERY)
+        try:
+            changed = await ls.run_in_worker(ls.linter.outside_changed)
+        except Exception:  # noqa: BLE001
+            log.exception("looking at the context files failed")
+            continue
+        if changed:
+            _relint_open(ls)
+
+
 @server.feature(types.INITIALIZED)
 def initialized(ls: Server, params: types.InitializedParams) -> None:
     """Ask the editor to say when manifests and configs change on disk (context files, configs)."""
+    ls.poller = asyncio.ensure_future(_poll_outside(ls))
     caps = ls.client_capabilities.workspace
     watched = getattr(caps, "did_change_watched_files", None) if caps is not None else None
     if watched is None or not watched.dynamic_registration:
@@ -637,8 +655,11 @@ def _watched_job(ls: Server, changes: list[tuple[str, bool]]) -> tuple[bool, boo
     kustomization (which the render of the open ones reads) did."""
     changed = owned = False
     for path, gone in changes:
-        if path in ls.linter.buffers or not ls.linter.in_workspace(path):
-            continue  # the editor's text wins over the disk's; nothing outside the workspace is read
+        if not ls.linter.in_workspace(path):  # nothing outside the workspace is read, but a context
+            changed = ls.linter.outside_changed(os.path.abspath(path)) or changed  # file of a config
+            continue
+        if path in ls.linter.buffers:
+            continue  # the editor's text wins over the disk's
         changed = ls.linter.file_changed(path, None if gone else ls.linter.disk(path)) or changed
         owned = owned or ls.linter.owner(path) is not None
     return changed, owned
