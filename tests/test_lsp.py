@@ -105,6 +105,14 @@ class Editor:
             )
         )
 
+    def changed_on_disk(self, path: Path) -> None:
+        """The editor tells the server that ``path`` changed on disk."""
+        self.client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Changed)]
+            )
+        )
+
     async def stop(self) -> None:
         await self.client.shutdown_async(None)
         self.client.exit(None)
@@ -392,11 +400,7 @@ def test_a_kustomizations_file_follows_the_other_files_of_its_render(tmp_path: P
             types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=curi))
         )
         claims.write_text(KUSTOMIZED_CLAIM)
-        ed.client.workspace_did_change_watched_files(
-            types.DidChangeWatchedFilesParams(
-                changes=[types.FileEvent(uri=claims.as_uri(), type=types.FileChangeType.Changed)]
-            )
-        )
+        ed.changed_on_disk(claims)
         await ed.diagnostics_until(uri, lambda d: as_check(d, KUSTOMIZED_JOB) == one, timeout=60)
         await ed.stop()
 
@@ -477,11 +481,7 @@ def test_a_context_file_changed_on_disk_is_taken_in(tmp_path: Path) -> None:
         classes.write_text(pclass.format("training-high"))
         after = check_dir()
         assert after != before
-        ed.client.workspace_did_change_watched_files(
-            types.DidChangeWatchedFilesParams(
-                changes=[types.FileEvent(uri=classes.as_uri(), type=types.FileChangeType.Changed)]
-            )
-        )
+        ed.changed_on_disk(classes)
         assert as_check(await ed.diagnostics(uri), text) == after
         await ed.stop()
 

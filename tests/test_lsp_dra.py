@@ -266,11 +266,7 @@ def test_a_context_file_outside_the_workspace_is_followed_on_disk(tmp_path: Path
         classes.write_text(nic)
         await ed.diagnostics_until(uri, lambda d: as_check(d, H100_POD) == not_gpu)
         classes.write_text(CLUSTER_CLASS)  # and when the editor does tell, at once
-        ed.client.workspace_did_change_watched_files(
-            types.DidChangeWatchedFilesParams(
-                changes=[types.FileEvent(uri=classes.as_uri(), type=types.FileChangeType.Changed)]
-            )
-        )
+        ed.changed_on_disk(classes)
         await ed.diagnostics_until(uri, lambda d: as_check(d, H100_POD) == gpu, timeout=1.5)
         await ed.stop()
 
