@@ -407,6 +407,57 @@ def test_a_kustomizations_file_follows_the_other_files_of_its_render(tmp_path: P
     run(session())
 
 
+def test_a_file_the_kustomization_comes_to_name_is_rendered_and_back(tmp_path: Path) -> None:
+    """A Pod beside a kustomization that does not name it is linted as it is; once the kustomization
+    is saved naming it (with a patch that gives it a memory limit), the open Pod gets what `check .`
+    then gives, the rendered findings; named no more (on disk), it is linted as it is again."""
+    from kubelint_ml.input import render
+
+    version = render.kustomize_version()
+    if version is None or version < (4, 5):
+        pytest.skip("needs kustomize v4.5 or later (kustomize, or kubectl 1.24+ which embeds it) on PATH")
+    k = tmp_path / "k"
+    k.mkdir()
+    alone = "resources: [job.yaml]\n"
+    naming = (
+        "resources: [job.yaml, sample.yaml]\npatches:\n- target: {kind: Pod, name: s}\n  patch: |-\n"
+        "    - {op: add, path: /spec/containers/0/resources, value: {limits: {memory: 1Gi}}}\n"
+    )
+    kustomization = k / "kustomization.yaml"
+    kustomization.write_text(alone)
+    (k / "job.yaml").write_text(KUSTOMIZED_JOB)
+    sample = k / "sample.yaml"
+    text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: s\nspec:\n  containers:\n  - name: c\n    image: x:1\n"
+    sample.write_text(text)
+    as_typed = check_folder(tmp_path, "k/sample.yaml")
+    kustomization.write_text(naming)
+    rendered = check_folder(tmp_path, "k/sample.yaml")
+    assert "missing-memory-limit" in [w[0] for w in as_typed] and "missing-memory-limit" not in [w[0] for w in rendered]
+    kustomization.write_text(alone)
+
+    async def session() -> None:
+        ed = Editor(tmp_path)
+        await ed.start()
+        uri = ed.open(sample, text)
+        await ed.diagnostics_until(uri, lambda d: as_check(d, text) == as_typed, timeout=30)
+        kuri = ed.open(kustomization, alone)
+        ed.change(kuri, 2, naming)
+        kustomization.write_text(naming)
+        ed.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=kuri))
+        )
+        await ed.diagnostics_until(uri, lambda d: as_check(d, text) == rendered, timeout=60)
+        ed.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=kuri))
+        )
+        kustomization.write_text(alone)
+        ed.changed_on_disk(kustomization)
+        await ed.diagnostics_until(uri, lambda d: as_check(d, text) == as_typed, timeout=60)
+        await ed.stop()
+
+    run(session())
+
+
 def test_a_file_its_kustomization_does_not_name_is_linted_as_typed(tmp_path: Path) -> None:
     """A sample beside a kustomization that does not list it is no part of its build: the editor
     lints the buffer as it is typed, as `check` lints the file."""

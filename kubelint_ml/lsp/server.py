@@ -598,9 +598,9 @@ async def did_save(ls: Server, params: types.DidSaveTextDocumentParams) -> None:
 def _render_open(ls: Server) -> None:
     """Every open file of a chart or kustomization rendered again, as `check <folder>` would now
     render it (a template, a values file, a patch or a context file of the folder saved or changed on
-    disk changes what the others get): one render at a time, and one more for what came meanwhile."""
-    if not any(owner is not None for owner in ls.owners.values()):
-        return
+    disk changes what the others get): one render at a time, and one more for what came meanwhile.
+    A kustomization that now names an open file, or no longer does, makes it rendered, or linted as
+    it is typed."""
     if ls.rerender is not None and not ls.rerender.done():
         ls.rerender_again = True
         return
@@ -608,11 +608,28 @@ def _render_open(ls: Server) -> None:
     async def loop() -> None:
         while True:
             ls.rerender_again = False
+            uris = [u for u in ls.docs if not _is_config(u)]
+            try:
+                owners = await ls.run_in_worker(_owners_job, ls, uris)
+            except Exception:  # noqa: BLE001
+                log.exception("finding the charts and kustomizations of the open files failed")
+                owners = {}
+            for uri, owner in owners.items():
+                if uri in ls.docs and ls.owners.get(uri) is not None and owner is None:
+                    ls.owners[uri] = None
+                    ls.rendered.pop(uri, None)
+                    _schedule(ls, uri)  # no longer part of a render: linted as it is
+                elif uri in ls.docs:
+                    ls.owners[uri] = owner
             await _render(ls, [u for u in ls.docs if ls.owners.get(u) is not None])
             if not ls.rerender_again:
                 return
 
     ls.rerender = asyncio.ensure_future(loop())
+
+
+def _owners_job(ls: Server, uris: list[str]) -> dict[str, Any]:
+    return {uri: ls.linter.owner(path) for uri in uris if (path := path_of(uri)) is not None}
 
 
 async def _render(ls: Server, uris: list[str]) -> None:
