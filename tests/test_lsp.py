@@ -39,6 +39,14 @@ def check_folder(root: Path, name: str) -> list[tuple[str, int, int, str]]:
     return sorted((f["rule"], f["line"], f["column"], f["severity"]) for f in findings if f["file"] == name)
 
 
+def need_kustomize() -> None:
+    from kubelint_ml.input import render
+
+    version = render.kustomize_version()
+    if version is None or version < (4, 5):
+        pytest.skip("needs kustomize v4.5 or later (kustomize, or kubectl 1.24+ which embeds it) on PATH")
+
+
 class Editor:
     """A client session: what the server published, by uri."""
 
@@ -288,11 +296,7 @@ def test_context_from_the_workspace(tmp_path: Path) -> None:
 
 
 def test_a_kustomization_file_gets_the_rendered_findings_on_open_and_save(tmp_path: Path) -> None:
-    from kubelint_ml.input import render
-
-    version = render.kustomize_version()
-    if version is None or version < (4, 5):
-        pytest.skip("needs kustomize v4.5 or later (kustomize, or kubectl 1.24+ which embeds it) on PATH")
+    need_kustomize()
     shutil.copytree(ROOT / "fixtures" / "render" / "kustomize", tmp_path / "k")
     base = tmp_path / "k" / "base" / "job.yaml"
     text = base.read_text()
@@ -359,11 +363,7 @@ def test_a_kustomizations_file_follows_the_other_files_of_its_render(tmp_path: P
     """The Job of a kustomization claims a GPU whose template is another file of the same build: when
     the template is saved in the editor, or changed on disk, the open Job gets what `check .` now gives
     (its GPU share follows the template's count), not what the render at its own open gave."""
-    from kubelint_ml.input import render
-
-    version = render.kustomize_version()
-    if version is None or version < (4, 5):
-        pytest.skip("needs kustomize v4.5 or later (kustomize, or kubectl 1.24+ which embeds it) on PATH")
+    need_kustomize()
     k = tmp_path / "k"
     k.mkdir()
     (k / "kustomization.yaml").write_text("resources: [job.yaml, claims.yaml]\nnamespace: ml\n")
@@ -411,11 +411,7 @@ def test_a_file_the_kustomization_comes_to_name_is_rendered_and_back(tmp_path: P
     """A Pod beside a kustomization that does not name it is linted as it is; once the kustomization
     is saved naming it (with a patch that gives it a memory limit), the open Pod gets what `check .`
     then gives, the rendered findings; named no more (on disk), it is linted as it is again."""
-    from kubelint_ml.input import render
-
-    version = render.kustomize_version()
-    if version is None or version < (4, 5):
-        pytest.skip("needs kustomize v4.5 or later (kustomize, or kubectl 1.24+ which embeds it) on PATH")
+    need_kustomize()
     k = tmp_path / "k"
     k.mkdir()
     alone = "resources: [job.yaml]\n"
