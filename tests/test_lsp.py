@@ -61,13 +61,14 @@ class Editor:
             self.published[params.uri] = params.diagnostics
             self.events.setdefault(params.uri, asyncio.Event()).set()
 
-    async def start(self, unsafe: bool = False) -> None:
+    async def start(self, unsafe: bool = False, folders: tuple[Path, ...] = ()) -> None:
+        """``folders``: the workspace folders (default: the root alone)."""
         await self.client.start_io(sys.executable, "-m", "kubelint_ml", "lsp")
         await self.client.initialize_async(
             types.InitializeParams(
                 capabilities=types.ClientCapabilities(),
                 root_uri=self.root.as_uri(),
-                workspace_folders=[types.WorkspaceFolder(uri=self.root.as_uri(), name="w")],
+                workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders or (self.root,)],
                 initialization_options={"unsafeFixes": unsafe},
             )
         )

@@ -271,3 +271,35 @@ def test_a_context_file_outside_the_workspace_is_followed_on_disk(tmp_path: Path
         await ed.stop()
 
     run(session())
+
+
+def test_each_workspace_folder_is_its_own_check(tmp_path: Path) -> None:
+    """Two workspace folders: the GPU template of one is no context for the other's pod, as `check
+    <folder>` of the pod's folder does not read the other folder (the claim is unknown there); a
+    template in the pod's own folder is."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (b / "claims.yaml").write_text(CLAIMS)
+    pod = a / "llm.yaml"
+    pod.write_text(DEPLOYMENT)
+    alone = check_dir(a, "llm.yaml")
+    line = DEPLOYMENT.split("\n").index("        resourceClaimTemplateName: single-gpu") + 1
+    assert ("unknown-resource-claim", line, 36, "warning") in alone
+    (a / "claims.yaml").write_text(CLAIMS)
+    with_claims = check_dir(a, "llm.yaml")
+    assert ("missing-memory-limit", 19, 9, "error") in with_claims
+    (a / "claims.yaml").unlink()
+
+    async def session() -> None:
+        ed = Editor(a)
+        await ed.start(folders=(a, b))
+        await asyncio.sleep(0.5)  # the background index
+        uri = ed.open(pod, DEPLOYMENT)
+        await ed.diagnostics_until(uri, lambda d: as_check(d, DEPLOYMENT) == alone)
+        (a / "claims.yaml").write_text(CLAIMS)
+        ed.changed_on_disk(a / "claims.yaml")
+        await ed.diagnostics_until(uri, lambda d: as_check(d, DEPLOYMENT) == with_claims)
+        await ed.stop()
+
+    run(session())

@@ -69,6 +69,7 @@ class Session:
     # them): their size and modification time when its facts were made, looked at again once a second
     outside: tuple = ()
     outside_seen: float = 0.0
+    root: str | None = None  # the workspace folder whose files give its facts (`check <folder>`)
 
 
 @dataclass
@@ -80,7 +81,8 @@ class Linter:
     _context: dict[str, tuple[bytes, list]] = field(default_factory=dict)
     _context_bytes: dict[str, int] = field(default_factory=dict)
     _context_gen: int = 0
-    _sessions: dict[str | None, tuple[bytes | None, Session]] = field(default_factory=dict)
+    # By config file and workspace folder: each folder is its own `check <folder>`, with its own facts.
+    _sessions: dict[tuple[str | None, str | None], tuple[bytes | None, Session]] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
     indexed: threading.Event = field(default_factory=threading.Event)
 
@@ -225,7 +227,8 @@ class Linter:
         config_path = self._config_path(path)
         text = self.buffers.get(config_path) if config_path else None
         with self._lock:
-            found = self._sessions.get(config_path)
+            root = self.root_of(path)
+            found = self._sessions.get((config_path, root))
             if found is not None and found[0] == text:
                 session = found[1]
                 if session.context_gen != self._context_gen or self._outside_changed(session):
@@ -233,9 +236,9 @@ class Linter:
                 return session  # policies (no compile, no new helper)
             if found is not None:
                 _close(found[1])
-                del self._sessions[config_path]
-            session = self._build(config_path, text)
-            self._sessions[config_path] = (text, session)
+                del self._sessions[(config_path, root)]
+            session = self._build(config_path, text, root)
+            self._sessions[(config_path, root)] = (text, session)
             return session
 
     def _outside(self, config: Any) -> tuple:
@@ -283,17 +286,24 @@ class Linter:
                 session.outside_seen = 0.0
         return changed
 
-    def _facts(self, config: Any) -> Facts:
+    def root_of(self, path: str) -> str | None:
+        """The workspace folder holding ``path`` (the first, as the render takes it), or None."""
+        return next((r for r in self.roots if _inside(path, r)), None)
+
+    def _facts(self, config: Any, root: str | None) -> Facts:
         from kubelint_ml.input.sources import Source
         from kubelint_ml.run.facts import _profile_facts, context_facts
 
         facts = Facts()
-        for _, objects in self._context.values():
-            for obj in objects:
+        # `check <folder>`'s inputs: the folder's files (another folder of the workspace is not among
+        # them), and the buffers open from outside the workspace
+        mine = [p for p in self._context if root is None or _inside(p, root) or not self.in_workspace(p)]
+        for path in mine:
+            for obj in self._context[path][1]:
                 facts.add_object(obj)
-        # A context file of the config inside a workspace folder is one of `check <folder>`'s inputs:
-        # it gave its facts above, once, as an input (as `check` skips a context file it lints).
-        inputs = [Source(p, p) for p in self._context if self.in_workspace(p)]
+        # A context file of the config inside the folder is one of its inputs: it gave its facts
+        # above, once, as an input (as `check` skips a context file it lints).
+        inputs = [Source(p, p) for p in mine if self.in_workspace(p)]
         context_facts(facts, list(config.context), inputs, config)
         _profile_facts(facts, config)
         return facts
@@ -307,7 +317,7 @@ class Linter:
         base = session.base_config if session.base_config is not None else session.config
         outside = self._outside(base)  # (before the files are read: a change meanwhile is seen next time)
         try:
-            facts = self._facts(base)
+            facts = self._facts(base, session.root)
         except ConfigError as e:
             raise ConfigProblem(base.path or "", getattr(e, "line", 0) or 1, str(e)) from None
         config = with_cluster_nodes(base, facts)  # the workspace's Nodes as node pools, as they are now
@@ -327,7 +337,7 @@ class Linter:
         with self._lock:
             self._drop_sessions()
 
-    def _build(self, config_path: str | None, text: bytes | None) -> Session:
+    def _build(self, config_path: str | None, text: bytes | None, root: str | None) -> Session:
         from kubelint_ml.engine.core import Engine
         from kubelint_ml.run import lint as run_lint
         from kubelint_ml.run.config import ConfigError, load_config
@@ -353,7 +363,7 @@ class Linter:
             rules = [r for r in rules if r.family != "usage"]  # no Prometheus per keystroke: see docs/editors.md
             base = config
             outside = self._outside(config)
-            facts = self._facts(config)
+            facts = self._facts(config, root)
             config = with_cluster_nodes(config, facts)  # the workspace's Nodes as node pools
         except (ConfigError, SelectionError) as e:
             raise ConfigProblem(config_path or "", getattr(e, "line", 0) or 1, str(e)) from None
@@ -376,6 +386,7 @@ class Linter:
             self._context_gen,
             base,
             outside,
+            root=root,
         )
 
     # ------------------------------------------------------------------
