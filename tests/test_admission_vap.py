@@ -1164,3 +1164,25 @@ def test_export_refuses_policies_the_api_server_would_refuse(tmp_path):
         "long, more than the 100000 the API server's CEL parser reads; it lists the 4000 ResourceClaimTemplates and "
         "ResourceClaims with accelerators found in the context" in err
     )
+
+
+@needs_cel
+def test_the_header_names_the_serving_kinds_left_to_serve_and_none_is_matched():
+    """The serving and platform kinds whose pods `check` builds from a controller's presets or other
+    objects are not matched by any exported policy, and the header says so (serve judges them)."""
+    code, docs, out, err = _export(CONFIG)
+    assert code == 0, err
+    header = " ".join(line[2:] for line in out.splitlines() if line.startswith("# "))
+    assert "KServe, Argo, Tekton, Seldon, Spark, NVIDIA NIM and Dynamo, KubeAI, AIBrix, TrainJob" in header
+    assert "are not matched: `kubelint-ml serve` judges them" in header
+    groups = {
+        (g, r)
+        for d in docs
+        if d["kind"] == "ValidatingAdmissionPolicy"
+        for rule in d["spec"]["matchConstraints"]["resourceRules"]
+        for g in rule["apiGroups"]
+        for r in rule["resources"]
+    }
+    for group in ("serving.kserve.io", "apps.nvidia.com", "nvidia.com", "kubeai.org", "orchestration.aibrix.ai"):
+        assert not [r for g, r in groups if g == group], group
+    assert ("trainer.kubeflow.org", "trainjobs") not in groups
