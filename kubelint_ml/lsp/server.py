@@ -423,7 +423,8 @@ async def _poll_outside(ls: Server) -> None:
 @server.feature(types.INITIALIZED)
 def initialized(ls: Server, params: types.InitializedParams) -> None:
     """Ask the editor to say when manifests and configs change on disk (context files, configs)."""
-    ls.poller = asyncio.ensure_future(_poll_outside(ls))
+    if ls.poller is None:  # (an editor that says `initialized` twice gets one)
+        ls.poller = asyncio.ensure_future(_poll_outside(ls))
     caps = ls.client_capabilities.workspace
     watched = getattr(caps, "did_change_watched_files", None) if caps is not None else None
     if watched is None or not watched.dynamic_registration:
