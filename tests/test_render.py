@@ -312,6 +312,34 @@ def test_a_kustomization_that_does_not_build_is_a_render_error(tmp_path: Path) -
 
 
 @needs_kustomize
+def test_a_missing_patch_gives_the_tools_reason_not_its_log_header(tmp_path: Path) -> None:
+    """kubectl logs a patch it cannot read in klog's multi-line form (`E1127 ... "command failed" err=<`,
+    the reason on the lines below, then `>`): the render-error says the reason."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    (tmp_path / "app" / "kustomization.yaml").write_text(
+        "resources: [cm.yaml]\npatches:\n  - path: configmap/patch.yaml\n"
+    )
+    r = check([".", "-f", "json"], tmp_path)
+    [f] = json.loads(r.stdout)["findings"]
+    assert (f["rule"], f["severity"], f["file"], f["line"]) == ("render-error", "error", "app/kustomization.yaml", 1)
+    assert "kustomize app failed:" in f["message"] and "configmap/patch.yaml" in f["message"], f["message"]
+    assert "no such file or directory" in f["message"] and "E1" not in f["message"] and "err=<" not in f["message"]
+
+
+def test_klog_multi_line_error_is_read_whole() -> None:
+    err = (
+        'E1127 14:31:43.775495   15850 run.go:72] "command failed" err=<\n'
+        "\ttrouble configuring builtin PatchTransformer with config: `\n\tpath: p.yaml\n"
+        "\t`: failed to get the patch file from path(p.yaml): no such file or directory\n >\n"
+    )
+    assert render._first_error(err) == (
+        "trouble configuring builtin PatchTransformer with config: ` path: p.yaml "
+        "`: failed to get the patch file from path(p.yaml): no such file or directory"
+    )
+
+
+@needs_kustomize
 def test_fix_leaves_a_kustomize_base_and_says_why(tmp_path: Path) -> None:
     """A finding mapped back to a base is not fixed there (its paths are the build's): the file is left
     as it is, JSON gives the reason instead of edits, and -v says it is rendered output (it said the

@@ -274,6 +274,16 @@ _KLOG_ERR = re.compile(r'err="(.*)"\s*$')
 def _first_error(stderr: str) -> str:
     """The tool's error message, its end kept when long (kustomize nests the cause last)."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    opened = next((i for i, ln in enumerate(lines) if ln.endswith("err=<")), None)
+    if opened is not None:  # klog's multi-line form: `... "command failed" err=<`, the message, then `>`
+        body = []
+        for ln in lines[opened + 1 :]:
+            if ln == ">":
+                break
+            body.append(ln)
+        if body:
+            text = " ".join(body)
+            return text if len(text) <= 400 else "…" + text[-400:]
     text = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "no message")
     m = _KLOG_ERR.search(text)  # kubectl's log prefix: E1123 20:53:45.509208 2638 run.go:72] "command failed" err="..."
     if m:
