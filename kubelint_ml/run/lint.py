@@ -156,6 +156,7 @@ def _run(paths: list[str], inputs: RunInputs, session: dict | None) -> tuple[Run
         parallel.PARALLEL_MIN_BYTES if may_fork else MAX_KEPT_BYTES,
         jobs,
         parsed,
+        crds=schema is not None,  # read only to validate against
     )
     context_facts(facts, inputs.context_paths(), sources, config)
     config = with_cluster_nodes(config, facts)
@@ -271,8 +272,8 @@ def lint_text(
     """Lint one in-memory file with the given rules (examples, tests, embedding)."""
     config = config or Config()
     facts = Facts()
-    if may_hold_context(data):
-        add_facts(facts, data, display, config.limits)
+    if may_hold_context(data, schema is not None):
+        add_facts(facts, data, display, config.limits, crds=schema is not None)
     facts.add_profile(config.profile)
     config = with_cluster_nodes(config, facts)
     if schema is not None:
