@@ -327,6 +327,44 @@ def test_a_missing_patch_gives_the_tools_reason_not_its_log_header(tmp_path: Pat
     assert "no such file or directory" in f["message"] and "E1" not in f["message"] and "err=<" not in f["message"]
 
 
+GPU_POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: train}\nspec:\n  priorityClassName: high\n  containers:\n"
+    "  - name: t\n    image: pytorch\n    resources:\n      limits: {nvidia.com/gpu: 1}\n"
+)
+
+
+@needs_kustomize
+def test_a_base_is_built_on_its_own_when_the_overlay_that_uses_it_does_not_build(tmp_path: Path) -> None:
+    """An overlay that cannot build (here a patch that is not there; in CI often a remote resource) keeps
+    its render-error, and the base it uses is built on its own: its GPU pod is judged, not lost. A base
+    that does not build either adds a note, not a second render-error for the same tree."""
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "pod.yaml").write_text(GPU_POD)
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources: [pod.yaml]\n")
+    (tmp_path / "broken-base").mkdir()
+    (tmp_path / "broken-base" / "kustomization.yaml").write_text("resources: [gone.yaml]\n")
+    (tmp_path / "overlay").mkdir()
+    (tmp_path / "overlay" / "kustomization.yaml").write_text(
+        "resources: [../base, ../broken-base]\npatches:\n  - path: missing.yaml\n"
+    )
+    r = check([".", "-f", "json", "-v"], tmp_path)
+    found = [(f["rule"], f["severity"], f["file"], f["line"]) for f in json.loads(r.stdout)["findings"]]
+    assert found == [
+        ("besteffort-qos", "error", "base/pod.yaml", 4),
+        ("missing-memory-request", "warning", "base/pod.yaml", 9),
+        ("missing-memory-limit", "error", "base/pod.yaml", 10),
+        ("render-error", "error", "overlay/kustomization.yaml", 1),
+    ], r.stdout
+    assert "base: built on its own, as no kustomization that uses it built" in r.stderr
+    assert "kubectl kustomize broken-base failed: " in r.stderr and "; not linted" in r.stderr
+    # When the overlay builds, the base is linted once, as part of it.
+    (tmp_path / "overlay" / "kustomization.yaml").write_text("resources: [../base]\n")
+    (tmp_path / "broken-base" / "kustomization.yaml").unlink()
+    r = check([".", "-f", "json", "-v"], tmp_path)
+    assert [f["file"] for f in json.loads(r.stdout)["findings"]] == ["base/pod.yaml"] * 3
+    assert "base: built as part of a kustomization that uses it, not on its own" in r.stderr
+
+
 def test_klog_multi_line_error_is_read_whole() -> None:
     err = (
         'E1127 14:31:43.775495   15850 run.go:72] "command failed" err=<\n'

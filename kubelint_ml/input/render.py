@@ -117,21 +117,35 @@ def plan(sources: list[Source], options: RenderOptions, max_bytes: int, owners: 
     if not units:
         return out
     # Bases and components of a kustomization that is linted too are built as part of it.
-    referenced: set[str] = set()
-    for directory, tool in units.items():
-        if tool == "kustomize":
-            referenced.update(_reachable(directory))
+    reach = {d: _reachable(d) for d, tool in units.items() if tool == "kustomize"}
+    referenced: set[str] = set().union(*reach.values()) if reach else set()
+    built: set[str] = set()
     for directory in sorted(units, key=lambda d: shown[d]):
         tool = units[directory]
         if tool == "kustomize" and directory in referenced:
-            out.notes.append(f"{shown[directory]}: built as part of a kustomization that uses it, not on its own")
-            continue
+            continue  # below, once the kustomizations that use it are built
         if not options.enabled:
             out.notes.append(
                 f"{shown[directory]}: {'chart' if tool == 'helm' else 'kustomization'} not rendered (rendering is off)"
             )
             continue
-        _render_unit(out, tool, directory, shown[directory], options, max_bytes)
+        if _render_unit(out, tool, directory, shown[directory], options, max_bytes):
+            built.add(directory)
+    # A base is built on its own when no kustomization that uses it built (a remote resource it could not
+    # fetch, a missing patch): its workloads are linted rather than lost with the overlay's render-error.
+    # Those that use a base reach more than it does: they come first.
+    for directory in sorted(referenced & units.keys(), key=lambda d: (-len(reach[d]), shown[d])):
+        users = [u for u, below in reach.items() if directory in below]
+        if not options.enabled or built.intersection(users) or kustomize_command() is None:
+            out.notes.append(f"{shown[directory]}: built as part of a kustomization that uses it, not on its own")
+            continue
+        out.notes.append(f"{shown[directory]}: built on its own, as no kustomization that uses it built")
+        failed = len(out.failures)
+        if _render_unit(out, "kustomize", directory, shown[directory], options, max_bytes):
+            built.add(directory)
+        else:  # not linted, as the render-error of the kustomization that uses it says already
+            out.notes += [f"{message}; not linted" for _, message in out.failures[failed:]]
+            del out.failures[failed:]
     out.sources.sort(key=lambda s: s.path)
     return out
 
@@ -308,7 +322,8 @@ def _own_paths(text: str, wrapper: str | None, directory: str, shown: str) -> st
     return text.replace(directory, shown)
 
 
-def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: RenderOptions, max_bytes: int) -> None:
+def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: RenderOptions, max_bytes: int) -> bool:
+    """Render one chart or kustomization into ``out``; whether it rendered (a failure is in ``out.failures``)."""
     if tool == "helm":
         helm = helm_binary()
         anchor = CHART_FILE if shown == "." else os.path.join(shown, CHART_FILE)
@@ -320,7 +335,7 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
                     f"rendered chart in: helm template {shown} | kubelint-ml check -",
                 )
             )
-            return
+            return False
         argv = [helm, "template", directory]
         for v in options.helm_values:
             argv += ["--values", os.path.abspath(v)]
@@ -340,7 +355,7 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
                     f"install one, or pipe the build in: kubectl kustomize {shown} | kubelint-ml check -",
                 )
             )
-            return
+            return False
         wrapper = _wrapper(directory)
         argv = command + [wrapper or directory]
         cwd, base = wrapper, wrapper or directory
@@ -370,17 +385,18 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
             else err
         )
         out.failures.append((anchor, f"{what} {shown}: {why}; not linted"))
-        return
+        return False
     if code != 0:
         message = _first_error(_own_paths(err, wrapper, directory, shown))
         out.failures.append((anchor, f"{what} {shown} failed: {message}"))
-        return
+        return False
     display = f"{shown} ({what})"
     real = f"<render:{tool}:{directory}>"
     _READ_ONCE[real] = data
     STREAMS[display] = Stream(tool, directory, base, seconds)
     out.sources.append(Source(display, real))
     out.notes.append(f"{shown}: rendered with {what} ({len(data)} bytes)")
+    return True
 
 
 def _wrapper(directory: str) -> str | None:
