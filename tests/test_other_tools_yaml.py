@@ -27,6 +27,8 @@ WRONG = {
     "strings.yaml": "- a\n- b\n",
     # a Kubernetes kind without its apiVersion
     "pod.yaml": "kind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: busybox}]\n",
+    # operator-sdk's scorecard config as one project writes it: Go's own decoding ignores the case, kubectl not
+    "scorecard.yaml": "kind: Configuration\napiversion: scorecard.operatorframework.io/v1alpha3\nstages: []\n",
 }
 
 
@@ -40,7 +42,15 @@ def test_other_tools_yaml_is_skipped_and_manifests_written_wrong_are_parse_error
         ("list.yaml", "parse-error", 1),
         ("strings.yaml", "parse-error", 1),
         ("pod.yaml", "parse-error", 1),
+        ("scorecard.yaml", "parse-error", 2),
     }
+    assert (
+        "scorecard.yaml",
+        "parse-error",
+        2,
+        "apiVersion is not set (Configuration; 'apiversion' is not it: keys are case-sensitive): kubectl and the API "
+        "server refuse the object",
+    ) in found
     assert not {name for name, *_ in found} & {Path(n).name for n in OTHER_TOOLS}
     patch = (
         "skipped: a list of mappings without apiVersion or kind (a JSON patch, a playbook): not a Kubernetes manifest"

@@ -216,10 +216,13 @@ def _one(data: Any, root: Any, base: tuple, file: str, index: int, out: Unpacked
     if (api is None or api == "") and kind not in _NO_API_VERSION:
         # kubectl and the API server refuse it ("Object 'apiVersion' is missing"); the object is still
         # linted as its kind, so that what else it gets wrong is said too
+        # A key spelled otherwise (`apiversion`: Go tools that decode into their own types accept it, kubectl not)
+        other = next((k for k in data if isinstance(k, str) and k.lower() == "apiversion" and k != "apiVersion"), None)
+        spelled = f"; {clip(other, 20)!r} is not it: keys are case-sensitive" if other is not None else ""
         out.problems.append(
             ObjectProblem(
-                f"apiVersion is not set ({kind}): kubectl and the API server refuse the object"[:200],
-                base + ("kind",),
+                f"apiVersion is not set ({kind}{spelled}): kubectl and the API server refuse the object"[:200],
+                base + (other if other is not None else "kind",),
                 root,
                 make_ref(data),
             )
