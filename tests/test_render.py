@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from kubelint_ml.cli import main
 from kubelint_ml.input import charts, render
 from kubelint_ml.input.loader import render_path
+from kubelint_ml.input.sources import collect
 
 ROOT = Path(__file__).resolve().parent.parent
 HELM_DIR = ROOT / "fixtures" / "render" / "helm"
@@ -363,6 +364,52 @@ def test_a_base_is_built_on_its_own_when_the_overlay_that_uses_it_does_not_build
     r = check([".", "-f", "json", "-v"], tmp_path)
     assert [f["file"] for f in json.loads(r.stdout)["findings"]] == ["base/pod.yaml"] * 3
     assert "base: built as part of a kustomization that uses it, not on its own" in r.stderr
+
+
+@needs_kustomize
+def test_kustomizations_build_at_once_with_jobs_and_the_run_is_the_same(tmp_path: Path) -> None:
+    """With -j2 two kustomize builds run at once (threads wait for the processes); the findings, their
+    order and the notes are those of -j1."""
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pod.yaml").write_text(GPU_POD.replace("train", f"train-{name}"))
+        (tmp_path / name / "kustomization.yaml").write_text("resources: [pod.yaml]\n")
+    (tmp_path / "b" / "kustomization.yaml").write_text("resources: [pod.yaml, gone.yaml]\n")
+    one = check([".", "-f", "json", "-v", "-j1"], tmp_path)
+    two = check([".", "-f", "json", "-v", "-j2"], tmp_path)
+    assert one.stdout == two.stdout and one.stderr == two.stderr
+    found = [(f["rule"], f["file"]) for f in json.loads(two.stdout)["findings"]]
+    assert found == [
+        ("besteffort-qos", "a/pod.yaml"),
+        ("missing-memory-request", "a/pod.yaml"),
+        ("missing-memory-limit", "a/pod.yaml"),
+        ("render-error", "b/kustomization.yaml"),
+        ("besteffort-qos", "c/pod.yaml"),
+        ("missing-memory-request", "c/pod.yaml"),
+        ("missing-memory-limit", "c/pod.yaml"),
+    ]
+
+
+def test_renders_overlap_with_jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tools of a plan run at once up to ``jobs``: each build of a stand-in kustomize logs its start,
+    waits, and counts the starts logged by then; built one after another, the first would count one."""
+    log = tmp_path / "log"
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "kustomization.yaml").write_text("resources: []\n")
+    tool = tmp_path / "kustomize"
+    tool.write_text(
+        f'#!/bin/sh\necho started >> {log}\nsleep 0.5\necho "# seen $(wc -l < {log})"\n'
+        "echo 'apiVersion: v1'\necho 'kind: ConfigMap'\n"
+    )
+    tool.chmod(0o755)
+    monkeypatch.setattr(render, "kustomize_command", lambda: [str(tool), "build"])
+    planned = render.plan(collect([str(tmp_path / d) for d in "abc"]), render.RenderOptions(), 1 << 20, None, jobs=3)
+    assert planned.failures == [] and [s.path.split(" ")[0] for s in planned.sources] == [
+        str(tmp_path / d) for d in "abc"
+    ]
+    seen = [int(render._READ_ONCE[s.real].split()[2]) for s in planned.sources]
+    assert min(seen) >= 2, seen
 
 
 def test_klog_multi_line_error_is_read_whole() -> None:

@@ -93,10 +93,14 @@ def _kustomization_refs(directory: str) -> list[str]:
     return out
 
 
-def plan(sources: list[Source], options: RenderOptions, max_bytes: int, owners: Owners | None = None) -> Plan:
+def plan(
+    sources: list[Source], options: RenderOptions, max_bytes: int, owners: Owners | None = None, jobs: int = 1
+) -> Plan:
     """Take the files of charts and kustomizations out of ``sources`` and put their rendered output in.
 
-    ``owners``: the search :func:`kubelint_ml.input.charts.owners_for` made (its answers are reused)."""
+    ``owners``: the search :func:`kubelint_ml.input.charts.owners_for` made (its answers are reused).
+    ``jobs``: how many tools run at once (helm and kustomize are other processes: threads wait for them);
+    the plan is the same whatever the number."""
     STREAMS.clear()
     if owners is None:
         owners = Owners([os.getcwd()])
@@ -120,16 +124,30 @@ def plan(sources: list[Source], options: RenderOptions, max_bytes: int, owners: 
     reach = {d: _reachable(d) for d, tool in units.items() if tool == "kustomize"}
     referenced: set[str] = set().union(*reach.values()) if reach else set()
     built: set[str] = set()
-    for directory in sorted(units, key=lambda d: shown[d]):
-        tool = units[directory]
-        if tool == "kustomize" and directory in referenced:
-            continue  # below, once the kustomizations that use it are built
-        if not options.enabled:
-            out.notes.append(
-                f"{shown[directory]}: {'chart' if tool == 'helm' else 'kustomization'} not rendered (rendering is off)"
-            )
-            continue
-        if _render_unit(out, tool, directory, shown[directory], options, max_bytes):
+    # The bases below, once the kustomizations that use them are built.
+    roots = [d for d in sorted(units, key=lambda d: shown[d]) if units[d] != "kustomize" or d not in referenced]
+    if not options.enabled:
+        for directory in roots:
+            kind = "chart" if units[directory] == "helm" else "kustomization"
+            out.notes.append(f"{shown[directory]}: {kind} not rendered (rendering is off)")
+        roots = []
+
+    def render_one(directory: str) -> tuple[Plan, bool]:
+        part = Plan([])
+        return part, _render_unit(part, units[directory], directory, shown[directory], options, max_bytes)
+
+    if jobs > 1 and len(roots) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(jobs, len(roots))) as pool:
+            parts = list(pool.map(render_one, roots))
+    else:
+        parts = [render_one(d) for d in roots]
+    for directory, (part, ok) in zip(roots, parts):  # in the order of the units, however they ran
+        out.sources += part.sources
+        out.notes += part.notes
+        out.failures += part.failures
+        if ok:
             built.add(directory)
     # A base is built on its own when no kustomization that uses it built (a remote resource it could not
     # fetch, a missing patch): its workloads are linted rather than lost with the overlay's render-error.

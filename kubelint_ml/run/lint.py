@@ -136,7 +136,9 @@ def _run(paths: list[str], inputs: RunInputs, session: dict | None) -> tuple[Run
     if owners is not None:  # the renderer is imported only then
         from kubelint_ml.input import render as rendering
 
-        plan = rendering.plan(sources, inputs.render or charts.options(config), config.limits.max_file_bytes, owners)
+        plan = rendering.plan(
+            sources, inputs.render or charts.options(config), config.limits.max_file_bytes, owners, max(jobs, 1)
+        )
         sources, warnings, notes, failures = plan.sources, plan.warnings, plan.notes, plan.failures
     else:
         charts.STREAMS.clear()
