@@ -61,3 +61,30 @@ def test_other_tools_yaml_is_skipped_and_manifests_written_wrong_are_parse_error
     assert "api.json:1: skipped: kind 'discovery#restDescription' and no apiVersion" in r.stderr
     alone = CliRunner().invoke(main, ["check", *(str(tmp_path / n) for n in OTHER_TOOLS)])
     assert alone.exit_code == 0, alone.output
+
+
+def test_a_one_brace_placeholder_starting_a_value_is_named(tmp_path: Path) -> None:
+    """KServe's samples write `image: {username}/torchserve:latest`: YAML reads `{username}` as a flow
+    mapping and stops at the text after it. The parse-error names the placeholder at its column; the
+    documents after it are still linted, and a flow mapping written as one is no placeholder."""
+    (tmp_path / "isvc.yaml").write_text(
+        "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata:\n  name: ts\nspec:\n"
+        "  predictor:\n    containers:\n    - image: {username}/torchserve-gpu:latest\n      name: c\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  priorityClassName: high\n"
+        "  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]\n"
+    )
+    (tmp_path / "broken.yaml").write_text("a: {b: 1} c\n")
+    r = CliRunner().invoke(main, ["check", str(tmp_path), "-f", "json"])
+    found = [
+        (Path(f["file"]).name, f["rule"], f["line"], f["column"], f["message"])
+        for f in json.loads(r.stdout)["findings"]
+    ]
+    assert found[0][0] == "broken.yaml" and not found[0][4].startswith("placeholder"), found[0]
+    assert found[1] == (
+        "isvc.yaml",
+        "parse-error",
+        8,
+        14,
+        "placeholder {username} at the start of a value (YAML reads it as a mapping): fill it in, or quote the value",
+    )
+    assert ("isvc.yaml", "besteffort-qos", 14) in [f[:3] for f in found]
