@@ -1094,6 +1094,9 @@ def test_best_effort_policy_follows_the_clusters_pod_level_resources_gates(tmp_p
     for obj in (empty, zero_requests):
         _compare(policy, compiled, obj, obj["metadata"]["name"], counts)
         assert {c.name: c.evaluate(obj)[0] for c in compiled}["kubelint-ml-besteffort-qos"] is False
+    # the denial says why, as check does: the containers alone would not make the pod BestEffort
+    [(_, message)] = [c.evaluate(empty) for c in compiled if c.name == "kubelint-ml-besteffort-qos"]
+    assert message.endswith("BestEffort QoS: the empty spec.resources decides it before Kubernetes 1.36"), message
     for n, obj in enumerate(_random_objects(20261128, 300)):
         _compare(policy, compiled, obj, f"random object {n} on 1.35", counts)
     # and with no version, as the newest Kubernetes

@@ -59,6 +59,16 @@ NODES = [
 ]
 
 
+# A DeviceClass over NVIDIA's GPUs whose devices containers may ask for as example.com/gpu (KEP-5004)
+EXTENDED_GPU_CLASS = obj(
+    "resource.k8s.io/v1",
+    "DeviceClass",
+    "gpu.example.com",
+    None,
+    {"selectors": [{"cel": {"expression": GPU_SEL}}], "extendedResourceName": "example.com/gpu"},
+)
+
+
 def dra_pod(
     name: str,
     claims: list[tuple[str, str, str, str]],
@@ -436,6 +446,61 @@ def test_stored_pods_show_the_gates_on_whatever_the_profiles_version(tmp_path: P
     assert found[0] == found[1] == [("gpu-memory-share-mismatch", "warning", share)]
 
 
+def test_a_pod_bound_to_a_node_with_a_dra_extended_resource_is_judged_on_that_nodes_gpus(tmp_path: Path) -> None:
+    """``example.com/gpu`` of a DeviceClass over NVIDIA's driver counts as ``nvidia.com/gpu``: the Node the pod
+    runs on (a p5.48xlarge, its GPUs in no allocatable) is the node the share is judged on, as a claim's is."""
+    resources = {"requests": {"cpu": "8", "memory": "1800Gi"}, "limits": {"memory": "1800Gi", "example.com/gpu": "1"}}
+    p = pod("ext", NS, [container("main", "x", resources)], node="gpu-node-1", extra_spec={"priorityClassName": "hi"})
+    text, found = _audit(tmp_path, [EXTENDED_GPU_CLASS, *NODES, p])
+    share = _line_of(text, '"memory": "1800Gi"', text.index('"requests"', text.index('"name": "ext"')))
+    assert [(f["rule"], f["severity"], f["line"], f["message"][:45]) for f in found] == [
+        ("gpu-memory-share-mismatch", "warning", share, "1 of 8 GPUs but 89.9% of node pool gpu-node-1")
+    ]
+
+
+def test_pods_given_extended_resources_through_dra_show_the_gate_on_whatever_the_profiles_version(
+    tmp_path: Path,
+) -> None:
+    """KEP-5004: the scheduler makes the claim of a DRA extended resource and records it in the pod's
+    ``status.extendedResourceClaimStatus``; the API server keeps a DeviceClass's ``extendedResourceName`` only
+    with the gate on. A 1.35 profile (DRAExtendedResource alpha, off by default): a dump that shows either
+    ran with the gate on, so the pod's GPU counts (the GPU share judged) and there is no "served only from
+    1.36" warning; without them, the warning at the resource."""
+    config = tmp_path / "kubelint.yaml"
+    config.write_text('profile:\n  kubernetesVersion: "1.35"\n')
+
+    def audit(name: str, status: dict | None, *objects: dict) -> tuple[str, list[tuple]]:
+        resources = {"requests": {"cpu": "8", "memory": "1800Gi", name: "1"}, "limits": {"memory": "1800Gi", name: "1"}}
+        p = pod(
+            "ext", NS, [container("main", "x", resources)], node="gpu-node-1", extra_spec={"priorityClassName": "hi"}
+        )
+        if status:
+            p["status"]["extendedResourceClaimStatus"] = status
+        text = kubectl_list([*objects, *NODES, p])
+        path = tmp_path / "dump.json"
+        path.write_text(text)
+        r = CliRunner().invoke(main, ["audit", str(path), "-f", "json", "-c", str(config)], catch_exceptions=False)
+        found = json.loads(r.stdout[: r.stdout.rindex("}") + 1])["findings"]
+        return text, [(f["rule"], f["severity"], f["line"]) for f in found]
+
+    implicit = "deviceclass.resource.kubernetes.io/gpu.nvidia.com"
+    # every class may be asked for by its implicit name: only the pod's status shows the scheduler served it
+    text, found = audit(implicit, None, CLASSES[0])
+    assert found == [
+        ("unknown-resource-claim", "warning", _line_of(text, f'"{implicit}": "1"', text.index('"limits"')))
+    ]
+    mapping = {"containerName": "main", "resourceName": implicit, "requestName": "container-0-request-0"}
+    text, found = audit(
+        implicit, {"resourceClaimName": "ext-extended-resources-x2k4z", "requestMappings": [mapping]}, CLASSES[0]
+    )
+    share = _line_of(text, '"memory": "1800Gi"', text.index('"requests"', text.index('"name": "ext"')))
+    assert found == [("gpu-memory-share-mismatch", "warning", share)]
+    # a stored DeviceClass with an extendedResourceName shows the gate on by itself
+    text, found = audit("example.com/gpu", None, EXTENDED_GPU_CLASS)
+    share = _line_of(text, '"memory": "1800Gi"', text.index('"requests"', text.index('"name": "ext"')))
+    assert found == [("gpu-memory-share-mismatch", "warning", share)]
+
+
 def test_a_clusters_own_class_is_known_by_the_driver_its_claims_were_allocated_from(tmp_path: Path) -> None:
     """A class named 'h100', its DeviceClass not in the dump: the running claims' allocation results name
     the driver (gpu.nvidia.com), so its devices are GPUs, as the DeviceClass would have said."""
@@ -499,3 +564,81 @@ def test_kubectl_reads_the_dra_objects(tmp_path: Path) -> None:
     assert [f["rule"] for f in found] == ["missing-priority-class", "gpu-memory-share-mismatch"]
     assert found[1]["message"].startswith("1 of 8 GPUs but 90% of node pool dgx-01")
     assert "the cluster does not serve computedomains.resource.nvidia.com; skipped" in r.stderr
+
+
+def test_a_running_pods_prioritized_list_is_judged_by_the_alternative_the_scheduler_chose(tmp_path: Path) -> None:
+    """KEP-4816: a request of ``firstAvailable`` alternatives (two GPUs, else one) is allocated one of them,
+    and the claim's ``status.allocation.devices.results[].request`` names it (``gpu/one``). The running pod
+    holds one GPU, so 400Gi of the p5.48xlarge (21%) is above its share (12.5%), which it was not with two
+    (25%), the most `check` can assume before scheduling."""
+    alternatives = {
+        "devices": {
+            "requests": [
+                {
+                    "name": "gpu",
+                    "firstAvailable": [
+                        {"name": "two", "deviceClassName": "gpu.nvidia.com", "count": 2},
+                        {"name": "one", "deviceClassName": "gpu.nvidia.com", "count": 1},
+                    ],
+                }
+            ]
+        }
+    }
+    fa_template = obj("resource.k8s.io/v1", "ResourceClaimTemplate", "gpus", NS, {"spec": alternatives})
+    resources = {"requests": {"cpu": "8", "memory": "400Gi"}, "limits": {"memory": "400Gi"}}
+    items = dra_pod("fa-0", [("gpu", "single-gpu", "gpu.nvidia.com", "gpu-3")], resources, on="gpu-node-1")
+    p, claim = items
+    p["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] = "gpus"
+    p["spec"]["priorityClassName"] = "training"
+    claim["spec"] = copy.deepcopy(alternatives)
+
+    def share(result_request: str) -> list[tuple]:
+        claim["status"]["allocation"]["devices"]["results"][0]["request"] = result_request
+        text, found = _audit(tmp_path, CLASSES + [fa_template] + NODES + [p, claim])
+        memory = _line_of(text, '"memory": "400Gi"', text.index('"requests"', text.index('"name": "fa-0"')))
+        return [(f["rule"], f["severity"], f["line"] == memory, f["message"][:48]) for f in found]
+
+    assert share("gpu/one") == [
+        ("gpu-memory-share-mismatch", "warning", True, "1 of 8 GPUs but 20% of node pool gpu-node-1 (Nod")
+    ]
+    assert share("gpu/two") == []
+    # two pods of one template, allocated different alternatives: judged as the template (any of them)
+    other = copy.deepcopy(claim)
+    other["metadata"]["name"] = "fa-1-gpu-k2x9p"
+    other["status"]["allocation"]["devices"]["results"][0]["request"] = "gpu/two"
+    p1 = copy.deepcopy(p)
+    p1["metadata"]["name"] = "fa-1"
+    p1["status"]["resourceClaimStatuses"] = [{"name": "gpu", "resourceClaimName": "fa-1-gpu-k2x9p"}]
+    claim["status"]["allocation"]["devices"]["results"][0]["request"] = "gpu/one"
+    _, found = _audit(tmp_path, CLASSES + [fa_template] + NODES + [p, claim, p1, other])
+    assert [f["rule"] for f in found] == []
+    # a claim not allocated yet (no results): the largest alternative, as check counts the template
+    claim["status"] = {}
+    text, found = _audit(tmp_path, CLASSES + [fa_template] + NODES + [p, claim])
+    assert [f["rule"] for f in found] == []
+
+
+def test_a_stored_pod_level_pids_limit_shows_the_gate_on(tmp_path: Path) -> None:
+    """KEP-6063: the API server drops spec.resources.limits.pids with PerPodPIDLimit off (alpha and off by
+    default in 1.37), so a stored pod that has it ran with the gate on: no "dropped" warning, on a 1.37
+    profile or with none; check of the same pod as a manifest warns."""
+    resources = {"limits": {"cpu": "1", "memory": "1Gi", "pids": "2048"}}
+    p = pod("pids", NS, [container("main", "x", {})], node="gpu-node-1", extra_spec={"resources": resources})
+    p["spec"]["priorityClassName"] = "hi"
+    path = tmp_path / "dump.json"
+    path.write_text(kubectl_list([p]))
+    config = tmp_path / "kubelint.yaml"
+    config.write_text('profile:\n  kubernetesVersion: "1.37"\n')
+    for args in ([], ["-c", str(config)]):
+        r = CliRunner().invoke(main, ["audit", str(path), "-f", "json", *args], catch_exceptions=False)
+        assert json.loads(r.stdout[: r.stdout.rindex("}") + 1])["findings"] == [], args
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(yaml.safe_dump(_manifest_pod(p)))
+    r = CliRunner().invoke(main, ["check", str(manifest), "-f", "json"], catch_exceptions=False)
+    assert [(f["rule"], f["severity"]) for f in json.loads(r.stdout)["findings"]] == [
+        ("pod-level-resources-invalid", "warning")
+    ]
+
+
+def _manifest_pod(p: dict) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": p["metadata"]["name"]}, "spec": p["spec"]}

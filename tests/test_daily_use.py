@@ -129,6 +129,10 @@ def test_config_traps_have_hints(tmp_path: Path) -> None:
         f"kubelint-ml: error: {cfg}:2: profile.kubernetesVersion: 1.3 is not of type 'string' "
         '(YAML reads 1.30 as a number; quote it: "1.30")'
     )
+    assert _config_error(tmp_path, "profile: {kubernetesVersion: 1.30, cgroupVersion: 2}\n") == (
+        f"kubelint-ml: error: {cfg}:1: profile.kubernetesVersion: 1.3 is not of type 'string' "
+        '(YAML reads 1.30 as a number; quote it: "1.30")'
+    )
     assert _config_error(tmp_path, "profile:\n\tkubernetesVersion: '1.30'\n") == (
         f"kubelint-ml: error: {cfg}:2: invalid YAML: while scanning for the next token: found character that "
         "cannot start any token (the line is indented with a tab: YAML indents with spaces only)"

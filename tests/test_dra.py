@@ -560,6 +560,68 @@ def test_the_memory_fix_sizes_from_the_claimed_gpus(tmp_path):
     assert "memory: 425Gi" not in r.output
 
 
+def test_a_share_of_a_gpus_capacity_is_counted_whole_and_not_sized_from(tmp_path):
+    """KEP-5075 (DRAConsumableCapacity, beta and on from 1.36): a request with capacity.requests takes part of
+    each device, which other claims may share. The GPU-share finding counts the whole GPU (it holds whatever
+    the part), but the memory fix does not size from it; before 1.36 the API server drops capacity.requests
+    and the request takes the whole devices, sized as any claim."""
+    path = tmp_path / "pod.yaml"
+    shared = (
+        (ROOT / "tests" / "data" / "dra-fix.yaml")
+        .read_text()
+        .replace(
+            "          count: 2\n", "          count: 2\n          capacity:\n            requests: {memory: 10Gi}\n"
+        )
+    )
+    path.write_text(shared)
+    r = CliRunner().invoke(main, ["check", "--diff", "--unsafe-fixes", "--kubernetes-version", "1.36", str(path)])
+    assert "memory: 425Gi" not in r.output
+    r = CliRunner().invoke(main, ["check", "-v", "--kubernetes-version", "1.36", str(path)])
+    assert (
+        "no fix for memory of container 'train': the pod claims part of the capacity of GPUs other claims may share"
+        in r.stderr
+    )
+    assert "asks for part of the capacity of 2 devices of class 'gpu.nvidia.com'" in r.stderr
+    r = CliRunner().invoke(main, ["check", "--diff", "--unsafe-fixes", "--kubernetes-version", "1.35", str(path)])
+    assert "+      limits:\n+        memory: 425Gi\n" in r.output, r.output
+    # the share finding still counts the two GPUs
+    path.write_text(
+        shared.replace(
+            "      claims:", "      requests: {memory: 1000Gi}\n      limits: {memory: 1000Gi}\n      claims:"
+        )
+    )
+    found = json.loads(
+        CliRunner().invoke(main, ["check", "-f", "json", "--kubernetes-version", "1.36", str(path)]).stdout
+    )["findings"]
+    assert [(f["rule"], f["message"]) for f in found] == [
+        ("gpu-memory-share-mismatch", "2 of 8 GPUs but 52.8% of p5.48xlarge memory (1000Gi)")
+    ]
+
+
+def test_generated_claims_of_one_template_are_merged_request_by_request():
+    """Running pods of one template allocated different firstAvailable alternatives: each request is any of
+    those they got; a claim of another shape (the template changed since) is left out, without failing."""
+    facts = DraFacts()
+    first = {
+        "name": "g",
+        "firstAvailable": [
+            {"name": "two", "deviceClassName": "gpu.nvidia.com", "count": 2},
+            {"name": "one", "deviceClassName": "gpu.nvidia.com"},
+        ],
+    }
+    nic = {"name": "n", "exactly": {"deviceClassName": "rdma.example.com"}}
+    for name, requests, chosen in (("b", [first, nic], "g/two"), ("d", [first, nic], "g/one"), ("a", [first], "g/one")):
+        status = {"allocation": {"devices": {"results": [{"request": chosen, "driver": "gpu.nvidia.com"}]}}}
+        data = {"spec": {"devices": {"requests": requests}}, "status": status}
+        facts.add_object("ResourceClaim", "resource.k8s.io", data, name, "ml")
+    assert facts.generated_claims("t", "ml", ["b", "d", "a"])
+    assert [[(s.device_class, s.count) for s in r] for r in facts.find("template", "t", "ml")] == [
+        [("gpu.nvidia.com", 2), ("gpu.nvidia.com", 1)],
+        [("rdma.example.com", 1)],
+    ]
+    assert not facts.generated_claims("u", "ml", ["missing"])
+
+
 def test_a_profile_class_and_its_extended_resource():
     pod = """\
     apiVersion: v1
@@ -625,7 +687,7 @@ spec:
     assert share == [(20, "4 of 8 GPUs but 95.1% of p5.48xlarge memory (1800Gi)")]
     # the claim lives in another namespace: not found there, and not an accelerator pod
     missing = [(f.line, f.severity, f.message) for f in found if f.rule == "unknown-resource-claim"]
-    assert missing == [(33, "error", "ResourceClaim 'shared-gpus' is not defined among the inputs or --context")]
+    assert missing == [(33, "error", "ResourceClaim 'shared-gpus' is not defined in namespace prod (only in research)")]
     assert [(f.line, f.severity) for f in found if f.rule == "besteffort-qos"] == [(28, "warning")]
 
 

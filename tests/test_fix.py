@@ -552,3 +552,96 @@ def test_a_fix_reads_only_the_collections_on_its_path() -> None:
     metadata = dict((k.value, v) for k, v in root.items)["metadata"]
     assert metadata._tree is not None  # not read
     assert [k.value for k, _ in metadata.items] == ["name", "labels"]  # read when asked for
+
+
+def test_the_preemption_fix_leaves_a_job_the_api_server_accepts(tmp_path: Path) -> None:
+    """A podFailurePolicy admits only podReplacementPolicy Failed (validatePodReplacementPolicy): the fix that
+    adds the DisruptionTarget Ignore rule to a Job with TerminatingOrFailed sets Failed too, so the fixed Job
+    has no job-spec-invalid, and a second run changes nothing."""
+    job = """\
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: per-index}
+spec:
+  completionMode: Indexed
+  completions: 8
+  backoffLimitPerIndex: 2
+  podReplacementPolicy: TerminatingOrFailed
+  template:
+    spec:
+      priorityClassName: low
+      restartPolicy: OnFailure
+      containers:
+      - name: c
+        image: x
+"""
+    path = tmp_path / "job.yaml"
+    path.write_text(job)
+    cli("check", "--fix", "--unsafe-fixes", "--select", "preemption-consumes-backoff", str(path))
+    fixed = path.read_text()
+    assert fixed == (
+        job.replace("podReplacementPolicy: TerminatingOrFailed", "podReplacementPolicy: Failed").replace(
+            "restartPolicy: OnFailure", "restartPolicy: Never"
+        )
+        + "  podFailurePolicy:\n    rules:\n    - action: Ignore\n      onPodConditions:\n      - type: DisruptionTarget\n"
+    )
+    r = cli("check", "-f", "json", str(path))
+    rules = {f["rule"] for f in json.loads(r.output)["findings"]}
+    assert not rules & {"job-spec-invalid", "restart-policy-invalid", "preemption-consumes-backoff"}, rules
+    cli("check", "--fix", "--unsafe-fixes", str(path))
+    assert path.read_text() == fixed
+
+
+def test_restart_policy_fixes_keep_a_restart_container_resize_policy_valid(tmp_path: Path) -> None:
+    """A Never pod rejects resizePolicy RestartContainer (validateResizePolicy): restart-policy-invalid's fix
+    sets OnFailure instead where the Job has no podFailurePolicy; where it has one (Never required), and for
+    preemption-consumes-backoff's new podFailurePolicy, no fix is offered and --verbose says why."""
+    job = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  template:
+    spec:
+      restartPolicy: Always
+      containers:
+      - name: c
+        image: x
+        resizePolicy:
+        - {resourceName: memory, restartPolicy: RestartContainer}
+"""
+    path = tmp_path / "job.yaml"
+    path.write_text(job)
+    cli("check", "--fix", "--unsafe-fixes", "--select", "restart-policy-invalid", str(path))
+    assert path.read_text() == job.replace("restartPolicy: Always", "restartPolicy: OnFailure")
+    with_policy = job.replace(
+        "spec:\n  template:",
+        "spec:\n  podFailurePolicy:\n    rules: [{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}]\n"
+        "  template:",
+    )
+    path.write_text(with_policy)
+    r = cli("check", "-v", "--fix", "--unsafe-fixes", "--select", "restart-policy-invalid", str(path))
+    assert path.read_text() == with_policy
+    assert (
+        "no fix for restartPolicy: a podFailurePolicy needs restartPolicy Never, with which the API server rejects "
+        "the resizePolicy RestartContainer of container 'c'" in r.stderr
+    )
+    low = (
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: low}\nvalue: 10\n---\n"
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n---\n"
+    )
+    preemptible = low + job.replace("restartPolicy: Always", "priorityClassName: low\n      restartPolicy: OnFailure")
+    path.write_text(preemptible)
+    r = cli("check", "-v", "--fix", "--unsafe-fixes", "--select", "preemption-consumes-backoff", str(path))
+    assert path.read_text() == preemptible
+    assert "no fix for preemption-consumes-backoff: a podFailurePolicy needs restartPolicy Never" in r.stderr

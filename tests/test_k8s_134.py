@@ -24,6 +24,12 @@ def findings(manifest: str, version: str | None = None, rules: tuple[str, ...] =
     return sorted((f.line, f.column, f.rule, f.severity) for f in found if not rules or f.rule in rules)
 
 
+def _profile(version: str) -> Config:
+    cfg = Config()
+    cfg.profile = Profile.from_dict({"kubernetesVersion": version}, ROOT)
+    return cfg
+
+
 POD_LEVEL_ONLY = """\
 apiVersion: v1
 kind: Pod
@@ -76,7 +82,13 @@ def test_the_1_36_qos_and_defaulting_fixes():
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resources: {}\n  containers:\n"
         "  - name: a\n    image: x\n    resources: {limits: {cpu: '1', memory: 1Gi}}\n"
     )
-    assert findings(pod, "1.35", ("besteffort-qos",)) == [(4, 1, "besteffort-qos", "warning")]
+    # at the empty block, saying why: the containers alone make the pod Guaranteed; no fix (memory in the
+    # containers would not change the class)
+    assert findings(pod, "1.35", ("besteffort-qos",)) == [(5, 3, "besteffort-qos", "warning")]
+    [found] = [f for f in lint_text(pod.encode(), RULES, _profile("1.35")) if f.rule == "besteffort-qos"]
+    assert found.message == "BestEffort QoS: the empty spec.resources decides it before Kubernetes 1.36"
+    assert "though its containers make it Guaranteed (k/k issue 135082)" in found.detail
+    assert found.fix is None
     assert findings(pod, "1.36", ("besteffort-qos",)) == []
 
 
@@ -259,6 +271,49 @@ def test_resize_rejections():
     assert 'Unsupported value: "ephemeral-storage": supported values: "cpu", "memory"' in found[2].detail
     # the field is dropped before 1.33
     assert findings(pod, "1.32", ("resize-policy-invalid",)) == []
+
+
+def test_restart_container_on_a_regular_init_container_is_rejected_from_1_36():
+    """k/k PR 137458 (1.36): a non-sidecar init container runs to completion and is never resized, so
+    RestartContainer on it is rejected, in any pod; NotRequired stays valid, and so does a sidecar's
+    RestartContainer in a pod that may restart it. One finding for the entry, also in a Never pod."""
+    pod = """\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: p}
+    spec:
+      restartPolicy: OnFailure
+      initContainers:
+      - name: setup
+        image: busybox
+        resizePolicy:
+        - {resourceName: cpu, restartPolicy: NotRequired}
+        - {resourceName: memory, restartPolicy: RestartContainer}
+      - name: proxy
+        image: envoy
+        restartPolicy: Always
+        resizePolicy:
+        - {resourceName: memory, restartPolicy: RestartContainer}
+      containers:
+      - {name: c, image: x}
+    """
+    rule = ("resize-policy-invalid",)
+    assert findings(pod, "1.35", rule) == []
+    assert findings(pod, "1.36", rule) == findings(pod, None, rule) == [(11, 45, "resize-policy-invalid", "error")]
+    found = [f for f in lint_text(textwrap.dedent(pod).encode(), RULES, Config()) if f.rule == rule[0]]
+    assert str(found[0].path) == "spec.initContainers[0].resizePolicy[1].restartPolicy"
+    assert found[0].message == (
+        "init container 'setup' resizePolicy RestartContainer: an init container that is not a sidecar is never resized"
+    )
+    never = pod.replace("restartPolicy: OnFailure", "restartPolicy: Never")
+    assert findings(never, "1.37", rule) == [
+        (11, 45, "resize-policy-invalid", "error"),
+        (16, 45, "resize-policy-invalid", "error"),
+    ]
+    assert findings(never, "1.35", rule) == [
+        (11, 45, "resize-policy-invalid", "error"),
+        (16, 45, "resize-policy-invalid", "error"),
+    ]
 
 
 def test_pod_level_sums_as_the_api_server_does():

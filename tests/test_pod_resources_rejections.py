@@ -387,3 +387,37 @@ def test_a_resize_policy_entry_needs_both_fields():
     ]
     assert "the API server rejects the pod (Required value)" in got[0][6]
     assert found(pod, ("resize-policy-invalid",), "1.32") == []  # the field is dropped before 1.33
+
+
+def test_pod_level_pids_are_dropped_from_1_37_and_rejected_before():
+    """kubernetes/website's pods/resource/pod-level-pid-limit.yaml: a per-pod PID limit at pod level
+    (KEP-6063, the PerPodPIDLimit gate, alpha and off by default from 1.37). With the gate off the API server
+    drops the field: a warning, not a rejection. Before 1.37 the name is an unsupported pod-level resource."""
+    pod = """\
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: pid-demo
+      namespace: pod-resources-example
+    spec:
+      resources:
+        limits:
+          pids: "2048"
+      containers:
+      - name: pid-demo-ctr
+        image: registry.k8s.io/pause:3.10
+    """
+    rule = ("pod-level-resources-invalid",)
+    dropped = (9, 7, rule[0], "spec.resources.limits.pids", "warning")
+    assert [f[:5] for f in found(pod, rule, "1.37")] == [f[:5] for f in found(pod, rule)] == [dropped]
+    assert found(pod, rule)[0][5] == "pod-level limits pids is dropped: per-pod PID limits are alpha and off by default"
+    assert [f[:6] for f in found(pod, rule, "1.36")] == [
+        (
+            9,
+            7,
+            rule[0],
+            "spec.resources.limits.pids",
+            "error",
+            "pod-level limits cannot hold pids: only cpu, memory and hugepages",
+        )
+    ]

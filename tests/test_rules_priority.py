@@ -1009,3 +1009,32 @@ def test_a_priority_class_in_runtime_patches_is_dropped_so_the_finding_stays(tmp
         ("runtime.yaml", 14, "spec.template.spec.replicatedJobs[0].template.spec.template.spec")
     ]
     assert "the priorityClassName in its runtime patches is not a field Trainer patches" in found[0][4]
+
+
+def test_a_priority_class_without_a_value_is_worth_zero():
+    """PriorityClass.value left out is 0 (ValidatePriorityClass only bounds it): a Job at such a class can be
+    preempted by a higher one, and no finding says the class is invalid."""
+    manifest = """\
+    apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata: {name: batch-default}
+    description: the default priority, written out
+    ---
+    apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata: {name: serving}
+    value: 1000
+    ---
+    apiVersion: batch/v1
+    kind: Job
+    metadata: {name: eval}
+    spec:
+      template:
+        spec:
+          priorityClassName: batch-default
+          restartPolicy: Never
+          containers: [{name: c, image: x}]
+    """
+    [(rule, line, detail)] = lint(manifest)
+    assert (rule, line) == ("preemption-consumes-backoff", 14)
+    assert "runs at PriorityClass 'batch-default' (value 0), below PriorityClass 'serving' (value 1000)" in detail

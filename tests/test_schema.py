@@ -668,6 +668,50 @@ def test_on_pod_conditions_status_is_defaulted(version, strict_mode):
     assert problems and all("onPodConditions[0]" in p.message for p in problems)
 
 
+EMPTY_DRA_OBJECTS = """\
+apiVersion: resource.k8s.io/{v}
+kind: DeviceClass
+metadata: {{name: every-device}}
+---
+apiVersion: resource.k8s.io/{v}
+kind: ResourceClaim
+metadata: {{name: no-devices}}
+---
+apiVersion: resource.k8s.io/{v}
+kind: ResourceClaimTemplate
+metadata: {{name: no-spec}}
+---
+apiVersion: resource.k8s.io/{v}
+kind: ResourceClaimTemplate
+metadata: {{name: no-claim-spec}}
+spec: {{metadata: {{labels: {{app: x}}}}}}
+"""
+
+
+@pytest.mark.parametrize("version", [v for v in ("1.34", "1.35", "1.36", "1.37") if v in bundled_versions()])
+@pytest.mark.parametrize("api", ["v1", "v1beta1", "v1beta2"])
+def test_dra_objects_may_leave_their_spec_out(version, api):
+    """The API server accepts a DeviceClass, ResourceClaim or ResourceClaimTemplate without a spec (its zero
+    value is valid: pkg/apis/resource/validation), though the schemas before 1.37 mark it required."""
+    docs = list(yaml.safe_load_all(EMPTY_DRA_OBJECTS.format(v=api)))
+    for strict_mode in (False, True):
+        validator = SchemaValidator(version, strict=strict_mode)
+        assert [validator.validate(d) for d in docs] == [[], [], [], []], (version, api)
+    # what a spec holds is still checked
+    docs[1]["spec"] = {"devices": {"requests": "gpu"}}
+    [problem] = SchemaValidator(version).validate(docs[1])
+    assert problem.path == ("spec", "devices", "requests")
+
+
+@pytest.mark.parametrize("version", bundled_versions())
+def test_a_priority_class_may_leave_its_value_out(version):
+    """value is 0 when left out (ValidatePriorityClass accepts it); the schemas before 1.36 mark it required."""
+    pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "batch-default"}}
+    assert SchemaValidator(version, strict=True).validate(pc) == []
+    [problem] = SchemaValidator(version).validate({**pc, "value": "high"})
+    assert problem.path == ("value",)
+
+
 def test_the_documented_example_passes_check_with_schema(tmp_path):
     from click.testing import CliRunner
 

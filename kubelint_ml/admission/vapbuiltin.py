@@ -463,7 +463,13 @@ def qos_best_effort(rule: Any, version: tuple[int, int] | None = None) -> Builti
     )
     decides = pod_level_set(ps) if fixed else f"has({ps}.resources)"
     best_effort = f"({decides} ? {pod_level} : {per_container})"
-    message = f"'pod template of containers ' + {names(cs)} + ': BestEffort QoS: no cpu or memory requests or limits'"
+    why = "'no cpu or memory requests or limits'"
+    if not fixed:  # the containers would not make it BestEffort: the empty block does (k/k issue 135082)
+        why = (
+            f"(!{pod_level_set(ps)} && !({per_container}) ? 'the empty spec.resources decides it before Kubernetes "
+            f"1.36' : {why})"
+        )
+    message = f"'pod template of containers ' + {names(cs)} + ': BestEffort QoS: ' + {why}"
     return BuiltinPolicy(f"({best_effort} ? [{message}] : [])", True, Variant(skip_trainer_job=True))
 
 

@@ -376,7 +376,7 @@ class Facts(Record):
             policy = data.get("preemptionPolicy")
             fact = PriorityClassFact(
                 name,
-                _int_value(data.get("value")),
+                _int_value(data.get("value", 0)),  # left out, it is 0 (the API server accepts that)
                 data.get("globalDefault") is True,
                 obj.file,
                 obj,

@@ -23,7 +23,7 @@ once per template.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -53,6 +53,7 @@ RESOURCE_GROUP = "resource.k8s.io"
 # 1.34-1.35, beta and on from 1.36.
 DRA_ON = (1, 34)
 DRA_EXTENDED_ON = (1, 36)
+DRA_CONSUMABLE_ON = (1, 36)
 
 # The kinds the first pass reads (ComputeDomain: NVIDIA's driver makes the template it names).
 DRA_CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim", "DeviceClass", "ComputeDomain")
@@ -317,7 +318,8 @@ class SubRequest(Record):
     profile: str | None  # the MIG profile the request's own selectors name
     product: str | None  # ... and the GPU's productName
     device_type: str | None  # ... and the device type they compare an attribute with (see _TYPE_RE)
-    __slots__ = _fields = ("device_class", "count", "profile", "product", "device_type")
+    share: bool  # it asks for part of each device's capacity (capacity.requests, KEP-5075)
+    __slots__ = _fields = ("device_class", "count", "profile", "product", "device_type", "share")
 
     def __init__(
         self,
@@ -326,12 +328,14 @@ class SubRequest(Record):
         profile: str | None = None,
         product: str | None = None,
         device_type: str | None = None,
+        share: bool = False,
     ) -> None:
         self.device_class = device_class
         self.count = count
         self.profile = profile
         self.product = product
         self.device_type = device_type
+        self.share = share
 
 
 def _device_type(value: object) -> str | None:
@@ -353,18 +357,29 @@ def _sub(raw: Mapping) -> SubRequest | None:
     if raw.get("selectors"):
         _, _, profile, product = _selectors(raw["selectors"])
         device_type = _device_type(raw["selectors"])
+    share = bool(_mapping(_mapping(raw.get("capacity")).get("requests")))
     if raw.get("allocationMode") == "All":
-        return SubRequest(cls, None, profile, product, device_type)
+        return SubRequest(cls, None, profile, product, device_type, share)
     count = raw.get("count", 1)
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         count = 1
-    return SubRequest(cls, count, profile, product, device_type)
+    return SubRequest(cls, count, profile, product, device_type, share)
 
 
-def claim_requests(claim_spec: object) -> tuple[tuple[SubRequest, ...], ...]:
+def _allocated_results(status: object) -> set[str]:
+    """The requests an allocated ResourceClaim's devices were allocated for
+    (``status.allocation.devices.results[].request``: ``<request>`` or ``<request>/<subrequest>``)."""
+    results = _mapping(_mapping(_mapping(status).get("allocation")).get("devices")).get("results")
+    return {r["request"] for r in _items(results) if isinstance(r.get("request"), str)}
+
+
+def claim_requests(claim_spec: object, status: object = None) -> tuple[tuple[SubRequest, ...], ...]:
     """A ResourceClaimSpec's device requests, each as its alternatives (one unless ``firstAvailable``);
-    requests for administrative access are left out (they allocate no device)."""
+    requests for administrative access are left out (they allocate no device). With the claim's
+    ``status``, a ``firstAvailable`` request the scheduler allocated is the alternative it chose
+    (the results name ``<request>/<subrequest>``)."""
     out = []
+    allocated = _allocated_results(status) if status else set()
     for req in _items(_mapping(_mapping(claim_spec).get("devices")).get("requests")):
         alternatives: list[SubRequest] = []
         if _mapping(req.get("exactly")).get("adminAccess") is True or req.get("adminAccess") is True:
@@ -375,7 +390,9 @@ def claim_requests(claim_spec: object) -> tuple[tuple[SubRequest, ...], ...]:
             sub = _sub(req["exactly"])
             alternatives = [sub] if sub else []
         elif isinstance(req.get("firstAvailable"), list):
-            alternatives = [s for s in map(_sub, _items(req["firstAvailable"])) if s is not None]
+            subs = list(_items(req["firstAvailable"]))
+            chosen = [x for x in subs if f"{req.get('name')}/{x.get('name')}" in allocated]
+            alternatives = [s for s in map(_sub, chosen or subs) if s is not None]
         else:  # v1beta1 and v1alpha3: the fields on the request itself
             sub = _sub(req)
             alternatives = [sub] if sub else []
@@ -403,6 +420,7 @@ class DraFacts:
         "version",
         "exists",
         "kept",
+        "kept_extended",
         "allocated",
         "_memo",
     )
@@ -421,6 +439,9 @@ class DraFacts:
         self.exists: set[tuple[str, str, str]] = set()
         # Pods as the API server stored them carry claims (audit): the cluster keeps them, whatever its version
         self.kept = False
+        # Pods the scheduler gave extended resources through DRA (status.extendedResourceClaimStatus, audit):
+        # the cluster serves them, whatever its version
+        self.kept_extended = False
         # class -> the drivers allocated ResourceClaims got their devices of it from (status.allocation)
         self.allocated: dict[str, set[str]] = {}
         self._memo: dict[str, ClassInfo | None] = {}
@@ -433,7 +454,13 @@ class DraFacts:
     @property
     def extended_enabled(self) -> bool:
         """The scheduler serves extended resources through DRA (DRAExtendedResource, on from 1.36)."""
-        return self.version is None or self.version >= DRA_EXTENDED_ON
+        return self.kept_extended or self.version is None or self.version >= DRA_EXTENDED_ON
+
+    @property
+    def consumable_capacity(self) -> bool:
+        """Claims may ask for part of a device's capacity (DRAConsumableCapacity, beta and on from 1.36;
+        before, the API server drops capacity.requests and a request takes whole devices)."""
+        return self.version is None or self.version >= DRA_CONSUMABLE_ON
 
     @property
     def knows_claims(self) -> bool:
@@ -451,7 +478,8 @@ class DraFacts:
             if kind == "ResourceClaimTemplate":
                 self.templates.setdefault(name, []).append((namespace or "", claim_requests(spec.get("spec"))))
             elif kind == "ResourceClaim":
-                self.claims.setdefault(name, []).append((namespace or "", claim_requests(spec)))
+                requests = claim_requests(spec, data.get("status"))
+                self.claims.setdefault(name, []).append((namespace or "", requests))
                 self._allocated(spec, data.get("status"))
             elif kind == "DeviceClass":
                 self._add_class(name, spec)
@@ -608,16 +636,31 @@ class DraFacts:
             return info
         return ClassInfo(typed.kind, typed.resource, f"its request for class '{s.device_class}' selects {typed.how}")
 
-    def generated_claim(self, template: str, namespace: str, claim: str) -> bool:
-        """A running pod's claim made from ``template`` is the ResourceClaim ``claim`` of its namespace
+    def generated_claims(self, template: str, namespace: str, claims: Iterable[str]) -> bool:
+        """Running pods' claims made from ``template`` are the ResourceClaims ``claims`` of their namespace
         (``status.resourceClaimStatuses``): the resourceclaim controller copies the template's spec into
-        it, and the pod runs with what it allocated, whether the template is still there (or the same)
-        or not. Its requests answer for the template in that namespace; False when the claim is not known."""
-        requests = next((r for ns, r in self.claims.get(claim, ()) if ns == namespace), None)
-        if requests is None:
+        each, and the pods run with what they allocated, whether the template is still there (or the same)
+        or not. Their requests answer for the template in that namespace; False when no claim is known.
+        Where the pods were allocated different ``firstAvailable`` alternatives, each request is any of
+        those they got."""
+        found = [r for r in (self._claim_in(c, namespace) for c in claims) if r is not None]
+        if not found:
             return False
+        requests = found[0]
+        alike = [r for r in found if len(r) == len(requests)]  # (a template changed in shape: the first pod's)
+        if any(r != requests for r in alike):
+            merged = []
+            for i in range(len(requests)):
+                alternatives: list[SubRequest] = []
+                for r in alike:
+                    alternatives += [s for s in r[i] if s not in alternatives]
+                merged.append(tuple(alternatives))
+            requests = tuple(merged)
         self.templates.setdefault(template, []).insert(0, (namespace, requests))
         return True
+
+    def _claim_in(self, claim: str, namespace: str) -> tuple | None:
+        return next((r for ns, r in self.claims.get(claim, ()) if ns == namespace), None)
 
     def find(self, kind: str, name: str, namespace: str) -> tuple | None:
         """The requests of the named template (``kind`` "template") or claim in ``namespace``.
@@ -661,7 +704,8 @@ class PodDevices(Record):
     ``assumed``: what was assumed to count (for ``-v``); ``by_model``: MIG partitions counted as
     ``slices`` of a GPU whose model was not known, (resource, compute slices taken, slices assumed),
     for :meth:`on_model`; ``upper``: resources whose count is an upper bound (MIG devices of no
-    named profile, each counted as the whole GPU it may be); ``dropped``: the profile's Kubernetes
+    named profile, each counted as the whole GPU it may be, and parts of devices other claims share,
+    ``capacity.requests``, each counted whole); ``shared``: some are such parts; ``dropped``: the profile's Kubernetes
     version drops the pod's claims; ``extended_off``: (resource, class) of DRA extended resources
     the version does not serve through DRA; ``alternatives``: ``firstAvailable`` requests of
     different sizes whose every alternative is counted GPUs of one resource, (where, resource, the
@@ -681,6 +725,7 @@ class PodDevices(Record):
     dropped: bool
     extended_off: list[tuple[str, str]]
     alternatives: list[tuple[str, str, Fraction, tuple[Fraction, ...]]]
+    shared: bool
     __slots__ = _fields = (
         "accelerator",
         "counts",
@@ -694,6 +739,7 @@ class PodDevices(Record):
         "dropped",
         "extended_off",
         "alternatives",
+        "shared",
     )
 
     def __init__(self) -> None:
@@ -709,6 +755,7 @@ class PodDevices(Record):
         self.dropped = False  # the cluster's version drops the pod's claims (DynamicResourceAllocation off)
         self.extended_off = []  # (resource, class) asked for as DRA extended resources before DRAExtendedResource
         self.alternatives = []
+        self.shared = False  # some counted GPUs are parts of devices other claims share (capacity.requests)
 
     def most_on(self, counts: dict[str, Any], resource: str, gpus: int) -> dict[str, Any]:
         """``counts`` on a node with ``gpus`` devices of ``resource``: each ``firstAvailable`` request
@@ -823,6 +870,15 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
                 counts.setdefault(info.resource, Fraction(0))
             else:
                 counts[info.resource] = counts.get(info.resource, Fraction(0)) + n
+                if sub is not None and sub.share and facts.consumable_capacity:
+                    # Several claims may share each device (allowMultipleAllocations): the pod holds part of it.
+                    upper.add(info.resource)
+                    out.shared = True
+                    out.assumed.append(
+                        f"{where} asks for part of the capacity of {count_text(n)} device{'' if n == 1 else 's'} "
+                        f"of class '{cls}' (capacity.requests), which other claims may share: counted as "
+                        f"{count_text(n)} whole GPU{'' if n == 1 else 's'}, the most it can hold"
+                    )
         elif info.kind == SLICE and info.resource and n is not None:
             mig(info, info.resource, n, where, sub)
         else:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -773,9 +773,13 @@ class Candidates(Frozen):
         object.__setattr__(self, "source", source)
 
 
-def node_type_candidates(pod_spec: Mapping[str, Any], pools: Sequence[NodePool] = ()) -> tuple[Candidates | None, str]:
+def node_type_candidates(
+    pod_spec: Mapping[str, Any], pools: Sequence[NodePool] = (), dra_resources: Collection[str] = ()
+) -> tuple[Candidates | None, str]:
     """(Candidates, how) or (None, why not). Profile pools are tried first,
-    then the catalog."""
+    then the catalog. ``dra_resources``: the device-plugin resources the pod's DRA claims and DRA
+    extended resources count as (``nvidia.com/gpu`` for ``example.com/gpu`` of a DeviceClass over
+    NVIDIA's driver): a pool of them is one the pod asks for."""
     if not isinstance(pod_spec, dict):
         return None, "pod spec is not a mapping"
     terms = _pod_terms(pod_spec)
@@ -785,7 +789,7 @@ def node_type_candidates(pod_spec: Mapping[str, Any], pools: Sequence[NodePool] 
         wanted |= NEURON_RESOURCES
     pool_types = []
     for pool in pools_for_pod(pod_spec, pools) if pools else ():
-        if wanted and pool.gpu_resource not in wanted:
+        if wanted and pool.gpu_resource not in wanted and pool.gpu_resource not in dra_resources:
             continue
         node = _pool_node_type(pool)
         if node is not None:

@@ -111,9 +111,26 @@ def _resolve_version(requested: str) -> str:
 
 
 # Fields the generated OpenAPI marks required although the API server defaults them before it
-# validates: a manifest may leave them out. onPodConditions[].status defaults to True
-# (SetDefaults_Job, pkg/apis/batch/v1/defaults.go); the schemas say so from 1.35 only.
-DEFAULTED_REQUIRED = {"io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern": ("status",)}
+# validates, or accepts them left out: a manifest may leave them out. onPodConditions[].status
+# defaults to True (SetDefaults_Job, pkg/apis/batch/v1/defaults.go); the schemas say so from 1.35
+# only. A DRA object's spec (and a ResourceClaimTemplate's claim spec) may be empty: the zero value
+# is a valid claim of no devices or a class selecting every device (pkg/apis/resource/validation);
+# the schemas say so from 1.37 only. A PriorityClass's value may be left out: it is 0
+# (ValidatePriorityClass only bounds it); the schemas say so from 1.36 only.
+DEFAULTED_REQUIRED = {
+    "io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern": ("status",),
+    "io.k8s.api.scheduling.v1.PriorityClass": ("value",),
+    **{
+        f"io.k8s.api.resource.{version}.{kind}": ("spec",)
+        for version in ("v1", "v1beta1", "v1beta2")
+        for kind in ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceClaimTemplateSpec")
+    },
+}
+
+
+def _not_required(node: object, fields: tuple[str, ...]) -> None:
+    if isinstance(node, dict) and isinstance(node.get("required"), list):
+        node["required"] = [f for f in node["required"] if f not in fields]
 
 
 def _defaulted_not_required(defs: dict) -> None:
@@ -121,9 +138,7 @@ def _defaulted_not_required(defs: dict) -> None:
     if not isinstance(table, dict):
         return
     for name, fields in DEFAULTED_REQUIRED.items():
-        node = table.get(name)
-        if isinstance(node, dict) and isinstance(node.get("required"), list):
-            node["required"] = [f for f in node["required"] if f not in fields]
+        _not_required(table.get(name), fields)
 
 
 @functools.lru_cache(maxsize=8)
@@ -172,6 +187,9 @@ def _builtin_schema(directory: str, api_version: str, kind: str) -> dict | None:
     gvks = schema.get("x-kubernetes-group-version-kind") or []
     if {"group": group, "version": version, "kind": kind} not in gvks:
         return None
+    fields = DEFAULTED_REQUIRED.get(f"io.k8s.api.{label or 'core'}.{version}.{kind}")
+    if fields:  # a kind's file holds its own root, not a $ref to the definitions
+        _not_required(schema, fields)
     return schema if isinstance(schema, dict) else None
 
 

@@ -37,7 +37,7 @@ from kubelint_ml.input.dump import DumpError, Item, dump_limits, looks_like_json
 from kubelint_ml.input.loader import load, locate
 from kubelint_ml.input.objects import K8sObject, make_ref, unpack
 from kubelint_ml.input.workloads import KINDS, pod_templates
-from kubelint_ml.k8s.dra import DRA_ON, DraFacts, pod_devices, uses_dra
+from kubelint_ml.k8s.dra import DRA_EXTENDED_ON, DRA_ON, DraFacts, pod_devices, uses_dra
 from kubelint_ml.k8s.resources import is_accelerator_pod, pod_level_gates, pod_requests
 from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.run.facts import with_cluster_nodes
@@ -159,8 +159,9 @@ class Audit:
         self.generated: dict[tuple[str, str], list[str]] = {}
         # (namespace, "template" | "claim", name): the claims of pods bound to a node, which exist
         self.bound_claims: set[tuple[str, str, str]] = set()
-        # Fields of the stored pods that only a gate on keeps: DRA claims, pod-level resources
-        self.kept_claims = self.kept_pod_level = False
+        # Fields of the stored pods that only a gate on keeps: DRA claims, pod-level resources; and the
+        # extended resources the scheduler allocated through DRA (only DRAExtendedResource on does)
+        self.kept_claims = self.kept_pod_level = self.kept_extended = self.kept_pids = False
         self.skipped: Counter[str] = Counter()
         self.files = 0
         self.objects = 0
@@ -239,9 +240,22 @@ class Audit:
                 if spec.get("resourceClaims"):
                     self.kept_claims = True
                     self._dra(ns, spec, data.get("status"))
-                if spec.get("resources"):
+                resources = spec.get("resources")
+                if resources:
                     self.kept_pod_level = True
+                    if isinstance(resources, Mapping) and any(
+                        isinstance(resources.get(part), Mapping) and "pids" in resources[part]
+                        for part in ("limits", "requests")
+                    ):
+                        self.kept_pids = True
+            status = data.get("status")
+            if isinstance(status, Mapping) and status.get("extendedResourceClaimStatus"):
+                self.kept_extended = True
         elif kind in CONTEXT_KINDS:
+            if kind == "DeviceClass" and group == "resource.k8s.io":
+                spec = data.get("spec")
+                if isinstance(spec, Mapping) and spec.get("extendedResourceName"):
+                    self.kept_extended = True  # the API server drops the field with DRAExtendedResource off
             self.facts.add_object(item.obj or plain_object(dict(data), file))
         elif (group, kind) in KINDS:
             item.keep()
@@ -388,6 +402,8 @@ class Audit:
         """The gates the stored pods show on, whatever the profile's version defaults them to: the API server
         drops spec.resourceClaims and spec.resources with DynamicResourceAllocation and PodLevelResources
         off, so a pod that has them was admitted with the gate on."""
+        if self.kept_pids:  # the API server drops a pod-level pids limit with PerPodPIDLimit off (alpha in 1.37)
+            ctx.cache["per_pod_pid_limit"] = True
         version = parse_version(getattr(profile, "kubernetes_version", None))
         if version is None:
             return
@@ -396,6 +412,12 @@ class Audit:
             self.notes.append(
                 f"pods of the dump carry pod-level resources (spec.resources): the cluster keeps them (PodLevelResources "
                 f"on), though Kubernetes {profile.kubernetes_version} drops them by default"
+            )
+        if self.kept_extended and version < DRA_EXTENDED_ON:
+            self.notes.append(
+                "the dump shows extended resources served through DRA (a DeviceClass's extendedResourceName, or a "
+                "pod's status.extendedResourceClaimStatus): the cluster serves them (DRAExtendedResource on), though "
+                f"Kubernetes {profile.kubernetes_version} does not by default"
             )
         if self.kept_claims and version < DRA_ON:
             self.notes.append(
@@ -431,9 +453,10 @@ class Audit:
         self.facts.add_profile(config.profile)
         for (ns, template), made in self.generated.items():
             # A running pod's claims are what its ResourceClaims hold, the template gone or changed or not.
-            any(self.facts.dra.generated_claim(template, ns, claim) for claim in made)
+            self.facts.dra.generated_claims(template, ns, made)
         self.facts.dra.exists |= self.bound_claims
         self.facts.dra.kept = self.kept_claims
+        self.facts.dra.kept_extended = self.kept_extended
         known_ids = set(inputs.all_rule_ids or ())
         usage_rules = [r for r in inputs.rules if r.family == USAGE_FAMILY]
         rules = [r for r in inputs.rules if r.family != USAGE_FAMILY]

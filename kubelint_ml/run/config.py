@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -311,7 +312,7 @@ def _written(text: bytes, line: int, key: Any) -> str | None:
     if line > len(lines):
         return None
     _, sep, rest = lines[line - 1].partition(key + ":")
-    value = rest.split("#", 1)[0].strip()
+    value = re.split(r"[#,}\]]", rest, maxsplit=1)[0].strip()  # a flow mapping's value ends at , } or ]
     return value if sep and value else None
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from kubelint_ml.engine.api import template_devices
 from kubelint_ml.input.workloads import PodTemplate
 from kubelint_ml.k8s.nodes import NodePool, NodeType, node_type_candidates, pinned_pool_types
 from kubelint_ml.records import Frozen
@@ -56,7 +57,8 @@ def placement(tpl: PodTemplate, ctx: Any) -> tuple[Placement | None, str]:
         return found
     spec = tpl.spec
     pools = pools_of(ctx)
-    cands, how = node_type_candidates(spec, pools)
+    devices = template_devices(tpl) if pools else None
+    cands, how = node_type_candidates(spec, pools, devices.counts if devices is not None else ())
     if cands is None:
         result: tuple[Placement | None, str] = (None, how)
         pinned = pinned_pool_types(spec, pools)

@@ -11,6 +11,7 @@ observed usage (``ctx.usage``), or a rule parameter.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -174,6 +175,11 @@ def _share(tpl: PodTemplate, ctx: Any) -> tuple[Fraction, str] | str:
         devices = template_devices(tpl)
         if devices is not None and devices.alternatives:
             return "the pod's claim lists alternatives (firstAvailable); its share of the node depends on which it gets"
+        if devices is not None and devices.shared:
+            return (
+                "the pod claims part of the capacity of GPUs other claims may share (capacity.requests); its share "
+                "of the node depends on how many share them"
+            )
         return "the pod claims MIG devices of no named profile; its share of the node depends on which it gets"
     place, how = placement(tpl, ctx)
     if place is None:
@@ -584,7 +590,43 @@ def missing_priority(tpl: PodTemplate, refs: list, params: dict, kai: bool, trai
     return None
 
 
-def restart_policy(path: tuple) -> Fix:
+def restart_container_resizes(tpl: PodTemplate) -> list[str]:
+    """The containers whose resizePolicy asks for RestartContainer, which a restartPolicy: Never pod rejects
+    (validateResizePolicy)."""
+    out = []
+    for c in tpl.all_containers:
+        entries = c.data.get("resizePolicy")
+        if isinstance(entries, list) and any(
+            isinstance(e, dict) and e.get("restartPolicy") == "RestartContainer" for e in entries
+        ):
+            out.append(c.describe())
+    return out
+
+
+def _never_rejects(restarting: list[str]) -> str:
+    return (
+        "a podFailurePolicy needs restartPolicy Never, with which the API server rejects the resizePolicy "
+        f"RestartContainer of {', '.join(restarting)}"
+    )
+
+
+def restart_policy(path: tuple, tpl: PodTemplate | None = None, has_pfp: bool = True, ctx: Any = None) -> Fix | None:
+    restarting = restart_container_resizes(tpl) if tpl is not None else []
+    if restarting and not has_pfp:
+        return Fix(
+            "set restartPolicy: OnFailure",
+            UNSAFE,
+            f"the Job API (Never would reject the resizePolicy RestartContainer of {', '.join(restarting)})",
+            (put(path, "OnFailure"),),
+        )
+    if restarting and tpl is not None:
+        _note(
+            ctx,
+            tpl,
+            "restartPolicy",
+            _never_rejects(restarting),
+        )
+        return None
     return Fix(
         "set restartPolicy: Never",
         UNSAFE,
@@ -596,11 +638,26 @@ def restart_policy(path: tuple) -> Fix:
 IGNORE_DISRUPTION = {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}
 
 
-def ignore_disruption(job_path: tuple, tpl: PodTemplate, has_policy: bool) -> Fix:
-    """A first podFailurePolicy rule that ignores DisruptionTarget (and restartPolicy Never, which a policy needs)."""
+def ignore_disruption(
+    job_path: tuple, tpl: PodTemplate, has_policy: bool, job_spec: Mapping | None = None, ctx: Any = None
+) -> Fix | None:
+    """A first podFailurePolicy rule that ignores DisruptionTarget (and restartPolicy Never, which a policy needs;
+    and podReplacementPolicy Failed, the only one the API server accepts beside a policy). None where Never
+    would reject a container's resizePolicy RestartContainer."""
     changes: tuple = (prepend(job_path + ("podFailurePolicy", "rules"), IGNORE_DISRUPTION),)
     if tpl.spec.get("restartPolicy") != "Never":
+        restarting = restart_container_resizes(tpl)
+        if restarting:
+            _note(
+                ctx,
+                tpl,
+                "preemption-consumes-backoff",
+                _never_rejects(restarting),
+            )
+            return None
         changes += (put(tpl.spec_path + ("restartPolicy",), "Never"),)
+    if job_spec is not None and job_spec.get("podReplacementPolicy") == "TerminatingOrFailed":
+        changes += (put(job_path + ("podReplacementPolicy",), "Failed"),)
     what = "put a DisruptionTarget Ignore rule first in podFailurePolicy.rules"
     return Fix(
         what + ("" if has_policy else " (a new podFailurePolicy)"),

@@ -44,7 +44,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                     f"{who}: pod template has no restartPolicy: a Job requires Never or OnFailure (the pod default, "
                     f"Always, is not allowed), and {rejected}; {fix}"
                 ),
-                fix=_fixes.restart_policy(path),
+                fix=_fixes.restart_policy(path, tpl, has_pfp, ctx),
             )
         elif has_pfp:
             yield Hit(
@@ -54,7 +54,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                     f"{who}: pod template has no restartPolicy, so JobSet defaults it to OnFailure, but the Job's "
                     f"podFailurePolicy requires Never: {rejected}; set restartPolicy: Never"
                 ),
-                fix=_fixes.restart_policy(path),
+                fix=_fixes.restart_policy(path, tpl, has_pfp, ctx),
             )
         return
     if raw not in _VALID:
@@ -66,7 +66,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 f"{fix}"
             ),
             at_value=True,
-            fix=_fixes.restart_policy(path),
+            fix=_fixes.restart_policy(path, tpl, has_pfp, ctx),
         )
         return
     if raw == "OnFailure" and has_pfp:
@@ -78,5 +78,5 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 f"restartPolicy Never, and {rejected}; set restartPolicy: Never"
             ),
             at_value=True,
-            fix=_fixes.restart_policy(path),
+            fix=_fixes.restart_policy(path, tpl, has_pfp, ctx),
         )

@@ -18,6 +18,7 @@ from __future__ import annotations
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.input.workloads import PodTemplate
 from kubelint_ml.k8s.resources import hugepages_without_cpu_or_memory, is_hugepages, pod_requests
+from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.templates._cluster import default_for
 from kubelint_ml.templates._common import gates, pod_level, requests_limits, show, validated_as_template
 
@@ -26,6 +27,9 @@ DEFAULTS: dict = {}
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 
 _SUPPORTED = '"cpu", "hugepages-", "memory"'
+# Per-pod PID limits (spec.resources.limits.pids, KEP-6063): the PerPodPIDLimit gate, alpha and off from 1.37;
+# with the gate off the API server drops the field (before 1.37 it knows no pids: Unsupported value).
+PER_POD_PID_LIMIT = (1, 37)
 
 
 def _mapping(value: object) -> dict:
@@ -74,12 +78,34 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                 ),
             )
         )
+    version = parse_version(getattr(getattr(ctx, "profile", None), "kubernetes_version", None))
+    # (audit: stored pods that kept a pids limit show the gate on)
+    cache = getattr(ctx, "cache", None)
+    kept = isinstance(cache, dict) and cache.get("per_pod_pid_limit") is True
+    pids_dropped = (version is None or version >= PER_POD_PID_LIMIT) and not kept
     for part in ("requests", "limits"):
         values = raw.get(part)
         if not isinstance(values, dict):
             continue
         for name in values:
-            if isinstance(name, str) and not _supported(name):
+            if name == "pids" and kept:
+                continue  # served: a limit the kubelet enforces
+            if name == "pids" and pids_dropped:
+                out.append(
+                    Hit(
+                        base + (part, name),
+                        f"pod-level {part} pids is dropped: per-pod PID limits are alpha and off by default",
+                        detail=(
+                            f"{who}: spec.resources.{part} names pids, which the PerPodPIDLimit gate (KEP-6063, alpha "
+                            "and off by default from Kubernetes 1.37) serves, as a limit only; with the gate off the "
+                            "API server drops it, so the node's podPidsLimit applies. Enable the gate on the API "
+                            "server and the kubelets (cgroup v2 nodes), or set the kubelet's podPidsLimit"
+                            + ("" if part == "limits" else "; with it on, pids is a limit, and a request is rejected")
+                        ),
+                        severity="warning",
+                    )
+                )
+            elif isinstance(name, str) and not _supported(name):
                 out.append(
                     Hit(
                         base + (part, name),

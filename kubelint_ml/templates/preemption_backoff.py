@@ -103,7 +103,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 f"alone can fail the Job; add podFailurePolicy.rules: [{_IGNORE_RULE}] "
                 "(podFailurePolicy requires restartPolicy: Never)"
             ),
-            fix=_fixes.ignore_disruption(base, tpl, False),
+            fix=_fixes.ignore_disruption(base, tpl, False, spec, ctx),
         )
         return
     match = _first_match(rules if isinstance(rules, list) else [])
@@ -116,7 +116,7 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
                 f"condition: every preemption {retries}, so preemptions alone can fail the Job; add the rule "
                 f"{_IGNORE_RULE} first in podFailurePolicy.rules"
             ),
-            fix=_fixes.ignore_disruption(base, tpl, True),
+            fix=_fixes.ignore_disruption(base, tpl, True, spec, ctx),
         )
         return
     index, rule, how = match
@@ -140,5 +140,5 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
         base + ("podFailurePolicy", "rules", index),
         f"podFailurePolicy.rules[{index}] ({action}) matches preemptions first",
         detail=(f"{preemptible}, and {what}: {effect}; put the rule {_IGNORE_RULE} first in podFailurePolicy.rules"),
-        fix=_fixes.ignore_disruption(base, tpl, True),
+        fix=_fixes.ignore_disruption(base, tpl, True, spec, ctx),
     )

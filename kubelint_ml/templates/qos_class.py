@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
-from kubelint_ml.k8s.resources import qos_class
+from kubelint_ml.k8s.resources import pod_level_resources, qos_class
 from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._cluster import admitted_pod_spec, applied_defaults
 from kubelint_ml.templates._common import accelerator_note, gates, resources_unknown
@@ -52,6 +52,30 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             if qos not in params["classes"]:
                 return None
     detail = None
+    raw = tpl.spec.get("resources")
+    if (
+        qos == "BestEffort"
+        and enabled
+        and not qos_fix
+        and isinstance(raw, dict)
+        and pod_level_resources(tpl.spec) is None
+    ):
+        # An empty spec.resources decides the class before PodLevelResourcesFixKubeletQOSClass (1.36).
+        containers_qos = qos_class(tpl.spec, pod_level_enabled=False)
+        if containers_qos != "BestEffort":
+            return [
+                Hit(
+                    tpl.spec_path + ("resources",),
+                    f"BestEffort QoS: the empty spec.resources decides it before Kubernetes 1.36{accelerator_note(tpl)}",
+                    detail=(
+                        f"{tpl.describe()} has spec.resources with no cpu, memory or hugepages value; before 1.36 "
+                        "(PodLevelResourcesFixKubeletQOSClass off) such a block decides the pod's QoS class, "
+                        f"BestEffort, though its containers make it {containers_qos} (k/k issue 135082): its pods "
+                        "are the first evicted and OOM-killed under node memory pressure. Remove the empty "
+                        "spec.resources, or give it cpu and memory"
+                    ),
+                )
+            ]
     if qos == "BestEffort":
         accel = ""
         names = sorted(

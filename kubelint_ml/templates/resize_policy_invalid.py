@@ -3,7 +3,10 @@
 Followed: ``validateResizePolicy`` (pkg/apis/core/validation/validation.go): the
 resource is cpu or memory, named once; the policy NotRequired or RestartContainer; both
 written (an entry's fields are required, nothing defaults them); with the pod's
-``restartPolicy: Never`` every entry must be NotRequired.
+``restartPolicy: Never`` every entry must be NotRequired. From 1.36 a regular (non-sidecar) init
+container may not ask for RestartContainer either: it is never resized (``validateInitContainers``,
+k/k PR 137458, "Disallow setting a resize restart policy of `RestartContainer` on non-sidecar
+initContainers").
 
 A Kubeflow training-operator job's pods take their replica's ``restartPolicy``, which the operator
 writes over the template's (``setRestartPolicy`` in kubeflow/training-operator
@@ -20,6 +23,7 @@ from kubelint_ml.input.workloads import PodTemplate
 from kubelint_ml.k8s.version import parse_version
 
 UNIT = "podTemplate"
+INIT_RESTART_CONTAINER_REJECTED = (1, 36)  # RestartContainer on a regular init container
 DEFAULTS: dict = {}
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 
@@ -32,6 +36,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if version is not None and version < (1, 33):
         return None  # InPlacePodVerticalScaling off by default: the field is dropped
     pod_policy: tuple[object, str] | None = None  # the pods' restartPolicy, looked up when it matters
+    init_checked = version is None or version >= INIT_RESTART_CONTAINER_REJECTED
     out: list[Hit] = []
     for c in tpl.all_containers:
         entries = c.data.get("resizePolicy")
@@ -106,6 +111,24 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                         at_value=True,
                     )
                 )
+            if policy == "RestartContainer" and c.role == "initContainer" and init_checked:
+                out.append(
+                    Hit(
+                        path + ("restartPolicy",),
+                        f"{c.describe()} resizePolicy {policy}: an init container that is not a sidecar is never "
+                        "resized",
+                        detail=(
+                            f"{tpl.describe()}: {c.describe()} (no restartPolicy: Always, so not a sidecar) asks for "
+                            f"{policy} on resize of {name if isinstance(name, str) else 'a resource'}; such a "
+                            "container runs to completion and is never resized, and from Kubernetes 1.36 the API "
+                            f'server rejects the pod (Invalid value: "{policy}"). Use NotRequired or leave the '
+                            "entry out (or make the container a sidecar with restartPolicy: Always)"
+                        ),
+                        container=c.name,
+                        at_value=True,
+                    )
+                )
+                continue  # one finding for the entry, whatever the pod's restartPolicy
             if policy == "RestartContainer" and pod_policy is None:
                 pod_policy = pod_restart_policy(tpl)
             if policy == "RestartContainer" and pod_policy is not None and pod_policy[0] == "Never":

@@ -47,6 +47,9 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         if claim.found or claim.path[1] in invalid:
             continue  # (an entry naming both sources, or neither, is rejected as such: one finding)
         where = "among the inputs or --context"
+        elsewhere = _other_namespaces(dra, claim.kind, claim.name, tpl.obj.ref.namespace)
+        if elsewhere:  # a pod's claims are looked up in its own namespace only
+            where = f"in namespace {tpl.obj.ref.namespace} (only in {elsewhere})"
         consequence = (
             "the scheduler waits for it and the pod stays Pending"
             if claim.kind == "ResourceClaim"
@@ -71,6 +74,14 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             )
         )
     return hits
+
+
+def _other_namespaces(dra, kind: str, name: str, namespace: str) -> str:
+    """The namespaces other than the pod's that define the missing template or claim ("ml, train"), or ""."""
+    if dra is None or not namespace:
+        return ""
+    table = dra.templates if kind == "ResourceClaimTemplate" else dra.claims
+    return ", ".join(sorted({ns for ns, _ in table.get(name, ()) if ns and ns != namespace}))
 
 
 def _container_claims(tpl: PodTemplate) -> list[Hit]:
