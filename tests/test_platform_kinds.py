@@ -858,3 +858,41 @@ def test_llm_inference_service_reads_the_configs_its_base_refs_name(tmp_path: Pa
     fixed = findings(service, str(config), "--unsafe-fixes")
     metrics = [f for f in fixed if f["file"] == str(service) and f["path"] == "spec.baseRefs"]
     assert metrics and all("edits" not in f.get("fix", {}) for f in metrics)
+
+
+KSERVE_PRESET = """apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceServiceConfig
+metadata: {name: kserve-config-llm-template, namespace: kserve}
+spec:
+  template:
+    containers:
+      - name: main
+        image: ghcr.io/llm-d/llm-d-cuda:v0.9.0
+        volumeMounts: [{name: model-cache, mountPath: /models}]
+    volumes:
+      - name: model-cache
+        emptyDir: {}
+---
+apiVersion: serving.kserve.io/v1beta1
+kind: ServingRuntime
+metadata: {name: bare-runtime}
+spec:
+  supportedModelFormats: [{name: sklearn}]
+  containers:
+    - name: kserve-container
+      image: kserve/sklearnserver
+"""
+
+
+def test_a_shared_definition_that_sets_no_resources_leaves_them_to_its_users(tmp_path: Path) -> None:
+    """KServe's own presets set no resources: the LLMInferenceService merged over them does (and is
+    judged so). Judged alone, a preset or a ServingRuntime without resources is not a BestEffort pod
+    without memory; one that sets resources is judged as written."""
+    path = tmp_path / "presets.yaml"
+    path.write_text(KSERVE_PRESET)
+    assert findings(path) == []
+    path.write_text(LLM_CONFIG)  # sets resources: its 'metrics' container is judged
+    assert [(f["rule"], f["line"]) for f in findings(path)] == [
+        ("missing-memory-limit", 12),
+        ("missing-memory-request", 12),
+    ]

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from kubelint_ml.cli import main
 from kubelint_ml.input import charts, render
 from kubelint_ml.input.loader import render_path
+from kubelint_ml.input.sources import collect
 
 ROOT = Path(__file__).resolve().parent.parent
 HELM_DIR = ROOT / "fixtures" / "render" / "helm"
@@ -309,6 +310,118 @@ def test_a_kustomization_that_does_not_build_is_a_render_error(tmp_path: Path) -
     assert "/tmp" not in f["message"] and "E1" not in f["message"]
     r = check(["."], tmp_path)
     assert r.stdout.rstrip().endswith("1 error in 1 of 1 file")
+
+
+@needs_kustomize
+def test_a_missing_patch_gives_the_tools_reason_not_its_log_header(tmp_path: Path) -> None:
+    """kubectl logs a patch it cannot read in klog's multi-line form (`E1127 ... "command failed" err=<`,
+    the reason on the lines below, then `>`): the render-error says the reason."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    (tmp_path / "app" / "kustomization.yaml").write_text(
+        "resources: [cm.yaml]\npatches:\n  - path: configmap/patch.yaml\n"
+    )
+    r = check([".", "-f", "json"], tmp_path)
+    [f] = json.loads(r.stdout)["findings"]
+    assert (f["rule"], f["severity"], f["file"], f["line"]) == ("render-error", "error", "app/kustomization.yaml", 1)
+    assert "kustomize app failed:" in f["message"] and "configmap/patch.yaml" in f["message"], f["message"]
+    assert "no such file or directory" in f["message"] and "E1" not in f["message"] and "err=<" not in f["message"]
+
+
+GPU_POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: train}\nspec:\n  priorityClassName: high\n  containers:\n"
+    "  - name: t\n    image: pytorch\n    resources:\n      limits: {nvidia.com/gpu: 1}\n"
+)
+
+
+@needs_kustomize
+def test_a_base_is_built_on_its_own_when_the_overlay_that_uses_it_does_not_build(tmp_path: Path) -> None:
+    """An overlay that cannot build (here a patch that is not there; in CI often a remote resource) keeps
+    its render-error, and the base it uses is built on its own: its GPU pod is judged, not lost. A base
+    that does not build either adds a note, not a second render-error for the same tree."""
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "pod.yaml").write_text(GPU_POD)
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources: [pod.yaml]\n")
+    (tmp_path / "broken-base").mkdir()
+    (tmp_path / "broken-base" / "kustomization.yaml").write_text("resources: [gone.yaml]\n")
+    (tmp_path / "overlay").mkdir()
+    (tmp_path / "overlay" / "kustomization.yaml").write_text(
+        "resources: [../base, ../broken-base]\npatches:\n  - path: missing.yaml\n"
+    )
+    r = check([".", "-f", "json", "-v"], tmp_path)
+    found = [(f["rule"], f["severity"], f["file"], f["line"]) for f in json.loads(r.stdout)["findings"]]
+    assert found == [
+        ("besteffort-qos", "error", "base/pod.yaml", 4),
+        ("missing-memory-request", "warning", "base/pod.yaml", 9),
+        ("missing-memory-limit", "error", "base/pod.yaml", 10),
+        ("render-error", "error", "overlay/kustomization.yaml", 1),
+    ], r.stdout
+    assert "base: built on its own, as no kustomization that uses it built" in r.stderr
+    assert "kubectl kustomize broken-base failed: " in r.stderr and "; not linted" in r.stderr
+    # When the overlay builds, the base is linted once, as part of it.
+    (tmp_path / "overlay" / "kustomization.yaml").write_text("resources: [../base]\n")
+    (tmp_path / "broken-base" / "kustomization.yaml").unlink()
+    r = check([".", "-f", "json", "-v"], tmp_path)
+    assert [f["file"] for f in json.loads(r.stdout)["findings"]] == ["base/pod.yaml"] * 3
+    assert "base: built as part of a kustomization that uses it, not on its own" in r.stderr
+
+
+@needs_kustomize
+def test_kustomizations_build_at_once_with_jobs_and_the_run_is_the_same(tmp_path: Path) -> None:
+    """With -j2 two kustomize builds run at once (threads wait for the processes); the findings, their
+    order and the notes are those of -j1."""
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pod.yaml").write_text(GPU_POD.replace("train", f"train-{name}"))
+        (tmp_path / name / "kustomization.yaml").write_text("resources: [pod.yaml]\n")
+    (tmp_path / "b" / "kustomization.yaml").write_text("resources: [pod.yaml, gone.yaml]\n")
+    one = check([".", "-f", "json", "-v", "-j1"], tmp_path)
+    two = check([".", "-f", "json", "-v", "-j2"], tmp_path)
+    assert one.stdout == two.stdout and one.stderr == two.stderr
+    found = [(f["rule"], f["file"]) for f in json.loads(two.stdout)["findings"]]
+    assert found == [
+        ("besteffort-qos", "a/pod.yaml"),
+        ("missing-memory-request", "a/pod.yaml"),
+        ("missing-memory-limit", "a/pod.yaml"),
+        ("render-error", "b/kustomization.yaml"),
+        ("besteffort-qos", "c/pod.yaml"),
+        ("missing-memory-request", "c/pod.yaml"),
+        ("missing-memory-limit", "c/pod.yaml"),
+    ]
+
+
+def test_renders_overlap_with_jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tools of a plan run at once up to ``jobs``: each build of a stand-in kustomize logs its start,
+    waits, and counts the starts logged by then; built one after another, the first would count one."""
+    log = tmp_path / "log"
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "kustomization.yaml").write_text("resources: []\n")
+    tool = tmp_path / "kustomize"
+    tool.write_text(
+        f'#!/bin/sh\necho started >> {log}\nsleep 0.5\necho "# seen $(wc -l < {log})"\n'
+        "echo 'apiVersion: v1'\necho 'kind: ConfigMap'\n"
+    )
+    tool.chmod(0o755)
+    monkeypatch.setattr(render, "kustomize_command", lambda: [str(tool), "build"])
+    planned = render.plan(collect([str(tmp_path / d) for d in "abc"]), render.RenderOptions(), 1 << 20, None, jobs=3)
+    assert planned.failures == [] and [s.path.split(" ")[0] for s in planned.sources] == [
+        str(tmp_path / d) for d in "abc"
+    ]
+    seen = [int(render._READ_ONCE[s.real].split()[2]) for s in planned.sources]
+    assert min(seen) >= 2, seen
+
+
+def test_klog_multi_line_error_is_read_whole() -> None:
+    err = (
+        'E1127 14:31:43.775495   15850 run.go:72] "command failed" err=<\n'
+        "\ttrouble configuring builtin PatchTransformer with config: `\n\tpath: p.yaml\n"
+        "\t`: failed to get the patch file from path(p.yaml): no such file or directory\n >\n"
+    )
+    assert render._first_error(err) == (
+        "trouble configuring builtin PatchTransformer with config: ` path: p.yaml "
+        "`: failed to get the patch file from path(p.yaml): no such file or directory"
+    )
 
 
 @needs_kustomize

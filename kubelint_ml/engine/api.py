@@ -66,7 +66,8 @@ PSEUDO_RULES: dict[str, RuleInfo] = {
             "other documents and files are still linted, and a parse-error makes the exit code 1 like any error. A "
             "YAML tag other than the standard ones is never constructed: in a manifest it is a parse-error; another "
             "tool's file (a mapping with neither apiVersion nor kind, such as a CloudFormation template with !Sub) is "
-            "skipped as any non-manifest is (-v says so).",
+            "skipped as any non-manifest is (-v says so), and so are a list of such mappings (a kustomize JSON patch, "
+            "an Ansible playbook) and a kind no Kubernetes type is named like with no apiVersion (`kind: vllm-bench`).",
             "Fix the file so it is a valid Kubernetes manifest, render templates first "
             "(`helm template ... | kubelint-ml check -`), or exclude the path in the config.",
             "input",

@@ -41,8 +41,18 @@ CONTEXT_KINDS = (
 _CONTEXT_RE = LazyPattern(rb"""kind["']?\s*:\s*["']?(""" + "|".join(CONTEXT_KINDS).encode() + rb""")\b""")
 
 
-def may_hold_context(data: bytes) -> bool:
-    return _CONTEXT_RE.search(data) is not None
+# The same without CustomResourceDefinition: CRDs are read only for --schema (a bundle of them can be most
+# of a repository's bytes, and the first pass need not build them).
+_CONTEXT_RE_NO_CRD = LazyPattern(
+    rb"""kind["']?\s*:\s*["']?("""
+    + "|".join(k for k in CONTEXT_KINDS if k != "CustomResourceDefinition").encode()
+    + rb""")\b"""
+)
+
+
+def may_hold_context(data: bytes, crds: bool = True) -> bool:
+    """Whether ``data`` may hold a context object; with ``crds=False`` a CustomResourceDefinition is none."""
+    return (_CONTEXT_RE if crds else _CONTEXT_RE_NO_CRD).search(data) is not None
 
 
 # Built-in classes every cluster has (pkg/apis/scheduling/types.go).

@@ -514,6 +514,19 @@ def _load_events(data: bytes, limits: Limits, keep_events: bool = False) -> Load
     if not yamlevents.ACTIVE:  # pragma: no cover - a binding that builds PyYAML's own classes
         raw_event = get_event
         get_event = lambda: yamlevents.fast(raw_event())  # noqa: E731
+    if len(data) > limits.max_nodes:
+        # A file of fewer bytes than the node limit cannot hold more nodes. A longer one is counted as it
+        # is read: past as many events (each node is one, or two) as the limit allows nodes, the composing
+        # loader reads it, counting its nodes exactly before it builds any (_prescan).
+        counted_event = get_event
+        left = [limits.max_nodes]
+
+        def get_event() -> Any:
+            left[0] -= 1
+            if left[0] < 0:
+                raise _Unusual
+            return counted_event()
+
     events: list[Any] | None = [] if keep_events else None
     # `id`: a builtin that takes the event and keeps nothing, as cheap a call as the append
     keep = events.append if events is not None else id
@@ -1178,7 +1191,7 @@ def _read(data: bytes, limits: Limits, keep_events: bool) -> LoadResult:
     if bad:
         problems.append(bad)
         return LoadResult(docs, problems)
-    if _CParser is not None and len(data) <= limits.max_nodes:
+    if _CParser is not None:
         fast = _load_events(data, limits, keep_events)  # refuses input nested deeper than the limit
         if fast is not None:
             return fast

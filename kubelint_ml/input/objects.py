@@ -6,6 +6,7 @@ from typing import Any
 
 from kubelint_ml.findings import ObjectRef
 from kubelint_ml.input.loader import Document
+from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
 
 
@@ -166,10 +167,33 @@ def make_ref(data: dict) -> ObjectRef:
 _NO_API_VERSION = frozenset(("Kustomization", "Component"))
 
 
+# A kind as Kubernetes types are named (Go type names: Pod, ClusterTrainingRuntime). Without an apiVersion, a
+# document whose kind is not one (`vllm-bench`, `discovery#restDescription`) is another tool's file.
+_KIND = LazyPattern(r"[A-Z][A-Za-z0-9]*")
+
+
+def _foreign_list(data: Any) -> bool:
+    """A document that is a list of mappings none of which has an apiVersion or a kind: another tool's
+    file (a kustomize JSON 6902 patch, an Ansible playbook), not a list of manifests written wrong."""
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and all(isinstance(item, dict) and "apiVersion" not in item and "kind" not in item for item in data)
+    )
+
+
 def _one(data: Any, root: Any, base: tuple, file: str, index: int, out: Unpacked, line: int) -> None:
     if data is None:
         return
     if not isinstance(data, dict):
+        if not base and _foreign_list(data):
+            out.skipped.append(
+                Skipped(
+                    "a list of mappings without apiVersion or kind (a JSON patch, a playbook): not a Kubernetes manifest",
+                    line,
+                )
+            )
+            return
         what = yaml_type_name(data)
         out.problems.append(ObjectProblem(f"document is {what}, not a mapping (a Kubernetes object)", base, root))
         return
@@ -186,13 +210,19 @@ def _one(data: Any, root: Any, base: tuple, file: str, index: int, out: Unpacked
             ObjectProblem(f"apiVersion must be a string, found {api!r}"[:200], base + ("apiVersion",), root)
         )
         return
+    if (api is None or api == "") and not _KIND.fullmatch(kind):
+        out.skipped.append(Skipped(f"kind {clip(kind, 60)!r} and no apiVersion: not a Kubernetes manifest", line))
+        return
     if (api is None or api == "") and kind not in _NO_API_VERSION:
         # kubectl and the API server refuse it ("Object 'apiVersion' is missing"); the object is still
         # linted as its kind, so that what else it gets wrong is said too
+        # A key spelled otherwise (`apiversion`: Go tools that decode into their own types accept it, kubectl not)
+        other = next((k for k in data if isinstance(k, str) and k.lower() == "apiversion" and k != "apiVersion"), None)
+        spelled = f"; {clip(other, 20)!r} is not it: keys are case-sensitive" if other is not None else ""
         out.problems.append(
             ObjectProblem(
-                f"apiVersion is not set ({kind}): kubectl and the API server refuse the object"[:200],
-                base + ("kind",),
+                f"apiVersion is not set ({kind}{spelled}): kubectl and the API server refuse the object"[:200],
+                base + (other if other is not None else "kind",),
                 root,
                 make_ref(data),
             )

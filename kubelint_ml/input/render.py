@@ -93,10 +93,14 @@ def _kustomization_refs(directory: str) -> list[str]:
     return out
 
 
-def plan(sources: list[Source], options: RenderOptions, max_bytes: int, owners: Owners | None = None) -> Plan:
+def plan(
+    sources: list[Source], options: RenderOptions, max_bytes: int, owners: Owners | None = None, jobs: int = 1
+) -> Plan:
     """Take the files of charts and kustomizations out of ``sources`` and put their rendered output in.
 
-    ``owners``: the search :func:`kubelint_ml.input.charts.owners_for` made (its answers are reused)."""
+    ``owners``: the search :func:`kubelint_ml.input.charts.owners_for` made (its answers are reused).
+    ``jobs``: how many tools run at once (helm and kustomize are other processes: threads wait for them);
+    the plan is the same whatever the number."""
     STREAMS.clear()
     if owners is None:
         owners = Owners([os.getcwd()])
@@ -117,21 +121,49 @@ def plan(sources: list[Source], options: RenderOptions, max_bytes: int, owners: 
     if not units:
         return out
     # Bases and components of a kustomization that is linted too are built as part of it.
-    referenced: set[str] = set()
-    for directory, tool in units.items():
-        if tool == "kustomize":
-            referenced.update(_reachable(directory))
-    for directory in sorted(units, key=lambda d: shown[d]):
-        tool = units[directory]
-        if tool == "kustomize" and directory in referenced:
+    reach = {d: _reachable(d) for d, tool in units.items() if tool == "kustomize"}
+    referenced: set[str] = set().union(*reach.values()) if reach else set()
+    built: set[str] = set()
+    # The bases below, once the kustomizations that use them are built.
+    roots = [d for d in sorted(units, key=lambda d: shown[d]) if units[d] != "kustomize" or d not in referenced]
+    if not options.enabled:
+        for directory in roots:
+            kind = "chart" if units[directory] == "helm" else "kustomization"
+            out.notes.append(f"{shown[directory]}: {kind} not rendered (rendering is off)")
+        roots = []
+
+    def render_one(directory: str) -> tuple[Plan, bool]:
+        part = Plan([])
+        return part, _render_unit(part, units[directory], directory, shown[directory], options, max_bytes)
+
+    if jobs > 1 and len(roots) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(jobs, len(roots))) as pool:
+            parts = list(pool.map(render_one, roots))
+    else:
+        parts = [render_one(d) for d in roots]
+    for directory, (part, ok) in zip(roots, parts):  # in the order of the units, however they ran
+        out.sources += part.sources
+        out.notes += part.notes
+        out.failures += part.failures
+        if ok:
+            built.add(directory)
+    # A base is built on its own when no kustomization that uses it built (a remote resource it could not
+    # fetch, a missing patch): its workloads are linted rather than lost with the overlay's render-error.
+    # Those that use a base reach more than it does: they come first.
+    for directory in sorted(referenced & units.keys(), key=lambda d: (-len(reach[d]), shown[d])):
+        users = [u for u, below in reach.items() if directory in below]
+        if not options.enabled or built.intersection(users) or kustomize_command() is None:
             out.notes.append(f"{shown[directory]}: built as part of a kustomization that uses it, not on its own")
             continue
-        if not options.enabled:
-            out.notes.append(
-                f"{shown[directory]}: {'chart' if tool == 'helm' else 'kustomization'} not rendered (rendering is off)"
-            )
-            continue
-        _render_unit(out, tool, directory, shown[directory], options, max_bytes)
+        out.notes.append(f"{shown[directory]}: built on its own, as no kustomization that uses it built")
+        failed = len(out.failures)
+        if _render_unit(out, "kustomize", directory, shown[directory], options, max_bytes):
+            built.add(directory)
+        else:  # not linted, as the render-error of the kustomization that uses it says already
+            out.notes += [f"{message}; not linted" for _, message in out.failures[failed:]]
+            del out.failures[failed:]
     out.sources.sort(key=lambda s: s.path)
     return out
 
@@ -274,6 +306,16 @@ _KLOG_ERR = re.compile(r'err="(.*)"\s*$')
 def _first_error(stderr: str) -> str:
     """The tool's error message, its end kept when long (kustomize nests the cause last)."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    opened = next((i for i, ln in enumerate(lines) if ln.endswith("err=<")), None)
+    if opened is not None:  # klog's multi-line form: `... "command failed" err=<`, the message, then `>`
+        body = []
+        for ln in lines[opened + 1 :]:
+            if ln == ">":
+                break
+            body.append(ln)
+        if body:
+            text = " ".join(body)
+            return text if len(text) <= 400 else "…" + text[-400:]
     text = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "no message")
     m = _KLOG_ERR.search(text)  # kubectl's log prefix: E1123 20:53:45.509208 2638 run.go:72] "command failed" err="..."
     if m:
@@ -298,7 +340,8 @@ def _own_paths(text: str, wrapper: str | None, directory: str, shown: str) -> st
     return text.replace(directory, shown)
 
 
-def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: RenderOptions, max_bytes: int) -> None:
+def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: RenderOptions, max_bytes: int) -> bool:
+    """Render one chart or kustomization into ``out``; whether it rendered (a failure is in ``out.failures``)."""
     if tool == "helm":
         helm = helm_binary()
         anchor = CHART_FILE if shown == "." else os.path.join(shown, CHART_FILE)
@@ -310,7 +353,7 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
                     f"rendered chart in: helm template {shown} | kubelint-ml check -",
                 )
             )
-            return
+            return False
         argv = [helm, "template", directory]
         for v in options.helm_values:
             argv += ["--values", os.path.abspath(v)]
@@ -330,7 +373,7 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
                     f"install one, or pipe the build in: kubectl kustomize {shown} | kubelint-ml check -",
                 )
             )
-            return
+            return False
         wrapper = _wrapper(directory)
         argv = command + [wrapper or directory]
         cwd, base = wrapper, wrapper or directory
@@ -360,17 +403,18 @@ def _render_unit(out: Plan, tool: str, directory: str, shown: str, options: Rend
             else err
         )
         out.failures.append((anchor, f"{what} {shown}: {why}; not linted"))
-        return
+        return False
     if code != 0:
         message = _first_error(_own_paths(err, wrapper, directory, shown))
         out.failures.append((anchor, f"{what} {shown} failed: {message}"))
-        return
+        return False
     display = f"{shown} ({what})"
     real = f"<render:{tool}:{directory}>"
     _READ_ONCE[real] = data
     STREAMS[display] = Stream(tool, directory, base, seconds)
     out.sources.append(Source(display, real))
     out.notes.append(f"{shown}: rendered with {what} ({len(data)} bytes)")
+    return True
 
 
 def _wrapper(directory: str) -> str | None:

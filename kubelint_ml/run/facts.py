@@ -30,10 +30,11 @@ MAX_PARSED_BYTES = 2 * 1024 * 1024
 PARALLEL_SCAN_MIN_FILES = 512
 
 
-def mentions_context(data: bytes) -> bool:
+def mentions_context(data: bytes, crds: bool = True) -> bool:
     """Whether a file's bytes can hold a context object (every file is asked): :func:`may_hold_context`,
-    one search whose literal start the regex engine scans for quickly."""
-    return may_hold_context(data)
+    one search whose literal start the regex engine scans for quickly. ``crds``: whether CRDs are wanted
+    (for --schema only)."""
+    return may_hold_context(data, crds)
 
 
 def first_pass(
@@ -43,6 +44,7 @@ def first_pass(
     keep: int = MAX_KEPT_BYTES,
     jobs: int = 1,
     parsed: dict[int, LoadResult] | None = None,
+    crds: bool = True,
 ) -> tuple[Facts, list[bytes | None], int]:
     """Read every file once; parse only those whose bytes mention a context kind.
 
@@ -53,9 +55,11 @@ def first_pass(
 
     ``parsed``: filled, by source index, with the parse of the kept files this pass parsed (up to
     ``MAX_PARSED_BYTES`` of them), for a sequential second pass to lint without parsing again.
+    ``crds``: read CustomResourceDefinitions too (only --schema uses them); without, a file that holds
+    nothing else of the context is not parsed.
     """
     if jobs > 1 and len(sources) >= PARALLEL_SCAN_MIN_FILES and hasattr(os, "fork"):
-        return _first_pass_forked(sources, config, stdin_data, jobs)
+        return _first_pass_forked(sources, config, stdin_data, jobs, crds)
     facts = Facts()
     kept: list[bytes | None] = []
     budget = keep
@@ -76,13 +80,13 @@ def first_pass(
             kept.append(data if s.real == "-" else None)  # stdin cannot be read again; a file's size is checked
             continue
         keeps = len(data) <= budget or s.real == "-"
-        if mentions_context(data):
+        if mentions_context(data, crds):
             if keeps and parsed is not None and len(data) <= parsed_budget:
                 parsed[i] = loaded = load(data, config.limits)
                 parsed_budget -= len(data)
-                add_loaded_facts(facts, loaded, s.path)
+                add_loaded_facts(facts, loaded, s.path, crds=crds)
             else:
-                add_facts(facts, data, s.path, config.limits)
+                add_facts(facts, data, s.path, config.limits, crds=crds)
         if keeps:
             kept.append(data)
             budget -= len(data)
@@ -93,7 +97,7 @@ def first_pass(
 
 
 def _first_pass_forked(
-    sources: list[Source], config: Config, stdin_data: bytes | None, jobs: int
+    sources: list[Source], config: Config, stdin_data: bytes | None, jobs: int, crds: bool = True
 ) -> tuple[Facts, list[bytes | None], int]:
     """:func:`first_pass` with the reading shared out: the workers tell which files mention a
     context kind, and this process parses those (in input order, as a sequential pass does)."""
@@ -119,8 +123,8 @@ def _first_pass_forked(
                 except OSError:
                     continue
             total += len(data)
-            if len(data) <= max_bytes and mentions_context(data):
-                context.append(context_objects(data, sources[i].path, config.limits))
+            if len(data) <= max_bytes and mentions_context(data, crds):
+                context.append(context_objects(data, sources[i].path, config.limits, crds))
         return n, total, context
 
     # The workers parse the context objects too, and send them back (pickled, with their positions):
@@ -180,10 +184,10 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def context_objects(data: bytes, file: str, limits: Limits) -> list[K8sObject]:
+def context_objects(data: bytes, file: str, limits: Limits, crds: bool = True) -> list[K8sObject]:
     """The objects of one file that may be context objects (by kind), from the documents that
-    mention a context kind."""
-    loaded = load_matching(data, limits, may_hold_context)
+    mention a context kind (``crds``: CustomResourceDefinitions among them)."""
+    loaded = load_matching(data, limits, may_hold_context if crds else _no_crd_context)
     if loaded is None:
         loaded = load(data, limits)
     return [obj for doc in loaded.documents for obj in unpack(doc, file).objects if obj.kind in _CONTEXT_KINDS]
@@ -192,19 +196,23 @@ def context_objects(data: bytes, file: str, limits: Limits) -> list[K8sObject]:
 _CONTEXT_KINDS = frozenset(CONTEXT_KINDS)
 
 
-def add_facts(facts: Facts, data: bytes, file: str, limits: Limits, only: str | None = None) -> None:
+def _no_crd_context(data: bytes) -> bool:
+    return may_hold_context(data, False)
+
+
+def add_facts(facts: Facts, data: bytes, file: str, limits: Limits, only: str | None = None, crds: bool = True) -> None:
     """The context objects of one file (of kind ``only``, if given) into ``facts``: of a file of
-    many documents, only those that mention a context kind are parsed."""
-    for obj in context_objects(data, file, limits):
+    many documents, only those that mention a context kind are parsed (``crds``: CRDs among them)."""
+    for obj in context_objects(data, file, limits, crds):
         if only is None or obj.kind == only:
             facts.add_object(obj)
 
 
-def add_loaded_facts(facts: Facts, loaded: LoadResult, file: str, only: str | None = None) -> None:
+def add_loaded_facts(facts: Facts, loaded: LoadResult, file: str, only: str | None = None, crds: bool = True) -> None:
     """:func:`add_facts` from a file's parse."""
     for doc in loaded.documents:
         for obj in unpack(doc, file).objects:
-            if only is None or obj.kind == only:
+            if (only is None or obj.kind == only) and (crds or obj.kind != "CustomResourceDefinition"):
                 facts.add_object(obj)
 
 

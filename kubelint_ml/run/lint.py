@@ -136,7 +136,9 @@ def _run(paths: list[str], inputs: RunInputs, session: dict | None) -> tuple[Run
     if owners is not None:  # the renderer is imported only then
         from kubelint_ml.input import render as rendering
 
-        plan = rendering.plan(sources, inputs.render or charts.options(config), config.limits.max_file_bytes, owners)
+        plan = rendering.plan(
+            sources, inputs.render or charts.options(config), config.limits.max_file_bytes, owners, max(jobs, 1)
+        )
         sources, warnings, notes, failures = plan.sources, plan.warnings, plan.notes, plan.failures
     else:
         charts.STREAMS.clear()
@@ -156,6 +158,7 @@ def _run(paths: list[str], inputs: RunInputs, session: dict | None) -> tuple[Run
         parallel.PARALLEL_MIN_BYTES if may_fork else MAX_KEPT_BYTES,
         jobs,
         parsed,
+        crds=schema is not None,  # read only to validate against
     )
     context_facts(facts, inputs.context_paths(), sources, config)
     config = with_cluster_nodes(config, facts)
@@ -271,8 +274,8 @@ def lint_text(
     """Lint one in-memory file with the given rules (examples, tests, embedding)."""
     config = config or Config()
     facts = Facts()
-    if may_hold_context(data):
-        add_facts(facts, data, display, config.limits)
+    if may_hold_context(data, schema is not None):
+        add_facts(facts, data, display, config.limits, crds=schema is not None)
     facts.add_profile(config.profile)
     config = with_cluster_nodes(config, facts)
     if schema is not None:

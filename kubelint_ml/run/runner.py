@@ -52,6 +52,23 @@ def _bare_placeholder(data: bytes, line: int) -> tuple[int, str] | None:
     )
 
 
+# A value that starts with a one-brace placeholder and goes on (`image: {username}/server:latest`): YAML
+# reads the braces as a flow mapping, and the text after it is a syntax error.
+_BRACE_PLACEHOLDER = LazyPattern(r"(?:^|[:-])[ \t]+(\{[A-Za-z_][A-Za-z0-9_.-]*\})[^\s,}\]]")
+
+
+def _brace_placeholder(data: bytes, line: int) -> tuple[int, str] | None:
+    """The column and parse-error message of a one-brace placeholder that starts a value on ``line``
+    (the cause of LibYAML's "did not find expected key" there), or None."""
+    found = _BRACE_PLACEHOLDER.search(_line_text(data, line))
+    if found is None:
+        return None
+    return found.start(1) + 1, (
+        f"placeholder {clip(found.group(1))} at the start of a value (YAML reads it as a mapping): "
+        "fill it in, or quote the value"
+    )
+
+
 def _line_text(data: bytes, line: int) -> str:
     lines = data.split(b"\n", line)
     return lines[line - 1].decode("utf-8", "replace") if len(lines) >= line else ""
@@ -188,6 +205,8 @@ class Runner(Record):
             # A bare `{{NAME}}` a script fills in is no Go template: its document is the parse-error,
             # said as what it is, and the other documents are read as YAML (GKE's `{{HF_TOKEN}}`).
             found = _bare_placeholder(data, p.line) if placeholder is not None else None
+            if found is None and message.startswith("invalid YAML"):
+                found = _brace_placeholder(data, p.line)
             if found is not None:
                 column, message = found
             out.findings.append(parse_error(display, p.line, column, message, p.document))

@@ -197,12 +197,25 @@ def why_resources_unknown(tpl: PodTemplate) -> str:
             found = "resources set by each TrainJob (spec.trainer.resourcesPerNode)"
         elif is_fragment(tpl):
             found = "a partial pod template (no containers, or one without an image): what completes it sets them"
+        elif tpl.shared and not _sets_resources(tpl):
+            found = (
+                "a shared definition that sets no resources: the objects built from it set them (an "
+                "LLMInferenceService over its LLMInferenceServiceConfig, an InferenceService over its ServingRuntime)"
+            )
         elif _any_unjudgeable(tpl):
             found = "invalid or unrendered resource quantities"
         else:
             found = ""
         tpl.cache["resources-unknown"] = found
     return found
+
+
+def _sets_resources(tpl: PodTemplate) -> bool:
+    """Some container, or the pod, sets requests or limits."""
+    pod = tpl.spec.get("resources")
+    if isinstance(pod, dict) and any(pod.get(part) for part in ("requests", "limits")):
+        return True
+    return any(any(c.resources.get(part) for part in ("requests", "limits")) for c in tpl.all_containers)
 
 
 def _any_unjudgeable(tpl: PodTemplate) -> bool:
