@@ -103,6 +103,14 @@ def check_dir(root: Path, name: str) -> list[tuple[str, int, int, str]]:
     )
 
 
+async def fixed_all(ed: Editor, uri: str, text: str) -> str:
+    """The buffer ``text`` after the fix all the server offers for it (resolved when it is lazy)."""
+    (action,) = [a for a in await fix_all(ed, uri) if a.kind == "source.fixAll.kubelint-ml"]
+    if action.edit is None:
+        action = await ed.client.code_action_resolve_async(action)
+    return apply(text, action.edit.changes[uri])
+
+
 def typed(root: Path, path: Path, versions: list[tuple[str, list]]) -> None:
     """The editor opens ``path`` with the first text, then is given each next one: after each, the
     buffer's diagnostics are the findings given with it."""
@@ -160,11 +168,7 @@ def test_claims_in_another_file_of_the_workspace(tmp_path: Path) -> None:
         await asyncio.sleep(0.5)  # the background index
         uri = ed.open(pod, DEPLOYMENT)
         await ed.diagnostics_until(uri, lambda d: as_check(d, DEPLOYMENT) == gpu)
-        actions = await fix_all(ed, uri)
-        (action,) = [a for a in actions if a.kind == "source.fixAll.kubelint-ml"]
-        if action.edit is None:
-            action = await ed.client.code_action_resolve_async(action)
-        assert apply(DEPLOYMENT, action.edit.changes[uri]) == want_fixed
+        assert await fixed_all(ed, uri, DEPLOYMENT) == want_fixed
         curi = ed.open(claims, CLAIMS)
         ed.change(curi, 2, nic)  # unsaved: the buffer is the context
         await ed.diagnostics_until(uri, lambda d: as_check(d, DEPLOYMENT) == as_nic)
@@ -300,6 +304,77 @@ def test_each_workspace_folder_is_its_own_check(tmp_path: Path) -> None:
         (a / "claims.yaml").write_text(CLAIMS)
         ed.changed_on_disk(a / "claims.yaml")
         await ed.diagnostics_until(uri, lambda d: as_check(d, DEPLOYMENT) == with_claims)
+        await ed.stop()
+
+    run(session())
+
+
+SIZED_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: ml
+spec:
+  backoffLimit: 2
+  template:
+    spec:
+      restartPolicy: Never
+      priorityClassName: high
+      nodeSelector:
+        node.kubernetes.io/instance-type: p5.48xlarge
+      containers:
+      - name: main
+        image: pytorch/pytorch:2.4.0
+        resources:
+          requests:
+            cpu: "8"
+          claims:
+          - name: gpu
+      resourceClaims:
+      - name: gpu
+        resourceClaimTemplateName: single-gpu
+"""
+
+
+def test_fix_all_right_after_a_template_edit_sizes_from_the_new_count(tmp_path: Path) -> None:
+    """The memory limit fix all writes is the claimed GPUs' share of the node: asked for right after the
+    template's count is changed in its buffer (not saved), it is sized from the new count, as `check
+    --fix` sizes it with the template so changed, not from the lint made before the change."""
+    claims = tmp_path / "claims.yaml"
+    claims.write_text(CLAIMS)
+    job = tmp_path / "job.yaml"
+    job.write_text(SIZED_JOB)
+    four = CLAIMS.replace("count: 1", "count: 4")
+
+    def check_fix() -> str:
+        fixed = tmp_path.parent / f"{tmp_path.name}-fixed"
+        shutil.rmtree(fixed, ignore_errors=True)
+        shutil.copytree(tmp_path, fixed)
+        subprocess.run(
+            [sys.executable, "-m", "kubelint_ml", "check", ".", "--fix", "--unsafe-fixes"],
+            capture_output=True,
+            cwd=fixed,
+        )
+        return (fixed / "job.yaml").read_text()
+
+    one_fixed = check_fix()
+    claims.write_text(four)
+    four_fixed = check_fix()
+    claims.write_text(CLAIMS)
+    assert "memory: 212Gi" in one_fixed and "memory: 851Gi" in four_fixed
+    want = check_dir(tmp_path, "job.yaml")
+
+    async def session() -> None:
+        ed = Editor(tmp_path)
+        await ed.start(unsafe=True)
+        await asyncio.sleep(0.5)  # the background index
+        uri = ed.open(job, SIZED_JOB)
+        await ed.diagnostics_until(uri, lambda d: as_check(d, SIZED_JOB) == want)
+        assert await fixed_all(ed, uri, SIZED_JOB) == one_fixed
+        curi = ed.open(claims, CLAIMS)
+        ed.change(curi, 2, four)
+        assert await fixed_all(ed, uri, SIZED_JOB) == four_fixed  # at once: no wait for the diagnostics
         await ed.stop()
 
     run(session())

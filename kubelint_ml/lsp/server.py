@@ -50,6 +50,9 @@ from kubelint_ml.lsp.linter import ConfigProblem, Fixes, Linter, finding_range
 SOURCE = "kubelint-ml"
 FIX_ALL = "source.fixAll.kubelint-ml"
 DEBOUNCE = 0.03  # seconds: a burst of keystrokes is linted once
+# Seconds a request waits at most for the edits of context buffers to be taken in (a fix made
+# before them would be made from the old facts).
+TRACK_WAIT = 5.0
 # Buffers up to this size get their quick fixes' parse made right after their diagnostics; a larger
 # one when a code action first asks (its parse tree is held only once wanted).
 WARM_MAX_BYTES = 4 * 1024 * 1024
@@ -131,6 +134,8 @@ class Server(LanguageServer):
         self.rerender: asyncio.Task | None = None  # the open charts' and kustomizations' files rendered again
         self.rerender_again = False  # a save or change arrived while rendering: once more after it
         self.poller: asyncio.Future | None = None  # looks at the configs' context files outside the workspace
+        self.tracking = 0  # edits of context buffers not taken in yet (requests wait for them)
+        self.tracked: asyncio.Event | None = None  # set when none is left
         self.event_loop: asyncio.AbstractEventLoop | None = None
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kubelint-ml-worker")
         # quick fixes are sliced from a version's parse on their own thread: a lint in progress does
@@ -387,6 +392,16 @@ async def _current(ls: Server, uri: str) -> Result | None:
     doc = ls.docs.get(uri)
     if doc is None or _is_config(uri):
         return None
+    if ls.tracking:  # an edit of a context buffer not taken in yet: the facts of the answer may change
+        ls.tracked = ls.tracked or asyncio.Event()
+        ls.tracked.clear()
+        try:
+            await asyncio.wait_for(ls.tracked.wait(), TRACK_WAIT)
+        except asyncio.TimeoutError:
+            pass
+        doc = ls.docs.get(uri)
+        if doc is None:
+            return None
     version = doc.version
     known = ls.results.get(uri)
     gen = ls.gen.get(uri, 0)
@@ -573,11 +588,18 @@ def _track_soon(ls: Server, uri: str) -> None:
     """A context file edited: taken in once per burst (after the debounce), in the worker."""
     gen = ls.gen.get(uri, 0) + 1
 
+    ls.tracking += 1
+
     async def later() -> None:
-        await asyncio.sleep(DEBOUNCE)
-        doc = ls.docs.get(uri)
-        if doc is not None and ls.gen.get(uri) == gen:
-            await _track(ls, uri, doc.data)
+        try:
+            await asyncio.sleep(DEBOUNCE)
+            doc = ls.docs.get(uri)
+            if doc is not None and ls.gen.get(uri) == gen:
+                await _track(ls, uri, doc.data)
+        finally:
+            ls.tracking -= 1
+            if not ls.tracking and ls.tracked is not None:
+                ls.tracked.set()
 
     asyncio.ensure_future(later())
 
