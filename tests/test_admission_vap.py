@@ -1186,3 +1186,47 @@ def test_the_header_names_the_serving_kinds_left_to_serve_and_none_is_matched():
     for group in ("serving.kserve.io", "apps.nvidia.com", "nvidia.com", "kubeai.org", "orchestration.aibrix.ai"):
         assert not [r for g, r in groups if g == group], group
     assert ("trainer.kubeflow.org", "trainjobs") not in groups
+
+
+@needs_cel
+def test_pod_level_resources_are_dropped_before_1_34_in_custom_resources_too(tmp_path):
+    """A PyTorchJob or JobSet keeps its template's spec.resources at admission (the API server drops
+    the field from Pods and built-in templates only), and before 1.34 the pods its controller makes
+    lose it: serve judges a GPU pod whose memory is only pod-level as having none, and so do the
+    policies; from 1.34 the pod-level limit counts, on both sides."""
+    spec = {
+        "restartPolicy": "OnFailure",
+        "resources": {"limits": {"cpu": "8", "memory": "64Gi"}},
+        "containers": [{"name": "train", "image": "t", "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+    }
+    objects = [
+        {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "PyTorchJob",
+            "metadata": {"name": "ft", "namespace": "ml"},
+            "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": spec}}}},
+        },
+        {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "metadata": {"name": "js", "namespace": "ml"},
+            "spec": {
+                "replicatedJobs": [
+                    {"name": "w", "template": {"spec": {"template": {"spec": dict(spec, restartPolicy="Never")}}}}
+                ]
+            },
+        },
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": dict(spec, restartPolicy="Never")},
+    ]
+    config = tmp_path / ".kubelint-ml.yaml"
+    for version, denied in (("1.33", True), ("1.35", False)):
+        config.write_text(f"profile: {{kubernetesVersion: '{version}'}}\n")
+        policy, compiled = _builtin_policies(config)
+        counts: dict = {}
+        for obj in objects:
+            _compare(policy, compiled, obj, f"{obj['kind']} on {version}", counts)
+            verdicts = {c.name: c.evaluate(obj)[0] for c in compiled}
+            assert (verdicts["kubelint-ml-missing-memory-limit-accelerators"] is False) is denied, (obj, version)
+        code, _, out, err = _export(config)
+        assert code == 0, err
+        assert ("drops pod-level resources (spec.resources) before 1.34" in out) is denied

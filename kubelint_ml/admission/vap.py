@@ -445,6 +445,8 @@ def policy_documents(
                     rule.id,
                 )
                 spec["variables"] = variables(rule, built, kinds, accelerators, dra)
+                if not assumed and version < POD_LEVEL_KEPT:
+                    spec["variables"] = _without_pod_level(spec["variables"])
                 docs.extend(_pair(policy, rule, f"kubelint-ml-{rule.id}{suffix}", sev, spec, accelerators, audit))
             continue
         builtin = BUILTIN_EXPORTS.get(template)
@@ -734,6 +736,11 @@ def export_policies(policy: Policy, audit: bool = False) -> tuple[str, list[tupl
         "# Dynamo, KubeAI, AIBrix, TrainJob), are not matched: `kubelint-ml serve` judges them.",
         *_dra_header(getattr(policy.facts, "dra", None)),
     ]
+    if not assumed and version < POD_LEVEL_KEPT:
+        head += [
+            "# profile.kubernetesVersion drops pod-level resources (spec.resources) before 1.34, from custom",
+            "# resources' pods too (a Kubeflow job's, a JobSet's): the policies judge pods without them.",
+        ]
     if skipped:
         head.append("# Not exported:")
         head.extend(f"#   {rid}: {why}" for rid, why in skipped)
@@ -742,6 +749,29 @@ def export_policies(policy: Policy, audit: bool = False) -> tuple[str, list[tupl
     for d in docs:
         text += "---\n" + yaml.dump(d, Dumper=dumper, sort_keys=False, width=1_000_000, allow_unicode=True)
     return text, skipped
+
+
+# Before 1.34 (PodLevelResources off) the API server drops a pod's spec.resources, and a built-in
+# template's (the Deployment family, Job, CronJob), before any admission sees the object; a custom
+# resource (a Kubeflow job, a JobSet) keeps it, and the pods its controller makes lose it. `check` and
+# `serve` judge every pod without it; so do the policies.
+POD_LEVEL_KEPT = (1, 34)
+_POD_LEVEL = (
+    ("ps.?resources.?requests.orValue({})", "{}"),
+    ("ps.?resources.?limits.orValue({})", "{}"),
+    ("has(ps.resources)", "false"),
+)
+
+
+def _without_pod_level(variables: list[dict]) -> list[dict]:
+    """The variables with the pod spec's ``resources`` read as absent."""
+    out = []
+    for v in variables:
+        expression = v["expression"]
+        for written, dropped in _POD_LEVEL:
+            expression = expression.replace(written, dropped)
+        out.append({**v, "expression": expression})
+    return out
 
 
 def _dra_header(facts: Any) -> list[str]:
