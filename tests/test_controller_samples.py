@@ -380,3 +380,127 @@ def test_aibrix_pod_counts() -> None:
     [doc] = load(text).documents
     [tpl] = pod_templates(unpack(doc, "s.yaml").objects[0])
     assert (tpl.role, tpl.replicas, tpl.found_by_search) == ("prefill", 24, False)
+
+
+# --- vLLM production-stack (production-stack.vllm.ai) ------------------------------------
+
+
+PSTACK = SAMPLES / "production-stack"
+
+
+def test_vllm_runtime_sample_is_sized_by_its_deployment_config() -> None:
+    # cpu 5 / memory 32Gi / 1 nvidia.com/gpu, each both request and limit (Guaranteed), TP 1, the
+    # sidecar at its own 0.5 cpu / 128Mi: only the priority, which the VLLMRuntime has no field for
+    found = lint(PSTACK / "vllmruntime.yaml")
+    assert rules(found) == [("missing-priority-class", 49, "spec.deploymentConfig")]
+    assert "as the production-stack operator builds it: resources as requests and limits" in found[0][3]
+
+
+def test_vllm_runtime_without_memory_is_a_besteffort_gpu_pod() -> None:
+    # the autoscaling samples ask for `gpu: "1"` alone: the controller writes no memory, so the
+    # GPU pod has no memory limit (accelerator severity) and is BestEffort; the third is sized
+    found = findings(PSTACK / "vllmruntime-autoscaling.yaml")
+    got = [(f["rule"], f["line"], f["severity"], f["path"]) for f in found]
+    for line, resources in ((18, 20), (47, 49)):
+        assert ("besteffort-qos", line, "error", "spec.deploymentConfig") in got
+        assert ("missing-memory-limit", resources, "error", "spec.deploymentConfig.resources") in got
+        assert ("missing-memory-request", resources, "warning", "spec.deploymentConfig.resources") in got
+        assert ("missing-priority-class", line, "warning", "spec.deploymentConfig") in got
+    assert [g for g in got if g[1] > 50] == [("missing-priority-class", 88, "warning", "spec.deploymentConfig")]
+    assert len(got) == 9
+
+
+def _runtime(tmp_path: Path, **edits: str) -> Path:
+    text = (PSTACK / "vllmruntime.yaml").read_text()
+    text = text.replace("tensorParallelSize: 1", "tensorParallelSize: 2").replace('gpu: "1"', 'gpu: "2"')
+    for old, new in edits.items():
+        text = text.replace(old.replace("_", " "), new)
+    path = tmp_path / "vllmruntime.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_vllm_runtime_tensor_parallel_on_the_default_shm(tmp_path: Path) -> None:
+    # --tensor-parallel-size 2 over 2 GPUs: NCCL's shared-memory transport on the container's 64Mi
+    # /dev/shm, as the controller mounts none without deploymentConfig.shmSize
+    found = lint(_runtime(tmp_path))
+    assert rules(found) == [
+        ("missing-priority-class", 49, "spec.deploymentConfig"),
+        ("shm-too-small-for-workers", 49, "spec.deploymentConfig"),
+    ]
+    message = found[1][3]
+    assert "runs 2 processes (--tensor-parallel-size 2) on the default 64Mi /dev/shm" in message
+    assert "no /dev/shm mount without shmSize" in message
+
+
+def test_vllm_runtime_shm_size_mounts_a_memory_emptydir(tmp_path: Path) -> None:
+    # shmSize: the controller mounts a Memory emptyDir of that size at /dev/shm
+    sized = lint(_runtime(tmp_path, **{"replicas:_2": 'replicas: 2\n    shmSize: "8Gi"'}))
+    assert rules(sized) == [("missing-priority-class", 49, "spec.deploymentConfig")]
+    small = lint(_runtime(tmp_path, **{"replicas:_2": 'replicas: 2\n    shmSize: "32Mi"'}))
+    assert rules(small)[1:] == [("shm-too-small-for-workers", 66, "spec.deploymentConfig.shmSize")]
+    assert "on a 32Mi /dev/shm" in small[1][3]
+
+
+def test_vllm_runtime_gpu_type_and_node_affinity(tmp_path: Path) -> None:
+    # gpuType names the resource the gpu count asks for; nodeSelectorTerms is the pod's required node
+    # affinity, so the node type is known: 64Gi for one L4 of a g6.xlarge (16Gi of memory) is too much
+    text = (PSTACK / "vllmruntime.yaml").read_text()
+    text = text.replace('memory: "32Gi"', 'memory: "64Gi"').replace(
+        "    replicas: 2\n",
+        "    replicas: 2\n    nodeSelectorTerms:\n      - matchExpressions:\n"
+        "          - {key: node.kubernetes.io/instance-type, operator: In, values: [g6.xlarge]}\n",
+    )
+    path = tmp_path / "g6.yaml"
+    path.write_text(text)
+    found = rules(lint(path))
+    assert ("missing-priority-class", 49, "spec.deploymentConfig") in found
+    assert any(
+        rule == "gpu-memory-share-mismatch" and p == "spec.deploymentConfig.resources.memory" for rule, _, p in found
+    )
+    amd = tmp_path / "amd.yaml"
+    amd.write_text(
+        (PSTACK / "vllmruntime-autoscaling.yaml")
+        .read_text()
+        .replace('gpu: "1"\n', 'gpu: "1"\n      gpuType: amd.com/gpu\n', 1)
+    )
+    assert ("besteffort-qos", 18, "spec.deploymentConfig") in rules(lint(amd))
+
+
+def test_vllm_runtime_fixes_are_not_offered_in_fields_it_lacks(tmp_path: Path) -> None:
+    # On a known node type a memory limit could be sized, but the file has no field for the
+    # container's resources: unfixable, saying why, and --fix leaves the file alone
+    path = tmp_path / "g6.yaml"
+    text = (PSTACK / "vllmruntime-autoscaling.yaml").read_text()
+    text = text.replace(
+        '    replicas: 1\n    resources:\n      gpu: "1"\n',
+        "    replicas: 1\n    nodeSelectorTerms:\n      - matchExpressions:\n"
+        "          - {key: node.kubernetes.io/instance-type, operator: In, values: [g6.xlarge]}\n"
+        '    resources:\n      gpu: "1"\n',
+        1,
+    )
+    path.write_text(text)
+    fixes = {f["rule"]: f["fix"] for f in findings(path) if f["line"] == 23}
+    assert "GPU share of node memory: 1 of 1 GPUs on g6.xlarge" in fixes["missing-memory-limit"]["source"]
+    assert "deploymentConfig.resources" in fixes["missing-memory-limit"]["unfixable"]
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(path), "--fix", "--unsafe-fixes"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in r.stderr
+    assert path.read_text() == text
+
+
+def test_cache_server_and_router_are_cpu_pods() -> None:
+    # cpu and memory both request and limit: Guaranteed CPU pods, nothing to say
+    assert lint(PSTACK / "cacheserver.yaml") == []
+    assert lint(PSTACK / "vllmrouter.yaml") == []
+
+
+def test_cache_server_without_memory(tmp_path: Path) -> None:
+    path = tmp_path / "cache.yaml"
+    path.write_text((PSTACK / "cacheserver.yaml").read_text().replace('    memory: "16Gi"\n', ""))
+    found = rules(lint(path))
+    assert ("missing-memory-limit", 21, "spec.resources") in found

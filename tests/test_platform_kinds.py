@@ -633,7 +633,7 @@ def test_documents_above_a_template_placeholder_are_still_linted(tmp_path: Path)
     assert lint(helm) == [("parse-error", 4, "")]
 
 
-def test_unknown_kinds_asking_for_an_accelerator_by_value_are_said() -> None:
+def test_unknown_kinds_asking_for_an_accelerator_by_value_are_said(tmp_path: Path) -> None:
     # kaito-project/kaito's examples/inference/kaito_workspace_gpt_oss_120b.yaml: the Workspace asks for GPU
     # nodes by Azure size; vllm-project/production-stack's VLLMRuntime sample names its GPU resource as a value
     kaito = [
@@ -650,8 +650,17 @@ def test_unknown_kinds_asking_for_an_accelerator_by_value_are_said() -> None:
             "judged: kind kaito.sh/Workspace unknown",
         )
     ]
+    # production-stack's VLLMRuntime is modelled now (its pods are judged); the same fields in a kind
+    # nobody models are said at the value that names the GPU
     runtime = [(f["rule"], f["line"], f["path"]) for f in findings(FIXTURES / "production-stack-vllmruntime.yaml")]
-    assert runtime == [("accelerator-workload-not-judged", 54, "spec.deploymentConfig.resources.gpuType")]
+    assert runtime == [("missing-priority-class", 48, "spec.deploymentConfig")]
+    unknown = tmp_path / "unknown-runtime.yaml"
+    unknown.write_text(
+        (FIXTURES / "production-stack-vllmruntime.yaml")
+        .read_text()
+        .replace("production-stack.vllm.ai/v1alpha1", "example.com/v1")
+    )
+    assert lint(unknown) == [("accelerator-workload-not-judged", 54, "spec.deploymentConfig.resources.gpuType")]
 
 
 def test_a_node_type_or_a_toleration_outside_kaito_asks_for_nothing(tmp_path: Path) -> None:

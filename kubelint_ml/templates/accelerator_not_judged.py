@@ -78,8 +78,8 @@ def _asked(root: Any) -> tuple[tuple, str] | None:
     return None
 
 
-# Keys whose string value names the accelerator resource an operator asks for (production-stack's
-# VLLMRuntime `gpuType: nvidia.com/gpu`): read only where no key names one.
+# Keys whose string value names the accelerator resource an operator asks for (`gpuType:
+# nvidia.com/gpu`, as production-stack's VLLMRuntime writes it): read only where no key names one.
 _RESOURCE_NAME_KEYS = LazyPattern(r"(?:type|resourcename)$", re.I)
 # API groups whose kinds ask for accelerators by the node type their controller provisions for the
 # pods: Kaito's Workspace, InferenceSet and MultiRoleInference `instanceType` (kaito-project/kaito

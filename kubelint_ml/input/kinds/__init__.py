@@ -19,6 +19,7 @@ from kubelint_ml.input.kinds import (
     kubeflow,
     lws,
     nim,
+    production_stack,
     ray,
     seldon,
     spark,
@@ -29,7 +30,24 @@ from kubelint_ml.input.kinds.base import KindInfo
 
 # Kubernetes and the training operators first, then the platforms whose controllers build pods
 # from other fields.
-FAMILIES = (core, jobset, kubeflow, ray, volcano, lws, aibrix, kserve, seldon, spark, dynamo, nim, kubeai, argo, tekton)
+FAMILIES = (
+    core,
+    jobset,
+    kubeflow,
+    ray,
+    volcano,
+    lws,
+    aibrix,
+    kserve,
+    seldon,
+    spark,
+    dynamo,
+    nim,
+    kubeai,
+    production_stack,
+    argo,
+    tekton,
+)
 
 KINDS: dict[tuple[str, str], KindInfo] = {}
 for _family in FAMILIES:
@@ -38,7 +56,7 @@ for _family in FAMILIES:
 # The inference and pipeline platforms (docs/kinds.md).
 PLATFORM_KINDS: dict[tuple[str, str], KindInfo] = {
     key: info
-    for family in (kserve, seldon, spark, dynamo, nim, kubeai, aibrix, argo, tekton)
+    for family in (kserve, seldon, spark, dynamo, nim, kubeai, production_stack, aibrix, argo, tekton)
     for key, info in family.KINDS.items()
 }
 
