@@ -442,6 +442,19 @@ def test_vllm_runtime_shm_size_mounts_a_memory_emptydir(tmp_path: Path) -> None:
     assert "on a 32Mi /dev/shm" in small[1][3]
 
 
+def test_vllm_runtime_labels_are_the_pods_and_a_bad_shm_size_is_said(tmp_path: Path) -> None:
+    # the controller copies the VLLMRuntime's labels into the pods' (a Kueue priority label counts);
+    # an shmSize that is no quantity is said at its field (the controller mounts /dev/shm unbounded)
+    text = (PSTACK / "vllmruntime.yaml").read_text()
+    text = text.replace("    model: Llama", "    kueue.x-k8s.io/priority-class: high\n    model: Llama")
+    text = text.replace("    replicas: 2\n", '    replicas: 2\n    shmSize: "8 Gi"\n')
+    path = tmp_path / "labelled.yaml"
+    path.write_text(text)
+    found = lint(path)
+    assert rules(found) == [("invalid-quantity", 67, "spec.deploymentConfig.shmSize")]
+    assert "sizeLimit '8 Gi' is not a valid quantity" in found[0][3]
+
+
 def test_vllm_runtime_gpu_type_and_node_affinity(tmp_path: Path) -> None:
     # gpuType names the resource the gpu count asks for; nodeSelectorTerms is the pod's required node
     # affinity, so the node type is known: 64Gi for one L4 of a g6.xlarge (16Gi of memory) is too much
