@@ -442,6 +442,33 @@ def test_vllm_runtime_shm_size_mounts_a_memory_emptydir(tmp_path: Path) -> None:
     assert "on a 32Mi /dev/shm" in small[1][3]
 
 
+def test_vllm_runtime_extra_args_and_nccl_shm_disable(tmp_path: Path) -> None:
+    # -tp in vllmConfig.extraArgs (no tensorParallelSize) is a tensor-parallel degree too; NCCL_SHM_DISABLE=1 in
+    # vllmConfig.env (after the controller's own variables) is the way out
+    extra = (PSTACK / "vllmruntime.yaml").read_text().replace('gpu: "1"', 'gpu: "4"')
+    extra = extra.replace("    tensorParallelSize: 1\n", "")
+    extra = extra.replace("    maxLoras: 4\n", '    maxLoras: 4\n    extraArgs: ["-tp", "4"]\n')
+    path = tmp_path / "extra.yaml"
+    path.write_text(extra)
+    found = lint(path)
+    assert rules(found)[1:] == [("shm-too-small-for-workers", 49, "spec.deploymentConfig")]
+    assert "runs 4 processes (-tp 4)" in found[1][3]
+    path.write_text(
+        extra.replace('value: "/data"\n', 'value: "/data"\n      - name: NCCL_SHM_DISABLE\n        value: "1"\n')
+    )
+    assert rules(lint(path)) == [("missing-priority-class", 51, "spec.deploymentConfig")]
+
+
+def test_vllm_runtime_resources_of_the_wrong_type_are_refused_at_their_field(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "apiVersion: production-stack.vllm.ai/v1alpha1\nkind: VLLMRuntime\nmetadata:\n  name: bad\nspec:\n"
+        "  model:\n    modelURL: m\n  deploymentConfig:\n    resources: 8 GPUs\n"
+        "    image: {registry: docker.io, name: vllm/vllm-openai}\n"
+    )
+    assert rules(lint(path)) == [("parse-error", 9, "spec.deploymentConfig.resources")]
+
+
 def test_vllm_runtime_labels_are_the_pods_and_a_bad_shm_size_is_said(tmp_path: Path) -> None:
     # the controller copies the VLLMRuntime's labels into the pods' (a Kueue priority label counts);
     # an shmSize that is no quantity is said at its field (the controller mounts /dev/shm unbounded)

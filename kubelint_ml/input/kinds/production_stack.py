@@ -128,6 +128,27 @@ def _args(spec: dict) -> list[Any]:
     return args
 
 
+def _lmcache_env(cache: dict) -> list[dict]:
+    """The LMCache variables the controller sets with ``lmCacheConfig.enabled``."""
+    env = [
+        {"name": "LMCACHE_LOG_LEVEL", "value": "DEBUG"},
+        {"name": "LMCACHE_USE_EXPERIMENTAL", "value": "True"},
+        {"name": "VLLM_RPC_TIMEOUT", "value": "1000000"},
+    ]
+    for key, flag, size in (
+        ("cpuOffloadingBufferSize", "LMCACHE_LOCAL_CPU", "LMCACHE_MAX_LOCAL_CPU_SIZE"),
+        ("diskOffloadingBufferSize", "LMCACHE_LOCAL_DISK", "LMCACHE_MAX_LOCAL_DISK_SIZE"),
+    ):
+        if cache.get(key) not in (None, ""):
+            env += [{"name": flag, "value": "True"}, {"name": size, "value": str(cache[key])}]
+    if text(cache.get("remoteUrl"), ""):
+        env += [
+            {"name": "LMCACHE_REMOTE_URL", "value": cache["remoteUrl"]},
+            {"name": "LMCACHE_REMOTE_SERDE", "value": text(cache.get("remoteSerde"), "")},
+        ]
+    return env
+
+
 def _affinity(terms: Any) -> dict:
     if terms is None:
         return {}
@@ -148,17 +169,23 @@ def _runtime(obj: K8sObject) -> list[Pod]:
     dpath = ("spec", "deploymentConfig")
     deploy = _mapping(spec.get("deploymentConfig"))
     vllm = _mapping(spec.get("vllmConfig"))
-    cpath = ("spec", "vllmConfig")  # the vLLM server's configuration: the container's own findings
+    # The container is written at deploymentConfig too (its resources, image, and shmSize for its
+    # /dev/shm); its flags and env come from vllmConfig.
+    cpath = dpath
+    vpath = ("spec", "vllmConfig")
+    resources: Any
     resources, gpu_name = _resources(deploy.get("resources"), True)
+    if deploy.get("resources") is not None and not isinstance(deploy.get("resources"), dict):
+        resources = deploy["resources"]  # the wrong type: reported at deploymentConfig.resources
     env: list[dict] = [{"name": "VLLM_USE_V1", "value": "1" if vllm.get("v1") is True else "0"}]
     if dig(spec, "model", "enableLoRA") is True:
         env.append({"name": "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "value": "True"})
     cache = _mapping(spec.get("lmCacheConfig"))
     if cache.get("enabled") is True:
-        env += [{"name": "LMCACHE_USE_EXPERIMENTAL", "value": "True"}]
+        env += _lmcache_env(cache)
     own_env = _env(vllm.get("env"))
     renames: list[tuple[tuple, tuple]] = [
-        (cpath + ("env", len(env) + i), cpath + ("env", i)) for i in range(len(own_env))
+        (cpath + ("env", len(env) + i), vpath + ("env", i)) for i in range(len(own_env))
     ]
     env += own_env
     secret = dig(spec, "model", "hfTokenSecret", "hfTokenSecretName")
@@ -175,9 +202,8 @@ def _runtime(obj: K8sObject) -> list[Pod]:
         mounts.append({"name": name, "mountPath": text(storage.get("mountPath"), "") or "/data"})
     chat = dig(spec, "model", "chatTemplate")
     if isinstance(chat, str) and chat:
-        volumes.append(
-            ({"name": "chat-template", "configMap": {"name": "chat-template"}}, ("spec", "model", "chatTemplate"))
-        )
+        config_map = {"name": text(dig(obj.data, "metadata", "name"), "") + "-chat-template"}
+        volumes.append(({"name": "chat-template", "configMap": config_map}, ("spec", "model", "chatTemplate")))
         mounts.append({"name": "chat-template", "mountPath": "/etc/chat-template.json"})
     shm = deploy.get("shmSize")
     shm_at = dpath + ("volumes", "dshm")  # the operator's volume, under a path the file cannot have
@@ -200,20 +226,28 @@ def _runtime(obj: K8sObject) -> list[Pod]:
     containers: list[tuple[Any, tuple]] = [(container, cpath)]
     renames += _resource_renames(cpath, dpath + ("resources",), gpu_name)
     renames += [
-        (cpath + ("args",), cpath),
-        (cpath + ("command",), cpath),
-        (cpath + ("image",), dpath + ("image",)),
+        (cpath + ("args",), vpath),
+        (cpath + ("command",), vpath),
+        (cpath + ("env",), vpath + ("env",)),
     ]
     sidecar = _mapping(deploy.get("sidecarConfig"))
     if sidecar.get("enabled") is True:
         spath = dpath + ("sidecarConfig",)
         side_res, side_gpu = _resources(sidecar.get("resources"), True, {"cpu": "0.5", "memory": "128Mi", "gpu": "0"})
+        # the sidecar mounts the storage PVC (at its own mountPath) when there is one
+        side_at = (text(sidecar.get("mountPath"), "") or "/data") if storage.get("enabled") is True else "/data"
         side: dict = {
             "name": text(sidecar.get("name"), "") or "sidecar",
             "image": _image(sidecar.get("image")),
-            "env": [{"name": "PORT", "value": "30090"}, *_env(sidecar.get("env"))],
+            "env": [
+                {"name": "PORT", "value": "30090"},
+                {"name": "LORA_DOWNLOAD_BASE_DIR", "value": side_at + "/lora-adapters"},
+                *_env(sidecar.get("env")),
+            ],
             "resources": side_res,
         }
+        if storage.get("enabled") is True:
+            side["volumeMounts"] = [{"name": volumes[0][0]["name"], "mountPath": side_at}]
         for key in ("command", "args"):
             if key in sidecar:
                 side[key] = sidecar[key]
@@ -261,7 +295,10 @@ def _cpu_server(name: str, extra: tuple[str, ...]) -> Any:
         if not isinstance(spec, dict):
             return []
         path = ("spec",)
+        resources: Any
         resources, _ = _resources(spec.get("resources"), False)
+        if spec.get("resources") is not None and not isinstance(spec.get("resources"), dict):
+            resources = spec["resources"]  # the wrong type: reported at resources
         container: dict = {"name": name, "image": _image(spec.get("image")), "resources": resources}
         if "env" in spec:
             container["env"] = _env(spec.get("env"))
