@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from kubelint_ml.admission.review import load_policy, review
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "fixtures" / "controllers"
 
@@ -544,3 +546,22 @@ def test_cache_server_without_memory(tmp_path: Path) -> None:
     path.write_text((PSTACK / "cacheserver.yaml").read_text().replace('    memory: "16Gi"\n', ""))
     found = rules(lint(path))
     assert ("missing-memory-limit", 21, "spec.resources") in found
+
+
+def test_vllm_runtime_at_admission() -> None:
+    # serve builds the same pod: a GPU runtime without memory is denied, with the finding at its field
+    runtime = {
+        "apiVersion": "production-stack.vllm.ai/v1alpha1",
+        "kind": "VLLMRuntime",
+        "metadata": {"name": "llama", "namespace": "ml"},
+        "spec": {
+            "model": {"modelURL": "meta-llama/Llama-3.1-8B-Instruct"},
+            "vllmConfig": {"tensorParallelSize": 2},
+            "deploymentConfig": {"resources": {"gpu": "2"}, "image": {"registry": "docker.io", "name": "vllm"}},
+        },
+    }
+    v = review(load_policy(None), {"uid": "1", "operation": "CREATE", "namespace": "ml", "object": runtime})
+    assert v.allowed is False
+    errors = {(f.rule, f.path) for f in v.findings if f.severity == "error"}
+    assert ("missing-memory-limit", "spec.deploymentConfig.resources") in errors
+    assert ("shm-too-small-for-workers", "spec.deploymentConfig") in {(f.rule, f.path) for f in v.findings}
