@@ -89,6 +89,7 @@ def test_deploy_shape(tmp_path):
         ("batch.volcano.sh", "jobs"),
         ("leaderworkerset.x-k8s.io", "leaderworkersets"),
         ("trainer.kubeflow.org", "trainingruntimes"),
+        ("production-stack.vllm.ai", "vllmruntimes"),
     ]:
         assert want in sent
     # the config the pods mount is a valid kubelint-ml config with the webhook's time limit under timeoutSeconds
