@@ -380,3 +380,76 @@ def test_aibrix_pod_counts() -> None:
     [doc] = load(text).documents
     [tpl] = pod_templates(unpack(doc, "s.yaml").objects[0])
     assert (tpl.role, tpl.replicas, tpl.found_by_search) == ("prefill", 24, False)
+
+
+# --- OME -------------------------------------------------------------------------------
+
+
+def severities(path: Path) -> list[tuple[str, int, str, str]]:
+    return [(f["rule"], f["line"], f["severity"], f["path"]) for f in findings(path)]
+
+
+def test_ome_right_sized_runtime_and_its_service_get_nothing() -> None:
+    # the engine's runner asks for 24Gi with its GPU, the router for 2Gi; a shared runtime leaves the
+    # priority to the services, and the service only scales the runtime's components
+    assert findings(SAMPLES / "ome" / "bge-m3-rt.yaml") == []
+    assert findings(SAMPLES / "ome" / "isvc-bge-m3.yaml") == []
+
+
+def test_ome_multinode_runtime_without_memory_gets_the_accelerator_severities() -> None:
+    found = severities(SAMPLES / "ome" / "deepseek-rdma-rt.yaml")
+    assert found == [
+        # the leader: its runner asks for 8 GPUs and no cpu or memory
+        ("besteffort-qos", 91, "error", "spec.engineConfig.leader"),
+        ("missing-memory-request", 160, "warning", "spec.engineConfig.leader.runner.resources.requests"),
+        ("missing-memory-limit", 162, "error", "spec.engineConfig.leader.runner.resources.limits"),
+        # the worker: the same runner, and a memory-backed /dev/shm bounded by nothing
+        ("besteffort-qos", 200, "error", "spec.engineConfig.worker"),
+        ("emptydir-memory-unbounded", 212, "error", "spec.engineConfig.worker.volumes[0].emptyDir"),
+        ("missing-memory-limit", 285, "error", "spec.engineConfig.worker.runner.resources.limits"),
+        ("missing-memory-request", 287, "warning", "spec.engineConfig.worker.runner.resources.requests"),
+    ]
+    # the router pod (cpu 1, memory 2Gi) is sized; no priority finding on a shared definition
+    assert all(".routerConfig" not in p for *_, p in found)
+
+
+OME_SERVICE = """\
+apiVersion: ome.io/v1beta1
+kind: InferenceService
+metadata:
+  name: llama
+spec:
+  model:
+    name: llama-3-3-70b-instruct
+  engine:
+    minReplicas: 2
+    runner:
+      name: ome-container
+{runner}      resources:
+        limits:
+          nvidia.com/gpu: 4
+"""
+
+
+def test_ome_service_runner_is_merged_over_its_containers_or_said_partial(tmp_path: Path) -> None:
+    # a runner override without an image: OME completes it from the runtime, so it is said, not judged
+    partial = tmp_path / "partial.yaml"
+    partial.write_text(OME_SERVICE.format(runner=""))
+    assert severities(partial) == [
+        ("accelerator-workload-not-judged", 14, "info", 'spec.engine.runner.resources.limits["nvidia.com/gpu"]')
+    ]
+    # with its image, the runner is the pod's container: a GPU pod with no memory and no priority
+    whole = tmp_path / "whole.yaml"
+    whole.write_text(OME_SERVICE.format(runner="      image: docker.io/lmsysorg/sglang:v0.5.5\n"))
+    found = severities(whole)
+    assert ("missing-priority-class", 8, "warning", "spec.engine") in found
+    assert ("besteffort-qos", 8, "error", "spec.engine") in found
+    assert ("missing-memory-limit", 14, "error", "spec.engine.runner.resources.limits") in found
+    # a component container of the runner's name gets the runner's fields merged over it
+    merged = tmp_path / "merged.yaml"
+    merged.write_text(
+        OME_SERVICE.format(runner="")
+        + "    containers:\n    - name: ome-container\n      image: docker.io/lmsysorg/sglang:v0.5.5\n"
+    )
+    assert "accelerator-workload-not-judged" not in {r for r, *_ in severities(merged)}
+    assert ("missing-memory-limit", 13, "error", "spec.engine.runner.resources.limits") in severities(merged)

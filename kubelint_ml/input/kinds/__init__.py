@@ -19,6 +19,7 @@ from kubelint_ml.input.kinds import (
     kubeflow,
     lws,
     nim,
+    ome,
     ray,
     seldon,
     spark,
@@ -29,7 +30,24 @@ from kubelint_ml.input.kinds.base import KindInfo
 
 # Kubernetes and the training operators first, then the platforms whose controllers build pods
 # from other fields.
-FAMILIES = (core, jobset, kubeflow, ray, volcano, lws, aibrix, kserve, seldon, spark, dynamo, nim, kubeai, argo, tekton)
+FAMILIES = (
+    core,
+    jobset,
+    kubeflow,
+    ray,
+    volcano,
+    lws,
+    aibrix,
+    kserve,
+    seldon,
+    spark,
+    dynamo,
+    nim,
+    kubeai,
+    ome,
+    argo,
+    tekton,
+)
 
 KINDS: dict[tuple[str, str], KindInfo] = {}
 for _family in FAMILIES:
@@ -38,7 +56,7 @@ for _family in FAMILIES:
 # The inference and pipeline platforms (docs/kinds.md).
 PLATFORM_KINDS: dict[tuple[str, str], KindInfo] = {
     key: info
-    for family in (kserve, seldon, spark, dynamo, nim, kubeai, aibrix, argo, tekton)
+    for family in (kserve, seldon, spark, dynamo, nim, kubeai, ome, aibrix, argo, tekton)
     for key, info in family.KINDS.items()
 }
 
