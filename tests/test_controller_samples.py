@@ -453,3 +453,57 @@ def test_ome_service_runner_is_merged_over_its_containers_or_said_partial(tmp_pa
     )
     assert "accelerator-workload-not-judged" not in {r for r, *_ in severities(merged)}
     assert ("missing-memory-limit", 13, "error", "spec.engine.runner.resources.limits") in severities(merged)
+
+
+OME_NAMING_ITS_RUNTIME = """\
+apiVersion: ome.io/v1beta1
+kind: InferenceService
+metadata:
+  name: deepseek-r1
+  namespace: deepseek-r1
+spec:
+  model:
+    name: deepseek-r1
+  runtime:
+    name: srt-deepseek-rdma
+  engine:
+    minReplicas: 1
+  router:
+    minReplicas: 1
+"""
+
+
+def test_ome_service_is_merged_over_the_runtime_it_names(tmp_path: Path) -> None:
+    service = tmp_path / "isvc.yaml"
+    service.write_text(OME_NAMING_ITS_RUNTIME)
+    # alone, its components are the runtime's: nothing to judge, nothing said
+    assert findings(service) == []
+    # with the runtime (OME's ClusterServingRuntime srt-deepseek-rdma): the leader and worker pods of
+    # its engine and its router, merged as MergeEngineSpec does; the priority is the service's to set
+    found = findings(service, "--context", str(SAMPLES / "ome" / "deepseek-rdma-rt.yaml"))
+    assert [(f["rule"], f["line"], f["severity"], f["path"]) for f in found] == [
+        ("besteffort-qos", 11, "error", "spec.engine"),
+        ("besteffort-qos", 11, "error", "spec.engine"),
+        ("missing-priority-class", 11, "warning", "spec.engine"),
+        ("missing-priority-class", 11, "warning", "spec.engine"),
+        ("missing-priority-class", 13, "warning", "spec.router"),
+    ]
+    assert [f["message"].rsplit("(", 1)[1] for f in found[2:]] == [
+        "as OME merges its engine-leader over the runtime srt-deepseek-rdma)",
+        "as OME merges its engine-worker over the runtime srt-deepseek-rdma)",
+        "as OME merges its router over the runtime srt-deepseek-rdma)",
+    ]
+    # the runner's missing memory is the runtime's finding, not repeated on each service; a priority
+    # class in the service quiets the priority findings of its pods
+    prioritised = tmp_path / "prioritised.yaml"
+    prioritised.write_text(
+        OME_NAMING_ITS_RUNTIME.replace(
+            "    minReplicas: 1\n  router:",
+            "    minReplicas: 1\n    leader:\n"
+            "      priorityClassName: inference\n    worker:\n      priorityClassName: inference\n  router:",
+        )
+    )
+    found = findings(prioritised, "--context", str(SAMPLES / "ome" / "deepseek-rdma-rt.yaml"))
+    assert {(f["rule"], f["path"]) for f in found} >= {("missing-priority-class", "spec.router")}
+    assert ("missing-priority-class", "spec.engine") not in {(f["rule"], f["path"]) for f in found}
+    assert "missing-memory-limit" not in {f["rule"] for f in found}

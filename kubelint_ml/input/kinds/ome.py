@@ -18,20 +18,21 @@ component's own when there is no leader) and each replica has ``worker.size`` wo
 
 A (Cluster)ServingRuntime is a shared definition: the InferenceServices that select it set the
 priority, and one that sets no resources leaves them to the services too (as KServe's ServingRuntime).
-An InferenceService's component is the user's override of its runtime's: where the runner has no
-image the runtime completes it, so the pod is partial and only said (``accelerator-workload-not-judged``
-when it asks for an accelerator). Not modelled: the service merged over its runtime (strategic merge,
-``MergeEngineSpec``), the AcceleratorClass resources and node selectors the controller adds
-(``MergeResource``, ``MergeNodeSelector``), the BaseModel's volume mounts, and the model-config
-``acceleratorConfig`` argument overrides.
+An InferenceService's components are merged over those of the runtime ``spec.runtime.name`` names
+when it is among the inputs (:func:`service_with_runtime`); without it, a component is the user's
+override of the runtime's: where the runner has no image the runtime completes it, so the pod is partial
+and only said (``accelerator-workload-not-judged`` when it asks for an accelerator). Not modelled: the
+runtime OME selects by the model (``SelectRuntime``), the AcceleratorClass resources and node selectors
+the controller adds (``MergeResource``, ``MergeNodeSelector``), the BaseModel's volume mounts, and the
+model-config ``acceleratorConfig`` argument overrides.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kubelint_ml.input.kinds.base import KindInfo, Pod, integer, listed, none
-from kubelint_ml.input.objects import K8sObject
+from kubelint_ml.input.kinds.base import KindInfo, Pod, integer, listed, none, strategic_merge
+from kubelint_ml.input.objects import K8sObject, dig
 
 # The fields of a component that are not its pod's (ComponentExtensionSpec, the runner, the
 # multi-node parts, the router's config, the accelerator selection; WorkerPodSpec's size).
@@ -124,6 +125,52 @@ def _inference_service(obj: K8sObject) -> list[Pod]:
         pod for key in ("engine", "decoder", "router") for pod in _component(spec.get(key), ("spec", key), key, False)
     ]
     return [p for p in pods if p is not None]
+
+
+# The runtime's component for each of the service's (MergeRuntimeSpecs).
+_CONFIGS = (("engine", "engineConfig"), ("decoder", "decoderConfig"), ("router", "routerConfig"))
+
+
+def service_with_runtime(obj: K8sObject, name: str, runtime: Any) -> list[Pod]:
+    """The pods of an InferenceService merged over the (Cluster)ServingRuntime ``runtime`` (its spec)
+    that ``spec.runtime.name`` names (MergeEngineSpec, MergeDecoderSpec, MergeRouterSpec: each of the
+    service's components strategic-merged over the runtime's; a component the service leaves out is
+    not deployed). Paths are the service's: a field only the runtime has is found at the service's
+    nearest field, and a container or volume only the runtime has at ``spec.runtime``, with no fix
+    offered there (the runtime is shared: fix it there, or override it in the service)."""
+    spec = obj.data.get("spec")
+    if not isinstance(spec, dict) or not isinstance(runtime, dict):
+        return _inference_service(obj)
+    merged = dict(spec)
+    for key, config in _CONFIGS:
+        if isinstance(spec.get(key), dict) and isinstance(runtime.get(config), dict):
+            merged[key] = strategic_merge(runtime[config], spec[key])
+    view = K8sObject({**obj.data, "spec": merged}, obj.root, obj.base, obj.ref, obj.file, obj.document)
+    pods = _inference_service(view)
+    where = ("spec", "runtime")
+    for pod in pods:
+        foreign = []
+        for items in (pod.containers, pod.volumes):
+            for item, ipath in items:
+                if dig(obj.data, *ipath) is None:
+                    pod.renames.append((ipath, where))
+                    what = item.get("name") if isinstance(item, dict) else None
+                    foreign.append(
+                        (ipath, f"'{what}' is the runtime {name}'s: fix it there, or override it in the service")
+                    )
+        pod.cache["assumed"] = f"as OME merges its {pod.role} over the runtime {name}"
+        if foreign:
+            pod.cache["foreign"] = foreign
+        if any(_sets_resources(c) for c, cpath in pod.containers if dig(obj.data, *cpath) is None):
+            # the runtime's own containers and volumes are judged in the runtime (it sets resources, so
+            # it is judged alone): their findings are not repeated on every service that names it
+            pod.cache["elsewhere"] = [p for p, _ in foreign]
+    return pods
+
+
+def _sets_resources(container: Any) -> bool:
+    res = container.get("resources") if isinstance(container, dict) else None
+    return isinstance(res, dict) and any(isinstance(res.get(k), dict) and res[k] for k in ("requests", "limits"))
 
 
 def _serving_runtime(obj: K8sObject) -> list[Pod]:
