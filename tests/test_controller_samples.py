@@ -507,3 +507,46 @@ def test_ome_service_is_merged_over_the_runtime_it_names(tmp_path: Path) -> None
     assert {(f["rule"], f["path"]) for f in found} >= {("missing-priority-class", "spec.router")}
     assert ("missing-priority-class", "spec.engine") not in {(f["rule"], f["path"]) for f in found}
     assert "missing-memory-limit" not in {f["rule"] for f in found}
+
+
+def test_ome_runner_override_is_completed_by_the_named_runtime(tmp_path: Path) -> None:
+    # the service overrides the leader runner's resources only: the runtime gives it its image, so the
+    # merged pod is whole, judged with the service's memory (Burstable: no QoS finding), not said partial
+    service = tmp_path / "isvc.yaml"
+    service.write_text(
+        OME_NAMING_ITS_RUNTIME.replace(
+            "    minReplicas: 1\n  router:",
+            "    minReplicas: 1\n    leader:\n      priorityClassName: inference\n      runner:\n"
+            "        name: ome-container\n        resources:\n          limits:\n            memory: 800Gi\n"
+            "  router:",
+        )
+    )
+    found = findings(service, "--context", str(SAMPLES / "ome" / "deepseek-rdma-rt.yaml"))
+    leader = [f for f in found if "engine-leader" in f["message"]]
+    assert leader == []
+    assert "accelerator-workload-not-judged" not in {f["rule"] for f in found}
+    # the worker, which the service does not override, is still BestEffort and without priority
+    assert {(f["rule"], f["line"]) for f in found if "engine-worker" in f["message"]} == {
+        ("besteffort-qos", 11),
+        ("missing-priority-class", 11),
+    }
+
+
+def test_ome_runtime_at_admission() -> None:
+    from kubelint_ml.admission.review import load_policy, review
+
+    runtime = {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "ServingRuntime",
+        "metadata": {"name": "rt", "namespace": "ml"},
+        "spec": {
+            "engineConfig": {
+                "runner": {"name": "ome-container", "image": "sglang", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+            }
+        },
+    }
+    v = review(load_policy(None), {"uid": "1", "operation": "CREATE", "namespace": "ml", "object": runtime})
+    assert v.allowed is False
+    assert [(f.rule, f.severity) for f in v.findings if f.rule == "missing-memory-limit"] == [
+        ("missing-memory-limit", "error")
+    ]
