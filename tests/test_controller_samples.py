@@ -550,3 +550,20 @@ def test_ome_runtime_at_admission() -> None:
     assert [(f.rule, f.severity) for f in v.findings if f.rule == "missing-memory-limit"] == [
         ("missing-memory-limit", "error")
     ]
+
+
+def test_ome_service_without_its_runtime_says_why_in_verbose(tmp_path: Path) -> None:
+    service = tmp_path / "isvc.yaml"
+    service.write_text(OME_NAMING_ITS_RUNTIME)
+    for path, note in (
+        (service, "its pods are completed by the runtime srt-deepseek-rdma, not among the inputs"),
+        (SAMPLES / "ome" / "isvc-bge-m3.yaml", "OME selects its runtime by the model (not modelled here)"),
+    ):
+        r = subprocess.run(
+            [sys.executable, "-m", "kubelint_ml", "check", str(path), "-v"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert r.returncode == 0, r.stderr
+        assert note in r.stdout + r.stderr

@@ -281,6 +281,10 @@ class Context(Record):
             runtime = self.facts.ome_runtime_of(obj)  # the runtime it names, merged under it as OME does
             if runtime is not None:
                 templates = ome_service_templates(obj, *runtime)
+            elif not templates:
+                from kubelint_ml.input.kinds.ome import without_runtime
+
+                self.note(f"{obj.file}: {obj.ref.display()}: {without_runtime(obj)}")
         self._templates[id(obj)] = (obj, templates)
         dra = getattr(self.facts, "dra", None)
         gates = self.cache.get("pod_level_gates")

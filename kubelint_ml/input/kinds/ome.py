@@ -173,6 +173,20 @@ def _sets_resources(container: Any) -> bool:
     return isinstance(res, dict) and any(isinstance(res.get(k), dict) and res[k] for k in ("requests", "limits"))
 
 
+def without_runtime(obj: K8sObject) -> str:
+    """For ``--verbose``: why a service whose runtime is not among the inputs has no pods judged."""
+    name = dig(obj.data, "spec", "runtime", "name")
+    if isinstance(name, str) and name:
+        return (
+            f"its pods are completed by the runtime {name}, not among the inputs: give its (Cluster)ServingRuntime "
+            "with --context to judge them"
+        )
+    return (
+        "OME selects its runtime by the model (not modelled here): its pods are judged when spec.runtime names a "
+        "runtime given with --context"
+    )
+
+
 def _serving_runtime(obj: K8sObject) -> list[Pod]:
     spec = obj.data.get("spec")
     if not isinstance(spec, dict):
