@@ -567,3 +567,46 @@ def test_ome_service_without_its_runtime_says_why_in_verbose(tmp_path: Path) -> 
         )
         assert r.returncode == 0, r.stderr
         assert note in r.stdout + r.stderr
+
+
+OME_PREDICTOR = """\
+apiVersion: ome.io/v1beta1
+kind: InferenceService
+metadata:
+  name: old
+spec:
+  predictor:
+    model:
+      baseModel: llama-3-70b
+    minReplicas: 1
+    containers:
+      - name: ome-container
+        image: docker.io/lmsysorg/sglang:v0.4
+        resources:
+          limits:
+            nvidia.com/gpu: 8
+    workerSpec:
+      size: 1
+      containers:
+        - name: ome-container
+          image: docker.io/lmsysorg/sglang:v0.4
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+              memory: 1500Gi
+              cpu: 100
+"""
+
+
+def test_ome_deprecated_predictor_is_the_engine(tmp_path: Path) -> None:
+    # the defaulting webhook migrates a predictor to the engine: its containers (ome-container the runner)
+    # and its workerSpec the worker pods; the worker is sized, the leader asks for 8 GPUs and no memory
+    service = tmp_path / "isvc.yaml"
+    service.write_text(OME_PREDICTOR)
+    assert severities(service) == [
+        ("besteffort-qos", 6, "error", "spec.predictor"),
+        ("missing-priority-class", 6, "warning", "spec.predictor"),
+        ("missing-memory-request", 13, "warning", "spec.predictor.containers[0].resources"),
+        ("missing-memory-limit", 14, "error", "spec.predictor.containers[0].resources.limits"),
+        ("missing-priority-class", 16, "warning", "spec.predictor.workerSpec"),
+    ]

@@ -2,7 +2,8 @@
 v0.1.5, commit 17b77eda: the types in ``pkg/apis/ome/v1beta1`` (``inference_service.go``,
 ``servingruntime_types.go``, ``podspec.go``) and the pods the controller builds in
 ``pkg/controller/v1beta1/inferenceservice``: ``components/engine.go``, ``decoder.go``, ``router.go``,
-``reconcilers/common/podspec_reconciler.go`` and ``utils/merging.go``).
+``reconcilers/common/podspec_reconciler.go`` and ``utils/merging.go``; the deprecated ``predictor`` as
+``pkg/webhook/admission/isvc/inference_service_defaults.go`` migrates it).
 
 Each component is one pod: the engine (``engine``; a runtime's ``engineConfig``), the decoder of a
 prefill/decode split (``decoder``; ``decoderConfig``) and the router (``router``; ``routerConfig``).
@@ -57,6 +58,8 @@ _NOT_POD = frozenset(
         "acceleratorOverride",
         "config",
         "size",
+        "workerSpec",  # the deprecated predictor's worker
+        "model",
     }
 )
 
@@ -98,11 +101,11 @@ def _part(node: Any, path: tuple, role: str, replicas: int | None, shared: bool,
     return pod if pod.has_containers else None
 
 
-def _component(node: Any, path: tuple, role: str, shared: bool) -> list[Pod | None]:
+def _component(node: Any, path: tuple, role: str, shared: bool, worker_key: str = "worker") -> list[Pod | None]:
     if not isinstance(node, dict):
         return []
     replicas = integer(node.get("minReplicas"), 1)
-    leader, worker = node.get("leader"), node.get("worker")
+    leader, worker = node.get("leader"), node.get(worker_key)
     if leader is None and worker is None:
         return [_part(node, path, role, replicas, shared)]
     out = [
@@ -113,7 +116,7 @@ def _component(node: Any, path: tuple, role: str, shared: bool) -> list[Pod | No
     if isinstance(worker, dict):
         size = integer(worker.get("size"), 1)
         count = replicas * size if replicas is not None and size is not None else None
-        out.append(_part(worker, path + ("worker",), f"{role}-worker", count, shared, node))
+        out.append(_part(worker, path + (worker_key,), f"{role}-worker", count, shared, node))
     return out
 
 
@@ -124,6 +127,10 @@ def _inference_service(obj: K8sObject) -> list[Pod]:
     pods = [
         pod for key in ("engine", "decoder", "router") for pod in _component(spec.get(key), ("spec", key), key, False)
     ]
+    if spec.get("engine") is None:
+        # the deprecated predictor: the defaulting webhook makes it the engine (its PodSpec and containers,
+        # the one named like ome-container the runner, its workerSpec the worker; migrateFromPredictorToNewArchitecture)
+        pods += _component(spec.get("predictor"), ("spec", "predictor"), "engine", False, "workerSpec")
     return [p for p in pods if p is not None]
 
 
