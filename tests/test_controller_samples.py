@@ -384,6 +384,236 @@ def test_aibrix_pod_counts() -> None:
     assert (tpl.role, tpl.replicas, tpl.found_by_search) == ("prefill", 24, False)
 
 
+# --- OME -------------------------------------------------------------------------------
+
+
+def severities(path: Path) -> list[tuple[str, int, str, str]]:
+    return [(f["rule"], f["line"], f["severity"], f["path"]) for f in findings(path)]
+
+
+def test_ome_right_sized_runtime_and_its_service_get_nothing() -> None:
+    # the engine's runner asks for 24Gi with its GPU, the router for 2Gi; a shared runtime leaves the
+    # priority to the services, and the service only scales the runtime's components
+    assert findings(SAMPLES / "ome" / "bge-m3-rt.yaml") == []
+    assert findings(SAMPLES / "ome" / "isvc-bge-m3.yaml") == []
+
+
+def test_ome_multinode_runtime_without_memory_gets_the_accelerator_severities() -> None:
+    found = severities(SAMPLES / "ome" / "deepseek-rdma-rt.yaml")
+    assert found == [
+        # the leader: its runner asks for 8 GPUs and no cpu or memory
+        ("besteffort-qos", 91, "error", "spec.engineConfig.leader"),
+        ("missing-memory-request", 160, "warning", "spec.engineConfig.leader.runner.resources.requests"),
+        ("missing-memory-limit", 162, "error", "spec.engineConfig.leader.runner.resources.limits"),
+        # the worker: the same runner, and a memory-backed /dev/shm bounded by nothing
+        ("besteffort-qos", 200, "error", "spec.engineConfig.worker"),
+        ("emptydir-memory-unbounded", 212, "error", "spec.engineConfig.worker.volumes[0].emptyDir"),
+        ("missing-memory-limit", 285, "error", "spec.engineConfig.worker.runner.resources.limits"),
+        ("missing-memory-request", 287, "warning", "spec.engineConfig.worker.runner.resources.requests"),
+    ]
+    # the router pod (cpu 1, memory 2Gi) is sized; no priority finding on a shared definition
+    assert all(".routerConfig" not in p for *_, p in found)
+
+
+OME_SERVICE = """\
+apiVersion: ome.io/v1beta1
+kind: InferenceService
+metadata:
+  name: llama
+spec:
+  model:
+    name: llama-3-3-70b-instruct
+  engine:
+    minReplicas: 2
+    runner:
+      name: ome-container
+{runner}      resources:
+        limits:
+          nvidia.com/gpu: 4
+"""
+
+
+def test_ome_service_runner_is_merged_over_its_containers_or_said_partial(tmp_path: Path) -> None:
+    # a runner override without an image: OME completes it from the runtime, so it is said, not judged
+    partial = tmp_path / "partial.yaml"
+    partial.write_text(OME_SERVICE.format(runner=""))
+    assert severities(partial) == [
+        ("accelerator-workload-not-judged", 14, "info", 'spec.engine.runner.resources.limits["nvidia.com/gpu"]')
+    ]
+    # with its image, the runner is the pod's container: a GPU pod with no memory and no priority
+    whole = tmp_path / "whole.yaml"
+    whole.write_text(OME_SERVICE.format(runner="      image: docker.io/lmsysorg/sglang:v0.5.5\n"))
+    found = severities(whole)
+    assert ("missing-priority-class", 8, "warning", "spec.engine") in found
+    assert ("besteffort-qos", 8, "error", "spec.engine") in found
+    assert ("missing-memory-limit", 14, "error", "spec.engine.runner.resources.limits") in found
+    # a component container of the runner's name gets the runner's fields merged over it
+    merged = tmp_path / "merged.yaml"
+    merged.write_text(
+        OME_SERVICE.format(runner="")
+        + "    containers:\n    - name: ome-container\n      image: docker.io/lmsysorg/sglang:v0.5.5\n"
+    )
+    assert "accelerator-workload-not-judged" not in {r for r, *_ in severities(merged)}
+    assert ("missing-memory-limit", 13, "error", "spec.engine.runner.resources.limits") in severities(merged)
+
+
+OME_NAMING_ITS_RUNTIME = """\
+apiVersion: ome.io/v1beta1
+kind: InferenceService
+metadata:
+  name: deepseek-r1
+  namespace: deepseek-r1
+spec:
+  model:
+    name: deepseek-r1
+  runtime:
+    name: srt-deepseek-rdma
+  engine:
+    minReplicas: 1
+  router:
+    minReplicas: 1
+"""
+
+
+def test_ome_service_is_merged_over_the_runtime_it_names(tmp_path: Path) -> None:
+    service = tmp_path / "isvc.yaml"
+    service.write_text(OME_NAMING_ITS_RUNTIME)
+    # alone, its components are the runtime's: nothing to judge, nothing said
+    assert findings(service) == []
+    # with the runtime (OME's ClusterServingRuntime srt-deepseek-rdma): the leader and worker pods of
+    # its engine and its router, merged as MergeEngineSpec does; the priority is the service's to set
+    found = findings(service, "--context", str(SAMPLES / "ome" / "deepseek-rdma-rt.yaml"))
+    assert [(f["rule"], f["line"], f["severity"], f["path"]) for f in found] == [
+        ("besteffort-qos", 11, "error", "spec.engine"),
+        ("besteffort-qos", 11, "error", "spec.engine"),
+        ("missing-priority-class", 11, "warning", "spec.engine"),
+        ("missing-priority-class", 11, "warning", "spec.engine"),
+        ("missing-priority-class", 13, "warning", "spec.router"),
+    ]
+    assert [f["message"].rsplit("(", 1)[1] for f in found[2:]] == [
+        "as OME merges its engine-leader over the runtime srt-deepseek-rdma)",
+        "as OME merges its engine-worker over the runtime srt-deepseek-rdma)",
+        "as OME merges its router over the runtime srt-deepseek-rdma)",
+    ]
+    # the runner's missing memory is the runtime's finding, not repeated on each service; a priority
+    # class in the service quiets the priority findings of its pods
+    prioritised = tmp_path / "prioritised.yaml"
+    prioritised.write_text(
+        OME_NAMING_ITS_RUNTIME.replace(
+            "    minReplicas: 1\n  router:",
+            "    minReplicas: 1\n    leader:\n"
+            "      priorityClassName: inference\n    worker:\n      priorityClassName: inference\n  router:",
+        )
+    )
+    found = findings(prioritised, "--context", str(SAMPLES / "ome" / "deepseek-rdma-rt.yaml"))
+    assert {(f["rule"], f["path"]) for f in found} >= {("missing-priority-class", "spec.router")}
+    assert ("missing-priority-class", "spec.engine") not in {(f["rule"], f["path"]) for f in found}
+    assert "missing-memory-limit" not in {f["rule"] for f in found}
+
+
+def test_ome_runner_override_is_completed_by_the_named_runtime(tmp_path: Path) -> None:
+    # the service overrides the leader runner's resources only: the runtime gives it its image, so the
+    # merged pod is whole, judged with the service's memory (Burstable: no QoS finding), not said partial
+    service = tmp_path / "isvc.yaml"
+    service.write_text(
+        OME_NAMING_ITS_RUNTIME.replace(
+            "    minReplicas: 1\n  router:",
+            "    minReplicas: 1\n    leader:\n      priorityClassName: inference\n      runner:\n"
+            "        name: ome-container\n        resources:\n          limits:\n            memory: 800Gi\n"
+            "  router:",
+        )
+    )
+    found = findings(service, "--context", str(SAMPLES / "ome" / "deepseek-rdma-rt.yaml"))
+    leader = [f for f in found if "engine-leader" in f["message"]]
+    assert leader == []
+    assert "accelerator-workload-not-judged" not in {f["rule"] for f in found}
+    # the worker, which the service does not override, is still BestEffort and without priority
+    assert {(f["rule"], f["line"]) for f in found if "engine-worker" in f["message"]} == {
+        ("besteffort-qos", 11),
+        ("missing-priority-class", 11),
+    }
+
+
+def test_ome_runtime_at_admission() -> None:
+    from kubelint_ml.admission.review import load_policy, review
+
+    runtime = {
+        "apiVersion": "ome.io/v1beta1",
+        "kind": "ServingRuntime",
+        "metadata": {"name": "rt", "namespace": "ml"},
+        "spec": {
+            "engineConfig": {
+                "runner": {"name": "ome-container", "image": "sglang", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+            }
+        },
+    }
+    v = review(load_policy(None), {"uid": "1", "operation": "CREATE", "namespace": "ml", "object": runtime})
+    assert v.allowed is False
+    assert [(f.rule, f.severity) for f in v.findings if f.rule == "missing-memory-limit"] == [
+        ("missing-memory-limit", "error")
+    ]
+
+
+def test_ome_service_without_its_runtime_says_why_in_verbose(tmp_path: Path) -> None:
+    service = tmp_path / "isvc.yaml"
+    service.write_text(OME_NAMING_ITS_RUNTIME)
+    for path, note in (
+        (service, "its pods are completed by the runtime srt-deepseek-rdma, not among the inputs"),
+        (SAMPLES / "ome" / "isvc-bge-m3.yaml", "OME selects its runtime by the model (not modelled here)"),
+    ):
+        r = subprocess.run(
+            [sys.executable, "-m", "kubelint_ml", "check", str(path), "-v"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert r.returncode == 0, r.stderr
+        assert note in r.stdout + r.stderr
+
+
+OME_PREDICTOR = """\
+apiVersion: ome.io/v1beta1
+kind: InferenceService
+metadata:
+  name: old
+spec:
+  predictor:
+    model:
+      baseModel: llama-3-70b
+    minReplicas: 1
+    containers:
+      - name: ome-container
+        image: docker.io/lmsysorg/sglang:v0.4
+        resources:
+          limits:
+            nvidia.com/gpu: 8
+    workerSpec:
+      size: 1
+      containers:
+        - name: ome-container
+          image: docker.io/lmsysorg/sglang:v0.4
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+              memory: 1500Gi
+              cpu: 100
+"""
+
+
+def test_ome_deprecated_predictor_is_the_engine(tmp_path: Path) -> None:
+    # the defaulting webhook migrates a predictor to the engine: its containers (ome-container the runner)
+    # and its workerSpec the worker pods; the worker is sized, the leader asks for 8 GPUs and no memory
+    service = tmp_path / "isvc.yaml"
+    service.write_text(OME_PREDICTOR)
+    assert severities(service) == [
+        ("besteffort-qos", 6, "error", "spec.predictor"),
+        ("missing-priority-class", 6, "warning", "spec.predictor"),
+        ("missing-memory-request", 13, "warning", "spec.predictor.containers[0].resources"),
+        ("missing-memory-limit", 14, "error", "spec.predictor.containers[0].resources.limits"),
+        ("missing-priority-class", 16, "warning", "spec.predictor.workerSpec"),
+    ]
+
+
 # --- vLLM production-stack (production-stack.vllm.ai) ------------------------------------
 
 

@@ -21,6 +21,7 @@ from kubelint_ml.input.workloads import (
     VolumeView,
     is_training_kind,
     llm_service_templates,
+    ome_service_templates,
     pod_templates,
     train_job_templates,
 )
@@ -276,6 +277,14 @@ class Context(Record):
             bases = self.facts.llm_bases_of(obj)  # the configs its baseRefs name, merged as KServe does
             if bases is not None:
                 templates = llm_service_templates(obj, bases)
+        elif obj.kind == "InferenceService" and obj.group == "ome.io" and self.facts is not None:
+            runtime = self.facts.ome_runtime_of(obj)  # the runtime it names, merged under it as OME does
+            if runtime is not None:
+                templates = ome_service_templates(obj, *runtime)
+            elif not templates:
+                from kubelint_ml.input.kinds.ome import without_runtime
+
+                self.note(f"{obj.file}: {obj.ref.display()}: {without_runtime(obj)}")
         self._templates[id(obj)] = (obj, templates)
         dra = getattr(self.facts, "dra", None)
         gates = self.cache.get("pod_level_gates")

@@ -32,6 +32,8 @@ CONTEXT_KINDS = (
     "Workflow",  # Argo: for the (Cluster)WorkflowTemplates it runs
     "CronWorkflow",
     "LLMInferenceServiceConfig",  # KServe: for the LLMInferenceServices whose baseRefs name it
+    "ServingRuntime",  # OME: for the InferenceServices that name it
+    "ClusterServingRuntime",
     *DRA_CLAIM_KINDS,
     *CLUSTER_KINDS,  # kubelint_ml/engine/cluster.py
 )
@@ -357,6 +359,9 @@ class Facts(Record):
         # (namespace, name) -> the spec of a KServe LLMInferenceServiceConfig, for the services whose
         # baseRefs name it
         self.llm_configs: dict[tuple[str | None, str], Any] = {}
+        # (kind, namespace, name) -> the spec of an OME (Cluster)ServingRuntime, for the InferenceServices
+        # that name it
+        self.ome_runtimes: dict[tuple[str, str | None, str], Any] = {}
 
     def context_objects(self) -> list[dict]:
         """The context objects themselves (what CEL rules see as ``objects``; do not mutate)."""
@@ -404,6 +409,10 @@ class Facts(Record):
         elif kind == "LLMInferenceServiceConfig" and group == "serving.kserve.io":
             if name:
                 self.llm_configs.setdefault((obj.ref.namespace, name), data.get("spec"))
+        elif kind in ("ServingRuntime", "ClusterServingRuntime") and group == "ome.io":
+            if name:
+                namespace = obj.ref.namespace if kind == "ServingRuntime" else None
+                self.ome_runtimes.setdefault((kind, namespace, name), data.get("spec"))
         elif kind in ("Workflow", "CronWorkflow") and group == "argoproj.io":
             self.argo_runs += _argo_runs(obj)
         elif kind in DRA_CLAIM_KINDS:
@@ -447,6 +456,23 @@ class Facts(Record):
                     return None
                 out.append((name, anywhere[0]))
         return out
+
+    def ome_runtime_of(self, service: K8sObject) -> tuple[str, Any] | None:
+        """The (name, spec) of the runtime an OME InferenceService's ``spec.runtime.name`` names, among
+        the inputs: a ServingRuntime in the service's namespace (or one that says none), else the
+        ClusterServingRuntime of that name (GetRuntime). None otherwise (also for a runtime OME would
+        select by the model: the selection is not modelled)."""
+        name = dig(service.data, "spec", "runtime", "name")
+        if not isinstance(name, str) or not name or not self.ome_runtimes:
+            return None
+        for key in (
+            ("ServingRuntime", service.ref.namespace, name),
+            ("ServingRuntime", None, name),
+            ("ClusterServingRuntime", None, name),
+        ):
+            if key in self.ome_runtimes:
+                return name, self.ome_runtimes[key]
+        return None
 
     def train_jobs_using(self, runtime: K8sObject) -> list[TrainJobFact]:
         """The TrainJobs among the inputs that name this (Cluster)TrainingRuntime (a TrainingRuntime:

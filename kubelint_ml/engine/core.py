@@ -275,7 +275,10 @@ class Engine:
                         )
                     )
                     continue
+                elsewhere = unit.tpl.cache.get("elsewhere") if unit.tpl is not None else None
                 for hit in hits:
+                    if elsewhere and any(tuple(hit.path)[: len(p)] == p for p in elsewhere):
+                        continue  # a shared definition's part, judged where it is defined (docs/kinds.md)
                     severity = hit.severity
                     if severity is None or rule.id in self.overrides:  # the config's severity wins
                         severity = self.severity_for(rule, unit)

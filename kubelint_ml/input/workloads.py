@@ -501,6 +501,14 @@ def llm_service_templates(service: K8sObject, bases: list[tuple[str, Any]]) -> l
     return [_synth(service, pod) for pod in llm_service_with_bases(service, bases)]
 
 
+def ome_service_templates(service: K8sObject, name: str, runtime: Any) -> list[PodTemplate]:
+    """An OME InferenceService's pods merged over the runtime it names (name, spec)
+    (:func:`~kubelint_ml.input.kinds.ome.service_with_runtime`)."""
+    from kubelint_ml.input.kinds.ome import service_with_runtime
+
+    return [_synth(service, pod) for pod in service_with_runtime(service, name, runtime)]
+
+
 def search_note(obj: K8sObject, templates: list[PodTemplate]) -> str | None:
     """For ``--verbose``: a known kind whose templates were found by the generic search, or none at all."""
     if kind_info(obj) is None:

@@ -19,6 +19,7 @@ from kubelint_ml.input.kinds import (
     kubeflow,
     lws,
     nim,
+    ome,
     production_stack,
     ray,
     seldon,
@@ -44,6 +45,7 @@ FAMILIES = (
     dynamo,
     nim,
     kubeai,
+    ome,
     production_stack,
     argo,
     tekton,
@@ -56,7 +58,7 @@ for _family in FAMILIES:
 # The inference and pipeline platforms (docs/kinds.md).
 PLATFORM_KINDS: dict[tuple[str, str], KindInfo] = {
     key: info
-    for family in (kserve, seldon, spark, dynamo, nim, kubeai, production_stack, aibrix, argo, tekton)
+    for family in (kserve, seldon, spark, dynamo, nim, kubeai, ome, production_stack, aibrix, argo, tekton)
     for key, info in family.KINDS.items()
 }
 

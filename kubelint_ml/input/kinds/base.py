@@ -193,3 +193,45 @@ def pod_spec_at(obj: K8sObject, path: tuple, role: str, replicas: int | None, sh
         renames=[(path + ("metadata",), path)],
         shared=shared,
     )
+
+
+# The lists of a pod spec that a strategic merge patch merges by key (k8s.io/api/core/v1
+# patchMergeKey); every other list is replaced whole.
+_MERGE_KEYS = {
+    "containers": "name",
+    "initContainers": "name",
+    "ephemeralContainers": "name",
+    "volumes": "name",
+    "env": "name",
+    "volumeMounts": "mountPath",
+    "volumeDevices": "devicePath",
+    "ports": "containerPort",
+    "imagePullSecrets": "name",
+    "resourceClaims": "name",
+    "hostAliases": "ip",
+}
+
+
+def strategic_merge(base: Any, over: Any, key: str = "") -> Any:
+    """``over`` strategic-merged over ``base`` as the controllers' mergeSpecs do (k8s strategicpatch): mappings key
+    by key, the keyed lists of a pod by their merge key (``over``'s items first, in its order, so
+    they keep their place in the file; then those only ``base`` has), other values replaced."""
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = dict(base)
+        for k, v in over.items():
+            out[k] = strategic_merge(base[k], v, k) if k in base else v
+        return out
+    mk = _MERGE_KEYS.get(key)
+    if mk and isinstance(base, list) and isinstance(over, list):
+        keyed = {b[mk]: b for b in base if isinstance(b, dict) and isinstance(b.get(mk), (str, int))}
+        seen = set()
+        merged = []
+        for o in over:
+            name = o.get(mk) if isinstance(o, dict) else None
+            if isinstance(name, (str, int)) and name in keyed:
+                merged.append(strategic_merge(keyed[name], o))
+                seen.add(name)
+            else:
+                merged.append(o)
+        return merged + [b for b in base if not (isinstance(b, dict) and b.get(mk) in seen)]
+    return over

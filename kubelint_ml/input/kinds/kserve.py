@@ -16,6 +16,7 @@ from kubelint_ml.input.kinds.base import (
     listed,
     none,
     pod_spec_at,
+    strategic_merge,
     with_device_class,
     with_resources,
 )
@@ -288,48 +289,6 @@ def _llm_inference_service(obj: K8sObject, bases: tuple[str, ...] = (), own: Any
     return [t for t in out if t is not None and t.has_containers]
 
 
-# The lists of a pod spec that a strategic merge patch merges by key (k8s.io/api/core/v1
-# patchMergeKey); every other list is replaced whole.
-_MERGE_KEYS = {
-    "containers": "name",
-    "initContainers": "name",
-    "ephemeralContainers": "name",
-    "volumes": "name",
-    "env": "name",
-    "volumeMounts": "mountPath",
-    "volumeDevices": "devicePath",
-    "ports": "containerPort",
-    "imagePullSecrets": "name",
-    "resourceClaims": "name",
-    "hostAliases": "ip",
-}
-
-
-def _strategic_merge(base: Any, over: Any, key: str = "") -> Any:
-    """``over`` strategic-merged over ``base`` as mergeSpecs does (k8s strategicpatch): mappings key
-    by key, the keyed lists of a pod by their merge key (``over``'s items first, in its order, so
-    they keep their place in the file; then those only ``base`` has), other values replaced."""
-    if isinstance(base, dict) and isinstance(over, dict):
-        out = dict(base)
-        for k, v in over.items():
-            out[k] = _strategic_merge(base[k], v, k) if k in base else v
-        return out
-    mk = _MERGE_KEYS.get(key)
-    if mk and isinstance(base, list) and isinstance(over, list):
-        keyed = {b[mk]: b for b in base if isinstance(b, dict) and isinstance(b.get(mk), (str, int))}
-        seen = set()
-        merged = []
-        for o in over:
-            name = o.get(mk) if isinstance(o, dict) else None
-            if isinstance(name, (str, int)) and name in keyed:
-                merged.append(_strategic_merge(keyed[name], o))
-                seen.add(name)
-            else:
-                merged.append(o)
-        return merged + [b for b in base if not (isinstance(b, dict) and b.get(mk) in seen)]
-    return over
-
-
 def llm_service_with_bases(obj: K8sObject, configs: list[tuple[str, Any]]) -> list[Pod]:
     """The pods of an LLMInferenceService whose ``baseRefs`` name the LLMInferenceServiceConfigs
     ``configs`` (name, spec), in order: their specs merged in that order, the service's over them
@@ -339,8 +298,8 @@ def llm_service_with_bases(obj: K8sObject, configs: list[tuple[str, Any]]) -> li
     spec: Any = obj.data.get("spec") if isinstance(obj.data.get("spec"), dict) else {}
     merged: Any = {}
     for _, cfg in configs:
-        merged = _strategic_merge(merged, cfg if isinstance(cfg, dict) else {})
-    merged = _strategic_merge(merged, spec)
+        merged = strategic_merge(merged, cfg if isinstance(cfg, dict) else {})
+    merged = strategic_merge(merged, spec)
     view = K8sObject({**obj.data, "spec": merged}, obj.root, obj.base, obj.ref, obj.file, obj.document)
     return _llm_inference_service(view, tuple(name for name, _ in configs), spec)
 
