@@ -552,6 +552,10 @@ def test_word_prefilter_changes_nothing_on_generated_commands(args, env_words, s
             {"args": ["--tp", "16", "--nnodes", "$(N)"], "resources": {"limits": {"amd.com/gpu": "8"}}},
             [("--tp 16 --nnodes $(N)", 8)],
         ),
+        # a server keeps the last of a repeated flag, as argparse does: an operator's flag, then the
+        # user's extra args (production-stack's tensorParallelSize, then extraArgs)
+        ({"command": ["vllm", "serve", "m", "--tensor-parallel-size", "1", "-tp", "4"]}, [("-tp 4", 4)]),
+        ({"command": ["vllm", "serve", "m", "--tensor-parallel-size", "4", "-tp", "1"]}, []),
         # one GPU is one process; -tp inside another word is not the flag
         ({"args": ["--model", "m", "--tensor-parallel-size", "1"]}, []),
         ({"env": [{"name": "NUM_SHARD", "value": "1"}]}, []),

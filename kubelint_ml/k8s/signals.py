@@ -287,24 +287,35 @@ def _option_forms(names: tuple[str, ...]) -> tuple[tuple[str, str | None, bool],
     return tuple((n, n + "=" if len(n) > 2 else None, len(n) == 2) for n in names)
 
 
-def _option(seg: list[_Tok], start: int, names: tuple[str, ...]) -> tuple[str, tuple, Any] | None:
+def _option(seg: list[_Tok], start: int, names: tuple[str, ...], last: bool = False) -> tuple[str, tuple, Any] | None:
     """First `--name=V`, `--name V`, or `-nV` (short names) from start:
-    (text as written, path, value)."""
+    (text as written, path, value). ``last``: the last one instead, as argparse keeps it, for a
+    command whose every word is its own option (a server's `--tensor-parallel-size 1 ... -tp 4`:
+    an operator's flags, then the user's extra args); a launcher's first is its own, later ones
+    may be the script's."""
     forms = _option_forms(names)
+    found = None
     for i in range(start, len(seg)):
         w = seg[i].text
         if w[:1] != "-":
             continue
         for name, prefix, short in forms:
             if w == name:
-                if i + 1 < len(seg):
-                    return f"{w} {seg[i + 1].text}", seg[i].path, seg[i + 1].text
-                return w, seg[i].path, None
-            if prefix is not None and w.startswith(prefix):
-                return w, seg[i].path, w[len(prefix) :]
-            if short and w.startswith(name) and w[2:].isdigit():
-                return w, seg[i].path, w[2:]
-    return None
+                found = (
+                    (f"{w} {seg[i + 1].text}", seg[i].path, seg[i + 1].text)
+                    if i + 1 < len(seg)
+                    else (w, seg[i].path, None)
+                )
+            elif prefix is not None and w.startswith(prefix):
+                found = (w, seg[i].path, w[len(prefix) :])
+            elif short and w.startswith(name) and w[2:].isdigit():
+                found = (w, seg[i].path, w[2:])
+            else:
+                continue
+            if not last:
+                return found
+            break
+    return found
 
 
 class _Collector:
@@ -505,9 +516,9 @@ def _model_parallel(seg: list[_Tok], start: int, c: _Collector) -> None:
     words = {t.text for t in seg[start:]}
     dp = None
     if "--enable-dp-attention" not in words:
-        dp = _option(seg, start, _DP_LOCAL_FLAGS) or _option(seg, start, _DP_FLAGS)
+        dp = _option(seg, start, _DP_LOCAL_FLAGS, True) or _option(seg, start, _DP_FLAGS, True)
     expert = not words.isdisjoint(_EP_FLAGS)
-    hits = (_option(seg, start, _TP_FLAGS), _option(seg, start, _PP_FLAGS), dp)
+    hits = (_option(seg, start, _TP_FLAGS, True), _option(seg, start, _PP_FLAGS, True), dp)
     sizes = [(hit, _multi(hit[2], c.env, 1)) for hit in hits if hit is not None]
     multi = [hit for hit, (m, _) in sizes if m and (hit is not dp or expert)]
     if not multi:
@@ -519,7 +530,7 @@ def _model_parallel(seg: list[_Tok], start: int, c: _Collector) -> None:
     if lead is dp:
         texts.append(next(t.text for t in seg[start:] if t.text in _EP_FLAGS))
     processes = None if any(n is None for n in counts) else _product(counts)
-    nnodes = _option(seg, start, _NNODES_FLAGS)
+    nnodes = _option(seg, start, _NNODES_FLAGS, True)
     if nnodes is not None:
         n = _count(nnodes[2], c.env, False)[1]
         if n != 1:
