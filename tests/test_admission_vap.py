@@ -1173,7 +1173,10 @@ def test_the_header_names_the_serving_kinds_left_to_serve_and_none_is_matched():
     code, docs, out, err = _export(CONFIG)
     assert code == 0, err
     header = " ".join(line[2:] for line in out.splitlines() if line.startswith("# "))
-    assert "KServe, Argo, Tekton, Seldon, Spark, NVIDIA NIM and Dynamo, KubeAI, AIBrix, TrainJob" in header
+    assert (
+        "KServe, Argo, Tekton, Seldon, Spark, NVIDIA NIM and Dynamo, KubeAI, AIBrix, OME, vLLM production-stack, TrainJob"
+        in header
+    )
     assert "are not matched: `kubelint-ml serve` judges them" in header
     groups = {
         (g, r)
@@ -1183,7 +1186,15 @@ def test_the_header_names_the_serving_kinds_left_to_serve_and_none_is_matched():
         for g in rule["apiGroups"]
         for r in rule["resources"]
     }
-    for group in ("serving.kserve.io", "apps.nvidia.com", "nvidia.com", "kubeai.org", "orchestration.aibrix.ai"):
+    for group in (
+        "serving.kserve.io",
+        "apps.nvidia.com",
+        "nvidia.com",
+        "kubeai.org",
+        "orchestration.aibrix.ai",
+        "ome.io",
+        "production-stack.vllm.ai",
+    ):
         assert not [r for g, r in groups if g == group], group
     assert ("trainer.kubeflow.org", "trainjobs") not in groups
 

@@ -733,7 +733,8 @@ def export_policies(policy: Policy, audit: bool = False) -> tuple[str, list[tupl
         "# Pod templates are looked for in the kinds kubelint-ml knows (Pod, Job, CronJob, the Deployment",
         "# family, Kubeflow, JobSet, Trainer runtimes, Ray, Volcano, LeaderWorkerSet); other kinds, which",
         "# `check` searches by shape or builds pods for (KServe, Argo, Tekton, Seldon, Spark, NVIDIA NIM and",
-        "# Dynamo, KubeAI, AIBrix, TrainJob), are not matched: `kubelint-ml serve` judges them.",
+        "# Dynamo, KubeAI, AIBrix, OME, vLLM production-stack, TrainJob), are not matched: `kubelint-ml serve`",
+        "# judges them.",
         *_dra_header(getattr(policy.facts, "dra", None)),
     ]
     if not assumed and version < POD_LEVEL_KEPT:
