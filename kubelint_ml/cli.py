@@ -358,7 +358,7 @@ def _fixes(
 
         base = load_baseline(baseline)
         keep = lambda found: base.filter(found)[0]  # noqa: E731
-    outcome = fixing.after_run(result, session, args, formats, keep)
+    outcome = fixing.after_run(result, session, {**args, "verbose": verbose}, formats, keep)
     if outcome is None:
         return
     if outcome.diff:

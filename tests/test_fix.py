@@ -209,6 +209,30 @@ def test_diff_writes_nothing_and_exits_1(tmp_path: Path) -> None:
     assert r.exit_code == 0 and "@@" not in r.output
 
 
+def test_diff_with_nothing_to_change_says_what_remains(tmp_path: Path) -> None:
+    """`--diff` shows only the changes: with none, its summary says the findings are still there, which
+    --unsafe-fixes would fix, and that -v says why the others have no fix."""
+    (tmp_path / "j.yaml").write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: t}\nspec:\n  template:\n    spec:\n"
+        "      nodeSelector: {node.kubernetes.io/instance-type: p4d.24xlarge}\n      restartPolicy: Never\n"
+        "      containers:\n        - {name: c, image: i, resources: {limits: {nvidia.com/gpu: 1}}}\n"
+    )
+    lines = {
+        args: [
+            line
+            for line in cli("check", "--diff", *args, "j.yaml", cwd=tmp_path).output.splitlines()
+            if "would fix" in line
+        ]
+        for args in ((), ("-v",), ("--unsafe-fixes",))
+    }
+    assert lines[()] == [
+        "would fix 0 findings in 0 files (4 findings remain: 3 fixable with --unsafe-fixes; -v says why the others "
+        "have no fix)"
+    ]
+    assert lines[("-v",)] == ["would fix 0 findings in 0 files (4 findings remain: 3 fixable with --unsafe-fixes)"]
+    assert lines[("--unsafe-fixes",)] == ["would fix 3 findings in 1 file"]
+
+
 def test_fix_only_reports_nothing(tmp_path: Path) -> None:
     shutil.copy(FIX / "priority.yaml", tmp_path / "p.yaml")
     r = CliRunner().invoke(main, ["check", "--fix-only", "--unsafe-fixes", str(tmp_path / "p.yaml")])

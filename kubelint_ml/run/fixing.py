@@ -271,13 +271,18 @@ def after_run(
     if args.get("fix_diff"):
         report = apply_fixes(result, session, unsafe=unsafe, write=False, keep=keep)
         n = len(report.changed)
-        return Outcome(
-            report.diff(),
-            f"would fix {report.fixed} finding{'s' if report.fixed != 1 else ''} in {n} file{'s' if n != 1 else ''}",
-            [],
-            report.notes,
-            1 if report.changed else 0,
+        summary = (
+            f"would fix {report.fixed} finding{'s' if report.fixed != 1 else ''} in {n} file{'s' if n != 1 else ''}"
         )
+        if not n and result.findings:  # nothing to show: say that findings remain, and where to look
+            left = len(result.findings)
+            more = 0 if unsafe else result.fixable()[1]
+            tail = f": {more} fixable with --unsafe-fixes" if more else ""
+            if not args.get("verbose") and more < left:
+                who = "the others have" if more else ("they have" if left != 1 else "it has")
+                tail += f"; -v says why {who} no fix"
+            summary += f" ({left} finding{'s remain' if left != 1 else ' remains'}{tail})"
+        return Outcome(report.diff(), summary, [], report.notes, 1 if report.changed else 0)
     if args.get("fix") or args.get("fix_only"):
         report = apply_fixes(result, session, unsafe=unsafe, write=True, keep=keep)
         n = len(report.changed)
