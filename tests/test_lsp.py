@@ -122,6 +122,22 @@ class Editor:
             )
         )
 
+    def save(self, uri: str, path: Path, version: int, text: str) -> None:
+        """A buffer edited to ``text`` and saved: the change, the file written, the save announced."""
+        self.change(uri, version, text)
+        path.write_text(text)
+        self.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+
+    def close_then_write(self, uri: str, path: Path, text: str) -> None:
+        """The buffer closed, then the file changed on disk (a checkout, another tool) and announced."""
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        path.write_text(text)
+        self.changed_on_disk(path)
+
     async def stop(self) -> None:
         await self.client.shutdown_async(None)
         self.client.exit(None)
@@ -390,18 +406,9 @@ def test_a_kustomizations_file_follows_the_other_files_of_its_render(tmp_path: P
         await ed.diagnostics_until(uri, lambda d: as_check(d, KUSTOMIZED_JOB) == one, timeout=60)
         # the template edited and saved in the editor
         curi = ed.open(claims, KUSTOMIZED_CLAIM)
-        ed.change(curi, 2, eight)
-        claims.write_text(eight)
-        ed.client.text_document_did_save(
-            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=curi))
-        )
+        ed.save(curi, claims, 2, eight)
         await ed.diagnostics_until(uri, lambda d: as_check(d, KUSTOMIZED_JOB) == all_eight, timeout=60)
-        # closed, then changed on disk (a checkout, another tool)
-        ed.client.text_document_did_close(
-            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=curi))
-        )
-        claims.write_text(KUSTOMIZED_CLAIM)
-        ed.changed_on_disk(claims)
+        ed.close_then_write(curi, claims, KUSTOMIZED_CLAIM)
         await ed.diagnostics_until(uri, lambda d: as_check(d, KUSTOMIZED_JOB) == one, timeout=60)
         await ed.stop()
 
@@ -438,17 +445,9 @@ def test_a_file_the_kustomization_comes_to_name_is_rendered_and_back(tmp_path: P
         uri = ed.open(sample, text)
         await ed.diagnostics_until(uri, lambda d: as_check(d, text) == as_typed, timeout=30)
         kuri = ed.open(kustomization, alone)
-        ed.change(kuri, 2, naming)
-        kustomization.write_text(naming)
-        ed.client.text_document_did_save(
-            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=kuri))
-        )
+        ed.save(kuri, kustomization, 2, naming)
         await ed.diagnostics_until(uri, lambda d: as_check(d, text) == rendered, timeout=60)
-        ed.client.text_document_did_close(
-            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=kuri))
-        )
-        kustomization.write_text(alone)
-        ed.changed_on_disk(kustomization)
+        ed.close_then_write(kuri, kustomization, alone)
         await ed.diagnostics_until(uri, lambda d: as_check(d, text) == as_typed, timeout=60)
         await ed.stop()
 
@@ -462,13 +461,7 @@ def test_a_file_its_kustomization_does_not_name_is_linted_as_typed(tmp_path: Pat
     sample = tmp_path / "k" / "base" / "sample.yaml"
     text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: s\nspec:\n  containers:\n    - name: c\n      image: x\n"
     sample.write_text(text)
-    r = subprocess.run(
-        [sys.executable, "-m", "kubelint_ml", "check", "k/base/sample.yaml", "-f", "json"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    want = sorted((f["rule"], f["line"], f["column"], f["severity"]) for f in json.loads(r.stdout)["findings"])
+    want = check_folder(tmp_path, "k/base/sample.yaml")
     assert ("besteffort-qos", 5, 1, "warning") in want
 
     async def session() -> None:

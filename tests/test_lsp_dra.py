@@ -6,7 +6,6 @@ in another file of the workspace, or in the pod's own file, give the diagnostics
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from lsprotocol import types  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_lsp import Editor, apply, as_check, run  # noqa: E402
+from test_lsp import check_folder as check_dir  # noqa: E402
 
 CLAIMS = """\
 apiVersion: resource.k8s.io/v1
@@ -90,17 +90,6 @@ spec:
       - name: gpu
         resourceClaimTemplateName: single-gpu
 """
-
-
-def check_dir(root: Path, name: str) -> list[tuple[str, int, int, str]]:
-    r = subprocess.run(
-        [sys.executable, "-m", "kubelint_ml", "check", ".", "-f", "json"], capture_output=True, text=True, cwd=root
-    )
-    return sorted(
-        (f["rule"], f["line"], f["column"], f["severity"])
-        for f in json.loads(r.stdout)["findings"]
-        if f["file"] == name
-    )
 
 
 async def fixed_all(ed: Editor, uri: str, text: str) -> str:
