@@ -1,0 +1,97 @@
+"""Serving-stack manifests from the projects' own repositories (llm-d guides, vLLM on TPU, ...):
+each excerpt is cut from the file named in its comment, and the test asserts the findings a user
+of that file would defend (rule, line, severity), and the ones that would be wrong are absent."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def findings(path: Path, *extra: str) -> list[tuple[str, int, str]]:
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json", *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode in (0, 1), r.stderr
+    assert "Traceback" not in r.stderr
+    return sorted((f["rule"], f["line"], f["severity"]) for f in json.loads(r.stdout)["findings"])
+
+
+# llm-d guides/optimized-baseline/modelserver/tpu/v6/vllm, rendered with `kubectl kustomize`
+# (llm-d/llm-d fork zetxqx/llm-d at 7edda66d76cc), the Deployment's pod template: vLLM on a
+# TPU v6e host with --tensor-parallel-size=8 and no /dev/shm volume.
+TPU_V6E_VLLM = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: optimized-baseline-tpu-v6-vllm-decode
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: decode
+  template:
+    metadata:
+      labels:
+        app: decode
+    spec:
+      priorityClassName: serving
+      containers:
+      - args:
+        - Qwen/Qwen3-32B
+        - --port=8000
+        - --tensor-parallel-size=8{extra}
+        command:
+        - vllm
+        - serve
+        image: vllm/vllm-tpu:v0.22.0
+        name: modelserver
+        resources:
+          limits:
+            cpu: "16"
+            memory: 64Gi
+            google.com/tpu: "8"
+          requests:
+            cpu: "16"
+            memory: 64Gi
+            google.com/tpu: "8"
+      nodeSelector:
+        cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice
+        cloud.google.com/gke-tpu-topology: 2x4
+"""
+
+
+def test_vllm_tensor_parallel_on_tpu_is_one_process_not_a_shm_signal(tmp_path: Path) -> None:
+    """vllm-project/tpu-inference (tpu_inference/platforms/tpu_platform.py at b0c2f7dcbacc) runs
+    the tensor parallel group as one JAX program in one process on a single host ("Force using
+    UniProcExecutor for JAX on single host without pipeline parallelism"): no NCCL, no workers
+    sharing /dev/shm, so the 64Mi default is not a finding."""
+    path = tmp_path / "tpu.yaml"
+    path.write_text(TPU_V6E_VLLM.format(extra=""))
+    assert [f for f in findings(path) if f[0] == "shm-too-small-for-workers"] == []
+
+
+def test_pipeline_parallel_on_tpu_still_starts_processes(tmp_path: Path) -> None:
+    """With pipeline parallel the same platform uses its multiprocess executor: one process per
+    stage, exchanging through /dev/shm, so the finding stays, at the container."""
+    path = tmp_path / "tpu-pp.yaml"
+    path.write_text(TPU_V6E_VLLM.format(extra="\n        - --pipeline-parallel-size=2"))
+    assert [f for f in findings(path) if f[0] == "shm-too-small-for-workers"] == [
+        ("shm-too-small-for-workers", 17, "warning")
+    ]
+
+
+def test_tensor_parallel_env_on_tpu_is_not_a_signal(tmp_path: Path) -> None:
+    path = tmp_path / "tpu-env.yaml"
+    path.write_text(
+        TPU_V6E_VLLM.format(extra="").replace(
+            "        - --tensor-parallel-size=8\n",
+            "        env:\n        - name: TENSOR_PARALLEL_SIZE\n          value: '8'\n",
+        )
+    )
+    assert [f for f in findings(path) if f[0] == "shm-too-small-for-workers"] == []
