@@ -95,3 +95,70 @@ def test_tensor_parallel_env_on_tpu_is_not_a_signal(tmp_path: Path) -> None:
         )
     )
     assert [f for f in findings(path) if f[0] == "shm-too-small-for-workers"] == []
+
+
+# kubeflow/pipelines test_data/compiled-workflows/nvidia_gpu_scheduling_check.yaml (at 09e0220902dd),
+# cut to the parameter that carries the component's accelerator and the executor template whose
+# podSpecPatch the KFP driver fills in at run time from it.
+KFP_GPU_WORKFLOW = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: nvidia-gpu-scheduling-check-
+spec:
+  arguments:
+    parameters:
+    - name: kubernetes-comp-verify-gpu-scheduled
+      value: '{"tolerations":[{"effect":"NoSchedule","key":"nvidia.com/gpu","operator":"Exists"}]}'
+    - name: implementations-22deaaeaf18e6b8634b6ebaa8a34b86426def1687134b6fd3d21779bc7942cf6
+      value: '{"args":["echo \\"GPU scheduling check: PASS\\""],"command":["sh","-c"],"image":"python:3.11",RESOURCES}'
+  entrypoint: entrypoint
+  serviceAccountName: pipeline-runner
+  templates:
+  - container:
+      command:
+      - should-be-overridden-during-runtime
+      image: gcr.io/ml-pipeline/should-be-overridden-during-runtime
+      name: ""
+      resources: {}
+    inputs:
+      parameters:
+      - name: pod-spec-patch
+    name: system-container-impl
+    podSpecPatch: '{{inputs.parameters.pod-spec-patch}}'
+"""
+KFP_ACCELERATOR = (
+    '"resources":{"accelerator":{"count":"1","resourceCount":"1","resourceType":"nvidia.com/gpu",'
+    '"type":"nvidia.com/gpu"}}'
+)
+
+
+def test_kfp_component_accelerator_applied_by_a_run_time_pod_spec_patch_is_said(tmp_path: Path) -> None:
+    """The GPU a compiled Kubeflow pipeline's component asks for reaches its pod only through the
+    driver's podSpecPatch, a parameter at lint time: said at the parameter that carries it, and the
+    executor's main container (`name: ""`, which Argo names main) is judged as written."""
+    path = tmp_path / "kfp.yaml"
+    path.write_text(KFP_GPU_WORKFLOW.replace("RESOURCES", KFP_ACCELERATOR))
+    found = findings(path)
+    assert [f for f in found if f[0] == "accelerator-workload-not-judged"] == [
+        ("accelerator-workload-not-judged", 11, "info")
+    ]
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    messages = {f["rule"]: f["message"] for f in json.loads(r.stdout)["findings"]}
+    assert messages["accelerator-workload-not-judged"] == (
+        "asks for nvidia.com/gpu through a podSpecPatch set at run time: the pod of template "
+        "'system-container-impl' was judged without it"
+    )
+    assert messages["missing-memory-limit"] == "container 'main' has no memory limit"
+
+
+def test_kfp_component_without_an_accelerator_is_not_said(tmp_path: Path) -> None:
+    """A toleration for GPU nodes is no request for a GPU."""
+    path = tmp_path / "kfp-cpu.yaml"
+    path.write_text(KFP_GPU_WORKFLOW.replace("RESOURCES", '"resources":{"cpuLimit":1}'))
+    assert [f for f in findings(path) if f[0] == "accelerator-workload-not-judged"] == []

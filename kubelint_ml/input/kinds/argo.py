@@ -151,6 +151,14 @@ def _with_defaults(t: dict, kind: str, defaults: dict, path: tuple, prefix: tupl
     return _merged(default, own), renames
 
 
+def _main(container: dict) -> dict:
+    """A ``container`` or ``script`` template's container, named ``main`` where it has no name of its
+    own (Argo names it so: workflow/controller/workflowpod.go, ``common.MainContainerName``; the
+    Kubeflow Pipelines compiler writes ``name: ""``)."""
+    name = container.get("name")
+    return container if isinstance(name, str) and name else {**container, "name": "main"}
+
+
 def _given(value: Any) -> bool:
     """Set, as Argo reads a field: Go's zero values (an empty string, false, an empty map or list) are
     left out when templates are merged, and the controller takes an empty field as unset."""
@@ -175,10 +183,10 @@ def _argo(prefix: tuple) -> Callable[[K8sObject], list[Pod]]:
             inherited: list[tuple[tuple, tuple]] = []
             if isinstance(t.get("container"), dict):
                 container, inherited = _with_defaults(t, "container", defaults, path, prefix)
-                containers.append(({"name": "main", **container}, path + ("container",)))
+                containers.append((_main(container), path + ("container",)))
             elif isinstance(t.get("script"), dict):
                 script, inherited = _with_defaults(t, "script", defaults, path, prefix)
-                containers.append(({"name": "main", **_pod_container(script, _SCRIPT_FIELDS)}, path + ("script",)))
+                containers.append((_main(_pod_container(script, _SCRIPT_FIELDS)), path + ("script",)))
             elif isinstance(t.get("containerSet"), dict):
                 containers += _set_containers(t["containerSet"], path + ("containerSet",))
             else:
