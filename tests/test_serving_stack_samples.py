@@ -162,3 +162,23 @@ def test_kfp_component_without_an_accelerator_is_not_said(tmp_path: Path) -> Non
     path = tmp_path / "kfp-cpu.yaml"
     path.write_text(KFP_GPU_WORKFLOW.replace("RESOURCES", '"resources":{"cpuLimit":1}'))
     assert [f for f in findings(path) if f[0] == "accelerator-workload-not-judged"] == []
+
+
+def test_spark_driver_core_request_is_the_pods_cpu_request(tmp_path: Path) -> None:
+    """kubeflow/spark-operator examples/spark-pi-custom-resource.yaml (at 38082f3318e9): the
+    driver's coreRequest 0.5 is its pod's cpu request (the operator passes it as
+    spark.kubernetes.driver.request.cores, which Spark takes over spark.driver.cores), under its
+    800m coreLimit: no request-exceeds-limit from the default 1 core."""
+    path = tmp_path / "spark.yaml"
+    path.write_text(
+        "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata:\n"
+        "  name: spark-pi-custom-resource\n  namespace: default\nspec:\n  type: Scala\n  mode: cluster\n"
+        "  image: docker.io/apache/spark:4.0.4\n  mainClass: org.apache.spark.examples.SparkPi\n"
+        "  mainApplicationFile: local:///opt/spark/examples/jars/spark-examples.jar\n  sparkVersion: 4.0.4\n"
+        '  driver:\n    coreRequest: "0.5"\n    coreLimit: 800m\n    memory: 512m\n'
+        '  executor:\n    instances: 1\n    coreRequest: "1200m"\n    coreLimit: 1500m\n    memory: 512m\n'
+    )
+    assert [f for f in findings(path) if f[0] == "request-exceeds-limit"] == []
+    # a request over the limit is still one, at the driver (as the executor's is)
+    path.write_text(path.read_text().replace('coreRequest: "0.5"', 'coreRequest: "2"'))
+    assert [f for f in findings(path) if f[0] == "request-exceeds-limit"] == [("request-exceeds-limit", 13, "error")]

@@ -66,7 +66,9 @@ def _spark_role(obj: K8sObject, role: str, base: tuple = ("spec",)) -> Pod | Non
     if isinstance(cores, (int, float)) and not isinstance(cores, bool):
         requests["cpu"] = str(cores)
         renames.append((path + ("resources", "requests", "cpu"), path + ("cores",)))
-    if node.get("coreRequest") is not None and role == "executor":
+    # spark.kubernetes.<role>.request.cores, which Spark's pod request takes over <role>.cores
+    # (BasicDriverFeatureStep, BasicExecutorFeatureStep; the operator's coreRequest for either role)
+    if node.get("coreRequest") is not None:
         requests["cpu"] = node["coreRequest"]
         renames.append((path + ("resources", "requests", "cpu"), path + ("coreRequest",)))
     if isinstance(node.get("coreLimit"), str):
