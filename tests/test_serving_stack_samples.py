@@ -182,3 +182,60 @@ def test_spark_driver_core_request_is_the_pods_cpu_request(tmp_path: Path) -> No
     # a request over the limit is still one, at the driver (as the executor's is)
     path.write_text(path.read_text().replace('coreRequest: "0.5"', 'coreRequest: "2"'))
     assert [f for f in findings(path) if f[0] == "request-exceeds-limit"] == [("request-exceeds-limit", 13, "error")]
+
+
+# kubeflow/spark-operator examples/sparkconnect/spark-connect.yaml (at 38082f3318e9), the executor
+# part: its template sets no resources, Spark sizes the executors from cores and memory.
+SPARK_CONNECT = """\
+apiVersion: sparkoperator.k8s.io/v1alpha1
+kind: SparkConnect
+metadata:
+  name: spark-connect
+  namespace: default
+spec:
+  sparkVersion: 4.0.4
+  server:
+    template:
+      spec:
+        containers:
+        - name: spark-kubernetes-driver
+          image: docker.io/apache/spark:4.0.4
+          resources:
+            requests:
+              cpu: 1
+              memory: 1Gi
+            limits:
+              cpu: 1
+              memory: 1Gi
+  executor:
+    instances: 2
+    cores: 1
+    memory: 512m
+    template:
+      spec:
+        containers:
+        - name: spark-kubernetes-executor
+          image: docker.io/apache/spark:4.0.4
+          imagePullPolicy: Always
+"""
+
+
+def test_spark_connect_executors_get_their_resources_from_cores_and_memory(tmp_path: Path) -> None:
+    """Not BestEffort, not without a memory limit: Spark gives each executor 1 cpu and 512m plus
+    the 384Mi overhead, request and limit, as it does a SparkApplication's."""
+    path = tmp_path / "connect.yaml"
+    path.write_text(SPARK_CONNECT)
+    assert findings(path) == []
+
+
+def test_spark_connect_gpu_executors_are_judged_as_gpu_pods(tmp_path: Path) -> None:
+    path = tmp_path / "connect-gpu.yaml"
+    path.write_text(
+        SPARK_CONNECT.replace(
+            "  sparkVersion: 4.0.4\n",
+            "  sparkVersion: 4.0.4\n  sparkConf:\n    spark.executor.resource.gpu.amount: '1'\n"
+            "    spark.executor.resource.gpu.vendor: nvidia.com\n",
+        )
+    )
+    # the executors ask for nvidia.com/gpu: the workload's pods (the server's too) want a priority
+    assert findings(path) == [("missing-priority-class", 13, "warning"), ("missing-priority-class", 24, "warning")]
