@@ -239,3 +239,104 @@ def test_spark_connect_gpu_executors_are_judged_as_gpu_pods(tmp_path: Path) -> N
     )
     # the executors ask for nvidia.com/gpu: the workload's pods (the server's too) want a priority
     assert findings(path) == [("missing-priority-class", 13, "warning"), ("missing-priority-class", 24, "warning")]
+
+
+# kubeflow/trainer manifests/base/runtimes/torch_distributed.yaml (at 8c0f5059bd51), the runtime a
+# cluster installs with Trainer: given as context (never reported on), as a user lints a TrainJob.
+TORCH_RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-distributed
+  labels:
+    trainer.kubeflow.org/framework: torch
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch: {}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: trainer
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime
+"""
+# kubeflow/trainer examples/yaml/01-multi-node.yaml (at 8c0f5059bd51), with a GPU per node.
+GPU_TRAINJOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: multi-node-example
+spec:
+  runtimeRef:
+    apiGroup: trainer.kubeflow.org
+    kind: ClusterTrainingRuntime
+    name: torch-distributed
+  trainer:
+    numNodes: 3
+    resourcesPerNode:
+      limits:
+        nvidia.com/gpu: 2
+        memory: 64Gi
+      requests:
+        cpu: "8"
+        memory: 64Gi
+"""
+
+
+def test_trainjob_whose_runtime_is_context_carries_the_missing_priority(tmp_path: Path) -> None:
+    """Neither the GPU TrainJob nor the runtime it runs (read as context, so never reported on) gives
+    its pods a priority: the TrainJob gets missing-priority-class, at its runtimeRef, with no fix
+    there (Trainer patches no priorityClassName into the pods)."""
+    runtime = tmp_path / "runtime.yaml"
+    runtime.write_text(TORCH_RUNTIME)
+    job = tmp_path / "job.yaml"
+    job.write_text(GPU_TRAINJOB)
+    found = [f for f in findings(job, "--context", str(runtime)) if f[0] == "missing-priority-class"]
+    assert found == [("missing-priority-class", 6, "warning")]
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(job), "--context", str(runtime), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    [f] = [f for f in json.loads(r.stdout)["findings"] if f["rule"] == "missing-priority-class"]
+    assert (
+        f["message"]
+        == "no priorityClassName: runtime 'torch-distributed' sets none either; pods run at the default priority"
+    )
+    assert "fix" not in f
+    # the Kueue label on the TrainJob gives the workload its priority
+    job.write_text(
+        GPU_TRAINJOB.replace(
+            "  name: multi-node-example\n",
+            "  name: multi-node-example\n  labels:\n    kueue.x-k8s.io/priority-class: research\n",
+        )
+    )
+    assert [f for f in findings(job, "--context", str(runtime)) if f[0] == "missing-priority-class"] == []
+
+
+def test_trainjob_and_its_linted_runtime_report_the_priority_once_on_the_runtime(tmp_path: Path) -> None:
+    runtime = tmp_path / "runtime.yaml"
+    runtime.write_text(TORCH_RUNTIME)
+    (tmp_path / "job.yaml").write_text(GPU_TRAINJOB)
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(tmp_path), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    found = [
+        (Path(f["file"]).name, f["line"])
+        for f in json.loads(r.stdout)["findings"]
+        if f["rule"] == "missing-priority-class"
+    ]
+    assert found == [("runtime.yaml", 21)]  # the pod template's spec

@@ -351,6 +351,7 @@ class Facts(Record):
         self.train_jobs = [] if train_jobs is None else train_jobs
         # (kind, namespace of a TrainingRuntime, name) -> the runtime's data, for the TrainJobs that name it
         self.training_runtimes = {} if training_runtimes is None else training_runtimes
+        self.training_runtime_files: dict[tuple[str, str | None, str], str] = {}  # the same keys -> file
         self.argo_runs = [] if argo_runs is None else argo_runs
         self._memo = {} if _memo is None else _memo
         self.cluster = ClusterFacts() if cluster is None else cluster
@@ -406,6 +407,7 @@ class Facts(Record):
             namespace = obj.ref.namespace if kind == "TrainingRuntime" else None
             if name:
                 self.training_runtimes.setdefault((kind, namespace, name), data)
+                self.training_runtime_files.setdefault((kind, namespace, name), obj.file)
         elif kind == "LLMInferenceServiceConfig" and group == "serving.kserve.io":
             if name:
                 self.llm_configs.setdefault((obj.ref.namespace, name), data.get("spec"))
@@ -423,15 +425,24 @@ class Facts(Record):
     def runtime_of(self, job: K8sObject) -> Any:
         """The data of the (Cluster)TrainingRuntime a TrainJob names, among the inputs (a TrainingRuntime:
         in the TrainJob's namespace, or one that says none), or None."""
+        key = self._runtime_key(job)
+        return None if key is None else self.training_runtimes[key]
+
+    def runtime_file_of(self, job: K8sObject) -> str | None:
+        """The file the (Cluster)TrainingRuntime a TrainJob names comes from, or None."""
+        key = self._runtime_key(job)
+        return None if key is None else self.training_runtime_files.get(key)
+
+    def _runtime_key(self, job: K8sObject) -> tuple[str, str | None, str] | None:
         fact = _train_job(job)
         if fact is None:
             return None
-        if fact.runtime_kind == "ClusterTrainingRuntime":
-            return self.training_runtimes.get((fact.runtime_kind, None, fact.runtime_name))
-        found = self.training_runtimes.get((fact.runtime_kind, fact.namespace, fact.runtime_name))
-        if found is None and fact.namespace is not None:
-            found = self.training_runtimes.get((fact.runtime_kind, None, fact.runtime_name))
-        return found
+        keys: list[tuple[str, str | None, str]] = [(fact.runtime_kind, None, fact.runtime_name)]
+        if fact.runtime_kind != "ClusterTrainingRuntime":
+            keys.insert(0, (fact.runtime_kind, fact.namespace, fact.runtime_name))
+            if fact.namespace is None:
+                keys.pop()
+        return next((k for k in keys if k in self.training_runtimes), None)
 
     def llm_bases_of(self, service: K8sObject) -> list[tuple[str, Any]] | None:
         """The LLMInferenceServiceConfigs a KServe LLMInferenceService's ``baseRefs`` name, in order, as
