@@ -340,3 +340,42 @@ def test_trainjob_and_its_linted_runtime_report_the_priority_once_on_the_runtime
         if f["rule"] == "missing-priority-class"
     ]
     assert found == [("runtime.yaml", 21)]  # the pod template's spec
+
+
+# kserve/kserve docs/samples/istio-dex/sklearn.yaml (at aaac4e294dae): a `model:` spec that leaves
+# the resources to the serving runtime KServe selects for sklearn (kserve-sklearnserver: requests
+# and limits of 1 cpu and 2Gi, config/runtimes/kserve-sklearnserver.yaml).
+SKLEARN_MODEL = """\
+apiVersion: "serving.kserve.io/v1beta1"
+kind: "InferenceService"
+metadata:
+  name: "sklearn-iris"
+  annotations:
+    sidecar.istio.io/inject: "false"
+spec:
+  predictor:
+    model:
+      modelFormat:
+        name: sklearn
+      storageUri: "gs://kfserving-examples/models/sklearn/1.0/model"
+"""
+
+
+def test_kserve_model_spec_gets_its_shipped_runtimes_resources(tmp_path: Path) -> None:
+    path = tmp_path / "sklearn.yaml"
+    path.write_text(SKLEARN_MODEL)
+    assert findings(path) == []
+    # the multi-node runtime's (kserve/website docs/model-serving/generative-inference/multi-node):
+    # a 4Gi limit of the service's own over the runtime's 6Gi request is a request above its limit
+    path.write_text(
+        SKLEARN_MODEL.replace(
+            "      modelFormat:", "      runtime: kserve-huggingfaceserver-multinode\n      modelFormat:"
+        )
+        + "      resources:\n        limits:\n          memory: 4Gi\n"
+    )
+    assert [f for f in findings(path) if f[0] == "request-exceeds-limit"] == [
+        ("request-exceeds-limit", 14, "error")
+    ]  # (the request is the runtime's)
+    # a runtime of the user's own: its resources are not known here, the service is judged as written
+    path.write_text(SKLEARN_MODEL.replace("      modelFormat:", "      runtime: my-sklearn\n      modelFormat:"))
+    assert ("missing-memory-limit", 9, "warning") in findings(path)

@@ -25,7 +25,8 @@ from kubelint_ml.input.objects import K8sObject, dig
 # The model-framework specs of a v1beta1 component: one container each (KServe names it
 # kserve-container). The webhook's defaulter sets the inferenceservice-config `resource`
 # defaults on these (pkg/apis/serving/v1beta1/predictor_*.go, explainer_art.go) and on the
-# first container of a custom component; not on `model` (the runtime's resources apply).
+# first container of a custom component; not on `model` (the runtime's resources apply: see
+# KSERVE_RUNTIME_RESOURCES).
 KSERVE_FRAMEWORKS = (
     "sklearn",
     "xgboost",
@@ -53,6 +54,15 @@ KSERVE_REQUESTS = {"cpu": "1", "memory": "2Gi"}
 KSERVE_LIMITS = {"cpu": "1", "memory": "2Gi"}
 
 
+# A `model` spec's container is merged over the serving runtime's `kserve-container` by the
+# controller (MergeServingRuntimeAndInferenceServiceSpecs, MergeRuntimeContainers: the service's
+# fields over the runtime's, resources key by key). The runtimes KServe ships (config/runtimes,
+# kserve-*) all set requests and limits of 1 cpu and 2Gi, but the multi-node one.
+KSERVE_RUNTIME_RESOURCES = {
+    "kserve-huggingfaceserver-multinode": ({"cpu": "2", "memory": "6Gi"}, {"cpu": "4", "memory": "12Gi"}),
+}
+
+
 def _kserve_component(obj: K8sObject, path: tuple, role: str) -> Pod | None:
     comp = dig(obj.data, *path)
     if not isinstance(comp, dict):
@@ -69,6 +79,12 @@ def _kserve_component(obj: K8sObject, path: tuple, role: str) -> Pod | None:
             if fw in _KSERVE_DEFAULTED:
                 data = with_resources(data, KSERVE_REQUESTS, KSERVE_LIMITS)
                 defaulted = True
+            runtime = c.get("runtime")
+            if fw == "model" and (runtime is None or (isinstance(runtime, str) and runtime.startswith("kserve-"))):
+                # the runtime's resources where the service sets none: one KServe ships (named, or the
+                # one it selects for the model's format); a runtime of the user's own is not known here
+                requests, limits = KSERVE_RUNTIME_RESOURCES.get(str(runtime), (KSERVE_REQUESTS, KSERVE_LIMITS))
+                data = with_resources(data, requests, limits)
             containers.append((data, path + (fw,)))
             break
     for i, c in enumerate(comp.get("containers") or [] if isinstance(comp.get("containers"), list) else []):
