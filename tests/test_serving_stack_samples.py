@@ -379,3 +379,23 @@ def test_kserve_model_spec_gets_its_shipped_runtimes_resources(tmp_path: Path) -
     # a runtime of the user's own: its resources are not known here, the service is judged as written
     path.write_text(SKLEARN_MODEL.replace("      modelFormat:", "      runtime: my-sklearn\n      modelFormat:"))
     assert ("missing-memory-limit", 9, "warning") in findings(path)
+
+
+def test_dynamo_graph_deployment_request_is_said_not_passed(tmp_path: Path) -> None:
+    """ai-dynamo/dynamo benchmarks/profiler/deploy/profile_sla_moe_dgdr.yaml (at 0044eb903566),
+    cut: its GPU workers come from profiling at run time, said at the hardware it sizes them by;
+    profile_sla_dgdr.yaml (at 179449ffd14b) names no hardware: said at its model."""
+    path = tmp_path / "dgdr.yaml"
+    path.write_text(
+        "apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeploymentRequest\nmetadata:\n  name: sla-moe\n"
+        "spec:\n  model: deepseek-ai/DeepSeek-R1\n  backend: sglang\n  profilingConfig:\n"
+        '    profilerImage: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:${VERSION}"\n    config:\n'
+        "      hardware:\n        minNumGpusPerEngine: 8\n        maxNumGpusPerEngine: 16\n"
+        "        numGpusPerNode: 8\n  autoApply: true\n"
+    )
+    assert findings(path) == [("accelerator-workload-not-judged", 11, "info")]
+    path.write_text(
+        "apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeploymentRequest\nmetadata:\n  name: sla-online\n"
+        "spec:\n  model: Qwen/Qwen3-0.6B\n  backend: vllm\n  autoApply: true\n"
+    )
+    assert findings(path) == [("accelerator-workload-not-judged", 6, "info")]

@@ -42,6 +42,18 @@ _NAMED_PROFILES = {
         "(kinds.kubeai.resourceProfiles) so its pods can be built",
     ),
 }
+# Kinds whose pods a controller generates at run time from what it measures, always on accelerators:
+# NVIDIA Dynamo's DynamoGraphDeploymentRequest (ai-dynamo/dynamo deploy/operator, v1alpha1 and
+# v1beta1) runs a profiling job on GPUs and deploys the DynamoGraphDeployment it generates (GPU
+# workers). The fields that size the GPUs, where given (v1beta1 ``hardware``, v1alpha1
+# ``profilingConfig.config.hardware``), else the model it serves: where the finding points.
+_GENERATED = {
+    ("nvidia.com", "DynamoGraphDeploymentRequest"): (
+        ("spec", "hardware"),
+        ("spec", "profilingConfig", "config", "hardware"),
+        ("spec", "model"),
+    ),
+}
 _ACCELERATOR_WORDS = LazyPattern(r"gpu|tpu|neuron|trainium|inferentia|gaudi|habana|mi[0-9]{3}", re.I)
 
 
@@ -311,6 +323,19 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                     "(memory limits, QoS, /dev/shm, priority).",
                 )
             ]
+    generated = _GENERATED.get((obj.group, obj.kind))
+    if found is None and generated is not None and not templates:
+        path = next((p for p in generated if dig(obj.data, *p) is not None), ("spec",))
+        return [
+            Hit(
+                path,
+                "deploys GPU workers its profiling sizes at run time: their pods were not judged",
+                detail=f"{obj.ref.display()}: the Dynamo operator profiles the model on GPUs (a profiling Job) "
+                "and deploys the DynamoGraphDeployment it generates (GPU workers, autoApply), none of them in "
+                "this file; no rule judged those pods (memory limits, QoS, /dev/shm, priority): lint the "
+                "generated DynamoGraphDeployment (kubectl get dynamographdeployment -o yaml).",
+            )
+        ]
     kind = qualified_kind(obj)
     elsewhere = _PODS_ELSEWHERE.get((obj.group, obj.kind))
     if templates:
