@@ -86,7 +86,7 @@ def test_aks_formulas():
 
 def test_catalog_rows_exact():
     c = catalog()
-    assert len(c) == 181
+    assert len(c) == 183
     p4d = c["p4d.24xlarge"]
     assert p4d == NodeType(
         name="p4d.24xlarge",
@@ -153,7 +153,7 @@ def test_catalog_file_documents_rules_and_loads_once():
     assert nodes._entries() is nodes._entries()
     c = catalog()
     c.clear()  # callers get a copy
-    assert len(catalog()) == 181
+    assert len(catalog()) == 183
 
 
 def test_the_catalog_rows_are_the_yaml():
@@ -521,6 +521,9 @@ def test_blackwell_oci_shapes_and_a4x_max():
         ("BM.GPU.B200.8", 8, "NVIDIA B200", 256, 4096),
         ("BM.GPU.GB200.4", 4, "NVIDIA GB200", 144, 960),
         ("BM.GPU.GB300.4", 4, "NVIDIA GB300", 144, 960),
+        # the GB200 shape's hardware on OCI's other two RDMA fabrics (OCI's GB200 quick start)
+        ("BM.GPU.GB200-v2.4", 4, "NVIDIA GB200", 144, 960),
+        ("BM.GPU.GB200-v3.4", 4, "NVIDIA GB200", 144, 960),
     ):
         node = c[name]
         assert (node.gpus, node.gpu_resource, node.gpu_model) == (gpus, "nvidia.com/gpu", model), name
@@ -530,6 +533,8 @@ def test_blackwell_oci_shapes_and_a4x_max():
     assert (a4x_max.gpus, a4x_max.gpu_model, a4x_max.ephemeral_storage) == (4, "NVIDIA GB300", None)
     assert a4x_max.memory == 956356 * MI and a4x_max.cpu == Fraction(143570, 1000)
     assert catalog_labels("a4x-maxgpu-4g-metal")["cloud.google.com/gke-accelerator"] == "nvidia-gb300"
+    for name in ("BM.GPU.GB300.4", "a4x-maxgpu-4g-metal", "Standard_ND128isr_GB300_v6"):
+        assert catalog_labels(name)["nvidia.com/gpu.memory"] == "284208", name  # nvidia-smi on a GB300
 
 
 def test_fractional_l4_and_gb200_rows():

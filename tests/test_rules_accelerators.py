@@ -648,6 +648,7 @@ def test_gpu_share_on_current_accelerators(resources, selector, expected):
         ("requests: {memory: 500Gi}\nlimits: {nvidia.com/gpu: 1, memory: 500Gi}", "BM.GPU.B300.8"),  # share 512Gi
         ("requests: {memory: 4000Gi}\nlimits: {nvidia.com/gpu: 8, memory: 4000Gi}", "BM.GPU.B300.8"),
         ("requests: {memory: 300Gi}\nlimits: {nvidia.com/gpu: 1, memory: 300Gi}", "Standard_NCC40ads_H100_v5"),
+        ("requests: {memory: 230Gi}\nlimits: {nvidia.com/gpu: 1, memory: 230Gi}", "BM.GPU.GB200-v3.4"),
         # the one vGPU a fractional G4 node offers is the whole node's GPU share
         ("requests: {memory: 40Gi}\nlimits: {nvidia.com/gpu: 1, memory: 40Gi}", "g4-standard-12"),
         ("requests: {memory: 80Gi}\nlimits: {nvidia.com/gpu: 1, memory: 80Gi}", "g4-standard-24"),
@@ -892,6 +893,13 @@ def test_neuron_cores_on_a_pool_of_unknown_generation_are_not_judged():
             "node.kubernetes.io/instance-type: BM.GPU.B300.8",
             "1 of 8 GPUs but 24.4% of BM.GPU.B300.8 memory (1000Gi)",
             "uses 1 of 8 GPUs (12.5%) on BM.GPU.B300.8 but requests 1000Gi memory (24.4% of 4096Gi allocatable)",
+        ),
+        # BM.GPU.GB200-v3.4: 960 GB less 100 MiB, 982940 MiB (959.9Gi, shown 960Gi); 400Gi is 41.7%
+        (
+            "requests: {memory: 400Gi}\nlimits: {nvidia.com/gpu: 1, memory: 400Gi}",
+            "node.kubernetes.io/instance-type: BM.GPU.GB200-v3.4",
+            "1 of 4 GPUs but 41.7% of BM.GPU.GB200-v3.4 memory (400Gi)",
+            "uses 1 of 4 GPUs (25%) on BM.GPU.GB200-v3.4 but requests 400Gi memory (41.7% of 960Gi allocatable)",
         ),
         # Standard_NCC40ads_H100_v5: 320 GiB less AKS's 2250 MiB kube-reserved and 100 MiB, 325330 MiB (317.7Gi)
         (
