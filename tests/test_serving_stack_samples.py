@@ -399,3 +399,27 @@ def test_dynamo_graph_deployment_request_is_said_not_passed(tmp_path: Path) -> N
         "spec:\n  model: Qwen/Qwen3-0.6B\n  backend: vllm\n  autoApply: true\n"
     )
     assert findings(path) == [("accelerator-workload-not-judged", 6, "info")]
+
+
+def test_kserve_model_over_a_named_runtime_among_the_context(tmp_path: Path) -> None:
+    """The runtime a model names, given with --context, is merged as KServe merges it: its GPU and its
+    16Gi request come from there, and the service's own 8Gi limit under that request is refused."""
+    runtime = tmp_path / "runtime.yaml"
+    runtime.write_text(
+        "apiVersion: serving.kserve.io/v1alpha1\nkind: ServingRuntime\nmetadata:\n  name: my-vllm\nspec:\n"
+        "  supportedModelFormats:\n    - name: huggingface\n  containers:\n    - name: kserve-container\n"
+        "      image: vllm/vllm-openai:v0.11.0\n      resources:\n        requests:\n          cpu: '4'\n"
+        "          memory: 16Gi\n        limits:\n          cpu: '8'\n          memory: 32Gi\n"
+        "          nvidia.com/gpu: '1'\n"
+    )
+    path = tmp_path / "isvc.yaml"
+    path.write_text(
+        "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata:\n  name: llama\nspec:\n"
+        "  predictor:\n    model:\n      runtime: my-vllm\n      modelFormat:\n        name: huggingface\n"
+        "      storageUri: pvc://m\n      resources:\n        limits:\n          memory: 8Gi\n"
+    )
+    assert findings(path) == []  # its own runtime is not known: judged with what it sets
+    assert findings(path, "--context", str(runtime)) == [
+        ("missing-priority-class", 6, "warning"),
+        ("request-exceeds-limit", 12, "error"),
+    ]

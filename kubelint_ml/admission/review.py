@@ -376,6 +376,8 @@ def _facts_with(policy: Policy, objects: list) -> Facts:
     facts.argo_runs.extend(base.argo_runs)
     for ref, spec in base.llm_configs.items():
         facts.llm_configs.setdefault(ref, spec)
+    for key, spec in base.kserve_runtimes.items():
+        facts.kserve_runtimes.setdefault(key, spec)
     if not any(o.kind in CLUSTER_KINDS for o in objects):
         facts.cluster = base.cluster  # the context's cluster (nodes, LimitRanges, queues), unchanged
     else:

@@ -301,6 +301,21 @@ def _argo_runs(obj: K8sObject) -> list[ArgoRunFact]:
     return out
 
 
+def _serving_runtime(table: dict, service: K8sObject, name: Any) -> tuple[str, Any] | None:
+    """The (name, spec) of the runtime ``name`` in ``table``: a ServingRuntime in the service's namespace
+    (or one that says none), else the ClusterServingRuntime of that name; None otherwise."""
+    if not isinstance(name, str) or not name or not table:
+        return None
+    for key in (
+        ("ServingRuntime", service.ref.namespace, name),
+        ("ServingRuntime", None, name),
+        ("ClusterServingRuntime", None, name),
+    ):
+        if key in table:
+            return name, table[key]
+    return None
+
+
 class Facts(Record):
     priority_classes: dict[str, PriorityClassFact]
     priority_class_objects: list[PriorityClassFact]
@@ -363,6 +378,9 @@ class Facts(Record):
         # (kind, namespace, name) -> the spec of an OME (Cluster)ServingRuntime, for the InferenceServices
         # that name it
         self.ome_runtimes: dict[tuple[str, str | None, str], Any] = {}
+        # (kind, namespace, name) -> the spec of a KServe (Cluster)ServingRuntime, for the
+        # InferenceServices whose model names it
+        self.kserve_runtimes: dict[tuple[str, str | None, str], Any] = {}
 
     def context_objects(self) -> list[dict]:
         """The context objects themselves (what CEL rules see as ``objects``; do not mutate)."""
@@ -415,6 +433,10 @@ class Facts(Record):
             if name:
                 namespace = obj.ref.namespace if kind == "ServingRuntime" else None
                 self.ome_runtimes.setdefault((kind, namespace, name), data.get("spec"))
+        elif kind in ("ServingRuntime", "ClusterServingRuntime") and group == "serving.kserve.io":
+            if name:
+                namespace = obj.ref.namespace if kind == "ServingRuntime" else None
+                self.kserve_runtimes.setdefault((kind, namespace, name), data.get("spec"))
         elif kind in ("Workflow", "CronWorkflow") and group == "argoproj.io":
             self.argo_runs += _argo_runs(obj)
         elif kind in DRA_CLAIM_KINDS:
@@ -473,17 +495,15 @@ class Facts(Record):
         the inputs: a ServingRuntime in the service's namespace (or one that says none), else the
         ClusterServingRuntime of that name (GetRuntime). None otherwise (also for a runtime OME would
         select by the model: the selection is not modelled)."""
-        name = dig(service.data, "spec", "runtime", "name")
-        if not isinstance(name, str) or not name or not self.ome_runtimes:
-            return None
-        for key in (
-            ("ServingRuntime", service.ref.namespace, name),
-            ("ServingRuntime", None, name),
-            ("ClusterServingRuntime", None, name),
-        ):
-            if key in self.ome_runtimes:
-                return name, self.ome_runtimes[key]
-        return None
+        return _serving_runtime(self.ome_runtimes, service, dig(service.data, "spec", "runtime", "name"))
+
+    def kserve_runtime_of(self, service: K8sObject) -> tuple[str, Any] | None:
+        """The (name, spec) of the serving runtime a KServe InferenceService's ``predictor.model.runtime``
+        names, among the inputs: a ServingRuntime in the service's namespace (or one that says none), else
+        the ClusterServingRuntime of that name (GetServingRuntime). None otherwise (also for a runtime
+        KServe selects by the model's format: the selection is not modelled)."""
+        name = dig(service.data, "spec", "predictor", "model", "runtime")
+        return _serving_runtime(self.kserve_runtimes, service, name)
 
     def train_jobs_using(self, runtime: K8sObject) -> list[TrainJobFact]:
         """The TrainJobs among the inputs that name this (Cluster)TrainingRuntime (a TrainingRuntime:
