@@ -350,3 +350,26 @@ def test_serve_judges_the_gang_as_check_does(tmp_path):
     ]
     findings, _ = lint_object(policy, yaml.safe_load(JOB_135.format(n=4)))
     assert [(f.rule, f.message) for f in findings if f.suppressed is None] == []
+
+
+def test_audit_takes_stored_pods_that_kept_the_field_as_the_gate_on(tmp_path):
+    """The API server drops the field with GenericWorkload off, so a stored pod that has it shows the gate on:
+    no 'dropped' warning in an audit, though the dump has no PodGroup."""
+    pod = yaml.safe_load(_scheduling_group(JOB_135.format(n=1), "pg"))["spec"]["template"]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "worker-0", "namespace": "default", "uid": "u1"},
+        **pod,
+        "status": {"phase": "Running"},
+    }
+    priority = {**yaml.safe_load(PRIORITY), "metadata": {"name": "training", "uid": "u2"}}
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod, priority]}))
+    config = tmp_path / "c.yaml"
+    config.write_text("profile: {kubernetesVersion: '1.36'}\n")
+    assert _findings(["audit", str(dump), "-c", str(config)]) == (0, [])
+    # the same pod as a manifest, on the same version, with nothing to show the gate on: dropped
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(pod))
+    code, found = _findings(["check", str(tmp_path / "pod.yaml"), "-c", str(config)])
+    assert [(rule, sev) for _, _, rule, sev, _ in found] == [("pod-group-reference-invalid", "warning")]

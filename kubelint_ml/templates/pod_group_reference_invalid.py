@@ -36,7 +36,12 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     raw = getattr(getattr(ctx, "profile", None), "kubernetes_version", None)
     version = parse_version(raw)
     cluster = cluster_of(ctx)
-    served = cluster is not None and bool(cluster.workloads or cluster.native_pod_groups)
+    cache = getattr(ctx, "cache", None)
+    # the API serves them: a Workload or PodGroup among the inputs or the context, or (audit) stored pods that
+    # kept the field
+    served = (cluster is not None and bool(cluster.workloads or cluster.native_pod_groups)) or (
+        isinstance(cache, dict) and cache.get("generic_workload") is True
+    )
     who = tpl.describe()
     out: list[Hit] = []
     for ref in refs:
