@@ -373,3 +373,27 @@ def test_audit_takes_stored_pods_that_kept_the_field_as_the_gate_on(tmp_path):
     (tmp_path / "pod.yaml").write_text(yaml.safe_dump(pod))
     code, found = _findings(["check", str(tmp_path / "pod.yaml"), "-c", str(config)])
     assert [(rule, sev) for _, _, rule, sev, _ in found] == [("pod-group-reference-invalid", "warning")]
+
+
+@pytest.mark.parametrize(("version", "found"), [(None, True), ("1.36", False), ("1.37", True)])
+def test_a_jobs_own_gang_above_its_parallelism(tmp_path, version, found):
+    """1.37's Job spec.scheduling (KEP-5547): the API server rejects a gang minCount above the parallelism;
+    before 1.37 the Job has no such field."""
+    job = JOB_135.format(n=4).replace(
+        "  template:\n", "  scheduling:\n    schedulingPolicy:\n      gang: {minCount: 8}\n  template:\n", 1
+    )
+    job = job.replace("      workloadRef:\n        name: training\n        podGroup: workers\n", "")
+    _write(tmp_path, job=job, priority=PRIORITY)
+    expected = [
+        (
+            "job.yaml",
+            10,
+            "gang-min-available-unsatisfiable",
+            "error",
+            "gang minCount 8 is more than the Job's parallelism 4",
+        )
+    ]
+    args = ["check", str(tmp_path)] + (["--kubernetes-version", version] if version else [])
+    assert _findings(args)[1] == (expected if found else [])
+    _write(tmp_path, job=job.replace("minCount: 8", "minCount: 4"))
+    assert _findings(args) == (0, [])

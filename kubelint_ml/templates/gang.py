@@ -25,6 +25,7 @@ from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.k8s.workload import WORKLOAD_REF, field_served, gang_refs
 from kubelint_ml.templates._cluster import cluster_of
 from kubelint_ml.templates._common import show
+from kubelint_ml.templates._priority import is_batch_job, job_spec, job_spec_path
 
 UNIT = "object"
 DEFAULTS: dict = {}
@@ -53,6 +54,11 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             return None
         needs = {str(k): q for k, q in _quantities(spec.get("minResources")).items()}
         return _over_capability(obj, spec, needs, cluster, ("spec", "minResources")) or None
+    if is_batch_job(obj) or (obj.group, obj.kind) == ("jobset.x-k8s.io", "JobSet"):
+        # (a Trainer runtime's Jobs take their parallelism from each TrainJob: not judged)
+        job_gang = _job_scheduling(unit, ctx)
+        if job_gang:
+            return job_gang
     if cluster is not None and (cluster.workloads or cluster.native_pod_groups):
         native = _native(unit, cluster, ctx)
         if native:
@@ -111,6 +117,39 @@ def _pods(tpl: Any) -> int | None:
         if completions is not None and completions < count:
             return completions
     return count
+
+
+JOB_SCHEDULING = (1, 37)  # batch/v1 JobSpec.scheduling (KEP-5547, the WorkloadWithJob gate, alpha)
+
+
+def _job_scheduling(unit: Unit, ctx: Any) -> list[Hit]:
+    """A Job's own gang (``spec.scheduling.schedulingPolicy.gang.minCount``, 1.37) above its parallelism:
+    the API server rejects it (``validateGangMinCount``)."""
+    version = parse_version(getattr(getattr(ctx, "profile", None), "kubernetes_version", None))
+    if version is not None and version < JOB_SCHEDULING:
+        return []  # not a Job field yet
+    out = []
+    for tpl in unit.templates():
+        js = job_spec(tpl)
+        scheduling = js.get("scheduling")
+        policy = scheduling.get("schedulingPolicy") if isinstance(scheduling, dict) else None
+        gang = policy.get("gang") if isinstance(policy, dict) else None
+        minimum = _int(gang.get("minCount")) if isinstance(gang, dict) else None
+        parallelism = _int(js.get("parallelism")) if "parallelism" in js else 1
+        if minimum is None or parallelism is None or minimum <= parallelism:
+            continue
+        out.append(
+            Hit(
+                job_spec_path(tpl) + ("scheduling", "schedulingPolicy", "gang", "minCount"),
+                f"gang minCount {minimum} is more than the Job's parallelism {parallelism}",
+                at_value=True,
+                detail=f"{unit.obj.ref.display()}: a gang larger than the Job's pods never forms; the API server "
+                "rejects a Job whose spec.scheduling gang minCount exceeds spec.parallelism (with the WorkloadWithJob "
+                "gate on; off, its default, it drops spec.scheduling and there is no gang). Set minCount to at most "
+                f"{parallelism}, or leave it out: it defaults to the parallelism",
+            )
+        )
+    return out
 
 
 def _native(unit: Unit, cluster: Any, ctx: Any) -> list[Hit]:
