@@ -397,3 +397,18 @@ def test_a_jobs_own_gang_above_its_parallelism(tmp_path, version, found):
     assert _findings(args)[1] == (expected if found else [])
     _write(tmp_path, job=job.replace("minCount: 8", "minCount: 4"))
     assert _findings(args) == (0, [])
+
+
+def test_scheduling_group_names_the_api_server_rejects(tmp_path):
+    """PodSchedulingGroup is a union whose one member, podGroupName (a DNS subdomain), must be set."""
+    _write(tmp_path, job=_scheduling_group(JOB_135.format(n=4), "Pod_Group"), priority=PRIORITY)
+    assert [(line, m) for _, line, _, _, m in _findings(["check", str(tmp_path)])[1]] == [
+        (13, "spec.schedulingGroup.podGroupName 'Pod_Group' is not a DNS subdomain")
+    ]
+    job = JOB_135.format(n=4).replace(
+        "workloadRef:\n        name: training\n        podGroup: workers", "schedulingGroup: {}"
+    )
+    _write(tmp_path, job=job)
+    assert [(line, m) for _, line, _, _, m in _findings(["check", str(tmp_path)])[1]] == [
+        (12, "spec.schedulingGroup.podGroupName is required")
+    ]

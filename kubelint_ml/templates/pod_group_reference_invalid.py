@@ -5,7 +5,8 @@ Followed: the pod API by version (``spec.workloadRef`` only in 1.35, ``spec.sche
 1.36: :mod:`kubelint_ml.k8s.workload`), ``dropDisabledWorkloadRef`` (pkg/api/pod/util.go: with the
 GenericWorkload gate off, its default in every version, the field is dropped), the
 ``WorkloadReference`` validation (``name`` a DNS subdomain, ``podGroup`` a DNS label, both required;
-``podGroupReplicaKey`` a DNS label when set) and the scheduler's GangScheduling plugin (a pod whose
+``podGroupReplicaKey`` a DNS label when set; ``schedulingGroup`` a union whose one member,
+``podGroupName``, a DNS subdomain, must be set) and the scheduler's GangScheduling plugin (a pod whose
 pod group is not in its Workload stays unschedulable until the Workload is recreated).
 """
 
@@ -104,7 +105,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
 def _invalid(ref: GangRef, path: tuple, who: str) -> list[Hit]:
     """The pod validation's rejections of the reference's names."""
     if ref.field == SCHEDULING_GROUP:
-        checks = [("podGroupName", False, is_dns1123_subdomain, "a DNS subdomain")]
+        # PodSchedulingGroup: "Exactly one field must be specified", and podGroupName is its one field
+        checks = [("podGroupName", True, is_dns1123_subdomain, "a DNS subdomain")]
     else:
         checks = [
             ("name", True, is_dns1123_subdomain, "a DNS subdomain"),
