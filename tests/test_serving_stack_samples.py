@@ -423,3 +423,58 @@ def test_kserve_model_over_a_named_runtime_among_the_context(tmp_path: Path) -> 
         ("missing-priority-class", 6, "warning"),
         ("request-exceeds-limit", 12, "error"),
     ]
+
+
+# An Argo WorkflowTemplate a cluster holds (given as context, never reported on) with a GPU step, and
+# the Workflow a user submits from it (`argo submit --from workflowtemplate/gpu-train` writes this).
+GPU_WORKFLOW_TEMPLATE = """\
+apiVersion: argoproj.io/v1alpha1
+kind: WorkflowTemplate
+metadata:
+  name: gpu-train
+spec:
+  entrypoint: train
+  templates:
+  - name: train
+    container:
+      image: pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime
+      command: [python, train.py]
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+          memory: 32Gi
+        requests:
+          cpu: "4"
+          memory: 32Gi
+"""
+FROM_TEMPLATE = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: gpu-train-
+spec:
+  workflowTemplateRef:
+    name: gpu-train
+"""
+
+
+def test_workflow_running_a_context_template_is_judged_with_its_pods(tmp_path: Path) -> None:
+    template = tmp_path / "template.yaml"
+    template.write_text(GPU_WORKFLOW_TEMPLATE)
+    workflow = tmp_path / "workflow.yaml"
+    workflow.write_text(FROM_TEMPLATE)
+    assert findings(workflow) == []  # the template is not known: nothing to judge
+    assert findings(workflow, "--context", str(template)) == [("missing-priority-class", 6, "warning")]
+    # the workflow's podPriorityClassName gives every pod its priority
+    workflow.write_text(FROM_TEMPLATE.replace("spec:\n", "spec:\n  podPriorityClassName: training\n"))
+    assert [f for f in findings(workflow, "--context", str(template)) if f[0] == "missing-priority-class"] == []
+    # both linted: the template carries the finding, naming the workflow, once
+    workflow.write_text(FROM_TEMPLATE)
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(tmp_path), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    found = [(Path(f["file"]).name, f["line"]) for f in json.loads(r.stdout)["findings"]]
+    assert found == [("template.yaml", 8)]

@@ -31,6 +31,8 @@ CONTEXT_KINDS = (
     "ClusterTrainingRuntime",
     "Workflow",  # Argo: for the (Cluster)WorkflowTemplates it runs
     "CronWorkflow",
+    "WorkflowTemplate",  # Argo: for the Workflows that run one given only as context
+    "ClusterWorkflowTemplate",
     "LLMInferenceServiceConfig",  # KServe: for the LLMInferenceServices whose baseRefs name it
     "ServingRuntime",  # OME: for the InferenceServices that name it
     "ClusterServingRuntime",
@@ -381,6 +383,9 @@ class Facts(Record):
         # (kind, namespace, name) -> the spec of a KServe (Cluster)ServingRuntime, for the
         # InferenceServices whose model names it
         self.kserve_runtimes: dict[tuple[str, str | None, str], Any] = {}
+        # (kind, namespace of a WorkflowTemplate, name) -> (its data, its file), for the Workflows that
+        # run one by workflowTemplateRef
+        self.argo_templates: dict[tuple[str, str | None, str], tuple[dict, str]] = {}
 
     def context_objects(self) -> list[dict]:
         """The context objects themselves (what CEL rules see as ``objects``; do not mutate)."""
@@ -439,6 +444,10 @@ class Facts(Record):
                 self.kserve_runtimes.setdefault((kind, namespace, name), data.get("spec"))
         elif kind in ("Workflow", "CronWorkflow") and group == "argoproj.io":
             self.argo_runs += _argo_runs(obj)
+        elif kind in ("WorkflowTemplate", "ClusterWorkflowTemplate") and group == "argoproj.io":
+            if name:
+                namespace = obj.ref.namespace if kind == "WorkflowTemplate" else None
+                self.argo_templates.setdefault((kind, namespace, name), (data, obj.file))
         elif kind in DRA_CLAIM_KINDS:
             self.dra.add_object(kind, group, data, name, obj.ref.namespace, obj.file)
         else:
@@ -504,6 +513,25 @@ class Facts(Record):
         KServe selects by the model's format: the selection is not modelled)."""
         name = dig(service.data, "spec", "predictor", "model", "runtime")
         return _serving_runtime(self.kserve_runtimes, service, name)
+
+    def context_template_of(self, workflow: K8sObject) -> tuple[str, dict] | None:
+        """The (name, data) of the (Cluster)WorkflowTemplate an Argo Workflow or CronWorkflow runs by
+        ``workflowTemplateRef``, when it is read only as context (a linted one is judged itself, with
+        the Workflows that run it): a WorkflowTemplate in the workflow's namespace, or one that says
+        none. None otherwise."""
+        spec = dig(workflow.data, "spec", "workflowSpec") if workflow.kind == "CronWorkflow" else None
+        ref = dig(spec if isinstance(spec, dict) else workflow.data.get("spec"), "workflowTemplateRef")
+        if not isinstance(ref, dict) or not isinstance(ref.get("name"), str) or not self.argo_templates:
+            return None
+        name = ref["name"]
+        keys: list[tuple[str, str | None, str]] = [("ClusterWorkflowTemplate", None, name)]
+        if ref.get("clusterScope") is not True:
+            keys = [("WorkflowTemplate", workflow.ref.namespace, name), ("WorkflowTemplate", None, name)]
+        for key in keys:
+            found = self.argo_templates.get(key)
+            if found is not None and found[1] in self.cluster.context_files:
+                return name, found[0]
+        return None
 
     def train_jobs_using(self, runtime: K8sObject) -> list[TrainJobFact]:
         """The TrainJobs among the inputs that name this (Cluster)TrainingRuntime (a TrainingRuntime:

@@ -176,6 +176,14 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             alternatives.insert(1, f"podPriorityClassName on the Workflow '{users[0].name}' that runs it")
     field = tpl.cache.get("pod_fields") or tpl.real_path(tpl.spec_path)
     fix = f"set {render_path(field + ('priorityClassName',))} to {target} (or {' or '.join(alternatives)})"
+    run_of = tpl.cache.get("run_of")  # a Workflow's pod from the WorkflowTemplate it runs, read as context
+    if run_of is not None:
+        path = run_of[2]
+        workflow = render_path(run_of[2][:-1] + ("podPriorityClassName",))
+        fix = (
+            f"set priorityClassName in the template '{tpl.role}' of the {run_of[0]} {run_of[1]} to {target} (or "
+            f"{workflow} for every pod of this {obj.kind}, or the Kueue label {KUEUE_LABEL} if Kueue admits it)"
+        )
     if runtime is not None:
         # Trainer patches no priorityClassName into the pods (PodSpecPatch has none): the runtime's
         # pod template, or the Kueue label on the TrainJob, gives it
@@ -205,5 +213,6 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         f"cannot preempt lower-priority work; {fix}"
     )
     # a TrainJob has no field for its pods' priority (only the Kueue label, a choice left to the user)
-    edit = None if runtime is not None else _fixes.missing_priority(tpl, refs, params, uses_kai(tpl), training, ctx)
+    fixable = runtime is None and run_of is None
+    edit = _fixes.missing_priority(tpl, refs, params, uses_kai(tpl), training, ctx) if fixable else None
     return [Hit(path, short, detail=message, fix=edit)]

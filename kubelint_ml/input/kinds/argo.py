@@ -233,3 +233,35 @@ KINDS: dict[tuple[str, str], KindInfo] = {
 }
 for _kind in ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate"):
     KINDS[("argoproj.io", _kind)] = KindInfo(none, False, _argo(("spec",)))
+
+
+def workflow_with_template(obj: K8sObject, name: str, template: dict) -> list[Pod]:
+    """The pods of a Workflow or CronWorkflow that runs the (Cluster)WorkflowTemplate ``template``
+    (its data) by ``workflowTemplateRef``: the template's spec with the workflow's own fields over it
+    (Argo's JoinWorkflowSpec: the workflow's spec merged over the template's; its pod fields such as
+    ``podPriorityClassName`` win). What comes from the template is found at ``workflowTemplateRef``,
+    with no fix offered there (fix it in the template, or override it in the workflow)."""
+    prefix = ("spec", "workflowSpec") if obj.kind == "CronWorkflow" else ("spec",)
+    own = dig(obj.data, *prefix)
+    spec = template.get("spec")
+    if not isinstance(own, dict) or not isinstance(spec, dict):
+        return []
+    merged = {**spec, **{k: v for k, v in own.items() if k != "workflowTemplateRef"}}
+    data = dict(obj.data)
+    if obj.kind == "CronWorkflow":
+        data["spec"] = {**data["spec"], "workflowSpec": merged}
+    else:
+        data["spec"] = merged
+    view = K8sObject(data, obj.root, obj.base, obj.ref, obj.file, obj.document)
+    ref = prefix + ("workflowTemplateRef",)
+    pods = _argo(prefix)(view)
+    for pod in pods:
+        # the workflow's own fields keep their place; the template's are found at the reference
+        pod.renames = [(p, t if dig(obj.data, *t) is not None else ref) for p, t in pod.renames]
+        pod.renames.append((prefix, ref))
+        kind = template.get("kind") if isinstance(template.get("kind"), str) else "WorkflowTemplate"
+        pod.cache["assumed"] = f"as Argo runs the {kind} {name}"
+        pod.cache["run_of"] = (kind, name, ref)
+        pod.cache["foreign"] = [(prefix + ("templates",), f"the template's: fix it in {name}, or override it here")]
+        pod.shared = False
+    return pods
