@@ -373,6 +373,69 @@ def _allocated_results(status: object) -> set[str]:
     return {r["request"] for r in _items(results) if isinstance(r.get("request"), str)}
 
 
+_EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
+
+
+def _allocation_rejection(raw: Mapping, at: str) -> str | None:
+    """What ``validateDeviceClass`` and ``validateDeviceAllocationMode`` reject of one request's (or
+    subrequest's) exact fields, after defaulting (``allocationMode`` ExactCount, a zero ``count`` 1)."""
+    cls = raw.get("deviceClassName")
+    if not isinstance(cls, str) or not cls:
+        return f"{at}.deviceClassName: Required value"  # (validateDeviceClass)
+    mode = raw.get("allocationMode", "ExactCount")
+    count = raw.get("count", 0)
+    if mode not in ("ExactCount", "All"):
+        return f'{at}.allocationMode: Unsupported value: "{mode}": supported values: "All", "ExactCount"'
+    if isinstance(count, int) and not isinstance(count, bool):
+        if mode == "All" and count != 0:
+            return f"{at}.count: Invalid value: {count}: must not be specified when allocationMode is 'All'"
+        if mode == "ExactCount" and count < 0:
+            return f"{at}.count: Invalid value: {count}: must be greater than zero"
+    return None
+
+
+def claim_spec_rejection(claim_spec: object, api_version: object) -> str | None:
+    """The API server's reason for rejecting a ResourceClaimSpec's device requests (the first), or None.
+
+    ``validateDeviceRequest`` (k/k ``pkg/apis/resource/validation``): a request is exactly one of
+    ``exactly`` and ``firstAvailable``. In ``resource.k8s.io/v1`` and ``v1beta2`` the exact fields sit
+    under ``exactly``: written on the request itself, as ``v1beta1`` has them, they are unknown fields
+    (kubectl's strict field validation rejects them; decoded without it, they are dropped and the
+    request names neither)."""
+    version = api_version.rpartition("/")[2] if isinstance(api_version, str) else ""
+    if version not in ("v1", "v1beta2", "v1beta1", "v1alpha3"):
+        return None  # (v1alpha2's claims, of 1.26-1.30, named a class of another kind: not judged)
+    nested = version in ("v1", "v1beta2")
+    requests = _mapping(_mapping(claim_spec).get("devices")).get("requests")
+    for i, req in enumerate(requests if isinstance(requests, list) else ()):
+        if not isinstance(req, dict):
+            continue  # (the schema's to say)
+        at = f"devices.requests[{i}]"
+        first = req.get("firstAvailable")
+        has_first = isinstance(first, list) and bool(first)
+        if nested:
+            flat = [k for k in _EXACT_FIELDS if k in req]
+            if flat:
+                return f"{at}: {', '.join(flat)} belong under `exactly` in {api_version}"
+            has_exact = isinstance(req.get("exactly"), dict)
+        else:
+            has_exact = isinstance(req.get("deviceClassName"), str) and bool(req["deviceClassName"])
+        if has_exact == has_first:
+            return f"{at}: exactly one of `exactly` or `firstAvailable` is required" + (
+                ", but multiple fields are set" if has_exact else ""
+            )
+        if has_first:
+            for j, sub in enumerate(_items(first)):
+                reason = _allocation_rejection(sub, f"{at}.firstAvailable[{j}]")
+                if reason:
+                    return reason
+        else:
+            reason = _allocation_rejection(req["exactly"] if nested else req, f"{at}.exactly" if nested else at)
+            if reason:
+                return reason
+    return None
+
+
 def claim_requests(claim_spec: object, status: object = None) -> tuple[tuple[SubRequest, ...], ...]:
     """A ResourceClaimSpec's device requests, each as its alternatives (one unless ``firstAvailable``);
     requests for administrative access are left out (they allocate no device). With the claim's
@@ -422,6 +485,7 @@ class DraFacts:
         "kept",
         "kept_extended",
         "allocated",
+        "rejected",
         "_memo",
     )
 
@@ -444,6 +508,7 @@ class DraFacts:
         self.kept_extended = False
         # class -> the drivers allocated ResourceClaims got their devices of it from (status.allocation)
         self.allocated: dict[str, set[str]] = {}
+        self.rejected: dict[tuple[str, str, str], str] = {}  # (kind, name, namespace) -> the API server's reason
         self._memo: dict[str, ClassInfo | None] = {}
 
     @property
@@ -475,12 +540,19 @@ class DraFacts:
             return kind in DRA_CLAIM_KINDS and (group == RESOURCE_GROUP or kind == "ComputeDomain")
         spec = _mapping(data.get("spec"))
         if group == RESOURCE_GROUP:
-            if kind == "ResourceClaimTemplate":
-                self.templates.setdefault(name, []).append((namespace or "", claim_requests(spec.get("spec"))))
-            elif kind == "ResourceClaim":
-                requests = claim_requests(spec, data.get("status"))
-                self.claims.setdefault(name, []).append((namespace or "", requests))
-                self._allocated(spec, data.get("status"))
+            if kind in ("ResourceClaimTemplate", "ResourceClaim"):
+                claim_spec = spec.get("spec") if kind == "ResourceClaimTemplate" else spec
+                table, key = (self.templates, "template") if kind == "ResourceClaimTemplate" else (self.claims, "claim")
+                reason = claim_spec_rejection(claim_spec, data.get("apiVersion"))
+                if reason is not None:
+                    reason = ("spec.spec." if kind == "ResourceClaimTemplate" else "spec.") + reason
+                    # The API server rejects it: it never exists, and holds no device.
+                    self.rejected[(key, name, namespace or "")] = reason
+                    table.setdefault(name, []).append((namespace or "", ()))
+                else:
+                    table.setdefault(name, []).append((namespace or "", claim_requests(claim_spec, data.get("status"))))
+                if kind == "ResourceClaim":
+                    self._allocated(spec, data.get("status"))
             elif kind == "DeviceClass":
                 self._add_class(name, spec)
             else:
@@ -666,11 +738,22 @@ class DraFacts:
         """The requests of the named template (``kind`` "template") or claim in ``namespace``.
 
         An object without a namespace matches any (``kubectl apply -n`` puts both in one)."""
+        found = self._entry(kind, name, namespace)
+        return None if found is None else found[1]
+
+    def _entry(self, kind: str, name: str, namespace: str) -> tuple[str, tuple] | None:
         table = self.templates if kind == "template" else self.claims
         for ns, requests in table.get(name, ()):
             if not ns or not namespace or ns == namespace:
-                return requests
+                return ns, requests
         return None
+
+    def rejection(self, kind: str, name: str, namespace: str) -> str | None:
+        """Why the API server rejects the template or claim :meth:`find` finds, or None."""
+        if not self.rejected:
+            return None
+        found = self._entry(kind, name, namespace)
+        return None if found is None else self.rejected.get((kind, name, found[0]))
 
 
 # --------------------------------------------------------------------------
@@ -684,13 +767,15 @@ class ClaimRef(Record):
     kind: str  # "ResourceClaimTemplate" | "ResourceClaim"
     name: str
     found: bool
-    __slots__ = _fields = ("path", "kind", "name", "found")
+    rejected: str | None  # why the API server rejects the object found (then ``found`` is False)
+    __slots__ = _fields = ("path", "kind", "name", "found", "rejected")
 
-    def __init__(self, path: tuple, kind: str, name: str, found: bool) -> None:
+    def __init__(self, path: tuple, kind: str, name: str, found: bool, rejected: str | None = None) -> None:
         self.path = path
         self.kind = kind
         self.name = name
         self.found = found
+        self.rejected = rejected
 
 
 class PodDevices(Record):
@@ -942,6 +1027,11 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
                 f"{kind} '{name}' exists (the pod was scheduled with its claim) but is not among the inputs, so "
                 "its devices are not known (dump resourceclaims, resourceclaimtemplates and deviceclasses too)"
             )
+            continue
+        rejected = facts.rejection(key, name, namespace) if found is not None else None
+        if rejected is not None:
+            out.claims.append(ClaimRef(path, kind, name, False, rejected))
+            out.unknown.append(f"{kind} '{name}' is rejected by the API server ({rejected}), so it holds no device")
             continue
         out.claims.append(ClaimRef(path, kind, name, found is not None))
         if found is None:

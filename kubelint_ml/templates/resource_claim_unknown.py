@@ -46,6 +46,9 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     for claim in devices.claims:
         if claim.found or claim.path[1] in invalid:
             continue  # (an entry naming both sources, or neither, is rejected as such: one finding)
+        if claim.rejected is not None:
+            hits.append(_rejected(tpl, claim))
+            continue
         where = "among the inputs or --context"
         elsewhere = _other_namespaces(dra, claim.kind, claim.name, tpl.obj.ref.namespace)
         if elsewhere:  # a pod's claims are looked up in its own namespace only
@@ -74,6 +77,22 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             )
         )
     return hits
+
+
+def _rejected(tpl: PodTemplate, claim) -> Hit:
+    """A claim whose template or claim the API server rejects (``validateDeviceRequest``): it is never
+    created, so the pod's claim is never made or allocated."""
+    made = "" if claim.kind == "ResourceClaim" else ", the pod's claim is never made"
+    return Hit(
+        tpl.spec_path + claim.path,
+        f"{claim.kind} '{claim.name}' is rejected by the API server: {claim.rejected}",
+        detail=(
+            f"{tpl.describe()}: spec.resourceClaims names {claim.kind} '{claim.name}', which the API server "
+            f"rejects ({claim.rejected}; validateDeviceRequest): it is never created{made}, and the pod stays "
+            f"Pending. Correct the {claim.kind}'s spec"
+        ),
+        at_value=True,
+    )
 
 
 def _other_namespaces(dra, kind: str, name: str, namespace: str) -> str:

@@ -1,0 +1,138 @@
+"""ResourceClaimTemplates and ResourceClaims whose device requests the API server rejects
+(k/k pkg/apis/resource/validation/validation.go: validateDeviceRequest, validateExactDeviceRequest,
+validateDeviceAllocationMode, after pkg/apis/resource/v1 SetDefaults_ExactDeviceRequest): the object
+is never created, so a pod naming it stays Pending and holds no device."""
+
+from __future__ import annotations
+
+from kubelint_ml.engine.rulefile import load_builtin_rules
+from kubelint_ml.run.config import Config
+from kubelint_ml.run.lint import lint_text
+
+RULES = load_builtin_rules()
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  priorityClassName: x
+  nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: gpu
+  containers:
+  - name: c
+    image: x
+    resources:
+      requests: {cpu: "4", memory: 1800Gi}
+      limits: {memory: 1800Gi}
+      claims: [{name: gpu}]
+"""
+
+
+def _template(api_version: str, request: str) -> str:
+    return (
+        f"apiVersion: {api_version}\nkind: ResourceClaimTemplate\nmetadata: {{name: gpu}}\nspec:\n  spec:\n"
+        f"    devices:\n      requests:\n      - name: gpu\n{request}---\n"
+    )
+
+
+def _findings(text: str) -> list[tuple[str, int, int, str, str]]:
+    return sorted((f.rule, f.line, f.column, f.severity, f.message) for f in lint_text(text.encode(), RULES, Config()))
+
+
+def test_the_v1beta1_form_under_v1_is_rejected_and_counts_no_gpu():
+    """Moving a v1beta1 template to resource.k8s.io/v1 by its apiVersion alone: deviceClassName and count
+    on the request are unknown fields there (they sit under `exactly`), so the template is rejected."""
+    text = _template("resource.k8s.io/v1", "        deviceClassName: gpu.nvidia.com\n        count: 4\n") + POD
+    assert _findings(text) == [
+        (
+            "unknown-resource-claim",
+            20,
+            32,
+            "error",
+            "ResourceClaimTemplate 'gpu' is rejected by the API server: spec.spec.devices.requests[0]: "
+            "deviceClassName, count belong under `exactly` in resource.k8s.io/v1",
+        )
+    ]
+
+
+def test_the_same_request_in_v1beta1_is_four_gpus():
+    text = _template("resource.k8s.io/v1beta1", "        deviceClassName: gpu.nvidia.com\n        count: 4\n") + POD
+    assert [f[:4] for f in _findings(text)] == [("gpu-memory-share-mismatch", 25, 36, "warning")]
+
+
+def test_v1beta2_needs_exactly_too():
+    text = _template("resource.k8s.io/v1beta2", "        deviceClassName: gpu.nvidia.com\n") + POD
+    assert [f[:4] for f in _findings(text)] == [("unknown-resource-claim", 19, 32, "error")]
+
+
+def test_allocation_mode_all_with_a_count():
+    request = "        exactly:\n          deviceClassName: gpu.nvidia.com\n          allocationMode: All\n          count: 8\n"
+    found = _findings(_template("resource.k8s.io/v1", request) + POD)
+    assert found == [
+        (
+            "unknown-resource-claim",
+            22,
+            32,
+            "error",
+            "ResourceClaimTemplate 'gpu' is rejected by the API server: spec.spec.devices.requests[0].exactly.count: "
+            "Invalid value: 8: must not be specified when allocationMode is 'All'",
+        )
+    ]
+
+
+def test_exactly_and_first_available_both_or_neither():
+    both = (
+        "        exactly: {deviceClassName: gpu.nvidia.com}\n"
+        "        firstAvailable:\n        - {name: a, deviceClassName: gpu.nvidia.com}\n"
+    )
+    found = _findings(_template("resource.k8s.io/v1", both) + POD)
+    assert [f[:4] for f in found] == [("unknown-resource-claim", 21, 32, "error")]
+    assert found[0][4].endswith("exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set")
+    neither = _findings(_template("resource.k8s.io/v1", "        firstAvailable: []\n") + POD)
+    assert [f[:4] for f in neither] == [("unknown-resource-claim", 19, 32, "error")]
+    assert neither[0][4].endswith(
+        "spec.spec.devices.requests[0]: exactly one of `exactly` or `firstAvailable` is required"
+    )
+
+
+def test_a_negative_count_and_a_subrequest_without_a_class():
+    neg = "        exactly: {deviceClassName: gpu.nvidia.com, count: -1}\n"
+    found = _findings(_template("resource.k8s.io/v1", neg) + POD)
+    assert [f[:4] for f in found] == [("unknown-resource-claim", 19, 32, "error")]
+    assert found[0][4].endswith("exactly.count: Invalid value: -1: must be greater than zero")
+    sub = (
+        "        firstAvailable:\n        - {name: a, deviceClassName: gpu.nvidia.com, count: 2}\n        - {name: b}\n"
+    )
+    found = _findings(_template("resource.k8s.io/v1", sub) + POD)
+    assert found[0][4].endswith("spec.spec.devices.requests[0].firstAvailable[1].deviceClassName: Required value")
+
+
+def test_a_zero_count_defaults_to_one():
+    """SetDefaults_ExactDeviceRequest: ExactCount with count 0 (unset) is 1: valid, one GPU."""
+    request = "        exactly: {deviceClassName: gpu.nvidia.com, allocationMode: ExactCount, count: 0}\n"
+    found = _findings(_template("resource.k8s.io/v1", request) + POD)
+    assert found == [
+        ("gpu-memory-share-mismatch", 24, 36, "warning", "1 of 8 GPUs but 95.1% of p5.48xlarge memory (1800Gi)")
+    ]
+
+
+def test_a_rejected_resource_claim():
+    claim = (
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: shared}\nspec:\n  devices:\n"
+        "    requests:\n    - name: gpu\n      exactly: {deviceClassName: gpu.nvidia.com, allocationMode: all}\n---\n"
+    )
+    pod = POD.replace("resourceClaimTemplateName: gpu", "resourceClaimName: shared")
+    found = _findings(claim + pod)
+    assert found == [
+        (
+            "unknown-resource-claim",
+            18,
+            24,
+            "error",
+            "ResourceClaim 'shared' is rejected by the API server: spec.devices.requests[0].exactly.allocationMode: "
+            'Unsupported value: "all": supported values: "All", "ExactCount"',
+        )
+    ]
