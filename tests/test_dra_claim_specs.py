@@ -5,6 +5,11 @@ is never created, so a pod naming it stays Pending and holds no device."""
 
 from __future__ import annotations
 
+import json
+
+from click.testing import CliRunner
+
+from kubelint_ml.cli import main
 from kubelint_ml.engine.rulefile import load_builtin_rules
 from kubelint_ml.run.config import Config
 from kubelint_ml.run.lint import lint_text
@@ -136,3 +141,45 @@ def test_a_rejected_resource_claim():
             'Unsupported value: "all": supported values: "All", "ExactCount"',
         )
     ]
+
+
+CLASS = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.example.com'"}
+---
+"""
+
+
+def test_a_class_the_files_defining_classes_do_not_define(tmp_path):
+    """The scheduler cannot allocate a claim of a DeviceClass that does not exist: a warning where the pod's
+    own file or --context defines DeviceClasses, but not this one (a typo); a class a known driver installs
+    (gpu.nvidia.com) and classes in another input file (another cluster's, perhaps) say nothing."""
+    typo = _template("resource.k8s.io/v1", "        exactly: {deviceClassName: gpu.exmaple.com}\n") + POD
+    found = _findings(CLASS + typo)
+    assert [f for f in found if f[0] == "unknown-resource-claim"] == [
+        (
+            "unknown-resource-claim",
+            26,
+            32,
+            "warning",
+            "DeviceClass 'gpu.exmaple.com' of ResourceClaimTemplate 'gpu' is not among the DeviceClasses of the "
+            "inputs or --context",
+        )
+    ]
+    nvidia = typo.replace("gpu.exmaple.com", "gpu.nvidia.com")
+    assert not [f for f in _findings(CLASS + nvidia) if f[0] == "unknown-resource-claim"]
+    (tmp_path / "classes.yaml").write_text(CLASS)
+    (tmp_path / "pod.yaml").write_text(typo)
+
+    def claim_findings(*args: str) -> list[tuple[int, str]]:
+        out = CliRunner().invoke(main, ["check", "-f", "json", *args]).stdout
+        return [
+            (f["line"], f["severity"]) for f in json.loads(out)["findings"] if f["rule"] == "unknown-resource-claim"
+        ]
+
+    assert claim_findings(str(tmp_path / "pod.yaml"), "--context", str(tmp_path / "classes.yaml")) == [(19, "warning")]
+    assert claim_findings(str(tmp_path / "pod.yaml"), str(tmp_path / "classes.yaml")) == []

@@ -480,6 +480,8 @@ class DraFacts:
         "profile_classes",
         "files",
         "from_context",
+        "class_files",
+        "classes_from_context",
         "version",
         "exists",
         "kept",
@@ -497,6 +499,8 @@ class DraFacts:
         self.profile_classes: dict[str, ClassInfo] = {}
         self.files: set[str] = set()  # the files that define claims or templates
         self.from_context = False  # some came from --context files
+        self.class_files: set[str] = set()  # the files that define DeviceClasses
+        self.classes_from_context = False  # some DeviceClasses came from --context files
         self.version: tuple[int, int] | None = None  # profile.kubernetesVersion (None: the newest)
         # (namespace, "template" | "claim", name) known to exist without their devices: the claims of a
         # pod bound to a node (audit: the scheduler allocated every claim before binding it)
@@ -567,6 +571,8 @@ class DraFacts:
             return False
         if kind != "DeviceClass":
             self.files.add(file)
+        else:
+            self.class_files.add(file)
         self._memo.clear()
         return True
 
@@ -624,6 +630,17 @@ class DraFacts:
                 if isinstance(extended, str) and extended:
                     self.extended.setdefault(extended, entry["name"])
         self._memo.clear()
+
+    def class_missing(self, name: str) -> bool:
+        """DeviceClasses are among the inputs or context, but not ``name`` (nor is it in the profile, or a
+        class a known driver installs): the scheduler cannot allocate a claim of it unless the cluster has it."""
+        return (
+            bool(self.classes)
+            and name not in self.classes
+            and name not in self.profile_classes
+            and name not in _KNOWN_CLASSES
+            and not name.endswith(".gpu.nvidia.com")
+        )
 
     def classify(self, name: str) -> ClassInfo | None:
         """What devices of class ``name`` are; None when that cannot be known."""
@@ -811,6 +828,7 @@ class PodDevices(Record):
     extended_off: list[tuple[str, str]]
     alternatives: list[tuple[str, str, Fraction, tuple[Fraction, ...]]]
     shared: bool
+    missing_classes: list[tuple[ClaimRef, str]]
     __slots__ = _fields = (
         "accelerator",
         "counts",
@@ -825,6 +843,7 @@ class PodDevices(Record):
         "extended_off",
         "alternatives",
         "shared",
+        "missing_classes",
     )
 
     def __init__(self) -> None:
@@ -841,6 +860,8 @@ class PodDevices(Record):
         self.extended_off = []  # (resource, class) asked for as DRA extended resources before DRAExtendedResource
         self.alternatives = []
         self.shared = False  # some counted GPUs are parts of devices other claims share (capacity.requests)
+        # (claim, class) where the claim names a DeviceClass absent from the inputs and context, which define others
+        self.missing_classes = []
 
     def most_on(self, counts: dict[str, Any], resource: str, gpus: int) -> dict[str, Any]:
         """``counts`` on a node with ``gpus`` devices of ``resource``: each ``firstAvailable`` request
@@ -1033,11 +1054,15 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
             out.claims.append(ClaimRef(path, kind, name, False, rejected))
             out.unknown.append(f"{kind} '{name}' is rejected by the API server ({rejected}), so it holds no device")
             continue
-        out.claims.append(ClaimRef(path, kind, name, found is not None))
+        ref = ClaimRef(path, kind, name, found is not None)
+        out.claims.append(ref)
         if found is None:
             out.unknown.append(f"{kind} '{name}' is not among the inputs or --context, so its devices are not known")
             continue
         for alternatives in found:
+            for s in alternatives:
+                if facts.class_missing(s.device_class) and (ref, s.device_class) not in out.missing_classes:
+                    out.missing_classes.append((ref, s.device_class))
             infos = [(s, facts.classify_request(s)) for s in alternatives]
             accel = [(s, info) for s, info in infos if info is not None and info.accelerator]
             for s, info in infos:

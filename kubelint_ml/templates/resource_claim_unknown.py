@@ -37,9 +37,18 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         hits = []
     sources, invalid = _claim_sources(tpl)
     hits += sources + _container_claims(tpl)
+    dra = getattr(getattr(ctx, "facts", None), "dra", None)
+    if (
+        devices is not None
+        and devices.missing_classes
+        and dra is not None
+        and (dra.classes_from_context or unit.obj.file in dra.class_files)
+    ):
+        # The DeviceClasses given describe the cluster: --context, or the pod's own file (a driver's chart
+        # beside its pods); classes of other inputs are other clusters' as much as this one's.
+        hits += _missing_classes(tpl, devices, dra)
     if devices is None or all(c.found for c in devices.claims):
         return hits or None
-    dra = getattr(getattr(ctx, "facts", None), "dra", None)
     # Sure when the claims are shipped with the pod (its file defines some) or given with --context;
     # otherwise the cluster may hold it.
     known = dra is not None and (dra.from_context or unit.obj.file in dra.files)
@@ -77,6 +86,30 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             )
         )
     return hits
+
+
+def _missing_classes(tpl: PodTemplate, devices: PodDevices, dra) -> list[Hit]:
+    """A claim's request names a DeviceClass that the inputs and context, which define DeviceClasses, do
+    not: the scheduler's DRA plugin cannot allocate it ("device class ... does not exist") unless the
+    cluster has the class. A warning: a driver's chart may install it. Said where --context or the pod's own
+    file defines DeviceClasses."""
+    known = ", ".join(sorted(dra.classes)[:5]) + (", ..." if len(dra.classes) > 5 else "") if dra else ""
+    return [
+        Hit(
+            tpl.spec_path + claim.path,
+            f"DeviceClass '{cls}' of {claim.kind} '{claim.name}' is not among the DeviceClasses of the inputs or "
+            "--context",
+            detail=(
+                f"{tpl.describe()}: {claim.kind} '{claim.name}' asks for devices of DeviceClass '{cls}', which is "
+                f"not defined among the inputs or --context, although they define DeviceClasses ({known}): unless "
+                "the cluster has it, the scheduler cannot allocate the claim and the pod stays Pending. Correct the "
+                "class name, or pass the file defining it with --context"
+            ),
+            severity="warning",
+            at_value=True,
+        )
+        for claim, cls in devices.missing_classes
+    ]
 
 
 def _rejected(tpl: PodTemplate, claim) -> Hit:
