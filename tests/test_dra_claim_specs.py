@@ -183,3 +183,55 @@ def test_a_class_the_files_defining_classes_do_not_define(tmp_path):
 
     assert claim_findings(str(tmp_path / "pod.yaml"), "--context", str(tmp_path / "classes.yaml")) == [(19, "warning")]
     assert claim_findings(str(tmp_path / "pod.yaml"), str(tmp_path / "classes.yaml")) == []
+
+
+SHARED = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared-gpu}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.nvidia.com, count: 1}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: inference}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: inf}}
+  template:
+    metadata: {labels: {app: inf}}
+    spec:
+      priorityClassName: x
+      nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}
+      resourceClaims:
+      - {name: gpu, resourceClaimName: shared-gpu}
+      containers:
+      - name: c
+        image: x
+        resources:
+          requests: {cpu: "4", memory: 200Gi}
+          limits: {memory: 200Gi}
+          claims: [{name: gpu}]
+"""
+
+
+def test_replicas_sharing_one_resource_claim_share_its_gpus():
+    """A ResourceClaim is allocated once, on one node: the 4 replicas naming it run there and share its
+    one GPU, so each holds 1/4 of it, and 200Gi each (800Gi for one GPU of eight) is past that share."""
+    assert _findings(SHARED) == [
+        ("gpu-memory-share-mismatch", 27, 40, "warning", "1/4 of 8 GPUs but 10.6% of p5.48xlarge memory (200Gi)")
+    ]
+    # One replica holds the whole GPU: 200Gi is within its share (1/8 of 1893Gi allocatable).
+    assert _findings(SHARED.replace("replicas: 4", "replicas: 1")) == []
+    # A template makes a claim per pod: each replica holds its own GPU.
+    per_pod = SHARED.replace("kind: ResourceClaim\n", "kind: ResourceClaimTemplate\n").replace(
+        "spec:\n  devices:", "spec:\n  spec:\n   devices:"
+    )
+    per_pod = per_pod.replace(
+        "    requests:\n    - name: gpu\n      exactly", "     requests:\n     - name: gpu\n       exactly"
+    )
+    per_pod = per_pod.replace("resourceClaimName: shared-gpu", "resourceClaimTemplateName: shared-gpu")
+    assert _findings(per_pod) == []

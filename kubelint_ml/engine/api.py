@@ -337,7 +337,8 @@ def template_devices(tpl: PodTemplate) -> PodDevices | None:
     facts = tpl.cache.get("dra")
     found = None
     if uses_dra(tpl.spec, facts):
-        found = pod_devices(tpl.spec, tpl.obj.ref.namespace, facts, pod_requests(tpl.spec))
+        pods = tpl.replicas if isinstance(tpl.replicas, int) and tpl.replicas > 1 else 1
+        found = pod_devices(tpl.spec, tpl.obj.ref.namespace, facts, pod_requests(tpl.spec), pods)
     tpl.cache["dra.devices"] = found
     return found
 

@@ -958,10 +958,15 @@ def uses_dra(spec: Mapping, facts: DraFacts | None) -> bool:
     return _dra_names(spec, facts or _EMPTY_FACTS)
 
 
-def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests: Mapping[str, Fraction]) -> PodDevices:
+def pod_devices(
+    spec: Mapping, namespace: str, facts: DraFacts | None, requests: Mapping[str, Fraction], pods: int = 1
+) -> PodDevices:
     """Follow the pod's claims and DRA extended resources to their devices.
 
-    ``requests``: the pod's aggregated (defaulted) container requests, for the extended resources.
+    ``requests``: the pod's aggregated (defaulted) container requests, for the extended resources;
+    ``pods``: how many pods the workload runs of the template (its ``replicas``). A ResourceClaim named by
+    ``resourceClaimName`` is one claim for all of them: its devices are allocated once, on one node, and
+    every pod of the workload runs there and shares them, so each pod holds 1/``pods`` of them.
     """
     facts = facts or _EMPTY_FACTS
     out = PodDevices()
@@ -1105,6 +1110,13 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
                 )
                 continue
             n = None if first.count is None else Fraction(first.count)
+            if n is not None and kind == "ResourceClaim" and pods > 1 and info.kind == GPU and info.resource:
+                out.assumed.append(
+                    f"ResourceClaim '{name}' is one claim for the workload's {pods} pods (replicas), which all run "
+                    f"on the node it is allocated on and share its {count_text(n)} GPU{'' if n == 1 else 's'}: each "
+                    f"pod is counted as holding {count_text(n / pods)}"
+                )
+                n /= pods
             count(info, first.device_class, n, f"{kind} '{name}'", first)
     # DRA-backed extended resources (KEP-5004).
     for rname, value in requests.items():
