@@ -235,3 +235,16 @@ def test_replicas_sharing_one_resource_claim_share_its_gpus():
     )
     per_pod = per_pod.replace("resourceClaimName: shared-gpu", "resourceClaimTemplateName: shared-gpu")
     assert _findings(per_pod) == []
+
+
+def test_a_template_of_the_pods_own_file_wins_over_another_files_of_its_name(tmp_path):
+    """Driver examples reuse names (Intel's GPU and Gaudi examples both define ResourceClaimTemplate
+    claim1): each is applied with its own pod, so the pod's claim is its own file's template, whichever
+    file the run reads first."""
+    gaudi = _template("resource.k8s.io/v1", "        exactly: {deviceClassName: gaudi.intel.com}\n")
+    gpu = _template("resource.k8s.io/v1", "        exactly: {deviceClassName: gpu.nvidia.com, count: 4}\n") + POD
+    (tmp_path / "a-gaudi.yaml").write_text(gaudi)
+    (tmp_path / "b-gpu.yaml").write_text(gpu)
+    out = CliRunner().invoke(main, ["check", "-f", "json", str(tmp_path)]).stdout
+    found = [(f["rule"], f["line"], f["message"]) for f in json.loads(out)["findings"]]
+    assert found == [("gpu-memory-share-mismatch", 24, "4 of 8 GPUs but 95.1% of p5.48xlarge memory (1800Gi)")]

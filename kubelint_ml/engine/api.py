@@ -338,7 +338,7 @@ def template_devices(tpl: PodTemplate) -> PodDevices | None:
     found = None
     if uses_dra(tpl.spec, facts):
         pods = tpl.replicas if isinstance(tpl.replicas, int) and tpl.replicas > 1 else 1
-        found = pod_devices(tpl.spec, tpl.obj.ref.namespace, facts, pod_requests(tpl.spec), pods)
+        found = pod_devices(tpl.spec, tpl.obj.ref.namespace, facts, pod_requests(tpl.spec), pods, tpl.obj.file)
     tpl.cache["dra.devices"] = found
     return found
 

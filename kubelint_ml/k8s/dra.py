@@ -488,6 +488,7 @@ class DraFacts:
         "kept_extended",
         "allocated",
         "rejected",
+        "in_file",
         "_memo",
     )
 
@@ -513,6 +514,8 @@ class DraFacts:
         # class -> the drivers allocated ResourceClaims got their devices of it from (status.allocation)
         self.allocated: dict[str, set[str]] = {}
         self.rejected: dict[tuple[str, str, str], str] = {}  # (kind, name, namespace) -> the API server's reason
+        # (kind, name, file) -> the entry of the object of that name the file defines (its first)
+        self.in_file: dict[tuple[str, str, str], tuple[str, tuple]] = {}
         self._memo: dict[str, ClassInfo | None] = {}
 
     @property
@@ -552,9 +555,12 @@ class DraFacts:
                     reason = ("spec.spec." if kind == "ResourceClaimTemplate" else "spec.") + reason
                     # The API server rejects it: it never exists, and holds no device.
                     self.rejected[(key, name, namespace or "")] = reason
-                    table.setdefault(name, []).append((namespace or "", ()))
+                    entry: tuple[str, tuple] = (namespace or "", ())
                 else:
-                    table.setdefault(name, []).append((namespace or "", claim_requests(claim_spec, data.get("status"))))
+                    entry = (namespace or "", claim_requests(claim_spec, data.get("status")))
+                table.setdefault(name, []).append(entry)
+                if file:
+                    self.in_file.setdefault((key, name, file), entry)
                 if kind == "ResourceClaim":
                     self._allocated(spec, data.get("status"))
             elif kind == "DeviceClass":
@@ -746,30 +752,37 @@ class DraFacts:
                 merged.append(tuple(alternatives))
             requests = tuple(merged)
         self.templates.setdefault(template, []).insert(0, (namespace, requests))
+        for key in [k for k in self.in_file if k[0] == "template" and k[1] == template]:
+            del self.in_file[key]  # (what the pods were allocated answers, not a file's template of the name)
         return True
 
     def _claim_in(self, claim: str, namespace: str) -> tuple | None:
         return next((r for ns, r in self.claims.get(claim, ()) if ns == namespace), None)
 
-    def find(self, kind: str, name: str, namespace: str) -> tuple | None:
+    def find(self, kind: str, name: str, namespace: str, file: str = "") -> tuple | None:
         """The requests of the named template (``kind`` "template") or claim in ``namespace``.
 
-        An object without a namespace matches any (``kubectl apply -n`` puts both in one)."""
-        found = self._entry(kind, name, namespace)
+        An object without a namespace matches any (``kubectl apply -n`` puts both in one). Where several
+        files define one of that name, the pod's own ``file``'s is the one applied with it."""
+        found = self._entry(kind, name, namespace, file)
         return None if found is None else found[1]
 
-    def _entry(self, kind: str, name: str, namespace: str) -> tuple[str, tuple] | None:
+    def _entry(self, kind: str, name: str, namespace: str, file: str = "") -> tuple[str, tuple] | None:
+        if file and self.in_file:
+            own = self.in_file.get((kind, name, file))
+            if own is not None and (not own[0] or not namespace or own[0] == namespace):
+                return own
         table = self.templates if kind == "template" else self.claims
         for ns, requests in table.get(name, ()):
             if not ns or not namespace or ns == namespace:
                 return ns, requests
         return None
 
-    def rejection(self, kind: str, name: str, namespace: str) -> str | None:
+    def rejection(self, kind: str, name: str, namespace: str, file: str = "") -> str | None:
         """Why the API server rejects the template or claim :meth:`find` finds, or None."""
         if not self.rejected:
             return None
-        found = self._entry(kind, name, namespace)
+        found = self._entry(kind, name, namespace, file)
         return None if found is None else self.rejected.get((kind, name, found[0]))
 
 
@@ -959,14 +972,20 @@ def uses_dra(spec: Mapping, facts: DraFacts | None) -> bool:
 
 
 def pod_devices(
-    spec: Mapping, namespace: str, facts: DraFacts | None, requests: Mapping[str, Fraction], pods: int = 1
+    spec: Mapping,
+    namespace: str,
+    facts: DraFacts | None,
+    requests: Mapping[str, Fraction],
+    pods: int = 1,
+    file: str = "",
 ) -> PodDevices:
     """Follow the pod's claims and DRA extended resources to their devices.
 
     ``requests``: the pod's aggregated (defaulted) container requests, for the extended resources;
     ``pods``: how many pods the workload runs of the template (its ``replicas``). A ResourceClaim named by
     ``resourceClaimName`` is one claim for all of them: its devices are allocated once, on one node, and
-    every pod of the workload runs there and shares them, so each pod holds 1/``pods`` of them.
+    every pod of the workload runs there and shares them, so each pod holds 1/``pods`` of them;
+    ``file``: the pod's, whose own templates and claims are the ones of their names applied with it.
     """
     facts = facts or _EMPTY_FACTS
     out = PodDevices()
@@ -1046,7 +1065,7 @@ def pod_devices(
             path = (*base, "resourceClaimName")
         else:
             continue
-        found = facts.find(key, name, namespace)
+        found = facts.find(key, name, namespace, file)
         if found is None and (namespace, key, name) in facts.exists:
             out.claims.append(ClaimRef(path, kind, name, True))
             out.unknown.append(
@@ -1054,7 +1073,7 @@ def pod_devices(
                 "its devices are not known (dump resourceclaims, resourceclaimtemplates and deviceclasses too)"
             )
             continue
-        rejected = facts.rejection(key, name, namespace) if found is not None else None
+        rejected = facts.rejection(key, name, namespace, file) if found is not None else None
         if rejected is not None:
             out.claims.append(ClaimRef(path, kind, name, False, rejected))
             out.unknown.append(f"{kind} '{name}' is rejected by the API server ({rejected}), so it holds no device")
