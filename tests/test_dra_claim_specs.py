@@ -248,3 +248,47 @@ def test_a_template_of_the_pods_own_file_wins_over_another_files_of_its_name(tmp
     out = CliRunner().invoke(main, ["check", "-f", "json", str(tmp_path)]).stdout
     found = [(f["rule"], f["line"], f["message"]) for f in json.loads(out)["findings"]]
     assert found == [("gpu-memory-share-mismatch", 24, "4 of 8 GPUs but 95.1% of p5.48xlarge memory (1800Gi)")]
+
+
+AMD_PARTS = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: parts}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: p
+        exactly:
+          deviceClassName: gpu.amd.com
+          count: COUNT
+          selectors:
+          - cel: {expression: 'device.attributes["gpu.amd.com"].type == "amdgpu-partition"'}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  priorityClassName: x
+  nodeSelector: {node.kubernetes.io/instance-type: Standard_ND96isr_MI300X_v5}
+  resourceClaims:
+  - {name: p, resourceClaimTemplateName: parts}
+  containers:
+  - name: c
+    image: x
+    resources:
+      requests: {cpu: "4", memory: MEMORY}
+      limits: {memory: MEMORY}
+      claims: [{name: p}]
+"""
+
+
+def test_amd_gpu_partitions_count_at_most_a_whole_gpu_each():
+    """AMD's DRA driver publishes pre-partitioned GPUs as devices of type amdgpu-partition (1/2 to 1/8 of
+    a GPU by the node's partition mode, ROCm/k8s-gpu-dra-driver docs/driver-attributes.md): 16 of them fit
+    an 8-GPU node in CPX mode, so no "never fits"; one holding most of the node's memory is still past
+    its share, whatever its size."""
+    assert _findings(AMD_PARTS.replace("COUNT", "16").replace("MEMORY", "100Gi")) == []
+    found = lint_text(AMD_PARTS.replace("COUNT", "1").replace("MEMORY", "1500Gi").encode(), RULES, Config())
+    assert [(f.rule, f.line, f.severity) for f in found] == [("gpu-memory-share-mismatch", 27, "warning")]
+    assert "it asks for GPU partitions, so each is counted as the whole GPU it may be" in found[0].detail

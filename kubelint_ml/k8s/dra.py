@@ -366,6 +366,11 @@ def _sub(raw: Mapping) -> SubRequest | None:
     return SubRequest(cls, count, profile, product, device_type, share)
 
 
+def _partition(device_type: str | None) -> bool:
+    """A device type that names a partition of a GPU (AMD's ``amdgpu-partition``)."""
+    return device_type is not None and "partition" in device_type.lower()
+
+
 def _allocated_results(status: object) -> set[str]:
     """The requests an allocated ResourceClaim's devices were allocated for
     (``status.allocation.devices.results[].request``: ``<request>`` or ``<request>/<subrequest>``)."""
@@ -637,6 +642,11 @@ class DraFacts:
                     self.extended.setdefault(extended, entry["name"])
         self._memo.clear()
 
+    def class_device_type(self, name: str) -> str | None:
+        """The device type a DeviceClass among the inputs selects (``type == "..."``), or None."""
+        fact = self.classes.get(name)
+        return fact.device_type if fact is not None else None
+
     def class_missing(self, name: str) -> bool:
         """DeviceClasses are among the inputs or context, but not ``name`` (nor is it in the profile, or a
         class a known driver installs): the scheduler cannot allocate a claim of it unless the cluster has it."""
@@ -841,6 +851,7 @@ class PodDevices(Record):
     extended_off: list[tuple[str, str]]
     alternatives: list[tuple[str, str, Fraction, tuple[Fraction, ...]]]
     shared: bool
+    partitions: bool
     missing_classes: list[tuple[ClaimRef, str]]
     __slots__ = _fields = (
         "accelerator",
@@ -856,6 +867,7 @@ class PodDevices(Record):
         "extended_off",
         "alternatives",
         "shared",
+        "partitions",
         "missing_classes",
     )
 
@@ -873,6 +885,7 @@ class PodDevices(Record):
         self.extended_off = []  # (resource, class) asked for as DRA extended resources before DRAExtendedResource
         self.alternatives = []
         self.shared = False  # some counted GPUs are parts of devices other claims share (capacity.requests)
+        self.partitions = False  # some counted GPUs are partitions of a GPU of no known size (AMD's)
         # (claim, class) where the claim names a DeviceClass absent from the inputs and context, which define others
         self.missing_classes = []
 
@@ -1000,7 +1013,18 @@ def pod_devices(
                 counts.setdefault(info.resource, Fraction(0))
             else:
                 counts[info.resource] = counts.get(info.resource, Fraction(0)) + n
-                if sub is not None and sub.share and facts.consumable_capacity:
+                if sub is not None and _partition(sub.device_type or facts.class_device_type(cls)):
+                    # A partition of a GPU (AMD's driver publishes pre-partitioned GPUs as devices of type
+                    # amdgpu-partition): 1/2 to 1/8 of it, by the GPU's partition mode, not known here.
+                    upper.add(info.resource)
+                    out.partitions = True
+                    out.assumed.append(
+                        f"{where} asks for {count_text(n)} GPU partition{'' if n == 1 else 's'} of class '{cls}' "
+                        f"(type {sub.device_type or facts.class_device_type(cls)}), each part of a GPU by how the "
+                        f"node's GPUs are partitioned: counted as {count_text(n)} whole "
+                        f"GPU{'' if n == 1 else 's'}, the most {'it' if n == 1 else 'they'} can be"
+                    )
+                elif sub is not None and sub.share and facts.consumable_capacity:
                     # Several claims may share each device (allowMultipleAllocations): the pod holds part of it.
                     upper.add(info.resource)
                     out.shared = True
