@@ -421,7 +421,8 @@ def claim_spec_rejection(claim_spec: object, api_version: object) -> str | None:
         if nested:
             flat = [k for k in _EXACT_FIELDS if k in req]
             if flat:
-                return f"{at}: {', '.join(flat)} belong under `exactly` in {api_version}"
+                verb = "belongs" if len(flat) == 1 else "belong"
+                return f"{at}: {', '.join(flat)} {verb} under `exactly` in {api_version}"
             has_exact = isinstance(req.get("exactly"), dict)
         else:
             has_exact = isinstance(req.get("deviceClassName"), str) and bool(req["deviceClassName"])
