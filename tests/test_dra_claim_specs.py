@@ -292,3 +292,17 @@ def test_amd_gpu_partitions_count_at_most_a_whole_gpu_each():
     found = lint_text(AMD_PARTS.replace("COUNT", "1").replace("MEMORY", "1500Gi").encode(), RULES, Config())
     assert [(f.rule, f.line, f.severity) for f in found] == [("gpu-memory-share-mismatch", 27, "warning")]
     assert "it asks for GPU partitions, so each is counted as the whole GPU it may be" in found[0].detail
+
+
+def test_a_jobs_parallel_pods_share_its_resource_claim():
+    """parallelism: 8 pods of a Job naming one 2-GPU ResourceClaim run at once on its node: 1/4 GPU each."""
+    job = (
+        SHARED.replace("count: 1}", "count: 2}")
+        .replace("apiVersion: apps/v1\nkind: Deployment", "apiVersion: batch/v1\nkind: Job")
+        .replace("  replicas: 4\n  selector: {matchLabels: {app: inf}}\n", "  parallelism: 8\n")
+        .replace("      priorityClassName: x\n", "      priorityClassName: x\n      restartPolicy: Never\n")
+    )
+    assert _findings(job) == [
+        ("gpu-memory-share-mismatch", 27, 40, "warning", "1/4 of 8 GPUs but 10.6% of p5.48xlarge memory (200Gi)")
+    ]
+    assert _findings(job.replace("parallelism: 8", "parallelism: 1")) == []

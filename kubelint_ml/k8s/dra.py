@@ -996,7 +996,8 @@ def pod_devices(
     """Follow the pod's claims and DRA extended resources to their devices.
 
     ``requests``: the pod's aggregated (defaulted) container requests, for the extended resources;
-    ``pods``: how many pods the workload runs of the template (its ``replicas``). A ResourceClaim named by
+    ``pods``: how many pods the workload runs of the template at once (its ``replicas``, a Job's
+    ``parallelism``). A ResourceClaim named by
     ``resourceClaimName`` is one claim for all of them: its devices are allocated once, on one node, and
     every pod of the workload runs there and shares them, so each pod holds 1/``pods`` of them;
     ``file``: the pod's, whose own templates and claims are the ones of their names applied with it.
@@ -1156,7 +1157,7 @@ def pod_devices(
             n = None if first.count is None else Fraction(first.count)
             if n is not None and kind == "ResourceClaim" and pods > 1 and info.kind == GPU and info.resource:
                 out.assumed.append(
-                    f"ResourceClaim '{name}' is one claim for the workload's {pods} pods (replicas), which all run "
+                    f"ResourceClaim '{name}' is one claim for the workload's {pods} pods at once, which all run "
                     f"on the node it is allocated on and share its {count_text(n)} GPU{'' if n == 1 else 's'}: each "
                     f"pod is counted as holding {count_text(n / pods)}"
                 )
