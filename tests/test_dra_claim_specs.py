@@ -306,3 +306,14 @@ def test_a_jobs_parallel_pods_share_its_resource_claim():
         ("gpu-memory-share-mismatch", 27, 40, "warning", "1/4 of 8 GPUs but 10.6% of p5.48xlarge memory (200Gi)")
     ]
     assert _findings(job.replace("parallelism: 8", "parallelism: 1")) == []
+
+
+def test_the_memory_fix_sizes_each_replica_from_its_part_of_a_shared_claim(tmp_path):
+    """4 replicas sharing a 1-GPU ResourceClaim: each gets the memory of a quarter GPU's share (1893Gi / 32,
+    less the 10% headroom), not the whole GPU's (213Gi each, 852Gi for one GPU of eight)."""
+    path = tmp_path / "deploy.yaml"
+    path.write_text(
+        SHARED.replace('          requests: {cpu: "4", memory: 200Gi}\n          limits: {memory: 200Gi}\n', "")
+    )
+    r = CliRunner().invoke(main, ["check", "--diff", "--unsafe-fixes", str(path)])
+    assert "           claims: [{name: gpu}]\n+          limits:\n+            memory: 53Gi\n" in r.output, r.output
