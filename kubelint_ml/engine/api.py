@@ -307,6 +307,12 @@ class Context(Record):
                     self.note(f"{obj.file}: {t.describe()}: {why}; not counted as an accelerator")
                 for what in devices.assumed if devices is not None else ():
                     self.note(f"{obj.file}: {t.describe()}: {what}")
+                for claim, cls in devices.missing_classes if devices is not None else ():
+                    self.note(
+                        f"{obj.file}: {t.describe()}: DeviceClass '{cls}' of {claim.kind} '{claim.name}' is not among "
+                        "the DeviceClasses of the inputs or --context: the scheduler cannot allocate the claim unless "
+                        "the cluster has it"
+                    )
                 for name in unserved_names(t.spec, dra) if not t.broken else ():
                     self.note(
                         f"{obj.file}: {t.describe()}: {name} is not a device plugin resource known here and no "

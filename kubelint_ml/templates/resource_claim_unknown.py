@@ -89,27 +89,33 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
 
 
 def _missing_classes(tpl: PodTemplate, devices: PodDevices, dra) -> list[Hit]:
-    """A claim's request names a DeviceClass that the inputs and context, which define DeviceClasses, do
-    not: the scheduler's DRA plugin cannot allocate it ("device class ... does not exist") unless the
-    cluster has the class. A warning: a driver's chart may install it. Said where --context or the pod's own
-    file defines DeviceClasses."""
-    known = ", ".join(sorted(dra.classes)[:5]) + (", ..." if len(dra.classes) > 5 else "") if dra else ""
-    return [
-        Hit(
-            tpl.spec_path + claim.path,
-            f"DeviceClass '{cls}' of {claim.kind} '{claim.name}' is not among the DeviceClasses of the inputs or "
-            "--context",
-            detail=(
-                f"{tpl.describe()}: {claim.kind} '{claim.name}' asks for devices of DeviceClass '{cls}', which is "
-                f"not defined among the inputs or --context, although they define DeviceClasses ({known}): unless "
-                "the cluster has it, the scheduler cannot allocate the claim and the pod stays Pending. Correct the "
-                "class name, or pass the file defining it with --context"
-            ),
-            severity="warning",
-            at_value=True,
+    """A claim's request names a DeviceClass that the inputs and context do not define, but one they do
+    define is spelt almost the same: the scheduler's DRA plugin cannot allocate a claim of a class that does
+    not exist ("device class ... does not exist"), so the pod stays Pending. A warning, said where --context
+    or the pod's own file defines DeviceClasses; a name like none of them is a class the cluster may have
+    from elsewhere (a driver's chart), said under --verbose only."""
+    from difflib import get_close_matches
+
+    hits = []
+    for claim, cls in devices.missing_classes:
+        close = get_close_matches(cls, sorted(dra.classes), n=1, cutoff=0.8)
+        if not close:
+            continue
+        hits.append(
+            Hit(
+                tpl.spec_path + claim.path,
+                f"DeviceClass '{cls}' of {claim.kind} '{claim.name}' is not defined (did you mean '{close[0]}'?)",
+                detail=(
+                    f"{tpl.describe()}: {claim.kind} '{claim.name}' asks for devices of DeviceClass '{cls}', which "
+                    f"is not defined among the inputs or --context, though '{close[0]}' is: unless the cluster has "
+                    f"'{cls}', the scheduler cannot allocate the claim and the pod stays Pending. Correct the class "
+                    "name, or pass the file defining it with --context"
+                ),
+                severity="warning",
+                at_value=True,
+            )
         )
-        for claim, cls in devices.missing_classes
-    ]
+    return hits
 
 
 def _rejected(tpl: PodTemplate, claim) -> Hit:
