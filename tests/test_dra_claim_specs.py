@@ -320,3 +320,14 @@ def test_the_memory_fix_sizes_each_replica_from_its_part_of_a_shared_claim(tmp_p
     )
     r = CliRunner().invoke(main, ["check", "--diff", "--unsafe-fixes", str(path)])
     assert "           claims: [{name: gpu}]\n+          limits:\n+            memory: 53Gi\n" in r.output, r.output
+
+
+def test_v1beta1_exact_fields_beside_first_available_or_without_a_class():
+    """In v1beta1 any exact field on the request makes it an exact request (the conversion to the internal
+    form): beside firstAvailable both are set; without deviceClassName the class is missing."""
+    both = "        count: 2\n        firstAvailable:\n        - {name: a, deviceClassName: gpu.nvidia.com}\n"
+    found = _findings(_template("resource.k8s.io/v1beta1", both) + POD)
+    assert [f[:4] for f in found] == [("unknown-resource-claim", 21, 32, "error")]
+    assert found[0][4].endswith("but multiple fields are set")
+    found = _findings(_template("resource.k8s.io/v1beta1", "        count: 2\n") + POD)
+    assert found[0][4].endswith("spec.spec.devices.requests[0].deviceClassName: Required value")

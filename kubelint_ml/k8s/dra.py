@@ -424,8 +424,8 @@ def claim_spec_rejection(claim_spec: object, api_version: object) -> str | None:
                 verb = "belongs" if len(flat) == 1 else "belong"
                 return f"{at}: {', '.join(flat)} {verb} under `exactly` in {api_version}"
             has_exact = isinstance(req.get("exactly"), dict)
-        else:
-            has_exact = isinstance(req.get("deviceClassName"), str) and bool(req["deviceClassName"])
+        else:  # (any exact field on the request makes it one, Convert_v1beta1_DeviceRequest_To_resource_...)
+            has_exact = any(k in req for k in _EXACT_FIELDS)
         if has_exact == has_first:
             return f"{at}: exactly one of `exactly` or `firstAvailable` is required" + (
                 ", but multiple fields are set" if has_exact else ""
