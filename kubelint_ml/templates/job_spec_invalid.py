@@ -279,6 +279,8 @@ def _manual_selector(spec: dict, selector: dict, hit) -> None:
     missed = next((f"{k}={v}" for k, v in pairs if labels.get(k) != v), None)
     for e in exprs if missed is None else ():
         key, op, values = e.get("key"), e.get("operator"), e.get("values")
+        if not isinstance(key, str):
+            continue  # (the schema's to say)
         values = values if isinstance(values, list) else []
         ok = {
             "In": key in labels and labels[key] in values,
