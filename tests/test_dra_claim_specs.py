@@ -331,3 +331,12 @@ def test_v1beta1_exact_fields_beside_first_available_or_without_a_class():
     assert found[0][4].endswith("but multiple fields are set")
     found = _findings(_template("resource.k8s.io/v1beta1", "        count: 2\n") + POD)
     assert found[0][4].endswith("spec.spec.devices.requests[0].deviceClassName: Required value")
+
+
+def test_replicas_sharing_a_claim_of_all_the_nodes_gpus_hold_their_part():
+    """allocationMode: All in a shared ResourceClaim: the 4 replicas share the node's 8 GPUs, 2 each."""
+    all_gpus = SHARED.replace("count: 1}", "allocationMode: All}").replace("200Gi", "700Gi")
+    assert _findings(all_gpus) == [
+        ("gpu-memory-share-mismatch", 27, 40, "warning", "2 of 8 GPUs but 37% of p5.48xlarge memory (700Gi)")
+    ]
+    assert _findings(all_gpus.replace("replicas: 4", "replicas: 1")) == []

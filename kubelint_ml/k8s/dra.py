@@ -853,6 +853,7 @@ class PodDevices(Record):
     alternatives: list[tuple[str, str, Fraction, tuple[Fraction, ...]]]
     shared: bool
     partitions: bool
+    all_part: dict[str, Fraction]
     missing_classes: list[tuple[ClaimRef, str]]
     __slots__ = _fields = (
         "accelerator",
@@ -869,6 +870,7 @@ class PodDevices(Record):
         "alternatives",
         "shared",
         "partitions",
+        "all_part",
         "missing_classes",
     )
 
@@ -887,6 +889,7 @@ class PodDevices(Record):
         self.alternatives = []
         self.shared = False  # some counted GPUs are parts of devices other claims share (capacity.requests)
         self.partitions = False  # some counted GPUs are partitions of a GPU of no known size (AMD's)
+        self.all_part = {}  # resource -> the part of the node's devices a shared `All` claim leaves each pod
         # (claim, class) where the claim names a DeviceClass absent from the inputs and context, which define others
         self.missing_classes = []
 
@@ -1155,6 +1158,13 @@ def pod_devices(
                 )
                 continue
             n = None if first.count is None else Fraction(first.count)
+            if n is None and kind == "ResourceClaim" and pods > 1 and info.kind == GPU and info.resource:
+                out.assumed.append(
+                    f"ResourceClaim '{name}' (allocationMode: All) is one claim for the workload's {pods} pods at "
+                    f"once, which all run on the node it is allocated on and share its GPUs: each pod is counted as "
+                    f"holding 1/{pods} of them"
+                )
+                out.all_part[info.resource] = Fraction(1, pods)
             if n is not None and kind == "ResourceClaim" and pods > 1 and info.kind == GPU and info.resource:
                 out.assumed.append(
                     f"ResourceClaim '{name}' is one claim for the workload's {pods} pods at once, which all run "
