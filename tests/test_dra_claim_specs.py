@@ -340,3 +340,18 @@ def test_replicas_sharing_a_claim_of_all_the_nodes_gpus_hold_their_part():
         ("gpu-memory-share-mismatch", 27, 40, "warning", "2 of 8 GPUs but 37% of p5.48xlarge memory (700Gi)")
     ]
     assert _findings(all_gpus.replace("replicas: 4", "replicas: 1")) == []
+
+
+def test_a_running_claim_is_shared_by_the_pods_it_is_reserved_for():
+    """An allocated ResourceClaim lists its consumers in status.reservedFor (as `audit` reads a cluster): two
+    pods share its one GPU, so each holds half of it, whatever workload made them."""
+    claim = SHARED[: SHARED.index("---")] + (
+        "status:\n  allocation:\n    devices:\n      results:\n"
+        "      - {request: gpu, driver: gpu.nvidia.com, pool: node-1, device: gpu-0}\n"
+        "  reservedFor:\n  - {resource: pods, name: a, uid: '1'}\n  - {resource: pods, name: b, uid: '2'}\n---\n"
+    )
+    pod = POD.replace("resourceClaimTemplateName: gpu", "resourceClaimName: shared-gpu").replace("1800Gi", "200Gi")
+    found = _findings(claim + pod)
+    assert found == [
+        ("gpu-memory-share-mismatch", 31, 36, "warning", "1/2 of 8 GPUs but 10.6% of p5.48xlarge memory (200Gi)")
+    ]

@@ -495,6 +495,7 @@ class DraFacts:
         "allocated",
         "rejected",
         "in_file",
+        "reserved",
         "_memo",
     )
 
@@ -522,6 +523,8 @@ class DraFacts:
         self.rejected: dict[tuple[str, str, str], str] = {}  # (kind, name, namespace) -> the API server's reason
         # (kind, name, file) -> the entry of the object of that name the file defines (its first)
         self.in_file: dict[tuple[str, str, str], tuple[str, tuple]] = {}
+        # (name, namespace) -> how many consumers an allocated ResourceClaim is reserved for (status.reservedFor)
+        self.reserved: dict[tuple[str, str], int] = {}
         self._memo: dict[str, ClassInfo | None] = {}
 
     @property
@@ -569,6 +572,9 @@ class DraFacts:
                     self.in_file.setdefault((key, name, file), entry)
                 if kind == "ResourceClaim":
                     self._allocated(spec, data.get("status"))
+                    consumers = _mapping(data.get("status")).get("reservedFor")
+                    if isinstance(consumers, list) and len(consumers) > 1:
+                        self.reserved[(name, namespace or "")] = len(consumers)
             elif kind == "DeviceClass":
                 self._add_class(name, spec)
             else:
@@ -1158,20 +1164,8 @@ def pod_devices(
                 )
                 continue
             n = None if first.count is None else Fraction(first.count)
-            if n is None and kind == "ResourceClaim" and pods > 1 and info.kind == GPU and info.resource:
-                out.assumed.append(
-                    f"ResourceClaim '{name}' (allocationMode: All) is one claim for the workload's {pods} pods at "
-                    f"once, which all run on the node it is allocated on and share its GPUs: each pod is counted as "
-                    f"holding 1/{pods} of them"
-                )
-                out.all_part[info.resource] = Fraction(1, pods)
-            if n is not None and kind == "ResourceClaim" and pods > 1 and info.kind == GPU and info.resource:
-                out.assumed.append(
-                    f"ResourceClaim '{name}' is one claim for the workload's {pods} pods at once, which all run "
-                    f"on the node it is allocated on and share its {count_text(n)} GPU{'' if n == 1 else 's'}: each "
-                    f"pod is counted as holding {count_text(n / pods)}"
-                )
-                n /= pods
+            if kind == "ResourceClaim" and info.kind == GPU and info.resource:
+                n = _shared(out, name, facts.reserved.get((name, namespace)), pods, n, info.resource)
             count(info, first.device_class, n, f"{kind} '{name}'", first)
     # DRA-backed extended resources (KEP-5004).
     for rname, value in requests.items():
@@ -1205,6 +1199,30 @@ def pod_devices(
     out.all_of = frozenset(all_of)
     out.upper = frozenset(upper)
     return out
+
+
+def _shared(
+    out: PodDevices, name: str, reserved: int | None, pods: int, n: Fraction | None, resource: str
+) -> Fraction | None:
+    """What one pod holds of a ResourceClaim's ``n`` GPUs (None: all of the node's) when several pods share
+    the claim: those it is reserved for (a running claim's ``status.reservedFor``), else the workload's
+    ``pods`` at once. They all run on the node it is allocated on; each holds its part."""
+    sharers = reserved or pods
+    if sharers <= 1:
+        return n
+    who = f"its {sharers} consumers (status.reservedFor)" if reserved else f"the workload's {sharers} pods at once"
+    if n is None:
+        out.all_part[resource] = Fraction(1, sharers)
+        out.assumed.append(
+            f"ResourceClaim '{name}' (allocationMode: All) is one claim for {who}, which all run on the node it is "
+            f"allocated on and share its GPUs: each pod is counted as holding 1/{sharers} of them"
+        )
+        return n
+    out.assumed.append(
+        f"ResourceClaim '{name}' is one claim for {who}, which all run on the node it is allocated on and share "
+        f"its {count_text(n)} GPU{'' if n == 1 else 's'}: each pod is counted as holding {count_text(n / sharers)}"
+    )
+    return n / sharers
 
 
 def _most_gpus(infos: list[tuple[SubRequest, ClassInfo | None]]) -> tuple[str, list[Fraction | None]] | None:
