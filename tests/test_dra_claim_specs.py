@@ -355,3 +355,21 @@ def test_a_running_claim_is_shared_by_the_pods_it_is_reserved_for():
     assert found == [
         ("gpu-memory-share-mismatch", 31, 36, "warning", "1/2 of 8 GPUs but 10.6% of p5.48xlarge memory (200Gi)")
     ]
+
+
+def test_request_names_are_dns_labels_unique_in_their_list():
+    """validateRequestName: a request's (and a subrequest's) name is a DNS label, unique among its siblings."""
+    upper = "        exactly: {deviceClassName: gpu.nvidia.com}\n"
+    text = _template("resource.k8s.io/v1", upper).replace("- name: gpu\n", "- name: GPU_0\n") + POD
+    found = _findings(text)
+    assert [f[:4] for f in found] == [("unknown-resource-claim", 19, 32, "error")]
+    assert found[0][4].endswith(
+        'spec.spec.devices.requests[0].name: Invalid value: "GPU_0": must be a DNS label '
+        "(lower-case letters, digits, '-')"
+    )
+    twice = "        exactly: {deviceClassName: gpu.nvidia.com}\n      - name: gpu\n" + upper
+    found = _findings(_template("resource.k8s.io/v1", twice) + POD)
+    assert found[0][4].endswith('spec.spec.devices.requests[1].name: Duplicate value: "gpu"')
+    subs = "        firstAvailable:\n        - {name: a, deviceClassName: gpu.nvidia.com}\n        - {deviceClassName: x}\n"
+    found = _findings(_template("resource.k8s.io/v1", subs) + POD)
+    assert found[0][4].endswith("spec.spec.devices.requests[0].firstAvailable[1].name: Required value")

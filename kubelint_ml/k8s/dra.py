@@ -27,7 +27,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
-from kubelint_ml.k8s.resources import DRA_EXTENDED_PREFIX, is_accelerator_resource, is_extended_resource
+from kubelint_ml.k8s.resources import (
+    DRA_EXTENDED_PREFIX,
+    is_accelerator_resource,
+    is_dns1123_label,
+    is_extended_resource,
+)
 from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
@@ -399,6 +404,19 @@ def _allocation_rejection(raw: Mapping, at: str) -> str | None:
     return None
 
 
+def _name_rejection(raw: Mapping, at: str, seen: set[str]) -> str | None:
+    """``validateRequestName`` of a request or subrequest: a DNS label, unique among its siblings."""
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        return f"{at}.name: Required value"
+    if not is_dns1123_label(name):
+        return f"{at}.name: Invalid value: \"{name}\": must be a DNS label (lower-case letters, digits, '-')"
+    if name in seen:
+        return f'{at}.name: Duplicate value: "{name}"'
+    seen.add(name)
+    return None
+
+
 def claim_spec_rejection(claim_spec: object, api_version: object) -> str | None:
     """The API server's reason for rejecting a ResourceClaimSpec's device requests (the first), or None.
 
@@ -412,10 +430,14 @@ def claim_spec_rejection(claim_spec: object, api_version: object) -> str | None:
         return None  # (v1alpha2's claims, of 1.26-1.30, named a class of another kind: not judged)
     nested = version in ("v1", "v1beta2")
     requests = _mapping(_mapping(claim_spec).get("devices")).get("requests")
+    names: set[str] = set()
     for i, req in enumerate(requests if isinstance(requests, list) else ()):
         if not isinstance(req, dict):
             continue  # (the schema's to say)
         at = f"devices.requests[{i}]"
+        reason = _name_rejection(req, at, names)
+        if reason:
+            return reason
         first = req.get("firstAvailable")
         has_first = isinstance(first, list) and bool(first)
         if nested:
@@ -431,8 +453,10 @@ def claim_spec_rejection(claim_spec: object, api_version: object) -> str | None:
                 ", but multiple fields are set" if has_exact else ""
             )
         if has_first:
+            subnames: set[str] = set()
             for j, sub in enumerate(_items(first)):
-                reason = _allocation_rejection(sub, f"{at}.firstAvailable[{j}]")
+                sub_at = f"{at}.firstAvailable[{j}]"
+                reason = _name_rejection(sub, sub_at, subnames) or _allocation_rejection(sub, sub_at)
                 if reason:
                     return reason
         else:
