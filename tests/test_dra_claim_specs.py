@@ -373,3 +373,28 @@ def test_request_names_are_dns_labels_unique_in_their_list():
     subs = "        firstAvailable:\n        - {name: a, deviceClassName: gpu.nvidia.com}\n        - {deviceClassName: x}\n"
     found = _findings(_template("resource.k8s.io/v1", subs) + POD)
     assert found[0][4].endswith("spec.spec.devices.requests[0].firstAvailable[1].name: Required value")
+
+
+def test_constraints_and_config_name_the_claims_requests():
+    """validateDeviceConstraint, validateDeviceClaimConfiguration: `requests` name requests of the claim, or a
+    request and its subrequest (`gpu/small`). KEP-4816's own example has `gpu"` (a stray quote)."""
+    base = (
+        "        firstAvailable:\n        - {name: big, deviceClassName: gpu.nvidia.com, count: 2}\n"
+        "        - {name: small, deviceClassName: gpu.nvidia.com}\n"
+        "      - name: nic\n        exactly: {deviceClassName: rdma.example.com}\n"
+        "      constraints:\n      - {requests: [nic, gpu], matchAttribute: dra.k8s.io/pcieRoot}\n"
+        "      config:\n      - requests: [gpu/small]\n        opaque: {driver: gpu.nvidia.com, parameters: {}}\n"
+    )
+    ok = _findings(_template("resource.k8s.io/v1", base) + POD.replace("1800Gi", "100Gi"))
+    assert [f for f in ok if f[0] == "unknown-resource-claim"] == []
+    bad = _findings(_template("resource.k8s.io/v1", base.replace("[nic, gpu]", "[nic, 'gpu\"']")) + POD)
+    assert [f[:4] for f in bad] == [("unknown-resource-claim", 28, 32, "error")]
+    assert bad[0][4].endswith(
+        'spec.spec.devices.constraints[0].requests[1]: Invalid value: "gpu"": must be the name of a request in '
+        "the claim or the name of a request and a subrequest separated by '/'"
+    )
+    bad = _findings(_template("resource.k8s.io/v1", base.replace("[gpu/small]", "[gpu/tiny]")) + POD)
+    assert bad[0][4].endswith(
+        'spec.spec.devices.config[0].requests[0]: Invalid value: "gpu/tiny": must be the name '
+        "of a request in the claim or the name of a request and a subrequest separated by '/'"
+    )

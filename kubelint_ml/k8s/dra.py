@@ -459,10 +459,23 @@ def claim_spec_rejection(claim_spec: object, api_version: object) -> str | None:
                 reason = _name_rejection(sub, sub_at, subnames) or _allocation_rejection(sub, sub_at)
                 if reason:
                     return reason
+            names.update(f"{req['name']}/{n}" for n in subnames)
         else:
             reason = _allocation_rejection(req["exactly"] if nested else req, f"{at}.exactly" if nested else at)
             if reason:
                 return reason
+    # validateDeviceConstraint, validateDeviceClaimConfiguration: the requests they name are the claim's
+    devices = _mapping(_mapping(claim_spec).get("devices"))
+    for part in ("constraints", "config"):
+        entries = devices.get(part)
+        for i, entry in enumerate(entries if isinstance(entries, list) else ()):
+            named = entry.get("requests") if isinstance(entry, dict) else None
+            for j, ref in enumerate(named if isinstance(named, list) else ()):
+                if isinstance(ref, str) and ref not in names:
+                    return (
+                        f'devices.{part}[{i}].requests[{j}]: Invalid value: "{ref}": must be the name of a request '
+                        "in the claim or the name of a request and a subrequest separated by '/'"
+                    )
     return None
 
 
