@@ -86,7 +86,7 @@ def test_aks_formulas():
 
 def test_catalog_rows_exact():
     c = catalog()
-    assert len(c) == 175
+    assert len(c) == 183
     p4d = c["p4d.24xlarge"]
     assert p4d == NodeType(
         name="p4d.24xlarge",
@@ -153,7 +153,7 @@ def test_catalog_file_documents_rules_and_loads_once():
     assert nodes._entries() is nodes._entries()
     c = catalog()
     c.clear()  # callers get a copy
-    assert len(catalog()) == 175
+    assert len(catalog()) == 183
 
 
 def test_the_catalog_rows_are_the_yaml():
@@ -521,6 +521,9 @@ def test_blackwell_oci_shapes_and_a4x_max():
         ("BM.GPU.B200.8", 8, "NVIDIA B200", 256, 4096),
         ("BM.GPU.GB200.4", 4, "NVIDIA GB200", 144, 960),
         ("BM.GPU.GB300.4", 4, "NVIDIA GB300", 144, 960),
+        # the GB200 shape's hardware on OCI's other two RDMA fabrics (OCI's GB200 quick start)
+        ("BM.GPU.GB200-v2.4", 4, "NVIDIA GB200", 144, 960),
+        ("BM.GPU.GB200-v3.4", 4, "NVIDIA GB200", 144, 960),
     ):
         node = c[name]
         assert (node.gpus, node.gpu_resource, node.gpu_model) == (gpus, "nvidia.com/gpu", model), name
@@ -530,6 +533,8 @@ def test_blackwell_oci_shapes_and_a4x_max():
     assert (a4x_max.gpus, a4x_max.gpu_model, a4x_max.ephemeral_storage) == (4, "NVIDIA GB300", None)
     assert a4x_max.memory == 956356 * MI and a4x_max.cpu == Fraction(143570, 1000)
     assert catalog_labels("a4x-maxgpu-4g-metal")["cloud.google.com/gke-accelerator"] == "nvidia-gb300"
+    for name in ("BM.GPU.GB300.4", "a4x-maxgpu-4g-metal", "Standard_ND128isr_GB300_v6"):
+        assert catalog_labels(name)["nvidia.com/gpu.memory"] == "284208", name  # nvidia-smi on a GB300
 
 
 def test_fractional_l4_and_gb200_rows():
@@ -694,3 +699,55 @@ def test_trainium2_and_mi355x_rows():
         mi = c[name]
         assert (mi.gpus, mi.gpu_resource, mi.gpu_model) == (8, "amd.com/gpu", "AMD Instinct MI355X"), name
         assert (mi.memory, mi.cpu) == ((3072 * 1024 - 100) * MI, 256), name
+
+
+def test_b300_confidential_h100_fractional_g4_and_ultranet_rows():
+    """OCI's B300 shape (the OCI quick start's figures, memory less the eviction threshold), Azure's
+    confidential NCC H100 v5 (AKS's formulas), GKE's fractional G4 types (one vGPU each) and the
+    TPU7x Ultranet host (GKE's formulas), with the GPU memory their sources give."""
+    c = catalog()
+    b300 = c["BM.GPU.B300.8"]
+    assert (b300.gpus, b300.gpu_resource, b300.gpu_model) == (8, "nvidia.com/gpu", "NVIDIA B300")
+    assert (b300.memory, b300.cpu, b300.ephemeral_storage) == ((4096 * 1024 - 100) * MI, 256, 28 * 10**12)
+    assert catalog_labels("BM.GPU.B300.8")["nvidia.com/gpu.memory"] == "275040"  # nvidia-smi, as p6-b300's
+    ncc = c["Standard_NCC40ads_H100_v5"]
+    assert (ncc.gpus, ncc.gpu_model, ncc.ephemeral_storage) == (1, "NVIDIA H100 NVL", 800 * 1024**3)
+    assert ncc.memory == aks_allocatable_memory_mib(320) * MI == 325330 * MI
+    assert ncc.cpu == Fraction(40000 - aks_reserved_cpu_millicores(40), 1000) == Fraction(395, 10)
+    rows = {r["name"]: r for r in nodes._load_rows()}
+    for name, vcpu, ram_gb, gpu_gb in (
+        ("g4-standard-6", 6, 22, 12),
+        ("g4-standard-12", 12, 45, 24),
+        ("g4-standard-24", 24, 90, 48),
+    ):
+        assert rows[name]["gpu_memory_mib"] == gpu_gb * 1024, name  # 1/8, 1/4, 1/2 of the 96 GB GPU
+        node = c[name]
+        assert (node.gpus, node.gpu_resource, node.ephemeral_storage) == (1, "nvidia.com/gpu", None), name
+        assert node.memory == gke_allocatable_memory_mib(ram_gb) * MI, name
+        assert node.cpu == Fraction(vcpu * 1000 - tiered_reserved_cpu_millicores(vcpu), 1000), name
+        labels = catalog_labels(name)
+        assert labels["cloud.google.com/gke-accelerator"] == "nvidia-rtx-pro-6000", name
+        assert "nvidia.com/gpu.product" not in labels, name  # the vGPU's product name is not published
+    assert c["g4-standard-12"].memory == 41535 * MI
+    ultranet = c["tpu7x-ultranet-4t"]
+    assert (ultranet.gpus, ultranet.gpu_resource) == (4, "google.com/tpu")
+    assert ultranet.memory == gke_allocatable_memory_mib(992) * MI == 988469 * MI
+    assert ultranet.cpu == c["tpu7x-standard-4t"].cpu == Fraction(223370, 1000)
+
+
+def test_fractional_g4_and_ultranet_hosts_are_reached_only_by_name():
+    """GKE makes the fractional G4 types and tpu7x-ultranet-4t only for a pod that names them
+    (withExplicitReqOnly): an accelerator pin or a TPU7x slice's labels keep resolving to the whole-GPU
+    G4 types and to tpu7x-standard-4t."""
+    cands, how = node_type_candidates({"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-rtx-pro-6000"}})
+    assert cands is not None, how
+    assert [n.name for n in cands.nodes] == ["g4-standard-48", "g4-standard-96", "g4-standard-192", "g4-standard-384"]
+    tpu7x = {"cloud.google.com/gke-tpu-accelerator": "tpu7x", "cloud.google.com/gke-tpu-topology": "4x4x4"}
+    cands, how = node_type_candidates({"nodeSelector": tpu7x})
+    assert cands is not None and [n.name for n in cands.nodes] == ["tpu7x-standard-4t"], how
+    named = {**tpu7x, "node.kubernetes.io/instance-type": "tpu7x-ultranet-4t"}
+    cands, how = node_type_candidates({"nodeSelector": named})
+    assert cands is not None and [n.name for n in cands.nodes] == ["tpu7x-ultranet-4t"], how
+    for name in ("g4-standard-6", "g4-standard-12", "g4-standard-24", "tpu7x-ultranet-4t"):
+        node, how = resolve_node_type({"nodeSelector": {"node.kubernetes.io/instance-type": name}, "containers": []})
+        assert node is not None and node.name == name, how

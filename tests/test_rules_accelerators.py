@@ -76,6 +76,7 @@ def pod(resources: str, spec_extra: str = "", containers_extra: str = "") -> str
 
 
 P4D = "nodeSelector:\n  node.kubernetes.io/instance-type: p4d.24xlarge"
+TPU7X = "cloud.google.com/gke-tpu-accelerator: tpu7x\ncloud.google.com/gke-tpu-topology: 4x4x4"
 
 
 def test_rules_are_registered_with_the_catalog_severities():
@@ -644,6 +645,14 @@ def test_gpu_share_on_current_accelerators(resources, selector, expected):
         ("requests: {memory: 12Gi}\nlimits: {nvidia.com/gpu: 1, memory: 12Gi}", "g6f.xlarge"),
         ("requests: {memory: 56Gi}\nlimits: {nvidia.com/gpu: 1, memory: 56Gi}", "g6f.4xlarge"),
         ("requests: {memory: 200Gi}\nlimits: {nvidia.com/gpu: 1, memory: 200Gi}", "p6e-gb200.36xlarge"),
+        ("requests: {memory: 500Gi}\nlimits: {nvidia.com/gpu: 1, memory: 500Gi}", "BM.GPU.B300.8"),  # share 512Gi
+        ("requests: {memory: 4000Gi}\nlimits: {nvidia.com/gpu: 8, memory: 4000Gi}", "BM.GPU.B300.8"),
+        ("requests: {memory: 300Gi}\nlimits: {nvidia.com/gpu: 1, memory: 300Gi}", "Standard_NCC40ads_H100_v5"),
+        ("requests: {memory: 230Gi}\nlimits: {nvidia.com/gpu: 1, memory: 230Gi}", "BM.GPU.GB200-v3.4"),
+        # the one vGPU a fractional G4 node offers is the whole node's GPU share
+        ("requests: {memory: 40Gi}\nlimits: {nvidia.com/gpu: 1, memory: 40Gi}", "g4-standard-12"),
+        ("requests: {memory: 80Gi}\nlimits: {nvidia.com/gpu: 1, memory: 80Gi}", "g4-standard-24"),
+        ("requests: {memory: 240Gi}\nlimits: {google.com/tpu: 1, memory: 240Gi}", "tpu7x-ultranet-4t"),
     ],
 )
 def test_gpu_share_holds_on_current_accelerators(resources, selector):
@@ -877,6 +886,56 @@ def test_neuron_cores_on_a_pool_of_unknown_generation_are_not_judged():
             "requests 120Gi memory but trn2.3xlarge has 118Gi allocatable",
             "but trn2.3xlarge has only 118Gi allocatable",
         ),
+        # By hand (docs/k8s-facts.md §9): BM.GPU.B300.8 4096 GB less the 100 MiB eviction threshold,
+        # 4194204 MiB (4095.9Gi, shown 4096Gi); 1000Gi is 24.4% of it on 1 of 8 GPUs
+        (
+            "requests: {memory: 1000Gi}\nlimits: {nvidia.com/gpu: 1, memory: 1000Gi}",
+            "node.kubernetes.io/instance-type: BM.GPU.B300.8",
+            "1 of 8 GPUs but 24.4% of BM.GPU.B300.8 memory (1000Gi)",
+            "uses 1 of 8 GPUs (12.5%) on BM.GPU.B300.8 but requests 1000Gi memory (24.4% of 4096Gi allocatable)",
+        ),
+        # BM.GPU.GB200-v3.4: 960 GB less 100 MiB, 982940 MiB (959.9Gi, shown 960Gi); 400Gi is 41.7%
+        (
+            "requests: {memory: 400Gi}\nlimits: {nvidia.com/gpu: 1, memory: 400Gi}",
+            "node.kubernetes.io/instance-type: BM.GPU.GB200-v3.4",
+            "1 of 4 GPUs but 41.7% of BM.GPU.GB200-v3.4 memory (400Gi)",
+            "uses 1 of 4 GPUs (25%) on BM.GPU.GB200-v3.4 but requests 400Gi memory (41.7% of 960Gi allocatable)",
+        ),
+        # Standard_NCC40ads_H100_v5: 320 GiB less AKS's 2250 MiB kube-reserved and 100 MiB, 325330 MiB (317.7Gi)
+        (
+            "requests: {memory: 320Gi}\nlimits: {nvidia.com/gpu: 1, memory: 320Gi}",
+            "node.kubernetes.io/instance-type: Standard_NCC40ads_H100_v5",
+            "requests 320Gi memory but Standard_NCC40ads_H100_v5 has 318Gi allocatable",
+            "but Standard_NCC40ads_H100_v5 has only 318Gi allocatable: the pod can never be scheduled",
+        ),
+        # g4-standard-12: 45 GB less GKE's 1 + 0.8 + 0.8 + 6% x 29 = 4.34 GiB and 100 MiB, 41535 MiB (40.6Gi)
+        (
+            "requests: {memory: 45Gi}\nlimits: {nvidia.com/gpu: 1, memory: 45Gi}",
+            "node.kubernetes.io/instance-type: g4-standard-12",
+            "requests 45Gi memory but g4-standard-12 has 40.6Gi allocatable",
+            "but g4-standard-12 has only 40.6Gi allocatable: the pod can never be scheduled",
+        ),
+        # g4-standard-6: 22 GB less 2.96 GiB and 100 MiB, 19396 MiB (18.9Gi)
+        (
+            "requests: {memory: 20Gi}\nlimits: {nvidia.com/gpu: 1, memory: 20Gi}",
+            "node.kubernetes.io/instance-type: g4-standard-6",
+            "requests 20Gi memory but g4-standard-6 has 18.9Gi allocatable",
+            "but g4-standard-6 has only 18.9Gi allocatable",
+        ),
+        # tpu7x-ultranet-4t, named: 992 GB less 26.6 GiB and 100 MiB, 988469 MiB (965.3Gi); 400Gi is 41.4%
+        (
+            "requests: {memory: 400Gi}\nlimits: {google.com/tpu: 1, memory: 400Gi}",
+            TPU7X + "\nnode.kubernetes.io/instance-type: tpu7x-ultranet-4t",
+            "1 of 4 google.com/tpu but 41.4% of tpu7x-ultranet-4t memory (400Gi)",
+            "uses 1 of 4 google.com/tpu (25%) on tpu7x-ultranet-4t but requests 400Gi memory (41.4% of 965Gi allocatable)",
+        ),
+        # not named, a TPU7x slice is tpu7x-standard-4t hosts: 960 GB give 956356 MiB (933.9Gi)
+        (
+            "requests: {memory: 950Gi}\nlimits: {google.com/tpu: 4, memory: 950Gi}",
+            TPU7X,
+            "requests 950Gi memory but tpu7x-standard-4t has 934Gi allocatable",
+            "but tpu7x-standard-4t has only 934Gi allocatable",
+        ),
     ],
 )
 def test_gpu_share_on_the_catalogues_newest_rows(resources, selector, message, detail):
@@ -926,6 +985,11 @@ def test_a_v6e_2x4_pod_is_judged_on_the_host_its_tpu_request_gets():
         (
             "requests: {memory: 200Gi}\nlimits: {nvidia.com/gpu: 1, memory: 200Gi}",
             "cloud.google.com/gke-accelerator: nvidia-gb200",
+        ),
+        # the 950Gi that never fits tpu7x-standard-4t fits the tpu7x-ultranet-4t the pod names
+        (
+            "requests: {memory: 950Gi}\nlimits: {google.com/tpu: 4, memory: 950Gi}",
+            TPU7X + "\nnode.kubernetes.io/instance-type: tpu7x-ultranet-4t",
         ),
     ],
 )

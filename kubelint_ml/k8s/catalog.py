@@ -220,8 +220,8 @@ HEADER = """\
 # cloud.google.com/gke-tpu-topology values whose nodes are this machine type ("*": every other
 # topology of the accelerator, the multi-host slices). explicit_only: a node type the node
 # constraints reach only by naming it (node.kubernetes.io/instance-type), as GKE autoprovisions
-# its -nolssd machine types only for a pod that names them; an accelerator or machine-family
-# selector alone does not make it a candidate.
+# its -nolssd, fractional G4 and tpu7x-ultranet-4t machine types only for a pod that names them;
+# an accelerator, machine-family or TPU topology selector alone does not make it a candidate.
 """
 
 

@@ -302,7 +302,8 @@ def _tpu_machines() -> dict[str, dict[str, tuple[str, ...]]]:
 def _tpu_machine_type(term: Sequence[_Req]) -> list[_Req]:
     """A TPU slice's accelerator and topology labels resolved to the machine type of its nodes
     (a v6e 2x2 slice is one ct6e-standard-4t host, a 4x4 slice four of them), as an instance-type
-    requirement added to ``term``; the term as it is otherwise."""
+    requirement added to ``term``; the term as it is otherwise. A machine type GKE makes only for a
+    pod that names it (``explicit_only``: tpu7x-ultranet-4t) is one only when the term names it."""
     accelerator = next((r for r in term if r.key == TPU_ACCELERATOR and r.op == "In" and len(r.values) == 1), None)
     topology = next((r for r in term if r.key == TPU_TOPOLOGY and r.op == "In" and len(r.values) == 1), None)
     if accelerator is None or topology is None:
@@ -311,7 +312,10 @@ def _tpu_machine_type(term: Sequence[_Req]) -> list[_Req]:
     if not machines:
         return list(term)
     machine = machines.get(topology.values[0], machines.get("*"))
-    if machine is None:
+    named = _named_instance_types(term)
+    entries = _entries()
+    machine = tuple(m for m in machine or () if not entries[m].explicit or m in named)
+    if not machine:
         return list(term)
     return [*term, _Req("node.kubernetes.io/instance-type", "In", machine, topology.origin)]
 
@@ -699,6 +703,11 @@ def _describe(terms: Sequence[Sequence[_Req]]) -> str:
 _INSTANCE_TYPE_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 
 
+def _named_instance_types(term: Sequence[_Req]) -> set[str]:
+    """The instance types a term's In requirements name."""
+    return {v for r in term if r.key in _INSTANCE_TYPE_KEYS and r.op == "In" for v in r.values}
+
+
 def _unalias(req: _Req) -> _Req:
     """SageMaker HyperPod nodes label instance types "ml.<EC2 type>"; they
     resolve to the EC2 type."""
@@ -750,7 +759,7 @@ def _match_term(term: Sequence[_Req]) -> tuple[list[_Entry], str | None]:
         return [], f"{req.key} in ({', '.join(req.values)}): {which} not in the built-in GPU catalog"
     # GKE autoprovisions a -nolssd machine type only for a pod that names it: an accelerator or
     # machine-family selector alone does not reach it (explicit_only in the catalog)
-    named = {v for r in term if r.key in _INSTANCE_TYPE_KEYS and r.op == "In" for v in r.values}
+    named = _named_instance_types(term)
     found = [
         e for e in entries if (not e.explicit or e.node.name in named) and _term_matches(term, e.labels, KNOWN_KEYS)
     ]
