@@ -323,7 +323,10 @@ BUILTIN_REASONS = {
     "resize-policy-invalid": "the API server rejects these resizePolicy entries itself, with the same reasons",
     "limit-range": "the namespace's LimitRanges and ResourceQuotas (other objects), applied as LimitRanger does",
     "queue": "the namespace's Kueue LocalQueues and ClusterQueues, and Volcano Queues (other objects)",
-    "gang": "the replicas of every task, and the PodGroups of the cluster (other objects)",
+    "gang": "the replicas of every task, and the PodGroups and Workloads of the cluster (other objects)",
+    "pod-group-reference-invalid": "the Workloads of the namespace (other objects) and the profile's Kubernetes "
+    "version; the API server itself rejects the invalid names, and drops or rejects a field its version lacks",
+    "workload-spec-invalid": "the API server rejects these Workloads and PodGroups itself, with the same reasons",
     "volume-single-node": "the access modes of the PersistentVolumeClaims (other objects)",
 }
 

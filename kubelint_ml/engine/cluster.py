@@ -7,7 +7,9 @@ Read in the first pass from the inputs and the context files (``--context``, a
   that come before the built-in catalogue (:meth:`ClusterFacts.node_pools`);
 * ResourceSlices: a node's GPUs published by a DRA driver (which a Node's allocatable does not show);
 * LimitRanges, ResourceQuotas, Namespaces, PersistentVolumeClaims, per namespace;
-* Kueue ResourceFlavors, ClusterQueues, LocalQueues; Volcano Queues and PodGroups.
+* Kueue ResourceFlavors, ClusterQueues, LocalQueues; Volcano Queues and PodGroups;
+* Kubernetes' own Workloads and PodGroups (``scheduling.k8s.io``, the GenericWorkload gate): the gangs
+  that pods name by ``spec.workloadRef`` (1.35) or ``spec.schedulingGroup`` (from 1.36).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from kubelint_ml.records import Record
 
 KUEUE = "kueue.x-k8s.io"
 VOLCANO = "scheduling.volcano.sh"
+SCHEDULING = "scheduling.k8s.io"
 # kind -> API group, for the objects read as cluster facts.
 CLUSTER_KINDS = {
     "Node": "",
@@ -41,7 +44,10 @@ CLUSTER_KINDS = {
     "Queue": VOLCANO,
     "PodGroup": VOLCANO,
     "ResourceSlice": "resource.k8s.io",
+    "Workload": SCHEDULING,
 }
+# Kinds read from a second group too: PodGroup is also scheduling.k8s.io's (from 1.36).
+_ALSO = {("PodGroup", SCHEDULING)}
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 # Labels set on every node, never a node pool's: a shape is the rest.
 _PER_NODE_LABELS = ("kubernetes.io/hostname",)
@@ -67,6 +73,25 @@ def _sub(data: Any, key: str) -> Mapping:
 
 def _ns(obj: K8sObject) -> str:
     return obj.ref.namespace or "default"
+
+
+def gang_min_count(policy: Mapping) -> int | None:
+    """A pod group's gang ``minCount`` (its ``policy``/``schedulingPolicy``), or None (basic, or not a
+    positive count)."""
+    count = _sub(policy, "gang").get("minCount")
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else None
+
+
+def workload_groups(spec: Mapping) -> dict[str, int | None]:
+    """A Workload's pod groups by name: ``spec.podGroups[].policy`` (v1alpha1, 1.35) or
+    ``spec.podGroupTemplates[].schedulingPolicy`` (v1alpha2 from 1.36, v1beta1 from 1.37)."""
+    out: dict[str, int | None] = {}
+    for key, policy in (("podGroups", "policy"), ("podGroupTemplates", "schedulingPolicy")):
+        groups = spec.get(key)
+        for group in groups if isinstance(groups, list) else ():
+            if isinstance(group, dict) and isinstance(group.get("name"), str):
+                out.setdefault(group["name"], gang_min_count(_sub(group, policy)))
+    return out
 
 
 class Quota(Record):
@@ -134,6 +159,9 @@ class ClusterFacts(Record):
     context_files: set[str]  # files read as the cluster (--context): their objects hold for every input
     volcano_queues: dict[str, dict[str, Fraction]]  # Volcano Queue -> its capability
     pod_groups: dict[tuple[str, str], int | None]  # (ns, name) -> minMember
+    # scheduling.k8s.io Workloads: (ns, name) -> {pod group (template) name: gang minCount, None: basic}
+    workloads: dict[tuple[str, str], dict[str, int | None]]
+    native_pod_groups: dict[tuple[str, str], int | None]  # scheduling.k8s.io PodGroups: (ns, name) -> minCount
     # (node, driver, pool) -> (the pool's generation, GPU device-plugin resource, GPUs its slices publish)
     slices: dict[tuple[str, str, str], tuple[int, str, int]]
     _pools: list[NodePool] | None
@@ -154,6 +182,8 @@ class ClusterFacts(Record):
         "context_files",
         "volcano_queues",
         "pod_groups",
+        "workloads",
+        "native_pod_groups",
         "slices",
         "_pools",
         "_queues_by_ns",
@@ -175,6 +205,8 @@ class ClusterFacts(Record):
         self.context_files = set()
         self.volcano_queues = {}
         self.pod_groups = {}
+        self.workloads = {}
+        self.native_pod_groups = {}
         self.slices = {}
         self._pools = None
         self._queues_by_ns = None
@@ -195,6 +227,8 @@ class ClusterFacts(Record):
                 self.local_queues,
                 self.volcano_queues,
                 self.pod_groups,
+                self.workloads,
+                self.native_pod_groups,
                 self.slices,
             )
         )
@@ -202,7 +236,7 @@ class ClusterFacts(Record):
     def add_object(self, obj: K8sObject) -> bool:
         """Take ``obj`` if it is a cluster fact; False when it is not one."""
         kind = obj.kind
-        if CLUSTER_KINDS.get(kind) != obj.group:
+        if CLUSTER_KINDS.get(kind) != obj.group and (kind, obj.group) not in _ALSO:
             return False
         data, name = obj.data, obj.ref.name
         spec = _sub(data, "spec")
@@ -245,6 +279,11 @@ class ClusterFacts(Record):
             self.volcano_queues[name] = {
                 str(k): q for k, q in ((k, _quantity(v)) for k, v in capability.items()) if q is not None
             }
+        elif obj.group == SCHEDULING:
+            if kind == "Workload":
+                self.workloads[(_ns(obj), name)] = workload_groups(spec)
+            else:
+                self.native_pod_groups[(_ns(obj), name)] = gang_min_count(_sub(spec, "schedulingPolicy"))
         elif kind == "PodGroup":
             mm = spec.get("minMember")
             self.pod_groups[(_ns(obj), name)] = mm if isinstance(mm, int) and not isinstance(mm, bool) else None
@@ -308,6 +347,8 @@ class ClusterFacts(Record):
             (len(self.local_queues), "LocalQueue", ""),
             (len(self.volcano_queues), "Volcano Queue", ""),
             (len(self.pod_groups), "PodGroup", ""),
+            (len(self.workloads), "Workload", ""),
+            (len(self.native_pod_groups), "scheduling.k8s.io PodGroup", ""),
             (len(self.slices), "DRA GPU pool", ""),  # (node, driver, pool) of GPU drivers' ResourceSlices
         ]
         parts = [f"{n} {what}{'s' if n != 1 else ''}{extra}" for n, what, extra in counts if n]

@@ -161,7 +161,7 @@ class Audit:
         self.bound_claims: set[tuple[str, str, str]] = set()
         # Fields of the stored pods that only a gate on keeps: DRA claims, pod-level resources; and the
         # extended resources the scheduler allocated through DRA (only DRAExtendedResource on does)
-        self.kept_claims = self.kept_pod_level = self.kept_extended = self.kept_pids = False
+        self.kept_claims = self.kept_pod_level = self.kept_extended = self.kept_pids = self.kept_gang = False
         self.skipped: Counter[str] = Counter()
         self.files = 0
         self.objects = 0
@@ -240,6 +240,8 @@ class Audit:
                 if spec.get("resourceClaims"):
                     self.kept_claims = True
                     self._dra(ns, spec, data.get("status"))
+                if spec.get("workloadRef") or spec.get("schedulingGroup"):
+                    self.kept_gang = True  # dropped with GenericWorkload off (pkg/api/pod/util.go)
                 resources = spec.get("resources")
                 if resources:
                     self.kept_pod_level = True
@@ -404,6 +406,8 @@ class Audit:
         off, so a pod that has them was admitted with the gate on."""
         if self.kept_pids:  # the API server drops a pod-level pids limit with PerPodPIDLimit off (alpha in 1.37)
             ctx.cache["per_pod_pid_limit"] = True
+        if self.kept_gang:  # and a pod's workloadRef/schedulingGroup with GenericWorkload off (off by default)
+            ctx.cache["generic_workload"] = True
         version = parse_version(getattr(profile, "kubernetes_version", None))
         if version is None:
             return

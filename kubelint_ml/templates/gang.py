@@ -6,7 +6,10 @@ Volcano's webhook (``pkg/webhooks/admission/jobs/validate``) rejects a Job whose
 ``runPolicy.schedulingPolicy.minAvailable`` above its replicas makes a PodGroup that is never
 satisfied; a workload whose pods join a PodGroup (``scheduling.k8s.io/group-name``) with a
 ``minMember`` above the pods it creates waits forever; a Volcano Job or PodGroup whose gang needs
-more of a resource at once than its Volcano Queue's ``capability`` never starts.
+more of a resource at once than its Volcano Queue's ``capability`` never starts. Kubernetes' own
+gang (KEP-4671): pods that name a Workload's pod group (``spec.workloadRef``, 1.35) or a PodGroup
+(``spec.schedulingGroup``, from 1.36) whose ``gang.minCount`` is more than the pods the workload
+creates for it wait at the scheduler's PreEnqueue barrier forever.
 """
 
 from __future__ import annotations
@@ -18,8 +21,11 @@ from typing import Any
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import accelerator_requests, effective_pod_request
+from kubelint_ml.k8s.version import parse_version
+from kubelint_ml.k8s.workload import WORKLOAD_REF, field_served, gang_refs
 from kubelint_ml.templates._cluster import cluster_of
 from kubelint_ml.templates._common import show
+from kubelint_ml.templates._priority import is_batch_job, job_spec, job_spec_path
 
 UNIT = "object"
 DEFAULTS: dict = {}
@@ -48,6 +54,15 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             return None
         needs = {str(k): q for k, q in _quantities(spec.get("minResources")).items()}
         return _over_capability(obj, spec, needs, cluster, ("spec", "minResources")) or None
+    if is_batch_job(obj) or (obj.group, obj.kind) == ("jobset.x-k8s.io", "JobSet"):
+        # (a Trainer runtime's Jobs take their parallelism from each TrainJob: not judged)
+        job_gang = _job_scheduling(unit, ctx)
+        if job_gang:
+            return job_gang
+    if cluster is not None and (cluster.workloads or cluster.native_pod_groups):
+        native = _native(unit, cluster, ctx)
+        if native:
+            return native
     policy = spec.get("runPolicy")
     policy = policy.get("schedulingPolicy") if isinstance(policy, dict) else None
     gang_policy = isinstance(policy, dict) and obj.group == "kubeflow.org"
@@ -90,6 +105,88 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                     )
                 ]
     return None
+
+
+def _pods(tpl: Any) -> int | None:
+    """The pods a template's controller runs at once: its replicas, a Job's parallelism capped by its
+    completions (the Job controller starts no more pods than completions remain)."""
+    count = tpl.replicas
+    obj = tpl.obj
+    if count is not None and obj.group == "batch" and obj.kind == "Job" and isinstance(obj.data.get("spec"), dict):
+        completions = _int(obj.data["spec"].get("completions"))
+        if completions is not None and completions < count:
+            return completions
+    return count
+
+
+JOB_SCHEDULING = (1, 37)  # batch/v1 JobSpec.scheduling (KEP-5547, the WorkloadWithJob gate, alpha)
+
+
+def _job_scheduling(unit: Unit, ctx: Any) -> list[Hit]:
+    """A Job's own gang (``spec.scheduling.schedulingPolicy.gang.minCount``, 1.37) above its parallelism:
+    the API server rejects it (``validateGangMinCount``)."""
+    version = parse_version(getattr(getattr(ctx, "profile", None), "kubernetes_version", None))
+    if version is not None and version < JOB_SCHEDULING:
+        return []  # not a Job field yet
+    out = []
+    for tpl in unit.templates():
+        js = job_spec(tpl)
+        scheduling = js.get("scheduling")
+        policy = scheduling.get("schedulingPolicy") if isinstance(scheduling, dict) else None
+        gang = policy.get("gang") if isinstance(policy, dict) else None
+        minimum = _int(gang.get("minCount")) if isinstance(gang, dict) else None
+        parallelism = _int(js.get("parallelism")) if "parallelism" in js else 1
+        if minimum is None or parallelism is None or minimum <= parallelism:
+            continue
+        out.append(
+            Hit(
+                job_spec_path(tpl) + ("scheduling", "schedulingPolicy", "gang", "minCount"),
+                f"gang minCount {minimum} is more than the Job's parallelism {parallelism}",
+                at_value=True,
+                detail=f"{unit.obj.ref.display()}: a gang larger than the Job's pods never forms; the API server "
+                "rejects a Job whose spec.scheduling gang minCount exceeds spec.parallelism (with the WorkloadWithJob "
+                "gate on; off, its default, it drops spec.scheduling and there is no gang). Set minCount to at most "
+                f"{parallelism}, or leave it out: it defaults to the parallelism",
+            )
+        )
+    return out
+
+
+def _native(unit: Unit, cluster: Any, ctx: Any) -> list[Hit]:
+    """Pods that join a Kubernetes Workload's pod group or a PodGroup (scheduling.k8s.io) whose gang
+    minCount is more than the pods this workload creates for it."""
+    obj = unit.obj
+    if obj.kind == "Pod" and obj.group == "":
+        return []  # a gang of bare pods is many Pod objects: one of them says nothing of the count
+    namespace = obj.ref.namespace or "default"
+    version = parse_version(getattr(getattr(ctx, "profile", None), "kubernetes_version", None))
+    gangs: dict[tuple, list] = {}
+    for tpl in unit.templates():
+        for ref in gang_refs(tpl.spec):
+            if ref.name and (ref.group or ref.field != WORKLOAD_REF) and field_served(ref.field, version):
+                gangs.setdefault((ref.field, ref.name, ref.group, ref.replica_key), []).append((tpl, ref))
+    for (field, name, group, _), members in gangs.items():
+        if field == WORKLOAD_REF:
+            minimum = cluster.workloads.get((namespace, name), {}).get(group)
+        else:
+            minimum = cluster.native_pod_groups.get((namespace, name))
+        counts = [_pods(tpl) for tpl, _ in members]
+        if minimum is None or any(c is None for c in counts):
+            continue
+        total = sum(c for c in counts if c is not None)
+        if minimum > total:
+            tpl, ref = members[0]
+            return [
+                Hit(
+                    tpl.spec_path + (field, ref.name_key),
+                    f"{ref.describe()} needs {minimum} pods (gang minCount) but this workload creates {total}",
+                    at_value=True,
+                    detail=f"{obj.ref.display()}: its pods join {ref.describe()}, whose gang minCount is {minimum}: "
+                    f"the scheduler holds them until {minimum} pods of the group exist, so the gang never forms "
+                    f"and no pod starts; lower minCount to at most {total} or raise the pods",
+                )
+            ]
+    return []
 
 
 def _quantities(raw: Any) -> dict[str, Fraction]:
