@@ -6,6 +6,7 @@ is never created, so a pod naming it stays Pending and holds no device."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -398,3 +399,14 @@ def test_constraints_and_config_name_the_claims_requests():
         'spec.spec.devices.config[0].requests[0]: Invalid value: "gpu/tiny": must be the name '
         "of a request in the claim or the name of a request and a subrequest separated by '/'"
     )
+
+
+def test_a_class_of_amd_partitions_counts_its_devices_at_most_whole():
+    """A cluster's own DeviceClass selecting AMD partitions (type == "amdgpu-partition") makes its claims'
+    devices partitions, as a request's own selector does; a class of full GPUs (type == "amdgpu") does not."""
+    text = (Path(__file__).parent / "data" / "dra-amd-partition-class.yaml").read_text()
+    assert _findings(text) == []
+    full = _findings(text.replace('"amdgpu-partition"', '"amdgpu"'))
+    assert full == [
+        ("gpu-memory-share-mismatch", 25, 42, "warning", "requests 16 GPUs but Standard_ND96isr_MI300X_v5 has only 8")
+    ]
