@@ -322,6 +322,12 @@ class Context(Record):
                     self.note(f"{obj.file}: {t.describe()}: {why}; not counted as an accelerator")
                 for what in devices.assumed if devices is not None else ():
                     self.note(f"{obj.file}: {t.describe()}: {what}")
+                for claim, cls in devices.missing_classes if devices is not None else ():
+                    self.note(
+                        f"{obj.file}: {t.describe()}: DeviceClass '{cls}' of {claim.kind} '{claim.name}' is not among "
+                        "the DeviceClasses of the inputs or --context: the scheduler cannot allocate the claim unless "
+                        "the cluster has it"
+                    )
                 for name in unserved_names(t.spec, dra) if not t.broken else ():
                     self.note(
                         f"{obj.file}: {t.describe()}: {name} is not a device plugin resource known here and no "
@@ -344,6 +350,23 @@ def did_you_mean(name: str, choices: Any, cutoff: float = 0.6) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+def _pods_at_once(tpl: PodTemplate) -> int:
+    """How many pods of the template run at once, as far as the object says: its ``replicas``, or a Job's
+    (or a CronJob's Jobs') ``parallelism`` (default 1)."""
+    if isinstance(tpl.replicas, int) and not isinstance(tpl.replicas, bool):
+        return max(tpl.replicas, 1)
+    obj = tpl.obj
+    if obj.group == "batch" and obj.kind in ("Job", "CronJob"):
+        spec = obj.data.get("spec")
+        if obj.kind == "CronJob":
+            spec = (spec or {}).get("jobTemplate") if isinstance(spec, dict) else None
+            spec = spec.get("spec") if isinstance(spec, dict) else None
+        parallelism = spec.get("parallelism") if isinstance(spec, dict) else None
+        if isinstance(parallelism, int) and not isinstance(parallelism, bool) and parallelism > 1:
+            return parallelism
+    return 1
+
+
 def template_devices(tpl: PodTemplate) -> PodDevices | None:
     """The devices the template's DRA claims and DRA extended resources ask for (None: it uses none),
     resolved against the run's DRA objects (set on the template by :meth:`Context.templates`)."""
@@ -352,7 +375,9 @@ def template_devices(tpl: PodTemplate) -> PodDevices | None:
     facts = tpl.cache.get("dra")
     found = None
     if uses_dra(tpl.spec, facts):
-        found = pod_devices(tpl.spec, tpl.obj.ref.namespace, facts, pod_requests(tpl.spec))
+        found = pod_devices(
+            tpl.spec, tpl.obj.ref.namespace, facts, pod_requests(tpl.spec), _pods_at_once(tpl), tpl.obj.file
+        )
     tpl.cache["dra.devices"] = found
     return found
 

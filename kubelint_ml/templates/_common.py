@@ -365,7 +365,9 @@ def counts_on(
     if devices.alternatives:
         out = devices.most_on(out, gpu_resource, gpus)
     if gpu_resource in devices.all_of or ANY_GPU in devices.all_of:
-        out = {**out, gpu_resource: out.get(gpu_resource, 0) + gpus}
+        # (a shared ResourceClaim of them all: each of the pods sharing it holds its part)
+        part = devices.all_part.get(gpu_resource, devices.all_part.get(ANY_GPU, 1))
+        out = {**out, gpu_resource: out.get(gpu_resource, 0) + gpus * part}
     return out
 
 
