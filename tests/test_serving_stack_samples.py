@@ -97,6 +97,75 @@ def test_tensor_parallel_env_on_tpu_is_not_a_signal(tmp_path: Path) -> None:
     assert [f for f in findings(path) if f[0] == "shm-too-small-for-workers"] == []
 
 
+# kubernetes-sigs/dra-driver-google-tpu demo/specs/vllm-tpu.yaml (at f5a9d8c8322b): vLLM on every TPU
+# of the node, claimed through DRA (class tpu.google.com, allocationMode All); the excerpt adds
+# --tensor-parallel-size=4 and leaves out the demo's /dev/shm emptyDir.
+TPU_DRA_VLLM = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  namespace: tpu-test
+  name: multi-tpu
+spec:
+  spec:
+    devices:
+      requests:
+      - name: tpus
+        exactly:
+          deviceClassName: tpu.google.com
+          allocationMode: All
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm-tpu
+  namespace: tpu-test
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: vllm-tpu
+  template:
+    metadata:
+      labels:
+        app: vllm-tpu
+    spec:
+      priorityClassName: serving
+      containers:
+      - name: vllm-tpu
+        image: docker.io/vllm/vllm-tpu:2e33fe419186c65a18da6668972d61d7bbc31564
+        command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+        args:
+        - --model=Qwen/Qwen2-1.5B
+        - --tensor-parallel-size=4{extra}
+        resources:
+          limits:
+            memory: 32Gi
+          requests:
+            cpu: "8"
+            memory: 32Gi
+          claims:
+          - name: tpus
+      resourceClaims:
+      - name: tpus
+        resourceClaimTemplateName: multi-tpu
+"""
+
+
+def test_tensor_parallel_on_tpus_claimed_through_dra_is_one_process(tmp_path: Path) -> None:
+    """TPUs the container claims through DRA are TPUs as much as google.com/tpu chips: vLLM's tensor
+    parallel group is one process there, so the default /dev/shm is not a finding; pipeline parallel
+    still starts a process per stage, and the finding is at the container."""
+    path = tmp_path / "tpu-dra.yaml"
+    path.write_text(TPU_DRA_VLLM.format(extra=""))
+    assert findings(path) == []
+    path.write_text(TPU_DRA_VLLM.format(extra="\n        - --pipeline-parallel-size=2"))
+    assert findings(path) == [("shm-too-small-for-workers", 32, "warning")]
+    # a container that does not name the claim holds no TPU: its tensor parallel workers are processes
+    path.write_text(TPU_DRA_VLLM.format(extra="").replace("          claims:\n          - name: tpus\n", ""))
+    assert ("shm-too-small-for-workers", 32, "warning") in findings(path)
+
+
 # kubeflow/pipelines test_data/compiled-workflows/nvidia_gpu_scheduling_check.yaml (at 09e0220902dd),
 # cut to the parameter that carries the component's accelerator and the executor template whose
 # podSpecPatch the KFP driver fills in at run time from it.

@@ -869,7 +869,8 @@ class PodDevices(Record):
     ``counts``: device-plugin resource -> devices (claimed GPUs counted as the plugin counts them);
     ``all_of``: resources claimed with ``allocationMode: All`` (the node's count);
     ``uncounted``: accelerators whose count per node is not known (why, for ``-v``);
-    ``claims``: the pod's claim references; ``unknown``: what could not be classified (for ``-v``);
+    ``held``: the device-plugin resource of every accelerator class the claims reach, counted or
+    not (``google.com/tpu`` for TPUs of ``tpu.google.com``); ``claims``: the pod's claim references; ``unknown``: what could not be classified (for ``-v``);
     ``assumed``: what was assumed to count (for ``-v``); ``by_model``: MIG partitions counted as
     ``slices`` of a GPU whose model was not known, (resource, compute slices taken, slices assumed),
     for :meth:`on_model`; ``upper``: resources whose count is an upper bound (MIG devices of no
@@ -886,6 +887,7 @@ class PodDevices(Record):
     counts: dict[str, Fraction]
     all_of: frozenset
     uncounted: list[str]
+    held: frozenset
     claims: list[ClaimRef]
     unknown: list[str]
     assumed: list[str]
@@ -903,6 +905,7 @@ class PodDevices(Record):
         "counts",
         "all_of",
         "uncounted",
+        "held",
         "claims",
         "unknown",
         "assumed",
@@ -922,6 +925,7 @@ class PodDevices(Record):
         self.counts = {}
         self.all_of = frozenset()
         self.uncounted = []
+        self.held = frozenset()
         self.claims = []
         self.unknown = []
         self.assumed = []
@@ -1052,9 +1056,12 @@ def pod_devices(
     out = PodDevices()
     all_of: set[str] = set()
     upper: set[str] = set()
+    held: set[str] = set()
     counts: dict[str, Fraction] = {}
 
     def count(info: ClassInfo, cls: str, n: Fraction | None, where: str, sub: SubRequest | None = None) -> None:
+        if info.resource:
+            held.add(info.resource)
         if info.kind == GPU and info.resource:
             if n is None:
                 all_of.add(info.resource)
@@ -1185,6 +1192,7 @@ def pod_devices(
                     )
                     continue
                 resource, each = most
+                held.add(resource)
                 if any(n is None for n in each):  # allocationMode All: every GPU of the node, the most
                     all_of.add(resource)
                     counts.setdefault(resource, Fraction(0))
@@ -1234,6 +1242,7 @@ def pod_devices(
             count(info, cls, value, rname)  # (an accelerator resource's name is counted as the plugin's)
     out.counts = {r: v for r, v in counts.items()}
     out.all_of = frozenset(all_of)
+    out.held = frozenset(held)
     out.upper = frozenset(upper)
     return out
 

@@ -31,8 +31,8 @@ Decisions:
   pipeline x the data parallel replicas on this node (vLLM ``-dpl``/``-dp``;
   SGLang ``--dp`` unless ``--enable-dp-attention``) processes, over SGLang's
   ``--nnodes``, at most the container's GPUs.  vLLM's data parallel replicas
-  alone are one only with ``--enable-expert-parallel``.  On TPUs (``google.com/tpu``)
-  vLLM's and SGLang's tensor and data parallel degrees are one JAX/XLA program
+  alone are one only with ``--enable-expert-parallel``.  On TPUs (``google.com/tpu``, or
+  TPUs the container claims through DRA, which the caller says) vLLM's and SGLang's tensor and data parallel degrees are one JAX/XLA program
   in one process (vllm-project/tpu-inference ``tpu_platform.py`` forces the
   single-process executor on a host unless pipeline parallel): only the
   pipeline parallel degree starts processes there (TGI's shards still do).
@@ -729,13 +729,14 @@ def _signal_text(container: Mapping[str, Any]) -> str:
 _PARALLEL_HINTS = ("parallel", "num-shard", "num_shard", "-tp", "-pp", "tp_size", "tp-size", "pp_size", "pp-size")
 
 
-def container_signals(container: Mapping[str, Any]) -> list[Signal]:
-    """Signals in a container's command, args and env values, in field order."""
+def container_signals(container: Mapping[str, Any], tpu: bool = False) -> list[Signal]:
+    """Signals in a container's command, args and env values, in field order. ``tpu``: the container
+    holds TPUs its resources do not name (claimed through DRA)."""
     if not isinstance(container, dict):
         return []
     env = _literal_env(container)
     c = _Collector(env)
-    c.tpu = _asks_tpu(container)
+    c.tpu = tpu or _asks_tpu(container)
     text = _signal_text(container)
     if MAY_SIGNAL.search(text) is None:
         _env_signals(container, env, c, scan_values=False)

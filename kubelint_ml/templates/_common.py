@@ -409,12 +409,21 @@ def param_fraction(value: Any) -> Fraction:
     return Fraction(str(value))
 
 
-def signals_of(c: ContainerView) -> list:
-    """``container_signals(c.data)``, computed once per container for all rules (do not mutate)."""
+def signals_of(c: ContainerView, tpl: PodTemplate) -> list:
+    """``container_signals(c.data)``, computed once per container for all rules (do not mutate); a
+    container that names a claim of the pod's DRA TPUs holds TPUs (its model parallel degrees are one
+    process there, as with ``google.com/tpu``)."""
     found = c.cache.get("signals")
     if found is None:
-        found = c.cache["signals"] = container_signals(c.data)
+        found = c.cache["signals"] = container_signals(c.data, _claims_tpus(c, tpl))
     return found
+
+
+def _claims_tpus(c: ContainerView, tpl: PodTemplate) -> bool:
+    if not c.resources.get("claims") or not tpl.spec.get("resourceClaims"):
+        return False
+    devices = template_devices(tpl)
+    return devices is not None and "google.com/tpu" in devices.held
 
 
 def template_signals(tpl: PodTemplate) -> list:

@@ -78,7 +78,7 @@ def _floor(tpl, v, mounted_by: list) -> tuple[Fraction, str] | None:
         return ray, "the /dev/shm Ray's object store needs (it is put on disk in a smaller one)"
     floor = None
     processes = max(
-        (s.processes or 0 for c in mounted_by if (shm_mount(c) or ("", ""))[1] == v.name for s in signals_of(c)),
+        (s.processes or 0 for c in mounted_by if (shm_mount(c) or ("", ""))[1] == v.name for s in signals_of(c, tpl)),
         default=0,
     )
     if processes > 1:

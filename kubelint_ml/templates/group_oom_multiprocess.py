@@ -120,7 +120,7 @@ def _evaluate(tpl: PodTemplate, roles: tuple[str, ...], ctx: Any) -> _Eval:
         return ev  # no finding either way, and the "skipped" note is not wanted: signals are not needed
     for c in tpl.all_containers:
         if c.role in roles:
-            sigs = signals_of(c)
+            sigs = signals_of(c, tpl)
             if any(sig.kind == "mpi" for sig in sigs) and _ranks_remote(c.data):
                 sigs = [sig for sig in sigs if sig.kind != "mpi"]
             if sigs:

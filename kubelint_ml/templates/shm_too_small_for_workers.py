@@ -79,7 +79,7 @@ def _signals(unit: Unit, kinds: set[str]) -> list[Signal]:
     tpl, c = unit.tpl, unit.container
     if "model-parallel" in kinds and _nccl_shm_disabled(c):
         kinds = kinds - {"model-parallel"}
-    out = [s for s in signals_of(c) if s.kind in kinds]
+    out = [s for s in signals_of(c, tpl) if s.kind in kinds]
     targets = tpl.cache.get("shm:target-ids")
     if targets is None:  # a set: this runs once per container
         targets = tpl.cache["shm:target-ids"] = {id(t) for t in _workload_targets(tpl)}
