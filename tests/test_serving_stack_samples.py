@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 
-def findings(path: Path, *extra: str) -> list[tuple[str, int, str]]:
+def reported(path: Path, *extra: str) -> list[dict]:
     r = subprocess.run(
         [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json", *extra],
         capture_output=True,
@@ -19,7 +19,11 @@ def findings(path: Path, *extra: str) -> list[tuple[str, int, str]]:
     )
     assert r.returncode in (0, 1), r.stderr
     assert "Traceback" not in r.stderr
-    return sorted((f["rule"], f["line"], f["severity"]) for f in json.loads(r.stdout)["findings"])
+    return json.loads(r.stdout)["findings"]
+
+
+def findings(path: Path, *extra: str) -> list[tuple[str, int, str]]:
+    return sorted((f["rule"], f["line"], f["severity"]) for f in reported(path, *extra))
 
 
 # llm-d guides/optimized-baseline/modelserver/tpu/v6/vllm, rendered with `kubectl kustomize`
@@ -547,3 +551,118 @@ def test_workflow_running_a_context_template_is_judged_with_its_pods(tmp_path: P
     )
     found = [(Path(f["file"]).name, f["line"]) for f in json.loads(r.stdout)["findings"]]
     assert found == [("template.yaml", 8)]
+
+
+# kserve/website docs/model-serving/generative-inference/multi-node/multi-node.md (at 1f649fcadfbe):
+# the multi-node Hugging Face vLLM InferenceService, which sets no GPU anywhere; KServe's controller
+# gives the head and each worker theirs from tensorParallelSize x pipelineParallelSize
+# (kserve/kserve pkg/controller/v1beta1/inferenceservice/components/predictor.go computeRayNodeAndGPUs,
+# reconcilers/deployment/deployment_reconciler.go addGPUResourceToDeployment, at aaac4e294dae).
+KSERVE_MULTINODE = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: huggingface-llama3
+  annotations:
+    serving.kserve.io/deploymentMode: Standard
+    serving.kserve.io/autoscalerClass: none
+spec:
+  predictor:
+    model:
+      modelFormat:
+        name: huggingface
+      storageUri: pvc://llama-3-8b-pvc/hf/8b_instruction_tuned
+    workerSpec:
+      pipelineParallelSize: 2
+      tensorParallelSize: 1
+"""
+
+
+def test_kserve_multinode_head_and_workers_are_gpu_pods(tmp_path: Path) -> None:
+    """Two GPUs (1 x 2) on a head and one worker of one GPU each: both pods are GPU pods, judged for
+    priority at the predictor and at its workerSpec (the worker's own pod spec: the predictor's
+    priorityClassName does not reach it)."""
+    path = tmp_path / "isvc.yaml"
+    path.write_text(KSERVE_MULTINODE)
+    assert findings(path) == [("missing-priority-class", 9, "warning"), ("missing-priority-class", 14, "warning")]
+    path.write_text(KSERVE_MULTINODE.replace("  predictor:\n", "  predictor:\n    priorityClassName: serving\n"))
+    assert findings(path) == [("missing-priority-class", 15, "warning")]
+    # the doc's Case 3: tensorParallelSize 8 on workers of 8 GPUs fits on the head alone, no worker pod
+    path.write_text(
+        KSERVE_MULTINODE.replace("  predictor:\n", "  predictor:\n    priorityClassName: serving\n").replace(
+            "      pipelineParallelSize: 2\n      tensorParallelSize: 1\n",
+            "      pipelineParallelSize: 1\n      tensorParallelSize: 8\n      containers:\n"
+            '      - name: worker-container\n        resources:\n          requests:\n            nvidia.com/gpu: "8"\n',
+        )
+    )
+    assert findings(path) == []
+
+
+def test_kserve_multinode_gpu_counts_follow_the_controller() -> None:
+    from kubelint_ml.input.kinds.kserve import _ray_gpus
+
+    # (nodes, worker GPUs, head GPUs) for (total, head GPUs requested, worker GPUs requested)
+    assert _ray_gpus(2, 0, 0) == (2, 1, 1)  # no GPUs set: one per node
+    assert _ray_gpus(16, 0, 8) == (2, 8, 8)  # the doc's Case 1
+    assert _ray_gpus(8, 0, 8) == (1, 0, 8)  # Case 3: the head alone
+    assert _ray_gpus(12, 4, 4) == (3, 4, 4)
+    assert _ray_gpus(5, 2, 0) == (4, 1, 2)  # the head's 2, then single-GPU workers
+
+
+# kserve/kserve config/runtimes/kserve-huggingfaceserver-multinode.yaml (at aaac4e294dae), cut to the
+# containers' resources, with the annotation that picks the mp executor (constants.go
+# MultiNodeExecutorBackendAnnotationKey).
+KSERVE_MULTINODE_RUNTIME = """\
+apiVersion: serving.kserve.io/v1alpha1
+kind: ClusterServingRuntime
+metadata:
+  name: kserve-huggingfaceserver-multinode
+  annotations:
+    serving.kserve.io/server-type: huggingfaceserver
+    multinode/executor-backend: mp
+spec:
+  supportedModelFormats:
+  - name: huggingface
+    version: "1"
+  containers:
+  - name: kserve-container
+    image: huggingfaceserver-gpu:replace
+    resources:
+      requests: {cpu: "2", memory: 6Gi}
+      limits: {cpu: "4", memory: 12Gi}
+  workerSpec:
+    pipelineParallelSize: 1
+    tensorParallelSize: 1
+    containers:
+    - name: worker-container
+      image: huggingfaceserver-gpu:replace
+      resources:
+        requests: {cpu: "2", memory: 6Gi}
+        limits: {cpu: "4", memory: 12Gi}
+"""
+
+
+def test_kserve_multinode_mp_executor_runs_a_node_per_pipeline_stage(tmp_path: Path) -> None:
+    service = tmp_path / "isvc.yaml"
+    service.write_text(
+        KSERVE_MULTINODE.replace("    model:\n", "    model:\n      runtime: kserve-huggingfaceserver-multinode\n")
+        .replace("pipelineParallelSize: 2", "pipelineParallelSize: 3")
+        .replace("tensorParallelSize: 1", "tensorParallelSize: 4")
+    )
+    runtime = tmp_path / "runtime.yaml"
+    runtime.write_text(KSERVE_MULTINODE_RUNTIME)
+
+    def said(*extra: str) -> list[tuple[str, int, str]]:
+        return [(f["rule"], f["line"], f["message"]) for f in reported(service, *extra)]
+
+    spread = "12 GPUs over the head and {} workers"
+    assert [(rule, line, spread.format(2) in m) for rule, line, m in said("--context", str(runtime))] == [
+        ("missing-priority-class", 9, True),
+        ("missing-priority-class", 15, True),
+    ]
+    # the same runtime on the ray executor: one GPU per node, 11 workers
+    runtime.write_text(KSERVE_MULTINODE_RUNTIME.replace("    multinode/executor-backend: mp\n", ""))
+    assert [(rule, line, spread.format(11) in m) for rule, line, m in said("--context", str(runtime))] == [
+        ("missing-priority-class", 9, True),
+        ("missing-priority-class", 15, True),
+    ]

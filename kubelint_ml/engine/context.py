@@ -441,7 +441,7 @@ class Facts(Record):
         elif kind in ("ServingRuntime", "ClusterServingRuntime") and group == "serving.kserve.io":
             if name:
                 namespace = obj.ref.namespace if kind == "ServingRuntime" else None
-                self.kserve_runtimes.setdefault((kind, namespace, name), data.get("spec"))
+                self.kserve_runtimes.setdefault((kind, namespace, name), data)
         elif kind in ("Workflow", "CronWorkflow") and group == "argoproj.io":
             self.argo_runs += _argo_runs(obj)
         elif kind in ("WorkflowTemplate", "ClusterWorkflowTemplate") and group == "argoproj.io":
@@ -506,13 +506,19 @@ class Facts(Record):
         select by the model: the selection is not modelled)."""
         return _serving_runtime(self.ome_runtimes, service, dig(service.data, "spec", "runtime", "name"))
 
-    def kserve_runtime_of(self, service: K8sObject) -> tuple[str, Any] | None:
-        """The (name, spec) of the serving runtime a KServe InferenceService's ``predictor.model.runtime``
-        names, among the inputs: a ServingRuntime in the service's namespace (or one that says none), else
-        the ClusterServingRuntime of that name (GetServingRuntime). None otherwise (also for a runtime
-        KServe selects by the model's format: the selection is not modelled)."""
+    def kserve_runtime_of(self, service: K8sObject) -> tuple[str, Any, str] | None:
+        """The (name, spec, multi-node executor) of the serving runtime a KServe InferenceService's
+        ``predictor.model.runtime`` names, among the inputs: a ServingRuntime in the service's namespace
+        (or one that says none), else the ClusterServingRuntime of that name (GetServingRuntime). None
+        otherwise (also for a runtime KServe selects by the model's format: the selection is not
+        modelled). The executor is the runtime's ``multinode/executor-backend`` annotation, ``ray``
+        when unset."""
         name = dig(service.data, "spec", "predictor", "model", "runtime")
-        return _serving_runtime(self.kserve_runtimes, service, name)
+        found = _serving_runtime(self.kserve_runtimes, service, name)
+        if found is None:
+            return None
+        executor = dig(found[1], "metadata", "annotations", "multinode/executor-backend")
+        return found[0], found[1].get("spec"), executor if isinstance(executor, str) else "ray"
 
     def context_template_of(self, workflow: K8sObject) -> tuple[str, dict] | None:
         """The (name, data) of the (Cluster)WorkflowTemplate an Argo Workflow or CronWorkflow runs by

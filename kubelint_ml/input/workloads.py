@@ -509,12 +509,12 @@ def argo_run_templates(workflow: K8sObject, name: str, template: dict) -> list[P
     return [_synth(workflow, pod) for pod in workflow_with_template(workflow, name, template)]
 
 
-def kserve_service_templates(service: K8sObject, name: str, runtime: Any) -> list[PodTemplate]:
-    """A KServe InferenceService's pods with the serving runtime its model names (name, spec) merged in
-    (:func:`~kubelint_ml.input.kinds.kserve.inference_service_with_runtime`)."""
+def kserve_service_templates(service: K8sObject, name: str, runtime: Any, executor: str) -> list[PodTemplate]:
+    """A KServe InferenceService's pods with the serving runtime its model names (name, spec, multi-node
+    executor) merged in (:func:`~kubelint_ml.input.kinds.kserve.inference_service_with_runtime`)."""
     from kubelint_ml.input.kinds.kserve import inference_service_with_runtime
 
-    return [_synth(service, pod) for pod in inference_service_with_runtime(service, name, runtime)]
+    return [_synth(service, pod) for pod in inference_service_with_runtime(service, name, runtime, executor)]
 
 
 def ome_service_templates(service: K8sObject, name: str, runtime: Any) -> list[PodTemplate]:

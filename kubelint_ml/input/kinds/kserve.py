@@ -63,12 +63,13 @@ KSERVE_RUNTIME_RESOURCES = {
 }
 
 
-def _runtime_resources(runtime: Any) -> tuple[dict, dict] | None:
+def _runtime_resources(runtime: Any, name: str = "kserve-container") -> tuple[dict, dict] | None:
     """The requests and limits of a serving runtime's ``kserve-container`` (the container KServe merges
-    a ``model`` spec over: constants.InferenceServiceContainerName), or None without one."""
+    a ``model`` spec over: constants.InferenceServiceContainerName; its workerSpec's
+    ``worker-container``), or None without one."""
     containers = runtime.get("containers") if isinstance(runtime, dict) else None
     for c in containers if isinstance(containers, list) else []:
-        if isinstance(c, dict) and c.get("name") == "kserve-container":
+        if isinstance(c, dict) and c.get("name") == name:
             res: Any = c.get("resources") if isinstance(c.get("resources"), dict) else {}
             requests, limits = (res.get(k) for k in ("requests", "limits"))
             return (requests if isinstance(requests, dict) else {}), (limits if isinstance(limits, dict) else {})
@@ -99,7 +100,10 @@ def _kserve_component(
                 data = with_resources(data, *runtime[1])
             elif fw == "model" and (named is None or (isinstance(named, str) and named.startswith("kserve-"))):
                 # the runtime's resources where the service sets none: one KServe ships (named, or the
-                # one it selects for the model's format); a runtime of the user's own is not known here
+                # one it selects for the model's format, the multi-node one for a workerSpec); a
+                # runtime of the user's own is not known here
+                if named is None and isinstance(comp.get("workerSpec"), dict):
+                    named = _MULTINODE_RUNTIME
                 requests, limits = KSERVE_RUNTIME_RESOURCES.get(str(named), (KSERVE_REQUESTS, KSERVE_LIMITS))
                 data = with_resources(data, requests, limits)
             containers.append((data, path + (fw,)))
@@ -135,10 +139,126 @@ def _inference_service(obj: K8sObject) -> list[Pod]:
         tpl = _kserve_component(obj, ("spec", comp), comp)
         if tpl is not None:
             out.append(tpl)
+            if comp == "predictor":
+                out.extend(_multinode(obj, tpl, None))
     return out
 
 
-def inference_service_with_runtime(obj: K8sObject, name: str, runtime: Any) -> list[Pod]:
+# A multi-node InferenceService (predictor.workerSpec) runs on the only runtimes with workers
+# (predictor_model.go GetSupportingRuntimes); of those KServe ships, kserve-huggingfaceserver-multinode,
+# whose workerSpec's worker-container has the same resources as its kserve-container. The controller
+# (components/predictor.go computeRayNodeAndGPUs, the ray executor, the default) spreads
+# tensorParallelSize x pipelineParallelSize GPUs over the head and ceil(total / worker GPUs) - 1
+# workers, and reconcilers/deployment addGPUResourceToDeployment sets each container's GPU requests and
+# limits to its count (of the GPU type the container names, nvidia.com/gpu by default).
+_MULTINODE_RUNTIME = "kserve-huggingfaceserver-multinode"
+_KSERVE_GPU_TYPES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "habana.ai/gaudi")
+
+
+def _gpus(value: Any) -> int:
+    """A GPU count as written (2 or "2"); 0 for anything else."""
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return integer(value, 0) or 0
+
+
+def _gpu_request(container: Any) -> int:
+    """The GPUs a container's requests give (GetGPUResourceQtyByType "Request")."""
+    requests = dig(container, "resources", "requests") if isinstance(container, dict) else None
+    for name in _KSERVE_GPU_TYPES:
+        if isinstance(requests, dict) and name in requests:
+            return _gpus(requests[name])
+    return 0
+
+
+def _gpu_type(container: Any) -> str:
+    for part in ("limits", "requests"):
+        have = dig(container, "resources", part) if isinstance(container, dict) else None
+        for name in _KSERVE_GPU_TYPES:
+            if isinstance(have, dict) and _gpus(have.get(name)) > 0:
+                return name
+    return "nvidia.com/gpu"
+
+
+def _ray_gpus(total: int, head: int, worker: int) -> tuple[int, int, int]:
+    """computeRayNodeAndGPUs: (nodes, worker GPUs, head GPUs)."""
+    if worker > 0:
+        nodes = -(-total // worker)
+        new_head = total - worker * (nodes - 1)
+        if head > 0:
+            if -(-total // head) == 1:
+                nodes = 1
+        else:
+            head = new_head
+        if nodes == 1:
+            return 1, 0, total
+        return nodes, worker, head
+    if head > 0:
+        remaining = total - head
+        return (remaining + 1 if remaining > 0 else 1), 1, head
+    return total, 1, 1
+
+
+def _with_gpus(container: dict, count: int) -> dict:
+    gpu = _gpu_type(container)
+    out = dict(container)
+    res = dict(out["resources"]) if isinstance(out.get("resources"), dict) else {}
+    for part in ("requests", "limits"):
+        have = res.get(part)
+        res[part] = {**(have if isinstance(have, dict) else {}), gpu: str(count)}
+    out["resources"] = res
+    return out
+
+
+def _multinode(obj: K8sObject, head: Pod, runtime: Any, executor: str = "ray") -> list[Pod]:
+    """A multi-node predictor: the head's GPUs set as the controller sets them, and the workers' pod
+    (the service's workerSpec over the runtime's worker-container, ``runtime`` its spec when among the
+    inputs, else the one KServe ships)."""
+    path = ("spec", "predictor", "workerSpec")
+    spec = dig(obj.data, *path)
+    if not isinstance(spec, dict) or not head.containers or not isinstance(head.containers[0][0], dict):
+        return []
+    if runtime is not None:
+        found = _runtime_resources(runtime.get("workerSpec"), "worker-container")
+        if found is None:
+            return []
+        worker_res = found
+    else:
+        worker_res = KSERVE_RUNTIME_RESOURCES[_MULTINODE_RUNTIME]
+    total = (integer(spec.get("tensorParallelSize"), 1) or 1) * (integer(spec.get("pipelineParallelSize"), 1) or 1)
+    containers = spec.get("containers")
+    own = containers[0] if isinstance(containers, list) and containers and isinstance(containers[0], dict) else None
+    worker = with_resources(dict(own or {}), *worker_res)
+    worker.setdefault("name", "worker-container")
+    worker.setdefault("image", "multi-node serving runtime")
+    if executor == "mp":  # computeMpNodeAndGPUs: a node per pipeline stage, tensorParallelSize GPUs each
+        tp = integer(spec.get("tensorParallelSize"), 1) or 1
+        nodes, worker_gpus, head_gpus = total // tp, tp, tp
+    else:
+        nodes, worker_gpus, head_gpus = _ray_gpus(total, _gpu_request(head.containers[0][0]), _gpu_request(worker))
+    head.containers[0] = (_with_gpus(head.containers[0][0], head_gpus), head.containers[0][1])
+    assumed = (
+        f"as KServe spreads tensorParallelSize x pipelineParallelSize = {total} GPU{'' if total == 1 else 's'} "
+        f"over the head and {nodes - 1} worker{'' if nodes == 2 else 's'}"
+    )
+    before = head.cache.get("assumed")
+    head.cache["assumed"] = f"{before}; {assumed}" if before else assumed
+    if nodes < 2:
+        return []
+    tpl = Pod(
+        path,
+        {k: v for k, v in spec.items() if k not in ("pipelineParallelSize", "tensorParallelSize")},
+        "worker",
+        nodes - 1,
+        [(_with_gpus(worker, worker_gpus), path + (("containers", 0) if own is not None else ()))],
+        volumes=listed(spec.get("volumes"), path + ("volumes",)),
+        renames=[(path + ("metadata",), path)],
+    )
+    tpl.cache["assumed"] = assumed
+    return [tpl]
+
+
+def inference_service_with_runtime(obj: K8sObject, name: str, runtime: Any, executor: str = "ray") -> list[Pod]:
     """The pods of an InferenceService whose ``predictor.model`` names the (Cluster)ServingRuntime
     ``runtime`` (its spec) among the inputs: the model's container over the runtime's
     ``kserve-container`` (MergeServingRuntimeAndInferenceServiceSpecs: its resources key by key);
@@ -153,6 +273,8 @@ def inference_service_with_runtime(obj: K8sObject, name: str, runtime: Any) -> l
             if comp == "predictor":
                 tpl.cache["assumed"] = f"as KServe merges its model over the runtime {name}"
             out.append(tpl)
+            if comp == "predictor":
+                out.extend(_multinode(obj, tpl, runtime, executor))
     return out
 
 
