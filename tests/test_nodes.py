@@ -226,6 +226,18 @@ def test_gke_accelerator_with_and_without_count():
     assert how == "cloud.google.com/gke-accelerator=nvidia-tesla-t4 is not in the built-in GPU catalog"
 
 
+def test_placeholder_node_label_is_said_as_one():
+    # GoogleCloudPlatform/kubernetes-engine-samples ai-ml/verl-on-gke/ray-cluster-auto.yaml (at
+    # 2b5036514162): the worker group's selector is filled in by envsubst before it is applied
+    pod = {
+        "nodeSelector": {"cloud.google.com/gke-accelerator": "${GPU_TYPE}", "cloud.google.com/gke-accelerator-count": 8}
+    }
+    assert resolve_node_type(pod) == (
+        None,
+        "cloud.google.com/gke-accelerator=${GPU_TYPE} is a placeholder, not a node type: render it to resolve the node",
+    )
+
+
 def test_gke_accelerator_count_as_integer_yaml_value():
     pod = {
         "nodeSelector": {

@@ -25,7 +25,7 @@ from collections.abc import Collection, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from kubelint_ml.k8s.quantity import parse_manifest_quantity
+from kubelint_ml.k8s.quantity import is_placeholder, parse_manifest_quantity
 from kubelint_ml.records import Frozen, replace
 
 MI = 1 << 20
@@ -749,6 +749,8 @@ def _match_term(term: Sequence[_Req]) -> tuple[list[_Entry], str | None]:
         unknown = [v for v in req.values if not any(e.labels.get(req.key) == v for e in entries)]
         if not unknown:
             continue
+        if len(req.values) == 1 and is_placeholder(unknown[0]):
+            return [], f"{req.key}={unknown[0]} is a placeholder, not a node type: render it to resolve the node"
         if len(req.values) == 1:
             return [], f"{req.key}={unknown[0]} is not in the built-in GPU catalog"
         which = (
