@@ -327,6 +327,21 @@ def test_kubeai_unknown_profile_is_not_judged_and_says_so(tmp_path: Path) -> Non
     assert "resource profile google-tpu-v6e-1x1 as the config defines it" in found[0][3]
 
 
+def test_kubeai_profile_without_a_count_makes_no_pod(tmp_path: Path) -> None:
+    # kubeai-project/kubeai internal/modelcontroller/model_controller.go getModelConfig (at f442a2cd620c)
+    # refuses a resourceProfile that is not <name>:<count>: the Model gets no pod, and is not judged
+    # as a CPU pod without resources
+    sample = tmp_path / "gemma-2b-it-tpu.yaml"
+    sample.write_bytes((SAMPLES / "kubeai" / "gemma-2b-it-tpu.yaml").read_bytes().replace(b"v5e-1x1:1", b"v5e-1x1"))
+    found = lint(sample)
+    assert rules(found) == [("accelerator-workload-not-judged", 14, "spec.resourceProfile")]
+    assert "not <name>:<count>" in found[0][3]
+    sample.write_bytes(
+        (SAMPLES / "kubeai" / "gemma-2b-it-tpu.yaml").read_bytes().replace(b"google-tpu-v5e-1x1:1", b"cpu")
+    )
+    assert lint(sample) == []
+
+
 def test_kubeai_profile_count_multiplies_the_profile() -> None:
     from kubelint_ml.input.loader import load
     from kubelint_ml.input.objects import unpack

@@ -91,13 +91,14 @@ spec:
   features: [TextGeneration]
   url: hf://x/y
   engine: VLLM
+  resourceProfile: cpu:1
   minReplicas: 1
 """
     after, out = _fix(tmp_path, text)
     assert after == text
     assert (
-        "emptydir-memory-unbounded: not fixed: KubeAI builds the container's resources from resourceProfile, "
-        "and the Model has no field for them or for the /dev/shm emptyDir's size" in out
+        "emptydir-memory-unbounded: not fixed: KubeAI builds the container's resources from the resource profile: "
+        "change resourceProfile or the profile" in out
     )
 
 

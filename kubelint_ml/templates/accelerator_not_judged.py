@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kubelint_ml.engine.api import Hit, Unit, is_accelerator_template
+from kubelint_ml.input.kinds.kubeai import PROFILE as KUBEAI_PROFILE
 from kubelint_ml.input.loader import DEFAULT_LIMITS, load, render_path
 from kubelint_ml.input.objects import clip, dig
 from kubelint_ml.input.workloads import NO_TEMPLATES, kind_info, qualified_kind
@@ -35,11 +36,15 @@ _PODS_ELSEWHERE = {
 }
 # Kinds that ask for accelerators through a name the cluster defines (a KubeAI resource profile):
 # the field, and what to do about it.
+# the form the controller accepts, and what to say of one it refuses.
 _NAMED_PROFILES = {
     ("kubeai.org", "Model"): (
         ("spec", "resourceProfile"),
         "its resource profile {name!r} is not one the KubeAI chart ships; give it in the config "
         "(kinds.kubeai.resourceProfiles) so its pods can be built",
+        KUBEAI_PROFILE,
+        "resourceProfile {value!r} is not <name>:<count> (e.g. nvidia-gpu-l4:2): the KubeAI controller "
+        "refuses the Model (getModelConfig) and makes no pod",
     ),
 }
 # Kinds whose pods a controller generates at run time from what it measures, always on accelerators:
@@ -312,6 +317,15 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     profiled = _NAMED_PROFILES.get((obj.group, obj.kind))
     if found is None and profiled is not None and not templates:
         value = dig(obj.data, *profiled[0])
+        if isinstance(value, str) and _ACCELERATOR_WORDS.search(value) and profiled[2].fullmatch(value) is None:
+            return [
+                Hit(
+                    profiled[0],
+                    f"asks for an accelerator (resource profile {clip(value)}) but makes no pod: not <name>:<count>",
+                    detail=f"{obj.ref.display()}: " + profiled[3].format(value=clip(value)) + "; no rule judged its "
+                    "pods (memory limits, QoS, /dev/shm, priority).",
+                )
+            ]
         if isinstance(value, str) and _ACCELERATOR_WORDS.search(value):
             name = value.partition(":")[0]
             return [

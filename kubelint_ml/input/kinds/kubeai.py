@@ -4,7 +4,9 @@ A Model is one pod per replica (``replicas``, else ``minReplicas``): the contain
 the engine's image (``image`` when given) with ``args`` and ``env``; its resources are the
 ``resourceProfile`` ``<name>:<count>``: the profile's requests and limits, each multiplied by the
 count (``model_controller.go``), and the profile's ``nodeSelector``, ``affinity`` and
-``tolerations`` are the pod's; ``priorityClassName`` is the Model's. ``/dev/shm`` is the
+``tolerations`` are the pod's; ``priorityClassName`` is the Model's. A Model whose
+``resourceProfile`` is not ``<name>:<count>`` (or that has none) gets no pod: the controller refuses
+it (``getModelConfig``). ``/dev/shm`` is the
 memory-backed emptyDir ``dshm``, without a size (``engine_vllm.go``). The profiles are those the
 KubeAI chart ships (``charts/kubeai/values.yaml`` ``resourceProfiles``, chart 0.22.1), and the TPU
 profiles only its GKE values (``charts/kubeai/values-gke.yaml``) define; a cluster's own are given in
@@ -76,6 +78,8 @@ def _defined_by(name: str) -> str:
 
 
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?)([A-Za-z]*)")
+# What model_controller.go getModelConfig accepts: one ':' and a count strconv.Atoi reads.
+PROFILE = re.compile(r"[^:]*:[+-]?\d+")
 
 
 def _times(quantity: Any, count: int) -> Any:
@@ -109,11 +113,15 @@ def _model(obj: K8sObject) -> list[Pod]:
     if "priorityClassName" in spec:
         pod_spec["priorityClassName"] = spec["priorityClassName"]
     raw = spec.get("resourceProfile")
-    name, _, count = raw.partition(":") if isinstance(raw, str) else ("", "", "")
-    found = profile(name) if name else None
-    if name and found is None:
+    if not isinstance(raw, str) or PROFILE.fullmatch(raw) is None:
+        # getModelConfig refuses a Model whose resourceProfile is not <name>:<count> (none included):
+        # no pod is made (see accelerator-workload-not-judged)
+        return []
+    name, _, count = raw.partition(":")
+    found = profile(name)
+    if found is None:
         return []  # a profile of the cluster's own: what it asks for is unknown (see accelerator-workload-not-judged)
-    if found is not None and count.isdigit():
+    if count.isdigit():
         container["resources"] = {
             part: {k: _times(v, int(count)) for k, v in found[part].items()}
             for part in ("requests", "limits")
@@ -143,15 +151,11 @@ def _model(obj: K8sObject) -> list[Pod]:
             (path + ("metadata",), path),
         ],
     )
-    if found is not None:
-        pod.cache["assumed"] = f"resource profile {name} {_defined_by(name)}"
+    pod.cache["assumed"] = f"resource profile {name} {_defined_by(name)}"
     # The Model has no field for the container's resources or the dshm volume's size: a fix would
     # write into resourceProfile (a string), so none is offered.
     pod.fix_note = (
         "KubeAI builds the container's resources from the resource profile: change resourceProfile or the profile"
-        if found is not None
-        else "KubeAI builds the container's resources from resourceProfile, and the Model has no field for them "
-        "or for the /dev/shm emptyDir's size: set a resourceProfile"
     )
     return [pod]
 
