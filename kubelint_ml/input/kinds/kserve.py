@@ -216,7 +216,9 @@ def _multinode(obj: K8sObject, head: Pod, runtime: Any, executor: str = "ray") -
     inputs, else the one KServe ships)."""
     path = ("spec", "predictor", "workerSpec")
     spec = dig(obj.data, *path)
-    if not isinstance(spec, dict) or not head.containers or not isinstance(head.containers[0][0], dict):
+    if not isinstance(spec, dict) or not isinstance(dig(obj.data, "spec", "predictor", "model"), dict):
+        return []  # the controller runs workers for a model spec only (reconcileModel, reconcileWorker)
+    if not head.containers or not isinstance(head.containers[0][0], dict):
         return []
     if runtime is not None:
         found = _runtime_resources(runtime.get("workerSpec"), "worker-container")
