@@ -226,6 +226,9 @@ def _multinode(obj: K8sObject, head: Pod, runtime: Any, executor: str = "ray") -
             return []
         worker_res = found
     else:
+        named = dig(obj.data, "spec", "predictor", "model", "runtime")
+        if named is not None and named != _MULTINODE_RUNTIME:
+            return []  # a runtime of the user's own, not among the inputs: its workers and executor are not known
         worker_res = KSERVE_RUNTIME_RESOURCES[_MULTINODE_RUNTIME]
     total = (integer(spec.get("tensorParallelSize"), 1) or 1) * (integer(spec.get("pipelineParallelSize"), 1) or 1)
     containers = spec.get("containers")
