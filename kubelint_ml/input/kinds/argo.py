@@ -210,6 +210,9 @@ def _argo(prefix: tuple) -> Callable[[K8sObject], list[Pod]]:
             # Its containers and volumes are written as the pod's (Argo's own fields left out) and its
             # spec holds pod fields only: unknown-field reads them even where fields are inherited.
             pod.cache["fields_as_written"] = True
+            # A WorkflowTemplate's containers are the pods' as written: the Workflows that run it do
+            # not set their resources (unlike a ServingRuntime's services), so it is judged with none.
+            pod.cache["resources_its_own"] = True
             if len(fix_renames) != len(renames):  # some field is a default's: a fix sets the template's own
                 pod.cache["fix_renames"] = tuple(sorted(set(fix_renames), key=lambda r: -len(r[0])))
             if foreign:

@@ -1,0 +1,209 @@
+"""One test per platform kind with its controller project's own sample (fixtures/controllers/<family>/,
+sources in PROVENANCE.md and on each file's first line): the findings, with their rule, line,
+column and severity, a user would defend to the sample's author, or none for a right-sized
+sample, with the pods it was judged on."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from kubelint_ml.input.loader import load
+from kubelint_ml.input.objects import unpack
+from kubelint_ml.input.workloads import pod_templates
+
+SAMPLES = Path(__file__).resolve().parent.parent / "fixtures" / "controllers"
+
+
+def found(name: str) -> list[tuple[str, int, int, str, str]]:
+    """(rule, line, column, severity, path) of ``kubelint-ml check`` on one sample, sorted."""
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(SAMPLES / name), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode in (0, 1), r.stderr
+    return sorted(
+        (f["rule"], f["line"], f["column"], f["severity"], f["path"]) for f in json.loads(r.stdout)["findings"]
+    )
+
+
+def pods(name: str) -> list[tuple[str, str, int | None, list]]:
+    """(kind, role, replicas, [(container, resources)]) of every pod the sample's objects make."""
+    out = []
+    for doc in load((SAMPLES / name).read_bytes()).documents:
+        for obj in unpack(doc, name).objects:
+            for tpl in pod_templates(obj):
+                containers = [(c.data.get("name"), c.data.get("resources")) for c in tpl.containers]
+                out.append((obj.kind, tpl.role, tpl.replicas, containers))
+    return out
+
+
+def best_effort(spec: str, spec_line: int, container: str, container_line: int, column: int) -> list[tuple]:
+    """A container with no resources in a pod that has no other: BestEffort, no memory limit or request."""
+    return [
+        ("besteffort-qos", spec_line, column, "warning", spec),
+        ("missing-memory-limit", container_line, column, "warning", container),
+        ("missing-memory-request", container_line, column, "warning", container),
+    ]
+
+
+# --- KServe ------------------------------------------------------------------------------
+
+
+def test_kserve_inference_service_gpu_predictor() -> None:
+    """A GPU predictor with a 4Gi memory limit: KServe's defaults give it a request of 1 cpu and 2Gi
+    (and a 1 cpu limit), so it is not BestEffort and has its limit; only its priority is missing."""
+    assert found("kserve/inferenceservice-torchserve-gpu.yaml") == [
+        ("missing-priority-class", 7, 3, "warning", "spec.predictor"),
+    ]
+    [(kind, role, replicas, [(name, res)])] = pods("kserve/inferenceservice-torchserve-gpu.yaml")
+    assert (kind, role, replicas, name) == ("InferenceService", "predictor", 1, "kserve-container")
+    assert res == {
+        "limits": {"memory": "4Gi", "nvidia.com/gpu": "1", "cpu": "1"},
+        "requests": {"cpu": "1", "memory": "2Gi"},
+    }
+
+
+def test_kserve_cluster_serving_runtime_is_right_sized() -> None:
+    """KServe's Hugging Face runtime: 1 cpu and 2Gi as request and limit, its Memory /dev/shm bounded
+    by that limit; a shared definition, so its priority is the InferenceService's."""
+    assert found("kserve/clusterservingruntime-huggingfaceserver.yaml") == []
+    [(kind, _, _, [(name, res)])] = pods("kserve/clusterservingruntime-huggingfaceserver.yaml")
+    assert (kind, name) == ("ClusterServingRuntime", "kserve-container")
+    assert res == {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"cpu": "1", "memory": "2Gi"}}
+
+
+def test_kserve_llm_inference_service_config_preset_is_left_to_its_services() -> None:
+    """KServe's own preset (Go templates inside its strings are valid YAML): it sets no resources
+    and no priority, which the services built over it set; judged alone it gets nothing."""
+    assert found("kserve/llminferenceserviceconfig-llm-template.yaml") == []
+    [(kind, _, _, [(name, res)])] = pods("kserve/llminferenceserviceconfig-llm-template.yaml")
+    assert (kind, name, res) == ("LLMInferenceServiceConfig", "main", None)
+
+
+# --- Argo Workflows ------------------------------------------------------------------------
+
+
+def test_argo_cron_workflow() -> None:
+    assert found("argo/cron-workflow.yaml") == best_effort(
+        "spec.workflowSpec.templates[0]", 18, "spec.workflowSpec.templates[0].container", 19, 9
+    )
+
+
+def test_argo_workflow_pod_level_resources() -> None:
+    """Argo's podResources are each pod's pod-level resources: the pod is bounded, no finding."""
+    assert found("argo/pod-resources.yaml") == []
+    [(kind, role, _, [(name, res)])] = pods("argo/pod-resources.yaml")
+    assert (kind, role, name, res) == ("Workflow", "hello-world", "main", None)
+
+
+def test_argo_workflow_template_is_judged_as_written() -> None:
+    """A WorkflowTemplate's containers are the pods' (the Workflows that run it do not set their
+    resources): one without resources is BestEffort, as in a Workflow."""
+    assert found("argo/workflow-template-templates.yaml") == best_effort(
+        "spec.templates[0]", 9, "spec.templates[0].container", 13, 5
+    )
+
+
+def test_argo_cluster_workflow_template_is_judged_as_written() -> None:
+    assert found("argo/clustertemplates.yaml") == best_effort(
+        "spec.templates[0]", 8, "spec.templates[0].container", 12, 5
+    )
+
+
+# --- Tekton -------------------------------------------------------------------------------
+
+
+def test_tekton_task_run_with_a_sidecar() -> None:
+    """The docker client step has no resources; the dind sidecar requests 512Mi with no limit; the
+    certificates' emptyDir is unbounded disk."""
+    assert found("tekton/taskrun-dind-sidecar.yaml") == [
+        ("emptydir-no-size-limit", 78, 7, "warning", "spec.taskSpec.volumes[0].emptyDir"),
+        ("missing-ephemeral-storage-request", 9, 7, "info", "spec.taskSpec.steps[0]"),
+        ("missing-memory-limit", 9, 7, "warning", "spec.taskSpec.steps[0]"),
+        ("missing-memory-limit", 49, 7, "warning", "spec.taskSpec.sidecars[0].computeResources"),
+        ("missing-memory-request", 9, 7, "warning", "spec.taskSpec.steps[0]"),
+    ]
+
+
+def test_tekton_tasks_pipeline_and_pipeline_run() -> None:
+    """Two Tasks whose steps set no resources are BestEffort pods; the Pipeline runs them by
+    taskRef and the PipelineRun by pipelineRef, so neither has a pod of its own."""
+    assert found("tekton/pipelinerun-4808-regression.yaml") == [
+        ("besteffort-qos", 7, 1, "warning", "spec"),
+        ("besteffort-qos", 28, 1, "warning", "spec"),
+        ("missing-memory-limit", 14, 7, "warning", "spec.steps[0]"),
+        ("missing-memory-limit", 42, 7, "warning", "spec.steps[0]"),
+        ("missing-memory-request", 14, 7, "warning", "spec.steps[0]"),
+        ("missing-memory-request", 42, 7, "warning", "spec.steps[0]"),
+    ]
+    assert [(kind, name) for kind, _, _, [(name, _)] in pods("tekton/pipelinerun-4808-regression.yaml")] == [
+        ("Task", "print-result"),
+        ("Task", "gen-result"),
+    ]
+
+
+# --- Seldon, Spark, AIBrix --------------------------------------------------------------------
+
+
+def test_seldon_deployment_sized_component() -> None:
+    assert found("seldon/model-resources.yaml") == []
+    assert pods("seldon/model-resources.yaml") == [
+        (
+            "SeldonDeployment",
+            "example[0]",
+            1,
+            [("classifier", {"requests": {"memory": "1Gi", "cpu": 1}, "limits": {"memory": "1Gi", "cpu": 2}})],
+        )
+    ]
+
+
+SPARK_PI_PODS = [
+    ("spark-kubernetes-driver", {"requests": {"cpu": "1", "memory": "896Mi"}, "limits": {"memory": "896Mi"}}),
+    ("executor", {"requests": {"cpu": "1", "memory": "896Mi"}, "limits": {"memory": "896Mi"}}),
+]
+
+
+def test_spark_application_resources_the_operator_computes() -> None:
+    """`memory: 512m` with the 384Mi minimum overhead is an 896Mi request and limit, `cores: 1` the cpu
+    request: right-sized, no finding."""
+    assert found("spark/spark-pi.yaml") == []
+    got = pods("spark/spark-pi.yaml")
+    assert [(k, role, n) for k, role, n, _ in got] == [
+        ("SparkApplication", "driver", 1),
+        ("SparkApplication", "executor", 1),
+    ]
+    assert [c for *_, [c] in got] == SPARK_PI_PODS
+
+
+def test_scheduled_spark_application_is_its_template() -> None:
+    assert found("spark/spark-pi-scheduled.yaml") == []
+    got = pods("spark/spark-pi-scheduled.yaml")
+    assert [(k, role) for k, role, _, _ in got] == [
+        ("ScheduledSparkApplication", "driver"),
+        ("ScheduledSparkApplication", "executor"),
+    ]
+    assert [c for *_, [c] in got] == SPARK_PI_PODS
+
+
+def test_aibrix_role_set() -> None:
+    """The sample's prefill role runs vLLM with no resources at all."""
+    assert found("aibrix/roleset.yaml") == [
+        ("besteffort-qos", 18, 7, "warning", "spec.roles[0].template.spec"),
+        ("missing-memory-limit", 20, 11, "warning", "spec.roles[0].template.spec.containers[0]"),
+        ("missing-memory-request", 20, 11, "warning", "spec.roles[0].template.spec.containers[0]"),
+    ]
+    assert [(k, role, n) for k, role, n, _ in pods("aibrix/roleset.yaml")] == [("RoleSet", "prefill", 1)]
+
+
+def test_aibrix_ray_cluster_replica_set() -> None:
+    """Head and worker group sized 1 cpu and 1024Mi, request equal to limit: no finding."""
+    assert found("aibrix/rayclusterreplicaset.yaml") == []
+    assert [(k, role, n) for k, role, n, _ in pods("aibrix/rayclusterreplicaset.yaml")] == [
+        ("RayClusterReplicaSet", "head", 1),
+        ("RayClusterReplicaSet", "small-group", 1),
+    ]
