@@ -207,3 +207,55 @@ def test_aibrix_ray_cluster_replica_set() -> None:
         ("RayClusterReplicaSet", "head", 1),
         ("RayClusterReplicaSet", "small-group", 1),
     ]
+
+
+# --- Kubernetes' own controllers (kubernetes/website examples) ---------------------------------
+
+
+def test_kubernetes_daemonset_sized_fluentd() -> None:
+    """A memory request equal to its limit and a cpu request: Burstable but bounded, no finding; a
+    DaemonSet's pods are one per node, not counted."""
+    assert found("kubernetes/daemonset.yaml") == []
+    [(kind, _, replicas, [(name, res)])] = pods("kubernetes/daemonset.yaml")
+    assert (kind, replicas, name) == ("DaemonSet", None, "fluentd-elasticsearch")
+    assert res == {"limits": {"memory": "200Mi"}, "requests": {"cpu": "100m", "memory": "200Mi"}}
+
+
+def test_kubernetes_replicaset_without_resources() -> None:
+    assert found("kubernetes/replicaset-frontend.yaml") == [
+        ("besteffort-qos", 19, 5, "warning", "spec.template.spec"),
+        ("missing-memory-limit", 21, 9, "warning", "spec.template.spec.containers[0]"),
+        ("missing-memory-request", 21, 9, "warning", "spec.template.spec.containers[0]"),
+    ]
+    assert [(k, n) for k, _, n, _ in pods("kubernetes/replicaset-frontend.yaml")] == [("ReplicaSet", 3)]
+
+
+def test_kubernetes_replication_controller_in_flow_style() -> None:
+    """The sample is JSON-like flow YAML: findings are at its keys and brackets all the same."""
+    assert found("kubernetes/replication.yaml") == [
+        ("besteffort-qos", 21, 7, "warning", "spec.template.spec"),
+        ("missing-memory-limit", 22, 22, "warning", "spec.template.spec.containers[0]"),
+        ("missing-memory-request", 22, 22, "warning", "spec.template.spec.containers[0]"),
+    ]
+    assert [(k, n) for k, _, n, _ in pods("kubernetes/replication.yaml")] == [("ReplicationController", 3)]
+
+
+def test_kubernetes_statefulset_without_resources() -> None:
+    """The headless Service is not a workload; the StatefulSet's nginx sets no resources."""
+    assert found("kubernetes/statefulset.yaml") == [
+        ("besteffort-qos", 31, 5, "warning", "spec.template.spec"),
+        ("missing-memory-limit", 34, 9, "warning", "spec.template.spec.containers[0]"),
+        ("missing-memory-request", 34, 9, "warning", "spec.template.spec.containers[0]"),
+    ]
+    assert [(k, n) for k, _, n, _ in pods("kubernetes/statefulset.yaml")] == [("StatefulSet", 3)]
+
+
+def test_kubernetes_cronjob_without_resources_or_priority() -> None:
+    """A batch workload: BestEffort, and no priority class (restartPolicy OnFailure is valid)."""
+    spec = "spec.jobTemplate.spec.template.spec"
+    assert found("kubernetes/cronjob.yaml") == [
+        ("besteffort-qos", 11, 9, "warning", spec),
+        ("missing-memory-limit", 13, 13, "warning", spec + ".containers[0]"),
+        ("missing-memory-request", 13, 13, "warning", spec + ".containers[0]"),
+        ("missing-priority-class", 11, 9, "warning", spec),
+    ]
