@@ -209,6 +209,22 @@ def test_aibrix_ray_cluster_replica_set() -> None:
     ]
 
 
+# --- NVIDIA Dynamo -----------------------------------------------------------------------------
+
+
+def test_dynamo_component_deployment_minimal_example() -> None:
+    """A standalone v1beta1 DCD: its podTemplate's `main` sets no resources (the operator adds command,
+    env, ports and probes, not resources), and gets the operator's 8Gi Memory /dev/shm."""
+    spec = "spec.podTemplate.spec"
+    assert found("dynamo/v1beta1-dcd-minimal.yaml") == [
+        ("besteffort-qos", 11, 5, "warning", spec),
+        ("missing-memory-limit", 13, 11, "warning", spec + ".containers[0]"),
+        ("missing-memory-request", 13, 11, "warning", spec + ".containers[0]"),
+    ]
+    [(kind, _, replicas, [(name, res)])] = pods("dynamo/v1beta1-dcd-minimal.yaml")
+    assert (kind, replicas, name, res) == ("DynamoComponentDeployment", 1, "main", None)
+
+
 # --- Kubernetes' own controllers (kubernetes/website examples) ---------------------------------
 
 
@@ -259,3 +275,137 @@ def test_kubernetes_cronjob_without_resources_or_priority() -> None:
         ("missing-memory-request", 13, 13, "warning", spec + ".containers[0]"),
         ("missing-priority-class", 11, 9, "warning", spec),
     ]
+
+
+# --- The earlier samples' severities -------------------------------------------------------------
+
+# tests/test_controller_samples.py asserts each earlier sample's findings with their lines; here, their
+# columns and severities: a GPU (or TPU) pod's BestEffort QoS and missing memory limit are errors, an
+# unbounded Memory emptyDir always; a missing memory request or priority class a warning.
+EARLIER_SAMPLES = {
+    "kserve/llm-inference-service-dp-ep-deepseek-r1-gpu-deepep-ht.yaml": [
+        ("missing-priority-class", 26, 3, "warning"),
+        ("missing-priority-class", 109, 3, "warning"),
+    ],
+    "kserve/llm-inference-service-managed-dra-minimal.yaml": [
+        ("missing-priority-class", 18, 3, "warning"),
+    ],
+    "kserve/llm-inference-service-pd-qwen2-7b-gpu.yaml": [
+        ("missing-priority-class", 19, 3, "warning"),
+        ("missing-priority-class", 76, 5, "warning"),
+    ],
+    "kserve/llm-inference-service-qwen2-7b-gpu.yaml": [
+        ("missing-priority-class", 16, 3, "warning"),
+    ],
+    "dynamo/v1alpha1-sglang-wideep-tep16p-dep16d-disagg.yaml": [
+        ("besteffort-qos", 11, 5, "warning"),
+        ("besteffort-qos", 25, 5, "error"),
+        ("besteffort-qos", 69, 5, "error"),
+        ("missing-memory-limit", 11, 5, "warning"),
+        ("missing-memory-limit", 32, 9, "error"),
+        ("missing-memory-limit", 76, 9, "error"),
+        ("missing-memory-request", 11, 5, "warning"),
+        ("missing-memory-request", 31, 7, "warning"),
+        ("missing-memory-request", 75, 7, "warning"),
+        ("missing-priority-class", 11, 5, "warning"),
+        ("missing-priority-class", 25, 5, "warning"),
+        ("missing-priority-class", 69, 5, "warning"),
+    ],
+    "dynamo/v1beta1-agg.yaml": [
+        ("besteffort-qos", 13, 7, "warning"),
+        ("besteffort-qos", 24, 7, "error"),
+        ("missing-memory-limit", 15, 11, "warning"),
+        ("missing-memory-limit", 39, 13, "error"),
+        ("missing-memory-request", 15, 11, "warning"),
+        ("missing-memory-request", 41, 13, "warning"),
+        ("missing-priority-class", 13, 7, "warning"),
+        ("missing-priority-class", 24, 7, "warning"),
+    ],
+    "dynamo/v1beta1-disagg-multinode.yaml": [
+        ("besteffort-qos", 13, 7, "warning"),
+        ("besteffort-qos", 31, 7, "error"),
+        ("besteffort-qos", 61, 7, "error"),
+        ("missing-memory-limit", 15, 11, "warning"),
+        ("missing-memory-limit", 52, 13, "error"),
+        ("missing-memory-limit", 83, 13, "error"),
+        ("missing-memory-request", 15, 11, "warning"),
+        ("missing-memory-request", 51, 11, "warning"),
+        ("missing-memory-request", 82, 11, "warning"),
+        ("missing-priority-class", 13, 7, "warning"),
+        ("missing-priority-class", 31, 7, "warning"),
+        ("missing-priority-class", 61, 7, "warning"),
+    ],
+    "nim/standalone-basic-llm.yaml": [
+        ("besteffort-qos", 32, 1, "error"),
+        ("emptydir-memory-unbounded", 40, 3, "error"),
+        ("missing-memory-limit", 46, 5, "error"),
+        ("missing-memory-request", 45, 3, "warning"),
+        ("missing-priority-class", 32, 1, "warning"),
+    ],
+    "nim/advanced-multi-node-multi-node-nimservice.yaml": [
+        ("besteffort-qos", 30, 1, "error"),
+        ("emptydir-memory-unbounded", 77, 3, "error"),
+        ("missing-memory-limit", 82, 5, "error"),
+        ("missing-memory-request", 84, 5, "warning"),
+        ("missing-priority-class", 30, 1, "warning"),
+    ],
+    "nim/rag-rag-pipeline.yaml": [
+        ("besteffort-qos", 11, 7, "error"),
+        ("besteffort-qos", 33, 7, "error"),
+        ("besteffort-qos", 57, 7, "error"),
+        ("emptydir-memory-unbounded", 19, 9, "error"),
+        ("emptydir-memory-unbounded", 41, 9, "error"),
+        ("emptydir-memory-unbounded", 65, 9, "error"),
+        ("missing-memory-limit", 25, 11, "error"),
+        ("missing-memory-limit", 47, 11, "error"),
+        ("missing-memory-limit", 71, 11, "error"),
+        ("missing-memory-request", 24, 9, "warning"),
+        ("missing-memory-request", 46, 9, "warning"),
+        ("missing-memory-request", 70, 9, "warning"),
+        ("missing-priority-class", 11, 7, "warning"),
+        ("missing-priority-class", 33, 7, "warning"),
+        ("missing-priority-class", 57, 7, "warning"),
+    ],
+    "kubeai/llama-3.1-8b-instruct-fp8-l4.yaml": [
+        ("emptydir-memory-unbounded", 17, 3, "error"),
+        ("missing-memory-limit", 17, 3, "error"),
+        ("missing-priority-class", 7, 1, "warning"),
+    ],
+    "kubeai/llama-3.1-70b-instruct-fp8-mi300x.yaml": [
+        ("besteffort-qos", 7, 1, "error"),
+        ("emptydir-memory-unbounded", 28, 3, "error"),
+        ("missing-memory-limit", 28, 3, "error"),
+        ("missing-memory-request", 28, 3, "warning"),
+        ("missing-priority-class", 7, 1, "warning"),
+    ],
+    "kubeai/gemma-2b-it-tpu.yaml": [
+        ("besteffort-qos", 7, 1, "error"),
+        ("emptydir-memory-unbounded", 14, 3, "error"),
+        ("missing-memory-limit", 14, 3, "error"),
+        ("missing-memory-request", 14, 3, "warning"),
+        ("missing-priority-class", 7, 1, "warning"),
+    ],
+    "aibrix/stormservice-vllm-1p1d.yaml": [
+        ("besteffort-qos", 38, 13, "error"),
+        ("besteffort-qos", 117, 13, "error"),
+        ("emptydir-memory-unbounded", 96, 19, "error"),
+        ("emptydir-memory-unbounded", 175, 19, "error"),
+        ("missing-memory-limit", 84, 21, "error"),
+        ("missing-memory-limit", 163, 21, "error"),
+        ("missing-memory-request", 83, 19, "warning"),
+        ("missing-memory-request", 162, 19, "warning"),
+        ("missing-priority-class", 38, 13, "warning"),
+        ("missing-priority-class", 117, 13, "warning"),
+    ],
+    "aibrix/rayclusterfleet.yaml": [
+        ("missing-memory-limit", 50, 19, "error"),
+        ("missing-memory-request", 53, 19, "warning"),
+        ("missing-priority-class", 31, 11, "warning"),
+    ],
+}
+
+
+def test_earlier_samples_findings_have_their_columns_and_severities() -> None:
+    for name, expected in EARLIER_SAMPLES.items():
+        got = {f[:4] for f in found(name)}
+        assert set(expected) <= got, (name, sorted(set(expected) - got))
