@@ -409,3 +409,15 @@ def test_earlier_samples_findings_have_their_columns_and_severities() -> None:
     for name, expected in EARLIER_SAMPLES.items():
         got = {f[:4] for f in found(name)}
         assert set(expected) <= got, (name, sorted(set(expected) - got))
+
+
+def test_kubernetes_job_without_resources_or_priority() -> None:
+    """Kubernetes' pi Job: BestEffort with no priority class; backoffLimit 4 and restartPolicy Never
+    are valid."""
+    spec = "spec.template.spec"
+    assert found("kubernetes/job.yaml") == [
+        ("besteffort-qos", 8, 5, "warning", spec),
+        ("missing-memory-limit", 10, 9, "warning", spec + ".containers[0]"),
+        ("missing-memory-request", 10, 9, "warning", spec + ".containers[0]"),
+        ("missing-priority-class", 8, 5, "warning", spec),
+    ]
