@@ -1,5 +1,5 @@
 """Argo Workflows (``argoproj.io/v1alpha1`` Workflow, WorkflowTemplate, ClusterWorkflowTemplate,
-CronWorkflow; argoproj/argo-workflows ``pkg/apis/workflow/v1alpha1``): each template with a
+CronWorkflow; argoproj/argo-workflows v4.1, ``pkg/apis/workflow/v1alpha1`` at f016ad89): each template with a
 ``container``, ``script`` or ``containerSet`` is one pod; the workflow's pod fields are its
 defaults (docs/kinds.md)."""
 

@@ -1,5 +1,5 @@
 """Tekton Pipelines (``tekton.dev/v1`` and ``v1beta1`` Task, ClusterTask, TaskRun, Pipeline,
-PipelineRun; tektoncd/pipeline ``pkg/apis/pipeline/v1``): each embedded task spec is one pod,
+PipelineRun; tektoncd/pipeline v1.15, ``pkg/apis/pipeline/v1`` at 3ee1745a): each embedded task spec is one pod,
 its steps merged over the ``stepTemplate`` as ``pkg/apis/pipeline/v1/merge.go`` does."""
 
 from __future__ import annotations
