@@ -19,7 +19,9 @@ from kubelint_ml.input.workloads import (
     ContainerView,
     PodTemplate,
     VolumeView,
+    argo_run_templates,
     is_training_kind,
+    kserve_service_templates,
     llm_service_templates,
     ome_service_templates,
     pod_templates,
@@ -277,6 +279,19 @@ class Context(Record):
             bases = self.facts.llm_bases_of(obj)  # the configs its baseRefs name, merged as KServe does
             if bases is not None:
                 templates = llm_service_templates(obj, bases)
+        elif (
+            not templates
+            and obj.kind in ("Workflow", "CronWorkflow")
+            and obj.group == "argoproj.io"
+            and self.facts is not None
+        ):
+            found = self.facts.context_template_of(obj)  # the template it runs, read only as context
+            if found is not None:
+                templates = argo_run_templates(obj, *found)
+        elif obj.kind == "InferenceService" and obj.group == "serving.kserve.io" and self.facts is not None:
+            named = self.facts.kserve_runtime_of(obj)  # the runtime its model names, merged as KServe does
+            if named is not None:
+                templates = kserve_service_templates(obj, *named)
         elif obj.kind == "InferenceService" and obj.group == "ome.io" and self.facts is not None:
             runtime = self.facts.ome_runtime_of(obj)  # the runtime it names, merged under it as OME does
             if runtime is not None:
