@@ -215,11 +215,16 @@ def test_trainer_objects_reviewed_with_the_context_as_check_sees_them(stack, tmp
     (tmp_path / "trainer.yaml").write_text(TRAINER_CONTEXT)
     config = write_config(tmp_path / "kubelint-ml.yaml", {**PROFILE_CONFIG, "context": ["trainer.yaml"]})
     expected = _check_findings(tmp_path, TRAINER_OBJECTS, config)
+    # (its runtime is context, never reported on: the TrainJob carries the missing priority)
     assert [(f["rule"], f["severity"]) for f in expected[0]] == [
         ("missing-memory-limit", "error"),  # (the LimitRange's max is the pods' default limit)
         ("missing-memory-request", "warning"),
+        ("missing-priority-class", "warning"),
     ]
-    assert [(f["rule"], f["severity"]) for f in expected[1]] == [("limit-range-violation", "error")]
+    assert [(f["rule"], f["severity"]) for f in expected[1]] == [
+        ("missing-priority-class", "warning"),
+        ("limit-range-violation", "error"),
+    ]
     assert [(f["rule"], f["severity"]) for f in expected[2]] == [("missing-priority-class", "warning")]
     with Webhook(tmp_path, config) as hook:
         for i, obj in enumerate(TRAINER_OBJECTS):

@@ -533,8 +533,21 @@ def test_wrongly_typed_dra_fields_never_crash():
         "gpu-node-unresolved",
     }
     assert [(f.line, f.rule) for f in found if f.rule == "parse-error"] == [(5, "parse-error")]
-    # the template with odd requests still counts its one well-formed GPU request
-    assert ("besteffort-qos", "error") in {(f.rule, f.severity) for f in found}
+    # the template with odd requests is rejected by the API server (its first request is `exactly: 3`, neither
+    # form): it holds no device, and the pod naming it is told so at its resourceClaimTemplateName
+    assert ("besteffort-qos", "warning") in {(f.rule, f.severity) for f in found}
+    assert [
+        (f.line, f.column, f.message)
+        for f in found
+        if f.rule == "unknown-resource-claim" and "ResourceClaimTemplate" in f.message
+    ] == [
+        (
+            15,
+            145,
+            "ResourceClaimTemplate 't2' is rejected by the API server: spec.spec.devices.requests[1]: exactly one of "
+            "`exactly` or `firstAvailable` is required",
+        )
+    ]
 
 
 def test_mig_partitions_count_as_a_fraction_of_a_gpu_where_the_class_names_the_profile():

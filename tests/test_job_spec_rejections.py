@@ -687,7 +687,37 @@ def test_a_selector_of_its_own_needs_manual_selector():
         ],
     )
     # manual, or only the labels the API server generates for this Job
-    check(with_selector("manualSelector: true\nselector:\n  matchLabels: {app: train}\n"), [])
+    labelled = job("manualSelector: true\nselector:\n  matchLabels: {app: train}\n").replace(
+        "  template:\n", "  template:\n    metadata: {labels: {app: train, team: ml}}\n"
+    )
+    check(labelled, [])
+    # ... but a selector of its own must match the template's labels (ValidateJobSpec): the API server adds
+    # none to a manual Job's template
+    check(
+        with_selector("manualSelector: true\nselector:\n  matchLabels: {app: train}\n"),
+        [
+            (
+                7,
+                3,
+                "spec.selector",
+                "the selector (app=train) does not match the pod template's labels",
+                "(spec.template.metadata.labels: Invalid value: `selector` does not match template `labels`)",
+            )
+        ],
+    )
+    check(
+        labelled.replace("matchLabels: {app: train}", "matchExpressions: [{key: team, operator: NotIn, values: [ml]}]"),
+        [
+            (
+                10,
+                24,
+                "spec.template.metadata.labels",
+                "the selector (team NotIn (ml)) does not match the pod template's labels",
+                "does not match template `labels`",
+            )
+        ],
+    )
+    check(labelled.replace("matchLabels: {app: train}", "matchExpressions: [{key: team, operator: Exists}]"), [])
     check(with_selector("selector:\n  matchLabels: {batch.kubernetes.io/job-name: j}\n"), [])
     check(with_selector("selector:\n  matchExpressions: [{key: app, operator: NotIn, values: [x]}]\n"), [])
     # a Job read back from a cluster: its selector is on the uid it was created with

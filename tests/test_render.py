@@ -603,3 +603,46 @@ def test_text_output_names_the_rendered_location_under_verbose() -> None:
     assert lines[at + 3] == f"        rendered output: <stdin>:{HEADER_LINES + 112}:7"
     quiet = check(["-", "--no-color"], HELM_DIR, input=(HELM_DIR / "rendered.yaml").read_bytes())
     assert "rendered output" not in quiet.stdout
+
+
+@needs_kustomize
+def test_a_base_that_several_overlays_build_gets_each_finding_once(tmp_path: Path) -> None:
+    """llm-d's guides (llm-d/llm-d guides/pd-disaggregation/modelserver/gpu/vllm: base/, aws/,
+    gke/, coreweave/ over one base whose patch-prefill.yaml sizes the prefill pod's /dev/shm
+    at 20Gi over a 16Gi memory limit): each overlay renders the base's Deployment, and its
+    finding maps back to the same line of the base's patch once, with every overlay's rendered
+    location among its related locations, not once per overlay."""
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "kustomization.yaml").write_text(
+        "resources:\n- deploy.yaml\nnamePrefix: pd-disaggregation-nvidia-gpu-vllm-\npatches:\n- path: patch-prefill.yaml\n"
+    )
+    (base / "deploy.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: prefill\nspec:\n"
+        "  selector:\n    matchLabels: {app: prefill}\n  template:\n    metadata:\n      labels: {app: prefill}\n"
+        "    spec:\n      priorityClassName: serving\n      containers:\n      - name: modelserver\n"
+        "        image: vllm/vllm-openai:v0.11.0\n"
+    )
+    (base / "patch-prefill.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: prefill\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: modelserver\n          resources:\n            limits:\n"
+        "              memory: 16Gi\n              cpu: '8'\n              nvidia.com/gpu: '1'\n"
+        "            requests:\n              memory: 16Gi\n              cpu: '8'\n              nvidia.com/gpu: '1'\n"
+        "          volumeMounts:\n            - name: shm\n              mountPath: /dev/shm\n"
+        "      volumes:\n        - name: shm\n          emptyDir:\n            medium: Memory\n"
+        "            sizeLimit: 20Gi\n"
+    )
+    for cloud in ("aws", "gke"):
+        (tmp_path / cloud).mkdir()
+        (tmp_path / cloud / "kustomization.yaml").write_text(
+            f"resources:\n- ../base\ncommonLabels:\n  cloud: {cloud}\n"
+        )
+    r = check([".", "-f", "json"], tmp_path)
+    found = [f for f in rows(r) if f[0] == "emptydir-memory-exceeds-limit"]
+    assert [f[:4] for f in found] == [("emptydir-memory-exceeds-limit", "base/patch-prefill.yaml", 26, 13)]
+    assert sorted(rel[0].split(" (")[0] for rel in found[0][5]) == ["aws", "gke"]  # (kubectl kustomize)
+    assert json.loads(r.output)["summary"]["by_severity"]["warning"] == 1
+    # an overlay that renames the objects makes findings on other objects: each is kept
+    (tmp_path / "gke" / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: gke-\n")
+    r = check([".", "-f", "json"], tmp_path)
+    assert len([f for f in rows(r) if f[0] == "emptydir-memory-exceeds-limit"]) == 2

@@ -556,6 +556,13 @@ def test_word_prefilter_changes_nothing_on_generated_commands(args, env_words, s
         # user's extra args (production-stack's tensorParallelSize, then extraArgs)
         ({"command": ["vllm", "serve", "m", "--tensor-parallel-size", "1", "-tp", "4"]}, [("-tp 4", 4)]),
         ({"command": ["vllm", "serve", "m", "--tensor-parallel-size", "4", "-tp", "1"]}, []),
+        # on TPUs vLLM's and SGLang's tensor (and data) parallel group is one JAX program in one
+        # process; pipeline stages and TGI's shards are still processes of their own
+        ({"args": ["--tensor-parallel-size=8"], "resources": {"limits": {"google.com/tpu": "8"}}}, []),
+        ({"args": ["--tp", "4", "--dp", "2"], "resources": {"requests": {"google.com/tpu": 8}}}, []),
+        ({"env": [{"name": "TENSOR_PARALLEL_SIZE", "value": "4"}], "resources": {"limits": {"google.com/tpu": 4}}}, []),
+        ({"args": ["-tp", "4", "-pp", "2"], "resources": {"limits": {"google.com/tpu": 8}}}, [("-pp 2", 2)]),
+        ({"args": ["--num-shard", "4"], "resources": {"limits": {"google.com/tpu": 4}}}, [("--num-shard 4", 4)]),
         # one GPU is one process; -tp inside another word is not the flag
         ({"args": ["--model", "m", "--tensor-parallel-size", "1"]}, []),
         ({"env": [{"name": "NUM_SHARD", "value": "1"}]}, []),

@@ -371,11 +371,17 @@ def _facts_with(policy: Policy, objects: list) -> Facts:
     facts.train_jobs.extend(base.train_jobs)
     for key, runtime in base.training_runtimes.items():
         facts.training_runtimes.setdefault(key, runtime)
+        if key in base.training_runtime_files:
+            facts.training_runtime_files.setdefault(key, base.training_runtime_files[key])
     facts.argo_runs.extend(base.argo_runs)
     for ref, spec in base.llm_configs.items():
         facts.llm_configs.setdefault(ref, spec)
+    for key, spec in base.kserve_runtimes.items():
+        facts.kserve_runtimes.setdefault(key, spec)
     if not any(o.kind in CLUSTER_KINDS for o in objects):
         facts.cluster = base.cluster  # the context's cluster (nodes, LimitRanges, queues), unchanged
+    else:
+        facts.cluster.context_files |= base.cluster.context_files  # (what the context's objects came from)
     facts.add_profile(policy.config.profile)
     facts.dra = base.dra  # the context's claims and classes (a reviewed claim object holds no pods)
     return facts

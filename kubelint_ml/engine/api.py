@@ -19,7 +19,9 @@ from kubelint_ml.input.workloads import (
     ContainerView,
     PodTemplate,
     VolumeView,
+    argo_run_templates,
     is_training_kind,
+    kserve_service_templates,
     llm_service_templates,
     ome_service_templates,
     pod_templates,
@@ -277,6 +279,19 @@ class Context(Record):
             bases = self.facts.llm_bases_of(obj)  # the configs its baseRefs name, merged as KServe does
             if bases is not None:
                 templates = llm_service_templates(obj, bases)
+        elif (
+            not templates
+            and obj.kind in ("Workflow", "CronWorkflow")
+            and obj.group == "argoproj.io"
+            and self.facts is not None
+        ):
+            found = self.facts.context_template_of(obj)  # the template it runs, read only as context
+            if found is not None:
+                templates = argo_run_templates(obj, *found)
+        elif obj.kind == "InferenceService" and obj.group == "serving.kserve.io" and self.facts is not None:
+            named = self.facts.kserve_runtime_of(obj)  # the runtime its model names, merged as KServe does
+            if named is not None:
+                templates = kserve_service_templates(obj, *named)
         elif obj.kind == "InferenceService" and obj.group == "ome.io" and self.facts is not None:
             runtime = self.facts.ome_runtime_of(obj)  # the runtime it names, merged under it as OME does
             if runtime is not None:
@@ -307,6 +322,12 @@ class Context(Record):
                     self.note(f"{obj.file}: {t.describe()}: {why}; not counted as an accelerator")
                 for what in devices.assumed if devices is not None else ():
                     self.note(f"{obj.file}: {t.describe()}: {what}")
+                for claim, cls in devices.missing_classes if devices is not None else ():
+                    self.note(
+                        f"{obj.file}: {t.describe()}: DeviceClass '{cls}' of {claim.kind} '{claim.name}' is not among "
+                        "the DeviceClasses of the inputs or --context: the scheduler cannot allocate the claim unless "
+                        "the cluster has it"
+                    )
                 for name in unserved_names(t.spec, dra) if not t.broken else ():
                     self.note(
                         f"{obj.file}: {t.describe()}: {name} is not a device plugin resource known here and no "
@@ -329,6 +350,23 @@ def did_you_mean(name: str, choices: Any, cutoff: float = 0.6) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+def _pods_at_once(tpl: PodTemplate) -> int:
+    """How many pods of the template run at once, as far as the object says: its ``replicas``, or a Job's
+    (or a CronJob's Jobs') ``parallelism`` (default 1)."""
+    if isinstance(tpl.replicas, int) and not isinstance(tpl.replicas, bool):
+        return max(tpl.replicas, 1)
+    obj = tpl.obj
+    if obj.group == "batch" and obj.kind in ("Job", "CronJob"):
+        spec = obj.data.get("spec")
+        if obj.kind == "CronJob":
+            spec = (spec or {}).get("jobTemplate") if isinstance(spec, dict) else None
+            spec = spec.get("spec") if isinstance(spec, dict) else None
+        parallelism = spec.get("parallelism") if isinstance(spec, dict) else None
+        if isinstance(parallelism, int) and not isinstance(parallelism, bool) and parallelism > 1:
+            return parallelism
+    return 1
+
+
 def template_devices(tpl: PodTemplate) -> PodDevices | None:
     """The devices the template's DRA claims and DRA extended resources ask for (None: it uses none),
     resolved against the run's DRA objects (set on the template by :meth:`Context.templates`)."""
@@ -337,7 +375,9 @@ def template_devices(tpl: PodTemplate) -> PodDevices | None:
     facts = tpl.cache.get("dra")
     found = None
     if uses_dra(tpl.spec, facts):
-        found = pod_devices(tpl.spec, tpl.obj.ref.namespace, facts, pod_requests(tpl.spec))
+        found = pod_devices(
+            tpl.spec, tpl.obj.ref.namespace, facts, pod_requests(tpl.spec), _pods_at_once(tpl), tpl.obj.file
+        )
     tpl.cache["dra.devices"] = found
     return found
 

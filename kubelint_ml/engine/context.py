@@ -31,6 +31,8 @@ CONTEXT_KINDS = (
     "ClusterTrainingRuntime",
     "Workflow",  # Argo: for the (Cluster)WorkflowTemplates it runs
     "CronWorkflow",
+    "WorkflowTemplate",  # Argo: for the Workflows that run one given only as context
+    "ClusterWorkflowTemplate",
     "LLMInferenceServiceConfig",  # KServe: for the LLMInferenceServices whose baseRefs name it
     "ServingRuntime",  # OME: for the InferenceServices that name it
     "ClusterServingRuntime",
@@ -301,6 +303,21 @@ def _argo_runs(obj: K8sObject) -> list[ArgoRunFact]:
     return out
 
 
+def _serving_runtime(table: dict, service: K8sObject, name: Any) -> tuple[str, Any] | None:
+    """The (name, spec) of the runtime ``name`` in ``table``: a ServingRuntime in the service's namespace
+    (or one that says none), else the ClusterServingRuntime of that name; None otherwise."""
+    if not isinstance(name, str) or not name or not table:
+        return None
+    for key in (
+        ("ServingRuntime", service.ref.namespace, name),
+        ("ServingRuntime", None, name),
+        ("ClusterServingRuntime", None, name),
+    ):
+        if key in table:
+            return name, table[key]
+    return None
+
+
 class Facts(Record):
     priority_classes: dict[str, PriorityClassFact]
     priority_class_objects: list[PriorityClassFact]
@@ -351,6 +368,7 @@ class Facts(Record):
         self.train_jobs = [] if train_jobs is None else train_jobs
         # (kind, namespace of a TrainingRuntime, name) -> the runtime's data, for the TrainJobs that name it
         self.training_runtimes = {} if training_runtimes is None else training_runtimes
+        self.training_runtime_files: dict[tuple[str, str | None, str], str] = {}  # the same keys -> file
         self.argo_runs = [] if argo_runs is None else argo_runs
         self._memo = {} if _memo is None else _memo
         self.cluster = ClusterFacts() if cluster is None else cluster
@@ -362,6 +380,12 @@ class Facts(Record):
         # (kind, namespace, name) -> the spec of an OME (Cluster)ServingRuntime, for the InferenceServices
         # that name it
         self.ome_runtimes: dict[tuple[str, str | None, str], Any] = {}
+        # (kind, namespace, name) -> the spec of a KServe (Cluster)ServingRuntime, for the
+        # InferenceServices whose model names it
+        self.kserve_runtimes: dict[tuple[str, str | None, str], Any] = {}
+        # (kind, namespace of a WorkflowTemplate, name) -> (its data, its file), for the Workflows that
+        # run one by workflowTemplateRef
+        self.argo_templates: dict[tuple[str, str | None, str], tuple[dict, str]] = {}
 
     def context_objects(self) -> list[dict]:
         """The context objects themselves (what CEL rules see as ``objects``; do not mutate)."""
@@ -406,6 +430,7 @@ class Facts(Record):
             namespace = obj.ref.namespace if kind == "TrainingRuntime" else None
             if name:
                 self.training_runtimes.setdefault((kind, namespace, name), data)
+                self.training_runtime_files.setdefault((kind, namespace, name), obj.file)
         elif kind == "LLMInferenceServiceConfig" and group == "serving.kserve.io":
             if name:
                 self.llm_configs.setdefault((obj.ref.namespace, name), data.get("spec"))
@@ -413,8 +438,16 @@ class Facts(Record):
             if name:
                 namespace = obj.ref.namespace if kind == "ServingRuntime" else None
                 self.ome_runtimes.setdefault((kind, namespace, name), data.get("spec"))
+        elif kind in ("ServingRuntime", "ClusterServingRuntime") and group == "serving.kserve.io":
+            if name:
+                namespace = obj.ref.namespace if kind == "ServingRuntime" else None
+                self.kserve_runtimes.setdefault((kind, namespace, name), data.get("spec"))
         elif kind in ("Workflow", "CronWorkflow") and group == "argoproj.io":
             self.argo_runs += _argo_runs(obj)
+        elif kind in ("WorkflowTemplate", "ClusterWorkflowTemplate") and group == "argoproj.io":
+            if name:
+                namespace = obj.ref.namespace if kind == "WorkflowTemplate" else None
+                self.argo_templates.setdefault((kind, namespace, name), (data, obj.file))
         elif kind in DRA_CLAIM_KINDS:
             self.dra.add_object(kind, group, data, name, obj.ref.namespace, obj.file)
         else:
@@ -423,15 +456,24 @@ class Facts(Record):
     def runtime_of(self, job: K8sObject) -> Any:
         """The data of the (Cluster)TrainingRuntime a TrainJob names, among the inputs (a TrainingRuntime:
         in the TrainJob's namespace, or one that says none), or None."""
+        key = self._runtime_key(job)
+        return None if key is None else self.training_runtimes[key]
+
+    def runtime_file_of(self, job: K8sObject) -> str | None:
+        """The file the (Cluster)TrainingRuntime a TrainJob names comes from, or None."""
+        key = self._runtime_key(job)
+        return None if key is None else self.training_runtime_files.get(key)
+
+    def _runtime_key(self, job: K8sObject) -> tuple[str, str | None, str] | None:
         fact = _train_job(job)
         if fact is None:
             return None
-        if fact.runtime_kind == "ClusterTrainingRuntime":
-            return self.training_runtimes.get((fact.runtime_kind, None, fact.runtime_name))
-        found = self.training_runtimes.get((fact.runtime_kind, fact.namespace, fact.runtime_name))
-        if found is None and fact.namespace is not None:
-            found = self.training_runtimes.get((fact.runtime_kind, None, fact.runtime_name))
-        return found
+        keys: list[tuple[str, str | None, str]] = [(fact.runtime_kind, None, fact.runtime_name)]
+        if fact.runtime_kind != "ClusterTrainingRuntime":
+            keys.insert(0, (fact.runtime_kind, fact.namespace, fact.runtime_name))
+            if fact.namespace is None:
+                keys.pop()
+        return next((k for k in keys if k in self.training_runtimes), None)
 
     def llm_bases_of(self, service: K8sObject) -> list[tuple[str, Any]] | None:
         """The LLMInferenceServiceConfigs a KServe LLMInferenceService's ``baseRefs`` name, in order, as
@@ -462,16 +504,33 @@ class Facts(Record):
         the inputs: a ServingRuntime in the service's namespace (or one that says none), else the
         ClusterServingRuntime of that name (GetRuntime). None otherwise (also for a runtime OME would
         select by the model: the selection is not modelled)."""
-        name = dig(service.data, "spec", "runtime", "name")
-        if not isinstance(name, str) or not name or not self.ome_runtimes:
+        return _serving_runtime(self.ome_runtimes, service, dig(service.data, "spec", "runtime", "name"))
+
+    def kserve_runtime_of(self, service: K8sObject) -> tuple[str, Any] | None:
+        """The (name, spec) of the serving runtime a KServe InferenceService's ``predictor.model.runtime``
+        names, among the inputs: a ServingRuntime in the service's namespace (or one that says none), else
+        the ClusterServingRuntime of that name (GetServingRuntime). None otherwise (also for a runtime
+        KServe selects by the model's format: the selection is not modelled)."""
+        name = dig(service.data, "spec", "predictor", "model", "runtime")
+        return _serving_runtime(self.kserve_runtimes, service, name)
+
+    def context_template_of(self, workflow: K8sObject) -> tuple[str, dict] | None:
+        """The (name, data) of the (Cluster)WorkflowTemplate an Argo Workflow or CronWorkflow runs by
+        ``workflowTemplateRef``, when it is read only as context (a linted one is judged itself, with
+        the Workflows that run it): a WorkflowTemplate in the workflow's namespace, or one that says
+        none. None otherwise."""
+        spec = dig(workflow.data, "spec", "workflowSpec") if workflow.kind == "CronWorkflow" else None
+        ref = dig(spec if isinstance(spec, dict) else workflow.data.get("spec"), "workflowTemplateRef")
+        if not isinstance(ref, dict) or not isinstance(ref.get("name"), str) or not self.argo_templates:
             return None
-        for key in (
-            ("ServingRuntime", service.ref.namespace, name),
-            ("ServingRuntime", None, name),
-            ("ClusterServingRuntime", None, name),
-        ):
-            if key in self.ome_runtimes:
-                return name, self.ome_runtimes[key]
+        name = ref["name"]
+        keys: list[tuple[str, str | None, str]] = [("ClusterWorkflowTemplate", None, name)]
+        if ref.get("clusterScope") is not True:
+            keys = [("WorkflowTemplate", workflow.ref.namespace, name), ("WorkflowTemplate", None, name)]
+        for key in keys:
+            found = self.argo_templates.get(key)
+            if found is not None and found[1] in self.cluster.context_files:
+                return name, found[0]
         return None
 
     def train_jobs_using(self, runtime: K8sObject) -> list[TrainJobFact]:

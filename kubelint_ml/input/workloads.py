@@ -501,6 +501,22 @@ def llm_service_templates(service: K8sObject, bases: list[tuple[str, Any]]) -> l
     return [_synth(service, pod) for pod in llm_service_with_bases(service, bases)]
 
 
+def argo_run_templates(workflow: K8sObject, name: str, template: dict) -> list[PodTemplate]:
+    """An Argo Workflow's pods from the WorkflowTemplate it runs (name, data), read as context
+    (:func:`~kubelint_ml.input.kinds.argo.workflow_with_template`)."""
+    from kubelint_ml.input.kinds.argo import workflow_with_template
+
+    return [_synth(workflow, pod) for pod in workflow_with_template(workflow, name, template)]
+
+
+def kserve_service_templates(service: K8sObject, name: str, runtime: Any) -> list[PodTemplate]:
+    """A KServe InferenceService's pods with the serving runtime its model names (name, spec) merged in
+    (:func:`~kubelint_ml.input.kinds.kserve.inference_service_with_runtime`)."""
+    from kubelint_ml.input.kinds.kserve import inference_service_with_runtime
+
+    return [_synth(service, pod) for pod in inference_service_with_runtime(service, name, runtime)]
+
+
 def ome_service_templates(service: K8sObject, name: str, runtime: Any) -> list[PodTemplate]:
     """An OME InferenceService's pods merged over the runtime it names (name, spec)
     (:func:`~kubelint_ml.input.kinds.ome.service_with_runtime`)."""

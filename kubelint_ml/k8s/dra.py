@@ -27,7 +27,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
-from kubelint_ml.k8s.resources import DRA_EXTENDED_PREFIX, is_accelerator_resource, is_extended_resource
+from kubelint_ml.k8s.resources import (
+    DRA_EXTENDED_PREFIX,
+    is_accelerator_resource,
+    is_dns1123_label,
+    is_extended_resource,
+)
 from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.lazyre import LazyPattern
 from kubelint_ml.records import Record
@@ -366,11 +371,112 @@ def _sub(raw: Mapping) -> SubRequest | None:
     return SubRequest(cls, count, profile, product, device_type, share)
 
 
+def _partition(device_type: str | None) -> bool:
+    """A device type that names a partition of a GPU (AMD's ``amdgpu-partition``)."""
+    return device_type is not None and "partition" in device_type.lower()
+
+
 def _allocated_results(status: object) -> set[str]:
     """The requests an allocated ResourceClaim's devices were allocated for
     (``status.allocation.devices.results[].request``: ``<request>`` or ``<request>/<subrequest>``)."""
     results = _mapping(_mapping(_mapping(status).get("allocation")).get("devices")).get("results")
     return {r["request"] for r in _items(results) if isinstance(r.get("request"), str)}
+
+
+_EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
+
+
+def _allocation_rejection(raw: Mapping, at: str) -> str | None:
+    """What ``validateDeviceClass`` and ``validateDeviceAllocationMode`` reject of one request's (or
+    subrequest's) exact fields, after defaulting (``allocationMode`` ExactCount, a zero ``count`` 1)."""
+    cls = raw.get("deviceClassName")
+    if not isinstance(cls, str) or not cls:
+        return f"{at}.deviceClassName: Required value"  # (validateDeviceClass)
+    mode = raw.get("allocationMode", "ExactCount")
+    count = raw.get("count", 0)
+    if mode not in ("ExactCount", "All"):
+        return f'{at}.allocationMode: Unsupported value: "{mode}": supported values: "All", "ExactCount"'
+    if isinstance(count, int) and not isinstance(count, bool):
+        if mode == "All" and count != 0:
+            return f"{at}.count: Invalid value: {count}: must not be specified when allocationMode is 'All'"
+        if mode == "ExactCount" and count < 0:
+            return f"{at}.count: Invalid value: {count}: must be greater than zero"
+    return None
+
+
+def _name_rejection(raw: Mapping, at: str, seen: set[str]) -> str | None:
+    """``validateRequestName`` of a request or subrequest: a DNS label, unique among its siblings."""
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        return f"{at}.name: Required value"
+    if not is_dns1123_label(name):
+        return f"{at}.name: Invalid value: \"{name}\": must be a DNS label (lower-case letters, digits, '-')"
+    if name in seen:
+        return f'{at}.name: Duplicate value: "{name}"'
+    seen.add(name)
+    return None
+
+
+def claim_spec_rejection(claim_spec: object, api_version: object) -> str | None:
+    """The API server's reason for rejecting a ResourceClaimSpec's device requests (the first), or None.
+
+    ``validateDeviceRequest`` (k/k ``pkg/apis/resource/validation``): a request is exactly one of
+    ``exactly`` and ``firstAvailable``. In ``resource.k8s.io/v1`` and ``v1beta2`` the exact fields sit
+    under ``exactly``: written on the request itself, as ``v1beta1`` has them, they are unknown fields
+    (kubectl's strict field validation rejects them; decoded without it, they are dropped and the
+    request names neither)."""
+    version = api_version.rpartition("/")[2] if isinstance(api_version, str) else ""
+    if version not in ("v1", "v1beta2", "v1beta1", "v1alpha3"):
+        return None  # (v1alpha2's claims, of 1.26-1.30, named a class of another kind: not judged)
+    nested = version in ("v1", "v1beta2")
+    requests = _mapping(_mapping(claim_spec).get("devices")).get("requests")
+    names: set[str] = set()
+    for i, req in enumerate(requests if isinstance(requests, list) else ()):
+        if not isinstance(req, dict):
+            continue  # (the schema's to say)
+        at = f"devices.requests[{i}]"
+        reason = _name_rejection(req, at, names)
+        if reason:
+            return reason
+        first = req.get("firstAvailable")
+        has_first = isinstance(first, list) and bool(first)
+        if nested:
+            flat = [k for k in _EXACT_FIELDS if k in req]
+            if flat:
+                verb = "belongs" if len(flat) == 1 else "belong"
+                return f"{at}: {', '.join(flat)} {verb} under `exactly` in {api_version}"
+            has_exact = isinstance(req.get("exactly"), dict)
+        else:  # (any exact field on the request makes it one, Convert_v1beta1_DeviceRequest_To_resource_...)
+            has_exact = any(k in req for k in _EXACT_FIELDS)
+        if has_exact == has_first:
+            return f"{at}: exactly one of `exactly` or `firstAvailable` is required" + (
+                ", but multiple fields are set" if has_exact else ""
+            )
+        if has_first:
+            subnames: set[str] = set()
+            for j, sub in enumerate(_items(first)):
+                sub_at = f"{at}.firstAvailable[{j}]"
+                reason = _name_rejection(sub, sub_at, subnames) or _allocation_rejection(sub, sub_at)
+                if reason:
+                    return reason
+            names.update(f"{req['name']}/{n}" for n in subnames)
+        else:
+            reason = _allocation_rejection(req["exactly"] if nested else req, f"{at}.exactly" if nested else at)
+            if reason:
+                return reason
+    # validateDeviceConstraint, validateDeviceClaimConfiguration: the requests they name are the claim's
+    devices = _mapping(_mapping(claim_spec).get("devices"))
+    for part in ("constraints", "config"):
+        entries = devices.get(part)
+        for i, entry in enumerate(entries if isinstance(entries, list) else ()):
+            named = entry.get("requests") if isinstance(entry, dict) else None
+            for j, ref in enumerate(named if isinstance(named, list) else ()):
+                if isinstance(ref, str) and ref not in names:
+                    return (
+                        f'devices.{part}[{i}].requests[{j}]: Invalid value: "{ref}": must be the name of a request '
+                        "in the claim or the name of a request and a subrequest separated by '/'"
+                    )
+    return None
 
 
 def claim_requests(claim_spec: object, status: object = None) -> tuple[tuple[SubRequest, ...], ...]:
@@ -417,11 +523,16 @@ class DraFacts:
         "profile_classes",
         "files",
         "from_context",
+        "class_files",
+        "classes_from_context",
         "version",
         "exists",
         "kept",
         "kept_extended",
         "allocated",
+        "rejected",
+        "in_file",
+        "reserved",
         "_memo",
     )
 
@@ -433,6 +544,8 @@ class DraFacts:
         self.profile_classes: dict[str, ClassInfo] = {}
         self.files: set[str] = set()  # the files that define claims or templates
         self.from_context = False  # some came from --context files
+        self.class_files: set[str] = set()  # the files that define DeviceClasses
+        self.classes_from_context = False  # some DeviceClasses came from --context files
         self.version: tuple[int, int] | None = None  # profile.kubernetesVersion (None: the newest)
         # (namespace, "template" | "claim", name) known to exist without their devices: the claims of a
         # pod bound to a node (audit: the scheduler allocated every claim before binding it)
@@ -444,6 +557,11 @@ class DraFacts:
         self.kept_extended = False
         # class -> the drivers allocated ResourceClaims got their devices of it from (status.allocation)
         self.allocated: dict[str, set[str]] = {}
+        self.rejected: dict[tuple[str, str, str], str] = {}  # (kind, name, namespace) -> the API server's reason
+        # (kind, name, file) -> the entry of the object of that name the file defines (its first)
+        self.in_file: dict[tuple[str, str, str], tuple[str, tuple]] = {}
+        # (name, namespace) -> how many consumers an allocated ResourceClaim is reserved for (status.reservedFor)
+        self.reserved: dict[tuple[str, str], int] = {}
         self._memo: dict[str, ClassInfo | None] = {}
 
     @property
@@ -475,12 +593,25 @@ class DraFacts:
             return kind in DRA_CLAIM_KINDS and (group == RESOURCE_GROUP or kind == "ComputeDomain")
         spec = _mapping(data.get("spec"))
         if group == RESOURCE_GROUP:
-            if kind == "ResourceClaimTemplate":
-                self.templates.setdefault(name, []).append((namespace or "", claim_requests(spec.get("spec"))))
-            elif kind == "ResourceClaim":
-                requests = claim_requests(spec, data.get("status"))
-                self.claims.setdefault(name, []).append((namespace or "", requests))
-                self._allocated(spec, data.get("status"))
+            if kind in ("ResourceClaimTemplate", "ResourceClaim"):
+                claim_spec = spec.get("spec") if kind == "ResourceClaimTemplate" else spec
+                table, key = (self.templates, "template") if kind == "ResourceClaimTemplate" else (self.claims, "claim")
+                reason = claim_spec_rejection(claim_spec, data.get("apiVersion"))
+                if reason is not None:
+                    reason = ("spec.spec." if kind == "ResourceClaimTemplate" else "spec.") + reason
+                    # The API server rejects it: it never exists, and holds no device.
+                    self.rejected[(key, name, namespace or "")] = reason
+                    entry: tuple[str, tuple] = (namespace or "", ())
+                else:
+                    entry = (namespace or "", claim_requests(claim_spec, data.get("status")))
+                table.setdefault(name, []).append(entry)
+                if file:
+                    self.in_file.setdefault((key, name, file), entry)
+                if kind == "ResourceClaim":
+                    self._allocated(spec, data.get("status"))
+                    consumers = _mapping(data.get("status")).get("reservedFor")
+                    if isinstance(consumers, list) and len(consumers) > 1:
+                        self.reserved[(name, namespace or "")] = len(consumers)
             elif kind == "DeviceClass":
                 self._add_class(name, spec)
             else:
@@ -495,6 +626,8 @@ class DraFacts:
             return False
         if kind != "DeviceClass":
             self.files.add(file)
+        else:
+            self.class_files.add(file)
         self._memo.clear()
         return True
 
@@ -552,6 +685,22 @@ class DraFacts:
                 if isinstance(extended, str) and extended:
                     self.extended.setdefault(extended, entry["name"])
         self._memo.clear()
+
+    def class_device_type(self, name: str) -> str | None:
+        """The device type a DeviceClass among the inputs selects (``type == "..."``), or None."""
+        fact = self.classes.get(name)
+        return fact.device_type if fact is not None else None
+
+    def class_missing(self, name: str) -> bool:
+        """DeviceClasses are among the inputs or context, but not ``name`` (nor is it in the profile, or a
+        class a known driver installs): the scheduler cannot allocate a claim of it unless the cluster has it."""
+        return (
+            bool(self.classes)
+            and name not in self.classes
+            and name not in self.profile_classes
+            and name not in _KNOWN_CLASSES
+            and not name.endswith(".gpu.nvidia.com")
+        )
 
     def classify(self, name: str) -> ClassInfo | None:
         """What devices of class ``name`` are; None when that cannot be known."""
@@ -657,20 +806,38 @@ class DraFacts:
                 merged.append(tuple(alternatives))
             requests = tuple(merged)
         self.templates.setdefault(template, []).insert(0, (namespace, requests))
+        for key in [k for k in self.in_file if k[0] == "template" and k[1] == template]:
+            del self.in_file[key]  # (what the pods were allocated answers, not a file's template of the name)
         return True
 
     def _claim_in(self, claim: str, namespace: str) -> tuple | None:
         return next((r for ns, r in self.claims.get(claim, ()) if ns == namespace), None)
 
-    def find(self, kind: str, name: str, namespace: str) -> tuple | None:
+    def find(self, kind: str, name: str, namespace: str, file: str = "") -> tuple | None:
         """The requests of the named template (``kind`` "template") or claim in ``namespace``.
 
-        An object without a namespace matches any (``kubectl apply -n`` puts both in one)."""
+        An object without a namespace matches any (``kubectl apply -n`` puts both in one). Where several
+        files define one of that name, the pod's own ``file``'s is the one applied with it."""
+        found = self._entry(kind, name, namespace, file)
+        return None if found is None else found[1]
+
+    def _entry(self, kind: str, name: str, namespace: str, file: str = "") -> tuple[str, tuple] | None:
+        if file and self.in_file:
+            own = self.in_file.get((kind, name, file))
+            if own is not None and (not own[0] or not namespace or own[0] == namespace):
+                return own
         table = self.templates if kind == "template" else self.claims
         for ns, requests in table.get(name, ()):
             if not ns or not namespace or ns == namespace:
-                return requests
+                return ns, requests
         return None
+
+    def rejection(self, kind: str, name: str, namespace: str, file: str = "") -> str | None:
+        """Why the API server rejects the template or claim :meth:`find` finds, or None."""
+        if not self.rejected:
+            return None
+        found = self._entry(kind, name, namespace, file)
+        return None if found is None else self.rejected.get((kind, name, found[0]))
 
 
 # --------------------------------------------------------------------------
@@ -684,13 +851,15 @@ class ClaimRef(Record):
     kind: str  # "ResourceClaimTemplate" | "ResourceClaim"
     name: str
     found: bool
-    __slots__ = _fields = ("path", "kind", "name", "found")
+    rejected: str | None  # why the API server rejects the object found (then ``found`` is False)
+    __slots__ = _fields = ("path", "kind", "name", "found", "rejected")
 
-    def __init__(self, path: tuple, kind: str, name: str, found: bool) -> None:
+    def __init__(self, path: tuple, kind: str, name: str, found: bool, rejected: str | None = None) -> None:
         self.path = path
         self.kind = kind
         self.name = name
         self.found = found
+        self.rejected = rejected
 
 
 class PodDevices(Record):
@@ -726,6 +895,9 @@ class PodDevices(Record):
     extended_off: list[tuple[str, str]]
     alternatives: list[tuple[str, str, Fraction, tuple[Fraction, ...]]]
     shared: bool
+    partitions: bool
+    all_part: dict[str, Fraction]
+    missing_classes: list[tuple[ClaimRef, str]]
     __slots__ = _fields = (
         "accelerator",
         "counts",
@@ -740,6 +912,9 @@ class PodDevices(Record):
         "extended_off",
         "alternatives",
         "shared",
+        "partitions",
+        "all_part",
+        "missing_classes",
     )
 
     def __init__(self) -> None:
@@ -756,6 +931,10 @@ class PodDevices(Record):
         self.extended_off = []  # (resource, class) asked for as DRA extended resources before DRAExtendedResource
         self.alternatives = []
         self.shared = False  # some counted GPUs are parts of devices other claims share (capacity.requests)
+        self.partitions = False  # some counted GPUs are partitions of a GPU of no known size (AMD's)
+        self.all_part = {}  # resource -> the part of the node's devices a shared `All` claim leaves each pod
+        # (claim, class) where the claim names a DeviceClass absent from the inputs and context, which define others
+        self.missing_classes = []
 
     def most_on(self, counts: dict[str, Any], resource: str, gpus: int) -> dict[str, Any]:
         """``counts`` on a node with ``gpus`` devices of ``resource``: each ``firstAvailable`` request
@@ -852,10 +1031,22 @@ def uses_dra(spec: Mapping, facts: DraFacts | None) -> bool:
     return _dra_names(spec, facts or _EMPTY_FACTS)
 
 
-def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests: Mapping[str, Fraction]) -> PodDevices:
+def pod_devices(
+    spec: Mapping,
+    namespace: str,
+    facts: DraFacts | None,
+    requests: Mapping[str, Fraction],
+    pods: int = 1,
+    file: str = "",
+) -> PodDevices:
     """Follow the pod's claims and DRA extended resources to their devices.
 
-    ``requests``: the pod's aggregated (defaulted) container requests, for the extended resources.
+    ``requests``: the pod's aggregated (defaulted) container requests, for the extended resources;
+    ``pods``: how many pods the workload runs of the template at once (its ``replicas``, a Job's
+    ``parallelism``). A ResourceClaim named by
+    ``resourceClaimName`` is one claim for all of them: its devices are allocated once, on one node, and
+    every pod of the workload runs there and shares them, so each pod holds 1/``pods`` of them;
+    ``file``: the pod's, whose own templates and claims are the ones of their names applied with it.
     """
     facts = facts or _EMPTY_FACTS
     out = PodDevices()
@@ -870,7 +1061,18 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
                 counts.setdefault(info.resource, Fraction(0))
             else:
                 counts[info.resource] = counts.get(info.resource, Fraction(0)) + n
-                if sub is not None and sub.share and facts.consumable_capacity:
+                if sub is not None and _partition(sub.device_type or facts.class_device_type(cls)):
+                    # A partition of a GPU (AMD's driver publishes pre-partitioned GPUs as devices of type
+                    # amdgpu-partition): 1/2 to 1/8 of it, by the GPU's partition mode, not known here.
+                    upper.add(info.resource)
+                    out.partitions = True
+                    out.assumed.append(
+                        f"{where} asks for {count_text(n)} GPU partition{'' if n == 1 else 's'} of class '{cls}' "
+                        f"(type {sub.device_type or facts.class_device_type(cls)}), each part of a GPU by how the "
+                        f"node's GPUs are partitioned: counted as {count_text(n)} whole "
+                        f"GPU{'' if n == 1 else 's'}, the most {'it' if n == 1 else 'they'} can be"
+                    )
+                elif sub is not None and sub.share and facts.consumable_capacity:
                     # Several claims may share each device (allowMultipleAllocations): the pod holds part of it.
                     upper.add(info.resource)
                     out.shared = True
@@ -935,7 +1137,7 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
             path = (*base, "resourceClaimName")
         else:
             continue
-        found = facts.find(key, name, namespace)
+        found = facts.find(key, name, namespace, file)
         if found is None and (namespace, key, name) in facts.exists:
             out.claims.append(ClaimRef(path, kind, name, True))
             out.unknown.append(
@@ -943,11 +1145,20 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
                 "its devices are not known (dump resourceclaims, resourceclaimtemplates and deviceclasses too)"
             )
             continue
-        out.claims.append(ClaimRef(path, kind, name, found is not None))
+        rejected = facts.rejection(key, name, namespace, file) if found is not None else None
+        if rejected is not None:
+            out.claims.append(ClaimRef(path, kind, name, False, rejected))
+            out.unknown.append(f"{kind} '{name}' is rejected by the API server ({rejected}), so it holds no device")
+            continue
+        ref = ClaimRef(path, kind, name, found is not None)
+        out.claims.append(ref)
         if found is None:
             out.unknown.append(f"{kind} '{name}' is not among the inputs or --context, so its devices are not known")
             continue
         for alternatives in found:
+            for s in alternatives:
+                if facts.class_missing(s.device_class) and (ref, s.device_class) not in out.missing_classes:
+                    out.missing_classes.append((ref, s.device_class))
             infos = [(s, facts.classify_request(s)) for s in alternatives]
             accel = [(s, info) for s, info in infos if info is not None and info.accelerator]
             for s, info in infos:
@@ -990,6 +1201,8 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
                 )
                 continue
             n = None if first.count is None else Fraction(first.count)
+            if kind == "ResourceClaim" and info.kind == GPU and info.resource:
+                n = _shared(out, name, facts.reserved.get((name, namespace)), pods, n, info.resource)
             count(info, first.device_class, n, f"{kind} '{name}'", first)
     # DRA-backed extended resources (KEP-5004).
     for rname, value in requests.items():
@@ -1023,6 +1236,30 @@ def pod_devices(spec: Mapping, namespace: str, facts: DraFacts | None, requests:
     out.all_of = frozenset(all_of)
     out.upper = frozenset(upper)
     return out
+
+
+def _shared(
+    out: PodDevices, name: str, reserved: int | None, pods: int, n: Fraction | None, resource: str
+) -> Fraction | None:
+    """What one pod holds of a ResourceClaim's ``n`` GPUs (None: all of the node's) when several pods share
+    the claim: those it is reserved for (a running claim's ``status.reservedFor``), else the workload's
+    ``pods`` at once. They all run on the node it is allocated on; each holds its part."""
+    sharers = reserved or pods
+    if sharers <= 1:
+        return n
+    who = f"its {sharers} consumers (status.reservedFor)" if reserved else f"the workload's {sharers} pods at once"
+    if n is None:
+        out.all_part[resource] = Fraction(1, sharers)
+        out.assumed.append(
+            f"ResourceClaim '{name}' (allocationMode: All) is one claim for {who}, which all run on the node it is "
+            f"allocated on and share its GPUs: each pod is counted as holding 1/{sharers} of them"
+        )
+        return n
+    out.assumed.append(
+        f"ResourceClaim '{name}' is one claim for {who}, which all run on the node it is allocated on and share "
+        f"its {count_text(n)} GPU{'' if n == 1 else 's'}: each pod is counted as holding {count_text(n / sharers)}"
+    )
+    return n / sharers
 
 
 def _most_gpus(infos: list[tuple[SubRequest, ClassInfo | None]]) -> tuple[str, list[Fraction | None]] | None:

@@ -31,7 +31,11 @@ Decisions:
   pipeline x the data parallel replicas on this node (vLLM ``-dpl``/``-dp``;
   SGLang ``--dp`` unless ``--enable-dp-attention``) processes, over SGLang's
   ``--nnodes``, at most the container's GPUs.  vLLM's data parallel replicas
-  alone are one only with ``--enable-expert-parallel``.
+  alone are one only with ``--enable-expert-parallel``.  On TPUs (``google.com/tpu``)
+  vLLM's and SGLang's tensor and data parallel degrees are one JAX/XLA program
+  in one process (vllm-project/tpu-inference ``tpu_platform.py`` forces the
+  single-process executor on a host unless pipeline parallel): only the
+  pipeline parallel degree starts processes there (TGI's shards still do).
 * ``processes`` is the number of processes the signal starts (per node for
   launchers: accelerate's ``--num_processes`` is divided by
   ``--num_machines``); for ``mpirun -np N`` it is the total rank count,
@@ -324,6 +328,7 @@ class _Collector:
         self.found: list[Signal] = []
         self.parallel = False  # the text may hold a model-parallel flag
         self.gpus: int | None = None  # the container's GPU limit, read where ``parallel``
+        self.tpu = False  # the container asks for TPUs (tensor parallel is one process there)
 
     def add(self, text: str, kind: str, path: tuple, processes: int | None) -> None:
         self.found.append(Signal(text, kind, path, processes))
@@ -486,6 +491,7 @@ _TP_FLAGS = (
     "--num-shard",
     "--num_shard",
 )
+_SHARD_FLAGS = frozenset(("--num-shard", "--num_shard"))  # TGI's: one process per shard on any device
 _PP_FLAGS = ("--pipeline-parallel-size", "--pipeline_parallel_size", "-pp", "--pp-size", "--pp_size", "--pp")
 # The same sizes as env variables (TGI reads NUM_SHARD; serving charts pass the others to the server;
 # NVIDIA NIM for LLMs reads NIM_TENSOR_PARALLEL_SIZE and NIM_PIPELINE_PARALLEL_SIZE, which the NIM
@@ -515,10 +521,13 @@ def _model_parallel(seg: list[_Tok], start: int, c: _Collector) -> None:
         return
     words = {t.text for t in seg[start:]}
     dp = None
-    if "--enable-dp-attention" not in words:
+    if "--enable-dp-attention" not in words and not c.tpu:
         dp = _option(seg, start, _DP_LOCAL_FLAGS, True) or _option(seg, start, _DP_FLAGS, True)
     expert = not words.isdisjoint(_EP_FLAGS)
-    hits = (_option(seg, start, _TP_FLAGS, True), _option(seg, start, _PP_FLAGS, True), dp)
+    tp = _option(seg, start, _TP_FLAGS, True)
+    if c.tpu and tp is not None and tp[0].split("=")[0].split()[0] not in _SHARD_FLAGS:
+        tp = None  # one JAX/XLA program shards the model over the host's TPU chips
+    hits = (tp, _option(seg, start, _PP_FLAGS, True), dp)
     sizes = [(hit, _multi(hit[2], c.env, 1)) for hit in hits if hit is not None]
     multi = [hit for hit, (m, _) in sizes if m and (hit is not dp or expert)]
     if not multi:
@@ -559,6 +568,14 @@ def _gpu_limit(container: Mapping[str, Any]) -> int | None:
                 return None
             total = (total or 0) + n
     return total
+
+
+def _asks_tpu(container: Mapping[str, Any]) -> bool:
+    """The container requests or limits Cloud TPU chips (``google.com/tpu``)."""
+    resources = container.get("resources")
+    if not isinstance(resources, dict):
+        return False
+    return any(isinstance(part, dict) and "google.com/tpu" in part for part in resources.values())
 
 
 def _product(values: list[int | None]) -> int:
@@ -718,6 +735,7 @@ def container_signals(container: Mapping[str, Any]) -> list[Signal]:
         return []
     env = _literal_env(container)
     c = _Collector(env)
+    c.tpu = _asks_tpu(container)
     text = _signal_text(container)
     if MAY_SIGNAL.search(text) is None:
         _env_signals(container, env, c, scan_values=False)
@@ -763,7 +781,7 @@ def _env_signals(container: Mapping[str, Any], env: Mapping[str, str], c: _Colle
                     c.add(f"{name}={value}", "torchrun", path, n)
             elif name in _TP_ENV or name in _PP_ENV:
                 multi, n = _multi(value, env, 1)
-                if multi:
+                if multi and not (c.tpu and name in _TP_ENV and name != "NUM_SHARD"):
                     c.add(f"{name}={value}", "model-parallel", path, n)
             elif _LOADER_ENV.search(name):
                 multi, n = _multi(value, env, 0, False)

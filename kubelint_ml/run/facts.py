@@ -249,11 +249,12 @@ def _context_file(facts: Facts, s: Source, config: Config) -> None:
         fh = open(s.real, "rb")  # noqa: SIM115  (closed below)
     except OSError:
         return
-    claim_files = len(facts.dra.files)
+    claim_files, class_files = len(facts.dra.files), len(facts.dra.class_files)
     facts.cluster.context_files.add(s.path)
     _read_context_file(facts, fh, s, config)
     # DRA claims and classes read from context files (kubelint_ml/k8s/dra.py)
     facts.dra.from_context = facts.dra.from_context or len(facts.dra.files) > claim_files
+    facts.dra.classes_from_context = facts.dra.classes_from_context or len(facts.dra.class_files) > class_files
 
 
 def _read_context_file(facts: Facts, fh: Any, s: Source, config: Config) -> None:

@@ -96,7 +96,48 @@ def _finish(findings: list[Finding], config: Config, in_order: bool = False) -> 
     apply_excludes(findings, config)
     if not in_order:
         findings.sort(key=Finding.sort_key)
-    return once_per_kind(findings)
+    return once_per_kind(once_per_source(findings))
+
+
+def once_per_source(findings: list[Finding]) -> list[Finding]:
+    """One finding for each place of a base or patch that several rendered outputs share.
+
+    Overlays that build on one base (``aws/``, ``gke/`` over ``base/``) each render its objects,
+    and a finding on such an object maps back to the same line of the same file each time: the
+    user sees it once, with every rendered location it comes from among its related locations.
+    Findings that differ in anything shown (the object's name an overlay prefixes, the numbers an
+    overlay's patch changes) stay apart."""
+    if not any(f.related for f in findings):
+        return findings
+    first: dict[tuple, int] = {}
+    out: list[Finding] = []
+    for f in findings:
+        if not any(len(r) > 3 and r[3] == "rendered output" for r in f.related):
+            out.append(f)
+            continue
+        key = (
+            f.rule,
+            f.severity,
+            f.message,
+            f.detail,
+            f.file,
+            f.line,
+            f.column,
+            f.path,
+            f.object,
+            f.container,
+            f.suppressed,
+        )
+        at = first.get(key)
+        if at is None:
+            first[key] = len(out)
+            out.append(f)
+            continue
+        kept = out[at]
+        more = tuple(r for r in f.related if r not in kept.related)
+        if more:
+            out[at] = replace(kept, related=kept.related + more)
+    return out
 
 
 def once_per_kind(findings: list[Finding]) -> list[Finding]:

@@ -196,7 +196,7 @@ def why_resources_unknown(tpl: PodTemplate) -> str:
             found = "resources set by each TrainJob (spec.trainer.resourcesPerNode)"
         elif is_fragment(tpl):
             found = "a partial pod template (no containers, or one without an image): what completes it sets them"
-        elif tpl.shared and not _sets_resources(tpl):
+        elif tpl.shared and not tpl.cache.get("resources_its_own") and not _sets_resources(tpl):
             found = (
                 "a shared definition that sets no resources: the objects built from it set them (an "
                 "LLMInferenceService over its LLMInferenceServiceConfig, an InferenceService over its ServingRuntime)"
@@ -364,7 +364,9 @@ def counts_on(
     if devices.alternatives:
         out = devices.most_on(out, gpu_resource, gpus)
     if gpu_resource in devices.all_of or ANY_GPU in devices.all_of:
-        out = {**out, gpu_resource: out.get(gpu_resource, 0) + gpus}
+        # (a shared ResourceClaim of them all: each of the pods sharing it holds its part)
+        part = devices.all_part.get(gpu_resource, devices.all_part.get(ANY_GPU, 1))
+        out = {**out, gpu_resource: out.get(gpu_resource, 0) + gpus * part}
     return out
 
 

@@ -42,6 +42,18 @@ _NAMED_PROFILES = {
         "(kinds.kubeai.resourceProfiles) so its pods can be built",
     ),
 }
+# Kinds whose pods a controller generates at run time from what it measures, always on accelerators:
+# NVIDIA Dynamo's DynamoGraphDeploymentRequest (ai-dynamo/dynamo deploy/operator, v1alpha1 and
+# v1beta1) runs a profiling job on GPUs and deploys the DynamoGraphDeployment it generates (GPU
+# workers). The fields that size the GPUs, where given (v1beta1 ``hardware``, v1alpha1
+# ``profilingConfig.config.hardware``), else the model it serves: where the finding points.
+_GENERATED = {
+    ("nvidia.com", "DynamoGraphDeploymentRequest"): (
+        ("spec", "hardware"),
+        ("spec", "profilingConfig", "config", "hardware"),
+        ("spec", "model"),
+    ),
+}
 _ACCELERATOR_WORDS = LazyPattern(r"gpu|tpu|neuron|trainium|inferentia|gaudi|habana|mi[0-9]{3}", re.I)
 
 
@@ -142,6 +154,27 @@ def _asked_in_text(text: str) -> tuple[str, Any] | None:
     return None
 
 
+# A Kubeflow Pipelines v2 component's accelerator, as the compiler writes the component's container
+# spec into a workflow parameter (kubeflow/pipelines backend/src/v2/compiler/argocompiler: the
+# ``implementations-<hash>`` arguments, ``PipelineContainerSpec.resources.accelerator``); its driver
+# turns it into the ``pod-spec-patch`` the executor template applies at run time.
+_KFP_ACCELERATOR = LazyPattern(r'"accelerator"\s*:\s*\{[^{}]*?"(?:resourceType|type)"\s*:\s*"([^"]{1,253})"')
+
+
+def _parameter_accelerators(spec: dict, spec_path: tuple) -> Iterator[tuple[tuple, str]]:
+    """The workflow's argument parameters whose value names an accelerator a pipeline component asks
+    for (Kubeflow Pipelines' compiled ``resources.accelerator``): (the value's path, the resource)."""
+    params = dig(spec, "arguments", "parameters")
+    for i, p in enumerate(params if isinstance(params, list) else []):
+        value = p.get("value") if isinstance(p, dict) else None
+        if not isinstance(value, str) or "accelerator" not in value:
+            continue
+        for m in _KFP_ACCELERATOR.finditer(value):
+            if is_accelerator_resource(m.group(1)):
+                yield spec_path + ("arguments", "parameters", i, "value"), m.group(1)
+                break
+
+
 def _argo_hits(unit: Unit, spec_path: tuple) -> list[Hit]:
     """An Argo resource template whose ``manifest`` creates an object that asks for an accelerator
     (its pods are made at run time, from a string), and a ``podSpecPatch`` that adds one to a pod the
@@ -187,11 +220,14 @@ def _argo_hits(unit: Unit, spec_path: tuple) -> list[Hit]:
                 "makes (memory limits, QoS, /dev/shm, priority): lint the manifest as a file of its own.",
             )
         )
+    unknown: list[str] = []  # the templates whose podSpecPatch is a parameter, unknown until run time
     for path, patch, whose, patched in patches:
         if not patched or patched <= judged_with or not isinstance(patch, str):
             continue  # no pod, or judged as accelerator pods already
         found = _asked_in_text(patch)
         if found is None:
+            if "{{" in patch:
+                unknown.append(whose)
             continue
         hits.append(
             Hit(
@@ -203,6 +239,20 @@ def _argo_hits(unit: Unit, spec_path: tuple) -> list[Hit]:
                 "container's resources.",
             )
         )
+    if unknown:
+        for path, asked in _parameter_accelerators(spec, spec_path):
+            hits.append(
+                Hit(
+                    path,
+                    f"asks for {asked} through a podSpecPatch set at run time: {unknown[0]} judged without it",
+                    detail=f"{obj.ref.display()}: the workflow parameter at {render_path(path)} gives a pipeline "
+                    f"component {asked} (Kubeflow Pipelines' resources.accelerator), which its driver writes into "
+                    f"a podSpecPatch at run time; {unknown[0]} judged as written, without the accelerator "
+                    "(priority, QoS and memory rules judge a GPU pod more strictly): set the component's memory "
+                    "and cpu requests and limits, and its priority, in the pipeline.",
+                )
+            )
+            break
     return hits
 
 
@@ -273,6 +323,19 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                     "(memory limits, QoS, /dev/shm, priority).",
                 )
             ]
+    generated = _GENERATED.get((obj.group, obj.kind))
+    if found is None and generated is not None and not templates:
+        path = next((p for p in generated if dig(obj.data, *p) is not None), ("spec",))
+        return [
+            Hit(
+                path,
+                "deploys GPU workers its profiling sizes at run time: their pods were not judged",
+                detail=f"{obj.ref.display()}: the Dynamo operator profiles the model on GPUs (a profiling Job) "
+                "and deploys the DynamoGraphDeployment it generates (GPU workers, autoApply), none of them in "
+                "this file; no rule judged those pods (memory limits, QoS, /dev/shm, priority): lint the "
+                "generated DynamoGraphDeployment (kubectl get dynamographdeployment -o yaml).",
+            )
+        ]
     kind = qualified_kind(obj)
     elsewhere = _PODS_ELSEWHERE.get((obj.group, obj.kind))
     if templates:

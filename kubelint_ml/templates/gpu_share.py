@@ -373,8 +373,9 @@ def _at_most_said(tpl: PodTemplate, g: Fraction | int, label: str) -> str:
         return ""
     out = ""
     if devices.upper:
+        what = "its MIG devices name no profile" if not devices.partitions else "it asks for GPU partitions"
         out += (
-            f" (its MIG devices name no profile, so each is counted as the whole GPU it may be: {count_text(g)} "
+            f" ({what}, so each is counted as the whole GPU it may be: {count_text(g)} "
             f"{label} is the most the pod can hold)"
         )
     if devices.alternatives:

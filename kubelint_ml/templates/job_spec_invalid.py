@@ -228,6 +228,9 @@ def _selector(obj, spec: dict, hit) -> None:
                 "Remove manualSelector",
             )
         return
+    if manual and isinstance(selector, dict):
+        _manual_selector(spec, selector, hit)
+        return
     if manual or not isinstance(selector, dict):
         return
     meta = obj.data.get("metadata")
@@ -255,6 +258,48 @@ def _selector(obj, spec: dict, hit) -> None:
         "spec.selector: Invalid value: `selector` not auto-generated",
         "Remove the selector (the Job's pods are selected by its uid), or set manualSelector: true if the "
         "selector really is yours (and matches only this Job's pods)",
+    )
+
+
+def _manual_selector(spec: dict, selector: dict, hit) -> None:
+    """``ValidateJobSpec``: whether written (``manualSelector: true``) or generated, the Job's selector must
+    match its pod template's labels ("`selector` does not match template `labels`"); the API server adds
+    no label to the template of a Job whose selector is its own."""
+    template = spec.get("template")
+    meta = template.get("metadata") if isinstance(template, dict) else None
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    labels = labels if isinstance(labels, dict) else {}
+    match = selector.get("matchLabels")
+    expressions = selector.get("matchExpressions")
+    pairs = list(match.items()) if isinstance(match, dict) else []
+    exprs = [e for e in (expressions if isinstance(expressions, list) else ()) if isinstance(e, dict)]
+    texts = [str(v) for _, v in pairs] + [str(x) for e in exprs for x in (e.get("values") or ()) if x is not None]
+    if any(_templated(t) for t in texts + [str(v) for v in labels.values()]):
+        return  # left for a template engine
+    missed = next((f"{k}={v}" for k, v in pairs if labels.get(k) != v), None)
+    for e in exprs if missed is None else ():
+        key, op, values = e.get("key"), e.get("operator"), e.get("values")
+        if not isinstance(key, str):
+            continue  # (the schema's to say)
+        values = values if isinstance(values, list) else []
+        ok = {
+            "In": key in labels and labels[key] in values,
+            "NotIn": key not in labels or labels[key] not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }.get(str(op))
+        if ok is False:
+            missed = f"{key} {op} ({', '.join(map(str, values))})" if values else f"{key} {op}"
+            break
+    if missed is None:
+        return
+    at = ("template", "metadata", "labels") if labels else ("selector",)
+    hit(
+        at,
+        f"the selector ({clip(missed, 64)}) does not match the pod template's labels",
+        "spec.template.metadata.labels: Invalid value: `selector` does not match template `labels`",
+        "Label the pod template so that the selector matches it (with manualSelector: true the API server adds "
+        "no label), or correct the selector",
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.engine.context import ArgoRunFact
 from kubelint_ml.input.loader import render_path
-from kubelint_ml.input.objects import K8sObject, dig
+from kubelint_ml.input.objects import K8sObject, clip, dig
 from kubelint_ml.input.workloads import PodTemplate, is_training_kind
 from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import is_fragment, raw_text
@@ -62,6 +62,7 @@ def origin_of(source: str, here: str) -> str:
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     obj, tpl = unit.obj, unit.tpl
     users: list = []
+    runtime: tuple[str, str] | None = None  # a TrainJob judged for its runtime read as context: (name, file)
     if (obj.group, obj.kind) in _RUNTIMES:
         # A shared runtime: each TrainJob that uses it may set the priority. Judged with the
         # TrainJobs among the inputs that name it; with none, left to them.
@@ -77,7 +78,13 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     elif tpl.shared:
         return None  # a shared definition: what uses it sets the priority (docs/kinds.md)
     elif tpl.cache.get("from-runtime"):
-        return None  # a TrainJob's pod from its runtime: judged on the runtime, with the TrainJobs using it
+        # A TrainJob's pod from its runtime: judged on the runtime, with the TrainJobs using it, when the
+        # runtime is linted; one read only as context is never reported on, so the TrainJob is judged.
+        runtime_file = facts_of(ctx).runtime_file_of(obj)
+        if runtime_file is None or runtime_file not in facts_of(ctx).cluster.context_files:
+            return None
+        name = dig(obj.data, "spec", "runtimeRef", "name")
+        runtime = (clip(name) if isinstance(name, str) else "?", runtime_file)
     if is_ray(obj) and tpl.path[-1:] == ("submitterPodTemplate",):
         return None  # the short-lived `ray job submit` pod, not the cluster that trains
     spec = tpl.spec
@@ -128,6 +135,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                     else ""
                 )
             )
+    if runtime is not None:
+        notes.append(f"its runtime '{runtime[0]}' ({runtime[1]}) sets none either")
     prio = spec.get("priority")
     if isinstance(prio, int) and not isinstance(prio, bool):
         notes.append(
@@ -167,11 +176,29 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             alternatives.insert(1, f"podPriorityClassName on the Workflow '{users[0].name}' that runs it")
     field = tpl.cache.get("pod_fields") or tpl.real_path(tpl.spec_path)
     fix = f"set {render_path(field + ('priorityClassName',))} to {target} (or {' or '.join(alternatives)})"
+    run_of = tpl.cache.get("run_of")  # a Workflow's pod from the WorkflowTemplate it runs, read as context
+    if run_of is not None:
+        path = run_of[2]
+        workflow = render_path(run_of[2][:-1] + ("podPriorityClassName",))
+        fix = (
+            f"set priorityClassName in the template '{tpl.role}' of the {run_of[0]} {run_of[1]} to {target} (or "
+            f"{workflow} for every pod of this {obj.kind}, or the Kueue label {KUEUE_LABEL} if Kueue admits it)"
+        )
+    if runtime is not None:
+        # Trainer patches no priorityClassName into the pods (PodSpecPatch has none): the runtime's
+        # pod template, or the Kueue label on the TrainJob, gives it
+        path = ("spec", "runtimeRef")
+        fix = (
+            f"set priorityClassName in the pod templates of the runtime '{runtime[0]}' to {target} (or the "
+            f"Kueue label {KUEUE_LABEL} on the TrainJob if Kueue admits it)"
+        )
 
     short = "no priorityClassName"
     if users:
         user = "Workflow" if isinstance(users[0], ArgoRunFact) else "TrainJob"
         short += f": {user} '{users[0].name}' sets none either; pods run at the default priority"
+    elif runtime is not None:
+        short += f": runtime '{runtime[0]}' sets none either; pods run at the default priority"
     elif "priorityClass" in spec:
         short += " (spec.priorityClass is not a pod field)"
     elif gang:
@@ -185,6 +212,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         f": {runs_at}, so any higher-priority pod can preempt them{' mid-run' if training else ''} and they "
         f"cannot preempt lower-priority work; {fix}"
     )
-    return [
-        Hit(path, short, detail=message, fix=_fixes.missing_priority(tpl, refs, params, uses_kai(tpl), training, ctx))
-    ]
+    # a TrainJob has no field for its pods' priority (only the Kueue label, a choice left to the user)
+    fixable = runtime is None and run_of is None
+    edit = _fixes.missing_priority(tpl, refs, params, uses_kai(tpl), training, ctx) if fixable else None
+    return [Hit(path, short, detail=message, fix=edit)]

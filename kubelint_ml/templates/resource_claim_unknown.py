@@ -37,15 +37,27 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         hits = []
     sources, invalid = _claim_sources(tpl)
     hits += sources + _container_claims(tpl)
+    dra = getattr(getattr(ctx, "facts", None), "dra", None)
+    if (
+        devices is not None
+        and devices.missing_classes
+        and dra is not None
+        and (dra.classes_from_context or unit.obj.file in dra.class_files)
+    ):
+        # The DeviceClasses given describe the cluster: --context, or the pod's own file (a driver's chart
+        # beside its pods); classes of other inputs are other clusters' as much as this one's.
+        hits += _missing_classes(tpl, devices, dra)
     if devices is None or all(c.found for c in devices.claims):
         return hits or None
-    dra = getattr(getattr(ctx, "facts", None), "dra", None)
     # Sure when the claims are shipped with the pod (its file defines some) or given with --context;
     # otherwise the cluster may hold it.
     known = dra is not None and (dra.from_context or unit.obj.file in dra.files)
     for claim in devices.claims:
         if claim.found or claim.path[1] in invalid:
             continue  # (an entry naming both sources, or neither, is rejected as such: one finding)
+        if claim.rejected is not None:
+            hits.append(_rejected(tpl, claim))
+            continue
         where = "among the inputs or --context"
         elsewhere = _other_namespaces(dra, claim.kind, claim.name, tpl.obj.ref.namespace)
         if elsewhere:  # a pod's claims are looked up in its own namespace only
@@ -74,6 +86,52 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             )
         )
     return hits
+
+
+def _missing_classes(tpl: PodTemplate, devices: PodDevices, dra) -> list[Hit]:
+    """A claim's request names a DeviceClass that the inputs and context do not define, but one they do
+    define is spelt almost the same: the scheduler's DRA plugin cannot allocate a claim of a class that does
+    not exist ("device class ... does not exist"), so the pod stays Pending. A warning, said where --context
+    or the pod's own file defines DeviceClasses; a name like none of them is a class the cluster may have
+    from elsewhere (a driver's chart), said under --verbose only."""
+    from difflib import get_close_matches
+
+    hits = []
+    for claim, cls in devices.missing_classes:
+        close = get_close_matches(cls, sorted(dra.classes), n=1, cutoff=0.8)
+        if not close:
+            continue
+        hits.append(
+            Hit(
+                tpl.spec_path + claim.path,
+                f"DeviceClass '{cls}' of {claim.kind} '{claim.name}' is not defined (did you mean '{close[0]}'?)",
+                detail=(
+                    f"{tpl.describe()}: {claim.kind} '{claim.name}' asks for devices of DeviceClass '{cls}', which "
+                    f"is not defined among the inputs or --context, though '{close[0]}' is: unless the cluster has "
+                    f"'{cls}', the scheduler cannot allocate the claim and the pod stays Pending. Correct the class "
+                    "name, or pass the file defining it with --context"
+                ),
+                severity="warning",
+                at_value=True,
+            )
+        )
+    return hits
+
+
+def _rejected(tpl: PodTemplate, claim) -> Hit:
+    """A claim whose template or claim the API server rejects (``validateDeviceRequest``): it is never
+    created, so the pod's claim is never made or allocated."""
+    made = "" if claim.kind == "ResourceClaim" else ", the pod's claim is never made"
+    return Hit(
+        tpl.spec_path + claim.path,
+        f"{claim.kind} '{claim.name}' is rejected by the API server: {claim.rejected}",
+        detail=(
+            f"{tpl.describe()}: spec.resourceClaims names {claim.kind} '{claim.name}', which the API server "
+            f"rejects ({claim.rejected}; validateDeviceRequest): it is never created{made}, and the pod stays "
+            f"Pending. Correct the {claim.kind}'s spec"
+        ),
+        at_value=True,
+    )
 
 
 def _other_namespaces(dra, kind: str, name: str, namespace: str) -> str:

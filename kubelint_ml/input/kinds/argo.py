@@ -1,7 +1,7 @@
 """Argo Workflows (``argoproj.io/v1alpha1`` Workflow, WorkflowTemplate, ClusterWorkflowTemplate,
-CronWorkflow; argoproj/argo-workflows ``pkg/apis/workflow/v1alpha1``): each template with a
-``container``, ``script`` or ``containerSet`` is one pod; the workflow's pod fields are its
-defaults (docs/kinds.md)."""
+CronWorkflow; argoproj/argo-workflows v4.1, ``pkg/apis/workflow/v1alpha1`` at f016ad89): each
+template with a ``container``, ``script`` or ``containerSet`` is one pod; the workflow's pod fields
+are its defaults (docs/kinds.md)."""
 
 from __future__ import annotations
 
@@ -151,6 +151,14 @@ def _with_defaults(t: dict, kind: str, defaults: dict, path: tuple, prefix: tupl
     return _merged(default, own), renames
 
 
+def _main(container: dict) -> dict:
+    """A ``container`` or ``script`` template's container, named ``main`` where it has no name of its
+    own (Argo names it so: workflow/controller/workflowpod.go, ``common.MainContainerName``; the
+    Kubeflow Pipelines compiler writes ``name: ""``)."""
+    name = container.get("name")
+    return container if isinstance(name, str) and name else {**container, "name": "main"}
+
+
 def _given(value: Any) -> bool:
     """Set, as Argo reads a field: Go's zero values (an empty string, false, an empty map or list) are
     left out when templates are merged, and the controller takes an empty field as unset."""
@@ -175,10 +183,10 @@ def _argo(prefix: tuple) -> Callable[[K8sObject], list[Pod]]:
             inherited: list[tuple[tuple, tuple]] = []
             if isinstance(t.get("container"), dict):
                 container, inherited = _with_defaults(t, "container", defaults, path, prefix)
-                containers.append(({"name": "main", **container}, path + ("container",)))
+                containers.append((_main(container), path + ("container",)))
             elif isinstance(t.get("script"), dict):
                 script, inherited = _with_defaults(t, "script", defaults, path, prefix)
-                containers.append(({"name": "main", **_pod_container(script, _SCRIPT_FIELDS)}, path + ("script",)))
+                containers.append((_main(_pod_container(script, _SCRIPT_FIELDS)), path + ("script",)))
             elif isinstance(t.get("containerSet"), dict):
                 containers += _set_containers(t["containerSet"], path + ("containerSet",))
             else:
@@ -210,6 +218,10 @@ def _argo(prefix: tuple) -> Callable[[K8sObject], list[Pod]]:
             # Its containers and volumes are written as the pod's (Argo's own fields left out) and its
             # spec holds pod fields only: unknown-field reads them even where fields are inherited.
             pod.cache["fields_as_written"] = True
+            # A WorkflowTemplate's containers are the pods' as written: the Workflows that run it do
+            # not set their resources (a templateDefaults aside; unlike a ServingRuntime's services),
+            # so one that sets none is judged with none.
+            pod.cache["resources_its_own"] = True
             if len(fix_renames) != len(renames):  # some field is a default's: a fix sets the template's own
                 pod.cache["fix_renames"] = tuple(sorted(set(fix_renames), key=lambda r: -len(r[0])))
             if foreign:
@@ -225,3 +237,35 @@ KINDS: dict[tuple[str, str], KindInfo] = {
 }
 for _kind in ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate"):
     KINDS[("argoproj.io", _kind)] = KindInfo(none, False, _argo(("spec",)))
+
+
+def workflow_with_template(obj: K8sObject, name: str, template: dict) -> list[Pod]:
+    """The pods of a Workflow or CronWorkflow that runs the (Cluster)WorkflowTemplate ``template``
+    (its data) by ``workflowTemplateRef``: the template's spec with the workflow's own fields over it
+    (Argo's JoinWorkflowSpec: the workflow's spec merged over the template's; its pod fields such as
+    ``podPriorityClassName`` win). What comes from the template is found at ``workflowTemplateRef``,
+    with no fix offered there (fix it in the template, or override it in the workflow)."""
+    prefix = ("spec", "workflowSpec") if obj.kind == "CronWorkflow" else ("spec",)
+    own = dig(obj.data, *prefix)
+    spec = template.get("spec")
+    if not isinstance(own, dict) or not isinstance(spec, dict):
+        return []
+    merged = {**spec, **{k: v for k, v in own.items() if k != "workflowTemplateRef"}}
+    data = dict(obj.data)
+    if obj.kind == "CronWorkflow":
+        data["spec"] = {**data["spec"], "workflowSpec": merged}
+    else:
+        data["spec"] = merged
+    view = K8sObject(data, obj.root, obj.base, obj.ref, obj.file, obj.document)
+    ref = prefix + ("workflowTemplateRef",)
+    pods = _argo(prefix)(view)
+    for pod in pods:
+        # the workflow's own fields keep their place; the template's are found at the reference
+        pod.renames = [(p, t if dig(obj.data, *t) is not None else ref) for p, t in pod.renames]
+        pod.renames.append((prefix, ref))
+        kind = template.get("kind") if isinstance(template.get("kind"), str) else "WorkflowTemplate"
+        pod.cache["assumed"] = f"as Argo runs the {kind} {name}"
+        pod.cache["run_of"] = (kind, name, ref)
+        pod.cache["foreign"] = [(prefix + ("templates",), f"the template's: fix it in {name}, or override it here")]
+        pod.shared = False
+    return pods

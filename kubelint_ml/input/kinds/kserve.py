@@ -25,7 +25,8 @@ from kubelint_ml.input.objects import K8sObject, dig
 # The model-framework specs of a v1beta1 component: one container each (KServe names it
 # kserve-container). The webhook's defaulter sets the inferenceservice-config `resource`
 # defaults on these (pkg/apis/serving/v1beta1/predictor_*.go, explainer_art.go) and on the
-# first container of a custom component; not on `model` (the runtime's resources apply).
+# first container of a custom component; not on `model` (the runtime's resources apply: see
+# KSERVE_RUNTIME_RESOURCES).
 KSERVE_FRAMEWORKS = (
     "sklearn",
     "xgboost",
@@ -53,7 +54,30 @@ KSERVE_REQUESTS = {"cpu": "1", "memory": "2Gi"}
 KSERVE_LIMITS = {"cpu": "1", "memory": "2Gi"}
 
 
-def _kserve_component(obj: K8sObject, path: tuple, role: str) -> Pod | None:
+# A `model` spec's container is merged over the serving runtime's `kserve-container` by the
+# controller (MergeServingRuntimeAndInferenceServiceSpecs, MergeRuntimeContainers: the service's
+# fields over the runtime's, resources key by key). The runtimes KServe ships (config/runtimes,
+# kserve-*) all set requests and limits of 1 cpu and 2Gi, but the multi-node one.
+KSERVE_RUNTIME_RESOURCES = {
+    "kserve-huggingfaceserver-multinode": ({"cpu": "2", "memory": "6Gi"}, {"cpu": "4", "memory": "12Gi"}),
+}
+
+
+def _runtime_resources(runtime: Any) -> tuple[dict, dict] | None:
+    """The requests and limits of a serving runtime's ``kserve-container`` (the container KServe merges
+    a ``model`` spec over: constants.InferenceServiceContainerName), or None without one."""
+    containers = runtime.get("containers") if isinstance(runtime, dict) else None
+    for c in containers if isinstance(containers, list) else []:
+        if isinstance(c, dict) and c.get("name") == "kserve-container":
+            res: Any = c.get("resources") if isinstance(c.get("resources"), dict) else {}
+            requests, limits = (res.get(k) for k in ("requests", "limits"))
+            return (requests if isinstance(requests, dict) else {}), (limits if isinstance(limits, dict) else {})
+    return None
+
+
+def _kserve_component(
+    obj: K8sObject, path: tuple, role: str, runtime: tuple[str, tuple[dict, dict]] | None = None
+) -> Pod | None:
     comp = dig(obj.data, *path)
     if not isinstance(comp, dict):
         return None
@@ -69,6 +93,15 @@ def _kserve_component(obj: K8sObject, path: tuple, role: str) -> Pod | None:
             if fw in _KSERVE_DEFAULTED:
                 data = with_resources(data, KSERVE_REQUESTS, KSERVE_LIMITS)
                 defaulted = True
+            named = c.get("runtime")
+            if fw == "model" and runtime is not None:
+                # the runtime among the inputs, merged as KServe merges it (its resources, key by key)
+                data = with_resources(data, *runtime[1])
+            elif fw == "model" and (named is None or (isinstance(named, str) and named.startswith("kserve-"))):
+                # the runtime's resources where the service sets none: one KServe ships (named, or the
+                # one it selects for the model's format); a runtime of the user's own is not known here
+                requests, limits = KSERVE_RUNTIME_RESOURCES.get(str(named), (KSERVE_REQUESTS, KSERVE_LIMITS))
+                data = with_resources(data, requests, limits)
             containers.append((data, path + (fw,)))
             break
     for i, c in enumerate(comp.get("containers") or [] if isinstance(comp.get("containers"), list) else []):
@@ -101,6 +134,24 @@ def _inference_service(obj: K8sObject) -> list[Pod]:
     for comp in ("predictor", "transformer", "explainer"):
         tpl = _kserve_component(obj, ("spec", comp), comp)
         if tpl is not None:
+            out.append(tpl)
+    return out
+
+
+def inference_service_with_runtime(obj: K8sObject, name: str, runtime: Any) -> list[Pod]:
+    """The pods of an InferenceService whose ``predictor.model`` names the (Cluster)ServingRuntime
+    ``runtime`` (its spec) among the inputs: the model's container over the runtime's
+    ``kserve-container`` (MergeServingRuntimeAndInferenceServiceSpecs: its resources key by key);
+    findings on what the runtime gives say so."""
+    found = _runtime_resources(runtime)
+    if found is None:
+        return _inference_service(obj)
+    out = []
+    for comp in ("predictor", "transformer", "explainer"):
+        tpl = _kserve_component(obj, ("spec", comp), comp, (name, found) if comp == "predictor" else None)
+        if tpl is not None:
+            if comp == "predictor":
+                tpl.cache["assumed"] = f"as KServe merges its model over the runtime {name}"
             out.append(tpl)
     return out
 

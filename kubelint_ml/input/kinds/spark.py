@@ -1,5 +1,5 @@
 """Spark operator (``sparkoperator.k8s.io/v1beta2`` SparkApplication and ScheduledSparkApplication; kubeflow/spark-operator
-``api/v1beta2``, ``internal/controller/sparkapplication``): the driver's and executors' pods with
+v2.5 (38082f33), ``api/v1beta2``, ``internal/controller/sparkapplication``): the driver's and executors' pods with
 the resources the operator computes from ``cores``, ``coreLimit``, ``memory``, ``memoryOverhead`` and
 ``gpu``, and the custom resources (GPUs) ``sparkConf`` asks for as Spark on Kubernetes makes them; a
 role's ``template`` (spark-operator v2, given to Spark as ``spark.kubernetes.<role>.podTemplateFile``)
@@ -66,7 +66,9 @@ def _spark_role(obj: K8sObject, role: str, base: tuple = ("spec",)) -> Pod | Non
     if isinstance(cores, (int, float)) and not isinstance(cores, bool):
         requests["cpu"] = str(cores)
         renames.append((path + ("resources", "requests", "cpu"), path + ("cores",)))
-    if node.get("coreRequest") is not None and role == "executor":
+    # spark.kubernetes.<role>.request.cores, which Spark's pod request takes over <role>.cores
+    # (BasicDriverFeatureStep, BasicExecutorFeatureStep; the operator's coreRequest for either role)
+    if node.get("coreRequest") is not None:
         requests["cpu"] = node["coreRequest"]
         renames.append((path + ("resources", "requests", "cpu"), path + ("coreRequest",)))
     if isinstance(node.get("coreLimit"), str):
@@ -184,7 +186,50 @@ def _scheduled_spark(obj: K8sObject) -> list[Pod]:
     return _spark(obj, ("spec", "template"))
 
 
+def _connect_server(obj: K8sObject) -> Pod | None:
+    """A SparkConnect's server pod: its ``server.template`` as written (the controller's
+    ``mutateServerPod`` takes the template's spec, finds the ``spark-kubernetes-driver`` container,
+    else the first, else adds one, and sets only its image where empty, its command and probes);
+    ``server.cores`` and ``memory`` are the in-process driver's Spark settings, not the pod's."""
+    path = ("spec", "server")
+    node = dig(obj.data, *path)
+    if not isinstance(node, dict):
+        return None
+    tpl_spec, tpl_meta, _, _ = _role_template(node)
+    tpl_path = path + ("template", "spec")
+    containers = listed(tpl_spec.get("containers"), tpl_path + ("containers",))
+    image = dig(obj.data, "spec", "image") or "spark"
+    if not containers:
+        containers = [({"name": "spark-kubernetes-driver", "image": image}, path)]
+    else:
+        main = next((i for i, (c, _) in enumerate(containers) if dig(c, "name") == "spark-kubernetes-driver"), 0)
+        c, cpath = containers[main]
+        if isinstance(c, dict) and not c.get("image"):
+            containers[main] = ({**c, "image": image}, cpath)
+    pod = {k: v for k, v in tpl_spec.items() if k not in ("containers", "initContainers", "volumes")}
+    return Pod(
+        tpl_path,
+        pod,
+        "server",
+        1,
+        containers,
+        init=listed(tpl_spec.get("initContainers"), tpl_path + ("initContainers",)),
+        volumes=listed(tpl_spec.get("volumes"), tpl_path + ("volumes",)),
+        metadata={k: tpl_meta.get(k) for k in ("labels", "annotations")},
+        renames=[(tpl_path + ("metadata",), path + ("template", "metadata"))],
+    )
+
+
+def _spark_connect(obj: K8sObject) -> list[Pod]:
+    """A SparkConnect (``sparkoperator.k8s.io/v1alpha1``; kubeflow/spark-operator
+    ``internal/controller/sparkconnect``): the server pod, and the executors Spark starts from
+    ``executor`` as it does a SparkApplication's (``spark.executor.cores``/``memory`` and the
+    executor pod template file the controller writes from ``executor.template``)."""
+    return [t for t in (_connect_server(obj), _spark_role(obj, "executor")) if t is not None]
+
+
 KINDS: dict[tuple[str, str], KindInfo] = {
     ("sparkoperator.k8s.io", "SparkApplication"): KindInfo(none, False, _spark),
     ("sparkoperator.k8s.io", "ScheduledSparkApplication"): KindInfo(none, False, _scheduled_spark),
+    ("sparkoperator.k8s.io", "SparkConnect"): KindInfo(none, False, _spark_connect),
 }

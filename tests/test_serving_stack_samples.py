@@ -1,0 +1,480 @@
+"""Serving-stack manifests from the projects' own repositories (llm-d guides, vLLM on TPU, ...):
+each excerpt is cut from the file named in its comment, and the test asserts the findings a user
+of that file would defend (rule, line, severity), and the ones that would be wrong are absent."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def findings(path: Path, *extra: str) -> list[tuple[str, int, str]]:
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json", *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode in (0, 1), r.stderr
+    assert "Traceback" not in r.stderr
+    return sorted((f["rule"], f["line"], f["severity"]) for f in json.loads(r.stdout)["findings"])
+
+
+# llm-d guides/optimized-baseline/modelserver/tpu/v6/vllm, rendered with `kubectl kustomize`
+# (llm-d/llm-d fork zetxqx/llm-d at 7edda66d76cc), the Deployment's pod template: vLLM on a
+# TPU v6e host with --tensor-parallel-size=8 and no /dev/shm volume.
+TPU_V6E_VLLM = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: optimized-baseline-tpu-v6-vllm-decode
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: decode
+  template:
+    metadata:
+      labels:
+        app: decode
+    spec:
+      priorityClassName: serving
+      containers:
+      - args:
+        - Qwen/Qwen3-32B
+        - --port=8000
+        - --tensor-parallel-size=8{extra}
+        command:
+        - vllm
+        - serve
+        image: vllm/vllm-tpu:v0.22.0
+        name: modelserver
+        resources:
+          limits:
+            cpu: "16"
+            memory: 64Gi
+            google.com/tpu: "8"
+          requests:
+            cpu: "16"
+            memory: 64Gi
+            google.com/tpu: "8"
+      nodeSelector:
+        cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice
+        cloud.google.com/gke-tpu-topology: 2x4
+"""
+
+
+def test_vllm_tensor_parallel_on_tpu_is_one_process_not_a_shm_signal(tmp_path: Path) -> None:
+    """vllm-project/tpu-inference (tpu_inference/platforms/tpu_platform.py at b0c2f7dcbacc) runs
+    the tensor parallel group as one JAX program in one process on a single host ("Force using
+    UniProcExecutor for JAX on single host without pipeline parallelism"): no NCCL, no workers
+    sharing /dev/shm, so the 64Mi default is not a finding."""
+    path = tmp_path / "tpu.yaml"
+    path.write_text(TPU_V6E_VLLM.format(extra=""))
+    assert [f for f in findings(path) if f[0] == "shm-too-small-for-workers"] == []
+
+
+def test_pipeline_parallel_on_tpu_still_starts_processes(tmp_path: Path) -> None:
+    """With pipeline parallel the same platform uses its multiprocess executor: one process per
+    stage, exchanging through /dev/shm, so the finding stays, at the container."""
+    path = tmp_path / "tpu-pp.yaml"
+    path.write_text(TPU_V6E_VLLM.format(extra="\n        - --pipeline-parallel-size=2"))
+    assert [f for f in findings(path) if f[0] == "shm-too-small-for-workers"] == [
+        ("shm-too-small-for-workers", 17, "warning")
+    ]
+
+
+def test_tensor_parallel_env_on_tpu_is_not_a_signal(tmp_path: Path) -> None:
+    path = tmp_path / "tpu-env.yaml"
+    path.write_text(
+        TPU_V6E_VLLM.format(extra="").replace(
+            "        - --tensor-parallel-size=8\n",
+            "        env:\n        - name: TENSOR_PARALLEL_SIZE\n          value: '8'\n",
+        )
+    )
+    assert [f for f in findings(path) if f[0] == "shm-too-small-for-workers"] == []
+
+
+# kubeflow/pipelines test_data/compiled-workflows/nvidia_gpu_scheduling_check.yaml (at 09e0220902dd),
+# cut to the parameter that carries the component's accelerator and the executor template whose
+# podSpecPatch the KFP driver fills in at run time from it.
+KFP_GPU_WORKFLOW = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: nvidia-gpu-scheduling-check-
+spec:
+  arguments:
+    parameters:
+    - name: kubernetes-comp-verify-gpu-scheduled
+      value: '{"tolerations":[{"effect":"NoSchedule","key":"nvidia.com/gpu","operator":"Exists"}]}'
+    - name: implementations-22deaaeaf18e6b8634b6ebaa8a34b86426def1687134b6fd3d21779bc7942cf6
+      value: '{"args":["echo \\"GPU scheduling check: PASS\\""],"command":["sh","-c"],"image":"python:3.11",RESOURCES}'
+  entrypoint: entrypoint
+  serviceAccountName: pipeline-runner
+  templates:
+  - container:
+      command:
+      - should-be-overridden-during-runtime
+      image: gcr.io/ml-pipeline/should-be-overridden-during-runtime
+      name: ""
+      resources: {}
+    inputs:
+      parameters:
+      - name: pod-spec-patch
+    name: system-container-impl
+    podSpecPatch: '{{inputs.parameters.pod-spec-patch}}'
+"""
+KFP_ACCELERATOR = (
+    '"resources":{"accelerator":{"count":"1","resourceCount":"1","resourceType":"nvidia.com/gpu",'
+    '"type":"nvidia.com/gpu"}}'
+)
+
+
+def test_kfp_component_accelerator_applied_by_a_run_time_pod_spec_patch_is_said(tmp_path: Path) -> None:
+    """The GPU a compiled Kubeflow pipeline's component asks for reaches its pod only through the
+    driver's podSpecPatch, a parameter at lint time: said at the parameter that carries it, and the
+    executor's main container (`name: ""`, which Argo names main) is judged as written."""
+    path = tmp_path / "kfp.yaml"
+    path.write_text(KFP_GPU_WORKFLOW.replace("RESOURCES", KFP_ACCELERATOR))
+    found = findings(path)
+    assert [f for f in found if f[0] == "accelerator-workload-not-judged"] == [
+        ("accelerator-workload-not-judged", 11, "info")
+    ]
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    messages = {f["rule"]: f["message"] for f in json.loads(r.stdout)["findings"]}
+    assert messages["accelerator-workload-not-judged"] == (
+        "asks for nvidia.com/gpu through a podSpecPatch set at run time: the pod of template "
+        "'system-container-impl' was judged without it"
+    )
+    assert messages["missing-memory-limit"] == "container 'main' has no memory limit"
+
+
+def test_kfp_component_without_an_accelerator_is_not_said(tmp_path: Path) -> None:
+    """A toleration for GPU nodes is no request for a GPU."""
+    path = tmp_path / "kfp-cpu.yaml"
+    path.write_text(KFP_GPU_WORKFLOW.replace("RESOURCES", '"resources":{"cpuLimit":1}'))
+    assert [f for f in findings(path) if f[0] == "accelerator-workload-not-judged"] == []
+
+
+def test_spark_driver_core_request_is_the_pods_cpu_request(tmp_path: Path) -> None:
+    """kubeflow/spark-operator examples/spark-pi-custom-resource.yaml (at 38082f3318e9): the
+    driver's coreRequest 0.5 is its pod's cpu request (the operator passes it as
+    spark.kubernetes.driver.request.cores, which Spark takes over spark.driver.cores), under its
+    800m coreLimit: no request-exceeds-limit from the default 1 core."""
+    path = tmp_path / "spark.yaml"
+    path.write_text(
+        "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata:\n"
+        "  name: spark-pi-custom-resource\n  namespace: default\nspec:\n  type: Scala\n  mode: cluster\n"
+        "  image: docker.io/apache/spark:4.0.4\n  mainClass: org.apache.spark.examples.SparkPi\n"
+        "  mainApplicationFile: local:///opt/spark/examples/jars/spark-examples.jar\n  sparkVersion: 4.0.4\n"
+        '  driver:\n    coreRequest: "0.5"\n    coreLimit: 800m\n    memory: 512m\n'
+        '  executor:\n    instances: 1\n    coreRequest: "1200m"\n    coreLimit: 1500m\n    memory: 512m\n'
+    )
+    assert [f for f in findings(path) if f[0] == "request-exceeds-limit"] == []
+    # a request over the limit is still one, at the driver (as the executor's is)
+    path.write_text(path.read_text().replace('coreRequest: "0.5"', 'coreRequest: "2"'))
+    assert [f for f in findings(path) if f[0] == "request-exceeds-limit"] == [("request-exceeds-limit", 13, "error")]
+
+
+# kubeflow/spark-operator examples/sparkconnect/spark-connect.yaml (at 38082f3318e9), the executor
+# part: its template sets no resources, Spark sizes the executors from cores and memory.
+SPARK_CONNECT = """\
+apiVersion: sparkoperator.k8s.io/v1alpha1
+kind: SparkConnect
+metadata:
+  name: spark-connect
+  namespace: default
+spec:
+  sparkVersion: 4.0.4
+  server:
+    template:
+      spec:
+        containers:
+        - name: spark-kubernetes-driver
+          image: docker.io/apache/spark:4.0.4
+          resources:
+            requests:
+              cpu: 1
+              memory: 1Gi
+            limits:
+              cpu: 1
+              memory: 1Gi
+  executor:
+    instances: 2
+    cores: 1
+    memory: 512m
+    template:
+      spec:
+        containers:
+        - name: spark-kubernetes-executor
+          image: docker.io/apache/spark:4.0.4
+          imagePullPolicy: Always
+"""
+
+
+def test_spark_connect_executors_get_their_resources_from_cores_and_memory(tmp_path: Path) -> None:
+    """Not BestEffort, not without a memory limit: Spark gives each executor 1 cpu and 512m plus
+    the 384Mi overhead, request and limit, as it does a SparkApplication's."""
+    path = tmp_path / "connect.yaml"
+    path.write_text(SPARK_CONNECT)
+    assert findings(path) == []
+
+
+def test_spark_connect_gpu_executors_are_judged_as_gpu_pods(tmp_path: Path) -> None:
+    path = tmp_path / "connect-gpu.yaml"
+    path.write_text(
+        SPARK_CONNECT.replace(
+            "  sparkVersion: 4.0.4\n",
+            "  sparkVersion: 4.0.4\n  sparkConf:\n    spark.executor.resource.gpu.amount: '1'\n"
+            "    spark.executor.resource.gpu.vendor: nvidia.com\n",
+        )
+    )
+    # the executors ask for nvidia.com/gpu: the workload's pods (the server's too) want a priority
+    assert findings(path) == [("missing-priority-class", 13, "warning"), ("missing-priority-class", 24, "warning")]
+
+
+# kubeflow/trainer manifests/base/runtimes/torch_distributed.yaml (at 8c0f5059bd51), the runtime a
+# cluster installs with Trainer: given as context (never reported on), as a user lints a TrainJob.
+TORCH_RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-distributed
+  labels:
+    trainer.kubeflow.org/framework: torch
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch: {}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: trainer
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime
+"""
+# kubeflow/trainer examples/yaml/01-multi-node.yaml (at 8c0f5059bd51), with a GPU per node.
+GPU_TRAINJOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: multi-node-example
+spec:
+  runtimeRef:
+    apiGroup: trainer.kubeflow.org
+    kind: ClusterTrainingRuntime
+    name: torch-distributed
+  trainer:
+    numNodes: 3
+    resourcesPerNode:
+      limits:
+        nvidia.com/gpu: 2
+        memory: 64Gi
+      requests:
+        cpu: "8"
+        memory: 64Gi
+"""
+
+
+def test_trainjob_whose_runtime_is_context_carries_the_missing_priority(tmp_path: Path) -> None:
+    """Neither the GPU TrainJob nor the runtime it runs (read as context, so never reported on) gives
+    its pods a priority: the TrainJob gets missing-priority-class, at its runtimeRef, with no fix
+    there (Trainer patches no priorityClassName into the pods)."""
+    runtime = tmp_path / "runtime.yaml"
+    runtime.write_text(TORCH_RUNTIME)
+    job = tmp_path / "job.yaml"
+    job.write_text(GPU_TRAINJOB)
+    found = [f for f in findings(job, "--context", str(runtime)) if f[0] == "missing-priority-class"]
+    assert found == [("missing-priority-class", 6, "warning")]
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(job), "--context", str(runtime), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    [f] = [f for f in json.loads(r.stdout)["findings"] if f["rule"] == "missing-priority-class"]
+    assert (
+        f["message"]
+        == "no priorityClassName: runtime 'torch-distributed' sets none either; pods run at the default priority"
+    )
+    assert "fix" not in f
+    # the Kueue label on the TrainJob gives the workload its priority
+    job.write_text(
+        GPU_TRAINJOB.replace(
+            "  name: multi-node-example\n",
+            "  name: multi-node-example\n  labels:\n    kueue.x-k8s.io/priority-class: research\n",
+        )
+    )
+    assert [f for f in findings(job, "--context", str(runtime)) if f[0] == "missing-priority-class"] == []
+
+
+def test_trainjob_and_its_linted_runtime_report_the_priority_once_on_the_runtime(tmp_path: Path) -> None:
+    runtime = tmp_path / "runtime.yaml"
+    runtime.write_text(TORCH_RUNTIME)
+    (tmp_path / "job.yaml").write_text(GPU_TRAINJOB)
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(tmp_path), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    found = [
+        (Path(f["file"]).name, f["line"])
+        for f in json.loads(r.stdout)["findings"]
+        if f["rule"] == "missing-priority-class"
+    ]
+    assert found == [("runtime.yaml", 21)]  # the pod template's spec
+
+
+# kserve/kserve docs/samples/istio-dex/sklearn.yaml (at aaac4e294dae): a `model:` spec that leaves
+# the resources to the serving runtime KServe selects for sklearn (kserve-sklearnserver: requests
+# and limits of 1 cpu and 2Gi, config/runtimes/kserve-sklearnserver.yaml).
+SKLEARN_MODEL = """\
+apiVersion: "serving.kserve.io/v1beta1"
+kind: "InferenceService"
+metadata:
+  name: "sklearn-iris"
+  annotations:
+    sidecar.istio.io/inject: "false"
+spec:
+  predictor:
+    model:
+      modelFormat:
+        name: sklearn
+      storageUri: "gs://kfserving-examples/models/sklearn/1.0/model"
+"""
+
+
+def test_kserve_model_spec_gets_its_shipped_runtimes_resources(tmp_path: Path) -> None:
+    path = tmp_path / "sklearn.yaml"
+    path.write_text(SKLEARN_MODEL)
+    assert findings(path) == []
+    # the multi-node runtime's (kserve/website docs/model-serving/generative-inference/multi-node):
+    # a 4Gi limit of the service's own over the runtime's 6Gi request is a request above its limit
+    path.write_text(
+        SKLEARN_MODEL.replace(
+            "      modelFormat:", "      runtime: kserve-huggingfaceserver-multinode\n      modelFormat:"
+        )
+        + "      resources:\n        limits:\n          memory: 4Gi\n"
+    )
+    assert [f for f in findings(path) if f[0] == "request-exceeds-limit"] == [
+        ("request-exceeds-limit", 14, "error")
+    ]  # (the request is the runtime's)
+    # a runtime of the user's own: its resources are not known here, the service is judged as written
+    path.write_text(SKLEARN_MODEL.replace("      modelFormat:", "      runtime: my-sklearn\n      modelFormat:"))
+    assert ("missing-memory-limit", 9, "warning") in findings(path)
+
+
+def test_dynamo_graph_deployment_request_is_said_not_passed(tmp_path: Path) -> None:
+    """ai-dynamo/dynamo benchmarks/profiler/deploy/profile_sla_moe_dgdr.yaml (at 0044eb903566),
+    cut: its GPU workers come from profiling at run time, said at the hardware it sizes them by;
+    profile_sla_dgdr.yaml (at 179449ffd14b) names no hardware: said at its model."""
+    path = tmp_path / "dgdr.yaml"
+    path.write_text(
+        "apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeploymentRequest\nmetadata:\n  name: sla-moe\n"
+        "spec:\n  model: deepseek-ai/DeepSeek-R1\n  backend: sglang\n  profilingConfig:\n"
+        '    profilerImage: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:${VERSION}"\n    config:\n'
+        "      hardware:\n        minNumGpusPerEngine: 8\n        maxNumGpusPerEngine: 16\n"
+        "        numGpusPerNode: 8\n  autoApply: true\n"
+    )
+    assert findings(path) == [("accelerator-workload-not-judged", 11, "info")]
+    path.write_text(
+        "apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeploymentRequest\nmetadata:\n  name: sla-online\n"
+        "spec:\n  model: Qwen/Qwen3-0.6B\n  backend: vllm\n  autoApply: true\n"
+    )
+    assert findings(path) == [("accelerator-workload-not-judged", 6, "info")]
+
+
+def test_kserve_model_over_a_named_runtime_among_the_context(tmp_path: Path) -> None:
+    """The runtime a model names, given with --context, is merged as KServe merges it: its GPU and its
+    16Gi request come from there, and the service's own 8Gi limit under that request is refused."""
+    runtime = tmp_path / "runtime.yaml"
+    runtime.write_text(
+        "apiVersion: serving.kserve.io/v1alpha1\nkind: ServingRuntime\nmetadata:\n  name: my-vllm\nspec:\n"
+        "  supportedModelFormats:\n    - name: huggingface\n  containers:\n    - name: kserve-container\n"
+        "      image: vllm/vllm-openai:v0.11.0\n      resources:\n        requests:\n          cpu: '4'\n"
+        "          memory: 16Gi\n        limits:\n          cpu: '8'\n          memory: 32Gi\n"
+        "          nvidia.com/gpu: '1'\n"
+    )
+    path = tmp_path / "isvc.yaml"
+    path.write_text(
+        "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata:\n  name: llama\nspec:\n"
+        "  predictor:\n    model:\n      runtime: my-vllm\n      modelFormat:\n        name: huggingface\n"
+        "      storageUri: pvc://m\n      resources:\n        limits:\n          memory: 8Gi\n"
+    )
+    assert findings(path) == []  # its own runtime is not known: judged with what it sets
+    assert findings(path, "--context", str(runtime)) == [
+        ("missing-priority-class", 6, "warning"),
+        ("request-exceeds-limit", 12, "error"),
+    ]
+
+
+# An Argo WorkflowTemplate a cluster holds (given as context, never reported on) with a GPU step, and
+# the Workflow a user submits from it (`argo submit --from workflowtemplate/gpu-train` writes this).
+GPU_WORKFLOW_TEMPLATE = """\
+apiVersion: argoproj.io/v1alpha1
+kind: WorkflowTemplate
+metadata:
+  name: gpu-train
+spec:
+  entrypoint: train
+  templates:
+  - name: train
+    container:
+      image: pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime
+      command: [python, train.py]
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+          memory: 32Gi
+        requests:
+          cpu: "4"
+          memory: 32Gi
+"""
+FROM_TEMPLATE = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: gpu-train-
+spec:
+  workflowTemplateRef:
+    name: gpu-train
+"""
+
+
+def test_workflow_running_a_context_template_is_judged_with_its_pods(tmp_path: Path) -> None:
+    template = tmp_path / "template.yaml"
+    template.write_text(GPU_WORKFLOW_TEMPLATE)
+    workflow = tmp_path / "workflow.yaml"
+    workflow.write_text(FROM_TEMPLATE)
+    assert findings(workflow) == []  # the template is not known: nothing to judge
+    assert findings(workflow, "--context", str(template)) == [("missing-priority-class", 6, "warning")]
+    # the workflow's podPriorityClassName gives every pod its priority
+    workflow.write_text(FROM_TEMPLATE.replace("spec:\n", "spec:\n  podPriorityClassName: training\n"))
+    assert [f for f in findings(workflow, "--context", str(template)) if f[0] == "missing-priority-class"] == []
+    # both linted: the template carries the finding, naming the workflow, once
+    workflow.write_text(FROM_TEMPLATE)
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(tmp_path), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    found = [(Path(f["file"]).name, f["line"]) for f in json.loads(r.stdout)["findings"]]
+    assert found == [("template.yaml", 8)]
