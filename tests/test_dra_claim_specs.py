@@ -410,3 +410,61 @@ def test_a_class_of_amd_partitions_counts_its_devices_at_most_whole():
     assert full == [
         ("gpu-memory-share-mismatch", 25, 42, "warning", "requests 16 GPUs but Standard_ND96isr_MI300X_v5 has only 8")
     ]
+
+
+# ROCm/k8s-gpu-dra-driver example/example-partitions-distinct-parents.yaml (at 2622427226d5): two requests
+# alike, one partition each, on distinct GPUs.
+AMD_TWO_PARTS = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  namespace: gpu-test
+  name: two-partitions-distinct-parents
+spec:
+  devices:
+    requests:
+    - name: p0
+      exactly:
+        deviceClassName: gpu.amd.com
+        allocationMode: ExactCount
+        count: 1
+        selectors:
+          - cel:
+              expression: 'device.attributes["gpu.amd.com"].type == "amdgpu-partition"'
+    - name: p1
+      exactly:
+        deviceClassName: gpu.amd.com
+        allocationMode: ExactCount
+        count: 1
+        selectors:
+          - cel:
+              expression: 'device.attributes["gpu.amd.com"].type == "amdgpu-partition"'
+    constraints:
+    - distinctAttribute: gpu.amd.com/deviceID
+      requests: ["p0", "p1"]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  namespace: gpu-test
+  name: pod-two-partitions-distinct-parents
+spec:
+  containers:
+  - name: ctr0
+    image: ubuntu:22.04
+    resources:
+      claims:
+      - name: gpus
+  resourceClaims:
+  - name: gpus
+    resourceClaimName: two-partitions-distinct-parents
+"""
+
+
+def test_requests_alike_are_said_once_with_their_number(tmp_path):
+    path = tmp_path / "parts.yaml"
+    path.write_text(AMD_TWO_PARTS)
+    r = CliRunner().invoke(main, ["check", "-v", str(path)])
+    said = [line for line in r.output.splitlines() if "asks for 1 GPU partition" in line]
+    assert len(said) == 1
+    assert said[0].endswith("counted as 1 whole GPU, the most it can be (2 requests alike, each counted so)")

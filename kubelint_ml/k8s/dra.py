@@ -1241,6 +1241,11 @@ def pod_devices(
         if rname.startswith(DRA_EXTENDED_PREFIX) or not is_accelerator_resource(rname):
             count(info, cls, value, rname)  # (an accelerator resource's name is counted as the plugin's)
     out.counts = {r: v for r, v in counts.items()}
+    if len(set(out.assumed)) < len(out.assumed):  # requests alike in one claim: said once, with their number
+        times: dict[str, int] = {}
+        for said in out.assumed:
+            times[said] = times.get(said, 0) + 1
+        out.assumed = [said if n == 1 else f"{said} ({n} requests alike, each counted so)" for said, n in times.items()]
     out.all_of = frozenset(all_of)
     out.held = frozenset(held)
     out.upper = frozenset(upper)
