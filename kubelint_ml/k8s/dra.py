@@ -479,15 +479,26 @@ def claim_spec_rejection(claim_spec: object, api_version: object) -> str | None:
     return None
 
 
-def claim_requests(claim_spec: object, status: object = None) -> tuple[tuple[SubRequest, ...], ...]:
+class ClaimRequests(tuple):
+    """A claim's device requests (see :func:`claim_requests`), with ``names``: the names of all its
+    top-level requests (those for administrative access too), the names a container's
+    ``resources.claims[].request`` may give."""
+
+    names: frozenset[str] = frozenset()
+
+
+def claim_requests(claim_spec: object, status: object = None) -> ClaimRequests:
     """A ResourceClaimSpec's device requests, each as its alternatives (one unless ``firstAvailable``);
     requests for administrative access are left out (they allocate no device). With the claim's
     ``status``, a ``firstAvailable`` request the scheduler allocated is the alternative it chose
     (the results name ``<request>/<subrequest>``)."""
     out = []
+    names: set[str] = set()
     allocated = _allocated_results(status) if status else set()
     for req in _items(_mapping(_mapping(claim_spec).get("devices")).get("requests")):
         alternatives: list[SubRequest] = []
+        if isinstance(req.get("name"), str):
+            names.add(req["name"])
         if _mapping(req.get("exactly")).get("adminAccess") is True or req.get("adminAccess") is True:
             # Administrative access (monitoring, management: DCGM, a device health agent) ignores
             # every ordinary claim and allocation of the devices: it holds none of them.
@@ -504,7 +515,9 @@ def claim_requests(claim_spec: object, status: object = None) -> tuple[tuple[Sub
             alternatives = [sub] if sub else []
         if alternatives:
             out.append(tuple(alternatives))
-    return tuple(out)
+    found = ClaimRequests(out)
+    found.names = frozenset(names)
+    return found
 
 
 class DraFacts:
@@ -852,14 +865,24 @@ class ClaimRef(Record):
     name: str
     found: bool
     rejected: str | None  # why the API server rejects the object found (then ``found`` is False)
-    __slots__ = _fields = ("path", "kind", "name", "found", "rejected")
+    requests: frozenset[str] | None  # the names of its requests, where its spec is known
+    __slots__ = _fields = ("path", "kind", "name", "found", "rejected", "requests")
 
-    def __init__(self, path: tuple, kind: str, name: str, found: bool, rejected: str | None = None) -> None:
+    def __init__(
+        self,
+        path: tuple,
+        kind: str,
+        name: str,
+        found: bool,
+        rejected: str | None = None,
+        requests: frozenset[str] | None = None,
+    ) -> None:
         self.path = path
         self.kind = kind
         self.name = name
         self.found = found
         self.rejected = rejected
+        self.requests = requests
 
 
 class PodDevices(Record):
@@ -1150,7 +1173,7 @@ def pod_devices(
             out.claims.append(ClaimRef(path, kind, name, False, rejected))
             out.unknown.append(f"{kind} '{name}' is rejected by the API server ({rejected}), so it holds no device")
             continue
-        ref = ClaimRef(path, kind, name, found is not None)
+        ref = ClaimRef(path, kind, name, found is not None, requests=getattr(found, "names", None))
         out.claims.append(ref)
         if found is None:
             out.unknown.append(f"{kind} '{name}' is not among the inputs or --context, so its devices are not known")
