@@ -515,3 +515,87 @@ def test_a_resource_claim_with_the_request_in_context_and_serve(tmp_path):
     assert [(f.rule, f.severity, f.message) for f in findings if f.suppressed is None] == [
         ("unknown-resource-claim", "error", found[0][5])
     ]
+
+
+ADMIN = """\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: monitoring
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: all-gpus, namespace: monitoring}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All, adminAccess: true}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: dcgm, namespace: monitoring}
+spec:
+  selector: {matchLabels: {app: dcgm}}
+  template:
+    metadata: {labels: {app: dcgm}}
+    spec:
+      priorityClassName: system-node-critical
+      containers:
+      - name: dcgm
+        image: nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3
+        resources:
+          requests: {cpu: 100m, memory: 256Mi}
+          limits: {memory: 256Mi}
+          claims: [{name: gpus}]
+      resourceClaims:
+      - {name: gpus, resourceClaimTemplateName: all-gpus}
+"""
+PRIORITY = "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: system-node-critical}\nvalue: 2000001000\n"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_admin_access_in_a_namespace_without_the_admin_label_is_rejected(tmp_path, version):
+    """AuthorizedForAdmin (pkg/registry/resource, the claim and template strategies): a claim or template
+    with adminAccess in a namespace not labelled resource.kubernetes.io/admin-access: "true" is rejected
+    (DRAAdminAccess on from 1.34). Said where the Namespace is among the inputs or --context."""
+    (tmp_path / "a.yaml").write_text(ADMIN + PRIORITY)
+    code, found = _findings(["check", str(tmp_path / "a.yaml"), "-j1", "--kubernetes-version", version])
+    assert (code, found) == (
+        1,
+        [
+            (
+                "a.yaml",
+                33,
+                49,
+                "unknown-resource-claim",
+                "error",
+                "ResourceClaimTemplate 'all-gpus' asks for adminAccess in namespace monitoring, which lacks the "
+                'label resource.kubernetes.io/admin-access: "true"',
+            )
+        ],
+    )
+    # the Namespace given as context only
+    namespace, rest = ADMIN.split("---\n", 1)
+    (tmp_path / "ns.yaml").write_text(namespace)
+    (tmp_path / "b.yaml").write_text(rest + PRIORITY)
+    _, found = _findings(["check", str(tmp_path / "b.yaml"), "--context", str(tmp_path / "ns.yaml"), "-j1"])
+    assert [f[1:5] for f in found] == [(28, 49, "unknown-resource-claim", "error")]
+
+
+def test_admin_access_in_a_labelled_or_unknown_namespace_and_in_audit_is_fine(tmp_path):
+    labelled = ADMIN.replace(
+        "  name: monitoring\n---", '  name: monitoring\n  labels: {resource.kubernetes.io/admin-access: "true"}\n---'
+    )
+    (tmp_path / "a.yaml").write_text(labelled + PRIORITY)
+    assert _findings(["check", str(tmp_path / "a.yaml"), "-j1"]) == (0, [])
+    (tmp_path / "a.yaml").write_text(ADMIN.split("---\n", 1)[1] + PRIORITY)  # no Namespace: not known
+    assert _findings(["check", str(tmp_path / "a.yaml"), "-j1"]) == (0, [])
+    # what a cluster stored it admitted (the label may have been removed since)
+    items = [d for d in yaml.safe_load_all(ADMIN + PRIORITY)]
+    for i, d in enumerate(items):
+        d["metadata"]["uid"] = f"uid-{i}"
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    assert _findings(["audit", str(dump)]) == (0, [])

@@ -485,6 +485,7 @@ class ClaimRequests(tuple):
     ``resources.claims[].request`` may give."""
 
     names: frozenset[str] = frozenset()
+    admin: bool = False  # some request asks for administrative access
 
 
 def claim_requests(claim_spec: object, status: object = None) -> ClaimRequests:
@@ -494,6 +495,7 @@ def claim_requests(claim_spec: object, status: object = None) -> ClaimRequests:
     (the results name ``<request>/<subrequest>``)."""
     out = []
     names: set[str] = set()
+    admin = False
     allocated = _allocated_results(status) if status else set()
     for req in _items(_mapping(_mapping(claim_spec).get("devices")).get("requests")):
         alternatives: list[SubRequest] = []
@@ -502,6 +504,7 @@ def claim_requests(claim_spec: object, status: object = None) -> ClaimRequests:
         if _mapping(req.get("exactly")).get("adminAccess") is True or req.get("adminAccess") is True:
             # Administrative access (monitoring, management: DCGM, a device health agent) ignores
             # every ordinary claim and allocation of the devices: it holds none of them.
+            admin = True
             continue
         if isinstance(req.get("exactly"), dict):  # resource.k8s.io/v1, v1beta2
             sub = _sub(req["exactly"])
@@ -517,6 +520,7 @@ def claim_requests(claim_spec: object, status: object = None) -> ClaimRequests:
             out.append(tuple(alternatives))
     found = ClaimRequests(out)
     found.names = frozenset(names)
+    found.admin = admin
     return found
 
 
@@ -542,6 +546,7 @@ class DraFacts:
         "exists",
         "kept",
         "kept_extended",
+        "stored",
         "allocated",
         "rejected",
         "in_file",
@@ -568,6 +573,8 @@ class DraFacts:
         # Pods the scheduler gave extended resources through DRA (status.extendedResourceClaimStatus, audit):
         # the cluster serves them, whatever its version
         self.kept_extended = False
+        # The objects are as the API server stored them (audit): it admitted every one
+        self.stored = False
         # class -> the drivers allocated ResourceClaims got their devices of it from (status.allocation)
         self.allocated: dict[str, set[str]] = {}
         self.rejected: dict[tuple[str, str, str], str] = {}  # (kind, name, namespace) -> the API server's reason
@@ -844,6 +851,14 @@ class DraFacts:
             if not ns or not namespace or ns == namespace:
                 return ns, requests
         return None
+
+    def admin_namespace(self, kind: str, name: str, namespace: str, file: str = "") -> str | None:
+        """The namespace the template or claim :meth:`find` finds is created in (its own, else the pod's)
+        where some request of it asks for administrative access (``adminAccess``), else None."""
+        found = self._entry(kind, name, namespace, file)
+        if found is None or not getattr(found[1], "admin", False):
+            return None
+        return found[0] or namespace or None
 
     def rejection(self, kind: str, name: str, namespace: str, file: str = "") -> str | None:
         """Why the API server rejects the template or claim :meth:`find` finds, or None."""

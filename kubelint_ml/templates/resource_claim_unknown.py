@@ -47,6 +47,9 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         # The DeviceClasses given describe the cluster: --context, or the pod's own file (a driver's chart
         # beside its pods); classes of other inputs are other clusters' as much as this one's.
         hits += _missing_classes(tpl, devices, dra)
+    cluster = getattr(getattr(ctx, "facts", None), "cluster", None)
+    if devices is not None and dra is not None and cluster is not None and cluster.namespaces and not dra.stored:
+        hits += _admin_namespaces(tpl, devices, dra, cluster.namespaces, unit.obj.file)
     if devices is not None and any(c.requests is not None for c in devices.claims):
         hits += _unknown_requests(tpl, devices, dra is not None and (dra.from_context or unit.obj.file in dra.files))
     if devices is None or all(c.found for c in devices.claims):
@@ -174,6 +177,45 @@ def _container_claims(tpl: PodTemplate) -> list[Hit]:
                     f"pod.spec.resourceClaims{listed}). Correct the name, or add the claim to spec.resourceClaims",
                 )
             )
+    return out
+
+
+ADMIN_LABEL = "resource.kubernetes.io/admin-access"
+
+
+def _admin_namespaces(tpl: PodTemplate, devices: PodDevices, dra, namespaces: dict, file: str) -> list[Hit]:
+    """A found template or claim asking for administrative access (``adminAccess``) in a namespace, among
+    the inputs or --context, without the ``resource.kubernetes.io/admin-access: "true"`` label: the API
+    server rejects it (``AuthorizedForAdmin``, pkg/registry/resource: "admin access to devices requires the
+    `resource.kubernetes.io/admin-access: true` label on the containing namespace"; DRAAdminAccess on
+    from 1.34, when claims are served at all), so it is never created and the pod stays Pending."""
+    out: list[Hit] = []
+    pod_ns = tpl.obj.ref.namespace or ""
+    for claim in devices.claims:
+        if not claim.found:
+            continue
+        key = "template" if claim.kind == "ResourceClaimTemplate" else "claim"
+        ns = dra.admin_namespace(key, claim.name, pod_ns, file)
+        labels = namespaces.get(ns) if ns else None
+        if labels is None or labels.get(ADMIN_LABEL) == "true":
+            continue
+        reason = f"admin access to devices requires the `{ADMIN_LABEL}: true` label on the containing namespace ({ns})"
+        made = "" if claim.kind == "ResourceClaim" else ", the pod's claim is never made"
+        out.append(
+            Hit(
+                tpl.spec_path + claim.path,
+                f"{claim.kind} '{claim.name}' asks for adminAccess in namespace {ns}, which lacks the label "
+                f'{ADMIN_LABEL}: "true"',
+                detail=(
+                    f"{tpl.describe()}: spec.resourceClaims names {claim.kind} '{claim.name}', which asks for "
+                    f"administrative access (adminAccess: true) in namespace {ns}, whose Namespace has no "
+                    f'{ADMIN_LABEL}: "true" label; the API server rejects it ({reason}), so it is never created{made}, and '
+                    f'the pod stays Pending. Label the namespace {ADMIN_LABEL}: "true" (an administrator\'s '
+                    "namespace), or drop adminAccess"
+                ),
+                at_value=True,
+            )
+        )
     return out
 
 
