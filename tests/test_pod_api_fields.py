@@ -357,7 +357,71 @@ spec:
   - {name: gpu, resourceClaimName: shared-gpu}
 """
 
-CASES = {"sidecar-hugepages": SIDECAR_HUGEPAGES, "jobs": JOBS, "dra": DRA}
+# The container restart rules blog post's three examples (kubernetes/website, 1.34): a rule restarting on
+# one exit code, a try-once init container (restartPolicy Never: not a sidecar) in an Always pod, and two
+# containers with their own restart policies, here beside pod-level resources and resize policies.
+RESTART_RULES = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: restart-on-exit-codes}
+spec:
+  priorityClassName: batch
+  restartPolicy: Never
+  containers:
+  - name: restart-on-exit-codes
+    image: docker.io/library/busybox:1.28
+    restartPolicy: Never
+    restartPolicyRules:
+    - action: Restart
+      exitCodes: {operator: In, values: [42]}
+    resources:
+      requests: {cpu: 100m, memory: 64Mi}
+      limits: {cpu: 100m, memory: 64Mi}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: fail-pod-if-init-fails}
+spec:
+  priorityClassName: batch
+  restartPolicy: Always
+  initContainers:
+  - name: init-once
+    image: docker.io/library/busybox:1.28
+    restartPolicy: Never
+    resizePolicy:
+    - {resourceName: cpu, restartPolicy: NotRequired}
+    resources:
+      requests: {cpu: "2", memory: 2Gi}
+      limits: {cpu: "2", memory: 2Gi}
+  containers:
+  - name: main-container
+    image: docker.io/library/busybox:1.28
+    resources:
+      requests: {cpu: 100m, memory: 64Mi}
+      limits: {cpu: 100m, memory: 64Mi}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: on-failure-pod}
+spec:
+  priorityClassName: batch
+  resources:
+    requests: {cpu: "1", memory: 1Gi}
+    limits: {cpu: "1", memory: 1Gi}
+  containers:
+  - name: restart-on-failure
+    image: docker.io/library/busybox:1.28
+    restartPolicy: OnFailure
+    resources:
+      requests: {cpu: 500m, memory: 512Mi}
+  - name: restart-always
+    image: docker.io/library/busybox:1.28
+    restartPolicy: Always
+    resizePolicy:
+    - {resourceName: memory, restartPolicy: RestartContainer}
+"""
+
+CASES = {"sidecar-hugepages": SIDECAR_HUGEPAGES, "jobs": JOBS, "dra": DRA, "restart-rules": RESTART_RULES}
 VERSIONS = [v for v in ("1.34", "1.35", "1.36", "1.37") if v in bundled_versions()]
 
 
@@ -599,3 +663,28 @@ def test_admin_access_in_a_labelled_or_unknown_namespace_and_in_audit_is_fine(tm
     dump = tmp_path / "dump.json"
     dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     assert _findings(["audit", str(dump)]) == (0, [])
+
+
+def test_a_component_configuration_under_schema_is_not_sent_for_a_crd(tmp_path):
+    """kubelet.config.k8s.io (KubeletConfiguration: swap, Memory QoS) is a file the kubelet reads, not an
+    API object: no CRD can describe it, so --schema says so instead of asking for one."""
+    (tmp_path / "k.yaml").write_text(
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfailSwapOn: false\n"
+        "memorySwap: {swapBehavior: LimitedSwap}\nmemoryThrottlingFactor: 0.9\nsingleProcessOOMKill: false\n"
+    )
+    for version in ("1.33", *VERSIONS):
+        code, found = _findings(["check", str(tmp_path), "-j1", "--schema", "--kubernetes-version", version])
+        assert (code, found) == (
+            0,
+            [
+                (
+                    "k.yaml",
+                    2,
+                    1,
+                    "schema-unavailable",
+                    "info",
+                    "no schema for kubelet.config.k8s.io/v1beta1 KubeletConfiguration: a configuration file the "
+                    "kubelet reads, not an object the API server serves",
+                )
+            ],
+        ), version
