@@ -688,3 +688,81 @@ def test_a_component_configuration_under_schema_is_not_sent_for_a_crd(tmp_path):
                 )
             ],
         ), version
+
+
+RULES_POD = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  podFailurePolicy:
+    rules:
+    - action: Ignore
+      onPodConditions: [{type: DisruptionTarget}]
+  template:
+    spec:
+      priorityClassName: training
+      restartPolicy: Never
+      initContainers:
+      - name: setup
+        image: busybox
+        restartPolicy: Never
+        restartPolicyRules:
+        - action: Restart
+          exitCodes: {operator: In, values: [3]}
+        resources:
+          requests: {cpu: 100m, memory: 64Mi}
+          limits: {cpu: 100m, memory: 64Mi}
+      containers:
+      - name: main
+        image: python
+        restartPolicyRules:
+        - action: Retry
+          exitCodes: {operator: Equals, values: [42]}
+        - action: Restart
+        resources:
+          requests: {cpu: "1", memory: 1Gi}
+          limits: {cpu: "1", memory: 1Gi}
+"""
+
+
+@pytest.mark.parametrize("version", ["1.35", "1.36", "1.37"])
+def test_container_restart_rules_the_api_server_rejects(tmp_path, version):
+    """validateContainerRestartPolicy (ContainerRestartRules on from 1.35): rules need the container's own
+    restartPolicy; an action other than Restart/RestartAllContainers, an operator other than In/NotIn and
+    a rule without exitCodes are rejected. The init container's rule is valid."""
+    if version not in bundled_versions():
+        pytest.skip(f"no {version} schemas bundled")
+    (tmp_path / "j.yaml").write_text(RULES_POD)
+    code, found = _findings(["check", str(tmp_path), "-j1", "--kubernetes-version", version])
+    rule = "container-restart-rules-invalid"
+    assert (code, found) == (
+        1,
+        [
+            ("j.yaml", 26, 9, rule, "error", "container 'main' has restartPolicyRules but no restartPolicy of its own"),
+            (
+                "j.yaml",
+                27,
+                19,
+                rule,
+                "error",
+                "container 'main' restartPolicyRules action Retry: only Restart or RestartAllContainers",
+            ),
+            (
+                "j.yaml",
+                28,
+                33,
+                rule,
+                "error",
+                "container 'main' restartPolicyRules exitCodes operator Equals: only In or NotIn",
+            ),
+            ("j.yaml", 29, 11, rule, "error", "container 'main' restartPolicyRules entry without exitCodes"),
+        ],
+    )
+
+
+def test_container_restart_rules_are_dropped_before_1_35(tmp_path):
+    """ContainerRestartRules is alpha and off in 1.34 (dropContainerRestartRules): nothing is rejected."""
+    (tmp_path / "j.yaml").write_text(RULES_POD)
+    for version in ("1.33", "1.34"):
+        assert _findings(["check", str(tmp_path), "-j1", "--kubernetes-version", version]) == (0, []), version
