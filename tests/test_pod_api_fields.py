@@ -12,6 +12,8 @@ extended resources."""
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -456,6 +458,32 @@ def test_audit_finds_nothing_in_the_same_objects_as_a_cluster_returns_them(tmp_p
     config = tmp_path / "c.yaml"
     config.write_text(f"profile: {{kubernetesVersion: '{version}'}}\n")
     assert _findings(["audit", str(dump), "-c", str(config)]) == (0, [])
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="the CEL runtime (cel-expr-python) needs Python >= 3.11")
+@pytest.mark.parametrize("version", VERSIONS)
+def test_serve_and_the_exported_policies_admit_them(tmp_path, version):
+    """serve (one object at a time, the DRA objects as the config's context) and the exported
+    ValidatingAdmissionPolicies find nothing in them either."""
+    from kubelint_ml.admission.review import lint_object
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_admission_vap import _builtin_policies, _compare
+
+    docs = [d for text in CASES.values() for d in yaml.safe_load_all(text)]
+    dra = [d for d in docs if d["apiVersion"].startswith("resource")]
+    (tmp_path / "dra.yaml").write_text(yaml.safe_dump_all(dra))
+    config = tmp_path / ".kubelint-ml.yaml"
+    config.write_text(f"context: [dra.yaml]\nprofile: {{kubernetesVersion: '{version}'}}\n")
+    policy, compiled = _builtin_policies(config)
+    counts: dict = {}
+    for d in docs:
+        if d["apiVersion"].startswith("resource"):
+            continue
+        findings, _ = lint_object(policy, d)
+        assert [(f.rule, f.message) for f in findings if f.suppressed is None] == [], d["metadata"]["name"]
+        _compare(policy, compiled, d, f"{d['kind']} {d['metadata']['name']} on {version}", counts)
+    assert counts and all(c[False] == 0 for c in counts.values())
 
 
 def test_a_sidecar_asking_for_restart_on_resize_in_a_never_pod_is_rejected(tmp_path):
