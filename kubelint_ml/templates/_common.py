@@ -197,7 +197,7 @@ def why_resources_unknown(tpl: PodTemplate) -> str:
             found = "resources set by each TrainJob (spec.trainer.resourcesPerNode)"
         elif is_fragment(tpl):
             found = "a partial pod template (no containers, or one without an image): what completes it sets them"
-        elif tpl.shared and not _sets_resources(tpl):
+        elif tpl.shared and not tpl.cache.get("resources_its_own") and not _sets_resources(tpl):
             found = (
                 "a shared definition that sets no resources: the objects built from it set them (an "
                 "LLMInferenceService over its LLMInferenceServiceConfig, an InferenceService over its ServingRuntime)"

@@ -1,7 +1,7 @@
 """Argo Workflows (``argoproj.io/v1alpha1`` Workflow, WorkflowTemplate, ClusterWorkflowTemplate,
-CronWorkflow; argoproj/argo-workflows ``pkg/apis/workflow/v1alpha1``): each template with a
-``container``, ``script`` or ``containerSet`` is one pod; the workflow's pod fields are its
-defaults (docs/kinds.md)."""
+CronWorkflow; argoproj/argo-workflows v4.1, ``pkg/apis/workflow/v1alpha1`` at f016ad89): each
+template with a ``container``, ``script`` or ``containerSet`` is one pod; the workflow's pod fields
+are its defaults (docs/kinds.md)."""
 
 from __future__ import annotations
 
@@ -218,6 +218,10 @@ def _argo(prefix: tuple) -> Callable[[K8sObject], list[Pod]]:
             # Its containers and volumes are written as the pod's (Argo's own fields left out) and its
             # spec holds pod fields only: unknown-field reads them even where fields are inherited.
             pod.cache["fields_as_written"] = True
+            # A WorkflowTemplate's containers are the pods' as written: the Workflows that run it do
+            # not set their resources (a templateDefaults aside; unlike a ServingRuntime's services),
+            # so one that sets none is judged with none.
+            pod.cache["resources_its_own"] = True
             if len(fix_renames) != len(renames):  # some field is a default's: a fix sets the template's own
                 pod.cache["fix_renames"] = tuple(sorted(set(fix_renames), key=lambda r: -len(r[0])))
             if foreign:

@@ -1,4 +1,4 @@
-"""JobSet (``jobset.x-k8s.io/v1alpha2``, kubernetes-sigs/jobset ``api/jobset/v1alpha2``):
+"""JobSet (``jobset.x-k8s.io/v1alpha2``, kubernetes-sigs/jobset ``api/jobset/v1alpha2`` at 08dfbdfd):
 each ``replicatedJobs[]`` is a Job template, its pods ``replicas`` x the Job's ``parallelism``.
 The finder is shared with Kubeflow Trainer's runtimes, which hold a JobSet template."""
 

@@ -1,9 +1,10 @@
 """Kubeflow's training kinds: the training-operator v1 jobs (``kubeflow.org/v1`` TFJob, PyTorchJob,
-XGBoostJob, PaddleJob, JAXJob, MXJob, MPIJob; kubeflow/training-operator ``pkg/apis/kubeflow.org/v1``:
-``spec.<x>ReplicaSpecs.<Role>.template``, a Worker's replicas default 1, an MPIJob's 0), and
+XGBoostJob, PaddleJob, JAXJob, MXJob, MPIJob, whose ``v2beta1`` of kubeflow/mpi-operator caa3c47f has
+the same shape; kubeflow/training-operator ``pkg/apis/kubeflow.org/v1``, its examples at kubeflow/trainer
+3a3a1da8: ``spec.<x>ReplicaSpecs.<Role>.template``, a Worker's replicas default 1, an MPIJob's 0), and
 Kubeflow Trainer v2's runtimes (``trainer.kubeflow.org/v1alpha1`` TrainingRuntime and
-ClusterTrainingRuntime, kubeflow/trainer ``pkg/apis/trainer/v1alpha1``: a JobSet template at
-``spec.template``; the trainer's job is the one labelled ``trainer.kubeflow.org/trainjob-ancestor-step:
+ClusterTrainingRuntime, kubeflow/trainer ``pkg/apis/trainer/v1alpha1`` at 8c0f5059: a JobSet template
+at ``spec.template``; the trainer's job is the one labelled ``trainer.kubeflow.org/trainjob-ancestor-step:
 trainer``, or named ``node``)."""
 
 from __future__ import annotations

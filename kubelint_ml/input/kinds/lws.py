@@ -1,5 +1,5 @@
-"""LeaderWorkerSet (``leaderworkerset.x-k8s.io/v1``, kubernetes-sigs/lws ``api/leaderworkerset/v1``):
-per group (``replicas``) one leader (``leaderTemplate``, or the worker template when absent)
+"""LeaderWorkerSet (``leaderworkerset.x-k8s.io/v1``, kubernetes-sigs/lws ``api/leaderworkerset/v1`` at
+060ab4da): per group (``replicas``) one leader (``leaderTemplate``, or the worker template when absent)
 and ``size`` - 1 workers."""
 
 from __future__ import annotations

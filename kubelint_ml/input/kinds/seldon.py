@@ -1,4 +1,4 @@
-"""Seldon Core v1 (``machinelearning.seldon.io/v1`` SeldonDeployment; SeldonIO/seldon-core
+"""Seldon Core v1 (``machinelearning.seldon.io/v1`` SeldonDeployment; SeldonIO/seldon-core 1.x,
 ``operator/apis/machinelearning.seldon.io/v1``): each ``predictors[].componentSpecs[]`` is a
 pod template."""
 

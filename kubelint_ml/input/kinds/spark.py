@@ -1,5 +1,5 @@
 """Spark operator (``sparkoperator.k8s.io/v1beta2`` SparkApplication and ScheduledSparkApplication; kubeflow/spark-operator
-``api/v1beta2``, ``internal/controller/sparkapplication``): the driver's and executors' pods with
+v2.5 (38082f33), ``api/v1beta2``, ``internal/controller/sparkapplication``): the driver's and executors' pods with
 the resources the operator computes from ``cores``, ``coreLimit``, ``memory``, ``memoryOverhead`` and
 ``gpu``, and the custom resources (GPUs) ``sparkConf`` asks for as Spark on Kubernetes makes them; a
 role's ``template`` (spark-operator v2, given to Spark as ``spark.kubernetes.<role>.podTemplateFile``)

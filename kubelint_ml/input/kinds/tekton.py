@@ -1,5 +1,5 @@
 """Tekton Pipelines (``tekton.dev/v1`` and ``v1beta1`` Task, ClusterTask, TaskRun, Pipeline,
-PipelineRun; tektoncd/pipeline ``pkg/apis/pipeline/v1``): each embedded task spec is one pod,
+PipelineRun; tektoncd/pipeline v1.15, ``pkg/apis/pipeline/v1`` at 3ee1745a): each embedded task spec is one pod,
 its steps merged over the ``stepTemplate`` as ``pkg/apis/pipeline/v1/merge.go`` does."""
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def _tekton_task(obj: K8sObject, path: tuple, role: str, shared: bool) -> Pod | 
                 sc = {**sc, "resources": sc["computeResources"]}
             renames.append((scpath + ("resources",), scpath + ("computeResources",)))
         containers.append((sc, scpath))
-    return Pod(
+    pod = Pod(
         path,
         {},
         role,
@@ -77,6 +77,10 @@ def _tekton_task(obj: K8sObject, path: tuple, role: str, shared: bool) -> Pod | 
         renames=renames,
         shared=shared,
     )
+    # A Task's steps are the pod's containers as written (the runs' task-level computeResources
+    # and stepSpecs are not modelled): a Task that sets no resources is judged with none.
+    pod.cache["resources_its_own"] = True
+    return pod
 
 
 def _tekton(obj: K8sObject) -> list[Pod]:

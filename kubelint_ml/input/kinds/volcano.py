@@ -1,5 +1,5 @@
 """Volcano (``batch.volcano.sh/v1alpha1`` Job, ``flow.volcano.sh/v1alpha1`` JobTemplate;
-volcano-sh/apis ``pkg/apis/batch/v1alpha1``): each ``tasks[]`` template, ``replicas`` pods."""
+volcano-sh/apis ``pkg/apis/batch/v1alpha1``, as volcano-sh/volcano ed72c7c8 uses it): each ``tasks[]`` template, ``replicas`` pods."""
 
 from __future__ import annotations
 
