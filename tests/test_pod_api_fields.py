@@ -794,3 +794,44 @@ def test_container_restart_rules_are_dropped_before_1_35(tmp_path):
     (tmp_path / "j.yaml").write_text(RULES_POD)
     for version in ("1.33", "1.34"):
         assert _findings(["check", str(tmp_path), "-j1", "--kubernetes-version", version]) == (0, []), version
+
+
+def test_pod_level_resources_on_a_windows_pod_are_rejected(tmp_path):
+    """validatePodResources (k/k PR 133046, 1.34): Windows has no pod-level resources. Before 1.34 the
+    field is dropped (a warning); a Linux pod or one without spec.os is fine."""
+    pod = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: win}
+spec:
+  priorityClassName: serving
+  os: {name: windows}
+  resources:
+    requests: {cpu: "1", memory: 1Gi}
+    limits: {cpu: "1", memory: 1Gi}
+  containers:
+  - name: main
+    image: mcr.microsoft.com/windows/servercore
+"""
+    (tmp_path / "w.yaml").write_text(pod)
+    for version in VERSIONS:
+        code, found = _findings(["check", str(tmp_path), "-j1", "--kubernetes-version", version])
+        assert (code, found) == (
+            1,
+            [
+                (
+                    "w.yaml",
+                    7,
+                    3,
+                    "pod-level-resources-invalid",
+                    "error",
+                    "pod-level resources on a Windows pod (spec.os.name: windows)",
+                )
+            ],
+        ), version
+    _, found = _findings(["check", str(tmp_path), "-j1", "--kubernetes-version", "1.33"])
+    assert [f[3:5] for f in found if f[3] == "pod-level-resources-invalid"] == [
+        ("pod-level-resources-invalid", "warning")
+    ]
+    (tmp_path / "w.yaml").write_text(pod.replace("windows}", "linux}"))
+    assert _findings(["check", str(tmp_path), "-j1"]) == (0, [])
