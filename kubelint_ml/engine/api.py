@@ -388,6 +388,14 @@ def gpu_share_annotated(tpl: PodTemplate) -> bool:
     return isinstance(annotations, dict) and any(a in annotations for a in GPU_SHARE_ANNOTATIONS)
 
 
+def template_placeholders(tpl: PodTemplate) -> list[str]:
+    """``placeholder_accelerators(tpl.spec)``, computed once per template for every rule (do not mutate)."""
+    found = tpl.cache.get("placeholder_accelerators")
+    if found is None:
+        found = tpl.cache["placeholder_accelerators"] = placeholder_accelerators(tpl.spec)
+    return found
+
+
 def is_accelerator_template(tpl: PodTemplate) -> bool:
     """An accelerator pod: some container asks for an accelerator resource, or a DRA claim (or a
     DRA extended resource) holds accelerator devices; an accelerator resource whose count is an
@@ -398,7 +406,7 @@ def is_accelerator_template(tpl: PodTemplate) -> bool:
     found = tpl.cache.get("accelerator")
     if found is None:
         use = accelerator_use(tpl.spec)
-        found = use == ACCELERATOR or bool(placeholder_accelerators(tpl.spec))
+        found = use == ACCELERATOR or bool(template_placeholders(tpl))
         if not found:
             if use == NO_DEVICES and not tpl.spec.get("resourceClaims"):
                 tpl.cache.setdefault("dra.devices", None)  # no claim, no name a DeviceClass may serve

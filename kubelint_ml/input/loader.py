@@ -706,7 +706,10 @@ class LoadResult(Record):
     events: list | None
     # The line the parser gave up on after a syntax error (where the reading may start again), or 0.
     stopped: int
-    __slots__ = ("documents", "problems", "events", "stopped")
+    # Each document's objects, when the first pass unpacked them already (kubelint_ml.run.facts): the
+    # second pass lints those instead of unpacking the documents again. Not a field.
+    unpacked: list | None
+    __slots__ = ("documents", "problems", "events", "stopped", "unpacked")
     _fields = ("documents", "problems")
 
     def __init__(self, documents: list[Document], problems: list[LoadProblem], events: list | None = None) -> None:
@@ -714,6 +717,7 @@ class LoadResult(Record):
         self.problems = problems
         self.events = events
         self.stopped = 0
+        self.unpacked = None
 
 
 # ----------------------------------------------------------------------------

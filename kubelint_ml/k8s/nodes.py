@@ -816,6 +816,23 @@ def node_type_candidates(
                 "ResourceSlice names it, and its node type is not in the catalog"
             )
         return None, "no nodeSelector or required node affinity"
+    key = tuple(tuple(term) for term in terms)
+    answer = _CATALOG_CANDIDATES.get(key)
+    if answer is None:
+        if len(_CATALOG_CANDIDATES) >= _RESOLVED_TERMS_MAX:
+            _CATALOG_CANDIDATES.clear()
+        answer = _CATALOG_CANDIDATES[key] = _catalog_candidates(terms)
+    return answer
+
+
+# The catalog's answer for a pod's terms (Candidates are frozen: shared), remembered as _RESOLVED_TERMS
+# are: the same selectors come back template after template, and sorting their node types by size
+# (a Fraction per node) costs more than matching them.
+_CATALOG_CANDIDATES: dict[tuple, tuple[Candidates | None, str]] = {}
+
+
+def _catalog_candidates(terms: list[list[_Req]]) -> tuple[Candidates | None, str]:
+    """:func:`node_type_candidates` from the catalog, for a pod with hard node constraints ``terms``."""
     found: dict[str, _Entry] = {}
     for term in terms:
         entries, reason = _resolve_term(term)

@@ -209,9 +209,11 @@ def add_facts(facts: Facts, data: bytes, file: str, limits: Limits, only: str | 
 
 
 def add_loaded_facts(facts: Facts, loaded: LoadResult, file: str, only: str | None = None, crds: bool = True) -> None:
-    """:func:`add_facts` from a file's parse."""
-    for doc in loaded.documents:
-        for obj in unpack(doc, file).objects:
+    """:func:`add_facts` from a file's parse; each document's objects are kept with it
+    (``loaded.unpacked``), for the second pass to lint without unpacking them again."""
+    loaded.unpacked = unpacked = [unpack(doc, file) for doc in loaded.documents]
+    for found in unpacked:
+        for obj in found.objects:
             if (only is None or obj.kind == only) and (crds or obj.kind != "CustomResourceDefinition"):
                 facts.add_object(obj)
 

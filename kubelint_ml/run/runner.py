@@ -214,9 +214,11 @@ class Runner(Record):
             out.notes.append(f"{display}: skipped: empty file (no YAML documents)")
         ctx = Context(profile=self.config.profile, facts=self.facts, usage=self.usage, wants_notes=self.verbose)
         policy_units: list = []
-        for doc in loaded.documents:
+        # the first pass's objects of this file, when it unpacked them (for the same file name)
+        done = loaded.unpacked
+        for i, doc in enumerate(loaded.documents):
             out.documents += 1
-            unpacked = unpack(doc, display)
+            unpacked = done[i] if done is not None else unpack(doc, display)
             if self.policies is not None:
                 policy_units.append((doc, unpacked.objects))
             for prob in unpacked.problems:

@@ -7,7 +7,7 @@ from fractions import Fraction
 from functools import cache
 from typing import Any
 
-from kubelint_ml.engine.api import gpu_share_annotated, is_accelerator_template, template_devices
+from kubelint_ml.engine.api import gpu_share_annotated, is_accelerator_template, template_devices, template_placeholders
 from kubelint_ml.input.objects import dig
 from kubelint_ml.input.workloads import ContainerView, PodTemplate, VolumeView, is_runtime_trainer_job
 from kubelint_ml.k8s.dra import ANY_GPU
@@ -28,7 +28,6 @@ from kubelint_ml.k8s.resources import (
     accelerator_requests,
     container_requests_limits,
     is_extended_resource,
-    placeholder_accelerators,
     pod_level_resources,
 )
 from kubelint_ml.k8s.signals import container_signals, signals_for_template
@@ -384,12 +383,7 @@ def share_assumed_on(tpl: PodTemplate, model: str | None) -> bool:
     return devices is not None and devices.assumes_on(model)
 
 
-def _placeholder_accelerators(tpl: PodTemplate) -> list[str]:
-    """``placeholder_accelerators(tpl.spec)``, computed once per template (do not mutate)."""
-    found = tpl.cache.get("placeholder_accelerators")
-    if found is None:
-        found = tpl.cache["placeholder_accelerators"] = placeholder_accelerators(tpl.spec)
-    return found
+_placeholder_accelerators = template_placeholders  # computed once per template (do not mutate)
 
 
 def uncounted_accelerators(tpl: PodTemplate) -> str | None:
