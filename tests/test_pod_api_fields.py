@@ -423,7 +423,43 @@ spec:
     - {resourceName: memory, restartPolicy: RestartContainer}
 """
 
-CASES = {"sidecar-hugepages": SIDECAR_HUGEPAGES, "jobs": JOBS, "dra": DRA, "restart-rules": RESTART_RULES}
+# A sidecar and a container asking for a restart on resize in an OnFailure Job pod: allowed (only a
+# restartPolicy: Never pod holds every entry to NotRequired).
+RESIZE_ONFAILURE = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: onfail}
+spec:
+  template:
+    spec:
+      priorityClassName: training
+      restartPolicy: OnFailure
+      initContainers:
+      - name: side
+        image: busybox
+        restartPolicy: Always
+        resizePolicy:
+        - {resourceName: memory, restartPolicy: RestartContainer}
+        resources:
+          requests: {cpu: 100m, memory: 64Mi}
+          limits: {cpu: 100m, memory: 64Mi}
+      containers:
+      - name: main
+        image: python
+        resizePolicy:
+        - {resourceName: cpu, restartPolicy: RestartContainer}
+        resources:
+          requests: {cpu: "1", memory: 1Gi}
+          limits: {cpu: "1", memory: 1Gi}
+"""
+
+CASES = {
+    "sidecar-hugepages": SIDECAR_HUGEPAGES,
+    "jobs": JOBS,
+    "dra": DRA,
+    "restart-rules": RESTART_RULES,
+    "resize-onfailure": RESIZE_ONFAILURE,
+}
 VERSIONS = [v for v in ("1.34", "1.35", "1.36", "1.37") if v in bundled_versions()]
 
 
