@@ -93,7 +93,10 @@ def test_both_sources_or_neither_is_one_finding():
 def test_a_container_lists_requests_of_a_claim_once():
     """validateResourceClaimNames keys a request as name/request: the same request twice, or the whole
     claim beside one of its requests, is a duplicate; two different requests of a claim are not."""
-    pod = TEMPLATE + POD.format(claims="  - {name: g, resourceClaimTemplateName: tmpl}\n", uses="CLAIMS")
+    nic = "      - name: nic\n        exactly: {deviceClassName: rdma.example.com}\n---\n"
+    pod = TEMPLATE.replace("---\n", nic) + POD.format(
+        claims="  - {name: g, resourceClaimTemplateName: tmpl}\n", uses="CLAIMS"
+    )
 
     def found(claims: str) -> list[tuple[int, str, str]]:
         return [(col, path, msg) for _, col, path, _, msg in _claim_findings(pod.replace("CLAIMS", claims))]

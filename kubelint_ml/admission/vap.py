@@ -321,6 +321,7 @@ BUILTIN_REASONS = {
     "Kubernetes version decides whether the field is dropped",
     "job-spec-invalid": "the API server rejects these Job specs itself, with the same reasons",
     "resize-policy-invalid": "the API server rejects these resizePolicy entries itself, with the same reasons",
+    "container-restart-rules-invalid": "the API server rejects these restartPolicyRules itself, with the same reasons",
     "limit-range": "the namespace's LimitRanges and ResourceQuotas (other objects), applied as LimitRanger does",
     "queue": "the namespace's Kueue LocalQueues and ClusterQueues, and Volcano Queues (other objects)",
     "gang": "the replicas of every task, and the PodGroups and Workloads of the cluster (other objects)",

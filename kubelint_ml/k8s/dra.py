@@ -479,18 +479,32 @@ def claim_spec_rejection(claim_spec: object, api_version: object) -> str | None:
     return None
 
 
-def claim_requests(claim_spec: object, status: object = None) -> tuple[tuple[SubRequest, ...], ...]:
+class ClaimRequests(tuple):
+    """A claim's device requests (see :func:`claim_requests`), with ``names``: the names of all its
+    top-level requests (those for administrative access too), the names a container's
+    ``resources.claims[].request`` may give."""
+
+    names: frozenset[str] = frozenset()
+    admin: bool = False  # some request asks for administrative access
+
+
+def claim_requests(claim_spec: object, status: object = None) -> ClaimRequests:
     """A ResourceClaimSpec's device requests, each as its alternatives (one unless ``firstAvailable``);
     requests for administrative access are left out (they allocate no device). With the claim's
     ``status``, a ``firstAvailable`` request the scheduler allocated is the alternative it chose
     (the results name ``<request>/<subrequest>``)."""
     out = []
+    names: set[str] = set()
+    admin = False
     allocated = _allocated_results(status) if status else set()
     for req in _items(_mapping(_mapping(claim_spec).get("devices")).get("requests")):
         alternatives: list[SubRequest] = []
+        if isinstance(req.get("name"), str):
+            names.add(req["name"])
         if _mapping(req.get("exactly")).get("adminAccess") is True or req.get("adminAccess") is True:
             # Administrative access (monitoring, management: DCGM, a device health agent) ignores
             # every ordinary claim and allocation of the devices: it holds none of them.
+            admin = True
             continue
         if isinstance(req.get("exactly"), dict):  # resource.k8s.io/v1, v1beta2
             sub = _sub(req["exactly"])
@@ -504,7 +518,10 @@ def claim_requests(claim_spec: object, status: object = None) -> tuple[tuple[Sub
             alternatives = [sub] if sub else []
         if alternatives:
             out.append(tuple(alternatives))
-    return tuple(out)
+    found = ClaimRequests(out)
+    found.names = frozenset(names)
+    found.admin = admin
+    return found
 
 
 class DraFacts:
@@ -529,6 +546,7 @@ class DraFacts:
         "exists",
         "kept",
         "kept_extended",
+        "stored",
         "allocated",
         "rejected",
         "in_file",
@@ -555,6 +573,8 @@ class DraFacts:
         # Pods the scheduler gave extended resources through DRA (status.extendedResourceClaimStatus, audit):
         # the cluster serves them, whatever its version
         self.kept_extended = False
+        # The objects are as the API server stored them (audit): it admitted every one
+        self.stored = False
         # class -> the drivers allocated ResourceClaims got their devices of it from (status.allocation)
         self.allocated: dict[str, set[str]] = {}
         self.rejected: dict[tuple[str, str, str], str] = {}  # (kind, name, namespace) -> the API server's reason
@@ -832,6 +852,14 @@ class DraFacts:
                 return ns, requests
         return None
 
+    def admin_namespace(self, kind: str, name: str, namespace: str, file: str = "") -> str | None:
+        """The namespace the template or claim :meth:`find` finds is created in (its own, else the pod's)
+        where some request of it asks for administrative access (``adminAccess``), else None."""
+        found = self._entry(kind, name, namespace, file)
+        if found is None or not getattr(found[1], "admin", False):
+            return None
+        return found[0] or namespace or None
+
     def rejection(self, kind: str, name: str, namespace: str, file: str = "") -> str | None:
         """Why the API server rejects the template or claim :meth:`find` finds, or None."""
         if not self.rejected:
@@ -852,14 +880,24 @@ class ClaimRef(Record):
     name: str
     found: bool
     rejected: str | None  # why the API server rejects the object found (then ``found`` is False)
-    __slots__ = _fields = ("path", "kind", "name", "found", "rejected")
+    requests: frozenset[str] | None  # the names of its requests, where its spec is known
+    __slots__ = _fields = ("path", "kind", "name", "found", "rejected", "requests")
 
-    def __init__(self, path: tuple, kind: str, name: str, found: bool, rejected: str | None = None) -> None:
+    def __init__(
+        self,
+        path: tuple,
+        kind: str,
+        name: str,
+        found: bool,
+        rejected: str | None = None,
+        requests: frozenset[str] | None = None,
+    ) -> None:
         self.path = path
         self.kind = kind
         self.name = name
         self.found = found
         self.rejected = rejected
+        self.requests = requests
 
 
 class PodDevices(Record):
@@ -1157,7 +1195,7 @@ def pod_devices(
             out.claims.append(ClaimRef(path, kind, name, False, rejected))
             out.unknown.append(f"{kind} '{name}' is rejected by the API server ({rejected}), so it holds no device")
             continue
-        ref = ClaimRef(path, kind, name, found is not None)
+        ref = ClaimRef(path, kind, name, found is not None, requests=getattr(found, "names", None))
         out.claims.append(ref)
         if found is None:
             out.unknown.append(f"{kind} '{name}' is not among the inputs or --context, so its devices are not known")

@@ -461,6 +461,7 @@ class Audit:
         self.facts.dra.exists |= self.bound_claims
         self.facts.dra.kept = self.kept_claims
         self.facts.dra.kept_extended = self.kept_extended
+        self.facts.dra.stored = True
         known_ids = set(inputs.all_rule_ids or ())
         usage_rules = [r for r in inputs.rules if r.family == USAGE_FAMILY]
         rules = [r for r in inputs.rules if r.family != USAGE_FAMILY]

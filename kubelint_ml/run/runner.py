@@ -280,6 +280,15 @@ class Runner(Record):
                     f"only up to {until}"
                 )
                 remedy = f"Use an API version Kubernetes {self.schema.version} serves{use}."
+            elif builtin and obj.group.endswith(".config.k8s.io"):  # KubeletConfiguration, KubeProxyConfiguration...
+                component = obj.group.split(".", 1)[0]
+                message = (
+                    f"no schema for {ref.apiVersion} {ref.kind}: a configuration file the {component} reads, not an "
+                    "object the API server serves"
+                )
+                remedy = (
+                    f"Nothing to pass: --schema validates API objects; the {component} validates its own configuration."
+                )
             elif builtin and "." not in obj.group and ref.kind:  # core, apps, batch...: no CRD can add to them
                 message = (
                     f"no schema for {ref.apiVersion} {ref.kind}: Kubernetes {self.schema.version} does not serve it"

@@ -2,7 +2,7 @@
 
 Followed: ``validatePodResourceName`` and ``validatePodResourceConsistency``
 (pkg/apis/core/validation/validation.go: only cpu, memory and hugepages at pod
-level, no claims; the aggregate of the containers' requests, defaulted, at most the pod's
+level, no claims, none on a Windows pod (``spec.os.name: windows``, k/k PR 133046, 1.34); the aggregate of the containers' requests, defaulted, at most the pod's
 request; no container limit above the pod's limit), ``validateResourceRequirements`` (hugepages
 only with cpu or memory) and ``dropDisabledPodLevelResources``
 (pkg/api/pod/util.go: before 1.34 the gate is off and the field is dropped); a
@@ -66,6 +66,21 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             )
         ]
     out: list[Hit] = containers or []
+    os_name = tpl.spec.get("os").get("name") if isinstance(tpl.spec.get("os"), dict) else None
+    if os_name == "windows" and any(isinstance(raw.get(part), dict) and raw[part] for part in ("requests", "limits")):
+        # validatePodResources (k/k PR 133046, from 1.34, when the field is first kept): Windows has no
+        # pod-level resources; the kubelet of a Windows node refuses such a pod at admission too.
+        out.append(
+            Hit(
+                base,
+                "pod-level resources on a Windows pod (spec.os.name: windows)",
+                detail=(
+                    f"{who}: spec.resources is set and spec.os.name is windows; pod-level resources are not "
+                    "supported on Windows, and the API server rejects the pod (from Kubernetes 1.34; a Windows "
+                    "node's kubelet refuses it at admission too). Set the containers' resources instead"
+                ),
+            )
+        )
     if raw.get("claims") is not None:
         out.append(
             Hit(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit, template_devices
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
-from kubelint_ml.k8s.dra import DRA_EXTENDED_PREFIX, PodDevices
+from kubelint_ml.k8s.dra import DRA_EXTENDED_PREFIX, ClaimRef, PodDevices
 from kubelint_ml.k8s.quantity import is_placeholder
 from kubelint_ml.k8s.resources import is_dns1123_label, is_dns1123_subdomain
 
@@ -47,6 +47,11 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         # The DeviceClasses given describe the cluster: --context, or the pod's own file (a driver's chart
         # beside its pods); classes of other inputs are other clusters' as much as this one's.
         hits += _missing_classes(tpl, devices, dra)
+    cluster = getattr(getattr(ctx, "facts", None), "cluster", None)
+    if devices is not None and dra is not None and cluster is not None and cluster.namespaces and not dra.stored:
+        hits += _admin_namespaces(tpl, devices, dra, cluster.namespaces, unit.obj.file)
+    if devices is not None and any(c.requests is not None for c in devices.claims):
+        hits += _unknown_requests(tpl, devices, dra is not None and (dra.from_context or unit.obj.file in dra.files))
     if devices is None or all(c.found for c in devices.claims):
         return hits or None
     # Sure when the claims are shipped with the pod (its file defines some) or given with --context;
@@ -170,6 +175,98 @@ def _container_claims(tpl: PodTemplate) -> list[Hit]:
                     f"{tpl.describe()}: {c.describe()} names the claim '{name}' in resources.claims; the API "
                     f'server rejects the pod (Not found: "{name}": must be one of the names in '
                     f"pod.spec.resourceClaims{listed}). Correct the name, or add the claim to spec.resourceClaims",
+                )
+            )
+    return out
+
+
+ADMIN_LABEL = "resource.kubernetes.io/admin-access"
+
+
+def _admin_namespaces(tpl: PodTemplate, devices: PodDevices, dra, namespaces: dict, file: str) -> list[Hit]:
+    """A found template or claim asking for administrative access (``adminAccess``) in a namespace, among
+    the inputs or --context, without the ``resource.kubernetes.io/admin-access: "true"`` label: the API
+    server rejects it (``AuthorizedForAdmin``, pkg/registry/resource: "admin access to devices requires the
+    `resource.kubernetes.io/admin-access: true` label on the containing namespace"; DRAAdminAccess on
+    from 1.34, when claims are served at all), so it is never created and the pod stays Pending."""
+    out: list[Hit] = []
+    pod_ns = tpl.obj.ref.namespace or ""
+    for claim in devices.claims:
+        if not claim.found:
+            continue
+        key = "template" if claim.kind == "ResourceClaimTemplate" else "claim"
+        ns = dra.admin_namespace(key, claim.name, pod_ns, file)
+        labels = namespaces.get(ns) if ns else None
+        if labels is None or labels.get(ADMIN_LABEL) == "true":
+            continue
+        reason = f"admin access to devices requires the `{ADMIN_LABEL}: true` label on the containing namespace ({ns})"
+        made = "" if claim.kind == "ResourceClaim" else ", the pod's claim is never made"
+        out.append(
+            Hit(
+                tpl.spec_path + claim.path,
+                f"{claim.kind} '{claim.name}' asks for adminAccess in namespace {ns}, which lacks the label "
+                f'{ADMIN_LABEL}: "true"',
+                detail=(
+                    f"{tpl.describe()}: spec.resourceClaims names {claim.kind} '{claim.name}', which asks for "
+                    f"administrative access (adminAccess: true) in namespace {ns}, whose Namespace has no "
+                    f'{ADMIN_LABEL}: "true" label; the API server rejects it ({reason}), so it is never created{made}, and '
+                    f'the pod stays Pending. Label the namespace {ADMIN_LABEL}: "true" (an administrator\'s '
+                    "namespace), or drop adminAccess"
+                ),
+                at_value=True,
+            )
+        )
+    return out
+
+
+def _unknown_requests(tpl: PodTemplate, devices: PodDevices, known: bool) -> list[Hit]:
+    """A container's ``resources.claims[].request`` naming no request of the claim's template or claim.
+    The API server cannot tell (the pod names the claim, not its spec) and the scheduler allocates the
+    claim for the pod as usual; the kubelet hands a container only the devices allocated for the
+    request it names (``cdiDevicesAsList`` in pkg/kubelet/cm/dra/claiminfo.go), so the container runs
+    without any of the claim's devices. An error where the claims are shipped with the pod or given
+    with --context, else a warning (the cluster's object of the name may have the request)."""
+    entries = tpl.spec.get("resourceClaims")
+    by_entry: dict[str, ClaimRef] = {}
+    for ref in devices.claims:
+        entry = entries[ref.path[1]] if isinstance(entries, list) and len(ref.path) > 1 else None
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str) and ref.requests is not None:
+            by_entry.setdefault(entry["name"], ref)
+    out: list[Hit] = []
+    for c in tpl.all_containers:
+        resources = c.data.get("resources")
+        claims = resources.get("claims") if isinstance(resources, dict) else None
+        for i, claim in enumerate(claims if isinstance(claims, list) else ()):
+            if not isinstance(claim, dict):
+                continue
+            name, request = claim.get("name"), claim.get("request")
+            used = by_entry.get(name) if isinstance(name, str) else None
+            if used is None or used.requests is None or not isinstance(request, str) or not request:
+                continue
+            if request in used.requests:
+                continue
+            has = sorted(used.requests)
+            listed = "requests " + ", ".join(has) if has else "no request"
+            out.append(
+                Hit(
+                    c.path + ("resources", "claims", i, "request"),
+                    f"{c.describe()} uses request '{request}' of claim '{name}', which "
+                    f"{used.kind} '{used.name}' does not have ({listed})",
+                    detail=(
+                        f"{tpl.describe()}: {c.describe()} names request '{request}' of claim '{name}', "
+                        f"but {used.kind} '{used.name}' has {listed}. The API server accepts the pod and the "
+                        "scheduler allocates the claim, but the kubelet gives a container only the devices "
+                        f"allocated for the request it names, so {c.describe()} gets none of them. Name one of "
+                        "the claim's requests, or leave out `request` to use all of them"
+                        + (
+                            ""
+                            if known
+                            else " (neither this file nor --context defines claims: the cluster's may differ)"
+                        )
+                    ),
+                    container=c.name,
+                    severity=None if known else "warning",
+                    at_value=True,
                 )
             )
     return out
