@@ -474,6 +474,60 @@ def test_dynamo_graph_deployment_request_is_said_not_passed(tmp_path: Path) -> N
     assert findings(path) == [("accelerator-workload-not-judged", 6, "info")]
 
 
+NEMO_CUSTOMIZER = (
+    "apiVersion: apps.nvidia.com/v1alpha1\nkind: NemoCustomizer\nmetadata:\n  name: nemocustomizer-sample\n"
+    '  namespace: nemo\nspec:\n  scheduler:\n    type: "volcano"\n  image:\n'
+    '    repository: nvcr.io/nvidia/nemo-microservices/customizer-api\n    tag: "25.08"\n'
+    "  trainingConfig:\n    image:\n      repository: nvcr.io/nvidia/nemo-microservices/customizer\n"
+    '      tag: "25.08"\n    ttlSecondsAfterFinished: 3600\n    tolerations:\n'
+    '      - key: "nvidia.com/gpu"\n        operator: "Exists"\n        effect: "NoSchedule"\n'
+)
+
+
+def test_nemo_customizer_training_jobs_are_said_not_passed(tmp_path: Path) -> None:
+    """NVIDIA/k8s-nim-operator config/samples/nemo/latest/apps_v1alpha1_nemocustomizer.yaml (at
+    f63f74d7ad22), cut: its GPU fine-tuning jobs are made by the customizer at run time, said at
+    trainingConfig (a toleration's key asks for nothing); a GPU in trainingConfig.resources is said
+    there."""
+    path = tmp_path / "customizer.yaml"
+    path.write_text(NEMO_CUSTOMIZER)
+    assert findings(path) == [("accelerator-workload-not-judged", 12, "info")]
+    path.write_text(NEMO_CUSTOMIZER + "    resources:\n      limits:\n        nvidia.com/gpu: 2\n")
+    assert findings(path) == [("accelerator-workload-not-judged", 23, "info")]
+
+
+def test_nim_build_engine_pod_is_said_not_passed(tmp_path: Path) -> None:
+    """NVIDIA/k8s-nim-operator bundle/manifests/k8s-nim-operator.clusterserviceversion.yaml (at
+    f63f74d7ad22), the NIMBuild of its alm-examples: the engine-build pod gets the NIMCache profile's
+    GPUs, said at nimCache; one with GPUs in resources is said there."""
+    path = tmp_path / "nimbuild.yaml"
+    build = (
+        "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMBuild\nmetadata:\n  name: meta-llama3-8b-instruct\n"
+        "  namespace: nim-service\nspec:\n  nimCache:\n    name: meta-llama3-8b-instruct\n"
+        "    profile: 7cc8597690a35aba19a3636f35e7f1c7e7dbc005fe88ce9394cad4a4adeed414\n  image:\n"
+        "    repository: nvcr.io/nim/meta/llama-3.1-8b-instruct\n    tag: 1.3.3\n"
+    )
+    path.write_text(build)
+    assert findings(path) == [("accelerator-workload-not-judged", 7, "info")]
+    path.write_text(build + "  resources:\n    limits:\n      nvidia.com/gpu: 1\n")
+    assert findings(path) == [("accelerator-workload-not-judged", 15, "info")]
+
+
+def test_nemo_cpu_services_get_nothing(tmp_path: Path) -> None:
+    """NVIDIA/k8s-nim-operator config/samples/nemo/latest/apps_v1alpha1_nemoguardrails.yaml (at
+    f63f74d7ad22), cut: the guardrails service (like the evaluator, data store and entity store) is a
+    CPU Deployment calling a NIM: nothing to say."""
+    path = tmp_path / "guardrail.yaml"
+    path.write_text(
+        "apiVersion: apps.nvidia.com/v1alpha1\nkind: NemoGuardrail\nmetadata:\n  name: nemoguardrails-sample\n"
+        "  namespace: nemo\nspec:\n  nimEndpoint:\n"
+        '    baseURL: "http://meta-llama-3-1-8b-instruct.nemo.svc.cluster.local:8000/v1"\n  image:\n'
+        '    repository: nvcr.io/nvidia/nemo-microservices/guardrails\n    tag: "25.10"\n  replicas: 1\n'
+        '  resources:\n    limits:\n      cpu: "1"\n'
+    )
+    assert findings(path) == []
+
+
 def test_kserve_model_over_a_named_runtime_among_the_context(tmp_path: Path) -> None:
     """The runtime a model names, given with --context, is merged as KServe merges it: its GPU and its
     16Gi request come from there, and the service's own 8Gi limit under that request is refused."""

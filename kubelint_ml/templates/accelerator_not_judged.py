@@ -47,16 +47,53 @@ _NAMED_PROFILES = {
         "refuses the Model (getModelConfig) and makes no pod",
     ),
 }
-# Kinds whose pods a controller generates at run time from what it measures, always on accelerators:
+# Kinds whose pods a controller generates at run time, always on accelerators: the fields that size
+# the accelerators, where given, else the field that makes the pods (where the finding points), the
+# finding's message, and its why. An accelerator resource named in the object (``prefer_found``)
+# points there instead.
+#
 # NVIDIA Dynamo's DynamoGraphDeploymentRequest (ai-dynamo/dynamo deploy/operator, v1alpha1 and
 # v1beta1) runs a profiling job on GPUs and deploys the DynamoGraphDeployment it generates (GPU
 # workers). The fields that size the GPUs, where given (v1beta1 ``hardware``, v1alpha1
-# ``profilingConfig.config.hardware``), else the model it serves: where the finding points.
-_GENERATED = {
+# ``profilingConfig.config.hardware``), else the model it serves.
+#
+# The NIM Operator's NemoCustomizer (NVIDIA/k8s-nim-operator v3.1, api/apps/v1alpha1/
+# nemo_customizer_types.go, internal/controller/nemocustomizer_controller.go addTrainingConfig): the
+# operator makes the customizer API (a CPU Deployment) and hands ``trainingConfig`` (image,
+# nodeSelector, tolerations, affinity, resources, the ``dshm`` size) to it; the customizer makes a
+# GPU fine-tuning job per customization request (a NemoTrainingJob run as a Volcano Job, or a Run:ai
+# workload with ``scheduler.type: runai``), its GPU and node count from the model's customization
+# config. Its NIMBuild (nimbuild_types.go, nimbuild_controller.go): an engine-build Job pod with
+# ``resources``, or as many ``nvidia.com/gpu`` as the NIMCache profile's tensorParallelism.
+_GENERATED: dict[tuple[str, str], tuple[tuple[tuple, ...], bool, str, str]] = {
     ("nvidia.com", "DynamoGraphDeploymentRequest"): (
-        ("spec", "hardware"),
-        ("spec", "profilingConfig", "config", "hardware"),
-        ("spec", "model"),
+        (("spec", "hardware"), ("spec", "profilingConfig", "config", "hardware"), ("spec", "model")),
+        False,
+        "deploys GPU workers its profiling sizes at run time: their pods were not judged",
+        "the Dynamo operator profiles the model on GPUs (a profiling Job) and deploys the "
+        "DynamoGraphDeployment it generates (GPU workers, autoApply), none of them in this file; no rule "
+        "judged those pods (memory limits, QoS, /dev/shm, priority): lint the generated "
+        "DynamoGraphDeployment (kubectl get dynamographdeployment -o yaml).",
+    ),
+    ("apps.nvidia.com", "NemoCustomizer"): (
+        (("spec", "trainingConfig"),),
+        True,
+        "runs GPU fine-tuning jobs the customizer makes at run time: their pods were not judged",
+        "the NeMo Customizer makes a GPU training job per customization request (a NemoTrainingJob run as "
+        "a Volcano Job, or a Run:ai workload with scheduler.type runai), its GPUs and nodes from the "
+        "model's customization config, its nodeSelector, tolerations, affinity, resources and /dev/shm "
+        "size from spec.trainingConfig; none of those pods is in this file, so no rule judged them "
+        "(memory limits, QoS, /dev/shm, priority): set trainingConfig.resources (memory request and "
+        "limit) and sharedMemorySizeLimit, and check a running job's pod (kubectl get pod -o yaml).",
+    ),
+    ("apps.nvidia.com", "NIMBuild"): (
+        (("spec", "nimCache"),),
+        True,
+        "builds its engine in a GPU pod the operator sizes from the NIMCache profile: not judged",
+        "the NIM Operator builds the engine in a Job whose pod asks for spec.resources, or for as many "
+        "nvidia.com/gpu as the tensor parallelism of the NIMCache profile it builds from, which is not "
+        "in this file; no rule judged that pod (memory limits, QoS, /dev/shm, priority): check the "
+        "build pod (kubectl get pod -o yaml).",
     ),
 }
 _ACCELERATOR_WORDS = LazyPattern(r"gpu|tpu|neuron|trainium|inferentia|gaudi|habana|mi[0-9]{3}", re.I)
@@ -338,18 +375,13 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                 )
             ]
     generated = _GENERATED.get((obj.group, obj.kind))
-    if found is None and generated is not None and not templates:
-        path = next((p for p in generated if dig(obj.data, *p) is not None), ("spec",))
-        return [
-            Hit(
-                path,
-                "deploys GPU workers its profiling sizes at run time: their pods were not judged",
-                detail=f"{obj.ref.display()}: the Dynamo operator profiles the model on GPUs (a profiling Job) "
-                "and deploys the DynamoGraphDeployment it generates (GPU workers, autoApply), none of them in "
-                "this file; no rule judged those pods (memory limits, QoS, /dev/shm, priority): lint the "
-                "generated DynamoGraphDeployment (kubectl get dynamographdeployment -o yaml).",
-            )
-        ]
+    if generated is not None and not templates and (found is None or generated[1]):
+        paths, _, message, why = generated
+        if found is not None:
+            path = found[0]
+        else:
+            path = next((p for p in paths if dig(obj.data, *p) is not None), ("spec",))
+        return [Hit(path, message, detail=f"{obj.ref.display()}: {why}")]
     kind = qualified_kind(obj)
     elsewhere = _PODS_ELSEWHERE.get((obj.group, obj.kind))
     if templates:
