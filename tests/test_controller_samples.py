@@ -277,6 +277,34 @@ def test_nim_service_gets_a_gpu_from_the_operator(tmp_path: Path) -> None:
     assert "nvidia.com/gpu: 1" in tpl.cache["assumed"]
 
 
+def _multi_node(tmp_path: Path, tensor: int) -> Path:
+    """The multi-node sample (pipeline 2, tensor 8; at f63f74d7ad22) with /dev/shm at Docker's 64Mi and
+    ``tensor`` GPUs per pod."""
+    text = (SAMPLES / "nim" / "advanced-multi-node-multi-node-nimservice.yaml").read_text()
+    text = text.replace(
+        "  storage:\n    nimCache:\n      name: deepseek-r1-nimcache\n",
+        "  storage:\n    sharedMemorySizeLimit: 64Mi\n    nimCache:\n      name: deepseek-r1-nimcache\n",
+    )
+    text = text.replace("nvidia.com/gpu: 8", f"nvidia.com/gpu: {tensor}").replace("tensor: 8", f"tensor: {tensor}")
+    path = tmp_path / "multi-node.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_nim_multi_node_service_runs_its_tensor_parallel_group_on_each_pod(tmp_path: Path) -> None:
+    """The operator gives each LeaderWorkerSet pod NIM_TENSOR_PARALLEL_SIZE and
+    NIM_PIPELINE_PARALLEL_SIZE (getLWSCommonEnv): 8 workers a pod on a 64Mi /dev/shm, said at the
+    size; the pipeline's 2 stages are the group's 2 pods, not processes of one."""
+    found = _with_severity(_multi_node(tmp_path, 8))
+    assert [f[:3] for f in found if f[0] == "shm-too-small-for-workers"] == [
+        ("shm-too-small-for-workers", 78, "warning")
+    ]
+    [message] = [f[3] for f in found if f[0] == "shm-too-small-for-workers"]
+    assert "runs 8 processes (NIM_TENSOR_PARALLEL_SIZE=8)" in message
+    # one GPU a pod: one worker a pod, NCCL between pods over the network
+    assert not [f for f in _with_severity(_multi_node(tmp_path, 1)) if f[0] == "shm-too-small-for-workers"]
+
+
 # --- KubeAI ------------------------------------------------------------------------------
 
 

@@ -125,6 +125,21 @@ def test_env_num_workers_is_ambiguous_but_dataloader_names_count():
     assert container_signals(c) == [sig("DATALOADER_NUM_WORKERS=6", "dataloader", ("env", 2, "value"), 6)]
 
 
+def test_parallel_size_env_is_at_most_the_containers_gpus():
+    """A model-parallel size in env starts one worker per GPU of this container: the ranks beyond its
+    GPUs run in the other pods of the group (a multi-node NIM's pipeline stages, one per pod)."""
+    env = [{"name": "NIM_TENSOR_PARALLEL_SIZE", "value": "8"}, {"name": "NIM_PIPELINE_PARALLEL_SIZE", "value": "2"}]
+    c = {"env": env, "resources": {"limits": {"nvidia.com/gpu": 1}}}
+    assert container_signals(c) == []
+    c["resources"]["limits"]["nvidia.com/gpu"] = 4
+    assert container_signals(c) == [
+        sig("NIM_TENSOR_PARALLEL_SIZE=8", "model-parallel", ("env", 0, "value"), 4),
+        sig("NIM_PIPELINE_PARALLEL_SIZE=2", "model-parallel", ("env", 1, "value"), 2),
+    ]
+    del c["resources"]  # no GPU limit written: as said
+    assert [s.processes for s in container_signals(c)] == [8, 2]
+
+
 def test_ray_num_workers_is_not_dataloader():
     c = {"command": ["bash", "-c", "ray job submit --address $RAY -- python train.py --num-workers 4"]}
     assert container_signals(c) == []

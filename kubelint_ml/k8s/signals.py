@@ -783,6 +783,13 @@ def _env_signals(container: Mapping[str, Any], env: Mapping[str, str], c: _Colle
             elif name in _TP_ENV or name in _PP_ENV:
                 multi, n = _multi(value, env, 1)
                 if multi and not (c.tpu and name in _TP_ENV and name != "NUM_SHARD"):
+                    gpus = _gpu_limit(container)
+                    if gpus is not None and n is not None and n > gpus:
+                        # one worker per GPU: the ranks beyond this container's GPUs run in the other
+                        # pods of the group (a multi-node NIM's pipeline stages, one per node)
+                        n = gpus
+                        if n <= 1:
+                            continue
                     c.add(f"{name}={value}", "model-parallel", path, n)
             elif _LOADER_ENV.search(name):
                 multi, n = _multi(value, env, 0, False)

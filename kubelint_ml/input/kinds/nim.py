@@ -13,7 +13,8 @@ the profile does not say; the profile is not read here, so 1 is assumed), or
 ``multiNode.parallelism.tensor``. A ``draResources`` entry naming a ResourceClaim or
 ResourceClaimTemplate is a pod claim the container uses; one with ``claimCreationSpec`` asks for its
 ``devices`` (class and count; the CRD defaults them to ``gpu.nvidia.com`` and 1), the template the
-operator makes. Replicas are ``replicas`` (``scale.hpa.minReplicas`` with autoscaling). A NIMPipeline is
+operator makes. A multi-node service's container gets the operator's ``NIM_TENSOR_PARALLEL_SIZE`` and
+``NIM_PIPELINE_PARALLEL_SIZE`` after its own env. Replicas are ``replicas`` (``scale.hpa.minReplicas`` with autoscaling). A NIMPipeline is
 the NIMServices of its enabled ``services[].spec``. A NIMCache's caching Job asks for cpu and memory
 only: no pod is judged.
 """
@@ -80,6 +81,33 @@ def _created_devices(dra: Any) -> list[tuple[str, int]]:
     return out
 
 
+# The parallel sizes the operator gives a multi-node service's pods (getLWSCommonEnv), after the
+# service's own env (utils.MergeEnvVars: a name the service sets is its own), and the field each is of.
+_MULTI_NODE_ENV = (("NIM_TENSOR_PARALLEL_SIZE", "tensor"), ("NIM_PIPELINE_PARALLEL_SIZE", "pipeline"))
+
+
+def _multi_node_env(container: dict, path: tuple, spec: dict) -> list[tuple[tuple, tuple]]:
+    """A multi-node service (``multiNode.parallelism.pipeline`` above 1, IsMultiNode): the operator's
+    parallel sizes added to the container's env (a size not given is 0, as GetMultiNode*Parallelism
+    says); the renames that point them at ``multiNode.parallelism``."""
+    parallelism = dig(spec, "multiNode", "parallelism")
+    pipeline = dig(parallelism, "pipeline")
+    own = container.get("env")
+    if not (isinstance(pipeline, int) and pipeline > 1) or (own is not None and not isinstance(own, list)):
+        return []
+    env = list(own or [])
+    named = {e.get("name") for e in env if isinstance(e, dict)}
+    renames = []
+    for name, field in _MULTI_NODE_ENV:
+        if name in named:
+            continue
+        size = dig(parallelism, field)
+        renames.append((path + ("env", len(env)), path + ("multiNode", "parallelism", field)))
+        env.append({"name": name, "value": str(size if isinstance(size, int) and size > 0 else 0)})
+    container["env"] = env
+    return renames
+
+
 def _nim_service(obj: K8sObject, path: tuple, spec: Any, role: str) -> Pod | None:
     if not isinstance(spec, dict):
         return None
@@ -87,6 +115,7 @@ def _nim_service(obj: K8sObject, path: tuple, spec: Any, role: str) -> Pod | Non
     name = role or text(dig(obj.data, "metadata", "name"), "nim")
     container: dict = {k: spec[k] for k in ("command", "args", "env") if k in spec}
     container["name"] = f"{name}-ctr"
+    env_renames = _multi_node_env(container, path, spec)
     container["image"] = _image(spec.get("image"))
     res: Any = spec.get("resources")
     assumed = []
@@ -146,6 +175,7 @@ def _nim_service(obj: K8sObject, path: tuple, spec: Any, role: str) -> Pod | Non
             # the dshm emptyDir's size is the service's storage.sharedMemorySizeLimit
             (path + ("volumes", "dshm", "emptyDir", "sizeLimit"), path + ("storage", "sharedMemorySizeLimit")),
             (path + ("volumes", "dshm"), shm_path),
+            *env_renames,
         ],
     )
     if assumed:
