@@ -238,6 +238,24 @@ def test_nim_service_dra_devices_default_to_the_gpu_class() -> None:
     assert all("(GPU pod)" in m for r, _, _, m in found if r in ("besteffort-qos", "missing-memory-limit"))
 
 
+def test_nim_service_dra_requests_are_the_containers_claims(tmp_path: Path) -> None:
+    """A draResources entry's ``requests`` are the requests of the claim its container uses (one
+    container claim each, UpdateContainerResourceClaims): one the template does not have gives the
+    container nothing, said at the request (the manual DRA sample, at f63f74d7ad22)."""
+    text = (SAMPLES / "nim" / "advanced-dra-manual-llm.yaml").read_text()
+    path = tmp_path / "dra.yaml"
+    path.write_text(
+        text.replace(
+            "  - resourceClaimTemplateName: gpu-resourceclaimtemplate\n",
+            "  - resourceClaimTemplateName: gpu-resourceclaimtemplate\n    requests:\n    - gpu\n    - gpus\n",
+        )
+    )
+    found = _with_severity(path)
+    assert [f[:3] for f in found if f[0] == "unknown-resource-claim"] == [("unknown-resource-claim", 66, "error")]
+    assert "uses request 'gpus' of claim 'dra-0'" in next(f[3] for f in found if f[0] == "unknown-resource-claim")
+    assert ("missing-memory-limit", 49, "error") in [f[:3] for f in found]  # the gpu request: a GPU pod
+
+
 def _with_severity(path: Path, *extra: str) -> list[tuple[str, int, str, str]]:
     """(rule, line, severity, message) of each finding, sorted."""
     return sorted((f["rule"], f["line"], f["severity"], f["message"]) for f in findings(path, *extra))

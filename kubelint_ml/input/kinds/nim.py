@@ -48,15 +48,21 @@ def _side(items: Any, path: tuple) -> list[tuple[Any, tuple]]:
     return out
 
 
-def _claims(dra: Any) -> list[dict]:
-    """The pod claims of ``draResources`` entries that name a ResourceClaim or ResourceClaimTemplate."""
+def _claims(dra: Any) -> list[tuple[int, dict, list[dict]]]:
+    """The pod claims of ``draResources`` entries that name a ResourceClaim or ResourceClaimTemplate,
+    each with its index and the container's claims of it: the whole claim, or one per name of its ``requests``
+    (internal/shared/resourceclaims.go, UpdateContainerResourceClaims)."""
     out = []
     for i, d in enumerate(dra if isinstance(dra, list) else []):
         if not isinstance(d, dict):
             continue
         for key in ("resourceClaimName", "resourceClaimTemplateName"):
             if isinstance(d.get(key), str):
-                out.append({"name": f"dra-{i}", key: d[key]})
+                name = f"dra-{i}"
+                requests = d.get("requests")
+                named = [r for r in requests if isinstance(r, str)] if isinstance(requests, list) else []
+                uses = [{"name": name, "request": r} for r in named] or [{"name": name}]
+                out.append((i, {"name": name, key: d[key]}, uses))
                 break
     return out
 
@@ -135,9 +141,16 @@ def _nim_service(obj: K8sObject, path: tuple, spec: Any, role: str) -> Pod | Non
                 assumed.append("nvidia.com/gpu: 1 (the model profile's tensor parallelism is not read here)")
         container["resources"] = res
     claims = _claims(dra)
+    claim_renames = []
     if claims:
         own: Any = res.get("claims") if isinstance(res, dict) else None
-        res["claims"] = [*(own if isinstance(own, list) else []), *({"name": c["name"]} for c in claims)]
+        used = list(own if isinstance(own, list) else [])
+        for i, _, uses in claims:
+            for j, use in enumerate(uses):
+                at = ("draResources", i, "requests", j) if "request" in use else ("draResources", i)
+                claim_renames.append((path + ("resources", "claims", len(used)), path + at))
+                used.append(use)
+        res["claims"] = used
     for device_class, count in _created_devices(dra):
         container = with_device_class(container, device_class, count)
     mounts: Any = spec.get("volumeMounts")
@@ -151,7 +164,7 @@ def _nim_service(obj: K8sObject, path: tuple, spec: Any, role: str) -> Pod | Non
         shm["sizeLimit"] = limit
     pod_spec = {k: spec[k] for k in _POD_FIELDS if k in spec}
     if claims:
-        pod_spec["resourceClaims"] = claims
+        pod_spec["resourceClaims"] = [claim for _, claim, _ in claims]
     replicas = integer(spec.get("replicas"), 1)
     if dig(spec, "scale", "enabled") is True:
         replicas = integer(dig(spec, "scale", "hpa", "minReplicas"), 1)
@@ -176,6 +189,7 @@ def _nim_service(obj: K8sObject, path: tuple, spec: Any, role: str) -> Pod | Non
             (path + ("volumes", "dshm", "emptyDir", "sizeLimit"), path + ("storage", "sharedMemorySizeLimit")),
             (path + ("volumes", "dshm"), shm_path),
             *env_renames,
+            *claim_renames,
         ],
     )
     if assumed:
