@@ -256,6 +256,24 @@ def test_nim_service_dra_requests_are_the_containers_claims(tmp_path: Path) -> N
     assert ("missing-memory-limit", 49, "error") in [f[:3] for f in found]  # the gpu request: a GPU pod
 
 
+def test_nim_service_with_a_kata_passthrough_gpu_and_no_profile_runs_as_written(tmp_path: Path) -> None:
+    """NVIDIA/k8s-nim-operator config/samples/nim/serving/standalone/confidential-computing/
+    llm-kata-sandbox.yaml (at f63f74d7ad22), cut: nvidia.com/pgpu (the sandbox device plugin's
+    passthrough GPU) and no model profile, so the operator adds no nvidia.com/gpu; sized and its
+    /dev/shm bounded by the memory limit, it is a GPU pod without a priority."""
+    path = tmp_path / "kata.yaml"
+    path.write_text(
+        "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nmetadata:\n"
+        "  name: meta-llama-3-2-1b-instruct-kata-sandbox\n  namespace: nim-service\nspec:\n  image:\n"
+        '    repository: nvcr.io/nim/meta/llama-3.2-1b-instruct\n    tag: "1.12.0"\n  storage:\n'
+        '    emptyDir:\n      sizeLimit: 10Gi\n  replicas: 1\n  resources:\n    limits:\n      nvidia.com/pgpu: "1"\n'
+        '      cpu: "8"\n      memory: "16Gi"\n  runtimeClassName: kata-qemu-nvidia-gpu\n'
+    )
+    found = _with_severity(path)
+    assert [f[:3] for f in found] == [("missing-priority-class", 6, "warning")]
+    assert "as the NIM operator completes it" not in found[0][3]  # no nvidia.com/gpu assumed
+
+
 def _with_severity(path: Path, *extra: str) -> list[tuple[str, int, str, str]]:
     """(rule, line, severity, message) of each finding, sorted."""
     return sorted((f["rule"], f["line"], f["severity"], f["message"]) for f in findings(path, *extra))

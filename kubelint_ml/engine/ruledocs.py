@@ -35,7 +35,7 @@ def pseudo_rules() -> list[Rule]:
 
 # What makes an accelerator pod, said by every rule whose severity or scope depends on it.
 ACCELERATOR_PODS = (
-    "Accelerator pods: a container asks for an accelerator resource (nvidia.com/gpu, nvidia.com/mig-*, "
+    "Accelerator pods: a container asks for an accelerator resource (nvidia.com/gpu, nvidia.com/mig-*, nvidia.com/pgpu, "
     "amd.com/gpu, gpu.intel.com/*, habana.ai/gaudi, npu.intel.com/accel, aws.amazon.com/neuron*, google.com/tpu, and the device "
     "counts of HAMi and other vendors' plugins: huawei.com/Ascend*, hygon.com/dcunum, cambricon.com/vmlu, "
     "mthreads.com/vgpu, metax-tech.com/sgpu, iluvatar.ai/vgpu, enflame.com/vgcu, kunlunxin.com/xpu...; not a "

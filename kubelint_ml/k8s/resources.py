@@ -61,6 +61,7 @@ ACCELERATOR_PATTERNS: tuple[str, ...] = (
     "nvidia.com/gpu",
     "nvidia.com/gpu.shared",
     "nvidia.com/mig-*",
+    "nvidia.com/pgpu",  # NVIDIA/sandbox-device-plugin: a GPU passed through to a Kata VM (P_GPU_ALIAS=pgpu)
     "amd.com/gpu",
     "gpu.intel.com/*",
     "habana.ai/gaudi",

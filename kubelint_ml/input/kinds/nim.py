@@ -132,7 +132,17 @@ def _nim_service(obj: K8sObject, path: tuple, spec: Any, role: str) -> Pod | Non
     else:
         res = dict(res or {})
         given = [p for p in ("requests", "limits") if isinstance(res.get(p), dict) and _GPU in res[p]]
-        if not given and not (isinstance(dra, list) and dra):
+        # the operator assigns GPUs only for the model profile a service names (storage.nimCache.profile,
+        # internal/controller/platform/standalone/nimservice.go): one naming a device of its own (a Kata
+        # passthrough nvidia.com/pgpu) and no profile runs as written
+        profile = dig(spec, "storage", "nimCache", "profile")
+        own_device = any(
+            isinstance(k, str) and "/" in k
+            for p in ("requests", "limits")
+            if isinstance(res.get(p), dict)
+            for k in res[p]
+        )
+        if not given and not (isinstance(dra, list) and dra) and not (own_device and not profile):
             count = tensor if isinstance(tensor, int) and tensor > 0 else 1
             for part in ("requests", "limits"):
                 have = res.get(part)
