@@ -468,3 +468,79 @@ def test_requests_alike_are_said_once_with_their_number(tmp_path):
     said = [line for line in r.output.splitlines() if "asks for 1 GPU partition" in line]
     assert len(said) == 1
     assert said[0].endswith("counted as 1 whole GPU, the most it can be (2 requests alike, each counted so)")
+
+
+def _check(tmp_path: Path, text: str, version: str) -> list[tuple[str, int, int, str, str]]:
+    (tmp_path / "t.yaml").write_text(text)
+    r = CliRunner().invoke(main, ["check", str(tmp_path), "-j1", "--kubernetes-version", version, "-f", "json"])
+    found = json.loads(r.stdout[: r.stdout.rindex("}") + 1])["findings"]
+    return sorted((f["rule"], f["line"], f["column"], f["severity"], f["message"]) for f in found)
+
+
+TOLERATIONS = {
+    "key: Bad Key!, operator: Exists": 'key: Invalid value: "Bad Key!": must be a label name',
+    "key: gpu.example.com/unhealthy, operator: Exists, value: x": (
+        'value: Invalid value: "x": must be empty for operator `Exists`'
+    ),
+    "key: k, value: not a label value": 'value: Invalid value: "not a label value": must be a label value',
+    "key: k, operator: In, value: x": 'operator: Unsupported value: "In": supported values: "Equal", "Exists"',
+    "key: k, operator: Exists, effect: PreferNoSchedule": (
+        'effect: Unsupported value: "PreferNoSchedule": supported values: "NoExecute", "NoSchedule", "None"'
+    ),
+}
+
+
+def test_device_tolerations_the_api_server_rejects_from_1_36(tmp_path):
+    """validateDeviceToleration (KEP-5055): a key is a label name, Exists takes no value, Equal's value is a
+    label value, the operator is Equal or Exists and the effect NoSchedule, NoExecute or None. DRADeviceTaints
+    is beta and on from 1.36, so the template is rejected there: one error at the pod's claim, no GPU."""
+    for version in ("1.36", "1.37"):
+        for toleration, reason in TOLERATIONS.items():
+            request = f"        exactly:\n          deviceClassName: gpu.nvidia.com\n          tolerations: [{{{toleration}}}]\n"
+            found = _check(tmp_path, _template("resource.k8s.io/v1", request) + POD, version)
+            assert [f[:4] for f in found] == [("unknown-resource-claim", 21, 32, "error")], (version, toleration)
+            message = found[0][4]
+            assert message.startswith(
+                "ResourceClaimTemplate 'gpu' is rejected by the API server: "
+                "spec.spec.devices.requests[0].exactly.tolerations[0]."
+            ), message
+            assert reason in message, (toleration, message)
+
+
+def test_device_tolerations_in_subrequests_and_v1beta1(tmp_path):
+    """The same check on a firstAvailable subrequest and on v1beta1's flat request."""
+    subs = (
+        "        firstAvailable:\n        - name: big\n          deviceClassName: gpu.nvidia.com\n"
+        "          tolerations: [{key: k, operator: Exists, effect: PreferNoSchedule}]\n"
+    )
+    found = _check(tmp_path, _template("resource.k8s.io/v1", subs) + POD, "1.36")
+    assert [f[:4] for f in found] == [("unknown-resource-claim", 22, 32, "error")]
+    assert "spec.spec.devices.requests[0].firstAvailable[0].tolerations[0].effect: Unsupported value" in found[0][4]
+    flat = "        deviceClassName: gpu.nvidia.com\n        tolerations: [{key: k, operator: Exists, value: v}]\n"
+    found = _check(tmp_path, _template("resource.k8s.io/v1beta1", flat) + POD, "1.36")
+    assert [f[:4] for f in found] == [("unknown-resource-claim", 20, 32, "error")]
+    assert found[0][4].endswith(
+        'spec.spec.devices.requests[0].tolerations[0].value: Invalid value: "v": must be empty for operator `Exists`'
+    )
+
+
+def test_device_tolerations_are_dropped_before_1_36_and_valid_ones_pass(tmp_path):
+    """DRADeviceTaints is alpha and off in 1.34 and 1.35: the API server drops the tolerations, so the same
+    template is valid and its GPU counts. Valid tolerations (an empty key with Exists, Equal without a value,
+    the None effect, tolerationSeconds on any effect, which validation does not check) pass at 1.37."""
+    share = ("gpu-memory-share-mismatch", 26, 36, "warning", "1 of 8 GPUs but 95.1% of p5.48xlarge memory (1800Gi)")
+    bad = (
+        "        exactly:\n          deviceClassName: gpu.nvidia.com\n          tolerations: [{key: k, operator: In}]\n"
+    )
+    text = _template("resource.k8s.io/v1", bad) + POD
+    for version in ("1.34", "1.35"):
+        assert _check(tmp_path, text, version) == [share], version
+    good = (
+        "        exactly:\n          deviceClassName: gpu.nvidia.com\n          tolerations:\n"
+        "          - {operator: Exists}\n          - {key: gpu.example.com/maintenance}\n"
+        "          - {key: k, operator: Equal, value: v1.2_x, effect: None}\n"
+        "          - {key: k, operator: Exists, effect: NoSchedule, tolerationSeconds: 30}\n"
+        "          - {key: k, operator: Exists, effect: NoExecute, tolerationSeconds: 300}\n"
+    )
+    share = ("gpu-memory-share-mismatch", 31, 36, "warning", share[4])
+    assert _check(tmp_path, _template("resource.k8s.io/v1", good) + POD, "1.37") == [share]

@@ -5,7 +5,8 @@ resize, 3850/3998/4368/3939 Job fields, 753 sidecars, 5307 container restart rul
 3721 file env, 4317 pod certificates, 5532 RestartAllContainers): `check` finds nothing in them at 1.34-1.37,
 with and without --schema (and --strict), and `audit` of the same objects as a cluster returns them finds
 nothing either. They are valid on 1.37; an older version drops or refuses a few fields with checks that
-no rule makes (container restart rules before 1.35, RestartAllContainers before 1.36)."""
+no rule makes (container restart rules before 1.35); RestartAllContainers, which 1.35 refuses
+(container-restart-rules-invalid), is checked from 1.36."""
 
 from __future__ import annotations
 
@@ -282,9 +283,8 @@ spec:
           maxExpirationSeconds: 86400
 """
 
-# Pod-level budgets shared with containers that set nothing, a Guaranteed sidecar inside one, resize
-# policies that restart the container in a pod that may restart it, and a sidecar whose exit restarts
-# every container (RestartAllContainers, KEP-5532, beta from 1.36).
+# Pod-level budgets shared with containers that set nothing, a Guaranteed sidecar inside one, and resize
+# policies that restart the container in a pod that may restart it.
 SHARED_BUDGETS = """\
 apiVersion: v1
 kind: Pod
@@ -313,7 +313,11 @@ spec:
     - {resourceName: memory, restartPolicy: RestartContainer}
     resources:
       requests: {cpu: 100m, memory: 100Mi}
----
+"""
+
+# A sidecar whose exit restarts every container (RestartAllContainers, KEP-5532): the action and a sidecar's
+# rules need RestartAllContainersOnContainerExits, beta and on from 1.36 (1.35 refuses them).
+RESTART_ALL = """\
 apiVersion: v1
 kind: Pod
 metadata: {name: restart-everything}
@@ -349,8 +353,16 @@ CASES = {
     "jobs": JOBS,
     "pod-fields": POD_FIELDS,
     "shared-budgets": SHARED_BUDGETS,
+    "restart-all": RESTART_ALL,
 }
+SINCE = {"restart-all": (1, 36)}
 VERSIONS = [v for v in ("1.34", "1.35", "1.36", "1.37") if v in bundled_versions()]
+
+
+def _cases(version: str) -> dict[str, str]:
+    """The cases valid at a version (all but the RestartAllContainers pod before 1.36)."""
+    v = tuple(int(p) for p in version.split("."))
+    return {name: text for name, text in CASES.items() if v >= SINCE.get(name, (0, 0))}
 
 
 def _findings(args: list[str]) -> tuple[int, list[tuple]]:
@@ -363,7 +375,7 @@ def _findings(args: list[str]) -> tuple[int, list[tuple]]:
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("schema", [[], ["--schema"], ["--schema", "--strict"]], ids=["rules", "schema", "strict"])
 def test_check_finds_nothing_in_valid_manifests_of_the_newest_api(tmp_path, version, schema):
-    for name, text in CASES.items():
+    for name, text in _cases(version).items():
         (tmp_path / f"{name}.yaml").write_text(text)
     code, found = _findings(["check", str(tmp_path), "-j1", "--kubernetes-version", version, *schema])
     assert (code, found) == (0, []), version
@@ -372,7 +384,7 @@ def test_check_finds_nothing_in_valid_manifests_of_the_newest_api(tmp_path, vers
 @pytest.mark.parametrize("version", VERSIONS)
 def test_audit_finds_nothing_in_the_same_objects_as_a_cluster_returns_them(tmp_path, version):
     items = []
-    for text in CASES.values():
+    for text in _cases(version).values():
         for doc in yaml.safe_load_all(text):
             if doc["kind"] not in ("DeviceClass",):
                 doc["metadata"].setdefault("namespace", "default")
@@ -395,7 +407,7 @@ def test_serve_and_the_exported_policies_admit_them(tmp_path, version):
     sys.path.insert(0, str(Path(__file__).parent))
     from test_admission_vap import _builtin_policies, _compare
 
-    docs = [d for text in CASES.values() for d in yaml.safe_load_all(text)]
+    docs = [d for text in _cases(version).values() for d in yaml.safe_load_all(text)]
     (tmp_path / "dra.yaml").write_text(yaml.safe_dump_all([d for d in docs if d["apiVersion"].startswith("resource")]))
     config = tmp_path / ".kubelint-ml.yaml"
     config.write_text(f"context: [dra.yaml]\nprofile: {{kubernetesVersion: '{version}'}}\n")

@@ -800,6 +800,7 @@ def test_container_restart_rules_the_api_server_rejects(tmp_path, version):
     (tmp_path / "j.yaml").write_text(RULES_POD)
     code, found = _findings(["check", str(tmp_path), "-j1", "--kubernetes-version", version])
     rule = "container-restart-rules-invalid"
+    supported = "Restart" if version == "1.35" else "Restart or RestartAllContainers"
     assert (code, found) == (
         1,
         [
@@ -810,7 +811,7 @@ def test_container_restart_rules_the_api_server_rejects(tmp_path, version):
                 19,
                 rule,
                 "error",
-                "container 'main' restartPolicyRules action Retry: only Restart or RestartAllContainers",
+                f"container 'main' restartPolicyRules action Retry: only {supported}",
             ),
             (
                 "j.yaml",
@@ -823,6 +824,104 @@ def test_container_restart_rules_the_api_server_rejects(tmp_path, version):
             ("j.yaml", 29, 11, rule, "error", "container 'main' restartPolicyRules entry without exitCodes"),
         ],
     )
+
+
+RESTART_ALL_POD = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  template:
+    spec:
+      priorityClassName: training
+      restartPolicy: Never
+      initContainers:
+      - name: setup
+        image: busybox
+        restartPolicy: Never
+        restartPolicyRules:
+        - action: Restart
+          exitCodes: {operator: In, values: [3]}
+        resources:
+          requests: {cpu: 100m, memory: 64Mi}
+          limits: {cpu: 100m, memory: 64Mi}
+      - name: watcher
+        image: busybox
+        restartPolicy: Always
+        restartPolicyRules:
+        - action: RestartAllContainers
+          exitCodes: {operator: In, values: [88]}
+        resources:
+          requests: {cpu: 100m, memory: 64Mi}
+          limits: {cpu: 100m, memory: 64Mi}
+      containers:
+      - name: main
+        image: python
+        restartPolicy: Never
+        restartPolicyRules:
+        - action: Restart
+          exitCodes: {operator: In, values: [42]}
+        - action: RestartAllContainers
+          exitCodes: {operator: NotIn, values: [0, 42]}
+        resources:
+          requests: {cpu: "1", memory: 1Gi}
+          limits: {cpu: "1", memory: 1Gi}
+"""
+
+
+def test_restart_all_containers_and_sidecar_rules_are_refused_in_1_35(tmp_path):
+    """RestartAllContainersOnContainerExits (KEP-5532) is alpha and off in 1.35, and it is a validation
+    option (AllowRestartAllContainers, pkg/api/pod/util.go), not a drop: the action is an Unsupported value
+    (supported: "Restart") and a sidecar's rules are refused. The regular init container's and the
+    container's Restart rules are valid."""
+    if "1.35" not in bundled_versions():
+        pytest.skip("no 1.35 schemas bundled")
+    (tmp_path / "j.yaml").write_text(RESTART_ALL_POD)
+    code, found = _findings(["check", str(tmp_path), "-j1", "--kubernetes-version", "1.35"])
+    rule = "container-restart-rules-invalid"
+    gate = "RestartAllContainersOnContainerExits is off in 1.35"
+    assert (code, found) == (
+        1,
+        [
+            (
+                "j.yaml",
+                22,
+                9,
+                rule,
+                "error",
+                f"sidecar 'watcher' has restartPolicyRules, which a sidecar may have only from 1.36 ({gate})",
+            ),
+            (
+                "j.yaml",
+                23,
+                19,
+                rule,
+                "error",
+                "sidecar 'watcher' restartPolicyRules action RestartAllContainers: only Restart, "
+                f"RestartAllContainers from 1.36 ({gate})",
+            ),
+            (
+                "j.yaml",
+                35,
+                19,
+                rule,
+                "error",
+                "container 'main' restartPolicyRules action RestartAllContainers: only Restart, "
+                f"RestartAllContainers from 1.36 ({gate})",
+            ),
+        ],
+    )
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.36", "1.37", None])
+def test_restart_all_containers_and_sidecar_rules_are_valid_from_1_36(tmp_path, version):
+    """From 1.36 the gate is beta and on (the kubernetes/website feature-gate page); in 1.34 the rules are
+    dropped with ContainerRestartRules off; with no version the newest API is assumed."""
+    if version is not None and version not in bundled_versions():
+        pytest.skip(f"no {version} schemas bundled")
+    (tmp_path / "j.yaml").write_text(RESTART_ALL_POD)
+    args = ["check", str(tmp_path), "-j1"] + (["--kubernetes-version", version] if version else [])
+    assert _findings(args) == (0, [])
 
 
 def test_container_restart_rules_are_dropped_before_1_35(tmp_path):

@@ -32,6 +32,8 @@ from kubelint_ml.k8s.resources import (
     is_accelerator_resource,
     is_dns1123_label,
     is_extended_resource,
+    is_label_value,
+    is_qualified_name,
 )
 from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.lazyre import LazyPattern
@@ -59,6 +61,9 @@ RESOURCE_GROUP = "resource.k8s.io"
 DRA_ON = (1, 34)
 DRA_EXTENDED_ON = (1, 36)
 DRA_CONSUMABLE_ON = (1, 36)
+# DRADeviceTaints (KEP-5055): alpha and off in 1.33-1.35 (dropDisabledDRADeviceTaintsFields,
+# pkg/registry/resource/resourceclaim, drops a request's tolerations), beta and on in 1.36, GA in 1.37.
+DRA_TAINTS_ON = (1, 36)
 
 # The kinds the first pass reads (ComputeDomain: NVIDIA's driver makes the template it names).
 DRA_CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim", "DeviceClass", "ComputeDomain")
@@ -417,6 +422,58 @@ def _name_rejection(raw: Mapping, at: str, seen: set[str]) -> str | None:
     return None
 
 
+_TOLERATION_EFFECTS = ("NoExecute", "NoSchedule", "None")  # validDeviceTaintEffects, as sets.List sorts them
+
+
+def _toleration_rejection(raw: Mapping, at: str) -> str | None:
+    """``validateDeviceToleration`` of one request's (or subrequest's) ``tolerations``, after defaulting
+    (``operator`` Equal). It checks no ``tolerationSeconds`` (ignored unless the effect is NoExecute) and,
+    unlike a pod's, lets an empty key go with Equal."""
+    for k, tol in enumerate(_items(raw.get("tolerations"))):
+        here = f"{at}.tolerations[{k}]"
+        key, value, effect = tol.get("key"), tol.get("value"), tol.get("effect")
+        if isinstance(key, str) and key and not is_qualified_name(key):
+            return (
+                f'{here}.key: Invalid value: "{key}": must be a label name (an optional DNS subdomain prefix and '
+                "'/', and a name of at most 63 alphanumerics, '-', '_' or '.')"
+            )
+        operator = tol.get("operator") or "Equal"
+        if operator == "Exists":
+            if isinstance(value, str) and value:
+                return f'{here}.value: Invalid value: "{value}": must be empty for operator `Exists`'
+        elif operator == "Equal":
+            if isinstance(value, str) and not is_label_value(value):
+                return (
+                    f'{here}.value: Invalid value: "{value}": must be a label value (at most 63 alphanumerics, '
+                    "'-', '_' or '.', alphanumeric at both ends)"
+                )
+        elif isinstance(operator, str):
+            return f'{here}.operator: Unsupported value: "{operator}": supported values: "Equal", "Exists"'
+        if isinstance(effect, str) and effect and effect not in _TOLERATION_EFFECTS:
+            listed = ", ".join(f'"{e}"' for e in _TOLERATION_EFFECTS)
+            return f'{here}.effect: Unsupported value: "{effect}": supported values: {listed}'
+    return None
+
+
+def claim_toleration_rejection(claim_spec: object, api_version: object) -> str | None:
+    """The API server's reason for rejecting a ResourceClaimSpec's device tolerations (the first), or None:
+    what :func:`_toleration_rejection` finds in each exact request and each ``firstAvailable`` subrequest.
+    Only while DRADeviceTaints is on (:data:`DRA_TAINTS_ON`); off, the tolerations are dropped."""
+    version = api_version.rpartition("/")[2] if isinstance(api_version, str) else ""
+    if version not in ("v1", "v1beta2", "v1beta1", "v1alpha3"):
+        return None
+    nested = version in ("v1", "v1beta2")
+    for i, req in enumerate(_items(_mapping(_mapping(claim_spec).get("devices")).get("requests"))):
+        at = f"devices.requests[{i}]"
+        exact = _mapping(req.get("exactly")) if nested else req
+        reason = _toleration_rejection(exact, f"{at}.exactly" if nested else at)
+        for j, sub in enumerate(_items(req.get("firstAvailable"))):
+            reason = reason or _toleration_rejection(sub, f"{at}.firstAvailable[{j}]")
+        if reason:
+            return reason
+    return None
+
+
 def claim_spec_rejection(claim_spec: object, api_version: object) -> str | None:
     """The API server's reason for rejecting a ResourceClaimSpec's device requests (the first), or None.
 
@@ -549,6 +606,7 @@ class DraFacts:
         "stored",
         "allocated",
         "rejected",
+        "taint_rejected",
         "in_file",
         "reserved",
         "_memo",
@@ -578,6 +636,7 @@ class DraFacts:
         # class -> the drivers allocated ResourceClaims got their devices of it from (status.allocation)
         self.allocated: dict[str, set[str]] = {}
         self.rejected: dict[tuple[str, str, str], str] = {}  # (kind, name, namespace) -> the API server's reason
+        self.taint_rejected: dict[tuple[str, str, str], str] = {}  # the same, for tolerations (from 1.36)
         # (kind, name, file) -> the entry of the object of that name the file defines (its first)
         self.in_file: dict[tuple[str, str, str], tuple[str, tuple]] = {}
         # (name, namespace) -> how many consumers an allocated ResourceClaim is reserved for (status.reservedFor)
@@ -617,8 +676,13 @@ class DraFacts:
                 claim_spec = spec.get("spec") if kind == "ResourceClaimTemplate" else spec
                 table, key = (self.templates, "template") if kind == "ResourceClaimTemplate" else (self.claims, "claim")
                 reason = claim_spec_rejection(claim_spec, data.get("apiVersion"))
+                prefix = "spec.spec." if kind == "ResourceClaimTemplate" else "spec."
+                toleration = claim_toleration_rejection(claim_spec, data.get("apiVersion"))
+                if reason is None and toleration is not None:
+                    # Rejected only where DRADeviceTaints is on: judged by version in rejection().
+                    self.taint_rejected[(key, name, namespace or "")] = prefix + toleration
                 if reason is not None:
-                    reason = ("spec.spec." if kind == "ResourceClaimTemplate" else "spec.") + reason
+                    reason = prefix + reason
                     # The API server rejects it: it never exists, and holds no device.
                     self.rejected[(key, name, namespace or "")] = reason
                     entry: tuple[str, tuple] = (namespace or "", ())
@@ -862,10 +926,14 @@ class DraFacts:
 
     def rejection(self, kind: str, name: str, namespace: str, file: str = "") -> str | None:
         """Why the API server rejects the template or claim :meth:`find` finds, or None."""
-        if not self.rejected:
+        taints = self.taint_rejected if self.version is None or self.version >= DRA_TAINTS_ON else None
+        if not self.rejected and not taints:
             return None
         found = self._entry(kind, name, namespace, file)
-        return None if found is None else self.rejected.get((kind, name, found[0]))
+        if found is None:
+            return None
+        at = (kind, name, found[0])
+        return self.rejected.get(at) or (taints.get(at) if taints else None)
 
 
 # --------------------------------------------------------------------------

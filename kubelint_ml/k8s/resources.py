@@ -156,6 +156,12 @@ def is_qualified_name(value: str) -> bool:
     return 0 < len(name) <= 63 and _QUALIFIED_NAME_RE.fullmatch(name) is not None
 
 
+def is_label_value(value: str) -> bool:
+    """``validation.IsValidLabelValue``: empty, or at most 63 alphanumerics, '-', '_' or '.', alphanumeric
+    at both ends."""
+    return not value or (len(value) <= 63 and _QUALIFIED_NAME_RE.fullmatch(value) is not None)
+
+
 @lru_cache(maxsize=4096)  # a few names recur in every container; hostile input cannot grow it
 def is_extended_resource(name: str) -> bool:
     """A domain-prefixed, non-native name such as ``nvidia.com/gpu`` (``IsExtendedResourceName``)."""

@@ -6,10 +6,18 @@ on from 1.35; off, ``dropContainerRestartRules`` in pkg/api/pod/util.go drops a 
 ``validateContainerRestartPolicy`` (pkg/apis/core/validation/validation.go, k/k PRs 132642, 137136,
 137369): the rules need the container's own ``restartPolicy`` (the pod's is not enough: "Container
 restart policy must be specified if rules are specified"); each rule's ``action`` is ``Restart`` or
-``RestartAllContainers`` (RestartAllContainersOnContainerExits, KEP-5532: beta from 1.36; what an
-older API server does with it, drop or reject, is not decided here, so it is not reported);
-``exitCodes`` is required, its ``operator`` ``In`` or ``NotIn``, its ``values`` at most 255; at most
-20 rules.
+``RestartAllContainers``; ``exitCodes`` is required, its ``operator`` ``In`` or ``NotIn``, its ``values``
+at most 255; at most 20 rules.
+
+``RestartAllContainers`` and rules on a sidecar (an init container with ``restartPolicy: Always``) need
+RestartAllContainersOnContainerExits (KEP-5532: alpha and off in 1.35, beta and on from 1.36). The gate is
+a validation option, not a drop: ``GetValidationOptionsFromPodSpecAndMeta`` (pkg/api/pod/util.go) sets
+``AllowRestartAllContainers`` from it ("This also allows restart rules on sidecar containers"; an
+existing pod that already uses either keeps it, ``restartAllContainersActionInUse``), and
+``dropContainerRestartRules`` only runs with ContainerRestartRules off. With the gate off the action is
+``Unsupported value: "RestartAllContainers": supported values: "Restart"`` (k/k issue 137368, which shows
+the list of supported actions following the gate) and a sidecar's rules are refused (k/k PR 134345; the
+KEP's rollback keeps only pods created while it was on).
 """
 
 from __future__ import annotations
@@ -22,7 +30,8 @@ DEFAULTS: dict = {}
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 
 RULES_ON = (1, 35)  # ContainerRestartRules: beta and on by default
-ACTIONS = ("Restart", "RestartAllContainers")
+RESTART_ALL_ON = (1, 36)  # RestartAllContainersOnContainerExits: beta and on by default
+RESTART_ALL = "RestartAllContainers"
 MAX_RULES = 20
 MAX_VALUES = 255
 
@@ -34,6 +43,11 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     version = parse_version(getattr(getattr(ctx, "profile", None), "kubernetes_version", None))
     if version is not None and version < RULES_ON:
         return None  # the gate is off: the API server drops the rules
+    restart_all = version is None or version >= RESTART_ALL_ON
+    actions = ("Restart", RESTART_ALL) if restart_all else ("Restart",)
+    supported = " or ".join(actions)
+    listed = ", ".join(f'"{a}"' for a in actions)
+    gate_off = f"RestartAllContainersOnContainerExits is off in {version[0]}.{version[1]}" if version else ""
     out: list[Hit] = []
     for c in tpl.all_containers:
         rules = c.data.get("restartPolicyRules")
@@ -66,18 +80,36 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                     container=c.name,
                 )
             )
+        if c.role == "sidecar" and not restart_all:
+            message = f"{c.describe()} has restartPolicyRules, which a sidecar may have only from 1.36 ({gate_off})"
+            out.append(
+                Hit(
+                    path,
+                    message,
+                    detail=(
+                        f"{tpl.describe()}: {message}; the API server rejects the pod (restart rules on a sidecar "
+                        "need the RestartAllContainersOnContainerExits gate, alpha and off by default in 1.35, beta "
+                        "and on from 1.36). Remove the rules (a sidecar restarts on every exit anyway), or target "
+                        "1.36 or later"
+                    ),
+                    container=c.name,
+                )
+            )
         if len(rules) > MAX_RULES:
             hit((), f"has {len(rules)} restartPolicyRules, more than {MAX_RULES}", "Too many", "Merge rules")
         for i, rule in enumerate(rules):
             if not isinstance(rule, dict):
                 continue  # (the schema's to say)
             action = rule.get("action")
-            if isinstance(action, str) and action not in ACTIONS:
+            if isinstance(action, str) and action not in actions:
+                later = f", RestartAllContainers from 1.36 ({gate_off})" if action == RESTART_ALL else ""
                 hit(
                     (i, "action"),
-                    f"restartPolicyRules action {action}: only Restart or RestartAllContainers",
-                    f'Unsupported value: "{action}": supported values: "Restart", "RestartAllContainers"',
-                    "Write Restart, or RestartAllContainers (the case matters)",
+                    f"restartPolicyRules action {action}: only {supported}{later}",
+                    f'Unsupported value: "{action}": supported values: {listed}',
+                    "Write Restart to restart only this container, or target 1.36 or later"
+                    if action == RESTART_ALL
+                    else f"Write {supported} (the case matters)",
                 )
             codes = rule.get("exitCodes")
             if codes is None:
