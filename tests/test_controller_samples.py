@@ -3,10 +3,11 @@ pods built as its controller builds them, with the findings, at their lines, a u
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
+
+from clirun import check_findings
 
 from kubelint_ml.admission.review import load_policy, review
 
@@ -14,16 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "fixtures" / "controllers"
 
 
-def findings(path: Path, *extra: str) -> list[dict]:
-    r = subprocess.run(
-        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json", *extra],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode in (0, 1), r.stderr
-    assert "Traceback" not in r.stderr
-    return json.loads(r.stdout)["findings"]
+findings = check_findings
 
 
 def lint(path: Path, *extra: str) -> list[tuple[str, int, str, str]]:

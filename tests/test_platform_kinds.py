@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from clirun import check_findings
 
 from kubelint_ml.admission.review import load_policy, review
 
@@ -18,16 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "platform"
 
 
-def findings(path: Path, *extra: str) -> list[dict]:
-    r = subprocess.run(
-        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json", *extra],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode in (0, 1), r.stderr
-    assert "Traceback" not in r.stderr
-    return json.loads(r.stdout)["findings"]
+findings = check_findings
 
 
 def lint(path: Path, *extra: str) -> list[tuple[str, int, str]]:

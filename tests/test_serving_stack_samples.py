@@ -9,17 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from clirun import check_findings
 
-def reported(path: Path, *extra: str) -> list[dict]:
-    r = subprocess.run(
-        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json", *extra],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode in (0, 1), r.stderr
-    assert "Traceback" not in r.stderr
-    return json.loads(r.stdout)["findings"]
+reported = check_findings
 
 
 def findings(path: Path, *extra: str) -> list[tuple[str, int, str]]:

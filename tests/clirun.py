@@ -1,0 +1,22 @@
+"""`kubelint-ml check` run as a user runs it: a fresh process, JSON findings."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def check_findings(path: Path, *extra: str) -> list[dict]:
+    """The JSON findings of ``kubelint-ml check PATH -f json EXTRA...``; the run must not fail (exit 0
+    or 1) nor print a traceback."""
+    r = subprocess.run(
+        [sys.executable, "-m", "kubelint_ml", "check", str(path), "-f", "json", *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode in (0, 1), r.stderr
+    assert "Traceback" not in r.stderr
+    return json.loads(r.stdout)["findings"]
