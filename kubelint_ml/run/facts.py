@@ -8,6 +8,7 @@ facts (its kubelet configs, its priority classes) are added last.
 
 from __future__ import annotations
 
+import mmap
 import os
 from typing import Any
 
@@ -59,7 +60,7 @@ def first_pass(
     nothing else of the context is not parsed.
     """
     if jobs > 1 and len(sources) >= PARALLEL_SCAN_MIN_FILES and hasattr(os, "fork"):
-        return _first_pass_forked(sources, config, stdin_data, jobs, crds)
+        return _first_pass_forked(sources, config, stdin_data, jobs, parsed, crds)
     facts = Facts()
     kept: list[bytes | None] = []
     budget = keep
@@ -84,7 +85,8 @@ def first_pass(
             if keeps and parsed is not None and len(data) <= parsed_budget:
                 parsed[i] = loaded = load(data, config.limits)
                 parsed_budget -= len(data)
-                add_loaded_facts(facts, loaded, s.path, crds=crds)
+                for obj in loaded_objects(loaded, s.path, crds):
+                    facts.add_object(obj)
             else:
                 add_facts(facts, data, s.path, config.limits, crds=crds)
         if keeps:
@@ -97,10 +99,20 @@ def first_pass(
 
 
 def _first_pass_forked(
-    sources: list[Source], config: Config, stdin_data: bytes | None, jobs: int, crds: bool = True
+    sources: list[Source],
+    config: Config,
+    stdin_data: bytes | None,
+    jobs: int,
+    parsed: dict[int, LoadResult] | None = None,
+    crds: bool = True,
 ) -> tuple[Facts, list[bytes | None], int]:
-    """:func:`first_pass` with the reading shared out: the workers tell which files mention a
-    context kind, and this process parses those (in input order, as a sequential pass does)."""
+    """:func:`first_pass` with the reading shared out, and the parsing once this process keeps no more.
+
+    ``parsed``: as in a sequential pass, this process parses the files that mention a context kind
+    and keeps their parse (and their bytes, in the list returned), up to ``MAX_PARSED_BYTES`` of them:
+    the workers only say which files those are, and the second pass's workers inherit the parses, so
+    that whoever lints such a file does not parse it again. Past that budget (or without ``parsed``),
+    the workers parse the context objects of their spans themselves and send them back."""
     max_bytes = config.limits.max_file_bytes
     kept: list[bytes | None] = [(stdin_data or b"") if s.real == "-" else None for s in sources]
     # A pipe or device (`<(helm template ...)`) can be read once: here, before forking, so that
@@ -112,52 +124,81 @@ def _first_pass_forked(
             except OSError:
                 pass  # the lint reports it
     spans = pool.spans(len(sources), jobs)
+    budget = [MAX_PARSED_BYTES if parsed is not None else -1]
+    # Whether this process still keeps parses, seen by the workers (shared memory, mapped before they fork).
+    keeping = mmap.mmap(-1, 1)
+    keeping[0] = int(budget[0] > 0)
 
-    def scan(n: int) -> tuple[int, int, list[list[K8sObject]]]:
-        total, context = 0, []
+    def bytes_of(i: int) -> bytes | None:
+        data = kept[i]
+        if data is None:
+            try:
+                data = read(sources[i], max_bytes)
+            except OSError:
+                return None
+        return data
+
+    def scan(n: int, here: bool) -> tuple[int, int, list[int | list[K8sObject]]]:
+        """Span ``n``: its bytes read, and per file that mentions a context kind, its context objects,
+        or (a worker's, while this process keeps parses) the file's index, for this process to parse."""
+        total = 0
+        context: list[int | list[K8sObject]] = []
         for i in range(*spans[n]):
-            data = kept[i]
+            data = bytes_of(i)
             if data is None:
-                try:
-                    data = read(sources[i], max_bytes)
-                except OSError:
-                    continue
+                continue
             total += len(data)
-            if len(data) <= max_bytes and mentions_context(data, crds):
-                context.append(context_objects(data, sources[i].path, config.limits, crds))
+            if len(data) > max_bytes or not mentions_context(data, crds):
+                continue
+            if here:
+                context.append(parse(i, data))
+            elif keeping[0]:
+                context.append(i)
+            else:
+                context.append(_plain_objects(objects(i, data)))
         return n, total, context
 
-    # The workers parse the context objects too, and send them back (pickled, with their positions):
-    # this process adds them up in input order, as a sequential pass does, a span as soon as the ones
-    # before it are in (so that the objects of the whole run are never held at once).
+    def objects(i: int, data: bytes) -> list[K8sObject]:
+        return context_objects(data, sources[i].path, config.limits, crds)
+
+    def parse(i: int, data: bytes) -> list[K8sObject]:
+        if parsed is None or len(data) > budget[0]:
+            return objects(i, data)
+        parsed[i] = loaded = load(data, config.limits)
+        kept[i] = data  # linted from these bytes, as parsed
+        budget[0] -= len(data)
+        keeping[0] = int(budget[0] > 0)
+        return loaded_objects(loaded, sources[i].path, crds)
+
+    # This process adds the objects up in input order, as a sequential pass does, a span as soon as
+    # the ones before it are in (so that the objects of the whole run are never held at once).
     facts = Facts()
-    waiting: dict[int, list[list[K8sObject]]] = {}
+    waiting: dict[int, list[int | list[K8sObject]]] = {}
     done = [0]
 
-    def add(part: tuple[int, int, list[list[K8sObject]]]) -> int:
+    def add(part: tuple[int, int, list[int | list[K8sObject]]]) -> int:
         n, total, context = part
         waiting[n] = context
         while done[0] in waiting:
-            for objects in waiting.pop(done[0]):
-                for obj in objects:
+            for found in waiting.pop(done[0]):
+                if isinstance(found, int):  # a file a worker left to this process
+                    data = bytes_of(found)
+                    found = parse(found, data) if data is not None else []
+                for obj in found:
                     facts.add_object(obj)
             done[0] += 1
         return total
 
-    totals = pool.fork_map(len(spans), jobs, lambda n: add(scan(n)), lambda n: _portable(scan(n)), add)
+    totals = pool.fork_map(len(spans), jobs, lambda n: add(scan(n, True)), lambda n: scan(n, False), add)
+    keeping.close()
     _profile_facts(facts, config)
     return facts, kept, sum(totals)
 
 
-def _portable(part: tuple[int, int, list[list[K8sObject]]]) -> tuple[int, int, list[list[K8sObject]]]:
-    """A worker's part of the first pass, its objects' values as plain dicts and lists: facts read
-    no positions, and without them an object pickles about ten times faster."""
-    n, total, context = part
-    return n, total, [_plain_objects(objects) for objects in context]
-
-
 def _plain_objects(objects: list[K8sObject]) -> list[K8sObject]:
-    """One file's objects as plain values; those of one document (a List's items) share its values."""
+    """One file's objects as plain values, for a worker to send back: facts read no positions, and
+    without them an object pickles about ten times faster. Those of one document (a List's items)
+    share its values."""
     roots: dict[int, Any] = {}
     out = []
     for obj in objects:
@@ -208,14 +249,12 @@ def add_facts(facts: Facts, data: bytes, file: str, limits: Limits, only: str | 
             facts.add_object(obj)
 
 
-def add_loaded_facts(facts: Facts, loaded: LoadResult, file: str, only: str | None = None, crds: bool = True) -> None:
-    """:func:`add_facts` from a file's parse; each document's objects are kept with it
-    (``loaded.unpacked``), for the second pass to lint without unpacking them again."""
+def loaded_objects(loaded: LoadResult, file: str, crds: bool = True) -> list[K8sObject]:
+    """The objects of a file's parse, for the facts (``crds``: CustomResourceDefinitions among them);
+    each document's objects are kept with it (``loaded.unpacked``), for the second pass to lint
+    without unpacking them again."""
     loaded.unpacked = unpacked = [unpack(doc, file) for doc in loaded.documents]
-    for found in unpacked:
-        for obj in found.objects:
-            if (only is None or obj.kind == only) and (crds or obj.kind != "CustomResourceDefinition"):
-                facts.add_object(obj)
+    return [obj for found in unpacked for obj in found.objects if crds or obj.kind != "CustomResourceDefinition"]
 
 
 def context_facts(facts: Facts, paths: list[str], linted: list[Source], config: Config) -> None:
