@@ -106,13 +106,15 @@ def _first_pass_forked(
     parsed: dict[int, LoadResult] | None = None,
     crds: bool = True,
 ) -> tuple[Facts, list[bytes | None], int]:
-    """:func:`first_pass` with the reading shared out, and the parsing once this process keeps no more.
+    """:func:`first_pass` with the reading shared out, and the parsing too where it pays.
 
     ``parsed``: as in a sequential pass, this process parses the files that mention a context kind
-    and keeps their parse (and their bytes, in the list returned), up to ``MAX_PARSED_BYTES`` of them:
-    the workers only say which files those are, and the second pass's workers inherit the parses, so
-    that whoever lints such a file does not parse it again. Past that budget (or without ``parsed``),
-    the workers parse the context objects of their spans themselves and send them back."""
+    and keeps their parse (and their bytes, in the list returned), up to ``MAX_PARSED_BYTES`` of them;
+    the second pass's workers inherit the parses, so that whoever lints such a file does not parse it
+    again. With one worker, that worker only says which of its files those are: this process parses
+    them in about the time the worker takes to read its share, and the second pass saves as much.
+    With more workers, that would hold them all up: each parses the context objects of its own spans
+    and sends them back, as they all do past the budget (or without ``parsed``)."""
     max_bytes = config.limits.max_file_bytes
     kept: list[bytes | None] = [(stdin_data or b"") if s.real == "-" else None for s in sources]
     # A pipe or device (`<(helm template ...)`) can be read once: here, before forking, so that
@@ -125,9 +127,11 @@ def _first_pass_forked(
                 pass  # the lint reports it
     spans = pool.spans(len(sources), jobs)
     budget = [MAX_PARSED_BYTES if parsed is not None else -1]
-    # Whether this process still keeps parses, seen by the workers (shared memory, mapped before they fork).
+    hand_over = jobs <= 2
+    # Whether the worker leaves its context files to this process, seen by the workers (shared memory,
+    # mapped before they fork): while this process keeps parses.
     keeping = mmap.mmap(-1, 1)
-    keeping[0] = int(budget[0] > 0)
+    keeping[0] = int(hand_over and budget[0] > 0)
 
     def bytes_of(i: int) -> bytes | None:
         data = kept[i]
@@ -140,7 +144,7 @@ def _first_pass_forked(
 
     def scan(n: int, here: bool) -> tuple[int, int, list[int | list[K8sObject]]]:
         """Span ``n``: its bytes read, and per file that mentions a context kind, its context objects,
-        or (a worker's, while this process keeps parses) the file's index, for this process to parse."""
+        or (a worker's, while ``keeping``) the file's index, for this process to parse."""
         total = 0
         context: list[int | list[K8sObject]] = []
         for i in range(*spans[n]):
@@ -167,7 +171,7 @@ def _first_pass_forked(
         parsed[i] = loaded = load(data, config.limits)
         kept[i] = data  # linted from these bytes, as parsed
         budget[0] -= len(data)
-        keeping[0] = int(budget[0] > 0)
+        keeping[0] = int(hand_over and budget[0] > 0)
         return loaded_objects(loaded, sources[i].path, crds)
 
     # This process adds the objects up in input order, as a sequential pass does, a span as soon as
