@@ -897,3 +897,80 @@ def test_a_shared_definition_that_sets_no_resources_leaves_them_to_its_users(tmp
         ("missing-memory-limit", 12),
         ("missing-memory-request", 12),
     ]
+
+
+DYNAMO_ENVS = """\
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata:
+  name: vllm-agg
+spec:
+  envs:
+  - name: NCCL_SHM_DISABLE
+    value: "GRAPH"
+  services:
+    VllmDecodeWorker:
+      envs:
+      - name: NCCL_SHM_DISABLE
+        value: "SERVICE"
+      sharedMemory:
+        size: 64Mi
+      resources:
+        limits:
+          gpu: "8"
+          memory: 500Gi
+      extraPodSpec:
+        priorityClassName: serving
+        mainContainer:
+          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.5.0
+          args: ["--tensor-parallel-size", "8"]
+---
+apiVersion: nvidia.com/v1beta1
+kind: DynamoGraphDeployment
+metadata:
+  name: dgd
+spec:
+  priorityClassName: serving
+  env:
+  - name: NCCL_SHM_DISABLE
+    value: "GRAPH"
+  components:
+  - name: worker
+    sharedMemorySize: 64Mi
+    podTemplate:
+      spec:
+        containers:
+        - name: main
+          image: vllm
+          args: ["--tensor-parallel-size", "8"]
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+              memory: 500Gi
+"""
+
+
+@pytest.mark.parametrize(
+    ("graph", "service", "expected"),
+    [
+        # the graph's envs reach the main container (v1alpha1 spec.envs, v1beta1 spec.env): NCCL off /dev/shm
+        ("1", "1", []),
+        # the service's envs win over the graph's, by name (MergeEnvs)
+        ("1", "0", [("shm-too-small-for-workers", 15, "warning")]),
+        ("0", "1", [("shm-too-small-for-workers", 37, "warning")]),
+        (
+            "0",
+            "0",
+            [("shm-too-small-for-workers", 15, "warning"), ("shm-too-small-for-workers", 37, "warning")],
+        ),
+    ],
+)
+def test_dynamo_graph_and_service_envs_reach_the_main_container(
+    tmp_path: Path, graph: str, service: str, expected: list
+) -> None:
+    """NCCL_SHM_DISABLE from the graph's envs, the service's over them (v1alpha1, the first document), and
+    the graph's env under a v1beta1 component's (the second)."""
+    text = DYNAMO_ENVS.replace('"GRAPH"', f'"{graph}"').replace('"SERVICE"', f'"{service}"')
+    path = tmp_path / "dgd.yaml"
+    path.write_text(text)
+    assert sorted((f["rule"], f["line"], f["severity"]) for f in check_findings(path)) == expected

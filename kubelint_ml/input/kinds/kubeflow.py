@@ -188,7 +188,7 @@ def train_job_pod(job: K8sObject, runtime: Any) -> Pod | None:
     if nodes is None:
         nodes = integer(dig(runtime, "spec", "mlPolicy", "numNodes"), 1)
     name = dig(runtime, "metadata", "name")
-    return Pod(
+    out = Pod(
         path,
         pod,
         f"trainer, from runtime '{name}'" if isinstance(name, str) else "trainer",
@@ -198,6 +198,11 @@ def train_job_pod(job: K8sObject, runtime: Any) -> Pod | None:
         fix_note="the trainer's node container takes its resources from spec.trainer.resourcesPerNode (else from "
         "the runtime): change those",
     )
+    if "resources" in container and (path + ("resources",), path + ("resourcesPerNode",)) in renames:
+        # resourcesPerNode is the container's resources as written (a ResourceRequirements): a fix of them
+        # is the user's edit; without it the runtime's are, and setting it would replace them all
+        out.cache["fixable"] = (path + ("resources",),)
+    return out
 
 
 KINDS: dict[tuple[str, str], KindInfo] = {
