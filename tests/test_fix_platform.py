@@ -736,3 +736,18 @@ def test_spark_fixes_of_the_pod_template_and_volumes_are_the_users(tmp_path: Pat
     )
     assert "missing-ephemeral-storage-request: not fixed: the Spark operator builds the pod's resources" in out
     assert _rules(tmp_path, after) == ["missing-ephemeral-storage-request", "missing-ephemeral-storage-request"]
+
+
+def test_optimization_job_memory_goes_to_its_train_job_template(tmp_path: Path) -> None:
+    """An OptimizationJob's trials are TrainJobs of its trainJobTemplate: the memory fix lands in the
+    template's resourcesPerNode, every other byte kept."""
+    job = TRAIN_JOB.split("---\n")[1]
+    spec = job.split("spec:\n", 1)[1]
+    optimization = (
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: OptimizationJob\nmetadata:\n  name: tune\nspec:\n"
+        "  numTrials: 4\n  parallelTrials: 2\n  trainJobTemplate:\n    spec:\n"
+        + "".join("    " + line + "\n" for line in spec.splitlines())
+    )
+    text = TRAIN_JOB.split("---\n")[0] + "---\n" + optimization
+    after, _ = _fix(tmp_path, text)
+    assert after == text + "            memory: 475Gi\n"

@@ -1070,3 +1070,90 @@ def test_disaggregated_set_roles_are_leader_worker_sets_per_slice(tmp_path: Path
             for rule in ("missing-memory-limit", "missing-memory-request")
         ]
     )
+
+
+OPTIMIZATION_JOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: OptimizationJob
+metadata:
+  name: tune-lr
+spec:
+  objectives:
+  - metric: eval_loss
+    direction: Minimize
+  searchAlgorithm:
+    random: {}
+  parameters:
+  - name: learning_rate
+    searchSpace:
+      logUniform: {min: "1e-5", max: "1e-3", type: Float}
+  numTrials: 12
+  parallelTrials: 3
+  trainJobTemplate:
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      trainer:
+        numNodes: 1
+        resourcesPerNode:
+          limits:
+            nvidia.com/gpu: 4
+"""
+
+
+def test_optimization_job_trials_are_train_jobs_of_its_runtime(tmp_path: Path) -> None:
+    """Trainer's OptimizationJob (trainer.kubeflow.org/v1alpha1, optimizationjob_types.go) runs its
+    trainJobTemplate as TrainJobs, parallelTrials at a time: with the runtime among the inputs their trainer
+    pod is judged as a TrainJob's (findings at the template's resourcesPerNode, the priority on the runtime
+    naming the OptimizationJob); with the runtime as context, at its runtimeRef; without it, said at the GPU
+    (it was 'kind unknown')."""
+    from kubelint_ml.engine.api import Context
+    from kubelint_ml.engine.context import Facts
+    from kubelint_ml.input.loader import load
+    from kubelint_ml.input.objects import unpack
+
+    runtime = TRAINER_RUNTIME_AND_JOB.split("---\n")[0].replace("priorityClassName: training", "schedulerName: x")
+    both = tmp_path / "both.yaml"
+    both.write_text(runtime + "---\n" + OPTIMIZATION_JOB)
+    found = sorted((f["rule"], f["line"], f["severity"], f["message"]) for f in check_findings(both))
+    assert found == [
+        ("besteffort-qos", 48, "error", "BestEffort QoS: no cpu or memory requests or limits (GPU pod)"),
+        ("missing-memory-limit", 51, "error", "container 'node' has no memory limit (GPU pod)"),
+        ("missing-memory-request", 50, "warning", "container 'node' has no memory request or limit (GPU pod)"),
+        (
+            "missing-priority-class",
+            20,
+            "warning",
+            "no priorityClassName: OptimizationJob 'tune-lr' sets none either; pods run at the default priority",
+        ),
+    ]
+    facts = Facts()
+    objs = [unpack(d, "t.yaml").objects[0] for d in load(both.read_bytes()).documents]
+    for o in objs:
+        facts.add_object(o)
+    assert [(t.role, t.replicas) for t in Context(facts=facts).templates(objs[1])] == [
+        ("trials' trainer, from runtime 'torch-distributed'", 3)
+    ]
+    # the Kueue label the trials get from the template's metadata gives them their priority
+    labelled = both.read_text().replace(
+        "  trainJobTemplate:\n    spec:\n",
+        "  trainJobTemplate:\n    metadata:\n      labels:\n        kueue.x-k8s.io/priority-class: tuning\n    spec:\n",
+    )
+    both.write_text(labelled)
+    assert "missing-priority-class" not in {f["rule"] for f in check_findings(both)}
+    job = tmp_path / "job.yaml"
+    job.write_text(OPTIMIZATION_JOB)
+    context = tmp_path / "runtime.yaml"
+    context.write_text(runtime)
+    assert sorted((f["rule"], f["line"], f["severity"]) for f in check_findings(job, "--context", str(context))) == [
+        ("besteffort-qos", 21, "error"),
+        ("missing-memory-limit", 24, "error"),
+        ("missing-memory-request", 23, "warning"),
+        ("missing-priority-class", 19, "warning"),
+    ]
+    [alone] = check_findings(job)
+    assert (alone["rule"], alone["line"], alone["severity"]) == ("accelerator-workload-not-judged", 25, "info")
+    assert (
+        alone["message"]
+        == "asks for nvidia.com/gpu but its pods were not judged: made from runtime 'torch-distributed'"
+    )

@@ -33,6 +33,10 @@ _MOST_NODES = 20_000  # a bound on the search in one object
 # Kinds whose pods are made from another object it names: (the reference's path, what it names).
 _PODS_ELSEWHERE = {
     ("trainer.kubeflow.org", "TrainJob"): (("spec", "runtimeRef", "name"), "runtime"),
+    ("trainer.kubeflow.org", "OptimizationJob"): (
+        ("spec", "trainJobTemplate", "spec", "runtimeRef", "name"),
+        "runtime",
+    ),
 }
 # Kinds that ask for accelerators through a name the cluster defines (a KubeAI resource profile):
 # the field, and what to do about it.

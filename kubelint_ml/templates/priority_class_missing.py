@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.engine.context import ArgoRunFact
+from kubelint_ml.input.kinds.kubeflow import train_job_spec_path
 from kubelint_ml.input.loader import render_path
 from kubelint_ml.input.objects import K8sObject, clip, dig
 from kubelint_ml.input.workloads import PodTemplate, is_training_kind
@@ -83,7 +84,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         runtime_file = facts_of(ctx).runtime_file_of(obj)
         if runtime_file is None or runtime_file not in facts_of(ctx).cluster.context_files:
             return None
-        name = dig(obj.data, "spec", "runtimeRef", "name")
+        ref = (train_job_spec_path(obj.kind) or ("spec",)) + ("runtimeRef",)
+        name = dig(obj.data, *ref, "name")
         runtime = (clip(name) if isinstance(name, str) else "?", runtime_file)
     if is_ray(obj) and tpl.path[-1:] == ("submitterPodTemplate",):
         return None  # the short-lived `ray job submit` pod, not the cluster that trains
@@ -126,7 +128,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             )
         else:
             notes.append(
-                f"TrainJob '{first.name}'{origin_of(first.source, obj.file)}{more} uses this runtime and sets no "
+                f"{first.kind} '{first.name}'{origin_of(first.source, obj.file)}{more} uses this runtime and sets no "
                 f"priority (no {KUEUE_LABEL} label)"
                 + (
                     "; the priorityClassName in its runtime patches is not a field Trainer patches into pods "
@@ -187,15 +189,17 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if runtime is not None:
         # Trainer patches no priorityClassName into the pods (PodSpecPatch has none): the runtime's
         # pod template, or the Kueue label on the TrainJob, gives it
-        path = ("spec", "runtimeRef")
+        path = (train_job_spec_path(obj.kind) or ("spec",)) + ("runtimeRef",)
         fix = (
             f"set priorityClassName in the pod templates of the runtime '{runtime[0]}' to {target} (or the "
-            f"Kueue label {KUEUE_LABEL} on the TrainJob if Kueue admits it)"
+            f"Kueue label {KUEUE_LABEL} "
+            + ("on the TrainJob" if obj.kind == "TrainJob" else "in spec.trainJobTemplate.metadata.labels")
+            + " if Kueue admits it)"
         )
 
     short = "no priorityClassName"
     if users:
-        user = "Workflow" if isinstance(users[0], ArgoRunFact) else "TrainJob"
+        user = "Workflow" if isinstance(users[0], ArgoRunFact) else users[0].kind
         short += f": {user} '{users[0].name}' sets none either; pods run at the default priority"
     elif runtime is not None:
         short += f": runtime '{runtime[0]}' sets none either; pods run at the default priority"
