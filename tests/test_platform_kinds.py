@@ -1157,3 +1157,67 @@ def test_optimization_job_trials_are_train_jobs_of_its_runtime(tmp_path: Path) -
         alone["message"]
         == "asks for nvidia.com/gpu but its pods were not judged: made from runtime 'torch-distributed'"
     )
+
+
+RAY_CRON_JOB = """\
+apiVersion: ray.io/v1
+kind: RayCronJob
+metadata:
+  name: nightly-eval
+  labels:
+    ray.io/priority-class-name: batch
+spec:
+  schedule: "0 2 * * *"
+  jobTemplate:
+    entrypoint: python eval.py
+    shutdownAfterJobFinishes: true
+    rayClusterSpec:
+      headGroupSpec:
+        rayStartParams: {}
+        template:
+          spec:
+            priorityClassName: batch
+            containers:
+            - name: ray-head
+              image: rayproject/ray:2.52.0-gpu
+              resources:
+                limits: {cpu: "4", memory: 16Gi}
+                requests: {cpu: "4", memory: 16Gi}
+      workerGroupSpecs:
+      - groupName: gpu
+        replicas: 2
+        rayStartParams:
+          object-store-memory: "107374182400"
+        template:
+          spec:
+            containers:
+            - name: ray-worker
+              image: rayproject/ray:2.52.0-gpu
+              resources:
+                limits: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}
+                requests: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}
+"""
+
+
+def test_ray_cron_job_runs_a_ray_job_of_its_template(tmp_path: Path) -> None:
+    """KubeRay's RayCronJob (ray.io/v1, raycronjob_types.go): each run is a RayJob of its jobTemplate, found by
+    kind (a training kind, as a RayJob); Ray's object store is checked against the worker's /dev/shm; the
+    RayCronJob's own labels are not the RayJob's (constructRayJob copies only the spec), so KubeRay's
+    priority label on it counts for nothing, and the finding says so."""
+    path = tmp_path / "rcj.yaml"
+    path.write_text(RAY_CRON_JOB)
+    found = check_findings(path)
+    assert sorted((f["rule"], f["line"], f["severity"]) for f in found) == [
+        ("missing-priority-class", 30, "warning"),
+        ("ray-object-store-exceeds-shm", 28, "error"),
+    ]
+    priority = next(f for f in found if f["rule"] == "missing-priority-class")
+    assert "the label ray.io/priority-class-name on a RayCronJob is not copied to the RayJobs" in priority["detail"]
+    assert "Kueue label" not in priority["detail"]
+    sample = Path(__file__).parent.parent / "fixtures" / "controllers" / "kuberay" / "ray-cronjob.sample.yaml"
+    assert sorted((f["rule"], f["line"], f["severity"]) for f in check_findings(sample)) == [
+        ("missing-memory-limit", 106, "warning"),
+        ("missing-memory-request", 108, "warning"),
+        ("missing-priority-class", 57, "warning"),
+        ("missing-priority-class", 101, "warning"),
+    ]

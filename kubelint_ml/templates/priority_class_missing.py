@@ -13,6 +13,7 @@ from kubelint_ml.templates._common import is_fragment, raw_text
 from kubelint_ml.templates._priority import (
     KAI_LABEL,
     KUEUE_LABEL,
+    RAY_LABEL,
     facts_of,
     is_ray,
     is_volcano_job,
@@ -113,6 +114,13 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                 f"{r.field} '{r.name}' is copied only into the gang-scheduling PodGroup, not into the pods, "
                 "so kube-scheduler preemption does not see it"
             )
+    if (obj.group, obj.kind) == ("ray.io", "RayCronJob"):
+        copied = [k for k in (RAY_LABEL, KUEUE_LABEL) if named(obj.labels.get(k))]
+        if copied:
+            notes.append(
+                f"the label {copied[0]} on a RayCronJob is not copied to the RayJobs it creates (KubeRay "
+                "constructRayJob), so it gives their pods nothing"
+            )
     if not uses_kai(tpl) and (named(tpl.labels.get(KAI_LABEL)) or named(obj.labels.get(KAI_LABEL))):
         notes.append(
             f"the label {KAI_LABEL} is read only by KAI Scheduler, and this template's schedulerName "
@@ -167,6 +175,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     )  # else an accelerator Deployment, LeaderWorkerSet, ...: serving or interactive work
     target = f"'{gang}' too" if gang else f"a PriorityClass for {'training' if training else 'this workload'}"
     alternatives = [f"the Kueue label {KUEUE_LABEL} on the object if Kueue admits it"]
+    if (obj.group, obj.kind) == ("ray.io", "RayCronJob"):
+        alternatives = []  # its RayJobs get none of its labels
     if uses_kai(tpl):
         alternatives.insert(0, f"KAI Scheduler's label {KAI_LABEL} on the workload")
     if is_volcano_job(obj):
@@ -177,7 +187,9 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         if users:
             alternatives.insert(1, f"podPriorityClassName on the Workflow '{users[0].name}' that runs it")
     field = tpl.cache.get("pod_fields") or tpl.real_path(tpl.spec_path)
-    fix = f"set {render_path(field + ('priorityClassName',))} to {target} (or {' or '.join(alternatives)})"
+    fix = f"set {render_path(field + ('priorityClassName',))} to {target}" + (
+        f" (or {' or '.join(alternatives)})" if alternatives else ""
+    )
     run_of = tpl.cache.get("run_of")  # a Workflow's pod from the WorkflowTemplate it runs, read as context
     if run_of is not None:
         path = run_of[2]
