@@ -1221,3 +1221,78 @@ def test_ray_cron_job_runs_a_ray_job_of_its_template(tmp_path: Path) -> None:
         ("missing-priority-class", 57, "warning"),
         ("missing-priority-class", 101, "warning"),
     ]
+
+
+DYNAMO_FAILOVER = """\
+apiVersion: nvidia.com/v1beta1
+kind: DynamoGraphDeployment
+metadata:
+  name: failover
+spec:
+  backendFramework: vllm
+  components:
+  - name: worker
+    type: worker
+    experimental:
+      gpuMemoryService: {}
+      failover: {}
+    podTemplate:
+      spec:
+        priorityClassName: serving
+        nodeSelector:
+          node.kubernetes.io/instance-type: p4d.24xlarge
+        containers:
+        - name: main
+          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1
+          args: ["python3", "-m", "dynamo.vllm", "--model", "Qwen/Qwen3-8B"]
+          resources:
+            requests:
+              memory: 640Gi
+            limits:
+              nvidia.com/gpu: 8
+              memory: 640Gi
+"""
+
+
+@pytest.mark.parametrize(
+    ("failover", "expected"),
+    [
+        # intra-pod failover (the default mode): the main container runs as engine-0 and engine-1, each with
+        # its memory, the GPUs shared through the operator's DRA claim: 1280Gi on a node of 1057Gi
+        (
+            "{}",
+            [
+                (
+                    "gpu-memory-share-mismatch",
+                    24,
+                    "warning",
+                    "requests 1280Gi memory but p4d.24xlarge has 1057Gi allocatable (as intra-pod failover runs the "
+                    "main container as 2 engines)",
+                )
+            ],
+        ),
+        # two shadows: three engines
+        (
+            "{numShadows: 2}",
+            [
+                (
+                    "gpu-memory-share-mismatch",
+                    24,
+                    "warning",
+                    "requests 1920Gi memory but p4d.24xlarge has 1057Gi allocatable (as intra-pod failover runs the "
+                    "main container as 3 engines)",
+                )
+            ],
+        ),
+        # inter-pod failover keeps one main container per pod
+        ("{mode: InterPod}", []),
+    ],
+)
+def test_dynamo_intra_pod_failover_runs_the_main_container_as_engines(
+    tmp_path: Path, failover: str, expected: list
+) -> None:
+    """ai-dynamo/dynamo v1beta1 experimental.failover (failover.go buildFailoverPod, buildEngineContainer): the
+    main container is cloned, resources and all, into active and standby engines in the same pod."""
+    path = tmp_path / "dgd.yaml"
+    path.write_text(DYNAMO_FAILOVER.replace("failover: {}", f"failover: {failover}"))
+    assert [(f["rule"], f["line"], f["severity"], f["message"]) for f in check_findings(path)] == expected

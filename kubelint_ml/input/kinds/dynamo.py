@@ -150,13 +150,14 @@ def _component(obj: K8sObject, path: tuple, comp: dict, role: str) -> Pod | None
             c = {**c, "env": _merged_env(graph_env, c.get("env"))}
         pod_spec, c, from_device = _with_device(pod_spec, spath, c, cpath, comp.get("device"), path + ("device",))
         renames += from_device
-        containers[main] = (_with_shm(c, volumes, size, shm_at), cpath)
+        engines = _failover_engines(_with_shm(c, volumes, size, shm_at), comp)
+        containers[main : main + 1] = [(e, cpath) for e in engines]
     graph_priority = dig(obj.data, "spec", "priorityClassName")
     if "priorityClassName" not in spec and isinstance(graph_priority, str) and graph_priority:
         pod_spec["priorityClassName"] = graph_priority  # Grove's PodCliqueSet gives it to the pods
         renames.append((spath + ("priorityClassName",), ("spec", "priorityClassName")))
     meta = tpl.get("metadata") if isinstance(tpl, dict) else None
-    return Pod(
+    pod = Pod(
         spath,
         pod_spec,
         role,
@@ -167,6 +168,38 @@ def _component(obj: K8sObject, path: tuple, comp: dict, role: str) -> Pod | None
         metadata=meta if isinstance(meta, dict) else {},
         renames=renames,
     )
+    if len(containers) > len(listed(spec.get("containers"), spath + ("containers",))):
+        pod.cache["assumed"] = f"as intra-pod failover runs the main container as {len(engines)} engines"
+    return pod
+
+
+def _failover_engines(main: Any, comp: dict) -> list[Any]:
+    """The main container, or with intra-pod failover (``experimental.failover``, mode ``IntraPod`` or
+    unset: ``buildFailoverPod``) its clones ``engine-0`` .. ``engine-<numShadows>`` (1 shadow by default,
+    at most 2), each with the main container's memory and cpu; the GPUs, which the operator turns into a
+    DRA claim the engines share, are counted once (on ``engine-0``)."""
+    failover = dig(comp, "experimental", "failover")
+    if (
+        not isinstance(main, dict)
+        or not isinstance(failover, dict)
+        or failover.get("mode") not in (None, "", "IntraPod")
+    ):
+        return [main]
+    shadows = integer(failover.get("numShadows"), 1) or 1
+    if not 1 <= shadows <= 2:
+        return [main]
+    engines = []
+    for i in range(shadows + 1):
+        engine = {**main, "name": f"engine-{i}"}
+        res = main.get("resources")
+        if i and isinstance(res, dict):  # the shared devices (extended resources) stay with engine-0
+            engine["resources"] = {
+                part: ({k: v for k, v in val.items() if "/" not in str(k)} if isinstance(val, dict) else val)
+                for part, val in res.items()
+                if part != "claims"
+            }
+        engines.append(engine)
+    return engines
 
 
 def _components(obj: K8sObject) -> list[Pod]:
