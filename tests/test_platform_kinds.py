@@ -1296,3 +1296,44 @@ def test_dynamo_intra_pod_failover_runs_the_main_container_as_engines(
     path = tmp_path / "dgd.yaml"
     path.write_text(DYNAMO_FAILOVER.replace("failover: {}", f"failover: {failover}"))
     assert [(f["rule"], f["line"], f["severity"], f["message"]) for f in check_findings(path)] == expected
+
+
+TEKTON_STEP_ACTION = """\
+apiVersion: tekton.dev/v1
+kind: TaskRun
+metadata:
+  name: train-run
+spec:
+  podTemplate:
+    priorityClassName: batch
+  taskSpec:
+    steps:
+    - name: fetch
+      ref:
+        name: git-clone
+      params:
+      - name: url
+        value: https://github.com/org/repo
+    - name: train
+      image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+      script: |
+        torchrun --nproc_per_node=4 train.py
+      computeResources:
+        limits:
+          nvidia.com/gpu: 4
+"""
+
+
+def test_tekton_step_running_a_step_action_has_its_image(tmp_path: Path) -> None:
+    """A step with `ref` runs a StepAction (Tekton refuses one with both ref and image): the StepAction gives
+    its image, so the pod is judged whole; before, the step without an image made the GPU pod a partial
+    template and only accelerator-workload-not-judged was said."""
+    path = tmp_path / "taskrun.yaml"
+    path.write_text(TEKTON_STEP_ACTION)
+    assert sorted((f["rule"], f["line"], f["severity"]) for f in check_findings(path)) == [
+        ("besteffort-qos", 8, "error"),
+        ("missing-memory-limit", 10, "error"),
+        ("missing-memory-limit", 21, "error"),
+        ("missing-memory-request", 10, "warning"),
+        ("missing-memory-request", 20, "warning"),
+    ]
