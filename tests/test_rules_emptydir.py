@@ -885,3 +885,45 @@ def test_a_server_spread_over_a_leaderworkerset_counts_the_ranks_of_its_own_gpus
         "container 'vllm-leader' runs 8 processes (--tensor-parallel-size 8...) on a 64Mi /dev/shm"
     )
     assert "--tensor-parallel-size 8 --pipeline_parallel_size 2' (8 processes)" in found["detail"]
+
+
+def test_the_shm_fix_keeps_a_commented_out_limit_in_its_limits(tmp_path: Path) -> None:
+    # AWS's Trainium MLP job: the container ends with a commented-out EFA limit; the /dev/shm
+    # mount goes after it, where uncommenting it later still puts it in limits
+    path = tmp_path / "trn1.yaml"
+    path.write_text(
+        dedent("""\
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: trn1-mlp}
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+                - name: trn1-mlp
+                  command: [torchrun, --nproc_per_node=32, train.py]
+                  image: mlp:1
+                  resources:
+                    limits:
+                      aws.amazon.com/neuron: 16
+                      memory: 400Gi
+                      # vpc.amazonaws.com/efa: 8  # not supported yet
+              nodeSelector: {instance-type: trn1-32xl}
+        """)
+    )
+    r = CliRunner().invoke(main, ["check", "-f", "json", "--select", "shm-too-small-for-workers", str(path)])
+    [found] = json.loads(r.output)["findings"]
+    assert (found["rule"], found["line"], found["severity"]) == ("shm-too-small-for-workers", 9, "warning")
+    CliRunner().invoke(
+        main, ["check", "--fix-only", "--unsafe-fixes", "--select", "shm-too-small-for-workers", str(path)]
+    )
+    assert (
+        "              memory: 416Gi\n"  # raised by the 16Gi tmpfs
+        "              # vpc.amazonaws.com/efa: 8  # not supported yet\n"
+        "          volumeMounts:\n"
+        "            - name: dshm\n"
+        "              mountPath: /dev/shm\n"
+        "      nodeSelector: {instance-type: trn1-32xl}\n"
+        "      volumes:\n"
+    ) in path.read_text()
