@@ -1038,3 +1038,45 @@ def test_a_priority_class_without_a_value_is_worth_zero():
     [(rule, line, detail)] = lint(manifest)
     assert (rule, line) == ("preemption-consumes-backoff", 14)
     assert "runs at PriorityClass 'batch-default' (value 0), below PriorityClass 'serving' (value 1000)" in detail
+
+
+def test_a_preemptible_job_names_the_nearest_class_above_it_that_may_preempt(tmp_path):
+    # GKE's mix-train-and-inference sample: the fine-tuning Job at low-priority-preempting (20) is
+    # preempted by the sample's own high-priority-preempting (30); a far higher class elsewhere in the
+    # run (another project's 100000), and one above it that never preempts, are not the ones named
+    classes = """\
+    apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata: {name: low-priority-preempting}
+    value: 20
+    ---
+    apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata: {name: default-priority-nonpreempting}
+    value: 25
+    preemptionPolicy: Never
+    ---
+    apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata: {name: high-priority-preempting}
+    value: 30
+    """
+    other = """\
+    apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata: {name: high-priority}
+    value: 100000
+    """
+    for name, text in {
+        "classes.yaml": classes,
+        "other.yaml": other,
+        "job.yaml": job("low-priority-preempting"),
+    }.items():
+        (tmp_path / name).write_text(dedent(text))
+    result, _ = run([str(tmp_path)], RunInputs(_config(None), RULES, jobs=1))
+    [f] = [f for f in result.findings if f.rule == "preemption-consumes-backoff"]
+    assert (Path(f.file).name, f.line, f.severity) == ("job.yaml", 6, "warning")
+    assert f.detail.startswith(
+        "Job/j runs at PriorityClass 'low-priority-preempting' (value 20), below PriorityClass "
+        "'high-priority-preempting' (value 30, from "
+    )

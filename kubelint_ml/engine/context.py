@@ -614,6 +614,17 @@ class Facts(Record):
                 best = f
         return best
 
+    def lowest_preempting_above(self, value: int) -> PriorityClassFact | None:
+        """The known class that may preempt with the lowest value above ``value`` (the first of them
+        in input order on a tie): the nearest class whose pods preempt pods at ``value``."""
+        best: PriorityClassFact | None = None
+        for f in self.priority_classes.values():
+            if f.value is None or f.preemption_policy == "Never" or not f.admissible or f.value <= value:
+                continue
+            if best is None or f.value < best.value:  # type: ignore[operator]
+                best = f
+        return best
+
     def global_defaults(self) -> list[PriorityClassFact]:
         """PriorityClass objects with ``globalDefault: true``, one per name, in input order (do not mutate)."""
         found = self._memo.get("global_defaults")
