@@ -578,3 +578,53 @@ spec:
     assert [(f, line) for f, line, _ in missing("finetune", "--context", "kueue-samples/queues.yaml")] == [
         ("finetune/job.yaml", 3)
     ]
+
+
+_JOBSET_CLAIMS = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: train, namespace: ml}
+spec:
+  volumeClaimPolicies:
+    - templates:
+        - metadata: {name: model}
+          spec:
+            accessModes: [MODE]
+            resources: {requests: {storage: 1Gi}}
+  replicatedJobs:
+    - name: node
+      replicas: 1
+      template:
+        spec:
+          parallelism: PODS
+          completions: PODS
+          template:
+            spec:
+              containers:
+                - name: node
+                  image: busybox
+                  volumeMounts: [{name: model, mountPath: /model}]
+"""
+
+
+def test_a_jobset_volume_claim_policy_is_a_claim_its_pods_share(tmp_path: Path) -> None:
+    # JobSet makes the claim model-train from the template and adds it to every pod template whose
+    # containers mount `model`: three pods on one ReadWriteOnce claim, said at its accessModes
+    def found(mode: str, pods: int) -> list[tuple]:
+        manifest = _JOBSET_CLAIMS.replace("MODE", mode).replace("PODS", str(pods))
+        return [f for f in _check(tmp_path, manifest)[0] if f[0] == "volume-single-node-shared"]
+
+    assert found("ReadWriteOnce", 3) == [
+        (
+            "volume-single-node-shared",
+            9,
+            "warning",
+            "PVC 'model-train' is ReadWriteOnce but 3 pods mount it: pods on a second node fail with a "
+            "Multi-Attach error",
+        )
+    ]
+    assert [(r, line, s) for r, line, s, _ in found("ReadWriteOncePod", 3)] == [
+        ("volume-single-node-shared", 9, "error")
+    ]
+    assert found("ReadWriteMany", 3) == []
+    assert found("ReadWriteOnce", 1) == []  # one pod
