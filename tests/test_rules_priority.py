@@ -1080,3 +1080,42 @@ def test_a_preemptible_job_names_the_nearest_class_above_it_that_may_preempt(tmp
         "Job/j runs at PriorityClass 'low-priority-preempting' (value 20), below PriorityClass "
         "'high-priority-preempting' (value 30, from "
     )
+
+
+def test_workload_priority_classes_of_another_project_in_the_tree_do_not_speak_for_a_workload(tmp_path):
+    # AWS's HyperPod task-governance samples name classes the HyperPod cluster policy makes
+    # (training-priority); Kueue's own samples, linted in a sibling directory, define others: they say
+    # nothing of the AWS job. Classes in the job's directory or above it, or the cluster's, do.
+    classes = (
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\nmetadata: {name: research}\nvalue: 100\n"
+    )
+    job = dedent("""\
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          name: train
+          labels:
+            kueue.x-k8s.io/priority-class: training-priority
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              containers: [{name: c, image: x}]
+        """)
+    for d in ("kueue-samples", "aws/jobs"):
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / "kueue-samples" / "classes.yaml").write_text(classes)
+    (tmp_path / "aws" / "jobs" / "job.yaml").write_text(job)
+
+    def unknown(*paths: str, context: str | None = None) -> list[tuple[str, int, str]]:
+        config = _config(None)
+        inputs = RunInputs(config, RULES, jobs=1, context=(context,) if context else ())
+        result, _ = run([str(tmp_path / p) for p in paths], inputs)
+        return [(Path(f.file).name, f.line, f.severity) for f in result.findings if f.rule == "unknown-priority-class"]
+
+    assert unknown("kueue-samples", "aws") == []
+    # the same classes in the repository above the job, or as the cluster's: the name is unknown
+    (tmp_path / "aws" / "classes.yaml").write_text(classes)
+    assert unknown("kueue-samples", "aws") == [("job.yaml", 6, "error")]
+    (tmp_path / "aws" / "classes.yaml").unlink()
+    assert unknown("aws", context=str(tmp_path / "kueue-samples" / "classes.yaml")) == [("job.yaml", 6, "error")]

@@ -584,6 +584,12 @@ class Facts(Record):
     def defines_workload_priority_classes(self) -> bool:
         return bool(self.workload_priority_classes)
 
+    def workload_priority_classes_seen_from(self, file: str) -> list[str]:
+        """The WorkloadPriorityClasses that speak for a workload in ``file`` (``ClusterFacts.speaks_for``:
+        the cluster's, and those in its directory or one above it)."""
+        files = self.workload_priority_class_files
+        return [n for n in self.workload_priority_classes if self.cluster.speaks_for(files.get(n, ""), file)]
+
     def knows_priority_class(self, name: str) -> bool:
         """Defined among the inputs or in the profile, or a ``system-*`` class."""
         return name in self.priority_classes or name.startswith(SYSTEM_PREFIX)
