@@ -628,3 +628,31 @@ def test_a_jobset_volume_claim_policy_is_a_claim_its_pods_share(tmp_path: Path) 
     ]
     assert found("ReadWriteMany", 3) == []
     assert found("ReadWriteOnce", 1) == []  # one pod
+
+
+def test_replicated_jobs_that_run_one_after_another_share_a_claim_in_turn(tmp_path: Path) -> None:
+    # JobSet's single-pvc example: an initializer writes the model, then (dependsOn Complete) 3 nodes
+    # read it: 3 pods at once, not 4; an initializer and one trainer in turn never share it at once,
+    # but one that waits only for the initializer to be Ready runs beside it
+    def found(pods: int, status: str) -> list[tuple]:
+        init = (
+            "    - name: init\n      template:\n        spec:\n          template:\n            spec:\n"
+            "              containers:\n                - name: init\n                  image: busybox\n"
+            "                  volumeMounts: [{name: model, mountPath: /model}]\n"
+        )
+        manifest = _JOBSET_CLAIMS.replace("MODE", "ReadWriteOnce").replace("PODS", str(pods))
+        manifest = manifest.replace(
+            "  replicatedJobs:\n    - name: node\n",
+            f"  replicatedJobs:\n{init}    - name: node\n      dependsOn: [{{name: init, status: {status}}}]\n",
+        )
+        return [
+            (r, line, m.split(": ")[0]) for r, line, _, m in _check(tmp_path, manifest)[0] if r.startswith("volume")
+        ]
+
+    assert found(3, "Complete") == [
+        ("volume-single-node-shared", 9, "PVC 'model-train' is ReadWriteOnce but 3 pods mount it")
+    ]
+    assert found(1, "Complete") == []
+    assert found(1, "Ready") == [
+        ("volume-single-node-shared", 9, "PVC 'model-train' is ReadWriteOnce but 2 pods mount it")
+    ]

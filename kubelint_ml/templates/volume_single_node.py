@@ -38,11 +38,15 @@ def active(params: dict, ctx: Any) -> bool:
     return True
 
 
+def _is_jobset(obj) -> bool:
+    return obj.kind == "JobSet" and obj.group == "jobset.x-k8s.io"
+
+
 def _jobset_claims(obj) -> dict[str, tuple[tuple[str, ...], str, tuple]]:
     """The claims a JobSet's ``volumeClaimPolicies`` make (jobset ``GeneratePVCName``:
     ``<template>-<jobset>``), by the volume name JobSet gives them in each pod template whose
     containers mount that name (``addVolumes``): name -> (access modes, where, path of the modes)."""
-    if obj.kind != "JobSet" or obj.group != "jobset.x-k8s.io":
+    if not _is_jobset(obj):
         return {}
     policies = obj.data.get("spec", {}).get("volumeClaimPolicies") if isinstance(obj.data.get("spec"), dict) else None
     found: dict[str, tuple[tuple[str, ...], str, tuple]] = {}
@@ -56,6 +60,45 @@ def _jobset_claims(obj) -> dict[str, tuple[tuple[str, ...], str, tuple]]:
                 path = ("spec", "volumeClaimPolicies", i, "templates", j, "spec", "accessModes")
                 found[name] = (tuple(m for m in modes if isinstance(m, str)), where, path)
     return found
+
+
+def _jobset_after(obj) -> dict[int, set[int]]:
+    """For each replicated job (by index), the replicated jobs it starts only after they complete:
+    ``dependsOn`` with status Complete, reached from it by any chain of dependencies (a job that waits
+    for another to be Ready runs alongside it)."""
+    jobs = dig(obj.data, "spec", "replicatedJobs")
+    jobs = jobs if isinstance(jobs, list) else []
+    index = {j.get("name"): i for i, j in enumerate(jobs) if isinstance(j, dict)}
+    edges: dict[int, list[tuple[int, bool]]] = {}
+    for i, j in enumerate(jobs):
+        deps = j.get("dependsOn") if isinstance(j, dict) else None
+        for d in deps if isinstance(deps, list) else ():
+            if isinstance(d, dict) and d.get("name") in index:
+                edges.setdefault(i, []).append((index[d["name"]], d.get("status") == "Complete"))
+    after: dict[int, set[int]] = {}
+    for i in range(len(jobs)):
+        reach, todo = {i}, [i]
+        while todo:
+            for dep, _ in edges.get(todo.pop(), ()):
+                if dep not in reach:
+                    reach.add(dep)
+                    todo.append(dep)
+        after[i] = {dep for x in reach for dep, complete in edges.get(x, ()) if complete}
+    return after
+
+
+def _at_once(uses: list, after: dict[int, set[int]]) -> int:
+    """The most pods that mount the claim at one time: all of them, but for a JobSet's replicated
+    jobs that run one after another (``dependsOn`` Complete), those of the ones that may overlap."""
+    if not after:
+        return sum(p for _, _, p, _ in uses)
+    by_job: dict[int, int] = {}
+    for tpl, _, pods, _ in uses:
+        by_job[tpl.path[2]] = by_job.get(tpl.path[2], 0) + pods
+    return max(
+        n + sum(m for k, m in by_job.items() if k != j and k not in after.get(j, ()) and j not in after.get(k, ()))
+        for j, n in by_job.items()
+    )
 
 
 def _mounts(spec: Mapping, name: str) -> bool:
@@ -97,12 +140,13 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                 name = f"{volume}-{obj.ref.name}"
                 claims[name] = (modes, f"made by JobSet from its {where}", _JOBSET_REMEDY.format(where=where))
                 mounts.setdefault(name, []).append((tpl, path, pods, _pinned(tpl.spec)))
+    after = _jobset_after(obj) if _is_jobset(obj) else {}
     hits = []
     for name, uses in mounts.items():
         modes, source, remedy = claims[name]
         if not modes or _SHARED_MODES & set(modes):
             continue
-        pods = sum(p for _, _, p, _ in uses)
+        pods = _at_once(uses, after)
         tpl, path = uses[0][0], uses[0][1]
         if "ReadWriteOncePod" in modes and "ReadWriteOnce" not in modes:
             if pods > 1 or daemon:
