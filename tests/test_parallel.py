@@ -112,39 +112,6 @@ def test_a_sequential_run_parses_each_file_once(monkeypatch: pytest.MonkeyPatch)
     assert len(parses) > 50 and all(n <= max(1, files[data]) for data, n in parses.items())
 
 
-def test_a_forked_run_parses_each_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """With workers too, the files that mention a context kind are parsed by this process in the first
-    pass (the workers only find them) and linted from that parse, by whichever process lints them: no
-    file is parsed twice. Every process appends what it parses to one file."""
-    import hashlib
-    from collections import Counter
-
-    from kubelint_ml.run import runner
-
-    def run_json(jobs: int) -> str:
-        inputs = RunInputs(Config(), load_builtin_rules(), jobs=jobs, resolve_fixes=True)
-        return render("json", lint.run([str(FIXTURES)], inputs)[0])
-
-    expected = run_json(1)
-    log = tmp_path / "parses"
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    for module, name in ((facts, "load"), (facts, "load_matching"), (runner, "load")):
-        real = getattr(module, name)
-
-        def counted(data: bytes, *args, _real=real, **kwargs):
-            os.write(fd, hashlib.sha256(data).hexdigest().encode() + b"\n")
-            return _real(data, *args, **kwargs)
-
-        monkeypatch.setattr(module, name, counted)
-    try:
-        assert run_json(2) == expected
-    finally:
-        os.close(fd)
-    parses = Counter(log.read_text().split())
-    files = Counter(hashlib.sha256(p.read_bytes()).hexdigest() for p in FIXTURES.rglob("*") if p.is_file())
-    assert len(parses) > 50 and all(n <= max(1, files[h]) for h, n in parses.items())
-
-
 def test_a_worker_that_dies_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker killed mid-run (the OOM killer, say): the parent lints the parts it did not return."""
     paths = [str(FIXTURES)]

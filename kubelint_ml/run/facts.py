@@ -8,7 +8,6 @@ facts (its kubelet configs, its priority classes) are added last.
 
 from __future__ import annotations
 
-import mmap
 import os
 from typing import Any
 
@@ -60,7 +59,7 @@ def first_pass(
     nothing else of the context is not parsed.
     """
     if jobs > 1 and len(sources) >= PARALLEL_SCAN_MIN_FILES and hasattr(os, "fork"):
-        return _first_pass_forked(sources, config, stdin_data, jobs, parsed, crds)
+        return _first_pass_forked(sources, config, stdin_data, jobs, crds)
     facts = Facts()
     kept: list[bytes | None] = []
     budget = keep
@@ -85,8 +84,7 @@ def first_pass(
             if keeps and parsed is not None and len(data) <= parsed_budget:
                 parsed[i] = loaded = load(data, config.limits)
                 parsed_budget -= len(data)
-                for obj in loaded_objects(loaded, s.path, crds):
-                    facts.add_object(obj)
+                add_loaded_facts(facts, loaded, s.path, crds=crds)
             else:
                 add_facts(facts, data, s.path, config.limits, crds=crds)
         if keeps:
@@ -99,22 +97,10 @@ def first_pass(
 
 
 def _first_pass_forked(
-    sources: list[Source],
-    config: Config,
-    stdin_data: bytes | None,
-    jobs: int,
-    parsed: dict[int, LoadResult] | None = None,
-    crds: bool = True,
+    sources: list[Source], config: Config, stdin_data: bytes | None, jobs: int, crds: bool = True
 ) -> tuple[Facts, list[bytes | None], int]:
-    """:func:`first_pass` with the reading shared out, and the parsing too where it pays.
-
-    ``parsed``: as in a sequential pass, this process parses the files that mention a context kind
-    and keeps their parse (and their bytes, in the list returned), up to ``MAX_PARSED_BYTES`` of them;
-    the second pass's workers inherit the parses, so that whoever lints such a file does not parse it
-    again. With one worker, that worker only says which of its files those are: this process parses
-    them in about the time the worker takes to read its share, and the second pass saves as much.
-    With more workers, that would hold them all up: each parses the context objects of its own spans
-    and sends them back, as they all do past the budget (or without ``parsed``)."""
+    """:func:`first_pass` with the reading shared out: the workers tell which files mention a
+    context kind, and this process parses those (in input order, as a sequential pass does)."""
     max_bytes = config.limits.max_file_bytes
     kept: list[bytes | None] = [(stdin_data or b"") if s.real == "-" else None for s in sources]
     # A pipe or device (`<(helm template ...)`) can be read once: here, before forking, so that
@@ -126,83 +112,52 @@ def _first_pass_forked(
             except OSError:
                 pass  # the lint reports it
     spans = pool.spans(len(sources), jobs)
-    budget = [MAX_PARSED_BYTES if parsed is not None else -1]
-    hand_over = jobs <= 2
-    # Whether the worker leaves its context files to this process, seen by the workers (shared memory,
-    # mapped before they fork): while this process keeps parses.
-    keeping = mmap.mmap(-1, 1)
-    keeping[0] = int(hand_over and budget[0] > 0)
 
-    def bytes_of(i: int) -> bytes | None:
-        data = kept[i]
-        if data is None:
-            try:
-                data = read(sources[i], max_bytes)
-            except OSError:
-                return None
-        return data
-
-    def scan(n: int, here: bool) -> tuple[int, int, list[int | list[K8sObject]]]:
-        """Span ``n``: its bytes read, and per file that mentions a context kind, its context objects,
-        or (a worker's, while ``keeping``) the file's index, for this process to parse."""
-        total = 0
-        context: list[int | list[K8sObject]] = []
+    def scan(n: int) -> tuple[int, int, list[list[K8sObject]]]:
+        total, context = 0, []
         for i in range(*spans[n]):
-            data = bytes_of(i)
+            data = kept[i]
             if data is None:
-                continue
+                try:
+                    data = read(sources[i], max_bytes)
+                except OSError:
+                    continue
             total += len(data)
-            if len(data) > max_bytes or not mentions_context(data, crds):
-                continue
-            if here:
-                context.append(parse(i, data))
-            elif keeping[0]:
-                context.append(i)
-            else:
-                context.append(_plain_objects(objects(i, data)))
+            if len(data) <= max_bytes and mentions_context(data, crds):
+                context.append(context_objects(data, sources[i].path, config.limits, crds))
         return n, total, context
 
-    def objects(i: int, data: bytes) -> list[K8sObject]:
-        return context_objects(data, sources[i].path, config.limits, crds)
-
-    def parse(i: int, data: bytes) -> list[K8sObject]:
-        if parsed is None or len(data) > budget[0]:
-            return objects(i, data)
-        parsed[i] = loaded = load(data, config.limits)
-        kept[i] = data  # linted from these bytes, as parsed
-        budget[0] -= len(data)
-        keeping[0] = int(hand_over and budget[0] > 0)
-        return loaded_objects(loaded, sources[i].path, crds)
-
-    # This process adds the objects up in input order, as a sequential pass does, a span as soon as
-    # the ones before it are in (so that the objects of the whole run are never held at once).
+    # The workers parse the context objects too, and send them back (pickled, with their positions):
+    # this process adds them up in input order, as a sequential pass does, a span as soon as the ones
+    # before it are in (so that the objects of the whole run are never held at once).
     facts = Facts()
-    waiting: dict[int, list[int | list[K8sObject]]] = {}
+    waiting: dict[int, list[list[K8sObject]]] = {}
     done = [0]
 
-    def add(part: tuple[int, int, list[int | list[K8sObject]]]) -> int:
+    def add(part: tuple[int, int, list[list[K8sObject]]]) -> int:
         n, total, context = part
         waiting[n] = context
         while done[0] in waiting:
-            for found in waiting.pop(done[0]):
-                if isinstance(found, int):  # a file a worker left to this process
-                    data = bytes_of(found)
-                    found = parse(found, data) if data is not None else []
-                for obj in found:
+            for objects in waiting.pop(done[0]):
+                for obj in objects:
                     facts.add_object(obj)
             done[0] += 1
         return total
 
-    totals = pool.fork_map(len(spans), jobs, lambda n: add(scan(n, True)), lambda n: scan(n, False), add)
-    keeping.close()
+    totals = pool.fork_map(len(spans), jobs, lambda n: add(scan(n)), lambda n: _portable(scan(n)), add)
     _profile_facts(facts, config)
     return facts, kept, sum(totals)
 
 
+def _portable(part: tuple[int, int, list[list[K8sObject]]]) -> tuple[int, int, list[list[K8sObject]]]:
+    """A worker's part of the first pass, its objects' values as plain dicts and lists: facts read
+    no positions, and without them an object pickles about ten times faster."""
+    n, total, context = part
+    return n, total, [_plain_objects(objects) for objects in context]
+
+
 def _plain_objects(objects: list[K8sObject]) -> list[K8sObject]:
-    """One file's objects as plain values, for a worker to send back: facts read no positions, and
-    without them an object pickles about ten times faster. Those of one document (a List's items)
-    share its values."""
+    """One file's objects as plain values; those of one document (a List's items) share its values."""
     roots: dict[int, Any] = {}
     out = []
     for obj in objects:
@@ -253,12 +208,14 @@ def add_facts(facts: Facts, data: bytes, file: str, limits: Limits, only: str | 
             facts.add_object(obj)
 
 
-def loaded_objects(loaded: LoadResult, file: str, crds: bool = True) -> list[K8sObject]:
-    """The objects of a file's parse, for the facts (``crds``: CustomResourceDefinitions among them);
-    each document's objects are kept with it (``loaded.unpacked``), for the second pass to lint
-    without unpacking them again."""
+def add_loaded_facts(facts: Facts, loaded: LoadResult, file: str, only: str | None = None, crds: bool = True) -> None:
+    """:func:`add_facts` from a file's parse; each document's objects are kept with it
+    (``loaded.unpacked``), for the second pass to lint without unpacking them again."""
     loaded.unpacked = unpacked = [unpack(doc, file) for doc in loaded.documents]
-    return [obj for found in unpacked for obj in found.objects if crds or obj.kind != "CustomResourceDefinition"]
+    for found in unpacked:
+        for obj in found.objects:
+            if (only is None or obj.kind == only) and (crds or obj.kind != "CustomResourceDefinition"):
+                facts.add_object(obj)
 
 
 def context_facts(facts: Facts, paths: list[str], linted: list[Source], config: Config) -> None:

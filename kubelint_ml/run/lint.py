@@ -190,9 +190,8 @@ def _run(paths: list[str], inputs: RunInputs, session: dict | None) -> tuple[Run
     # A run big enough to go parallel keeps no bytes past the threshold: its workers read
     # their files again (from the page cache) rather than every process hold the whole input.
     may_fork = parallel.use_parallel(jobs, len(sources), parallel.PARALLEL_MIN_BYTES)
-    # The files that hold context objects are linted from the first pass's parse (some of them, when it
-    # forked: those this process parsed).
-    parsed: dict[int, LoadResult] = {}
+    # A sequential run lints the files that hold context objects from the first pass's parse.
+    parsed: dict[int, LoadResult] | None = None if may_fork else {}
     facts, kept, size = first_pass(
         sources,
         config,
@@ -225,7 +224,7 @@ def _run(paths: list[str], inputs: RunInputs, session: dict | None) -> tuple[Run
         )
     files = list(zip(sources, kept))
     del kept  # each file's bytes are let go as soon as it is linted
-    total, run_notes, in_order = _second_pass(runner, files, jobs, size, parsed)
+    total, run_notes, in_order = _second_pass(runner, files, jobs, size, parsed or {})
     if failures:  # a chart or kustomization that did not render: a render-error on its file, counted
         total.findings.extend(render_error(file, message) for file, message in failures)
         in_order = False
@@ -252,11 +251,11 @@ def _second_pass(
 ) -> tuple[FileResult, list[str], bool]:
     """Every file linted, in this process or shared with forked workers: the results added up,
     the run's own notes, and whether the findings are already in order. ``parsed``: the first
-    pass's parse of some files, by index."""
+    pass's parse of some files, by index (a sequential run's)."""
     run_notes: list[str] = []
     joined = parallel.Concatenation()
     if parallel.use_parallel(jobs, len(inputs), size):
-        results = parallel.lint_parallel(runner, inputs, jobs, run_notes, parsed)  # each span's findings sorted
+        results = parallel.lint_parallel(runner, inputs, jobs, run_notes)  # each span's findings sorted
         results.reverse()
         while results:
             joined.add(results.pop())  # each span's own list let go as it is added

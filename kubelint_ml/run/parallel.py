@@ -11,7 +11,6 @@ import os
 from operator import attrgetter
 
 from kubelint_ml.findings import Finding, ObjectRef
-from kubelint_ml.input.loader import LoadResult
 from kubelint_ml.input.sources import Source
 from kubelint_ml.run import pool
 from kubelint_ml.run.runner import FileResult, Runner
@@ -28,17 +27,9 @@ def use_parallel(jobs: int, files: int, size: int) -> bool:
     return jobs > 1 and files >= PARALLEL_MIN_FILES and size >= PARALLEL_MIN_BYTES and hasattr(os, "fork")
 
 
-def lint_parallel(
-    runner: Runner,
-    inputs: Inputs,
-    jobs: int,
-    notes: list[str] | None = None,
-    parsed: dict[int, LoadResult] | None = None,
-) -> list[FileResult]:
+def lint_parallel(runner: Runner, inputs: Inputs, jobs: int, notes: list[str] | None = None) -> list[FileResult]:
     """Lint ``inputs`` in this process and ``jobs - 1`` forked workers (see :func:`pool.fork_map`):
-    one result per span, in order. ``parsed``: the first pass's parse of some files, by index
-    (inherited by the workers: whoever lints such a file lints it from that parse)."""
-    parsed = {} if parsed is None else parsed
+    one result per span, in order."""
     spans = pool.spans(len(inputs), jobs)
     shared: dict = {}
 
@@ -48,12 +39,12 @@ def lint_parallel(
 
     # The first span is linted before forking: lazily built tables, caches and the
     # interpreter's specialised code are then set up once, and the workers inherit them.
-    first = _lint_span(runner, inputs, spans[0], parsed)
+    first = _lint_span(runner, inputs, spans[0])
     return pool.fork_map(
         len(spans),
         jobs,
-        lambda n: _lint_span(runner, inputs, spans[n], parsed),
-        lambda n: _work(runner, inputs, spans[n], parsed),
+        lambda n: _lint_span(runner, inputs, spans[n]),
+        lambda n: _work(runner, inputs, spans[n]),
         decode,
         first,
         notes,
@@ -81,11 +72,11 @@ class Concatenation:
         self.total.add(part)
 
 
-def _lint_span(runner: Runner, inputs: Inputs, span: tuple[int, int], parsed: dict[int, LoadResult]) -> FileResult:
+def _lint_span(runner: Runner, inputs: Inputs, span: tuple[int, int]) -> FileResult:
     """The files of one span, as one result, its findings sorted (spans are sorted in the
     process that lints them, so that the parent has no sort left to do; see Concatenation)."""
     out = FileResult()
-    parts = [runner.lint(*inputs[i], parsed.pop(i, None)) for i in range(*span)]
+    parts = [runner.lint(source, data) for source, data in inputs[span[0] : span[1]]]
     if runner.policies is not None:
         runner.policies.flush()  # policy findings join the files' results
     for part in parts:
@@ -94,11 +85,9 @@ def _lint_span(runner: Runner, inputs: Inputs, span: tuple[int, int], parsed: di
     return out
 
 
-def _work(
-    runner: Runner, inputs: Inputs, span: tuple[int, int], parsed: dict[int, LoadResult]
-) -> tuple[list[tuple], list[str], int, int]:
+def _work(runner: Runner, inputs: Inputs, span: tuple[int, int]) -> tuple[list[tuple], list[str], int, int]:
     """A span linted in a worker; findings go back as plain tuples (cheap to pickle)."""
-    r = _lint_span(runner, inputs, span, parsed)
+    r = _lint_span(runner, inputs, span)
     return list(map(_encode, r.findings)), r.notes, r.documents, r.objects
 
 
