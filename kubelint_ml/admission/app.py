@@ -260,7 +260,7 @@ class WebhookApp:
             self.metrics.add("in_flight_reviews", -1)
             budget.give(need)
             if need > BASE_REQUEST_BYTES + BYTES_PER_BODY_BYTE * INLINE_BODY_BYTES and budget.used == 0:
-                _trim()  # a large review's memory back to the system once nothing else is in flight
+                trim_heap()  # a large review's memory back to the system once nothing else is in flight
 
     def _budget(self, settings: dict) -> Budget:
         limit = memory_limit(settings.get("memoryLimitBytes"))
@@ -332,7 +332,7 @@ def _object_name(req: dict) -> str:
     return ""
 
 
-def _trim() -> None:
+def trim_heap() -> None:
     """Return freed heap to the system (glibc keeps it otherwise: 220 MiB after eight 1.5 MB reviews).
 
     The large reviews' cyclic garbage (templates and their containers refer to their object) is

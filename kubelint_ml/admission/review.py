@@ -16,9 +16,12 @@ and no line numbers.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +70,65 @@ class ReviewError(Exception):
     """A request body that is not an AdmissionReview (answered 400)."""
 
 
+log = logging.getLogger("kubelint_ml.admission")
+
+
+class PolicyThread:
+    """The one thread on which a config version's Rego engines are compiled, evaluated and dropped.
+
+    The Rego interpreter's engine belongs to the thread that made it: used from another thread it
+    fails (a panic), and released on another it is never freed (a warning, and its memory stays for
+    good). The webhook loads a config on a reload thread, reviews on the event loop's worker threads
+    and retires a config on yet another; so every step that touches a version's engines runs here.
+    Evaluations do too: their helper process is forked from this thread, and a child keeps the
+    identity of the thread that forked it. :meth:`close` (the config retired, or garbage collected)
+    stops the helper and drops the engines here, then ends the thread.
+    """
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kubelint-ml-policies")
+        self.policies: Any = None  # the compiled policies it owns (kubelint_ml.policy.lint.Policies)
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` on this thread. A failure comes back as a new exception without the failed
+        frames (they hold the engines of the work that failed: they are released here)."""
+
+        def run() -> tuple[bool, Any]:
+            try:
+                return True, fn(*args)
+            except PolicyError as e:
+                return False, PolicyError(str(e))
+            except BaseException as e:  # noqa: BLE001 - a bug; logged here, with its frames
+                log.exception("policy evaluation failed")
+                return False, RuntimeError(f"{type(e).__name__}: {e}")
+
+        ok, value = self._pool.submit(run).result()
+        if not ok:
+            raise value
+        return value
+
+    def close(self, wait: bool = True) -> None:
+        owned, self.policies = self.policies, None
+        try:
+            if owned is not None:
+                done = self._pool.submit(_release, owned)
+                del owned  # the last reference is the job's, on this thread
+                if wait:
+                    done.result()
+            self._pool.shutdown(wait=False)
+        except RuntimeError:  # the interpreter is shutting down: no new work, the process ends
+            pass
+
+    def __del__(self) -> None:
+        self.close(wait=False)
+
+
+def _release(policies: Any) -> None:
+    """Stop the policies' helper process and drop their engines (on their own thread)."""
+    policies.close()
+    policies.runtime.evaluators.clear()
+
+
 @dataclass(slots=True)
 class Policy:
     config: Config
@@ -86,20 +148,23 @@ class Policy:
     usage: Any = None
     # Files whose change means a reload: the config's rule files, context files, kubelet configs, snapshot.
     watched: list[str] = field(default_factory=list)
+    # The thread that owns the policies' engines (PolicyThread), or None without policies.
+    owner: Any = None
     # The policies' evaluator is one helper process: one review at a time uses it.
     lock: threading.Lock = field(default_factory=threading.Lock)
-    retired: bool = False  # replaced by a newer config, its helper process stopped
+    retired: bool = False  # replaced by a newer config, its helper process stopped, its engines dropped
 
     @property
     def mode(self) -> str:
         return self.settings["mode"]
 
     def retire(self) -> None:
-        """Stop the policies' helper process (once no review can still be using this policy)."""
+        """Stop the policies' helper process and drop their engines (once no review can still be using
+        this policy)."""
         with self.lock:
             self.retired = True
-            if self.policies is not None:
-                self.policies.close()
+            if self.owner is not None:
+                self.owner.close()
 
 
 def load_policy(config_path: str | None, mode: str | None = None) -> Policy:
@@ -112,13 +177,19 @@ def load_policy(config_path: str | None, mode: str | None = None) -> Policy:
     settings.update(config.admission)
     if mode:
         settings["mode"] = mode
-    policies = _policies(config, float(settings["requestTimeoutSeconds"]))
+    owner = PolicyThread() if config.rules_dirs else None
     try:
+        policies = owner.call(_policies, config, float(settings["requestTimeoutSeconds"])) if owner else None
+        if owner is not None:
+            owner.policies = policies
         policy = _build(config, config_path, settings, policies)
     except BaseException:
-        if policies is not None:
-            policies.close()  # its helper process
+        if owner is not None:
+            owner.close()  # its helper process and engines
         raise
+    policy.owner = owner if policies is not None else None
+    if policies is None and owner is not None:
+        owner.close()
     policy.missing_context = _missing_context(policy)
     policy.watched = _watched(config, policy.usage)
     return policy
@@ -344,11 +415,15 @@ def lint_object(policy: Policy, data: Any, request: dict | None = None) -> tuple
             request = dict(request, object=doc.data)
         with policy.lock:
             if not policy.retired:  # (a review in a thread that outlived its time limit and its config)
-                policy.policies.defer(DISPLAY, [(doc, unpacked.objects)], findings, ctx.notes, request)
-                policy.policies.flush()
+                policy.owner.call(_evaluate, policy.policies, [(doc, unpacked.objects)], findings, ctx.notes, request)
     apply_excludes(findings, policy.config)
     findings.sort(key=Finding.sort_key)
     return findings, list(dict.fromkeys(ctx.notes))
+
+
+def _evaluate(policies: Any, units: list, into: list[Finding], notes: list[str], request: dict | None) -> None:
+    policies.defer(DISPLAY, units, into, notes, request)
+    policies.flush()
 
 
 def _facts_with(policy: Policy, objects: list) -> Facts:
