@@ -1,4 +1,5 @@
-"""The Rego engines of ``serve`` live and die on the thread that owns them.
+"""The engines and helper processes of ``serve`` under its threads: a Rego engine lives and dies on
+the thread that owns it; the CEL helper answers each thread its own evaluations.
 
 An engine of the Rego interpreter belongs to the thread that made it: used from another it
 panics, and released on another it is never freed (its memory stays; the binding reports it as an
@@ -179,3 +180,77 @@ def test_a_runaway_policy_does_not_take_the_other_rules_with_it(tmp_path, unrais
     finally:
         policy.retire()
     assert unraisable == []
+
+
+NAME_RULE = """\
+id: name-prefix
+severity: error
+title: No container named bad-*
+description: A container name the team reserves.
+remediation: Rename the container.
+scope: {unit: container}
+check:
+  cel: "!container.name.replace('-', '_').startsWith('bad_')"
+  messageExpression: "'reserved name ' + container.name"
+examples:
+  fail:
+    - manifest: |
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p}
+        spec:
+          containers:
+            - {name: bad-1, image: x}
+      findings: [{line: 6}]
+  pass:
+    - manifest: |
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p}
+        spec:
+          containers:
+            - {name: good-1, image: x}
+"""
+
+
+def test_concurrent_reviews_of_small_and_large_objects_get_their_own_verdicts(tmp_path):
+    """A CEL rule whose expression is evaluated in the helper process, and reviews at once on the
+    event loop (small objects) and in worker threads (over 256 KiB): each answer is its object's.
+    The threads used to share the helper's pipes: answers of other objects (a denied object
+    admitted), torn replies, reviews that never ended."""
+    from webhook import Webhook, need_server_stack, review_body
+
+    need_server_stack()
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "name-prefix.yaml").write_text(NAME_RULE)
+    config = write_config(tmp_path / "c.yaml", {"rules": ["rules"], "admission": {"requestTimeoutSeconds": 20}})
+    wrong: list = []
+    with Webhook(tmp_path, config) as hook:
+
+        def client(k: int) -> None:
+            conn = hook.connection(timeout=60)
+            try:
+                for i in range(24):
+                    name = f"{'bad' if (i + k) % 2 else 'good'}-{k}-{i}"
+                    pod = _pod({"team": "a"})
+                    pod["spec"]["containers"][0]["name"] = name
+                    if i % 3 == 0:  # over 256 KiB: reviewed in a worker thread
+                        pod["metadata"]["annotations"] = {"padding": "x" * 300_000}
+                    answer = hook.review(review_body(pod, uid=f"u-{k}-{i}"), conn=conn)
+                    message = answer.get("status", {}).get("message", "")
+                    if (
+                        answer["uid"] != f"u-{k}-{i}"
+                        or answer["allowed"] != name.startswith("good")
+                        or (name.startswith("bad") and f"reserved name {name} " not in message + " ")
+                    ):
+                        wrong.append((name, answer["allowed"], message[:200]))
+            finally:
+                conn.close()
+
+        clients = [threading.Thread(target=client, args=(k,), daemon=True) for k in range(4)]
+        for t in clients:
+            t.start()
+        for t in clients:
+            t.join(120)
+        assert not any(t.is_alive() for t in clients)
+    assert wrong == []
