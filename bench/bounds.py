@@ -430,7 +430,7 @@ def cases() -> list[Case]:
     ]
     # the webhook's time limit is 5 s: a review of the worst object stays inside it (the pod of 16,000
     # claims took 8 s when a container's claim names were looked up in a list)
-    out += [Case(f"review: {name}", 4.0, _review(obj)) for name, obj in _hostile_objects().items()]
+    out += [Case(f"review: {name}", 5.0, _review(obj)) for name, obj in _hostile_objects().items()]
     return out + _round_two_cases()
 
 

@@ -70,6 +70,11 @@ class ReviewError(Exception):
     """A request body that is not an AdmissionReview (answered 400)."""
 
 
+class TooDeep(ReviewError):
+    """An AdmissionReview nested deeper than the JSON decoder goes (the API server's own decoder
+    takes 10,000 levels): its object is not judged, which is answered as a parse-error, not 400."""
+
+
 log = logging.getLogger("kubelint_ml.admission")
 
 
@@ -347,17 +352,31 @@ def _missing_context(policy: Policy) -> dict[str, str]:
 # Objects from JSON
 
 
-def positioned(value: Any) -> Any:
+class NestedTooDeep(Exception):
+    """A value nested deeper than the limit; ``path`` leads to the first dict or list past it."""
+
+    def __init__(self) -> None:
+        super().__init__("nested too deep")
+        self.path: list = []
+
+
+def positioned(value: Any, max_depth: int | None = None) -> Any:
     """A JSON value as the loader's mappings and lists, so that findings get their field paths.
 
     The object arrives as JSON, not as a file: there are no lines. Each key and
     item is numbered in document order instead (as its "line", column 0), so
     that findings sort as ``check`` sorts those of the same object in a file.
+    With ``max_depth``, a dict or list nested deeper (the value itself is level 1, as the loader
+    counts ``limits.maxDepth``) raises :class:`NestedTooDeep`.
     """
     n = 0
+    limit = max_depth if max_depth is not None else 1 << 30
 
-    def build(node: Any) -> Any:  # JSON's dicts and lists (exact types); scalars are left as they are
+    def build(node: Any, level: int) -> Any:  # JSON's dicts and lists (exact types); scalars are left as they are
         nonlocal n
+        if level > limit:
+            raise NestedTooDeep()
+        deeper = level + 1
         if type(node) is dict:
             out = PosDict()
             out.start = (n, 0)
@@ -365,20 +384,28 @@ def positioned(value: Any) -> Any:
             for k, v in node.items():
                 n += 1
                 lc[k] = (n, 0, n, 0)
-                out[k] = build(v) if type(v) is dict or type(v) is list else v
+                try:
+                    out[k] = build(v, deeper) if type(v) is dict or type(v) is list else v
+                except NestedTooDeep as e:
+                    e.path.append(k)
+                    raise
             out.lc = lc
             return out
         seq = PosList()
         seq.start = (n, 0)
         lines = []
-        for v in node:
+        for i, v in enumerate(node):
             n += 1
             lines.append((n, 0))
-            seq.append(build(v) if type(v) is dict or type(v) is list else v)
+            try:
+                seq.append(build(v, deeper) if type(v) is dict or type(v) is list else v)
+            except NestedTooDeep as e:
+                e.path.append(i)
+                raise
         seq.lc = lines
         return seq
 
-    return build(value) if type(value) is dict or type(value) is list else value
+    return build(value, 1) if type(value) is dict or type(value) is list else value
 
 
 def lint_object(policy: Policy, data: Any, request: dict | None = None) -> tuple[list[Finding], list[str]]:
@@ -390,7 +417,11 @@ def lint_object(policy: Policy, data: Any, request: dict | None = None) -> tuple
     from kubelint_ml.input.loader import locate, render_path
     from kubelint_ml.run.lint import apply_excludes
 
-    doc = Document(0, positioned(data), 0)
+    try:
+        tree = positioned(data, policy.config.limits.max_depth)
+    except NestedTooDeep as e:  # as `check` says of a file so nested (and nothing recurses that deep)
+        return [nested_too_deep(policy, render_path(tuple(reversed(e.path))))], []
+    doc = Document(0, tree, 0)
     unpacked = unpack(doc, DISPLAY)
     findings: list[Finding] = []
     for prob in unpacked.problems:
@@ -419,6 +450,15 @@ def lint_object(policy: Policy, data: Any, request: dict | None = None) -> tuple
     apply_excludes(findings, policy.config)
     findings.sort(key=Finding.sort_key)
     return findings, list(dict.fromkeys(ctx.notes))
+
+
+def nested_too_deep(policy: Policy, path: str = "") -> Finding:
+    from kubelint_ml.engine.core import parse_error
+
+    limit = policy.config.limits.max_depth
+    return parse_error(
+        DISPLAY, 0, 0, f"nesting deeper than {limit} levels (limits.maxDepth); document not linted", 0, None, path
+    )
 
 
 def _evaluate(policies: Any, units: list, into: list[Finding], notes: list[str], request: dict | None) -> None:
@@ -484,7 +524,9 @@ def parse_review(body: bytes) -> dict:
     """The ``request`` of an AdmissionReview body; raises ReviewError."""
     try:
         review = json.loads(body)
-    except (ValueError, RecursionError) as e:
+    except RecursionError:
+        raise TooDeep("body is not JSON that can be decoded here: nested deeper than the decoder goes") from None
+    except ValueError as e:
         raise ReviewError(f"body is not JSON: {str(e)[:200]}") from None
     if not isinstance(review, dict):
         raise ReviewError("body is not a JSON object")
@@ -525,6 +567,13 @@ def review(policy: Policy, request: dict) -> Verdict:
         obj = dict(obj)
         obj["metadata"] = dict(obj["metadata"], namespace=namespace)
     findings, notes = lint_object(policy, obj, request)
+    return verdict_of(policy, request, findings, notes)
+
+
+def verdict_of(policy: Policy, request: dict, findings: list[Finding], notes: list[str]) -> Verdict:
+    """The answer to ``request`` given its object's findings."""
+    uid = request["uid"]
+    settings = policy.settings
     active = [f for f in findings if f.suppressed is None]
     errors = [f for f in active if f.severity == "error"]
     warnings = [f for f in active if f.severity == "warning"]
