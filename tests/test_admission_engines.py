@@ -254,3 +254,32 @@ def test_concurrent_reviews_of_small_and_large_objects_get_their_own_verdicts(tm
             t.join(120)
         assert not any(t.is_alive() for t in clients)
     assert wrong == []
+
+
+def test_a_review_past_its_deadline_is_not_judged_and_never_passes(tmp_path, unraisable):
+    """A review whose time limit passed while it waited (for a worker thread, or for the policies
+    another review holds) is not worked on for nothing: not started at all, or its policies are not
+    evaluated, and then a rule-error says so (denied if it were ever used, never admitted without
+    them)."""
+    import time
+
+    from kubelint_ml.admission.app import _review_until
+
+    rules = tmp_path / "policies"
+    rules.mkdir()
+    (rules / "team.rego").write_text(TEAM)
+    policy = load_policy(str(write_config(tmp_path / "c.yaml", {"rules": ["policies"]})))
+    try:
+        ahead = time.perf_counter() + 60
+        judged = _review_until(policy, _request({}), ahead)
+        assert judged is not None and [f.rule for f in judged.findings if f.severity == "error"] == ["team.deny"]
+        assert _review_until(policy, _request({}), time.perf_counter() - 1) is None
+        late = review(policy, _request({}), deadline=time.perf_counter() - 1)
+        assert late.allowed is False
+        assert late.response["status"]["message"] == (
+            "kubelint-ml: 1 error finding: rule-error: the policies were not evaluated: the review's time limit "
+            "passed while it waited for them"
+        )
+    finally:
+        policy.retire()
+    assert unraisable == []

@@ -256,9 +256,13 @@ class WebhookApp:
                     verdict = review(policy, request)
                 else:
                     left = max(0.05, timeout - (time.perf_counter() - start))
-                    work = asyncio.ensure_future(asyncio.to_thread(review, policy, request))
+                    deadline = time.perf_counter() + left
+                    work = asyncio.ensure_future(asyncio.to_thread(_review_until, policy, request, deadline))
                     try:
-                        verdict = await asyncio.wait_for(asyncio.shield(work), left)
+                        found = await asyncio.wait_for(asyncio.shield(work), left)
+                        if found is None:  # its time was up before it started
+                            raise asyncio.TimeoutError()
+                        verdict = found
                     except asyncio.TimeoutError:
                         # The thread runs on and holds its memory: the budget is given back when it ends.
                         held = need
@@ -356,6 +360,15 @@ class WebhookApp:
             fields["skipped"] = sorted(set(verdict.notes))
         message = "denied" if not verdict.allowed else ("would deny (audit mode)" if verdict.would_deny else "allowed")
         log.log(level, message, extra={"fields": fields})
+
+
+def _review_until(policy: Policy, request: dict, deadline: float) -> Verdict | None:
+    """The review in a worker thread; ``None`` (not judged) when it starts past its deadline: the
+    request was answered for its time limit while it waited for a thread, and the work is not done
+    for nothing (a backlog of such reviews kept the threads from the ones still waiting)."""
+    if time.perf_counter() >= deadline:
+        return None
+    return review(policy, request, deadline)
 
 
 def _object_name(req: dict) -> str:

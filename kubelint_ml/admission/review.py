@@ -408,11 +408,15 @@ def positioned(value: Any, max_depth: int | None = None) -> Any:
     return build(value, 1) if type(value) is dict or type(value) is list else value
 
 
-def lint_object(policy: Policy, data: Any, request: dict | None = None) -> tuple[list[Finding], list[str]]:
+def lint_object(
+    policy: Policy, data: Any, request: dict | None = None, deadline: float | None = None
+) -> tuple[list[Finding], list[str]]:
     """Findings (excludes applied; suppressed ones kept, marked) and skip notes for one object.
 
     ``request``: the AdmissionReview request it came in, for Gatekeeper templates' ``input.review``
-    (without one, a CREATE, as ``check`` builds it)."""
+    (without one, a CREATE, as ``check`` builds it). ``deadline`` (``time.perf_counter()``): the
+    policies are not evaluated past it (the review was answered for its time limit meanwhile; one
+    used all the same is denied by a rule-error, never passed without them)."""
     from kubelint_ml.engine.core import parse_error
     from kubelint_ml.input.loader import locate, render_path
     from kubelint_ml.run.lint import apply_excludes
@@ -445,11 +449,29 @@ def lint_object(policy: Policy, data: Any, request: dict | None = None) -> tuple
         if request is not None:
             request = dict(request, object=doc.data)
         with policy.lock:
-            if not policy.retired:  # (a review in a thread that outlived its time limit and its config)
+            if deadline is not None and time.perf_counter() >= deadline:
+                findings.append(_late(unpacked.objects[0].ref if unpacked.objects else None))
+            elif not policy.retired:  # (a review in a thread that outlived its time limit and its config)
                 policy.owner.call(_evaluate, policy.policies, [(doc, unpacked.objects)], findings, ctx.notes, request)
     apply_excludes(findings, policy.config)
     findings.sort(key=Finding.sort_key)
     return findings, list(dict.fromkeys(ctx.notes))
+
+
+def _late(ref: Any) -> Finding:
+    from kubelint_ml.engine.api import RULE_ERROR
+
+    return Finding(
+        RULE_ERROR,
+        "error",
+        "the policies were not evaluated: the review's time limit passed while it waited for them",
+        "Retry; if it recurs, the policies are slower than admission.requestTimeoutSeconds allows.",
+        DISPLAY,
+        0,
+        0,
+        "",
+        ref,
+    )
 
 
 def nested_too_deep(policy: Policy, path: str = "") -> Finding:
@@ -543,8 +565,8 @@ def parse_review(body: bytes) -> dict:
     return request
 
 
-def review(policy: Policy, request: dict) -> Verdict:
-    """Judge one AdmissionReview request under ``policy``."""
+def review(policy: Policy, request: dict, deadline: float | None = None) -> Verdict:
+    """Judge one AdmissionReview request under ``policy`` (``deadline``: see :func:`lint_object`)."""
     uid = request["uid"]
     obj = request.get("object")
     namespace = request.get("namespace") or ""
@@ -566,7 +588,7 @@ def review(policy: Policy, request: dict) -> Verdict:
         # The API server fills metadata.namespace in after admission: judge (and exclude) by the request's.
         obj = dict(obj)
         obj["metadata"] = dict(obj["metadata"], namespace=namespace)
-    findings, notes = lint_object(policy, obj, request)
+    findings, notes = lint_object(policy, obj, request, deadline)
     return verdict_of(policy, request, findings, notes)
 
 
