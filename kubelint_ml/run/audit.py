@@ -162,6 +162,7 @@ class Audit:
         # Fields of the stored pods that only a gate on keeps: DRA claims, pod-level resources; and the
         # extended resources the scheduler allocated through DRA (only DRAExtendedResource on does)
         self.kept_claims = self.kept_pod_level = self.kept_extended = self.kept_pids = self.kept_gang = False
+        self.kept_job_gang = False  # a stored Job's spec.scheduling: dropped with WorkloadWithJob off
         self.skipped: Counter[str] = Counter()
         self.files = 0
         self.objects = 0
@@ -261,6 +262,10 @@ class Audit:
             self.facts.add_object(item.obj or plain_object(dict(data), file))
         elif (group, kind) in KINDS:
             item.keep()
+            if kind == "Job" and group == "batch":
+                spec = data.get("spec")
+                if isinstance(spec, Mapping) and spec.get("scheduling"):
+                    self.kept_job_gang = True
             self.known[(ns, kind, name)] = Known(
                 make_ref(dict(data)), _controller(meta), meta.get("labels"), item, file
             )
@@ -408,6 +413,8 @@ class Audit:
             ctx.cache["per_pod_pid_limit"] = True
         if self.kept_gang:  # and a pod's workloadRef/schedulingGroup with GenericWorkload off (off by default)
             ctx.cache["generic_workload"] = True
+        if self.kept_job_gang:
+            ctx.cache["workload_with_job"] = True
         version = parse_version(getattr(profile, "kubernetes_version", None))
         if version is None:
             return
