@@ -61,6 +61,19 @@ class AuditError(Exception):
     """The input cannot be read (exit 2)."""
 
 
+def _has_restart_rules(spec: Any) -> bool:
+    """A stored pod spec whose containers kept restartPolicyRules (dropped with ContainerRestartRules off)."""
+    if not isinstance(spec, Mapping):
+        return False
+    for key in ("containers", "initContainers"):
+        containers = spec.get(key)
+        if isinstance(containers, list) and any(
+            isinstance(c, Mapping) and c.get("restartPolicyRules") for c in containers
+        ):
+            return True
+    return False
+
+
 def _group(api: str) -> str:
     return api.split("/", 1)[0] if "/" in api else ""
 
@@ -163,6 +176,7 @@ class Audit:
         # extended resources the scheduler allocated through DRA (only DRAExtendedResource on does)
         self.kept_claims = self.kept_pod_level = self.kept_extended = self.kept_pids = self.kept_gang = False
         self.kept_job_gang = False  # a stored Job's spec.scheduling: dropped with WorkloadWithJob off
+        self.kept_restart_rules = False  # a container's restartPolicyRules: dropped with ContainerRestartRules off
         self.skipped: Counter[str] = Counter()
         self.files = 0
         self.objects = 0
@@ -243,6 +257,7 @@ class Audit:
                     self._dra(ns, spec, data.get("status"))
                 if spec.get("workloadRef") or spec.get("schedulingGroup"):
                     self.kept_gang = True  # dropped with GenericWorkload off (pkg/api/pod/util.go)
+                self.kept_restart_rules = self.kept_restart_rules or _has_restart_rules(spec)
                 resources = spec.get("resources")
                 if resources:
                     self.kept_pod_level = True
@@ -262,10 +277,17 @@ class Audit:
             self.facts.add_object(item.obj or plain_object(dict(data), file))
         elif (group, kind) in KINDS:
             item.keep()
-            if kind == "Job" and group == "batch":
-                spec = data.get("spec")
-                if isinstance(spec, Mapping) and spec.get("scheduling"):
+            spec = data.get("spec")
+            if isinstance(spec, Mapping):
+                if kind == "Job" and group == "batch" and spec.get("scheduling"):
                     self.kept_job_gang = True
+                if not self.kept_restart_rules:  # a workload's pod template is dropped as a pod is
+                    template = spec.get("template")
+                    if not isinstance(template, Mapping) and isinstance(spec.get("jobTemplate"), Mapping):
+                        inner = spec["jobTemplate"].get("spec")
+                        template = inner.get("template") if isinstance(inner, Mapping) else None
+                    if isinstance(template, Mapping):
+                        self.kept_restart_rules = _has_restart_rules(template.get("spec"))
             self.known[(ns, kind, name)] = Known(
                 make_ref(dict(data)), _controller(meta), meta.get("labels"), item, file
             )
@@ -415,6 +437,8 @@ class Audit:
             ctx.cache["generic_workload"] = True
         if self.kept_job_gang:
             ctx.cache["workload_with_job"] = True
+        if self.kept_restart_rules:
+            ctx.cache["container_restart_rules"] = True
         version = parse_version(getattr(profile, "kubernetes_version", None))
         if version is None:
             return
