@@ -978,12 +978,10 @@ def test_container_restart_rules_are_dropped_in_1_34_and_unknown_before(tmp_path
         (22, 9, "container-restart-rules-invalid", "warning"),
         (32, 9, "container-restart-rules-invalid", "warning"),
     ]
-    job = yaml.safe_load(RESTART_ALL_POD)
-    job["metadata"].update(namespace="default", uid="u1")
-    dump = tmp_path / "dump.json"
-    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [job]}))
-    config = tmp_path / "c.yaml"
-    config.write_text("profile: {kubernetesVersion: '1.34'}\n")
+    sys.path.insert(0, str(Path(__file__).parent))
+    from clirun import stored_dump
+
+    dump, config = stored_dump(tmp_path, RESTART_ALL_POD, "1.34")
     assert [f[3] for f in _findings(["audit", str(dump), "-c", str(config)])[1]] == []
 
 

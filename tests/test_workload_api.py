@@ -480,12 +480,10 @@ def test_scheduling_group_names_the_api_server_rejects(tmp_path):
 def test_audit_takes_a_stored_job_that_kept_its_scheduling_as_the_gate_on(tmp_path):
     """The API server drops a Job's spec.scheduling with WorkloadWithJob off, so a stored Job that has it shows
     the gate on: no 'dropped' warning in an audit."""
-    job = yaml.safe_load(_job_gang(4))
-    job["metadata"].update(namespace="default", uid="u1")
-    dump = tmp_path / "dump.json"
-    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [job]}))
-    config = tmp_path / "c.yaml"
-    config.write_text("profile: {kubernetesVersion: '1.37'}\n")
+    sys.path.insert(0, str(Path(__file__).parent))
+    from clirun import stored_dump
+
+    dump, config = stored_dump(tmp_path, _job_gang(4), "1.37")
     assert [f[2] for f in _findings(["audit", str(dump), "-c", str(config)])[1]] == []
     (tmp_path / "job.yaml").write_text(_job_gang(4))
     code, found = _findings(["check", str(tmp_path / "job.yaml"), "-c", str(config)])

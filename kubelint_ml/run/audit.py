@@ -61,17 +61,29 @@ class AuditError(Exception):
     """The input cannot be read (exit 2)."""
 
 
-def _has_restart_rules(spec: Any) -> bool:
-    """A stored pod spec whose containers kept restartPolicyRules (dropped with ContainerRestartRules off)."""
+# Pod-spec fields the API server drops with their gate off (pkg/api/pod/util.go, for pods and the pod
+# templates of workloads alike): a stored object that kept one shows the gate on. Cache key -> test.
+KEPT_FIELDS: dict[str, Callable[[Mapping], bool]] = {
+    # ContainerRestartRules (dropContainerRestartRules)
+    "container_restart_rules": lambda spec: any(
+        isinstance(c, Mapping) and bool(c.get("restartPolicyRules"))
+        for key in ("containers", "initContainers")
+        for c in _list(spec.get(key))
+    ),
+    # ImageVolume (dropImageVolumes)
+    "image_volume": lambda spec: any(isinstance(v, Mapping) and v.get("image") for v in _list(spec.get("volumes"))),
+}
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _kept_fields(spec: Any) -> set[str]:
+    """The gated fields a stored pod spec kept (:data:`KEPT_FIELDS`)."""
     if not isinstance(spec, Mapping):
-        return False
-    for key in ("containers", "initContainers"):
-        containers = spec.get(key)
-        if isinstance(containers, list) and any(
-            isinstance(c, Mapping) and c.get("restartPolicyRules") for c in containers
-        ):
-            return True
-    return False
+        return set()
+    return {key for key, test in KEPT_FIELDS.items() if test(spec)}
 
 
 def _group(api: str) -> str:
@@ -176,7 +188,7 @@ class Audit:
         # extended resources the scheduler allocated through DRA (only DRAExtendedResource on does)
         self.kept_claims = self.kept_pod_level = self.kept_extended = self.kept_pids = self.kept_gang = False
         self.kept_job_gang = False  # a stored Job's spec.scheduling: dropped with WorkloadWithJob off
-        self.kept_restart_rules = False  # a container's restartPolicyRules: dropped with ContainerRestartRules off
+        self.kept_fields: set[str] = set()  # the gated fields stored pods and pod templates kept (KEPT_FIELDS)
         self.skipped: Counter[str] = Counter()
         self.files = 0
         self.objects = 0
@@ -257,7 +269,7 @@ class Audit:
                     self._dra(ns, spec, data.get("status"))
                 if spec.get("workloadRef") or spec.get("schedulingGroup"):
                     self.kept_gang = True  # dropped with GenericWorkload off (pkg/api/pod/util.go)
-                self.kept_restart_rules = self.kept_restart_rules or _has_restart_rules(spec)
+                self.kept_fields |= _kept_fields(spec)
                 resources = spec.get("resources")
                 if resources:
                     self.kept_pod_level = True
@@ -281,13 +293,13 @@ class Audit:
             if isinstance(spec, Mapping):
                 if kind == "Job" and group == "batch" and spec.get("scheduling"):
                     self.kept_job_gang = True
-                if not self.kept_restart_rules:  # a workload's pod template is dropped as a pod is
-                    template = spec.get("template")
-                    if not isinstance(template, Mapping) and isinstance(spec.get("jobTemplate"), Mapping):
-                        inner = spec["jobTemplate"].get("spec")
-                        template = inner.get("template") if isinstance(inner, Mapping) else None
-                    if isinstance(template, Mapping):
-                        self.kept_restart_rules = _has_restart_rules(template.get("spec"))
+                # a workload's pod template is dropped as a pod is
+                template = spec.get("template")
+                if not isinstance(template, Mapping) and isinstance(spec.get("jobTemplate"), Mapping):
+                    inner = spec["jobTemplate"].get("spec")
+                    template = inner.get("template") if isinstance(inner, Mapping) else None
+                if isinstance(template, Mapping):
+                    self.kept_fields |= _kept_fields(template.get("spec"))
             self.known[(ns, kind, name)] = Known(
                 make_ref(dict(data)), _controller(meta), meta.get("labels"), item, file
             )
@@ -437,8 +449,8 @@ class Audit:
             ctx.cache["generic_workload"] = True
         if self.kept_job_gang:
             ctx.cache["workload_with_job"] = True
-        if self.kept_restart_rules:
-            ctx.cache["container_restart_rules"] = True
+        for key in self.kept_fields:
+            ctx.cache[key] = True
         version = parse_version(getattr(profile, "kubernetes_version", None))
         if version is None:
             return

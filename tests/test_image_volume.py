@@ -1,0 +1,143 @@
+"""Image volumes (KEP-4639) by the cluster's version: the ImageVolume gate is beta and off by default in
+1.33 and 1.34 (on from 1.35), and with it off the API server drops the volume and its mounts
+(dropImageVolumes, pkg/api/pod/util.go), so a serving pod that mounts its model weights as an image
+starts with nothing at the mount path."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kubelint_ml.cli import main
+
+sys.path.insert(0, str(Path(__file__).parent))
+from clirun import stored_dump  # noqa: E402
+
+SERVING = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      priorityClassName: serving
+      containers:
+      - name: server
+        image: vllm/vllm-openai
+        args: ["--model", "/models/llama"]
+        volumeMounts:
+        - {name: weights, mountPath: /models}
+        resources:
+          requests: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}
+          limits: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}
+      volumes:
+      - name: weights
+        image: {reference: "registry.example.com/models/llama:3.1", pullPolicy: IfNotPresent}
+"""
+PRIORITY = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: serving}\nvalue: 1000\n"
+
+
+def _findings(args: list[str]) -> tuple[int, list[tuple]]:
+    r = CliRunner().invoke(main, [*args, "-f", "json"], catch_exceptions=False)
+    out = r.stdout
+    found = json.loads(out[: out.rindex("}") + 1])["findings"]
+    return r.exit_code, [(f["line"], f["column"], f["rule"], f["severity"], f["message"]) for f in found]
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        (
+            "1.30",
+            [
+                (
+                    22,
+                    9,
+                    "unknown-field",
+                    "error",
+                    "'image' in volume 'weights' is not a field in Kubernetes 1.30 (from Kubernetes 1.31)",
+                )
+            ],
+        ),
+        (
+            "1.33",
+            [
+                (
+                    22,
+                    9,
+                    "image-volume-dropped",
+                    "warning",
+                    "image volume 'weights' is dropped unless the ImageVolume gate is on (off by default in 1.33)",
+                )
+            ],
+        ),
+        (
+            "1.34",
+            [
+                (
+                    22,
+                    9,
+                    "image-volume-dropped",
+                    "warning",
+                    "image volume 'weights' is dropped unless the ImageVolume gate is on (off by default in 1.34)",
+                )
+            ],
+        ),
+        ("1.35", []),
+        ("1.37", []),
+        (None, []),
+    ],
+)
+def test_an_image_volume_by_version(tmp_path, version, expected):
+    (tmp_path / "serving.yaml").write_text(SERVING)
+    (tmp_path / "priority.yaml").write_text(PRIORITY)
+    args = ["check", str(tmp_path), "-j1"] + (["--kubernetes-version", version] if version else [])
+    code, found = _findings(args)
+    assert found == expected
+    assert code == (1 if expected and expected[0][3] == "error" else 0)
+
+
+def test_the_detail_names_the_mounts_that_find_nothing(tmp_path):
+    (tmp_path / "serving.yaml").write_text(SERVING)
+    r = CliRunner().invoke(main, ["check", str(tmp_path), "--kubernetes-version", "1.34", "-v"])
+    assert "container 'server' at /models then find nothing there" in " ".join(r.stdout.split())
+
+
+def test_an_audit_of_objects_that_kept_an_image_volume_takes_the_gate_as_on(tmp_path):
+    """The API server drops image volumes with ImageVolume off, so a stored Deployment that has one was
+    admitted with the gate on."""
+    dump, config = stored_dump(tmp_path, SERVING, "1.34")
+    assert [f[2] for f in _findings(["audit", str(dump), "-c", str(config)])[1] if f[2] == "image-volume-dropped"] == []
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="the CEL runtime (cel-expr-python) needs Python >= 3.11")
+def test_serve_judges_it_as_check_does_and_the_export_says_why_it_is_not_a_policy(tmp_path):
+    from kubelint_ml.admission.review import lint_object
+    from kubelint_ml.admission.vap import policy_documents
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_admission_vap import _builtin_policies
+
+    config = tmp_path / ".kubelint-ml.yaml"
+    config.write_text("profile: {kubernetesVersion: '1.34'}\n")
+    policy, _ = _builtin_policies(config)
+    findings, _ = lint_object(policy, yaml.safe_load(SERVING))
+    assert [(f.rule, f.severity, f.message) for f in findings if f.rule == "image-volume-dropped"] == [
+        (
+            "image-volume-dropped",
+            "warning",
+            "image volume 'weights' is dropped unless the ImageVolume gate is on (off by default in 1.34)",
+        )
+    ]
+    r = CliRunner().invoke(main, ["export", "vap", "-c", str(config)])
+    assert "#   image-volume-dropped: the profile's Kubernetes version" in r.stdout
+    docs, _, _, _ = policy_documents(policy)
+    assert not [d for d in docs if d["metadata"].get("labels", {}).get("kubelint-ml.io/rule") == "image-volume-dropped"]
