@@ -322,6 +322,7 @@ BUILTIN_REASONS = {
     "job-spec-invalid": "the API server rejects these Job specs itself, with the same reasons",
     "resize-policy-invalid": "the API server rejects these resizePolicy entries itself, with the same reasons",
     "container-restart-rules-invalid": "the API server rejects these restartPolicyRules itself, with the same reasons",
+    "sidecar-restart-policy-missing": "the API server rejects these init containers itself, with the same reason",
     "image-volume-dropped": "the profile's Kubernetes version and the cluster's ImageVolume gate: the API server "
     "drops an image volume before any policy sees it",
     "limit-range": "the namespace's LimitRanges and ResourceQuotas (other objects), applied as LimitRanger does",
