@@ -119,7 +119,12 @@ def test_an_audit_of_objects_that_kept_an_image_volume_takes_the_gate_as_on(tmp_
 
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="the CEL runtime (cel-expr-python) needs Python >= 3.11")
-def test_serve_judges_it_as_check_does_and_the_export_says_why_it_is_not_a_policy(tmp_path):
+def test_serve_takes_a_reviewed_image_volume_as_the_gate_on_and_the_export_says_why_it_is_not_a_policy(
+    tmp_path,
+):
+    """The API server drops image volumes with ImageVolume off before validating webhooks see the object, so
+    an object that reaches serve with one shows the gate on: serve says nothing (as an audit), where check of
+    the same manifest warns. The export lists the rule as not exported, with the reason."""
     from kubelint_ml.admission.review import lint_object
     from kubelint_ml.admission.vap import policy_documents
 
@@ -130,14 +135,25 @@ def test_serve_judges_it_as_check_does_and_the_export_says_why_it_is_not_a_polic
     config.write_text("profile: {kubernetesVersion: '1.34'}\n")
     policy, _ = _builtin_policies(config)
     findings, _ = lint_object(policy, yaml.safe_load(SERVING))
-    assert [(f.rule, f.severity, f.message) for f in findings if f.rule == "image-volume-dropped"] == [
-        (
-            "image-volume-dropped",
-            "warning",
-            "image volume 'weights' is dropped unless the ImageVolume gate is on (off by default in 1.34)",
-        )
-    ]
+    assert [f.rule for f in findings if f.rule == "image-volume-dropped"] == []
+    (tmp_path / "serving.yaml").write_text(SERVING)
+    code, found = _findings(["check", str(tmp_path / "serving.yaml"), "-c", str(config)])
+    assert [f[2:4] for f in found if f[2] == "image-volume-dropped"] == [("image-volume-dropped", "warning")]
     r = CliRunner().invoke(main, ["export", "vap", "-c", str(config)])
     assert "#   image-volume-dropped: the profile's Kubernetes version" in r.stdout
     docs, _, _, _ = policy_documents(policy)
     assert not [d for d in docs if d["metadata"].get("labels", {}).get("kubelint-ml.io/rule") == "image-volume-dropped"]
+
+
+def test_the_gates_an_object_shows_on():
+    """Only the built-in kinds are dropped as pods are: a custom resource's template shows no gate."""
+    from kubelint_ml.k8s.kept import object_kept
+
+    deployment = yaml.safe_load(SERVING)
+    assert object_kept("apps", "Deployment", deployment) == {"image_volume"}
+    pod = {"spec": {**deployment["spec"]["template"]["spec"], "schedulingGroup": {"podGroupName": "pg"}}}
+    assert object_kept("", "Pod", pod) == {"image_volume", "generic_workload"}
+    cron = {"spec": {"jobTemplate": {"spec": {"scheduling": {"schedulingPolicy": {"basic": {}}}, "template": {}}}}}
+    assert object_kept("batch", "CronJob", cron) == {"workload_with_job"}
+    assert object_kept("kubeflow.org", "PyTorchJob", deployment) == set()
+    assert object_kept("", "Pod", {"spec": "not a mapping"}) == set()

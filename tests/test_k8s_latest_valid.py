@@ -425,7 +425,7 @@ def test_serve_and_the_exported_policies_admit_them(tmp_path, version):
         if d["apiVersion"].startswith("resource"):
             continue
         findings, _ = lint_object(policy, d)
-        dropped = [tuple(f[2:]) for f in DROPPED.get(version, []) if d["metadata"]["name"] == "indexed"]
-        assert [(f.rule, f.message) for f in findings if f.suppressed is None] == dropped, d["metadata"]["name"]
+        # (not the 1.34 drops: an object that reaches a validating webhook with the restart rules kept them)
+        assert [(f.rule, f.message) for f in findings if f.suppressed is None] == [], d["metadata"]["name"]
         _compare(policy, compiled, d, f"{d['kind']} {d['metadata']['name']} on {version}", counts)
     assert counts and all(c[False] == 0 for c in counts.values())

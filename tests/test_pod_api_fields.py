@@ -516,7 +516,9 @@ def test_audit_finds_nothing_in_the_same_objects_as_a_cluster_returns_them(tmp_p
 @pytest.mark.parametrize("version", VERSIONS)
 def test_serve_and_the_exported_policies_admit_them(tmp_path, version):
     """serve (one object at a time, the DRA objects as the config's context) and the exported
-    ValidatingAdmissionPolicies find nothing in them either."""
+    ValidatingAdmissionPolicies find nothing in them either, at 1.34 too: the API server drops the restart
+    rules with ContainerRestartRules off before validating webhooks see the object, so one that reaches
+    serve with them shows the gate on."""
     from kubelint_ml.admission.review import lint_object
 
     sys.path.insert(0, str(Path(__file__).parent))
@@ -533,18 +535,10 @@ def test_serve_and_the_exported_policies_admit_them(tmp_path, version):
         if d["apiVersion"].startswith("resource"):
             continue
         findings, _ = lint_object(policy, d)
-        name = d["metadata"]["name"]
-        dropped = [(f[3], f[5]) for f in DROPPED.get(version, []) if f[5].split("'")[1] in _containers(d)]
-        assert [(f.rule, f.message) for f in findings if f.suppressed is None] == dropped, name
-        _compare(policy, compiled, d, f"{d['kind']} {name} on {version}", counts)
+        # (not the 1.34 drops: an object that reaches a validating webhook with the restart rules kept them)
+        assert [(f.rule, f.message) for f in findings if f.suppressed is None] == [], d["metadata"]["name"]
+        _compare(policy, compiled, d, f"{d['kind']} {d['metadata']['name']} on {version}", counts)
     assert counts and all(c[False] == 0 for c in counts.values())
-
-
-def _containers(doc: dict) -> set[str]:
-    """The names of a manifest's containers with restart rules (a Pod's or a Job's)."""
-    spec = doc.get("spec", {})
-    spec = spec.get("template", {}).get("spec", spec)
-    return {c["name"] for c in spec.get("containers", []) if c.get("restartPolicyRules")}
 
 
 def test_a_sidecar_asking_for_restart_on_resize_in_a_never_pod_is_rejected(tmp_path):

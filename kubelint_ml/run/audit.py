@@ -38,6 +38,7 @@ from kubelint_ml.input.loader import load, locate
 from kubelint_ml.input.objects import K8sObject, make_ref, unpack
 from kubelint_ml.input.workloads import KINDS, pod_templates
 from kubelint_ml.k8s.dra import DRA_EXTENDED_ON, DRA_ON, DraFacts, pod_devices, uses_dra
+from kubelint_ml.k8s.kept import object_kept, pod_spec_kept
 from kubelint_ml.k8s.resources import is_accelerator_pod, pod_level_gates, pod_requests
 from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.run.facts import with_cluster_nodes
@@ -59,31 +60,6 @@ CLUSTER_FAMILY = "cluster"
 
 class AuditError(Exception):
     """The input cannot be read (exit 2)."""
-
-
-# Pod-spec fields the API server drops with their gate off (pkg/api/pod/util.go, for pods and the pod
-# templates of workloads alike): a stored object that kept one shows the gate on. Cache key -> test.
-KEPT_FIELDS: dict[str, Callable[[Mapping], bool]] = {
-    # ContainerRestartRules (dropContainerRestartRules)
-    "container_restart_rules": lambda spec: any(
-        isinstance(c, Mapping) and bool(c.get("restartPolicyRules"))
-        for key in ("containers", "initContainers")
-        for c in _list(spec.get(key))
-    ),
-    # ImageVolume (dropImageVolumes)
-    "image_volume": lambda spec: any(isinstance(v, Mapping) and v.get("image") for v in _list(spec.get("volumes"))),
-}
-
-
-def _list(value: Any) -> list:
-    return value if isinstance(value, list) else []
-
-
-def _kept_fields(spec: Any) -> set[str]:
-    """The gated fields a stored pod spec kept (:data:`KEPT_FIELDS`)."""
-    if not isinstance(spec, Mapping):
-        return set()
-    return {key for key, test in KEPT_FIELDS.items() if test(spec)}
 
 
 def _group(api: str) -> str:
@@ -186,9 +162,8 @@ class Audit:
         self.bound_claims: set[tuple[str, str, str]] = set()
         # Fields of the stored pods that only a gate on keeps: DRA claims, pod-level resources; and the
         # extended resources the scheduler allocated through DRA (only DRAExtendedResource on does)
-        self.kept_claims = self.kept_pod_level = self.kept_extended = self.kept_pids = self.kept_gang = False
-        self.kept_job_gang = False  # a stored Job's spec.scheduling: dropped with WorkloadWithJob off
-        self.kept_fields: set[str] = set()  # the gated fields stored pods and pod templates kept (KEPT_FIELDS)
+        self.kept_claims = self.kept_pod_level = self.kept_extended = False
+        self.kept_fields: set[str] = set()  # the gates stored pods, pod templates and Jobs show on (k8s/kept.py)
         self.skipped: Counter[str] = Counter()
         self.files = 0
         self.objects = 0
@@ -267,17 +242,9 @@ class Audit:
                 if spec.get("resourceClaims"):
                     self.kept_claims = True
                     self._dra(ns, spec, data.get("status"))
-                if spec.get("workloadRef") or spec.get("schedulingGroup"):
-                    self.kept_gang = True  # dropped with GenericWorkload off (pkg/api/pod/util.go)
-                self.kept_fields |= _kept_fields(spec)
-                resources = spec.get("resources")
-                if resources:
+                self.kept_fields |= pod_spec_kept(spec)
+                if spec.get("resources"):
                     self.kept_pod_level = True
-                    if isinstance(resources, Mapping) and any(
-                        isinstance(resources.get(part), Mapping) and "pids" in resources[part]
-                        for part in ("limits", "requests")
-                    ):
-                        self.kept_pids = True
             status = data.get("status")
             if isinstance(status, Mapping) and status.get("extendedResourceClaimStatus"):
                 self.kept_extended = True
@@ -289,17 +256,7 @@ class Audit:
             self.facts.add_object(item.obj or plain_object(dict(data), file))
         elif (group, kind) in KINDS:
             item.keep()
-            spec = data.get("spec")
-            if isinstance(spec, Mapping):
-                if kind == "Job" and group == "batch" and spec.get("scheduling"):
-                    self.kept_job_gang = True
-                # a workload's pod template is dropped as a pod is
-                template = spec.get("template")
-                if not isinstance(template, Mapping) and isinstance(spec.get("jobTemplate"), Mapping):
-                    inner = spec["jobTemplate"].get("spec")
-                    template = inner.get("template") if isinstance(inner, Mapping) else None
-                if isinstance(template, Mapping):
-                    self.kept_fields |= _kept_fields(template.get("spec"))
+            self.kept_fields |= object_kept(group, kind, data)
             self.known[(ns, kind, name)] = Known(
                 make_ref(dict(data)), _controller(meta), meta.get("labels"), item, file
             )
@@ -443,13 +400,7 @@ class Audit:
         """The gates the stored pods show on, whatever the profile's version defaults them to: the API server
         drops spec.resourceClaims and spec.resources with DynamicResourceAllocation and PodLevelResources
         off, so a pod that has them was admitted with the gate on."""
-        if self.kept_pids:  # the API server drops a pod-level pids limit with PerPodPIDLimit off (alpha in 1.37)
-            ctx.cache["per_pod_pid_limit"] = True
-        if self.kept_gang:  # and a pod's workloadRef/schedulingGroup with GenericWorkload off (off by default)
-            ctx.cache["generic_workload"] = True
-        if self.kept_job_gang:
-            ctx.cache["workload_with_job"] = True
-        for key in self.kept_fields:
+        for key in self.kept_fields:  # pids, gang fields, restart rules, image volumes (k8s/kept.py)
             ctx.cache[key] = True
         version = parse_version(getattr(profile, "kubernetes_version", None))
         if version is None:
