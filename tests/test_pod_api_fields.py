@@ -23,8 +23,9 @@ from kubelint_ml.cli import main
 from kubelint_ml.k8s.schema import bundled_versions
 
 # A sidecar (resize and pod-level resources), hugepages in pod-level and container resources, a user
-# namespace, an OS, scheduling gates and a stop signal (ContainerStopSignals is off by default, so the
-# API server drops lifecycle.stopSignal: accepted without spec.os too).
+# namespace, an OS, scheduling gates and a stop signal (ContainerStopSignals is off by default through
+# 1.36, so the API server drops lifecycle.stopSignal: accepted without spec.os too, and pod-field-dropped
+# says the signal is not used).
 SIDECAR_HUGEPAGES = """\
 apiVersion: v1
 kind: Pod
@@ -462,7 +463,26 @@ CASES = {
 }
 VERSIONS = [v for v in ("1.34", "1.35", "1.36", "1.37") if v in bundled_versions()]
 _DROPPED = "restartPolicyRules are dropped unless the ContainerRestartRules gate is on (alpha, off by default in 1.34)"
-# what a version drops, said as a warning: the container restart rules on 1.34 (ContainerRestartRules off)
+
+
+def _stop_signals(version: str) -> list[tuple]:
+    """The sidecar-hugepages pods' stop signals, dropped while ContainerStopSignals is alpha (1.33-1.36)."""
+    gate = f"is dropped unless the ContainerStopSignals gate is on (alpha, off by default in {version})"
+    return [
+        (
+            "sidecar-hugepages.yaml",
+            line,
+            19,
+            "pod-field-dropped",
+            "warning",
+            f"container 'main' stopSignal {sig} {gate}",
+        )
+        for line, sig in ((28, "SIGUSR1"), (46, "SIGUSR1"), (61, "SIGKILL"))
+    ]
+
+
+# what a version drops, said as a warning: the container restart rules on 1.34 (ContainerRestartRules off),
+# the stop signals before 1.37 (ContainerStopSignals alpha)
 DROPPED = {
     "1.34": [
         ("jobs.yaml", 40, 9, "container-restart-rules-invalid", "warning", f"container 'main': {_DROPPED}"),
@@ -474,7 +494,10 @@ DROPPED = {
             "warning",
             f"container 'restart-on-exit-codes': {_DROPPED}",
         ),
-    ]
+        *_stop_signals("1.34"),
+    ],
+    "1.35": _stop_signals("1.35"),
+    "1.36": _stop_signals("1.36"),
 }
 
 
@@ -553,10 +576,11 @@ def test_a_sidecar_asking_for_restart_on_resize_in_a_never_pod_is_rejected(tmp_p
     )
     for version in ("1.33", *VERSIONS):
         _, found = _findings(["check", str(tmp_path), "-j1", "--kubernetes-version", version])
-        assert [f[1:5] for f in found if f[3] != "pod-level-resources-invalid"] == [
+        assert [f[1:5] for f in found if f[3] not in ("pod-level-resources-invalid", "pod-field-dropped")] == [
             (20, 45, "resize-policy-invalid", "error")
         ], version
-        assert "sidecar 'proxy' resizePolicy RestartContainer in a restartPolicy: Never pod" in found[-1][5]
+        resize = [f for f in found if f[3] == "resize-policy-invalid"]
+        assert "sidecar 'proxy' resizePolicy RestartContainer in a restartPolicy: Never pod" in resize[-1][5]
 
 
 TEMPLATE = """\

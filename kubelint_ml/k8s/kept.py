@@ -41,6 +41,10 @@ POD_FIELDS: dict[str, Callable[[Mapping], bool]] = {
     "per_pod_pid_limit": _pod_pids,
     # ContainerRestartRules (dropContainerRestartRules)
     "container_restart_rules": lambda spec: any(c.get("restartPolicyRules") for c in _containers(spec)),
+    # ContainerStopSignals (a container's lifecycle.stopSignal)
+    "container_stop_signals": lambda spec: any(
+        isinstance(c.get("lifecycle"), Mapping) and c["lifecycle"].get("stopSignal") for c in _containers(spec)
+    ),
     # ImageVolume (dropImageVolumes)
     "image_volume": lambda spec: any(isinstance(v, Mapping) and v.get("image") for v in _list(spec.get("volumes"))),
 }

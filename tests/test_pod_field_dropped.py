@@ -1,7 +1,8 @@
-"""Image volumes (KEP-4639) by the cluster's version: the ImageVolume gate is beta and off by default in
-1.33 and 1.34 (on from 1.35), and with it off the API server drops the volume and its mounts
-(dropImageVolumes, pkg/api/pod/util.go), so a serving pod that mounts its model weights as an image
-starts with nothing at the mount path."""
+"""Pod fields the API server drops at the cluster's version (pod-field-dropped). Image volumes (KEP-4639):
+the ImageVolume gate is beta and off by default in 1.33 and 1.34 (on from 1.35), and with it off the API
+server drops the volume and its mounts (dropImageVolumes, pkg/api/pod/util.go), so a serving pod that mounts
+its model weights as an image starts with nothing at the mount path. A container's lifecycle.stopSignal
+(KEP-4960) is dropped while ContainerStopSignals is alpha and off (1.33-1.36)."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ def _findings(args: list[str]) -> tuple[int, list[tuple]]:
                 (
                     22,
                     9,
-                    "image-volume-dropped",
+                    "pod-field-dropped",
                     "warning",
                     "image volume 'weights' is dropped unless the ImageVolume gate is on (off by default in 1.33)",
                 )
@@ -85,7 +86,7 @@ def _findings(args: list[str]) -> tuple[int, list[tuple]]:
                 (
                     22,
                     9,
-                    "image-volume-dropped",
+                    "pod-field-dropped",
                     "warning",
                     "image volume 'weights' is dropped unless the ImageVolume gate is on (off by default in 1.34)",
                 )
@@ -115,7 +116,7 @@ def test_an_audit_of_objects_that_kept_an_image_volume_takes_the_gate_as_on(tmp_
     """The API server drops image volumes with ImageVolume off, so a stored Deployment that has one was
     admitted with the gate on."""
     dump, config = stored_dump(tmp_path, SERVING, "1.34")
-    assert [f[2] for f in _findings(["audit", str(dump), "-c", str(config)])[1] if f[2] == "image-volume-dropped"] == []
+    assert [f[2] for f in _findings(["audit", str(dump), "-c", str(config)])[1] if f[2] == "pod-field-dropped"] == []
 
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="the CEL runtime (cel-expr-python) needs Python >= 3.11")
@@ -135,14 +136,14 @@ def test_serve_takes_a_reviewed_image_volume_as_the_gate_on_and_the_export_says_
     config.write_text("profile: {kubernetesVersion: '1.34'}\n")
     policy, _ = _builtin_policies(config)
     findings, _ = lint_object(policy, yaml.safe_load(SERVING))
-    assert [f.rule for f in findings if f.rule == "image-volume-dropped"] == []
+    assert [f.rule for f in findings if f.rule == "pod-field-dropped"] == []
     (tmp_path / "serving.yaml").write_text(SERVING)
     code, found = _findings(["check", str(tmp_path / "serving.yaml"), "-c", str(config)])
-    assert [f[2:4] for f in found if f[2] == "image-volume-dropped"] == [("image-volume-dropped", "warning")]
+    assert [f[2:4] for f in found if f[2] == "pod-field-dropped"] == [("pod-field-dropped", "warning")]
     r = CliRunner().invoke(main, ["export", "vap", "-c", str(config)])
-    assert "#   image-volume-dropped: the profile's Kubernetes version" in r.stdout
+    assert "#   pod-field-dropped: the profile's Kubernetes version" in r.stdout
     docs, _, _, _ = policy_documents(policy)
-    assert not [d for d in docs if d["metadata"].get("labels", {}).get("kubelint-ml.io/rule") == "image-volume-dropped"]
+    assert not [d for d in docs if d["metadata"].get("labels", {}).get("kubelint-ml.io/rule") == "pod-field-dropped"]
 
 
 def test_the_gates_an_object_shows_on():
@@ -157,3 +158,44 @@ def test_the_gates_an_object_shows_on():
     assert object_kept("batch", "CronJob", cron) == {"workload_with_job"}
     assert object_kept("kubeflow.org", "PyTorchJob", deployment) == set()
     assert object_kept("", "Pod", {"spec": "not a mapping"}) == set()
+
+
+TRAINER = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      priorityClassName: serving
+      os: {name: linux}
+      containers:
+      - name: trainer
+        image: pytorch/pytorch
+        lifecycle:
+          stopSignal: SIGINT
+        resources:
+          requests: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}
+          limits: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}
+"""
+
+
+@pytest.mark.parametrize(
+    ("version", "found"),
+    [("1.33", True), ("1.34", True), ("1.35", True), ("1.36", True), ("1.37", False), (None, False)],
+)
+def test_a_stop_signal_is_dropped_while_container_stop_signals_is_alpha(tmp_path, version, found):
+    """ContainerStopSignals (KEP-4960) is alpha and off from 1.33 through 1.36: the API server drops the
+    container's lifecycle.stopSignal and the trainer is stopped with SIGTERM. 1.37 (the KEP's beta) is not
+    judged."""
+    (tmp_path / "train.yaml").write_text(TRAINER)
+    (tmp_path / "priority.yaml").write_text(PRIORITY)
+    args = ["check", str(tmp_path), "-j1"] + (["--kubernetes-version", version] if version else [])
+    message = (
+        "container 'trainer' stopSignal SIGINT is dropped unless the ContainerStopSignals gate is on (alpha, off by "
+        f"default in {version})"
+    )
+    assert _findings(args) == (0, [(14, 23, "pod-field-dropped", "warning", message)] if found else [])
+    dump, config = stored_dump(tmp_path, TRAINER, "1.35")
+    assert [f for f in _findings(["audit", str(dump), "-c", str(config)])[1] if f[2] == "pod-field-dropped"] == []
