@@ -489,3 +489,12 @@ def test_audit_takes_a_stored_job_that_kept_its_scheduling_as_the_gate_on(tmp_pa
     (tmp_path / "job.yaml").write_text(_job_gang(4))
     code, found = _findings(["check", str(tmp_path / "job.yaml"), "-c", str(config)])
     assert [(line, rule, sev) for _, line, rule, sev, _ in found] == [(8, "pod-group-reference-invalid", "warning")]
+
+
+def test_a_pod_group_naming_a_template_its_workload_lacks_is_not_judged(tmp_path):
+    """A PodGroup carries its own schedulingPolicy and is scheduled on its own ("the PodGroup inlines all
+    runtime state making it self-contained", KEP-4671): its podGroupTemplateRef only records where the policy
+    came from, so a reference to a template the Workload lacks changes nothing and gets no finding."""
+    pod_group = PODGROUP.format(version="v1beta1").replace("podGroupTemplateName: workers", "podGroupTemplateName: w")
+    _write(tmp_path, podgroup=pod_group, job=_scheduling_group(JOB_135.format(n=4)), priority=PRIORITY)
+    assert _findings(["check", str(tmp_path), "--kubernetes-version", "1.37"]) == (0, [])
