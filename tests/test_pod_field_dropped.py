@@ -199,3 +199,28 @@ def test_a_stop_signal_is_dropped_while_container_stop_signals_is_alpha(tmp_path
     assert _findings(args) == (0, [(14, 23, "pod-field-dropped", "warning", message)] if found else [])
     dump, config = stored_dump(tmp_path, TRAINER, "1.35")
     assert [f for f in _findings(["audit", str(dump), "-c", str(config)])[1] if f[2] == "pod-field-dropped"] == []
+
+
+def test_the_editor_gives_what_check_gives(tmp_path):
+    """`kubelint-ml lsp` with the workspace's config (a 1.34 profile) gives the diagnostics `check .` gives for
+    the pod-field-dropped, sidecar-restart-policy-missing and versioned unknown-field findings."""
+    pytest.importorskip("pygls", reason="pygls is not installed (the language server's dependency)")
+    from test_lsp import check_folder
+    from test_lsp_dra import typed
+
+    (tmp_path / ".kubelint-ml.yaml").write_text("profile: {kubernetesVersion: '1.34'}\n")
+    text = SERVING.replace(
+        "      containers:\n",
+        "      initContainers:\n      - name: proxy\n        image: envoy\n        readinessProbe: {tcpSocket: {port: 1}}\n"
+        "      containers:\n",
+    ).replace("      priorityClassName: serving\n", "      priorityClassName: serving\n      hostnameOverride: head\n")
+    path = tmp_path / "serving.yaml"
+    path.write_text(text)
+    want = check_folder(tmp_path, "serving.yaml")
+    rules = {w[0] for w in want}
+    assert {"pod-field-dropped", "sidecar-restart-policy-missing"} <= rules, want
+    typed(tmp_path, path, [(text, want)])
+    (tmp_path / ".kubelint-ml.yaml").write_text("profile: {kubernetesVersion: '1.33'}\n")
+    want_133 = check_folder(tmp_path, "serving.yaml")
+    assert ("unknown-field", 11, 7, "error") in want_133, want_133
+    typed(tmp_path, path, [(text, want_133)])
