@@ -32,6 +32,7 @@ from kubelint_ml.engine.core import Engine
 from kubelint_ml.findings import Finding
 from kubelint_ml.input.loader import Document, PosDict, PosList
 from kubelint_ml.input.objects import unpack
+from kubelint_ml.k8s.kept import object_kept
 from kubelint_ml.run.config import Config, ConfigError, load_config
 from kubelint_ml.run.facts import context_facts
 from kubelint_ml.usage import USAGE_FAMILY
@@ -443,6 +444,11 @@ def lint_object(
         wants_fixes=False,  # a validating webhook returns no patches
         max_hits_per_template=MAX_HITS_PER_TEMPLATE,
     )
+    # The API server drops a gated field with its gate off before validating webhooks see the object: one
+    # that reaches the review with the field shows the gate on (as a stored object does in an audit).
+    for obj in unpacked.objects:
+        for key in object_kept(obj.group, obj.kind, obj.data):
+            ctx.cache[key] = True
     for obj in unpacked.objects:
         findings.extend(policy.engine.evaluate(obj, ctx))
     if policy.policies is not None:

@@ -322,6 +322,9 @@ BUILTIN_REASONS = {
     "job-spec-invalid": "the API server rejects these Job specs itself, with the same reasons",
     "resize-policy-invalid": "the API server rejects these resizePolicy entries itself, with the same reasons",
     "container-restart-rules-invalid": "the API server rejects these restartPolicyRules itself, with the same reasons",
+    "sidecar-restart-policy-missing": "the API server rejects these init containers itself, with the same reason",
+    "pod-field-dropped": "the profile's Kubernetes version and the cluster's feature gates: the API server drops "
+    "these fields before any policy sees them",
     "limit-range": "the namespace's LimitRanges and ResourceQuotas (other objects), applied as LimitRanger does",
     "queue": "the namespace's Kueue LocalQueues and ClusterQueues, and Volcano Queues (other objects)",
     "gang": "the replicas of every task, and the PodGroups and Workloads of the cluster (other objects)",
