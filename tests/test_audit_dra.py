@@ -642,3 +642,37 @@ def test_a_stored_pod_level_pids_limit_shows_the_gate_on(tmp_path: Path) -> None
 
 def _manifest_pod(p: dict) -> dict:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": p["metadata"]["name"]}, "spec": p["spec"]}
+
+
+def test_a_running_pods_all_mode_claim_holds_the_devices_its_results_name(tmp_path: Path) -> None:
+    """``allocationMode: All`` allocates every device of the node that the class's and the request's
+    selectors match, which can be fewer than the node's GPUs (here the two GPUs of index 0 and 1 of a
+    p5.48xlarge's eight). The allocated claim names them, one ``status.allocation.devices.results`` entry
+    per device, so the running pod holds 2 GPUs, and 1800Gi of the node (90%) is far above 2/8; before
+    allocation (`check`, or a claim without results), All is the node's 8, the most it can be."""
+    selected = {
+        "name": "gpus",
+        "exactly": {
+            "deviceClassName": "gpu.nvidia.com",
+            "allocationMode": "All",
+            "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].index < 2"}}],
+        },
+    }
+    all_template = obj(
+        "resource.k8s.io/v1", "ResourceClaimTemplate", "low-gpus", NS, {"spec": {"devices": {"requests": [selected]}}}
+    )
+    p, claim = dra_pod("all-0", [("gpu", "single-gpu", "gpu.nvidia.com", "gpu-0")], MEMORY_1800, on="gpu-node-1")
+    p["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] = "low-gpus"
+    p["spec"]["priorityClassName"] = "training"
+    claim["spec"] = {"devices": {"requests": [copy.deepcopy(selected)]}}
+    claim["status"]["allocation"]["devices"]["results"] = [
+        {"device": f"gpu-{i}", "driver": "gpu.nvidia.com", "pool": "gpu-node-1", "request": "gpus"} for i in range(2)
+    ]
+    text, found = _audit(tmp_path, CLASSES + [all_template] + NODES + [p, claim])
+    memory = _line_of(text, '"memory": "1800Gi"', text.index('"requests"', text.index('"name": "all-0"')))
+    assert [(f["rule"], f["severity"], f["line"]) for f in found] == [("gpu-memory-share-mismatch", "warning", memory)]
+    assert found[0]["message"].startswith("2 of 8 GPUs but 89.9% of node pool gpu-node-1")
+    # not allocated yet: the node's eight, whose share 1800Gi is within
+    claim["status"] = {}
+    _, found = _audit(tmp_path, CLASSES + [all_template] + NODES + [p, claim])
+    assert found == []

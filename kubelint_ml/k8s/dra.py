@@ -381,11 +381,24 @@ def _partition(device_type: str | None) -> bool:
     return device_type is not None and "partition" in device_type.lower()
 
 
-def _allocated_results(status: object) -> set[str]:
+def _allocated_results(status: object) -> dict[str, int]:
     """The requests an allocated ResourceClaim's devices were allocated for
-    (``status.allocation.devices.results[].request``: ``<request>`` or ``<request>/<subrequest>``)."""
+    (``status.allocation.devices.results[].request``: ``<request>`` or ``<request>/<subrequest>``), each
+    with the number of devices allocated for it (one result per device)."""
     results = _mapping(_mapping(_mapping(status).get("allocation")).get("devices")).get("results")
-    return {r["request"] for r in _items(results) if isinstance(r.get("request"), str)}
+    out: dict[str, int] = {}
+    for r in _items(results):
+        if isinstance(r.get("request"), str) and r.get("adminAccess") is not True:
+            out[r["request"]] = out.get(r["request"], 0) + 1
+    return out
+
+
+def _as_allocated(sub: SubRequest | None, devices: int | None) -> SubRequest | None:
+    """An ``allocationMode: All`` request as allocated: the ``devices`` its results name (all the node's
+    devices its selectors match, which may be fewer than the node's GPUs); other requests as they are."""
+    if sub is None or sub.count is not None or not devices:
+        return sub
+    return SubRequest(sub.device_class, devices, sub.profile, sub.product, sub.device_type, sub.share)
 
 
 _EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
@@ -542,6 +555,7 @@ class ClaimRequests(tuple):
     ``resources.claims[].request`` may give."""
 
     names: frozenset[str] = frozenset()
+    subrequests: frozenset[tuple[str, str]] = frozenset()  # (request, subrequest) of firstAvailable requests
     admin: bool = False  # some request asks for administrative access
 
 
@@ -552,8 +566,9 @@ def claim_requests(claim_spec: object, status: object = None) -> ClaimRequests:
     (the results name ``<request>/<subrequest>``)."""
     out = []
     names: set[str] = set()
+    subrequests: set[tuple[str, str]] = set()
     admin = False
-    allocated = _allocated_results(status) if status else set()
+    allocated = _allocated_results(status) if status else {}
     for req in _items(_mapping(_mapping(claim_spec).get("devices")).get("requests")):
         alternatives: list[SubRequest] = []
         if isinstance(req.get("name"), str):
@@ -564,19 +579,26 @@ def claim_requests(claim_spec: object, status: object = None) -> ClaimRequests:
             admin = True
             continue
         if isinstance(req.get("exactly"), dict):  # resource.k8s.io/v1, v1beta2
-            sub = _sub(req["exactly"])
+            sub = _as_allocated(_sub(req["exactly"]), allocated.get(str(req.get("name"))))
             alternatives = [sub] if sub else []
         elif isinstance(req.get("firstAvailable"), list):
             subs = list(_items(req["firstAvailable"]))
+            if isinstance(req.get("name"), str):
+                subrequests.update((req["name"], x["name"]) for x in subs if isinstance(x.get("name"), str))
             chosen = [x for x in subs if f"{req.get('name')}/{x.get('name')}" in allocated]
-            alternatives = [s for s in map(_sub, chosen or subs) if s is not None]
+            alternatives = [
+                s
+                for x in chosen or subs
+                if (s := _as_allocated(_sub(x), allocated.get(f"{req.get('name')}/{x.get('name')}"))) is not None
+            ]
         else:  # v1beta1 and v1alpha3: the fields on the request itself
-            sub = _sub(req)
+            sub = _as_allocated(_sub(req), allocated.get(str(req.get("name"))))
             alternatives = [sub] if sub else []
         if alternatives:
             out.append(tuple(alternatives))
     found = ClaimRequests(out)
     found.names = frozenset(names)
+    found.subrequests = frozenset(subrequests)
     found.admin = admin
     return found
 
@@ -949,7 +971,8 @@ class ClaimRef(Record):
     found: bool
     rejected: str | None  # why the API server rejects the object found (then ``found`` is False)
     requests: frozenset[str] | None  # the names of its requests, where its spec is known
-    __slots__ = _fields = ("path", "kind", "name", "found", "rejected", "requests")
+    subrequests: frozenset[tuple[str, str]]  # (request, subrequest) of its firstAvailable requests
+    __slots__ = _fields = ("path", "kind", "name", "found", "rejected", "requests", "subrequests")
 
     def __init__(
         self,
@@ -959,6 +982,7 @@ class ClaimRef(Record):
         found: bool,
         rejected: str | None = None,
         requests: frozenset[str] | None = None,
+        subrequests: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
         self.path = path
         self.kind = kind
@@ -966,6 +990,7 @@ class ClaimRef(Record):
         self.found = found
         self.rejected = rejected
         self.requests = requests
+        self.subrequests = subrequests
 
 
 class PodDevices(Record):
@@ -1263,7 +1288,14 @@ def pod_devices(
             out.claims.append(ClaimRef(path, kind, name, False, rejected))
             out.unknown.append(f"{kind} '{name}' is rejected by the API server ({rejected}), so it holds no device")
             continue
-        ref = ClaimRef(path, kind, name, found is not None, requests=getattr(found, "names", None))
+        ref = ClaimRef(
+            path,
+            kind,
+            name,
+            found is not None,
+            requests=getattr(found, "names", None),
+            subrequests=getattr(found, "subrequests", frozenset()),
+        )
         out.claims.append(ref)
         if found is None:
             out.unknown.append(f"{kind} '{name}' is not among the inputs or --context, so its devices are not known")
