@@ -144,3 +144,73 @@ def test_dra_extended_resources_need_1_36():
     found = lint(plugin, "1.35")
     assert not any(r == "unknown-resource-claim" for _, r, _, _ in found)
     assert ("besteffort-qos", "error") in rules_of(found)
+
+
+V1ALPHA3 = CLAIMED.replace("apiVersion: resource.k8s.io/v1\n", "apiVersion: resource.k8s.io/v1alpha3\n", 1).replace(
+    "      - name: gpu\n        exactly:\n          deviceClassName: gpu.nvidia.com\n",
+    "      - name: gpu\n        deviceClassName: gpu.nvidia.com\n",
+)
+
+
+def test_a_claim_version_the_profiles_release_does_not_serve_is_never_created():
+    """resource.k8s.io/v1alpha3 served claims and templates in 1.31-1.33 only: applied to a 1.34-1.37
+    cluster it is refused (no matches for kind), so the pod's claim is never made and the pod stays Pending:
+    one error at the pod's claim, and its GPU is not counted. v1beta1 and v1beta2 are still served, and with
+    no version named nothing is said of the version (the file may be written for an older cluster)."""
+    assert V1ALPHA3 != CLAIMED
+    for version in ("1.34", "1.35", "1.36", "1.37"):
+        assert lint(V1ALPHA3, version) == [
+            (
+                29,
+                "unknown-resource-claim",
+                "error",
+                "ResourceClaimTemplate 'one-gpu' is rejected by the API server: no matches for kind "
+                '"ResourceClaimTemplate" in version "resource.k8s.io/v1alpha3": Kubernetes '
+                f"{version} serves it in resource.k8s.io/v1, resource.k8s.io/v1beta2, resource.k8s.io/v1beta1",
+            )
+        ], version
+    share = ("gpu-memory-share-mismatch", "warning")
+    assert rules_of(lint(V1ALPHA3, None)) == {share}
+    for beta in ("v1beta1", "v1beta2"):
+        text = V1ALPHA3.replace("resource.k8s.io/v1alpha3", f"resource.k8s.io/{beta}")
+        if beta == "v1beta2":
+            text = CLAIMED.replace("resource.k8s.io/v1\n", "resource.k8s.io/v1beta2\n", 1)
+        assert rules_of(lint(text, "1.37")) == {share}, beta
+
+
+def test_the_served_claim_versions_are_the_bundled_schemas():
+    """The table of the resource.k8s.io versions each release serves claims in (a plain check does not load
+    the schemas) is what the bundled OpenAPI of each release has."""
+    from kubelint_ml.k8s.dra import served_claim_versions
+    from kubelint_ml.k8s.schema import bundled_versions, served_api_versions
+
+    for version in bundled_versions():
+        major, minor = (int(x) for x in version.split("."))
+        if (major, minor) < (1, 26):
+            continue
+        for kind in ("ResourceClaimTemplate", "ResourceClaim"):
+            assert sorted(served_claim_versions((major, minor))) == sorted(
+                v.rpartition("/")[2] for v in served_api_versions("resource.k8s.io", kind, version)
+            ), (version, kind)
+
+
+def test_serve_refuses_a_pod_whose_template_is_in_a_version_the_cluster_does_not_serve(tmp_path):
+    """serve, with the v1alpha3 template as context and a 1.35 profile, says what check says."""
+    import yaml
+
+    from kubelint_ml.admission.review import lint_object, load_policy
+
+    template, pod = V1ALPHA3.split("---\n")
+    (tmp_path / "claims.yaml").write_text(template)
+    config = tmp_path / ".kubelint-ml.yaml"
+    config.write_text('context: [claims.yaml]\nprofile:\n  kubernetesVersion: "1.35"\n')
+    findings, _ = lint_object(load_policy(str(config)), yaml.safe_load(pod))
+    assert [(f.rule, f.severity, f.message) for f in findings if f.suppressed is None] == [
+        (
+            "unknown-resource-claim",
+            "error",
+            "ResourceClaimTemplate 'one-gpu' is rejected by the API server: no matches for kind "
+            '"ResourceClaimTemplate" in version "resource.k8s.io/v1alpha3": Kubernetes 1.35 serves it in '
+            "resource.k8s.io/v1, resource.k8s.io/v1beta2, resource.k8s.io/v1beta1",
+        )
+    ]

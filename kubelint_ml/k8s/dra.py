@@ -64,6 +64,31 @@ DRA_CONSUMABLE_ON = (1, 36)
 # DRADeviceTaints (KEP-5055): alpha and off in 1.33-1.35 (dropDisabledDRADeviceTaintsFields,
 # pkg/registry/resource/resourceclaim, drops a request's tolerations), beta and on in 1.36, GA in 1.37.
 DRA_TAINTS_ON = (1, 36)
+# The releases whose API server serves ResourceClaimTemplates and ResourceClaims in each version of
+# resource.k8s.io (first, last; None: still served): v1alpha1 1.26, v1alpha2 1.27-1.30, v1alpha3
+# 1.31-1.33, v1beta1 from 1.32, v1beta2 from 1.33, v1 from 1.34 (the built-in OpenAPI of each release;
+# tests/test_dra_versions.py holds this table to the bundled schemas). An object of a version its
+# cluster does not serve is refused ("no matches for kind ... in version ...") and never exists.
+CLAIM_API_SERVED: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
+    "v1alpha1": ((1, 26), (1, 26)),
+    "v1alpha2": ((1, 27), (1, 30)),
+    "v1alpha3": ((1, 31), (1, 33)),
+    "v1beta1": ((1, 32), None),
+    "v1beta2": ((1, 33), None),
+    "v1": ((1, 34), None),
+}
+
+
+def served_claim_versions(version: tuple[int, int]) -> list[str]:
+    """The resource.k8s.io versions Kubernetes ``version`` serves claims and templates in, newest first."""
+    order = ("v1", "v1beta2", "v1beta1", "v1alpha3", "v1alpha2", "v1alpha1")
+    out = []
+    for v in order:
+        first, last = CLAIM_API_SERVED[v]
+        if first <= version and (last is None or version <= last):
+            out.append(v)
+    return out
+
 
 # The kinds the first pass reads (ComputeDomain: NVIDIA's driver makes the template it names).
 DRA_CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim", "DeviceClass", "ComputeDomain")
@@ -629,6 +654,7 @@ class DraFacts:
         "allocated",
         "rejected",
         "taint_rejected",
+        "api_versions",
         "in_file",
         "reserved",
         "_memo",
@@ -659,6 +685,8 @@ class DraFacts:
         self.allocated: dict[str, set[str]] = {}
         self.rejected: dict[tuple[str, str, str], str] = {}  # (kind, name, namespace) -> the API server's reason
         self.taint_rejected: dict[tuple[str, str, str], str] = {}  # the same, for tolerations (from 1.36)
+        # (kind, name, namespace) -> the resource.k8s.io version a template or claim is written in
+        self.api_versions: dict[tuple[str, str, str], str] = {}
         # (kind, name, file) -> the entry of the object of that name the file defines (its first)
         self.in_file: dict[tuple[str, str, str], tuple[str, tuple]] = {}
         # (name, namespace) -> how many consumers an allocated ResourceClaim is reserved for (status.reservedFor)
@@ -700,6 +728,9 @@ class DraFacts:
                 reason = claim_spec_rejection(claim_spec, data.get("apiVersion"))
                 prefix = "spec.spec." if kind == "ResourceClaimTemplate" else "spec."
                 toleration = claim_toleration_rejection(claim_spec, data.get("apiVersion"))
+                api_version = data.get("apiVersion")
+                if isinstance(api_version, str) and api_version.rpartition("/")[2] in CLAIM_API_SERVED:
+                    self.api_versions.setdefault((key, name, namespace or ""), api_version.rpartition("/")[2])
                 if reason is None and toleration is not None:
                     # Rejected only where DRADeviceTaints is on: judged by version in rejection().
                     self.taint_rejected[(key, name, namespace or "")] = prefix + toleration
@@ -949,13 +980,25 @@ class DraFacts:
     def rejection(self, kind: str, name: str, namespace: str, file: str = "") -> str | None:
         """Why the API server rejects the template or claim :meth:`find` finds, or None."""
         taints = self.taint_rejected if self.version is None or self.version >= DRA_TAINTS_ON else None
-        if not self.rejected and not taints:
+        unserved = self.version is not None and not self.stored and bool(self.api_versions)
+        if not self.rejected and not taints and not unserved:
             return None
         found = self._entry(kind, name, namespace, file)
         if found is None:
             return None
         at = (kind, name, found[0])
-        return self.rejected.get(at) or (taints.get(at) if taints else None)
+        reason = self.rejected.get(at) or (taints.get(at) if taints else None)
+        if reason is None and unserved and self.version is not None:
+            written = self.api_versions.get(at)
+            served = served_claim_versions(self.version)
+            if written is not None and written not in served:
+                major, minor = self.version
+                what = "ResourceClaimTemplate" if kind == "template" else "ResourceClaim"
+                reason = (
+                    f'no matches for kind "{what}" in version "{RESOURCE_GROUP}/{written}": Kubernetes '
+                    f"{major}.{minor} serves it in {', '.join(RESOURCE_GROUP + '/' + v for v in served)}"
+                )
+        return reason
 
 
 # --------------------------------------------------------------------------

@@ -125,16 +125,24 @@ def _missing_classes(tpl: PodTemplate, devices: PodDevices, dra) -> list[Hit]:
 
 
 def _rejected(tpl: PodTemplate, claim) -> Hit:
-    """A claim whose template or claim the API server rejects (``validateDeviceRequest``): it is never
-    created, so the pod's claim is never made or allocated."""
+    """A claim whose template or claim the API server rejects (``validateDeviceRequest``), or does not
+    serve in the version it is written in: it is never created, so the pod's claim is never made or
+    allocated."""
     made = "" if claim.kind == "ResourceClaim" else ", the pod's claim is never made"
+    unserved = claim.rejected.startswith("no matches")
     return Hit(
         tpl.spec_path + claim.path,
         f"{claim.kind} '{claim.name}' is rejected by the API server: {claim.rejected}",
         detail=(
             f"{tpl.describe()}: spec.resourceClaims names {claim.kind} '{claim.name}', which the API server "
-            f"rejects ({claim.rejected}; validateDeviceRequest): it is never created{made}, and the pod stays "
-            f"Pending. Correct the {claim.kind}'s spec"
+            f"rejects ({claim.rejected}{'' if unserved else '; validateDeviceRequest'}): it is never created{made}, "
+            "and the pod stays Pending. "
+            + (
+                f"Write the {claim.kind} in a version the cluster serves (resource.k8s.io/v1: the device "
+                "fields under `exactly`)"
+                if unserved
+                else f"Correct the {claim.kind}'s spec"
+            )
         ),
         at_value=True,
     )
