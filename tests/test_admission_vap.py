@@ -1160,7 +1160,7 @@ def test_export_refuses_policies_the_api_server_would_refuse(tmp_path):
     code, _, out, err = _export(config)
     assert code == 2 and out == ""
     assert (
-        "export vap: policy kubelint-ml-besteffort-qos: the expression of its variable 'judged' is 130215 code points "
+        "export vap: policy kubelint-ml-besteffort-qos: the expression of its variable 'judged' is 130307 code points "
         "long, more than the 100000 the API server's CEL parser reads; it lists the 4000 ResourceClaimTemplates and "
         "ResourceClaims with accelerators found in the context" in err
     )

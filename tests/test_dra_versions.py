@@ -214,3 +214,40 @@ def test_serve_refuses_a_pod_whose_template_is_in_a_version_the_cluster_does_not
             "resource.k8s.io/v1, resource.k8s.io/v1beta2, resource.k8s.io/v1beta1",
         )
     ]
+
+
+FRACTION = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: half
+spec:
+  priorityClassName: x
+  nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}
+  containers:
+  - name: train
+    image: pytorch/pytorch
+    resources:
+      limits:
+        memory: 1800Gi
+        deviceclass.resource.kubernetes.io/gpu.nvidia.com: 500m
+"""
+
+
+def test_a_fraction_of_a_class_asked_as_an_extended_resource_gets_no_device():
+    """The implicit name contains kubernetes.io/, so the API server does not hold it to whole numbers; the
+    scheduler asks a container's DRA extended resource as ExactCount devices of its quantity as a whole
+    number and makes no request when it is not one (createResourceRequestAndMappings: AsInt64). So 500m is
+    an error at the value, and no half GPU is counted (no GPU-share finding); 1 is one GPU of eight."""
+    for version in ("1.36", "1.37", None):
+        assert lint(FRACTION, version) == [
+            (
+                14,
+                "invalid-quantity",
+                "error",
+                "container 'train' limits.deviceclass.resource.kubernetes.io/gpu.nvidia.com '500m' is not a whole "
+                "number: the container gets no device",
+            )
+        ], version
+    whole = lint(FRACTION.replace(": 500m", ": 1"), "1.36")
+    assert [(line, r, s) for line, r, s, _ in whole] == [(13, "gpu-memory-share-mismatch", "warning")]

@@ -1398,6 +1398,11 @@ def pod_devices(
         if value <= 0:
             continue
         if rname.startswith(DRA_EXTENDED_PREFIX):
+            if value.denominator != 1:
+                # The scheduler makes no device request for a quantity that is not a whole number
+                # (createResourceRequestAndMappings: AsInt64), so the pod gets none (invalid-quantity says so).
+                out.assumed.append(f"{rname}: {count_text(value)} is not a whole number of devices: none is counted")
+                continue
             cls = rname[len(DRA_EXTENDED_PREFIX) :]
         elif rname in facts.extended:
             cls = facts.extended[rname]
