@@ -676,3 +676,60 @@ def test_a_running_pods_all_mode_claim_holds_the_devices_its_results_name(tmp_pa
     claim["status"] = {}
     _, found = _audit(tmp_path, CLASSES + [all_template] + NODES + [p, claim])
     assert found == []
+
+
+def _amd_slice(name: str, devices: list[tuple[str, str, str]]) -> dict:
+    """A ResourceSlice of AMD's GPU DRA driver (ROCm/k8s-gpu-dra-driver docs/driver-attributes.md): each
+    device's ``type`` (``amdgpu``, ``amdgpu-partition``) and its GPU's PCI address, which a partition
+    shares with its parent (``resource.kubernetes.io/pciBusID``)."""
+    spec = {
+        "devices": [
+            {"attributes": {"type": {"string": t}, "resource.kubernetes.io/pciBusID": {"string": bus}}, "name": n}
+            for n, t, bus in devices
+        ],
+        "driver": "gpu.amd.com",
+        "nodeName": "mi300x-01",
+        "pool": {"generation": 1, "name": "mi300x-01", "resourceSliceCount": 1},
+    }
+    return obj("resource.k8s.io/v1", "ResourceSlice", name, None, spec)
+
+
+def test_a_nodes_gpus_are_its_physical_gpus_whatever_partitions_its_slices_list(tmp_path: Path) -> None:
+    """AMD's driver publishes a pre-partitioned GPU as its partitions (8 in CPX mode), and in auto-partition
+    mode each GPU as one virtual device per layout (spx-nps1 of type amdgpu; dpx-nps2, cpx-nps1, cpx-nps4 of
+    type amdgpu-partition). Partitions share their GPU's PCI address: the node has 8 GPUs either way, not 64
+    or 32, so one claimed GPU with 1700Gi of the node's 2000Gi is 1 of 8 (85% against 12.5%)."""
+    amd_class = device_class("gpu.amd.com", "device.driver == 'gpu.amd.com'")
+    one = template("one-amd-gpu", "gpu.amd.com", 1, "gpu")
+    TEMPLATES_AMD = {"one-amd-gpu": one}
+    node_obj = node(
+        "mi300x-01", {"node.kubernetes.io/instance-type": "on-prem-mi300x"}, {"cpu": "192", "memory": "2000Gi"}
+    )
+    buses = [f"0000:{i:02x}:00.0" for i in range(8)]
+    layouts = {
+        "pre-partitioned": [(f"gpu-{g}-{p}", "amdgpu-partition", bus) for g, bus in enumerate(buses) for p in range(8)],
+        "auto-partition": [
+            (f"gpu-{g}-{mode}", "amdgpu" if mode == "spx-nps1" else "amdgpu-partition", bus)
+            for g, bus in enumerate(buses)
+            for mode in ("spx-nps1", "dpx-nps2", "cpx-nps1", "cpx-nps4")
+        ],
+    }
+    resources = {"requests": {"cpu": "8", "memory": "1700Gi"}, "limits": {"memory": "1700Gi"}}
+    saved = dict(TEMPLATES)
+    TEMPLATES.update(TEMPLATES_AMD)
+    try:
+        pods = dra_pod("solo", [("gpu", "one-amd-gpu", "gpu.amd.com", "gpu-0-128")], resources, on="mi300x-01")
+    finally:
+        TEMPLATES.clear()
+        TEMPLATES.update(saved)
+    pods[0]["spec"]["priorityClassName"] = "high"
+    for layout, devices in layouts.items():
+        text, found = _audit(tmp_path, [amd_class, one, node_obj, _amd_slice(f"mi300x-01-{layout}", devices), *pods])
+        memory = _line_of(text, '"memory": "1700Gi"', text.index('"requests"', text.index('"name": "solo"')))
+        assert [(f["rule"], f["severity"], f["line"]) for f in found] == [
+            ("gpu-memory-share-mismatch", "warning", memory)
+        ], layout
+        assert found[0]["message"].startswith("1 of 8 GPUs but 85% of node pool mi300x-01"), (
+            layout,
+            found[0]["message"],
+        )
