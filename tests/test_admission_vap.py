@@ -163,7 +163,7 @@ def test_policies_and_usage_rules_are_listed_with_the_reason(tmp_path):
     for rid in usage_rules:
         assert listed[rid].startswith("observed usage")
     # the built-ins, 4 usage rules, 5 Rego rules, 2 constraints, 7 pseudo-rules
-    assert "10 rule(s) exported as 12 policies; 48 not exported" in err
+    assert "10 rule(s) exported as 12 policies; 49 not exported" in err
     # Without a usage source, the usage rules are not run, but the export still lists all four.
     config.write_text(yaml.safe_dump({}))
     code, _, out, err = _export(config)

@@ -1015,7 +1015,8 @@ class ClaimRef(Record):
     rejected: str | None  # why the API server rejects the object found (then ``found`` is False)
     requests: frozenset[str] | None  # the names of its requests, where its spec is known
     subrequests: frozenset[tuple[str, str]]  # (request, subrequest) of its firstAvailable requests
-    __slots__ = _fields = ("path", "kind", "name", "found", "rejected", "requests", "subrequests")
+    accelerators: bool  # some request of it holds accelerator devices
+    __slots__ = _fields = ("path", "kind", "name", "found", "rejected", "requests", "subrequests", "accelerators")
 
     def __init__(
         self,
@@ -1034,6 +1035,7 @@ class ClaimRef(Record):
         self.rejected = rejected
         self.requests = requests
         self.subrequests = subrequests
+        self.accelerators = False
 
 
 class PodDevices(Record):
@@ -1358,6 +1360,7 @@ def pod_devices(
             if not accel:
                 continue
             out.accelerator = True
+            ref.accelerators = True
             first, info = accel[0]
             if len(alternatives) > 1 and any(
                 (s.device_class, s.count, s.profile, s.product)
