@@ -733,3 +733,58 @@ def test_a_nodes_gpus_are_its_physical_gpus_whatever_partitions_its_slices_list(
             layout,
             found[0]["message"],
         )
+
+
+def _mig_slice(devices: list[tuple[str, str, str]]) -> dict:
+    """NVIDIA's ResourceSlice for the p5.48xlarge of NODES: devices (name, type, profile) with the
+    attributes its kubelet plugin publishes (cmd/gpu-kubelet-plugin/deviceinfo.go)."""
+    spec = {
+        "devices": [
+            {
+                "name": n,
+                "attributes": {
+                    "type": {"string": t},
+                    **({"profile": {"string": p}} if p else {}),
+                    "productName": {"string": "NVIDIA H100 80GB HBM3"},
+                },
+            }
+            for n, t, p in devices
+        ],
+        "driver": "gpu.nvidia.com",
+        "nodeName": "gpu-node-1",
+        "pool": {"generation": 1, "name": "gpu-node-1", "resourceSliceCount": 1},
+    }
+    return obj("resource.k8s.io/v1", "ResourceSlice", "gpu-node-1-gpu.nvidia.com-x", None, spec)
+
+
+def test_a_running_pods_mig_claim_of_no_profile_holds_the_partition_its_slice_names(tmp_path: Path) -> None:
+    """A claim of mig.nvidia.com with no profile may be allocated any MIG device, so before allocation it is
+    counted as a whole GPU, the most it can be. Allocated, its result names the device, and the node's
+    ResourceSlice says that device is a 1g.10gb of an H100 (1/7 of a GPU): the running pod holds 1/56 of
+    the node's GPUs, so 200Gi (10% of the node) is far above its share; without the slice in the dump the
+    whole GPU is kept (12.5%, within)."""
+    mig_class = device_class(
+        "mig.nvidia.com",
+        "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'",
+    )
+    mig_template = template("one-mig", "mig.nvidia.com", 1, "mig")
+    resources = {"requests": {"cpu": "2", "memory": "200Gi"}, "limits": {"memory": "200Gi"}}
+    saved = dict(TEMPLATES)
+    TEMPLATES["one-mig"] = mig_template
+    try:
+        p, claim = dra_pod(
+            "mig-0", [("mig", "one-mig", "gpu.nvidia.com", "gpu-0-mig-9-0-1")], resources, on="gpu-node-1"
+        )
+    finally:
+        TEMPLATES.clear()
+        TEMPLATES.update(saved)
+    p["spec"]["priorityClassName"] = "serving"
+    # (partitionable devices, KEP-4815: each GPU and the MIG devices it can be cut into)
+    devices = [(f"gpu-{i}", "gpu", None) for i in range(8)]
+    devices += [("gpu-0-mig-9-0-1", "mig", "1g.10gb"), ("gpu-2-mig-0-0-7", "mig", "7g.80gb")]
+    text, found = _audit(tmp_path, [mig_class, mig_template, *NODES, _mig_slice(devices), p, claim])
+    memory = _line_of(text, '"memory": "200Gi"', text.index('"requests"', text.index('"name": "mig-0"')))
+    assert [(f["rule"], f["severity"], f["line"]) for f in found] == [("gpu-memory-share-mismatch", "warning", memory)]
+    assert found[0]["message"].startswith("1/7 of 8 GPUs but 10% of node pool gpu-node-1"), found[0]["message"]
+    _, found = _audit(tmp_path, [mig_class, mig_template, *NODES, p, claim])
+    assert found == []

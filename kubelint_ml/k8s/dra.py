@@ -354,7 +354,8 @@ class SubRequest(Record):
     product: str | None  # ... and the GPU's productName
     device_type: str | None  # ... and the device type they compare an attribute with (see _TYPE_RE)
     share: bool  # it asks for part of each device's capacity (capacity.requests, KEP-5075)
-    __slots__ = _fields = ("device_class", "count", "profile", "product", "device_type", "share")
+    devices: tuple[tuple[str, str, str], ...]  # (driver, pool, device) allocated for it (a claim's status)
+    __slots__ = _fields = ("device_class", "count", "profile", "product", "device_type", "share", "devices")
 
     def __init__(
         self,
@@ -364,6 +365,7 @@ class SubRequest(Record):
         product: str | None = None,
         device_type: str | None = None,
         share: bool = False,
+        devices: tuple[tuple[str, str, str], ...] = (),
     ) -> None:
         self.device_class = device_class
         self.count = count
@@ -371,6 +373,7 @@ class SubRequest(Record):
         self.product = product
         self.device_type = device_type
         self.share = share
+        self.devices = devices
 
 
 def _device_type(value: object) -> str | None:
@@ -406,24 +409,27 @@ def _partition(device_type: str | None) -> bool:
     return device_type is not None and "partition" in device_type.lower()
 
 
-def _allocated_results(status: object) -> dict[str, int]:
+def _allocated_results(status: object) -> dict[str, list[tuple[str, str, str]]]:
     """The requests an allocated ResourceClaim's devices were allocated for
     (``status.allocation.devices.results[].request``: ``<request>`` or ``<request>/<subrequest>``), each
-    with the number of devices allocated for it (one result per device)."""
+    with the devices allocated for it, (driver, pool, device), one result per device."""
     results = _mapping(_mapping(_mapping(status).get("allocation")).get("devices")).get("results")
-    out: dict[str, int] = {}
+    out: dict[str, list[tuple[str, str, str]]] = {}
     for r in _items(results):
         if isinstance(r.get("request"), str) and r.get("adminAccess") is not True:
-            out[r["request"]] = out.get(r["request"], 0) + 1
+            device = (str(r.get("driver") or ""), str(r.get("pool") or ""), str(r.get("device") or ""))
+            out.setdefault(r["request"], []).append(device)
     return out
 
 
-def _as_allocated(sub: SubRequest | None, devices: int | None) -> SubRequest | None:
-    """An ``allocationMode: All`` request as allocated: the ``devices`` its results name (all the node's
-    devices its selectors match, which may be fewer than the node's GPUs); other requests as they are."""
-    if sub is None or sub.count is not None or not devices:
+def _as_allocated(sub: SubRequest | None, devices: list[tuple[str, str, str]] | None) -> SubRequest | None:
+    """A request as allocated: its ``devices`` (from the claim's results); an ``allocationMode: All``
+    request holds as many as its results name (all the node's devices its selectors match, which may be
+    fewer than the node's GPUs)."""
+    if sub is None or not devices:
         return sub
-    return SubRequest(sub.device_class, devices, sub.profile, sub.product, sub.device_type, sub.share)
+    count = len(devices) if sub.count is None else sub.count
+    return SubRequest(sub.device_class, count, sub.profile, sub.product, sub.device_type, sub.share, tuple(devices))
 
 
 _EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
@@ -655,6 +661,7 @@ class DraFacts:
         "rejected",
         "taint_rejected",
         "api_versions",
+        "mig_devices",
         "in_file",
         "reserved",
         "_memo",
@@ -687,6 +694,8 @@ class DraFacts:
         self.taint_rejected: dict[tuple[str, str, str], str] = {}  # the same, for tolerations (from 1.36)
         # (kind, name, namespace) -> the resource.k8s.io version a template or claim is written in
         self.api_versions: dict[tuple[str, str, str], str] = {}
+        # (driver, pool, device) -> (profile, productName) of the MIG devices ResourceSlices publish
+        self.mig_devices: dict[tuple[str, str, str], tuple[str, str | None]] = {}
         # (kind, name, file) -> the entry of the object of that name the file defines (its first)
         self.in_file: dict[tuple[str, str, str], tuple[str, tuple]] = {}
         # (name, namespace) -> how many consumers an allocated ResourceClaim is reserved for (status.reservedFor)
@@ -767,6 +776,27 @@ class DraFacts:
             self.class_files.add(file)
         self._memo.clear()
         return True
+
+    def add_slice(self, spec: Mapping) -> None:
+        """A ResourceSlice's MIG devices (NVIDIA's driver: attributes ``type: mig``, ``profile``,
+        ``productName``, cmd/gpu-kubelet-plugin/deviceinfo.go), by (driver, pool, device), so that an
+        allocated claim's results say which partitions it holds."""
+        driver = spec.get("driver")
+        pool = _mapping(spec.get("pool")).get("name")
+        if not isinstance(driver, str) or not isinstance(pool, str):
+            return
+        for device in _items(spec.get("devices")):
+            attributes = device.get("attributes")
+            if not isinstance(attributes, dict):  # v1beta1: under basic
+                attributes = _mapping(_mapping(device.get("basic")).get("attributes"))
+
+            def text(key: str, attributes: Mapping = attributes) -> str | None:
+                value = _mapping(attributes.get(key, attributes.get(f"{driver}/{key}"))).get("string")
+                return value if isinstance(value, str) else None
+
+            profile, name = text("profile"), device.get("name")
+            if (text("type") or "").lower() == _SLICE_WORD and profile and isinstance(name, str):
+                self.mig_devices[(driver, pool, name)] = (profile, text("productName"))
 
     def _allocated(self, spec: Mapping, status: object) -> None:
         """The drivers an allocated claim's devices come from (``status.allocation.devices.results``:
@@ -1274,6 +1304,18 @@ def pod_devices(
         profile = (sub.profile if sub else None) or info.profile
         product = (sub.product if sub else None) or info.product
         devices = f"{count_text(n)} MIG device{'' if n == 1 else 's'}"
+        if profile is None and sub is not None and sub.devices:
+            known = [facts.mig_devices.get(d) for d in sub.devices]
+            if all(known):
+                # An allocated claim: the ResourceSlices name each partition it holds, with its profile.
+                for found in known:
+                    assert found is not None
+                    mig(info, resource, Fraction(1), where, SubRequest(sub.device_class, 1, found[0], found[1]))
+                out.assumed.append(
+                    f"{where} holds the MIG device{'' if len(known) == 1 else 's'} "
+                    f"{', '.join(found[0] for found in known if found)} (its allocation, by the ResourceSlices)"
+                )
+                return
         if profile is None:
             # The driver allocates any MIG device of the class: from one compute slice to the whole GPU.
             # Counted as the whole GPU, the most it can be, so a GPU-share finding holds whichever it gets.
