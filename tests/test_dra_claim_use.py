@@ -154,3 +154,70 @@ def test_serve_says_what_check_says(tmp_path):
     assert [(f.rule, f.severity, f.message) for f in findings if f.suppressed is None] == [
         ("accelerator-claim-unused", "warning", checked[0][4])
     ]
+
+
+BOTH = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: gpu-and-nic}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com}
+      - name: nic
+        exactly: {deviceClassName: dranet}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer}
+spec:
+  priorityClassName: training
+  containers:
+  - name: main
+    image: pytorch/pytorch
+    resources:
+      requests: {cpu: "4", memory: 32Gi}
+      limits: {cpu: "4", memory: 32Gi}
+      claims:
+      - {name: devices, request: nic}
+  resourceClaims:
+  - name: devices
+    resourceClaimTemplateName: gpu-and-nic
+"""
+
+
+def test_a_gpu_request_no_container_lists_beside_a_listed_nic_request(tmp_path):
+    """KEP-4816's shape, one claim of a GPU and a NIC: the container lists only the NIC request, so the GPU
+    request's device is allocated and given to no container. Said at the claim's name; the fix lists the
+    request in the one container."""
+    path = tmp_path / "pod.yaml"
+    path.write_text(BOTH)
+    assert _findings(path) == [
+        (
+            _line(BOTH, "  - name: devices"),
+            11,
+            "accelerator-claim-unused",
+            "warning",
+            "request 'gpu' of claim 'devices' holds accelerators (ResourceClaimTemplate 'gpu-and-nic') but no "
+            "container lists it",
+        )
+    ]
+    CliRunner().invoke(main, ["check", str(path), "--fix", "--unsafe-fixes"], catch_exceptions=False)
+    want = BOTH.replace(
+        "      - {name: devices, request: nic}\n",
+        "      - {name: devices, request: nic}\n      - name: devices\n        request: gpu\n",
+    )
+    assert path.read_bytes() == want.encode()
+    assert _findings(path) == []
+
+
+def test_a_request_the_claim_lacks_is_left_to_unknown_resource_claim(tmp_path):
+    """A container naming a firstAvailable alternative or a misspelt request: unknown-resource-claim says
+    it (and fixes the alternative); the GPU request is not said unused as well, so the two fixes never
+    list it twice."""
+    path = tmp_path / "pod.yaml"
+    for wrong in ("gpus", "gpu/big"):
+        path.write_text(BOTH.replace("request: nic}", f"request: {wrong}}}"))
+        assert [f[2] for f in _findings(path)] == ["unknown-resource-claim"], wrong

@@ -669,9 +669,15 @@ def test_a_first_available_alternative_named_by_a_container_in_serve_and_the_edi
 
 
 def test_requests_the_claim_has_are_fine_and_a_claim_of_unknown_spec_is_not_judged(tmp_path):
-    for uses in ("{name: gpu, request: gpu}", "{name: gpu, request: nic}", "{name: gpu}"):
+    for uses in ("{name: gpu, request: gpu}", "{name: gpu}"):
         (tmp_path / "a.yaml").write_text(TEMPLATE + POD.format(uses=uses, source="resourceClaimTemplateName: one-gpu"))
         assert _findings(["check", str(tmp_path / "a.yaml"), "-j1"]) == (0, []), uses
+    # the NIC request only: the claim's GPU request reaches no container (accelerator-claim-unused)
+    (tmp_path / "a.yaml").write_text(
+        TEMPLATE + POD.format(uses="{name: gpu, request: nic}", source="resourceClaimTemplateName: one-gpu")
+    )
+    _, found = _findings(["check", str(tmp_path / "a.yaml"), "-j1"])
+    assert [f[3:5] for f in found] == [("accelerator-claim-unused", "warning")]
     # a claim defined nowhere: its requests are not known (the missing claim is the finding)
     (tmp_path / "a.yaml").write_text(
         POD.format(uses="{name: gpu, request: gpus}", source="resourceClaimName: elsewhere")

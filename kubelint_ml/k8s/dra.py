@@ -588,6 +588,7 @@ class ClaimRequests(tuple):
     names: frozenset[str] = frozenset()
     subrequests: frozenset[tuple[str, str]] = frozenset()  # (request, subrequest) of firstAvailable requests
     admin: bool = False  # some request asks for administrative access
+    order: tuple[str, ...] = ()  # the name of the request each entry is (in order)
 
 
 def claim_requests(claim_spec: object, status: object = None) -> ClaimRequests:
@@ -598,6 +599,7 @@ def claim_requests(claim_spec: object, status: object = None) -> ClaimRequests:
     out = []
     names: set[str] = set()
     subrequests: set[tuple[str, str]] = set()
+    order: list[str] = []
     admin = False
     allocated = _allocated_results(status) if status else {}
     for req in _items(_mapping(_mapping(claim_spec).get("devices")).get("requests")):
@@ -627,7 +629,9 @@ def claim_requests(claim_spec: object, status: object = None) -> ClaimRequests:
             alternatives = [sub] if sub else []
         if alternatives:
             out.append(tuple(alternatives))
+            order.append(str(req.get("name")))
     found = ClaimRequests(out)
+    found.order = tuple(order)
     found.names = frozenset(names)
     found.subrequests = frozenset(subrequests)
     found.admin = admin
@@ -1046,7 +1050,18 @@ class ClaimRef(Record):
     requests: frozenset[str] | None  # the names of its requests, where its spec is known
     subrequests: frozenset[tuple[str, str]]  # (request, subrequest) of its firstAvailable requests
     accelerators: bool  # some request of it holds accelerator devices
-    __slots__ = _fields = ("path", "kind", "name", "found", "rejected", "requests", "subrequests", "accelerators")
+    accelerator_requests: list[str]  # the names of those requests
+    __slots__ = _fields = (
+        "path",
+        "kind",
+        "name",
+        "found",
+        "rejected",
+        "requests",
+        "subrequests",
+        "accelerators",
+        "accelerator_requests",
+    )
 
     def __init__(
         self,
@@ -1066,6 +1081,7 @@ class ClaimRef(Record):
         self.requests = requests
         self.subrequests = subrequests
         self.accelerators = False
+        self.accelerator_requests = []
 
 
 class PodDevices(Record):
@@ -1387,7 +1403,8 @@ def pod_devices(
         if found is None:
             out.unknown.append(f"{kind} '{name}' is not among the inputs or --context, so its devices are not known")
             continue
-        for alternatives in found:
+        order = getattr(found, "order", ())
+        for index, alternatives in enumerate(found):
             for s in alternatives:
                 if facts.class_missing(s.device_class) and (ref, s.device_class) not in out.missing_classes:
                     out.missing_classes.append((ref, s.device_class))
@@ -1403,6 +1420,8 @@ def pod_devices(
                 continue
             out.accelerator = True
             ref.accelerators = True
+            if index < len(order):
+                ref.accelerator_requests.append(order[index])
             first, info = accel[0]
             if len(alternatives) > 1 and any(
                 (s.device_class, s.count, s.profile, s.product)
