@@ -788,3 +788,52 @@ def test_a_running_pods_mig_claim_of_no_profile_holds_the_partition_its_slice_na
     assert found[0]["message"].startswith("1/7 of 8 GPUs but 10% of node pool gpu-node-1"), found[0]["message"]
     _, found = _audit(tmp_path, [mig_class, mig_template, *NODES, p, claim])
     assert found == []
+
+
+def test_a_running_pods_share_of_a_shared_gpu_is_the_capacity_it_consumed(tmp_path: Path) -> None:
+    """KEP-5075 (consumable capacity, on from 1.36): a device with allowMultipleAllocations is shared by
+    claims, each consuming part of its capacity. Before allocation a request of 20Gi of a GPU's memory
+    is counted as the whole GPU, the most it can hold. Allocated, its result records the capacity it
+    consumed (consumedCapacity), and the node's ResourceSlice the device's (80Gi): the pod holds 1/4 of
+    one GPU of eight, so 200Gi (10% of the node) is above its share (3.1%)."""
+    request = {
+        "name": "gpu",
+        "exactly": {"deviceClassName": "gpu.nvidia.com", "capacity": {"requests": {"memory": "20Gi"}}},
+    }
+    shared = obj(
+        "resource.k8s.io/v1", "ResourceClaimTemplate", "gpu-share", NS, {"spec": {"devices": {"requests": [request]}}}
+    )
+    resources = {"requests": {"cpu": "2", "memory": "200Gi"}, "limits": {"memory": "200Gi"}}
+    p, claim = dra_pod("share-0", [("gpu", "single-gpu", "gpu.nvidia.com", "gpu-3")], resources, on="gpu-node-1")
+    p["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] = "gpu-share"
+    p["spec"]["priorityClassName"] = "serving"
+    claim["spec"] = {"devices": {"requests": [copy.deepcopy(request)]}}
+    claim["status"]["allocation"]["devices"]["results"][0]["consumedCapacity"] = {"memory": "20Gi"}
+    claim["status"]["allocation"]["devices"]["results"][0]["shareID"] = "4f1c2a9e-0000-4000-8000-000000000003"
+    slice_ = obj(
+        "resource.k8s.io/v1",
+        "ResourceSlice",
+        "gpu-node-1-gpu.nvidia.com-s",
+        None,
+        {
+            "devices": [
+                {
+                    "name": f"gpu-{i}",
+                    "attributes": {"type": {"string": "gpu"}},
+                    "allowMultipleAllocations": True,
+                    "capacity": {"memory": {"value": "80Gi"}},
+                }
+                for i in range(8)
+            ],
+            "driver": "gpu.nvidia.com",
+            "nodeName": "gpu-node-1",
+            "pool": {"generation": 1, "name": "gpu-node-1", "resourceSliceCount": 1},
+        },
+    )
+    text, found = _audit(tmp_path, [*CLASSES, shared, *NODES, slice_, p, claim])
+    memory = _line_of(text, '"memory": "200Gi"', text.index('"requests"', text.index('"name": "share-0"')))
+    assert [(f["rule"], f["severity"], f["line"]) for f in found] == [("gpu-memory-share-mismatch", "warning", memory)]
+    assert found[0]["message"].startswith("1/4 of 8 GPUs but 10% of node pool gpu-node-1"), found[0]["message"]
+    # the device's capacity not in the dump: the whole GPU, the most it can hold (12.5%: within)
+    _, found = _audit(tmp_path, [*CLASSES, shared, *NODES, p, claim])
+    assert found == []

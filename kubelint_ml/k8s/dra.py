@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
+from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import (
     DRA_EXTENDED_PREFIX,
     is_accelerator_resource,
@@ -355,7 +356,18 @@ class SubRequest(Record):
     device_type: str | None  # ... and the device type they compare an attribute with (see _TYPE_RE)
     share: bool  # it asks for part of each device's capacity (capacity.requests, KEP-5075)
     devices: tuple[tuple[str, str, str], ...]  # (driver, pool, device) allocated for it (a claim's status)
-    __slots__ = _fields = ("device_class", "count", "profile", "product", "device_type", "share", "devices")
+    # per allocated device, the capacity its result consumed (consumedCapacity: name -> quantity)
+    consumed: tuple[dict[str, Fraction], ...]
+    __slots__ = _fields = (
+        "device_class",
+        "count",
+        "profile",
+        "product",
+        "device_type",
+        "share",
+        "devices",
+        "consumed",
+    )
 
     def __init__(
         self,
@@ -366,6 +378,7 @@ class SubRequest(Record):
         device_type: str | None = None,
         share: bool = False,
         devices: tuple[tuple[str, str, str], ...] = (),
+        consumed: tuple[dict[str, Fraction], ...] = (),
     ) -> None:
         self.device_class = device_class
         self.count = count
@@ -374,6 +387,7 @@ class SubRequest(Record):
         self.device_type = device_type
         self.share = share
         self.devices = devices
+        self.consumed = consumed
 
 
 def _device_type(value: object) -> str | None:
@@ -409,27 +423,51 @@ def _partition(device_type: str | None) -> bool:
     return device_type is not None and "partition" in device_type.lower()
 
 
-def _allocated_results(status: object) -> dict[str, list[tuple[str, str, str]]]:
+_Allocated = list[tuple[tuple[str, str, str], dict[str, Fraction]]]
+
+
+def _allocated_results(status: object) -> dict[str, _Allocated]:
     """The requests an allocated ResourceClaim's devices were allocated for
     (``status.allocation.devices.results[].request``: ``<request>`` or ``<request>/<subrequest>``), each
-    with the devices allocated for it, (driver, pool, device), one result per device."""
+    with the devices allocated for it, (driver, pool, device), one result per device, and the capacity
+    each result consumed of its device (``consumedCapacity``, KEP-5075)."""
     results = _mapping(_mapping(_mapping(status).get("allocation")).get("devices")).get("results")
-    out: dict[str, list[tuple[str, str, str]]] = {}
+    out: dict[str, _Allocated] = {}
     for r in _items(results):
         if isinstance(r.get("request"), str) and r.get("adminAccess") is not True:
             device = (str(r.get("driver") or ""), str(r.get("pool") or ""), str(r.get("device") or ""))
-            out.setdefault(r["request"], []).append(device)
+            out.setdefault(r["request"], []).append((device, _quantities(r.get("consumedCapacity"))))
     return out
 
 
-def _as_allocated(sub: SubRequest | None, devices: list[tuple[str, str, str]] | None) -> SubRequest | None:
-    """A request as allocated: its ``devices`` (from the claim's results); an ``allocationMode: All``
+def _quantities(value: object) -> dict[str, Fraction]:
+    """A map of quantities (``consumedCapacity``), those that parse."""
+    out: dict[str, Fraction] = {}
+    for name, raw in _mapping(value).items():
+        try:
+            out[str(name)] = parse_manifest_quantity(raw).value
+        except (QuantityError, TypeError, ValueError):
+            continue
+    return out
+
+
+def _as_allocated(sub: SubRequest | None, allocated: _Allocated | None) -> SubRequest | None:
+    """A request as allocated: its devices (from the claim's results); an ``allocationMode: All``
     request holds as many as its results name (all the node's devices its selectors match, which may be
     fewer than the node's GPUs)."""
-    if sub is None or not devices:
+    if sub is None or not allocated:
         return sub
-    count = len(devices) if sub.count is None else sub.count
-    return SubRequest(sub.device_class, count, sub.profile, sub.product, sub.device_type, sub.share, tuple(devices))
+    count = len(allocated) if sub.count is None else sub.count
+    return SubRequest(
+        sub.device_class,
+        count,
+        sub.profile,
+        sub.product,
+        sub.device_type,
+        sub.share,
+        tuple(d for d, _ in allocated),
+        tuple(c for _, c in allocated),
+    )
 
 
 _EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
@@ -666,6 +704,7 @@ class DraFacts:
         "taint_rejected",
         "api_versions",
         "mig_devices",
+        "shared_devices",
         "in_file",
         "reserved",
         "_memo",
@@ -700,6 +739,8 @@ class DraFacts:
         self.api_versions: dict[tuple[str, str, str], str] = {}
         # (driver, pool, device) -> (profile, productName) of the MIG devices ResourceSlices publish
         self.mig_devices: dict[tuple[str, str, str], tuple[str, str | None]] = {}
+        # (driver, pool, device) -> capacities of the devices several claims may share (allowMultipleAllocations)
+        self.shared_devices: dict[tuple[str, str, str], dict[str, Fraction]] = {}
         # (kind, name, file) -> the entry of the object of that name the file defines (its first)
         self.in_file: dict[tuple[str, str, str], tuple[str, tuple]] = {}
         # (name, namespace) -> how many consumers an allocated ResourceClaim is reserved for (status.reservedFor)
@@ -799,8 +840,15 @@ class DraFacts:
                 return value if isinstance(value, str) else None
 
             profile, name = text("profile"), device.get("name")
-            if (text("type") or "").lower() == _SLICE_WORD and profile and isinstance(name, str):
+            if not isinstance(name, str):
+                continue
+            if (text("type") or "").lower() == _SLICE_WORD and profile:
                 self.mig_devices[(driver, pool, name)] = (profile, text("productName"))
+            basic = device.get("basic")
+            body: Mapping = basic if isinstance(basic, dict) else device  # (v1beta1: under basic)
+            if body.get("allowMultipleAllocations") is True:
+                capacity = {k: _mapping(v).get("value") for k, v in _mapping(body.get("capacity")).items()}
+                self.shared_devices[(driver, pool, name)] = {k: v for k, v in _quantities(capacity).items() if v > 0}
 
     def _allocated(self, spec: Mapping, status: object) -> None:
         """The drivers an allocated claim's devices come from (``status.allocation.devices.results``:
@@ -1301,6 +1349,17 @@ def pod_devices(
                         f"node's GPUs are partitioned: counted as {count_text(n)} whole "
                         f"GPU{'' if n == 1 else 's'}, the most {'it' if n == 1 else 'they'} can be"
                     )
+                elif sub is not None and sub.share and facts.consumable_capacity and _consumed_share(sub, facts):
+                    # Allocated: each result says the capacity it consumed of its device, whose capacity the
+                    # node's ResourceSlice gives; the pod holds the largest part it consumed of each device.
+                    share = _consumed_share(sub, facts)
+                    assert share is not None
+                    counts[info.resource] += share - n
+                    out.assumed.append(
+                        f"{where} holds part of {count_text(n)} shared device{'' if n == 1 else 's'} of class "
+                        f"'{cls}': {count_text(share)} GPU{'' if share == 1 else 's'}, the largest part of each "
+                        "capacity its allocation consumed (by the ResourceSlices)"
+                    )
                 elif sub is not None and sub.share and facts.consumable_capacity:
                     # Several claims may share each device (allowMultipleAllocations): the pod holds part of it.
                     upper.add(info.resource)
@@ -1500,6 +1559,22 @@ def pod_devices(
     out.held = frozenset(held)
     out.upper = frozenset(upper)
     return out
+
+
+def _consumed_share(sub: SubRequest, facts: DraFacts) -> Fraction | None:
+    """What an allocated request of shared devices holds of them, in devices: for each device, the largest
+    part of one of its capacities its result consumed (``consumedCapacity`` over the ResourceSlice's
+    ``capacity``), at most the whole; None unless every device and the capacities it consumed are known."""
+    if not sub.devices or len(sub.consumed) != len(sub.devices):
+        return None
+    total = Fraction(0)
+    for device, consumed in zip(sub.devices, sub.consumed):
+        capacity = facts.shared_devices.get(device)
+        parts = [used / capacity[k] for k, used in consumed.items() if capacity and k in capacity]
+        if not parts:
+            return None
+        total += min(max(parts), Fraction(1))
+    return total
 
 
 def _shared(
