@@ -837,3 +837,20 @@ def test_a_running_pods_share_of_a_shared_gpu_is_the_capacity_it_consumed(tmp_pa
     # the device's capacity not in the dump: the whole GPU, the most it can hold (12.5%: within)
     _, found = _audit(tmp_path, [*CLASSES, shared, *NODES, p, claim])
     assert found == []
+
+
+def test_a_running_pod_whose_gpu_claim_no_container_lists(tmp_path: Path) -> None:
+    """audit says of a running pod what check says of its template: the GPU claim is allocated (its
+    generated ResourceClaim in the dump) but its container does not list it (accelerator-claim-unused,
+    at the entry's name); the NIC claim beside it is not said."""
+    items = dra_pod(
+        "idle-gpu",
+        [("gpu", "single-gpu", "gpu.nvidia.com", "gpu-0"), ("nic", "rdma-nic", "dra.net", "eth1")],
+        {"requests": {"cpu": "2", "memory": "20Gi"}, "limits": {"memory": "20Gi"}},
+        on="gpu-node-1",
+        priorityClassName="serving",
+    )
+    items[0]["spec"]["containers"][0]["resources"]["claims"] = []
+    text, found = _audit(tmp_path, CLASSES + list(TEMPLATES.values()) + NODES + items)
+    at = _line_of(text, '"name": "gpu"', text.index('"resourceClaims"', text.index('"name": "idle-gpu"')))
+    assert [(f["rule"], f["severity"], f["line"]) for f in found] == [("accelerator-claim-unused", "warning", at)]
