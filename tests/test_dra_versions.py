@@ -251,3 +251,22 @@ def test_a_fraction_of_a_class_asked_as_an_extended_resource_gets_no_device():
         ], version
     whole = lint(FRACTION.replace(": 500m", ": 1"), "1.36")
     assert [(line, r, s) for line, r, s, _ in whole] == [(13, "gpu-memory-share-mismatch", "warning")]
+
+
+def test_the_pods_own_files_template_decides_its_version(tmp_path):
+    """Two files define a template of one name and namespace (a driver's v1 and older demo directories):
+    each pod is judged by its own file's, so only the pod beside the v1alpha3 template is told."""
+    from click.testing import CliRunner
+
+    from kubelint_ml.cli import main
+
+    (tmp_path / "old.yaml").write_text(V1ALPHA3)
+    (tmp_path / "new.yaml").write_text(CLAIMED)
+    r = CliRunner().invoke(
+        main, ["check", str(tmp_path), "-f", "json", "-j1", "--kubernetes-version", "1.35"], catch_exceptions=False
+    )
+    import json
+
+    found = [(f["file"].rsplit("/", 1)[-1], f["rule"]) for f in json.loads(r.stdout)["findings"]]
+    assert ("old.yaml", "unknown-resource-claim") in found
+    assert ("new.yaml", "unknown-resource-claim") not in found

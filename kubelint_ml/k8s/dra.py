@@ -703,6 +703,7 @@ class DraFacts:
         "rejected",
         "taint_rejected",
         "api_versions",
+        "api_version_in_file",
         "mig_devices",
         "shared_devices",
         "in_file",
@@ -735,8 +736,10 @@ class DraFacts:
         self.allocated: dict[str, set[str]] = {}
         self.rejected: dict[tuple[str, str, str], str] = {}  # (kind, name, namespace) -> the API server's reason
         self.taint_rejected: dict[tuple[str, str, str], str] = {}  # the same, for tolerations (from 1.36)
-        # (kind, name, namespace) -> the resource.k8s.io version a template or claim is written in
-        self.api_versions: dict[tuple[str, str, str], str] = {}
+        # (kind, name, namespace) -> the resource.k8s.io versions the templates or claims of that name are
+        # written in; (kind, name, file) -> the version of the one a file defines
+        self.api_versions: dict[tuple[str, str, str], set[str]] = {}
+        self.api_version_in_file: dict[tuple[str, str, str], str] = {}
         # (driver, pool, device) -> (profile, productName) of the MIG devices ResourceSlices publish
         self.mig_devices: dict[tuple[str, str, str], tuple[str, str | None]] = {}
         # (driver, pool, device) -> capacities of the devices several claims may share (allowMultipleAllocations)
@@ -784,7 +787,10 @@ class DraFacts:
                 toleration = claim_toleration_rejection(claim_spec, data.get("apiVersion"))
                 api_version = data.get("apiVersion")
                 if isinstance(api_version, str) and api_version.rpartition("/")[2] in CLAIM_API_SERVED:
-                    self.api_versions.setdefault((key, name, namespace or ""), api_version.rpartition("/")[2])
+                    written = api_version.rpartition("/")[2]
+                    self.api_versions.setdefault((key, name, namespace or ""), set()).add(written)
+                    if file:
+                        self.api_version_in_file.setdefault((key, name, file), written)
                 if reason is None and toleration is not None:
                     # Rejected only where DRADeviceTaints is on: judged by version in rejection().
                     self.taint_rejected[(key, name, namespace or "")] = prefix + toleration
@@ -1071,9 +1077,16 @@ class DraFacts:
         at = (kind, name, found[0])
         reason = self.rejected.get(at) or (taints.get(at) if taints else None)
         if reason is None and unserved and self.version is not None:
-            written = self.api_versions.get(at)
             served = served_claim_versions(self.version)
-            if written is not None and written not in served:
+            own = (
+                self.api_version_in_file.get((kind, name, file))
+                if file and found is self.in_file.get((kind, name, file))
+                else None
+            )
+            # the pod's own file's object, else every object of the name unserved (one may be the cluster's)
+            versions = {own} if own is not None else self.api_versions.get(at, set())
+            written = min(versions) if versions and not versions & set(served) else None
+            if written is not None:
                 major, minor = self.version
                 what = "ResourceClaimTemplate" if kind == "template" else "ResourceClaim"
                 reason = (
