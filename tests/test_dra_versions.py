@@ -270,3 +270,18 @@ def test_the_pods_own_files_template_decides_its_version(tmp_path):
     found = [(f["file"].rsplit("/", 1)[-1], f["rule"]) for f in json.loads(r.stdout)["findings"]]
     assert ("old.yaml", "unknown-resource-claim") in found
     assert ("new.yaml", "unknown-resource-claim") not in found
+
+
+def test_the_policies_take_an_unserved_template_for_no_accelerator():
+    """export vap's table of the claims that hold accelerators follows check: at 1.35 the v1alpha3 template
+    is never created, so a pod naming it is no accelerator pod; with no version named, it holds a GPU."""
+    import yaml
+
+    from kubelint_ml.k8s.dra import DraFacts, admission_dra
+
+    template = next(d for d in yaml.safe_load_all(V1ALPHA3) if d["kind"] == "ResourceClaimTemplate")
+    for version, holds in (("1.35", False), (None, True)):
+        facts = DraFacts()
+        facts.add_object("ResourceClaimTemplate", "resource.k8s.io", template, "one-gpu", None, "t.yaml")
+        facts.add_profile(None, version)
+        assert admission_dra(facts).templates.get("*/one-gpu", False) is holds, version

@@ -1067,22 +1067,26 @@ class DraFacts:
 
     def rejection(self, kind: str, name: str, namespace: str, file: str = "") -> str | None:
         """Why the API server rejects the template or claim :meth:`find` finds, or None."""
-        taints = self.taint_rejected if self.version is None or self.version >= DRA_TAINTS_ON else None
-        unserved = self.version is not None and not self.stored and bool(self.api_versions)
-        if not self.rejected and not taints and not unserved:
+        if not self.rejected and not self.taint_rejected and not self.api_versions:
             return None
         found = self._entry(kind, name, namespace, file)
         if found is None:
             return None
-        at = (kind, name, found[0])
+        own = (
+            self.api_version_in_file.get((kind, name, file))
+            if file and found is self.in_file.get((kind, name, file))
+            else None
+        )
+        return self.rejection_at(kind, name, found[0], own)
+
+    def rejection_at(self, kind: str, name: str, namespace: str, own: str | None = None) -> str | None:
+        """Why the API server rejects the template or claim of ``name`` defined in ``namespace`` ("" for
+        none), or None; ``own``: the version of the one the pod's own file defines."""
+        at = (kind, name, namespace)
+        taints = self.taint_rejected if self.version is None or self.version >= DRA_TAINTS_ON else None
         reason = self.rejected.get(at) or (taints.get(at) if taints else None)
-        if reason is None and unserved and self.version is not None:
+        if reason is None and self.version is not None and not self.stored and self.api_versions:
             served = served_claim_versions(self.version)
-            own = (
-                self.api_version_in_file.get((kind, name, file))
-                if file and found is self.in_file.get((kind, name, file))
-                else None
-            )
             # the pod's own file's object, else every object of the name unserved (one may be the cluster's)
             versions = {own} if own is not None else self.api_versions.get(at, set())
             written = min(versions) if versions and not versions & set(served) else None
@@ -1716,7 +1720,7 @@ def admission_dra(facts: DraFacts | None) -> AdmissionDra:
                     return True
         return False
 
-    def accelerator_names(table: dict[str, list[tuple[str, tuple]]]) -> dict[str, bool]:
+    def accelerator_names(table: dict[str, list[tuple[str, tuple]]], kind: str) -> dict[str, bool]:
         # "<pod namespace>/<name>" -> whether it holds accelerators, as find() resolves it for a pod
         # in any namespace not listed ("*"), and, where the answer differs, for a pod without a
         # namespace ("") and in each namespace listed; a name absent answers False (the policy looks a
@@ -1725,16 +1729,23 @@ def admission_dra(facts: DraFacts | None) -> AdmissionDra:
         for name, entries in table.items():
             answers = {}
             for pod_ns in ["*", "", *(ns for ns, _ in entries if ns)]:
-                first = next((r for ns, r in entries if not ns or not pod_ns or (pod_ns != "*" and ns == pod_ns)), None)
-                answers[f"{pod_ns}/{name}"] = first is not None and holds_accelerators(first)
+                first = next(
+                    ((ns, r) for ns, r in entries if not ns or not pod_ns or (pod_ns != "*" and ns == pod_ns)), None
+                )
+                # (one the API server rejects, or does not serve at the profile's version, holds none)
+                answers[f"{pod_ns}/{name}"] = (
+                    first is not None
+                    and holds_accelerators(first[1])
+                    and facts.rejection_at(kind, name, first[0]) is None
+                )
             anywhere = answers[f"*/{name}"]
             out.update((k, v) for k, v in answers.items() if v != anywhere or (v and k.startswith("*/")))
         return out
 
     # The profile's version: claims dropped before 1.34, no DRA extended resources before 1.36 (a
     # class's extendedResourceName that is a device plugin's resource counts as the plugin's anyway).
-    templates = accelerator_names(facts.templates) if facts.claims_enabled else {}
-    claims = accelerator_names(facts.claims) if facts.claims_enabled else {}
+    templates = accelerator_names(facts.templates, "template") if facts.claims_enabled else {}
+    claims = accelerator_names(facts.claims, "claim") if facts.claims_enabled else {}
     extended = []
     for name, cls in facts.extended.items() if facts.extended_enabled else ():
         info = facts.classify(cls)
