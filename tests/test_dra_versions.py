@@ -285,3 +285,20 @@ def test_the_policies_take_an_unserved_template_for_no_accelerator():
         facts.add_object("ResourceClaimTemplate", "resource.k8s.io", template, "one-gpu", None, "t.yaml")
         facts.add_profile(None, version)
         assert admission_dra(facts).templates.get("*/one-gpu", False) is holds, version
+
+
+def test_the_policies_take_a_template_with_refused_device_tolerations_for_no_accelerator():
+    """From 1.36 (DRADeviceTaints on) a device toleration of an unknown operator is refused, so the template
+    is never created: no accelerator in the policies' table; at 1.35 the tolerations are dropped."""
+    import yaml
+
+    from kubelint_ml.k8s.dra import DraFacts, admission_dra
+
+    template = next(d for d in yaml.safe_load_all(CLAIMED) if d["kind"] == "ResourceClaimTemplate")
+    exact = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    exact["tolerations"] = [{"key": "gpu.example.com/unhealthy", "operator": "Matches"}]
+    for version, holds in (("1.36", False), ("1.35", True)):
+        facts = DraFacts()
+        facts.add_object("ResourceClaimTemplate", "resource.k8s.io", template, "one-gpu", None, "t.yaml")
+        facts.add_profile(None, version)
+        assert admission_dra(facts).templates.get("*/one-gpu", False) is holds, version
