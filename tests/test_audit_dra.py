@@ -854,3 +854,40 @@ def test_a_running_pod_whose_gpu_claim_no_container_lists(tmp_path: Path) -> Non
     text, found = _audit(tmp_path, CLASSES + list(TEMPLATES.values()) + NODES + items)
     at = _line_of(text, '"name": "gpu"', text.index('"resourceClaims"', text.index('"name": "idle-gpu"')))
     assert [(f["rule"], f["severity"], f["line"]) for f in found] == [("accelerator-claim-unused", "warning", at)]
+
+
+def test_a_running_pods_container_naming_a_first_available_alternative(tmp_path: Path) -> None:
+    """audit reads the pod's generated claim (its spec copied from the template): a container naming the
+    alternative ``gpu/one`` gets none of the devices, said as check says it, at the container's request."""
+    alternatives = {
+        "devices": {
+            "requests": [
+                {
+                    "name": "gpu",
+                    "firstAvailable": [
+                        {"name": "two", "deviceClassName": "gpu.nvidia.com", "count": 2},
+                        {"name": "one", "deviceClassName": "gpu.nvidia.com", "count": 1},
+                    ],
+                }
+            ]
+        }
+    }
+    fa_template = obj("resource.k8s.io/v1", "ResourceClaimTemplate", "gpus", NS, {"spec": alternatives})
+    resources = {"requests": {"cpu": "2", "memory": "20Gi"}, "limits": {"memory": "20Gi"}}
+    p, claim = dra_pod("alt-0", [("gpu", "single-gpu", "gpu.nvidia.com", "gpu-3")], resources, on="gpu-node-1")
+    p["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] = "gpus"
+    p["spec"]["priorityClassName"] = "training"
+    p["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu", "request": "gpu/one"}]
+    claim["spec"] = copy.deepcopy(alternatives)
+    claim["status"]["allocation"]["devices"]["results"][0]["request"] = "gpu/one"
+    text, found = _audit(tmp_path, CLASSES + [fa_template] + NODES + [p, claim])
+    at = _line_of(text, '"request": "gpu/one"', text.index('"name": "alt-0"'))
+    assert [(f["rule"], f["severity"], f["line"], f["message"]) for f in found] == [
+        (
+            "unknown-resource-claim",
+            "error",
+            at,
+            "container 'main' uses 'gpu/one' of claim 'gpu', a firstAvailable alternative of request 'gpu'; "
+            "containers name the request [1 pod]",
+        )
+    ]
