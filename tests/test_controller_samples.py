@@ -159,9 +159,9 @@ def test_dynamo_v1alpha1_multinode_wide_ep_recipe(tmp_path: Path) -> None:
     small = tmp_path / "small.yaml"
     small.write_text(sample.read_text().replace("size: 80Gi", "size: 64Mi"))
     shm = [(line, message) for rule, line, _, message in lint(small) if rule == "shm-too-small-for-workers"]
-    assert shm == [
-        (38, "container 'main' runs 8 processes (--tp 16) on a 64Mi /dev/shm"),
-        (82, "container 'main' runs 8 processes (--tp 16) on a 64Mi /dev/shm"),
+    assert shm == [  # at sharedMemory.size, the field that sizes the operator's /dev/shm (and that a fix sets)
+        (39, "container 'main' runs 8 processes (--tp 16) on a 64Mi /dev/shm"),
+        (83, "container 'main' runs 8 processes (--tp 16) on a 64Mi /dev/shm"),
     ]
 
 

@@ -575,3 +575,179 @@ spec:
     after, out = _fix(tmp_path, workflow_level, "--kubernetes-version", "1.34")
     assert after == workflow_level
     assert "shm-too-small-for-workers: not fixed: the pod-level resources are the workflow's podResources" in out
+
+
+DGD_V1ALPHA1 = """\
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata:
+  name: vllm-agg
+spec:
+  services:
+    VllmDecodeWorker:
+      componentType: worker
+      replicas: 1
+      sharedMemory:
+        size: 64Mi  # too small for eight workers
+      resources:
+        limits:
+          gpu: "8"
+      extraPodSpec:
+        nodeSelector:
+          node.kubernetes.io/instance-type: p4d.24xlarge
+        mainContainer:
+          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.5.0
+          command: ["python3", "-m", "dynamo.vllm"]
+          args: ["--model", "Qwen/Qwen3-0.6B", "--tensor-parallel-size", "8"]
+"""
+
+
+def test_dynamo_v1alpha1_memory_goes_to_the_services_resources(tmp_path: Path) -> None:
+    """A v1alpha1 service's resources (cpu, memory, gpu strings) are what the operator copies into the main
+    container: the memory limit and the /dev/shm size are set in the service's own fields (the fix was
+    refused for the whole kind before); every other byte stays, and a second run changes nothing."""
+    after, _ = _fix(tmp_path, DGD_V1ALPHA1)
+    assert after == DGD_V1ALPHA1.replace("size: 64Mi  #", "size: 8Gi  #").replace(
+        '          gpu: "8"\n', '          gpu: "8"\n          memory: 951Gi\n'
+    )
+    assert _rules(tmp_path, after) == ["missing-priority-class"]
+
+
+def test_dynamo_v1alpha1_main_container_resources_keep_the_fix_refused(tmp_path: Path) -> None:
+    """With mainContainer.resources beside the service's, which one the operator keeps for a key is not the
+    file's to say: the memory fix is not offered, and -v says why."""
+    text = DGD_V1ALPHA1.replace("size: 64Mi  # too small for eight workers", "size: 8Gi").replace(
+        '          args: ["--model", "Qwen/Qwen3-0.6B", "--tensor-parallel-size", "8"]\n',
+        '          args: ["--model", "Qwen/Qwen3-0.6B", "--tensor-parallel-size", "8"]\n'
+        '          resources:\n            requests:\n              cpu: "8"\n',
+    )
+    after, out = _fix(tmp_path, text)
+    assert after == text
+    assert "missing-memory-limit: not fixed: the Dynamo operator builds the main container's resources" in out
+
+
+TRAIN_JOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-distributed
+spec:
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels:
+              trainer.kubeflow.org/trainjob-ancestor-step: trainer
+          spec:
+            template:
+              spec:
+                priorityClassName: training
+                nodeSelector:
+                  node.kubernetes.io/instance-type: p4d.24xlarge
+                containers:
+                - name: node
+                  image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: gpu-job
+spec:
+  runtimeRef:
+    name: torch-distributed
+  trainer:
+    numNodes: 2
+    resourcesPerNode:
+      limits:
+        nvidia.com/gpu: 4
+"""
+
+
+def test_train_job_memory_goes_to_resources_per_node(tmp_path: Path) -> None:
+    """resourcesPerNode is the trainer container's resources as written: the memory limit is set there (the
+    fix was refused for every TrainJob before). Without resourcesPerNode the runtime's resources are the
+    container's, and writing resourcesPerNode would replace them all: no fix, -v says why."""
+    after, _ = _fix(tmp_path, TRAIN_JOB)
+    assert after == TRAIN_JOB + "        memory: 475Gi\n"
+    assert _rules(tmp_path, after) == []
+    runtime_only = TRAIN_JOB.replace("    resourcesPerNode:\n      limits:\n        nvidia.com/gpu: 4\n", "").replace(
+        "                  image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime\n",
+        "                  image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime\n"
+        "                  resources:\n                    limits:\n                      nvidia.com/gpu: 4\n",
+    )
+    after, out = _fix(tmp_path, runtime_only)
+    assert after == runtime_only
+    assert "not fixed: the trainer's node container takes its resources from spec.trainer.resourcesPerNode" in out
+
+
+SPARK = """\
+apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata:
+  name: spark-gpu
+spec:
+  type: Scala
+  mode: cluster
+  image: nvcr.io/nvidia/spark-rapids:24.10
+  mainClass: com.example.Main
+  mainApplicationFile: local:///opt/app.jar
+  sparkVersion: 3.5.3
+  volumes:
+  - name: spark-local-dir-1
+    emptyDir: {}
+  driver:
+    cores: 1
+    memory: 4g
+    priorityClassName: batch
+    volumeMounts:
+    - name: spark-local-dir-1
+      mountPath: /tmp/spark-local
+  executor:
+    cores: 4
+    instances: 2
+    nodeSelector:
+      node.kubernetes.io/instance-type: g5.12xlarge
+    memory: 16g
+    priorityClassName: batch
+    gpu:
+      name: nvidia.com/gpu
+      quantity: 1
+    volumeMounts:
+    - name: spark-local-dir-1
+      mountPath: /tmp/spark-local
+    template:
+      spec:
+        containers:
+        - name: executor
+        - name: log-shipper
+          image: fluent/fluent-bit:3.1
+"""
+
+
+def test_spark_fixes_of_the_pod_template_and_volumes_are_the_users(tmp_path: Path) -> None:
+    """The application's volumes and a role's pod template are pod fields Spark keeps as written: a disk
+    emptyDir's sizeLimit and a sidecar's memory limit are fixed there (refused for the whole kind before);
+    the containers' ephemeral-storage requests, which the operator builds, stay refused with the reason."""
+    after, out = _fix(tmp_path, SPARK)
+    assert after == SPARK.replace("    emptyDir: {}\n", "    emptyDir: {sizeLimit: 10Gi}\n") + (
+        "          resources:\n            limits:\n              memory: 20Gi\n"
+    )
+    assert "missing-ephemeral-storage-request: not fixed: the Spark operator builds the pod's resources" in out
+    assert _rules(tmp_path, after) == ["missing-ephemeral-storage-request", "missing-ephemeral-storage-request"]
+
+
+def test_optimization_job_memory_goes_to_its_train_job_template(tmp_path: Path) -> None:
+    """An OptimizationJob's trials are TrainJobs of its trainJobTemplate: the memory fix lands in the
+    template's resourcesPerNode, every other byte kept."""
+    job = TRAIN_JOB.split("---\n")[1]
+    spec = job.split("spec:\n", 1)[1]
+    optimization = (
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: OptimizationJob\nmetadata:\n  name: tune\nspec:\n"
+        "  numTrials: 4\n  parallelTrials: 2\n  trainJobTemplate:\n    spec:\n"
+        + "".join("    " + line + "\n" for line in spec.splitlines())
+    )
+    text = TRAIN_JOB.split("---\n")[0] + "---\n" + optimization
+    after, _ = _fix(tmp_path, text)
+    assert after == text + "            memory: 475Gi\n"

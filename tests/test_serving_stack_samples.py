@@ -642,11 +642,13 @@ def test_kserve_multinode_head_and_workers_are_gpu_pods(tmp_path: Path) -> None:
         )
     )
     assert findings(path) == []
-    # a runtime of the user's own that is not among the inputs: its workers are not known (the head is
-    # judged as the service writes it, as for any such runtime)
+    # a runtime of the user's own that is not among the inputs: its workers and executor are not known (the
+    # head is judged as the service writes it, as for any such runtime), and the GPUs the service asks for
+    # through tensorParallelSize x pipelineParallelSize are said, not passed in silence
     path.write_text(KSERVE_MULTINODE.replace("    model:\n", "    model:\n      runtime: my-multinode\n"))
     found = findings(path)
-    assert found and all(line < 15 and severity == "warning" for _, line, severity in found)
+    assert found[0] == ("accelerator-workload-not-judged", 17, "info")
+    assert found[1:] and all(line < 15 and severity == "warning" for _, line, severity in found[1:])
 
 
 def test_kserve_multinode_gpu_counts_follow_the_controller() -> None:

@@ -271,7 +271,12 @@ class Context(Record):
         if found is not None and found[0] is obj:
             return found[1]
         templates = pod_templates(obj)
-        if not templates and obj.kind == "TrainJob" and obj.group == "trainer.kubeflow.org" and self.facts is not None:
+        if (
+            not templates
+            and obj.kind in ("TrainJob", "OptimizationJob")
+            and obj.group == "trainer.kubeflow.org"
+            and self.facts is not None
+        ):
             runtime = self.facts.runtime_of(obj)  # its pods are the runtime's, with what it sets
             if runtime is not None:
                 templates = train_job_templates(obj, runtime)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubelint_ml.engine.cluster import CLUSTER_KINDS, ClusterFacts
+from kubelint_ml.input.kinds.kubeflow import train_job_spec_path
 from kubelint_ml.input.objects import K8sObject, dig
 from kubelint_ml.k8s.dra import DRA_CLAIM_KINDS, DraFacts
 from kubelint_ml.lazyre import LazyPattern
@@ -27,6 +28,7 @@ CONTEXT_KINDS = (
     "KubeletConfiguration",
     "CustomResourceDefinition",
     "TrainJob",
+    "OptimizationJob",  # Trainer: its trials are TrainJobs
     "TrainingRuntime",
     "ClusterTrainingRuntime",
     "Workflow",  # Argo: for the (Cluster)WorkflowTemplates it runs
@@ -134,6 +136,7 @@ class TrainJobFact(Record):
     runtime_name: str
     gives_priority: bool  # the Kueue priority label
     patch_names_priority: bool  # a priorityClassName in runtimePatches/podTemplateOverrides/podSpecOverrides
+    kind: str  # TrainJob, or an OptimizationJob whose trials are TrainJobs
     __slots__ = _fields = (
         "name",
         "namespace",
@@ -142,6 +145,7 @@ class TrainJobFact(Record):
         "runtime_name",
         "gives_priority",
         "patch_names_priority",
+        "kind",
     )
 
     def __init__(
@@ -153,7 +157,9 @@ class TrainJobFact(Record):
         runtime_name: str,
         gives_priority: bool,
         patch_names_priority: bool = False,
+        kind: str = "TrainJob",
     ) -> None:
+        self.kind = kind
         self.name = name
         self.namespace = namespace
         self.source = source
@@ -184,7 +190,8 @@ def _names_priority(node: Any, depth: int = 0) -> bool:
 
 
 def _train_job(obj: K8sObject) -> TrainJobFact | None:
-    spec: Any = obj.data.get("spec")
+    base = train_job_spec_path(obj.kind) or ("spec",)
+    spec: Any = dig(obj.data, *base)
     if not isinstance(spec, dict):
         return None
     ref = spec.get("runtimeRef")
@@ -193,11 +200,16 @@ def _train_job(obj: K8sObject) -> TrainJobFact | None:
     kind: str = ref["kind"] if isinstance(ref.get("kind"), str) else "ClusterTrainingRuntime"
     own: Any = spec.get("labels")
     labels: list[dict] = [obj.labels, own if isinstance(own, dict) else {}]
+    if obj.kind == "OptimizationJob":  # its trials are TrainJobs with the template's labels, not its own
+        made: Any = dig(obj.data, "spec", "trainJobTemplate", "metadata", "labels")
+        labels[0] = made if isinstance(made, dict) else {}
     gives = any(isinstance(m.get(_KUEUE_PRIORITY), str) and m[_KUEUE_PRIORITY].strip() for m in labels)
     # Trainer's pod patches (PodSpecPatch, and v2.0's PodSpecOverride) have no priorityClassName: the API
     # server prunes one written there, so it gives the pods nothing (said in the finding).
     dropped = any(_names_priority(spec.get(k)) for k in _OVERRIDES)
-    return TrainJobFact(obj.ref.name or "", obj.ref.namespace, obj.file, kind, ref["name"], bool(gives), dropped)
+    return TrainJobFact(
+        obj.ref.name or "", obj.ref.namespace, obj.file, kind, ref["name"], bool(gives), dropped, obj.kind
+    )
 
 
 class ArgoRunFact(Record):
@@ -422,7 +434,7 @@ class Facts(Record):
             self.kubelet_configs.append(KubeletConfigFact(obj.file, data, obj))
         elif kind == "CustomResourceDefinition" and group == "apiextensions.k8s.io":
             self.crds.append(data)
-        elif kind == "TrainJob" and group == "trainer.kubeflow.org":
+        elif kind in ("TrainJob", "OptimizationJob") and group == "trainer.kubeflow.org":
             job = _train_job(obj)
             if job is not None:
                 self.train_jobs.append(job)

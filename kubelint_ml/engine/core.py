@@ -409,7 +409,10 @@ def _to_the_users_fields(hit: Any, tpl: Any) -> None:
     fix = hit.fix
     if fix is None:
         return
-    why = tpl.fix_note or _not_the_users(fix, tpl.cache.get("foreign"))
+    why = tpl.fix_note
+    if why and _within(fix, tpl.cache.get("fixable")):
+        why = None  # every edit is in a field of the user's that the controller copies as it is
+    why = why or _not_the_users(fix, tpl.cache.get("foreign"))
     if why:
         hit.fix = replace(fix, changes=(), unfixable=why, resolved=True)
     elif "fix_renames" in tpl.cache:  # some fields are a shared default's: a fix sets the pod's own
@@ -425,6 +428,12 @@ def _renamed(table: tuple, path: tuple) -> tuple:
         if path[: len(pod)] == pod:
             return real + tuple(path[len(pod) :])
     return path
+
+
+def _within(fix: Any, fixable: Any) -> bool:
+    """Every change of ``fix`` is at or under one of the pod paths ``fixable`` (a kind whose fixes are
+    otherwise not the user's edit: the fields the controller copies into the pod as they are)."""
+    return bool(fixable) and all(any(c.path[: len(p)] == p for p in fixable) for c in fix.changes)
 
 
 def _not_the_users(fix: Any, foreign: Any) -> str | None:

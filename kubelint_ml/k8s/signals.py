@@ -830,11 +830,12 @@ def _scoped(obj: Mapping[str, Any]) -> list[tuple[Signal, list[tuple]]]:
         count(("spec", "mlPolicy", "torch", "numProcPerNode"), "torchrun", "numProcPerNode", node)
         mpi_scope = node + (launcher if dig(obj, "spec", "mlPolicy", "mpi", "runLauncherAsNode") is True else [])
         count(("spec", "mlPolicy", "mpi", "numProcPerNode"), "mpi", "numProcPerNode", mpi_scope)
-    elif kind in ("RayCluster", "RayJob", "RayService"):
+    elif kind in ("RayCluster", "RayJob", "RayService", "RayCronJob"):
         root: tuple = {
             "RayCluster": ("spec",),
             "RayJob": ("spec", "rayClusterSpec"),
             "RayService": ("spec", "rayClusterConfig"),
+            "RayCronJob": ("spec", "jobTemplate", "rayClusterSpec"),
         }[kind]
         spec = dig(obj, *root)
         if isinstance(spec, dict):

@@ -116,7 +116,9 @@ def object_refs(obj: K8sObject) -> list[PriorityRef]:
                     "spec.runPolicy.schedulingPolicy.priorityClass",
                 )
             )
-    labels = obj.labels
+    # A RayCronJob's RayJobs carry none of its labels (KubeRay constructRayJob): neither KubeRay's nor
+    # Kueue's priority label on it reaches the pods.
+    labels = {} if (obj.group, obj.kind) == ("ray.io", "RayCronJob") else obj.labels
     if is_ray(obj):
         name = named(labels.get(RAY_LABEL))
         if name:

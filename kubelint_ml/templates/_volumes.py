@@ -237,6 +237,7 @@ _KUBERAY = {
     ("ray.io", "RayCluster"),
     ("ray.io", "RayJob"),
     ("ray.io", "RayService"),
+    ("ray.io", "RayCronJob"),
     # AIBrix keeps RayClusters of these templates: KubeRay builds their pods
     ("orchestration.aibrix.ai", "RayClusterFleet"),
     ("orchestration.aibrix.ai", "RayClusterReplicaSet"),

@@ -33,6 +33,10 @@ _MOST_NODES = 20_000  # a bound on the search in one object
 # Kinds whose pods are made from another object it names: (the reference's path, what it names).
 _PODS_ELSEWHERE = {
     ("trainer.kubeflow.org", "TrainJob"): (("spec", "runtimeRef", "name"), "runtime"),
+    ("trainer.kubeflow.org", "OptimizationJob"): (
+        ("spec", "trainJobTemplate", "spec", "runtimeRef", "name"),
+        "runtime",
+    ),
 }
 # Kinds that ask for accelerators through a name the cluster defines (a KubeAI resource profile):
 # the field, and what to do about it.
@@ -335,6 +339,16 @@ def _fragment_hits(obj: Any, templates: list) -> list[Hit]:
     return hits
 
 
+def _unbuilt(obj: Any, templates: list) -> list[Hit]:
+    """The pods a controller makes beside the ones built, which could not be built (a KServe multi-node
+    predictor's workers, of a runtime not among the inputs): (path, message, why) in the template's cache."""
+    return [
+        Hit(found[0], found[1], detail=f"{obj.ref.display()}: {found[2]}")
+        for found in (t.cache.get("unjudged") for t in templates if not t.broken)
+        if found is not None
+    ]
+
+
 def _mapping(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
@@ -347,7 +361,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     embedded = _argo_hits(unit, argo) if argo is not None else []
     templates = unit.templates()
     if any(not t.broken for t in templates):
-        return embedded + _fragment_hits(obj, templates) or None
+        return embedded + _fragment_hits(obj, templates) + _unbuilt(obj, templates) or None
     found = _asked(obj.data)
     if found is None and not templates and kind_info(obj) is None:
         found = _asked_by_value(obj.data, obj.group in _NODE_TYPE_GROUPS)

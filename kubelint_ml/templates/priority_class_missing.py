@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.engine.context import ArgoRunFact
+from kubelint_ml.input.kinds.kubeflow import train_job_spec_path
 from kubelint_ml.input.loader import render_path
 from kubelint_ml.input.objects import K8sObject, clip, dig
 from kubelint_ml.input.workloads import PodTemplate, is_training_kind
@@ -12,6 +13,7 @@ from kubelint_ml.templates._common import is_fragment, raw_text
 from kubelint_ml.templates._priority import (
     KAI_LABEL,
     KUEUE_LABEL,
+    RAY_LABEL,
     facts_of,
     is_ray,
     is_volcano_job,
@@ -83,7 +85,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         runtime_file = facts_of(ctx).runtime_file_of(obj)
         if runtime_file is None or runtime_file not in facts_of(ctx).cluster.context_files:
             return None
-        name = dig(obj.data, "spec", "runtimeRef", "name")
+        ref = (train_job_spec_path(obj.kind) or ("spec",)) + ("runtimeRef",)
+        name = dig(obj.data, *ref, "name")
         runtime = (clip(name) if isinstance(name, str) else "?", runtime_file)
     if is_ray(obj) and tpl.path[-1:] == ("submitterPodTemplate",):
         return None  # the short-lived `ray job submit` pod, not the cluster that trains
@@ -111,6 +114,13 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                 f"{r.field} '{r.name}' is copied only into the gang-scheduling PodGroup, not into the pods, "
                 "so kube-scheduler preemption does not see it"
             )
+    if (obj.group, obj.kind) == ("ray.io", "RayCronJob"):
+        copied = [k for k in (RAY_LABEL, KUEUE_LABEL) if named(obj.labels.get(k))]
+        if copied:
+            notes.append(
+                f"the label {copied[0]} on a RayCronJob is not copied to the RayJobs it creates (KubeRay "
+                "constructRayJob), so it gives their pods nothing"
+            )
     if not uses_kai(tpl) and (named(tpl.labels.get(KAI_LABEL)) or named(obj.labels.get(KAI_LABEL))):
         notes.append(
             f"the label {KAI_LABEL} is read only by KAI Scheduler, and this template's schedulerName "
@@ -126,7 +136,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             )
         else:
             notes.append(
-                f"TrainJob '{first.name}'{origin_of(first.source, obj.file)}{more} uses this runtime and sets no "
+                f"{first.kind} '{first.name}'{origin_of(first.source, obj.file)}{more} uses this runtime and sets no "
                 f"priority (no {KUEUE_LABEL} label)"
                 + (
                     "; the priorityClassName in its runtime patches is not a field Trainer patches into pods "
@@ -165,6 +175,8 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     )  # else an accelerator Deployment, LeaderWorkerSet, ...: serving or interactive work
     target = f"'{gang}' too" if gang else f"a PriorityClass for {'training' if training else 'this workload'}"
     alternatives = [f"the Kueue label {KUEUE_LABEL} on the object if Kueue admits it"]
+    if (obj.group, obj.kind) == ("ray.io", "RayCronJob"):
+        alternatives = []  # its RayJobs get none of its labels
     if uses_kai(tpl):
         alternatives.insert(0, f"KAI Scheduler's label {KAI_LABEL} on the workload")
     if is_volcano_job(obj):
@@ -175,7 +187,9 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         if users:
             alternatives.insert(1, f"podPriorityClassName on the Workflow '{users[0].name}' that runs it")
     field = tpl.cache.get("pod_fields") or tpl.real_path(tpl.spec_path)
-    fix = f"set {render_path(field + ('priorityClassName',))} to {target} (or {' or '.join(alternatives)})"
+    fix = f"set {render_path(field + ('priorityClassName',))} to {target}" + (
+        f" (or {' or '.join(alternatives)})" if alternatives else ""
+    )
     run_of = tpl.cache.get("run_of")  # a Workflow's pod from the WorkflowTemplate it runs, read as context
     if run_of is not None:
         path = run_of[2]
@@ -187,15 +201,17 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if runtime is not None:
         # Trainer patches no priorityClassName into the pods (PodSpecPatch has none): the runtime's
         # pod template, or the Kueue label on the TrainJob, gives it
-        path = ("spec", "runtimeRef")
+        path = (train_job_spec_path(obj.kind) or ("spec",)) + ("runtimeRef",)
         fix = (
             f"set priorityClassName in the pod templates of the runtime '{runtime[0]}' to {target} (or the "
-            f"Kueue label {KUEUE_LABEL} on the TrainJob if Kueue admits it)"
+            f"Kueue label {KUEUE_LABEL} "
+            + ("on the TrainJob" if obj.kind == "TrainJob" else "in spec.trainJobTemplate.metadata.labels")
+            + " if Kueue admits it)"
         )
 
     short = "no priorityClassName"
     if users:
-        user = "Workflow" if isinstance(users[0], ArgoRunFact) else "TrainJob"
+        user = "Workflow" if isinstance(users[0], ArgoRunFact) else users[0].kind
         short += f": {user} '{users[0].name}' sets none either; pods run at the default priority"
     elif runtime is not None:
         short += f": runtime '{runtime[0]}' sets none either; pods run at the default priority"

@@ -36,7 +36,9 @@ class Pod(Record):
     # filled in; "foreign": (path prefix, why) of what the controller adds that the file has no field
     # for, where a fix is not offered; "fix_renames": the renames a fix follows where they differ, a
     # default shared by other pods being set in the pod's own field instead; "pod_fields": where a
-    # pod-level field the file lacks is written, when not at the pod's path, e.g. Dynamo's extraPodSpec).
+    # pod-level field the file lacks is written, when not at the pod's path, e.g. Dynamo's extraPodSpec;
+    # "fixable": the pod paths where a fix is the user's edit though ``fix_note`` says the pod's are
+    # not, the fields the controller copies into the pod as they are, e.g. a TrainJob's resourcesPerNode).
     cache: dict
     __slots__ = _fields = (
         "spec_path",

@@ -50,6 +50,24 @@ def _dynamo_resources(res: Any) -> dict:
 DEFAULT_SHM = "8Gi"  # the operator's /dev/shm when the component does not size it
 
 
+def _merged_env(*lists: Any) -> list | None:
+    """Env lists merged by name, a later list's variable over an earlier one's (``MergeEnvs``: the graph's
+    ``envs``, then the service's, then the main container's own); None when none is a list."""
+    given = [x for x in lists if isinstance(x, list)]
+    if not given:
+        return None
+    named: dict = {}
+    unnamed = []
+    for env in given:
+        for item in env:
+            if isinstance(item, dict) and isinstance(item.get("name"), str):
+                named.pop(item["name"], None)
+                named[item["name"]] = item
+            else:
+                unnamed.append(item)
+    return [*named.values(), *unnamed]
+
+
 def _pods(component: dict) -> int | None:
     replicas = integer(component.get("replicas"), 1)
     nodes = integer(dig(component, "multinode", "nodeCount"), 1)
@@ -126,15 +144,20 @@ def _component(obj: K8sObject, path: tuple, comp: dict, role: str) -> Pod | None
     renames += [(shm_at + ("emptyDir", "sizeLimit"), path + ("sharedMemorySize",)), (shm_at, where)]
     if containers:
         c, cpath = containers[main]
+        graph_env = dig(obj.data, "spec", "env")
+        if isinstance(c, dict) and isinstance(graph_env, list) and graph_env:
+            # the graph's env is prepended to each component's; the component's of a name wins
+            c = {**c, "env": _merged_env(graph_env, c.get("env"))}
         pod_spec, c, from_device = _with_device(pod_spec, spath, c, cpath, comp.get("device"), path + ("device",))
         renames += from_device
-        containers[main] = (_with_shm(c, volumes, size, shm_at), cpath)
+        engines = _failover_engines(_with_shm(c, volumes, size, shm_at), comp)
+        containers[main : main + 1] = [(e, cpath) for e in engines]
     graph_priority = dig(obj.data, "spec", "priorityClassName")
     if "priorityClassName" not in spec and isinstance(graph_priority, str) and graph_priority:
         pod_spec["priorityClassName"] = graph_priority  # Grove's PodCliqueSet gives it to the pods
         renames.append((spath + ("priorityClassName",), ("spec", "priorityClassName")))
     meta = tpl.get("metadata") if isinstance(tpl, dict) else None
-    return Pod(
+    pod = Pod(
         spath,
         pod_spec,
         role,
@@ -145,6 +168,38 @@ def _component(obj: K8sObject, path: tuple, comp: dict, role: str) -> Pod | None
         metadata=meta if isinstance(meta, dict) else {},
         renames=renames,
     )
+    if len(containers) > len(listed(spec.get("containers"), spath + ("containers",))):
+        pod.cache["assumed"] = f"as intra-pod failover runs the main container as {len(engines)} engines"
+    return pod
+
+
+def _failover_engines(main: Any, comp: dict) -> list[Any]:
+    """The main container, or with intra-pod failover (``experimental.failover``, mode ``IntraPod`` or
+    unset: ``buildFailoverPod``) its clones ``engine-0`` .. ``engine-<numShadows>`` (1 shadow by default,
+    at most 2), each with the main container's memory and cpu; the GPUs, which the operator turns into a
+    DRA claim the engines share, are counted once (on ``engine-0``)."""
+    failover = dig(comp, "experimental", "failover")
+    if (
+        not isinstance(main, dict)
+        or not isinstance(failover, dict)
+        or failover.get("mode") not in (None, "", "IntraPod")
+    ):
+        return [main]
+    shadows = integer(failover.get("numShadows"), 1) or 1
+    if not 1 <= shadows <= 2:
+        return [main]
+    engines = []
+    for i in range(shadows + 1):
+        engine = {**main, "name": f"engine-{i}"}
+        res = main.get("resources")
+        if i and isinstance(res, dict):  # the shared devices (extended resources) stay with engine-0
+            engine["resources"] = {
+                part: ({k: v for k, v in val.items() if "/" not in str(k)} if isinstance(val, dict) else val)
+                for part, val in res.items()
+                if part != "claims"
+            }
+        engines.append(engine)
+    return engines
 
 
 def _components(obj: K8sObject) -> list[Pod]:
@@ -163,7 +218,7 @@ def _component_deployment(obj: K8sObject) -> list[Pod]:
     if not isinstance(spec, dict):
         return []
     if "podTemplate" not in spec and str(obj.data.get("apiVersion")).endswith("/v1alpha1"):
-        return [_service(("spec",), spec, text(spec.get("serviceName"), ""))]  # a v1alpha1 service's fields
+        return [_service(("spec",), spec, text(spec.get("serviceName"), ""), None)]  # a v1alpha1 service's fields
     pod = _component(obj, ("spec",), spec, text(spec.get("name"), ""))
     return [] if pod is None else [pod]
 
@@ -174,20 +229,25 @@ def _dynamo(obj: K8sObject) -> list[Pod]:
     services = dig(obj.data, "spec", "services")
     if not isinstance(services, dict):
         return []
+    graph_envs = dig(obj.data, "spec", "envs")
     return [
-        _service(("spec", "services", name), services[name], str(name))
+        _service(("spec", "services", name), services[name], str(name), graph_envs)
         for name in sorted(services, key=str)
         if isinstance(services[name], dict)
     ]
 
 
-def _service(path: tuple, svc: dict, name: str) -> Pod:
+def _service(path: tuple, svc: dict, name: str, graph_envs: Any) -> Pod:
     """A v1alpha1 service (a DynamoGraphDeployment's ``spec.services.<name>``, or a
     DynamoComponentDeployment's ``spec``): the main container from ``extraPodSpec.mainContainer`` with
-    the service's ``resources``, the pod from the rest of ``extraPodSpec``."""
+    the service's ``resources`` and its env over the service's ``envs`` over the graph's ``envs``
+    (``graph_envs``; ``GenerateBasePodSpec``, ``MergeEnvs``), the pod from the rest of ``extraPodSpec``."""
     extra: Any = svc.get("extraPodSpec") if isinstance(svc.get("extraPodSpec"), dict) else {}
     main: Any = extra.get("mainContainer") if isinstance(extra.get("mainContainer"), dict) else {}
     container = {**main, "name": text(main.get("name"), "main")}
+    env = _merged_env(graph_envs, svc.get("envs"), main.get("env"))
+    if env is not None:
+        container["env"] = env
     container.setdefault("image", "the Dynamo runtime image")
     own = main.get("resources") if isinstance(main.get("resources"), dict) else {}
     res = _dynamo_resources(svc.get("resources"))
@@ -204,6 +264,7 @@ def _service(path: tuple, svc: dict, name: str) -> Pod:
         ),
         (path + ("resources",), path + ("resources",)),
         (path + ("metadata",), path + ("extraPodSpec",)),
+        (path + ("sharedMemory", "emptyDir", "sizeLimit"), path + ("sharedMemory", "size")),
     ]
     spec = {k: v for k, v in extra.items() if k not in ("mainContainer", "containers", "volumes", "initContainers")}
     renames += [(path + (k,), path + ("extraPodSpec", k)) for k in spec]
@@ -227,6 +288,22 @@ def _service(path: tuple, svc: dict, name: str) -> Pod:
         "(gpu, cpu, memory) and device.resources: change those",
     )
     pod.cache["pod_fields"] = path + ("extraPodSpec",)  # a service has no priorityClassName of its own
+    # A fix is the user's edit where it sets the service's memory (a ResourceItem's cpu, memory, gpu
+    # strings, which the operator copies into the main container's requests and limits) and no
+    # mainContainer.resources competes with it, the size of the operator's /dev/shm, or the native
+    # containers and volumes of extraPodSpec.
+    fixable = [path + ("sharedMemory", "emptyDir", "sizeLimit")]
+    fixable += [path + ("extraPodSpec", key) for key in ("containers", "initContainers", "volumes")]
+    service_res = svc.get("resources")
+    if "resources" not in main and (
+        service_res is None
+        or (
+            isinstance(service_res, dict)
+            and all(isinstance(service_res.get(p), (dict, type(None))) for p in ("requests", "limits"))
+        )
+    ):
+        fixable += [path + ("resources", part, "memory") for part in ("requests", "limits")]
+    pod.cache["fixable"] = tuple(fixable)
     return pod
 
 

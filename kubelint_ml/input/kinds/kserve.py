@@ -228,7 +228,11 @@ def _multinode(obj: K8sObject, head: Pod, runtime: Any, executor: str = "ray") -
     else:
         named = dig(obj.data, "spec", "predictor", "model", "runtime")
         if named is not None and named != _MULTINODE_RUNTIME:
-            return []  # a runtime of the user's own, not among the inputs: its workers and executor are not known
+            # A runtime of the user's own, not among the inputs: its worker container and its executor
+            # (ray or mp: how the GPUs are spread) are not known, so the workers are not built; said by
+            # accelerator-workload-not-judged, at the field that sizes the GPUs.
+            head.cache["unjudged"] = _unknown_runtime(obj, spec, named)
+            return []
         worker_res = KSERVE_RUNTIME_RESOURCES[_MULTINODE_RUNTIME]
     total = (integer(spec.get("tensorParallelSize"), 1) or 1) * (integer(spec.get("pipelineParallelSize"), 1) or 1)
     containers = spec.get("containers")
@@ -261,6 +265,24 @@ def _multinode(obj: K8sObject, head: Pod, runtime: Any, executor: str = "ray") -
     )
     tpl.cache["assumed"] = assumed
     return [tpl]
+
+
+def _unknown_runtime(obj: K8sObject, spec: dict, named: Any) -> tuple[tuple, str, str]:
+    """(path, message, why) of a multi-node predictor whose runtime is not among the inputs."""
+    path = ("spec", "predictor", "workerSpec")
+    sizes = [k for k in ("tensorParallelSize", "pipelineParallelSize") if k in spec]
+    total = (integer(spec.get("tensorParallelSize"), 1) or 1) * (integer(spec.get("pipelineParallelSize"), 1) or 1)
+    name = named if isinstance(named, str) else str(named)
+    return (
+        path + (sizes[0],) if sizes else path,
+        f"runs {total} GPU{'' if total == 1 else 's'} over a head and workers of runtime '{name}': workers not judged",
+        f"KServe spreads tensorParallelSize x pipelineParallelSize = {total} GPU{'' if total == 1 else 's'} over "
+        f"the head and the workers of the serving runtime '{name}', as its worker container's GPUs and its "
+        "multinode/executor-backend annotation (ray by default, or mp) say; the runtime is not among the inputs, "
+        "so the workers' pods were not built and the head was judged as written, without the GPUs KServe gives "
+        "it; no rule judged the workers (memory limits, QoS, /dev/shm, priority): pass the runtime's file with "
+        "--context.",
+    )
 
 
 def inference_service_with_runtime(obj: K8sObject, name: str, runtime: Any, executor: str = "ray") -> list[Pod]:

@@ -71,7 +71,19 @@ _PLACEMENT = ("nodeSelector", "affinity", "tolerations", "priorityClassName", "s
 _PATCHED_PLACEMENT = ("nodeSelector", "affinity", "tolerations")
 
 
-def _placement_patches(spec: dict, job_name: Any) -> list[tuple[tuple, dict]] | None:
+# Where a kind's TrainJobSpec is: a TrainJob's ``spec``; an OptimizationJob's (Trainer's hyperparameter
+# search, ``optimizationjob_types.go``) ``spec.trainJobTemplate.spec``, the TrainJob each trial runs.
+TRAIN_JOB_SPECS = {
+    "TrainJob": ("spec",),
+    "OptimizationJob": ("spec", "trainJobTemplate", "spec"),
+}
+
+
+def train_job_spec_path(kind: str) -> tuple | None:
+    return TRAIN_JOB_SPECS.get(kind)
+
+
+def _placement_patches(spec: dict, job_name: Any, base: tuple = ("spec",)) -> list[tuple[tuple, dict]] | None:
     """The pod-spec patches the TrainJob's overrides make to the runtime's replicated job ``job_name``, with
     their paths, in the order they apply (``podSpecOverrides``, ``podTemplateOverrides``, then
     ``runtimePatches``); None when an override that may target it cannot be read."""
@@ -92,7 +104,7 @@ def _placement_patches(spec: dict, job_name: Any) -> list[tuple[tuple, dict]] | 
             if job_name not in names:
                 continue
             patch = item if key == "podSpecOverrides" else item.get("spec")
-            where: tuple = ("spec", key, i) if key == "podSpecOverrides" else ("spec", key, i, "spec")
+            where: tuple = base + ((key, i) if key == "podSpecOverrides" else (key, i, "spec"))
             if patch is None:
                 continue
             if not isinstance(patch, dict):
@@ -117,7 +129,7 @@ def _placement_patches(spec: dict, job_name: Any) -> list[tuple[tuple, dict]] | 
                 continue
             if not isinstance(patch, dict):
                 return None
-            at = ("spec", "runtimePatches", i, "trainingRuntimeSpec", "template", "spec", "replicatedJobs", j)
+            at = base + ("runtimePatches", i, "trainingRuntimeSpec", "template", "spec", "replicatedJobs", j)
             out.append((at + ("template", "spec", "template", "spec"), patch))
     return out
 
@@ -138,8 +150,10 @@ def train_job_pod(job: K8sObject, runtime: Any) -> Pod | None:
     ``trainer.image``, and ``trainer.resourcesPerNode`` as its resources where it sets limits or
     requests (``WithResources``: they replace the runtime's); ``trainer.numNodes`` (else the runtime's
     ``mlPolicy.numNodes``) pods. Only what the TrainJob sets or what places the pod is kept: the
-    runtime's own fields are judged on the runtime. None when the runtime has no trainer container."""
-    spec: Any = job.data.get("spec")
+    runtime's own fields are judged on the runtime. None when the runtime has no trainer container. An
+    OptimizationJob's trials are such TrainJobs (its ``trainJobTemplate``), ``parallelTrials`` at a time."""
+    base = train_job_spec_path(job.kind) or ("spec",)
+    spec: Any = dig(job.data, *base)
     trainer: Any = spec.get("trainer") if isinstance(spec, dict) else None
     trainer = trainer if isinstance(trainer, dict) else {}
     jobs = dig(runtime, "spec", "template", "spec", "replicatedJobs")
@@ -157,9 +171,10 @@ def train_job_pod(job: K8sObject, runtime: Any) -> Pod | None:
     )
     if node is None:
         return None
-    path = ("spec", "trainer")
+    path = base + ("trainer",)
+    ref = base + ("runtimeRef",)
     container: dict = {"name": "node", "image": trainer.get("image", node.get("image"))}
-    renames: list[tuple[tuple, tuple]] = [(path + ("metadata",), ("spec", "runtimeRef"))]
+    renames: list[tuple[tuple, tuple]] = [(path + ("metadata",), ref)]
     given: Any = trainer.get("resourcesPerNode")
     if isinstance(given, dict) and (given.get("limits") is not None or given.get("requests") is not None):
         container["resources"] = {k: given[k] for k in ("limits", "requests") if given.get(k) is not None}
@@ -167,13 +182,13 @@ def train_job_pod(job: K8sObject, runtime: Any) -> Pod | None:
     else:
         if node.get("resources") is not None:
             container["resources"] = node["resources"]
-        renames.append((path + ("resources",), ("spec", "runtimeRef")))
+        renames.append((path + ("resources",), ref))
     pod = {k: v for k, v in pod_spec.items() if k in _PLACEMENT}
-    renames += [(path + (k,), ("spec", "runtimeRef")) for k in pod]
+    renames += [(path + (k,), ref) for k in pod]
     # The TrainJob's overrides patch the trainer pod's placement (nodeSelector, affinity, tolerations):
     # applied in order; one whose shape is not known leaves the placement unknown.
     job_name = rjob.get("name") if isinstance(rjob, dict) else None
-    patches = _placement_patches(spec, job_name) if isinstance(spec, dict) else []
+    patches = _placement_patches(spec, job_name, base) if isinstance(spec, dict) else []
     if patches is None:
         pod = {}
     else:
@@ -187,17 +202,27 @@ def train_job_pod(job: K8sObject, runtime: Any) -> Pod | None:
     nodes = integer(trainer.get("numNodes"), None)
     if nodes is None:
         nodes = integer(dig(runtime, "spec", "mlPolicy", "numNodes"), 1)
+    trials = ""
+    if job.kind == "OptimizationJob":
+        parallel = integer(dig(job.data, "spec", "parallelTrials"), 1) or 1
+        nodes = None if nodes is None else nodes * max(parallel, 1)
+        trials = "trials' "
     name = dig(runtime, "metadata", "name")
-    return Pod(
+    out = Pod(
         path,
         pod,
-        f"trainer, from runtime '{name}'" if isinstance(name, str) else "trainer",
+        f"{trials}trainer, from runtime '{name}'" if isinstance(name, str) else f"{trials}trainer",
         nodes,
         [(container, path)],
         renames=renames,
         fix_note="the trainer's node container takes its resources from spec.trainer.resourcesPerNode (else from "
         "the runtime): change those",
     )
+    if "resources" in container and (path + ("resources",), path + ("resourcesPerNode",)) in renames:
+        # resourcesPerNode is the container's resources as written (a ResourceRequirements): a fix of them
+        # is the user's edit; without it the runtime's are, and setting it would replace them all
+        out.cache["fixable"] = (path + ("resources",),)
+    return out
 
 
 KINDS: dict[tuple[str, str], KindInfo] = {

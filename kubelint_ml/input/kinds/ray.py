@@ -1,6 +1,8 @@
-"""KubeRay (``ray.io/v1`` RayCluster, RayJob, RayService; ray-project/kuberay ``ray-operator/apis/ray/v1``,
-v1.7): the head group's template (one pod) and each worker group's (``replicas`` x ``numOfHosts``);
-a RayJob's ``submitterPodTemplate`` too."""
+"""KubeRay (``ray.io/v1`` RayCluster, RayJob, RayService, RayCronJob; ray-project/kuberay
+``ray-operator/apis/ray/v1``, v1.7, RayCronJob at feeaf72f): the head group's template (one pod) and each
+worker group's (``replicas`` x ``numOfHosts``); a RayJob's ``submitterPodTemplate`` too. A RayCronJob's
+``jobTemplate`` is the RayJobSpec of the RayJob each run creates (``constructRayJob``: its spec copied,
+none of the RayCronJob's labels)."""
 
 from __future__ import annotations
 
@@ -43,4 +45,8 @@ KINDS: dict[tuple[str, str], KindInfo] = {
         chain(ray_groups(("spec", "rayClusterSpec")), at("spec", "submitterPodTemplate")), True
     ),
     ("ray.io", "RayService"): KindInfo(ray_groups(("spec", "rayClusterConfig")), False),
+    ("ray.io", "RayCronJob"): KindInfo(
+        chain(ray_groups(("spec", "jobTemplate", "rayClusterSpec")), at("spec", "jobTemplate", "submitterPodTemplate")),
+        True,
+    ),
 }

@@ -140,7 +140,7 @@ def _spark_role(obj: K8sObject, role: str, base: tuple = ("spec",)) -> Pod | Non
     renames.append((path + ("metadata",), path))
     replicas = integer(node.get("instances"), 1) if role == "executor" else 1
     labels, annotations = (_merged_map(tpl_meta.get(k), node.get(k)) for k in ("labels", "annotations"))
-    return Pod(
+    out = Pod(
         path,
         pod,
         role,
@@ -155,6 +155,10 @@ def _spark_role(obj: K8sObject, role: str, base: tuple = ("spec",)) -> Pod | Non
         fix_note="the Spark operator builds the pod's resources from cores, coreLimit, memory, memoryOverhead, "
         "gpu and sparkConf's spark.<role>.resource.*: change those",
     )
+    # The role's pod template and the application's volumes are native pod fields Spark keeps as written:
+    # a fix of them alone (a sidecar's memory, a disk emptyDir's sizeLimit) is the user's edit.
+    out.cache["fixable"] = (tpl_path, base + ("volumes",))
+    return out
 
 
 def _merged_map(template: Any, own: Any) -> Any:

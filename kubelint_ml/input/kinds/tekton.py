@@ -1,6 +1,7 @@
 """Tekton Pipelines (``tekton.dev/v1`` and ``v1beta1`` Task, ClusterTask, TaskRun, Pipeline,
 PipelineRun; tektoncd/pipeline v1.15, ``pkg/apis/pipeline/v1`` at 3ee1745a): each embedded task spec is one pod,
-its steps merged over the ``stepTemplate`` as ``pkg/apis/pipeline/v1/merge.go`` does."""
+its steps merged over the ``stepTemplate`` as ``pkg/apis/pipeline/v1/merge.go`` does; a step that runs a
+StepAction (``ref``) has that StepAction's image, its resources the step's own."""
 
 from __future__ import annotations
 
@@ -56,6 +57,12 @@ def _tekton_task(obj: K8sObject, path: tuple, role: str, shared: bool) -> Pod | 
         data = {k: v for k, v in template.items() if k not in ("computeResources", "resources")}
         data.update({k: v for k, v in step.items() if k not in ("computeResources", "resources")})
         data.setdefault("name", f"step-{i}")
+        ref = step.get("ref")
+        if isinstance(ref, dict) and not data.get("image"):
+            # A step that runs a StepAction gets its image, command, script, env and volume mounts from it
+            # (Tekton refuses a step with both ref and image); its computeResources stay the step's.
+            named = ref.get("name")
+            data["image"] = f"the image of StepAction {named}" if isinstance(named, str) else "a StepAction's image"
         data["resources"] = _merge_resources(t_res, step.get(key))
         containers.append((data, spath))
         renames.append((spath + ("resources",), spath + (key,)))
