@@ -194,3 +194,23 @@ def test_policy_rules_follow_the_configs_disable_and_overrides(tmp_path):
         assert v.allowed is False and "gpu.warn_latest" in v.response["status"]["message"]
     finally:
         policy.retire()
+
+
+def test_workload_priority_classes_from_the_context_hold_at_admission(tmp_path):
+    # the context's classes speak for every reviewed object, wherever the context files are
+    (tmp_path / "cluster" / "kueue").mkdir(parents=True)
+    (tmp_path / "cluster" / "kueue" / "classes.yaml").write_text(
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\nmetadata: {name: research}\nvalue: 100\n"
+    )
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("context: [cluster/]\n")
+    policy = load_policy(str(cfg))
+
+    def found(name: str) -> list[tuple[str, str]]:
+        pod = json.loads(json.dumps(POD))
+        pod["metadata"]["labels"] = {"kueue.x-k8s.io/priority-class": name}
+        v = review(policy, {"uid": "1", "operation": "CREATE", "object": pod})
+        return [(f.rule, f.severity) for f in v.findings if f.rule == "unknown-priority-class"]
+
+    assert found("research") == []
+    assert found("reserch") == [("unknown-priority-class", "error")]

@@ -578,3 +578,81 @@ spec:
     assert [(f, line) for f, line, _ in missing("finetune", "--context", "kueue-samples/queues.yaml")] == [
         ("finetune/job.yaml", 3)
     ]
+
+
+_JOBSET_CLAIMS = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: train, namespace: ml}
+spec:
+  volumeClaimPolicies:
+    - templates:
+        - metadata: {name: model}
+          spec:
+            accessModes: [MODE]
+            resources: {requests: {storage: 1Gi}}
+  replicatedJobs:
+    - name: node
+      replicas: 1
+      template:
+        spec:
+          parallelism: PODS
+          completions: PODS
+          template:
+            spec:
+              containers:
+                - name: node
+                  image: busybox
+                  volumeMounts: [{name: model, mountPath: /model}]
+"""
+
+
+def test_a_jobset_volume_claim_policy_is_a_claim_its_pods_share(tmp_path: Path) -> None:
+    # JobSet makes the claim model-train from the template and adds it to every pod template whose
+    # containers mount `model`: three pods on one ReadWriteOnce claim, said at its accessModes
+    def found(mode: str, pods: int) -> list[tuple]:
+        manifest = _JOBSET_CLAIMS.replace("MODE", mode).replace("PODS", str(pods))
+        return [f for f in _check(tmp_path, manifest)[0] if f[0] == "volume-single-node-shared"]
+
+    assert found("ReadWriteOnce", 3) == [
+        (
+            "volume-single-node-shared",
+            9,
+            "warning",
+            "PVC 'model-train' is ReadWriteOnce but 3 pods mount it: pods on a second node fail with a "
+            "Multi-Attach error",
+        )
+    ]
+    assert [(r, line, s) for r, line, s, _ in found("ReadWriteOncePod", 3)] == [
+        ("volume-single-node-shared", 9, "error")
+    ]
+    assert found("ReadWriteMany", 3) == []
+    assert found("ReadWriteOnce", 1) == []  # one pod
+
+
+def test_replicated_jobs_that_run_one_after_another_share_a_claim_in_turn(tmp_path: Path) -> None:
+    # JobSet's single-pvc example: an initializer writes the model, then (dependsOn Complete) 3 nodes
+    # read it: 3 pods at once, not 4; an initializer and one trainer in turn never share it at once,
+    # but one that waits only for the initializer to be Ready runs beside it
+    def found(pods: int, status: str) -> list[tuple]:
+        init = (
+            "    - name: init\n      template:\n        spec:\n          template:\n            spec:\n"
+            "              containers:\n                - name: init\n                  image: busybox\n"
+            "                  volumeMounts: [{name: model, mountPath: /model}]\n"
+        )
+        manifest = _JOBSET_CLAIMS.replace("MODE", "ReadWriteOnce").replace("PODS", str(pods))
+        manifest = manifest.replace(
+            "  replicatedJobs:\n    - name: node\n",
+            f"  replicatedJobs:\n{init}    - name: node\n      dependsOn: [{{name: init, status: {status}}}]\n",
+        )
+        return [
+            (r, line, m.split(": ")[0]) for r, line, _, m in _check(tmp_path, manifest)[0] if r.startswith("volume")
+        ]
+
+    assert found(3, "Complete") == [
+        ("volume-single-node-shared", 9, "PVC 'model-train' is ReadWriteOnce but 3 pods mount it")
+    ]
+    assert found(1, "Complete") == []
+    assert found(1, "Ready") == [
+        ("volume-single-node-shared", 9, "PVC 'model-train' is ReadWriteOnce but 2 pods mount it")
+    ]

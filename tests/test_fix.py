@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from kubelint_ml.cli import main
-from kubelint_ml.fix import Fix, put
+from kubelint_ml.fix import Fix, append, put
 from kubelint_ml.fix.apply import apply_edits, choose
 from kubelint_ml.fix.yamltext import Refused, Text
 from kubelint_ml.input.loader import load
@@ -670,3 +670,40 @@ spec:
     r = cli("check", "-v", "--fix", "--unsafe-fixes", "--select", "preemption-consumes-backoff", str(path))
     assert path.read_text() == preemptible
     assert "no fix for preemption-consumes-backoff: a podFailurePolicy needs restartPolicy Never" in r.stderr
+
+
+def test_lines_inserted_after_a_block_keep_its_deeper_comments_with_it() -> None:
+    # a commented-out limit at the limits' own indentation stays in limits: the new key of the
+    # container (and the new item of the list) goes after it, not between it and its mapping
+    data = (
+        b"spec:\n"
+        b"  containers:\n"
+        b"    - name: trn1\n"
+        b"      resources:\n"
+        b"        limits:\n"
+        b"          aws.amazon.com/neuron: 16\n"
+        b"          # vpc.amazonaws.com/efa: 8  # not yet\n"
+        b"\n"
+        b"          # cpu: 2\n"
+        b"\n"
+        b"  # the pod's volumes\n"
+        b"  volumes:\n"
+        b"    - name: data\n"
+        b"      emptyDir: {}\n"
+        b"      # - name: scratch"
+    )
+    t = Text(data)
+    edits = t.resolve(
+        Fix(
+            "x",
+            changes=(
+                put(("spec", "containers", 0, "volumeMounts"), [{"name": "dshm", "mountPath": "/dev/shm"}]),
+                append(("spec", "volumes"), {"name": "dshm", "emptyDir": {"medium": "Memory"}}),
+            ),
+        )
+    )
+    mounts = b"      volumeMounts:\n        - name: dshm\n          mountPath: /dev/shm\n"
+    volume = b"\n    - name: dshm\n      emptyDir:\n        medium: Memory\n"
+    assert apply_edits(data, sorted(edits, key=lambda e: e.start)) == (
+        data.replace(b"# cpu: 2\n", b"# cpu: 2\n" + mounts) + volume
+    )

@@ -475,6 +475,34 @@ def test_train_job_is_judged_with_its_runtime(tmp_path: Path, gpus: int, memory:
     assert found == expected
 
 
+@pytest.mark.parametrize(
+    ("runtime_resources", "line", "path"),
+    [
+        # neither the TrainJob nor its runtime sets resources: said at spec.trainer, where
+        # resourcesPerNode would set them, as besteffort-qos is (Kubeflow's 01-multi-node example)
+        ("", 35, "spec.trainer"),
+        # the runtime's own resources, which the trainer inherits: said at the runtime it names
+        ("                  resources: {requests: {cpu: '8'}}\n", 33, "spec.runtimeRef"),
+    ],
+)
+def test_a_train_job_without_resources_per_node_is_told_where_they_come_from(
+    tmp_path: Path, runtime_resources: str, line: int, path: str
+) -> None:
+    head, job = TRAINER_RUNTIME_AND_JOB.split("---\n")
+    head = head.replace("cuda12.8-cudnn9-runtime\n", "cuda12.8-cudnn9-runtime\n" + runtime_resources)
+    job = job[: job.index("    resourcesPerNode:")]
+    file = tmp_path / "trainer.yaml"
+    file.write_text(head + "---\n" + job)
+    found = [
+        (f["rule"], f["line"], f["severity"], f["path"]) for f in findings(file) if f["rule"].startswith("missing-")
+    ]
+    shift = runtime_resources.count("\n")
+    assert found == [
+        ("missing-memory-limit", line + shift, "warning", path),
+        ("missing-memory-request", line + shift, "warning", path),
+    ]
+
+
 def test_train_job_without_resources_or_its_runtime(tmp_path: Path) -> None:
     from kubelint_ml.engine.api import Context
     from kubelint_ml.engine.context import Facts

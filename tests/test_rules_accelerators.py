@@ -1014,3 +1014,22 @@ def test_hami_memory_only_request_is_a_gpu_pod():
     assert [(f.rule, f.line, f.message) for f in found] == [
         (SHARE, 13, "1 of 8 GPUs but 85.1% of p4d.24xlarge memory (900Gi)")
     ]
+
+
+@pytest.mark.parametrize(
+    ("device", "note"),
+    [
+        ("nvidia.com/mig-1g.12gb", "(GPU pod)"),  # a MIG instance is a slice of a GPU
+        ("nvidia.com/gpu", "(GPU pod)"),
+        ("google.com/tpu", "(accelerator pod)"),
+        ("aws.amazon.com/neuron", "(accelerator pod)"),
+    ],
+)
+def test_a_pod_is_said_to_be_a_gpu_pod_for_a_gpu_or_a_slice_of_one(device: str, note: str) -> None:
+    text = pod(f"limits:\n  {device}: 1")
+    rules = [r for r in load_builtin_rules() if r.id in ("besteffort-qos", "missing-memory-limit")]
+    found = [(f.rule, f.line, f.severity, f.message) for f in lint_text(text.encode(), rules, _config(None))]
+    assert found == [
+        ("besteffort-qos", 5, "error", f"BestEffort QoS: no cpu or memory requests or limits {note}"),
+        ("missing-memory-limit", 10, "error", f"container 'main' has no memory limit {note}"),
+    ]

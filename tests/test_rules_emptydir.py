@@ -797,9 +797,80 @@ def test_unbounded_shm_is_sized_for_the_servers_processes(corpus: Path) -> None:
     found = [(f["line"], f["fix"]["description"], f["fix"]["source"]) for f in json.loads(r.output)["findings"]]
     assert found == [
         (39, "set the emptyDir's sizeLimit to 8Gi", "shm-too-small-for-workers' size for 8 processes sharing /dev/shm"),
-        # the worker's command says nothing of its ranks (the leader's mpirun starts them)
-        (62, "set the emptyDir's sizeLimit to 1Gi", "rule param fixSizeLimit (1Gi)"),
+        # the worker's command says nothing of its ranks (the leader's mpirun starts them there): a rank
+        # for each of its 8 GPUs, not the one-process fixSizeLimit default
+        (
+            62,
+            "set the emptyDir's sizeLimit to 8Gi",
+            "shm-too-small-for-workers' size for 8 processes sharing /dev/shm (one per accelerator device "
+            "of the containers that mount it)",
+        ),
     ]
+
+
+_SHM_UNBOUNDED = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: finetune
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: trainer
+          image: trainer:1
+          command: ["python", "train.py"]
+          resources:
+            limits: {{{devices}}}
+          volumeMounts:
+            - {{name: dshm, mountPath: /dev/shm}}
+{sidecar}      volumes:
+        - name: dshm
+          emptyDir:
+            medium: Memory
+"""
+
+
+@pytest.mark.parametrize(
+    ("devices", "sidecar", "size"),
+    [
+        # a rank per GPU, whatever the command says: 1Gi each, not the one-process 1Gi default
+        ('nvidia.com/gpu: "8"', "", "8Gi"),
+        ("amd.com/gpu: 2", "", "2Gi"),
+        ("aws.amazon.com/neuron: 16", "", "16Gi"),  # at most shmMax
+        ("nvidia.com/gpu: 32", "", "16Gi"),
+        ("nvidia.com/gpu: 1", "", "1Gi"),
+        # a TPU host runs one program, whatever its chips
+        ("google.com/tpu: 4", "", "1Gi"),
+        # two containers' GPUs share the one /dev/shm
+        (
+            "nvidia.com/gpu: 2",
+            "        - name: eval\n          image: eval:1\n          resources: {limits: {nvidia.com/gpu: 2}}\n"
+            "          volumeMounts: [{name: dshm, mountPath: /dev/shm}]\n",
+            "4Gi",
+        ),
+    ],
+)
+def test_unbounded_shm_of_a_multi_device_container_is_sized_for_a_process_per_device(
+    tmp_path: Path, devices: str, sidecar: str, size: str
+) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text(_SHM_UNBOUNDED.format(devices=devices, sidecar=sidecar))
+    r = CliRunner().invoke(main, ["check", "-f", "json", "--select", "emptydir-memory-unbounded", str(path)])
+    [found] = json.loads(r.output)["findings"]
+    line = 19 + sidecar.count("\n")  # the emptyDir
+    assert (found["rule"], found["line"], found["severity"]) == ("emptydir-memory-unbounded", line, "error")
+    assert found["fix"]["description"] == f"set the emptyDir's sizeLimit to {size}"
+    fixed = tmp_path / "fixed.yaml"
+    fixed.write_text(path.read_text())
+    CliRunner().invoke(
+        main, ["check", "--fix-only", "--unsafe-fixes", "--select", "emptydir-memory-unbounded", str(fixed)]
+    )
+    assert yaml.safe_load(fixed.read_text())["spec"]["template"]["spec"]["volumes"][0]["emptyDir"] == {
+        "medium": "Memory",
+        "sizeLimit": size,
+    }
 
 
 def test_a_server_spread_over_a_leaderworkerset_counts_the_ranks_of_its_own_gpus(tmp_path: Path, corpus: Path) -> None:
@@ -814,3 +885,45 @@ def test_a_server_spread_over_a_leaderworkerset_counts_the_ranks_of_its_own_gpus
         "container 'vllm-leader' runs 8 processes (--tensor-parallel-size 8...) on a 64Mi /dev/shm"
     )
     assert "--tensor-parallel-size 8 --pipeline_parallel_size 2' (8 processes)" in found["detail"]
+
+
+def test_the_shm_fix_keeps_a_commented_out_limit_in_its_limits(tmp_path: Path) -> None:
+    # AWS's Trainium MLP job: the container ends with a commented-out EFA limit; the /dev/shm
+    # mount goes after it, where uncommenting it later still puts it in limits
+    path = tmp_path / "trn1.yaml"
+    path.write_text(
+        dedent("""\
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: trn1-mlp}
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+                - name: trn1-mlp
+                  command: [torchrun, --nproc_per_node=32, train.py]
+                  image: mlp:1
+                  resources:
+                    limits:
+                      aws.amazon.com/neuron: 16
+                      memory: 400Gi
+                      # vpc.amazonaws.com/efa: 8  # not supported yet
+              nodeSelector: {instance-type: trn1-32xl}
+        """)
+    )
+    r = CliRunner().invoke(main, ["check", "-f", "json", "--select", "shm-too-small-for-workers", str(path)])
+    [found] = json.loads(r.output)["findings"]
+    assert (found["rule"], found["line"], found["severity"]) == ("shm-too-small-for-workers", 9, "warning")
+    CliRunner().invoke(
+        main, ["check", "--fix-only", "--unsafe-fixes", "--select", "shm-too-small-for-workers", str(path)]
+    )
+    assert (
+        "              memory: 416Gi\n"  # raised by the 16Gi tmpfs
+        "              # vpc.amazonaws.com/efa: 8  # not supported yet\n"
+        "          volumeMounts:\n"
+        "            - name: dshm\n"
+        "              mountPath: /dev/shm\n"
+        "      nodeSelector: {instance-type: trn1-32xl}\n"
+        "      volumes:\n"
+    ) in path.read_text()

@@ -1038,3 +1038,84 @@ def test_a_priority_class_without_a_value_is_worth_zero():
     [(rule, line, detail)] = lint(manifest)
     assert (rule, line) == ("preemption-consumes-backoff", 14)
     assert "runs at PriorityClass 'batch-default' (value 0), below PriorityClass 'serving' (value 1000)" in detail
+
+
+def test_a_preemptible_job_names_the_nearest_class_above_it_that_may_preempt(tmp_path):
+    # GKE's mix-train-and-inference sample: the fine-tuning Job at low-priority-preempting (20) is
+    # preempted by the sample's own high-priority-preempting (30); a far higher class elsewhere in the
+    # run (another project's 100000), and one above it that never preempts, are not the ones named
+    classes = """\
+    apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata: {name: low-priority-preempting}
+    value: 20
+    ---
+    apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata: {name: default-priority-nonpreempting}
+    value: 25
+    preemptionPolicy: Never
+    ---
+    apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata: {name: high-priority-preempting}
+    value: 30
+    """
+    other = """\
+    apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata: {name: high-priority}
+    value: 100000
+    """
+    for name, text in {
+        "classes.yaml": classes,
+        "other.yaml": other,
+        "job.yaml": job("low-priority-preempting"),
+    }.items():
+        (tmp_path / name).write_text(dedent(text))
+    result, _ = run([str(tmp_path)], RunInputs(_config(None), RULES, jobs=1))
+    [f] = [f for f in result.findings if f.rule == "preemption-consumes-backoff"]
+    assert (Path(f.file).name, f.line, f.severity) == ("job.yaml", 6, "warning")
+    assert f.detail.startswith(
+        "Job/j runs at PriorityClass 'low-priority-preempting' (value 20), below PriorityClass "
+        "'high-priority-preempting' (value 30, from "
+    )
+
+
+def test_workload_priority_classes_of_another_project_in_the_tree_do_not_speak_for_a_workload(tmp_path):
+    # AWS's HyperPod task-governance samples name classes the HyperPod cluster policy makes
+    # (training-priority); Kueue's own samples, linted in a sibling directory, define others: they say
+    # nothing of the AWS job. Classes in the job's directory or above it, or the cluster's, do.
+    classes = (
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\nmetadata: {name: research}\nvalue: 100\n"
+    )
+    job = dedent("""\
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          name: train
+          labels:
+            kueue.x-k8s.io/priority-class: training-priority
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              containers: [{name: c, image: x}]
+        """)
+    for d in ("kueue-samples", "aws/jobs"):
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / "kueue-samples" / "classes.yaml").write_text(classes)
+    (tmp_path / "aws" / "jobs" / "job.yaml").write_text(job)
+
+    def unknown(*paths: str, context: str | None = None) -> list[tuple[str, int, str]]:
+        config = _config(None)
+        inputs = RunInputs(config, RULES, jobs=1, context=(context,) if context else ())
+        result, _ = run([str(tmp_path / p) for p in paths], inputs)
+        return [(Path(f.file).name, f.line, f.severity) for f in result.findings if f.rule == "unknown-priority-class"]
+
+    assert unknown("kueue-samples", "aws") == []
+    # the same classes in the repository above the job, or as the cluster's: the name is unknown
+    (tmp_path / "aws" / "classes.yaml").write_text(classes)
+    assert unknown("kueue-samples", "aws") == [("job.yaml", 6, "error")]
+    (tmp_path / "aws" / "classes.yaml").unlink()
+    assert unknown("aws", context=str(tmp_path / "kueue-samples" / "classes.yaml")) == [("job.yaml", 6, "error")]

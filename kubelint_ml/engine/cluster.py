@@ -392,17 +392,16 @@ class ClusterFacts(Record):
         return found
 
     def _seen_from_dir(self, queues: list[str], namespace: str, file: str) -> list[str]:
-        here = os.path.dirname(file)
-        out = []
-        for name in queues:
-            source = self.local_queue_files.get((namespace, name), "")
-            if source in self.context_files or source == file:
-                out.append(name)
-                continue
-            there = os.path.dirname(source)
-            if not there or here == there or here.startswith(there.rstrip(os.sep) + os.sep):
-                out.append(name)
-        return out
+        return [name for name in queues if self.speaks_for(self.local_queue_files.get((namespace, name), ""), file)]
+
+    def speaks_for(self, source: str, file: str) -> bool:
+        """An object defined in ``source`` speaks for a workload in ``file``: it is the cluster's
+        (``--context``, an audit's dump), in the same file, or in the workload's directory or one above
+        it; not in a sibling tree (another project's samples linted with it)."""
+        if source in self.context_files or source == file:
+            return True
+        here, there = os.path.dirname(file), os.path.dirname(source)
+        return not there or here == there or here.startswith(there.rstrip(os.sep) + os.sep)
 
     def pvc_namespaces(self) -> frozenset[str]:
         """The namespaces that have a PersistentVolumeClaim."""

@@ -598,6 +598,12 @@ class Facts(Record):
     def defines_workload_priority_classes(self) -> bool:
         return bool(self.workload_priority_classes)
 
+    def workload_priority_classes_seen_from(self, file: str) -> list[str]:
+        """The WorkloadPriorityClasses that speak for a workload in ``file`` (``ClusterFacts.speaks_for``:
+        the cluster's, and those in its directory or one above it)."""
+        files = self.workload_priority_class_files
+        return [n for n in self.workload_priority_classes if self.cluster.speaks_for(files.get(n, ""), file)]
+
     def knows_priority_class(self, name: str) -> bool:
         """Defined among the inputs or in the profile, or a ``system-*`` class."""
         return name in self.priority_classes or name.startswith(SYSTEM_PREFIX)
@@ -625,6 +631,17 @@ class Facts(Record):
             if f.value is None or f.preemption_policy == "Never" or not f.admissible:
                 continue
             if best is None or f.value > best.value:  # type: ignore[operator]
+                best = f
+        return best
+
+    def lowest_preempting_above(self, value: int) -> PriorityClassFact | None:
+        """The known class that may preempt with the lowest value above ``value`` (the first of them
+        in input order on a tie): the nearest class whose pods preempt pods at ``value``."""
+        best: PriorityClassFact | None = None
+        for f in self.priority_classes.values():
+            if f.value is None or f.preemption_policy == "Never" or not f.admissible or f.value <= value:
+                continue
+            if best is None or f.value < best.value:  # type: ignore[operator]
                 best = f
         return best
 

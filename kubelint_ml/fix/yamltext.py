@@ -408,6 +408,27 @@ class Text:
             return len(t), self.nl
         return nl + 1, ""
 
+    def past_nested_comments(self, at: int, lead: str, col: int) -> tuple[int, str]:
+        """``at`` (a line start) moved past the comment lines there indented deeper than ``col``, and
+        the blank lines among them: they belong to the block that ends above (a commented-out entry
+        of the nested mapping, a note on the last item), and lines inserted at ``col`` must not come
+        between it and them. Blank lines after the last such comment stay after the insertion."""
+        t = self.text
+        pos = end = at
+        while pos < len(t):
+            nl = t.find("\n", pos)
+            stop = len(t) if nl < 0 else nl + 1
+            line = t[pos:stop]
+            body = line.lstrip(" ")
+            if body.startswith("#") and len(line) - len(body) > col:
+                end = stop
+            elif body.strip():
+                break
+            pos = stop
+        if end == at:
+            return at, lead
+        return end, "" if t[end - 1] == "\n" else self.nl
+
     # ------------------------------------------------------------------ resolving
 
     def resolve(self, fix: Fix) -> list[Edit]:
@@ -493,7 +514,7 @@ class Text:
         if not node.items:
             raise Refused(f"{_show(path)} is an empty block mapping")
         col = node.items[0][0].col
-        at, lead = self.after_line(node.last_end())
+        at, lead = self.past_nested_comments(*self.after_line(node.last_end()), col)
         lines = self._block(entries, col)
         return at, at, lead + "".join(line + self.nl for line in lines)
 
@@ -507,7 +528,7 @@ class Text:
         dash = node.col
         first = node.items[0]
         gap = max(1, first.col - dash - 1) if first.col > dash else 1
-        at, lead = self.after_line(node.last_end())
+        at, lead = self.past_nested_comments(*self.after_line(node.last_end()), dash)
         lines: list[str] = []
         for item in items:
             lines += self._seq_item(item, dash, gap)

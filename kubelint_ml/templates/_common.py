@@ -261,7 +261,8 @@ def accelerator_note(tpl: PodTemplate) -> str:
     if not is_accelerator_template(tpl):
         return ""
     names = [*accelerators(tpl), *_placeholder_accelerators(tpl)]  # counts or placeholders
-    gpu = any("gpu" in r for r in names) or (not names and gpu_share_annotated(tpl))  # a KAI GPU share
+    # a MIG instance (nvidia.com/mig-<profile>) is a slice of a GPU; a KAI GPU share is by annotation
+    gpu = any("gpu" in r or r.startswith("nvidia.com/mig-") for r in names) or (not names and gpu_share_annotated(tpl))
     return " (GPU pod)" if gpu else " (accelerator pod)"
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 from fractions import Fraction
 
 from kubelint_ml.engine.api import Hit, Unit
+from kubelint_ml.input.workloads import ContainerView
+from kubelint_ml.k8s.resources import is_accelerator_resource
 from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._cluster import default_for
-from kubelint_ml.templates._common import resources_unknown, signals_of
+from kubelint_ml.templates._common import requests_limits, resources_unknown, signals_of
 from kubelint_ml.templates._volumes import (
     MEMORY,
     empty_dir_of,
@@ -69,21 +71,42 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
 
 
 def _floor(tpl, v, mounted_by: list) -> tuple[Fraction, str] | None:
-    """The least sizeLimit the fix gives, and why: what Ray's object store needs, or, where a container
-    mounts the volume at /dev/shm and starts several processes (a model-parallel server, a launcher,
-    loader workers), shm-too-small-for-workers' size for them (shmPerProcess x processes, at most
-    shmMax)."""
+    """The least sizeLimit the fix gives, and why: what Ray's object store needs, or, where containers
+    mount the volume at /dev/shm, shm-too-small-for-workers' size (shmPerProcess a process, at most
+    shmMax) for the processes they start (a model-parallel server, a launcher, loader workers) or
+    for one process per accelerator device they ask for, whichever is more: a multi-GPU job runs a
+    rank per GPU (started by its own launcher, or by a leader's mpirun over ssh) whatever its command
+    says."""
     ray = ray_shm_floor(tpl, v)
     if ray is not None:  # a KubeRay node's /dev/shm: its object store's size
         return ray, "the /dev/shm Ray's object store needs (it is put on disk in a smaller one)"
-    floor = None
-    processes = max(
-        (s.processes or 0 for c in mounted_by if (shm_mount(c) or ("", ""))[1] == v.name for s in signals_of(c, tpl)),
-        default=0,
-    )
-    if processes > 1:
-        floor = (
+    users = [c for c in mounted_by if (shm_mount(c) or ("", ""))[1] == v.name]
+    processes = max((s.processes or 0 for c in users for s in signals_of(c, tpl)), default=0)
+    devices = sum(_devices(c) for c in users)
+    if processes > 1 and processes >= devices:
+        return (
             _fixes.shm_size(processes, {}),
             f"shm-too-small-for-workers' size for {processes} processes sharing /dev/shm",
         )
-    return floor
+    if devices > 1:
+        return (
+            _fixes.shm_size(devices, {}),
+            f"shm-too-small-for-workers' size for {devices} processes sharing /dev/shm (one per "
+            f"accelerator device of the containers that mount it)",
+        )
+    return None
+
+
+def _devices(c: ContainerView) -> int:
+    """The accelerator devices the container asks for (its limits, else its requests), Cloud TPU chips
+    aside: a TPU host runs one program, where a job on GPUs (or Neuron, Gaudi...) runs a process per
+    device."""
+    requests, limits = requests_limits(c)
+    for part in (limits, requests):
+        n = sum(
+            (q for name, q in part.items() if name != "google.com/tpu" and q > 0 and is_accelerator_resource(name)),
+            Fraction(0),
+        )
+        if n:
+            return int(n)
+    return 0

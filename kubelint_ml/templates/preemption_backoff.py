@@ -87,9 +87,12 @@ def check(unit: Unit, params: dict, ctx) -> Iterator[Hit]:
     runs_as = f"runs at PriorityClass '{name}' (value {value})"
     spec = job_spec(tpl)
     base = job_spec_path(tpl)
+    # the nearest class above it that may preempt: among many, the one its own setup most likely
+    # defines beside it (the highest of all may come from anywhere in the inputs)
+    over = facts.lowest_preempting_above(value) or top
     preemptible = (
-        f"{tpl.describe()} {runs_as}, below PriorityClass '{top.name}' (value {top.value}"
-        f"{origin(top, obj.file)}), so its pods can be preempted"
+        f"{tpl.describe()} {runs_as}, below PriorityClass '{over.name}' (value {over.value}"
+        f"{origin(over, obj.file)}), so its pods can be preempted"
     )
     retries = _retries(spec)
     pfp = spec.get("podFailurePolicy")

@@ -76,7 +76,13 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                 continue
             if ref.name in facts.workload_priority_classes:
                 continue
-            names = list(facts.workload_priority_classes)
+            names = facts.workload_priority_classes_seen_from(unit.obj.file)
+            if not names:  # only another project's classes, in a sibling tree of the inputs
+                skipped.append(
+                    f"no WorkloadPriorityClass in the directory of {ref.field} '{ref.name}' or above it, nor in "
+                    "the context, to check it against"
+                )
+                continue
             hint = _hint(ref.name, names)
             files = [facts.workload_priority_class_files[n] for n in names]  # a file, never the profile
             hits.append(

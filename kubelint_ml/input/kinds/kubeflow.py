@@ -179,10 +179,10 @@ def train_job_pod(job: K8sObject, runtime: Any) -> Pod | None:
     if isinstance(given, dict) and (given.get("limits") is not None or given.get("requests") is not None):
         container["resources"] = {k: given[k] for k in ("limits", "requests") if given.get(k) is not None}
         renames.append((path + ("resources",), path + ("resourcesPerNode",)))
-    else:
-        if node.get("resources") is not None:
-            container["resources"] = node["resources"]
+    elif node.get("resources") is not None:  # the runtime's, inherited: said at the runtime it names
+        container["resources"] = node["resources"]
         renames.append((path + ("resources",), ref))
+    # else neither sets any: said at the trainer, where resourcesPerNode would set them
     pod = {k: v for k, v in pod_spec.items() if k in _PLACEMENT}
     renames += [(path + (k,), ref) for k in pod]
     # The TrainJob's overrides patch the trainer pod's placement (nodeSelector, affinity, tolerations):
