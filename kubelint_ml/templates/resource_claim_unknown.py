@@ -156,11 +156,15 @@ def _other_namespaces(dra, kind: str, name: str, namespace: str) -> str:
     return ", ".join(sorted({ns for ns, _ in table.get(name, ()) if ns and ns != namespace}))
 
 
+LISTED_NAMES = 20  # of spec.resourceClaims, said in a finding's detail
+
+
 def _container_claims(tpl: PodTemplate) -> list[Hit]:
     """``resources.claims[].name`` of every container, held to the names in ``spec.resourceClaims``
     (and each listed once)."""
     out: list[Hit] = []
-    names: list[str] | None = None
+    names: set[str] | None = None
+    listed = ""
     for c in tpl.all_containers:
         resources = c.data.get("resources")
         claims = resources.get("claims") if isinstance(resources, dict) else None
@@ -169,13 +173,15 @@ def _container_claims(tpl: PodTemplate) -> list[Hit]:
         if names is None:
             entries = tpl.spec.get("resourceClaims")
             entries = entries if isinstance(entries, list) else []
-            names = sorted({e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)})
+            names = {e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)}
+            shown = sorted(names)[:LISTED_NAMES]
+            more = f", and {len(names) - len(shown)} more" if len(names) > len(shown) else ""
+            listed = ": " + ", ".join(shown) + more if names else " which is empty"
         out += _duplicate_container_claims(c, claims)
         for i, claim in enumerate(claims):
             name = claim.get("name") if isinstance(claim, dict) else None
             if not isinstance(name, str) or not name or name in names:
                 continue
-            listed = ": " + ", ".join(names) if names else " which is empty"
             out.append(
                 _at_claim(
                     c,
@@ -344,6 +350,7 @@ def _duplicate_container_claims(c: ContainerView, claims: list) -> list[Hit]:
     (``request``), never the whole claim beside one of its requests."""
     out: list[Hit] = []
     seen: set[str] = set()  # "name", or "name/request"
+    requested: set[str] = set()  # the names seen with a request
     for i, claim in enumerate(claims):
         name = claim.get("name") if isinstance(claim, dict) else None
         if not isinstance(name, str) or not name:
@@ -356,12 +363,16 @@ def _duplicate_container_claims(c: ContainerView, claims: list) -> list[Hit]:
             duplicate = name
         elif key in seen:
             what, duplicate = f"request '{request}' of claim '{name}' twice", key
-        elif request is None and any(k.startswith(name + "/") for k in seen):
+        elif request is None and name in requested:
             what, duplicate = f"claim '{name}' whole and one of its requests", name
         else:
             seen.add(key)
+            if request is not None:
+                requested.add(name)
             continue
         seen.add(key)
+        if request is not None:
+            requested.add(name)
         out.append(
             _at_claim(
                 c,
