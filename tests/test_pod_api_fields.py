@@ -647,13 +647,80 @@ def test_a_container_naming_a_request_its_claim_lacks_gets_none_of_the_devices(t
     )
     _, found = _findings(["check", str(tmp_path / "t.yaml"), str(tmp_path / "p.yaml"), "-j1"])
     assert [f[:5] for f in found] == [("p.yaml", 13, 37, "unknown-resource-claim", "warning")]
-    assert "(requests gpu, nic)" in found[0][5]  # a subrequest's name is not a request's
+    # a subrequest's name is not a request's
+    assert "'small' of claim 'gpu', a firstAvailable alternative of request 'gpu'" in found[0][5]
+
+
+@pytest.mark.parametrize("uses", ["gpu/large", "small"])
+def test_a_container_naming_a_first_available_alternative_gets_none_and_the_fix_names_its_request(tmp_path, uses):
+    """KEP-4816: "In the PodSpec, however, the subrequest names are not valid. Only the main request name
+    may be used." The kubelet plugin helper reports a prepared device under its request's name
+    (stripSubrequestNames), so a container naming ``gpu/large`` (or ``small``) gets no device whichever
+    alternative is allocated. The finding names the request; the fix (unsafe: the container then gets
+    the devices) writes it, byte for byte, and a second run changes nothing."""
+    text = TEMPLATE + POD.format(uses=f"{{name: gpu, request: {uses}}}", source="resourceClaimTemplateName: one-gpu")
+    path = tmp_path / "a.yaml"
+    path.write_text(text)
+    code, found = _findings(["check", str(path), "-j1"])
+    assert code == 1
+    assert found == [
+        (
+            "a.yaml",
+            27,
+            37,
+            "unknown-resource-claim",
+            "error",
+            f"container 'main' uses '{uses}' of claim 'gpu', a firstAvailable alternative of request 'gpu'; "
+            "containers name the request",
+        )
+    ]
+    r = CliRunner().invoke(main, ["check", str(path), "--fix"], catch_exceptions=False)
+    assert path.read_text() == text  # unsafe: not applied without --unsafe-fixes
+    r = CliRunner().invoke(main, ["check", str(path), "--fix", "--unsafe-fixes"], catch_exceptions=False)
+    assert r.exit_code == 0, r.stdout
+    assert path.read_bytes() == text.replace(f"request: {uses}}}", "request: gpu}").encode()
+    assert _findings(["check", str(path), "-j1"]) == (0, [])
+    # beside another entry of the claim the request's name could repeat one: no fix
+    path.write_text(
+        TEMPLATE
+        + POD.format(
+            uses=f"{{name: gpu, request: {uses}}}, {{name: gpu, request: nic}}",
+            source="resourceClaimTemplateName: one-gpu",
+        )
+    )
+    before = path.read_bytes()
+    CliRunner().invoke(main, ["check", str(path), "--fix", "--unsafe-fixes"], catch_exceptions=False)
+    assert path.read_bytes() == before
+    assert [f[1:5] for f in _findings(["check", str(path), "-j1"])[1]] == [(27, 37, "unknown-resource-claim", "error")]
+
+
+def test_a_first_available_alternative_named_by_a_container_in_serve_and_the_editor(tmp_path):
+    """serve, with the template as context, and the editor's linter say what check says."""
+    from kubelint_ml.admission.review import lint_object, load_policy
+
+    (tmp_path / "claims.yaml").write_text(TEMPLATE)
+    pod = POD.format(uses="{name: gpu, request: gpu/small}", source="resourceClaimTemplateName: one-gpu")
+    (tmp_path / "pod.yaml").write_text(pod)
+    _, found = _findings(["check", str(tmp_path / "pod.yaml"), "--context", str(tmp_path / "claims.yaml"), "-j1"])
+    assert [f[1:5] for f in found] == [(13, 37, "unknown-resource-claim", "error")]
+    config = tmp_path / ".kubelint-ml.yaml"
+    config.write_text("context: [claims.yaml]\n")
+    findings, _ = lint_object(load_policy(str(config)), yaml.safe_load(pod))
+    assert [(f.rule, f.severity, f.message) for f in findings if f.suppressed is None] == [
+        ("unknown-resource-claim", "error", found[0][5])
+    ]
 
 
 def test_requests_the_claim_has_are_fine_and_a_claim_of_unknown_spec_is_not_judged(tmp_path):
-    for uses in ("{name: gpu, request: gpu}", "{name: gpu, request: nic}", "{name: gpu}"):
+    for uses in ("{name: gpu, request: gpu}", "{name: gpu}"):
         (tmp_path / "a.yaml").write_text(TEMPLATE + POD.format(uses=uses, source="resourceClaimTemplateName: one-gpu"))
         assert _findings(["check", str(tmp_path / "a.yaml"), "-j1"]) == (0, []), uses
+    # the NIC request only: the claim's GPU request reaches no container (accelerator-claim-unused)
+    (tmp_path / "a.yaml").write_text(
+        TEMPLATE + POD.format(uses="{name: gpu, request: nic}", source="resourceClaimTemplateName: one-gpu")
+    )
+    _, found = _findings(["check", str(tmp_path / "a.yaml"), "-j1"])
+    assert [f[3:5] for f in found] == [("accelerator-claim-unused", "warning")]
     # a claim defined nowhere: its requests are not known (the missing claim is the finding)
     (tmp_path / "a.yaml").write_text(
         POD.format(uses="{name: gpu, request: gpus}", source="resourceClaimName: elsewhere")

@@ -315,6 +315,8 @@ BUILTIN_REASONS = {
     "usage-gpu-memory": _USAGE,
     "unknown-field": "the API server decodes the object before any policy runs: strict field validation rejects an "
     "unknown field and lenient decoding drops it, so a policy never sees one",
+    "accelerator-claim-unused": "the devices of the pod's claims, from the ResourceClaimTemplates, ResourceClaims "
+    "and DeviceClasses of the cluster (other objects)",
     "resource-claim-unknown": "the ResourceClaimTemplates and ResourceClaims of the namespace (other objects); "
     "the API server rejects a container claim the pod does not list itself",
     "pod-level-resources-invalid": "the API server rejects these pod-level resources itself; the profile's "
