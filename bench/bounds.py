@@ -259,6 +259,145 @@ def _round_two_cases() -> list[Case]:
     ]
 
 
+def _container(name: str) -> dict:
+    return {
+        "name": name,
+        "image": "vllm/vllm-openai:v0.8",
+        "command": ["vllm", "serve", "m", "--tensor-parallel-size", "8"],
+        "resources": {"limits": {"nvidia.com/gpu": "1", "memory": "64Gi", "cpu": "8"}},
+        "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
+    }
+
+
+def _pod_spec(containers: int = 1) -> dict:
+    return {
+        "containers": [_container(f"c{i}") for i in range(containers)],
+        "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}}],
+    }
+
+
+def _hostile_objects() -> dict[str, dict]:
+    """Objects of the newest kinds, each near the API server's 3 MiB request limit (or with counts in
+    the billions), as the webhook may be sent them."""
+    claims = _pod_spec(3)
+    claims["resourceClaims"] = [{"name": f"g{i}", "resourceClaimTemplateName": f"t{i % 50}"} for i in range(16_000)]
+    for c in claims["containers"]:
+        c["resources"]["claims"] = [{"name": f"g{i}", "request": f"r{i % 7}"} for i in range(16_000)]
+    dynamo = {
+        f"s{i}": {
+            "componentType": "worker",
+            "replicas": 10**6,
+            "multinode": {"nodeCount": 10**6},
+            "resources": {"limits": {"gpu": "8"}},
+            "extraPodSpec": {
+                "mainContainer": _container("main"),
+                "containers": [_container(f"x{j}") for j in range(5)],
+            },
+        }
+        for i in range(1500)
+    }
+    jobs = [
+        {
+            "name": f"r{i}",
+            "replicas": 10**9,
+            "template": {
+                "spec": {
+                    "parallelism": 10**9,
+                    "completions": 10**9,
+                    "template": {"spec": dict(_pod_spec(), restartPolicy="Never")},
+                }
+            },
+        }
+        for i in range(5000)
+    ]
+    wide = {"spec": _pod_spec(200)}
+    meta = {"name": "x", "namespace": "ml"}
+    return {
+        "Pod, 16,000 claims used by 3 containers": {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": meta,
+            "spec": claims,
+        },
+        "DynamoGraphDeployment, 1,500 multi-node services": {
+            "apiVersion": "nvidia.com/v1alpha1",
+            "kind": "DynamoGraphDeployment",
+            "metadata": meta,
+            "spec": {"services": dynamo},
+        },
+        "JobSet, 5,000 replicated jobs of 1e9 pods": {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "metadata": meta,
+            "spec": {"replicatedJobs": jobs},
+        },
+        "LeaderWorkerSet, 1e9 groups of 1e9, 200 containers": {
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "metadata": meta,
+            "spec": {
+                "replicas": 10**9,
+                "leaderWorkerTemplate": {"size": 10**9, "leaderTemplate": wide, "workerTemplate": wide},
+            },
+        },
+        "LLMInferenceService, parallelism 1e9, 300 containers": {
+            "apiVersion": "serving.kserve.io/v1alpha2",
+            "kind": "LLMInferenceService",
+            "metadata": meta,
+            "spec": {
+                "model": {"uri": "hf://x/y"},
+                "replicas": 10**9,
+                "parallelism": {"tensor": 10**9, "data": 10**9, "dataLocal": 10**6, "pipeline": 10**9},
+                "template": {"containers": [_container("main")] + [_container(f"c{i}") for i in range(300)]},
+                "worker": {"containers": [_container("main")] + [_container(f"w{i}") for i in range(300)]},
+            },
+        },
+        "Workload, 20,000 pod groups": {
+            "apiVersion": "scheduling.k8s.io/v1alpha2",
+            "kind": "Workload",
+            "metadata": meta,
+            "spec": {
+                "podGroupTemplates": [
+                    {"name": f"g{i}", "schedulingPolicy": {"gang": {"minCount": 2**31 - 1}}} for i in range(20_000)
+                ]
+            },
+        },
+        "DeviceClass, 20,000 selectors": {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu.example.com"},
+            "spec": {
+                "selectors": [
+                    {"cel": {"expression": f"device.driver == 'gpu.nvidia.com' && device.attributes['x'].index == {i}"}}
+                    for i in range(20_000)
+                ]
+            },
+        },
+    }
+
+
+def _review(obj: dict) -> Callable[[], None]:
+    """One admission review of ``obj`` (JSON, as the API server sends it) under Kubernetes 1.36."""
+    import json
+
+    body = json.dumps(obj)
+    assert len(body) < 3 * 1024 * 1024, f"{len(body)} bytes: over the API server's limit"
+
+    def run() -> None:
+        from kubelint_ml.admission.review import load_policy, review
+
+        if not POLICY:
+            with tempfile.TemporaryDirectory() as tmp:
+                (Path(tmp) / "c.yaml").write_text("profile: {kubernetesVersion: '1.36'}\n")
+                POLICY.append(load_policy(str(Path(tmp) / "c.yaml")))
+        review(POLICY[0], {"uid": "u", "operation": "CREATE", "namespace": "ml", "object": json.loads(body)})
+
+    return run
+
+
+POLICY: list = []
+
+
 def cases() -> list[Case]:
     out = [
         Case("load: billion laughs, refused", 0.5, _refused(bombs.billion_laughs() + b"---\n" + GOOD, "aliases")),
@@ -289,6 +428,9 @@ def cases() -> list[Case]:
         Case("cli: billion laughs on stdin", 10.0, _stdin_bomb),
         Case("cli: config file with an alias bomb", 10.0, _config_bomb),
     ]
+    # the webhook's time limit is 5 s: a review of the worst object stays inside it (the pod of 16,000
+    # claims took 8 s when a container's claim names were looked up in a list)
+    out += [Case(f"review: {name}", 5.0, _review(obj)) for name, obj in _hostile_objects().items()]
     return out + _round_two_cases()
 
 

@@ -20,3 +20,17 @@ def check_findings(path: Path, *extra: str) -> list[dict]:
     assert r.returncode in (0, 1), r.stderr
     assert "Traceback" not in r.stderr
     return json.loads(r.stdout)["findings"]
+
+
+def stored_dump(tmp_path: Path, manifest: str, version: str) -> tuple[Path, Path]:
+    """A manifest's object as a cluster returns it (a namespace and a uid), written as a ``kubectl get -o
+    json`` List, and a config naming the cluster's ``version``: the arguments of ``audit DUMP -c CONFIG``."""
+    import yaml
+
+    obj = yaml.safe_load(manifest)
+    obj["metadata"].update(namespace="default", uid="u1")
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [obj]}))
+    config = tmp_path / "c.yaml"
+    config.write_text(f"profile: {{kubernetesVersion: '{version}'}}\n")
+    return dump, config

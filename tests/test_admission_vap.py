@@ -163,7 +163,7 @@ def test_policies_and_usage_rules_are_listed_with_the_reason(tmp_path):
     for rid in usage_rules:
         assert listed[rid].startswith("observed usage")
     # the built-ins, 4 usage rules, 5 Rego rules, 2 constraints, 7 pseudo-rules
-    assert "10 rule(s) exported as 12 policies; 48 not exported" in err
+    assert "10 rule(s) exported as 12 policies; 51 not exported" in err
     # Without a usage source, the usage rules are not run, but the export still lists all four.
     config.write_text(yaml.safe_dump({}))
     code, _, out, err = _export(config)
@@ -1160,7 +1160,7 @@ def test_export_refuses_policies_the_api_server_would_refuse(tmp_path):
     code, _, out, err = _export(config)
     assert code == 2 and out == ""
     assert (
-        "export vap: policy kubelint-ml-besteffort-qos: the expression of its variable 'judged' is 130215 code points "
+        "export vap: policy kubelint-ml-besteffort-qos: the expression of its variable 'judged' is 130307 code points "
         "long, more than the 100000 the API server's CEL parser reads; it lists the 4000 ResourceClaimTemplates and "
         "ResourceClaims with accelerators found in the context" in err
     )

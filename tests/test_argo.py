@@ -153,10 +153,13 @@ def test_pod_fields_from_template_defaults_pod_resources_and_resource_claims() -
     text = (FIXTURES / "argo-pod-fields.yaml").read_text()
     # (The containerSet at the end mounts /dev/shm through its set-level volumeMounts: no finding.)
     # templateDefaults gives both pods their class ('claim' sets an empty one, which Argo leaves out);
-    # 'train' has its own pod-level resources, 'claim' the workflow's memory limit and GPU claim.
-    assert found(text) == [("request-exceeds-limit", 18, 36, "error")]
+    # 'train' has its own pod-level resources, 'claim' the workflow's memory limit and GPU claim. The
+    # workflow's claim is every pod's: 'train' is allocated a GPU through it too, which its container (on
+    # nvidia.com/gpu) does not list, so no container gets it (accelerator-claim-unused, at the claim).
+    assert found(text) == [("accelerator-claim-unused", 13, 11, "warning"), ("request-exceeds-limit", 18, 36, "error")]
     # Without the default class (a line less), both are GPU pods without priority ('claim' by its DRA claim).
     assert found(text.replace("    priorityClassName: training\n", "")) == [
+        ("accelerator-claim-unused", 12, 11, "warning"),
         ("missing-priority-class", 15, 5, "warning"),
         ("missing-priority-class", 24, 5, "warning"),  # at its empty priorityClassName
         ("request-exceeds-limit", 17, 36, "error"),

@@ -642,3 +642,252 @@ def test_a_stored_pod_level_pids_limit_shows_the_gate_on(tmp_path: Path) -> None
 
 def _manifest_pod(p: dict) -> dict:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": p["metadata"]["name"]}, "spec": p["spec"]}
+
+
+def test_a_running_pods_all_mode_claim_holds_the_devices_its_results_name(tmp_path: Path) -> None:
+    """``allocationMode: All`` allocates every device of the node that the class's and the request's
+    selectors match, which can be fewer than the node's GPUs (here the two GPUs of index 0 and 1 of a
+    p5.48xlarge's eight). The allocated claim names them, one ``status.allocation.devices.results`` entry
+    per device, so the running pod holds 2 GPUs, and 1800Gi of the node (90%) is far above 2/8; before
+    allocation (`check`, or a claim without results), All is the node's 8, the most it can be."""
+    selected = {
+        "name": "gpus",
+        "exactly": {
+            "deviceClassName": "gpu.nvidia.com",
+            "allocationMode": "All",
+            "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].index < 2"}}],
+        },
+    }
+    all_template = obj(
+        "resource.k8s.io/v1", "ResourceClaimTemplate", "low-gpus", NS, {"spec": {"devices": {"requests": [selected]}}}
+    )
+    p, claim = dra_pod("all-0", [("gpu", "single-gpu", "gpu.nvidia.com", "gpu-0")], MEMORY_1800, on="gpu-node-1")
+    p["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] = "low-gpus"
+    p["spec"]["priorityClassName"] = "training"
+    claim["spec"] = {"devices": {"requests": [copy.deepcopy(selected)]}}
+    claim["status"]["allocation"]["devices"]["results"] = [
+        {"device": f"gpu-{i}", "driver": "gpu.nvidia.com", "pool": "gpu-node-1", "request": "gpus"} for i in range(2)
+    ]
+    text, found = _audit(tmp_path, CLASSES + [all_template] + NODES + [p, claim])
+    memory = _line_of(text, '"memory": "1800Gi"', text.index('"requests"', text.index('"name": "all-0"')))
+    assert [(f["rule"], f["severity"], f["line"]) for f in found] == [("gpu-memory-share-mismatch", "warning", memory)]
+    assert found[0]["message"].startswith("2 of 8 GPUs but 89.9% of node pool gpu-node-1")
+    # not allocated yet: the node's eight, whose share 1800Gi is within
+    claim["status"] = {}
+    _, found = _audit(tmp_path, CLASSES + [all_template] + NODES + [p, claim])
+    assert found == []
+
+
+def _amd_slice(name: str, devices: list[tuple[str, str, str]]) -> dict:
+    """A ResourceSlice of AMD's GPU DRA driver (ROCm/k8s-gpu-dra-driver docs/driver-attributes.md): each
+    device's ``type`` (``amdgpu``, ``amdgpu-partition``) and its GPU's PCI address, which a partition
+    shares with its parent (``resource.kubernetes.io/pciBusID``)."""
+    spec = {
+        "devices": [
+            {"attributes": {"type": {"string": t}, "resource.kubernetes.io/pciBusID": {"string": bus}}, "name": n}
+            for n, t, bus in devices
+        ],
+        "driver": "gpu.amd.com",
+        "nodeName": "mi300x-01",
+        "pool": {"generation": 1, "name": "mi300x-01", "resourceSliceCount": 1},
+    }
+    return obj("resource.k8s.io/v1", "ResourceSlice", name, None, spec)
+
+
+def test_a_nodes_gpus_are_its_physical_gpus_whatever_partitions_its_slices_list(tmp_path: Path) -> None:
+    """AMD's driver publishes a pre-partitioned GPU as its partitions (8 in CPX mode), and in auto-partition
+    mode each GPU as one virtual device per layout (spx-nps1 of type amdgpu; dpx-nps2, cpx-nps1, cpx-nps4 of
+    type amdgpu-partition). Partitions share their GPU's PCI address: the node has 8 GPUs either way, not 64
+    or 32, so one claimed GPU with 1700Gi of the node's 2000Gi is 1 of 8 (85% against 12.5%)."""
+    amd_class = device_class("gpu.amd.com", "device.driver == 'gpu.amd.com'")
+    one = template("one-amd-gpu", "gpu.amd.com", 1, "gpu")
+    TEMPLATES_AMD = {"one-amd-gpu": one}
+    node_obj = node(
+        "mi300x-01", {"node.kubernetes.io/instance-type": "on-prem-mi300x"}, {"cpu": "192", "memory": "2000Gi"}
+    )
+    buses = [f"0000:{i:02x}:00.0" for i in range(8)]
+    layouts = {
+        "pre-partitioned": [(f"gpu-{g}-{p}", "amdgpu-partition", bus) for g, bus in enumerate(buses) for p in range(8)],
+        "auto-partition": [
+            (f"gpu-{g}-{mode}", "amdgpu" if mode == "spx-nps1" else "amdgpu-partition", bus)
+            for g, bus in enumerate(buses)
+            for mode in ("spx-nps1", "dpx-nps2", "cpx-nps1", "cpx-nps4")
+        ],
+    }
+    resources = {"requests": {"cpu": "8", "memory": "1700Gi"}, "limits": {"memory": "1700Gi"}}
+    saved = dict(TEMPLATES)
+    TEMPLATES.update(TEMPLATES_AMD)
+    try:
+        pods = dra_pod("solo", [("gpu", "one-amd-gpu", "gpu.amd.com", "gpu-0-128")], resources, on="mi300x-01")
+    finally:
+        TEMPLATES.clear()
+        TEMPLATES.update(saved)
+    pods[0]["spec"]["priorityClassName"] = "high"
+    for layout, devices in layouts.items():
+        text, found = _audit(tmp_path, [amd_class, one, node_obj, _amd_slice(f"mi300x-01-{layout}", devices), *pods])
+        memory = _line_of(text, '"memory": "1700Gi"', text.index('"requests"', text.index('"name": "solo"')))
+        assert [(f["rule"], f["severity"], f["line"]) for f in found] == [
+            ("gpu-memory-share-mismatch", "warning", memory)
+        ], layout
+        assert found[0]["message"].startswith("1 of 8 GPUs but 85% of node pool mi300x-01"), (
+            layout,
+            found[0]["message"],
+        )
+
+
+def _mig_slice(devices: list[tuple[str, str, str]]) -> dict:
+    """NVIDIA's ResourceSlice for the p5.48xlarge of NODES: devices (name, type, profile) with the
+    attributes its kubelet plugin publishes (cmd/gpu-kubelet-plugin/deviceinfo.go)."""
+    spec = {
+        "devices": [
+            {
+                "name": n,
+                "attributes": {
+                    "type": {"string": t},
+                    **({"profile": {"string": p}} if p else {}),
+                    "productName": {"string": "NVIDIA H100 80GB HBM3"},
+                },
+            }
+            for n, t, p in devices
+        ],
+        "driver": "gpu.nvidia.com",
+        "nodeName": "gpu-node-1",
+        "pool": {"generation": 1, "name": "gpu-node-1", "resourceSliceCount": 1},
+    }
+    return obj("resource.k8s.io/v1", "ResourceSlice", "gpu-node-1-gpu.nvidia.com-x", None, spec)
+
+
+def test_a_running_pods_mig_claim_of_no_profile_holds_the_partition_its_slice_names(tmp_path: Path) -> None:
+    """A claim of mig.nvidia.com with no profile may be allocated any MIG device, so before allocation it is
+    counted as a whole GPU, the most it can be. Allocated, its result names the device, and the node's
+    ResourceSlice says that device is a 1g.10gb of an H100 (1/7 of a GPU): the running pod holds 1/56 of
+    the node's GPUs, so 200Gi (10% of the node) is far above its share; without the slice in the dump the
+    whole GPU is kept (12.5%, within)."""
+    mig_class = device_class(
+        "mig.nvidia.com",
+        "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'",
+    )
+    mig_template = template("one-mig", "mig.nvidia.com", 1, "mig")
+    resources = {"requests": {"cpu": "2", "memory": "200Gi"}, "limits": {"memory": "200Gi"}}
+    saved = dict(TEMPLATES)
+    TEMPLATES["one-mig"] = mig_template
+    try:
+        p, claim = dra_pod(
+            "mig-0", [("mig", "one-mig", "gpu.nvidia.com", "gpu-0-mig-9-0-1")], resources, on="gpu-node-1"
+        )
+    finally:
+        TEMPLATES.clear()
+        TEMPLATES.update(saved)
+    p["spec"]["priorityClassName"] = "serving"
+    # (partitionable devices, KEP-4815: each GPU and the MIG devices it can be cut into)
+    devices = [(f"gpu-{i}", "gpu", None) for i in range(8)]
+    devices += [("gpu-0-mig-9-0-1", "mig", "1g.10gb"), ("gpu-2-mig-0-0-7", "mig", "7g.80gb")]
+    text, found = _audit(tmp_path, [mig_class, mig_template, *NODES, _mig_slice(devices), p, claim])
+    memory = _line_of(text, '"memory": "200Gi"', text.index('"requests"', text.index('"name": "mig-0"')))
+    assert [(f["rule"], f["severity"], f["line"]) for f in found] == [("gpu-memory-share-mismatch", "warning", memory)]
+    assert found[0]["message"].startswith("1/7 of 8 GPUs but 10% of node pool gpu-node-1"), found[0]["message"]
+    _, found = _audit(tmp_path, [mig_class, mig_template, *NODES, p, claim])
+    assert found == []
+
+
+def test_a_running_pods_share_of_a_shared_gpu_is_the_capacity_it_consumed(tmp_path: Path) -> None:
+    """KEP-5075 (consumable capacity, on from 1.36): a device with allowMultipleAllocations is shared by
+    claims, each consuming part of its capacity. Before allocation a request of 20Gi of a GPU's memory
+    is counted as the whole GPU, the most it can hold. Allocated, its result records the capacity it
+    consumed (consumedCapacity), and the node's ResourceSlice the device's (80Gi): the pod holds 1/4 of
+    one GPU of eight, so 200Gi (10% of the node) is above its share (3.1%)."""
+    request = {
+        "name": "gpu",
+        "exactly": {"deviceClassName": "gpu.nvidia.com", "capacity": {"requests": {"memory": "20Gi"}}},
+    }
+    shared = obj(
+        "resource.k8s.io/v1", "ResourceClaimTemplate", "gpu-share", NS, {"spec": {"devices": {"requests": [request]}}}
+    )
+    resources = {"requests": {"cpu": "2", "memory": "200Gi"}, "limits": {"memory": "200Gi"}}
+    p, claim = dra_pod("share-0", [("gpu", "single-gpu", "gpu.nvidia.com", "gpu-3")], resources, on="gpu-node-1")
+    p["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] = "gpu-share"
+    p["spec"]["priorityClassName"] = "serving"
+    claim["spec"] = {"devices": {"requests": [copy.deepcopy(request)]}}
+    claim["status"]["allocation"]["devices"]["results"][0]["consumedCapacity"] = {"memory": "20Gi"}
+    claim["status"]["allocation"]["devices"]["results"][0]["shareID"] = "4f1c2a9e-0000-4000-8000-000000000003"
+    slice_ = obj(
+        "resource.k8s.io/v1",
+        "ResourceSlice",
+        "gpu-node-1-gpu.nvidia.com-s",
+        None,
+        {
+            "devices": [
+                {
+                    "name": f"gpu-{i}",
+                    "attributes": {"type": {"string": "gpu"}},
+                    "allowMultipleAllocations": True,
+                    "capacity": {"memory": {"value": "80Gi"}},
+                }
+                for i in range(8)
+            ],
+            "driver": "gpu.nvidia.com",
+            "nodeName": "gpu-node-1",
+            "pool": {"generation": 1, "name": "gpu-node-1", "resourceSliceCount": 1},
+        },
+    )
+    text, found = _audit(tmp_path, [*CLASSES, shared, *NODES, slice_, p, claim])
+    memory = _line_of(text, '"memory": "200Gi"', text.index('"requests"', text.index('"name": "share-0"')))
+    assert [(f["rule"], f["severity"], f["line"]) for f in found] == [("gpu-memory-share-mismatch", "warning", memory)]
+    assert found[0]["message"].startswith("1/4 of 8 GPUs but 10% of node pool gpu-node-1"), found[0]["message"]
+    # the device's capacity not in the dump: the whole GPU, the most it can hold (12.5%: within)
+    _, found = _audit(tmp_path, [*CLASSES, shared, *NODES, p, claim])
+    assert found == []
+
+
+def test_a_running_pod_whose_gpu_claim_no_container_lists(tmp_path: Path) -> None:
+    """audit says of a running pod what check says of its template: the GPU claim is allocated (its
+    generated ResourceClaim in the dump) but its container does not list it (accelerator-claim-unused,
+    at the entry's name); the NIC claim beside it is not said."""
+    items = dra_pod(
+        "idle-gpu",
+        [("gpu", "single-gpu", "gpu.nvidia.com", "gpu-0"), ("nic", "rdma-nic", "dra.net", "eth1")],
+        {"requests": {"cpu": "2", "memory": "20Gi"}, "limits": {"memory": "20Gi"}},
+        on="gpu-node-1",
+        priorityClassName="serving",
+    )
+    items[0]["spec"]["containers"][0]["resources"]["claims"] = []
+    text, found = _audit(tmp_path, CLASSES + list(TEMPLATES.values()) + NODES + items)
+    at = _line_of(text, '"name": "gpu"', text.index('"resourceClaims"', text.index('"name": "idle-gpu"')))
+    assert [(f["rule"], f["severity"], f["line"]) for f in found] == [("accelerator-claim-unused", "warning", at)]
+
+
+def test_a_running_pods_container_naming_a_first_available_alternative(tmp_path: Path) -> None:
+    """audit reads the pod's generated claim (its spec copied from the template): a container naming the
+    alternative ``gpu/one`` gets none of the devices, said as check says it, at the container's request."""
+    alternatives = {
+        "devices": {
+            "requests": [
+                {
+                    "name": "gpu",
+                    "firstAvailable": [
+                        {"name": "two", "deviceClassName": "gpu.nvidia.com", "count": 2},
+                        {"name": "one", "deviceClassName": "gpu.nvidia.com", "count": 1},
+                    ],
+                }
+            ]
+        }
+    }
+    fa_template = obj("resource.k8s.io/v1", "ResourceClaimTemplate", "gpus", NS, {"spec": alternatives})
+    resources = {"requests": {"cpu": "2", "memory": "20Gi"}, "limits": {"memory": "20Gi"}}
+    p, claim = dra_pod("alt-0", [("gpu", "single-gpu", "gpu.nvidia.com", "gpu-3")], resources, on="gpu-node-1")
+    p["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] = "gpus"
+    p["spec"]["priorityClassName"] = "training"
+    p["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu", "request": "gpu/one"}]
+    claim["spec"] = copy.deepcopy(alternatives)
+    claim["status"]["allocation"]["devices"]["results"][0]["request"] = "gpu/one"
+    text, found = _audit(tmp_path, CLASSES + [fa_template] + NODES + [p, claim])
+    at = _line_of(text, '"request": "gpu/one"', text.index('"name": "alt-0"'))
+    assert [(f["rule"], f["severity"], f["line"], f["message"]) for f in found] == [
+        (
+            "unknown-resource-claim",
+            "error",
+            at,
+            "container 'main' uses 'gpu/one' of claim 'gpu', a firstAvailable alternative of request 'gpu'; "
+            "containers name the request [1 pod]",
+        )
+    ]

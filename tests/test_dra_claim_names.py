@@ -179,3 +179,31 @@ def test_the_v1alpha2_source_form_names_no_claim():
     ]
     assert "Move source.resourceClaimName up beside name (resourceClaimName: shared)" in hits[0].detail
     assert "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`" in hits[0].detail
+
+
+def test_long_claim_lists_name_twenty_and_count_the_rest():
+    """A container naming a claim the pod does not list: the detail lists the pod's claims, the first
+    twenty of them and how many more (a pod of thousands of claims got every name, in every finding)."""
+    entries = "".join(f"  - {{name: c{i:02d}, resourceClaimTemplateName: tmpl}}\n" for i in range(30))
+    text = TEMPLATE + POD.format(claims=entries, uses="[{name: h}]")
+    [found] = [f for f in lint_text(text.encode(), RULES, Config()) if f.rule == "unknown-resource-claim"]
+    assert found.message == "container 'a' uses claim 'h', which spec.resourceClaims does not list"
+    names = ", ".join(f"c{i:02d}" for i in range(20))
+    assert f"pod.spec.resourceClaims: {names}, and 10 more)." in found.detail
+
+
+def test_thousands_of_claims_and_requests_judged_each_once():
+    """4,000 claims listed whole and by request in one container: the only duplicates are the
+    ones written (a claim whole after one of its requests, at the end)."""
+    n = 4000
+    entries = "".join(f"  - {{name: g{i}, resourceClaimTemplateName: tmpl}}\n" for i in range(n))
+    uses = [f"{{name: g{i}, request: gpu}}" for i in range(n)] + ["{name: g7}", "{name: g9, request: gpu}"]
+    text = TEMPLATE + POD.format(claims=entries, uses="[" + ", ".join(uses) + "]")
+    found = [(p, m) for _, _, p, _, m in _claim_findings(text)]
+    assert found == [
+        (
+            f"spec.containers[0].resources.claims[{n}].name",
+            "container 'a' lists claim 'g7' whole and one of its requests",
+        ),
+        (f"spec.containers[0].resources.claims[{n + 1}].name", "container 'a' lists request 'gpu' of claim 'g9' twice"),
+    ]

@@ -144,3 +144,161 @@ def test_dra_extended_resources_need_1_36():
     found = lint(plugin, "1.35")
     assert not any(r == "unknown-resource-claim" for _, r, _, _ in found)
     assert ("besteffort-qos", "error") in rules_of(found)
+
+
+V1ALPHA3 = CLAIMED.replace("apiVersion: resource.k8s.io/v1\n", "apiVersion: resource.k8s.io/v1alpha3\n", 1).replace(
+    "      - name: gpu\n        exactly:\n          deviceClassName: gpu.nvidia.com\n",
+    "      - name: gpu\n        deviceClassName: gpu.nvidia.com\n",
+)
+
+
+def test_a_claim_version_the_profiles_release_does_not_serve_is_never_created():
+    """resource.k8s.io/v1alpha3 served claims and templates in 1.31-1.33 only: applied to a 1.34-1.37
+    cluster it is refused (no matches for kind), so the pod's claim is never made and the pod stays Pending:
+    one error at the pod's claim, and its GPU is not counted. v1beta1 and v1beta2 are still served, and with
+    no version named nothing is said of the version (the file may be written for an older cluster)."""
+    assert V1ALPHA3 != CLAIMED
+    for version in ("1.34", "1.35", "1.36", "1.37"):
+        assert lint(V1ALPHA3, version) == [
+            (
+                29,
+                "unknown-resource-claim",
+                "error",
+                "ResourceClaimTemplate 'one-gpu' is rejected by the API server: no matches for kind "
+                '"ResourceClaimTemplate" in version "resource.k8s.io/v1alpha3": Kubernetes '
+                f"{version} serves it in resource.k8s.io/v1, resource.k8s.io/v1beta2, resource.k8s.io/v1beta1",
+            )
+        ], version
+    share = ("gpu-memory-share-mismatch", "warning")
+    assert rules_of(lint(V1ALPHA3, None)) == {share}
+    for beta in ("v1beta1", "v1beta2"):
+        text = V1ALPHA3.replace("resource.k8s.io/v1alpha3", f"resource.k8s.io/{beta}")
+        if beta == "v1beta2":
+            text = CLAIMED.replace("resource.k8s.io/v1\n", "resource.k8s.io/v1beta2\n", 1)
+        assert rules_of(lint(text, "1.37")) == {share}, beta
+
+
+def test_the_served_claim_versions_are_the_bundled_schemas():
+    """The table of the resource.k8s.io versions each release serves claims in (a plain check does not load
+    the schemas) is what the bundled OpenAPI of each release has."""
+    from kubelint_ml.k8s.dra import served_claim_versions
+    from kubelint_ml.k8s.schema import bundled_versions, served_api_versions
+
+    for version in bundled_versions():
+        major, minor = (int(x) for x in version.split("."))
+        if (major, minor) < (1, 26):
+            continue
+        for kind in ("ResourceClaimTemplate", "ResourceClaim"):
+            assert sorted(served_claim_versions((major, minor))) == sorted(
+                v.rpartition("/")[2] for v in served_api_versions("resource.k8s.io", kind, version)
+            ), (version, kind)
+
+
+def test_serve_refuses_a_pod_whose_template_is_in_a_version_the_cluster_does_not_serve(tmp_path):
+    """serve, with the v1alpha3 template as context and a 1.35 profile, says what check says."""
+    import yaml
+
+    from kubelint_ml.admission.review import lint_object, load_policy
+
+    template, pod = V1ALPHA3.split("---\n")
+    (tmp_path / "claims.yaml").write_text(template)
+    config = tmp_path / ".kubelint-ml.yaml"
+    config.write_text('context: [claims.yaml]\nprofile:\n  kubernetesVersion: "1.35"\n')
+    findings, _ = lint_object(load_policy(str(config)), yaml.safe_load(pod))
+    assert [(f.rule, f.severity, f.message) for f in findings if f.suppressed is None] == [
+        (
+            "unknown-resource-claim",
+            "error",
+            "ResourceClaimTemplate 'one-gpu' is rejected by the API server: no matches for kind "
+            '"ResourceClaimTemplate" in version "resource.k8s.io/v1alpha3": Kubernetes 1.35 serves it in '
+            "resource.k8s.io/v1, resource.k8s.io/v1beta2, resource.k8s.io/v1beta1",
+        )
+    ]
+
+
+FRACTION = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: half
+spec:
+  priorityClassName: x
+  nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}
+  containers:
+  - name: train
+    image: pytorch/pytorch
+    resources:
+      limits:
+        memory: 1800Gi
+        deviceclass.resource.kubernetes.io/gpu.nvidia.com: 500m
+"""
+
+
+def test_a_fraction_of_a_class_asked_as_an_extended_resource_gets_no_device():
+    """The implicit name contains kubernetes.io/, so the API server does not hold it to whole numbers; the
+    scheduler asks a container's DRA extended resource as ExactCount devices of its quantity as a whole
+    number and makes no request when it is not one (createResourceRequestAndMappings: AsInt64). So 500m is
+    an error at the value, and no half GPU is counted (no GPU-share finding); 1 is one GPU of eight."""
+    for version in ("1.36", "1.37", None):
+        assert lint(FRACTION, version) == [
+            (
+                14,
+                "invalid-quantity",
+                "error",
+                "container 'train' limits.deviceclass.resource.kubernetes.io/gpu.nvidia.com '500m' is not a whole "
+                "number: the container gets no device",
+            )
+        ], version
+    whole = lint(FRACTION.replace(": 500m", ": 1"), "1.36")
+    assert [(line, r, s) for line, r, s, _ in whole] == [(13, "gpu-memory-share-mismatch", "warning")]
+
+
+def test_the_pods_own_files_template_decides_its_version(tmp_path):
+    """Two files define a template of one name and namespace (a driver's v1 and older demo directories):
+    each pod is judged by its own file's, so only the pod beside the v1alpha3 template is told."""
+    from click.testing import CliRunner
+
+    from kubelint_ml.cli import main
+
+    (tmp_path / "old.yaml").write_text(V1ALPHA3)
+    (tmp_path / "new.yaml").write_text(CLAIMED)
+    r = CliRunner().invoke(
+        main, ["check", str(tmp_path), "-f", "json", "-j1", "--kubernetes-version", "1.35"], catch_exceptions=False
+    )
+    import json
+
+    found = [(f["file"].rsplit("/", 1)[-1], f["rule"]) for f in json.loads(r.stdout)["findings"]]
+    assert ("old.yaml", "unknown-resource-claim") in found
+    assert ("new.yaml", "unknown-resource-claim") not in found
+
+
+def test_the_policies_take_an_unserved_template_for_no_accelerator():
+    """export vap's table of the claims that hold accelerators follows check: at 1.35 the v1alpha3 template
+    is never created, so a pod naming it is no accelerator pod; with no version named, it holds a GPU."""
+    import yaml
+
+    from kubelint_ml.k8s.dra import DraFacts, admission_dra
+
+    template = next(d for d in yaml.safe_load_all(V1ALPHA3) if d["kind"] == "ResourceClaimTemplate")
+    for version, holds in (("1.35", False), (None, True)):
+        facts = DraFacts()
+        facts.add_object("ResourceClaimTemplate", "resource.k8s.io", template, "one-gpu", None, "t.yaml")
+        facts.add_profile(None, version)
+        assert admission_dra(facts).templates.get("*/one-gpu", False) is holds, version
+
+
+def test_the_policies_take_a_template_with_refused_device_tolerations_for_no_accelerator():
+    """From 1.36 (DRADeviceTaints on) a device toleration of an unknown operator is refused, so the template
+    is never created: no accelerator in the policies' table; at 1.35 the tolerations are dropped."""
+    import yaml
+
+    from kubelint_ml.k8s.dra import DraFacts, admission_dra
+
+    template = next(d for d in yaml.safe_load_all(CLAIMED) if d["kind"] == "ResourceClaimTemplate")
+    exact = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    exact["tolerations"] = [{"key": "gpu.example.com/unhealthy", "operator": "Matches"}]
+    for version, holds in (("1.36", False), ("1.35", True)):
+        facts = DraFacts()
+        facts.add_object("ResourceClaimTemplate", "resource.k8s.io", template, "one-gpu", None, "t.yaml")
+        facts.add_profile(None, version)
+        assert admission_dra(facts).templates.get("*/one-gpu", False) is holds, version

@@ -103,6 +103,7 @@ def test_golden_findings_removed(tmp_path: Path) -> None:
         "emptydir.yaml": ["emptydir-no-size-limit", "missing-ephemeral-storage-request"],
         "priority.yaml": ["restart-policy-invalid"],
         "preemption.yaml": ["preemption-consumes-backoff", "restart-policy-invalid"],
+        "dra-claims.yaml": ["accelerator-claim-unused", "unknown-resource-claim"],
     }
     for name, rules in expect_gone.items():
         r = cli("check", "--format", "json", str(FIX / "golden" / name))

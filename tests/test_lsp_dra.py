@@ -367,3 +367,30 @@ def test_fix_all_right_after_a_template_edit_sizes_from_the_new_count(tmp_path: 
         await ed.stop()
 
     run(session())
+
+
+def test_a_first_available_alternative_named_by_a_container_as_in_check(tmp_path: Path) -> None:
+    """A container naming a firstAvailable alternative (``gpu/one``) of the template in its own file: the
+    editor gives check's error at the container's ``request``, and clears it when the request is named."""
+    alternatives = CLAIMS.replace(
+        "      - name: gpu\n        exactly:\n          deviceClassName: gpu.nvidia.com\n          count: 1\n",
+        "      - name: gpu\n        firstAvailable:\n        - {name: two, deviceClassName: gpu.nvidia.com, count: 2}\n"
+        "        - {name: one, deviceClassName: gpu.nvidia.com}\n",
+    )
+    assert alternatives != CLAIMS
+    both = tmp_path / "all.yaml"
+    named = (
+        alternatives
+        + "---\n"
+        + DEPLOYMENT.replace("          - name: gpu\n", "          - name: gpu\n            request: gpu\n")
+    )
+    wrong = named.replace("request: gpu\n", "request: gpu/one\n")
+    both.write_text(wrong)
+    want = check_dir(tmp_path, "all.yaml")
+    line = wrong.split("\n").index("            request: gpu/one") + 1
+    assert [w for w in want if w[0] == "unknown-resource-claim"] == [("unknown-resource-claim", line, 22, "error")]
+    both.write_text(named)
+    clean = check_dir(tmp_path, "all.yaml")
+    assert not [w for w in clean if w[0] == "unknown-resource-claim"]
+
+    typed(tmp_path, both, [(named, clean), (wrong, want)])

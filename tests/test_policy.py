@@ -474,6 +474,44 @@ deny contains "big" if {
     assert [g[2] for g in got if g[0] == "fine.warn"] == [1, 21, 54]
 
 
+class _Panic(BaseException):
+    """What the Rego binding raises for an engine's panic: not an Exception."""
+
+
+def _die_or_panic(job: str) -> str:
+    import os
+
+    if job == "die":
+        os._exit(3)
+    if job == "panic":
+        raise _Panic("boom")
+    return job
+
+
+def test_a_dead_helper_and_a_panic_are_not_told_as_time_limits():
+    """A helper that dies is said to have died at once (it was said to have run past the time limit
+    when the parent saw the end of its pipe before it was reaped); an evaluation that panics is that
+    evaluation's error, and the helper goes on with the next ones (it died, and each was a limit)."""
+    import time
+
+    from kubelint_ml.policy.sandbox import Bounded
+
+    bounded = Bounded(_die_or_panic, time_limit=30)
+    start = time.monotonic()
+    try:
+        got = bounded.run(["a", "die", "b", "panic", "c"])
+    finally:
+        bounded.close()
+    assert got == [
+        ("ok", "a"),
+        ("limit", "ran out of its memory limit"),
+        ("ok", "b"),
+        ("error", "_Panic: boom"),
+        ("ok", "c"),
+    ]
+    assert time.monotonic() - start < 10  # never waited for the 30 s time limit
+
+
 @pytest.mark.slow
 def test_corpus_with_library_templates_and_conftest_keeps_builtin_findings(tmp_path):
     corpus = ROOT.parent / "shared" / "corpus"

@@ -145,3 +145,64 @@ def test_the_field_table_is_generated_from_the_bundled_schemas() -> None:
     assert {"resources", "resizePolicy", "restartPolicy"} <= known["container"]  # 1.33's and sidecars' fields
     assert "targetContainerName" in known["ephemeralContainer"] and "targetContainerName" not in known["container"]
     assert known["resources"] == {"limits", "requests", "claims"}
+    # the versions a field is in, for the profile's version (a field kept to the newest: open-ended)
+    assert fields.field_span("container", "restartPolicyRules") == ((1, 34), None)
+    assert fields.field_span("podSpec", "workloadRef") == ((1, 35), (1, 35))
+    assert fields.field_span("podSpec", "containers") is None
+    assert "restartPolicyRules" not in fields.fields_in((1, 33))["container"]
+    assert "restartPolicyRules" in fields.fields_in((1, 38))["container"]
+    assert "workloadRef" not in fields.fields_in((1, 36))["podSpec"]
+
+
+SERVING_134 = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      priorityClassName: serving
+      hostnameOverride: vllm-head
+      containers:
+        - name: server
+          image: vllm/vllm-openai
+          restartPolicy: Never
+          restartPolicyRules:
+            - action: Restart
+              exitCodes: {operator: In, values: [75]}
+          resources:
+            requests: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}
+            limits: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}
+"""
+
+
+def test_a_field_the_profiles_version_lacks_is_unknown_for_the_built_in_kinds(tmp_path: Path) -> None:
+    """With the profile's version, a built-in kind is held to that version's API: hostnameOverride and a
+    container's restartPolicyRules are fields from 1.34, so kubectl's strict field validation rejects a
+    1.33 Deployment that writes them. Without a version, or from 1.34, they are known; a custom resource's
+    pod template follows its CRD, not the cluster's version."""
+    from kubelint_ml.run.config import Config, Profile
+
+    def at(version: str | None, text: str = SERVING_134) -> list[tuple]:
+        config = Config(profile=Profile(kubernetes_version=version)) if version else None
+        return [
+            (f.rule, f.line, f.column, f.severity, f.message)
+            for f in lint_text(text.encode(), RULES, config)
+            if f.rule == "unknown-field"
+        ]
+
+    since = "is not a field in Kubernetes 1.33 (from Kubernetes 1.34)"
+    assert at("1.33") == [
+        ("unknown-field", 12, 7, "error", f"'hostnameOverride' in the pod spec {since}"),
+        ("unknown-field", 17, 11, "error", f"'restartPolicyRules' in container 'server' {since}"),
+    ]
+    assert at(None) == at("1.34") == at("1.37") == []
+    pytorchjob = (
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: t}\nspec:\n  pytorchReplicaSpecs:\n"
+        "    Master:\n      replicas: 1\n      template:\n        spec:\n          hostnameOverride: head\n"
+        "          containers: [{name: pytorch, image: pytorch/pytorch}]\n"
+    )
+    assert at("1.33", pytorchjob) == []

@@ -375,15 +375,21 @@ def test_audit_takes_stored_pods_that_kept_the_field_as_the_gate_on(tmp_path):
     assert [(rule, sev) for _, _, rule, sev, _ in found] == [("pod-group-reference-invalid", "warning")]
 
 
+def _job_gang(min_count: int) -> str:
+    """A Job asking for its own gang (1.37's spec.scheduling, KEP-5547) of ``min_count`` of its 4 pods."""
+    job = JOB_135.format(n=4).replace(
+        "  template:\n",
+        f"  scheduling:\n    schedulingPolicy:\n      gang: {{minCount: {min_count}}}\n  template:\n",
+        1,
+    )
+    return job.replace("      workloadRef:\n        name: training\n        podGroup: workers\n", "")
+
+
 @pytest.mark.parametrize(("version", "found"), [(None, True), ("1.36", False), ("1.37", True)])
 def test_a_jobs_own_gang_above_its_parallelism(tmp_path, version, found):
     """1.37's Job spec.scheduling (KEP-5547): the API server rejects a gang minCount above the parallelism;
-    before 1.37 the Job has no such field."""
-    job = JOB_135.format(n=4).replace(
-        "  template:\n", "  scheduling:\n    schedulingPolicy:\n      gang: {minCount: 8}\n  template:\n", 1
-    )
-    job = job.replace("      workloadRef:\n        name: training\n        podGroup: workers\n", "")
-    _write(tmp_path, job=job, priority=PRIORITY)
+    before 1.37 the Job has no such field (pod-group-reference-invalid's)."""
+    _write(tmp_path, job=_job_gang(8), priority=PRIORITY)
     expected = [
         (
             "job.yaml",
@@ -394,9 +400,67 @@ def test_a_jobs_own_gang_above_its_parallelism(tmp_path, version, found):
         )
     ]
     args = ["check", str(tmp_path)] + (["--kubernetes-version", version] if version else [])
-    assert _findings(args)[1] == (expected if found else [])
-    _write(tmp_path, job=job.replace("minCount: 8", "minCount: 4"))
-    assert _findings(args) == (0, [])
+    gang = [f for f in _findings(args)[1] if f[2] == "gang-min-available-unsatisfiable"]
+    assert gang == (expected if found else [])
+    _write(tmp_path, job=_job_gang(4))
+    assert _findings(["check", str(tmp_path)]) == (0, [])
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("1.33", [(8, "error", "spec.scheduling is not a Job field in Kubernetes 1.33 (from Kubernetes 1.37)")]),
+        ("1.35", [(8, "error", "spec.scheduling is not a Job field in Kubernetes 1.35 (from Kubernetes 1.37)")]),
+        ("1.36", [(8, "error", "spec.scheduling is not a Job field in Kubernetes 1.36 (from Kubernetes 1.37)")]),
+        (
+            "1.37",
+            [
+                (
+                    8,
+                    "warning",
+                    "spec.scheduling is dropped unless the WorkloadWithJob gate is on (alpha, off by default in 1.37)",
+                )
+            ],
+        ),
+    ],
+)
+def test_a_jobs_own_gang_by_version(tmp_path, version, expected):
+    """A Job's spec.scheduling is a batch/v1 field from 1.37 only (strict field validation rejects it before);
+    in 1.37 WorkloadWithJob is alpha and off, so the API server drops it and the pods get no gang. serve
+    judges the Job as check does, but for the drop: a Job that reaches a validating webhook with the field
+    kept it, so the gate is on."""
+    _write(tmp_path, job=_job_gang(4), priority=PRIORITY)
+    code, found = _findings(["check", str(tmp_path), "--kubernetes-version", version])
+    assert [(line, sev, m) for _, line, rule, sev, m in found if rule == "pod-group-reference-invalid"] == expected
+    assert [f[2] for f in found] == ["pod-group-reference-invalid"]
+    assert code == (1 if expected[0][1] == "error" else 0)
+    cron = "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\nspec:\n  schedule: '0 0 * * *'\n"
+    cron += "  jobTemplate:\n" + "".join(f"    {line}\n" for line in _job_gang(4).split("\n", 3)[3].splitlines())
+    _write(tmp_path, job=cron)
+    found = _findings(["check", str(tmp_path), "--kubernetes-version", version])[1]
+    assert [(line, sev, m) for _, line, rule, sev, m in found if rule == "pod-group-reference-invalid"] == [
+        (11, sev, m) for _, sev, m in expected
+    ]
+    # a Workload or PodGroup among the inputs shows the Workload API served: no "dropped" warning
+    _write(tmp_path, job=_job_gang(4), podgroup=PODGROUP.format(version="v1beta1"))
+    found = _findings(["check", str(tmp_path), "--kubernetes-version", version])[1]
+    assert [(line, sev) for _, line, rule, sev, _ in found if rule == "pod-group-reference-invalid"] == [
+        (line, sev) for line, sev, _ in expected if sev == "error"
+    ]
+    if sys.version_info >= (3, 11):
+        from kubelint_ml.admission.review import lint_object
+
+        sys.path.insert(0, str(Path(__file__).parent))
+        from test_admission_vap import _builtin_policies
+
+        (tmp_path / "podgroup.yaml").unlink()
+        config = tmp_path / ".kubelint-ml.yaml"
+        config.write_text(f"context: [priority.yaml]\nprofile: {{kubernetesVersion: '{version}'}}\n")
+        policy, _ = _builtin_policies(config)
+        served, _ = lint_object(policy, yaml.safe_load(_job_gang(4)))
+        assert [(f.rule, f.severity, f.message) for f in served if f.suppressed is None] == [
+            ("pod-group-reference-invalid", sev, m) for _, sev, m in expected if sev == "error"
+        ]
 
 
 def test_scheduling_group_names_the_api_server_rejects(tmp_path):
@@ -412,3 +476,25 @@ def test_scheduling_group_names_the_api_server_rejects(tmp_path):
     assert [(line, m) for _, line, _, _, m in _findings(["check", str(tmp_path)])[1]] == [
         (12, "spec.schedulingGroup.podGroupName is required")
     ]
+
+
+def test_audit_takes_a_stored_job_that_kept_its_scheduling_as_the_gate_on(tmp_path):
+    """The API server drops a Job's spec.scheduling with WorkloadWithJob off, so a stored Job that has it shows
+    the gate on: no 'dropped' warning in an audit."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from clirun import stored_dump
+
+    dump, config = stored_dump(tmp_path, _job_gang(4), "1.37")
+    assert [f[2] for f in _findings(["audit", str(dump), "-c", str(config)])[1]] == []
+    (tmp_path / "job.yaml").write_text(_job_gang(4))
+    code, found = _findings(["check", str(tmp_path / "job.yaml"), "-c", str(config)])
+    assert [(line, rule, sev) for _, line, rule, sev, _ in found] == [(8, "pod-group-reference-invalid", "warning")]
+
+
+def test_a_pod_group_naming_a_template_its_workload_lacks_is_not_judged(tmp_path):
+    """A PodGroup carries its own schedulingPolicy and is scheduled on its own ("the PodGroup inlines all
+    runtime state making it self-contained", KEP-4671): its podGroupTemplateRef only records where the policy
+    came from, so a reference to a template the Workload lacks changes nothing and gets no finding."""
+    pod_group = PODGROUP.format(version="v1beta1").replace("podGroupTemplateName: workers", "podGroupTemplateName: w")
+    _write(tmp_path, podgroup=pod_group, job=_scheduling_group(JOB_135.format(n=4)), priority=PRIORITY)
+    assert _findings(["check", str(tmp_path), "--kubernetes-version", "1.37"]) == (0, [])

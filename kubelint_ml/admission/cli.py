@@ -115,6 +115,8 @@ def export_vap(config_path: str | None, audit: bool) -> None:
         text, skipped = export_policies(policy, audit)
     except ExportError as e:
         raise _Failure(str(e)) from None
+    finally:
+        policy.retire()  # its policies' helper and engines, on their own thread
     sys.stdout.write(text)
     sys.stdout.flush()
     exported = len(set(re.findall(r"^    kubelint-ml\.io/rule: (.*)$", text, re.M)))

@@ -16,9 +16,12 @@ and no line numbers.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +32,7 @@ from kubelint_ml.engine.core import Engine
 from kubelint_ml.findings import Finding
 from kubelint_ml.input.loader import Document, PosDict, PosList
 from kubelint_ml.input.objects import unpack
+from kubelint_ml.k8s.kept import object_kept
 from kubelint_ml.run.config import Config, ConfigError, load_config
 from kubelint_ml.run.facts import context_facts
 from kubelint_ml.usage import USAGE_FAMILY
@@ -67,6 +71,70 @@ class ReviewError(Exception):
     """A request body that is not an AdmissionReview (answered 400)."""
 
 
+class TooDeep(ReviewError):
+    """An AdmissionReview nested deeper than the JSON decoder goes (the API server's own decoder
+    takes 10,000 levels): its object is not judged, which is answered as a parse-error, not 400."""
+
+
+log = logging.getLogger("kubelint_ml.admission")
+
+
+class PolicyThread:
+    """The one thread on which a config version's Rego engines are compiled, evaluated and dropped.
+
+    The Rego interpreter's engine belongs to the thread that made it: used from another thread it
+    fails (a panic), and released on another it is never freed (a warning, and its memory stays for
+    good). The webhook loads a config on a reload thread, reviews on the event loop's worker threads
+    and retires a config on yet another; so every step that touches a version's engines runs here.
+    Evaluations do too: their helper process is forked from this thread, and a child keeps the
+    identity of the thread that forked it. :meth:`close` (the config retired, or garbage collected)
+    stops the helper and drops the engines here, then ends the thread.
+    """
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kubelint-ml-policies")
+        self.policies: Any = None  # the compiled policies it owns (kubelint_ml.policy.lint.Policies)
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` on this thread. A failure comes back as a new exception without the failed
+        frames (they hold the engines of the work that failed: they are released here)."""
+
+        def run() -> tuple[bool, Any]:
+            try:
+                return True, fn(*args)
+            except PolicyError as e:
+                return False, PolicyError(str(e))
+            except BaseException as e:  # noqa: BLE001 - a bug; logged here, with its frames
+                log.exception("policy evaluation failed")
+                return False, RuntimeError(f"{type(e).__name__}: {e}")
+
+        ok, value = self._pool.submit(run).result()
+        if not ok:
+            raise value
+        return value
+
+    def close(self, wait: bool = True) -> None:
+        owned, self.policies = self.policies, None
+        try:
+            if owned is not None:
+                done = self._pool.submit(_release, owned)
+                del owned  # the last reference is the job's, on this thread
+                if wait:
+                    done.result()
+            self._pool.shutdown(wait=False)
+        except RuntimeError:  # the interpreter is shutting down: no new work, the process ends
+            pass
+
+    def __del__(self) -> None:
+        self.close(wait=False)
+
+
+def _release(policies: Any) -> None:
+    """Stop the policies' helper process and drop their engines (on their own thread)."""
+    policies.close()
+    policies.runtime.evaluators.clear()
+
+
 @dataclass(slots=True)
 class Policy:
     config: Config
@@ -86,20 +154,23 @@ class Policy:
     usage: Any = None
     # Files whose change means a reload: the config's rule files, context files, kubelet configs, snapshot.
     watched: list[str] = field(default_factory=list)
+    # The thread that owns the policies' engines (PolicyThread), or None without policies.
+    owner: Any = None
     # The policies' evaluator is one helper process: one review at a time uses it.
     lock: threading.Lock = field(default_factory=threading.Lock)
-    retired: bool = False  # replaced by a newer config, its helper process stopped
+    retired: bool = False  # replaced by a newer config, its helper process stopped, its engines dropped
 
     @property
     def mode(self) -> str:
         return self.settings["mode"]
 
     def retire(self) -> None:
-        """Stop the policies' helper process (once no review can still be using this policy)."""
+        """Stop the policies' helper process and drop their engines (once no review can still be using
+        this policy)."""
         with self.lock:
             self.retired = True
-            if self.policies is not None:
-                self.policies.close()
+            if self.owner is not None:
+                self.owner.close()
 
 
 def load_policy(config_path: str | None, mode: str | None = None) -> Policy:
@@ -112,13 +183,19 @@ def load_policy(config_path: str | None, mode: str | None = None) -> Policy:
     settings.update(config.admission)
     if mode:
         settings["mode"] = mode
-    policies = _policies(config, float(settings["requestTimeoutSeconds"]))
+    owner = PolicyThread() if config.rules_dirs else None
     try:
+        policies = owner.call(_policies, config, float(settings["requestTimeoutSeconds"])) if owner else None
+        if owner is not None:
+            owner.policies = policies
         policy = _build(config, config_path, settings, policies)
     except BaseException:
-        if policies is not None:
-            policies.close()  # its helper process
+        if owner is not None:
+            owner.close()  # its helper process and engines
         raise
+    policy.owner = owner if policies is not None else None
+    if policies is None and owner is not None:
+        owner.close()
     policy.missing_context = _missing_context(policy)
     policy.watched = _watched(config, policy.usage)
     return policy
@@ -276,17 +353,31 @@ def _missing_context(policy: Policy) -> dict[str, str]:
 # Objects from JSON
 
 
-def positioned(value: Any) -> Any:
+class NestedTooDeep(Exception):
+    """A value nested deeper than the limit; ``path`` leads to the first dict or list past it."""
+
+    def __init__(self) -> None:
+        super().__init__("nested too deep")
+        self.path: list = []
+
+
+def positioned(value: Any, max_depth: int | None = None) -> Any:
     """A JSON value as the loader's mappings and lists, so that findings get their field paths.
 
     The object arrives as JSON, not as a file: there are no lines. Each key and
     item is numbered in document order instead (as its "line", column 0), so
     that findings sort as ``check`` sorts those of the same object in a file.
+    With ``max_depth``, a dict or list nested deeper (the value itself is level 1, as the loader
+    counts ``limits.maxDepth``) raises :class:`NestedTooDeep`.
     """
     n = 0
+    limit = max_depth if max_depth is not None else 1 << 30
 
-    def build(node: Any) -> Any:  # JSON's dicts and lists (exact types); scalars are left as they are
+    def build(node: Any, level: int) -> Any:  # JSON's dicts and lists (exact types); scalars are left as they are
         nonlocal n
+        if level > limit:
+            raise NestedTooDeep()
+        deeper = level + 1
         if type(node) is dict:
             out = PosDict()
             out.start = (n, 0)
@@ -294,32 +385,48 @@ def positioned(value: Any) -> Any:
             for k, v in node.items():
                 n += 1
                 lc[k] = (n, 0, n, 0)
-                out[k] = build(v) if type(v) is dict or type(v) is list else v
+                try:
+                    out[k] = build(v, deeper) if type(v) is dict or type(v) is list else v
+                except NestedTooDeep as e:
+                    e.path.append(k)
+                    raise
             out.lc = lc
             return out
         seq = PosList()
         seq.start = (n, 0)
         lines = []
-        for v in node:
+        for i, v in enumerate(node):
             n += 1
             lines.append((n, 0))
-            seq.append(build(v) if type(v) is dict or type(v) is list else v)
+            try:
+                seq.append(build(v, deeper) if type(v) is dict or type(v) is list else v)
+            except NestedTooDeep as e:
+                e.path.append(i)
+                raise
         seq.lc = lines
         return seq
 
-    return build(value) if type(value) is dict or type(value) is list else value
+    return build(value, 1) if type(value) is dict or type(value) is list else value
 
 
-def lint_object(policy: Policy, data: Any, request: dict | None = None) -> tuple[list[Finding], list[str]]:
+def lint_object(
+    policy: Policy, data: Any, request: dict | None = None, deadline: float | None = None
+) -> tuple[list[Finding], list[str]]:
     """Findings (excludes applied; suppressed ones kept, marked) and skip notes for one object.
 
     ``request``: the AdmissionReview request it came in, for Gatekeeper templates' ``input.review``
-    (without one, a CREATE, as ``check`` builds it)."""
+    (without one, a CREATE, as ``check`` builds it). ``deadline`` (``time.perf_counter()``): the
+    policies are not evaluated past it (the review was answered for its time limit meanwhile; one
+    used all the same is denied by a rule-error, never passed without them)."""
     from kubelint_ml.engine.core import parse_error
     from kubelint_ml.input.loader import locate, render_path
     from kubelint_ml.run.lint import apply_excludes
 
-    doc = Document(0, positioned(data), 0)
+    try:
+        tree = positioned(data, policy.config.limits.max_depth)
+    except NestedTooDeep as e:  # as `check` says of a file so nested (and nothing recurses that deep)
+        return [nested_too_deep(policy, render_path(tuple(reversed(e.path))))], []
+    doc = Document(0, tree, 0)
     unpacked = unpack(doc, DISPLAY)
     findings: list[Finding] = []
     for prob in unpacked.problems:
@@ -337,18 +444,54 @@ def lint_object(policy: Policy, data: Any, request: dict | None = None) -> tuple
         wants_fixes=False,  # a validating webhook returns no patches
         max_hits_per_template=MAX_HITS_PER_TEMPLATE,
     )
+    # The API server drops a gated field with its gate off before validating webhooks see the object: one
+    # that reaches the review with the field shows the gate on (as a stored object does in an audit).
+    for obj in unpacked.objects:
+        for key in object_kept(obj.group, obj.kind, obj.data):
+            ctx.cache[key] = True
     for obj in unpacked.objects:
         findings.extend(policy.engine.evaluate(obj, ctx))
     if policy.policies is not None:
         if request is not None:
             request = dict(request, object=doc.data)
         with policy.lock:
-            if not policy.retired:  # (a review in a thread that outlived its time limit and its config)
-                policy.policies.defer(DISPLAY, [(doc, unpacked.objects)], findings, ctx.notes, request)
-                policy.policies.flush()
+            if deadline is not None and time.perf_counter() >= deadline:
+                findings.append(_late(unpacked.objects[0].ref if unpacked.objects else None))
+            elif not policy.retired:  # (a review in a thread that outlived its time limit and its config)
+                policy.owner.call(_evaluate, policy.policies, [(doc, unpacked.objects)], findings, ctx.notes, request)
     apply_excludes(findings, policy.config)
     findings.sort(key=Finding.sort_key)
     return findings, list(dict.fromkeys(ctx.notes))
+
+
+def _late(ref: Any) -> Finding:
+    from kubelint_ml.engine.api import RULE_ERROR
+
+    return Finding(
+        RULE_ERROR,
+        "error",
+        "the policies were not evaluated: the review's time limit passed while it waited for them",
+        "Retry; if it recurs, the policies are slower than admission.requestTimeoutSeconds allows.",
+        DISPLAY,
+        0,
+        0,
+        "",
+        ref,
+    )
+
+
+def nested_too_deep(policy: Policy, path: str = "") -> Finding:
+    from kubelint_ml.engine.core import parse_error
+
+    limit = policy.config.limits.max_depth
+    return parse_error(
+        DISPLAY, 0, 0, f"nesting deeper than {limit} levels (limits.maxDepth); document not linted", 0, None, path
+    )
+
+
+def _evaluate(policies: Any, units: list, into: list[Finding], notes: list[str], request: dict | None) -> None:
+    policies.defer(DISPLAY, units, into, notes, request)
+    policies.flush()
 
 
 def _facts_with(policy: Policy, objects: list) -> Facts:
@@ -409,7 +552,9 @@ def parse_review(body: bytes) -> dict:
     """The ``request`` of an AdmissionReview body; raises ReviewError."""
     try:
         review = json.loads(body)
-    except (ValueError, RecursionError) as e:
+    except RecursionError:
+        raise TooDeep("body is not JSON that can be decoded here: nested deeper than the decoder goes") from None
+    except ValueError as e:
         raise ReviewError(f"body is not JSON: {str(e)[:200]}") from None
     if not isinstance(review, dict):
         raise ReviewError("body is not a JSON object")
@@ -426,8 +571,8 @@ def parse_review(body: bytes) -> dict:
     return request
 
 
-def review(policy: Policy, request: dict) -> Verdict:
-    """Judge one AdmissionReview request under ``policy``."""
+def review(policy: Policy, request: dict, deadline: float | None = None) -> Verdict:
+    """Judge one AdmissionReview request under ``policy`` (``deadline``: see :func:`lint_object`)."""
     uid = request["uid"]
     obj = request.get("object")
     namespace = request.get("namespace") or ""
@@ -449,7 +594,14 @@ def review(policy: Policy, request: dict) -> Verdict:
         # The API server fills metadata.namespace in after admission: judge (and exclude) by the request's.
         obj = dict(obj)
         obj["metadata"] = dict(obj["metadata"], namespace=namespace)
-    findings, notes = lint_object(policy, obj, request)
+    findings, notes = lint_object(policy, obj, request, deadline)
+    return verdict_of(policy, request, findings, notes)
+
+
+def verdict_of(policy: Policy, request: dict, findings: list[Finding], notes: list[str]) -> Verdict:
+    """The answer to ``request`` given its object's findings."""
+    uid = request["uid"]
+    settings = policy.settings
     active = [f for f in findings if f.suppressed is None]
     errors = [f for f in active if f.severity == "error"]
     warnings = [f for f in active if f.severity == "warning"]

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from kubelint_ml.admission.app import Holder, WebhookApp
+from kubelint_ml.admission.app import Holder, WebhookApp, trim_heap
 from kubelint_ml.admission.metrics import Metrics
 from kubelint_ml.admission.review import Policy, PolicyError, load_policy, warm_up
 
@@ -142,9 +142,10 @@ class Reloader:
             return
         old, self.holder.policy = self.holder.policy, policy
         if old is not None and old.policies is not None:
-            # Reviews that took the old policy finish within their time limit; then its helper goes.
+            # Reviews that took the old policy finish within their time limit; then its helper and
+            # engines go, and the memory they held goes back to the system.
             delay = float(old.settings["requestTimeoutSeconds"]) + 1
-            asyncio.get_running_loop().call_later(delay, lambda: asyncio.ensure_future(asyncio.to_thread(old.retire)))
+            asyncio.get_running_loop().call_later(delay, lambda: asyncio.ensure_future(asyncio.to_thread(_retire, old)))
         self.config_sig = config_signature(self.opts.config, policy)  # its rule files may differ now
         self.metrics.inc("config_reloads_total", (("result", "success"),))
         self.metrics.set("config_last_reload_successful", 1)
@@ -165,6 +166,11 @@ class Reloader:
             return
         self.metrics.inc("certificate_reloads_total", (("result", "success"),))
         log.info("TLS certificate reloaded", extra={"fields": {"cert": self.opts.cert}})
+
+
+def _retire(policy: Policy) -> None:
+    policy.retire()
+    trim_heap()
 
 
 def _iso(t: float) -> str:

@@ -315,6 +315,8 @@ BUILTIN_REASONS = {
     "usage-gpu-memory": _USAGE,
     "unknown-field": "the API server decodes the object before any policy runs: strict field validation rejects an "
     "unknown field and lenient decoding drops it, so a policy never sees one",
+    "accelerator-claim-unused": "the devices of the pod's claims, from the ResourceClaimTemplates, ResourceClaims "
+    "and DeviceClasses of the cluster (other objects)",
     "resource-claim-unknown": "the ResourceClaimTemplates and ResourceClaims of the namespace (other objects); "
     "the API server rejects a container claim the pod does not list itself",
     "pod-level-resources-invalid": "the API server rejects these pod-level resources itself; the profile's "
@@ -322,6 +324,9 @@ BUILTIN_REASONS = {
     "job-spec-invalid": "the API server rejects these Job specs itself, with the same reasons",
     "resize-policy-invalid": "the API server rejects these resizePolicy entries itself, with the same reasons",
     "container-restart-rules-invalid": "the API server rejects these restartPolicyRules itself, with the same reasons",
+    "sidecar-restart-policy-missing": "the API server rejects these init containers itself, with the same reason",
+    "pod-field-dropped": "the profile's Kubernetes version and the cluster's feature gates: the API server drops "
+    "these fields before any policy sees them",
     "limit-range": "the namespace's LimitRanges and ResourceQuotas (other objects), applied as LimitRanger does",
     "queue": "the namespace's Kueue LocalQueues and ClusterQueues, and Volcano Queues (other objects)",
     "gang": "the replicas of every task, and the PodGroups and Workloads of the cluster (other objects)",

@@ -261,7 +261,9 @@ def uses_accelerators(ps: str, dra: AdmissionDra | None = None) -> str:
         f"(k.matches({lit(dra.accel)}) || (!k.matches({lit(dra.other)}) && (k.matches({lit(dra.by_name)})"
         f" || (k.matches({lit(dra.words)}) && !k.matches({lit(dra.not_words)})))))"
     )
-    dra_names = f"({implicit} && {is_q('rl[k]')} && {q('rl[k]')}.sign() > 0)"
+    # a class's implicit name asks for whole devices only (k8s/dra.py pod_devices: the scheduler makes no
+    # device request for a quantity that is not a whole number)
+    dra_names = f"({implicit} && {is_q('rl[k]')} && {q('rl[k]')}.sign() > 0 && {q('rl[k]')}.isInteger())"
     if dra.whole:
         dra_names += (
             f" || (k.matches({lit(dra.whole)}) && {is_q('rl[k]')} && {q('rl[k]')}.sign() > 0"

@@ -25,6 +25,7 @@ import pickle
 import select
 import signal
 import struct
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -119,7 +120,10 @@ def _helper_loop(rfd: int, wfd: int, evaluate: Callable[[str, tuple, dict], Any]
 
 
 class Sandbox:
-    """One helper process per evaluating process, started on first use."""
+    """One helper process per evaluating process, started on first use.
+
+    Threads take turns (``serve`` reviews on several): one request and its reply at a time on the
+    helper's pipes, and one thread at a time stops or starts it."""
 
     def __init__(self, evaluate: Callable[[str, tuple, dict], Any]) -> None:
         self._evaluate = evaluate
@@ -128,6 +132,16 @@ class Sandbox:
         self._rfd = self._wfd = -1
         self._sent: dict[int, Any] = {}  # id(value) -> value, kept alive while the helper holds it
         self.generation = 0  # counts the helpers started: what one helper was sent, a new one lacks
+        self._lock = threading.RLock()
+        self._lock_pid = os.getpid()
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Held while a thread talks to the helper (a new one in a forked process: the lock may
+        have been held by a thread the fork did not copy)."""
+        if self._lock_pid != os.getpid():
+            self._lock, self._lock_pid = threading.RLock(), os.getpid()
+        return self._lock
 
     def _start(self) -> None:
         to_child_r, to_child_w = os.pipe()
@@ -150,30 +164,36 @@ class Sandbox:
         self.generation += 1
 
     def stop(self) -> None:
-        if self._pid and self._owner == os.getpid():
-            for fd in (self._rfd, self._wfd):
+        with self.lock:
+            pid, self._pid = self._pid, 0
+            if pid > 0 and self._owner == os.getpid():
+                for fd in (self._rfd, self._wfd):
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
                 try:
-                    os.close(fd)
-                except OSError:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                except (OSError, ChildProcessError):
                     pass
-            try:
-                os.kill(self._pid, signal.SIGKILL)
-                os.waitpid(self._pid, 0)
-            except (OSError, ChildProcessError):
-                pass
-        self._pid = 0
-        self._sent = {}
+            self._sent = {}
 
     def ensure_started(self) -> None:
         """A helper of this process is running (one inherited through fork is not ours)."""
-        if self._pid and self._owner != os.getpid():
-            self._pid = 0
-            self.generation += 1
-        if not self._pid:
-            self._start()
+        with self.lock:
+            if self._pid and self._owner != os.getpid():
+                self._pid = 0
+                self.generation += 1
+            if not self._pid:
+                self._start()
 
     def evaluate(self, source: str, variables: tuple, data: dict[str, Any]) -> Any:
         """The value of ``source``; raises SandboxFailure (budget) or ValueError (evaluation error)."""
+        with self.lock:
+            return self._evaluate_locked(source, variables, data)
+
+    def _evaluate_locked(self, source: str, variables: tuple, data: dict[str, Any]) -> Any:
         self.ensure_started()
         clear = len(self._sent) + len(data) > _SENT_MAX
         if clear:

@@ -306,6 +306,7 @@ class ClusterFacts(Record):
         generation = pool.get("generation")
         generation = generation if isinstance(generation, int) and not isinstance(generation, bool) else 0
         gpus = 0
+        parents: set[str] = set()  # the physical GPUs (PCI addresses) that partitions and GPUs are of
         devices = spec.get("devices")
         for device in devices if isinstance(devices, list) else ():
             if not isinstance(device, dict):
@@ -313,10 +314,19 @@ class ClusterFacts(Record):
             attributes = device.get("attributes")
             if not isinstance(attributes, dict):  # v1beta1: under basic
                 attributes = _sub(_sub(device, "basic"), "attributes")
-            kind = attributes.get("type", attributes.get(f"{driver}/type"))
-            value = kind.get("string") if isinstance(kind, dict) else None
-            if not (isinstance(value, str) and value.lower() == "mig"):
+            value = _string_attribute(attributes, driver, "type")
+            kind = value.lower() if isinstance(value, str) else ""
+            if kind == "mig":
+                continue
+            # A partition of a GPU (AMD's amdgpu-partition: pre-partitioned GPUs, or the virtual devices of
+            # its auto-partition mode, several per GPU) is not a GPU: it counts as the GPU whose PCI address
+            # it shares (resource.kubernetes.io/pciBusID, the parent's), a GPU once whatever its devices.
+            bus = _string_attribute(attributes, "resource.kubernetes.io", "pciBusID")
+            if isinstance(bus, str) and bus:
+                parents.add(bus)
+            elif "partition" not in kind:
                 gpus += 1
+        gpus += len(parents)
         key = (node, driver, str(pool.get("name") or ""))
         known = self.slices.get(key)
         if known is None or generation > known[0]:
@@ -491,3 +501,11 @@ def _pools(nodes: list[tuple[K8sObject, str]], slice_gpus: Mapping[str, tuple[st
             )
         )
     return pools
+
+
+def _string_attribute(attributes: Mapping, domain: str, name: str) -> str | None:
+    """A device's string attribute ``name`` (``attributes[name].string``), written bare or qualified by
+    ``domain`` (``gpu.amd.com/type``, ``resource.kubernetes.io/pciBusID``)."""
+    value = attributes.get(name, attributes.get(f"{domain}/{name}"))
+    found = value.get("string") if isinstance(value, dict) else None
+    return found if isinstance(found, str) else None

@@ -463,6 +463,8 @@ class Facts(Record):
         elif kind in DRA_CLAIM_KINDS:
             self.dra.add_object(kind, group, data, name, obj.ref.namespace, obj.file)
         else:
+            if kind == "ResourceSlice" and group == "resource.k8s.io" and isinstance(data.get("spec"), dict):
+                self.dra.add_slice(data["spec"])  # its MIG devices, for the claims allocated from them
             self.cluster.add_object(obj)
 
     def runtime_of(self, job: K8sObject) -> Any:

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
+from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import (
     DRA_EXTENDED_PREFIX,
     is_accelerator_resource,
@@ -64,6 +65,31 @@ DRA_CONSUMABLE_ON = (1, 36)
 # DRADeviceTaints (KEP-5055): alpha and off in 1.33-1.35 (dropDisabledDRADeviceTaintsFields,
 # pkg/registry/resource/resourceclaim, drops a request's tolerations), beta and on in 1.36, GA in 1.37.
 DRA_TAINTS_ON = (1, 36)
+# The releases whose API server serves ResourceClaimTemplates and ResourceClaims in each version of
+# resource.k8s.io (first, last; None: still served): v1alpha1 1.26, v1alpha2 1.27-1.30, v1alpha3
+# 1.31-1.33, v1beta1 from 1.32, v1beta2 from 1.33, v1 from 1.34 (the built-in OpenAPI of each release;
+# tests/test_dra_versions.py holds this table to the bundled schemas). An object of a version its
+# cluster does not serve is refused ("no matches for kind ... in version ...") and never exists.
+CLAIM_API_SERVED: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
+    "v1alpha1": ((1, 26), (1, 26)),
+    "v1alpha2": ((1, 27), (1, 30)),
+    "v1alpha3": ((1, 31), (1, 33)),
+    "v1beta1": ((1, 32), None),
+    "v1beta2": ((1, 33), None),
+    "v1": ((1, 34), None),
+}
+
+
+def served_claim_versions(version: tuple[int, int]) -> list[str]:
+    """The resource.k8s.io versions Kubernetes ``version`` serves claims and templates in, newest first."""
+    order = ("v1", "v1beta2", "v1beta1", "v1alpha3", "v1alpha2", "v1alpha1")
+    out = []
+    for v in order:
+        first, last = CLAIM_API_SERVED[v]
+        if first <= version and (last is None or version <= last):
+            out.append(v)
+    return out
+
 
 # The kinds the first pass reads (ComputeDomain: NVIDIA's driver makes the template it names).
 DRA_CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim", "DeviceClass", "ComputeDomain")
@@ -329,7 +355,19 @@ class SubRequest(Record):
     product: str | None  # ... and the GPU's productName
     device_type: str | None  # ... and the device type they compare an attribute with (see _TYPE_RE)
     share: bool  # it asks for part of each device's capacity (capacity.requests, KEP-5075)
-    __slots__ = _fields = ("device_class", "count", "profile", "product", "device_type", "share")
+    devices: tuple[tuple[str, str, str], ...]  # (driver, pool, device) allocated for it (a claim's status)
+    # per allocated device, the capacity its result consumed (consumedCapacity: name -> quantity)
+    consumed: tuple[dict[str, Fraction], ...]
+    __slots__ = _fields = (
+        "device_class",
+        "count",
+        "profile",
+        "product",
+        "device_type",
+        "share",
+        "devices",
+        "consumed",
+    )
 
     def __init__(
         self,
@@ -339,6 +377,8 @@ class SubRequest(Record):
         product: str | None = None,
         device_type: str | None = None,
         share: bool = False,
+        devices: tuple[tuple[str, str, str], ...] = (),
+        consumed: tuple[dict[str, Fraction], ...] = (),
     ) -> None:
         self.device_class = device_class
         self.count = count
@@ -346,6 +386,8 @@ class SubRequest(Record):
         self.product = product
         self.device_type = device_type
         self.share = share
+        self.devices = devices
+        self.consumed = consumed
 
 
 def _device_type(value: object) -> str | None:
@@ -381,11 +423,51 @@ def _partition(device_type: str | None) -> bool:
     return device_type is not None and "partition" in device_type.lower()
 
 
-def _allocated_results(status: object) -> set[str]:
+_Allocated = list[tuple[tuple[str, str, str], dict[str, Fraction]]]
+
+
+def _allocated_results(status: object) -> dict[str, _Allocated]:
     """The requests an allocated ResourceClaim's devices were allocated for
-    (``status.allocation.devices.results[].request``: ``<request>`` or ``<request>/<subrequest>``)."""
+    (``status.allocation.devices.results[].request``: ``<request>`` or ``<request>/<subrequest>``), each
+    with the devices allocated for it, (driver, pool, device), one result per device, and the capacity
+    each result consumed of its device (``consumedCapacity``, KEP-5075)."""
     results = _mapping(_mapping(_mapping(status).get("allocation")).get("devices")).get("results")
-    return {r["request"] for r in _items(results) if isinstance(r.get("request"), str)}
+    out: dict[str, _Allocated] = {}
+    for r in _items(results):
+        if isinstance(r.get("request"), str) and r.get("adminAccess") is not True:
+            device = (str(r.get("driver") or ""), str(r.get("pool") or ""), str(r.get("device") or ""))
+            out.setdefault(r["request"], []).append((device, _quantities(r.get("consumedCapacity"))))
+    return out
+
+
+def _quantities(value: object) -> dict[str, Fraction]:
+    """A map of quantities (``consumedCapacity``), those that parse."""
+    out: dict[str, Fraction] = {}
+    for name, raw in _mapping(value).items():
+        try:
+            out[str(name)] = parse_manifest_quantity(raw).value
+        except (QuantityError, TypeError, ValueError):
+            continue
+    return out
+
+
+def _as_allocated(sub: SubRequest | None, allocated: _Allocated | None) -> SubRequest | None:
+    """A request as allocated: its devices (from the claim's results); an ``allocationMode: All``
+    request holds as many as its results name (all the node's devices its selectors match, which may be
+    fewer than the node's GPUs)."""
+    if sub is None or not allocated:
+        return sub
+    count = len(allocated) if sub.count is None else sub.count
+    return SubRequest(
+        sub.device_class,
+        count,
+        sub.profile,
+        sub.product,
+        sub.device_type,
+        sub.share,
+        tuple(d for d, _ in allocated),
+        tuple(c for _, c in allocated),
+    )
 
 
 _EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
@@ -542,7 +624,9 @@ class ClaimRequests(tuple):
     ``resources.claims[].request`` may give."""
 
     names: frozenset[str] = frozenset()
+    subrequests: frozenset[tuple[str, str]] = frozenset()  # (request, subrequest) of firstAvailable requests
     admin: bool = False  # some request asks for administrative access
+    order: tuple[str, ...] = ()  # the name of the request each entry is (in order)
 
 
 def claim_requests(claim_spec: object, status: object = None) -> ClaimRequests:
@@ -552,8 +636,10 @@ def claim_requests(claim_spec: object, status: object = None) -> ClaimRequests:
     (the results name ``<request>/<subrequest>``)."""
     out = []
     names: set[str] = set()
+    subrequests: set[tuple[str, str]] = set()
+    order: list[str] = []
     admin = False
-    allocated = _allocated_results(status) if status else set()
+    allocated = _allocated_results(status) if status else {}
     for req in _items(_mapping(_mapping(claim_spec).get("devices")).get("requests")):
         alternatives: list[SubRequest] = []
         if isinstance(req.get("name"), str):
@@ -564,19 +650,28 @@ def claim_requests(claim_spec: object, status: object = None) -> ClaimRequests:
             admin = True
             continue
         if isinstance(req.get("exactly"), dict):  # resource.k8s.io/v1, v1beta2
-            sub = _sub(req["exactly"])
+            sub = _as_allocated(_sub(req["exactly"]), allocated.get(str(req.get("name"))))
             alternatives = [sub] if sub else []
         elif isinstance(req.get("firstAvailable"), list):
             subs = list(_items(req["firstAvailable"]))
+            if isinstance(req.get("name"), str):
+                subrequests.update((req["name"], x["name"]) for x in subs if isinstance(x.get("name"), str))
             chosen = [x for x in subs if f"{req.get('name')}/{x.get('name')}" in allocated]
-            alternatives = [s for s in map(_sub, chosen or subs) if s is not None]
+            alternatives = [
+                s
+                for x in chosen or subs
+                if (s := _as_allocated(_sub(x), allocated.get(f"{req.get('name')}/{x.get('name')}"))) is not None
+            ]
         else:  # v1beta1 and v1alpha3: the fields on the request itself
-            sub = _sub(req)
+            sub = _as_allocated(_sub(req), allocated.get(str(req.get("name"))))
             alternatives = [sub] if sub else []
         if alternatives:
             out.append(tuple(alternatives))
+            order.append(str(req.get("name")))
     found = ClaimRequests(out)
+    found.order = tuple(order)
     found.names = frozenset(names)
+    found.subrequests = frozenset(subrequests)
     found.admin = admin
     return found
 
@@ -607,6 +702,10 @@ class DraFacts:
         "allocated",
         "rejected",
         "taint_rejected",
+        "api_versions",
+        "api_version_in_file",
+        "mig_devices",
+        "shared_devices",
         "in_file",
         "reserved",
         "_memo",
@@ -637,6 +736,14 @@ class DraFacts:
         self.allocated: dict[str, set[str]] = {}
         self.rejected: dict[tuple[str, str, str], str] = {}  # (kind, name, namespace) -> the API server's reason
         self.taint_rejected: dict[tuple[str, str, str], str] = {}  # the same, for tolerations (from 1.36)
+        # (kind, name, namespace) -> the resource.k8s.io versions the templates or claims of that name are
+        # written in; (kind, name, file) -> the version of the one a file defines
+        self.api_versions: dict[tuple[str, str, str], set[str]] = {}
+        self.api_version_in_file: dict[tuple[str, str, str], str] = {}
+        # (driver, pool, device) -> (profile, productName) of the MIG devices ResourceSlices publish
+        self.mig_devices: dict[tuple[str, str, str], tuple[str, str | None]] = {}
+        # (driver, pool, device) -> capacities of the devices several claims may share (allowMultipleAllocations)
+        self.shared_devices: dict[tuple[str, str, str], dict[str, Fraction]] = {}
         # (kind, name, file) -> the entry of the object of that name the file defines (its first)
         self.in_file: dict[tuple[str, str, str], tuple[str, tuple]] = {}
         # (name, namespace) -> how many consumers an allocated ResourceClaim is reserved for (status.reservedFor)
@@ -678,6 +785,12 @@ class DraFacts:
                 reason = claim_spec_rejection(claim_spec, data.get("apiVersion"))
                 prefix = "spec.spec." if kind == "ResourceClaimTemplate" else "spec."
                 toleration = claim_toleration_rejection(claim_spec, data.get("apiVersion"))
+                api_version = data.get("apiVersion")
+                if isinstance(api_version, str) and api_version.rpartition("/")[2] in CLAIM_API_SERVED:
+                    written = api_version.rpartition("/")[2]
+                    self.api_versions.setdefault((key, name, namespace or ""), set()).add(written)
+                    if file:
+                        self.api_version_in_file.setdefault((key, name, file), written)
                 if reason is None and toleration is not None:
                     # Rejected only where DRADeviceTaints is on: judged by version in rejection().
                     self.taint_rejected[(key, name, namespace or "")] = prefix + toleration
@@ -714,6 +827,34 @@ class DraFacts:
             self.class_files.add(file)
         self._memo.clear()
         return True
+
+    def add_slice(self, spec: Mapping) -> None:
+        """A ResourceSlice's MIG devices (NVIDIA's driver: attributes ``type: mig``, ``profile``,
+        ``productName``, cmd/gpu-kubelet-plugin/deviceinfo.go), by (driver, pool, device), so that an
+        allocated claim's results say which partitions it holds."""
+        driver = spec.get("driver")
+        pool = _mapping(spec.get("pool")).get("name")
+        if not isinstance(driver, str) or not isinstance(pool, str):
+            return
+        for device in _items(spec.get("devices")):
+            attributes = device.get("attributes")
+            if not isinstance(attributes, dict):  # v1beta1: under basic
+                attributes = _mapping(_mapping(device.get("basic")).get("attributes"))
+
+            def text(key: str, attributes: Mapping = attributes) -> str | None:
+                value = _mapping(attributes.get(key, attributes.get(f"{driver}/{key}"))).get("string")
+                return value if isinstance(value, str) else None
+
+            profile, name = text("profile"), device.get("name")
+            if not isinstance(name, str):
+                continue
+            if (text("type") or "").lower() == _SLICE_WORD and profile:
+                self.mig_devices[(driver, pool, name)] = (profile, text("productName"))
+            basic = device.get("basic")
+            body: Mapping = basic if isinstance(basic, dict) else device  # (v1beta1: under basic)
+            if body.get("allowMultipleAllocations") is True:
+                capacity = {k: _mapping(v).get("value") for k, v in _mapping(body.get("capacity")).items()}
+                self.shared_devices[(driver, pool, name)] = {k: v for k, v in _quantities(capacity).items() if v > 0}
 
     def _allocated(self, spec: Mapping, status: object) -> None:
         """The drivers an allocated claim's devices come from (``status.allocation.devices.results``:
@@ -926,14 +1067,37 @@ class DraFacts:
 
     def rejection(self, kind: str, name: str, namespace: str, file: str = "") -> str | None:
         """Why the API server rejects the template or claim :meth:`find` finds, or None."""
-        taints = self.taint_rejected if self.version is None or self.version >= DRA_TAINTS_ON else None
-        if not self.rejected and not taints:
+        if not self.rejected and not self.taint_rejected and not self.api_versions:
             return None
         found = self._entry(kind, name, namespace, file)
         if found is None:
             return None
-        at = (kind, name, found[0])
-        return self.rejected.get(at) or (taints.get(at) if taints else None)
+        own = (
+            self.api_version_in_file.get((kind, name, file))
+            if file and found is self.in_file.get((kind, name, file))
+            else None
+        )
+        return self.rejection_at(kind, name, found[0], own)
+
+    def rejection_at(self, kind: str, name: str, namespace: str, own: str | None = None) -> str | None:
+        """Why the API server rejects the template or claim of ``name`` defined in ``namespace`` ("" for
+        none), or None; ``own``: the version of the one the pod's own file defines."""
+        at = (kind, name, namespace)
+        taints = self.taint_rejected if self.version is None or self.version >= DRA_TAINTS_ON else None
+        reason = self.rejected.get(at) or (taints.get(at) if taints else None)
+        if reason is None and self.version is not None and not self.stored and self.api_versions:
+            served = served_claim_versions(self.version)
+            # the pod's own file's object, else every object of the name unserved (one may be the cluster's)
+            versions = {own} if own is not None else self.api_versions.get(at, set())
+            written = min(versions) if versions and not versions & set(served) else None
+            if written is not None:
+                major, minor = self.version
+                what = "ResourceClaimTemplate" if kind == "template" else "ResourceClaim"
+                reason = (
+                    f'no matches for kind "{what}" in version "{RESOURCE_GROUP}/{written}": Kubernetes '
+                    f"{major}.{minor} serves it in {', '.join(RESOURCE_GROUP + '/' + v for v in served)}"
+                )
+        return reason
 
 
 # --------------------------------------------------------------------------
@@ -949,7 +1113,20 @@ class ClaimRef(Record):
     found: bool
     rejected: str | None  # why the API server rejects the object found (then ``found`` is False)
     requests: frozenset[str] | None  # the names of its requests, where its spec is known
-    __slots__ = _fields = ("path", "kind", "name", "found", "rejected", "requests")
+    subrequests: frozenset[tuple[str, str]]  # (request, subrequest) of its firstAvailable requests
+    accelerators: bool  # some request of it holds accelerator devices
+    accelerator_requests: list[str]  # the names of those requests
+    __slots__ = _fields = (
+        "path",
+        "kind",
+        "name",
+        "found",
+        "rejected",
+        "requests",
+        "subrequests",
+        "accelerators",
+        "accelerator_requests",
+    )
 
     def __init__(
         self,
@@ -959,6 +1136,7 @@ class ClaimRef(Record):
         found: bool,
         rejected: str | None = None,
         requests: frozenset[str] | None = None,
+        subrequests: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
         self.path = path
         self.kind = kind
@@ -966,6 +1144,9 @@ class ClaimRef(Record):
         self.found = found
         self.rejected = rejected
         self.requests = requests
+        self.subrequests = subrequests
+        self.accelerators = False
+        self.accelerator_requests = []
 
 
 class PodDevices(Record):
@@ -1185,6 +1366,17 @@ def pod_devices(
                         f"node's GPUs are partitioned: counted as {count_text(n)} whole "
                         f"GPU{'' if n == 1 else 's'}, the most {'it' if n == 1 else 'they'} can be"
                     )
+                elif sub is not None and sub.share and facts.consumable_capacity and _consumed_share(sub, facts):
+                    # Allocated: each result says the capacity it consumed of its device, whose capacity the
+                    # node's ResourceSlice gives; the pod holds the largest part it consumed of each device.
+                    share = _consumed_share(sub, facts)
+                    assert share is not None
+                    counts[info.resource] += share - n
+                    out.assumed.append(
+                        f"{where} holds part of {count_text(n)} shared device{'' if n == 1 else 's'} of class "
+                        f"'{cls}': {count_text(share)} GPU{'' if share == 1 else 's'}, the largest part of each "
+                        "capacity its allocation consumed (by the ResourceSlices)"
+                    )
                 elif sub is not None and sub.share and facts.consumable_capacity:
                     # Several claims may share each device (allowMultipleAllocations): the pod holds part of it.
                     upper.add(info.resource)
@@ -1204,6 +1396,18 @@ def pod_devices(
         profile = (sub.profile if sub else None) or info.profile
         product = (sub.product if sub else None) or info.product
         devices = f"{count_text(n)} MIG device{'' if n == 1 else 's'}"
+        if profile is None and sub is not None and sub.devices:
+            known = [facts.mig_devices.get(d) for d in sub.devices]
+            if all(known):
+                # An allocated claim: the ResourceSlices name each partition it holds, with its profile.
+                for found in known:
+                    assert found is not None
+                    mig(info, resource, Fraction(1), where, SubRequest(sub.device_class, 1, found[0], found[1]))
+                out.assumed.append(
+                    f"{where} holds the MIG device{'' if len(known) == 1 else 's'} "
+                    f"{', '.join(found[0] for found in known if found)} (its allocation, by the ResourceSlices)"
+                )
+                return
         if profile is None:
             # The driver allocates any MIG device of the class: from one compute slice to the whole GPU.
             # Counted as the whole GPU, the most it can be, so a GPU-share finding holds whichever it gets.
@@ -1263,12 +1467,20 @@ def pod_devices(
             out.claims.append(ClaimRef(path, kind, name, False, rejected))
             out.unknown.append(f"{kind} '{name}' is rejected by the API server ({rejected}), so it holds no device")
             continue
-        ref = ClaimRef(path, kind, name, found is not None, requests=getattr(found, "names", None))
+        ref = ClaimRef(
+            path,
+            kind,
+            name,
+            found is not None,
+            requests=getattr(found, "names", None),
+            subrequests=getattr(found, "subrequests", frozenset()),
+        )
         out.claims.append(ref)
         if found is None:
             out.unknown.append(f"{kind} '{name}' is not among the inputs or --context, so its devices are not known")
             continue
-        for alternatives in found:
+        order = getattr(found, "order", ())
+        for index, alternatives in enumerate(found):
             for s in alternatives:
                 if facts.class_missing(s.device_class) and (ref, s.device_class) not in out.missing_classes:
                     out.missing_classes.append((ref, s.device_class))
@@ -1283,6 +1495,9 @@ def pod_devices(
             if not accel:
                 continue
             out.accelerator = True
+            ref.accelerators = True
+            if index < len(order):
+                ref.accelerator_requests.append(order[index])
             first, info = accel[0]
             if len(alternatives) > 1 and any(
                 (s.device_class, s.count, s.profile, s.product)
@@ -1323,6 +1538,11 @@ def pod_devices(
         if value <= 0:
             continue
         if rname.startswith(DRA_EXTENDED_PREFIX):
+            if value.denominator != 1:
+                # The scheduler makes no device request for a quantity that is not a whole number
+                # (createResourceRequestAndMappings: AsInt64), so the pod gets none (invalid-quantity says so).
+                out.assumed.append(f"{rname}: {count_text(value)} is not a whole number of devices: none is counted")
+                continue
             cls = rname[len(DRA_EXTENDED_PREFIX) :]
         elif rname in facts.extended:
             cls = facts.extended[rname]
@@ -1356,6 +1576,22 @@ def pod_devices(
     out.held = frozenset(held)
     out.upper = frozenset(upper)
     return out
+
+
+def _consumed_share(sub: SubRequest, facts: DraFacts) -> Fraction | None:
+    """What an allocated request of shared devices holds of them, in devices: for each device, the largest
+    part of one of its capacities its result consumed (``consumedCapacity`` over the ResourceSlice's
+    ``capacity``), at most the whole; None unless every device and the capacities it consumed are known."""
+    if not sub.devices or len(sub.consumed) != len(sub.devices):
+        return None
+    total = Fraction(0)
+    for device, consumed in zip(sub.devices, sub.consumed):
+        capacity = facts.shared_devices.get(device)
+        parts = [used / capacity[k] for k, used in consumed.items() if capacity and k in capacity]
+        if not parts:
+            return None
+        total += min(max(parts), Fraction(1))
+    return total
 
 
 def _shared(
@@ -1484,7 +1720,7 @@ def admission_dra(facts: DraFacts | None) -> AdmissionDra:
                     return True
         return False
 
-    def accelerator_names(table: dict[str, list[tuple[str, tuple]]]) -> dict[str, bool]:
+    def accelerator_names(table: dict[str, list[tuple[str, tuple]]], kind: str) -> dict[str, bool]:
         # "<pod namespace>/<name>" -> whether it holds accelerators, as find() resolves it for a pod
         # in any namespace not listed ("*"), and, where the answer differs, for a pod without a
         # namespace ("") and in each namespace listed; a name absent answers False (the policy looks a
@@ -1493,16 +1729,23 @@ def admission_dra(facts: DraFacts | None) -> AdmissionDra:
         for name, entries in table.items():
             answers = {}
             for pod_ns in ["*", "", *(ns for ns, _ in entries if ns)]:
-                first = next((r for ns, r in entries if not ns or not pod_ns or (pod_ns != "*" and ns == pod_ns)), None)
-                answers[f"{pod_ns}/{name}"] = first is not None and holds_accelerators(first)
+                first = next(
+                    ((ns, r) for ns, r in entries if not ns or not pod_ns or (pod_ns != "*" and ns == pod_ns)), None
+                )
+                # (one the API server rejects, or does not serve at the profile's version, holds none)
+                answers[f"{pod_ns}/{name}"] = (
+                    first is not None
+                    and holds_accelerators(first[1])
+                    and facts.rejection_at(kind, name, first[0]) is None
+                )
             anywhere = answers[f"*/{name}"]
             out.update((k, v) for k, v in answers.items() if v != anywhere or (v and k.startswith("*/")))
         return out
 
     # The profile's version: claims dropped before 1.34, no DRA extended resources before 1.36 (a
     # class's extendedResourceName that is a device plugin's resource counts as the plugin's anyway).
-    templates = accelerator_names(facts.templates) if facts.claims_enabled else {}
-    claims = accelerator_names(facts.claims) if facts.claims_enabled else {}
+    templates = accelerator_names(facts.templates, "template") if facts.claims_enabled else {}
+    claims = accelerator_names(facts.claims, "claim") if facts.claims_enabled else {}
     extended = []
     for name, cls in facts.extended.items() if facts.extended_enabled else ():
         info = facts.classify(cls)

@@ -28,6 +28,8 @@ FIELD_VERSIONS: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
     WORKLOAD_REF: ((1, 35), (1, 35)),
     SCHEDULING_GROUP: ((1, 36), None),
 }
+# A Job's own gang, batch/v1 JobSpec.scheduling (KEP-5547, the WorkloadWithJob gate, alpha and off by default)
+JOB_SCHEDULING = (1, 37)
 
 
 class GangRef(Record):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -109,19 +110,20 @@ MAX_REWRITES = 64  # per evaluator: a policy with more failing sites keeps faili
 # Built-ins whose errors the interpreter reports without a position.
 UNLOCATED = frozenset({"time.parse_rfc3339_ns", "time.parse_ns", "time.parse_duration_ns", "net.cidr_expand"})
 _OPS = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/", "Mod": "%", "Union": "|", "Intersection": "&"}
-_side: Any = None
+# The side engine, one per thread: an engine is used, and dropped, on the thread that made it.
+_sides = threading.local()
 
 
 def _guard(name: Any, args: Any) -> bool:
     """Whether the built-in (or operator) ``name`` succeeds on ``args``: ``[json, is_set]`` pairs."""
-    global _side
     import regorus
 
-    if _side is None:
-        _side = regorus.Engine()
-        _side.add_extension("sprintf", 2, _sprintf)
+    side = getattr(_sides, "engine", None)
+    if side is None:
+        side = _sides.engine = regorus.Engine()
+        side.add_extension("sprintf", 2, _sprintf)
         for ext, (nargs, fn) in EXTENSIONS.items():
-            _side.add_extension(ext, nargs, fn)
+            side.add_extension(ext, nargs, fn)
     values = [
         f"{{v | some v in json.unmarshal(input[{i}][0])}}" if a[1] else f"json.unmarshal(input[{i}][0])"
         for i, a in enumerate(args)
@@ -129,8 +131,8 @@ def _guard(name: Any, args: Any) -> bool:
     name = str(name)
     call = f" {name} ".join(values) if name in _OPS.values() else f"{name}({', '.join(values)})"
     try:
-        _side.set_input_json(json.dumps(args))
-        _side.eval_query(f"__x := {call}")
+        side.set_input_json(json.dumps(args))
+        side.eval_query(f"__x := {call}")
     except Exception:  # noqa: BLE001 - a failing built-in is the answer
         return False
     return True

@@ -139,7 +139,9 @@ class Bounded:
                         answer = ("ok", self.work(job))
                     except MemoryError:
                         answer = ("limit", "ran out of its memory limit")
-                    except Exception as e:  # noqa: BLE001 - sent back to the parent as this job's answer
+                    except (KeyboardInterrupt, SystemExit):
+                        raise
+                    except BaseException as e:  # noqa: BLE001 - sent back as this job's answer (an engine's panic too)
                         answer = ("error", f"{type(e).__name__}: {e}")
                     done.append(answer)
                     # Answers go back in groups (fewer wake-ups of the parent), at least every
@@ -209,14 +211,16 @@ class Bounded:
                 continue
             got = 0
             while got < len(todo):
-                ok, group = _receive(up, time.monotonic() + self.time_limit)
+                deadline = time.monotonic() + self.time_limit
+                ok, group = _receive(up, deadline)
                 if ok:
                     for answer in group:
                         answers[todo[got]] = answer
                         got += 1
                     continue
                 at = int.from_bytes(self._at[:8], "little") if self._at is not None else got
-                died = self._exited()
+                # the end of the pipe before the deadline: the helper died (it may not be reaped yet)
+                died = time.monotonic() < deadline or self._exited()
                 self._stop()
                 # Answers of jobs before `at` that were not sent yet are lost: those jobs run again.
                 culprit = todo[at] if got <= at < len(todo) else todo[got]

@@ -38,6 +38,7 @@ from kubelint_ml.input.loader import load, locate
 from kubelint_ml.input.objects import K8sObject, make_ref, unpack
 from kubelint_ml.input.workloads import KINDS, pod_templates
 from kubelint_ml.k8s.dra import DRA_EXTENDED_ON, DRA_ON, DraFacts, pod_devices, uses_dra
+from kubelint_ml.k8s.kept import object_kept, pod_spec_kept
 from kubelint_ml.k8s.resources import is_accelerator_pod, pod_level_gates, pod_requests
 from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.run.facts import with_cluster_nodes
@@ -161,7 +162,8 @@ class Audit:
         self.bound_claims: set[tuple[str, str, str]] = set()
         # Fields of the stored pods that only a gate on keeps: DRA claims, pod-level resources; and the
         # extended resources the scheduler allocated through DRA (only DRAExtendedResource on does)
-        self.kept_claims = self.kept_pod_level = self.kept_extended = self.kept_pids = self.kept_gang = False
+        self.kept_claims = self.kept_pod_level = self.kept_extended = False
+        self.kept_fields: set[str] = set()  # the gates stored pods, pod templates and Jobs show on (k8s/kept.py)
         self.skipped: Counter[str] = Counter()
         self.files = 0
         self.objects = 0
@@ -240,16 +242,9 @@ class Audit:
                 if spec.get("resourceClaims"):
                     self.kept_claims = True
                     self._dra(ns, spec, data.get("status"))
-                if spec.get("workloadRef") or spec.get("schedulingGroup"):
-                    self.kept_gang = True  # dropped with GenericWorkload off (pkg/api/pod/util.go)
-                resources = spec.get("resources")
-                if resources:
+                self.kept_fields |= pod_spec_kept(spec)
+                if spec.get("resources"):
                     self.kept_pod_level = True
-                    if isinstance(resources, Mapping) and any(
-                        isinstance(resources.get(part), Mapping) and "pids" in resources[part]
-                        for part in ("limits", "requests")
-                    ):
-                        self.kept_pids = True
             status = data.get("status")
             if isinstance(status, Mapping) and status.get("extendedResourceClaimStatus"):
                 self.kept_extended = True
@@ -261,6 +256,7 @@ class Audit:
             self.facts.add_object(item.obj or plain_object(dict(data), file))
         elif (group, kind) in KINDS:
             item.keep()
+            self.kept_fields |= object_kept(group, kind, data)
             self.known[(ns, kind, name)] = Known(
                 make_ref(dict(data)), _controller(meta), meta.get("labels"), item, file
             )
@@ -404,10 +400,8 @@ class Audit:
         """The gates the stored pods show on, whatever the profile's version defaults them to: the API server
         drops spec.resourceClaims and spec.resources with DynamicResourceAllocation and PodLevelResources
         off, so a pod that has them was admitted with the gate on."""
-        if self.kept_pids:  # the API server drops a pod-level pids limit with PerPodPIDLimit off (alpha in 1.37)
-            ctx.cache["per_pod_pid_limit"] = True
-        if self.kept_gang:  # and a pod's workloadRef/schedulingGroup with GenericWorkload off (off by default)
-            ctx.cache["generic_workload"] = True
+        for key in self.kept_fields:  # pids, gang fields, restart rules, image volumes (k8s/kept.py)
+            ctx.cache[key] = True
         version = parse_version(getattr(profile, "kubernetes_version", None))
         if version is None:
             return

@@ -29,6 +29,7 @@ UNIT = "podTemplate"
 DEFAULTS: dict = {}
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 
+RULES_FIELD = (1, 34)  # ContainerRestartRules: alpha and off by default, the field in the API
 RULES_ON = (1, 35)  # ContainerRestartRules: beta and on by default
 RESTART_ALL_ON = (1, 36)  # RestartAllContainersOnContainerExits: beta and on by default
 RESTART_ALL = "RestartAllContainers"
@@ -40,9 +41,13 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
     if not any(c.data.get("restartPolicyRules") is not None for c in tpl.all_containers):
         return None
-    version = parse_version(getattr(getattr(ctx, "profile", None), "kubernetes_version", None))
+    raw = getattr(getattr(ctx, "profile", None), "kubernetes_version", None)
+    version = parse_version(raw)
     if version is not None and version < RULES_ON:
-        return None  # the gate is off: the API server drops the rules
+        # the gate is off: the API server drops the rules (before 1.34 they are not a field: unknown-field's)
+        cache = getattr(ctx, "cache", None)
+        kept = isinstance(cache, dict) and cache.get("container_restart_rules") is True  # (audit) stored pods
+        return None if version < RULES_FIELD or kept else _dropped(tpl, raw) or None
     restart_all = version is None or version >= RESTART_ALL_ON
     actions = ("Restart", RESTART_ALL) if restart_all else ("Restart",)
     supported = " or ".join(actions)
@@ -139,3 +144,22 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                     "Use NotIn with the codes that must not restart instead",
                 )
     return out
+
+
+def _dropped(tpl, raw: str | None) -> list[Hit]:
+    """With ContainerRestartRules off (1.34) the rules are dropped: the container is not restarted in place."""
+    return [
+        Hit(
+            c.path + ("restartPolicyRules",),
+            f"{c.describe()}: restartPolicyRules are dropped unless the ContainerRestartRules gate is on (alpha, "
+            f"off by default in {raw})",
+            severity="warning",
+            detail=f"{tpl.describe()}: with ContainerRestartRules off the API server drops the container's "
+            "restartPolicyRules and restartPolicy: a matching exit is not restarted in place but ends the container "
+            "under the pod's restartPolicy (a Job's pod fails and counts against its backoffLimit). Enable "
+            "ContainerRestartRules on the API server and the kubelets, or rely on the Job's podFailurePolicy",
+            container=c.name,
+        )
+        for c in tpl.all_containers
+        if isinstance(c.data.get("restartPolicyRules"), list) and c.data["restartPolicyRules"]
+    ]

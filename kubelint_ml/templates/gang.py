@@ -22,7 +22,7 @@ from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import accelerator_requests, effective_pod_request
 from kubelint_ml.k8s.version import parse_version
-from kubelint_ml.k8s.workload import WORKLOAD_REF, field_served, gang_refs
+from kubelint_ml.k8s.workload import JOB_SCHEDULING, WORKLOAD_REF, field_served, gang_refs
 from kubelint_ml.templates._cluster import cluster_of
 from kubelint_ml.templates._common import show
 from kubelint_ml.templates._priority import is_batch_job, job_spec, job_spec_path
@@ -117,9 +117,6 @@ def _pods(tpl: Any) -> int | None:
         if completions is not None and completions < count:
             return completions
     return count
-
-
-JOB_SCHEDULING = (1, 37)  # batch/v1 JobSpec.scheduling (KEP-5547, the WorkloadWithJob gate, alpha)
 
 
 def _job_scheduling(unit: Unit, ctx: Any) -> list[Hit]:

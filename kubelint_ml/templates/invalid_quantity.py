@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
-from kubelint_ml.k8s.resources import is_extended_resource
+from kubelint_ml.k8s.resources import DRA_EXTENDED_PREFIX, is_extended_resource
 from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._common import quantity_fields, raw_text
 
@@ -20,7 +20,11 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit]:
         if (
             f.error is None
             and f.parsed.value.numerator >= 0  # (the sign of a Fraction)
-            and (f.part == "sizeLimit" or not is_extended_resource(f.resource) or f.parsed.is_integer())
+            and (
+                f.part == "sizeLimit"
+                or not (is_extended_resource(f.resource) or f.resource.startswith(DRA_EXTENDED_PREFIX))
+                or f.parsed.is_integer()
+            )
         ):
             continue  # a valid quantity (most are): nothing to say
         label = f"{f.part}.{f.resource}" if f.part != "sizeLimit" else "sizeLimit"
@@ -55,6 +59,24 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit]:
                     f.path,
                     f"{f.where} {label} {raw_text(f.raw)} is negative",
                     detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is negative; quantities must be >= 0",
+                    container=container,
+                    at_value=True,
+                )
+            )
+        elif f.resource.startswith(DRA_EXTENDED_PREFIX):
+            # The name contains kubernetes.io/, so the API server does not hold it to whole numbers (only
+            # IsExtendedResourceName's names are); the scheduler asks a container's DRA extended resource as
+            # ExactCount devices of its quantity as a whole number, and none when it is not one
+            # (createResourceRequestAndMappings: Quantity.AsInt64).
+            out.append(
+                Hit(
+                    f.path,
+                    f"{f.where} {label} {raw_text(f.raw)} is not a whole number: the container gets no device",
+                    detail=f"{tpl.describe()}: {f.where} {label} {raw_text(f.raw)} is not a whole number. The API "
+                    "server accepts it (a name under kubernetes.io/ is not held to whole numbers), but the scheduler "
+                    "asks for a container's DRA extended resource as whole devices of the class and makes no "
+                    f"request for a quantity that is not one, so {f.where} gets none. Ask for whole devices (1), or "
+                    "for part of a GPU through a claim (a MIG device, or capacity of a shared device)",
                     container=container,
                     at_value=True,
                 )

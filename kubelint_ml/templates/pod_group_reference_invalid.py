@@ -8,6 +8,11 @@ GenericWorkload gate off, its default in every version, the field is dropped), t
 ``podGroupReplicaKey`` a DNS label when set; ``schedulingGroup`` a union whose one member,
 ``podGroupName``, a DNS subdomain, must be set) and the scheduler's GangScheduling plugin (a pod whose
 pod group is not in its Workload stays unschedulable until the Workload is recreated).
+
+A Job's own gang, ``spec.scheduling`` (KEP-5547), is a ``batch/v1`` JobSpec field only from 1.37 (the
+released OpenAPI), behind the WorkloadWithJob gate (alpha, off by default): before 1.37 kubectl's strict
+field validation rejects the Job; with the gate off the API server drops the field on create and the
+Job's pods are scheduled one by one.
 """
 
 from __future__ import annotations
@@ -16,8 +21,17 @@ from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.findings import is_builtin_group
 from kubelint_ml.k8s.resources import is_dns1123_label, is_dns1123_subdomain
 from kubelint_ml.k8s.version import parse_version
-from kubelint_ml.k8s.workload import SCHEDULING_GROUP, WORKLOAD_REF, GangRef, field_served, field_versions, gang_refs
+from kubelint_ml.k8s.workload import (
+    JOB_SCHEDULING,
+    SCHEDULING_GROUP,
+    WORKLOAD_REF,
+    GangRef,
+    field_served,
+    field_versions,
+    gang_refs,
+)
 from kubelint_ml.templates._cluster import cluster_of
+from kubelint_ml.templates._priority import is_batch_job, job_spec, job_spec_path
 
 UNIT = "podTemplate"
 DEFAULTS: dict = {}
@@ -29,10 +43,11 @@ _OTHER = {WORKLOAD_REF: SCHEDULING_GROUP, SCHEDULING_GROUP: WORKLOAD_REF}
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
     spec = tpl.spec
-    if WORKLOAD_REF not in spec and SCHEDULING_GROUP not in spec:
+    own = is_batch_job(unit.obj) and job_spec(tpl).get("scheduling") is not None
+    if WORKLOAD_REF not in spec and SCHEDULING_GROUP not in spec and not own:
         return None
     refs = gang_refs(spec)
-    if not refs:
+    if not refs and not own:
         return None
     raw = getattr(getattr(ctx, "profile", None), "kubernetes_version", None)
     version = parse_version(raw)
@@ -45,6 +60,9 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     )
     who = tpl.describe()
     out: list[Hit] = []
+    if own:  # (audit) stored Jobs that kept their spec.scheduling show WorkloadWithJob on
+        job_served = served or (isinstance(cache, dict) and cache.get("workload_with_job") is True)
+        out = _job_scheduling(unit, raw, version, job_served)
     for ref in refs:
         path = tpl.spec_path + (ref.field,)
         if not field_served(ref.field, version):
@@ -100,6 +118,40 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                     )
                 )
     return out or None
+
+
+def _job_scheduling(unit: Unit, raw: str | None, version: tuple[int, int] | None, served: bool) -> list[Hit]:
+    """A Job's ``spec.scheduling``: not a Job field before 1.37 (rejected), dropped with WorkloadWithJob off."""
+    if version is None:
+        return []
+    tpl = unit.tpl
+    path = job_spec_path(tpl) + ("scheduling",)
+    who = unit.obj.ref.display()
+    if version < JOB_SCHEDULING:
+        return [
+            Hit(
+                path,
+                f"spec.scheduling is not a Job field in Kubernetes {raw} (from Kubernetes 1.37)",
+                detail=f"{who}: a Job's own gang (spec.scheduling, KEP-5547) is a batch/v1 field from 1.37; on {raw} "
+                "it is unknown and the API server rejects the Job (strict field validation). Join the pods to a "
+                "gang through the pod template's "
+                + (f"spec.{SCHEDULING_GROUP} and a PodGroup" if version >= (1, 36) else f"spec.{WORKLOAD_REF}")
+                + " instead, or remove spec.scheduling",
+            )
+        ]
+    if served:
+        return []
+    return [
+        Hit(
+            path,
+            f"spec.scheduling is dropped unless the WorkloadWithJob gate is on (alpha, off by default in {raw})",
+            severity="warning",
+            detail=f"{who}: with the WorkloadWithJob gate off (its default) the API server drops the Job's "
+            "spec.scheduling on create: no Workload or PodGroup is made and the pods are scheduled one by one, "
+            "without a gang. Enable WorkloadWithJob and GenericWorkload on the API server, the controller manager "
+            "and the scheduler, or pass the cluster's Workloads and PodGroups with --context",
+        )
+    ]
 
 
 def _invalid(ref: GangRef, path: tuple, who: str) -> list[Hit]:

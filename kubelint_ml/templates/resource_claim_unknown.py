@@ -9,6 +9,7 @@ DynamicResourceAllocation and DRAExtendedResource gates: kubelint_ml/k8s/dra.py)
 from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit, template_devices
+from kubelint_ml.fix import UNSAFE, Fix, put
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
 from kubelint_ml.k8s.dra import DRA_EXTENDED_PREFIX, ClaimRef, PodDevices
 from kubelint_ml.k8s.quantity import is_placeholder
@@ -124,16 +125,24 @@ def _missing_classes(tpl: PodTemplate, devices: PodDevices, dra) -> list[Hit]:
 
 
 def _rejected(tpl: PodTemplate, claim) -> Hit:
-    """A claim whose template or claim the API server rejects (``validateDeviceRequest``): it is never
-    created, so the pod's claim is never made or allocated."""
+    """A claim whose template or claim the API server rejects (``validateDeviceRequest``), or does not
+    serve in the version it is written in: it is never created, so the pod's claim is never made or
+    allocated."""
     made = "" if claim.kind == "ResourceClaim" else ", the pod's claim is never made"
+    unserved = claim.rejected.startswith("no matches")
     return Hit(
         tpl.spec_path + claim.path,
         f"{claim.kind} '{claim.name}' is rejected by the API server: {claim.rejected}",
         detail=(
             f"{tpl.describe()}: spec.resourceClaims names {claim.kind} '{claim.name}', which the API server "
-            f"rejects ({claim.rejected}; validateDeviceRequest): it is never created{made}, and the pod stays "
-            f"Pending. Correct the {claim.kind}'s spec"
+            f"rejects ({claim.rejected}{'' if unserved else '; validateDeviceRequest'}): it is never created{made}, "
+            "and the pod stays Pending. "
+            + (
+                f"Write the {claim.kind} in a version the cluster serves (resource.k8s.io/v1: the device "
+                "fields under `exactly`)"
+                if unserved
+                else f"Correct the {claim.kind}'s spec"
+            )
         ),
         at_value=True,
     )
@@ -147,11 +156,15 @@ def _other_namespaces(dra, kind: str, name: str, namespace: str) -> str:
     return ", ".join(sorted({ns for ns, _ in table.get(name, ()) if ns and ns != namespace}))
 
 
+LISTED_NAMES = 20  # of spec.resourceClaims, said in a finding's detail
+
+
 def _container_claims(tpl: PodTemplate) -> list[Hit]:
     """``resources.claims[].name`` of every container, held to the names in ``spec.resourceClaims``
     (and each listed once)."""
     out: list[Hit] = []
-    names: list[str] | None = None
+    names: set[str] | None = None
+    listed = ""
     for c in tpl.all_containers:
         resources = c.data.get("resources")
         claims = resources.get("claims") if isinstance(resources, dict) else None
@@ -160,13 +173,15 @@ def _container_claims(tpl: PodTemplate) -> list[Hit]:
         if names is None:
             entries = tpl.spec.get("resourceClaims")
             entries = entries if isinstance(entries, list) else []
-            names = sorted({e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)})
+            names = {e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)}
+            shown = sorted(names)[:LISTED_NAMES]
+            more = f", and {len(names) - len(shown)} more" if len(names) > len(shown) else ""
+            listed = ": " + ", ".join(shown) + more if names else " which is empty"
         out += _duplicate_container_claims(c, claims)
         for i, claim in enumerate(claims):
             name = claim.get("name") if isinstance(claim, dict) else None
             if not isinstance(name, str) or not name or name in names:
                 continue
-            listed = ": " + ", ".join(names) if names else " which is empty"
             out.append(
                 _at_claim(
                     c,
@@ -245,6 +260,13 @@ def _unknown_requests(tpl: PodTemplate, devices: PodDevices, known: bool) -> lis
                 continue
             if request in used.requests:
                 continue
+            parents = sorted({r for r, sub in used.subrequests if request in (sub, f"{r}/{sub}")})
+            if len(parents) == 1:
+                # Fixed where it is the container's only entry of the claim: beside another, the request's
+                # name could repeat one (or sit beside the whole claim), which the API server rejects.
+                alone = sum(isinstance(x, dict) and x.get("name") == name for x in claims) == 1
+                out.append(_subrequest_hit(tpl, c, i, name, request, parents[0], used, known, known and alone))
+                continue
             has = sorted(used.requests)
             listed = "requests " + ", ".join(has) if has else "no request"
             out.append(
@@ -272,6 +294,52 @@ def _unknown_requests(tpl: PodTemplate, devices: PodDevices, known: bool) -> lis
     return out
 
 
+def _subrequest_hit(
+    tpl: PodTemplate,
+    c: ContainerView,
+    i: int,
+    name: str,
+    request: str,
+    parent: str,
+    used: ClaimRef,
+    known: bool,
+    fixable: bool,
+) -> Hit:
+    """A container's ``request`` naming a ``firstAvailable`` subrequest (``gpu/big`` or ``big``) rather than
+    its request (``gpu``). KEP-4816: "In the PodSpec, however, the subrequest names are not valid. Only the
+    main request name may be used." The kubelet plugin helper reports each prepared device under its
+    request's name (``stripSubrequestNames``, k8s.io/dynamic-resource-allocation/kubeletplugin), so a
+    container naming the subrequest gets none of the devices, whichever alternative was allocated. The
+    fix (unsafe: the container then gets devices) names the request, where the claims are known and
+    the entry is the container's only one of the claim."""
+    path = c.path + ("resources", "claims", i, "request")
+    return Hit(
+        path,
+        f"{c.describe()} uses '{request}' of claim '{name}', a firstAvailable alternative of request "
+        f"'{parent}'; containers name the request",
+        detail=(
+            f"{tpl.describe()}: {c.describe()} names '{request}' of claim '{name}', which in {used.kind} "
+            f"'{used.name}' is a subrequest (an alternative of firstAvailable) of request '{parent}'. A container "
+            "names a request, never one of its alternatives: the kubelet gives a container the devices of the "
+            f"request it names, and the devices of '{parent}' are known by that name whichever alternative was "
+            f"allocated, so {c.describe()} gets none of them. Name request '{parent}' (the container gets the "
+            "alternative the scheduler chose)"
+            + ("" if known else " (neither this file nor --context defines claims: the cluster's may differ)")
+        ),
+        container=c.name,
+        severity=None if known else "warning",
+        at_value=True,
+        fix=Fix(
+            f"name request '{parent}'",
+            UNSAFE,
+            f"the firstAvailable request of {used.kind} '{used.name}'",
+            (put(path, parent),),
+        )
+        if fixable
+        else None,
+    )
+
+
 def _at_claim(c: ContainerView, i: int, message: str, detail: str) -> Hit:
     """A hit at the name of the container's ``resources.claims[i]``."""
     return Hit(c.path + ("resources", "claims", i, "name"), message, detail=detail, container=c.name, at_value=True)
@@ -282,6 +350,7 @@ def _duplicate_container_claims(c: ContainerView, claims: list) -> list[Hit]:
     (``request``), never the whole claim beside one of its requests."""
     out: list[Hit] = []
     seen: set[str] = set()  # "name", or "name/request"
+    requested: set[str] = set()  # the names seen with a request
     for i, claim in enumerate(claims):
         name = claim.get("name") if isinstance(claim, dict) else None
         if not isinstance(name, str) or not name:
@@ -294,12 +363,16 @@ def _duplicate_container_claims(c: ContainerView, claims: list) -> list[Hit]:
             duplicate = name
         elif key in seen:
             what, duplicate = f"request '{request}' of claim '{name}' twice", key
-        elif request is None and any(k.startswith(name + "/") for k in seen):
+        elif request is None and name in requested:
             what, duplicate = f"claim '{name}' whole and one of its requests", name
         else:
             seen.add(key)
+            if request is not None:
+                requested.add(name)
             continue
         seen.add(key)
+        if request is not None:
+            requested.add(name)
         out.append(
             _at_claim(
                 c,

@@ -3,7 +3,12 @@ its containers (init and ephemeral too) and their resources, the pod's resources
 emptyDir, and a Job's spec. The API server rejects it under kubectl's strict field validation
 (the default since kubectl 1.27) for the built-in kinds; a custom resource's schema prunes or
 rejects it. Either way the field the author meant is not set, and rules that read it judge its
-absence: their findings say so (:mod:`kubelint_ml.engine.typos`)."""
+absence: their findings say so (:mod:`kubelint_ml.engine.typos`).
+
+With the profile's ``kubernetesVersion``, a built-in kind is held to the fields of that version's API
+(a container's ``restartPolicyRules`` before 1.34 is rejected as any unknown key); a custom resource's
+pod template follows its CRD's schema, not the cluster's version, so it is held to every version's
+fields. The pod's and the Job's gang fields are ``pod-group-reference-invalid``'s."""
 
 from __future__ import annotations
 
@@ -12,7 +17,8 @@ from functools import lru_cache
 from kubelint_ml.engine.api import Hit, Unit, did_you_mean
 from kubelint_ml.findings import is_builtin_group
 from kubelint_ml.input.workloads import PodTemplate
-from kubelint_ml.k8s.fields import DEFINITIONS, known_fields
+from kubelint_ml.k8s.fields import DEFINITIONS, field_span, fields_in, known_fields
+from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.templates._priority import is_batch_job, is_jobset_like, job_spec, job_spec_path
 
 UNIT = "podTemplate"
@@ -24,18 +30,22 @@ _CONTAINER_LISTS = (
     ("initContainers", "container"),
     ("ephemeralContainers", "ephemeralContainer"),
 )
+# judged by version in pod-group-reference-invalid
+_GANG_FIELDS = {"podSpec": ("workloadRef", "schedulingGroup"), "jobSpec": ("scheduling",)}
 
 
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     obj, tpl = unit.obj, unit.tpl
     if tpl.found_by_search or (tpl.renames and not tpl.cache.get("fields_as_written")):
         return None  # a pod a controller builds from other fields, or a guess: not a PodTemplateSpec as written
-    known = known_fields()
+    strict = is_builtin_group(obj.group)
+    raw = getattr(getattr(ctx, "profile", None), "kubernetes_version", None) if strict else None
+    version = parse_version(raw)
+    known = _fields_in(version) if version is not None else known_fields()
     if _all_known(tpl.spec, known) and not (
         (is_batch_job(obj) or is_jobset_like(obj)) and not _known(job_spec(tpl), known["jobSpec"])
     ):
         return None
-    strict = is_builtin_group(obj.group)
     severity = "error" if strict else "warning"
     hits: list[Hit] = []
 
@@ -49,24 +59,38 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         for key in mapping:
             if not isinstance(key, str) or key in fields or key.startswith("$"):
                 continue  # `$patch` and the other strategic-merge directives of a kustomize patch
-            hint = _hint(key, part)
-            closest = hint[len(" (did you mean '") : -len("'?)")] if hint else ""
             effect = (
                 "the API server rejects the object (strict field validation)"
                 if strict
                 else "the custom resource's schema drops or rejects it"
             )
+            kind = DEFINITIONS[part].rsplit(".", 1)[1]
+            span = field_span(part, key) if key in known_fields()[part] else None
+            if span is not None:  # a field of other versions than the profile's
+                first, last = span
+                since = f"from Kubernetes {first[0]}.{first[1]}" + (f" to {last[0]}.{last[1]}" if last else "")
+                message = f"'{key}' in {where} is not a field in Kubernetes {raw} ({since})"
+                detail = f"'{key}' is a field of {kind} {since}; on {raw} it is unknown: {effect}. Remove it, or raise "
+                detail += "the profile's kubernetesVersion if the cluster is newer"
+                data: dict = {"unknownField": key}
+            else:
+                hint = _hint(key, part)
+                closest = hint[len(" (did you mean '") : -len("'?)")] if hint else ""
+                message = f"unknown field '{key}' in {where}{hint}"
+                detail = f"'{key}' is not a field of {kind}{hint}: {effect}, and whatever it holds is not applied"
+                data = (
+                    {"unknownField": key, "closest": closest, "parent": list(path)}
+                    if closest
+                    else {"unknownField": key}
+                )
             hits.append(
                 Hit(
                     path + (key,),
-                    f"unknown field '{key}' in {where}{hint}",
+                    message,
                     severity=severity,
                     container=container,
-                    detail=f"{who}: {where}: '{key}' is not a field of {DEFINITIONS[part].rsplit('.', 1)[1]}{hint}: "
-                    f"{effect}, and whatever it holds is not applied",
-                    data={"unknownField": key, "closest": closest, "parent": list(path)}
-                    if closest
-                    else {"unknownField": key},
+                    detail=f"{who}: {where}: {detail}",
+                    data=data,
                 )
             )
 
@@ -112,6 +136,15 @@ def _first_with(unit: Unit, tpl: PodTemplate, path: tuple) -> bool:
         if not t.broken and any(v.path == path for v in t.volumes):
             return t.path == tpl.path
     return False
+
+
+@lru_cache(maxsize=16)
+def _fields_in(version: tuple[int, int]) -> dict[str, frozenset[str]]:
+    """The fields of ``version``'s API, with the gang fields (judged by version elsewhere) kept known."""
+    fields = dict(fields_in(version))
+    for part, names in _GANG_FIELDS.items():
+        fields[part] = fields[part] | frozenset(names)
+    return fields
 
 
 @lru_cache(maxsize=256)
