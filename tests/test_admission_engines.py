@@ -68,7 +68,9 @@ def _job_request(uid: str = "u") -> dict:
 
 @pytest.fixture
 def unraisable(monkeypatch) -> list[str]:
-    """What the process could not raise (an engine released on a thread not its own)."""
+    """What the process could not raise (an engine released on a thread not its own) while the test
+    runs: what earlier tests in this process left for the collector is collected first, unwatched."""
+    gc.collect()
     seen: list[str] = []
     monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append(f"{u.exc_type.__name__}: {u.exc_value}"))
     return seen
