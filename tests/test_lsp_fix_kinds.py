@@ -180,3 +180,69 @@ def fix_all(client: RawClient, uri: str) -> list[dict]:
         },
         timeout=60,
     )["result"]
+
+
+def _fixtures_with_fixes(tmp: Path) -> list[Path]:
+    """The repo's sample manifests (fixtures/, fixtures/controllers/) that check --fix --unsafe-fixes changes."""
+    found = []
+    for path in sorted((ROOT / "fixtures").rglob("*.y*ml")):
+        if "hostile" in path.parts:
+            continue
+        data = path.read_bytes()
+        copy = tmp / "probe.yaml"
+        copy.write_bytes(data)
+        if check_fix(copy) != data:
+            found.append(path)
+    return found
+
+
+@pytest.mark.slow
+def test_fix_all_of_the_samples_with_fixes_equals_check_fix(tmp_path: Path) -> None:
+    """Every sample that has a fix, alone in its workspace folder, as written and in each variant: fix all
+    gives check --fix --unsafe-fixes's bytes, the variant of the fixed sample, and nothing after it."""
+    samples = _fixtures_with_fixes(tmp_path)
+    assert len(samples) >= 30, samples
+    folders: dict[tuple[str, str], Path] = {}
+    fixed: dict[Path, str] = {}
+    for i, sample in enumerate(samples):
+        text = sample.read_text()
+        (tmp_path / "probe.yaml").write_text(text)
+        fixed[sample] = check_fix(tmp_path / "probe.yaml").decode()
+        for name, variant in VARIANTS.items():
+            folder = tmp_path / f"{i}-{name}"
+            folder.mkdir()
+            (folder / "m.yaml").write_bytes(variant(text).encode())
+            folders[str(sample.relative_to(ROOT)), name] = folder
+    client = RawClient(cwd=tmp_path)
+    try:
+        client.call(
+            "initialize",
+            {
+                "processId": None,
+                "rootUri": tmp_path.as_uri(),
+                "workspaceFolders": [{"uri": f.as_uri(), "name": f.name} for f in folders.values()],
+                "initializationOptions": {"unsafeFixes": True},
+                "capabilities": {"workspace": {"workspaceEdit": {"documentChanges": True}}},
+            },
+            timeout=60,
+        )
+        client.notify("initialized", {})
+        for (sample, name), folder in folders.items():
+            path = folder / "m.yaml"
+            buffer = path.read_bytes().decode()
+            want = VARIANTS[name](fixed[ROOT / sample])
+            assert check_fix(path) == want.encode(), (sample, name)  # every other byte kept
+            path.write_bytes(buffer.encode())
+            uri = path.as_uri()
+            client.open(uri, buffer)
+            client.diagnostics(uri, 1, timeout=60)
+            (action,) = fix_all(client, uri)
+            after = apply(buffer, edits_of(action, uri, 1), "utf-16")
+            assert after == want, (sample, name)
+            client.change(uri, 2, [{"text": after}])
+            client.diagnostics(uri, 2, timeout=60)
+            assert fix_all(client, uri) == [], (sample, name)
+            client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    finally:
+        assert client.stop() == 0
+        client.kill()
