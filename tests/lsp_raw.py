@@ -145,6 +145,22 @@ class RawClient:
         self.notify("initialized", {})
         return found
 
+    def initialize_folders(self, root: Path, folders: list[Path], options: Any = None) -> dict:
+        """Initialized with ``folders`` as the workspace folders (each its own check)."""
+        found = self.call(
+            "initialize",
+            {
+                "processId": None,
+                "rootUri": root.as_uri(),
+                "workspaceFolders": [{"uri": f.as_uri(), "name": f.name} for f in folders],
+                "initializationOptions": options,
+                "capabilities": {"workspace": {"workspaceEdit": {"documentChanges": True}}},
+            },
+            timeout=60,
+        )
+        self.notify("initialized", {})
+        return found
+
     def open(self, uri: str, text: str, version: int = 1) -> None:
         self.notify(
             "textDocument/didOpen",

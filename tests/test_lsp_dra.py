@@ -9,6 +9,7 @@ import asyncio
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -394,3 +395,48 @@ def test_a_first_available_alternative_named_by_a_container_as_in_check(tmp_path
     assert not [w for w in clean if w[0] == "unknown-resource-claim"]
 
     typed(tmp_path, both, [(named, clean), (wrong, want)])
+
+
+def test_a_claims_edit_relints_the_buffers_of_its_folder_only(tmp_path: Path) -> None:
+    """Typing in a file of claims re-lints the open buffers whose check reads it (its workspace folder's),
+    not every open buffer of every folder: the pod beside it gets its new diagnostics, the same pod in
+    another folder is not linted again."""
+    from lsp_raw import RawClient
+    from test_dra_claim_use import CLAIMS as TWO_CLAIMS
+    from test_dra_claim_use import POD as CLAIM_POD
+
+    pod = CLAIM_POD.replace("CLAIMS_OF_MAIN\n", "")
+    folders = [tmp_path / "a", tmp_path / "b"]
+    for folder in folders:
+        folder.mkdir()
+        (folder / "pod.yaml").write_text(pod)
+    claims = tmp_path / "a" / "claims.yaml"
+    claims.write_text(TWO_CLAIMS)
+    client = RawClient(cwd=tmp_path)
+    try:
+        client.initialize_folders(tmp_path, folders)
+        a_pod, b_pod = (f / "pod.yaml" for f in folders)
+        for path in (a_pod, b_pod):
+            client.open(path.as_uri(), pod)
+        codes = {p: sorted(d["code"] for d in client.diagnostics(p.as_uri(), 1, timeout=60)) for p in (a_pod, b_pod)}
+        assert "accelerator-claim-unused" in codes[a_pod]
+        assert "accelerator-claim-unused" not in codes[b_pod]  # its folder defines no claims
+        client.open(claims.as_uri(), TWO_CLAIMS)
+        client.diagnostics(claims.as_uri(), 1, timeout=60)
+        time.sleep(1)  # the lints the open started have published
+        client.pending = [m for m in client.pending if m.get("method") != "textDocument/publishDiagnostics"]
+        renamed = TWO_CLAIMS.replace("{name: two-gpus}", "{name: other-gpus}")
+        client.change(claims.as_uri(), 2, [{"text": renamed}])
+        after = sorted(d["code"] for d in client.diagnostics(a_pod.as_uri(), 1, timeout=60))
+        assert "unknown-resource-claim" in after and "accelerator-claim-unused" not in after
+        time.sleep(1)
+        assert not [
+            m
+            for m in client.pending
+            if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == b_pod.as_uri()
+        ]
+        with pytest.raises(TimeoutError):
+            client.diagnostics(b_pod.as_uri(), timeout=1)
+    finally:
+        assert client.stop() == 0
+        client.kill()

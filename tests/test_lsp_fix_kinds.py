@@ -138,18 +138,7 @@ def test_fix_all_in_the_editor_equals_check_fix(tmp_path: Path) -> None:
     want = {key: check_fix(folder / "m.yaml") for key, folder in folders.items()}
     client = RawClient(cwd=tmp_path)
     try:
-        client.call(
-            "initialize",
-            {
-                "processId": None,
-                "rootUri": tmp_path.as_uri(),
-                "workspaceFolders": [{"uri": f.as_uri(), "name": f.name} for f in folders.values()],
-                "initializationOptions": {"unsafeFixes": True},
-                "capabilities": {"workspace": {"workspaceEdit": {"documentChanges": True}}},
-            },
-            timeout=60,
-        )
-        client.notify("initialized", {})
+        client.initialize_folders(tmp_path, list(folders.values()), {"unsafeFixes": True})
         for key, folder in folders.items():
             path = folder / "m.yaml"
             text = CASES[key[0]]
@@ -215,18 +204,7 @@ def test_fix_all_of_the_samples_with_fixes_equals_check_fix(tmp_path: Path) -> N
             folders[str(sample.relative_to(ROOT)), name] = folder
     client = RawClient(cwd=tmp_path)
     try:
-        client.call(
-            "initialize",
-            {
-                "processId": None,
-                "rootUri": tmp_path.as_uri(),
-                "workspaceFolders": [{"uri": f.as_uri(), "name": f.name} for f in folders.values()],
-                "initializationOptions": {"unsafeFixes": True},
-                "capabilities": {"workspace": {"workspaceEdit": {"documentChanges": True}}},
-            },
-            timeout=60,
-        )
-        client.notify("initialized", {})
+        client.initialize_folders(tmp_path, list(folders.values()), {"unsafeFixes": True})
         for (sample, name), folder in folders.items():
             path = folder / "m.yaml"
             buffer = path.read_bytes().decode()

@@ -286,6 +286,17 @@ class Linter:
                 session.outside_seen = 0.0
         return changed
 
+    def reads(self, path: str, context: str) -> bool:
+        """Whether the lint of ``path`` takes the objects of the context file ``context`` (as
+        :meth:`_facts` chooses them for its folder), or a configuration changed."""
+        from kubelint_ml.run.config import CONFIG_NAMES
+
+        context = os.path.abspath(context)
+        if os.path.basename(context) in CONFIG_NAMES or not self.in_workspace(context):
+            return True
+        root = self.root_of(os.path.abspath(path))
+        return root is None or _inside(context, root)
+
     def root_of(self, path: str) -> str | None:
         """The workspace folder holding ``path`` (the first, as the render takes it), or None."""
         return next((r for r in self.roots if _inside(path, r)), None)

@@ -380,9 +380,14 @@ def _schedule(ls: Server, uri: str) -> None:
     asyncio.ensure_future(_lint(ls, uri, gen))
 
 
-def _relint_open(ls: Server) -> None:
+def _relint_open(ls: Server, changed: str | None = None) -> None:
+    """Every open buffer linted again; with ``changed`` (a context file's path), only those whose
+    lint reads its objects (a file of another workspace folder is not among their inputs)."""
     for uri in list(ls.docs):
-        if not _is_config(uri):
+        if _is_config(uri):
+            continue
+        path = path_of(uri)
+        if changed is None or path is None or ls.linter.reads(path, changed):
             _schedule(ls, uri)
 
 
@@ -540,7 +545,7 @@ async def _track(ls: Server, uri: str, data: bytes | None, opened: bool = True) 
         log.exception("taking in %s failed", uri)
         return
     if changed:
-        _relint_open(ls)
+        _relint_open(ls, path_of(uri))
 
 
 def did_open(ls: Server, params: types.DidOpenTextDocumentParams) -> None:
