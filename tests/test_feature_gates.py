@@ -30,108 +30,15 @@ def lint(manifest: str, version: str, gates: dict | None = None) -> set[tuple[in
     return {(f.line, f.rule, f.severity) for f in lint_text(textwrap.dedent(manifest).encode(), RULES, cfg)}
 
 
-MANIFESTS = {
-    "PodLevelResources": (
-        "1.33",
-        """\
+POD = """\
 apiVersion: v1
 kind: Pod
 metadata: {name: p}
 spec:
   priorityClassName: x
-  resources:
-    requests: {cpu: "4", memory: 16Gi}
-    limits: {cpu: "4", memory: 16Gi}
-  containers:
-  - name: c
-    image: busybox
-""",
-    ),
-    "PodLevelResourcesFixKubeletQOSClass": (
-        "1.35",
-        """\
-apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  priorityClassName: x
-  resources: {}
-  containers:
-  - name: c
-    image: busybox
-    resources:
-      requests: {cpu: "1", memory: 1Gi}
-      limits: {cpu: "1", memory: 1Gi}
-""",
-    ),
-    "PodLevelResourcesFixUpdateDefaulting": (
-        "1.35",
-        """\
-apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  priorityClassName: x
-  resources:
-    requests: {cpu: "0", memory: "0"}
-  containers:
-  - name: c
-    image: busybox
-    resources:
-      limits: {cpu: "1", memory: 1Gi}
-""",
-    ),
-    "DynamicResourceAllocation": (
-        "1.33",
-        """\
-apiVersion: resource.k8s.io/v1beta2
-kind: ResourceClaimTemplate
-metadata:
-  name: one-gpu
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly:
-          deviceClassName: gpu.nvidia.com
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: trainer
-spec:
-  priorityClassName: x
-  containers:
-  - name: train
-    image: pytorch/pytorch
-    resources:
-      claims:
-      - name: gpu
-  resourceClaims:
-  - name: gpu
-    resourceClaimTemplateName: one-gpu
-""",
-    ),
-    "DRAExtendedResource": (
-        "1.35",
-        """\
-apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  priorityClassName: x
-  containers:
-  - name: train
-    image: pytorch/pytorch
-    resources:
-      limits:
-        deviceclass.resource.kubernetes.io/gpu.nvidia.com: 1
-""",
-    ),
-    "DRADeviceTaints": (
-        "1.35",
-        """\
+"""
+
+CLAIMED = """\
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
 metadata:
@@ -143,7 +50,6 @@ spec:
       - name: gpu
         exactly:
           deviceClassName: gpu.nvidia.com
-          tolerations: [{key: k, operator: In, value: x}]
 ---
 apiVersion: v1
 kind: Pod
@@ -160,16 +66,71 @@ spec:
   resourceClaims:
   - name: gpu
     resourceClaimTemplateName: one-gpu
+"""
+
+MANIFESTS = {
+    "PodLevelResources": (
+        "1.33",
+        POD
+        + """\
+  resources:
+    requests: {cpu: "4", memory: 16Gi}
+    limits: {cpu: "4", memory: 16Gi}
+  containers:
+  - name: c
+    image: busybox
 """,
+    ),
+    "PodLevelResourcesFixKubeletQOSClass": (
+        "1.35",
+        POD
+        + """\
+  resources: {}
+  containers:
+  - name: c
+    image: busybox
+    resources:
+      requests: {cpu: "1", memory: 1Gi}
+      limits: {cpu: "1", memory: 1Gi}
+""",
+    ),
+    "PodLevelResourcesFixUpdateDefaulting": (
+        "1.35",
+        POD
+        + """\
+  resources:
+    requests: {cpu: "0", memory: "0"}
+  containers:
+  - name: c
+    image: busybox
+    resources:
+      limits: {cpu: "1", memory: 1Gi}
+""",
+    ),
+    "DynamicResourceAllocation": ("1.33", CLAIMED.replace("resource.k8s.io/v1\n", "resource.k8s.io/v1beta2\n")),
+    "DRAExtendedResource": (
+        "1.35",
+        POD
+        + """\
+  containers:
+  - name: train
+    image: pytorch/pytorch
+    resources:
+      limits:
+        deviceclass.resource.kubernetes.io/gpu.nvidia.com: 1
+""",
+    ),
+    "DRADeviceTaints": (
+        "1.35",
+        CLAIMED.replace(
+            "deviceClassName: gpu.nvidia.com\n",
+            "deviceClassName: gpu.nvidia.com\n          tolerations: [{key: k, operator: In, value: x}]\n",
+        ),
     ),
     "ContainerRestartRules": (
         "1.34",
-        """\
-apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  priorityClassName: x
+        POD
+        + """\
   restartPolicy: Never
   containers:
   - name: c
@@ -182,12 +143,8 @@ spec:
     ),
     "RestartAllContainersOnContainerExits": (
         "1.35",
-        """\
-apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  priorityClassName: x
+        POD
+        + """\
   restartPolicy: Never
   containers:
   - name: c
@@ -200,12 +157,8 @@ spec:
     ),
     "ImageVolume": (
         "1.34",
-        """\
-apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  priorityClassName: x
+        POD
+        + """\
   containers:
   - name: c
     image: busybox
@@ -218,12 +171,8 @@ spec:
     ),
     "ContainerStopSignals": (
         "1.35",
-        """\
-apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  priorityClassName: x
+        POD
+        + """\
   os: {name: linux}
   containers:
   - name: c
@@ -234,12 +183,8 @@ spec:
     ),
     "GenericWorkload": (
         "1.35",
-        """\
-apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  priorityClassName: x
+        POD
+        + """\
   workloadRef:
     name: training
     podGroup: workers
@@ -271,12 +216,8 @@ spec:
     ),
     "PerPodPIDLimit": (
         "1.37",
-        """\
-apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  priorityClassName: x
+        POD
+        + """\
   resources:
     limits: {pids: "2048"}
   containers:
@@ -303,12 +244,8 @@ spec:
     ),
     "InPlacePodVerticalScaling": (
         "1.33",
-        """\
-apiVersion: v1
-kind: Pod
-metadata: {name: p}
-spec:
-  priorityClassName: x
+        POD
+        + """\
   restartPolicy: Never
   containers:
   - name: c

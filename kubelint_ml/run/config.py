@@ -456,8 +456,8 @@ failLevel: error
 #   # over the version's defaults: rules that judge gated fields (pod-level
 #   # resources, DRA, restart rules, image volumes, Workloads, ...) follow them.
 #   featureGates:
-#     DRAExtendedResource: true
-#     ContainerRestartRules: true
+#     DynamicResourceAllocation: true
+#     ImageVolume: true
 #   # linux | windows: oom-kill-setting-ignored (singleProcessOOMKill is Linux-only).
 #   os: linux
 #   # 1 | 2: on 2, group-oom-kill-multiprocess (the kubelet kills the whole container
