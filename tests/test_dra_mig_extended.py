@@ -66,6 +66,9 @@ def test_the_classs_implicit_name_counts_the_same(tmp_path: Path) -> None:
         "nvidia.com/mig-1g.12gb: 1", "deviceclass.resource.kubernetes.io/mig-1g-12gb.gpu.nvidia.com: 1"
     )
     assert shares(check(tmp_path, implicit)) == [(SHARE, 30, 17, "warning", MESSAGE)]
+    # Without the DeviceClass among the inputs, its name (a class of NVIDIA's driver naming 1g.12gb) tells.
+    alone = implicit.split("---\n", 1)[1]
+    assert shares(check(tmp_path, alone)) == [(SHARE, 18, 17, "warning", MESSAGE)]
 
 
 def test_the_memory_fix_sizes_from_the_partitions_share(tmp_path: Path) -> None:
