@@ -124,22 +124,33 @@ def test_serve_judges_the_pod_as_check_does(tmp_path: Path) -> None:
 
 
 def test_the_editor_gives_what_check_gives(tmp_path: Path) -> None:
+    """The diagnostics are `check .`'s; on the pod with no memory, fix all writes what `check --fix` writes."""
     pytest.importorskip("pygls", reason="pygls is not installed (the language server's dependency)")
     sys.path.insert(0, str(Path(__file__).parent))
     from test_lsp import Editor, as_check, run
     from test_lsp import check_folder as check_dir
+    from test_lsp_dra import fixed_all
 
     pod = tmp_path / "pod.yaml"
     pod.write_text(DEMO)
     want = check_dir(tmp_path, "pod.yaml")
     assert (SHARE, 30, 17, "warning") in want
+    bare = tmp_path / "bare.yaml"
+    no_memory = DEMO.replace("        memory: 200Gi\n", "")
+    bare.write_text(no_memory)
+    want_fixed = no_memory.replace(
+        "        nvidia.com/mig-1g.12gb: 1\n", "        nvidia.com/mig-1g.12gb: 1\n        memory: 40Gi\n"
+    )
 
     async def session() -> None:
         ed = Editor(tmp_path)
-        await ed.start()
+        await ed.start(unsafe=True)
         await asyncio.sleep(0.5)  # the background index
         uri = ed.open(pod, DEMO)
         await ed.diagnostics_until(uri, lambda d: as_check(d, DEMO) == want)
+        buri = ed.open(bare, no_memory)
+        await ed.diagnostics_until(buri, lambda d: bool(d))
+        assert await fixed_all(ed, buri, no_memory) == want_fixed
         await ed.stop()
 
     run(session())
