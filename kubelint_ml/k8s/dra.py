@@ -1165,7 +1165,8 @@ class PodDevices(Record):
     ``slices`` of a GPU whose model was not known, (resource, compute slices taken, slices assumed),
     for :meth:`on_model`; ``upper``: resources whose count is an upper bound (MIG devices of no
     named profile, each counted as the whole GPU it may be, and parts of devices other claims share,
-    ``capacity.requests``, each counted whole); ``shared``: some are such parts; ``dropped``: the profile's Kubernetes
+    ``capacity.requests``, each counted whole); ``shared``: some are such parts; ``served``: device-plugin MIG names a MIG DeviceClass serves as DRA extended resources, counted in ``counts``
+    as its claim would be; ``dropped``: the profile's Kubernetes
     version drops the pod's claims; ``extended_off``: (resource, class) of DRA extended resources
     the version does not serve through DRA; ``alternatives``: ``firstAvailable`` requests of
     different sizes whose every alternative is counted GPUs of one resource, (where, resource, the
@@ -1190,6 +1191,7 @@ class PodDevices(Record):
     partitions: bool
     all_part: dict[str, Fraction]
     missing_classes: list[tuple[ClaimRef, str]]
+    served: set[str]
     __slots__ = _fields = (
         "accelerator",
         "counts",
@@ -1208,6 +1210,7 @@ class PodDevices(Record):
         "partitions",
         "all_part",
         "missing_classes",
+        "served",
     )
 
     def __init__(self) -> None:
@@ -1229,6 +1232,8 @@ class PodDevices(Record):
         self.all_part = {}  # resource -> the part of the node's devices a shared `All` claim leaves each pod
         # (claim, class) where the claim names a DeviceClass absent from the inputs and context, which define others
         self.missing_classes = []
+        # device-plugin accelerator names (nvidia.com/mig-1g.12gb) a MIG DeviceClass serves: counted in ``counts``
+        self.served = set()
 
     def most_on(self, counts: dict[str, Any], resource: str, gpus: int) -> dict[str, Any]:
         """``counts`` on a node with ``gpus`` devices of ``resource``: each ``firstAvailable`` request
@@ -1569,6 +1574,12 @@ def pod_devices(
         out.accelerator = True
         if rname.startswith(DRA_EXTENDED_PREFIX) or not is_accelerator_resource(rname):
             count(info, cls, value, rname)  # (an accelerator resource's name is counted as the plugin's)
+        elif info.kind == SLICE and info.resource and value.denominator == 1:
+            # A device plugin's MIG name (nvidia.com/mig-1g.12gb) a MIG class serves: the scheduler makes a
+            # claim of the class for it, so it counts as that claim would (a fraction of a GPU), not as the
+            # device plugin's partition.
+            out.served.add(rname)
+            count(info, cls, value, rname)
     out.counts = {r: v for r, v in counts.items()}
     if len(set(out.assumed)) < len(out.assumed):  # requests alike in one claim: said once, with their number
         times: dict[str, int] = {}
