@@ -72,7 +72,11 @@ def unraisable(monkeypatch) -> list[str]:
     runs: what earlier tests in this process left for the collector is collected first, unwatched."""
     gc.collect()
     seen: list[str] = []
-    monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append(f"{u.exc_type.__name__}: {u.exc_value}"))
+    monkeypatch.setattr(
+        sys,
+        "unraisablehook",
+        lambda u: seen.append(f"{u.exc_type.__name__}: {u.exc_value} (on {threading.current_thread().name})"),
+    )
     return seen
 
 

@@ -142,7 +142,11 @@ def test_a_costly_review_does_not_hold_the_others(stack, tmp_path):
         sender.join(60)
         assert done["at"] > answered  # the small one was judged while the big one was
         assert done["big"]["uid"] == "big" and done["big"]["allowed"] is False
-        assert done["big"]["status"]["message"].startswith("kubelint-ml: 6600 error findings: besteffort-qos: ")
+        message = done["big"]["status"]["message"]
+        # judged, or (on a machine too loaded to judge it within the time limit) denied for that
+        assert message.startswith("kubelint-ml: 6600 error findings: besteffort-qos: ") or message.startswith(
+            "kubelint-ml: review took longer than 5 s; not judged; denied"
+        ), message
 
 
 def _ask(webhook, body: bytes) -> tuple[int, dict]:

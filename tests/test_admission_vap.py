@@ -1230,8 +1230,16 @@ def test_pod_level_resources_are_dropped_before_1_34_in_custom_resources_too(tmp
         {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": dict(spec, restartPolicy="Never")},
     ]
     config = tmp_path / ".kubelint-ml.yaml"
-    for version, denied in (("1.33", True), ("1.35", False)):
-        config.write_text(f"profile: {{kubernetesVersion: '{version}'}}\n")
+    # (profile.featureGates over the version's default: both ways, the same verdicts as serve)
+    for version, gates, denied in (
+        ("1.33", "", True),
+        ("1.35", "", False),
+        ("1.33", "PodLevelResources: true", False),
+        ("1.35", "PodLevelResources: false", True),
+    ):
+        config.write_text(
+            f"profile: {{kubernetesVersion: '{version}'" + (f", featureGates: {{{gates}}}" if gates else "") + "}\n"
+        )
         policy, compiled = _builtin_policies(config)
         counts: dict = {}
         for obj in objects:
@@ -1240,4 +1248,8 @@ def test_pod_level_resources_are_dropped_before_1_34_in_custom_resources_too(tmp
             assert (verdicts["kubelint-ml-missing-memory-limit-accelerators"] is False) is denied, (obj, version)
         code, _, out, err = _export(config)
         assert code == 0, err
-        assert ("drops pod-level resources (spec.resources) before 1.34" in out) is denied
+        assert ("drops pod-level resources (spec.resources) before 1.34" in out) is (denied and not gates)
+        assert ("# profile.featureGates turns PodLevelResources off" in out) is (denied and bool(gates))
+        if gates:
+            listed = gates.replace(": ", "=")
+            assert f"# Feature gates (profile.featureGates, over the version's defaults): {listed}." in out

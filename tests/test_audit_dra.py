@@ -444,6 +444,17 @@ def test_stored_pods_show_the_gates_on_whatever_the_profiles_version(tmp_path: P
     pod_level_at = text.rindex('"resources": {', at, text.index('"status"', at))  # spec.resources, last in the spec
     share = _line_of(text, '"memory": "1800Gi"', text.index('"requests"', pod_level_at))
     assert found[0] == found[1] == [("gpu-memory-share-mismatch", "warning", share)]
+    # the same when profile.featureGates turns the gates off: the stored pods show what the cluster does
+    gates = tmp_path / "gates.yaml"
+    gates.write_text(
+        'profile:\n  kubernetesVersion: "1.35"\n'
+        "  featureGates: {DynamicResourceAllocation: false, PodLevelResources: false}\n"
+    )
+    r = CliRunner().invoke(main, ["audit", str(path), "-f", "json", "-v", "-c", str(gates)], catch_exceptions=False)
+    out = r.stdout[: r.stdout.rindex("}") + 1]
+    assert [(f["rule"], f["severity"], f["line"]) for f in json.loads(out)["findings"]] == found[0]
+    assert "(DynamicResourceAllocation on), though profile.featureGates turns DynamicResourceAllocation off" in r.stderr
+    assert "(PodLevelResources on), though profile.featureGates turns PodLevelResources off" in r.stderr
 
 
 def test_a_pod_bound_to_a_node_with_a_dra_extended_resource_is_judged_on_that_nodes_gpus(tmp_path: Path) -> None:

@@ -184,6 +184,8 @@ def describe(policy: Policy) -> dict:
         "rules": len(policy.rule_ids),
         "kubernetesVersion": policy.config.profile.kubernetes_version or "",
     }
+    if policy.config.profile.feature_gates:
+        out["featureGates"] = dict(policy.config.profile.feature_gates)
     if policy.missing_context:
         out["contextMissing"] = policy.missing_context
     if policy.not_run:

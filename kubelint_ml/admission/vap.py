@@ -57,6 +57,7 @@ from kubelint_ml.admission.vapbuiltin import lit as _lit
 from kubelint_ml.input.workloads import KUBEFLOW_REPLICA_SPECS
 from kubelint_ml.k8s.dra import admission_dra
 from kubelint_ml.k8s.quantity import PLACEHOLDER
+from kubelint_ml.k8s.resources import pod_level_gates
 from kubelint_ml.k8s.version import parse_version
 
 API = "admissionregistration.k8s.io/v1"
@@ -394,6 +395,8 @@ def policy_documents(
     """(policies and bindings, (rule id, why not exported), the Kubernetes version used, whether it was assumed)."""
     version = parse_version(policy.config.profile.kubernetes_version)
     assumed = version is None
+    overrides = policy.config.profile.feature_gates
+    pod_level_dropped = not pod_level_gates(version, overrides)[0]
     version = version or MIN_VERSION
     docs: list[dict] = []
     skipped: list[tuple[str, str]] = []
@@ -421,7 +424,7 @@ def policy_documents(
         if template in TRANSLATED:
             # the QoS class by the cluster's version (pod-level resources' 1.36 fixes)
             built = (
-                qos_best_effort(rule, None if assumed else version)
+                qos_best_effort(rule, None if assumed else version, overrides)
                 if template == "qos-class"
                 else TRANSLATED[template](rule)
             )
@@ -454,7 +457,7 @@ def policy_documents(
                     rule.id,
                 )
                 spec["variables"] = variables(rule, built, kinds, accelerators, dra)
-                if not assumed and version < POD_LEVEL_KEPT:
+                if pod_level_dropped:
                     spec["variables"] = _without_pod_level(spec["variables"])
                 docs.extend(_pair(policy, rule, f"kubelint-ml-{rule.id}{suffix}", sev, spec, accelerators, audit))
             continue
@@ -746,11 +749,7 @@ def export_policies(policy: Policy, audit: bool = False) -> tuple[str, list[tupl
         "# judges them.",
         *_dra_header(getattr(policy.facts, "dra", None)),
     ]
-    if not assumed and version < POD_LEVEL_KEPT:
-        head += [
-            "# profile.kubernetesVersion drops pod-level resources (spec.resources) before 1.34, from custom",
-            "# resources' pods too (a Kubeflow job's, a JobSet's): the policies judge pods without them.",
-        ]
+    head += _gates_header(policy.config.profile, None if assumed else version)
     if skipped:
         head.append("# Not exported:")
         head.extend(f"#   {rid}: {why}" for rid, why in skipped)
@@ -761,11 +760,30 @@ def export_policies(policy: Policy, audit: bool = False) -> tuple[str, list[tupl
     return text, skipped
 
 
-# Before 1.34 (PodLevelResources off) the API server drops a pod's spec.resources, and a built-in
-# template's (the Deployment family, Job, CronJob), before any admission sees the object; a custom
+def _gates_header(profile: Any, version: tuple[int, int] | None) -> list[str]:
+    """The feature gates the policies assume (the profile's featureGates over the version's defaults)."""
+    overrides = getattr(profile, "feature_gates", None) or {}
+    head = []
+    if overrides:
+        listed = ", ".join(f"{name}={'true' if on else 'false'}" for name, on in sorted(overrides.items()))
+        head.append(f"# Feature gates (profile.featureGates, over the version's defaults): {listed}.")
+    if not pod_level_gates(version, overrides)[0]:
+        head += [
+            "# profile.featureGates turns PodLevelResources off: the API server drops pod-level resources"
+            if "PodLevelResources" in overrides
+            else "# profile.kubernetesVersion drops pod-level resources (spec.resources) before 1.34, from custom",
+            "# (spec.resources), from custom resources' pods too (a Kubeflow job's, a JobSet's): the policies judge"
+            " pods without them."
+            if "PodLevelResources" in overrides
+            else "# resources' pods too (a Kubeflow job's, a JobSet's): the policies judge pods without them.",
+        ]
+    return head
+
+
+# With PodLevelResources off (by default before 1.34) the API server drops a pod's spec.resources, and a
+# built-in template's (the Deployment family, Job, CronJob), before any admission sees the object; a custom
 # resource (a Kubeflow job, a JobSet) keeps it, and the pods its controller makes lose it. `check` and
 # `serve` judge every pod without it; so do the policies.
-POD_LEVEL_KEPT = (1, 34)
 _POD_LEVEL = (
     ("ps.?resources.?requests.orValue({})", "{}"),
     ("ps.?resources.?limits.orValue({})", "{}"),
@@ -805,12 +823,21 @@ def _dra_header(facts: Any) -> list[str]:
             "# DeviceClass's extendedResourceName. As `check` with the same context files decides.",
         ]
         + (
-            ["# profile.kubernetesVersion drops claims before 1.34: none makes an accelerator pod."]
+            [
+                "# profile.featureGates turns DynamicResourceAllocation off: claims are dropped, none makes an "
+                "accelerator pod."
+                if "DynamicResourceAllocation" in facts.gates
+                else "# profile.kubernetesVersion drops claims before 1.34: none makes an accelerator pod."
+            ]
             if facts is not None and not facts.claims_enabled
             else []
         )
         + (
-            ["# profile.kubernetesVersion serves no DRA extended resources before 1.36: none counts."]
+            [
+                "# profile.featureGates turns DRAExtendedResource off: no DRA extended resource counts."
+                if "DRAExtendedResource" in facts.gates
+                else "# profile.kubernetesVersion serves no DRA extended resources before 1.36: none counts."
+            ]
             if facts is not None and not facts.extended_enabled
             else []
         )

@@ -33,7 +33,7 @@ What is approximate, and where it cannot matter at admission:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -438,21 +438,25 @@ class BuiltinPolicy:
     object_condition: str = ""  # CEL: the object is judged at all (scope.workloads: training)
 
 
-def qos_best_effort(rule: Any, version: tuple[int, int] | None = None) -> BuiltinPolicy | str:
+def qos_best_effort(
+    rule: Any, version: tuple[int, int] | None = None, overrides: Mapping[str, bool] | None = None
+) -> BuiltinPolicy | str:
     """``version``: the cluster's; before 1.36 (PodLevelResourcesFixKubeletQOSClass and
     PodLevelResourcesFixUpdateDefaulting off) any ``spec.resources`` decides the QoS class, and pod
     limits are not defaulted from the containers' (before 1.34 the API server drops the field, so a
-    policy never sees it)."""
+    policy never sees it); ``overrides``: the profile's featureGates over the version's defaults."""
     if list(rule.params.get("classes", [])) != ["BestEffort"]:
         return "QoS classes other than BestEffort (params.classes) are not translated"
-    fixed = version is None or version >= (1, 36)
+    from kubelint_ml.k8s.resources import pod_level_gates
+
+    _, fixed, defaulting = pod_level_gates(version, overrides)
     ps, cs = "ps", containers("ps")
     R, L = res(ps, "requests"), res(ps, "limits")
     default_req_zero = f"{cs}.all(c, x in {res('c', 'requests')} ? {q(res('c', 'requests') + '[x]')}.sign() == 0 : {zero(res('c', 'limits'), 'x')})"
     # no pod limits: they default from the containers' when every one has a limit (from 1.36)
     defaulted_limit_zero = (
         f" && (!{cs}.all(c, x in {res('c', 'limits')}) || {cs}.all(c, {zero(res('c', 'limits'), 'x')}))"
-        if fixed
+        if defaulting
         else ""
     )
     pod_level = (

@@ -310,7 +310,8 @@ class Context(Record):
         gates = self.cache.get("pod_level_gates")
         if gates is None:
             version = parse_version(getattr(self.profile, "kubernetes_version", None))
-            gates = self.cache["pod_level_gates"] = pod_level_gates(version)
+            overrides = getattr(self.profile, "feature_gates", None)
+            gates = self.cache["pod_level_gates"] = pod_level_gates(version, overrides)
         for t in templates:
             t.cache["gates"] = gates  # the cluster version's pod-level resources gates
             if dra is not None:

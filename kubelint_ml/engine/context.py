@@ -583,7 +583,9 @@ class Facts(Record):
         if profile is None:
             return
         self.dra.add_profile(
-            getattr(profile, "accelerator_device_classes", None), getattr(profile, "kubernetes_version", None)
+            getattr(profile, "accelerator_device_classes", None),
+            getattr(profile, "kubernetes_version", None),
+            getattr(profile, "feature_gates", None),
         )
         for name, value in profile.priority_classes.items():
             self.priority_classes.setdefault(name, PriorityClassFact(name, value, False, "profile"))

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
+from kubelint_ml.k8s.gates import enabled, setting
 from kubelint_ml.k8s.quantity import QuantityError, parse_manifest_quantity
 from kubelint_ml.k8s.resources import (
     DRA_EXTENDED_PREFIX,
@@ -58,13 +59,10 @@ RESOURCE_GROUP = "resource.k8s.io"
 # off in 1.32-1.33 (alpha from 1.26), GA and on from 1.34; off, the API server drops a pod's
 # spec.resourceClaims and its containers' resources.claims (pkg/api/pod/util.go
 # dropDisabledDynamicResourceAllocationFields). DRAExtendedResource (KEP-5004) is alpha and off in
-# 1.34-1.35, beta and on from 1.36.
-DRA_ON = (1, 34)
-DRA_EXTENDED_ON = (1, 36)
-DRA_CONSUMABLE_ON = (1, 36)
-# DRADeviceTaints (KEP-5055): alpha and off in 1.33-1.35 (dropDisabledDRADeviceTaintsFields,
-# pkg/registry/resource/resourceclaim, drops a request's tolerations), beta and on in 1.36, GA in 1.37.
-DRA_TAINTS_ON = (1, 36)
+# 1.34-1.35, beta and on from 1.36. DRADeviceTaints (KEP-5055): alpha and off in 1.33-1.35
+# (dropDisabledDRADeviceTaintsFields, pkg/registry/resource/resourceclaim, drops a request's
+# tolerations), beta and on in 1.36, GA in 1.37. The defaults and the profile's featureGates over
+# them: k8s/gates.py.
 # The releases whose API server serves ResourceClaimTemplates and ResourceClaims in each version of
 # resource.k8s.io (first, last; None: still served): v1alpha1 1.26, v1alpha2 1.27-1.30, v1alpha3
 # 1.31-1.33, v1beta1 from 1.32, v1beta2 from 1.33, v1 from 1.34 (the built-in OpenAPI of each release;
@@ -540,7 +538,7 @@ def _toleration_rejection(raw: Mapping, at: str) -> str | None:
 def claim_toleration_rejection(claim_spec: object, api_version: object) -> str | None:
     """The API server's reason for rejecting a ResourceClaimSpec's device tolerations (the first), or None:
     what :func:`_toleration_rejection` finds in each exact request and each ``firstAvailable`` subrequest.
-    Only while DRADeviceTaints is on (:data:`DRA_TAINTS_ON`); off, the tolerations are dropped."""
+    Only while DRADeviceTaints is on (k8s/gates.py); off, the tolerations are dropped."""
     version = api_version.rpartition("/")[2] if isinstance(api_version, str) else ""
     if version not in ("v1", "v1beta2", "v1beta1", "v1alpha3"):
         return None
@@ -695,6 +693,7 @@ class DraFacts:
         "class_files",
         "classes_from_context",
         "version",
+        "gates",
         "exists",
         "kept",
         "kept_extended",
@@ -722,6 +721,7 @@ class DraFacts:
         self.class_files: set[str] = set()  # the files that define DeviceClasses
         self.classes_from_context = False  # some DeviceClasses came from --context files
         self.version: tuple[int, int] | None = None  # profile.kubernetesVersion (None: the newest)
+        self.gates: Mapping[str, bool] = {}  # profile.featureGates
         # (namespace, "template" | "claim", name) known to exist without their devices: the claims of a
         # pod bound to a node (audit: the scheduler allocated every claim before binding it)
         self.exists: set[tuple[str, str, str]] = set()
@@ -753,18 +753,18 @@ class DraFacts:
     @property
     def claims_enabled(self) -> bool:
         """The cluster keeps pods' claims (DynamicResourceAllocation on by default, from 1.34)."""
-        return self.kept or self.version is None or self.version >= DRA_ON
+        return self.kept or enabled("DynamicResourceAllocation", self.version, self.gates)
 
     @property
     def extended_enabled(self) -> bool:
         """The scheduler serves extended resources through DRA (DRAExtendedResource, on from 1.36)."""
-        return self.kept_extended or self.version is None or self.version >= DRA_EXTENDED_ON
+        return self.kept_extended or enabled("DRAExtendedResource", self.version, self.gates)
 
     @property
     def consumable_capacity(self) -> bool:
         """Claims may ask for part of a device's capacity (DRAConsumableCapacity, beta and on from 1.36;
         before, the API server drops capacity.requests and a request takes whole devices)."""
-        return self.version is None or self.version >= DRA_CONSUMABLE_ON
+        return enabled("DRAConsumableCapacity", self.version, self.gates)
 
     @property
     def knows_claims(self) -> bool:
@@ -892,11 +892,14 @@ class DraFacts:
         if fact.extended:
             self.extended.setdefault(fact.extended, name)
 
-    def add_profile(self, entries: Any, kubernetes_version: str | None = None) -> None:
+    def add_profile(
+        self, entries: Any, kubernetes_version: str | None = None, feature_gates: Mapping[str, bool] | None = None
+    ) -> None:
         """``profile.acceleratorDeviceClasses``: names, or {name, resource, extendedResourceName}: the
         device-plugin resource a node counts its devices as, and the extended resource the class serves;
         ``profile.kubernetesVersion``, whose gates decide whether claims and DRA extended resources exist."""
         self.version = parse_version(kubernetes_version)
+        self.gates = dict(feature_gates or {})
         for entry in entries or ():
             if isinstance(entry, str):
                 self.profile_classes[entry] = ClassInfo(ACCELERATOR, None, f"'{entry}' is listed in the profile")
@@ -1083,7 +1086,7 @@ class DraFacts:
         """Why the API server rejects the template or claim of ``name`` defined in ``namespace`` ("" for
         none), or None; ``own``: the version of the one the pod's own file defines."""
         at = (kind, name, namespace)
-        taints = self.taint_rejected if self.version is None or self.version >= DRA_TAINTS_ON else None
+        taints = self.taint_rejected if enabled("DRADeviceTaints", self.version, self.gates) else None
         reason = self.rejected.get(at) or (taints.get(at) if taints else None)
         if reason is None and self.version is not None and not self.stored and self.api_versions:
             served = served_claim_versions(self.version)
@@ -1162,7 +1165,8 @@ class PodDevices(Record):
     ``slices`` of a GPU whose model was not known, (resource, compute slices taken, slices assumed),
     for :meth:`on_model`; ``upper``: resources whose count is an upper bound (MIG devices of no
     named profile, each counted as the whole GPU it may be, and parts of devices other claims share,
-    ``capacity.requests``, each counted whole); ``shared``: some are such parts; ``dropped``: the profile's Kubernetes
+    ``capacity.requests``, each counted whole); ``shared``: some are such parts; ``served``: device-plugin MIG names a MIG DeviceClass serves as DRA extended resources, counted in ``counts``
+    as its claim would be; ``dropped``: the profile's Kubernetes
     version drops the pod's claims; ``extended_off``: (resource, class) of DRA extended resources
     the version does not serve through DRA; ``alternatives``: ``firstAvailable`` requests of
     different sizes whose every alternative is counted GPUs of one resource, (where, resource, the
@@ -1187,6 +1191,7 @@ class PodDevices(Record):
     partitions: bool
     all_part: dict[str, Fraction]
     missing_classes: list[tuple[ClaimRef, str]]
+    served: set[str]
     __slots__ = _fields = (
         "accelerator",
         "counts",
@@ -1205,6 +1210,7 @@ class PodDevices(Record):
         "partitions",
         "all_part",
         "missing_classes",
+        "served",
     )
 
     def __init__(self) -> None:
@@ -1226,6 +1232,8 @@ class PodDevices(Record):
         self.all_part = {}  # resource -> the part of the node's devices a shared `All` claim leaves each pod
         # (claim, class) where the claim names a DeviceClass absent from the inputs and context, which define others
         self.missing_classes = []
+        # device-plugin accelerator names (nvidia.com/mig-1g.12gb) a MIG DeviceClass serves: counted in ``counts``
+        self.served = set()
 
     def most_on(self, counts: dict[str, Any], resource: str, gpus: int) -> dict[str, Any]:
         """``counts`` on a node with ``gpus`` devices of ``resource``: each ``firstAvailable`` request
@@ -1438,8 +1446,8 @@ def pod_devices(
     if not facts.claims_enabled and spec.get("resourceClaims"):
         out.dropped = True  # the API server drops them: no claim, no device
         out.assumed.append(
-            "spec.resourceClaims and resources.claims are dropped by the API server before Kubernetes 1.34 "
-            "(DynamicResourceAllocation off by default); the claims' devices are not counted"
+            "spec.resourceClaims and resources.claims are dropped by the API server (DynamicResourceAllocation "
+            f"{setting('DynamicResourceAllocation', facts.version, facts.gates)}); the claims' devices are not counted"
         )
         entries = iter(())
     for i, entry in entries:
@@ -1566,6 +1574,12 @@ def pod_devices(
         out.accelerator = True
         if rname.startswith(DRA_EXTENDED_PREFIX) or not is_accelerator_resource(rname):
             count(info, cls, value, rname)  # (an accelerator resource's name is counted as the plugin's)
+        elif info.kind == SLICE and info.resource and value.denominator == 1:
+            # A device plugin's MIG name (nvidia.com/mig-1g.12gb) a MIG class serves: the scheduler makes a
+            # claim of the class for it, so it counts as that claim would (a fraction of a GPU), not as the
+            # device plugin's partition.
+            out.served.add(rname)
+            count(info, cls, value, rname)
     out.counts = {r: v for r, v in counts.items()}
     if len(set(out.assumed)) < len(out.assumed):  # requests alike in one claim: said once, with their number
         times: dict[str, int] = {}

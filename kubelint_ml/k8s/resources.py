@@ -388,18 +388,25 @@ def container_limits(pod_spec: Mapping) -> ResourceList:
 # --- pod-level resources --------------------------------------------------
 
 
-# The PodLevelResources gates for a cluster version: (PodLevelResources, on from 1.34 (before, the
-# API server drops spec.resources); PodLevelResourcesFixKubeletQOSClass, on from 1.36 (an empty
-# block no longer decides QoS); PodLevelResourcesFixUpdateDefaulting, on from 1.36 (pod limits
-# default from the containers' limits)). An unknown version: the newest behaviour.
+# The PodLevelResources gates for a cluster version and its --feature-gates (k8s/gates.py):
+# (PodLevelResources, on from 1.34 (off, the API server drops spec.resources);
+# PodLevelResourcesFixKubeletQOSClass, on from 1.36 (an empty block no longer decides QoS);
+# PodLevelResourcesFixUpdateDefaulting, on from 1.36 (pod limits default from the containers' limits)).
+# An unknown version: the newest behaviour.
 PodLevelGates = tuple[bool, bool, bool]
 NEWEST_GATES: PodLevelGates = (True, True, True)
+POD_LEVEL_GATE_NAMES = (
+    "PodLevelResources",
+    "PodLevelResourcesFixKubeletQOSClass",
+    "PodLevelResourcesFixUpdateDefaulting",
+)
 
 
-def pod_level_gates(version: tuple[int, int] | None) -> PodLevelGates:
-    if version is None:
-        return NEWEST_GATES
-    return (version >= (1, 34), version >= (1, 36), version >= (1, 36))
+def pod_level_gates(version: tuple[int, int] | None, overrides: Mapping[str, bool] | None = None) -> PodLevelGates:
+    from kubelint_ml.k8s.gates import enabled
+
+    on = [enabled(name, version, overrides) for name in POD_LEVEL_GATE_NAMES]
+    return on[0], on[1], on[2]
 
 
 def _defaulted_pod_level(

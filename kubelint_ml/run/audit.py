@@ -37,10 +37,11 @@ from kubelint_ml.input.dump import DumpError, Item, dump_limits, looks_like_json
 from kubelint_ml.input.loader import load, locate
 from kubelint_ml.input.objects import K8sObject, make_ref, unpack
 from kubelint_ml.input.workloads import KINDS, pod_templates
-from kubelint_ml.k8s.dra import DRA_EXTENDED_ON, DRA_ON, DraFacts, pod_devices, uses_dra
+from kubelint_ml.k8s.dra import DraFacts, pod_devices, uses_dra
+from kubelint_ml.k8s.gates import enabled
+from kubelint_ml.k8s.gates import of as gates_of
 from kubelint_ml.k8s.kept import object_kept, pod_spec_kept
 from kubelint_ml.k8s.resources import is_accelerator_pod, pod_level_gates, pod_requests
-from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.run.facts import with_cluster_nodes
 from kubelint_ml.run.inputs import RunInputs
 from kubelint_ml.run.lint import GC_MIDDLE_THRESHOLD, GC_YOUNG_THRESHOLD, _finish, _rule_infos, repo_root
@@ -402,25 +403,31 @@ class Audit:
         off, so a pod that has them was admitted with the gate on."""
         for key in self.kept_fields:  # pids, gang fields, restart rules, image volumes (k8s/kept.py)
             ctx.cache[key] = True
-        version = parse_version(getattr(profile, "kubernetes_version", None))
-        if version is None:
+        version, overrides = gates_of(profile)
+        if version is None and not overrides:
             return
-        if self.kept_pod_level and not pod_level_gates(version)[0]:
-            ctx.cache["pod_level_gates"] = (True, *pod_level_gates(version)[1:])
+
+        def though(gate: str) -> str:  # "Kubernetes 1.33 drops them by default", "profile.featureGates ..."
+            if gate in overrides:
+                return f"profile.featureGates turns {gate} off"
+            return f"Kubernetes {profile.kubernetes_version} has it off by default"
+
+        if self.kept_pod_level and not pod_level_gates(version, overrides)[0]:
+            ctx.cache["pod_level_gates"] = (True, *pod_level_gates(version, overrides)[1:])
             self.notes.append(
                 f"pods of the dump carry pod-level resources (spec.resources): the cluster keeps them (PodLevelResources "
-                f"on), though Kubernetes {profile.kubernetes_version} drops them by default"
+                f"on), though {though('PodLevelResources')}"
             )
-        if self.kept_extended and version < DRA_EXTENDED_ON:
+        if self.kept_extended and not enabled("DRAExtendedResource", version, overrides):
             self.notes.append(
                 "the dump shows extended resources served through DRA (a DeviceClass's extendedResourceName, or a "
                 "pod's status.extendedResourceClaimStatus): the cluster serves them (DRAExtendedResource on), though "
-                f"Kubernetes {profile.kubernetes_version} does not by default"
+                f"{though('DRAExtendedResource')}"
             )
-        if self.kept_claims and version < DRA_ON:
+        if self.kept_claims and not enabled("DynamicResourceAllocation", version, overrides):
             self.notes.append(
                 f"pods of the dump carry DRA claims (spec.resourceClaims): the cluster keeps them "
-                f"(DynamicResourceAllocation on), though Kubernetes {profile.kubernetes_version} drops them by default"
+                f"(DynamicResourceAllocation on), though {though('DynamicResourceAllocation')}"
             )
 
     def _owner_templates(self, tops: Mapping[OwnerKey, Any]) -> list:

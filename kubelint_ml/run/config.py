@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubelint_ml.engine.api import did_you_mean
 from kubelint_ml.input.loader import Limits, LoadError, load_single
+from kubelint_ml.k8s.gates import KNOWN as KNOWN_GATES
 from kubelint_ml.records import Record, replace
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ class Profile(Record):
     priority_classes: dict[str, int | None]
     accelerator_device_classes: list  # DRA DeviceClass names, or {name, resource}
     kueue_namespaces: tuple[str, ...]  # where Kueue is to manage every accelerator workload ("*": all)
+    feature_gates: dict[str, bool]  # the cluster's --feature-gates over the version's defaults (k8s/gates.py)
     __slots__ = _fields = (
         "kubernetes_version",
         "kubelet_version",
@@ -42,6 +44,7 @@ class Profile(Record):
         "priority_classes",
         "accelerator_device_classes",
         "kueue_namespaces",
+        "feature_gates",
     )
 
     def __init__(
@@ -55,8 +58,10 @@ class Profile(Record):
         priority_classes: dict[str, int | None] | None = None,
         accelerator_device_classes: list | None = None,
         kueue_namespaces: tuple[str, ...] = (),
+        feature_gates: dict[str, bool] | None = None,
     ) -> None:
         self.kueue_namespaces = tuple(kueue_namespaces)
+        self.feature_gates = {} if feature_gates is None else feature_gates
         self.kubernetes_version = kubernetes_version
         self.kubelet_version = kubelet_version
         self.os = os
@@ -120,6 +125,16 @@ class Profile(Record):
                     classes[item] = None
                 else:
                     classes[item["name"]] = item.get("value")
+        gates = data.get("featureGates") or {}
+        for name in gates:
+            if name not in KNOWN_GATES:
+                line = line_of(data, ("featureGates", name))
+                raise ConfigError(
+                    f"{line}: "
+                    * bool(line)
+                    + f"profile.featureGates: unknown feature gate {str(name)!r}{did_you_mean(str(name), KNOWN_GATES)} "
+                    f"(kubelint-ml judges by {', '.join(sorted(KNOWN_GATES))})"
+                )
         kcfg = data.get("kubeletConfig")
         return cls(
             kubernetes_version=_version(data.get("kubernetesVersion")),
@@ -131,6 +146,7 @@ class Profile(Record):
             priority_classes=classes,
             accelerator_device_classes=list(data.get("acceleratorDeviceClasses") or []),
             kueue_namespaces=tuple(data.get("kueueNamespaces", ())),
+            feature_gates={str(k): bool(v) for k, v in gates.items()},
         )
 
     def effective_kubelet_version(self, pool: Any = None) -> str | None:
@@ -436,6 +452,12 @@ failLevel: error
 #   # default of --schema: group-oom-kill-multiprocess, oom-kill-setting-ignored,
 #   # fail-cgroup-v1-conflict (failCgroupV1 defaults to true from 1.35).
 #   kubernetesVersion: "1.33"
+#   # Feature gates the cluster sets (as kube-apiserver --feature-gates names them),
+#   # over the version's defaults: rules that judge gated fields (pod-level
+#   # resources, DRA, restart rules, image volumes, Workloads, ...) follow them.
+#   featureGates:
+#     DynamicResourceAllocation: true
+#     ImageVolume: true
 #   # linux | windows: oom-kill-setting-ignored (singleProcessOOMKill is Linux-only).
 #   os: linux
 #   # 1 | 2: on 2, group-oom-kill-multiprocess (the kubelet kills the whole container

@@ -325,13 +325,15 @@ def accelerators(tpl: PodTemplate) -> dict[str, Any]:
     plugin's resource: a claimed ``gpu.nvidia.com`` device is one ``nvidia.com/gpu``), computed once
     per template (do not mutate). A claim with ``allocationMode: All`` adds the resource with 0
     here; :func:`counts_on` counts it as the node's number of devices. Claimed MIG partitions of a
-    known profile count as a Fraction of a GPU (int otherwise)."""
+    known profile count as a Fraction of a GPU (int otherwise), and so does a device plugin's MIG name
+    (``nvidia.com/mig-1g.12gb``) a MIG DeviceClass serves as a DRA extended resource."""
     found = tpl.cache.get("accelerator_requests")
     if found is None:
         found = accelerator_requests(tpl.spec)
         devices = template_devices(tpl)
         if devices is not None and devices.counts:
-            found = dict(found)
+            # (a MIG name a DRA DeviceClass serves is counted there, as its class's claim)
+            found = {r: n for r, n in found.items() if r not in devices.served}
             for resource, n in devices.counts.items():
                 total = found.get(resource, 0) + n  # MIG partitions claimed: a fraction of a GPU
                 found[resource] = total.numerator if total.denominator == 1 else total

@@ -23,15 +23,14 @@ KEP's rollback keeps only pods created while it was on).
 from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
-from kubelint_ml.k8s.version import parse_version
+from kubelint_ml.k8s.gates import enabled, setting
+from kubelint_ml.k8s.gates import of as gates_of
 
 UNIT = "podTemplate"
 DEFAULTS: dict = {}
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 
-RULES_FIELD = (1, 34)  # ContainerRestartRules: alpha and off by default, the field in the API
-RULES_ON = (1, 35)  # ContainerRestartRules: beta and on by default
-RESTART_ALL_ON = (1, 36)  # RestartAllContainersOnContainerExits: beta and on by default
+RULES_FIELD = (1, 34)  # ContainerRestartRules: the field in the API (its gate's default: k8s/gates.py)
 RESTART_ALL = "RestartAllContainers"
 MAX_RULES = 20
 MAX_VALUES = 255
@@ -42,17 +41,25 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if not any(c.data.get("restartPolicyRules") is not None for c in tpl.all_containers):
         return None
     raw = getattr(getattr(ctx, "profile", None), "kubernetes_version", None)
-    version = parse_version(raw)
-    if version is not None and version < RULES_ON:
-        # the gate is off: the API server drops the rules (before 1.34 they are not a field: unknown-field's)
+    version, overrides = gates_of(ctx)
+    if version is not None and version < RULES_FIELD:
+        return None  # not a field before 1.34: unknown-field's
+    if not enabled("ContainerRestartRules", version, overrides):
+        # the gate is off: the API server drops the rules
         cache = getattr(ctx, "cache", None)
         kept = isinstance(cache, dict) and cache.get("container_restart_rules") is True  # (audit) stored pods
-        return None if version < RULES_FIELD or kept else _dropped(tpl, raw) or None
-    restart_all = version is None or version >= RESTART_ALL_ON
+        return None if kept else _dropped(tpl, _why("ContainerRestartRules", version, overrides, raw)) or None
+    restart_all = enabled("RestartAllContainersOnContainerExits", version, overrides)
     actions = ("Restart", RESTART_ALL) if restart_all else ("Restart",)
     supported = " or ".join(actions)
     listed = ", ".join(f'"{a}"' for a in actions)
-    gate_off = f"RestartAllContainersOnContainerExits is off in {version[0]}.{version[1]}" if version else ""
+    gate_off = "RestartAllContainersOnContainerExits is " + (
+        "off in profile.featureGates"
+        if "RestartAllContainersOnContainerExits" in overrides
+        else f"off in {version[0]}.{version[1]}"
+        if version
+        else "off"
+    )
     out: list[Hit] = []
     for c in tpl.all_containers:
         rules = c.data.get("restartPolicyRules")
@@ -146,13 +153,17 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     return out
 
 
-def _dropped(tpl, raw: str | None) -> list[Hit]:
+def _why(gate: str, version, overrides, raw: str | None) -> str:
+    """ "alpha, off by default in 1.34" or "off in profile.featureGates"."""
+    return ("" if gate in overrides else "alpha, ") + setting(gate, version, overrides, raw)
+
+
+def _dropped(tpl, why: str) -> list[Hit]:
     """With ContainerRestartRules off (1.34) the rules are dropped: the container is not restarted in place."""
     return [
         Hit(
             c.path + ("restartPolicyRules",),
-            f"{c.describe()}: restartPolicyRules are dropped unless the ContainerRestartRules gate is on (alpha, "
-            f"off by default in {raw})",
+            f"{c.describe()}: restartPolicyRules are dropped unless the ContainerRestartRules gate is on ({why})",
             severity="warning",
             detail=f"{tpl.describe()}: with ContainerRestartRules off the API server drops the container's "
             "restartPolicyRules and restartPolicy: a matching exit is not restarted in place but ends the container "

@@ -18,8 +18,8 @@ import re
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.input.objects import clip
+from kubelint_ml.k8s.gates import gate_on
 from kubelint_ml.k8s.resources import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
-from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.templates._common import PLACEHOLDER, is_fragment
 from kubelint_ml.templates._priority import is_batch_job, is_jobset_like, job_spec, job_spec_path
 
@@ -51,7 +51,6 @@ _ACTIONS = ("Count", "FailIndex", "FailJob", "Ignore")
 _OPERATORS = ("In", "NotIn")
 _STATUSES = ("False", "True", "Unknown")
 _MANAGED_BY_MAX = 63  # maxManagedByLength
-_MANAGED_BY_ON = (1, 32)  # the JobManagedBy gate's default: on from 1.32 (beta); off, managedBy is dropped
 # apimachinery validation.IsDomainPrefixedPath: the path after the first '/' (RFC 3986 path characters)
 _HTTP_PATH_RE = re.compile(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+")
 
@@ -129,10 +128,9 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             "Set backoffLimitPerIndex too",
         )
     managed = spec.get("managedBy")
-    if isinstance(managed, str) and not _templated(managed):
-        version = parse_version(getattr(getattr(ctx, "profile", None), "kubernetes_version", None))
-        if version is None or version >= _MANAGED_BY_ON:
-            _managed_by(managed, hit)
+    # (with JobManagedBy off the API server drops spec.managedBy)
+    if isinstance(managed, str) and not _templated(managed) and gate_on(ctx, "JobManagedBy"):
+        _managed_by(managed, hit)
     if batch and obj.kind == "Job" and indexed:
         out += _indexed_hostname(tpl, _completions(spec))
     if batch and (spec.get("selector") is not None or spec.get("manualSelector") is not None):

@@ -19,38 +19,48 @@ Before the field exists (an image volume before 1.31) ``unknown-field`` reports 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kubelint_ml.engine.api import Hit, Unit
-from kubelint_ml.k8s.version import parse_version
+from kubelint_ml.k8s.gates import enabled, setting
+from kubelint_ml.k8s.gates import of as gates_of
 
 UNIT = "podTemplate"
 DEFAULTS: dict = {}
 PARAMS = {"type": "object", "additionalProperties": False, "properties": {}}
 
-IMAGE_VOLUME = ((1, 31), (1, 34))  # Volume.image in the API with ImageVolume off by default
-STOP_SIGNAL = ((1, 33), (1, 36))  # Lifecycle.stopSignal with ContainerStopSignals alpha and off
+IMAGE_VOLUME = "ImageVolume", (1, 31)  # Volume.image: its gate, and the first version with the field
+STOP_SIGNAL = "ContainerStopSignals", (1, 33)  # Lifecycle.stopSignal
 
 
-def _off(span: tuple, version: tuple[int, int]) -> bool:
-    return span[0] <= version <= span[1]
+def _off(gate: tuple[str, tuple[int, int]], version: tuple[int, int] | None, overrides: Mapping[str, bool]) -> bool:
+    """The field is in the version's API and its gate is off (the API server drops it)."""
+    name, first = gate
+    if version is None:
+        return overrides.get(name) is False
+    return version >= first and not enabled(name, version, overrides)
+
+
+def _why(gate: str, version, overrides: Mapping[str, bool], raw: str | None, alpha: str = "") -> str:
+    """ "off by default in 1.34" or "off in profile.featureGates"."""
+    return ("" if gate in overrides else alpha) + setting(gate, version, overrides, raw)
 
 
 def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
     raw = getattr(getattr(ctx, "profile", None), "kubernetes_version", None)
-    version = parse_version(raw)
-    if version is None:
-        return None
+    version, overrides = gates_of(ctx)
     cache = getattr(ctx, "cache", None)
     kept = cache if isinstance(cache, dict) else {}
     out: list[Hit] = []
-    if _off(IMAGE_VOLUME, version) and kept.get("image_volume") is not True:
-        out.extend(_image_volumes(tpl, raw))
-    if _off(STOP_SIGNAL, version) and kept.get("container_stop_signals") is not True:
-        out.extend(_stop_signals(tpl, raw))
+    if _off(IMAGE_VOLUME, version, overrides) and kept.get("image_volume") is not True:
+        out.extend(_image_volumes(tpl, _why("ImageVolume", version, overrides, raw)))
+    if _off(STOP_SIGNAL, version, overrides) and kept.get("container_stop_signals") is not True:
+        out.extend(_stop_signals(tpl, _why("ContainerStopSignals", version, overrides, raw, "alpha, ")))
     return out or None
 
 
-def _image_volumes(tpl, raw: str | None) -> list[Hit]:
+def _image_volumes(tpl, why: str) -> list[Hit]:
     out = []
     for volume in tpl.volumes:
         image = volume.data.get("image")
@@ -67,7 +77,7 @@ def _image_volumes(tpl, raw: str | None) -> list[Hit]:
         out.append(
             Hit(
                 volume.path + ("image",),
-                f"image volume '{volume.name}' is dropped unless the ImageVolume gate is on (off by default in {raw})",
+                f"image volume '{volume.name}' is dropped unless the ImageVolume gate is on ({why})",
                 severity="warning",
                 detail=f"{tpl.describe()}: ImageVolume is off by default before 1.35, and with it off the API server "
                 f"drops image volume '{volume.name}'"
@@ -80,7 +90,7 @@ def _image_volumes(tpl, raw: str | None) -> list[Hit]:
     return out
 
 
-def _stop_signals(tpl, raw: str | None) -> list[Hit]:
+def _stop_signals(tpl, why: str) -> list[Hit]:
     out = []
     for c in tpl.all_containers:
         lifecycle = c.data.get("lifecycle")
@@ -90,8 +100,7 @@ def _stop_signals(tpl, raw: str | None) -> list[Hit]:
         out.append(
             Hit(
                 c.path + ("lifecycle", "stopSignal"),
-                f"{c.describe()} stopSignal {signal} is dropped unless the ContainerStopSignals gate is on (alpha, "
-                f"off by default in {raw})",
+                f"{c.describe()} stopSignal {signal} is dropped unless the ContainerStopSignals gate is on ({why})",
                 severity="warning",
                 container=c.name,
                 at_value=True,

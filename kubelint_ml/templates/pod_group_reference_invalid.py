@@ -17,10 +17,13 @@ Job's pods are scheduled one by one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.findings import is_builtin_group
+from kubelint_ml.k8s.gates import decided, enabled, setting
+from kubelint_ml.k8s.gates import of as gates_of
 from kubelint_ml.k8s.resources import is_dns1123_label, is_dns1123_subdomain
-from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.k8s.workload import (
     JOB_SCHEDULING,
     SCHEDULING_GROUP,
@@ -50,19 +53,24 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     if not refs and not own:
         return None
     raw = getattr(getattr(ctx, "profile", None), "kubernetes_version", None)
-    version = parse_version(raw)
+    version, overrides = gates_of(ctx)
     cluster = cluster_of(ctx)
     cache = getattr(ctx, "cache", None)
-    # the API serves them: a Workload or PodGroup among the inputs or the context, or (audit) stored pods that
-    # kept the field
-    served = (cluster is not None and bool(cluster.workloads or cluster.native_pod_groups)) or (
+    # the API serves them: the GenericWorkload gate on (profile.featureGates), a Workload or PodGroup among the
+    # inputs or the context, or (audit) stored pods that kept the field
+    seen = (cluster is not None and bool(cluster.workloads or cluster.native_pod_groups)) or (
         isinstance(cache, dict) and cache.get("generic_workload") is True
     )
+    served = seen or enabled("GenericWorkload", version, overrides)
     who = tpl.describe()
     out: list[Hit] = []
     if own:  # (audit) stored Jobs that kept their spec.scheduling show WorkloadWithJob on
-        job_served = served or (isinstance(cache, dict) and cache.get("workload_with_job") is True)
-        out = _job_scheduling(unit, raw, version, job_served)
+        job_served = (
+            enabled("WorkloadWithJob", version, overrides)
+            or (seen and "WorkloadWithJob" not in overrides)
+            or (isinstance(cache, dict) and cache.get("workload_with_job") is True)
+        )
+        out = _job_scheduling(unit, raw, version, job_served, overrides)
     for ref in refs:
         path = tpl.spec_path + (ref.field,)
         if not field_served(ref.field, version):
@@ -88,11 +96,12 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                 )
             )
             continue
-        if version is not None and not served:
+        if decided("GenericWorkload", version, overrides) and not served:
             out.append(
                 Hit(
                     path,
-                    f"spec.{ref.field} is dropped unless the GenericWorkload gate is on (off by default in {raw})",
+                    f"spec.{ref.field} is dropped unless the GenericWorkload gate is on "
+                    f"({setting('GenericWorkload', version, overrides, raw)})",
                     severity="warning",
                     detail=f"{who}: the Workload API and the pod's spec.{ref.field} are alpha (beta from 1.37) and "
                     f"off by default; with the GenericWorkload gate off the API server drops the field and the "
@@ -120,14 +129,16 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     return out or None
 
 
-def _job_scheduling(unit: Unit, raw: str | None, version: tuple[int, int] | None, served: bool) -> list[Hit]:
+def _job_scheduling(
+    unit: Unit, raw: str | None, version: tuple[int, int] | None, served: bool, overrides: Mapping[str, bool]
+) -> list[Hit]:
     """A Job's ``spec.scheduling``: not a Job field before 1.37 (rejected), dropped with WorkloadWithJob off."""
-    if version is None:
+    if not decided("WorkloadWithJob", version, overrides):
         return []
     tpl = unit.tpl
     path = job_spec_path(tpl) + ("scheduling",)
     who = unit.obj.ref.display()
-    if version < JOB_SCHEDULING:
+    if version is not None and version < JOB_SCHEDULING:
         return [
             Hit(
                 path,
@@ -144,7 +155,9 @@ def _job_scheduling(unit: Unit, raw: str | None, version: tuple[int, int] | None
     return [
         Hit(
             path,
-            f"spec.scheduling is dropped unless the WorkloadWithJob gate is on (alpha, off by default in {raw})",
+            "spec.scheduling is dropped unless the WorkloadWithJob gate is on ("
+            + ("" if "WorkloadWithJob" in overrides else "alpha, ")
+            + f"{setting('WorkloadWithJob', version, overrides, raw)})",
             severity="warning",
             detail=f"{who}: with the WorkloadWithJob gate off (its default) the API server drops the Job's "
             "spec.scheduling on create: no Workload or PodGroup is made and the pods are scheduled one by one, "

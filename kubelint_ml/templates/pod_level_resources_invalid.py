@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.input.workloads import PodTemplate
+from kubelint_ml.k8s.gates import enabled
+from kubelint_ml.k8s.gates import of as gates_of
 from kubelint_ml.k8s.resources import hugepages_without_cpu_or_memory, is_hugepages, pod_requests
-from kubelint_ml.k8s.version import parse_version
 from kubelint_ml.templates._cluster import default_for
 from kubelint_ml.templates._common import gates, pod_level, requests_limits, show, validated_as_template
 
@@ -53,10 +54,15 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         if not names:
             return None
         version = getattr(getattr(ctx, "profile", None), "kubernetes_version", None)
+        if "PodLevelResources" in gates_of(ctx)[1]:
+            version = f"{version or 'the profile'} with PodLevelResources off in profile.featureGates"
         return (containers or []) + [
             Hit(
                 base,
-                f"pod-level resources are dropped before Kubernetes 1.34 (profile: {version})",
+                "pod-level resources are dropped "
+                + (
+                    f"({version})" if "featureGates" in str(version) else f"before Kubernetes 1.34 (profile: {version})"
+                ),
                 detail=(
                     f"{who}: spec.resources ({', '.join(sorted(set(names)))}) needs the PodLevelResources gate, "
                     f"on from Kubernetes 1.34; on {version} the API server drops the field, so only the containers' "
@@ -93,10 +99,11 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                 ),
             )
         )
-    version = parse_version(getattr(getattr(ctx, "profile", None), "kubernetes_version", None))
+    version, overrides = gates_of(ctx)
     # (audit: stored pods that kept a pids limit show the gate on)
     cache = getattr(ctx, "cache", None)
     kept = isinstance(cache, dict) and cache.get("per_pod_pid_limit") is True
+    kept = kept or ((version is None or version >= PER_POD_PID_LIMIT) and enabled("PerPodPIDLimit", version, overrides))
     pids_dropped = (version is None or version >= PER_POD_PID_LIMIT) and not kept
     for part in ("requests", "limits"):
         values = raw.get(part)
@@ -109,7 +116,12 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
                 out.append(
                     Hit(
                         base + (part, name),
-                        f"pod-level {part} pids is dropped: per-pod PID limits are alpha and off by default",
+                        f"pod-level {part} pids is dropped: per-pod PID limits are "
+                        + (
+                            "off in profile.featureGates"
+                            if "PerPodPIDLimit" in overrides
+                            else "alpha and off by default"
+                        ),
                         detail=(
                             f"{who}: spec.resources.{part} names pids, which the PerPodPIDLimit gate (KEP-6063, alpha "
                             "and off by default from Kubernetes 1.37) serves, as a limit only; with the gate off the "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kubelint_ml.engine.api import Hit, Unit
+from kubelint_ml.k8s.gates import of as gates_of
 from kubelint_ml.k8s.resources import pod_level_resources, qos_class
 from kubelint_ml.templates import _fixes
 from kubelint_ml.templates._cluster import admitted_pod_spec, applied_defaults
@@ -66,7 +67,13 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
             return [
                 Hit(
                     tpl.spec_path + ("resources",),
-                    f"BestEffort QoS: the empty spec.resources decides it before Kubernetes 1.36{accelerator_note(tpl)}",
+                    "BestEffort QoS: the empty spec.resources decides it "
+                    + (
+                        "with PodLevelResourcesFixKubeletQOSClass off"
+                        if "PodLevelResourcesFixKubeletQOSClass" in gates_of(ctx)[1]
+                        else "before Kubernetes 1.36"
+                    )
+                    + accelerator_note(tpl),
                     detail=(
                         f"{tpl.describe()} has spec.resources with no cpu, memory or hugepages value; before 1.36 "
                         "(PodLevelResourcesFixKubeletQOSClass off) such a block decides the pod's QoS class, "

@@ -20,7 +20,8 @@ from __future__ import annotations
 from kubelint_ml.engine.api import Hit, Unit
 from kubelint_ml.input.kinds.kubeflow import KUBEFLOW_REPLICA_SPECS
 from kubelint_ml.input.workloads import PodTemplate
-from kubelint_ml.k8s.version import parse_version
+from kubelint_ml.k8s.gates import enabled
+from kubelint_ml.k8s.gates import of as gates_of
 
 UNIT = "podTemplate"
 INIT_RESTART_CONTAINER_REJECTED = (1, 36)  # RestartContainer on a regular init container
@@ -32,9 +33,9 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
     tpl = unit.tpl
     if not any(c.data.get("resizePolicy") is not None for c in tpl.all_containers):
         return None
-    version = parse_version(getattr(getattr(ctx, "profile", None), "kubernetes_version", None))
-    if version is not None and version < (1, 33):
-        return None  # InPlacePodVerticalScaling off by default: the field is dropped
+    version, overrides = gates_of(ctx)
+    if not enabled("InPlacePodVerticalScaling", version, overrides):
+        return None  # the field is dropped
     pod_policy: tuple[object, str] | None = None  # the pods' restartPolicy, looked up when it matters
     init_checked = version is None or version >= INIT_RESTART_CONTAINER_REJECTED
     out: list[Hit] = []

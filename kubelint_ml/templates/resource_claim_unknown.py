@@ -8,6 +8,8 @@ DynamicResourceAllocation and DRAExtendedResource gates: kubelint_ml/k8s/dra.py)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kubelint_ml.engine.api import Hit, Unit, template_devices
 from kubelint_ml.fix import UNSAFE, Fix, put
 from kubelint_ml.input.workloads import ContainerView, PodTemplate
@@ -31,7 +33,7 @@ def check(unit: Unit, params: dict, ctx) -> list[Hit] | None:
         return None  # no claim and no name a DeviceClass serves: nothing to find (the usual pod)
     if devices is not None and (devices.dropped or devices.extended_off):
         version = getattr(getattr(ctx, "profile", None), "kubernetes_version", None)
-        hits = _not_served(tpl, devices, version)
+        hits = _not_served(tpl, devices, version, getattr(getattr(ctx, "profile", None), "feature_gates", None) or {})
         if devices.dropped:
             return hits  # the API server drops the claims before it validates them
     else:
@@ -503,15 +505,17 @@ def _named(name: str, valid) -> bool:
     return valid(name) or is_placeholder(name) or any(mark in name for mark in ("${", "{{", "$("))
 
 
-def _not_served(tpl: PodTemplate, devices: PodDevices, version: str | None) -> list[Hit]:
-    """Warnings where the cluster's version drops the pod's claims, or does not serve its DRA extended
-    resources through DRA."""
+def _not_served(tpl: PodTemplate, devices: PodDevices, version: str | None, overrides: Mapping) -> list[Hit]:
+    """Warnings where the cluster's version (or its featureGates) drops the pod's claims, or does not serve
+    its DRA extended resources through DRA."""
     out: list[Hit] = []
     if devices.dropped:
         out.append(
             Hit(
                 tpl.spec_path + ("resourceClaims",),
-                f"DRA claims are dropped before Kubernetes 1.34 (profile: {version})",
+                "DRA claims are dropped: DynamicResourceAllocation is off in profile.featureGates"
+                if "DynamicResourceAllocation" in overrides
+                else f"DRA claims are dropped before Kubernetes 1.34 (profile: {version})",
                 detail=(
                     f"{tpl.describe()}: spec.resourceClaims needs the DynamicResourceAllocation gate, off by "
                     f"default before Kubernetes 1.34; on {version} the API server drops the pod's "
@@ -538,7 +542,9 @@ def _not_served(tpl: PodTemplate, devices: PodDevices, version: str | None) -> l
                 out.append(
                     Hit(
                         c.path + ("resources", part, rname),
-                        f"{rname} is served through DRA only from Kubernetes 1.36 (profile: {version})",
+                        f"{rname} is not served through DRA: DRAExtendedResource is off in profile.featureGates"
+                        if "DRAExtendedResource" in overrides
+                        else f"{rname} is served through DRA only from Kubernetes 1.36 (profile: {version})",
                         detail=(
                             f"{tpl.describe()}: {c.describe()} asks for {rname}, an extended resource backed by "
                             f"DeviceClass '{cls}'; that needs the DRAExtendedResource gate, off by default before "
